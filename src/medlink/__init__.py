@@ -1,0 +1,3 @@
+"""medlink: link medical mentions to concepts in medical terminologies."""
+
+__version__ = "0.1.0"

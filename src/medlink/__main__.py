@@ -1,0 +1,3 @@
+from medlink.cli import main
+
+main()

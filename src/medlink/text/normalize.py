@@ -1,0 +1,60 @@
+"""One normalisation for KB names and mentions, so the same string maps to the same key on both sides.
+
+The KB records the normaliser's configuration (``Normalizer.signature``) so that an index or a
+lookup can check it normalises mentions exactly as the names were normalised.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass
+from functools import cached_property
+import json
+
+_SPACES = re.compile(r"\s+")
+
+
+def _punctuation_table(keep: str) -> dict[int, str]:
+    """Map every ASCII punctuation character (and the common Unicode dashes) to a space."""
+    chars = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~" + "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2018\u2019\u201c\u201d"
+    return {ord(c): " " for c in chars if c not in keep}
+
+
+@dataclass(frozen=True)
+class Normalizer:
+    """Configurable string normaliser.
+
+    Defaults: Unicode NFKC, case folding, punctuation and hyphens to spaces, whitespace
+    collapsed. ``keep`` lists punctuation characters to preserve (e.g. ``"+"`` for "HER2+").
+    """
+
+    nfkc: bool = True
+    casefold: bool = True
+    strip_punctuation: bool = True
+    keep: str = ""
+
+    @cached_property
+    def _table(self) -> dict[int, str]:
+        return _punctuation_table(self.keep) if self.strip_punctuation else {}
+
+    def __call__(self, text: str) -> str:
+        if self.nfkc and not text.isascii():
+            text = unicodedata.normalize("NFKC", text)
+        if self.casefold:
+            text = text.casefold()
+        if self._table:
+            text = text.translate(self._table)
+        return _SPACES.sub(" ", text).strip()
+
+    @property
+    def signature(self) -> str:
+        """A stable description of this configuration, stored beside normalised keys."""
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_signature(cls, signature: str) -> "Normalizer":
+        return cls(**json.loads(signature))
+
+
+normalize = Normalizer()

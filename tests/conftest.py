@@ -1,0 +1,35 @@
+"""Shared fixtures: paths of the small fixture files and of the real data (which may be absent)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    return FIXTURES
+
+
+def shared_data(relative: str) -> Path:
+    """A file under ../shared/data, or skip the test when the data is not on this machine."""
+    path = SHARED_DATA / relative
+    if not path.exists():
+        pytest.skip(f"real data not available: {path}")
+    return path
+
+
+def pytest_configure(config):
+    """Keep caches (the default KB) out of the user's home; one cache shared by the whole test run."""
+    os.environ["MEDLINK_HOME"] = tempfile.mkdtemp(prefix="medlink-home-")
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(os.environ.get("MEDLINK_HOME", ""), ignore_errors=True)

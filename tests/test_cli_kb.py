@@ -1,0 +1,56 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def medlink(*args, check=True):
+    """Run the real command line (a subprocess, so exit codes and stderr are the user's)."""
+    result = subprocess.run([sys.executable, "-m", "medlink", *map(str, args)], capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"medlink {args} failed ({result.returncode}): {result.stderr}")
+    return result
+
+
+@pytest.fixture
+def kb_file(tmp_path, fixtures):
+    out = tmp_path / "kb.sqlite"
+    medlink("kb", "build", out, f"obo:{fixtures / 'obo' / 'mini_hp.obo'}", f"icd10cm:{fixtures / 'icd10cm' / 'mini_tabular.xml'}", "--quiet")
+    return out
+
+
+def test_build_info_json(kb_file):
+    info = json.loads(medlink("kb", "info", kb_file, "--json").stdout)
+    # 5 HPO is_a/part_of + 21 ICD is_a + 4 excludes whose cited code is in the fixture (2 cite absent codes)
+    assert (info["concepts"], info["relations"]) == (5 + 23, 5 + 21 + 4)
+    assert info["names"] >= info["concepts"]
+
+
+def test_show_and_search(kb_file):
+    shown = medlink("kb", "show", kb_file, "HP:0001262").stdout
+    assert shown.startswith("HP:0001250  Seizure  (requested HP:0001262)")
+    assert "parent:     HP:0012638  Abnormal nervous system physiology" in shown
+    found = medlink("kb", "search", kb_file, "HEART ATTACK", "nothing like it").stdout.splitlines()
+    assert found[0].split("\t")[:3] == ["HEART ATTACK", "HP:0001658", "Myocardial infarction"]
+    assert found[1] == "nothing like it: no exact match"
+    hits = json.loads(medlink("kb", "search", kb_file, "diabetes NOS", "--json").stdout)
+    assert hits["matches"][0]["id"] == "ICD10CM:E11" and hits["matches"][0]["kind"] == "inclusion"
+
+
+def test_unknown_concept_exit_code(kb_file):
+    result = medlink("kb", "show", kb_file, "HP:404", check=False)
+    assert result.returncode == 1 and "no concept 'HP:404'" in result.stderr
+
+
+def test_bad_input_messages(tmp_path, fixtures):
+    unknown = medlink("kb", "build", tmp_path / "x.sqlite", "rrf:somewhere", check=False)
+    assert unknown.returncode == 2 and "known formats: biosyn" in unknown.stderr and "Traceback" not in unknown.stderr
+    missing = medlink("kb", "build", tmp_path / "x.sqlite", f"obo:{tmp_path / 'absent.obo'}", check=False)
+    assert missing.returncode == 2 and "absent.obo (no such file)" in missing.stderr
+    malformed = fixtures / "biosyn" / "malformed.txt"
+    bad = medlink("kb", "build", tmp_path / "x.sqlite", f"biosyn:{malformed}", "-q", check=False)
+    assert bad.returncode == 2 and f"{malformed}:2:" in bad.stderr
+    assert not (tmp_path / "x.sqlite").exists()
+    skipped = medlink("kb", "build", tmp_path / "x.sqlite", f"biosyn:{malformed}", "-q", "--skip-invalid")
+    assert "skipped 2 invalid lines" in skipped.stderr and f"{malformed}:2:" in skipped.stderr

@@ -1,0 +1,79 @@
+import pytest
+
+from medlink.errors import InputFormatError
+from medlink.kb.readers.icd10cm import cited_codes, read_icd10cm, seventh_character_code
+from medlink.kb.records import ConceptRecord, NameRecord, RelationRecord, TypeRecord
+
+
+@pytest.fixture
+def records(fixtures):
+    return list(read_icd10cm(fixtures / "icd10cm" / "mini_tabular.xml"))
+
+
+def by_type(records, kind):
+    return [r for r in records if isinstance(r, kind)]
+
+
+def test_hierarchy_from_chapter_to_code(records):
+    parents = {r.head: r.tail for r in by_type(records, RelationRecord) if r.relation == "is_a"}
+    assert parents["ICD10CM:E11.321"] == "ICD10CM:E11.32"
+    assert parents["ICD10CM:E11"] == "ICD10CM:E08-E13"
+    assert parents["ICD10CM:E08-E13"] == "ICD10CM:4"
+    assert "ICD10CM:4" not in parents
+    types = {(r.concept_id, r.type) for r in by_type(records, TypeRecord)}
+    assert {("ICD10CM:4", "chapter"), ("ICD10CM:E08-E13", "block"), ("ICD10CM:E11", "category"), ("ICD10CM:E11.9", "subcategory")} <= types
+    assert ("ICD10CM:E11.9", "billable") in types and ("ICD10CM:E11", "billable") not in types
+
+
+def test_single_category_block_keeps_its_own_id(records):
+    ids = {r.id for r in by_type(records, ConceptRecord)}
+    assert {"ICD10CM:E89-E89", "ICD10CM:E89"} <= ids
+
+
+def test_inclusion_terms_and_block_name_without_range(records):
+    names = {(r.concept_id, r.text, r.kind) for r in by_type(records, NameRecord)}
+    assert ("ICD10CM:E11", "diabetes NOS", "inclusion") in names
+    assert ("ICD10CM:E11", "insulin resistant diabetes (mellitus)", "inclusion") in names
+    assert ("ICD10CM:E08-E13", "Diabetes mellitus (E08-E13)", "preferred") in names
+    assert ("ICD10CM:E08-E13", "Diabetes mellitus", "synonym") in names
+
+
+def test_excludes_notes_become_typed_relations(records):
+    relations = {(r.head, r.relation, r.tail) for r in by_type(records, RelationRecord)}
+    assert ("ICD10CM:E10", "excludes1", "ICD10CM:E11") in relations
+    assert ("ICD10CM:E11", "excludes1", "ICD10CM:E13") in relations
+    assert ("ICD10CM:T15", "excludes2", "ICD10CM:S01.1") in relations
+    assert ("ICD10CM:T15", "excludes2", "ICD10CM:E11.9") in relations
+
+
+def test_seventh_characters_expand_leaves_with_title_concatenation(records):
+    concepts = {r.id: r.name for r in by_type(records, ConceptRecord)}
+    assert concepts["ICD10CM:T15.01XA"] == "Foreign body in cornea, right eye, initial encounter"
+    assert concepts["ICD10CM:E11.3219"] == "Type 2 diabetes mellitus with mild nonproliferative diabetic retinopathy with macular edema, unspecified eye"
+    assert "ICD10CM:T15.0XXA" not in concepts  # T15.0 has children: only leaves are extended
+    scopes = {r.scope for r in by_type(records, NameRecord) if r.concept_id == "ICD10CM:T15.01XS"}
+    assert scopes == {"title concatenation"}
+    assert len(concepts) == 2 + 3 + 12 + 3 + 3  # chapters, blocks, tabular codes, two leaves x three 7th characters
+
+
+def test_official_code_list_removes_codes_that_do_not_exist(fixtures):
+    records = list(read_icd10cm(fixtures / "icd10cm" / "with_code_list" / "mini_tabular.xml"))
+    extended = {r.id for r in by_type(records, ConceptRecord) if r.id.startswith("ICD10CM:T15.01X")}
+    assert extended == {"ICD10CM:T15.01XA"}
+
+
+def test_helpers():
+    assert seventh_character_code("T15.0", "A") == "T15.0XXA"
+    assert seventh_character_code("S02", "B") == "S02.XXXB"
+    assert cited_codes("listeriosis (A32.-)") == ["A32"]
+    assert cited_codes("Escherichia coli infection (A04.0-A04.4)") == ["A04.0"]
+    assert cited_codes("perinatal (P35-P39), other (O98.-, Z22.-)") == ["P35-P39", "O98", "Z22"]
+    assert cited_codes("certain localized infections - see body system-related chapters") == []
+
+
+def test_truncated_xml_fails_with_file_and_line(fixtures):
+    path = fixtures / "icd10cm" / "truncated.xml"
+    with pytest.raises(InputFormatError) as error:
+        list(read_icd10cm(path))
+    assert error.value.path == str(path) and error.value.line is not None
+    assert "XML" in error.value.message
