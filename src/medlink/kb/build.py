@@ -44,7 +44,8 @@ class SourceSpec:
         return cls(format_name, Path(path) if path else None, prefix if has_prefix else spec.default_prefix)
 
     def __str__(self) -> str:
-        return f"{self.format}:{self.path}" if self.path else self.format
+        head = self.format if self.prefix == READERS[self.format].default_prefix else f"{self.format}={self.prefix}"
+        return f"{head}:{self.path}" if self.path else head
 
 
 @dataclass
