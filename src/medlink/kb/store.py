@@ -121,6 +121,10 @@ class KB:
             unique.setdefault((row[0], row[1]), row)
         return list(unique.values())
 
+    def iter_id_aliases(self) -> Iterator[tuple[str, str, str]]:
+        """Stream (alias, concept id, reason) for every alternative or replaced id."""
+        yield from self._db.execute("SELECT alias, concept_id, reason FROM id_aliases ORDER BY rowid")
+
     # -- graph --------------------------------------------------------------------------------
     def parents(self, concept_id: str) -> list[str]:
         return [t for (t,) in self._db.execute("SELECT tail FROM relations WHERE head = ? AND relation = ?", (concept_id, IS_A))]

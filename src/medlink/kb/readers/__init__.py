@@ -42,6 +42,7 @@ READERS: dict[str, ReaderSpec] = {
         ReaderSpec("umls", "umls:read_umls", "UMLS", "dir", "UMLS Metathesaurus META directory (MRCONSO, MRSTY, MRDEF, MRREL .RRF)"),
         ReaderSpec("snomed", "snomed:read_snomed", "SCTID", "dir", "SNOMED CT RF2 Snapshot directory (Terminology/sct2_*.txt)"),
         ReaderSpec("mesh", "mesh:read_mesh", "MESH", "file", "MeSH descriptor XML (descYYYY.xml)"),
+        ReaderSpec("askapatient", "askapatient:read_askapatient_ontology", "", "file", "AskAPatient ontology JSON {id: [[kind, name], ...]}"),
         ReaderSpec("jsonl", "tabular:read_jsonl", "", "file", "medlink JSONL: one concept object per line (docs/kb-schema.md)"),
         ReaderSpec("tsv", "tabular:read_tsv", "", "file", "medlink TSV: one name per row, header id/name/kind/... (docs/kb-schema.md)"),
     ]
