@@ -45,7 +45,7 @@ def test_unknown_concept_exit_code(kb_file):
 
 def test_bad_input_messages(tmp_path, fixtures):
     unknown = medlink("kb", "build", tmp_path / "x.sqlite", "rrf:somewhere", check=False)
-    assert unknown.returncode == 2 and "known formats: biosyn" in unknown.stderr and "Traceback" not in unknown.stderr
+    assert unknown.returncode == 2 and "known formats: askapatient, biosyn" in unknown.stderr and "Traceback" not in unknown.stderr
     missing = medlink("kb", "build", tmp_path / "x.sqlite", f"obo:{tmp_path / 'absent.obo'}", check=False)
     assert missing.returncode == 2 and "absent.obo (no such file)" in missing.stderr
     malformed = fixtures / "biosyn" / "malformed.txt"
