@@ -21,7 +21,8 @@ class Mention:
 class Candidate:
     """One ranked concept for a mention.
 
-    ``matched_name`` is the alias (or training mention) that earned the score;
+    ``name`` is the concept's preferred name; ``matched_name`` the alias (or training mention)
+    that earned the score;
     ``scores_by_stage`` keeps each generator's / reranker's own score; ``evidence`` says why
     (e.g. the training mentions that voted).
     """
@@ -31,3 +32,4 @@ class Candidate:
     matched_name: str | None = None
     scores_by_stage: dict[str, float] = field(default_factory=dict)
     evidence: list[dict] = field(default_factory=list)
+    name: str | None = None

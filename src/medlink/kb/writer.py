@@ -150,7 +150,8 @@ class KBWriter:
         ).rowcount
         for table in ("names", "types", "xrefs", "id_aliases"):
             report.orphan_rows_dropped += sql(f"DELETE FROM {table} WHERE concept_id NOT IN (SELECT id FROM known)").rowcount
-        sql("DELETE FROM id_aliases WHERE alias IN (SELECT id FROM known)")  # a real id is never an alias
+        # An alias may itself be a concept id: a BioSyn line "114480|D001943||breast cancer" says the name's
+        # concept is known under both ids. resolve() prefers the concept itself; alt_ids keep the equivalence.
         for statement in filter(str.strip, INDICES.split(";")):
             sql(statement)
         checksum = self._checksum()

@@ -1,0 +1,134 @@
+"""Run a linker over labelled mentions and score it: one batched ``predict`` call, then metrics.
+
+``predict(texts) -> rankings`` gets every part of every mention in one list (composite mentions
+contribute one text per part), so a linker can batch its work; it returns one ranked candidate
+list per text. ``evaluate_rankings`` scores rankings computed elsewhere (cached runs, folds).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from medlink.core import Candidate
+from medlink.errors import MedlinkError
+from medlink.eval.datasets import LabeledMention
+from medlink.eval.metrics import ACC_KS, NOT_FOUND, RECALL_KS, EquivalentIds, candidate_id, compute_metrics, id_matches, mention_rank, part_rank
+from medlink.eval.report import EvalReport
+from medlink.eval.subpopulations import subpopulation_masks
+
+Predict = Callable[[list[str]], Sequence[Sequence[Candidate]]]
+RECORD_TOP = 5
+
+
+def evaluate(
+    predict: Predict,
+    mentions: Sequence[LabeledMention],
+    *,
+    equivalent_ids: EquivalentIds | None = None,
+    train: Sequence[LabeledMention] | None = None,
+    kb: Any = None,
+    acc_ks: Sequence[int] = ACC_KS,
+    recall_ks: Sequence[int] = RECALL_KS,
+    subpopulations: bool = True,
+    records: bool = True,
+) -> EvalReport:
+    """Link every part of every mention with one ``predict`` call and score the result.
+
+    ``kb`` (optional) gives concept names in the records and the direct-match subpopulation;
+    ``train`` (optional) gives the seen / unseen / frequency subpopulations.
+    """
+    texts = [part for m in mentions for part in m.parts]
+    started = time.perf_counter()
+    rankings = predict(texts)
+    seconds = time.perf_counter() - started
+    report = evaluate_rankings(
+        rankings, mentions, equivalent_ids=equivalent_ids, train=train, kb=kb,
+        acc_ks=acc_ks, recall_ks=recall_ks, subpopulations=subpopulations, records=records,
+    )
+    report.timing["predict_seconds"] = seconds
+    report.timing["parts_per_second"] = len(texts) / seconds if seconds > 0 else None
+    return report
+
+
+def evaluate_rankings(
+    rankings: Sequence[Sequence[Any]],
+    mentions: Sequence[LabeledMention],
+    *,
+    equivalent_ids: EquivalentIds | None = None,
+    train: Sequence[LabeledMention] | None = None,
+    kb: Any = None,
+    acc_ks: Sequence[int] = ACC_KS,
+    recall_ks: Sequence[int] = RECALL_KS,
+    subpopulations: bool = True,
+    records: bool = True,
+) -> EvalReport:
+    """Score rankings given per part, in the order ``[part for m in mentions for part in m.parts]``."""
+    expected = sum(len(m.parts) for m in mentions)
+    if len(rankings) != expected:
+        raise MedlinkError(f"the linker returned {len(rankings)} rankings for {expected} mention parts (one ranked list per part expected)")
+    ks = tuple(sorted(set(acc_ks) | set(recall_ks)))
+    ranks: list[float] = []
+    mention_records: list[dict[str, Any]] = []
+    position = 0
+    for mention in mentions:
+        parts = rankings[position : position + len(mention.parts)]
+        position += len(mention.parts)
+        rank = mention_rank(parts, mention.gold, equivalent_ids)
+        ranks.append(rank)
+        if records:
+            mention_records.append(_record(mention, parts, rank, equivalent_ids, kb))
+    metrics = compute_metrics(ranks, ks).to_dict(acc_ks, recall_ks)
+    by_subpopulation: dict[str, dict[str, Any]] = {}
+    if subpopulations:
+        masks = subpopulation_masks(mentions, train=train, kb=kb, equivalent_ids=equivalent_ids)
+        for name, mask in masks.items():
+            by_subpopulation[name] = compute_metrics([r for r, inside in zip(ranks, mask) if inside], ks).to_dict(acc_ks, recall_ks)
+        if records:
+            for i, record in enumerate(mention_records):
+                record["subpopulations"] = [name for name, mask in masks.items() if mask[i]]
+    return EvalReport(metrics, by_subpopulation, mention_records)
+
+
+def _record(mention: LabeledMention, parts: Sequence[Sequence[Any]], rank: float, equivalent_ids: EquivalentIds | None, kb: Any) -> dict[str, Any]:
+    """What an error analysis needs for one mention: gold, rank, each part's top predictions."""
+    predictions = []
+    for text, ranking in zip(mention.parts, parts):
+        top = []
+        for candidate in list(ranking)[:RECORD_TOP]:
+            cid = candidate_id(candidate)
+            top.append({
+                "id": cid,
+                "name": getattr(candidate, "name", None) or _name(kb, cid),
+                "matched_name": getattr(candidate, "matched_name", None),
+                "score": _score(candidate),
+                "correct": id_matches(cid, mention.gold, equivalent_ids),
+            })
+        part = part_rank(ranking, mention.gold, equivalent_ids)
+        predictions.append({"part": text, "rank": None if part == NOT_FOUND else int(part), "top": top})
+    return {
+        "text": mention.text,
+        "gold": sorted(mention.gold),
+        "gold_names": {g: _name(kb, g) for g in sorted(mention.gold)} if kb is not None else None,
+        "doc_id": mention.doc_id,
+        "start": mention.start,
+        "end": mention.end,
+        "semantic_type": mention.semantic_type,
+        "rank": None if rank == NOT_FOUND else int(rank),
+        "correct@1": rank <= 1,
+        "parts": predictions,
+    }
+
+
+def _name(kb: Any, concept_id: str) -> str | None:
+    """Preferred name of a concept (alt ids resolve), or None without a KB."""
+    if kb is None:
+        return None
+    resolved = kb.resolve(concept_id)
+    return kb.name_of(resolved) if resolved else None
+
+
+def _score(candidate: Any) -> float | None:
+    score = getattr(candidate, "score", None)
+    return None if score is None else float(score)

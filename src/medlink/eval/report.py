@@ -1,0 +1,123 @@
+"""An evaluation's results in the three forms people use: JSON for tools, Markdown for docs, a PNG chart.
+
+Rates are stored as fractions (0.911); Markdown shows percentages. ``timing`` and ``meta`` are
+filled by the caller (index build time, mentions per second, KB checksum, linker settings).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_COLUMNS = ("n", "acc@1", "acc@5", "mrr", "recall@64", "nrecall@1")
+
+
+@dataclass
+class EvalReport:
+    """Overall metrics, one metrics dict per subpopulation, per-mention records, timing and metadata."""
+
+    metrics: dict[str, Any]
+    subpopulations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    timing: dict[str, float] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.metrics[key]
+
+    def to_dict(self, *, include_records: bool = False) -> dict[str, Any]:
+        """One object: the overall metrics at top level, then subpopulations, timing, meta (and records)."""
+        out: dict[str, Any] = dict(self.metrics)
+        out["subpopulations"] = self.subpopulations
+        out["timing"] = self.timing
+        out["meta"] = self.meta
+        if include_records:
+            out["records"] = self.records
+        return out
+
+    def to_json(self, *, include_records: bool = False, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(include_records=include_records), indent=indent, ensure_ascii=False, allow_nan=False, default=_json_default)
+
+    def to_markdown(self, columns: tuple[str, ...] = DEFAULT_COLUMNS) -> str:
+        """A table: one row for all mentions, then one per subpopulation; rates as percentages."""
+        columns = tuple(c for c in columns if c in self.metrics)
+        header = "| subset | " + " | ".join(columns) + " |"
+        rule = "| --- | " + " | ".join("---:" for _ in columns) + " |"
+        rows = [("all", self.metrics)] + list(self.subpopulations.items())
+        lines = [header, rule]
+        for name, values in rows:
+            lines.append(f"| {name} | " + " | ".join(_cell(c, values.get(c)) for c in columns) + " |")
+        return "\n".join(lines) + "\n"
+
+    def write_records(self, path: Path | str) -> Path:
+        """Per-mention records as JSON Lines, for error analysis (written atomically)."""
+        text = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False, default=_json_default) + "\n" for r in self.records)
+        return _atomic_write(Path(path), text.encode("utf-8"))
+
+    def plot(self, path: Path | str, metric: str = "acc@1") -> Path:
+        """A PNG bar chart of ``metric`` for all mentions and each subpopulation (n in each label); written atomically."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: keeps `import medlink.eval` fast
+        from matplotlib.figure import Figure
+
+        rows = [("all", self.metrics)] + [(k, v) for k, v in self.subpopulations.items() if v.get("n")]
+        labels = [f"{name} (n={values['n']})" for name, values in rows]
+        values = [100 * (v.get(metric) or 0.0) for _, v in rows]
+        figure = Figure(figsize=(7.5, 1.2 + 0.35 * len(rows)), dpi=100)
+        FigureCanvasAgg(figure)
+        axes = figure.add_subplot()
+        positions = range(len(rows))[::-1]  # "all" on top
+        bars = axes.barh(list(positions), values, color=["#444444"] + ["#4c78a8"] * (len(rows) - 1))
+        axes.bar_label(bars, labels=[f"{v:.1f}" for v in values], padding=2, fontsize=8)
+        axes.set_yticks(list(positions), labels, fontsize=8)
+        axes.set_xlim(0, 110)
+        axes.set_xlabel(f"{metric} (%)")
+        if self.meta.get("title"):
+            axes.set_title(str(self.meta["title"]))
+        figure.tight_layout()
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png")
+        return _atomic_write(Path(path), buffer.getvalue())
+
+
+def _cell(column: str, value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, int) or column in ("n", "found") or column.startswith("hits@"):
+        return str(value)
+    return f"{100 * value:.1f}"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _atomic_write(path: Path, data: bytes) -> Path:
+    """Write ``data`` next to ``path`` then rename, so readers never see a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def mean_over_folds(reports: list[EvalReport], keys: tuple[str, ...] = ("acc@1", "acc@5", "mrr")) -> dict[str, Any]:
+    """Mean and population std of each rate over cross-validation folds (the AskAPatient protocol reports the mean)."""
+    out: dict[str, Any] = {"folds": len(reports), "n": sum(r.metrics["n"] for r in reports)}
+    for key in keys:
+        values = [r.metrics[key] for r in reports if r.metrics.get(key) is not None]
+        mean = sum(values) / len(values) if values else None
+        out[key] = mean
+        out[f"{key} std"] = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5 if values else None
+    return out

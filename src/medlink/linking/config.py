@@ -1,0 +1,87 @@
+"""What an index is made of: generators (type, which names they search, parameters) and fusion.
+
+A config is plain JSON so that ``medlink index build --config FILE`` and the manifest share it.
+``names`` says which alias table a generator searches: ``kb`` (KB names), ``memory`` (training
+mentions only) or ``kb+memory`` (both in one table, the BioSyn "train dictionary + mentions"
+setting). Without a memory, ``kb+memory`` is just ``kb`` and ``memory`` generators are left out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from medlink.errors import MedlinkError
+from medlink.retrieval.base import GENERATORS
+from medlink.retrieval.fusion import Fusion
+
+NAME_SOURCES = ("kb", "memory", "kb+memory")
+
+
+@dataclass
+class GeneratorConfig:
+    name: str
+    type: str
+    names: str = "kb+memory"
+    params: dict = field(default_factory=dict)
+
+
+@dataclass
+class LinkerConfig:
+    generators: list[GeneratorConfig]
+    fusion: Fusion = field(default_factory=Fusion)
+    k_per_generator: int = 64
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str = "config") -> "LinkerConfig":
+        unknown = set(data) - {"generators", "fusion", "k_per_generator"}
+        if unknown:
+            raise MedlinkError(f"{where}: unknown keys {sorted(unknown)}; expected generators, fusion, k_per_generator")
+        generators = []
+        for i, g in enumerate(data.get("generators") or []):
+            try:
+                generator = GeneratorConfig(**g)
+            except TypeError as error:
+                raise MedlinkError(f"{where}: generators[{i}]: {error}; expected keys name, type, names, params") from error
+            if generator.type not in GENERATORS:
+                raise MedlinkError(f"{where}: generators[{i}]: unknown type {generator.type!r}; known: {', '.join(GENERATORS)}")
+            if generator.names not in NAME_SOURCES:
+                raise MedlinkError(f"{where}: generators[{i}]: names must be one of {', '.join(NAME_SOURCES)}, not {generator.names!r}")
+            generators.append(generator)
+        if not generators:
+            raise MedlinkError(f"{where}: at least one generator is needed")
+        if len({g.name for g in generators}) != len(generators):
+            raise MedlinkError(f"{where}: generator names must be unique")
+        try:
+            fusion = Fusion(**(data.get("fusion") or {}))
+        except (TypeError, ValueError) as error:
+            raise MedlinkError(f"{where}: fusion: {error}") from error
+        return cls(generators, fusion, int(data.get("k_per_generator", 64)))
+
+    @classmethod
+    def from_file(cls, path: Path) -> "LinkerConfig":
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError as error:
+            raise MedlinkError(f"config file not found: {path}") from error
+        except json.JSONDecodeError as error:
+            raise MedlinkError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from error
+        return cls.from_dict(data, str(path))
+
+    def to_dict(self) -> dict:
+        return {"generators": [asdict(g) for g in self.generators], "fusion": asdict(self.fusion), "k_per_generator": self.k_per_generator}
+
+
+def default_config() -> LinkerConfig:
+    """Exact + char n-gram TF-IDF + BM25 over KB names and the memory, weighted fusion (weights from NCBI dev)."""
+    return LinkerConfig.from_dict(
+        {
+            "generators": [
+                {"name": "exact", "type": "exact"},
+                {"name": "tfidf", "type": "tfidf"},
+                {"name": "bm25", "type": "bm25"},
+            ],
+            "fusion": {"method": "weighted", "weights": {"exact": 1.0, "tfidf": 1.0, "bm25": 0.25}},
+        }
+    )

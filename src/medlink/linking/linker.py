@@ -1,0 +1,193 @@
+"""The Linker: normalise mentions, ask every candidate generator, fuse, name the candidates.
+
+``Linker.build`` makes one from a KB (+ optional mention memory) and a config; ``save`` writes an
+index directory atomically; ``Linker.load`` reads it back offline and refuses an index whose KB
+has changed since (checksum in the manifest).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+from typing import Sequence
+
+from medlink.core import Candidate, Mention
+from medlink.errors import MedlinkError
+from medlink.kb.store import KB
+from medlink.linking.config import LinkerConfig, default_config
+from medlink.linking.manifest import MANIFEST, new_manifest, read_manifest
+from medlink.linking.memory import MemoryEntries
+from medlink.retrieval.base import CandidateGenerator, build_generator, load_generator, to_candidates
+from medlink.retrieval.hits import top_k as ranked_top
+from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable, read_lines, write_json, write_lines
+from medlink.text.normalize import Normalizer
+
+log = logging.getLogger(__name__)
+MAX_MENTION_CHARS = 1000  # longer mentions are truncated (with a warning): no concept name is that long
+
+
+def _table_sources(config: LinkerConfig, has_memory: bool) -> dict[str, str]:
+    """Generator name -> alias table it searches, after dropping what a missing memory makes moot."""
+    chosen = {}
+    for generator in config.generators:
+        source = generator.names
+        if not has_memory:
+            if source == "memory":
+                continue
+            source = "kb"
+        chosen[generator.name] = source
+    return chosen
+
+
+class Linker:
+    """Candidate generators over shared alias tables, fused into one ranking per mention."""
+
+    def __init__(self, config: LinkerConfig, normalizer: Normalizer, concept_ids: list[str], concept_names: list[str],
+                 tables: dict[str, NameTable], generators: dict[str, CandidateGenerator], manifest: dict,
+                 memory: MemoryEntries | None = None):
+        self.config = config
+        self.normalize = normalizer
+        self.concept_ids = concept_ids
+        self.concept_names = concept_names
+        self.tables = tables
+        self.generators = generators
+        self.manifest = manifest
+        self.memory = memory  # kept only to be saved beside the index (memory.tsv), for inspection
+        self._position = {cid: i for i, cid in enumerate(concept_ids)}
+
+    # -- building -----------------------------------------------------------------------------
+    @classmethod
+    def build(cls, kb: KB, config: LinkerConfig | None = None, memory: MemoryEntries | None = None) -> "Linker":
+        config = config or default_config()
+        has_memory = bool(memory and memory.pairs)
+        concept_ids, concept_names = [], []
+        for concept_id, name in kb.iter_concepts():
+            concept_ids.append(concept_id)
+            concept_names.append(name)
+        position = {cid: i for i, cid in enumerate(concept_ids)}
+        sources = _table_sources(config, has_memory)
+
+        def entries(source: str):
+            if source in ("kb", "kb+memory"):
+                for concept_id, text, _kind in kb.iter_names():
+                    yield text, concept_id, KB_ORIGIN
+            if source in ("memory", "kb+memory") and memory:
+                for text, concept_id in memory.pairs:
+                    yield text, concept_id, MEMORY_ORIGIN
+
+        tables = {source: NameTable.build(entries(source), position, kb.normalize) for source in sorted(set(sources.values()))}
+        generators = {}
+        for generator in config.generators:
+            if generator.name in sources:
+                generators[generator.name] = build_generator(generator.type, tables[sources[generator.name]], concept_ids, generator.name, generator.params)
+        manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
+        manifest["tables"] = sources
+        return cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory)
+
+    # -- persistence --------------------------------------------------------------------------
+    def save(self, directory: Path | str) -> Path:
+        """Write the index directory atomically (build beside it, then swap)."""
+        directory = Path(directory)
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        temporary = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
+        shutil.rmtree(temporary, ignore_errors=True)
+        try:
+            temporary.mkdir()
+            write_lines(temporary / "concept_ids.txt", self.concept_ids)
+            write_lines(temporary / "concept_names.txt", self.concept_names)
+            for source, table in self.tables.items():
+                table.save(temporary / "tables" / source)
+            for name, generator in self.generators.items():
+                generator.save(temporary / "generators" / name)
+            if self.memory is not None:
+                self.memory.save(temporary / "memory.tsv")
+            write_json(temporary / MANIFEST, self.manifest)  # last: a directory with a manifest is complete
+            if directory.exists():
+                old = directory.with_name(f".{directory.name}.{os.getpid()}.old")
+                os.replace(directory, old)
+                os.replace(temporary, directory)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(temporary, directory)
+        except BaseException:
+            shutil.rmtree(temporary, ignore_errors=True)
+            raise
+        return directory
+
+    @classmethod
+    def load(cls, directory: Path | str, kb: KB | None = None) -> "Linker":
+        """Load an index offline. The KB it was built from is checked when present (or given)."""
+        directory = Path(directory)
+        manifest = read_manifest(directory)
+        cls._check_kb(directory, manifest, kb)
+        config = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
+        concept_ids = read_lines(directory / "concept_ids.txt")
+        concept_names = read_lines(directory / "concept_names.txt")
+        sources: dict[str, str] = manifest["tables"]
+        tables = {source: NameTable.load(directory / "tables" / source) for source in sorted(set(sources.values()))}
+        types = {g.name: g.type for g in config.generators}
+        generators = {
+            name: load_generator(types[name], directory / "generators" / name, tables[source], concept_ids, name)
+            for name, source in sources.items()
+        }
+        return cls(config, Normalizer.from_signature(manifest["normalizer"]), concept_ids, concept_names, tables, generators, manifest)
+
+    @staticmethod
+    def _check_kb(directory: Path, manifest: dict, kb: KB | None) -> None:
+        recorded = manifest["kb"]
+        if kb is None:
+            kb_path = Path(recorded["path"])
+            if not kb_path.is_file():
+                log.warning("the KB this index was built from (%s) is not there; using the index as built", kb_path)
+                return
+            kb = KB.open(kb_path)
+        if kb.checksum != recorded["checksum"]:
+            raise MedlinkError(
+                f"{directory}: built from a KB with checksum {recorded['checksum']}, but {kb.path} now has {kb.checksum}; "
+                f"rebuild the index: medlink index build --kb {kb.path} --out {directory}"
+            )
+
+    # -- linking ------------------------------------------------------------------------------
+    def name_of(self, concept_id: str) -> str | None:
+        position = self._position.get(concept_id)
+        return None if position is None else self.concept_names[position]
+
+    def link(self, mentions: Sequence[str | Mention], k: int = 10, generators: Sequence[str] | None = None) -> list[list[Candidate]]:
+        """Ranked candidates per mention (an empty list for an empty mention).
+
+        ``generators`` restricts the stages used (e.g. to leave the memory out). Identical
+        mentions are searched once.
+        """
+        texts = [m.text if isinstance(m, Mention) else m for m in mentions]
+        keys = []
+        for text in texts:
+            if len(text) > MAX_MENTION_CHARS:
+                log.warning("mention of %d characters truncated to %d", len(text), MAX_MENTION_CHARS)
+                text = text[:MAX_MENTION_CHARS]
+            keys.append(self.normalize(text))
+        unique = sorted({key for key in keys if key})
+        names = [n for n in self.generators if generators is None or n in generators]
+        if not names:
+            raise MedlinkError(f"no generator selected; this index has {', '.join(self.generators)}")
+        per_stage = {
+            name: self.generators[name].search_hits(unique, max(k, self.config.k_per_generator), stage=i) for i, name in enumerate(names)
+        }
+        if len(names) == 1:
+            fused = ranked_top(per_stage[names[0]], k)
+        else:
+            fused = self.config.fusion.fuse(per_stage, k)
+        tables = [self.generators[name].table for name in names]
+        candidates = to_candidates(fused, tables, names, self.concept_ids, self.concept_names, per_stage if len(names) > 1 else None)
+        by_key = dict(zip(unique, candidates))
+        results = []
+        for key in keys:
+            # a fresh list per mention: duplicates share the search, not the objects
+            results.append([self._copy(c) for c in by_key[key]] if key else [])
+        return results
+
+    @staticmethod
+    def _copy(candidate: Candidate) -> Candidate:
+        return Candidate(candidate.concept_id, candidate.score, candidate.matched_name, dict(candidate.scores_by_stage),
+                         list(candidate.evidence), candidate.name)

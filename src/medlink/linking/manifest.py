@@ -1,0 +1,53 @@
+"""The index directory's ``manifest.json``: what it was built from, so loading can check it."""
+
+from __future__ import annotations
+
+import json
+import time
+from importlib import metadata
+from pathlib import Path
+
+from medlink.errors import MedlinkError
+
+INDEX_FORMAT_VERSION = "1"
+MANIFEST = "manifest.json"
+_PACKAGES = ("medlink", "numpy", "scipy", "scikit-learn", "bm25s")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for package in _PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "absent"
+    return versions
+
+
+def new_manifest(kb_path: Path, kb_checksum: str, concepts: int, config: dict, normalizer: str, memory: dict | None) -> dict:
+    return {
+        "format_version": INDEX_FORMAT_VERSION,
+        "kb": {"path": str(Path(kb_path).resolve()), "checksum": kb_checksum, "concepts": concepts},
+        "normalizer": normalizer,
+        "config": config,
+        "memory": memory,
+        "packages": package_versions(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def read_manifest(directory: Path) -> dict:
+    """Read and check an index's manifest; a missing or foreign directory gets a message saying how to rebuild."""
+    path = Path(directory) / MANIFEST
+    rebuild = f"build one with 'medlink index build --kb KB --out {directory}'"
+    if not path.is_file():
+        raise MedlinkError(f"{directory}: not a medlink index (no {MANIFEST}); {rebuild}")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise MedlinkError(f"{path}: unreadable manifest ({error.msg} at line {error.lineno}); {rebuild}") from error
+    if manifest.get("format_version") != INDEX_FORMAT_VERSION:
+        raise MedlinkError(
+            f"{directory}: index format version {manifest.get('format_version')!r}, this medlink reads {INDEX_FORMAT_VERSION!r}; {rebuild}"
+        )
+    return manifest

@@ -1,0 +1,65 @@
+"""The mention memory: annotated training mentions with their concept ids, searched like names.
+
+It is the lexical half of kNN-BioEL's datastore, kept apart from the KB (its own file in the
+index, its own origin flag in the alias tables) so KB-only and with-memory results can both be
+reported. Gold ids are resolved through the KB (alt ids, replaced ids); mentions whose gold is
+not in the KB and composite mentions (several parts, several concepts) are counted and skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from medlink.kb.store import KB
+
+
+@dataclass
+class MemoryEntries:
+    """(mention text, concept id) pairs plus counts of what could not be used."""
+
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    skipped_composite: int = 0
+    skipped_unknown_concept: int = 0
+
+    def summary(self) -> dict:
+        return {
+            "sources": self.sources, "entries": len(self.pairs),
+            "skipped_composite": self.skipped_composite, "skipped_unknown_concept": self.skipped_unknown_concept,
+        }
+
+    def save(self, path: Path) -> None:
+        with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            for text, concept_id in self.pairs:
+                handle.write(f"{' '.join(text.split())}\t{concept_id}\n")
+
+
+def memory_from_datasets(kb: KB, datasets: Iterable[str]) -> MemoryEntries:
+    """Read ``FORMAT:PATH`` datasets (the evaluation formats) into memory entries resolved against ``kb``."""
+    from medlink.eval.datasets import load_dataset
+
+    memory = MemoryEntries()
+    resolved: dict[str, str | None] = {}
+    seen: set[tuple[str, str]] = set()
+    for spec in datasets:
+        memory.sources.append(spec)
+        for mention in load_dataset(spec):
+            if len(mention.parts) > 1:
+                memory.skipped_composite += 1
+                continue
+            concepts = set()
+            for gold in sorted(mention.gold):
+                if gold not in resolved:
+                    resolved[gold] = kb.resolve(gold)
+                if resolved[gold]:
+                    concepts.add(resolved[gold])
+            if not concepts:
+                memory.skipped_unknown_concept += 1
+                continue
+            for concept_id in sorted(concepts):
+                if (mention.text, concept_id) not in seen:
+                    seen.add((mention.text, concept_id))
+                    memory.pairs.append((mention.text, concept_id))
+    return memory

@@ -1,0 +1,68 @@
+"""Word-level BM25 over names (``bm25s``), on the same normalised text as every other generator.
+
+Tokens are the normalised name split on spaces: single characters are kept ("type 1", "b
+cell"), unlike bm25s's default token pattern. Query words absent from the vocabulary are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import bm25s
+import numpy as np
+
+from medlink.retrieval.base import GeneratorBase
+from medlink.retrieval.hits import Hits
+from medlink.retrieval.names import NameTable
+
+DEFAULTS = {"k1": 1.2, "b": 0.75, "method": "lucene"}
+
+
+class BM25Generator(GeneratorBase):
+    """BM25 scores of a mention's words against each name's words."""
+
+    def __init__(self, table: NameTable, concept_ids: Sequence[str], retriever: bm25s.BM25, params: dict, name: str):
+        super().__init__(table, concept_ids, name)
+        self.retriever = retriever
+        self.params = params
+        self.vocabulary: dict[str, int] = retriever.vocab_dict
+
+    @classmethod
+    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "bm25", **params) -> "BM25Generator":
+        params = {**DEFAULTS, **params}
+        retriever = bm25s.BM25(k1=params["k1"], b=params["b"], method=params["method"])
+        vocabulary: dict[str, int] = {}
+        ids = [[vocabulary.setdefault(token, len(vocabulary)) for token in key.split()] for key in table.keys]
+        retriever.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocabulary), show_progress=False)
+        return cls(table, concept_ids, retriever, params, name)
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.retriever.save(directory, show_progress=False)
+        (directory / "medlink_params.json").write_text(json.dumps(self.params))
+
+    @classmethod
+    def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "BM25Generator":
+        retriever = bm25s.BM25.load(directory, show_progress=False)
+        params = json.loads((directory / "medlink_params.json").read_text())
+        return cls(table, concept_ids, retriever, params, name)
+
+    def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
+        vocabulary = self.vocabulary
+        fetch = min(2 * k, len(self.table))
+        query_parts, row_parts, score_parts = [], [], []
+        for i, mention in enumerate(mentions):
+            ids = [vocabulary[t] for t in mention.split() if t in vocabulary]
+            if not ids:
+                continue
+            scores = self.retriever.get_scores(ids)
+            top = np.argpartition(-scores, fetch - 1)[:fetch] if fetch < len(scores) else np.arange(len(scores))
+            top = top[scores[top] > 0]
+            query_parts.append(np.full(len(top), i))
+            row_parts.append(top)
+            score_parts.append(scores[top])
+        if not query_parts:
+            return Hits.empty(len(mentions))
+        return self._concept_hits(np.concatenate(query_parts), np.concatenate(row_parts), np.concatenate(score_parts).astype(np.float32), stage, len(mentions), k)

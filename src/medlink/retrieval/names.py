@@ -1,0 +1,89 @@
+"""The alias table a generator searches: unique normalised names, each pointing at its concepts.
+
+Names come from the KB, from a mention memory (annotated training mentions with their concept
+ids), or both. Keys are unique normalised strings, so "Heart attack" and "heart-attack" are one
+row; a key may name several concepts. Searching happens over keys; ``concepts_of`` turns a key
+hit into concept hits (aggregated later by max). Origins are kept per key so evidence can say
+whether a KB name or a training mention matched.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from medlink.text.normalize import Normalizer
+
+KB_ORIGIN = 1  # bit flags in NameTable.origins
+MEMORY_ORIGIN = 2
+
+
+@dataclass
+class NameTable:
+    """Unique normalised names (keys) -> concept indices, with one display text per key."""
+
+    keys: list[str]
+    display: list[str]
+    indptr: np.ndarray  # key i names concepts concept_index[indptr[i]:indptr[i+1]]
+    concept_index: np.ndarray
+    origins: np.ndarray  # uint8 bit flags per key: KB_ORIGIN | MEMORY_ORIGIN
+
+    @classmethod
+    def build(cls, entries: Iterable[tuple[str, str, int]], concept_position: dict[str, int], normalize: Normalizer) -> "NameTable":
+        """From (text, concept id, origin) triples; ids not in ``concept_position`` are an error of the caller."""
+        position: dict[str, int] = {}
+        display: list[str] = []
+        members: list[set[int]] = []
+        origins: list[int] = []
+        for text, concept_id, origin in entries:
+            key = normalize(text)
+            if not key:
+                continue
+            row = position.get(key)
+            if row is None:
+                row = position[key] = len(display)
+                display.append(text)
+                members.append(set())
+                origins.append(0)
+            members[row].add(concept_position[concept_id])
+            origins[row] |= origin
+        indptr = np.zeros(len(members) + 1, dtype=np.int64)
+        np.cumsum([len(m) for m in members], out=indptr[1:])
+        concept_index = np.fromiter((c for m in members for c in sorted(m)), dtype=np.int32, count=int(indptr[-1]))
+        return cls(list(position), display, indptr, concept_index, np.asarray(origins, dtype=np.uint8))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def concepts_of(self, row: int) -> np.ndarray:
+        return self.concept_index[self.indptr[row] : self.indptr[row + 1]]
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        write_lines(directory / "keys.txt", self.keys)
+        write_lines(directory / "display.txt", self.display)
+        np.savez(directory / "table.npz", indptr=self.indptr, concept_index=self.concept_index, origins=self.origins)
+
+    @classmethod
+    def load(cls, directory: Path) -> "NameTable":
+        arrays = np.load(directory / "table.npz")
+        return cls(read_lines(directory / "keys.txt"), read_lines(directory / "display.txt"), arrays["indptr"], arrays["concept_index"], arrays["origins"])
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    """One string per line; line breaks inside a string are flattened to spaces (names never need them)."""
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write("\n".join(s.replace("\n", " ").replace("\r", " ") for s in lines))
+
+
+def read_lines(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    return text.split("\n") if text else []
+
+
+def write_json(path: Path, payload) -> None:
+    path.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
