@@ -14,6 +14,8 @@ from medlink.errors import MedlinkError
 app = typer.Typer(help="Link medical mentions to concepts in medical terminologies.", no_args_is_help=True, add_completion=False)
 kb_app = typer.Typer(help="Build and inspect knowledge bases (one SQLite file per KB).", no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
+index_app = typer.Typer(help="Build linker indices (lexical generators, mention memory, manifest).", no_args_is_help=True)
+app.add_typer(index_app, name="index")
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -127,6 +129,116 @@ def kb_search(
                 typer.echo(f"{text}: no exact match")
             for concept_id, name, kind in hits:
                 typer.echo(f"{text}\t{concept_id}\t{store.name_of(concept_id)}\t(matched {kind} '{name}')")
+
+
+@index_app.command("build")
+def index_build(
+    kb: str = typer.Option(..., "--kb", help="KB file, or 'default'."),
+    out: Path = typer.Option(..., "--out", help="Index directory to write (replaced atomically)."),
+    config: Optional[Path] = typer.Option(None, "--config", help="JSON linker config (generators, fusion)."),
+    memory: List[str] = typer.Option([], "--memory", help="Annotated dataset FORMAT:PATH to memorise (repeatable)."),
+) -> None:
+    """Build an index directory for 'medlink link' and 'medlink eval'."""
+    import time
+
+    from medlink.linking.index import build_index
+
+    started = time.perf_counter()
+    linker = build_index(_open_kb(kb), out, config, memory)
+    summary = ", ".join(f"{name}: {len(t):,} names" for name, t in linker.tables.items())
+    typer.echo(f"wrote {out} in {time.perf_counter() - started:.1f}s ({summary})")
+    if linker.memory is not None:
+        m = linker.memory.summary()
+        typer.echo(f"memory: {m['entries']:,} entries; skipped {m['skipped_composite']:,} composite and {m['skipped_unknown_concept']:,} with no KB concept", err=True)
+
+
+def _candidate_json(candidate) -> dict:
+    return {"id": candidate.concept_id, "name": candidate.name, "score": round(candidate.score, 6), "matched": candidate.matched_name,
+            "scores": {k: round(v, 6) for k, v in candidate.scores_by_stage.items()}, "evidence": candidate.evidence}
+
+
+@app.command("link")
+def link(
+    mentions: List[str] = typer.Argument(None, help="Mentions to link; none: read --input or stdin."),
+    index: str = typer.Option("default", "--index", help="Index directory, or 'default' (ICD-10-CM + HPO, built on first use)."),
+    k: int = typer.Option(5, "--k", min=1, help="Candidates per mention."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per mention."),
+    input_path: Optional[Path] = typer.Option(None, "--input", help="File of mentions (plain lines, .tsv, .jsonl)."),
+    input_format: Optional[str] = typer.Option(None, "--format", help="lines | tsv | jsonl (default: from the file suffix)."),
+    column: int = typer.Option(0, "--column", help="TSV column holding the mention (0-based)."),
+    generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
+    batch_size: int = typer.Option(2048, "--batch-size", min=1),
+) -> None:
+    """Link mentions to ranked concepts."""
+    from itertools import islice
+
+    from medlink.linking.index import resolve_index
+    from medlink.linking.inputs import FORMATS, guess_format, read_mentions
+    from medlink.linking.linker import Linker
+
+    if input_format and input_format not in FORMATS:
+        _fail(f"unknown --format {input_format!r}; known: {', '.join(FORMATS)}")
+    linker = Linker.load(resolve_index(index))
+    selected = generators.split(",") if generators else None
+    if mentions:
+        stream = iter(mentions)
+    else:
+        if input_path is None and sys.stdin.isatty():
+            _fail("no mentions: give them as arguments, with --input FILE, or on stdin")
+        stream = read_mentions(input_path, input_format or guess_format(input_path), column)
+    while batch := list(islice(stream, batch_size)):
+        results = linker.link(batch, k=k, generators=selected)
+        for text, candidates in zip(batch, results):
+            error = "empty mention" if not text.strip() else None
+            if as_json:
+                payload = {"mention": text, "candidates": [_candidate_json(c) for c in candidates]}
+                if error:
+                    payload["error"] = error
+                typer.echo(json.dumps(payload, ensure_ascii=False))
+            elif error:
+                typer.echo(f"{text!r}\terror: {error}")
+            elif not candidates:
+                typer.echo(f"{text}\t(no candidate)")
+            else:
+                for rank, c in enumerate(candidates, 1):
+                    typer.echo(f"{text}\t{rank}\t{c.concept_id}\t{c.name}\t{c.score:.3f}\t(matched '{c.matched_name}')")
+
+
+@app.command("eval")
+def evaluate_command(
+    index: str = typer.Option(..., "--index", help="Index directory, or 'default'."),
+    dataset: str = typer.Option(..., "--dataset", help="FORMAT:PATH of the labelled mentions (biosyn, askapatient, pubtator)."),
+    train: List[str] = typer.Option([], "--train", help="Training data FORMAT:PATH for seen/unseen subpopulations (repeatable)."),
+    kb: Optional[str] = typer.Option(None, "--kb", help="KB for id equivalence and direct-match subpopulation (default: the index's)."),
+    k: int = typer.Option(64, "--k", min=1, help="Candidates per mention (recall@k is reported up to k)."),
+    generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Directory for report.json, report.md, subpopulations.png, records.jsonl."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a Markdown table."),
+) -> None:
+    """Evaluate an index on labelled mentions: Acc@k, Recall@k, MRR, normalised recall, subpopulations."""
+    from medlink.eval import evaluate, load_dataset
+    from medlink.eval.metrics import equivalent_ids_from_kb
+    from medlink.kb.store import KB
+    from medlink.linking.index import resolve_index
+    from medlink.linking.linker import Linker
+
+    directory = resolve_index(index)
+    linker = Linker.load(directory)
+    store = KB.open(kb or linker.manifest["kb"]["path"])
+    mentions = load_dataset(dataset)
+    train_mentions = [m for spec in train for m in load_dataset(spec)] or None
+    selected = generators.split(",") if generators else None
+    report = evaluate(lambda texts: linker.link(texts, k=k, generators=selected), mentions,
+                      equivalent_ids=equivalent_ids_from_kb(store), train=train_mentions, kb=store)
+    report.meta.update({"index": str(directory), "dataset": dataset, "train": list(train), "kb": str(store.path), "k": k,
+                        "generators": selected or list(linker.generators)})
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.json").write_text(report.to_json())
+        (out / "report.md").write_text(report.to_markdown() + "\n")
+        report.plot(out / "subpopulations.png")
+        report.write_records(out / "records.jsonl")
+    typer.echo(report.to_json(indent=None) if as_json else report.to_markdown())
 
 
 def main() -> None:

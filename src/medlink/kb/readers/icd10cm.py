@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from importlib import resources
+import importlib.util
 from pathlib import Path
 from typing import Iterator
 
@@ -51,11 +51,11 @@ TITLE_CONCATENATION = "title concatenation"  # scope of a name made of the paren
 
 def packaged_tabular_xml() -> Path:
     """The ICD-10-CM tabular XML shipped by the installed ``simple-icd-10-cm`` package (newest if several)."""
-    try:
-        data = resources.files("simple_icd_10_cm.data")
-    except ModuleNotFoundError as error:
-        raise MissingInputError("the ICD-10-CM default needs the 'simple-icd-10-cm' package (pip install simple-icd-10-cm)") from error
-    candidates = sorted(Path(str(p)) for p in data.iterdir() if p.name.startswith("icd10c") and p.name.endswith(".xml"))
+    spec = importlib.util.find_spec("simple_icd_10_cm")  # locate without importing: its import parses the whole XML
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingInputError("the ICD-10-CM default needs the 'simple-icd-10-cm' package (pip install simple-icd-10-cm)")
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
+    candidates = sorted(data.glob("icd10c*.xml"))
     if not candidates:
         raise MissingInputError(f"no ICD-10-CM tabular XML found in {data}")
     return candidates[-1]

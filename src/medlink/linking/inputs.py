@@ -1,0 +1,56 @@
+"""Reading mentions for ``medlink link``: arguments, stdin or a file of plain lines, TSV or JSONL."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Iterator
+
+from medlink.errors import InputFormatError, MissingInputError
+
+FORMATS = ("lines", "tsv", "jsonl")
+JSON_TEXT_KEYS = ("mention", "text")
+
+
+def guess_format(path: Path | None) -> str:
+    suffix = path.suffix.lower() if path else ""
+    return {".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "lines")
+
+
+def _raw_lines(path: Path | None) -> Iterator[tuple[int, bytes]]:
+    if path is None:
+        yield from enumerate(sys.stdin.buffer, 1)
+        return
+    if not path.is_file():
+        raise MissingInputError(f"mention file not found: {path}")
+    with open(path, "rb") as handle:
+        yield from enumerate(handle, 1)
+
+
+def read_mentions(path: Path | None, format_name: str, column: int = 0) -> Iterator[str]:
+    """Mention strings, one per input line; malformed or non-UTF-8 lines fail with file and line."""
+    where = str(path) if path else "<stdin>"
+    for lineno, raw in _raw_lines(path):
+        try:
+            line = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as error:
+            raise InputFormatError(where, lineno, f"not valid UTF-8 (byte {error.start + 1}); save the file as UTF-8") from error
+        if format_name == "lines":
+            yield line
+        elif format_name == "tsv":
+            fields = line.split("\t")
+            if column >= len(fields):
+                raise InputFormatError(where, lineno, f"expected at least {column + 1} tab-separated fields, got {len(fields)}")
+            yield fields[column]
+        else:
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputFormatError(where, lineno, f"not valid JSON ({error.msg})") from error
+            text = next((item[k] for k in JSON_TEXT_KEYS if isinstance(item, dict) and isinstance(item.get(k), str)), None)
+            if text is None:
+                raise InputFormatError(where, lineno, 'expected a JSON object with a "mention" (or "text") string')
+            yield text

@@ -1,0 +1,78 @@
+import json
+
+import pytest
+
+from tests.test_cli_kb import medlink
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory):
+    from tests.conftest import FIXTURES
+
+    work = tmp_path_factory.mktemp("cli-link")
+    medlink("kb", "build", work / "kb.sqlite", f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}", "-q")
+    medlink("index", "build", "--kb", work / "kb.sqlite", "--out", work / "index", "--memory", f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}")
+    return work / "index"
+
+
+def json_lines(text):
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_link_arguments_json(index_dir):
+    out = json_lines(medlink("link", "--index", index_dir, "--json", "--k", "2", "colorectal cancer", "").stdout)
+    assert out[0]["mention"] == "colorectal cancer"
+    best = out[0]["candidates"][0]
+    assert (best["id"], best["name"], best["matched"]) == ("D015179", "colorectal neoplasms", "colorectal cancer")
+    assert set(best["scores"]) == {"exact", "tfidf", "bm25"} and len(out[0]["candidates"]) == 2
+    assert out[1] == {"mention": "", "candidates": [], "error": "empty mention"}
+
+
+def test_link_reads_stdin_and_files(index_dir, tmp_path):
+    import subprocess
+    import sys
+
+    piped = subprocess.run([sys.executable, "-m", "medlink", "link", "--index", str(index_dir), "--json", "--k", "1"],
+                           input="hamartoma\nrenal\n", capture_output=True, text=True, check=True)
+    assert [o["candidates"][0]["id"] for o in json_lines(piped.stdout)] == ["D006222", "D007674"]
+    tsv = tmp_path / "mentions.tsv"
+    tsv.write_text("doc1\tbreast cancer\ndoc2\ttumour\n")
+    out = json_lines(medlink("link", "--index", index_dir, "--input", tsv, "--column", "1", "--json", "--k", "1").stdout)
+    assert [o["mention"] for o in out] == ["breast cancer", "tumour"]
+    jsonl = tmp_path / "mentions.jsonl"
+    jsonl.write_text('{"mention": "ovarian cancer"}\n\n{"text": "kidney diseases"}\n')
+    out = json_lines(medlink("link", "--index", index_dir, "--input", jsonl, "--json", "--k", "1").stdout)
+    assert [o["candidates"][0]["id"] for o in out] == ["D010051", "D007674"]
+
+
+def test_link_bad_input_is_reported_with_file_and_line(index_dir, tmp_path):
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("fine\nna\xefve\n".encode("latin-1"))
+    result = medlink("link", "--index", index_dir, "--input", latin1, check=False)
+    assert result.returncode == 2 and f"{latin1}:2: not valid UTF-8" in result.stderr
+    jsonl = tmp_path / "bad.jsonl"
+    jsonl.write_text('{"mention": "ok"}\n{"name": "no mention key"}\n')
+    result = medlink("link", "--index", index_dir, "--input", jsonl, check=False)
+    assert result.returncode == 2 and f"{jsonl}:2:" in result.stderr and '"mention"' in result.stderr
+    missing = medlink("link", "--index", tmp_path / "nowhere", "x", check=False)
+    assert missing.returncode == 2 and "not a medlink index" in missing.stderr
+
+
+def test_eval_json_and_report_files(index_dir, tmp_path):
+    from tests.conftest import FIXTURES
+
+    out_dir = tmp_path / "report"
+    result = medlink("eval", "--index", index_dir, "--dataset", f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}",
+                     "--train", f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}", "--json", "--out", out_dir)
+    report = json.loads(result.stdout)
+    assert {"n", "acc@1", "acc@5", "mrr", "recall@64"} <= set(report)
+    assert report["n"] > 0 and 0 <= report["acc@1"] <= report["acc@5"] <= 1
+    assert report["acc@1"] == 1.0  # every test mention is in the memory (train = test here)
+    assert (out_dir / "subpopulations.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out_dir / "report.md").read_text().startswith("|")
+    assert sum(1 for _ in open(out_dir / "records.jsonl")) == report["n"]
+
+
+def test_default_index_links_out_of_the_box():
+    out = json_lines(medlink("link", "--json", "--k", "1", "heart attack", "chest pain").stdout)
+    assert [o["candidates"][0]["id"] for o in out] == ["HP:0001658", "HP:0100749"]

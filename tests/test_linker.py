@@ -1,0 +1,117 @@
+import json
+import logging
+
+import pytest
+
+from medlink.errors import MedlinkError
+from medlink.kb.build import build_kb
+from medlink.kb.store import KB
+from medlink.linking.config import LinkerConfig
+from medlink.linking.index import build_index
+from medlink.linking.linker import MAX_MENTION_CHARS, Linker
+from medlink.linking.manifest import INDEX_FORMAT_VERSION
+
+
+@pytest.fixture
+def kb(tmp_path, fixtures):
+    path = build_kb(tmp_path / "kb.sqlite", [f"biosyn:{fixtures / 'eval' / 'dictionary.txt'}"], progress=False).path
+    return KB.open(path)
+
+
+@pytest.fixture
+def index_dir(tmp_path, kb, fixtures):
+    build_index(kb, tmp_path / "index", memory=[f"biosyn:{fixtures / 'eval' / 'biosyn_processed'}"])
+    return tmp_path / "index"
+
+
+def top(results):
+    return [r[0].concept_id if r else None for r in results]
+
+
+def test_linking_ranks_and_names_candidates(index_dir):
+    linker = Linker.load(index_dir)
+    results = linker.link(["Colorectal Cancers", "ataxia-telangiectasia", "renal disease", "", "   "], k=3)
+    assert top(results) == ["D015179", "D001260", "D007674", None, None]
+    best = results[1][0]
+    assert best.name == "ataxia telangiectasia" and best.matched_name == "ataxia telangiectasia"
+    assert set(best.scores_by_stage) == {"exact", "tfidf", "bm25"}
+    assert all(len(r) <= 3 for r in results)
+
+
+def test_save_load_round_trip_gives_identical_results(kb, tmp_path):
+    built = Linker.build(kb)
+    built.save(tmp_path / "idx")
+    loaded = Linker.load(tmp_path / "idx")
+    mentions = ["breast tumour", "ovarian neoplasm", "hamartomas", "polyposis coli"]
+    for a, b in zip(built.link(mentions, k=5), loaded.link(mentions, k=5)):
+        assert [(c.concept_id, round(c.score, 5)) for c in a] == [(c.concept_id, round(c.score, 5)) for c in b]
+
+
+def test_manifest_records_kb_config_memory_and_versions(index_dir, kb):
+    manifest = json.loads((index_dir / "manifest.json").read_text())
+    assert manifest["format_version"] == INDEX_FORMAT_VERSION
+    assert manifest["kb"]["checksum"] == kb.checksum and manifest["kb"]["concepts"] == len(kb)
+    assert [g["name"] for g in manifest["config"]["generators"]] == ["exact", "tfidf", "bm25"]
+    assert manifest["memory"]["entries"] > 0 and manifest["memory"]["skipped_composite"] >= 1
+    assert {"medlink", "scikit-learn", "bm25s"} <= set(manifest["packages"])
+    assert (index_dir / "memory.tsv").read_text().count("\n") == manifest["memory"]["entries"]
+
+
+def test_memory_mentions_are_searched_and_marked(index_dir):
+    linker = Linker.load(index_dir)
+    memory_lines = (index_dir / "memory.tsv").read_text().splitlines()
+    text, concept = memory_lines[0].split("\t")
+    hit = linker.link([text], k=1)[0][0]
+    assert hit.concept_id == concept and hit.evidence[0]["origin"] == "memory"
+
+
+def test_index_of_a_changed_kb_is_refused(tmp_path, fixtures):
+    kb_path = tmp_path / "kb.sqlite"
+    build_kb(kb_path, [f"biosyn:{fixtures / 'eval' / 'dictionary.txt'}"], progress=False)
+    build_index(kb_path, tmp_path / "idx")
+    build_kb(kb_path, [f"biosyn:{fixtures / 'biosyn' / 'medic_small.txt'}"], progress=False)
+    with pytest.raises(MedlinkError, match="rebuild the index: medlink index build"):
+        Linker.load(tmp_path / "idx")
+
+
+def test_index_of_another_format_version_is_refused(index_dir):
+    manifest = json.loads((index_dir / "manifest.json").read_text())
+    manifest["format_version"] = "0"
+    (index_dir / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(MedlinkError, match="index format version '0'.*medlink index build"):
+        Linker.load(index_dir)
+
+
+def test_not_an_index(tmp_path):
+    with pytest.raises(MedlinkError, match="not a medlink index"):
+        Linker.load(tmp_path)
+
+
+def test_long_mentions_are_truncated_with_a_warning(index_dir, caplog):
+    linker = Linker.load(index_dir)
+    with caplog.at_level(logging.WARNING):
+        result = linker.link(["breast cancer " * 10_000], k=1)
+    assert "truncated" in caplog.text and str(MAX_MENTION_CHARS) in caplog.text
+    assert top(result) == ["D001943"]
+
+
+def test_generator_selection_and_config_errors(index_dir, tmp_path):
+    linker = Linker.load(index_dir)
+    only_exact = linker.link(["tumour", "tumours"], k=2, generators=["exact"])
+    assert top(only_exact) == ["D009369", None]
+    with pytest.raises(MedlinkError, match="no generator selected"):
+        linker.link(["x"], generators=["dense"])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"generators": [{"name": "x", "type": "nope"}]}))
+    with pytest.raises(MedlinkError, match="unknown type 'nope'; known: exact, tfidf, bm25"):
+        LinkerConfig.from_file(bad)
+    bad.write_text("{not json")
+    with pytest.raises(MedlinkError, match="bad.json:1: not valid JSON"):
+        LinkerConfig.from_file(bad)
+
+
+def test_single_generator_config_keeps_raw_scores(kb, tmp_path):
+    config = LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf", "names": "kb"}]})
+    linker = Linker.build(kb, config)
+    best = linker.link(["colorectal cancer"], k=1)[0][0]
+    assert best.concept_id == "D015179" and best.score == pytest.approx(1.0, abs=1e-5)

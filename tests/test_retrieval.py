@@ -1,0 +1,131 @@
+import numpy as np
+import pytest
+
+from medlink.retrieval.bm25 import BM25Generator
+from medlink.retrieval.exact import ExactGenerator
+from medlink.retrieval.fusion import Fusion
+from medlink.retrieval.hits import Hits, ranked, top_k
+from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable
+from medlink.retrieval.tfidf import TfidfGenerator
+from medlink.text import normalize
+
+CONCEPTS = ["D001", "D002", "D003", "D004"]
+NAMES = [
+    ("Myocardial infarction", "D001", KB_ORIGIN),
+    ("heart attack", "D001", KB_ORIGIN),
+    ("Heart-Attack", "D002", KB_ORIGIN),  # same key as above, another concept
+    ("heart failure", "D003", KB_ORIGIN),
+    ("cardiac failure", "D003", KB_ORIGIN),
+    ("type 2 diabetes mellitus", "D004", KB_ORIGIN),
+    ("t2dm", "D004", MEMORY_ORIGIN),
+]
+
+
+@pytest.fixture
+def table():
+    return NameTable.build(NAMES, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
+
+
+def ids(candidates):
+    return [c.concept_id for c in candidates]
+
+
+def test_name_table_merges_equal_keys(table):
+    assert len(table) == 6
+    row = table.keys.index("heart attack")
+    assert table.display[row] == "heart attack"
+    assert [CONCEPTS[i] for i in table.concepts_of(row)] == ["D001", "D002"]
+    assert table.origins[table.keys.index("t2dm")] == MEMORY_ORIGIN
+
+
+def test_name_table_round_trip(table, tmp_path):
+    table.save(tmp_path)
+    loaded = NameTable.load(tmp_path)
+    assert loaded.keys == table.keys and loaded.display == table.display
+    assert np.array_equal(loaded.indptr, table.indptr) and np.array_equal(loaded.origins, table.origins)
+
+
+def test_exact_generator_ties_break_by_concept_id(table):
+    result = ExactGenerator.build(table, CONCEPTS).search(["heart attack", "unknown"], k=5)
+    assert ids(result[0]) == ["D001", "D002"] and [c.score for c in result[0]] == [1.0, 1.0]
+    assert result[1] == []
+
+
+def test_tfidf_ranks_closest_name_and_aggregates_aliases(table, tmp_path):
+    generator = TfidfGenerator.build(table, CONCEPTS)
+    result = generator.search(["cardiac failures", "myocardial infarct", "diabetes type 2"], k=3)
+    assert ids(result[0])[0] == "D003" and result[0][0].matched_name == "cardiac failure"
+    assert ids(result[1])[0] == "D001"
+    assert ids(result[2])[0] == "D004" and 0 < result[2][0].score <= 1
+    assert len(set(ids(result[0]))) == len(result[0])  # one entry per concept (max over aliases)
+    generator.save(tmp_path)
+    loaded = TfidfGenerator.load(tmp_path, table, CONCEPTS, "tfidf")
+    again = loaded.search(["cardiac failures"], k=3)[0]
+    assert ids(again) == ids(result[0]) and [round(c.score, 5) for c in again] == [round(c.score, 5) for c in result[0]]
+
+
+def test_tfidf_two_stage_scores_are_exact_cosines(table):
+    """Stage 1 only shortlists (names sharing a selective n-gram); stage 2 scores are the exhaustive cosines."""
+    two_stage = TfidfGenerator.build(table, CONCEPTS, common_df=0.0)  # only n-grams of a single name are selective
+    exhaustive = TfidfGenerator.build(table, CONCEPTS, common_df=1.0, shortlist=100)
+    for mention in ["heart failure", "myocardial", "diabetes", "heart"]:
+        a, b = two_stage.search([mention], k=4)[0], exhaustive.search([mention], k=4)[0]
+        assert a and ids(a)[0] == ids(b)[0]
+        full = {c.concept_id: c.score for c in b}
+        assert all(c.score == pytest.approx(full[c.concept_id], abs=1e-5) for c in a)
+    assert len(two_stage.search(["myocardial"], k=4)[0]) < len(exhaustive.search(["myocardial"], k=4)[0])
+
+
+def test_bm25_keeps_single_character_tokens(table, tmp_path):
+    generator = BM25Generator.build(table, CONCEPTS)
+    result = generator.search(["type 2 diabetes", "zzz"], k=2)
+    assert ids(result[0])[0] == "D004"
+    assert result[1] == []
+    generator.save(tmp_path)
+    assert ids(BM25Generator.load(tmp_path, table, CONCEPTS, "bm25").search(["type 2 diabetes"], k=2)[0]) == ids(result[0])
+
+
+def test_ranked_matches_a_brute_force_ranking():
+    rng = np.random.default_rng(0)
+    n = 400
+    query, concept = rng.integers(0, 7, n), rng.integers(0, 30, n)
+    score = rng.integers(0, 5, n).astype(np.float32)  # many ties
+    hits = ranked(query, concept, score, np.arange(n), np.zeros(n, np.int8), n_queries=8, k=5)
+    for q in range(8):
+        best = {}
+        for qq, c, s in zip(query, concept, score):
+            if qq == q:
+                best[c] = max(best.get(c, -1), s)
+        expected = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:5]
+        got = list(zip(hits.concepts[hits.row(q)].tolist(), hits.scores[hits.row(q)].tolist()))
+        assert got == [(int(c), float(s)) for c, s in expected]
+    assert top_k(hits, 2).indptr[-1] == sum(min(2, hits.indptr[q + 1] - hits.indptr[q]) for q in range(8))
+
+
+def _hits(rows: list[list[tuple[int, float]]], stage: int) -> Hits:
+    query = np.array([q for q, row in enumerate(rows) for _ in row])
+    concept = np.array([c for row in rows for c, _ in row])
+    score = np.array([s for row in rows for _, s in row], dtype=np.float32)
+    return ranked(query, concept, score, np.zeros(len(query), np.int32), np.full(len(query), stage, np.int8), len(rows), 10)
+
+
+def test_weighted_fusion_normalises_each_stage_by_its_best_score():
+    a = _hits([[(0, 0.8), (1, 0.4)]], stage=0)
+    b = _hits([[(1, 20.0), (2, 10.0)]], stage=1)  # BM25-like scale
+    fused = Fusion("weighted", {"a": 1.0, "b": 0.5}).fuse({"a": a, "b": b}, k=3)
+    got = dict(zip(fused.concepts.tolist(), np.round(fused.scores, 4).tolist()))
+    assert got == {0: 1.0, 1: 0.5 + 0.5, 2: 0.25}
+    assert fused.concepts.tolist() == [0, 1, 2]  # tie between 0 and 1 broken by concept position
+    assert fused.stages.tolist() == [0, 0, 1]  # stage that contributed most (a: 0.5 vs b: 0.5 -> first sort wins deterministically)
+
+
+def test_rrf_fusion_and_zero_weight_drops_a_stage():
+    a = _hits([[(3, 0.9), (4, 0.1)]], stage=0)
+    b = _hits([[(4, 5.0), (5, 1.0)]], stage=1)
+    fused = Fusion("rrf", {"a": 1.0, "b": 1.0}, rrf_k=60).fuse({"a": a, "b": b}, k=5)
+    scores = dict(zip(fused.concepts.tolist(), fused.scores.tolist()))
+    assert fused.concepts[0] == 4 and scores[4] == pytest.approx(1 / 62 + 1 / 61)
+    only_a = Fusion("weighted", {"a": 1.0, "b": 0.0}).fuse({"a": a, "b": b}, k=5)
+    assert only_a.concepts.tolist() == [3, 4]
+    with pytest.raises(ValueError, match="unknown fusion method"):
+        Fusion("borda")
