@@ -51,6 +51,15 @@ def test_exact_generator_ties_break_by_concept_id(table):
     assert result[1] == []
 
 
+def test_equal_scores_rank_the_most_frequent_meaning_first():
+    names = NAMES + [("heart attack", "D002", 2), ("heart attack", "D002", 2)]  # memory: twice meant D002
+    table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
+    row = table.keys.index("heart attack")
+    assert table.counts[table.indptr[row] : table.indptr[row + 1]].tolist() == [1, 3]
+    for generator in (ExactGenerator.build(table, CONCEPTS), TfidfGenerator.build(table, CONCEPTS)):
+        assert ids(generator.search(["heart attack"], k=2)[0]) == ["D002", "D001"]
+
+
 def test_tfidf_ranks_closest_name_and_aggregates_aliases(table, tmp_path):
     generator = TfidfGenerator.build(table, CONCEPTS)
     result = generator.search(["cardiac failures", "myocardial infarct", "diabetes type 2"], k=3)
@@ -90,7 +99,7 @@ def test_ranked_matches_a_brute_force_ranking():
     n = 400
     query, concept = rng.integers(0, 7, n), rng.integers(0, 30, n)
     score = rng.integers(0, 5, n).astype(np.float32)  # many ties
-    hits = ranked(query, concept, score, np.arange(n), np.zeros(n, np.int8), n_queries=8, k=5)
+    hits = ranked(query, concept, score, np.arange(n), np.zeros(n, np.int8), np.zeros(n, np.float32), n_queries=8, k=5)
     for q in range(8):
         best = {}
         for qq, c, s in zip(query, concept, score):
@@ -106,7 +115,8 @@ def _hits(rows: list[list[tuple[int, float]]], stage: int) -> Hits:
     query = np.array([q for q, row in enumerate(rows) for _ in row])
     concept = np.array([c for row in rows for c, _ in row])
     score = np.array([s for row in rows for _, s in row], dtype=np.float32)
-    return ranked(query, concept, score, np.zeros(len(query), np.int32), np.full(len(query), stage, np.int8), len(rows), 10)
+    n = len(query)
+    return ranked(query, concept, score, np.zeros(n, np.int32), np.full(n, stage, np.int8), np.zeros(n, np.float32), len(rows), 10)
 
 
 def test_weighted_fusion_normalises_each_stage_by_its_best_score():

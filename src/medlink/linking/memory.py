@@ -17,7 +17,7 @@ from medlink.kb.store import KB
 
 @dataclass
 class MemoryEntries:
-    """(mention text, concept id) pairs plus counts of what could not be used."""
+    """(mention text, concept id) pairs, one per training occurrence, plus counts of what could not be used."""
 
     pairs: list[tuple[str, str]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
@@ -42,7 +42,6 @@ def memory_from_datasets(kb: KB, datasets: Iterable[str]) -> MemoryEntries:
 
     memory = MemoryEntries()
     resolved: dict[str, str | None] = {}
-    seen: set[tuple[str, str]] = set()
     for spec in datasets:
         memory.sources.append(spec)
         for mention in load_dataset(spec):
@@ -58,8 +57,6 @@ def memory_from_datasets(kb: KB, datasets: Iterable[str]) -> MemoryEntries:
             if not concepts:
                 memory.skipped_unknown_concept += 1
                 continue
-            for concept_id in sorted(concepts):
-                if (mention.text, concept_id) not in seen:
-                    seen.add((mention.text, concept_id))
-                    memory.pairs.append((mention.text, concept_id))
+            # every occurrence is kept: how often a text meant a concept ranks ambiguous texts
+            memory.pairs.extend((mention.text, concept_id) for concept_id in sorted(concepts))
     return memory

@@ -46,7 +46,8 @@ class GeneratorBase:
         return to_candidates(self.search_hits(mentions, k), [self.table], [self.name], self.concept_ids)
 
     def _concept_hits(self, query: np.ndarray, key: np.ndarray, score: np.ndarray, stage: int, n_queries: int, k: int) -> Hits:
-        return from_key_hits(query, key.astype(np.int64), score, self.table.indptr, self.table.concept_index, stage, n_queries, k)
+        return from_key_hits(query, key.astype(np.int64), score, self.table.indptr, self.table.concept_index,
+                             self.table.counts, stage, n_queries, k)
 
 
 # type name -> "module:Class" under medlink.retrieval; each class has

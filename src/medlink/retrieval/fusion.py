@@ -51,13 +51,15 @@ class Fusion:
         value = np.concatenate([self.contributions(s, hits_by_stage[s]) for s in stages]).astype(np.float64)
         key = np.concatenate([hits_by_stage[s].keys for s in stages])
         stage = np.concatenate([hits_by_stage[s].stages for s in stages])
+        prior = np.concatenate([hits_by_stage[s].priors for s in stages])
         if len(query) == 0:
             return Hits.empty(n_queries)
         # group (query, concept); the first of each group after this sort is its largest contribution
         order = np.lexsort((-value, concept, query))
-        query, concept, value, key, stage = query[order], concept[order], value[order], key[order], stage[order]
+        query, concept, value, key, stage, prior = query[order], concept[order], value[order], key[order], stage[order], prior[order]
         first = np.ones(len(query), dtype=bool)
         first[1:] = (query[1:] != query[:-1]) | (concept[1:] != concept[:-1])
         starts = np.flatnonzero(first)
         total = np.add.reduceat(value, starts)
-        return ranked(query[starts], concept[starts], total.astype(np.float32), key[starts], stage[starts], n_queries, k)
+        best_prior = np.maximum.reduceat(prior, starts)
+        return ranked(query[starts], concept[starts], total.astype(np.float32), key[starts], stage[starts], best_prior, n_queries, k)

@@ -3,7 +3,8 @@ concept aggregation, fusion and top-k never loop over candidates in Python.
 
 Query ``i`` owns the slice ``indptr[i]:indptr[i+1]`` of every array, best first. ``concepts``
 are positions in the linker's concept list, ``keys`` the alias-table row that earned the score
-and ``stages`` which generator produced it (after fusion: the stage that contributed most).
+``stages`` which generator produced it (after fusion: the stage that contributed most) and
+``priors`` how often that alias meant that concept (breaks ties between equal scores).
 ``Candidate`` objects are only made for the final top-k.
 """
 
@@ -21,6 +22,7 @@ class Hits:
     scores: np.ndarray  # float32
     keys: np.ndarray  # int32
     stages: np.ndarray  # int8
+    priors: np.ndarray  # float32
 
     @property
     def n_queries(self) -> int:
@@ -36,36 +38,40 @@ class Hits:
     @classmethod
     def empty(cls, n_queries: int) -> "Hits":
         nothing = np.zeros(0)
-        return cls(np.zeros(n_queries + 1, np.int64), nothing.astype(np.int32), nothing.astype(np.float32), nothing.astype(np.int32), nothing.astype(np.int8))
+        return cls(np.zeros(n_queries + 1, np.int64), nothing.astype(np.int32), nothing.astype(np.float32), nothing.astype(np.int32),
+                   nothing.astype(np.int8), nothing.astype(np.float32))
 
 
-def ranked(query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.ndarray, stage: np.ndarray, n_queries: int, k: int) -> Hits:
+def ranked(query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.ndarray, stage: np.ndarray, prior: np.ndarray,
+           n_queries: int, k: int) -> Hits:
     """Keep each (query, concept)'s best hit (max over aliases), then the top ``k`` per query.
 
-    Ties break on concept position, which follows concept id order: results are deterministic.
+    Equal scores rank by prior (how often the alias meant the concept), then by concept
+    position, which follows concept id order: results are deterministic.
     """
     if len(query) == 0:
         return Hits.empty(n_queries)
-    # best hit per (query, concept): sort by query, concept, -score and keep the first of each run
-    order = np.lexsort((-score, concept, query))
-    query, concept, score, key, stage = query[order], concept[order], score[order], key[order], stage[order]
+    # best hit per (query, concept): sort by query, concept, -score, -prior and keep the first of each run
+    order = np.lexsort((-prior, -score, concept, query))
+    query, concept, score, key, stage, prior = query[order], concept[order], score[order], key[order], stage[order], prior[order]
     first = np.ones(len(query), dtype=bool)
     first[1:] = (query[1:] != query[:-1]) | (concept[1:] != concept[:-1])
-    query, concept, score, key, stage = query[first], concept[first], score[first], key[first], stage[first]
-    # rank within each query: by -score, then concept position; keep k
-    order = np.lexsort((concept, -score, query))
-    query, concept, score, key, stage = query[order], concept[order], score[order], key[order], stage[order]
+    query, concept, score, key, stage, prior = query[first], concept[first], score[first], key[first], stage[first], prior[first]
+    # rank within each query: by -score, -prior, then concept position; keep k
+    order = np.lexsort((concept, -prior, -score, query))
+    query, concept, score, key, stage, prior = query[order], concept[order], score[order], key[order], stage[order], prior[order]
     starts = np.searchsorted(query, np.arange(n_queries))
     rank = np.arange(len(query)) - starts[query]
     keep = rank < k
     query = query[keep]
     indptr = np.zeros(n_queries + 1, dtype=np.int64)
     np.cumsum(np.bincount(query, minlength=n_queries), out=indptr[1:])
-    return Hits(indptr, concept[keep].astype(np.int32), score[keep].astype(np.float32), key[keep].astype(np.int32), stage[keep].astype(np.int8))
+    return Hits(indptr, concept[keep].astype(np.int32), score[keep].astype(np.float32), key[keep].astype(np.int32),
+                stage[keep].astype(np.int8), prior[keep].astype(np.float32))
 
 
 def from_key_hits(query: np.ndarray, key: np.ndarray, score: np.ndarray, table_indptr: np.ndarray, table_concepts: np.ndarray,
-                  stage: int, n_queries: int, k: int) -> Hits:
+                  table_counts: np.ndarray, stage: int, n_queries: int, k: int) -> Hits:
     """Alias-level hits -> concept-level hits: each key expands to the concepts it names (max per concept)."""
     counts = table_indptr[key + 1] - table_indptr[key]
     expanded_query = np.repeat(query, counts)
@@ -74,8 +80,9 @@ def from_key_hits(query: np.ndarray, key: np.ndarray, score: np.ndarray, table_i
     # positions of each key's concepts in table_concepts: a ramp within each key's run
     run_start = np.repeat(table_indptr[key], counts)
     offset = np.arange(len(expanded_key)) - np.repeat(np.cumsum(counts) - counts, counts)
-    concept = table_concepts[run_start + offset]
-    return ranked(expanded_query, concept, expanded_score, expanded_key, np.full(len(concept), stage, np.int8), n_queries, k)
+    position = run_start + offset
+    return ranked(expanded_query, table_concepts[position], expanded_score, expanded_key, np.full(len(position), stage, np.int8),
+                  table_counts[position].astype(np.float32), n_queries, k)
 
 
 def top_k(hits: Hits, k: int) -> Hits:
@@ -84,4 +91,4 @@ def top_k(hits: Hits, k: int) -> Hits:
     keep = (np.arange(len(query)) - hits.indptr[query]) < k
     indptr = np.zeros(hits.n_queries + 1, dtype=np.int64)
     np.cumsum(np.bincount(query[keep], minlength=hits.n_queries), out=indptr[1:])
-    return Hits(indptr, hits.concepts[keep], hits.scores[keep], hits.keys[keep], hits.stages[keep])
+    return Hits(indptr, hits.concepts[keep], hits.scores[keep], hits.keys[keep], hits.stages[keep], hits.priors[keep])

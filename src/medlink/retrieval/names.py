@@ -3,8 +3,10 @@
 Names come from the KB, from a mention memory (annotated training mentions with their concept
 ids), or both. Keys are unique normalised strings, so "Heart attack" and "heart-attack" are one
 row; a key may name several concepts. Searching happens over keys; ``concepts_of`` turns a key
-hit into concept hits (aggregated later by max). Origins are kept per key so evidence can say
-whether a KB name or a training mention matched.
+hit into concept hits (aggregated later by max). Each (key, concept) pair counts how often it
+was seen (KB names + training mentions): when a key names several concepts ("pain" in a
+social-media memory), the most frequently meant concept ranks first. Origins are kept per key
+so evidence can say whether a KB name or a training mention matched.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class NameTable:
     display: list[str]
     indptr: np.ndarray  # key i names concepts concept_index[indptr[i]:indptr[i+1]]
     concept_index: np.ndarray
+    counts: np.ndarray  # int32, parallel to concept_index: occurrences of this (key, concept) pair
     origins: np.ndarray  # uint8 bit flags per key: KB_ORIGIN | MEMORY_ORIGIN
 
     @classmethod
@@ -37,7 +40,7 @@ class NameTable:
         """From (text, concept id, origin) triples; ids not in ``concept_position`` are an error of the caller."""
         position: dict[str, int] = {}
         display: list[str] = []
-        members: list[set[int]] = []
+        members: list[dict[int, int]] = []
         origins: list[int] = []
         for text, concept_id, origin in entries:
             key = normalize(text)
@@ -47,14 +50,16 @@ class NameTable:
             if row is None:
                 row = position[key] = len(display)
                 display.append(text)
-                members.append(set())
+                members.append({})
                 origins.append(0)
-            members[row].add(concept_position[concept_id])
+            concept = concept_position[concept_id]
+            members[row][concept] = members[row].get(concept, 0) + 1
             origins[row] |= origin
         indptr = np.zeros(len(members) + 1, dtype=np.int64)
         np.cumsum([len(m) for m in members], out=indptr[1:])
         concept_index = np.fromiter((c for m in members for c in sorted(m)), dtype=np.int32, count=int(indptr[-1]))
-        return cls(list(position), display, indptr, concept_index, np.asarray(origins, dtype=np.uint8))
+        counts = np.fromiter((m[c] for m in members for c in sorted(m)), dtype=np.int32, count=int(indptr[-1]))
+        return cls(list(position), display, indptr, concept_index, counts, np.asarray(origins, dtype=np.uint8))
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -66,12 +71,12 @@ class NameTable:
         directory.mkdir(parents=True, exist_ok=True)
         write_lines(directory / "keys.txt", self.keys)
         write_lines(directory / "display.txt", self.display)
-        np.savez(directory / "table.npz", indptr=self.indptr, concept_index=self.concept_index, origins=self.origins)
+        np.savez(directory / "table.npz", indptr=self.indptr, concept_index=self.concept_index, counts=self.counts, origins=self.origins)
 
     @classmethod
     def load(cls, directory: Path) -> "NameTable":
         arrays = np.load(directory / "table.npz")
-        return cls(read_lines(directory / "keys.txt"), read_lines(directory / "display.txt"), arrays["indptr"], arrays["concept_index"], arrays["origins"])
+        return cls(read_lines(directory / "keys.txt"), read_lines(directory / "display.txt"), arrays["indptr"], arrays["concept_index"], arrays["counts"], arrays["origins"])
 
 
 def write_lines(path: Path, lines: list[str]) -> None:
