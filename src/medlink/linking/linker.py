@@ -168,7 +168,11 @@ class Linker:
                 text = text[:MAX_MENTION_CHARS]
             keys.append(self.normalize(text))
         unique = sorted({key for key in keys if key})
-        names = [n for n in self.generators if generators is None or n in generators]
+        if generators is None:  # stages the fusion weighs at zero would only cost time
+            weights = self.config.fusion.weights
+            names = [n for n in self.generators if len(self.generators) == 1 or weights.get(n, 1.0) != 0]
+        else:
+            names = [n for n in self.generators if n in generators]
         if not names:
             raise MedlinkError(f"no generator selected; this index has {', '.join(self.generators)}")
         per_stage = {

@@ -1,7 +1,9 @@
 """Word-level BM25 over names (``bm25s``), on the same normalised text as every other generator.
 
 Tokens are the normalised name split on spaces: single characters are kept ("type 1", "b
-cell"), unlike bm25s's default token pattern. Query words absent from the vocabulary are dropped.
+cell"), unlike bm25s's default token pattern. With ``stem`` (default), tokens are reduced by the
+Snowball English stemmer (PyStemmer), so "lymphomas" meets "lymphoma". Query words absent
+from the vocabulary are dropped.
 """
 
 from __future__ import annotations
@@ -17,7 +19,17 @@ from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
 
-DEFAULTS = {"k1": 1.2, "b": 0.75, "method": "lucene"}
+DEFAULTS = {"k1": 1.2, "b": 0.75, "method": "lucene", "stem": True}
+
+
+def _tokenizer(stem: bool):
+    """normalised text -> tokens; one shared function for names and mentions."""
+    if not stem:
+        return str.split
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    return lambda text: stemmer.stemWords(text.split())
 
 
 class BM25Generator(GeneratorBase):
@@ -28,13 +40,15 @@ class BM25Generator(GeneratorBase):
         self.retriever = retriever
         self.params = params
         self.vocabulary: dict[str, int] = retriever.vocab_dict
+        self.tokens = _tokenizer(params.get("stem", False))
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "bm25", **params) -> "BM25Generator":
         params = {**DEFAULTS, **params}
         retriever = bm25s.BM25(k1=params["k1"], b=params["b"], method=params["method"])
         vocabulary: dict[str, int] = {}
-        ids = [[vocabulary.setdefault(token, len(vocabulary)) for token in key.split()] for key in table.keys]
+        tokens = _tokenizer(params["stem"])
+        ids = [[vocabulary.setdefault(token, len(vocabulary)) for token in tokens(key)] for key in table.keys]
         retriever.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocabulary), show_progress=False)
         return cls(table, concept_ids, retriever, params, name)
 
@@ -54,7 +68,7 @@ class BM25Generator(GeneratorBase):
         fetch = min(2 * k, len(self.table))
         query_parts, row_parts, score_parts = [], [], []
         for i, mention in enumerate(mentions):
-            ids = [vocabulary[t] for t in mention.split() if t in vocabulary]
+            ids = [vocabulary[t] for t in self.tokens(mention) if t in vocabulary]
             if not ids:
                 continue
             scores = self.retriever.get_scores(ids)

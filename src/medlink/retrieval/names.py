@@ -12,6 +12,7 @@ so evidence can say whether a KB name or a training mention matched.
 from __future__ import annotations
 
 import json
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -37,11 +38,15 @@ class NameTable:
 
     @classmethod
     def build(cls, entries: Iterable[tuple[str, str, int]], concept_position: dict[str, int], normalize: Normalizer) -> "NameTable":
-        """From (text, concept id, origin) triples; ids not in ``concept_position`` are an error of the caller."""
+        """From (text, concept id, origin) triples; every id must be in ``concept_position``.
+
+        Memory stays near the size of the keys themselves (a UMLS-sized KB has millions): pairs
+        go into flat integer arrays and are counted with numpy, not into a container per key.
+        """
         position: dict[str, int] = {}
         display: list[str] = []
-        members: list[dict[int, int]] = []
-        origins: list[int] = []
+        origins = array("B")
+        rows, concepts = array("q"), array("q")
         for text, concept_id, origin in entries:
             key = normalize(text)
             if not key:
@@ -50,16 +55,16 @@ class NameTable:
             if row is None:
                 row = position[key] = len(display)
                 display.append(text)
-                members.append({})
                 origins.append(0)
-            concept = concept_position[concept_id]
-            members[row][concept] = members[row].get(concept, 0) + 1
             origins[row] |= origin
-        indptr = np.zeros(len(members) + 1, dtype=np.int64)
-        np.cumsum([len(m) for m in members], out=indptr[1:])
-        concept_index = np.fromiter((c for m in members for c in sorted(m)), dtype=np.int32, count=int(indptr[-1]))
-        counts = np.fromiter((m[c] for m in members for c in sorted(m)), dtype=np.int32, count=int(indptr[-1]))
-        return cls(list(position), display, indptr, concept_index, counts, np.asarray(origins, dtype=np.uint8))
+            rows.append(row)
+            concepts.append(concept_position[concept_id])
+        n_concepts = max(len(concept_position), 1)
+        codes, counts = np.unique(np.frombuffer(rows, dtype=np.int64) * n_concepts + np.frombuffer(concepts, dtype=np.int64), return_counts=True)
+        indptr = np.zeros(len(display) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(codes // n_concepts, minlength=len(display)), out=indptr[1:])
+        concept_index = (codes % n_concepts).astype(np.int32)
+        return cls(list(position), display, indptr, concept_index, counts.astype(np.int32), np.frombuffer(origins, dtype=np.uint8).copy())
 
     def __len__(self) -> int:
         return len(self.keys)

@@ -36,26 +36,43 @@ def _vectorizer(params: dict) -> TfidfVectorizer:
     )
 
 
-class TfidfGenerator(GeneratorBase):
-    """Cosine similarity between TF-IDF vectors of character n-grams of mentions and names."""
+def _full_width_transpose(columns: sp.csc_matrix, column_ids: np.ndarray, width: int) -> sp.csr_matrix:
+    """The transpose of a column subset, as a CSR matrix with one (possibly empty) row per original column."""
+    indptr = np.zeros(width + 1, dtype=np.int64)
+    indptr[column_ids + 1] = np.diff(columns.indptr)
+    return sp.csr_matrix((columns.data, columns.indices, np.cumsum(indptr)), shape=(width, columns.shape[0]))
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], vectorizer: TfidfVectorizer, matrix: sp.csr_matrix, params: dict, name: str):
+
+class TfidfGenerator(GeneratorBase):
+    """Cosine similarity between TF-IDF vectors of character n-grams of mentions and names.
+
+    The name matrix is kept only as its two halves: ``postings`` (selective n-grams, transposed:
+    n-gram -> names) and ``common`` (names x common n-grams). Never holding the whole matrix next
+    to its halves keeps a UMLS-sized build within memory.
+    """
+
+    def __init__(self, table: NameTable, concept_ids: Sequence[str], vectorizer: TfidfVectorizer, postings: sp.csr_matrix,
+                 common: sp.csr_matrix, common_columns: np.ndarray, params: dict, name: str):
         super().__init__(table, concept_ids, name)
         self.vectorizer = vectorizer
-        self.matrix = matrix  # names x n-grams, rows L2-normalised
+        self.postings = postings
+        self.common = common
+        self.common_columns = common_columns
         self.params = params
-        document_frequency = np.bincount(matrix.indices, minlength=matrix.shape[1])
-        self.selective = document_frequency <= max(1.0, params["common_df"] * matrix.shape[0])
-        # n-gram -> names postings of the selective n-grams only (the common ones' rows are left empty)
-        self.postings = (matrix @ sp.diags(self.selective.astype(np.float32))).T.tocsr()
-        self.postings.eliminate_zeros()
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "tfidf", **params) -> "TfidfGenerator":
         params = {**DEFAULTS, **params}
         vectorizer = _vectorizer(params)
         matrix = vectorizer.fit_transform(table.keys).tocsr()
-        return cls(table, concept_ids, vectorizer, matrix, params, name)
+        document_frequency = np.bincount(matrix.indices, minlength=matrix.shape[1])
+        selective = document_frequency <= max(1.0, params["common_df"] * matrix.shape[0])
+        common_columns = np.flatnonzero(~selective)
+        common = matrix[:, common_columns].tocsr()
+        selective_part = matrix[:, np.flatnonzero(selective)]
+        del matrix
+        postings = _full_width_transpose(selective_part.tocsc(), np.flatnonzero(selective), len(selective))
+        return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -63,7 +80,9 @@ class TfidfGenerator(GeneratorBase):
         (directory / "params.json").write_text(json.dumps(self.params))
         (directory / "vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False))
         np.save(directory / "idf.npy", self.vectorizer.idf_.astype(np.float32))
-        sp.save_npz(directory / "matrix.npz", self.matrix, compressed=False)
+        np.save(directory / "common_columns.npy", self.common_columns)
+        sp.save_npz(directory / "postings.npz", self.postings, compressed=False)
+        sp.save_npz(directory / "common.npz", self.common, compressed=False)
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "TfidfGenerator":
@@ -72,36 +91,39 @@ class TfidfGenerator(GeneratorBase):
         vectorizer = _vectorizer(params)
         vectorizer.vocabulary_ = {term: i for i, term in enumerate(vocabulary)}
         vectorizer.idf_ = np.load(directory / "idf.npy")
-        return cls(table, concept_ids, vectorizer, sp.load_npz(directory / "matrix.npz").tocsr(), params, name)
+        return cls(table, concept_ids, vectorizer, sp.load_npz(directory / "postings.npz").tocsr(), sp.load_npz(directory / "common.npz").tocsr(),
+                   np.load(directory / "common_columns.npy"), params, name)
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
-        """Exact cosine of each mention with its shortlist of names, aggregated to concepts."""
+        """Exact cosine of each mention with its shortlist of names, aggregated to concepts.
+
+        cosine = selective part (from the batch's sparse product) + common part (the shortlisted
+        rows of ``common`` times the mention's dense common-n-gram vector, one C-level product).
+        """
         queries = self.vectorizer.transform(mentions).tocsr()
         partial = (queries @ self.postings).tocsr()
+        common_queries = queries[:, self.common_columns].toarray()
         shortlist = max(2 * k, self.params["shortlist"])
-        query_parts, row_parts = [], []
-        exact_parts = []
+        query_parts, row_parts, cosine_parts = [], [], []
         for i in range(len(mentions)):
             start, end = partial.indptr[i], partial.indptr[i + 1]
             if start == end:
                 if queries.indptr[i] == queries.indptr[i + 1]:
                     continue  # no known n-gram at all
-                scores = np.asarray((self.matrix @ queries[i].T).todense()).ravel()  # nothing selective: every name
-                rows = np.argpartition(-scores, shortlist - 1)[:shortlist] if len(scores) > shortlist else np.arange(len(scores))
-                exact_parts.append((i, rows, scores[rows]))
-                continue
-            rows, values = partial.indices[start:end], partial.data[start:end]
-            if len(rows) > shortlist:
-                rows = rows[np.argpartition(-values, shortlist - 1)[:shortlist]]
+                cosine = self.common @ common_queries[i]  # nothing selective: every name, by its common part alone
+                rows = np.argpartition(-cosine, shortlist - 1)[:shortlist] if len(cosine) > shortlist else np.arange(len(cosine))
+                cosine = cosine[rows]
+            else:
+                rows, values = partial.indices[start:end], partial.data[start:end]
+                if len(rows) > shortlist:
+                    top = np.argpartition(-values, shortlist - 1)[:shortlist]
+                    rows, values = rows[top], values[top]
+                cosine = values + self.common[rows] @ common_queries[i]
             query_parts.append(np.full(len(rows), i))
             row_parts.append(rows)
-        query = np.concatenate(query_parts) if query_parts else np.zeros(0, np.int64)
-        rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
-        # exact cosine of every (mention, shortlisted name) pair at once: row-wise dot products
-        cosine = np.asarray(self.matrix[rows].multiply(queries[query]).sum(axis=1)).ravel() if len(rows) else np.zeros(0)
-        for i, extra_rows, extra_scores in exact_parts:
-            query = np.concatenate([query, np.full(len(extra_rows), i)])
-            rows = np.concatenate([rows, extra_rows])
-            cosine = np.concatenate([cosine, extra_scores])
+            cosine_parts.append(cosine)
+        if not query_parts:
+            return Hits.empty(len(mentions))
+        query, rows, cosine = np.concatenate(query_parts), np.concatenate(row_parts), np.concatenate(cosine_parts)
         positive = cosine > 0
         return self._concept_hits(query[positive], rows[positive], cosine[positive].astype(np.float32), stage, len(mentions), k)

@@ -1,0 +1,44 @@
+"""The benchmark datasets: where they are, and the KBs / memories the protocols need (cached)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _harness import SHARED_DATA
+
+from medlink.kb.build import build_kb
+from medlink.kb.store import KB
+
+NCBI = SHARED_DATA / "ncbi-disease"
+AAP = SHARED_DATA / "askapatient"
+
+
+def require(path: Path) -> Path:
+    if not path.exists():
+        raise SystemExit(f"benchmark data not found: {path}")
+    return path
+
+
+def cached_kb(workdir: Path, name: str, sources: list[str]) -> KB:
+    """Build a KB once per work directory (benchmarks rebuild nothing they do not measure)."""
+    path = workdir / f"{name}.sqlite"
+    if not path.exists():
+        build_kb(path, sources, progress=False)
+    return KB.open(path)
+
+
+def ncbi_split(split: str) -> str:
+    return f"biosyn:{require(NCBI / f'processed_{split}')}"
+
+
+def ncbi_kb(workdir: Path, dictionary: str = "train") -> KB:
+    """``train``: MEDIC as BioSyn ships it (KB only); ``test``: + train and dev mentions (the published setting)."""
+    return cached_kb(workdir, f"ncbi-{dictionary}-dictionary", [f"biosyn:{require(NCBI / f'{dictionary}_dictionary.txt')}"])
+
+
+def aap_kb(workdir: Path) -> KB:
+    return cached_kb(workdir, "askapatient-ontology", [f"askapatient:{require(AAP / 'askapatient_ontology.json')}"])
+
+
+def aap_split(fold: int, split: str) -> str:
+    return f"askapatient:{require(AAP / f'AskAPatient.fold-{fold}.{split}.txt')}"

@@ -1,0 +1,141 @@
+"""Lexical linking accuracy and speed: NCBI Disease and AskAPatient, with and without the mention memory.
+
+    python benchmarks/lexical_linking.py [--folds 10] [--repeats 5]
+
+Configs come from benchmarks/configs/*_lexical.json (chosen on dev by tune_lexical.py). Each
+figure is reported for TF-IDF alone, BM25 alone and the fused config (the generators of one index,
+selected at query time). NCBI settings:
+- published protocol: KB = BioSyn's test_dictionary.txt (MEDIC + train and dev mentions, as the
+  published numbers use), no separate memory;
+- memory: KB = train_dictionary.txt (MEDIC) + mention memory of processed_traindev;
+- KB only: KB = train_dictionary.txt, nothing from training.
+AskAPatient: KB = the ontology (1,036 concepts); with memory = fold train file; mean over folds of
+the test split. Speed: a fresh process loads the NCBI index built on the full MEDIC file and links
+the 960 NCBI test mentions (median of the repeats); peak RSS is that process's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import NCBI, aap_kb, aap_split, cached_kb, ncbi_kb, ncbi_split, require  # noqa: E402
+from _harness import ROOT, SHARED_DATA, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
+
+from medlink.eval import evaluate, load_dataset  # noqa: E402
+from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
+from medlink.linking.config import LinkerConfig  # noqa: E402
+from medlink.linking.linker import Linker  # noqa: E402
+from medlink.linking.memory import memory_from_datasets  # noqa: E402
+
+CONFIGS = ROOT / "benchmarks" / "configs"
+VARIANTS = {"TF-IDF": ["tfidf"], "BM25": ["bm25"], "fused": None}
+
+
+def run_variants(linker: Linker, kb, test, setting: dict) -> list[dict]:
+    equivalent = equivalent_ids_from_kb(kb)
+    rows = []
+    for variant, generators in VARIANTS.items():
+        report = evaluate(lambda texts: linker.link(texts, k=64, generators=generators), test, equivalent_ids=equivalent,
+                          records=False, subpopulations=False)
+        rows.append({**setting, "variant": variant, "n": report["n"], "acc@1": report["acc@1"], "acc@5": report["acc@5"],
+                     "mrr": report["mrr"], "recall@64": report["recall@64"], "predict_seconds": report.timing["predict_seconds"]})
+        print(f"  {setting['dataset']} | {setting['setting']} | {variant}: acc@1 {report['acc@1']:.4f} acc@5 {report['acc@5']:.4f}", flush=True)
+    return rows
+
+
+def ncbi_rows(workdir: Path) -> list[dict]:
+    config = LinkerConfig.from_file(CONFIGS / "ncbi_lexical.json")
+    test = load_dataset(ncbi_split("test"))
+    rows = []
+    for setting, kb, memory in (
+        ("published protocol: test_dictionary.txt", ncbi_kb(workdir, "test"), None),
+        ("train_dictionary.txt + memory(traindev)", ncbi_kb(workdir, "train"), [ncbi_split("traindev")]),
+        ("KB only: train_dictionary.txt", ncbi_kb(workdir, "train"), None),
+    ):
+        started = time.perf_counter()
+        linker = Linker.build(kb, config, memory_from_datasets(kb, memory) if memory else None)
+        build = time.perf_counter() - started
+        rows += run_variants(linker, kb, test, {"dataset": "NCBI Disease", "split": "test", "setting": setting, "build_seconds": build})
+    return rows
+
+
+def aap_rows(workdir: Path, folds: int) -> list[dict]:
+    config = LinkerConfig.from_file(CONFIGS / "askapatient_lexical.json")
+    kb = aap_kb(workdir)
+    per_fold = []
+    for fold in range(folds):
+        test = load_dataset(aap_split(fold, "test"))
+        for setting, memory in (("ontology + memory(fold train)", [aap_split(fold, "train")]), ("KB only: ontology names", None)):
+            linker = Linker.build(kb, config, memory_from_datasets(kb, memory) if memory else None)
+            per_fold += run_variants(linker, kb, test, {"dataset": "AskAPatient", "split": f"fold-{fold} test", "setting": setting, "fold": fold})
+    rows = []
+    for setting in ("ontology + memory(fold train)", "KB only: ontology names"):
+        for variant in VARIANTS:
+            group = [r for r in per_fold if r["setting"] == setting and r["variant"] == variant]
+            rows.append({"dataset": "AskAPatient", "split": f"test, mean of {len(group)} folds", "setting": setting, "variant": variant,
+                         "n": sum(r["n"] for r in group), **{m: statistics.mean(r[m] for r in group) for m in ("acc@1", "acc@5", "mrr", "recall@64")},
+                         "acc@1_std": statistics.pstdev(r["acc@1"] for r in group)})
+    return rows + [dict(r, per_fold=True) for r in per_fold]
+
+
+def speed(workdir: Path, repeats: int) -> dict:
+    """Index build on the full MEDIC file, then load time and throughput in a fresh process."""
+    kb = cached_kb(workdir, "medic", [f"biosyn:{require(SHARED_DATA / 'medic' / 'medic_06Jul2012.txt')}"])
+    config = LinkerConfig.from_file(CONFIGS / "ncbi_lexical.json")
+    builds = []
+    for _ in range(3):
+        started = time.perf_counter()
+        Linker.build(kb, config).save(workdir / "medic-index")
+        builds.append(time.perf_counter() - started)
+    mentions = workdir / "ncbi-test-mentions.txt"
+    mentions.write_text("\n".join(p for m in load_dataset(ncbi_split("test")) for p in m.parts) + "\n")
+    size = sum(f.stat().st_size for f in (workdir / "medic-index").rglob("*") if f.is_file())
+    measured = measure_in_fresh_process([sys.executable, str(Path(__file__).with_name("_throughput.py")), str(workdir / "medic-index"), str(mentions), str(repeats), "10"], 1)
+    child = json.loads(measured["stdout"])
+    return {"kb": "MEDIC (medic_06Jul2012.txt)", "names": kb.stats()["names"], "build_seconds_median": statistics.median(builds),
+            "index_size_mb": round(size / 2**20, 1), "peak_rss_mb": measured["peak_rss_mb_median"], **child}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    rows = ncbi_rows(args.workdir) + aap_rows(args.workdir, args.folds)
+    throughput = speed(args.workdir, args.repeats)
+    print(throughput, flush=True)
+    write_results("lexical_linking", {"command": "python benchmarks/lexical_linking.py", "rows": rows, "speed": throughput,
+                                      "seconds": time.perf_counter() - started})
+    commit = git_commit()
+    lines = ["## Lexical linking (issue 3)", "",
+             "`python benchmarks/lexical_linking.py` (configs tuned on dev by `benchmarks/tune_lexical.py`; k = 64 candidates; Acc@k counts a",
+             "prediction when any gold id alternative matches; composite mentions need every part right).", "",
+             "| dataset | split | dictionary / memory | generator | n | Acc@1 | Acc@5 | MRR | R@64 | commit |",
+             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        if r.get("per_fold"):
+            continue
+        std = f" (sd {r['acc@1_std']:.3f})" if "acc@1_std" in r else ""
+        lines.append(f"| {r['dataset']} | {r['split']} | {r['setting']} | {r['variant']} | {r['n']} | {r['acc@1']:.4f}{std} | {r['acc@5']:.4f} | "
+                     f"{r['mrr']:.4f} | {r['recall@64']:.4f} | {commit} |")
+    t = throughput
+    lines += ["", f"Speed, one process on this 2-core machine (`{Path(sys.executable).name} benchmarks/lexical_linking.py`, {args.repeats} repeats, medians):",
+              "", "| KB | names | index build (s) | index size (MB) | load (s) | mentions/s (960 NCBI test mentions, stream) | mentions/s (unique only) | peak RSS (MB) | commit |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+              f"| {t['kb']} | {t['names']:,} | {t['build_seconds_median']:.1f} | {t['index_size_mb']} | {t['load_seconds']:.2f} | "
+              f"{t['mentions_per_second']:,.0f} | {t['unique_mentions_per_second']:,.0f} | {t['peak_rss_mb']:.0f} | {commit} |"]
+    update_section("lexical_linking", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

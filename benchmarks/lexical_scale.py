@@ -1,0 +1,84 @@
+"""TF-IDF index on a UMLS-scale KB: build time, peak RSS and linking throughput.
+
+    python benchmarks/lexical_scale.py [--rows 5000000]
+
+Uses the synthetic MRCONSO KB of kb_build.py (generated if missing). The index is a TF-IDF-only
+linker (``configs/tfidf_only.json``) built by ``medlink index build`` in a fresh process; the
+queries are 2,000 KB names with a character dropped and words shuffled (no exact hits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import ROOT, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
+
+from medlink.kb.build import build_kb  # noqa: E402
+from medlink.kb.store import KB  # noqa: E402
+
+CONFIG = ROOT / "benchmarks" / "configs" / "tfidf_only.json"
+
+
+def perturbed_queries(kb: KB, count: int, seed: int = 5) -> list[str]:
+    rng = random.Random(seed)
+    total = kb.stats()["names"]
+    wanted = set(rng.sample(range(total), count))
+    queries = []
+    for i, (_, name, _) in enumerate(kb.iter_names(batch=100_000)):
+        if i in wanted:
+            words = name.split()
+            rng.shuffle(words)
+            text = " ".join(words)
+            cut = rng.randrange(len(text))
+            queries.append(text[:cut] + text[cut + 1 :])
+            if len(queries) == count:
+                break
+    return queries
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=5_000_000)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
+    args = parser.parse_args()
+    meta = args.workdir / f"synthetic-umls-{args.rows}"
+    kb_path = args.workdir / f"synthetic-{args.rows}.sqlite"
+    if not kb_path.exists():
+        if not (meta / "META" / "MRCONSO.RRF").exists():
+            from synthetic_umls import write_meta
+
+            write_meta(meta, args.rows)
+        build_kb(kb_path, [f"umls:{meta / 'META'}"], progress=False)
+    kb = KB.open(kb_path)
+    index = args.workdir / f"synthetic-{args.rows}-tfidf-index"
+    build = measure_in_fresh_process([sys.executable, "-m", "medlink", "index", "build", "--kb", str(kb_path), "--out", str(index), "--config", str(CONFIG)], 1)
+    print("build", {k: v for k, v in build.items() if k != "stdout"}, flush=True)
+    queries = args.workdir / "synthetic-queries.txt"
+    queries.write_text("\n".join(perturbed_queries(kb, 2000)) + "\n")
+    link = measure_in_fresh_process([sys.executable, str(Path(__file__).with_name("_throughput.py")), str(index), str(queries), "3", "10"], 1)
+    child = json.loads(link["stdout"])
+    size = sum(f.stat().st_size for f in index.rglob("*") if f.is_file())
+    result = {"kb": str(kb_path), "concepts": len(kb), "names": kb.stats()["names"], "build_seconds": build["seconds_median"],
+              "build_peak_rss_mb": build["peak_rss_mb_median"], "index_size_mb": round(size / 2**20), "link_peak_rss_mb": link["peak_rss_mb_median"], **child}
+    print(result, flush=True)
+    write_results("lexical_scale", {"command": "python benchmarks/lexical_scale.py", **result})
+    update_section("lexical_scale", "\n".join([
+        "## Lexical linking at UMLS scale (issue 3)", "",
+        "`python benchmarks/lexical_scale.py`: TF-IDF-only index (`benchmarks/configs/tfidf_only.json`) over the synthetic 5M-row MRCONSO KB;",
+        "2,000 perturbed KB names as queries (one fresh process each for build and linking; single runs).", "",
+        "| KB | concepts | names | index build (s) | build peak RSS (MB) | index size (MB) | load (s) | mentions/s | linking peak RSS (MB) | commit |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        f"| synthetic UMLS {args.rows / 1e6:g}M MRCONSO rows | {result['concepts']:,} | {result['names']:,} | {result['build_seconds']:.0f} | "
+        f"{result['build_peak_rss_mb']:.0f} | {result['index_size_mb']} | {result['load_seconds']:.1f} | {result['unique_mentions_per_second']:,.0f} | "
+        f"{result['link_peak_rss_mb']:.0f} | {git_commit()} |",
+    ]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""Choose the lexical linker's parameters on development data only (never test).
+
+    python benchmarks/tune_lexical.py
+
+NCBI Disease: KB = BioSyn's train dictionary (MEDIC), memory = processed_train, scored on
+processed_dev. AskAPatient: KB = the 1,036-concept ontology, memory = fold-0 train, scored on
+fold-0 validation. Step 1 picks the TF-IDF analyzer / n-gram range by TF-IDF alone and BM25's
+stemming by BM25 alone; step 2 picks the fusion method and weights for exact + TF-IDF + BM25. The chosen configs are written to
+benchmarks/configs/{ncbi,askapatient}_lexical.json; every trial is in results/tune_lexical.json.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
+from _harness import ROOT, update_section, write_results  # noqa: E402
+
+from medlink.eval import evaluate, load_dataset  # noqa: E402
+from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
+from medlink.linking.config import LinkerConfig  # noqa: E402
+from medlink.linking.linker import Linker  # noqa: E402
+from medlink.linking.memory import memory_from_datasets  # noqa: E402
+from medlink.retrieval.fusion import Fusion  # noqa: E402
+
+CONFIGS = ROOT / "benchmarks" / "configs"
+TFIDF_GRID = [
+    {"analyzer": analyzer, "ngram_range": list(ngrams)}
+    for analyzer, ngrams in itertools.product(("char_wb", "char"), ((1, 3), (2, 4), (2, 5), (3, 5)))
+]
+BM25_GRID = [{"stem": False}, {"stem": True}]
+EXACT_WEIGHTS = (0.0, 0.5, 1.0)
+BM25_WEIGHTS = (0.0, 0.05, 0.1, 0.25, 0.5, 1.0)
+
+
+def config(tfidf: dict, bm25: dict | None = None, fusion: dict | None = None) -> LinkerConfig:
+    return LinkerConfig.from_dict({
+        "generators": [{"name": "exact", "type": "exact"}, {"name": "tfidf", "type": "tfidf", "params": tfidf},
+                       {"name": "bm25", "type": "bm25", "params": bm25 or {}}],
+        "fusion": fusion or {"method": "weighted"},
+        "k_per_generator": 32,
+    })
+
+
+def score(linker: Linker, dev, equivalent, generators=None) -> tuple[float, float]:
+    report = evaluate(lambda texts: linker.link(texts, k=10, generators=generators), dev, equivalent_ids=equivalent,
+                      records=False, subpopulations=False)
+    return report["acc@1"], report["mrr"]
+
+
+def tune(name: str, kb, memory_specs: list[str], dev_spec: str) -> dict:
+    dev = load_dataset(dev_spec)
+    equivalent = equivalent_ids_from_kb(kb)
+    memory = memory_from_datasets(kb, memory_specs)
+    trials = []
+    best_tfidf, best_key = None, (-1.0, -1.0)
+    for params in TFIDF_GRID:
+        started = time.perf_counter()
+        linker = Linker.build(kb, config(params), memory)
+        key = score(linker, dev, equivalent, ["tfidf"])
+        trials.append({"step": "tfidf", "params": params, "acc@1": key[0], "mrr": key[1], "seconds": time.perf_counter() - started})
+        print(f"{name} tfidf {params}: acc@1 {key[0]:.4f} mrr {key[1]:.4f}", flush=True)
+        if key > best_key:
+            best_tfidf, best_key = params, key
+    best_bm25, best_bm25_key = None, (-1.0, -1.0)
+    for params in BM25_GRID:
+        linker = Linker.build(kb, config(best_tfidf, params), memory)
+        key = score(linker, dev, equivalent, ["bm25"])
+        trials.append({"step": "bm25", "params": params, "acc@1": key[0], "mrr": key[1]})
+        print(f"{name} bm25 {params}: acc@1 {key[0]:.4f} mrr {key[1]:.4f}", flush=True)
+        if key > best_bm25_key:
+            best_bm25, best_bm25_key = params, key
+    linker = Linker.build(kb, config(best_tfidf, best_bm25), memory)
+    best_fusion, best_fusion_key = None, (-1.0, -1.0)
+    for method, exact, bm25 in itertools.product(("weighted", "rrf"), EXACT_WEIGHTS, BM25_WEIGHTS):
+        fusion = {"method": method, "weights": {"exact": exact, "tfidf": 1.0, "bm25": bm25}}
+        linker.config.fusion = Fusion(**fusion)
+        key = score(linker, dev, equivalent)
+        trials.append({"step": "fusion", "fusion": fusion, "acc@1": key[0], "mrr": key[1]})
+        if key > best_fusion_key:
+            best_fusion, best_fusion_key = fusion, key
+    print(f"{name} fusion {best_fusion}: acc@1 {best_fusion_key[0]:.4f}", flush=True)
+    chosen = config(best_tfidf, best_bm25, best_fusion).to_dict()
+    path = CONFIGS / f"{name}_lexical.json"
+    CONFIGS.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(chosen, indent=2) + "\n")
+    return {"dataset": name, "dev": dev_spec, "memory": memory_specs, "chosen": chosen, "dev_tfidf": best_key, "dev_bm25": best_bm25_key, "dev_fused": best_fusion_key,
+            "config_file": str(path.relative_to(ROOT)), "trials": trials}
+
+
+def main() -> None:
+    workdir = Path(tempfile.gettempdir()) / "medlink-bench"
+    workdir.mkdir(parents=True, exist_ok=True)
+    results = [
+        tune("ncbi", ncbi_kb(workdir, "train"), [ncbi_split("train")], ncbi_split("dev")),
+        tune("askapatient", aap_kb(workdir), [aap_split(0, "train")], aap_split(0, "validation")),
+    ]
+    write_results("tune_lexical", {"command": "python benchmarks/tune_lexical.py", "results": results})
+    lines = ["## Lexical linker tuning on development data (issue 3)", "",
+             "`python benchmarks/tune_lexical.py`: grid over TF-IDF analyzer / n-grams (TF-IDF alone), then fusion method and",
+             "weights (exact, TF-IDF = 1, BM25). Dev only; the chosen configs feed `benchmarks/lexical_linking.py`.", "",
+             "| dataset | dev split | chosen TF-IDF | chosen BM25 | chosen fusion | dev Acc@1 TF-IDF | dev Acc@1 BM25 | dev Acc@1 fused |",
+             "| --- | --- | --- | --- | --- | ---: | ---: | ---: |"]
+    for r in results:
+        generators = {g["name"]: g for g in r["chosen"]["generators"]}
+        lines.append(f"| {r['dataset']} | {Path(r['dev'].split(':', 1)[1]).name} | {generators['tfidf']['params']} | {generators['bm25']['params']} | "
+                     f"{r['chosen']['fusion']['method']} {r['chosen']['fusion']['weights']} | {r['dev_tfidf'][0]:.4f} | {r['dev_bm25'][0]:.4f} | "
+                     f"{r['dev_fused'][0]:.4f} |")
+    update_section("tune_lexical", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
