@@ -1,33 +1,68 @@
-"""Small shared helpers for readers: checked opening of files and directories."""
+"""Small shared helpers for readers: checked paths, opening (``.gz`` decompressed on the fly where a
+reader accepts it), line decoding that reports ``file:line``, and option sets."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterable, Iterator
 
 from medlink.errors import MissingInputError
+from medlink.kb.errors_policy import InvalidLinePolicy
 
 
 def require_file(path: Path | str | None, what: str) -> Path:
     """Return ``path`` as a Path, or raise MissingInputError naming it and what it should be."""
-    if path is None:
-        raise MissingInputError(f"no path given for the {what}")
-    path = Path(path)
-    if not path.is_file():
-        raise MissingInputError(f"{what} not found: {path} (no such file)")
-    return path
+    return _require(path, what, directory=False)
 
 
 def require_dir(path: Path | str | None, what: str) -> Path:
     """Return ``path`` as a Path, or raise MissingInputError naming it and what it should be."""
+    return _require(path, what, directory=True)
+
+
+def _require(path: Path | str | None, what: str, *, directory: bool) -> Path:
     if path is None:
         raise MissingInputError(f"no path given for the {what}")
     path = Path(path)
-    if not path.is_dir():
-        raise MissingInputError(f"{what} not found: {path} (no such directory)")
+    if not (path.is_dir() if directory else path.is_file()):
+        raise MissingInputError(f"{what} not found: {path} (no such {'directory' if directory else 'file'})")
     return path
 
 
 def open_text(path: Path, encoding: str = "utf-8") -> IO[str]:
     """Open a text source for streaming; newline='' keeps line endings out of the way of field splitting."""
     return open(path, encoding=encoding, newline="")
+
+
+def open_bytes(path: Path) -> IO[bytes]:
+    """Open a source as bytes; a ``.gz`` file is decompressed on the fly."""
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
+def decoded_lines(path: Path, policy: InvalidLinePolicy | None, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """Yield (line number, text without line ending) of a file (``.gz`` decompressed, a BOM dropped).
+
+    Lines are decoded one by one so that a line that does not decode becomes a ``file:line``
+    error for ``policy`` (default: fail) rather than a traceback, and the lines around it are kept.
+    """
+    policy = policy if policy is not None else InvalidLinePolicy()
+    with open_bytes(path) as handle:
+        for lineno, raw in enumerate(handle, 1):
+            try:
+                text = raw.decode(encoding)
+            except UnicodeDecodeError as error:
+                policy.invalid(path, lineno, f"not valid {encoding.upper()} at byte {error.start + 1} of the line (save the file as {encoding.upper()})")
+                continue
+            if lineno == 1:
+                text = text.removeprefix("\ufeff")
+            yield lineno, text.rstrip("\r\n")
+
+
+def as_set(values: Iterable[str] | str | None) -> frozenset[str] | None:
+    """A reader option given as one value, several, or ``None`` (no filter) -> a frozenset or None."""
+    if values is None:
+        return None
+    if isinstance(values, str):
+        return frozenset({values})
+    return frozenset(values)

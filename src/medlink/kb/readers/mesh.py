@@ -27,7 +27,6 @@ such an error happens).
 
 from __future__ import annotations
 
-import gzip
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -35,7 +34,7 @@ from typing import IO, Iterator
 
 from medlink.errors import InputFormatError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers._io import require_file
+from medlink.kb.readers._io import open_bytes, require_file
 from medlink.kb.records import (
     ABBREVIATION,
     IS_A,
@@ -61,11 +60,6 @@ _RELATION_SCOPES = {"NRW": "NARROW", "BRD": "BROAD", "REL": "RELATED"}
 _INVERSE_SCOPES = {"NARROW": "BROAD", "BROAD": "NARROW", "RELATED": "RELATED"}
 _RECORD_OPEN = re.compile(r"<DescriptorRecord(?=[\s/>])")
 _POSITION_SUFFIX = re.compile(r":\s*line \d+, column \d+\s*$")
-
-
-def _open(path: Path) -> IO[bytes]:
-    """Open the XML for parsing; ``.gz`` files are decompressed on the fly."""
-    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
 def _text(elem: ET.Element | None) -> str:
@@ -94,7 +88,7 @@ def _records_of(path: Path) -> Iterator[tuple[int, ET.Element]]:
     """
     index = 0
     root: ET.Element | None = None
-    with _open(path) as handle:
+    with open_bytes(path) as handle:
         try:
             for event, elem in ET.iterparse(handle, events=("start", "end")):
                 if root is None:
@@ -140,7 +134,7 @@ class _RecordLines:
         if index <= self._count_before:
             return None
         if self._handle is None:
-            self._handle = _open(self._path)
+            self._handle = open_bytes(self._path)
         for raw in self._handle:
             self._line += 1
             self._count_before = self._count

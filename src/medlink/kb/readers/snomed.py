@@ -29,10 +29,11 @@ from __future__ import annotations
 
 from itertools import chain
 from pathlib import Path
-from typing import Iterable, Iterator, TextIO
+from typing import Iterable, Iterator
 
 from medlink.errors import InputFormatError, MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
+from medlink.kb.readers._io import as_set, open_text
 from medlink.kb.records import (
     IS_A,
     PREFERRED,
@@ -117,33 +118,31 @@ def _glob(directory: Path, pattern: str, *, required: bool) -> list[Path]:
     return files
 
 
-def _open_rf2(path: Path, header: tuple[str, ...]) -> TextIO:
-    """Open an RF2 file positioned after its header line, which must be exactly ``header``."""
-    handle = open(path, encoding="utf-8", newline="")
-    first = handle.readline()
-    if first.startswith("\ufeff"):
-        first = first[1:]
-    if tuple(first.rstrip("\r\n").split("\t")) != header:
-        handle.close()
-        expected = "\\t".join(header)
-        found = first.rstrip("\r\n").replace("\t", "\\t")
-        raise InputFormatError(path, 1, f"expected the RF2 header '{expected}', got '{found}'")
-    return handle
+def _rf2_rows(
+    path: Path, header: tuple[str, ...], what: str, policy: InvalidLinePolicy, *, active_only: bool = True
+) -> Iterator[tuple[int, list[str]]]:
+    """Yield (line number, fields) for the rows of an RF2 file, whose header must be exactly ``header``.
 
-
-def _irregular(parts: list[str]) -> int:
-    """-1 for a blank line (ignored), else the number of tab-separated fields found."""
-    if len(parts) == 1 and not parts[0].strip():
-        return -1
-    return len(parts)
-
-
-def _as_set(values: Iterable[str] | str | None) -> frozenset[str] | None:
-    if values is None:
-        return None
-    if isinstance(values, str):
-        return frozenset({values})
-    return frozenset(values)
+    A row without one field per header column goes to ``policy`` (a blank line is ignored); with
+    ``active_only``, rows whose ``active`` is not ``1`` are dropped unread. The end of line is
+    stripped from the last field.
+    """
+    nfields = len(header)
+    with open_text(path) as handle:
+        first = handle.readline().removeprefix("\ufeff").rstrip("\r\n")
+        if tuple(first.split("\t")) != header:
+            expected = "\\t".join(header)
+            found = first.replace("\t", "\\t")
+            raise InputFormatError(path, 1, f"expected the RF2 header '{expected}', got '{found}'")
+        for lineno, line in enumerate(handle, 2):
+            parts = line.rstrip("\r\n").split("\t")
+            if len(parts) != nfields:
+                if len(parts) > 1 or parts[0].strip():
+                    policy.invalid(path, lineno, f"expected {nfields} tab-separated fields ({what}), got {len(parts)}")
+                continue
+            if active_only and parts[2] != "1":
+                continue
+            yield lineno, parts
 
 
 def read_snomed(
@@ -188,7 +187,7 @@ def read_snomed(
 
     inactive: set[str] = set()
     preferred: set[str] | None = set() if (language_refset and language_files) else None
-    language_set = _as_set(languages)
+    language_set = as_set(languages)
     skip = None if include_inactive else inactive
 
     parts: list[Iterator[Record]] = []
@@ -214,16 +213,9 @@ def read_snomed(
 def _read_language_refset(path: Path, policy: InvalidLinePolicy, refset: str, preferred: set[str]) -> Iterator[Record]:
     """Collect the ids of the descriptions ``refset`` marks preferred (yields nothing)."""
     add = preferred.add
-    with _open_rf2(path, LANGUAGE_REFSET_HEADER) as handle:
-        for lineno, line in enumerate(handle, 2):
-            parts = line.split("\t")
-            if len(parts) != 7:
-                got = _irregular(parts)
-                if got > 0:
-                    policy.invalid(path, lineno, f"expected 7 tab-separated fields (language refset), got {got}")
-                continue
-            if parts[2] == "1" and parts[4] == refset and parts[6].rstrip("\r\n") == PREFERRED_ACCEPTABILITY:
-                add(parts[5])
+    for _, parts in _rf2_rows(path, LANGUAGE_REFSET_HEADER, "language refset", policy):
+        if parts[4] == refset and parts[6] == PREFERRED_ACCEPTABILITY:
+            add(parts[5])
     return
     yield  # a generator, so that it runs in turn with the others
 
@@ -231,24 +223,17 @@ def _read_language_refset(path: Path, policy: InvalidLinePolicy, refset: str, pr
 def _read_concepts(
     path: Path, prefix: str, policy: InvalidLinePolicy, include_inactive: bool, inactive: set[str]
 ) -> Iterator[Record]:
-    with _open_rf2(path, CONCEPT_HEADER) as handle:
-        for lineno, line in enumerate(handle, 2):
-            parts = line.split("\t")
-            if len(parts) != 5:
-                got = _irregular(parts)
-                if got > 0:
-                    policy.invalid(path, lineno, f"expected 5 tab-separated fields (concept), got {got}")
+    for lineno, parts in _rf2_rows(path, CONCEPT_HEADER, "concept", policy, active_only=False):
+        sctid = parts[0]
+        active = parts[2]
+        if not sctid.isdigit() or active not in ("0", "1"):
+            policy.invalid(path, lineno, "expected a numeric concept id and active 0 or 1 (concept)")
+            continue
+        if active == "0":
+            inactive.add(sctid)
+            if not include_inactive:
                 continue
-            sctid = parts[0]
-            active = parts[2]
-            if not sctid.isdigit() or active not in ("0", "1"):
-                policy.invalid(path, lineno, "expected a numeric concept id and active 0 or 1 (concept)")
-                continue
-            if active == "0":
-                inactive.add(sctid)
-                if not include_inactive:
-                    continue
-            yield ConceptRecord(f"{prefix}:{sctid}" if prefix else sctid, None, SOURCE)
+        yield ConceptRecord(f"{prefix}:{sctid}" if prefix else sctid, None, SOURCE)
 
 
 def _read_descriptions(
@@ -261,57 +246,50 @@ def _read_descriptions(
     preferred_language: str,
 ) -> Iterator[Record]:
     Name = NameRecord
-    with _open_rf2(path, DESCRIPTION_HEADER) as handle:
-        for lineno, line in enumerate(handle, 2):
-            parts = line.split("\t")
-            if len(parts) != 9:
-                got = _irregular(parts)
-                if got > 0:
-                    policy.invalid(path, lineno, f"expected 9 tab-separated fields (description), got {got}")
-                continue
-            if parts[2] != "1":
-                if parts[2] != "0":
-                    policy.invalid(path, lineno, f"expected active 0 or 1 (description), got {parts[2]!r}")
-                continue
-            concept = parts[4]
-            if inactive is not None and concept in inactive:
-                continue
-            lang = parts[5]
-            if languages is not None and lang not in languages:
-                continue
-            term = parts[7]
-            if not term or not concept.isdigit():
-                policy.invalid(path, lineno, "expected a numeric conceptId and a non-empty term (description)")
-                continue
-            cid = f"{prefix}:{concept}" if prefix else concept
+    for lineno, parts in _rf2_rows(path, DESCRIPTION_HEADER, "description", policy, active_only=False):
+        if parts[2] != "1":
+            if parts[2] != "0":
+                policy.invalid(path, lineno, f"expected active 0 or 1 (description), got {parts[2]!r}")
+            continue
+        concept = parts[4]
+        if inactive is not None and concept in inactive:
+            continue
+        lang = parts[5]
+        if languages is not None and lang not in languages:
+            continue
+        term = parts[7]
+        if not term or not concept.isdigit():
+            policy.invalid(path, lineno, "expected a numeric conceptId and a non-empty term (description)")
+            continue
+        cid = f"{prefix}:{concept}" if prefix else concept
 
-            if parts[6] == FSN_TYPE:
-                untagged = term
-                primary = lang == preferred_language
-                if term[-1] == ")":
-                    cut = term.rfind(" (")
-                    if cut > 0:
-                        untagged = term[:cut]
-                        if primary:
-                            yield TypeRecord(cid, term[cut + 2 : -1])
-                # The untagged text comes first: a concept the refset gives no preferred term
-                # is then named by it (the store names such concepts by their first name).
-                if preferred is None and primary:
-                    # No language refset: the FSN without its tag names the concept.
-                    yield ConceptRecord(cid, untagged, SOURCE)
-                    if untagged is term:
-                        yield Name(cid, term, PREFERRED, SCOPE_FSN, lang, SOURCE)
-                        continue
-                    yield Name(cid, untagged, PREFERRED, SCOPE_FSN_UNTAGGED, lang, SOURCE)
-                else:
-                    if untagged is not term:
-                        yield Name(cid, untagged, SYNONYM, SCOPE_FSN_UNTAGGED, lang, SOURCE)
-                yield Name(cid, term, SYNONYM, SCOPE_FSN, lang, SOURCE)
-            elif preferred is not None and parts[0] in preferred:
-                yield ConceptRecord(cid, term, SOURCE)
-                yield Name(cid, term, PREFERRED, SCOPE_PT, lang, SOURCE)
+        if parts[6] == FSN_TYPE:
+            untagged = term
+            primary = lang == preferred_language
+            if term[-1] == ")":
+                cut = term.rfind(" (")
+                if cut > 0:
+                    untagged = term[:cut]
+                    if primary:
+                        yield TypeRecord(cid, term[cut + 2 : -1])
+            # The untagged text comes first: a concept the refset gives no preferred term
+            # is then named by it (the store names such concepts by their first name).
+            if preferred is None and primary:
+                # No language refset: the FSN without its tag names the concept.
+                yield ConceptRecord(cid, untagged, SOURCE)
+                if untagged is term:
+                    yield Name(cid, term, PREFERRED, SCOPE_FSN, lang, SOURCE)
+                    continue
+                yield Name(cid, untagged, PREFERRED, SCOPE_FSN_UNTAGGED, lang, SOURCE)
             else:
-                yield Name(cid, term, SYNONYM, SCOPE_SY, lang, SOURCE)
+                if untagged is not term:
+                    yield Name(cid, untagged, SYNONYM, SCOPE_FSN_UNTAGGED, lang, SOURCE)
+            yield Name(cid, term, SYNONYM, SCOPE_FSN, lang, SOURCE)
+        elif preferred is not None and parts[0] in preferred:
+            yield ConceptRecord(cid, term, SOURCE)
+            yield Name(cid, term, PREFERRED, SCOPE_PT, lang, SOURCE)
+        else:
+            yield Name(cid, term, SYNONYM, SCOPE_SY, lang, SOURCE)
 
 
 def _read_text_definitions(
@@ -323,78 +301,53 @@ def _read_text_definitions(
     defined: set[str],
 ) -> Iterator[Record]:
     """The first active text definition of each concept (``defined`` spans all definition files)."""
-    with _open_rf2(path, DESCRIPTION_HEADER) as handle:
-        for lineno, line in enumerate(handle, 2):
-            parts = line.split("\t")
-            if len(parts) != 9:
-                got = _irregular(parts)
-                if got > 0:
-                    policy.invalid(path, lineno, f"expected 9 tab-separated fields (text definition), got {got}")
-                continue
-            if parts[2] != "1":
-                continue
-            concept = parts[4]
-            if concept in defined or (inactive is not None and concept in inactive):
-                continue
-            if languages is not None and parts[5] not in languages:
-                continue
-            term = parts[7]
-            if not term or not concept.isdigit():
-                policy.invalid(path, lineno, "expected a numeric conceptId and a non-empty term (text definition)")
-                continue
-            defined.add(concept)
-            yield ConceptRecord(f"{prefix}:{concept}" if prefix else concept, definition=term)
+    for lineno, parts in _rf2_rows(path, DESCRIPTION_HEADER, "text definition", policy):
+        concept = parts[4]
+        if concept in defined or (inactive is not None and concept in inactive):
+            continue
+        if languages is not None and parts[5] not in languages:
+            continue
+        term = parts[7]
+        if not term or not concept.isdigit():
+            policy.invalid(path, lineno, "expected a numeric conceptId and a non-empty term (text definition)")
+            continue
+        defined.add(concept)
+        yield ConceptRecord(f"{prefix}:{concept}" if prefix else concept, definition=term)
 
 
 def _read_relationships(path: Path, prefix: str, policy: InvalidLinePolicy, inactive: set[str] | None) -> Iterator[Record]:
     names = ATTRIBUTE_NAMES
-    with _open_rf2(path, RELATIONSHIP_HEADER) as handle:
-        for lineno, line in enumerate(handle, 2):
-            parts = line.split("\t")
-            if len(parts) != 10:
-                got = _irregular(parts)
-                if got > 0:
-                    policy.invalid(path, lineno, f"expected 10 tab-separated fields (relationship), got {got}")
-                continue
-            if parts[2] != "1":
-                continue
-            source = parts[4]
-            destination = parts[5]
-            if inactive is not None and (source in inactive or destination in inactive):
-                continue
-            type_id = parts[7]
-            if not (source.isdigit() and destination.isdigit() and type_id.isdigit()):
-                policy.invalid(path, lineno, "expected numeric sourceId, destinationId and typeId (relationship)")
-                continue
-            if source == destination:
-                continue
-            if type_id == IS_A_TYPE:
-                relation = IS_A
-            else:
-                relation = names.get(type_id) or f"attr:{type_id}"
-            if prefix:
-                source = f"{prefix}:{source}"
-                destination = f"{prefix}:{destination}"
-            yield RelationRecord(source, relation, destination, SOURCE)
+    for lineno, parts in _rf2_rows(path, RELATIONSHIP_HEADER, "relationship", policy):
+        source = parts[4]
+        destination = parts[5]
+        if inactive is not None and (source in inactive or destination in inactive):
+            continue
+        type_id = parts[7]
+        if not (source.isdigit() and destination.isdigit() and type_id.isdigit()):
+            policy.invalid(path, lineno, "expected numeric sourceId, destinationId and typeId (relationship)")
+            continue
+        if source == destination:
+            continue
+        if type_id == IS_A_TYPE:
+            relation = IS_A
+        else:
+            relation = names.get(type_id) or f"attr:{type_id}"
+        if prefix:
+            source = f"{prefix}:{source}"
+            destination = f"{prefix}:{destination}"
+        yield RelationRecord(source, relation, destination, SOURCE)
 
 
 def _read_associations(path: Path, prefix: str, policy: InvalidLinePolicy, inactive: set[str]) -> Iterator[Record]:
     """REPLACED BY / SAME AS rows of inactive concepts pointing to an active one -> id aliases."""
     refsets = (REPLACED_BY_REFSET, SAME_AS_REFSET)
-    with _open_rf2(path, ASSOCIATION_REFSET_HEADER) as handle:
-        for lineno, line in enumerate(handle, 2):
-            parts = line.split("\t")
-            if len(parts) != 7:
-                got = _irregular(parts)
-                if got > 0:
-                    policy.invalid(path, lineno, f"expected 7 tab-separated fields (association refset), got {got}")
-                continue
-            if parts[2] != "1" or parts[4] not in refsets:
-                continue
-            old = parts[5]
-            new = parts[6].rstrip("\r\n")
-            if old not in inactive or not new or new in inactive:
-                continue  # not a retired concept (descriptions have associations too), or no active target
-            if prefix:
-                old, new = f"{prefix}:{old}", f"{prefix}:{new}"
-            yield IdAliasRecord(old, new, REPLACED_BY)
+    for _, parts in _rf2_rows(path, ASSOCIATION_REFSET_HEADER, "association refset", policy):
+        if parts[4] not in refsets:
+            continue
+        old = parts[5]
+        new = parts[6]
+        if old not in inactive or not new or new in inactive:
+            continue  # not a retired concept (descriptions have associations too), or no active target
+        if prefix:
+            old, new = f"{prefix}:{old}", f"{prefix}:{new}"
+        yield IdAliasRecord(old, new, REPLACED_BY)

@@ -19,14 +19,13 @@ second preferred name.
 from __future__ import annotations
 
 import difflib
-import gzip
 import json
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import Any, Iterator
 
 from medlink.errors import InputFormatError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers._io import require_file
+from medlink.kb.readers._io import decoded_lines, require_file
 from medlink.kb.records import (
     ABBREVIATION,
     ALT_ID,
@@ -57,24 +56,6 @@ _NAME_LIST_COLUMNS = {"synonym", "synonyms", "alias", "aliases", "abbreviation",
 
 class _Invalid(Exception):
     """A line does not match the format; carries the message for ``policy.invalid``."""
-
-
-def _open_lines(path: Path) -> IO[bytes]:
-    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
-
-
-def _lines(path: Path, policy: InvalidLinePolicy) -> Iterator[tuple[int, str]]:
-    """Yield (line number, text without the line ending); undecodable lines go to the policy."""
-    with _open_lines(path) as handle:
-        for lineno, raw in enumerate(handle, 1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                policy.invalid(path, lineno, f"not valid UTF-8 at byte {error.start + 1} of the line (save the file as UTF-8)")
-                continue
-            if lineno == 1:
-                text = text.removeprefix("\ufeff")
-            yield lineno, text.rstrip("\r\n")
 
 
 def _did_you_mean(word: str, allowed: tuple[str, ...]) -> str:
@@ -230,7 +211,7 @@ def read_jsonl(
 
 def _read_jsonl(path: Path, prefix: str, policy: InvalidLinePolicy, source: str) -> Iterator[Record]:
     has_preferred: set[str] = set()
-    for lineno, text in _lines(path, policy):
+    for lineno, text in decoded_lines(path, policy):
         if not text.strip():
             continue
         try:
@@ -303,7 +284,7 @@ def _read_tsv(path: Path, prefix: str, policy: InvalidLinePolicy, source: str) -
     has_preferred: set[str] = set()
     current_id: str | None = None  # id of the previous row, to emit one ConceptRecord per group of rows
     group_seen: set[tuple[str, str]] = set()  # (field, value) already emitted for the current group
-    for lineno, text in _lines(path, policy):
+    for lineno, text in decoded_lines(path, policy):
         if not text.strip():
             continue
         if text.lstrip().startswith("#"):

@@ -23,13 +23,14 @@ other direction, which MRREL also carries).
 
 from __future__ import annotations
 
-import gzip
+import io
 from itertools import chain
 from pathlib import Path
-from typing import Iterable, Iterator, TextIO
+from typing import Iterable, Iterator
 
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
+from medlink.kb.readers._io import as_set, open_bytes
 from medlink.kb.records import (
     ABBREVIATION,
     IS_A,
@@ -116,12 +117,6 @@ def _find(meta: Path, name: str) -> Path | None:
     return None
 
 
-def _open(path: Path) -> TextIO:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
-
-
 def _problem(parts: list[str], nfields: int, name: str) -> str | None:
     """Why a line whose split is not ``nfields`` fields + the end of line after the final '|' is
     malformed, or None for a blank line (ignored)."""
@@ -134,12 +129,21 @@ def _problem(parts: list[str], nfields: int, name: str) -> str | None:
     return f"expected {nfields} '|'-separated fields ({name}), got {got}"
 
 
-def _as_set(values: Iterable[str] | str | None) -> frozenset[str] | None:
-    if values is None:
-        return None
-    if isinstance(values, str):
-        return frozenset({values})
-    return frozenset(values)
+def _rrf_rows(path: Path, nfields: int, name: str, policy: InvalidLinePolicy) -> Iterator[tuple[int, list[str]]]:
+    """Yield (line number, fields) for each well-formed row of an RRF file (plain or ``.gz``); the
+    last field is the end of line after the final '|'. Malformed lines go to ``policy``, blank ones
+    are ignored. One generator step per row: this is the hot loop of MRCONSO."""
+    eol = _EOL
+    width = nfields + 1
+    with io.TextIOWrapper(open_bytes(path), encoding="utf-8", newline="") as handle:
+        for lineno, line in enumerate(handle, 1):
+            parts = line.split("|")
+            if len(parts) != width or parts[nfields] not in eol:
+                problem = _problem(parts, nfields, name)
+                if problem:
+                    policy.invalid(path, lineno, problem)
+                continue
+            yield lineno, parts
 
 
 def read_umls(
@@ -179,7 +183,7 @@ def read_umls(
     mrconso = _find(meta, "MRCONSO.RRF")
     if mrconso is None:
         raise MissingInputError(f"UMLS MRCONSO.RRF not found in {meta}")
-    language_set = _as_set(languages)
+    language_set = as_set(languages)
     if languages is None:
         primary = "ENG"
     elif isinstance(languages, str):
@@ -188,14 +192,14 @@ def read_umls(
         primary = languages[0] if languages else "ENG"
     else:  # an unordered collection: English if listed, else any, deterministically
         primary = "ENG" if "ENG" in language_set else min(language_set, default="ENG")
-    sab_set = _as_set(sabs)
+    sab_set = as_set(sabs)
     drop_suppress = frozenset() if keep_suppressed else SUPPRESSED
     kept = _CuiSet() if only_named_concepts else None
     kept_sabs: set[str] = set()
 
     parts: list[Iterator[Record]] = [
         _read_mrconso(
-            mrconso, prefix, policy, language_set, primary, sab_set, _as_set(ttys), drop_suppress, kept, kept_sabs
+            mrconso, prefix, policy, language_set, primary, sab_set, as_set(ttys), drop_suppress, kept, kept_sabs
         )
     ]
     # Generators run lazily, in order: MRCONSO has filled ``kept`` and ``kept_sabs`` before the others start.
@@ -223,7 +227,6 @@ def _read_mrconso(
     kept_sabs: set[str],
 ) -> Iterator[Record]:
     # Locals for the per-row path.
-    eol = _EOL
     abbreviations = ABBREVIATION_TTYS
     facets: dict[tuple[str, str, str], tuple[str, str]] = {}  # (LAT, SAB, TTY) -> (lang, scope)
     Name = NameRecord
@@ -235,100 +238,85 @@ def _read_mrconso(
     fallback = None  # best non-Y preferred-looking atom of the current CUI: (rank, text)
     codes: set[str] = set()
 
-    with _open(path) as handle:
-        for lineno, line in enumerate(handle, 1):
-            parts = line.split("|")
-            if len(parts) != 19 or parts[18] not in eol:
-                problem = _problem(parts, _NF_MRCONSO, "MRCONSO")
-                if problem:
-                    policy.invalid(path, lineno, problem)
-                continue
-            lat = parts[1]
-            if languages is not None and lat not in languages:
-                continue
-            if parts[16] in drop_suppress:
-                continue
-            sab = parts[11]
-            if sabs is not None and sab not in sabs:
-                continue
-            tty = parts[12]
-            if ttys is not None and tty not in ttys:
-                continue
-            cui = parts[0]
-            text = parts[14]
-            if not cui or not text:
-                policy.invalid(path, lineno, "expected a non-empty CUI (field 1) and STR (field 15) (MRCONSO)")
-                continue
+    for lineno, parts in _rrf_rows(path, _NF_MRCONSO, "MRCONSO", policy):
+        lat = parts[1]
+        if languages is not None and lat not in languages:
+            continue
+        if parts[16] in drop_suppress:
+            continue
+        sab = parts[11]
+        if sabs is not None and sab not in sabs:
+            continue
+        tty = parts[12]
+        if ttys is not None and tty not in ttys:
+            continue
+        cui = parts[0]
+        text = parts[14]
+        if not cui or not text:
+            policy.invalid(path, lineno, "expected a non-empty CUI (field 1) and STR (field 15) (MRCONSO)")
+            continue
 
-            if cui != last_cui:
-                if not pref_done:
-                    # The previous CUI had no kept preferred atom: name it from the best fallback.
-                    yield ConceptRecord(cid, fallback[1] if fallback else None, SOURCE)
-                last_cui = cui
-                cid = f"{prefix}:{cui}" if prefix else cui
-                pref_done = False
-                fallback = None
-                codes.clear()
-                if kept is not None:
-                    kept.add(cui)
+        if cui != last_cui:
+            if not pref_done:
+                # The previous CUI had no kept preferred atom: name it from the best fallback.
+                yield ConceptRecord(cid, fallback[1] if fallback else None, SOURCE)
+            last_cui = cui
+            cid = f"{prefix}:{cui}" if prefix else cui
+            pref_done = False
+            fallback = None
+            codes.clear()
+            if kept is not None:
+                kept.add(cui)
 
-            if tty in abbreviations:
-                kind = ABBREVIATION
-            elif not pref_done and parts[2] == "P" and lat == primary:
-                if parts[4] == "PF" and parts[6] == "Y":
-                    kind = PREFERRED
-                    pref_done = True
-                    yield ConceptRecord(cid, text, SOURCE)
-                else:
-                    rank = 2 if parts[4] == "PF" else 1
-                    if fallback is None or rank > fallback[0]:
-                        fallback = (rank, text)
-                    kind = SYNONYM
+        if tty in abbreviations:
+            kind = ABBREVIATION
+        elif not pref_done and parts[2] == "P" and lat == primary:
+            if parts[4] == "PF" and parts[6] == "Y":
+                kind = PREFERRED
+                pref_done = True
+                yield ConceptRecord(cid, text, SOURCE)
             else:
+                rank = 2 if parts[4] == "PF" else 1
+                if fallback is None or rank > fallback[0]:
+                    fallback = (rank, text)
                 kind = SYNONYM
+        else:
+            kind = SYNONYM
 
-            key = (lat, sab, tty)
-            cached = facets.get(key)
-            if cached is None:
-                cached = facets[key] = (LANGUAGES.get(lat) or lat.lower(), f"{sab}/{tty}")
-                kept_sabs.add(sab)
-            yield Name(cid, text, kind, cached[1], cached[0], sab)
+        key = (lat, sab, tty)
+        cached = facets.get(key)
+        if cached is None:
+            cached = facets[key] = (LANGUAGES.get(lat) or lat.lower(), f"{sab}/{tty}")
+            kept_sabs.add(sab)
+        yield Name(cid, text, kind, cached[1], cached[0], sab)
 
-            code = parts[13]
-            if code and code != "NOCODE":
-                xref = f"{sab}:{code}"
-                if xref not in codes:
-                    codes.add(xref)
-                    yield Xref(cid, xref)
+        code = parts[13]
+        if code and code != "NOCODE":
+            xref = f"{sab}:{code}"
+            if xref not in codes:
+                codes.add(xref)
+                yield Xref(cid, xref)
 
     if not pref_done:
         yield ConceptRecord(cid, fallback[1] if fallback else None, SOURCE)
 
 
 def _read_mrsty(path: Path, prefix: str, policy: InvalidLinePolicy, kept: _CuiSet | None) -> Iterator[Record]:
-    eol = _EOL
     last_cui = None
     cid = ""
     keep = True
-    with _open(path) as handle:
-        for lineno, line in enumerate(handle, 1):
-            parts = line.split("|")
-            if len(parts) != 7 or parts[6] not in eol:
-                problem = _problem(parts, _NF_MRSTY, "MRSTY")
-                if problem:
-                    policy.invalid(path, lineno, problem)
-                continue
-            cui = parts[0]
-            sty = parts[3]
-            if not cui or not sty:
-                policy.invalid(path, lineno, "expected a non-empty CUI (field 1) and STY (field 4) (MRSTY)")
-                continue
-            if cui != last_cui:
-                last_cui = cui
-                cid = f"{prefix}:{cui}" if prefix else cui
-                keep = kept is None or cui in kept
-            if keep:
-                yield TypeRecord(cid, sty)
+    for lineno, parts in _rrf_rows(path, _NF_MRSTY, "MRSTY", policy):
+        cui = parts[0]
+        sty = parts[3]
+        if not cui or not sty:
+            policy.invalid(path, lineno, "expected a non-empty CUI (field 1) and STY (field 4) (MRSTY)")
+            continue
+        if cui != last_cui:
+            last_cui = cui
+            cid = f"{prefix}:{cui}" if prefix else cui
+            keep = kept is None or cui in kept
+        if keep:
+            yield TypeRecord(cid, sty)
 
 
 def _read_mrdef(
@@ -340,30 +328,22 @@ def _read_mrdef(
     kept: _CuiSet | None,
 ) -> Iterator[Record]:
     """The first definition of each CUI from a SAB that contributed kept names."""
-    eol = _EOL
     done_cui = None  # last CUI that got its definition (MRDEF is grouped by CUI)
-    with _open(path) as handle:
-        for lineno, line in enumerate(handle, 1):
-            parts = line.split("|")
-            if len(parts) != 9 or parts[8] not in eol:
-                problem = _problem(parts, _NF_MRDEF, "MRDEF")
-                if problem:
-                    policy.invalid(path, lineno, problem)
-                continue
-            cui = parts[0]
-            if cui == done_cui:
-                continue
-            text = parts[5]
-            if not cui or not text:
-                policy.invalid(path, lineno, "expected a non-empty CUI (field 1) and DEF (field 6) (MRDEF)")
-                continue
-            if parts[6] in drop_suppress or parts[4] not in kept_sabs:
-                continue
-            if kept is not None and cui not in kept:
-                done_cui = cui
-                continue
+    for lineno, parts in _rrf_rows(path, _NF_MRDEF, "MRDEF", policy):
+        cui = parts[0]
+        if cui == done_cui:
+            continue
+        text = parts[5]
+        if not cui or not text:
+            policy.invalid(path, lineno, "expected a non-empty CUI (field 1) and DEF (field 6) (MRDEF)")
+            continue
+        if parts[6] in drop_suppress or parts[4] not in kept_sabs:
+            continue
+        if kept is not None and cui not in kept:
             done_cui = cui
-            yield ConceptRecord(f"{prefix}:{cui}" if prefix else cui, definition=text)
+            continue
+        done_cui = cui
+        yield ConceptRecord(f"{prefix}:{cui}" if prefix else cui, definition=text)
 
 
 def _read_mrrel(
@@ -375,67 +355,51 @@ def _read_mrrel(
     kept: _CuiSet | None,
     skip_rels: frozenset[str],
 ) -> Iterator[Record]:
-    eol = _EOL
     last_cui1 = None
     keep1 = True
     seen: set[tuple[str, str, str]] = set()  # relations already emitted for the current CUI1
-    with _open(path) as handle:
-        for lineno, line in enumerate(handle, 1):
-            parts = line.split("|")
-            if len(parts) != 17 or parts[16] not in eol:
-                problem = _problem(parts, _NF_MRREL, "MRREL")
-                if problem:
-                    policy.invalid(path, lineno, problem)
-                continue
-            rel = parts[3]
-            if rel in skip_rels or parts[14] in drop_suppress:
-                continue
-            cui1 = parts[0]
-            cui2 = parts[4]
-            if not cui1 or not cui2 or cui1 == cui2:
-                continue  # self relations; MRREL also has rows without CUIs (atom-level leftovers)
-            if sabs is not None and parts[10] not in sabs:
-                continue
-            if cui1 != last_cui1:
-                last_cui1 = cui1
-                seen.clear()
-                keep1 = kept is None or cui1 in kept
-            if not keep1 or (kept is not None and cui2 not in kept):
-                continue
-            if rel == "PAR":
-                key = (cui1, IS_A, cui2)
-            elif rel == "RB":
-                key = (cui1, "broader", cui2)
-            else:
-                if parts[13] == "N":
-                    continue  # the source asserted the inverse row, which is emitted instead
-                key = (cui2, parts[7] or rel.lower(), cui1)
-            if key in seen:
-                continue
-            seen.add(key)
-            head, relation, tail = key
-            if prefix:
-                head = f"{prefix}:{head}"
-                tail = f"{prefix}:{tail}"
-            yield RelationRecord(head, relation, tail, parts[10])
+    for _, parts in _rrf_rows(path, _NF_MRREL, "MRREL", policy):
+        rel = parts[3]
+        if rel in skip_rels or parts[14] in drop_suppress:
+            continue
+        cui1 = parts[0]
+        cui2 = parts[4]
+        if not cui1 or not cui2 or cui1 == cui2:
+            continue  # self relations; MRREL also has rows without CUIs (atom-level leftovers)
+        if sabs is not None and parts[10] not in sabs:
+            continue
+        if cui1 != last_cui1:
+            last_cui1 = cui1
+            seen.clear()
+            keep1 = kept is None or cui1 in kept
+        if not keep1 or (kept is not None and cui2 not in kept):
+            continue
+        if rel == "PAR":
+            key = (cui1, IS_A, cui2)
+        elif rel == "RB":
+            key = (cui1, "broader", cui2)
+        else:
+            if parts[13] == "N":
+                continue  # the source asserted the inverse row, which is emitted instead
+            key = (cui2, parts[7] or rel.lower(), cui1)
+        if key in seen:
+            continue
+        seen.add(key)
+        head, relation, tail = key
+        if prefix:
+            head = f"{prefix}:{head}"
+            tail = f"{prefix}:{tail}"
+        yield RelationRecord(head, relation, tail, parts[10])
 
 
 def _read_mrcui(path: Path, prefix: str, policy: InvalidLinePolicy, kept: _CuiSet | None) -> Iterator[Record]:
     """Retired CUIs merged into a current one (REL ``SY``, MAPIN ``Y``) become id aliases."""
-    eol = _EOL
-    with _open(path) as handle:
-        for lineno, line in enumerate(handle, 1):
-            parts = line.split("|")
-            if len(parts) != 8 or parts[7] not in eol:
-                problem = _problem(parts, _NF_MRCUI, "MRCUI")
-                if problem:
-                    policy.invalid(path, lineno, problem)
-                continue
-            if parts[2] != "SY" or parts[6] != "Y":
-                continue
-            old, new = parts[0], parts[5]
-            if not old or not new or old == new or (kept is not None and new not in kept):
-                continue
-            if prefix:
-                old, new = f"{prefix}:{old}", f"{prefix}:{new}"
-            yield IdAliasRecord(old, new, REPLACED_BY)
+    for _, parts in _rrf_rows(path, _NF_MRCUI, "MRCUI", policy):
+        if parts[2] != "SY" or parts[6] != "Y":
+            continue
+        old, new = parts[0], parts[5]
+        if not old or not new or old == new or (kept is not None and new not in kept):
+            continue
+        if prefix:
+            old, new = f"{prefix}:{old}", f"{prefix}:{new}"
+        yield IdAliasRecord(old, new, REPLACED_BY)
