@@ -1,0 +1,80 @@
+"""Training examples: (anchor text, positive text, their concept ids), from annotated mentions or KB pairs.
+
+A supervised example is a training mention and its gold concept; its positive text is drawn
+afresh each epoch from the concept's KB names (SapBERT-style synonym sampling), so the model
+sees the whole name set rather than one fixed name.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Iterable
+
+from medlink.kb.store import KB
+
+
+@dataclass(frozen=True)
+class Example:
+    anchor: str
+    positive: str
+    anchor_id: str
+    positive_id: str
+
+
+@dataclass
+class ConceptNames:
+    """Every concept's names (normalised, unique), for sampling positives and naming negatives."""
+
+    names: dict[str, list[str]]
+
+    @classmethod
+    def from_kb(cls, kb: KB) -> "ConceptNames":
+        names: dict[str, list[str]] = {}
+        seen: set[tuple[str, str]] = set()
+        for concept_id, text, _kind in kb.iter_names():
+            key = kb.normalize(text)
+            if key and (concept_id, key) not in seen:
+                seen.add((concept_id, key))
+                names.setdefault(concept_id, []).append(key)
+        return cls(names)
+
+    def flat(self) -> tuple[list[str], list[str]]:
+        """(texts, concept ids) of every name, in a fixed order."""
+        texts, ids = [], []
+        for concept_id, names in self.names.items():
+            texts.extend(names)
+            ids.extend([concept_id] * len(names))
+        return texts, ids
+
+
+def supervised_mentions(kb: KB, datasets: Iterable[str]) -> list[tuple[str, str]]:
+    """(normalised mention, KB concept id) for every single-part annotated mention whose gold resolves in the KB."""
+    from medlink.eval.datasets import load_dataset
+
+    pairs = []
+    for spec in datasets:
+        for mention in load_dataset(spec):
+            if len(mention.parts) != 1:
+                continue
+            for gold in sorted(mention.gold):
+                concept = kb.resolve(gold)
+                if concept:
+                    pairs.append((kb.normalize(mention.text), concept))
+                    break
+    return pairs
+
+
+def sample_examples(mentions: list[tuple[str, str]], names: ConceptNames, rng: random.Random) -> list[Example]:
+    """One example per mention, its positive a random name of the gold concept (this epoch's draw)."""
+    examples = []
+    for text, concept in mentions:
+        candidates = names.names.get(concept)
+        if candidates:
+            examples.append(Example(text, rng.choice(candidates), concept, concept))
+    return examples
+
+
+def pair_examples(pairs) -> list[Example]:
+    """KB-mined pairs (medlink.training.pairs.read_pairs rows) as examples; the right side's concept masks in-batch duplicates."""
+    return [Example(p.left, p.right, p.left_id, p.right_id) for p in pairs]

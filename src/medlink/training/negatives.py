@@ -1,0 +1,67 @@
+"""Dynamic hard negatives (paper 004): the current model's top wrong concepts from the whole KB.
+
+Refreshed once per epoch: encode every KB name with the model being trained, search each
+anchor's nearest names with FAISS, and keep the first ``p`` distinct concepts other than the
+gold one, each represented by its nearest name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from medlink.encoders.transformer import Encoder
+from medlink.training.examples import ConceptNames, Example
+
+
+class NameIndex:
+    """All KB names embedded by one state of the model, searchable by inner product."""
+
+    def __init__(self, encoder: Encoder, names: ConceptNames, batch_size: int = 256, progress: bool = True):
+        import faiss
+
+        self.texts, self.ids = names.flat()
+        vectors = encoder.encode(self.texts, batch_size=batch_size, progress=progress)
+        self.index = faiss.IndexFlatIP(vectors.shape[1])
+        self.index.add(vectors)
+
+    def search(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.index.search(vectors, k)
+
+    def top_concepts(self, vectors: np.ndarray, k: int) -> list[list[str]]:
+        """The first ``k`` distinct concepts per query (dev accuracy, candidate lists)."""
+        _, rows = self.search(vectors, max(4 * k, k + 16))
+        out = []
+        for row in rows:
+            seen: list[str] = []
+            for r in row:
+                if r >= 0 and self.ids[r] not in seen:
+                    seen.append(self.ids[r])
+                    if len(seen) == k:
+                        break
+            out.append(seen)
+        return out
+
+
+def hard_negatives(encoder: Encoder, index: NameIndex, examples: list[Example], p: int, batch_size: int = 256) -> list[list[tuple[str, str]]]:
+    """For each example, ``p`` (name, concept) hard negatives: nearest names of concepts other than the gold one."""
+    vectors = encoder.encode([e.anchor for e in examples], batch_size=batch_size)
+    _, rows = index.search(vectors, 4 * p + 16)
+    out = []
+    for example, row in zip(examples, rows):
+        chosen: list[tuple[str, str]] = []
+        used = {example.positive_id, example.anchor_id}
+        for r in row:
+            if r < 0:
+                continue
+            concept = index.ids[r]
+            if concept not in used:
+                used.add(concept)
+                chosen.append((index.texts[r], concept))
+                if len(chosen) == p:
+                    break
+        while len(chosen) < p:  # tiny KBs: pad with any other concept's name
+            r = int(np.random.default_rng(len(out)).integers(len(index.ids)))
+            if index.ids[r] not in (example.positive_id, example.anchor_id):
+                chosen.append((index.texts[r], index.ids[r]))
+        out.append(chosen)
+    return out

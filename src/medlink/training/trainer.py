@@ -1,0 +1,193 @@
+"""Training a bi-encoder on the CPU: in-batch + dynamic hard negatives, optional KG auxiliary loss.
+
+One loop serves the three regimes of papers 000 and 004:
+- KG pre-training / zero-shot: examples are KB-mined pairs (synonym, graph tasks), in-batch negatives;
+- supervised fine-tuning: examples are annotated mentions with a KB name of their concept drawn
+  each epoch, plus ``p`` hard negatives refreshed every epoch with the current model;
+- both: the KG pairs as an auxiliary loss added (times ``kg_weight``) at every step.
+Checkpoints (model, optimizer, scheduler, position) are written atomically every
+``checkpoint_every`` steps and at each epoch's end; ``resume`` continues from the last one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from itertools import cycle
+from pathlib import Path
+
+import numpy as np
+
+from medlink.encoders.transformer import Encoder
+from medlink.kb.store import KB
+from medlink.training.examples import ConceptNames, Example, sample_examples
+from medlink.training.losses import contrastive_loss
+from medlink.training.negatives import NameIndex, hard_negatives
+
+CHECKPOINT = "checkpoint"
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 1
+    batch_size: int = 64
+    learning_rate: float = 2e-5
+    tau: float = 0.05
+    hard_negatives: int = 0
+    kg_weight: float = 1.0
+    warmup: float = 0.1
+    seed: int = 13
+    bf16: bool = True
+    pooling: str = "mean"
+    max_length: int = 32
+    checkpoint_every: int = 100
+    max_steps_per_epoch: int | None = None
+
+
+@dataclass
+class TrainReport:
+    config: dict
+    epochs: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+    examples: dict = field(default_factory=dict)
+
+
+def _atomic_checkpoint(encoder: Encoder, optimizer, scheduler, state: dict, out: Path) -> None:
+    import torch
+
+    temporary = out / f".{CHECKPOINT}.tmp"
+    shutil.rmtree(temporary, ignore_errors=True)
+    encoder.save(temporary)
+    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, temporary / "trainer.pt")
+    (temporary / "state.json").write_text(json.dumps(state))
+    final = out / CHECKPOINT
+    if final.exists():
+        old = out / f".{CHECKPOINT}.old"
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(final, old)
+        os.replace(temporary, final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(temporary, final)
+
+
+def _batches(examples: list[Example], size: int) -> list[list[Example]]:
+    return [examples[i : i + size] for i in range(0, len(examples), size) if len(examples[i : i + size]) > 1]
+
+
+def dev_accuracy(encoder: Encoder, index: NameIndex, dev: list[tuple[str, str]]) -> float | None:
+    """Acc@1 of nearest-name retrieval over the whole KB (a quick per-epoch signal, dev data only)."""
+    if not dev:
+        return None
+    top = index.top_concepts(encoder.encode([text for text, _ in dev]), 1)
+    return float(np.mean([bool(t) and t[0] == gold for t, (_, gold) in zip(top, dev)]))
+
+
+def train_bi_encoder(
+    kb: KB,
+    out: Path,
+    *,
+    mentions: list[tuple[str, str]] = (),
+    kg_examples: list[Example] = (),
+    dev: list[tuple[str, str]] = (),
+    base_model: str | Path | None = None,
+    config: TrainConfig = TrainConfig(),
+    resume: bool = False,
+    progress: bool = True,
+) -> TrainReport:
+    """Train and save a model folder at ``out`` (usable as a dense generator's ``model``)."""
+    import torch
+    from tqdm import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(config.seed)
+    checkpoint = out / CHECKPOINT
+    state = {"epoch": 0, "step": 0, "history": []}
+    resuming = resume and (checkpoint / "state.json").is_file()
+    if resuming:
+        state = json.loads((checkpoint / "state.json").read_text())
+    encoder = Encoder(checkpoint if resuming else base_model, config.pooling, config.max_length, bf16=config.bf16)
+    names = ConceptNames.from_kb(kb)
+    mentions, kg_examples = list(mentions), list(kg_examples)
+    primary_count = len(mentions) or len(kg_examples)
+    steps_per_epoch = max(1, math.ceil(primary_count / config.batch_size))
+    if config.max_steps_per_epoch:
+        steps_per_epoch = min(steps_per_epoch, config.max_steps_per_epoch)
+    optimizer = torch.optim.AdamW(encoder.model.parameters(), lr=config.learning_rate)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup * steps_per_epoch * config.epochs), steps_per_epoch * config.epochs)
+    if resuming:
+        saved = torch.load(checkpoint / "trainer.pt", weights_only=False)
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+    report = TrainReport(asdict(config), list(state["history"]), examples={"mentions": len(mentions), "kg_pairs": len(kg_examples), "dev": len(dev)})
+    started = time.perf_counter()
+    index: NameIndex | None = None
+    for epoch in range(state["epoch"], config.epochs):
+        rng = random.Random(config.seed + epoch)
+        primary = sample_examples(mentions, names, rng) if mentions else list(kg_examples)
+        rng.shuffle(primary)
+        auxiliary = list(kg_examples) if mentions else []
+        rng.shuffle(auxiliary)
+        negatives = None
+        if config.hard_negatives and mentions:
+            index = index or NameIndex(encoder, names, progress=progress)
+            negatives = dict(zip(map(id, primary), hard_negatives(encoder, index, primary, config.hard_negatives)))
+        index = None  # the model changes from here on
+        batches = _batches(primary, config.batch_size)[:steps_per_epoch]
+        auxiliary_batches = cycle(_batches(auxiliary, config.batch_size)) if len(auxiliary) > 1 else None
+        encoder.model.train()
+        losses = []
+        first_step = state["step"] if epoch == state["epoch"] else 0
+        bar = tqdm(total=len(batches), initial=first_step, desc=f"epoch {epoch + 1}/{config.epochs}", disable=not progress)
+        for step, batch in enumerate(batches):
+            if step < first_step:
+                continue
+            loss = _batch_loss(encoder, batch, negatives, config)
+            if auxiliary_batches is not None:
+                loss = loss + config.kg_weight * _batch_loss(encoder, next(auxiliary_batches), None, config)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(encoder.model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            losses.append(loss.item())
+            bar.update(1)
+            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}")
+            if (step + 1) % config.checkpoint_every == 0:
+                _atomic_checkpoint(encoder, optimizer, scheduler, {"epoch": epoch, "step": step + 1, "history": report.epochs}, out)
+        bar.close()
+        encoder.model.eval()
+        index = NameIndex(encoder, names, progress=progress) if (dev or config.hard_negatives) else None
+        record = {"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else None, "steps": len(losses),
+                  "dev_acc@1": dev_accuracy(encoder, index, list(dev)) if index else None, "seconds": time.perf_counter() - started}
+        report.epochs.append(record)
+        if progress:
+            print(json.dumps(record), flush=True)
+        _atomic_checkpoint(encoder, optimizer, scheduler, {"epoch": epoch + 1, "step": 0, "history": report.epochs}, out)
+    report.seconds = time.perf_counter() - started
+    encoder.save(out)
+    (out / "training.json").write_text(json.dumps({**asdict(report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
+                                                   "base_model": str(base_model) if base_model else "default"}, indent=2))
+    shutil.rmtree(checkpoint, ignore_errors=True)
+    return report
+
+
+def _batch_loss(encoder: Encoder, batch: list[Example], negatives: dict | None, config: TrainConfig):
+    import torch
+
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
+        anchors = encoder.forward(encoder.tokenize([e.anchor for e in batch]))
+        positives = encoder.forward(encoder.tokenize([e.positive for e in batch]))
+        negative_vectors, negative_ids = None, None
+        if negatives is not None:
+            chosen = [negatives[id(e)] for e in batch]
+            negative_vectors = encoder.forward(encoder.tokenize([text for row in chosen for text, _ in row]))
+            negative_ids = [[concept for _, concept in row] for row in chosen]
+    return contrastive_loss(anchors, positives, [e.positive_id for e in batch], config.tau, negative_vectors, negative_ids)

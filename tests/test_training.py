@@ -1,0 +1,81 @@
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+from medlink.kb.build import build_kb  # noqa: E402
+from medlink.kb.store import KB  # noqa: E402
+from medlink.training import trainer as trainer_module  # noqa: E402
+from medlink.training.examples import ConceptNames, Example, supervised_mentions  # noqa: E402
+from medlink.training.losses import contrastive_loss  # noqa: E402
+from medlink.training.trainer import TrainConfig, train_bi_encoder  # noqa: E402
+
+
+@pytest.fixture
+def kb(tmp_path, fixtures):
+    return KB.open(build_kb(tmp_path / "kb.sqlite", [f"biosyn:{fixtures / 'eval' / 'dictionary.txt'}"], progress=False).path)
+
+
+@pytest.fixture
+def mentions(kb, fixtures):
+    return supervised_mentions(kb, [f"biosyn:{fixtures / 'eval' / 'biosyn_processed'}"])
+
+
+def test_contrastive_loss_masks_same_concept_and_uses_hard_negatives():
+    import torch
+
+    a = torch.nn.functional.normalize(torch.tensor([[1.0, 0.0], [1.0, 0.05]]), dim=-1)
+    p = a.clone()
+    # both anchors share a concept: each other's positive is not a negative, so the loss is ~0
+    assert contrastive_loss(a, p, ["C1", "C1"], tau=0.05) < 1e-3
+    # different concepts with near-identical vectors: a large loss
+    assert contrastive_loss(a, p, ["C1", "C2"], tau=0.05) > 0.5
+    hard = torch.nn.functional.normalize(torch.tensor([[1.0, 0.01], [0.0, 1.0]]), dim=-1)
+    with_negative = contrastive_loss(a, p, ["C1", "C1"], 0.05, hard, [["C9"], ["C1"]])
+    assert with_negative > 0.3  # anchor 0 has a close hard negative; anchor 1's "negative" is its own concept: masked
+
+
+def test_supervised_mentions_resolve_gold_ids_and_skip_composites(mentions):
+    assert ("adenomatous polyposis coli", "D011125") in mentions
+    assert all("|" not in text for text, _ in mentions)
+    assert ("acth deficiency", "C535668") in mentions  # gold "201400|C535668": the first id the KB knows
+
+
+def test_training_saves_a_model_folder_and_report(kb, mentions, tmp_path):
+    report = train_bi_encoder(kb, tmp_path / "model", mentions=mentions, dev=mentions,
+                              config=TrainConfig(epochs=1, batch_size=4, hard_negatives=2, checkpoint_every=1), progress=False)
+    assert report.epochs[0]["steps"] >= 2 and report.epochs[0]["loss"] > 0
+    assert 0 <= report.epochs[0]["dev_acc@1"] <= 1
+    assert (tmp_path / "model" / "model.safetensors").is_file() and not (tmp_path / "model" / "checkpoint").exists()
+    saved = json.loads((tmp_path / "model" / "training.json").read_text())
+    assert saved["kb"]["checksum"] == kb.checksum and saved["config"]["hard_negatives"] == 2
+
+
+def test_interrupted_training_resumes_from_the_last_checkpoint(kb, mentions, tmp_path, monkeypatch):
+    config = TrainConfig(epochs=1, batch_size=2, checkpoint_every=1)
+    calls = {"n": 0}
+    real = trainer_module._batch_loss
+
+    def interrupt_on_third(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trainer_module, "_batch_loss", interrupt_on_third)
+    with pytest.raises(KeyboardInterrupt):
+        train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=config, progress=False)
+    state = json.loads((tmp_path / "model" / "checkpoint" / "state.json").read_text())
+    assert state == {"epoch": 0, "step": 2, "history": []}
+    monkeypatch.setattr(trainer_module, "_batch_loss", real)
+    report = train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=config, resume=True, progress=False)
+    total = len(trainer_module._batches(mentions, 2))
+    assert report.epochs[0]["steps"] == total - 2  # only the steps after the checkpoint ran
+
+
+def test_kg_pairs_alone_train_zero_shot(kb, tmp_path):
+    names = ConceptNames.from_kb(kb)
+    pairs = [Example(a, b, cid, cid) for cid, ns in names.names.items() for a, b in zip(ns, ns[1:])]
+    report = train_bi_encoder(kb, tmp_path / "zs", kg_examples=pairs, config=TrainConfig(epochs=1, batch_size=2), progress=False)
+    assert report.examples == {"mentions": 0, "kg_pairs": len(pairs), "dev": 0} and report.epochs[0]["steps"] >= 1
