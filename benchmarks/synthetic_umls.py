@@ -2,7 +2,10 @@
 
 The point is scale, not realism of meaning: ~3.3 atoms per CUI like the real Metathesaurus,
 several sources and term types, 10% non-English atoms and 2% suppressed ones (filtered out by
-default), names built from a medical-ish vocabulary so normalisation does real work.
+default). Names are 2-6 words drawn with a Zipf law from a lexicon of 100 medical words plus
+60,000 pseudo-words built from syllables, so that word and character n-gram statistics look like
+a real terminology's (a few very common words, a long tail of rare ones) rather than a handful of
+words repeated millions of times.
 
     python benchmarks/synthetic_umls.py OUT_DIR --rows 5000000
 """
@@ -22,13 +25,38 @@ WORDS = (
     "thrombosis embolism infarction ischemia arrhythmia tachycardia bradycardia anemia leukemia "
     "lymphoma melanoma sarcoma glioma adenoma polyp cyst nodule mass with without due to secondary"
 ).split()
+SYLLABLES = "ab ad al an ar as at ba be bi bo ca ce ci co cu da de di do du el em en er es et fa fe fi fo ga ge gi go ha he hi ho id il im in ir is it ka ke ki la le li lo lu ma me mi mo mu na ne ni no nu ob oc ol om on op or os ot pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu ul um un ur us va ve vi vo xa xe ya ze zi zo".split()
+LEXICON_SIZE = 60_000
 SABS = ("MSH", "SNOMEDCT_US", "ICD10CM", "NCI", "MTH", "MEDLINEPLUS", "HPO", "OMIM")
 TTYS = ("PT", "SY", "ET", "PN", "FN", "AB", "ACR", "MH", "ETCL")
 STYS = (("T047", "Disease or Syndrome"), ("T191", "Neoplastic Process"), ("T184", "Sign or Symptom"), ("T037", "Injury or Poisoning"))
 
 
+def lexicon(rng: random.Random) -> list[str]:
+    """The medical words first (the most frequent ranks), then unique pseudo-words of 2-5 syllables."""
+    words, seen = list(WORDS), set(WORDS)
+    while len(words) < LEXICON_SIZE:
+        word = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 5)))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
+
+
 def write_meta(out: Path, rows: int, seed: int = 13) -> None:
     rng = random.Random(seed)
+    words = lexicon(rng)
+    zipf = [1.0 / (rank + 1) for rank in range(len(words))]
+    draws = iter(())
+
+    def word() -> str:
+        nonlocal draws
+        try:
+            return next(draws)
+        except StopIteration:
+            draws = iter(rng.choices(words, weights=zipf, k=100_000))
+            return next(draws)
+
     meta = out / "META"
     meta.mkdir(parents=True, exist_ok=True)
     cui_number = 0
@@ -40,13 +68,13 @@ def write_meta(out: Path, rows: int, seed: int = 13) -> None:
             tui, sty_name = rng.choice(STYS)
             sty.write(f"{cui}|{tui}|B2.2.1.2.1|{sty_name}|AT{cui_number:08d}|256|\n")
             atoms = min(rng.choice((1, 2, 2, 3, 3, 4, 5, 6, 8)), rows - written)
-            base = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 6)))
+            base = " ".join(word() for _ in range(rng.randint(2, 6)))
             for atom in range(atoms):
                 lat = "ENG" if rng.random() > 0.1 else rng.choice(("SPA", "FRE", "GER"))
                 ts, stt, ispref = ("P", "PF", "Y") if atom == 0 else ("S", "VO", rng.choice("YN"))
                 sab = rng.choice(SABS)
                 tty = "PT" if atom == 0 else rng.choice(TTYS)
-                text = base if atom == 0 else f"{base} {rng.choice(WORDS)}".title() if atom % 2 else f"{rng.choice(WORDS)}, {base}"
+                text = base if atom == 0 else f"{base} {word()}".title() if atom % 2 else f"{word()}, {base}"
                 suppress = "O" if rng.random() < 0.02 else "N"
                 aui = written + 1
                 conso.write(
