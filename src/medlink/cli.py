@@ -16,6 +16,8 @@ kb_app = typer.Typer(help="Build and inspect knowledge bases (one SQLite file pe
 app.add_typer(kb_app, name="kb")
 index_app = typer.Typer(help="Build linker indices (lexical generators, mention memory, manifest).", no_args_is_help=True)
 app.add_typer(index_app, name="index")
+train_app = typer.Typer(help="Mine training pairs from a KB and train bi-encoders.", no_args_is_help=True)
+app.add_typer(train_app, name="train")
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -239,6 +241,58 @@ def evaluate_command(
         report.plot(out / "subpopulations.png")
         report.write_records(out / "records.jsonl")
     typer.echo(report.to_json(indent=None) if as_json else report.to_markdown())
+
+
+@train_app.command("pairs")
+def train_pairs(
+    kb: str = typer.Option(..., "--kb", help="KB file, or 'default'."),
+    out: Path = typer.Option(..., "--out", help="Directory for pairs.train.tsv, pairs.dev.tsv, negatives.tsv, pairs.json."),
+    tasks: str = typer.Option("syn,graph", "--tasks", help="Comma-separated: syn, graph, icd, comb."),
+    per_concept: int = typer.Option(10, "--per-concept", help="Cap of pairs per concept and task."),
+    seed: int = typer.Option(13, "--seed"),
+    dev_fraction: float = typer.Option(0.2, "--dev-fraction", help="Share of concepts held out (node-level split)."),
+) -> None:
+    """Mine synonym / graph / ICD-10 pairs from a KB (paper 000), split 80:20 by concept."""
+    from medlink.training.pairs import mine_pairs
+
+    report = mine_pairs(_open_kb(kb), out, tasks, max_pairs_per_concept=per_concept, seed=seed, dev_fraction=dev_fraction)
+    typer.echo(report.summary())
+
+
+@train_app.command("bi-encoder")
+def train_bi_encoder_command(
+    kb: str = typer.Option(..., "--kb", help="KB the concepts come from (positives and hard negatives)."),
+    out: Path = typer.Option(..., "--out", help="Model folder to write (usable as a dense generator's model)."),
+    train: List[str] = typer.Option([], "--train", help="Annotated mentions FORMAT:PATH (repeatable): supervised examples."),
+    pairs: Optional[Path] = typer.Option(None, "--pairs", help="A 'medlink train pairs' directory: KG examples (alone: zero-shot; with --train: auxiliary loss)."),
+    dev: List[str] = typer.Option([], "--dev", help="Dev mentions FORMAT:PATH for per-epoch Acc@1 (never test data)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2)."),
+    epochs: int = typer.Option(1, "--epochs", min=1),
+    batch_size: int = typer.Option(64, "--batch-size", min=2),
+    learning_rate: float = typer.Option(2e-5, "--lr"),
+    tau: float = typer.Option(0.05, "--tau", help="Softmax temperature of the contrastive loss."),
+    hard_negatives: int = typer.Option(0, "--hard-negatives", help="p dynamic hard negatives per mention, refreshed every epoch."),
+    kg_weight: float = typer.Option(1.0, "--kg-weight", help="Weight of the KG auxiliary loss."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch"),
+    seed: int = typer.Option(13, "--seed"),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
+    no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in float32."),
+) -> None:
+    """Train a bi-encoder: in-batch + dynamic hard negatives, KG pairs as zero-shot or auxiliary task."""
+    from medlink.training.examples import pair_examples, supervised_mentions
+    from medlink.training.pairs import read_pairs
+    from medlink.training.trainer import TrainConfig, train_bi_encoder
+
+    store = _open_kb(kb)
+    if not train and pairs is None:
+        _fail("nothing to train on: give --train FORMAT:PATH (annotated mentions) and/or --pairs DIR (KB pairs)")
+    mentions = supervised_mentions(store, train) if train else []
+    kg = pair_examples(read_pairs(pairs / "pairs.train.tsv")) if pairs else []
+    dev_mentions = supervised_mentions(store, dev) if dev else []
+    config = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, tau=tau, hard_negatives=hard_negatives,
+                         kg_weight=kg_weight, seed=seed, bf16=not no_bf16, max_steps_per_epoch=max_steps)
+    report = train_bi_encoder(store, out, mentions=mentions, kg_examples=kg, dev=dev_mentions, base_model=model, config=config, resume=resume)
+    typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
 
 
 def main() -> None:
