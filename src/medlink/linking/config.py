@@ -32,12 +32,13 @@ class LinkerConfig:
     generators: list[GeneratorConfig]
     fusion: Fusion = field(default_factory=Fusion)
     k_per_generator: int = 64
+    reranker: dict | None = None  # {"type": "knn", "generator": "dense", "k", "lambda_", "beta1", "beta2"}
 
     @classmethod
     def from_dict(cls, data: dict, where: str = "config") -> "LinkerConfig":
-        unknown = set(data) - {"generators", "fusion", "k_per_generator"}
+        unknown = set(data) - {"generators", "fusion", "k_per_generator", "reranker"}
         if unknown:
-            raise MedlinkError(f"{where}: unknown keys {sorted(unknown)}; expected generators, fusion, k_per_generator")
+            raise MedlinkError(f"{where}: unknown keys {sorted(unknown)}; expected generators, fusion, k_per_generator, reranker")
         generators = []
         for i, g in enumerate(data.get("generators") or []):
             try:
@@ -57,7 +58,14 @@ class LinkerConfig:
             fusion = Fusion(**(data.get("fusion") or {}))
         except (TypeError, ValueError) as error:
             raise MedlinkError(f"{where}: fusion: {error}") from error
-        return cls(generators, fusion, int(data.get("k_per_generator", 64)))
+        reranker = data.get("reranker")
+        if reranker is not None:
+            if reranker.get("type") != "knn":
+                raise MedlinkError(f"{where}: reranker: unknown type {reranker.get('type')!r}; known: knn")
+            target = reranker.get("generator")
+            if not any(g.name == target and g.type == "dense" for g in generators):
+                raise MedlinkError(f"{where}: reranker: 'generator' must name a dense generator of this config (got {target!r})")
+        return cls(generators, fusion, int(data.get("k_per_generator", 64)), reranker)
 
     @classmethod
     def from_file(cls, path: Path) -> "LinkerConfig":
@@ -70,7 +78,8 @@ class LinkerConfig:
         return cls.from_dict(data, str(path))
 
     def to_dict(self) -> dict:
-        return {"generators": [asdict(g) for g in self.generators], "fusion": asdict(self.fusion), "k_per_generator": self.k_per_generator}
+        return {"generators": [asdict(g) for g in self.generators], "fusion": asdict(self.fusion), "k_per_generator": self.k_per_generator,
+                "reranker": self.reranker}
 
 
 def default_config() -> LinkerConfig:

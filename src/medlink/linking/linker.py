@@ -19,6 +19,7 @@ from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig, default_config
 from medlink.linking.manifest import MANIFEST, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries
+from medlink.rerank.knn import KnnParams, KnnReranker
 from medlink.retrieval.base import CandidateGenerator, build_generator, load_generator, to_candidates
 from medlink.retrieval.hits import top_k as ranked_top
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable, read_lines, write_json, write_lines
@@ -46,7 +47,7 @@ class Linker:
 
     def __init__(self, config: LinkerConfig, normalizer: Normalizer, concept_ids: list[str], concept_names: list[str],
                  tables: dict[str, NameTable], generators: dict[str, CandidateGenerator], manifest: dict,
-                 memory: MemoryEntries | None = None):
+                 memory: MemoryEntries | None = None, reranker: KnnReranker | None = None):
         self.config = config
         self.normalize = normalizer
         self.concept_ids = concept_ids
@@ -55,6 +56,7 @@ class Linker:
         self.generators = generators
         self.manifest = manifest
         self.memory = memory  # kept only to be saved beside the index (memory.tsv), for inspection
+        self.reranker = reranker
         self._position = {cid: i for i, cid in enumerate(concept_ids)}
 
     # -- building -----------------------------------------------------------------------------
@@ -84,7 +86,12 @@ class Linker:
                 generators[generator.name] = build_generator(generator.type, tables[sources[generator.name]], concept_ids, generator.name, generator.params)
         manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
         manifest["tables"] = sources
-        return cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory)
+        reranker = None
+        if config.reranker and has_memory:
+            settings = {key: value for key, value in config.reranker.items() if key in ("k", "lambda_", "beta1", "beta2")}
+            encoder = generators[config.reranker["generator"]].encoder
+            reranker = KnnReranker.build(encoder, [(kb.normalize(text), concept) for text, concept in memory.pairs], KnnParams(**settings))
+        return cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory, reranker)
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, directory: Path | str) -> Path:
@@ -103,6 +110,8 @@ class Linker:
                 generator.save(temporary / "generators" / name)
             if self.memory is not None:
                 self.memory.save(temporary / "memory.tsv")
+            if self.reranker is not None:
+                self.reranker.save(temporary / "knn")
             write_json(temporary / MANIFEST, self.manifest)  # last: a directory with a manifest is complete
             if directory.exists():
                 old = directory.with_name(f".{directory.name}.{os.getpid()}.old")
@@ -132,7 +141,9 @@ class Linker:
             name: load_generator(types[name], directory / "generators" / name, tables[source], concept_ids, name)
             for name, source in sources.items()
         }
-        return cls(config, Normalizer.from_signature(manifest["normalizer"]), concept_ids, concept_names, tables, generators, manifest)
+        reranker = KnnReranker.load(directory / "knn") if (directory / "knn").is_dir() else None
+        return cls(config, Normalizer.from_signature(manifest["normalizer"]), concept_ids, concept_names, tables, generators, manifest,
+                   reranker=reranker)
 
     @staticmethod
     def _check_kb(directory: Path, manifest: dict, kb: KB | None) -> None:
@@ -154,11 +165,12 @@ class Linker:
         position = self._position.get(concept_id)
         return None if position is None else self.concept_names[position]
 
-    def link(self, mentions: Sequence[str | Mention], k: int = 10, generators: Sequence[str] | None = None) -> list[list[Candidate]]:
+    def link(self, mentions: Sequence[str | Mention], k: int = 10, generators: Sequence[str] | None = None,
+             rerank: bool = True, knn: KnnParams | None = None) -> list[list[Candidate]]:
         """Ranked candidates per mention (an empty list for an empty mention).
 
-        ``generators`` restricts the stages used (e.g. to leave the memory out). Identical
-        mentions are searched once.
+        ``generators`` restricts the stages used; ``rerank=False`` skips the kNN reranker and
+        ``knn`` overrides its parameters (dev tuning). Identical mentions are searched once.
         """
         texts = [m.text if isinstance(m, Mention) else m for m in mentions]
         keys = []
@@ -178,12 +190,17 @@ class Linker:
         per_stage = {
             name: self.generators[name].search_hits(unique, max(k, self.config.k_per_generator), stage=i) for i, name in enumerate(names)
         }
+        reranking = rerank and self.reranker is not None and self.config.reranker["generator"] in names
+        depth = max(k, self.config.k_per_generator) if reranking else k  # the reranker sees the whole candidate list
         if len(names) == 1:
-            fused = ranked_top(per_stage[names[0]], k)
+            fused = ranked_top(per_stage[names[0]], depth)
         else:
-            fused = self.config.fusion.fuse(per_stage, k)
+            fused = self.config.fusion.fuse(per_stage, depth)
         tables = [self.generators[name].table for name in names]
         candidates = to_candidates(fused, tables, names, self.concept_ids, self.concept_names, per_stage if len(names) > 1 else None)
+        if reranking:
+            vectors = self.generators[self.config.reranker["generator"]].encode_mentions(unique)
+            candidates = self.reranker.rerank(vectors, candidates, k, knn, name_of=self.name_of)
         by_key = dict(zip(unique, candidates))
         results = []
         for key in keys:

@@ -56,6 +56,7 @@ GENERATORS = {
     "exact": "exact:ExactGenerator",
     "tfidf": "tfidf:TfidfGenerator",
     "bm25": "bm25:BM25Generator",
+    "dense": "dense:DenseGenerator",
 }
 
 

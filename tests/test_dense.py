@@ -1,0 +1,181 @@
+"""The dense generator with the packaged all-MiniLM-L6-v2 on the fixture dictionary (14 names)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from medlink.encoders import default_model_dir
+from medlink.encoders.transformer import Encoder
+from medlink.errors import MedlinkError
+from medlink.kb.build import build_kb
+from medlink.kb.store import KB
+from medlink.linking.config import LinkerConfig
+from medlink.linking.linker import Linker
+from medlink.retrieval import dense
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """14 names gain nothing from threads, and on a shared CPU two OpenMP threads run several times slower."""
+    import faiss
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+    faiss.omp_set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dense-kb") / "kb.sqlite"
+    dictionary = Path(__file__).parent / "fixtures" / "eval" / "dictionary.txt"
+    return KB.open(build_kb(path, [f"biosyn:{dictionary}"], progress=False).path)
+
+
+def config(**params) -> LinkerConfig:
+    return LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": params}]})
+
+
+def ranking(linker: Linker, mentions: list[str], k: int = 5) -> list[list[tuple[str, float]]]:
+    return [[(c.concept_id, c.score) for c in result] for result in linker.link(mentions, k=k)]
+
+
+@pytest.fixture(scope="module")
+def flat(kb) -> Linker:
+    return Linker.build(kb, config())
+
+
+@pytest.fixture
+def model_copy(tmp_path):
+    """A private copy of the default model folder, free to break."""
+    return shutil.copytree(default_model_dir(), tmp_path / "model")
+
+
+MENTIONS = ["breast tumours", "colon cancer", "ataxia telangiectasia", "kidney disease"]
+
+
+def test_breast_tumours_links_to_breast_neoplasms(flat):
+    result = flat.link(["breast tumours"], k=3)[0]
+    assert result[0].concept_id == "D001943"
+    assert result[0].matched_name in ("breast cancer", "breast neoplasms")
+    assert set(result[0].scores_by_stage) == {"dense"}
+    scores = [c.score for c in result]
+    assert scores == sorted(scores, reverse=True) and 0 < scores[0] <= 1.0001
+
+
+def test_save_load_round_trip_gives_identical_scores(flat, kb, tmp_path):
+    flat.save(tmp_path / "idx")
+    saved = json.loads((tmp_path / "idx" / "generators" / "dense" / "dense.json").read_text())
+    assert saved["params"]["index"] == "flat" and saved["params"]["model"] is None
+    assert saved["encoder"]["fingerprint"] and saved["vectors"] == len(flat.tables["kb"])
+    loaded = Linker.load(tmp_path / "idx", kb)
+    assert ranking(loaded, MENTIONS) == ranking(flat, MENTIONS)
+
+
+def test_encode_mentions_matches_the_indexed_names(flat):
+    generator = flat.generators["dense"]
+    keys = flat.tables["kb"].keys[:3]
+    vectors = generator.encode_mentions(keys)
+    assert vectors.shape == (3, generator.encoder.dimension) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    scores, rows = generator.index.search(vectors, 1)
+    assert rows[:, 0].tolist() == [0, 1, 2] and np.all(scores[:, 0] > 0.99)
+
+
+@pytest.mark.parametrize("params", [{"fp16": True}, {"index": "hnsw"}, {"index": "hnsw", "fp16": True}, {"index": "ivfpq"}])
+def test_index_variants_agree_with_flat(kb, flat, tmp_path, params):
+    linker = Linker.build(kb, config(**params))
+    got, expected = ranking(linker, MENTIONS, k=3), ranking(flat, MENTIONS, k=3)
+    assert got[0][0][0] == "D001943"
+    if params.get("index") != "ivfpq":  # product quantisation moves scores visibly; the others barely
+        assert [[c for c, _ in r] for r in got] == [[c for c, _ in r] for r in expected]
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose([s for _, s in a], [s for _, s in b], atol=2e-3)
+    linker.save(tmp_path / "idx")
+    assert ranking(Linker.load(tmp_path / "idx", kb), MENTIONS, k=3) == got
+
+
+def test_fp16_halves_the_stored_vectors(kb, flat, tmp_path):
+    Linker.build(kb, config(fp16=True)).save(tmp_path / "half")
+    flat.save(tmp_path / "full")
+    half = (tmp_path / "half" / "generators" / "dense" / "faiss.index").stat().st_size
+    full = (tmp_path / "full" / "generators" / "dense" / "faiss.index").stat().st_size
+    vectors = len(flat.tables["kb"]) * flat.generators["dense"].encoder.dimension
+    assert full - half == pytest.approx(vectors * 2, rel=0.05)
+
+
+def test_unknown_params_are_refused_before_loading_a_model(kb):
+    with pytest.raises(MedlinkError, match="unknown params"):
+        Linker.build(kb, config(nprobes=3))
+    with pytest.raises(MedlinkError, match="index must be one of"):
+        Linker.build(kb, config(index="lsh"))
+
+
+def test_model_folder_without_weights_names_the_missing_file(kb, model_copy):
+    (model_copy / "model.safetensors").unlink()
+    with pytest.raises(MedlinkError, match=r"model\.safetensors"):
+        Linker.build(kb, config(model=str(model_copy)))
+
+
+def test_changed_or_missing_model_is_refused_at_load(kb, model_copy, tmp_path):
+    Linker.build(kb, config(model=str(model_copy))).save(tmp_path / "idx")
+    Linker.load(tmp_path / "idx", kb)  # unchanged: fine
+    weights = model_copy / "model.safetensors"
+    with open(weights, "r+b") as handle:  # perturb tensor bytes near the end: same size, same shapes
+        handle.seek(weights.stat().st_size - 64)
+        data = handle.read(16)
+        handle.seek(weights.stat().st_size - 64)
+        handle.write(bytes(b ^ 0x55 for b in data))
+    with pytest.raises(MedlinkError, match="weights changed"):
+        Linker.load(tmp_path / "idx", kb)
+    shutil.rmtree(model_copy)
+    with pytest.raises(MedlinkError, match="rebuild") as error:
+        Linker.load(tmp_path / "idx", kb)
+    assert str(model_copy) in str(error.value)
+
+
+def test_interrupted_encoding_resumes_and_finished_cache_is_reused(kb, monkeypatch, tmp_path):
+    monkeypatch.setenv("MEDLINK_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(dense, "CHUNK_ROWS", 4)
+    original = Encoder.encode
+    calls: list[int] = []
+
+    def interrupted(self, texts, *args, **kwargs):
+        if calls:
+            raise KeyboardInterrupt  # as if the user stopped the build during the second chunk
+        calls.append(len(texts))
+        return original(self, texts, *args, **kwargs)
+
+    monkeypatch.setattr(Encoder, "encode", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Linker.build(kb, config())
+    state = json.loads(next((tmp_path / "home" / "encode-cache").glob("*.json")).read_text())
+    n = state["total"]
+    assert calls == [4] and state["rows"] == 4 and n > 8
+
+    def counting(self, texts, *args, **kwargs):
+        calls.append(len(texts))
+        return original(self, texts, *args, **kwargs)
+
+    monkeypatch.setattr(Encoder, "encode", counting)
+    calls.clear()
+    resumed = Linker.build(kb, config())
+    assert sum(calls) == n - 4 and calls[0] == 4  # only the rows after the checkpoint
+    assert json.loads(next((tmp_path / "home" / "encode-cache").glob("*.json")).read_text())["rows"] == n
+
+    calls.clear()
+    again = Linker.build(kb, config(index="hnsw"))  # another index over the same names: nothing to encode
+    assert calls == []
+    assert ranking(again, MENTIONS, k=3)[0][0][0] == "D001943"
+
+    fresh = resumed.generators["dense"].encoder.encode(resumed.tables["kb"].keys)
+    cached = dense.encode_cached(resumed.generators["dense"].encoder, resumed.tables["kb"].keys)
+    np.testing.assert_allclose(cached, fresh, atol=2e-2)  # bf16: batch composition moves the last digits
+    assert ranking(resumed, MENTIONS)[0][0][0] == "D001943"
