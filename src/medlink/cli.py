@@ -280,7 +280,7 @@ def train_bi_encoder_command(
 ) -> None:
     """Train a bi-encoder: in-batch + dynamic hard negatives, KG pairs as zero-shot or auxiliary task."""
     from medlink.training.examples import pair_examples, supervised_mentions
-    from medlink.training.pairs import read_pairs
+    from medlink.training.pairs_io import read_pairs
     from medlink.training.trainer import TrainConfig, train_bi_encoder
 
     store = _open_kb(kb)

@@ -111,6 +111,10 @@ class KB:
         while rows := cursor.fetchmany(batch):
             yield from rows
 
+    def iter_names_with_scope(self, scope: str) -> Iterator[tuple[str, str]]:
+        """Stream (concept id, name) of the names with a given scope (e.g. ICD-10-CM's "title concatenation")."""
+        yield from self._db.execute("SELECT concept_id, text FROM names WHERE scope = ? ORDER BY rowid", (scope,))
+
     def lookup(self, text: str) -> list[tuple[str, str, str]]:
         """Exact lookup by normalised name: (concept id, name, kind), preferred names first."""
         rows = self._db.execute(

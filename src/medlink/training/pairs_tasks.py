@@ -89,14 +89,6 @@ def syn_pairs(kb: KB, split: NodeSplit, cap: int | None, seed: int, stats: TaskS
             yield side, ("syn", left, right, concept_id, concept_id, left_kind, right_kind)
 
 
-def names_with_scope(kb: KB, scope: str) -> Iterator[tuple[str, str]]:
-    """(concept id, text) of the names recorded with ``scope``.
-
-    KB has no public accessor for a name's scope yet, so this reads the names table directly.
-    """
-    yield from kb._db.execute("SELECT concept_id, text FROM names WHERE scope = ? ORDER BY rowid", (scope,))
-
-
 def _capped(items: list, cap: int | None, rng, stats: TaskStats) -> list:
     """At most ``cap`` of ``items``, a seeded random choice kept in its original order."""
     if cap is None or len(items) <= cap:
@@ -112,7 +104,7 @@ def icd_pairs(kb: KB, split: NodeSplit, cap: int | None, seed: int, stats: TaskS
     Only concepts whose id starts with ``ICD10CM:`` take part; the KB has no see-also sections.
     """
     by_parent: dict[str, list[tuple[str, str]]] = {}
-    for concept_id, text in names_with_scope(kb, TITLE_CONCATENATION):
+    for concept_id, text in kb.iter_names_with_scope(TITLE_CONCATENATION):
         if concept_id.startswith(ICD_PREFIX):
             for parent in kb.parents(concept_id):
                 by_parent.setdefault(parent, []).append((concept_id, text))

@@ -1,0 +1,192 @@
+"""Dense and hybrid linking with trained bi-encoders and the kNN memory (issue 4).
+
+    python benchmarks/dense_linking.py --model base=default --model zs=/path/zs-model --model sup=/path/sup-model \
+        [--zero-shot zs] [--skip-aap]
+
+For every model, on NCBI Disease (KB = BioSyn's train_dictionary.txt, i.e. MEDIC):
+- KB only (no training mentions at all): dense retrieval; this is the zero-shot figure for a
+  model trained on KB pairs only (report R@1 and R@25 beside Acc@1/5, as paper 000 does);
+- dev tuning (memory = processed_train, scored on processed_dev): kNN k, lambda, beta1, beta2 and
+  the dense / TF-IDF fusion weight, by grid search;
+- test (memory = processed_traindev, the data the published protocol allows): dense, dense + kNN,
+  hybrid (dense + TF-IDF), hybrid + kNN, each with the dev-chosen parameters.
+AskAPatient (10 folds, KB = the 1,036 ontology names, memory = the fold's train file): the same
+variants with the parameters chosen on fold-0 validation; no per-fold fine-tuning (it would leak
+other folds' test mentions into a shared model), so models are used as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
+from _harness import ROOT, git_commit, update_section, write_results  # noqa: E402
+
+from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
+from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
+from medlink.linking.config import LinkerConfig  # noqa: E402
+from medlink.linking.linker import Linker  # noqa: E402
+from medlink.linking.memory import memory_from_datasets  # noqa: E402
+from medlink.rerank.knn import KnnParams  # noqa: E402
+from medlink.retrieval.fusion import Fusion  # noqa: E402
+
+CONFIGS = ROOT / "benchmarks" / "configs"
+KNN_GRID = {"k": (4, 8, 16, 32, 64), "lambda_": (0.1, 0.3, 0.5, 0.7, 0.9), "beta1": (0.01, 0.05, 0.1), "beta2": (0.05, 0.1, 0.5, 1.0)}
+TFIDF_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+METRICS = ("acc@1", "acc@5", "mrr", "recall@1", "recall@25", "recall@64")
+RECALL_KS = (1, 5, 25, 64)
+
+
+def hybrid_config(model: str | None, lexical: Path) -> LinkerConfig:
+    """dense over KB names + the dataset's tuned TF-IDF over KB names and memory, kNN on the dense encoder."""
+    tfidf = next(g for g in LinkerConfig.from_file(lexical).generators if g.name == "tfidf")
+    return LinkerConfig.from_dict({
+        "generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": model}},
+                       {"name": "tfidf", "type": "tfidf", "names": "kb+memory", "params": tfidf.params}],
+        "fusion": {"method": "weighted", "weights": {"dense": 1.0, "tfidf": 0.5}},
+        "k_per_generator": 64,
+        "reranker": {"type": "knn", "generator": "dense"},
+    })
+
+
+def scores(report) -> dict:
+    return {m: report[m] for m in METRICS if m in report.to_dict()}
+
+
+class Run:
+    """One linker, its query vectors and candidate lists for a dataset, so variants cost no re-search."""
+
+    def __init__(self, linker: Linker, mentions, equivalent):
+        self.linker, self.mentions, self.equivalent = linker, mentions, equivalent
+        self.texts = [p for m in mentions for p in m.parts]
+        keys = [linker.normalize(t) for t in self.texts]
+        self.dense_only = linker.link(self.texts, k=64, generators=["dense"], rerank=False)
+        self.vectors = linker.generators["dense"].encode_mentions(keys)
+
+    def evaluate(self, rankings) -> dict:
+        return scores(evaluate_rankings(rankings, self.mentions, equivalent_ids=self.equivalent, recall_ks=RECALL_KS, records=False,
+                                        subpopulations=False))
+
+    def hybrid(self, tfidf_weight: float):
+        self.linker.config.fusion = Fusion("weighted", {"dense": 1.0, "tfidf": tfidf_weight})
+        return self.linker.link(self.texts, k=64, rerank=False)
+
+    def knn(self, rankings, params: KnnParams):
+        return self.linker.reranker.rerank(self.vectors, rankings, 64, params, name_of=self.linker.name_of)
+
+
+def tune(run: Run) -> tuple[float, KnnParams, list[dict]]:
+    """Best TF-IDF weight for the hybrid, then best kNN parameters on top of it (dev data)."""
+    trials = []
+    best_weight, best_key = 0.0, (-1.0, -1.0)
+    for weight in TFIDF_WEIGHTS:
+        result = run.evaluate(run.hybrid(weight) if weight else run.dense_only)
+        trials.append({"tfidf_weight": weight, **result})
+        if (result["acc@1"], result["mrr"]) > best_key:
+            best_weight, best_key = weight, (result["acc@1"], result["mrr"])
+    base = run.hybrid(best_weight) if best_weight else run.dense_only
+    best_params, best_key = KnnParams(), (-1.0, -1.0)
+    for values in itertools.product(*KNN_GRID.values()):
+        params = KnnParams(**dict(zip(KNN_GRID, values)))
+        result = run.evaluate(run.knn(base, params))
+        if (result["acc@1"], result["mrr"]) > best_key:
+            best_params, best_key = params, (result["acc@1"], result["mrr"])
+    trials.append({"knn": vars(best_params), "acc@1": best_key[0], "mrr": best_key[1]})
+    return best_weight, best_params, trials
+
+
+def variants(run: Run, weight: float, params: KnnParams) -> dict[str, dict]:
+    hybrid = run.hybrid(weight if weight else 0.5)
+    return {
+        "dense": run.evaluate(run.dense_only),
+        "dense + kNN": run.evaluate(run.knn(run.dense_only, params)),
+        f"hybrid (TF-IDF weight {weight if weight else 0.5})": run.evaluate(hybrid),
+        "hybrid + kNN": run.evaluate(run.knn(hybrid, params)),
+    }
+
+
+def ncbi(name: str, model: str | None, workdir: Path) -> list[dict]:
+    kb = ncbi_kb(workdir, "train")
+    equivalent = equivalent_ids_from_kb(kb)
+    config = hybrid_config(model, CONFIGS / "ncbi_lexical.json")
+    rows = []
+    started = time.perf_counter()
+    kb_only = Linker.build(kb, LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": model}}]}))
+    test = load_dataset(ncbi_split("test"))
+    result = scores(evaluate_rankings(kb_only.link([p for m in test for p in m.parts], k=64), test, equivalent_ids=equivalent,
+                                      recall_ks=RECALL_KS, records=False, subpopulations=False))
+    rows.append({"model": name, "dataset": "NCBI Disease", "split": "test", "setting": "KB only (train_dictionary)", "variant": "dense", **result})
+    dev_run = Run(Linker.build(kb, config, memory_from_datasets(kb, [ncbi_split("train")])), load_dataset(ncbi_split("dev")), equivalent)
+    weight, params, trials = tune(dev_run)
+    print(f"{name}: dev choice tfidf weight {weight}, kNN {params}", flush=True)
+    test_run = Run(Linker.build(kb, config, memory_from_datasets(kb, [ncbi_split("traindev")])), test, equivalent)
+    for variant, result in variants(test_run, weight, params).items():
+        rows.append({"model": name, "dataset": "NCBI Disease", "split": "test", "setting": "train_dictionary + memory(traindev)",
+                     "variant": variant, "tfidf_weight": weight, "knn": vars(params), **result})
+    for row in rows:
+        print(f"  {row['model']} | {row['setting']} | {row['variant']}: acc@1 {row['acc@1']:.4f} acc@5 {row['acc@5']:.4f}", flush=True)
+    rows.append({"model": name, "dataset": "NCBI Disease", "dev_trials": trials, "seconds": time.perf_counter() - started})
+    return rows
+
+
+def aap(name: str, model: str | None, workdir: Path, folds: int) -> list[dict]:
+    kb = aap_kb(workdir)
+    equivalent = equivalent_ids_from_kb(kb)
+    config = hybrid_config(model, CONFIGS / "askapatient_lexical.json")
+    dev_run = Run(Linker.build(kb, config, memory_from_datasets(kb, [aap_split(0, "train")])), load_dataset(aap_split(0, "validation")), equivalent)
+    weight, params, _ = tune(dev_run)
+    print(f"{name}: AAP fold-0 validation choice tfidf weight {weight}, kNN {params}", flush=True)
+    per_fold: dict[str, list[dict]] = {}
+    for fold in range(folds):
+        run = Run(Linker.build(kb, config, memory_from_datasets(kb, [aap_split(fold, "train")])), load_dataset(aap_split(fold, "test")), equivalent)
+        for variant, result in variants(run, weight, params).items():
+            per_fold.setdefault(variant, []).append(result)
+    rows = []
+    for variant, results in per_fold.items():
+        mean = {m: statistics.mean(r[m] for r in results) for m in results[0]}
+        rows.append({"model": name, "dataset": "AskAPatient", "split": f"test, mean of {len(results)} folds", "setting": "ontology + memory(fold train)",
+                     "variant": variant, "tfidf_weight": weight, "knn": vars(params), **mean,
+                     "acc@1_std": statistics.pstdev(r["acc@1"] for r in results)})
+        print(f"  {name} | AAP | {variant}: acc@1 {mean['acc@1']:.4f}", flush=True)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", action="append", required=True, help="NAME=PATH (PATH 'default' = packaged MiniLM)")
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--skip-aap", action="store_true")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp") / "medlink-bench")
+    parser.add_argument("--section", default="dense_linking")
+    args = parser.parse_args()
+    rows = []
+    for spec in args.model:
+        name, _, path = spec.partition("=")
+        model = None if path in ("", "default") else path
+        rows += ncbi(name, model, args.workdir)
+        if not args.skip_aap:
+            rows += aap(name, model, args.workdir, args.folds)
+    write_results(args.section, {"command": " ".join(["python benchmarks/dense_linking.py", *sys.argv[1:]]), "rows": rows})
+    commit = git_commit()
+    lines = [f"## Dense, hybrid and kNN linking (issue 4): `{args.section}`", "",
+             f"`python benchmarks/dense_linking.py {' '.join(sys.argv[1:])}`; kNN (k, lambda, beta1, beta2) and the hybrid's TF-IDF weight chosen",
+             "on NCBI dev (memory = train) and AskAPatient fold-0 validation; test uses memory = traindev (NCBI) or the fold's train file.", "",
+             "| model | dataset | split | dictionary / memory | variant | Acc@1 | Acc@5 | MRR | R@1 | R@25 | commit |",
+             "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        if "variant" not in r:
+            continue
+        std = f" (sd {r['acc@1_std']:.3f})" if "acc@1_std" in r else ""
+        lines.append(f"| {r['model']} | {r['dataset']} | {r['split']} | {r['setting']} | {r['variant']} | {r['acc@1']:.4f}{std} | {r['acc@5']:.4f} | "
+                     f"{r['mrr']:.4f} | {r['recall@1']:.4f} | {r['recall@25']:.4f} | {commit} |")
+    update_section(args.section, "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
