@@ -4,24 +4,13 @@ from __future__ import annotations
 
 import json
 import time
-from importlib import metadata
 from pathlib import Path
 
 from medlink.errors import MedlinkError
+from medlink.versions import package_versions
 
 INDEX_FORMAT_VERSION = "1"
 MANIFEST = "manifest.json"
-_PACKAGES = ("medlink", "numpy", "scipy", "scikit-learn", "bm25s")
-
-
-def package_versions() -> dict[str, str]:
-    versions = {}
-    for package in _PACKAGES:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = "absent"
-    return versions
 
 
 def new_manifest(kb_path: Path, kb_checksum: str, concepts: int, config: dict, normalizer: str, memory: dict | None) -> dict:

@@ -21,7 +21,6 @@ import hashlib
 import json
 import math
 import os
-from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 
@@ -35,6 +34,7 @@ from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
 from medlink.settings import medlink_home
+from medlink.versions import DENSE_PACKAGES, package_versions
 
 try:
     import fcntl
@@ -62,7 +62,6 @@ TEXTS = ("name",)
 CHUNK_ROWS = 8192  # rows encoded between two cache checkpoints
 INDEX_FILE = "faiss.index"
 PARAMS_FILE = "dense.json"
-_PACKAGES = ("torch", "transformers", "faiss-cpu")
 
 
 def _check_params(params: dict) -> None:
@@ -171,16 +170,6 @@ def _tune(index: "faiss.Index", params: dict) -> None:
         index.nprobe = int(params["nprobe"])
 
 
-def _package_versions() -> dict[str, str]:
-    versions = {}
-    for package in _PACKAGES:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = "absent"
-    return versions
-
-
 class DenseGenerator(GeneratorBase):
     """Nearest names to a mention in the encoder's embedding space (cosine), aggregated to concepts."""
 
@@ -189,6 +178,7 @@ class DenseGenerator(GeneratorBase):
         self.encoder = encoder
         self.index = index
         self.params = params
+        self._last_batch: tuple[tuple[str, ...], np.ndarray] | None = None
         _tune(index, params)
         import torch
 
@@ -209,7 +199,7 @@ class DenseGenerator(GeneratorBase):
         directory.mkdir(parents=True, exist_ok=True)
         faiss.write_index(self.index, str(directory / INDEX_FILE))
         payload = {"params": self.params, "encoder": self.encoder.spec.to_dict(), "vectors": int(self.index.ntotal),
-                   "packages": _package_versions()}
+                   "packages": package_versions(DENSE_PACKAGES)}
         (directory / PARAMS_FILE).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
     @classmethod
@@ -232,8 +222,17 @@ class DenseGenerator(GeneratorBase):
         return cls(table, concept_ids, encoder, index, params, name)
 
     def encode_mentions(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors for normalised mentions, with the encoder the names were embedded with."""
-        return self.encoder.encode(list(texts), batch_size=self.params["batch_size"])
+        """Unit vectors for normalised mentions, with the encoder the names were embedded with.
+
+        The last batch's vectors are kept, so a reranker working on the same mentions right
+        after the search (the kNN memory) does not encode them twice.
+        """
+        texts = tuple(texts)
+        if self._last_batch is not None and self._last_batch[0] == texts:
+            return self._last_batch[1]
+        vectors = self.encoder.encode(list(texts), batch_size=self.params["batch_size"])
+        self._last_batch = (texts, vectors)
+        return vectors
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         fetch = min(2 * k, int(self.index.ntotal))
