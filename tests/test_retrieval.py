@@ -139,3 +139,20 @@ def test_rrf_fusion_and_zero_weight_drops_a_stage():
     assert only_a.concepts.tolist() == [3, 4]
     with pytest.raises(ValueError, match="unknown fusion method"):
         Fusion("borda")
+
+
+def test_hashed_tfidf_matches_the_exact_vocabulary(table, tmp_path, monkeypatch):
+    """The chunked, hashed build (used above a million names) scores like scikit-learn's exact one."""
+    import medlink.retrieval.tfidf_hashed as hashed
+
+    monkeypatch.setattr(hashed, "CHUNK", 2)  # several chunks even on this tiny table
+    exact = TfidfGenerator.build(table, CONCEPTS, vocabulary="exact")
+    chunked = TfidfGenerator.build(table, CONCEPTS, vocabulary="hashed")
+    mentions = ["cardiac failures", "myocardial infarct", "diabetes type 2", "heart"]
+    for a, b in zip(exact.search(mentions, k=3), chunked.search(mentions, k=3)):
+        assert ids(a) == ids(b)
+        assert np.allclose([c.score for c in a], [c.score for c in b], atol=1e-4)
+    chunked.save(tmp_path)
+    assert not (tmp_path / "vocabulary.json").exists()
+    loaded = TfidfGenerator.load(tmp_path, table, CONCEPTS, "tfidf")
+    assert ids(loaded.search(["cardiac failures"], k=3)[0]) == ids(chunked.search(["cardiac failures"], k=3)[0])

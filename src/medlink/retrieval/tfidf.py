@@ -25,8 +25,11 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
+from medlink.retrieval.tfidf_hashed import HashedTfidf, fit_halves
 
-DEFAULTS = {"analyzer": "char_wb", "ngram_range": [2, 4], "sublinear_tf": True, "min_df": 1, "common_df": 0.02, "shortlist": 256}
+DEFAULTS = {"analyzer": "char_wb", "ngram_range": [2, 4], "sublinear_tf": True, "min_df": 1, "common_df": 0.02, "shortlist": 256,
+            "vocabulary": "auto", "n_features": 2**22}
+HASHED_ABOVE = 1_000_000  # "auto": exact vocabulary up to this many names, hashed features above (memory)
 
 
 def _vectorizer(params: dict) -> TfidfVectorizer:
@@ -51,7 +54,7 @@ class TfidfGenerator(GeneratorBase):
     to its halves keeps a UMLS-sized build within memory.
     """
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], vectorizer: TfidfVectorizer, postings: sp.csr_matrix,
+    def __init__(self, table: NameTable, concept_ids: Sequence[str], vectorizer: TfidfVectorizer | HashedTfidf, postings: sp.csr_matrix,
                  common: sp.csr_matrix, common_columns: np.ndarray, params: dict, name: str):
         super().__init__(table, concept_ids, name)
         self.vectorizer = vectorizer
@@ -63,6 +66,12 @@ class TfidfGenerator(GeneratorBase):
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "tfidf", **params) -> "TfidfGenerator":
         params = {**DEFAULTS, **params}
+        if params["vocabulary"] == "auto":
+            params["vocabulary"] = "hashed" if len(table.keys) > HASHED_ABOVE else "exact"
+        if params["vocabulary"] == "hashed":
+            vectorizer, selective_half, selective_columns, common_columns, common = fit_halves(table.keys, params)
+            postings = _full_width_transpose(selective_half.tocsc(), selective_columns, int(params["n_features"]))
+            return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name)
         vectorizer = _vectorizer(params)
         matrix = vectorizer.fit_transform(table.keys).tocsr()
         document_frequency = np.bincount(matrix.indices, minlength=matrix.shape[1])
@@ -76,9 +85,10 @@ class TfidfGenerator(GeneratorBase):
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        vocabulary = sorted(self.vectorizer.vocabulary_, key=self.vectorizer.vocabulary_.get)
         (directory / "params.json").write_text(json.dumps(self.params))
-        (directory / "vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False))
+        if self.params.get("vocabulary", "exact") == "exact":
+            vocabulary = sorted(self.vectorizer.vocabulary_, key=self.vectorizer.vocabulary_.get)
+            (directory / "vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False))
         np.save(directory / "idf.npy", self.vectorizer.idf_.astype(np.float32))
         np.save(directory / "common_columns.npy", self.common_columns)
         sp.save_npz(directory / "postings.npz", self.postings, compressed=False)
@@ -86,11 +96,14 @@ class TfidfGenerator(GeneratorBase):
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "TfidfGenerator":
-        params = {**DEFAULTS, **json.loads((directory / "params.json").read_text())}
-        vocabulary = json.loads((directory / "vocabulary.json").read_text())
-        vectorizer = _vectorizer(params)
-        vectorizer.vocabulary_ = {term: i for i, term in enumerate(vocabulary)}
-        vectorizer.idf_ = np.load(directory / "idf.npy")
+        params = {**DEFAULTS, "vocabulary": "exact", **json.loads((directory / "params.json").read_text())}
+        if params["vocabulary"] == "hashed":
+            vectorizer = HashedTfidf(params, np.load(directory / "idf.npy"))
+        else:
+            vocabulary = json.loads((directory / "vocabulary.json").read_text())
+            vectorizer = _vectorizer(params)
+            vectorizer.vocabulary_ = {term: i for i, term in enumerate(vocabulary)}
+            vectorizer.idf_ = np.load(directory / "idf.npy")
         return cls(table, concept_ids, vectorizer, sp.load_npz(directory / "postings.npz").tocsr(), sp.load_npz(directory / "common.npz").tocsr(),
                    np.load(directory / "common_columns.npy"), params, name)
 
