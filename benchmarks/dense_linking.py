@@ -6,8 +6,8 @@
 For every model, on NCBI Disease (KB = BioSyn's train_dictionary.txt, i.e. MEDIC):
 - KB only (no training mentions at all): dense retrieval; this is the zero-shot figure for a
   model trained on KB pairs only (report R@1 and R@25 beside Acc@1/5, as paper 000 does);
-- dev tuning (memory = processed_train, scored on processed_dev): kNN k, lambda, beta1, beta2 and
-  the dense / TF-IDF fusion weight, by grid search;
+- dev tuning (memory = processed_train, scored on processed_dev): the dense / TF-IDF fusion
+  weights, then kNN k, lambda, beta1, beta2 for dense alone and for the hybrid, by grid search;
 - test (memory = processed_traindev, the data the published protocol allows): dense, dense + kNN,
   hybrid (dense + TF-IDF), hybrid + kNN, each with the dev-chosen parameters.
 AskAPatient (10 folds, KB = the 1,036 ontology names, memory = the fold's train file): the same
@@ -37,8 +37,8 @@ from medlink.rerank.knn import KnnParams  # noqa: E402
 from medlink.retrieval.fusion import Fusion  # noqa: E402
 
 CONFIGS = ROOT / "benchmarks" / "configs"
-KNN_GRID = {"k": (4, 8, 16, 32, 64), "lambda_": (0.1, 0.3, 0.5, 0.7, 0.9), "beta1": (0.01, 0.05, 0.1), "beta2": (0.05, 0.1, 0.5, 1.0)}
-TFIDF_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+KNN_GRID = {"k": (4, 16, 64), "lambda_": (0.1, 0.3, 0.5, 0.7, 0.9), "beta1": (0.01, 0.05, 0.1), "beta2": (0.05, 0.1, 0.5, 1.0)}
+FUSION_WEIGHTS = ((1.0, 0.0), (0.0, 1.0), (1.0, 0.25), (1.0, 0.5), (1.0, 1.0), (0.5, 1.0), (0.25, 1.0))  # (dense, TF-IDF)
 METRICS = ("acc@1", "acc@5", "mrr", "recall@1", "recall@25", "recall@64")
 RECALL_KS = (1, 5, 25, 64)
 
@@ -73,41 +73,49 @@ class Run:
         return scores(evaluate_rankings(rankings, self.mentions, equivalent_ids=self.equivalent, recall_ks=RECALL_KS, records=False,
                                         subpopulations=False))
 
-    def hybrid(self, tfidf_weight: float):
-        self.linker.config.fusion = Fusion("weighted", {"dense": 1.0, "tfidf": tfidf_weight})
+    def hybrid(self, weights: tuple[float, float]):
+        if weights == (1.0, 0.0):
+            return self.dense_only
+        self.linker.config.fusion = Fusion("weighted", {"dense": weights[0], "tfidf": weights[1]})
         return self.linker.link(self.texts, k=64, rerank=False)
 
     def knn(self, rankings, params: KnnParams):
         return self.linker.reranker.rerank(self.vectors, rankings, 64, params, name_of=self.linker.name_of)
 
 
-def tune(run: Run) -> tuple[float, KnnParams, list[dict]]:
-    """Best TF-IDF weight for the hybrid, then best kNN parameters on top of it (dev data)."""
-    trials = []
-    best_weight, best_key = 0.0, (-1.0, -1.0)
-    for weight in TFIDF_WEIGHTS:
-        result = run.evaluate(run.hybrid(weight) if weight else run.dense_only)
-        trials.append({"tfidf_weight": weight, **result})
-        if (result["acc@1"], result["mrr"]) > best_key:
-            best_weight, best_key = weight, (result["acc@1"], result["mrr"])
-    base = run.hybrid(best_weight) if best_weight else run.dense_only
+def best_knn(run: Run, rankings) -> tuple[KnnParams, tuple[float, float]]:
     best_params, best_key = KnnParams(), (-1.0, -1.0)
     for values in itertools.product(*KNN_GRID.values()):
         params = KnnParams(**dict(zip(KNN_GRID, values)))
-        result = run.evaluate(run.knn(base, params))
+        result = run.evaluate(run.knn(rankings, params))
         if (result["acc@1"], result["mrr"]) > best_key:
             best_params, best_key = params, (result["acc@1"], result["mrr"])
-    trials.append({"knn": vars(best_params), "acc@1": best_key[0], "mrr": best_key[1]})
-    return best_weight, best_params, trials
+    return best_params, best_key
 
 
-def variants(run: Run, weight: float, params: KnnParams) -> dict[str, dict]:
-    hybrid = run.hybrid(weight if weight else 0.5)
+def tune(run: Run) -> tuple[tuple[float, float], KnnParams, KnnParams, list[dict]]:
+    """On dev data: the fusion weights of the hybrid, then kNN parameters for dense alone and for the hybrid."""
+    trials = []
+    best_weights, best_key = (1.0, 0.0), (-1.0, -1.0)
+    for weights in FUSION_WEIGHTS:
+        result = run.evaluate(run.hybrid(weights))
+        trials.append({"weights": weights, **result})
+        if (result["acc@1"], result["mrr"]) > best_key:
+            best_weights, best_key = weights, (result["acc@1"], result["mrr"])
+    dense_knn, key = best_knn(run, run.dense_only)
+    trials.append({"knn_dense": vars(dense_knn), "acc@1": key[0], "mrr": key[1]})
+    hybrid_knn, key = best_knn(run, run.hybrid(best_weights))
+    trials.append({"knn_hybrid": vars(hybrid_knn), "acc@1": key[0], "mrr": key[1]})
+    return best_weights, dense_knn, hybrid_knn, trials
+
+
+def variants(run: Run, weights: tuple[float, float], dense_knn: KnnParams, hybrid_knn: KnnParams) -> dict[str, dict]:
+    hybrid = run.hybrid(weights)
     return {
         "dense": run.evaluate(run.dense_only),
-        "dense + kNN": run.evaluate(run.knn(run.dense_only, params)),
-        f"hybrid (TF-IDF weight {weight if weight else 0.5})": run.evaluate(hybrid),
-        "hybrid + kNN": run.evaluate(run.knn(hybrid, params)),
+        "dense + kNN": run.evaluate(run.knn(run.dense_only, dense_knn)),
+        f"hybrid (dense {weights[0]}, TF-IDF {weights[1]})": run.evaluate(hybrid),
+        "hybrid + kNN": run.evaluate(run.knn(hybrid, hybrid_knn)),
     }
 
 
@@ -123,12 +131,12 @@ def ncbi(name: str, model: str | None, workdir: Path) -> list[dict]:
                                       recall_ks=RECALL_KS, records=False, subpopulations=False))
     rows.append({"model": name, "dataset": "NCBI Disease", "split": "test", "setting": "KB only (train_dictionary)", "variant": "dense", **result})
     dev_run = Run(Linker.build(kb, config, memory_from_datasets(kb, [ncbi_split("train")])), load_dataset(ncbi_split("dev")), equivalent)
-    weight, params, trials = tune(dev_run)
-    print(f"{name}: dev choice tfidf weight {weight}, kNN {params}", flush=True)
+    weights, dense_knn, hybrid_knn, trials = tune(dev_run)
+    print(f"{name}: dev choice fusion {weights}, kNN dense {dense_knn}, kNN hybrid {hybrid_knn}", flush=True)
     test_run = Run(Linker.build(kb, config, memory_from_datasets(kb, [ncbi_split("traindev")])), test, equivalent)
-    for variant, result in variants(test_run, weight, params).items():
+    for variant, result in variants(test_run, weights, dense_knn, hybrid_knn).items():
         rows.append({"model": name, "dataset": "NCBI Disease", "split": "test", "setting": "train_dictionary + memory(traindev)",
-                     "variant": variant, "tfidf_weight": weight, "knn": vars(params), **result})
+                     "variant": variant, "weights": weights, "knn_dense": vars(dense_knn), "knn_hybrid": vars(hybrid_knn), **result})
     for row in rows:
         print(f"  {row['model']} | {row['setting']} | {row['variant']}: acc@1 {row['acc@1']:.4f} acc@5 {row['acc@5']:.4f}", flush=True)
     rows.append({"model": name, "dataset": "NCBI Disease", "dev_trials": trials, "seconds": time.perf_counter() - started})
@@ -140,18 +148,18 @@ def aap(name: str, model: str | None, workdir: Path, folds: int) -> list[dict]:
     equivalent = equivalent_ids_from_kb(kb)
     config = hybrid_config(model, CONFIGS / "askapatient_lexical.json")
     dev_run = Run(Linker.build(kb, config, memory_from_datasets(kb, [aap_split(0, "train")])), load_dataset(aap_split(0, "validation")), equivalent)
-    weight, params, _ = tune(dev_run)
-    print(f"{name}: AAP fold-0 validation choice tfidf weight {weight}, kNN {params}", flush=True)
+    weights, dense_knn, hybrid_knn, _ = tune(dev_run)
+    print(f"{name}: AAP fold-0 validation choice fusion {weights}, kNN dense {dense_knn}, kNN hybrid {hybrid_knn}", flush=True)
     per_fold: dict[str, list[dict]] = {}
     for fold in range(folds):
         run = Run(Linker.build(kb, config, memory_from_datasets(kb, [aap_split(fold, "train")])), load_dataset(aap_split(fold, "test")), equivalent)
-        for variant, result in variants(run, weight, params).items():
+        for variant, result in variants(run, weights, dense_knn, hybrid_knn).items():
             per_fold.setdefault(variant, []).append(result)
     rows = []
     for variant, results in per_fold.items():
         mean = {m: statistics.mean(r[m] for r in results) for m in results[0]}
         rows.append({"model": name, "dataset": "AskAPatient", "split": f"test, mean of {len(results)} folds", "setting": "ontology + memory(fold train)",
-                     "variant": variant, "tfidf_weight": weight, "knn": vars(params), **mean,
+                     "variant": variant, "weights": weights, "knn_dense": vars(dense_knn), "knn_hybrid": vars(hybrid_knn), **mean,
                      "acc@1_std": statistics.pstdev(r["acc@1"] for r in results)})
         print(f"  {name} | AAP | {variant}: acc@1 {mean['acc@1']:.4f}", flush=True)
     return rows
@@ -175,7 +183,7 @@ def main() -> None:
     write_results(args.section, {"command": " ".join(["python benchmarks/dense_linking.py", *sys.argv[1:]]), "rows": rows})
     commit = git_commit()
     lines = [f"## Dense, hybrid and kNN linking (issue 4): `{args.section}`", "",
-             f"`python benchmarks/dense_linking.py {' '.join(sys.argv[1:])}`; kNN (k, lambda, beta1, beta2) and the hybrid's TF-IDF weight chosen",
+             f"`python benchmarks/dense_linking.py {' '.join(sys.argv[1:])}`; the hybrid's fusion weights and kNN (k, lambda, beta1, beta2) chosen",
              "on NCBI dev (memory = train) and AskAPatient fold-0 validation; test uses memory = traindev (NCBI) or the fold's train file.", "",
              "| model | dataset | split | dictionary / memory | variant | Acc@1 | Acc@5 | MRR | R@1 | R@25 | commit |",
              "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
