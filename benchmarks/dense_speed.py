@@ -1,0 +1,86 @@
+"""CPU cost of dense linking: encoding throughput and end-to-end dense linking speed.
+
+    python benchmarks/dense_speed.py [--model PATH] [--repeats 3]
+
+Encoding: 10,000 MEDIC names (BioSyn train dictionary), bf16 and fp32, 1 and 2 threads, batch 256,
+medians over repeats. Linking: a dense-only index over the same KB (vectors from the encode cache),
+the 960 NCBI test mentions linked in one call after loading (fresh process for the peak RSS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import ncbi_kb, ncbi_split  # noqa: E402
+from _harness import git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
+
+from medlink.eval import load_dataset  # noqa: E402
+from medlink.linking.config import LinkerConfig  # noqa: E402
+from medlink.linking.linker import Linker  # noqa: E402
+
+ENCODE = """
+import json, statistics, sys, time, torch
+from medlink.encoders import Encoder
+names = json.loads(open(sys.argv[1]).read()); threads, bf16, repeats = int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
+torch.set_num_threads(threads)
+encoder = Encoder(sys.argv[5] or None, bf16=bf16)
+encoder.encode(names[:512])
+rates = []
+for _ in range(repeats):
+    started = time.perf_counter(); encoder.encode(names, batch_size=256); rates.append(len(names) / (time.perf_counter() - started))
+print(json.dumps({"names_per_second": statistics.median(rates)}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
+    args = parser.parse_args()
+    kb = ncbi_kb(args.workdir, "train")
+    names = [kb.normalize(text) for _, text, _ in kb.iter_names()][:: 7][:10_000]
+    names_file = args.workdir / "speed-names.json"
+    names_file.write_text(json.dumps(names))
+    encoding = []
+    for threads in (1, 2):
+        for bf16 in (True, False):
+            out = subprocess.run([sys.executable, "-c", ENCODE, str(names_file), str(threads), "1" if bf16 else "0", str(args.repeats), args.model],
+                                 capture_output=True, text=True, check=True)
+            encoding.append({"threads": threads, "bf16": bf16, **json.loads(out.stdout.strip().splitlines()[-1])})
+            print(encoding[-1], flush=True)
+    index = args.workdir / "dense-speed-index"
+    config = LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": args.model or None}}],
+                                     "k_per_generator": 32})
+    started = time.perf_counter()
+    Linker.build(kb, config).save(index)
+    build = time.perf_counter() - started
+    mentions = args.workdir / "ncbi-test-mentions.txt"
+    mentions.write_text("\n".join(p for m in load_dataset(ncbi_split("test")) for p in m.parts) + "\n")
+    link = measure_in_fresh_process([sys.executable, str(Path(__file__).with_name("_throughput.py")), str(index), str(mentions), str(args.repeats), "10"], 1)
+    linking = {**json.loads(link["stdout"]), "peak_rss_mb": link["peak_rss_mb_median"], "index_build_seconds": build}
+    print(linking, flush=True)
+    write_results("dense_speed", {"command": " ".join(["python benchmarks/dense_speed.py", *sys.argv[1:]]), "encoding": encoding, "linking": linking})
+    commit = git_commit()
+    lines = ["## Dense linking CPU cost (issue 4)", "", f"`python benchmarks/dense_speed.py {' '.join(sys.argv[1:])}` ({args.repeats} repeats, medians; model: "
+             f"{args.model or 'packaged all-MiniLM-L6-v2'}).", "",
+             "| what | threads | bf16 | value | commit |", "| --- | ---: | --- | ---: | --- |"]
+    for e in encoding:
+        lines.append(f"| encoding 10,000 MEDIC names (names/s) | {e['threads']} | {e['bf16']} | {e['names_per_second']:,.0f} | {commit} |")
+    lines += [f"| dense index build over 71,924 names (s, encode cache warm or cold) | default | True | {build:.1f} | {commit} |",
+              f"| dense linking, 960 NCBI test mentions, stream (mentions/s) | default | True | {linking['mentions_per_second']:,.0f} | {commit} |",
+              f"| dense linking, unique mentions (mentions/s) | default | True | {linking['unique_mentions_per_second']:,.0f} | {commit} |",
+              f"| index load (s) / peak RSS of the linking process (MB) | default | True | {linking['load_seconds']:.2f} / {linking['peak_rss_mb']:.0f} | {commit} |"]
+    update_section("dense_speed", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
