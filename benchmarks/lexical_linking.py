@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import NCBI, aap_kb, aap_split, cached_kb, ncbi_kb, ncbi_split, require  # noqa: E402
+from _data import aap_kb, aap_split, cached_kb, ncbi_kb, ncbi_split, require  # noqa: E402
 from _harness import ROOT, SHARED_DATA, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
 
 from medlink.eval import evaluate, load_dataset  # noqa: E402
