@@ -156,3 +156,16 @@ def test_hashed_tfidf_matches_the_exact_vocabulary(table, tmp_path, monkeypatch)
     assert not (tmp_path / "vocabulary.json").exists()
     loaded = TfidfGenerator.load(tmp_path, table, CONCEPTS, "tfidf")
     assert ids(loaded.search(["cardiac failures"], k=3)[0]) == ids(chunked.search(["cardiac failures"], k=3)[0])
+
+
+def test_stacked_transpose_equals_scipy():
+    import scipy.sparse as sp
+
+    from medlink.retrieval.tfidf_hashed import stacked_transpose
+
+    rng = np.random.default_rng(1)
+    parts = [sp.random(n, 50, density=0.2, format="csr", random_state=rng, dtype=np.float32) for n in (7, 1, 12)]
+    expected = sp.vstack(parts).T.tocsr()
+    got = stacked_transpose(list(parts), 50)
+    assert got.shape == expected.shape and np.allclose(got.toarray(), expected.toarray())
+    assert np.array_equal(got.indptr, expected.indptr)

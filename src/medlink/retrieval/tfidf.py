@@ -69,8 +69,7 @@ class TfidfGenerator(GeneratorBase):
         if params["vocabulary"] == "auto":
             params["vocabulary"] = "hashed" if len(table.keys) > HASHED_ABOVE else "exact"
         if params["vocabulary"] == "hashed":
-            vectorizer, selective_half, selective_columns, common_columns, common = fit_halves(table.keys, params)
-            postings = _full_width_transpose(selective_half.tocsc(), selective_columns, int(params["n_features"]))
+            vectorizer, postings, common_columns, common = fit_halves(table.keys, params)
             return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name)
         vectorizer = _vectorizer(params)
         matrix = vectorizer.fit_transform(table.keys).tocsr()

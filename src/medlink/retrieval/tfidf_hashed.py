@@ -48,10 +48,40 @@ class HashedTfidf:
         return self.weigh(self.counts(texts))
 
 
-def fit_halves(keys: list[str], params: dict, progress: bool = True) -> tuple[HashedTfidf, sp.csr_matrix, np.ndarray, np.ndarray, sp.csr_matrix]:
-    """Vectorise ``keys`` chunk by chunk; returns (vectorizer, selective half, selective columns, common columns, common half).
+def stacked_transpose(parts: list[sp.csr_matrix], width: int) -> sp.csr_matrix:
+    """The transpose of the row-wise stack of ``parts`` (each rows x ``width``), built part by part.
 
-    The selective half is names x selective n-grams (CSR); the caller transposes it into postings.
+    Equivalent to ``sp.vstack(parts).T.tocsr()`` without ever holding the stack and its transpose
+    together: each part is transposed, scattered into the preallocated result, and released.
+    """
+    counts = np.zeros(width, np.int64)
+    for part in parts:
+        counts += np.bincount(part.indices, minlength=width)
+    indptr = np.zeros(width + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    total = int(indptr[-1])
+    indices = np.empty(total, np.int32)
+    data = np.empty(total, np.float32)
+    filled = indptr[:-1].copy()  # next free slot of every output row
+    row_offset = 0
+    while parts:
+        part = parts.pop(0).tocsc()  # columns of this part = rows of the result, rows already sorted
+        per_column = np.diff(part.indptr)
+        starts = np.repeat(filled - part.indptr[:-1], per_column)  # where each column's run goes, minus its own offset
+        positions = starts + np.arange(part.nnz)
+        indices[positions] = part.indices + row_offset
+        data[positions] = part.data
+        filled += per_column
+        row_offset += part.shape[0]
+        del part
+    return sp.csr_matrix((data, indices, indptr), shape=(width, row_offset))
+
+
+def fit_halves(keys: list[str], params: dict, progress: bool = True) -> tuple[HashedTfidf, sp.csr_matrix, np.ndarray, sp.csr_matrix]:
+    """Vectorise ``keys`` chunk by chunk; returns (vectorizer, postings, common columns, common half).
+
+    ``postings`` is n-gram -> names over the selective n-grams (full feature width); ``common`` is
+    names x common n-grams.
     """
     n_features = int(params["n_features"])
     vectorizer = HashedTfidf(params, np.ones(n_features, np.float32))
@@ -66,13 +96,16 @@ def fit_halves(keys: list[str], params: dict, progress: bool = True) -> tuple[Ha
     vectorizer.idf_ = np.where(present, np.log((1 + n) / (1 + document_frequency)) + 1, 0).astype(np.float32)
     selective = present & (document_frequency <= max(1.0, params["common_df"] * n))
     selective_columns, common_columns = np.flatnonzero(selective), np.flatnonzero(present & ~selective)
+    selective_mask = np.zeros(n_features, np.float32)
+    selective_mask[selective_columns] = 1
     selective_parts, common_parts = [], []
     while chunks:  # weigh and split the oldest chunk, then let it go
         weighted = vectorizer.weigh(chunks.pop(0))
-        selective_parts.append(weighted[:, selective_columns].tocsr())
         common_parts.append(weighted[:, common_columns].tocsr())
+        weighted.data *= selective_mask[weighted.indices]  # keep the selective n-grams, at full feature width
+        weighted.eliminate_zeros()
+        selective_parts.append(weighted)
         del weighted
     common = sp.vstack(common_parts, format="csr")
     del common_parts
-    selective_half = sp.vstack(selective_parts, format="csr")
-    return vectorizer, selective_half, selective_columns, common_columns, common
+    return vectorizer, stacked_transpose(selective_parts, n_features), common_columns, common
