@@ -169,3 +169,10 @@ def test_stacked_transpose_equals_scipy():
     got = stacked_transpose(list(parts), 50)
     assert got.shape == expected.shape and np.allclose(got.toarray(), expected.toarray())
     assert np.array_equal(got.indptr, expected.indptr)
+
+
+def test_tfidf_query_batches_give_the_same_hits(table):
+    whole = TfidfGenerator.build(table, CONCEPTS, query_batch=100)
+    batched = TfidfGenerator.build(table, CONCEPTS, query_batch=2)
+    mentions = ["cardiac failures", "myocardial infarct", "zzz", "diabetes type 2", "heart"]
+    assert [ids(r) for r in whole.search(mentions, k=3)] == [ids(r) for r in batched.search(mentions, k=3)]

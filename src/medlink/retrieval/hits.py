@@ -92,3 +92,13 @@ def top_k(hits: Hits, k: int) -> Hits:
     indptr = np.zeros(hits.n_queries + 1, dtype=np.int64)
     np.cumsum(np.bincount(query[keep], minlength=hits.n_queries), out=indptr[1:])
     return Hits(indptr, hits.concepts[keep], hits.scores[keep], hits.keys[keep], hits.stages[keep], hits.priors[keep])
+
+
+def concatenate_hits(parts: list[Hits]) -> Hits:
+    """The hits of consecutive query batches as one batch."""
+    indptr = [np.zeros(1, np.int64)]
+    offset = 0
+    for part in parts:
+        indptr.append(part.indptr[1:] + offset)
+        offset += int(part.indptr[-1])
+    return Hits(np.concatenate(indptr), *(np.concatenate([getattr(p, name) for p in parts]) for name in ("concepts", "scores", "keys", "stages", "priors")))

@@ -23,12 +23,12 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from medlink.retrieval.base import GeneratorBase
-from medlink.retrieval.hits import Hits
+from medlink.retrieval.hits import Hits, concatenate_hits
 from medlink.retrieval.names import NameTable
-from medlink.retrieval.tfidf_hashed import HashedTfidf, fit_halves
+from medlink.retrieval.tfidf_hashed import HashedTfidf, fit_halves, selective_threshold
 
 DEFAULTS = {"analyzer": "char_wb", "ngram_range": [2, 4], "sublinear_tf": True, "min_df": 1, "common_df": 0.02, "shortlist": 256,
-            "vocabulary": "auto", "n_features": 2**22}
+            "vocabulary": "auto", "n_features": 2**22, "max_postings": 10_000, "query_batch": 256}
 HASHED_ABOVE = 1_000_000  # "auto": exact vocabulary up to this many names, hashed features above (memory)
 
 
@@ -74,7 +74,7 @@ class TfidfGenerator(GeneratorBase):
         vectorizer = _vectorizer(params)
         matrix = vectorizer.fit_transform(table.keys).tocsr()
         document_frequency = np.bincount(matrix.indices, minlength=matrix.shape[1])
-        selective = document_frequency <= max(1.0, params["common_df"] * matrix.shape[0])
+        selective = document_frequency <= selective_threshold(params, matrix.shape[0])
         common_columns = np.flatnonzero(~selective)
         common = matrix[:, common_columns].tocsr()
         selective_part = matrix[:, np.flatnonzero(selective)]
@@ -107,6 +107,17 @@ class TfidfGenerator(GeneratorBase):
                    np.load(directory / "common_columns.npy"), params, name)
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
+        """Exact cosine of each mention with its shortlist of names, in batches that bound memory.
+
+        A batch's partial-score matrix has one row per mention and up to a few hundred thousand
+        entries per row on a UMLS-sized table, so mentions go through ``query_batch`` at a time.
+        """
+        size = int(self.params.get("query_batch", 256))
+        if len(mentions) <= size:
+            return self._search_batch(mentions, k, stage)
+        return concatenate_hits([self._search_batch(mentions[i : i + size], k, stage) for i in range(0, len(mentions), size)])
+
+    def _search_batch(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         """Exact cosine of each mention with its shortlist of names, aggregated to concepts.
 
         cosine = selective part (from the batch's sparse product) + common part (the shortlisted

@@ -19,6 +19,11 @@ from tqdm import tqdm
 CHUNK = 200_000
 
 
+def selective_threshold(params: dict, names: int) -> float:
+    """n-grams in at most this many names are selective: a share of the table, capped so postings stay short."""
+    return max(1.0, min(params["common_df"] * names, params.get("max_postings", float("inf"))))
+
+
 class HashedTfidf:
     """``transform(texts)`` like a fitted TfidfVectorizer, over hashed n-gram features."""
 
@@ -94,7 +99,7 @@ def fit_halves(keys: list[str], params: dict, progress: bool = True) -> tuple[Ha
     present = document_frequency > 0
     # n-grams no name has get weight 0, so they drop out of a mention's norm as an unknown term does in scikit-learn
     vectorizer.idf_ = np.where(present, np.log((1 + n) / (1 + document_frequency)) + 1, 0).astype(np.float32)
-    selective = present & (document_frequency <= max(1.0, params["common_df"] * n))
+    selective = present & (document_frequency <= selective_threshold(params, n))
     selective_columns, common_columns = np.flatnonzero(selective), np.flatnonzero(present & ~selective)
     selective_mask = np.zeros(n_features, np.float32)
     selective_mask[selective_columns] = 1
