@@ -112,7 +112,7 @@ def tune(run: Run) -> tuple[tuple[float, float], KnnParams, KnnParams, list[dict
 def variants(run: Run, weights: tuple[float, float], dense_knn: KnnParams, hybrid_knn: KnnParams) -> dict[str, dict]:
     hybrid = run.hybrid(weights)
     return {
-        "dense": run.evaluate(run.dense_only),
+        "dense (KB names only, memory unused)": run.evaluate(run.dense_only),
         "dense + kNN": run.evaluate(run.knn(run.dense_only, dense_knn)),
         f"hybrid (dense {weights[0]}, TF-IDF {weights[1]})": run.evaluate(hybrid),
         "hybrid + kNN": run.evaluate(run.knn(hybrid, hybrid_knn)),
