@@ -103,14 +103,25 @@ def fit_halves(keys: list[str], params: dict, progress: bool = True) -> tuple[Ha
     selective_columns, common_columns = np.flatnonzero(selective), np.flatnonzero(present & ~selective)
     selective_mask = np.zeros(n_features, np.float32)
     selective_mask[selective_columns] = 1
-    selective_parts, common_parts = [], []
+    # the common half is filled into arrays sized up front, so it never exists twice (no vstack)
+    common_mask = np.zeros(n_features, bool)
+    common_mask[common_columns] = True
+    total = sum(int(common_mask[chunk.indices].sum()) for chunk in chunks)
+    data, indices = np.empty(total, np.float32), np.empty(total, np.int32)
+    indptr, filled, rows = [np.zeros(1, np.int64)], 0, 0
+    selective_parts = []
     while chunks:  # weigh and split the oldest chunk, then let it go
         weighted = vectorizer.weigh(chunks.pop(0))
-        common_parts.append(weighted[:, common_columns].tocsr())
+        common_part = weighted[:, common_columns].tocsr()
+        data[filled : filled + common_part.nnz] = common_part.data
+        indices[filled : filled + common_part.nnz] = common_part.indices
+        indptr.append(common_part.indptr[1:] + filled)
+        filled += common_part.nnz
+        rows += common_part.shape[0]
+        del common_part
         weighted.data *= selective_mask[weighted.indices]  # keep the selective n-grams, at full feature width
         weighted.eliminate_zeros()
         selective_parts.append(weighted)
         del weighted
-    common = sp.vstack(common_parts, format="csr")
-    del common_parts
+    common = sp.csr_matrix((data[:filled], indices[:filled], np.concatenate(indptr)), shape=(rows, len(common_columns)))
     return vectorizer, stacked_transpose(selective_parts, n_features), common_columns, common
