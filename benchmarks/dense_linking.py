@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import statistics
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -170,7 +171,7 @@ def main() -> None:
     parser.add_argument("--model", action="append", required=True, help="NAME=PATH (PATH 'default' = packaged MiniLM)")
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--skip-aap", action="store_true")
-    parser.add_argument("--workdir", type=Path, default=Path("/tmp") / "medlink-bench")
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("--section", default="dense_linking")
     args = parser.parse_args()
     rows = []
