@@ -64,7 +64,7 @@ def main() -> None:
     link = measure_in_fresh_process([sys.executable, str(Path(__file__).with_name("_throughput.py")), str(index), str(queries), "3", "10"], 1)
     child = json.loads(link["stdout"])
     size = sum(f.stat().st_size for f in index.rglob("*") if f.is_file())
-    result = {"kb": str(kb_path), "concepts": len(kb), "names": kb.stats()["names"], "build_seconds": build["seconds_median"],
+    result = {"kb": kb_path.name, "concepts": len(kb), "names": kb.stats()["names"], "build_seconds": build["seconds_median"],
               "build_peak_rss_mb": build["peak_rss_mb_median"], "index_size_mb": round(size / 2**20), "link_peak_rss_mb": link["peak_rss_mb_median"], **child}
     print(result, flush=True)
     write_results("lexical_scale", {"command": "python benchmarks/lexical_scale.py", **result})
