@@ -176,3 +176,37 @@ def test_tfidf_query_batches_give_the_same_hits(table):
     batched = TfidfGenerator.build(table, CONCEPTS, query_batch=2)
     mentions = ["cardiac failures", "myocardial infarct", "zzz", "diabetes type 2", "heart"]
     assert [ids(r) for r in whole.search(mentions, k=3)] == [ids(r) for r in batched.search(mentions, k=3)]
+
+
+def test_impact_postings_keep_each_columns_heaviest_names():
+    import scipy.sparse as sp
+
+    from medlink.retrieval.tfidf_impact import impact_postings
+
+    matrix = sp.random(500, 20, density=0.3, format="csr", random_state=1, dtype=np.float32)
+    postings = impact_postings(matrix, depth=10, full_df=0)
+    dense = matrix.toarray()
+    for column in range(20):
+        kept = postings.indices[postings.indptr[column] : postings.indptr[column + 1]]
+        expected = np.argsort(-dense[:, column])[:10]
+        assert sorted(kept.tolist()) == sorted(expected.tolist())
+        assert np.allclose(postings[column].toarray()[0, kept], dense[kept, column])
+
+
+def test_tfidf_mention_of_common_ngrams_only_uses_impact_postings(tmp_path):
+    words = ["heart", "hearts", "failure", "acute", "chronic", "disease", "heart disease"]
+    names = [(f"{a} {b}".strip(), f"C{i:03d}", KB_ORIGIN) for i, (a, b) in enumerate((a, b) for a in words for b in ["", *words])]
+    concepts = sorted({c for _, c, _ in names})
+    table = NameTable.build(names, {c: i for i, c in enumerate(concepts)}, normalize)
+    fast = TfidfGenerator.build(table, concepts, common_df=0.0, impact_depth=3, impact_full_df=0)  # every n-gram of "heart" is common
+    exhaustive = TfidfGenerator.build(table, concepts, common_df=1.0, shortlist=1000)
+    queries = fast.vectorizer.transform(["heart"])
+    assert (queries @ fast.postings).nnz == 0  # no selective n-gram: the impact path is taken
+    got, full = fast.search(["heart"], k=3)[0], exhaustive.search(["heart"], k=3)[0]
+    assert ids(got)[0] == ids(full)[0] and got[0].matched_name == "heart"
+    assert got[0].score == pytest.approx(full[0].score, abs=1e-5)
+    fast.save(tmp_path)
+    loaded = TfidfGenerator.load(tmp_path, table, concepts, "tfidf")
+    assert loaded.impact is not None and ids(loaded.search(["heart"], k=3)[0]) == ids(got)
+    loaded.impact = None  # an index from before impact postings still answers, by a full scan
+    assert ids(loaded.search(["heart"], k=1)[0]) == ids(got)[:1]

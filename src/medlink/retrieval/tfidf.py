@@ -7,7 +7,9 @@ therefore two-stage, like an inverted index with a stop list: (1) a partial scor
 *selective* n-grams only (those in at most ``common_df`` of the names; their postings are short),
 keeping the best ``shortlist`` names per mention; (2) the exact cosine of those names with the
 full vectors. The common n-grams left out of stage 1 have low idf, so they rarely change which
-names make the shortlist; a mention with no selective n-gram is scored against every name.
+names make the shortlist. A mention with no selective n-gram at all is shortlisted instead from
+postings of the common n-grams (whole lists for the rarer ones, only the highest-weighted names
+for the most common; see ``tfidf_impact``), so it never costs a scan of the whole table.
 The vocabulary and idf are saved as plain arrays (not a pickle) so an index survives a
 scikit-learn upgrade.
 """
@@ -26,9 +28,11 @@ from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits, concatenate_hits
 from medlink.retrieval.names import NameTable
 from medlink.retrieval.tfidf_hashed import HashedTfidf, fit_halves, selective_threshold
+from medlink.retrieval.tfidf_impact import impact_postings
 
 DEFAULTS = {"analyzer": "char_wb", "ngram_range": [2, 4], "sublinear_tf": True, "min_df": 1, "common_df": 0.02, "shortlist": 256,
-            "vocabulary": "auto", "n_features": 2**22, "max_postings": 10_000, "query_batch": 256}
+            "vocabulary": "auto", "n_features": 2**22, "max_postings": 10_000, "query_batch": 256,
+            "impact_depth": 1024, "impact_full_df": 20_000}
 HASHED_ABOVE = 1_000_000  # "auto": exact vocabulary up to this many names, hashed features above (memory)
 
 
@@ -50,18 +54,20 @@ class TfidfGenerator(GeneratorBase):
     """Cosine similarity between TF-IDF vectors of character n-grams of mentions and names.
 
     The name matrix is kept only as its two halves: ``postings`` (selective n-grams, transposed:
-    n-gram -> names) and ``common`` (names x common n-grams). Never holding the whole matrix next
-    to its halves keeps a UMLS-sized build within memory.
+    n-gram -> names) and ``common`` (names x common n-grams), plus ``impact`` (common n-gram ->
+    its highest-weighted names). Never holding the whole matrix next to its halves keeps a
+    UMLS-sized build within memory.
     """
 
     def __init__(self, table: NameTable, concept_ids: Sequence[str], vectorizer: TfidfVectorizer | HashedTfidf, postings: sp.csr_matrix,
-                 common: sp.csr_matrix, common_columns: np.ndarray, params: dict, name: str):
+                 common: sp.csr_matrix, common_columns: np.ndarray, params: dict, name: str, impact: sp.csr_matrix | None = None):
         super().__init__(table, concept_ids, name)
         self.vectorizer = vectorizer
         self.postings = postings
         self.common = common
         self.common_columns = common_columns
         self.params = params
+        self.impact = impact  # None for an index from before impact postings: such mentions scan every name
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "tfidf", **params) -> "TfidfGenerator":
@@ -70,7 +76,8 @@ class TfidfGenerator(GeneratorBase):
             params["vocabulary"] = "hashed" if len(table.keys) > HASHED_ABOVE else "exact"
         if params["vocabulary"] == "hashed":
             vectorizer, postings, common_columns, common = fit_halves(table.keys, params)
-            return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name)
+            return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name,
+                       impact_postings(common, int(params["impact_depth"]), int(params["impact_full_df"])))
         vectorizer = _vectorizer(params)
         matrix = vectorizer.fit_transform(table.keys).tocsr()
         document_frequency = np.bincount(matrix.indices, minlength=matrix.shape[1])
@@ -80,7 +87,8 @@ class TfidfGenerator(GeneratorBase):
         selective_part = matrix[:, np.flatnonzero(selective)]
         del matrix
         postings = _full_width_transpose(selective_part.tocsc(), np.flatnonzero(selective), len(selective))
-        return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name)
+        return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name,
+                   impact_postings(common, int(params["impact_depth"]), int(params["impact_full_df"])))
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -92,6 +100,8 @@ class TfidfGenerator(GeneratorBase):
         np.save(directory / "common_columns.npy", self.common_columns)
         sp.save_npz(directory / "postings.npz", self.postings, compressed=False)
         sp.save_npz(directory / "common.npz", self.common, compressed=False)
+        if self.impact is not None:
+            sp.save_npz(directory / "impact.npz", self.impact, compressed=False)
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "TfidfGenerator":
@@ -103,8 +113,9 @@ class TfidfGenerator(GeneratorBase):
             vectorizer = _vectorizer(params)
             vectorizer.vocabulary_ = {term: i for i, term in enumerate(vocabulary)}
             vectorizer.idf_ = np.load(directory / "idf.npy")
+        impact = sp.load_npz(directory / "impact.npz").tocsr() if (directory / "impact.npz").is_file() else None
         return cls(table, concept_ids, vectorizer, sp.load_npz(directory / "postings.npz").tocsr(), sp.load_npz(directory / "common.npz").tocsr(),
-                   np.load(directory / "common_columns.npy"), params, name)
+                   np.load(directory / "common_columns.npy"), params, name, impact)
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         """Exact cosine of each mention with its shortlist of names, in batches that bound memory.
@@ -125,23 +136,40 @@ class TfidfGenerator(GeneratorBase):
         """
         queries = self.vectorizer.transform(mentions).tocsr()
         partial = (queries @ self.postings).tocsr()
-        common_queries = queries[:, self.common_columns].toarray()
+        common_sparse = queries[:, self.common_columns].tocsr()
+        common_queries = common_sparse.toarray()
         shortlist = max(2 * k, self.params["shortlist"])
+        without_selective = np.flatnonzero((np.diff(partial.indptr) == 0) & (np.diff(queries.indptr) > 0))
+        impact_rows = {}
+        if len(without_selective) and self.impact is not None:
+            impact_partial = (common_sparse[without_selective] @ self.impact).tocsr()
+            for j, i in enumerate(without_selective):  # keep the best few times the shortlist by these partial scores
+                rows = impact_partial.indices[impact_partial.indptr[j] : impact_partial.indptr[j + 1]]
+                values = impact_partial.data[impact_partial.indptr[j] : impact_partial.indptr[j + 1]]
+                if len(rows) > 4 * shortlist:
+                    rows = rows[np.argpartition(-values, 4 * shortlist - 1)[: 4 * shortlist]]
+                impact_rows[int(i)] = rows
         query_parts, row_parts, cosine_parts = [], [], []
         for i in range(len(mentions)):
             start, end = partial.indptr[i], partial.indptr[i + 1]
-            if start == end:
-                if queries.indptr[i] == queries.indptr[i + 1]:
-                    continue  # no known n-gram at all
-                cosine = self.common @ common_queries[i]  # nothing selective: every name, by its common part alone
-                rows = np.argpartition(-cosine, shortlist - 1)[:shortlist] if len(cosine) > shortlist else np.arange(len(cosine))
-                cosine = cosine[rows]
-            else:
+            if start < end:
                 rows, values = partial.indices[start:end], partial.data[start:end]
                 if len(rows) > shortlist:
                     top = np.argpartition(-values, shortlist - 1)[:shortlist]
                     rows, values = rows[top], values[top]
                 cosine = values + self.common[rows] @ common_queries[i]
+            elif queries.indptr[i] == queries.indptr[i + 1]:
+                continue  # no known n-gram at all
+            elif i in impact_rows:  # nothing selective: shortlist by the common n-grams' best names
+                rows = impact_rows[i]
+                cosine = self.common[rows] @ common_queries[i]
+                if len(rows) > shortlist:
+                    top = np.argpartition(-cosine, shortlist - 1)[:shortlist]
+                    rows, cosine = rows[top], cosine[top]
+            else:
+                cosine = self.common @ common_queries[i]  # an index without impact postings: every name, by its common part
+                rows = np.argpartition(-cosine, shortlist - 1)[:shortlist] if len(cosine) > shortlist else np.arange(len(cosine))
+                cosine = cosine[rows]
             query_parts.append(np.full(len(rows), i))
             row_parts.append(rows)
             cosine_parts.append(cosine)
