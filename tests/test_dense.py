@@ -179,3 +179,27 @@ def test_interrupted_encoding_resumes_and_finished_cache_is_reused(kb, monkeypat
     cached = dense.encode_cached(resumed.generators["dense"].encoder, resumed.tables["kb"].keys)
     np.testing.assert_allclose(cached, fresh, atol=2e-2)  # bf16: batch composition moves the last digits
     assert ranking(resumed, MENTIONS)[0][0][0] == "D001943"
+
+
+def test_entity_text_embeds_types_and_definition(tmp_path):
+    """text = name_types_definition (paper 002): each name is embedded with its concept's types and definition."""
+    terms = Path(__file__).parent / "fixtures" / "custom" / "terms.jsonl"
+    kb = KB.open(build_kb(tmp_path / "terms.sqlite", [f"jsonl:{terms}"], progress=False).path)
+    described = Linker.build(kb, config(text="name_types_definition", max_length=64))
+    plain = Linker.build(kb, config())
+    generator = described.generators["dense"]
+    texts = dense.row_texts(generator.table, generator.params, {0: (["disorder"], "Any disorder of the heart or blood vessels.")}, "[SEP]")
+    row = generator.table.keys.index("cardiovascular disorder")
+    assert texts[row] == "cardiovascular disorder [SEP] disorder [SEP] Any disorder of the heart or blood vessels."
+    # the same names, embedded with more text, give other vectors and (still) a sensible ranking
+    mention = ["disorder of the heart or blood vessels"]
+    assert described.link(mention, k=1)[0][0].concept_id == "C001"
+    assert ranking(described, mention) != ranking(plain, mention)
+    described.save(tmp_path / "idx")
+    assert Linker.load(tmp_path / "idx").link(mention, k=1)[0][0].concept_id == "C001"
+
+
+def test_entity_text_needs_the_kb_descriptions(kb):
+    table = Linker.build(kb, config()).generators["dense"].table
+    with pytest.raises(MedlinkError, match="types and definitions"):
+        dense.DenseGenerator.build(table, [], text="name_types_definition")

@@ -100,6 +100,16 @@ class KB:
         """Stream (id, preferred name) for every concept, in id order."""
         yield from self._db.execute("SELECT id, name FROM concepts ORDER BY id")
 
+    def iter_descriptions(self) -> Iterator[tuple[str, list[str], str | None]]:
+        """Stream (id, types, definition) for every concept, in id order: what a concept's text says beyond its names."""
+        types: dict[str, list[str]] = {}
+        for concept_id, type_name in self._db.execute("SELECT concept_id, type FROM types ORDER BY rowid"):
+            listed = types.setdefault(concept_id, [])
+            if type_name not in listed:
+                listed.append(type_name)
+        for concept_id, definition in self._db.execute("SELECT id, definition FROM concepts ORDER BY id"):
+            yield concept_id, types.get(concept_id, []), definition
+
     def iter_names(self, kinds: tuple[str, ...] | None = None, batch: int = 10_000) -> Iterator[tuple[str, str, str]]:
         """Stream (concept id, name, kind) for every name without loading them all."""
         query = "SELECT concept_id, text, kind FROM names"

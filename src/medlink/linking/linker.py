@@ -42,6 +42,11 @@ def _table_sources(config: LinkerConfig, has_memory: bool) -> dict[str, str]:
     return chosen
 
 
+def _descriptions(kb: KB, position: dict[str, int]) -> dict[int, tuple[list[str], str | None]]:
+    """Concept position -> (types, definition), for generators that embed more than the name."""
+    return {position[cid]: (types, definition) for cid, types, definition in kb.iter_descriptions() if types or definition}
+
+
 class Linker:
     """Candidate generators over shared alias tables, fused into one ranking per mention."""
 
@@ -80,10 +85,12 @@ class Linker:
                     yield text, concept_id, MEMORY_ORIGIN
 
         tables = {source: NameTable.build(entries(source), position, kb.normalize) for source in sorted(set(sources.values()))}
+        descriptions = _descriptions(kb, position) if any(g.params.get("text", "name") != "name" for g in config.generators) else None
         generators = {}
         for generator in config.generators:
             if generator.name in sources:
-                generators[generator.name] = build_generator(generator.type, tables[sources[generator.name]], concept_ids, generator.name, generator.params)
+                generators[generator.name] = build_generator(generator.type, tables[sources[generator.name]], concept_ids, generator.name,
+                                                             generator.params, descriptions)
         manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
         manifest["tables"] = sources
         reranker = None

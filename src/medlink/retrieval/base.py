@@ -67,8 +67,13 @@ def generator_class(type_name: str) -> Any:
     return getattr(import_module(f"medlink.retrieval.{module}"), cls)
 
 
-def build_generator(type_name: str, table: NameTable, concept_ids: Sequence[str], name: str, params: dict) -> CandidateGenerator:
-    return generator_class(type_name).build(table, concept_ids, name, **params)
+def build_generator(type_name: str, table: NameTable, concept_ids: Sequence[str], name: str, params: dict,
+                    descriptions: dict[int, tuple[list[str], str | None]] | None = None) -> CandidateGenerator:
+    """``descriptions`` (concept position -> types, definition) go to the generators that embed them."""
+    cls = generator_class(type_name)
+    if descriptions is not None and getattr(cls, "uses_descriptions", False):
+        return cls.build(table, concept_ids, name, descriptions=descriptions, **params)
+    return cls.build(table, concept_ids, name, **params)
 
 
 def load_generator(type_name: str, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> CandidateGenerator:

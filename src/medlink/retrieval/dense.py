@@ -34,6 +34,7 @@ from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
 from medlink.settings import medlink_home
+from medlink.text.concept_text import CONCEPT_TEXTS, NAME, entity_text
 from medlink.versions import DENSE_PACKAGES, package_versions
 
 try:
@@ -49,7 +50,8 @@ DEFAULTS = {
     "index": "flat",  # flat | hnsw | ivfpq
     "fp16": False,  # store vectors as float16 (flat and hnsw)
     "batch_size": 256,
-    "text": "name",  # what is embedded per table row: the normalised name (the key)
+    "text": "name",  # per table row: the normalised name, or "name_types_definition" (paper 002's entity text)
+    "definition_words": 24,  # how much of a definition goes into the entity text
     "hnsw_m": 32,
     "ef_construction": 40,
     "ef_search": 128,
@@ -58,7 +60,6 @@ DEFAULTS = {
     "nprobe": 16,
 }
 INDEXES = ("flat", "hnsw", "ivfpq")
-TEXTS = ("name",)
 CHUNK_ROWS = 8192  # rows encoded between two cache checkpoints
 INDEX_FILE = "faiss.index"
 PARAMS_FILE = "dense.json"
@@ -70,8 +71,8 @@ def _check_params(params: dict) -> None:
         raise MedlinkError(f"dense generator: unknown params {sorted(unknown)}; known: {', '.join(DEFAULTS)}")
     if params["index"] not in INDEXES:
         raise MedlinkError(f"dense generator: index must be one of {', '.join(INDEXES)}, not {params['index']!r}")
-    if params["text"] not in TEXTS:
-        raise MedlinkError(f"dense generator: text must be one of {', '.join(TEXTS)}, not {params['text']!r}")
+    if params["text"] not in CONCEPT_TEXTS:
+        raise MedlinkError(f"dense generator: text must be one of {', '.join(CONCEPT_TEXTS)}, not {params['text']!r}")
     if params["fp16"] and params["index"] == "ivfpq":
         raise MedlinkError("dense generator: fp16 applies to flat and hnsw indexes (ivfpq is already compressed)")
 
@@ -170,8 +171,21 @@ def _tune(index: "faiss.Index", params: dict) -> None:
         index.nprobe = int(params["nprobe"])
 
 
+def row_texts(table: NameTable, params: dict, descriptions: dict[int, tuple[list[str], str | None]] | None, separator: str) -> list[str]:
+    """What is embedded for each table row: its key, or its key with its (first) concept's types and definition."""
+    if params["text"] == NAME:
+        return table.keys
+    if descriptions is None:
+        raise MedlinkError(f"dense generator: text {params['text']!r} needs the KB's types and definitions (build it through a Linker)")
+    first_concept = table.concept_index[table.indptr[:-1]]
+    return [entity_text(key, *descriptions.get(int(concept), ([], None)), separator=separator, definition_words=int(params["definition_words"]))
+            for key, concept in zip(table.keys, first_concept)]
+
+
 class DenseGenerator(GeneratorBase):
     """Nearest names to a mention in the encoder's embedding space (cosine), aggregated to concepts."""
+
+    uses_descriptions = True  # the Linker passes the KB's types and definitions (for text = name_types_definition)
 
     def __init__(self, table: NameTable, concept_ids: Sequence[str], encoder: Encoder, index: "faiss.Index", params: dict, name: str):
         super().__init__(table, concept_ids, name)
@@ -185,11 +199,13 @@ class DenseGenerator(GeneratorBase):
         faiss.omp_set_num_threads(torch.get_num_threads())  # FAISS and torch share the same cores
 
     @classmethod
-    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "dense", **params) -> "DenseGenerator":
+    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "dense",
+              descriptions: dict[int, tuple[list[str], str | None]] | None = None, **params) -> "DenseGenerator":
         params = {**DEFAULTS, **params}
         _check_params(params)
         encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["bf16"])
-        vectors = encode_cached(encoder, table.keys, params["batch_size"])
+        texts = row_texts(table, params, descriptions, encoder.tokenizer.sep_token or "[SEP]")
+        vectors = encode_cached(encoder, texts, params["batch_size"])
         index = _new_index(params, encoder.dimension, vectors)
         for start in range(0, len(vectors), CHUNK_ROWS * 8):
             index.add(np.ascontiguousarray(vectors[start : start + CHUNK_ROWS * 8], dtype=np.float32))

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from medlink.retrieval.tfidf_hashed import stacked_transpose
+
 SAMPLE_ROWS = 200_000
 CHUNK_ROWS = 200_000
 
@@ -44,14 +46,10 @@ def impact_postings(common: sp.csr_matrix, depth: int = 1024, full_df: int = 20_
     Columns x names, CSR, float32.
     """
     thresholds = _thresholds(common, depth, full_df, np.random.default_rng(seed))
-    columns, rows, values = [], [], []
+    kept_parts = []
     for start in range(0, common.shape[0], CHUNK_ROWS):
-        chunk = common[start : start + CHUNK_ROWS]
-        keep = chunk.data >= thresholds[chunk.indices]
-        row_of_entry = np.repeat(np.arange(chunk.shape[0], dtype=np.int64), np.diff(chunk.indptr))
-        columns.append(chunk.indices[keep])
-        rows.append((row_of_entry[keep] + start).astype(np.int32))
-        values.append(chunk.data[keep])
-    postings = sp.csr_matrix((np.concatenate(values), (np.concatenate(columns), np.concatenate(rows))), shape=(common.shape[1], common.shape[0]))
-    postings.sort_indices()
-    return postings
+        chunk = common[start : start + CHUNK_ROWS].copy()
+        chunk.data[chunk.data < thresholds[chunk.indices]] = 0
+        chunk.eliminate_zeros()
+        kept_parts.append(chunk)
+    return stacked_transpose(kept_parts, common.shape[1])  # filled in place: the kept entries never exist twice
