@@ -3,7 +3,7 @@
 scikit-learn's ``TfidfVectorizer`` needs the whole corpus at once and peaks at about three
 times the final matrix, too much for millions of names. ``HashingVectorizer`` is stateless, so
 names are vectorised in chunks; document frequencies accumulate over the chunks, then each chunk
-is weighted (sublinear tf x smoothed idf, as scikit-learn computes it), L2-normalised and split
+is hashed again (cheaper than holding all the counts) and weighted (sublinear tf x smoothed idf, as scikit-learn computes it), L2-normalised and split
 into its selective / common halves before the next one, and only the halves are kept. 2^22
 hashed features keep collisions rare for character n-grams.
 """
@@ -90,11 +90,15 @@ def fit_halves(keys: list[str], params: dict, progress: bool = True) -> tuple[Ha
     """
     n_features = int(params["n_features"])
     vectorizer = HashedTfidf(params, np.ones(n_features, np.float32))
-    chunks, document_frequency = [], np.zeros(n_features, np.int64)
-    for start in tqdm(range(0, len(keys), CHUNK), desc="tf-idf counts", unit="chunk", disable=not progress, leave=False):
+    starts = range(0, len(keys), CHUNK)
+    kept: dict[int, sp.csr_matrix] = {}  # counts kept for the second pass only when there is a single chunk
+    document_frequency = np.zeros(n_features, np.int64)
+    for start in tqdm(starts, desc="tf-idf counts", unit="chunk", disable=not progress, leave=False):
         counts = vectorizer.counts(keys[start : start + CHUNK])
         document_frequency += np.bincount(counts.indices, minlength=n_features)
-        chunks.append(counts)
+        if len(starts) == 1:
+            kept[start] = counts
+        del counts
     n = len(keys)
     present = document_frequency > 0
     # n-grams no name has get weight 0, so they drop out of a mention's norm as an unknown term does in scikit-learn
@@ -106,12 +110,13 @@ def fit_halves(keys: list[str], params: dict, progress: bool = True) -> tuple[Ha
     # the common half is filled into arrays sized up front, so it never exists twice (no vstack)
     common_mask = np.zeros(n_features, bool)
     common_mask[common_columns] = True
-    total = sum(int(common_mask[chunk.indices].sum()) for chunk in chunks)
+    total = int(document_frequency[common_columns].sum())  # one entry per (name, common n-gram)
     data, indices = np.empty(total, np.float32), np.empty(total, np.int32)
     indptr, filled, rows = [np.zeros(1, np.int64)], 0, 0
     selective_parts = []
-    while chunks:  # weigh and split the oldest chunk, then let it go
-        weighted = vectorizer.weigh(chunks.pop(0))
+    for start in tqdm(starts, desc="tf-idf weights", unit="chunk", disable=not progress, leave=False):
+        # hashing a chunk again costs less than holding every chunk's counts (gigabytes at UMLS scale)
+        weighted = vectorizer.weigh(kept.pop(start) if start in kept else vectorizer.counts(keys[start : start + CHUNK]))
         common_part = weighted[:, common_columns].tocsr()
         data[filled : filled + common_part.nnz] = common_part.data
         indices[filled : filled + common_part.nnz] = common_part.indices

@@ -35,7 +35,9 @@ def _thresholds(common: sp.csr_matrix, depth: int, full_df: int, rng: np.random.
         values = sample.data[sample.indptr[column] : sample.indptr[column + 1]]
         if len(values) > rank:
             thresholds[column] = np.partition(values, len(values) - rank)[len(values) - rank]
-    document_frequency = np.bincount(common.indices, minlength=common.shape[1])
+    document_frequency = np.zeros(common.shape[1], np.int64)
+    for start in range(0, common.nnz, 1 << 24):  # bincount copies its input to int64: a slice at a time, not 300M entries
+        document_frequency += np.bincount(common.indices[start : start + (1 << 24)], minlength=common.shape[1])
     thresholds[document_frequency <= full_df] = 0
     return thresholds
 
