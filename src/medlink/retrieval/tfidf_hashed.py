@@ -2,8 +2,8 @@
 
 scikit-learn's ``TfidfVectorizer`` needs the whole corpus at once and peaks at about three
 times the final matrix, too much for millions of names. ``HashingVectorizer`` is stateless, so
-names are vectorised in chunks; document frequencies accumulate over the chunks, then each chunk
-is hashed again (cheaper than holding all the counts) and weighted (sublinear tf x smoothed idf, as scikit-learn computes it), L2-normalised and split
+names are vectorised in chunks (counts held as bytes); document frequencies accumulate over the
+chunks, then each chunk is weighted (sublinear tf x smoothed idf, as scikit-learn computes it), L2-normalised and split
 into its selective / common halves before the next one, and only the halves are kept. 2^22
 hashed features keep collisions rare for character n-grams.
 """
@@ -90,14 +90,12 @@ def fit_halves(keys: list[str], params: dict, progress: bool = True) -> tuple[Ha
     """
     n_features = int(params["n_features"])
     vectorizer = HashedTfidf(params, np.ones(n_features, np.float32))
-    starts = range(0, len(keys), CHUNK)
-    kept: dict[int, sp.csr_matrix] = {}  # counts kept for the second pass only when there is a single chunk
-    document_frequency = np.zeros(n_features, np.int64)
-    for start in tqdm(starts, desc="tf-idf counts", unit="chunk", disable=not progress, leave=False):
+    chunks, document_frequency = [], np.zeros(n_features, np.int64)
+    for start in tqdm(range(0, len(keys), CHUNK), desc="tf-idf counts", unit="chunk", disable=not progress, leave=False):
         counts = vectorizer.counts(keys[start : start + CHUNK])
         document_frequency += np.bincount(counts.indices, minlength=n_features)
-        if len(starts) == 1:
-            kept[start] = counts
+        # held until the idf is known: one byte per count instead of a float (a name repeats an n-gram < 256 times)
+        chunks.append(sp.csr_matrix((np.minimum(counts.data, 255).astype(np.uint8), counts.indices, counts.indptr), shape=counts.shape))
         del counts
     n = len(keys)
     present = document_frequency > 0
@@ -108,15 +106,12 @@ def fit_halves(keys: list[str], params: dict, progress: bool = True) -> tuple[Ha
     selective_mask = np.zeros(n_features, np.float32)
     selective_mask[selective_columns] = 1
     # the common half is filled into arrays sized up front, so it never exists twice (no vstack)
-    common_mask = np.zeros(n_features, bool)
-    common_mask[common_columns] = True
     total = int(document_frequency[common_columns].sum())  # one entry per (name, common n-gram)
     data, indices = np.empty(total, np.float32), np.empty(total, np.int32)
     indptr, filled, rows = [np.zeros(1, np.int64)], 0, 0
     selective_parts = []
-    for start in tqdm(starts, desc="tf-idf weights", unit="chunk", disable=not progress, leave=False):
-        # hashing a chunk again costs less than holding every chunk's counts (gigabytes at UMLS scale)
-        weighted = vectorizer.weigh(kept.pop(start) if start in kept else vectorizer.counts(keys[start : start + CHUNK]))
+    while chunks:  # weigh and split the oldest chunk, then let it go
+        weighted = vectorizer.weigh(chunks.pop(0).astype(np.float32))
         common_part = weighted[:, common_columns].tocsr()
         data[filled : filled + common_part.nnz] = common_part.data
         indices[filled : filled + common_part.nnz] = common_part.indices
