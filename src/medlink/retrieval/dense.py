@@ -82,7 +82,8 @@ def cache_key(encoder: Encoder, texts: Sequence[str]) -> str:
     """Identifies (encoder weights, pooling, length, precision, texts): equal keys give equal vectors."""
     spec = encoder.spec
     digest = hashlib.blake2b(digest_size=16)
-    digest.update(json.dumps([spec.fingerprint, spec.pooling, spec.max_length, spec.bf16, encoder.dimension, len(texts)]).encode())
+    precision = "bf16-weights" if spec.bf16 else "fp32"  # bf16 vectors come from bfloat16 weights (not autocast)
+    digest.update(json.dumps([spec.fingerprint, spec.pooling, spec.max_length, precision, encoder.dimension, len(texts)]).encode())
     for text in texts:
         data = text.encode("utf-8")
         digest.update(len(data).to_bytes(4, "little"))
