@@ -79,3 +79,19 @@ def test_kg_pairs_alone_train_zero_shot(kb, tmp_path):
     pairs = [Example(a, b, cid, cid) for cid, ns in names.names.items() for a, b in zip(ns, ns[1:])]
     report = train_bi_encoder(kb, tmp_path / "zs", kg_examples=pairs, config=TrainConfig(epochs=1, batch_size=2), progress=False)
     assert report.examples == {"mentions": 0, "kg_pairs": len(pairs), "dev": 0} and report.epochs[0]["steps"] >= 1
+
+
+def test_mention_positives_draw_from_names_and_other_mentions():
+    import random
+
+    from medlink.training.examples import mentions_by_concept, sample_examples
+
+    names = ConceptNames({"D1": ["myocardial infarction"], "D2": ["diabetes mellitus"]})
+    mentions = [("heart attack", "D1"), ("mi", "D1"), ("heart attack", "D1"), ("t2dm", "D2")]
+    others = mentions_by_concept(mentions)
+    assert others == {"D1": ["heart attack", "mi"], "D2": ["t2dm"]}
+    drawn = {(e.anchor, e.positive) for seed in range(30) for e in sample_examples(mentions, names, random.Random(seed), others)}
+    assert ("heart attack", "mi") in drawn and ("mi", "heart attack") in drawn and ("heart attack", "myocardial infarction") in drawn
+    assert ("t2dm", "t2dm") not in drawn  # never the anchor itself
+    plain = {e.positive for seed in range(30) for e in sample_examples(mentions, names, random.Random(seed))}
+    assert plain == {"myocardial infarction", "diabetes mellitus"}

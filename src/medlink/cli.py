@@ -272,6 +272,8 @@ def train_bi_encoder_command(
     learning_rate: float = typer.Option(2e-5, "--lr"),
     tau: float = typer.Option(0.05, "--tau", help="Softmax temperature of the contrastive loss."),
     hard_negatives: int = typer.Option(0, "--hard-negatives", help="p dynamic hard negatives per mention, refreshed every epoch."),
+    mention_positives: bool = typer.Option(False, "--mention-positives",
+                                           help="Draw positives from the gold concept's names and its other training mentions."),
     kg_weight: float = typer.Option(1.0, "--kg-weight", help="Weight of the KG auxiliary loss."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch"),
     seed: int = typer.Option(13, "--seed"),
@@ -290,7 +292,7 @@ def train_bi_encoder_command(
     kg = pair_examples(read_pairs(pairs / "pairs.train.tsv")) if pairs else []
     dev_mentions = supervised_mentions(store, dev) if dev else []
     config = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, tau=tau, hard_negatives=hard_negatives,
-                         kg_weight=kg_weight, seed=seed, bf16=not no_bf16, max_steps_per_epoch=max_steps)
+                         mention_positives=mention_positives, kg_weight=kg_weight, seed=seed, bf16=not no_bf16, max_steps_per_epoch=max_steps)
     report = train_bi_encoder(store, out, mentions=mentions, kg_examples=kg, dev=dev_mentions, base_model=model, config=config, resume=resume)
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
 

@@ -65,13 +65,30 @@ def supervised_mentions(kb: KB, datasets: Iterable[str]) -> list[tuple[str, str]
     return pairs
 
 
-def sample_examples(mentions: list[tuple[str, str]], names: ConceptNames, rng: random.Random) -> list[Example]:
-    """One example per mention, its positive a random name of the gold concept (this epoch's draw)."""
+def mentions_by_concept(mentions: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """Concept -> its distinct training mentions: other positives for a mention of the same concept."""
+    grouped: dict[str, dict[str, None]] = {}
+    for text, concept in mentions:
+        grouped.setdefault(concept, {})[text] = None
+    return {concept: list(texts) for concept, texts in grouped.items()}
+
+
+def sample_examples(mentions: list[tuple[str, str]], names: ConceptNames, rng: random.Random,
+                    other_mentions: dict[str, list[str]] | None = None) -> list[Example]:
+    """One example per mention, its positive a random name of the gold concept (this epoch's draw).
+
+    With ``other_mentions`` the draw is over the concept's names and its other training mentions:
+    a linker whose index holds training mentions (the mention memory) needs a new mention close
+    to earlier mentions of its concept, not only to the concept's names.
+    """
     examples = []
     for text, concept in mentions:
         candidates = names.names.get(concept)
-        if candidates:
-            examples.append(Example(text, rng.choice(candidates), concept, concept))
+        if not candidates:
+            continue
+        others = [m for m in (other_mentions or {}).get(concept, ()) if m != text]
+        pool = candidates + others if others else candidates
+        examples.append(Example(text, rng.choice(pool), concept, concept))
     return examples
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from medlink.encoders.transformer import Encoder
 from medlink.kb.store import KB
-from medlink.training.examples import ConceptNames, Example, sample_examples
+from medlink.training.examples import ConceptNames, Example, mentions_by_concept, sample_examples
 from medlink.training.losses import contrastive_loss
 from medlink.training.negatives import NameIndex, hard_negatives
 
@@ -39,6 +39,7 @@ class TrainConfig:
     learning_rate: float = 2e-5
     tau: float = 0.05
     hard_negatives: int = 0
+    mention_positives: bool = False  # positives drawn from the concept's names and its other training mentions
     kg_weight: float = 1.0
     warmup: float = 0.1
     seed: int = 13
@@ -131,7 +132,8 @@ def train_bi_encoder(
     index: NameIndex | None = None
     for epoch in range(state["epoch"], config.epochs):
         rng = random.Random(config.seed + epoch)
-        primary = sample_examples(mentions, names, rng) if mentions else list(kg_examples)
+        other_mentions = mentions_by_concept(mentions) if config.mention_positives else None
+        primary = sample_examples(mentions, names, rng, other_mentions) if mentions else list(kg_examples)
         rng.shuffle(primary)
         auxiliary = list(kg_examples) if mentions else []
         rng.shuffle(auxiliary)
