@@ -50,6 +50,14 @@ def _full_width_transpose(columns: sp.csc_matrix, column_ids: np.ndarray, width:
     return sp.csr_matrix((columns.data, columns.indices, np.cumsum(indptr)), shape=(width, columns.shape[0]))
 
 
+def _best(rows: np.ndarray, scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n`` highest-scoring (row, score) pairs, unordered (all of them when there are fewer)."""
+    if len(rows) <= n:
+        return rows, scores
+    top = np.argpartition(-scores, n - 1)[:n]
+    return rows[top], scores[top]
+
+
 class TfidfGenerator(GeneratorBase):
     """Cosine similarity between TF-IDF vectors of character n-grams of mentions and names.
 
@@ -117,6 +125,14 @@ class TfidfGenerator(GeneratorBase):
         return cls(table, concept_ids, vectorizer, sp.load_npz(directory / "postings.npz").tocsr(), sp.load_npz(directory / "common.npz").tocsr(),
                    np.load(directory / "common_columns.npy"), params, name, impact)
 
+    def _impact_shortlists(self, common_queries: sp.csr_matrix, mentions: np.ndarray, keep: int) -> dict[int, np.ndarray]:
+        """Mention -> the ``keep`` names with the best partial scores over the impact postings."""
+        if not len(mentions) or self.impact is None:
+            return {}
+        scores = (common_queries[mentions] @ self.impact).tocsr()
+        return {int(i): _best(scores.indices[scores.indptr[j] : scores.indptr[j + 1]], scores.data[scores.indptr[j] : scores.indptr[j + 1]], keep)[0]
+                for j, i in enumerate(mentions)}
+
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         """Exact cosine of each mention with its shortlist of names, in batches that bound memory.
 
@@ -140,36 +156,20 @@ class TfidfGenerator(GeneratorBase):
         common_queries = common_sparse.toarray()
         shortlist = max(2 * k, self.params["shortlist"])
         without_selective = np.flatnonzero((np.diff(partial.indptr) == 0) & (np.diff(queries.indptr) > 0))
-        impact_rows = {}
-        if len(without_selective) and self.impact is not None:
-            impact_partial = (common_sparse[without_selective] @ self.impact).tocsr()
-            for j, i in enumerate(without_selective):  # keep the best few times the shortlist by these partial scores
-                rows = impact_partial.indices[impact_partial.indptr[j] : impact_partial.indptr[j + 1]]
-                values = impact_partial.data[impact_partial.indptr[j] : impact_partial.indptr[j + 1]]
-                if len(rows) > 4 * shortlist:
-                    rows = rows[np.argpartition(-values, 4 * shortlist - 1)[: 4 * shortlist]]
-                impact_rows[int(i)] = rows
+        impact_rows = self._impact_shortlists(common_sparse, without_selective, 4 * shortlist)
         query_parts, row_parts, cosine_parts = [], [], []
         for i in range(len(mentions)):
             start, end = partial.indptr[i], partial.indptr[i + 1]
             if start < end:
-                rows, values = partial.indices[start:end], partial.data[start:end]
-                if len(rows) > shortlist:
-                    top = np.argpartition(-values, shortlist - 1)[:shortlist]
-                    rows, values = rows[top], values[top]
+                rows, values = _best(partial.indices[start:end], partial.data[start:end], shortlist)
                 cosine = values + self.common[rows] @ common_queries[i]
             elif queries.indptr[i] == queries.indptr[i + 1]:
                 continue  # no known n-gram at all
-            elif i in impact_rows:  # nothing selective: shortlist by the common n-grams' best names
+            elif i in impact_rows:  # nothing selective: shortlisted by the common n-grams' postings
                 rows = impact_rows[i]
-                cosine = self.common[rows] @ common_queries[i]
-                if len(rows) > shortlist:
-                    top = np.argpartition(-cosine, shortlist - 1)[:shortlist]
-                    rows, cosine = rows[top], cosine[top]
-            else:
-                cosine = self.common @ common_queries[i]  # an index without impact postings: every name, by its common part
-                rows = np.argpartition(-cosine, shortlist - 1)[:shortlist] if len(cosine) > shortlist else np.arange(len(cosine))
-                cosine = cosine[rows]
+                rows, cosine = _best(rows, self.common[rows] @ common_queries[i], shortlist)
+            else:  # an index from before impact postings: every name, by its common part
+                rows, cosine = _best(np.arange(self.common.shape[0]), self.common @ common_queries[i], shortlist)
             query_parts.append(np.full(len(rows), i))
             row_parts.append(rows)
             cosine_parts.append(cosine)
