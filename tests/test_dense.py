@@ -191,6 +191,11 @@ def test_entity_text_embeds_types_and_definition(tmp_path):
     texts = dense.row_texts(generator.table, generator.params, {0: (["disorder"], "Any disorder of the heart or blood vessels.")}, "[SEP]")
     row = generator.table.keys.index("cardiovascular disorder")
     assert texts[row] == "cardiovascular disorder [SEP] disorder [SEP] Any disorder of the heart or blood vessels."
+    assert texts[generator.table.keys.index("heart attack")] == "heart attack"  # nothing known beyond the name: the name alone
+    from medlink.text.concept_text import entity_text
+
+    assert entity_text("shock", ["disorder"], None) == "shock [SEP] disorder"
+    assert entity_text("shock", [], "Low blood flow.") == "shock [SEP]  [SEP] Low blood flow."
     # the same names, embedded with more text, give other vectors and (still) a sensible ranking
     mention = ["disorder of the heart or blood vessels"]
     assert described.link(mention, k=1)[0][0].concept_id == "C001"

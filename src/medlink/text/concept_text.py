@@ -14,6 +14,12 @@ CONCEPT_TEXTS = (NAME, NAME_TYPES_DEFINITION)
 
 
 def entity_text(name: str, types: list[str], definition: str | None, separator: str = "[SEP]", definition_words: int = 24) -> str:
-    """``name [SEP] type, type [SEP] the first words of the definition`` (empty parts stay empty)."""
-    words = (definition or "").split()
-    return f"{name} {separator} {', '.join(types)} {separator} {' '.join(words[:definition_words])}".strip()
+    """``name [SEP] type, type [SEP] the first words of the definition``.
+
+    Trailing empty parts are left out (a concept with no types and no definition is its name
+    alone), so a KB that describes only some concepts does not give the others separator-only tails.
+    """
+    parts = [name, ", ".join(types), " ".join((definition or "").split()[:definition_words])]
+    while len(parts) > 1 and not parts[-1]:
+        parts.pop()
+    return f" {separator} ".join(parts)
