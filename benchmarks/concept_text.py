@@ -95,7 +95,10 @@ def main() -> None:
              f"`python benchmarks/concept_text.py {' '.join(sys.argv[1:])}`: NCBI Disease, KB only (MEDIC = BioSyn's train_dictionary),",
              f"types and definitions borrowed from the Disease Ontology through its MESH / OMIM xrefs: {coverage['with_definition']:,} of "
              f"{coverage['concepts']:,} concepts got a definition, {coverage['with_types']:,} types (DO parent names). Entity text is embedded",
-             "with up to 64 tokens, names with 32; index build = encoding all 71,924 names.", "",
+             "with up to 64 tokens, names with 32; index build = encoding all 71,924 names (0-10 s when the encode cache already has them).",
+             "Neither model was trained on entity text. With only part of the KB described, a described concept's longer text scores",
+             "below the bare names of undescribed ones (\"breast cancer\" -> \"male breast cancer\"), hence the drop: the entity text",
+             "needs a model trained on it (paper 002 trains its bi-encoder so), or rows for both the name and the entity text.", "",
              "| model | concept text | split | Acc@1 | Acc@5 | R@25 | index build (s) | commit |", "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
     lines += [f"| {r['model']} | {r['variant']} | {r['split']} | {r['acc@1']:.4f} | {r['acc@5']:.4f} | {r['recall@25']:.4f} | "
               f"{r['index_build_seconds']:.0f} | {commit} |" for r in rows]
