@@ -9,7 +9,7 @@ from pathlib import Path
 from medlink.errors import MedlinkError
 from medlink.versions import package_versions
 
-INDEX_FORMAT_VERSION = "1"
+INDEX_FORMAT_VERSION = "2"  # 2: name-table counts, TF-IDF impact postings, dense vectors from bf16 weights
 MANIFEST = "manifest.json"
 
 
