@@ -208,5 +208,5 @@ def test_tfidf_mention_of_common_ngrams_only_uses_impact_postings(tmp_path):
     fast.save(tmp_path)
     loaded = TfidfGenerator.load(tmp_path, table, concepts, "tfidf")
     assert loaded.impact is not None and ids(loaded.search(["heart"], k=3)[0]) == ids(got)
-    loaded.impact = None  # an index from before impact postings still answers, by a full scan
+    loaded.impact = None  # without impact postings: the exhaustive scan, same best name
     assert ids(loaded.search(["heart"], k=1)[0]) == ids(got)[:1]

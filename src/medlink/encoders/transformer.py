@@ -127,8 +127,9 @@ class Encoder:
     def _inference_model(self):
         """The model ``encode`` runs: with bf16, a copy whose weights are bfloat16.
 
-        Weights cast once run about 20% faster on the CPU than autocast, which casts them at every
-        matrix product (vectors agree to a cosine of 0.9997). Training keeps float32 weights; the
+        Weights cast once avoid autocast's cast at every matrix product (faster on the CPU: see
+        BENCHMARKS.md dense_speed; vectors stay within a cosine of 0.999 of float32, as the tests
+        check). Training keeps float32 weights; the
         copy is remade whenever an optimizer step has changed them (tensor version counters).
         """
         if not self.bf16:

@@ -75,7 +75,7 @@ class TfidfGenerator(GeneratorBase):
         self.common = common
         self.common_columns = common_columns
         self.params = params
-        self.impact = impact  # None for an index from before impact postings: such mentions scan every name
+        self.impact = impact  # None: mentions without a selective n-gram are scored against every name (exact, slow; a reference)
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "tfidf", **params) -> "TfidfGenerator":
@@ -168,7 +168,7 @@ class TfidfGenerator(GeneratorBase):
             elif i in impact_rows:  # nothing selective: shortlisted by the common n-grams' postings
                 rows = impact_rows[i]
                 rows, cosine = _best(rows, self.common[rows] @ common_queries[i], shortlist)
-            else:  # an index from before impact postings: every name, by its common part
+            else:  # no impact postings (the exhaustive reference): every name, by its common part
                 rows, cosine = _best(np.arange(self.common.shape[0]), self.common @ common_queries[i], shortlist)
             query_parts.append(np.full(len(rows), i))
             row_parts.append(rows)
