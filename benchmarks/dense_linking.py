@@ -11,8 +11,9 @@ For every model, on NCBI Disease (KB = BioSyn's train_dictionary.txt, i.e. MEDIC
 - test (memory = processed_traindev, the data the published protocol allows): dense, dense + kNN,
   hybrid (dense + TF-IDF), hybrid + kNN, each with the dev-chosen parameters.
 AskAPatient (10 folds, KB = the 1,036 ontology names, memory = the fold's train file): the same
-variants with the parameters chosen on fold-0 validation; no per-fold fine-tuning (it would leak
-other folds' test mentions into a shared model), so models are used as they are.
+variants with the parameters chosen on fold-0 validation. A model PATH containing ``{fold}`` names
+one model per fold (fine-tuned on that fold's train file only; one shared fine-tuned model would
+have seen the other folds' test mentions); such models are AskAPatient-only.
 """
 
 from __future__ import annotations
@@ -149,15 +150,21 @@ def ncbi(name: str, model: str | None, workdir: Path, trained_on_dev: bool = Fal
     return rows
 
 
+def fold_model(model: str | None, fold: int) -> str | None:
+    return model.replace("{fold}", str(fold)) if model else model
+
+
 def aap(name: str, model: str | None, workdir: Path, folds: int) -> list[dict]:
     kb = aap_kb(workdir)
     equivalent = equivalent_ids_from_kb(kb)
-    config = hybrid_config(model, CONFIGS / "askapatient_lexical.json")
-    dev_run = Run(Linker.build(kb, config, memory_from_datasets(kb, [aap_split(0, "train")])), load_dataset(aap_split(0, "validation")), equivalent)
+    lexical = CONFIGS / "askapatient_lexical.json"
+    dev_run = Run(Linker.build(kb, hybrid_config(fold_model(model, 0), lexical), memory_from_datasets(kb, [aap_split(0, "train")])),
+                  load_dataset(aap_split(0, "validation")), equivalent)
     weights, dense_knn, hybrid_knn, _ = tune(dev_run)
     print(f"{name}: AAP fold-0 validation choice fusion {weights}, kNN dense {dense_knn}, kNN hybrid {hybrid_knn}", flush=True)
     per_fold: dict[str, list[dict]] = {}
     for fold in range(folds):
+        config = hybrid_config(fold_model(model, fold), lexical)
         run = Run(Linker.build(kb, config, memory_from_datasets(kb, [aap_split(fold, "train")])), load_dataset(aap_split(fold, "test")), equivalent)
         for variant, result in variants(run, weights, dense_knn, hybrid_knn).items():
             per_fold.setdefault(variant, []).append(result)
@@ -185,7 +192,8 @@ def main() -> None:
     for spec in args.model:
         name, _, path = spec.partition("=")
         model = None if path in ("", "default") else path
-        rows += ncbi(name, model, args.workdir, args.trained_on_dev)
+        if "{fold}" not in path:
+            rows += ncbi(name, model, args.workdir, args.trained_on_dev)
         if not args.skip_aap:
             rows += aap(name, model, args.workdir, args.folds)
     write_results(args.section, {"command": " ".join(["python benchmarks/dense_linking.py", *sys.argv[1:]]), "rows": rows})

@@ -95,3 +95,11 @@ def test_mention_positives_draw_from_names_and_other_mentions():
     assert ("t2dm", "t2dm") not in drawn  # never the anchor itself
     plain = {e.positive for seed in range(30) for e in sample_examples(mentions, names, random.Random(seed))}
     assert plain == {"myocardial infarction", "diabetes mellitus"}
+
+
+def test_distinct_mentions_train_on_each_mention_once(kb, mentions, tmp_path):
+    repeated = mentions + mentions[:3]  # AskAPatient-style repeats of the same (mention, concept)
+    config = TrainConfig(epochs=1, batch_size=2, distinct_mentions=True)
+    report = train_bi_encoder(kb, tmp_path / "model", mentions=repeated, config=config, progress=False)
+    assert report.examples["mentions"] == len(set(mentions)) < len(repeated)
+    assert json.loads((tmp_path / "model" / "training.json").read_text())["config"]["distinct_mentions"] is True

@@ -274,6 +274,9 @@ def train_bi_encoder_command(
     hard_negatives: int = typer.Option(0, "--hard-negatives", help="p dynamic hard negatives per mention, refreshed every epoch."),
     mention_positives: bool = typer.Option(False, "--mention-positives",
                                            help="Draw positives from the gold concept's names and its other training mentions."),
+    distinct_mentions: bool = typer.Option(False, "--distinct-mentions",
+                                           help="One example per distinct (mention, concept) instead of one per annotation: "
+                                                "shorter epochs on corpora that repeat the same mentions (AskAPatient)."),
     kg_weight: float = typer.Option(1.0, "--kg-weight", help="Weight of the KG auxiliary loss."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch"),
     seed: int = typer.Option(13, "--seed"),
@@ -292,7 +295,7 @@ def train_bi_encoder_command(
     kg = pair_examples(read_pairs(pairs / "pairs.train.tsv")) if pairs else []
     dev_mentions = supervised_mentions(store, dev) if dev else []
     config = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, tau=tau, hard_negatives=hard_negatives,
-                         mention_positives=mention_positives, kg_weight=kg_weight, seed=seed, bf16=not no_bf16, max_steps_per_epoch=max_steps)
+                         mention_positives=mention_positives, distinct_mentions=distinct_mentions, kg_weight=kg_weight, seed=seed, bf16=not no_bf16, max_steps_per_epoch=max_steps)
     report = train_bi_encoder(store, out, mentions=mentions, kg_examples=kg, dev=dev_mentions, base_model=model, config=config, resume=resume)
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
 

@@ -46,7 +46,8 @@ DEFAULTS = {
     "model": None,  # a local Hugging Face folder; None = the packaged all-MiniLM-L6-v2
     "pooling": "mean",
     "max_length": 32,
-    "bf16": True,
+    "bf16": True,  # PyTorch runtime: encode with a bfloat16 copy of the weights
+    "runtime": "auto",  # auto (ONNX Runtime when installed, else PyTorch) | onnx | torch
     "index": "flat",  # flat | hnsw | ivfpq
     "fp16": False,  # store vectors as float16 (flat and hnsw)
     "batch_size": 256,
@@ -82,8 +83,7 @@ def cache_key(encoder: Encoder, texts: Sequence[str]) -> str:
     """Identifies (encoder weights, pooling, length, precision, texts): equal keys give equal vectors."""
     spec = encoder.spec
     digest = hashlib.blake2b(digest_size=16)
-    precision = "bf16-weights" if spec.bf16 else "fp32"  # bf16 vectors come from bfloat16 weights (not autocast)
-    digest.update(json.dumps([spec.fingerprint, spec.pooling, spec.max_length, precision, encoder.dimension, len(texts)]).encode())
+    digest.update(json.dumps([spec.fingerprint, spec.pooling, spec.max_length, spec.precision, encoder.dimension, len(texts)]).encode())
     for text in texts:
         data = text.encode("utf-8")
         digest.update(len(data).to_bytes(4, "little"))
@@ -204,7 +204,7 @@ class DenseGenerator(GeneratorBase):
               descriptions: dict[int, tuple[list[str], str | None]] | None = None, **params) -> "DenseGenerator":
         params = {**DEFAULTS, **params}
         _check_params(params)
-        encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["bf16"])
+        encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["bf16"], runtime=params["runtime"])
         texts = row_texts(table, params, descriptions, encoder.tokenizer.sep_token or "[SEP]")
         vectors = encode_cached(encoder, texts, params["batch_size"])
         index = _new_index(params, encoder.dimension, vectors)

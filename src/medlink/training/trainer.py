@@ -40,6 +40,7 @@ class TrainConfig:
     tau: float = 0.05
     hard_negatives: int = 0
     mention_positives: bool = False  # positives drawn from the concept's names and its other training mentions
+    distinct_mentions: bool = False  # one example per distinct (mention, concept), not per annotation
     kg_weight: float = 1.0
     warmup: float = 0.1
     seed: int = 13
@@ -117,6 +118,8 @@ def train_bi_encoder(
     encoder = Encoder(checkpoint if resuming else base_model, config.pooling, config.max_length, bf16=config.bf16)
     names = ConceptNames.from_kb(kb)
     mentions, kg_examples = list(mentions), list(kg_examples)
+    if config.distinct_mentions:
+        mentions = list(dict.fromkeys(mentions))
     primary_count = len(mentions) or len(kg_examples)
     steps_per_epoch = max(1, math.ceil(primary_count / config.batch_size))
     if config.max_steps_per_epoch:

@@ -1,0 +1,54 @@
+"""Fine-tune one bi-encoder per AskAPatient fold, on that fold's train file only (issue 4).
+
+    python benchmarks/train_aap_folds.py --out DIR [--folds 10] [--base MODEL] -- [medlink train bi-encoder options]
+
+A model shared by all folds would have seen every other fold's test mentions; so each fold gets
+its own, trained on ``AskAPatient.fold-N.train.txt`` with the fold's validation file for the
+per-epoch dev figure. The recipe (options after ``--``) was chosen on fold-0 validation. Folds
+whose model folder already holds a ``training.json`` are skipped, so an interrupted run resumes.
+Then: ``python benchmarks/dense_linking.py --model NAME=DIR/fold-{fold}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import aap_kb, aap_split  # noqa: E402
+from _harness import write_results  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--base", default=None, help="base model folder (default: packaged all-MiniLM-L6-v2)")
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
+    parser.add_argument("recipe", nargs=argparse.REMAINDER, help="options passed to 'medlink train bi-encoder' (after --)")
+    args = parser.parse_args()
+    recipe = [a for a in args.recipe if a != "--"]
+    kb = aap_kb(args.workdir)
+    folds = []
+    for fold in range(args.folds):
+        out = args.out / f"fold-{fold}"
+        if not (out / "training.json").is_file():
+            command = ["medlink", "train", "bi-encoder", "--kb", str(kb.path), "--train", aap_split(fold, "train"),
+                       "--dev", aap_split(fold, "validation"), "--out", str(out), *(["--model", args.base] if args.base else []), *recipe]
+            print(" ".join(command), flush=True)
+            started = time.perf_counter()
+            subprocess.run(command, check=True)
+            print(f"fold {fold}: {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+        report = json.loads((out / "training.json").read_text())
+        folds.append({"fold": fold, "seconds": report["seconds"], "epochs": report["epochs"]})
+    write_results("train_aap_folds", {"command": " ".join(["python benchmarks/train_aap_folds.py", *sys.argv[1:]]), "recipe": recipe,
+                                      "folds": folds})
+
+
+if __name__ == "__main__":
+    main()
