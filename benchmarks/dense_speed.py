@@ -2,9 +2,9 @@
 
     python benchmarks/dense_speed.py [--model PATH] [--repeats 3]
 
-Encoding: 10,000 MEDIC names (BioSyn train dictionary), on ONNX Runtime (float32) and PyTorch
-(bf16 weights, float32), 1 and 2 threads, batch 256, medians over repeats; each runtime's ratio
-to PyTorch bf16 at the same thread count, measured in the same run. Linking: a dense-only index over the same KB (vectors from the encode cache),
+Encoding: 10,000 MEDIC names (BioSyn train dictionary), bf16 and fp32, 1 and 2 threads, batches of
+64, 128 (the default) and 256 texts grouped by token count, medians over repeats; with each row, its
+ratio to bf16 / 2 threads / batch 128 measured in the same run. Linking: a dense-only index over the same KB (vectors from the encode cache),
 the 960 NCBI test mentions linked in one call after loading (fresh process for the peak RSS).
 """
 
@@ -27,18 +27,18 @@ from medlink.eval import load_dataset  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 
-RUNTIMES = (("onnx", False), ("torch", True), ("torch", False))  # (runtime, bf16 weights)
+ENCODINGS = [(2, True, 128), (2, True, 64), (2, True, 256), (2, False, 128), (1, True, 128), (1, False, 128)]  # (threads, bf16, batch); first = baseline
 
 ENCODE = """
 import json, statistics, sys, time, torch
 from medlink.encoders import Encoder
-names = json.loads(open(sys.argv[1]).read()); threads, runtime, bf16, repeats = int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1", int(sys.argv[5])
+names = json.loads(open(sys.argv[1]).read()); threads, bf16, repeats, batch = int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4]), int(sys.argv[6])
 torch.set_num_threads(threads)
-encoder = Encoder(sys.argv[6] or None, bf16=bf16, runtime=runtime)
+encoder = Encoder(sys.argv[5] or None, bf16=bf16)
 encoder.encode(names[:512])
 rates = []
 for _ in range(repeats):
-    started = time.perf_counter(); encoder.encode(names, batch_size=256); rates.append(len(names) / (time.perf_counter() - started))
+    started = time.perf_counter(); encoder.encode(names, batch_size=batch); rates.append(len(names) / (time.perf_counter() - started))
 print(json.dumps({"names_per_second": statistics.median(rates)}))
 """
 
@@ -54,16 +54,12 @@ def main() -> None:
     names_file = args.workdir / "speed-names.json"
     names_file.write_text(json.dumps(names))
     encoding = []
-    for threads in (1, 2):
-        for runtime, bf16 in RUNTIMES:
-            out = subprocess.run([sys.executable, "-c", ENCODE, str(names_file), str(threads), runtime, "1" if bf16 else "0", str(args.repeats),
-                                  args.model], capture_output=True, text=True, check=True)
-            encoding.append({"threads": threads, "runtime": runtime, "bf16": bf16, **json.loads(out.stdout.strip().splitlines()[-1])})
-        baseline = next(e for e in encoding if e["threads"] == threads and e["runtime"] == "torch" and e["bf16"])
-        for e in encoding:
-            if e["threads"] == threads:
-                e["ratio_to_torch_bf16"] = e["names_per_second"] / baseline["names_per_second"]
-                print(e, flush=True)
+    for threads, bf16, batch in ENCODINGS:
+        out = subprocess.run([sys.executable, "-c", ENCODE, str(names_file), str(threads), "1" if bf16 else "0", str(args.repeats), args.model,
+                              str(batch)], capture_output=True, text=True, check=True)
+        encoding.append({"threads": threads, "bf16": bf16, "batch": batch, **json.loads(out.stdout.strip().splitlines()[-1])})
+        print(encoding[-1], flush=True)
+    baseline = encoding[0]["names_per_second"]
     index = args.workdir / "dense-speed-index"
     config = LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": args.model or None}}],
                                      "k_per_generator": 32})
@@ -79,15 +75,14 @@ def main() -> None:
     commit = git_commit()
     lines = ["## Dense linking CPU cost (issue 4)", "", f"`python benchmarks/dense_speed.py {' '.join(sys.argv[1:])}` ({args.repeats} repeats, medians; model: "
              f"{args.model or 'packaged all-MiniLM-L6-v2'}).", "",
-             "| what | threads | runtime (precision) | value | ratio to PyTorch bf16 | commit |", "| --- | ---: | --- | ---: | ---: | --- |"]
+             "| what | threads | bf16 | value | commit |", "| --- | ---: | --- | ---: | --- |"]
     for e in encoding:
-        precision = "float32" if e["runtime"] == "onnx" or not e["bf16"] else "bf16 weights"
-        lines.append(f"| encoding 10,000 MEDIC names (names/s) | {e['threads']} | {e['runtime']} ({precision}) | {e['names_per_second']:,.0f} | "
-                     f"{e['ratio_to_torch_bf16']:.2f} | {commit} |")
-    lines += [f"| dense index build over 71,924 names (s, encode cache warm or cold) | default | default | {build:.1f} | | {commit} |",
-              f"| dense linking, 960 NCBI test mentions, stream (mentions/s) | default | default | {linking['mentions_per_second']:,.0f} | | {commit} |",
-              f"| dense linking, unique mentions (mentions/s) | default | default | {linking['unique_mentions_per_second']:,.0f} | | {commit} |",
-              f"| index load (s) / peak RSS of the linking process (MB) | default | default | {linking['load_seconds']:.2f} / {linking['peak_rss_mb']:.0f} | | {commit} |"]
+        lines.append(f"| encoding 10,000 MEDIC names, batch {e['batch']} (names/s; ratio to the first row) | {e['threads']} | {e['bf16']} | "
+                     f"{e['names_per_second']:,.0f} ({e['names_per_second'] / baseline:.2f}) | {commit} |")
+    lines += [f"| dense index build over 71,924 names (s, encode cache warm or cold) | default | True | {build:.1f} | {commit} |",
+              f"| dense linking, 960 NCBI test mentions, stream (mentions/s) | default | True | {linking['mentions_per_second']:,.0f} | {commit} |",
+              f"| dense linking, unique mentions (mentions/s) | default | True | {linking['unique_mentions_per_second']:,.0f} | {commit} |",
+              f"| index load (s) / peak RSS of the linking process (MB) | default | True | {linking['load_seconds']:.2f} / {linking['peak_rss_mb']:.0f} | {commit} |"]
     update_section("dense_speed", "\n".join(lines))
 
 

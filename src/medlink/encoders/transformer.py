@@ -5,8 +5,6 @@ Any local Hugging Face model folder works (the default is the all-MiniLM-L6-v2 t
 downloaded: ``local_files_only`` everywhere, and a folder that is missing a file says which.
 Names and mentions are short, so sequences are capped at ``max_length`` (32) tokens; bf16
 (weights cast for encoding, autocast for training) roughly doubles CPU throughput for MiniLM.
-Encoding runs on ONNX Runtime when it is installed (``runtime="auto"``), faster still and in
-float32; training always runs PyTorch.
 """
 
 from __future__ import annotations
@@ -15,14 +13,13 @@ import hashlib
 import importlib.util
 import json
 import os
-import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from medlink.encoders.onnx_runtime import OnnxEncoderSession, export, exported_path, onnx_available
+from medlink.encoders.batching import length_sorted_batches
 from medlink.errors import MedlinkError, MissingInputError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -32,18 +29,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # medlink shows its 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt")
 POOLINGS = ("mean", "cls")
-RUNTIMES = ("auto", "torch", "onnx")
-
-
-def resolve_runtime(runtime: str) -> str:
-    """'auto' is ONNX Runtime when installed, else PyTorch; asking for 'onnx' without it is an error."""
-    if runtime not in RUNTIMES:
-        raise MedlinkError(f"unknown encoder runtime {runtime!r}; known: {', '.join(RUNTIMES)}")
-    if runtime == "auto":
-        return "onnx" if onnx_available() else "torch"
-    if runtime == "onnx" and not onnx_available():
-        raise MissingInputError("the onnx runtime needs the 'onnxruntime' and 'onnx' packages (pip install 'medlink[dense]')")
-    return runtime
+ENCODE_BATCH = 128  # texts per forward pass: 128 short names beat 256 on two cores (BENCHMARKS.md dense_speed)
 
 
 def default_model_dir() -> Path:
@@ -88,14 +74,6 @@ class EncoderSpec:
     max_length: int = 32
     bf16: bool = True
     fingerprint: str | None = None
-    runtime: str = "torch"
-
-    @property
-    def precision(self) -> str:
-        """What the vectors' numbers come from: equal precisions (and weights) give equal vectors."""
-        if self.runtime == "onnx":
-            return "onnx-fp32"
-        return "bf16-weights" if self.bf16 else "fp32"  # bf16 vectors come from bfloat16 weights (not autocast)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -104,8 +82,7 @@ class EncoderSpec:
 class Encoder:
     """Batched, pooled, L2-normalised sentence embeddings from a transformer folder."""
 
-    def __init__(self, model: str | Path | None = None, pooling: str = "mean", max_length: int = 32, bf16: bool = True, threads: int | None = None,
-                 runtime: str = "torch"):
+    def __init__(self, model: str | Path | None = None, pooling: str = "mean", max_length: int = 32, bf16: bool = True, threads: int | None = None):
         import torch
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as transformers_logging
@@ -122,34 +99,23 @@ class Encoder:
         self.pooling = pooling
         self.max_length = max_length
         self.bf16 = bf16
-        self.runtime = resolve_runtime(runtime)
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         self.model = AutoModel.from_pretrained(path, local_files_only=True)
         self.model.eval()
         self.dimension = int(self.model.config.hidden_size)
         self._bf16_model = None  # a bfloat16 copy of the weights for encoding, remade when training changes them
         self._bf16_versions: tuple[int, ...] = ()
-        self._onnx: OnnxEncoderSession | None = None
 
     @property
     def spec(self) -> EncoderSpec:
-        return EncoderSpec(str(self.path.resolve()), self.pooling, self.max_length, self.bf16, model_fingerprint(self.path), self.runtime)
+        return EncoderSpec(str(self.path.resolve()), self.pooling, self.max_length, self.bf16, model_fingerprint(self.path))
 
     @classmethod
     def from_spec(cls, spec: EncoderSpec | dict) -> "Encoder":
-        """Re-create the encoder an index was built with; refuses a folder whose weights changed.
-
-        An index built on ONNX Runtime is queried with PyTorch where ONNX Runtime is not installed:
-        the vectors differ by less than a cosine of 0.001, so a warning says so instead of a refusal.
-        """
+        """Re-create the encoder an index was built with; refuses a folder whose weights changed."""
         spec = spec if isinstance(spec, EncoderSpec) else EncoderSpec(**spec)
-        runtime = spec.runtime
-        if runtime == "onnx" and not onnx_available():
-            warnings.warn("this index was encoded with ONNX Runtime, which is not installed: querying with PyTorch "
-                          "(vectors within a cosine of 0.001); pip install onnxruntime onnx to match it exactly", stacklevel=2)
-            runtime = "torch"
-        encoder = cls(spec.model, spec.pooling, spec.max_length, spec.bf16, runtime=runtime)
-        if spec.fingerprint and encoder.spec.fingerprint != spec.fingerprint:
+        encoder = cls(spec.model, spec.pooling, spec.max_length, spec.bf16)
+        if spec.fingerprint and model_fingerprint(encoder.path) != spec.fingerprint:
             raise MedlinkError(f"the model at {spec.model} is not the one this index was built with (weights changed); rebuild the index")
         return encoder
 
@@ -191,53 +157,26 @@ class Encoder:
             pooled = (output * mask).sum(1) / mask.sum(1).clamp(min=1e-6)
         return torch.nn.functional.normalize(pooled.float(), dim=-1)
 
-    def encode(self, texts: Sequence[str], batch_size: int = 256, progress: bool = False) -> np.ndarray:
+    def encode(self, texts: Sequence[str], batch_size: int = ENCODE_BATCH, progress: bool = False) -> np.ndarray:
         """float32 unit vectors, one row per text (empty strings give a valid vector too)."""
         import torch
         from tqdm import tqdm
 
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        # sort by length so padding is small; restore the order at the end
-        order = np.argsort([len(t) for t in texts], kind="stable")
-        steps = tqdm(range(0, len(texts), batch_size), desc="encoding", unit="batch", disable=not progress, leave=False)
-        if self.runtime == "onnx":
-            session = self._onnx_session()
-            for start in steps:
-                chunk = order[start : start + batch_size]
-                out[chunk] = self._embed_onnx(session, [texts[i] for i in chunk])
-            return out
+        batches = length_sorted_batches(self.tokenizer, texts, self.max_length, batch_size)
+        bar = tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress, leave=False)
         was_training = self.model.training
         self.model.eval()  # no dropout while encoding, even in the middle of training
         model = self._inference_model()
         try:
             with torch.inference_mode():
-                for start in steps:
-                    chunk = order[start : start + batch_size]
-                    out[chunk] = self._embed(model, self.tokenize([texts[i] for i in chunk])).cpu().numpy()
+                for rows, batch in batches:
+                    out[rows] = self._embed(model, {key: torch.from_numpy(value) for key, value in batch.items()}).cpu().numpy()
+                    bar.update(len(rows))
         finally:
             self.model.train(was_training)
+            bar.close()
         return out
-
-    def _onnx_session(self) -> OnnxEncoderSession:
-        """The ONNX Runtime session, exporting the graph into the cache on first use."""
-        if self._onnx is None:
-            import torch
-
-            path = exported_path(self.spec.fingerprint, self.dimension)
-            if not path.is_file():
-                export(self.model, self.tokenizer, path)
-            self._onnx = OnnxEncoderSession(path, torch.get_num_threads())
-        return self._onnx
-
-    def _embed_onnx(self, session: OnnxEncoderSession, texts: list[str]) -> np.ndarray:
-        batch = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="np")
-        hidden = session.hidden(batch)
-        if self.pooling == "cls":
-            pooled = hidden[:, 0]
-        else:
-            mask = batch["attention_mask"][..., None].astype(np.float32)
-            pooled = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-6)
-        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
     def save(self, directory: Path) -> None:
         """Write a trained model as a self-contained folder (weights, config, tokenizer, pooling)."""

@@ -28,7 +28,7 @@ import faiss
 import numpy as np
 from numpy.lib.format import open_memmap
 
-from medlink.encoders import Encoder, default_model_dir
+from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_dir
 from medlink.errors import MedlinkError
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
@@ -46,11 +46,10 @@ DEFAULTS = {
     "model": None,  # a local Hugging Face folder; None = the packaged all-MiniLM-L6-v2
     "pooling": "mean",
     "max_length": 32,
-    "bf16": True,  # PyTorch runtime: encode with a bfloat16 copy of the weights
-    "runtime": "auto",  # auto (ONNX Runtime when installed, else PyTorch) | onnx | torch
+    "bf16": True,
     "index": "flat",  # flat | hnsw | ivfpq
     "fp16": False,  # store vectors as float16 (flat and hnsw)
-    "batch_size": 256,
+    "batch_size": ENCODE_BATCH,
     "text": "name",  # per table row: the normalised name, or "name_types_definition" (paper 002's entity text)
     "definition_words": 24,  # how much of a definition goes into the entity text
     "hnsw_m": 32,
@@ -83,7 +82,8 @@ def cache_key(encoder: Encoder, texts: Sequence[str]) -> str:
     """Identifies (encoder weights, pooling, length, precision, texts): equal keys give equal vectors."""
     spec = encoder.spec
     digest = hashlib.blake2b(digest_size=16)
-    digest.update(json.dumps([spec.fingerprint, spec.pooling, spec.max_length, spec.precision, encoder.dimension, len(texts)]).encode())
+    precision = "bf16-weights" if spec.bf16 else "fp32"  # bf16 vectors come from bfloat16 weights (not autocast)
+    digest.update(json.dumps([spec.fingerprint, spec.pooling, spec.max_length, precision, encoder.dimension, len(texts)]).encode())
     for text in texts:
         data = text.encode("utf-8")
         digest.update(len(data).to_bytes(4, "little"))
@@ -113,7 +113,7 @@ def _open_cache(path: Path, state_path: Path, shape: tuple[int, int]) -> tuple[n
     return vectors, 0
 
 
-def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = 256, chunk_rows: int | None = None) -> np.ndarray:
+def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCODE_BATCH, chunk_rows: int | None = None) -> np.ndarray:
     """Encode ``texts`` through the resumable cache; returns a read-only float32 memmap (n, d)."""
     from tqdm import tqdm
 
@@ -204,7 +204,7 @@ class DenseGenerator(GeneratorBase):
               descriptions: dict[int, tuple[list[str], str | None]] | None = None, **params) -> "DenseGenerator":
         params = {**DEFAULTS, **params}
         _check_params(params)
-        encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["bf16"], runtime=params["runtime"])
+        encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["bf16"])
         texts = row_texts(table, params, descriptions, encoder.tokenizer.sep_token or "[SEP]")
         vectors = encode_cached(encoder, texts, params["batch_size"])
         index = _new_index(params, encoder.dimension, vectors)

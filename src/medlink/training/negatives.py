@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from medlink.encoders.transformer import Encoder
+from medlink.encoders.transformer import ENCODE_BATCH, Encoder
 from medlink.training.examples import ConceptNames, Example
 
 
 class NameIndex:
     """All KB names embedded by one state of the model, searchable by inner product."""
 
-    def __init__(self, encoder: Encoder, names: ConceptNames, batch_size: int = 256, progress: bool = True):
+    def __init__(self, encoder: Encoder, names: ConceptNames, batch_size: int = ENCODE_BATCH, progress: bool = True):
         import faiss
 
         self.texts, self.ids = names.flat()
@@ -42,7 +42,7 @@ class NameIndex:
         return out
 
 
-def hard_negatives(encoder: Encoder, index: NameIndex, examples: list[Example], p: int, batch_size: int = 256) -> list[list[tuple[str, str]]]:
+def hard_negatives(encoder: Encoder, index: NameIndex, examples: list[Example], p: int, batch_size: int = ENCODE_BATCH) -> list[list[tuple[str, str]]]:
     """For each example, ``p`` (name, concept) hard negatives: nearest names of concepts other than the gold one."""
     vectors = encoder.encode([e.anchor for e in examples], batch_size=batch_size)
     _, rows = index.search(vectors, 4 * p + 16)
