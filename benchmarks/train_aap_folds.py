@@ -5,7 +5,9 @@
 A model shared by all folds would have seen every other fold's test mentions; so each fold gets
 its own, trained on ``AskAPatient.fold-N.train.txt`` with the fold's validation file for the
 per-epoch dev figure. The recipe (options after ``--``) was chosen on fold-0 validation. Folds
-whose model folder already holds a ``training.json`` are skipped, so an interrupted run resumes.
+whose model folder already holds a ``training.json`` are skipped, so an interrupted run resumes;
+``--only 1,3,5`` splits the folds between processes (two processes with OMP_NUM_THREADS=1 train
+faster than one with two threads on a 2-core machine).
 Then: ``python benchmarks/dense_linking.py --model NAME=DIR/fold-{fold}``.
 """
 
@@ -28,14 +30,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--only", default=None, help="comma-separated folds to train in this process (e.g. two processes with 1 thread each)")
     parser.add_argument("--base", default=None, help="base model folder (default: packaged all-MiniLM-L6-v2)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("recipe", nargs=argparse.REMAINDER, help="options passed to 'medlink train bi-encoder' (after --)")
     args = parser.parse_args()
     recipe = [a for a in args.recipe if a != "--"]
     kb = aap_kb(args.workdir)
-    folds = []
-    for fold in range(args.folds):
+    mine = [int(f) for f in args.only.split(",")] if args.only else range(args.folds)
+    for fold in mine:
         out = args.out / f"fold-{fold}"
         if not (out / "training.json").is_file():
             command = ["medlink", "train", "bi-encoder", "--kb", str(kb.path), "--train", aap_split(fold, "train"),
@@ -44,8 +47,12 @@ def main() -> None:
             started = time.perf_counter()
             subprocess.run(command, check=True)
             print(f"fold {fold}: {(time.perf_counter() - started) / 60:.1f} min", flush=True)
-        report = json.loads((out / "training.json").read_text())
-        folds.append({"fold": fold, "seconds": report["seconds"], "epochs": report["epochs"]})
+    folds = []  # every fold trained so far, by this process or another
+    for fold in range(args.folds):
+        report_path = args.out / f"fold-{fold}" / "training.json"
+        if report_path.is_file():
+            report = json.loads(report_path.read_text())
+            folds.append({"fold": fold, "seconds": report["seconds"], "epochs": report["epochs"]})
     write_results("train_aap_folds", {"command": " ".join(["python benchmarks/train_aap_folds.py", *sys.argv[1:]]), "recipe": recipe,
                                       "folds": folds})
 
