@@ -1,0 +1,94 @@
+"""Two bi-encoders fused (plus TF-IDF) on NCBI Disease, weights chosen on dev (issue 4).
+
+    python benchmarks/dense_ensemble.py --model NAME=PATH --model NAME=PATH [--section dense_ensemble]
+
+Both dense generators search KB names + memory (the published protocol's dictionary) and are
+fused with the tuned TF-IDF by a weighted sum of normalised scores. The weights come from a grid
+scored on NCBI dev (memory = train); test (memory = traindev) is scored once, with those weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import ncbi_kb, ncbi_split  # noqa: E402
+from _harness import git_commit, update_section, write_results  # noqa: E402
+from dense_linking import CONFIGS, RECALL_KS, scores  # noqa: E402
+
+from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
+from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
+from medlink.linking.config import LinkerConfig  # noqa: E402
+from medlink.linking.linker import Linker  # noqa: E402
+from medlink.linking.memory import memory_from_datasets  # noqa: E402
+from medlink.retrieval.fusion import Fusion  # noqa: E402
+
+SECOND = (0.0, 0.5, 1.0)  # weight of the second model (the first is 1)
+TFIDF = (0.0, 0.25, 0.5)
+
+
+def ensemble_config(models: dict[str, str]) -> LinkerConfig:
+    tfidf = next(g for g in LinkerConfig.from_file(CONFIGS / "ncbi_lexical.json").generators if g.name == "tfidf")
+    generators = [{"name": name, "type": "dense", "names": "kb+memory", "params": {"model": path}} for name, path in models.items()]
+    generators.append({"name": "tfidf", "type": "tfidf", "names": "kb+memory", "params": tfidf.params})
+    return LinkerConfig.from_dict({"generators": generators, "fusion": {"method": "weighted", "weights": {n: 1.0 for n in [*models, "tfidf"]}},
+                                   "k_per_generator": 64})
+
+
+def evaluate(linker: Linker, mentions, equivalent, weights: dict[str, float]) -> dict:
+    linker.config.fusion = Fusion("weighted", weights)
+    texts = [p for m in mentions for p in m.parts]
+    rankings = linker.link(texts, k=64, generators=[n for n, w in weights.items() if w], rerank=False)
+    return scores(evaluate_rankings(rankings, mentions, equivalent_ids=equivalent, recall_ks=RECALL_KS, records=False, subpopulations=False))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", action="append", required=True, help="NAME=PATH, exactly two")
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
+    parser.add_argument("--section", default="dense_ensemble")
+    args = parser.parse_args()
+    models = dict(spec.partition("=")[::2] for spec in args.model)
+    if len(models) != 2:
+        parser.error("give exactly two --model NAME=PATH")
+    first, second = models
+    kb = ncbi_kb(args.workdir, "train")
+    equivalent = equivalent_ids_from_kb(kb)
+    started = time.perf_counter()
+    dev_linker = Linker.build(kb, ensemble_config(models), memory_from_datasets(kb, [ncbi_split("train")]))
+    dev = load_dataset(ncbi_split("dev"))
+    trials = []
+    for b, t in itertools.product(SECOND, TFIDF):
+        weights = {first: 1.0, second: b, "tfidf": t}
+        trials.append({"weights": weights, **evaluate(dev_linker, dev, equivalent, weights)})
+        print("dev", weights, f"{trials[-1]['acc@1']:.4f}", flush=True)
+    chosen = max(trials, key=lambda r: (r["acc@1"], r["mrr"]))["weights"]
+    test_linker = Linker.build(kb, ensemble_config(models), memory_from_datasets(kb, [ncbi_split("traindev")]))
+    test = load_dataset(ncbi_split("test"))
+    rows = [{"weights": w, **evaluate(test_linker, test, equivalent, w)}
+            for w in ({first: 1.0, second: 0.0, "tfidf": 0.0}, {first: 0.0, second: 1.0, "tfidf": 0.0}, chosen)]
+    for row in rows:
+        print("test", row["weights"], f"{row['acc@1']:.4f}", flush=True)
+    write_results(args.section, {"command": " ".join(["python benchmarks/dense_ensemble.py", *sys.argv[1:]]), "models": models,
+                                 "dev_trials": trials, "chosen": chosen, "test": rows, "seconds": time.perf_counter() - started})
+    commit = git_commit()
+    lines = [f"## Two bi-encoders fused (issue 4): `{args.section}`", "",
+             f"`python benchmarks/dense_ensemble.py {' '.join(sys.argv[1:])}`: NCBI Disease, dense generators over MEDIC names + memory,",
+             "weights (first model, second model, TF-IDF) chosen on dev (memory = train) from "
+             f"{len(trials)} settings; test memory = traindev.", "",
+             "| weights | split | Acc@1 | Acc@5 | MRR | commit |", "| --- | --- | ---: | ---: | ---: | --- |"]
+    best_dev = max(trials, key=lambda r: (r["acc@1"], r["mrr"]))
+    lines.append(f"| {best_dev['weights']} (chosen) | dev | {best_dev['acc@1']:.4f} | {best_dev['acc@5']:.4f} | {best_dev['mrr']:.4f} | {commit} |")
+    for row in rows:
+        label = f"{row['weights']}" + (" (chosen)" if row["weights"] == chosen else "")
+        lines.append(f"| {label} | test | {row['acc@1']:.4f} | {row['acc@5']:.4f} | {row['mrr']:.4f} | {commit} |")
+    update_section(args.section, "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
