@@ -1,8 +1,8 @@
-"""Two bi-encoders fused (plus TF-IDF) on NCBI Disease, weights chosen on dev (issue 4).
+"""Several bi-encoders fused (plus TF-IDF) on NCBI Disease, weights chosen on dev (issue 4).
 
-    python benchmarks/dense_ensemble.py --model NAME=PATH --model NAME=PATH [--section dense_ensemble]
+    python benchmarks/dense_ensemble.py --model NAME=PATH --model NAME=PATH [--model ...] [--section dense_ensemble]
 
-Both dense generators search KB names + memory (the published protocol's dictionary) and are
+(PATH 'default' = the packaged MiniLM.) All dense generators search KB names + memory (the published protocol's dictionary) and are
 fused with the tuned TF-IDF by a weighted sum of normalised scores. The weights come from a grid
 scored on NCBI dev (memory = train); test (memory = traindev) is scored once, with those weights.
 """
@@ -28,13 +28,13 @@ from medlink.linking.linker import Linker  # noqa: E402
 from medlink.linking.memory import memory_from_datasets  # noqa: E402
 from medlink.retrieval.fusion import Fusion  # noqa: E402
 
-SECOND = (0.0, 0.5, 1.0)  # weight of the second model (the first is 1)
+OTHERS = (0.0, 0.5, 1.0)  # weights of the models after the first (whose weight is 1)
 TFIDF = (0.0, 0.25, 0.5)
 
 
 def ensemble_config(models: dict[str, str]) -> LinkerConfig:
     tfidf = next(g for g in LinkerConfig.from_file(CONFIGS / "ncbi_lexical.json").generators if g.name == "tfidf")
-    generators = [{"name": name, "type": "dense", "names": "kb+memory", "params": {"model": path}} for name, path in models.items()]
+    generators = [{"name": name, "type": "dense", "names": "kb+memory", "params": {"model": None if path == "default" else path}} for name, path in models.items()]
     generators.append({"name": "tfidf", "type": "tfidf", "names": "kb+memory", "params": tfidf.params})
     return LinkerConfig.from_dict({"generators": generators, "fusion": {"method": "weighted", "weights": {n: 1.0 for n in [*models, "tfidf"]}},
                                    "k_per_generator": 64})
@@ -49,37 +49,37 @@ def evaluate(linker: Linker, mentions, equivalent, weights: dict[str, float]) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", action="append", required=True, help="NAME=PATH, exactly two")
+    parser.add_argument("--model", action="append", required=True, help="NAME=PATH, two or more")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("--section", default="dense_ensemble")
     args = parser.parse_args()
     models = dict(spec.partition("=")[::2] for spec in args.model)
-    if len(models) != 2:
-        parser.error("give exactly two --model NAME=PATH")
-    first, second = models
+    if len(models) < 2:
+        parser.error("give two or more --model NAME=PATH")
+    first, *others = models
     kb = ncbi_kb(args.workdir, "train")
     equivalent = equivalent_ids_from_kb(kb)
     started = time.perf_counter()
     dev_linker = Linker.build(kb, ensemble_config(models), memory_from_datasets(kb, [ncbi_split("train")]))
     dev = load_dataset(ncbi_split("dev"))
     trials = []
-    for b, t in itertools.product(SECOND, TFIDF):
-        weights = {first: 1.0, second: b, "tfidf": t}
+    for *rest, t in itertools.product(*[OTHERS] * len(others), TFIDF):
+        weights = {first: 1.0, **dict(zip(others, rest)), "tfidf": t}
         trials.append({"weights": weights, **evaluate(dev_linker, dev, equivalent, weights)})
         print("dev", weights, f"{trials[-1]['acc@1']:.4f}", flush=True)
     chosen = max(trials, key=lambda r: (r["acc@1"], r["mrr"]))["weights"]
     test_linker = Linker.build(kb, ensemble_config(models), memory_from_datasets(kb, [ncbi_split("traindev")]))
     test = load_dataset(ncbi_split("test"))
-    rows = [{"weights": w, **evaluate(test_linker, test, equivalent, w)}
-            for w in ({first: 1.0, second: 0.0, "tfidf": 0.0}, {first: 0.0, second: 1.0, "tfidf": 0.0}, chosen)]
+    alone = [{**{m: 0.0 for m in models}, model: 1.0, "tfidf": 0.0} for model in models]
+    rows = [{"weights": w, **evaluate(test_linker, test, equivalent, w)} for w in [*alone, chosen]]
     for row in rows:
         print("test", row["weights"], f"{row['acc@1']:.4f}", flush=True)
     write_results(args.section, {"command": " ".join(["python benchmarks/dense_ensemble.py", *sys.argv[1:]]), "models": models,
                                  "dev_trials": trials, "chosen": chosen, "test": rows, "seconds": time.perf_counter() - started})
     commit = git_commit()
-    lines = [f"## Two bi-encoders fused (issue 4): `{args.section}`", "",
+    lines = [f"## Bi-encoders fused (issue 4): `{args.section}`", "",
              f"`python benchmarks/dense_ensemble.py {' '.join(sys.argv[1:])}`: NCBI Disease, dense generators over MEDIC names + memory,",
-             "weights (first model, second model, TF-IDF) chosen on dev (memory = train) from "
+             "weights (models, TF-IDF) chosen on dev (memory = train) from "
              f"{len(trials)} settings; test memory = traindev.", "",
              "| weights | split | Acc@1 | Acc@5 | MRR | commit |", "| --- | --- | ---: | ---: | ---: | --- |"]
     best_dev = max(trials, key=lambda r: (r["acc@1"], r["mrr"]))
