@@ -224,3 +224,17 @@ def test_bf16_encoding_follows_the_training_weights():
     assert not np.allclose(changed, fast, atol=1e-3)
     encoder.bf16 = False  # the float32 weights themselves
     assert np.all(np.sum(changed * encoder.encode(texts), axis=1) > 0.999)
+
+
+def test_two_dense_generators_fuse_save_and_load(kb, tmp_path):
+    """An ensemble of bi-encoders is a config with several dense generators: each keeps its own index directory."""
+    two = LinkerConfig.from_dict({"generators": [{"name": "first", "type": "dense", "names": "kb", "params": {}},
+                                                 {"name": "second", "type": "dense", "names": "kb", "params": {"bf16": False}}],
+                                  "fusion": {"method": "weighted", "weights": {"first": 1.0, "second": 0.5}}})
+    linker = Linker.build(kb, two)
+    before = linker.link(MENTIONS, k=3)
+    assert all(set(c.scores_by_stage) == {"first", "second"} for c in before[0])
+    linker.save(tmp_path / "ensemble")
+    loaded = Linker.load(tmp_path / "ensemble")
+    assert [[c.concept_id for c in r] for r in loaded.link(MENTIONS, k=3)] == [[c.concept_id for c in r] for r in before]
+    assert loaded.generators["second"].encoder.bf16 is False
