@@ -103,3 +103,21 @@ def test_distinct_mentions_train_on_each_mention_once(kb, mentions, tmp_path):
     report = train_bi_encoder(kb, tmp_path / "model", mentions=repeated, config=config, progress=False)
     assert report.examples["mentions"] == len(set(mentions)) < len(repeated)
     assert json.loads((tmp_path / "model" / "training.json").read_text())["config"]["distinct_mentions"] is True
+
+
+def test_hard_negatives_pad_when_the_gold_concept_owns_the_nearest_names():
+    """Padding draws fresh random names until p negatives are found, never the gold concept (it once looped forever)."""
+    from medlink.encoders.transformer import Encoder
+    from medlink.errors import MedlinkError
+    from medlink.training.negatives import NameIndex, hard_negatives
+
+    gold_names = [f"heart attack variant {i}" for i in range(40)]  # more than the 4p + 16 neighbours searched
+    names = ConceptNames({"GOLD": gold_names, "A": ["asthma"], "B": ["gout"]})
+    encoder = Encoder()
+    index = NameIndex(encoder, names, progress=False)
+    examples = [Example("heart attack", gold_names[0], "GOLD", "GOLD")] * 3
+    for negatives in hard_negatives(encoder, index, examples, p=4):
+        assert len(negatives) == 4 and all(concept != "GOLD" for _, concept in negatives)
+        assert {concept for _, concept in negatives} <= {"A", "B"}  # only two other concepts: they repeat
+    with pytest.raises(MedlinkError, match="at least two concepts"):
+        hard_negatives(encoder, NameIndex(encoder, ConceptNames({"GOLD": gold_names}), progress=False), examples[:1], p=2)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from medlink.encoders.transformer import ENCODE_BATCH, Encoder
+from medlink.errors import MedlinkError
 from medlink.training.examples import ConceptNames, Example
 
 
@@ -46,10 +47,12 @@ def hard_negatives(encoder: Encoder, index: NameIndex, examples: list[Example], 
     """For each example, ``p`` (name, concept) hard negatives: nearest names of concepts other than the gold one."""
     vectors = encoder.encode([e.anchor for e in examples], batch_size=batch_size)
     _, rows = index.search(vectors, 4 * p + 16)
+    rng = np.random.default_rng(len(examples))  # padding draws: deterministic, and a fresh draw each time
     out = []
     for example, row in zip(examples, rows):
         chosen: list[tuple[str, str]] = []
-        used = {example.positive_id, example.anchor_id}
+        gold = {example.positive_id, example.anchor_id}
+        used = set(gold)
         for r in row:
             if r < 0:
                 continue
@@ -59,9 +62,13 @@ def hard_negatives(encoder: Encoder, index: NameIndex, examples: list[Example], 
                 chosen.append((index.texts[r], concept))
                 if len(chosen) == p:
                     break
-        while len(chosen) < p:  # tiny KBs: pad with any other concept's name
-            r = int(np.random.default_rng(len(out)).integers(len(index.ids)))
-            if index.ids[r] not in (example.positive_id, example.anchor_id):
-                chosen.append((index.texts[r], index.ids[r]))
+        if len(chosen) < p:  # the nearest names were nearly all the gold concept's (or the KB is tiny): pad with random others
+            others = [r for r in range(len(index.ids)) if index.ids[r] not in gold]
+            if not others:
+                raise MedlinkError("hard negatives need a KB with at least two concepts")
+            fresh = [r for r in others if index.ids[r] not in used] or others
+            missing = p - len(chosen)
+            picks = rng.choice(fresh, missing, replace=len(fresh) < missing)
+            chosen.extend((index.texts[r], index.ids[r]) for r in picks.tolist())
         out.append(chosen)
     return out
