@@ -20,6 +20,16 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
 SHARED_DATA = ROOT.parent / "shared" / "data"
+MODELS = Path(os.environ.get("MEDLINK_BENCH_MODELS") or ROOT / "artefacts" / "models")  # trained model folders (not in git)
+
+
+def model_spec(spec: str) -> tuple[str, str | None]:
+    """A ``--model NAME=PATH`` argument: PATH 'default' (or none) is the packaged MiniLM; a relative PATH lives under MODELS.
+
+    Commands and results then name models relative to MODELS, never by this machine's paths.
+    """
+    name, _, path = spec.partition("=")
+    return name, None if path in ("", "default") else str(MODELS / path)
 
 
 @dataclass

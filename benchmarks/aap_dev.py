@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import model_spec  # noqa: E402
 from dense_linking import CONFIGS, Run, aap_kb, aap_split, hybrid_config  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
@@ -28,8 +29,8 @@ def main() -> None:
     equivalent = equivalent_ids_from_kb(kb)
     validation = load_dataset(aap_split(0, "validation"))
     for spec in sys.argv[1:]:
-        name, _, path = spec.partition("=")
-        config = hybrid_config(None if path in ("", "default") else path, CONFIGS / "askapatient_lexical.json")
+        name, model = model_spec(spec)
+        config = hybrid_config(model, CONFIGS / "askapatient_lexical.json")
         run = Run(Linker.build(kb, config, memory_from_datasets(kb, [aap_split(0, "train")])), validation, equivalent)
         print(name, " | ".join(f"{w}: {run.evaluate(run.hybrid(w))['acc@1']:.4f}" for w in WEIGHTS), flush=True)
 

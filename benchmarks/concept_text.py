@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import cached_kb, ncbi_kb, ncbi_split, require  # noqa: E402
-from _harness import SHARED_DATA, git_commit, update_section, write_results  # noqa: E402
+from _harness import SHARED_DATA, git_commit, model_spec, update_section, write_results  # noqa: E402
 
 from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -76,8 +76,7 @@ def main() -> None:
     splits = {split: load_dataset(ncbi_split(split)) for split in ("dev", "test")}
     rows = []
     for spec in args.model:
-        label, _, path = spec.partition("=")
-        model = None if path in ("", "default") else path
+        label, model = model_spec(spec)
         for variant, params in VARIANTS.items():
             started = time.perf_counter()
             linker = Linker.build(kb, LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb",

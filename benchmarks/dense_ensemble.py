@@ -2,7 +2,7 @@
 
     python benchmarks/dense_ensemble.py --model NAME=PATH --model NAME=PATH [--model ...] [--section dense_ensemble]
 
-(PATH 'default' = the packaged MiniLM.) All dense generators search KB names + memory (the published protocol's dictionary) and are
+(PATH 'default' = the packaged MiniLM; a relative PATH is under $MEDLINK_BENCH_MODELS.) All dense generators search KB names + memory (the published protocol's dictionary) and are
 fused with the tuned TF-IDF by a weighted sum of normalised scores. The weights come from a grid
 scored on NCBI dev (memory = train); test (memory = traindev) is scored once, with those weights.
 """
@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import ncbi_kb, ncbi_split  # noqa: E402
-from _harness import git_commit, update_section, write_results  # noqa: E402
-from dense_linking import CONFIGS, RECALL_KS, scores  # noqa: E402
+from _harness import git_commit, model_spec, update_section, write_results  # noqa: E402
+from dense_linking import CONFIGS, score_rankings, tuned_tfidf  # noqa: E402
 
-from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
+from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
@@ -32,10 +32,9 @@ OTHERS = (0.0, 0.5, 1.0)  # weights of the models after the first (whose weight 
 TFIDF = (0.0, 0.25, 0.5)
 
 
-def ensemble_config(models: dict[str, str]) -> LinkerConfig:
-    tfidf = next(g for g in LinkerConfig.from_file(CONFIGS / "ncbi_lexical.json").generators if g.name == "tfidf")
-    generators = [{"name": name, "type": "dense", "names": "kb+memory", "params": {"model": None if path == "default" else path}} for name, path in models.items()]
-    generators.append({"name": "tfidf", "type": "tfidf", "names": "kb+memory", "params": tfidf.params})
+def ensemble_config(models: dict[str, str | None]) -> LinkerConfig:
+    generators = [{"name": name, "type": "dense", "names": "kb+memory", "params": {"model": path}} for name, path in models.items()]
+    generators.append({"name": "tfidf", "type": "tfidf", "names": "kb+memory", "params": tuned_tfidf(CONFIGS / "ncbi_lexical.json")})
     return LinkerConfig.from_dict({"generators": generators, "fusion": {"method": "weighted", "weights": {n: 1.0 for n in [*models, "tfidf"]}},
                                    "k_per_generator": 64})
 
@@ -44,7 +43,7 @@ def evaluate(linker: Linker, mentions, equivalent, weights: dict[str, float]) ->
     linker.config.fusion = Fusion("weighted", weights)
     texts = [p for m in mentions for p in m.parts]
     rankings = linker.link(texts, k=64, generators=[n for n, w in weights.items() if w], rerank=False)
-    return scores(evaluate_rankings(rankings, mentions, equivalent_ids=equivalent, recall_ks=RECALL_KS, records=False, subpopulations=False))
+    return score_rankings(rankings, mentions, equivalent)
 
 
 def main() -> None:
@@ -53,7 +52,7 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("--section", default="dense_ensemble")
     args = parser.parse_args()
-    models = dict(spec.partition("=")[::2] for spec in args.model)
+    models = dict(model_spec(spec) for spec in args.model)
     if len(models) < 2:
         parser.error("give two or more --model NAME=PATH")
     first, *others = models
@@ -74,7 +73,7 @@ def main() -> None:
     rows = [{"weights": w, **evaluate(test_linker, test, equivalent, w)} for w in [*alone, chosen]]
     for row in rows:
         print("test", row["weights"], f"{row['acc@1']:.4f}", flush=True)
-    write_results(args.section, {"command": " ".join(["python benchmarks/dense_ensemble.py", *sys.argv[1:]]), "models": models,
+    write_results(args.section, {"command": " ".join(["python benchmarks/dense_ensemble.py", *sys.argv[1:]]), "models": args.model,
                                  "dev_trials": trials, "chosen": chosen, "test": rows, "seconds": time.perf_counter() - started})
     commit = git_commit()
     lines = [f"## Bi-encoders fused (issue 4): `{args.section}`", "",

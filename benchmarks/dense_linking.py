@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
-from _harness import ROOT, git_commit, update_section, write_results  # noqa: E402
+from _harness import ROOT, git_commit, model_spec, update_section, write_results  # noqa: E402
 
 from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -45,19 +45,25 @@ METRICS = ("acc@1", "acc@5", "mrr", "recall@1", "recall@25", "recall@64")
 RECALL_KS = (1, 5, 25, 64)
 
 
+def tuned_tfidf(lexical: Path) -> dict:
+    """The TF-IDF parameters that dev chose for a dataset (benchmarks/tune_lexical.py)."""
+    return next(g for g in LinkerConfig.from_file(lexical).generators if g.name == "tfidf").params
+
+
 def hybrid_config(model: str | None, lexical: Path) -> LinkerConfig:
     """dense and the dataset's tuned TF-IDF, both over KB names + memory (the published protocol's dictionary), kNN on the dense encoder."""
-    tfidf = next(g for g in LinkerConfig.from_file(lexical).generators if g.name == "tfidf")
     return LinkerConfig.from_dict({
         "generators": [{"name": "dense", "type": "dense", "names": "kb+memory", "params": {"model": model}},
-                       {"name": "tfidf", "type": "tfidf", "names": "kb+memory", "params": tfidf.params}],
+                       {"name": "tfidf", "type": "tfidf", "names": "kb+memory", "params": tuned_tfidf(lexical)}],
         "fusion": {"method": "weighted", "weights": {"dense": 1.0, "tfidf": 0.5}},
         "k_per_generator": 64,
         "reranker": {"type": "knn", "generator": "dense"},
     })
 
 
-def scores(report) -> dict:
+def score_rankings(rankings, mentions, equivalent) -> dict:
+    """The METRICS of one candidate list per mention part."""
+    report = evaluate_rankings(rankings, mentions, equivalent_ids=equivalent, recall_ks=RECALL_KS, records=False, subpopulations=False)
     return {m: report[m] for m in METRICS if m in report.to_dict()}
 
 
@@ -72,8 +78,7 @@ class Run:
         self.vectors = linker.generators["dense"].encode_mentions(keys)
 
     def evaluate(self, rankings) -> dict:
-        return scores(evaluate_rankings(rankings, self.mentions, equivalent_ids=self.equivalent, recall_ks=RECALL_KS, records=False,
-                                        subpopulations=False))
+        return score_rankings(rankings, self.mentions, self.equivalent)
 
     def hybrid(self, weights: tuple[float, float]):
         if weights == (1.0, 0.0):
@@ -129,8 +134,7 @@ def ncbi(name: str, model: str | None, workdir: Path, trained_on_dev: bool = Fal
     started = time.perf_counter()
     kb_only = Linker.build(kb, LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": model}}]}))
     test = load_dataset(ncbi_split("test"))
-    result = scores(evaluate_rankings(kb_only.link([p for m in test for p in m.parts], k=64), test, equivalent_ids=equivalent,
-                                      recall_ks=RECALL_KS, records=False, subpopulations=False))
+    result = score_rankings(kb_only.link([p for m in test for p in m.parts], k=64), test, equivalent)
     rows.append({"model": name, "dataset": "NCBI Disease", "split": "test", "setting": "KB only (train_dictionary)", "variant": "dense", **result})
     test_run = Run(Linker.build(kb, config, memory_from_datasets(kb, [ncbi_split("traindev")])), test, equivalent)
     if trained_on_dev:  # dev cannot tune a model that has seen it: dense alone, nothing tuned
@@ -190,9 +194,8 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     for spec in args.model:
-        name, _, path = spec.partition("=")
-        model = None if path in ("", "default") else path
-        if "{fold}" not in path:
+        name, model = model_spec(spec)
+        if "{fold}" not in (model or ""):
             rows += ncbi(name, model, args.workdir, args.trained_on_dev)
         if not args.skip_aap:
             rows += aap(name, model, args.workdir, args.folds)

@@ -23,33 +23,34 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import aap_kb, aap_split  # noqa: E402
-from _harness import write_results  # noqa: E402
+from _harness import MODELS, write_results  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True, help="folder for fold-N models (relative: under $MEDLINK_BENCH_MODELS)")
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--only", default=None, help="comma-separated folds to train in this process (e.g. two processes with 1 thread each)")
-    parser.add_argument("--base", default=None, help="base model folder (default: packaged all-MiniLM-L6-v2)")
+    parser.add_argument("--base", default=None, help="base model folder (default: packaged all-MiniLM-L6-v2; relative: under $MEDLINK_BENCH_MODELS)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("recipe", nargs=argparse.REMAINDER, help="options passed to 'medlink train bi-encoder' (after --)")
     args = parser.parse_args()
     recipe = [a for a in args.recipe if a != "--"]
+    out_root = MODELS / args.out
     kb = aap_kb(args.workdir)
     mine = [int(f) for f in args.only.split(",")] if args.only else range(args.folds)
     for fold in mine:
-        out = args.out / f"fold-{fold}"
+        out = out_root / f"fold-{fold}"
         if not (out / "training.json").is_file():
             command = ["medlink", "train", "bi-encoder", "--kb", str(kb.path), "--train", aap_split(fold, "train"),
-                       "--dev", aap_split(fold, "validation"), "--out", str(out), *(["--model", args.base] if args.base else []), *recipe]
+                       "--dev", aap_split(fold, "validation"), "--out", str(out), *(["--model", str(MODELS / args.base)] if args.base else []), *recipe]
             print(" ".join(command), flush=True)
             started = time.perf_counter()
             subprocess.run(command, check=True)
             print(f"fold {fold}: {(time.perf_counter() - started) / 60:.1f} min", flush=True)
     folds = []  # every fold trained so far, by this process or another
     for fold in range(args.folds):
-        report_path = args.out / f"fold-{fold}" / "training.json"
+        report_path = out_root / f"fold-{fold}" / "training.json"
         if report_path.is_file():
             report = json.loads(report_path.read_text())
             folds.append({"fold": fold, "seconds": report["seconds"], "epochs": report["epochs"]})
