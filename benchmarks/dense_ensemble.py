@@ -32,18 +32,34 @@ OTHERS = (0.0, 0.5, 1.0)  # weights of the models after the first (whose weight 
 TFIDF = (0.0, 0.25, 0.5)
 
 
-def ensemble_config(models: dict[str, str | None]) -> LinkerConfig:
+def ensemble_config(models: dict[str, str | None], lexical: Path = CONFIGS / "ncbi_lexical.json") -> LinkerConfig:
+    """Dense generators (one per model) and the dataset's tuned TF-IDF, all over KB names + memory, weighted fusion."""
     generators = [{"name": name, "type": "dense", "names": "kb+memory", "params": {"model": path}} for name, path in models.items()]
-    generators.append({"name": "tfidf", "type": "tfidf", "names": "kb+memory", "params": tuned_tfidf(CONFIGS / "ncbi_lexical.json")})
+    generators.append({"name": "tfidf", "type": "tfidf", "names": "kb+memory", "params": tuned_tfidf(lexical)})
     return LinkerConfig.from_dict({"generators": generators, "fusion": {"method": "weighted", "weights": {n: 1.0 for n in [*models, "tfidf"]}},
                                    "k_per_generator": 64})
 
 
-def evaluate(linker: Linker, mentions, equivalent, weights: dict[str, float]) -> dict:
+def fused_rankings(linker: Linker, mentions, weights: dict[str, float]):
+    """Candidate lists (k = 64) of every mention part under the given fusion weights."""
     linker.config.fusion = Fusion("weighted", weights)
     texts = [p for m in mentions for p in m.parts]
-    rankings = linker.link(texts, k=64, generators=[n for n, w in weights.items() if w], rerank=False)
-    return score_rankings(rankings, mentions, equivalent)
+    return linker.link(texts, k=64, generators=[n for n, w in weights.items() if w], rerank=False)
+
+
+def evaluate(linker: Linker, mentions, equivalent, weights: dict[str, float]) -> dict:
+    return score_rankings(fused_rankings(linker, mentions, weights), mentions, equivalent)
+
+
+def choose_weights(linker: Linker, dev, equivalent, models: list[str]) -> tuple[dict[str, float], list[dict]]:
+    """Fusion weights by grid search on dev: the first model weighs 1, the others and TF-IDF vary."""
+    first, *others = models
+    trials = []
+    for *rest, t in itertools.product(*[OTHERS] * len(others), TFIDF):
+        weights = {first: 1.0, **dict(zip(others, rest)), "tfidf": t}
+        trials.append({"weights": weights, **evaluate(linker, dev, equivalent, weights)})
+        print("dev", weights, f"{trials[-1]['acc@1']:.4f}", flush=True)
+    return max(trials, key=lambda r: (r["acc@1"], r["mrr"]))["weights"], trials
 
 
 def main() -> None:
@@ -55,18 +71,12 @@ def main() -> None:
     models = dict(model_spec(spec) for spec in args.model)
     if len(models) < 2:
         parser.error("give two or more --model NAME=PATH")
-    first, *others = models
     kb = ncbi_kb(args.workdir, "train")
     equivalent = equivalent_ids_from_kb(kb)
     started = time.perf_counter()
     dev_linker = Linker.build(kb, ensemble_config(models), memory_from_datasets(kb, [ncbi_split("train")]))
     dev = load_dataset(ncbi_split("dev"))
-    trials = []
-    for *rest, t in itertools.product(*[OTHERS] * len(others), TFIDF):
-        weights = {first: 1.0, **dict(zip(others, rest)), "tfidf": t}
-        trials.append({"weights": weights, **evaluate(dev_linker, dev, equivalent, weights)})
-        print("dev", weights, f"{trials[-1]['acc@1']:.4f}", flush=True)
-    chosen = max(trials, key=lambda r: (r["acc@1"], r["mrr"]))["weights"]
+    chosen, trials = choose_weights(dev_linker, dev, equivalent, list(models))
     test_linker = Linker.build(kb, ensemble_config(models), memory_from_datasets(kb, [ncbi_split("traindev")]))
     test = load_dataset(ncbi_split("test"))
     alone = [{**{m: 0.0 for m in models}, model: 1.0, "tfidf": 0.0} for model in models]

@@ -300,6 +300,42 @@ def train_bi_encoder_command(
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
 
 
+@train_app.command("cross-encoder")
+def train_cross_encoder_command(
+    kb: str = typer.Option(..., "--kb", help="KB the concepts and their preferred names come from."),
+    out: Path = typer.Option(..., "--out", help="Model folder to write (a 'cross-encoder' reranker's model)."),
+    train: List[str] = typer.Option(..., "--train", help="Annotated mentions FORMAT:PATH (repeatable); each distinct (mention, concept) once."),
+    dev: List[str] = typer.Option([], "--dev", help="Dev mentions FORMAT:PATH for per-epoch accuracy (never test data)."),
+    candidates_model: Optional[str] = typer.Option(None, "--candidates-model",
+                                                   help="Bi-encoder folder that retrieves the wrong concepts to train against (default: packaged MiniLM)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2, with a new score head)."),
+    epochs: int = typer.Option(2, "--epochs", min=1),
+    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Mentions per step."),
+    candidates: int = typer.Option(8, "--candidates", min=2, help="Group size: the gold name and candidates-1 retrieved wrong concepts."),
+    learning_rate: float = typer.Option(3e-5, "--lr"),
+    seed: int = typer.Option(13, "--seed"),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
+    no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in float32."),
+) -> None:
+    """Train a cross-encoder reranker on annotated mentions against a bi-encoder's close calls."""
+    from medlink.training.cross_trainer import CrossTrainConfig, retrieved_negatives, train_cross_encoder
+    from medlink.training.examples import supervised_mentions
+
+    store = _open_kb(kb)
+    mentions = list(dict.fromkeys(supervised_mentions(store, train)))
+    if not mentions:
+        _fail("no training mention has a gold concept in the KB")
+    dev_mentions = list(dict.fromkeys(supervised_mentions(store, dev))) if dev else []
+    retriever = None if candidates_model in (None, "default") else candidates_model
+    depth = max(16, 2 * candidates)
+    negatives = retrieved_negatives(store, mentions, retriever, depth)
+    dev_negatives = retrieved_negatives(store, dev_mentions, retriever, depth) if dev_mentions else []
+    config = CrossTrainConfig(epochs=epochs, batch_size=batch_size, candidates=candidates, learning_rate=learning_rate, seed=seed, bf16=not no_bf16)
+    report = train_cross_encoder(store, out, mentions, negatives, dev=dev_mentions, dev_negatives=dev_negatives, base_model=model,
+                                 config=config, resume=resume)
+    typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
+
+
 def main() -> None:
     """Console entry point: library errors become one clear line and exit code 2."""
     try:

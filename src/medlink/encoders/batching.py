@@ -16,14 +16,21 @@ WINDOW = 16_384  # texts tokenized (and sorted) together: bounds the memory of t
 
 
 def length_sorted_batches(tokenizer, texts: Sequence[str], max_length: int, batch_size: int,
-                          window: int = WINDOW) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
-    """Yield (row numbers into ``texts``, model inputs as int64 arrays) for every text exactly once."""
+                          window: int = WINDOW, pairs: Sequence[str] | None = None) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """Yield (row numbers into ``texts``, model inputs as int64 arrays) for every text exactly once.
+
+    With ``pairs`` each row is the pair (texts[i], pairs[i]) in one sequence, as a cross-encoder
+    reads it; the second segment's token types are kept.
+    """
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     left = getattr(tokenizer, "padding_side", "right") == "left"
     with_types = "token_type_ids" in getattr(tokenizer, "model_input_names", ())
     window = max(window, batch_size)
     for first in range(0, len(texts), window):
-        ids = tokenizer(list(texts[first : first + window]), truncation=True, max_length=max_length)["input_ids"]
+        second = list(pairs[first : first + window]) if pairs is not None else None
+        encoded = tokenizer(list(texts[first : first + window]), second, truncation=True, max_length=max_length)
+        ids = encoded["input_ids"]
+        types = encoded.get("token_type_ids") if with_types and second is not None else None
         lengths = np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(ids))
         order = np.argsort(lengths, kind="stable")
         for start in range(0, len(order), batch_size):
@@ -31,11 +38,14 @@ def length_sorted_batches(tokenizer, texts: Sequence[str], max_length: int, batc
             width = int(lengths[rows].max())
             input_ids = np.full((len(rows), width), pad_id, dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
+            token_types = np.zeros((len(rows), width), dtype=np.int64)
             for line, row in enumerate(rows):
                 span = slice(width - lengths[row], width) if left else slice(0, lengths[row])
                 input_ids[line, span] = ids[row]
                 mask[line, span] = 1
+                if types is not None:
+                    token_types[line, span] = types[row]
             batch = {"input_ids": input_ids, "attention_mask": mask}
             if with_types:
-                batch["token_type_ids"] = np.zeros_like(input_ids)
+                batch["token_type_ids"] = token_types
             yield first + rows, batch

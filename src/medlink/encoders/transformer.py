@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from medlink.encoders.batching import length_sorted_batches
+from medlink.encoders.precision import Bf16Copy
 from medlink.errors import MedlinkError, MissingInputError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -103,8 +104,7 @@ class Encoder:
         self.model = AutoModel.from_pretrained(path, local_files_only=True)
         self.model.eval()
         self.dimension = int(self.model.config.hidden_size)
-        self._bf16_model = None  # a bfloat16 copy of the weights for encoding, remade when training changes them
-        self._bf16_versions: tuple[int, ...] = ()
+        self._bf16_copy = Bf16Copy()
 
     @property
     def spec(self) -> EncoderSpec:
@@ -127,24 +127,8 @@ class Encoder:
         return self._embed(self.model, batch)
 
     def _inference_model(self):
-        """The model ``encode`` runs: with bf16, a copy whose weights are bfloat16.
-
-        Weights cast once avoid autocast's cast at every matrix product (faster on the CPU: see
-        BENCHMARKS.md dense_speed; vectors stay within a cosine of 0.999 of float32, as the tests
-        check). Training keeps float32 weights; the
-        copy is remade whenever an optimizer step has changed them (tensor version counters).
-        """
-        if not self.bf16:
-            return self.model
-        import copy
-
-        import torch
-
-        versions = tuple(p._version for p in self.model.parameters())
-        if self._bf16_model is None or versions != self._bf16_versions:
-            self._bf16_model = copy.deepcopy(self.model).to(torch.bfloat16).eval()
-            self._bf16_versions = versions
-        return self._bf16_model
+        """The model ``encode`` runs: with bf16, a copy whose weights are bfloat16 (see ``Bf16Copy``)."""
+        return self._bf16_copy.of(self.model) if self.bf16 else self.model
 
     def _embed(self, model, batch) -> "torch.Tensor":  # noqa: F821
         import torch

@@ -17,6 +17,7 @@ from medlink.retrieval.base import GENERATORS
 from medlink.retrieval.fusion import Fusion
 
 NAME_SOURCES = ("kb", "memory", "kb+memory")
+RERANKERS = ("knn", "cross-encoder")
 
 
 @dataclass
@@ -32,7 +33,8 @@ class LinkerConfig:
     generators: list[GeneratorConfig]
     fusion: Fusion = field(default_factory=Fusion)
     k_per_generator: int = 64
-    reranker: dict | None = None  # {"type": "knn", "generator": "dense", "k", "lambda_", "beta1", "beta2"}
+    # {"type": "knn", "generator": "dense", "k", "lambda_", "beta1", "beta2"} or {"type": "cross-encoder", "model", "top", "weight"}
+    reranker: dict | None = None
 
     @classmethod
     def from_dict(cls, data: dict, where: str = "config") -> "LinkerConfig":
@@ -60,10 +62,10 @@ class LinkerConfig:
             raise MedlinkError(f"{where}: fusion: {error}") from error
         reranker = data.get("reranker")
         if reranker is not None:
-            if reranker.get("type") != "knn":
-                raise MedlinkError(f"{where}: reranker: unknown type {reranker.get('type')!r}; known: knn")
+            if reranker.get("type") not in RERANKERS:
+                raise MedlinkError(f"{where}: reranker: unknown type {reranker.get('type')!r}; known: {', '.join(RERANKERS)}")
             target = reranker.get("generator")
-            if not any(g.name == target and g.type == "dense" for g in generators):
+            if reranker["type"] == "knn" and not any(g.name == target and g.type == "dense" for g in generators):
                 raise MedlinkError(f"{where}: reranker: 'generator' must name a dense generator of this config (got {target!r})")
         return cls(generators, fusion, int(data.get("k_per_generator", 64)), reranker)
 

@@ -19,6 +19,7 @@ from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig, default_config
 from medlink.linking.manifest import MANIFEST, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries
+from medlink.rerank.cross_encoder import CrossEncoderReranker
 from medlink.rerank.knn import KnnParams, KnnReranker
 from medlink.retrieval.base import CandidateGenerator, build_generator, load_generator, to_candidates
 from medlink.retrieval.hits import top_k as ranked_top
@@ -26,6 +27,7 @@ from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable, read_li
 from medlink.text.normalize import Normalizer
 
 log = logging.getLogger(__name__)
+RERANKER_DIRS = {KnnReranker: "knn", CrossEncoderReranker: "cross_encoder"}  # where each kind is saved in an index
 MAX_MENTION_CHARS = 1000  # longer mentions are truncated (with a warning): no concept name is that long
 
 
@@ -52,7 +54,7 @@ class Linker:
 
     def __init__(self, config: LinkerConfig, normalizer: Normalizer, concept_ids: list[str], concept_names: list[str],
                  tables: dict[str, NameTable], generators: dict[str, CandidateGenerator], manifest: dict,
-                 memory: MemoryEntries | None = None, reranker: KnnReranker | None = None):
+                 memory: MemoryEntries | None = None, reranker: KnnReranker | CrossEncoderReranker | None = None):
         self.config = config
         self.normalize = normalizer
         self.concept_ids = concept_ids
@@ -94,7 +96,9 @@ class Linker:
         manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
         manifest["tables"] = sources
         reranker = None
-        if config.reranker and has_memory:
+        if config.reranker and config.reranker["type"] == "cross-encoder":
+            reranker = CrossEncoderReranker.build(config.reranker)
+        elif config.reranker and has_memory:
             settings = {key: value for key, value in config.reranker.items() if key in ("k", "lambda_", "beta1", "beta2")}
             encoder = generators[config.reranker["generator"]].encoder
             reranker = KnnReranker.build(encoder, [(kb.normalize(text), concept) for text, concept in memory.pairs], KnnParams(**settings))
@@ -118,7 +122,7 @@ class Linker:
             if self.memory is not None:
                 self.memory.save(temporary / "memory.tsv")
             if self.reranker is not None:
-                self.reranker.save(temporary / "knn")
+                self.reranker.save(temporary / RERANKER_DIRS[type(self.reranker)])
             write_json(temporary / MANIFEST, self.manifest)  # last: a directory with a manifest is complete
             if directory.exists():
                 old = directory.with_name(f".{directory.name}.{os.getpid()}.old")
@@ -148,7 +152,7 @@ class Linker:
             name: load_generator(types[name], directory / "generators" / name, tables[source], concept_ids, name)
             for name, source in sources.items()
         }
-        reranker = KnnReranker.load(directory / "knn") if (directory / "knn").is_dir() else None
+        reranker = next((kind.load(directory / sub) for kind, sub in RERANKER_DIRS.items() if (directory / sub).is_dir()), None)
         return cls(config, Normalizer.from_signature(manifest["normalizer"]), concept_ids, concept_names, tables, generators, manifest,
                    reranker=reranker)
 
@@ -176,8 +180,9 @@ class Linker:
              rerank: bool = True, knn: KnnParams | None = None) -> list[list[Candidate]]:
         """Ranked candidates per mention (an empty list for an empty mention).
 
-        ``generators`` restricts the stages used; ``rerank=False`` skips the kNN reranker and
-        ``knn`` overrides its parameters (dev tuning). Identical mentions are searched once.
+        ``generators`` restricts the stages used; ``rerank=False`` skips the reranker (kNN or
+        cross-encoder) and ``knn`` overrides the kNN's parameters (dev tuning). Identical mentions
+        are searched once.
         """
         texts = [m.text if isinstance(m, Mention) else m for m in mentions]
         keys = []
@@ -197,7 +202,7 @@ class Linker:
         per_stage = {
             name: self.generators[name].search_hits(unique, max(k, self.config.k_per_generator), stage=i) for i, name in enumerate(names)
         }
-        reranking = rerank and self.reranker is not None and self.config.reranker["generator"] in names
+        reranking = rerank and self.reranker is not None and self.config.reranker.get("generator", names[0]) in names
         depth = max(k, self.config.k_per_generator) if reranking else k  # the reranker sees the whole candidate list
         if len(names) == 1:
             fused = ranked_top(per_stage[names[0]], depth)
@@ -205,7 +210,9 @@ class Linker:
             fused = self.config.fusion.fuse(per_stage, depth)
         tables = [self.generators[name].table for name in names]
         candidates = to_candidates(fused, tables, names, self.concept_ids, self.concept_names, per_stage if len(names) > 1 else None)
-        if reranking:
+        if reranking and isinstance(self.reranker, CrossEncoderReranker):
+            candidates = self.reranker.rerank(unique, candidates, k)
+        elif reranking:
             vectors = self.generators[self.config.reranker["generator"]].encode_mentions(unique)
             candidates = self.reranker.rerank(vectors, candidates, k, knn, name_of=self.name_of)
         by_key = dict(zip(unique, candidates))

@@ -59,7 +59,8 @@ class TrainReport:
     examples: dict = field(default_factory=dict)
 
 
-def _atomic_checkpoint(encoder: Encoder, optimizer, scheduler, state: dict, out: Path) -> None:
+def atomic_checkpoint(encoder, optimizer, scheduler, state: dict, out: Path) -> None:
+    """Model (anything with ``save(dir)``), optimizer, scheduler and position, swapped in whole."""
     import torch
 
     temporary = out / f".{CHECKPOINT}.tmp"
@@ -166,7 +167,7 @@ def train_bi_encoder(
             bar.update(1)
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}")
             if (step + 1) % config.checkpoint_every == 0:
-                _atomic_checkpoint(encoder, optimizer, scheduler, {"epoch": epoch, "step": step + 1, "history": report.epochs}, out)
+                atomic_checkpoint(encoder, optimizer, scheduler, {"epoch": epoch, "step": step + 1, "history": report.epochs}, out)
         bar.close()
         encoder.model.eval()
         index = NameIndex(encoder, names, progress=progress) if (dev or config.hard_negatives) else None
@@ -175,7 +176,7 @@ def train_bi_encoder(
         report.epochs.append(record)
         if progress:
             print(json.dumps(record), flush=True)
-        _atomic_checkpoint(encoder, optimizer, scheduler, {"epoch": epoch + 1, "step": 0, "history": report.epochs}, out)
+        atomic_checkpoint(encoder, optimizer, scheduler, {"epoch": epoch + 1, "step": 0, "history": report.epochs}, out)
     report.seconds = time.perf_counter() - started
     encoder.save(out)
     (out / "training.json").write_text(json.dumps({**asdict(report), "kb": {"path": str(kb.path), "checksum": kb.checksum},

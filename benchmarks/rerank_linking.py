@@ -1,0 +1,159 @@
+"""Dense retrieval + cross-encoder reranking on NCBI Disease and AskAPatient (papers 002/003's reranker).
+
+    python benchmarks/rerank_linking.py --dataset ncbi --model NAME=PATH [--model ...] --cross-encoder PATH
+    python benchmarks/rerank_linking.py --dataset aap --model NAME=DIR/fold-{fold} --cross-encoder DIR/fold-{fold}
+
+(A relative PATH is under $MEDLINK_BENCH_MODELS; ``{fold}`` names one model per AskAPatient fold,
+trained on that fold's train file only.) Retrieval is the dense generators + tuned TF-IDF over KB
+names + memory, fused with weights chosen on dev (benchmarks/dense_ensemble.py's grid); the
+cross-encoder then rescores the top candidates, score + weight x cross-encoder score, with
+(top, weight) chosen on dev too. Dev: NCBI dev (memory = train) or AskAPatient fold-0 validation
+(memory = fold-0 train). Test: NCBI test (memory = traindev), AskAPatient every fold's test
+(memory = the fold's train file; also train + validation, the AskAPatient counterpart of NCBI's
+traindev). Nothing is tuned on test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
+from _harness import git_commit, model_spec, update_section, write_results  # noqa: E402
+from dense_ensemble import choose_weights, ensemble_config, fused_rankings  # noqa: E402
+from dense_linking import CONFIGS, fold_model, score_rankings  # noqa: E402
+
+from medlink.eval import load_dataset  # noqa: E402
+from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
+from medlink.linking.linker import Linker  # noqa: E402
+from medlink.linking.memory import memory_from_datasets  # noqa: E402
+from medlink.rerank.cross_encoder import CrossEncoderReranker, combine  # noqa: E402
+
+TOPS = (4, 8, 16)
+WEIGHTS = (0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1)
+
+
+class Reranked:
+    """One dataset's fused candidate lists and their cross-encoder scores, so every (top, weight) costs no model call."""
+
+    def __init__(self, linker: Linker, reranker: CrossEncoderReranker, mentions, weights: dict[str, float]):
+        self.mentions = mentions
+        self.rankings = fused_rankings(linker, mentions, weights)
+        keys = [linker.normalize(p) for m in mentions for p in m.parts]
+        started = time.perf_counter()
+        self.scores = reranker.scores(keys, self.rankings, max(TOPS))
+        self.seconds = time.perf_counter() - started
+
+    def ranked(self, top: int, weight: float):
+        return combine(self.rankings, [s[:top] for s in self.scores], weight)
+
+    def cross_only(self, top: int):
+        """The cross-encoder's order alone over the top candidates (the ablation)."""
+        return combine(self.rankings, [s[:top] * 1e6 for s in self.scores], 1.0)
+
+
+def tune(run: Reranked, equivalent) -> tuple[tuple[int, float], list[dict]]:
+    trials = [{"top": top, "weight": weight, **score_rankings(run.ranked(top, weight), run.mentions, equivalent)} for top in TOPS for weight in WEIGHTS]
+    best = max(trials, key=lambda r: (r["acc@1"], r["mrr"]))
+    return (best["top"], best["weight"]), trials
+
+
+def variants(run: Reranked, equivalent, top: int, weight: float) -> dict[str, dict]:
+    return {"retrieval (dev-chosen fusion)": score_rankings(run.rankings, run.mentions, equivalent),
+            f"+ cross-encoder (top {top}, weight {weight})": score_rankings(run.ranked(top, weight), run.mentions, equivalent),
+            f"cross-encoder alone over the top {top}": score_rankings(run.cross_only(top), run.mentions, equivalent)}
+
+
+def ncbi(models: dict, cross: str, workdir: Path) -> tuple[list[dict], dict]:
+    kb = ncbi_kb(workdir, "train")
+    equivalent = equivalent_ids_from_kb(kb)
+    reranker = CrossEncoderReranker.build({"model": cross})
+    dev = load_dataset(ncbi_split("dev"))
+    dev_linker = Linker.build(kb, ensemble_config(models), memory_from_datasets(kb, [ncbi_split("train")]))
+    weights, fusion_trials = choose_weights(dev_linker, dev, equivalent, list(models))
+    (top, weight), trials = tune(Reranked(dev_linker, reranker, dev, weights), equivalent)
+    print(f"dev choice: fusion {weights}, cross-encoder top {top} weight {weight}", flush=True)
+    test_linker = Linker.build(kb, ensemble_config(models), memory_from_datasets(kb, [ncbi_split("traindev")]))
+    run = Reranked(test_linker, reranker, load_dataset(ncbi_split("test")), weights)
+    rows = [{"dataset": "NCBI Disease", "split": "test", "setting": "train_dictionary + memory(traindev)", "variant": variant, **result}
+            for variant, result in variants(run, equivalent, top, weight).items()]
+    parts = sum(len(m.parts) for m in run.mentions)
+    tuning = {"fusion": weights, "top": top, "weight": weight, "fusion_trials": fusion_trials, "trials": trials,
+              "cross_encoder_mentions_per_s": parts / run.seconds}
+    return rows, tuning
+
+
+def aap(models: dict, cross: str, workdir: Path, folds: int) -> tuple[list[dict], dict]:
+    kb = aap_kb(workdir)
+    equivalent = equivalent_ids_from_kb(kb)
+    lexical = CONFIGS / "askapatient_lexical.json"
+
+    def fold_parts(fold: int):
+        return {name: fold_model(path, fold) for name, path in models.items()}, CrossEncoderReranker.build({"model": fold_model(cross, fold)})
+
+    fold_models, reranker = fold_parts(0)
+    dev = load_dataset(aap_split(0, "validation"))
+    dev_linker = Linker.build(kb, ensemble_config(fold_models, lexical), memory_from_datasets(kb, [aap_split(0, "train")]))
+    weights, fusion_trials = choose_weights(dev_linker, dev, equivalent, list(models))
+    (top, weight), trials = tune(Reranked(dev_linker, reranker, dev, weights), equivalent)
+    print(f"fold-0 validation choice: fusion {weights}, cross-encoder top {top} weight {weight}", flush=True)
+    per_setting: dict[tuple[str, str], list[dict]] = {}
+    seconds, parts = 0.0, 0
+    for fold in range(folds):
+        fold_models, reranker = fold_parts(fold)
+        test = load_dataset(aap_split(fold, "test"))
+        for setting, memory in (("ontology + memory(fold train)", ["train"]), ("ontology + memory(fold train + validation)", ["train", "validation"])):
+            linker = Linker.build(kb, ensemble_config(fold_models, lexical), memory_from_datasets(kb, [aap_split(fold, s) for s in memory]))
+            run = Reranked(linker, reranker, test, weights)
+            seconds, parts = seconds + run.seconds, parts + len(test)
+            for variant, result in variants(run, equivalent, top, weight).items():
+                per_setting.setdefault((setting, variant), []).append(result)
+            print(f"fold {fold} {setting}: " + ", ".join(f"{v}: {r[-1]['acc@1']:.4f}" for (s, v), r in per_setting.items() if s == setting), flush=True)
+    rows = []
+    for (setting, variant), results in per_setting.items():
+        mean = {m: statistics.mean(r[m] for r in results) for m in results[0]}
+        rows.append({"dataset": "AskAPatient", "split": f"test, mean of {len(results)} folds", "setting": setting, "variant": variant, **mean,
+                     "acc@1_std": statistics.pstdev(r["acc@1"] for r in results)})
+    tuning = {"fusion": weights, "top": top, "weight": weight, "fusion_trials": fusion_trials, "trials": trials,
+              "cross_encoder_mentions_per_s": parts / seconds}
+    return rows, tuning
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", choices=("ncbi", "aap"), required=True)
+    parser.add_argument("--model", action="append", required=True, help="NAME=PATH of a bi-encoder (repeatable: fused)")
+    parser.add_argument("--cross-encoder", required=True, help="cross-encoder folder (relative: under $MEDLINK_BENCH_MODELS)")
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
+    parser.add_argument("--section", default=None)
+    args = parser.parse_args()
+    section = args.section or f"rerank_{args.dataset}"
+    models = dict(model_spec(spec) for spec in args.model)
+    _, cross = model_spec(f"cross={args.cross_encoder}")
+    started = time.perf_counter()
+    rows, tuning = ncbi(models, cross, args.workdir) if args.dataset == "ncbi" else aap(models, cross, args.workdir, args.folds)
+    elapsed = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    command = " ".join(["python benchmarks/rerank_linking.py", *sys.argv[1:]])
+    write_results(section, {"command": command, "rows": rows, "tuning": tuning, "seconds": elapsed, "peak_rss_mb": peak_mb})
+    commit = git_commit()
+    lines = [f"## Cross-encoder reranking (dense retrieval + reranker): `{section}`", "",
+             f"`{command}`: fusion weights {tuning['fusion']} and cross-encoder (top {tuning['top']}, weight {tuning['weight']}) chosen on "
+             f"{'NCBI dev' if args.dataset == 'ncbi' else 'AskAPatient fold-0 validation'}; cross-encoder scoring "
+             f"{tuning['cross_encoder_mentions_per_s']:.0f} mentions/s (top {max(TOPS)} each); whole run {elapsed / 60:.1f} min, peak RSS {peak_mb:.0f} MB.", "",
+             "| dataset | split | dictionary / memory | variant | Acc@1 | Acc@5 | MRR | commit |", "| --- | --- | --- | --- | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        std = f" (sd {r['acc@1_std']:.3f})" if "acc@1_std" in r else ""
+        lines.append(f"| {r['dataset']} | {r['split']} | {r['setting']} | {r['variant']} | {r['acc@1']:.4f}{std} | {r['acc@5']:.4f} | {r['mrr']:.4f} | {commit} |")
+    update_section(section, "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

