@@ -1,38 +1,64 @@
 """AskAPatient fold-0 validation for candidate models: how a fine-tuning recipe is chosen (never on test).
 
     python benchmarks/aap_dev.py NAME=MODEL_DIR [NAME=MODEL_DIR ...]   (MODEL_DIR 'default' = packaged MiniLM)
+    python benchmarks/aap_dev.py --bi-encoder MODEL_DIR --cross-encoders NAME=CE_DIR [NAME=CE_DIR ...]
 
-For each model: dense over the ontology names + memory (fold-0 train mentions), alone and fused with
+For each bi-encoder: dense over the ontology names + memory (fold-0 train mentions), alone and fused with
 the tuned TF-IDF at weights (dense, TF-IDF) = (1, 0.25) and (1, 0.5); Acc@1 on fold-0 validation.
+With ``--cross-encoders``: each cross-encoder reranks that bi-encoder's candidates (fused at (1, 0) and
+(1, 0.25)); printed is the best Acc@1 over rerank_linking.py's (top, weight) grid, and the (top, weight) giving it.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import model_spec  # noqa: E402
-from dense_linking import CONFIGS, Run, aap_kb, aap_split, hybrid_config  # noqa: E402
+from dense_linking import CONFIGS, Run, aap_kb, aap_split, hybrid_config, score_rankings  # noqa: E402
+from rerank_linking import TOPS, WEIGHTS, Reranked  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 from medlink.linking.memory import memory_from_datasets  # noqa: E402
+from medlink.rerank.cross_encoder import CrossEncoderReranker  # noqa: E402
 
-WEIGHTS = ((1.0, 0.0), (1.0, 0.25), (1.0, 0.5))
+WEIGHTS_DENSE_TFIDF = ((1.0, 0.0), (1.0, 0.25), (1.0, 0.5))
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("models", nargs="+", help="NAME=DIR: bi-encoders, or cross-encoders with --cross-encoders")
+    parser.add_argument("--bi-encoder", default=None, help="the bi-encoder whose candidates the cross-encoders rerank")
+    parser.add_argument("--cross-encoders", action="store_true")
+    args = parser.parse_args()
     kb = aap_kb(Path(tempfile.gettempdir()) / "medlink-bench")
     equivalent = equivalent_ids_from_kb(kb)
     validation = load_dataset(aap_split(0, "validation"))
-    for spec in sys.argv[1:]:
+    memory = memory_from_datasets(kb, [aap_split(0, "train")])
+    if not args.cross_encoders:
+        for spec in args.models:
+            name, model = model_spec(spec)
+            run = Run(Linker.build(kb, hybrid_config(model, CONFIGS / "askapatient_lexical.json"), memory), validation, equivalent)
+            print(name, " | ".join(f"{w}: {run.evaluate(run.hybrid(w))['acc@1']:.4f}" for w in WEIGHTS_DENSE_TFIDF), flush=True)
+        return
+    if not args.bi_encoder:
+        parser.error("--cross-encoders needs --bi-encoder")
+    linker = Linker.build(kb, hybrid_config(model_spec(f"bi={args.bi_encoder}")[1], CONFIGS / "askapatient_lexical.json"), memory)
+    for spec in args.models:
         name, model = model_spec(spec)
-        config = hybrid_config(model, CONFIGS / "askapatient_lexical.json")
-        run = Run(Linker.build(kb, config, memory_from_datasets(kb, [aap_split(0, "train")])), validation, equivalent)
-        print(name, " | ".join(f"{w}: {run.evaluate(run.hybrid(w))['acc@1']:.4f}" for w in WEIGHTS), flush=True)
+        reranker = CrossEncoderReranker.build({"model": model})
+        cells = []
+        for dense, tfidf in WEIGHTS_DENSE_TFIDF[:2]:
+            run = Reranked(linker, reranker, validation, {"dense": dense, "tfidf": tfidf})
+            best = max(((score_rankings(run.ranked(t, w), validation, equivalent)["acc@1"], t, w) for t in TOPS for w in WEIGHTS),
+                       key=lambda r: (r[0], -r[1], -r[2]))
+            cells.append(f"{(dense, tfidf)}: {best[0]:.4f} (top {best[1]}, weight {best[2]})")
+        print(name, " | ".join(cells), flush=True)
 
 
 if __name__ == "__main__":

@@ -51,12 +51,16 @@ def evaluate(linker: Linker, mentions, equivalent, weights: dict[str, float]) ->
     return score_rankings(fused_rankings(linker, mentions, weights), mentions, equivalent)
 
 
-def choose_weights(linker: Linker, dev, equivalent, models: list[str]) -> tuple[dict[str, float], list[dict]]:
-    """Fusion weights by grid search on dev: the first model weighs 1, the others and TF-IDF vary."""
+def weight_grid(models: list[str]) -> list[dict[str, float]]:
+    """The fusion weights tried on dev: the first model weighs 1, the other models and TF-IDF vary."""
     first, *others = models
+    return [{first: 1.0, **dict(zip(others, rest)), "tfidf": t} for *rest, t in itertools.product(*[OTHERS] * len(others), TFIDF)]
+
+
+def choose_weights(linker: Linker, dev, equivalent, models: list[str]) -> tuple[dict[str, float], list[dict]]:
+    """Fusion weights by grid search on dev."""
     trials = []
-    for *rest, t in itertools.product(*[OTHERS] * len(others), TFIDF):
-        weights = {first: 1.0, **dict(zip(others, rest)), "tfidf": t}
+    for weights in weight_grid(models):
         trials.append({"weights": weights, **evaluate(linker, dev, equivalent, weights)})
         print("dev", weights, f"{trials[-1]['acc@1']:.4f}", flush=True)
     return max(trials, key=lambda r: (r["acc@1"], r["mrr"]))["weights"], trials

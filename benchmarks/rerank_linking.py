@@ -5,9 +5,9 @@
 
 (A relative PATH is under $MEDLINK_BENCH_MODELS; ``{fold}`` names one model per AskAPatient fold,
 trained on that fold's train file only.) Retrieval is the dense generators + tuned TF-IDF over KB
-names + memory, fused with weights chosen on dev (benchmarks/dense_ensemble.py's grid); the
-cross-encoder then rescores the top candidates, score + weight x cross-encoder score, with
-(top, weight) chosen on dev too. Dev: NCBI dev (memory = train) or AskAPatient fold-0 validation
+names + memory, fused; the cross-encoder then rescores the top candidates, score + weight x
+cross-encoder score. The fusion weights (benchmarks/dense_ensemble.py's grid) and the reranker's
+(top, weight) are chosen together on dev: the best fusion alone is not the best one to rerank. Dev: NCBI dev (memory = train) or AskAPatient fold-0 validation
 (memory = fold-0 train). Test: NCBI test (memory = traindev), AskAPatient every fold's test
 (memory = the fold's train file; also train + validation, the AskAPatient counterpart of NCBI's
 traindev). Nothing is tuned on test.
@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
 from _harness import git_commit, model_spec, update_section, write_results  # noqa: E402
-from dense_ensemble import choose_weights, ensemble_config, fused_rankings  # noqa: E402
+from dense_ensemble import ensemble_config, fused_rankings, weight_grid  # noqa: E402
 from dense_linking import CONFIGS, fold_model, score_rankings  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
@@ -36,14 +36,14 @@ from medlink.linking.memory import memory_from_datasets  # noqa: E402
 from medlink.rerank.cross_encoder import CrossEncoderReranker, combine  # noqa: E402
 
 TOPS = (4, 8, 16)
-WEIGHTS = (0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1)
+WEIGHTS = (0.0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1)
 
 
 class Reranked:
     """One dataset's fused candidate lists and their cross-encoder scores, so every (top, weight) costs no model call."""
 
     def __init__(self, linker: Linker, reranker: CrossEncoderReranker, mentions, weights: dict[str, float]):
-        self.mentions = mentions
+        self.mentions, self.fusion = mentions, weights
         self.rankings = fused_rankings(linker, mentions, weights)
         keys = [linker.normalize(p) for m in mentions for p in m.parts]
         started = time.perf_counter()
@@ -58,15 +58,27 @@ class Reranked:
         return combine(self.rankings, [s[:top] * 1e6 for s in self.scores], 1.0)
 
 
-def tune(run: Reranked, equivalent) -> tuple[tuple[int, float], list[dict]]:
-    trials = [{"top": top, "weight": weight, **score_rankings(run.ranked(top, weight), run.mentions, equivalent)} for top in TOPS for weight in WEIGHTS]
-    best = max(trials, key=lambda r: (r["acc@1"], r["mrr"]))
-    return (best["top"], best["weight"]), trials
+def tune(linker: Linker, reranker: CrossEncoderReranker, dev, equivalent, models: list[str]) -> tuple[dict, int, float, list[dict]]:
+    """Fusion weights, top and weight, jointly by grid search on dev."""
+    trials = []
+    for fusion in weight_grid(models):
+        run = Reranked(linker, reranker, dev, fusion)
+        for top in TOPS:
+            for weight in WEIGHTS:
+                trials.append({"fusion": fusion, "top": top, "weight": weight, **score_rankings(run.ranked(top, weight), dev, equivalent)})
+        print("dev", fusion, f"best with the reranker {max(t['acc@1'] for t in trials if t['fusion'] == fusion):.4f}", flush=True)
+    best = max(trials, key=lambda r: (r["acc@1"], r["mrr"], -r["weight"], -r["top"]))
+    return best["fusion"], best["top"], best["weight"], trials
 
 
-def variants(run: Reranked, equivalent, top: int, weight: float) -> dict[str, dict]:
-    return {"retrieval (dev-chosen fusion)": score_rankings(run.rankings, run.mentions, equivalent),
-            f"+ cross-encoder (top {top}, weight {weight})": score_rankings(run.ranked(top, weight), run.mentions, equivalent),
+def retrieval_choice(trials: list[dict]) -> dict[str, float]:
+    """The fusion dev picks for retrieval without the reranker (the ablation's fair baseline)."""
+    return max((t for t in trials if t["weight"] == 0.0), key=lambda r: (r["acc@1"], r["mrr"]))["fusion"]
+
+
+def variants(run: Reranked, linker: Linker, retrieval: dict[str, float], equivalent, top: int, weight: float) -> dict[str, dict]:
+    return {f"retrieval alone (fusion {retrieval})": score_rankings(fused_rankings(linker, run.mentions, retrieval), run.mentions, equivalent),
+            f"retrieval (fusion {run.fusion}) + cross-encoder (top {top}, weight {weight})": score_rankings(run.ranked(top, weight), run.mentions, equivalent),
             f"cross-encoder alone over the top {top}": score_rankings(run.cross_only(top), run.mentions, equivalent)}
 
 
@@ -76,15 +88,14 @@ def ncbi(models: dict, cross: str, workdir: Path) -> tuple[list[dict], dict]:
     reranker = CrossEncoderReranker.build({"model": cross})
     dev = load_dataset(ncbi_split("dev"))
     dev_linker = Linker.build(kb, ensemble_config(models), memory_from_datasets(kb, [ncbi_split("train")]))
-    weights, fusion_trials = choose_weights(dev_linker, dev, equivalent, list(models))
-    (top, weight), trials = tune(Reranked(dev_linker, reranker, dev, weights), equivalent)
+    weights, top, weight, trials = tune(dev_linker, reranker, dev, equivalent, list(models))
     print(f"dev choice: fusion {weights}, cross-encoder top {top} weight {weight}", flush=True)
     test_linker = Linker.build(kb, ensemble_config(models), memory_from_datasets(kb, [ncbi_split("traindev")]))
     run = Reranked(test_linker, reranker, load_dataset(ncbi_split("test")), weights)
     rows = [{"dataset": "NCBI Disease", "split": "test", "setting": "train_dictionary + memory(traindev)", "variant": variant, **result}
-            for variant, result in variants(run, equivalent, top, weight).items()]
+            for variant, result in variants(run, test_linker, retrieval_choice(trials), equivalent, top, weight).items()]
     parts = sum(len(m.parts) for m in run.mentions)
-    tuning = {"fusion": weights, "top": top, "weight": weight, "fusion_trials": fusion_trials, "trials": trials,
+    tuning = {"fusion": weights, "top": top, "weight": weight, "trials": trials,
               "cross_encoder_mentions_per_s": parts / run.seconds}
     return rows, tuning
 
@@ -100,8 +111,7 @@ def aap(models: dict, cross: str, workdir: Path, folds: int) -> tuple[list[dict]
     fold_models, reranker = fold_parts(0)
     dev = load_dataset(aap_split(0, "validation"))
     dev_linker = Linker.build(kb, ensemble_config(fold_models, lexical), memory_from_datasets(kb, [aap_split(0, "train")]))
-    weights, fusion_trials = choose_weights(dev_linker, dev, equivalent, list(models))
-    (top, weight), trials = tune(Reranked(dev_linker, reranker, dev, weights), equivalent)
+    weights, top, weight, trials = tune(dev_linker, reranker, dev, equivalent, list(models))
     print(f"fold-0 validation choice: fusion {weights}, cross-encoder top {top} weight {weight}", flush=True)
     per_setting: dict[tuple[str, str], list[dict]] = {}
     seconds, parts = 0.0, 0
@@ -112,7 +122,7 @@ def aap(models: dict, cross: str, workdir: Path, folds: int) -> tuple[list[dict]
             linker = Linker.build(kb, ensemble_config(fold_models, lexical), memory_from_datasets(kb, [aap_split(fold, s) for s in memory]))
             run = Reranked(linker, reranker, test, weights)
             seconds, parts = seconds + run.seconds, parts + len(test)
-            for variant, result in variants(run, equivalent, top, weight).items():
+            for variant, result in variants(run, linker, retrieval_choice(trials), equivalent, top, weight).items():
                 per_setting.setdefault((setting, variant), []).append(result)
             print(f"fold {fold} {setting}: " + ", ".join(f"{v}: {r[-1]['acc@1']:.4f}" for (s, v), r in per_setting.items() if s == setting), flush=True)
     rows = []
@@ -120,7 +130,7 @@ def aap(models: dict, cross: str, workdir: Path, folds: int) -> tuple[list[dict]
         mean = {m: statistics.mean(r[m] for r in results) for m in results[0]}
         rows.append({"dataset": "AskAPatient", "split": f"test, mean of {len(results)} folds", "setting": setting, "variant": variant, **mean,
                      "acc@1_std": statistics.pstdev(r["acc@1"] for r in results)})
-    tuning = {"fusion": weights, "top": top, "weight": weight, "fusion_trials": fusion_trials, "trials": trials,
+    tuning = {"fusion": weights, "top": top, "weight": weight, "trials": trials,
               "cross_encoder_mentions_per_s": parts / seconds}
     return rows, tuning
 

@@ -1,6 +1,6 @@
-"""Fine-tune one bi-encoder per AskAPatient fold, on that fold's train file only (issue 4).
+"""Fine-tune one model per AskAPatient fold, on that fold's train file only (issue 4).
 
-    python benchmarks/train_aap_folds.py --out DIR [--folds 10] [--base MODEL] -- [medlink train bi-encoder options]
+    python benchmarks/train_aap_folds.py --out DIR [--folds 10] [--base MODEL] [--kind cross-encoder] -- [medlink train options]
 
 A model shared by all folds would have seen every other fold's test mentions; so each fold gets
 its own, trained on ``AskAPatient.fold-N.train.txt`` with the fold's validation file for the
@@ -8,7 +8,9 @@ per-epoch dev figure. The recipe (options after ``--``) was chosen on fold-0 val
 whose model folder already holds a ``training.json`` are skipped, so an interrupted run resumes;
 ``--only 1,3,5`` splits the folds between processes (two processes with OMP_NUM_THREADS=1 train
 faster than one with two threads on a 2-core machine).
-Then: ``python benchmarks/dense_linking.py --model NAME=DIR/fold-{fold}``.
+``{fold}`` in the options becomes the fold number, and a relative ``--candidates-model`` is under
+$MEDLINK_BENCH_MODELS (a cross-encoder trains against its own fold's bi-encoder).
+Then: ``python benchmarks/dense_linking.py --model NAME=DIR/fold-{fold}`` (or rerank_linking.py).
 """
 
 from __future__ import annotations
@@ -26,12 +28,22 @@ from _data import aap_kb, aap_split  # noqa: E402
 from _harness import MODELS, write_results  # noqa: E402
 
 
+def fold_recipe(recipe: list[str], fold: int) -> list[str]:
+    """The training options for one fold: ``{fold}`` filled in, a relative candidates model under $MEDLINK_BENCH_MODELS."""
+    options = [a.replace("{fold}", str(fold)) for a in recipe]
+    for i, option in enumerate(options[:-1]):
+        if option == "--candidates-model" and not Path(options[i + 1]).is_absolute():
+            options[i + 1] = str(MODELS / options[i + 1])
+    return options
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="folder for fold-N models (relative: under $MEDLINK_BENCH_MODELS)")
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--only", default=None, help="comma-separated folds to train in this process (e.g. two processes with 1 thread each)")
     parser.add_argument("--base", default=None, help="base model folder (default: packaged all-MiniLM-L6-v2; relative: under $MEDLINK_BENCH_MODELS)")
+    parser.add_argument("--kind", choices=("bi-encoder", "cross-encoder"), default="bi-encoder")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("recipe", nargs=argparse.REMAINDER, help="options passed to 'medlink train bi-encoder' (after --)")
     args = parser.parse_args()
@@ -42,8 +54,9 @@ def main() -> None:
     for fold in mine:
         out = out_root / f"fold-{fold}"
         if not (out / "training.json").is_file():
-            command = ["medlink", "train", "bi-encoder", "--kb", str(kb.path), "--train", aap_split(fold, "train"),
-                       "--dev", aap_split(fold, "validation"), "--out", str(out), *(["--model", str(MODELS / args.base)] if args.base else []), *recipe]
+            command = ["medlink", "train", args.kind, "--kb", str(kb.path), "--train", aap_split(fold, "train"),
+                       "--dev", aap_split(fold, "validation"), "--out", str(out), *(["--model", str(MODELS / args.base)] if args.base else []),
+                       *fold_recipe(recipe, fold)]
             print(" ".join(command), flush=True)
             started = time.perf_counter()
             subprocess.run(command, check=True)
@@ -54,7 +67,7 @@ def main() -> None:
         if report_path.is_file():
             report = json.loads(report_path.read_text())
             folds.append({"fold": fold, "seconds": report["seconds"], "epochs": report["epochs"]})
-    write_results("train_aap_folds", {"command": " ".join(["python benchmarks/train_aap_folds.py", *sys.argv[1:]]), "recipe": recipe,
+    write_results("train_aap_folds" if args.kind == "bi-encoder" else "train_aap_folds_cross", {"command": " ".join(["python benchmarks/train_aap_folds.py", *sys.argv[1:]]), "recipe": recipe,
                                       "folds": folds})
 
 

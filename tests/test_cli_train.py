@@ -44,3 +44,29 @@ def test_train_without_data_or_model_is_refused(kb_file, tmp_path):
     bad_model = medlink("train", "bi-encoder", "--kb", kb_file, "--pairs", tmp_path / "pairs", "--model", tmp_path / "empty-model",
                         "--out", tmp_path / "m", check=False)
     assert bad_model.returncode == 2 and "config.json is missing" in bad_model.stderr
+
+
+def test_train_cross_encoder_then_rerank_in_an_index(tmp_path):
+    from tests.conftest import FIXTURES
+
+    kb = tmp_path / "kb.sqlite"
+    medlink("kb", "build", kb, f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}", "-q")
+    mentions = f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}"
+    trained = medlink("train", "cross-encoder", "--kb", kb, "--train", mentions, "--dev", mentions, "--out", tmp_path / "ce",
+                      "--epochs", "1", "--candidates", "3", "--batch-size", "4").stdout
+    assert "wrote" in trained and (tmp_path / "ce" / "model.safetensors").is_file()
+    assert json.loads((tmp_path / "ce" / "training.json").read_text())["epochs"][0]["dev_acc@1"] is not None
+    config = tmp_path / "rerank.json"
+    config.write_text(json.dumps({"generators": [{"name": "tfidf", "type": "tfidf"}],
+                                  "reranker": {"type": "cross-encoder", "model": str(tmp_path / "ce"), "top": 3, "weight": 0.1}}))
+    medlink("index", "build", "--kb", kb, "--out", tmp_path / "index", "--config", config)
+    hits = json.loads(medlink("link", "--index", tmp_path / "index", "--json", "--k", "3", "breast cancer").stdout)
+    assert hits["candidates"] and all("cross-encoder" in c["scores"] for c in hits["candidates"])
+
+
+def test_cross_encoder_training_refuses_mentions_outside_the_kb(kb_file, tmp_path):
+    from tests.conftest import FIXTURES
+
+    refused = medlink("train", "cross-encoder", "--kb", kb_file, "--train", f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}",
+                      "--out", tmp_path / "ce", check=False)
+    assert refused.returncode == 2 and "no training mention has a gold concept in the KB" in refused.stderr

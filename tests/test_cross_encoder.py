@@ -80,6 +80,8 @@ def test_combine_adds_weighted_scores_to_the_top_and_keeps_the_rest_behind():
     assert reranked[0].scores_by_stage == {"dense": 0.88, STAGE: 3.0}
     assert STAGE not in reranked[2].scores_by_stage  # C was below the top: untouched
     assert combine(candidates, cross_scores, 0.02, k=1)[0][0].concept_id == "B"
+    tied = [_candidates(("Z", 1.0), ("A", 1.0))]  # the linker's own tie-break put Z first
+    assert [c.concept_id for c in combine(tied, [np.array([0.5, 0.5])], 0.02)[0]] == ["Z", "A"]
 
 
 def test_training_groups_gold_against_retrieved_concepts_and_saves_a_model(kb, mentions, tmp_path):

@@ -95,7 +95,7 @@ def combine(candidates: list[list[Candidate]], cross_scores: list[np.ndarray], w
         for candidate, cross in zip(candidate_list, scores.tolist()):
             scored.append(Candidate(candidate.concept_id, candidate.score + weight * cross, candidate.matched_name,
                                     {**candidate.scores_by_stage, STAGE: round(cross, 4)}, list(candidate.evidence), candidate.name))
-        scored.sort(key=lambda c: (-c.score, c.concept_id))
+        scored.sort(key=lambda c: -c.score)  # stable: ties keep the linker's order (its tie-breaks)
         reranked = scored + list(candidate_list[len(scores):])
         out.append(reranked[:k] if k else reranked)
     return out
