@@ -146,6 +146,12 @@ def test_linker_with_a_cross_encoder_reranker_saves_and_loads(kb, mentions, tmp_
     assert [[c.concept_id for c in row] for row in again] == [[c.concept_id for c in row] for row in first]
     for a, b in zip(again[0], first[0]):
         assert a.score == pytest.approx(b.score, abs=1e-4)
+    import torch
+
+    torch.manual_seed(1)
+    CrossEncoder().save(tmp_path / "ce")  # another model in the same folder: the index must notice
+    with pytest.raises(MedlinkError, match="weights changed"):
+        Linker.load(tmp_path / "index")
 
 
 def test_config_names_the_known_reranker_types():

@@ -67,10 +67,11 @@ class CrossEncoder:
     def from_spec(cls, spec: CrossEncoderSpec | dict) -> "CrossEncoder":
         """Re-create the cross-encoder an index was built with; refuses a folder whose weights changed."""
         spec = spec if isinstance(spec, CrossEncoderSpec) else CrossEncoderSpec(**spec)
-        model = cls(spec.model, spec.max_length, spec.bf16)
-        if spec.fingerprint and model_fingerprint(model.path) != spec.fingerprint:
+        path = Path(spec.model)
+        check_model_dir(path)
+        if spec.fingerprint and model_fingerprint(path) != spec.fingerprint:
             raise MedlinkError(f"the cross-encoder at {spec.model} is not the one this index was built with (weights changed); rebuild the index")
-        return model
+        return cls(path, spec.max_length, spec.bf16)
 
     def forward(self, mentions: Sequence[str], texts: Sequence[str]) -> "torch.Tensor":  # noqa: F821
         """Scores with gradients, one per pair (training calls this)."""
