@@ -1,5 +1,6 @@
-"""Text encoders: a local Hugging Face transformer folder, pooled and L2-normalised, on the CPU."""
+"""Text encoders on the CPU from local Hugging Face folders: a bi-encoder (pooled, L2-normalised) and a cross-encoder (pair scores)."""
 
+from medlink.encoders.cross import CrossEncoder
 from medlink.encoders.transformer import Encoder, EncoderSpec, default_model_dir
 
-__all__ = ["Encoder", "EncoderSpec", "default_model_dir"]
+__all__ = ["CrossEncoder", "Encoder", "EncoderSpec", "default_model_dir"]
