@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from medlink.core import Candidate
-from medlink.encoders.cross import CrossEncoder, CrossEncoderSpec
+from medlink.encoders.cross import MAX_LENGTH, CrossEncoder, CrossEncoderSpec
 from medlink.errors import MedlinkError
 
 STAGE = "cross-encoder"
@@ -45,8 +45,6 @@ class CrossEncoderReranker:
     @classmethod
     def build(cls, settings: dict) -> "CrossEncoderReranker":
         """From a config's reranker entry: ``model`` (folder; None = packaged MiniLM), ``top``, ``weight``, ``max_length``, ``bf16``."""
-        from medlink.encoders.cross import MAX_LENGTH
-
         model = CrossEncoder(settings.get("model"), int(settings.get("max_length", MAX_LENGTH)), bool(settings.get("bf16", True)))
         return cls(model, CrossParams(**{key: settings[key] for key in ("top", "weight") if key in settings}))
 
