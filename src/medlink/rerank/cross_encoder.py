@@ -6,8 +6,9 @@ its score is added, times ``weight``, to the linker's own (fused) score:
     score'(c) = score(c) + weight * cross(mention, name(c))        for the top candidates
 
 Alone, a cross-encoder trained on a few thousand mentions ranks worse than the retriever (it
-never sees the mention memory's exact matches); added with a small weight it breaks the close
-calls the retriever gets wrong. ``weight`` and ``top`` are chosen on dev data. Candidates below
+never sees the mention memory's exact matches); added with a small weight it can settle close
+calls the retriever gets wrong. Whether it does depends on the data, so ``weight`` (0 turns it
+off) and ``top`` are chosen on dev data (BENCHMARKS.md rerank_aap, rerank_ncbi). Candidates below
 ``top`` keep their order after the rescored ones. Each rescored candidate keeps the cross-encoder's
 score under ``scores["cross-encoder"]``.
 """
