@@ -82,10 +82,10 @@ def variants(run: Reranked, linker: Linker, retrieval: dict[str, float], equival
             f"cross-encoder alone over the top {top}": score_rankings(run.cross_only(top), run.mentions, equivalent)}
 
 
-def ncbi(models: dict, cross: str, workdir: Path) -> tuple[list[dict], dict]:
+def ncbi(models: dict, cross: str, text: str, workdir: Path) -> tuple[list[dict], dict]:
     kb = ncbi_kb(workdir, "train")
     equivalent = equivalent_ids_from_kb(kb)
-    reranker = CrossEncoderReranker.build({"model": cross})
+    reranker = CrossEncoderReranker.build({"model": cross, "text": text})
     dev = load_dataset(ncbi_split("dev"))
     dev_linker = Linker.build(kb, ensemble_config(models), memory_from_datasets(kb, [ncbi_split("train")]))
     weights, top, weight, trials = tune(dev_linker, reranker, dev, equivalent, list(models))
@@ -100,13 +100,13 @@ def ncbi(models: dict, cross: str, workdir: Path) -> tuple[list[dict], dict]:
     return rows, tuning
 
 
-def aap(models: dict, cross: str, workdir: Path, folds: int) -> tuple[list[dict], dict]:
+def aap(models: dict, cross: str, text: str, workdir: Path, folds: int) -> tuple[list[dict], dict]:
     kb = aap_kb(workdir)
     equivalent = equivalent_ids_from_kb(kb)
     lexical = CONFIGS / "askapatient_lexical.json"
 
     def fold_parts(fold: int):
-        return {name: fold_model(path, fold) for name, path in models.items()}, CrossEncoderReranker.build({"model": fold_model(cross, fold)})
+        return {name: fold_model(path, fold) for name, path in models.items()}, CrossEncoderReranker.build({"model": fold_model(cross, fold), "text": text})
 
     fold_models, reranker = fold_parts(0)
     dev = load_dataset(aap_split(0, "validation"))
@@ -140,6 +140,8 @@ def main() -> None:
     parser.add_argument("--dataset", choices=("ncbi", "aap"), required=True)
     parser.add_argument("--model", action="append", required=True, help="NAME=PATH of a bi-encoder (repeatable: fused)")
     parser.add_argument("--cross-encoder", required=True, help="cross-encoder folder (relative: under $MEDLINK_BENCH_MODELS)")
+    parser.add_argument("--text", choices=("name", "matched"), default="name",
+                        help="what the cross-encoder reads each candidate as (train with --concept-text alias for 'matched')")
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("--section", default=None)
@@ -148,7 +150,7 @@ def main() -> None:
     models = dict(model_spec(spec) for spec in args.model)
     _, cross = model_spec(f"cross={args.cross_encoder}")
     started = time.perf_counter()
-    rows, tuning = ncbi(models, cross, args.workdir) if args.dataset == "ncbi" else aap(models, cross, args.workdir, args.folds)
+    rows, tuning = ncbi(models, cross, args.text, args.workdir) if args.dataset == "ncbi" else aap(models, cross, args.text, args.workdir, args.folds)
     elapsed = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     command = " ".join(["python benchmarks/rerank_linking.py", *sys.argv[1:]])

@@ -157,3 +157,38 @@ def test_linker_with_a_cross_encoder_reranker_saves_and_loads(kb, mentions, tmp_
 def test_config_names_the_known_reranker_types():
     with pytest.raises(MedlinkError, match="knn, cross-encoder"):
         LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf"}], "reranker": {"type": "colbert"}})
+
+
+def test_the_reranker_reads_preferred_names_or_the_matched_alias(cross):
+    candidates = [[Candidate("D1", 0.9, "heart attack", {}, [], "myocardial infarction")]]
+    seen = {}
+
+    class Recorder:
+        def score(self, left, right):
+            seen["pairs"] = list(zip(left, right))
+            return np.zeros(len(left), dtype=np.float32)
+
+    for text, expected in (("name", "myocardial infarction"), ("matched", "heart attack")):
+        CrossEncoderReranker(Recorder(), CrossParams(top=1, weight=1.0, text=text)).rerank(["mi"], candidates)
+        assert seen["pairs"] == [("mi", expected)]
+    with pytest.raises(MedlinkError, match="name, matched"):
+        CrossParams(text="definition")
+
+
+def test_alias_training_reads_any_name_of_the_concept(kb, mentions, tmp_path, monkeypatch):
+    negatives = retrieved_negatives(kb, mentions, None, depth=3)
+    read = set()
+    real = CrossEncoder.forward
+
+    def recording(self, left, right):
+        read.update(right)
+        return real(self, left, right)
+
+    monkeypatch.setattr(CrossEncoder, "forward", recording)
+    config = CrossTrainConfig(epochs=2, batch_size=8, candidates=4, concept_text="alias", bf16=False)
+    train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, progress=False)
+    preferred = set(dict(kb.iter_concepts()).values())
+    synonyms = {"breast cancer", "ovarian cancer", "colorectal cancer", "tumour", "renal"}  # the fixture's non-preferred names
+    assert synonyms.isdisjoint(preferred) and read & synonyms
+    with pytest.raises(MedlinkError, match="'name' or 'alias'"):
+        train_cross_encoder(kb, tmp_path / "x", mentions, negatives, config=CrossTrainConfig(concept_text="title"), progress=False)

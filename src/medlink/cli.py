@@ -313,6 +313,9 @@ def train_cross_encoder_command(
     batch_size: int = typer.Option(16, "--batch-size", min=1, help="Mentions per step."),
     candidates: int = typer.Option(8, "--candidates", min=2, help="Group size: the gold name and candidates-1 retrieved wrong concepts."),
     learning_rate: float = typer.Option(3e-5, "--lr"),
+    concept_text: str = typer.Option("name", "--concept-text",
+                                     help="'name': read mentions against preferred names; 'alias': against any KB name of the concept "
+                                          "(for a reranker with text 'matched')."),
     seed: int = typer.Option(13, "--seed"),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in float32."),
@@ -330,7 +333,8 @@ def train_cross_encoder_command(
     depth = max(16, 2 * candidates)
     negatives = retrieved_negatives(store, mentions, retriever, depth)
     dev_negatives = retrieved_negatives(store, dev_mentions, retriever, depth) if dev_mentions else []
-    config = CrossTrainConfig(epochs=epochs, batch_size=batch_size, candidates=candidates, learning_rate=learning_rate, seed=seed, bf16=not no_bf16)
+    config = CrossTrainConfig(epochs=epochs, batch_size=batch_size, candidates=candidates, learning_rate=learning_rate, seed=seed,
+                              bf16=not no_bf16, concept_text=concept_text)
     report = train_cross_encoder(store, out, mentions, negatives, dev=dev_mentions, dev_negatives=dev_negatives, base_model=model,
                                  config=config, resume=resume)
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")

@@ -1,6 +1,7 @@
 """Cross-encoder reranking (papers 002 and 003): rescore a linker's top candidates with a cross-encoder.
 
-The cross-encoder reads the mention and each of the ``top`` candidates' preferred names together;
+The cross-encoder reads the mention and each of the ``top`` candidates' preferred names (or, with
+``text: "matched"``, the alias or training mention that matched) together;
 its score is added, times ``weight``, to the linker's own (fused) score:
 
     score'(c) = score(c) + weight * cross(mention, name(c))        for the top candidates
@@ -30,10 +31,18 @@ STAGE = "cross-encoder"
 PARAMS_FILE = "params.json"
 
 
+TEXTS = ("name", "matched")
+
+
 @dataclass
 class CrossParams:
     top: int = 8
     weight: float = 0.02
+    text: str = "name"  # what the mention is read against: the preferred name, or the alias / memory mention that matched
+
+    def __post_init__(self) -> None:
+        if self.text not in TEXTS:
+            raise MedlinkError(f"cross-encoder reranker: text must be one of {', '.join(TEXTS)}, not {self.text!r}")
 
 
 class CrossEncoderReranker:
@@ -47,7 +56,7 @@ class CrossEncoderReranker:
     def build(cls, settings: dict) -> "CrossEncoderReranker":
         """From a config's reranker entry: ``model`` (folder; None = packaged MiniLM), ``top``, ``weight``, ``max_length``, ``bf16``."""
         model = CrossEncoder(settings.get("model"), int(settings.get("max_length", MAX_LENGTH)), bool(settings.get("bf16", True)))
-        return cls(model, CrossParams(**{key: settings[key] for key in ("top", "weight") if key in settings}))
+        return cls(model, CrossParams(**{key: settings[key] for key in ("top", "weight", "text") if key in settings}))
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -67,7 +76,9 @@ class CrossEncoderReranker:
                text_of: Callable[[Candidate], str] | None = None) -> list[np.ndarray]:
         """The cross-encoder's score of each mention's first ``top`` candidates (one array per mention)."""
         top = top or self.params.top
-        text_of = text_of or (lambda c: c.name or c.matched_name or c.concept_id)
+        if text_of is None:
+            matched = self.params.text == "matched"
+            text_of = (lambda c: c.matched_name or c.name or c.concept_id) if matched else (lambda c: c.name or c.matched_name or c.concept_id)
         left, right, sizes = [], [], []
         for mention, candidate_list in zip(mentions, candidates):
             chosen = candidate_list[:top]

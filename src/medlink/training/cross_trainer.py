@@ -1,7 +1,7 @@
 """Training a cross-encoder reranker on annotated mentions (papers 002 and 003), on the CPU.
 
-Each training mention forms a group: its gold concept's preferred name and ``candidates - 1``
-names of wrong concepts drawn (afresh each epoch) from the ones a bi-encoder ranks highest for it
+Each training mention forms a group: its gold concept's preferred name (or, with ``concept_text =
+"alias"``, any of its KB names, drawn each epoch) and ``candidates - 1`` names of wrong concepts drawn (afresh each epoch) from the ones a bi-encoder ranks highest for it
 over the KB's names: the close calls a reranker exists to settle. The loss is a softmax over the
 group with the gold first (listwise cross-entropy, as paper 002's reranker). KB names only, never
 the mention memory: a training mention would find itself there and teach nothing.
@@ -24,6 +24,7 @@ import numpy as np
 from medlink.encoders.cross import MAX_LENGTH, CrossEncoder
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
+from medlink.training.examples import ConceptNames
 from medlink.training.trainer import CHECKPOINT, TrainReport, atomic_checkpoint
 
 
@@ -38,6 +39,7 @@ class CrossTrainConfig:
     bf16: bool = True
     max_length: int = MAX_LENGTH
     checkpoint_every: int = 100
+    concept_text: str = "name"  # "name": the preferred name; "alias": a random KB name of the concept, drawn each epoch
 
 
 def retrieved_negatives(kb: KB, mentions: Sequence[tuple[str, str]], model: str | Path | None, depth: int = 16) -> list[list[str]]:
@@ -96,7 +98,10 @@ def train_cross_encoder(
     from tqdm import tqdm
     from transformers import get_linear_schedule_with_warmup
 
+    if config.concept_text not in ("name", "alias"):
+        raise MedlinkError(f"concept text must be 'name' or 'alias', not {config.concept_text!r}")
     names = dict(kb.iter_concepts())
+    aliases = ConceptNames.from_kb(kb).names if config.concept_text == "alias" else {}
     if len(names) < 2:
         raise MedlinkError(f"{kb.path}: a cross-encoder needs at least two concepts to tell apart, the KB has {len(names)}")
     if len(mentions) != len(negatives):
@@ -129,14 +134,16 @@ def train_cross_encoder(
         order = list(range(len(examples)))
         rng.shuffle(order)
         groups = [(examples[i][0], _group(examples[i][1], examples[i][2], size, all_concepts, rng)) for i in order]
+        texts = [[rng.choice(aliases[c]) if aliases.get(c) else names[c] for c in group] for _, group in groups]
         model.model.train()
         losses = []
         first_step = state["step"] if epoch == state["epoch"] else 0
         bar = tqdm(total=steps_per_epoch, initial=first_step, desc=f"epoch {epoch + 1}/{config.epochs}", disable=not progress)
         for step in range(first_step, steps_per_epoch):
-            batch = groups[step * config.batch_size : (step + 1) * config.batch_size]
+            rows = slice(step * config.batch_size, (step + 1) * config.batch_size)
+            batch = groups[rows]
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
-                scores = model.forward([text for text, group in batch for _ in group], [names[c] for _, group in batch for c in group])
+                scores = model.forward([text for text, group in batch for _ in group], [t for row in texts[rows] for t in row])
             loss = torch.nn.functional.cross_entropy(scores.view(len(batch), size), torch.zeros(len(batch), dtype=torch.long))
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.model.parameters(), 1.0)
