@@ -4,7 +4,8 @@
     python benchmarks/aap_dev.py --bi-encoder MODEL_DIR --cross-encoders NAME=CE_DIR [NAME=CE_DIR ...]
 
 For each bi-encoder: dense over the ontology names + memory (fold-0 train mentions), alone and fused with
-the tuned TF-IDF at weights (dense, TF-IDF) = (1, 0.25) and (1, 0.5); Acc@1 on fold-0 validation.
+the tuned TF-IDF at weights (dense, TF-IDF) = (1, 0.25) and (1, 0.5); Acc@1 on fold-0 validation, and
+for dense alone the seen / unseen mention split (is the mention's text among the fold-0 training mentions?).
 With ``--cross-encoders``: each cross-encoder reranks that bi-encoder's candidates (fused at (1, 0) and
 (1, 0.25)); printed is the best Acc@1 over rerank_linking.py's (top, weight) grid, and the (top, weight) giving it.
 """
@@ -21,7 +22,7 @@ from _harness import model_spec  # noqa: E402
 from dense_linking import CONFIGS, Run, aap_kb, aap_split, hybrid_config, score_rankings  # noqa: E402
 from rerank_linking import TOPS, WEIGHTS, Reranked  # noqa: E402
 
-from medlink.eval import load_dataset  # noqa: E402
+from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 from medlink.linking.memory import memory_from_datasets  # noqa: E402
@@ -40,11 +41,15 @@ def main() -> None:
     equivalent = equivalent_ids_from_kb(kb)
     validation = load_dataset(aap_split(0, "validation"))
     memory = memory_from_datasets(kb, [aap_split(0, "train")])
+    train = load_dataset(aap_split(0, "train"))
     if not args.cross_encoders:
         for spec in args.models:
             name, model = model_spec(spec)
             run = Run(Linker.build(kb, hybrid_config(model, CONFIGS / "askapatient_lexical.json"), memory), validation, equivalent)
             print(name, " | ".join(f"{w}: {run.evaluate(run.hybrid(w))['acc@1']:.4f}" for w in WEIGHTS_DENSE_TFIDF), flush=True)
+            split = evaluate_rankings(run.dense_only, validation, equivalent_ids=equivalent, train=train, records=False).subpopulations
+            print("  dense alone:", " | ".join(f"{group}: n {split[group]['n']}, Acc@1 {split[group]['acc@1']:.4f}"
+                                               for group in ("seen mention", "unseen mention")), flush=True)
         return
     if not args.bi_encoder:
         parser.error("--cross-encoders needs --bi-encoder")

@@ -15,7 +15,7 @@ from medlink.kb.store import KB  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 from medlink.rerank.cross_encoder import STAGE, CrossEncoderReranker, CrossParams, combine  # noqa: E402
-from medlink.training import trainer as trainer_module  # noqa: E402
+from medlink.training.run import CHECKPOINT  # noqa: E402
 from medlink.training.cross_trainer import CrossTrainConfig, retrieved_negatives, train_cross_encoder  # noqa: E402
 from medlink.training.examples import supervised_mentions  # noqa: E402
 
@@ -113,7 +113,7 @@ def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monk
     monkeypatch.setattr(CrossEncoder, "forward", interrupt_on_third)
     with pytest.raises(KeyboardInterrupt):
         train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, progress=False)
-    state = json.loads((tmp_path / "ce" / trainer_module.CHECKPOINT / "state.json").read_text())
+    state = json.loads((tmp_path / "ce" / CHECKPOINT / "state.json").read_text())
     assert state == {"epoch": 0, "step": 2, "history": []}
     monkeypatch.setattr(CrossEncoder, "forward", real)
     report = train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, resume=True, progress=False)

@@ -331,8 +331,8 @@ def train_cross_encoder_command(
     dev_mentions = list(dict.fromkeys(supervised_mentions(store, dev))) if dev else []
     retriever = None if candidates_model in (None, "default") else candidates_model
     depth = max(16, 2 * candidates)
-    negatives = retrieved_negatives(store, mentions, retriever, depth)
-    dev_negatives = retrieved_negatives(store, dev_mentions, retriever, depth) if dev_mentions else []
+    retrieved = retrieved_negatives(store, mentions + dev_mentions, retriever, depth)  # one index serves both
+    negatives, dev_negatives = retrieved[: len(mentions)], retrieved[len(mentions) :]
     config = CrossTrainConfig(epochs=epochs, batch_size=batch_size, candidates=candidates, learning_rate=learning_rate, seed=seed,
                               bf16=not no_bf16, concept_text=concept_text)
     report = train_cross_encoder(store, out, mentions, negatives, dev=dev_mentions, dev_negatives=dev_negatives, base_model=model,

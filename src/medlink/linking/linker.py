@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from medlink.core import Candidate, Mention
+from medlink.directories import replace_directory
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig, default_config
@@ -124,13 +125,7 @@ class Linker:
             if self.reranker is not None:
                 self.reranker.save(temporary / RERANKER_DIRS[type(self.reranker)])
             write_json(temporary / MANIFEST, self.manifest)  # last: a directory with a manifest is complete
-            if directory.exists():
-                old = directory.with_name(f".{directory.name}.{os.getpid()}.old")
-                os.replace(directory, old)
-                os.replace(temporary, directory)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(temporary, directory)
+            replace_directory(temporary, directory)
         except BaseException:
             shutil.rmtree(temporary, ignore_errors=True)
             raise

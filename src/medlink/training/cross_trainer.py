@@ -10,11 +10,8 @@ Checkpoints and ``resume`` work as for the bi-encoder.
 
 from __future__ import annotations
 
-import json
 import math
 import random
-import shutil
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
@@ -25,7 +22,7 @@ from medlink.encoders.cross import MAX_LENGTH, CrossEncoder
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.training.examples import ConceptNames
-from medlink.training.trainer import CHECKPOINT, TrainReport, atomic_checkpoint
+from medlink.training.run import TrainingRun, TrainReport
 
 
 @dataclass
@@ -95,8 +92,6 @@ def train_cross_encoder(
 ) -> TrainReport:
     """Train and save a cross-encoder folder at ``out`` (a ``cross-encoder`` reranker's ``model``)."""
     import torch
-    from tqdm import tqdm
-    from transformers import get_linear_schedule_with_warmup
 
     if config.concept_text not in ("name", "alias"):
         raise MedlinkError(f"concept text must be 'name' or 'alias', not {config.concept_text!r}")
@@ -110,61 +105,26 @@ def train_cross_encoder(
     if not examples:
         raise MedlinkError("no training mention has a gold concept in the KB")
     size = min(config.candidates, len(names))
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(config.seed)
-    checkpoint = out / CHECKPOINT
-    state = {"epoch": 0, "step": 0, "history": []}
-    resuming = resume and (checkpoint / "state.json").is_file()
-    if resuming:
-        state = json.loads((checkpoint / "state.json").read_text())
-    model = CrossEncoder(checkpoint if resuming else base_model, config.max_length, config.bf16)
+    run = TrainingRun(out, resume, config.seed, progress)
+    model = CrossEncoder(run.model_folder(base_model), config.max_length, config.bf16)
     steps_per_epoch = math.ceil(len(examples) / config.batch_size)
-    optimizer = torch.optim.AdamW(model.model.parameters(), lr=config.learning_rate)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup * steps_per_epoch * config.epochs), steps_per_epoch * config.epochs)
-    if resuming:
-        saved = torch.load(checkpoint / "trainer.pt", weights_only=False)
-        optimizer.load_state_dict(saved["optimizer"])
-        scheduler.load_state_dict(saved["scheduler"])
-    report = TrainReport(asdict(config), list(state["history"]), examples={"mentions": len(examples), "dev": len(dev), "group": size})
+    run.prepare(model, config.learning_rate, config.warmup, steps_per_epoch * config.epochs, asdict(config),
+                {"mentions": len(examples), "dev": len(dev), "group": size})
     all_concepts = list(names)
-    started = time.perf_counter()
-    for epoch in range(state["epoch"], config.epochs):
+    for epoch in run.epochs(config.epochs):
         rng = random.Random(config.seed + epoch)
         order = list(range(len(examples)))
         rng.shuffle(order)
         groups = [(examples[i][0], _group(examples[i][1], examples[i][2], size, all_concepts, rng)) for i in order]
         texts = [[rng.choice(aliases[c]) if aliases.get(c) else names[c] for c in group] for _, group in groups]
-        model.model.train()
-        losses = []
-        first_step = state["step"] if epoch == state["epoch"] else 0
-        bar = tqdm(total=steps_per_epoch, initial=first_step, desc=f"epoch {epoch + 1}/{config.epochs}", disable=not progress)
-        for step in range(first_step, steps_per_epoch):
+
+        def step_loss(step: int):
             rows = slice(step * config.batch_size, (step + 1) * config.batch_size)
             batch = groups[rows]
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
                 scores = model.forward([text for text, group in batch for _ in group], [t for row in texts[rows] for t in row])
-            loss = torch.nn.functional.cross_entropy(scores.view(len(batch), size), torch.zeros(len(batch), dtype=torch.long))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            losses.append(loss.item())
-            bar.update(1)
-            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}")
-            if (step + 1) % config.checkpoint_every == 0:
-                atomic_checkpoint(model, optimizer, scheduler, {"epoch": epoch, "step": step + 1, "history": report.epochs}, out)
-        bar.close()
-        record = {"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else None, "steps": len(losses),
-                  "dev_acc@1": dev_accuracy(model, names, dev, dev_negatives, size), "seconds": time.perf_counter() - started}
-        report.epochs.append(record)
-        if progress:
-            print(json.dumps(record), flush=True)
-        atomic_checkpoint(model, optimizer, scheduler, {"epoch": epoch + 1, "step": 0, "history": report.epochs}, out)
-    report.seconds = time.perf_counter() - started
-    model.save(out)
-    (out / "training.json").write_text(json.dumps({**asdict(report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
-                                                   "base_model": str(base_model) if base_model else "default", "kind": "cross-encoder"}, indent=2))
-    shutil.rmtree(checkpoint, ignore_errors=True)
-    return report
+            return torch.nn.functional.cross_entropy(scores.view(len(batch), size), torch.zeros(len(batch), dtype=torch.long))
+
+        losses = run.train_epoch(epoch, config.epochs, steps_per_epoch, step_loss, config.checkpoint_every)
+        run.end_epoch(epoch, losses, dev_accuracy(model, names, dev, dev_negatives, size))
+    return run.finish(kb, base_model, kind="cross-encoder")

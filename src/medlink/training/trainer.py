@@ -11,13 +11,9 @@ Checkpoints (model, optimizer, scheduler, position) are written atomically every
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import random
-import shutil
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from itertools import cycle
 from pathlib import Path
 
@@ -28,8 +24,7 @@ from medlink.kb.store import KB
 from medlink.training.examples import ConceptNames, Example, mentions_by_concept, sample_examples
 from medlink.training.losses import contrastive_loss
 from medlink.training.negatives import NameIndex, hard_negatives
-
-CHECKPOINT = "checkpoint"
+from medlink.training.run import TrainingRun, TrainReport
 
 
 @dataclass
@@ -49,34 +44,6 @@ class TrainConfig:
     max_length: int = 32
     checkpoint_every: int = 100
     max_steps_per_epoch: int | None = None
-
-
-@dataclass
-class TrainReport:
-    config: dict
-    epochs: list[dict] = field(default_factory=list)
-    seconds: float = 0.0
-    examples: dict = field(default_factory=dict)
-
-
-def atomic_checkpoint(encoder, optimizer, scheduler, state: dict, out: Path) -> None:
-    """Model (anything with ``save(dir)``), optimizer, scheduler and position, swapped in whole."""
-    import torch
-
-    temporary = out / f".{CHECKPOINT}.tmp"
-    shutil.rmtree(temporary, ignore_errors=True)
-    encoder.save(temporary)
-    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, temporary / "trainer.pt")
-    (temporary / "state.json").write_text(json.dumps(state))
-    final = out / CHECKPOINT
-    if final.exists():
-        old = out / f".{CHECKPOINT}.old"
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(final, old)
-        os.replace(temporary, final)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(temporary, final)
 
 
 def _batches(examples: list[Example], size: int) -> list[list[Example]]:
@@ -104,19 +71,8 @@ def train_bi_encoder(
     progress: bool = True,
 ) -> TrainReport:
     """Train and save a model folder at ``out`` (usable as a dense generator's ``model``)."""
-    import torch
-    from tqdm import tqdm
-    from transformers import get_linear_schedule_with_warmup
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(config.seed)
-    checkpoint = out / CHECKPOINT
-    state = {"epoch": 0, "step": 0, "history": []}
-    resuming = resume and (checkpoint / "state.json").is_file()
-    if resuming:
-        state = json.loads((checkpoint / "state.json").read_text())
-    encoder = Encoder(checkpoint if resuming else base_model, config.pooling, config.max_length, bf16=config.bf16)
+    run = TrainingRun(out, resume, config.seed, progress)
+    encoder = Encoder(run.model_folder(base_model), config.pooling, config.max_length, bf16=config.bf16)
     names = ConceptNames.from_kb(kb)
     mentions, kg_examples = list(mentions), list(kg_examples)
     if config.distinct_mentions:
@@ -125,16 +81,10 @@ def train_bi_encoder(
     steps_per_epoch = max(1, math.ceil(primary_count / config.batch_size))
     if config.max_steps_per_epoch:
         steps_per_epoch = min(steps_per_epoch, config.max_steps_per_epoch)
-    optimizer = torch.optim.AdamW(encoder.model.parameters(), lr=config.learning_rate)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup * steps_per_epoch * config.epochs), steps_per_epoch * config.epochs)
-    if resuming:
-        saved = torch.load(checkpoint / "trainer.pt", weights_only=False)
-        optimizer.load_state_dict(saved["optimizer"])
-        scheduler.load_state_dict(saved["scheduler"])
-    report = TrainReport(asdict(config), list(state["history"]), examples={"mentions": len(mentions), "kg_pairs": len(kg_examples), "dev": len(dev)})
-    started = time.perf_counter()
+    run.prepare(encoder, config.learning_rate, config.warmup, steps_per_epoch * config.epochs, asdict(config),
+                {"mentions": len(mentions), "kg_pairs": len(kg_examples), "dev": len(dev)})
     index: NameIndex | None = None
-    for epoch in range(state["epoch"], config.epochs):
+    for epoch in run.epochs(config.epochs):
         rng = random.Random(config.seed + epoch)
         other_mentions = mentions_by_concept(mentions) if config.mention_positives else None
         primary = sample_examples(mentions, names, rng, other_mentions) if mentions else list(kg_examples)
@@ -148,41 +98,17 @@ def train_bi_encoder(
         index = None  # the model changes from here on
         batches = _batches(primary, config.batch_size)[:steps_per_epoch]
         auxiliary_batches = cycle(_batches(auxiliary, config.batch_size)) if len(auxiliary) > 1 else None
-        encoder.model.train()
-        losses = []
-        first_step = state["step"] if epoch == state["epoch"] else 0
-        bar = tqdm(total=len(batches), initial=first_step, desc=f"epoch {epoch + 1}/{config.epochs}", disable=not progress)
-        for step, batch in enumerate(batches):
-            if step < first_step:
-                continue
-            loss = _batch_loss(encoder, batch, negatives, config)
+
+        def step_loss(step: int):
+            loss = _batch_loss(encoder, batches[step], negatives, config)
             if auxiliary_batches is not None:
                 loss = loss + config.kg_weight * _batch_loss(encoder, next(auxiliary_batches), None, config)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(encoder.model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            losses.append(loss.item())
-            bar.update(1)
-            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}")
-            if (step + 1) % config.checkpoint_every == 0:
-                atomic_checkpoint(encoder, optimizer, scheduler, {"epoch": epoch, "step": step + 1, "history": report.epochs}, out)
-        bar.close()
-        encoder.model.eval()
+            return loss
+
+        losses = run.train_epoch(epoch, config.epochs, len(batches), step_loss, config.checkpoint_every)
         index = NameIndex(encoder, names, progress=progress) if (dev or config.hard_negatives) else None
-        record = {"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else None, "steps": len(losses),
-                  "dev_acc@1": dev_accuracy(encoder, index, list(dev)) if index else None, "seconds": time.perf_counter() - started}
-        report.epochs.append(record)
-        if progress:
-            print(json.dumps(record), flush=True)
-        atomic_checkpoint(encoder, optimizer, scheduler, {"epoch": epoch + 1, "step": 0, "history": report.epochs}, out)
-    report.seconds = time.perf_counter() - started
-    encoder.save(out)
-    (out / "training.json").write_text(json.dumps({**asdict(report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
-                                                   "base_model": str(base_model) if base_model else "default"}, indent=2))
-    shutil.rmtree(checkpoint, ignore_errors=True)
-    return report
+        run.end_epoch(epoch, losses, dev_accuracy(encoder, index, list(dev)) if index else None)
+    return run.finish(kb, base_model)
 
 
 def _batch_loss(encoder: Encoder, batch: list[Example], negatives: dict | None, config: TrainConfig):
