@@ -2,12 +2,15 @@
 
     python benchmarks/aap_dev.py NAME=MODEL_DIR [NAME=MODEL_DIR ...]   (MODEL_DIR 'default' = packaged MiniLM)
     python benchmarks/aap_dev.py --bi-encoder MODEL_DIR --cross-encoders NAME=CE_DIR [NAME=CE_DIR ...]
+    python benchmarks/aap_dev.py --fuse NAME=MODEL_DIR NAME=MODEL_DIR [...]
 
 For each bi-encoder: dense over the ontology names + memory (fold-0 train mentions), alone and fused with
 the tuned TF-IDF at weights (dense, TF-IDF) = (1, 0.25) and (1, 0.5); Acc@1 on fold-0 validation, and
 for dense alone the seen / unseen mention split (is the mention's text among the fold-0 training mentions?).
 With ``--cross-encoders``: each cross-encoder reranks that bi-encoder's candidates (fused at (1, 0) and
 (1, 0.25)); printed is the best Acc@1 over rerank_linking.py's (top, weight) grid, and the (top, weight) giving it.
+With ``--fuse``: the bi-encoders fused, over dense_ensemble.py's weight grid (first model 1; the others and
+TF-IDF vary), Acc@1 per setting: does a second model add anything?
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import model_spec  # noqa: E402
+from dense_ensemble import ensemble_config, evaluate, weight_grid  # noqa: E402
 from dense_linking import CONFIGS, Run, aap_kb, aap_split, hybrid_config, score_rankings  # noqa: E402
 from rerank_linking import TOPS, WEIGHTS, Reranked  # noqa: E402
 
@@ -36,12 +40,19 @@ def main() -> None:
     parser.add_argument("models", nargs="+", help="NAME=DIR: bi-encoders, or cross-encoders with --cross-encoders")
     parser.add_argument("--bi-encoder", default=None, help="the bi-encoder whose candidates the cross-encoders rerank")
     parser.add_argument("--cross-encoders", action="store_true")
+    parser.add_argument("--fuse", action="store_true", help="fuse the bi-encoders (two or more) and print every weight setting")
     args = parser.parse_args()
     kb = aap_kb(Path(tempfile.gettempdir()) / "medlink-bench")
     equivalent = equivalent_ids_from_kb(kb)
     validation = load_dataset(aap_split(0, "validation"))
     memory = memory_from_datasets(kb, [aap_split(0, "train")])
     train = load_dataset(aap_split(0, "train"))
+    if args.fuse:
+        models = dict(model_spec(spec) for spec in args.models)
+        linker = Linker.build(kb, ensemble_config(models, CONFIGS / "askapatient_lexical.json"), memory)
+        for weights in weight_grid(list(models)):
+            print(weights, f"{evaluate(linker, validation, equivalent, weights)['acc@1']:.4f}", flush=True)
+        return
     if not args.cross_encoders:
         for spec in args.models:
             name, model = model_spec(spec)

@@ -20,12 +20,15 @@ def json_lines(text):
 
 
 def test_link_arguments_json(index_dir):
-    out = json_lines(medlink("link", "--index", index_dir, "--json", "--k", "2", "colorectal cancer", "").stdout)
+    result = medlink("link", "--index", index_dir, "--json", "--k", "2", "colorectal cancer", "", "?!")
+    out = json_lines(result.stdout)
     assert out[0]["mention"] == "colorectal cancer"
     best = out[0]["candidates"][0]
     assert (best["id"], best["name"], best["matched"]) == ("D015179", "colorectal neoplasms", "colorectal cancer")
     assert set(best["scores"]) == {"exact", "tfidf", "bm25"} and len(out[0]["candidates"]) == 2
     assert out[1] == {"mention": "", "candidates": [], "error": "empty mention"}
+    assert out[2]["candidates"] == [] and "only punctuation" in out[2]["error"]
+    assert "2 mention(s) not linked" in result.stderr
 
 
 def test_link_reads_stdin_and_files(index_dir, tmp_path):
@@ -71,6 +74,17 @@ def test_eval_json_and_report_files(index_dir, tmp_path):
     assert (out_dir / "subpopulations.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out_dir / "report.md").read_text().startswith("|")
     assert sum(1 for _ in open(out_dir / "records.jsonl")) == report["n"]
+
+
+def test_eval_refuses_a_kb_other_than_the_index_s(index_dir, tmp_path):
+    from tests.conftest import FIXTURES
+
+    dictionary = tmp_path / "dictionary.txt"
+    dictionary.write_text((FIXTURES / "eval" / "dictionary.txt").read_text() + "D999999||made up disease\n")
+    medlink("kb", "build", tmp_path / "other.sqlite", f"biosyn:{dictionary}", "-q")
+    result = medlink("eval", "--index", index_dir, "--dataset", f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}",
+                     "--kb", tmp_path / "other.sqlite", check=False)
+    assert result.returncode == 2 and "built from a KB with checksum" in result.stderr and "medlink index build" in result.stderr
 
 
 def test_default_index_links_out_of_the_box():

@@ -124,6 +124,35 @@ def test_model_folder_without_weights_names_the_missing_file(kb, model_copy):
         Linker.build(kb, config(model=str(model_copy)))
 
 
+@pytest.mark.parametrize("damage", ["config without model_type", "truncated weights", "junk tokenizer"])
+def test_broken_model_folder_is_a_clear_error_not_a_traceback(kb, model_copy, damage):
+    if damage == "config without model_type":
+        config_file = model_copy / "config.json"
+        config_file.write_text(json.dumps({k: v for k, v in json.loads(config_file.read_text()).items() if k != "model_type"}))
+        expected = "cannot load the (tokenizer|model)"
+    elif damage == "truncated weights":
+        weights = model_copy / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[:1000])
+        expected = "cannot load the model"
+    else:
+        (model_copy / "tokenizer.json").write_text("not a tokenizer")
+        expected = "cannot load the tokenizer"
+    with pytest.raises(MedlinkError, match=rf"{model_copy}.*{expected}.*Hugging Face transformer folder"):
+        Linker.build(kb, config(model=str(model_copy)))
+
+
+def test_bpe_tokenizer_files_count_as_a_tokenizer_but_need_merges(model_copy):
+    from medlink.encoders.transformer import check_model_dir
+
+    for name in ("tokenizer.json", "vocab.txt"):
+        (model_copy / name).unlink(missing_ok=True)
+    (model_copy / "vocab.json").write_text("{}")
+    with pytest.raises(MedlinkError, match="merges.txt is missing"):
+        check_model_dir(model_copy)
+    (model_copy / "merges.txt").write_text("#version: 0.2\n")
+    check_model_dir(model_copy)  # complete as far as files go
+
+
 def test_changed_or_missing_model_is_refused_at_load(kb, model_copy, tmp_path):
     Linker.build(kb, config(model=str(model_copy))).save(tmp_path / "idx")
     Linker.load(tmp_path / "idx", kb)  # unchanged: fine
@@ -224,6 +253,51 @@ def test_bf16_encoding_follows_the_training_weights():
     assert not np.allclose(changed, fast, atol=1e-3)
     encoder.bf16 = False  # the float32 weights themselves
     assert np.all(np.sum(changed * encoder.encode(texts), axis=1) > 0.999)
+
+
+def test_cls_pooling_takes_the_first_token_s_state():
+    import torch
+
+    cls = Encoder(pooling="cls", bf16=False)
+    vectors = cls.encode(["heart attack", "chest pain"])
+    with torch.no_grad():
+        states = cls.model(**cls.tokenizer(["heart attack", "chest pain"], return_tensors="pt", padding=True)).last_hidden_state
+    expected = torch.nn.functional.normalize(states[:, 0], dim=-1).numpy()
+    assert np.allclose(vectors, expected, atol=1e-5)
+    assert not np.allclose(vectors, Encoder(bf16=False).encode(["heart attack", "chest pain"]), atol=1e-2)  # not mean pooling
+
+
+def test_a_failed_save_leaves_the_previous_index_intact(kb, tmp_path, monkeypatch):
+    linker = Linker.build(kb, config())
+    target = linker.save(tmp_path / "index")
+    before = (target / "manifest.json").read_bytes()
+
+    def disk_full(self, directory):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(dense.DenseGenerator, "save", disk_full)
+    with pytest.raises(OSError, match="No space"):
+        linker.save(target)
+    assert (target / "manifest.json").read_bytes() == before and Linker.load(target).link(["colon cancer"], k=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]  # no half-written temporary directory left behind
+
+
+def test_knn_reranker_in_a_linker_votes_saves_and_needs_a_memory(kb, tmp_path):
+    from medlink.linking.memory import memory_from_datasets
+    from tests.conftest import FIXTURES
+
+    knn = LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb+memory", "params": {}}],
+                                  "reranker": {"type": "knn", "generator": "dense", "k": 4, "lambda_": 0.5, "beta1": 0.05, "beta2": 0.05}})
+    with pytest.raises(MedlinkError, match="--memory"):
+        Linker.build(kb, knn)
+    linker = Linker.build(kb, knn, memory_from_datasets(kb, [f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}"]))
+    best = linker.link(["acth deficiency"], k=3)[0][0]
+    assert best.concept_id in ("201400", "C535668") and "knn" in best.scores_by_stage
+    assert {"neighbour": "acth deficiency", "concept": best.concept_id, "similarity": 1.0} in best.evidence  # the training mention that voted
+    linker.save(tmp_path / "knn-index")
+    loaded = Linker.load(tmp_path / "knn-index")
+    again = loaded.link(["acth deficiency"], k=3)[0]
+    assert [(c.concept_id, round(c.score, 5)) for c in again] == [(c.concept_id, round(c.score, 5)) for c in linker.link(["acth deficiency"], k=3)[0]]
 
 
 def test_two_dense_generators_fuse_save_and_load(kb, tmp_path):

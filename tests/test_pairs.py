@@ -300,6 +300,12 @@ def test_read_pairs_reports_file_and_line(tmp_path):
     assert error.value.line == 1 and "no_header.tsv:1" in str(error.value) and "header" in str(error.value)
     with pytest.raises(MedlinkError, match="not found"):
         read_pairs(tmp_path / "missing.tsv")
+    latin1 = tmp_path / "latin1.tsv"
+    good = (FIXTURES / "pairs" / "bad_columns.tsv").read_bytes().split(b"\n")[:2]
+    latin1.write_bytes(b"\n".join([*good, "syn\tna\u00efve\tx\tC1\tC1\tsyn\t1".encode("latin-1")]) + b"\n")
+    with pytest.raises(InputFormatError) as error:
+        read_pairs(latin1)
+    assert error.value.line == 3 and "latin1.tsv:3" in str(error.value) and "UTF-8" in str(error.value)
 
 
 # -- real KBs -------------------------------------------------------------------------------------

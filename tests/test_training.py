@@ -81,6 +81,27 @@ def test_kg_pairs_alone_train_zero_shot(kb, tmp_path):
     assert report.examples == {"mentions": 0, "kg_pairs": len(pairs), "dev": 0} and report.epochs[0]["steps"] >= 1
 
 
+def test_kg_pairs_with_mentions_add_an_auxiliary_batch_at_every_step(kb, mentions, tmp_path, monkeypatch):
+    names = ConceptNames.from_kb(kb)
+    pairs = [Example(a, b, cid, cid) for cid, ns in names.names.items() for a, b in zip(ns, ns[1:])]
+    calls = []
+    real = trainer_module._batch_loss
+
+    def spy(encoder, batch, negatives, config):
+        calls.append(({e.anchor for e in batch}, negatives is None))
+        return real(encoder, batch, negatives, config)
+
+    monkeypatch.setattr(trainer_module, "_batch_loss", spy)
+    report = train_bi_encoder(kb, tmp_path / "aux", mentions=mentions, kg_examples=pairs,
+                              config=TrainConfig(epochs=1, batch_size=2, hard_negatives=1), progress=False)
+    steps = report.epochs[0]["steps"]
+    assert report.examples == {"mentions": len(mentions), "kg_pairs": len(pairs), "dev": 0}
+    assert len(calls) == 2 * steps  # one supervised batch, then one KG batch, per step
+    mention_texts, kg_texts = {text for text, _ in mentions}, {e.anchor for e in pairs}
+    assert all(anchors <= mention_texts and not plain for anchors, plain in calls[0::2])  # with hard negatives
+    assert all(anchors <= kg_texts and plain for anchors, plain in calls[1::2])  # in-batch negatives only
+
+
 def test_mention_positives_draw_from_names_and_other_mentions():
     import random
 

@@ -31,11 +31,20 @@ def kb_build(
     sources: List[str] = typer.Argument(..., help="FORMAT[=PREFIX]:PATH ... formats: biosyn obo icd10cm umls snomed mesh jsonl tsv default"),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed lines (counted and reported) instead of failing."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    keep: str = typer.Option("", "--keep-punctuation", help="Punctuation characters that normalisation keeps (e.g. '+' for 'HER2+')."),
+    keep_case: bool = typer.Option(False, "--keep-case", help="Do not case-fold names and mentions (e.g. to tell 'AIDS' from 'aids')."),
+    no_nfkc: bool = typer.Option(False, "--no-nfkc", help="Skip Unicode NFKC normalisation."),
 ) -> None:
-    """Build a KB from one or more sources (several make a composite KB with namespaced ids)."""
-    from medlink.kb.build import build_kb
+    """Build a KB from one or more sources (several make a composite KB with namespaced ids).
 
-    report = build_kb(out, sources, skip_invalid=skip_invalid, progress=not quiet)
+    The normalisation chosen here is recorded in the KB; every index and lookup over it normalises
+    mentions the same way.
+    """
+    from medlink.kb.build import build_kb
+    from medlink.text.normalize import Normalizer
+
+    normalizer = Normalizer(nfkc=not no_nfkc, casefold=not keep_case, keep=keep)
+    report = build_kb(out, sources, skip_invalid=skip_invalid, progress=not quiet, normalizer=normalizer)
     for source, count in report.records.items():
         typer.echo(f"{source}: {count:,} records", err=True)
     finish = report.finish
@@ -188,10 +197,12 @@ def link(
         if input_path is None and sys.stdin.isatty():
             _fail("no mentions: give them as arguments, with --input FILE, or on stdin")
         stream = read_mentions(input_path, input_format or guess_format(input_path), column)
+    errors = 0
     while batch := list(islice(stream, batch_size)):
         results = linker.link(batch, k=k, generators=selected)
         for text, candidates in zip(batch, results):
-            error = "empty mention" if not text.strip() else None
+            error = mention_error(text, linker.normalize)
+            errors += error is not None
             if as_json:
                 payload = {"mention": text, "candidates": [_candidate_json(c) for c in candidates]}
                 if error:
@@ -204,6 +215,17 @@ def link(
             else:
                 for rank, c in enumerate(candidates, 1):
                     typer.echo(f"{text}\t{rank}\t{c.concept_id}\t{c.name}\t{c.score:.3f}\t(matched '{c.matched_name}')")
+    if errors:
+        typer.echo(f"{errors} mention(s) not linked: empty or nothing left after normalisation (marked 'error' in the output)", err=True)
+
+
+def mention_error(text: str, normalize) -> str | None:
+    """Why a mention cannot be linked, or None: reported per item rather than failing the batch."""
+    if not text.strip():
+        return "empty mention"
+    if not normalize(text):
+        return "nothing to link after normalisation (only punctuation or symbols)"
+    return None
 
 
 @app.command("eval")
@@ -225,8 +247,13 @@ def evaluate_command(
     from medlink.linking.linker import Linker
 
     directory = resolve_index(index)
-    linker = Linker.load(directory)
-    store = KB.open(kb or linker.manifest["kb"]["path"])
+    store = KB.open(kb) if kb else None
+    linker = Linker.load(directory, store)  # a --kb other than the index's is refused here
+    if store is None:
+        recorded = Path(linker.manifest["kb"]["path"])
+        if not recorded.is_file():
+            raise MedlinkError(f"the KB this index was built from ({recorded}) is not there; give it with --kb (evaluation needs its ids)")
+        store = KB.open(recorded)
     mentions = load_dataset(dataset)
     train_mentions = [m for spec in train for m in load_dataset(spec)] or None
     selected = generators.split(",") if generators else None

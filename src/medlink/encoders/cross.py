@@ -19,7 +19,7 @@ import numpy as np
 
 from medlink.encoders.batching import length_sorted_batches
 from medlink.encoders.precision import Bf16Copy
-from medlink.encoders.transformer import check_model_dir, default_model_dir, model_fingerprint
+from medlink.encoders.transformer import check_model_dir, default_model_dir, load_pretrained, model_fingerprint
 from medlink.errors import MedlinkError
 
 SCORE_BATCH = 128
@@ -52,8 +52,8 @@ class CrossEncoder:
         self.path = path
         self.max_length = max_length
         self.bf16 = bf16
-        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self.model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, local_files_only=True)
+        self.tokenizer = load_pretrained(path, "tokenizer", AutoTokenizer.from_pretrained)
+        self.model = load_pretrained(path, "model", AutoModelForSequenceClassification.from_pretrained, num_labels=1)
         if self.model.config.num_labels != 1:
             raise MedlinkError(f"{path}: a cross-encoder needs one output score, this model has {self.model.config.num_labels} labels")
         self.model.eval()

@@ -28,7 +28,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # medlink shows its own progress
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
-TOKENIZER_FILES = ("tokenizer.json", "vocab.txt")
+# Any one of these is a tokenizer: fast (tokenizer.json), WordPiece, BPE (vocab.json + merges.txt), SentencePiece.
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model")
 POOLINGS = ("mean", "cls")
 ENCODE_BATCH = 128  # texts per forward pass: as fast as 256 on two cores, faster than 64 (BENCHMARKS.md dense_speed)
 
@@ -51,6 +52,23 @@ def check_model_dir(path: Path) -> None:
         raise MedlinkError(f"{path}: no model weights ({' or '.join(WEIGHT_FILES)} is missing)")
     if not any((path / name).is_file() for name in TOKENIZER_FILES):
         raise MedlinkError(f"{path}: no tokenizer ({' or '.join(TOKENIZER_FILES)} is missing)")
+    if (path / "vocab.json").is_file() and not (path / "tokenizer.json").is_file() and not (path / "merges.txt").is_file():
+        raise MedlinkError(f"{path}: a BPE tokenizer needs merges.txt next to vocab.json (merges.txt is missing)")
+
+
+def load_pretrained(path: Path, what: str, load, **options):
+    """``load(path, local_files_only=True, **options)``, with a broken folder reported as a MedlinkError naming it.
+
+    check_model_dir catches missing files; this catches files that exist but are not what they
+    claim (a config without ``model_type``, truncated weights, a junk tokenizer), which
+    transformers reports with assorted exception types and long tracebacks.
+    """
+    try:
+        return load(path, local_files_only=True, **options)
+    except Exception as error:  # noqa: BLE001 - transformers/safetensors raise OSError, ValueError, KeyError, SafetensorError...
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        raise MedlinkError(f"{path}: cannot load the {what} ({reason}); expected a Hugging Face transformer folder "
+                           "(config.json with a model_type, complete weights, tokenizer files)") from error
 
 
 def model_fingerprint(path: Path) -> str:
@@ -100,8 +118,8 @@ class Encoder:
         self.pooling = pooling
         self.max_length = max_length
         self.bf16 = bf16
-        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self.model = AutoModel.from_pretrained(path, local_files_only=True)
+        self.tokenizer = load_pretrained(path, "tokenizer", AutoTokenizer.from_pretrained)
+        self.model = load_pretrained(path, "model", AutoModel.from_pretrained)
         self.model.eval()
         self.dimension = int(self.model.config.hidden_size)
         self._bf16_copy = Bf16Copy()

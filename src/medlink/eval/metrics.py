@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 ACC_KS: tuple[int, ...] = (1, 5)
-RECALL_KS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+RECALL_KS: tuple[int, ...] = (1, 2, 4, 8, 16, 25, 32, 64)  # 25: paper 000 reports R@1 and R@25
 NOT_FOUND = math.inf
 
 EquivalentIds = Mapping[str, frozenset[str] | set[str]]

@@ -96,10 +96,13 @@ class Linker:
                                                              generator.params, descriptions)
         manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
         manifest["tables"] = sources
+        if config.reranker and config.reranker["type"] == "knn" and not has_memory:
+            raise MedlinkError("the kNN reranker votes with training mentions, and this index has none: give a mention memory "
+                               "(medlink index build --memory FORMAT:PATH) or remove the reranker from the config")
         reranker = None
         if config.reranker and config.reranker["type"] == "cross-encoder":
             reranker = CrossEncoderReranker.build(config.reranker)
-        elif config.reranker and has_memory:
+        elif config.reranker:
             settings = {key: value for key, value in config.reranker.items() if key in ("k", "lambda_", "beta1", "beta2")}
             encoder = generators[config.reranker["generator"]].encoder
             reranker = KnnReranker.build(encoder, [(kb.normalize(text), concept) for text, concept in memory.pairs], KnnParams(**settings))

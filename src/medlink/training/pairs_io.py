@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from medlink.errors import InputFormatError, MissingInputError
+from medlink.kb.readers._io import decoded_lines
 
 PAIR_COLUMNS = ("task", "left", "right", "left_id", "right_id", "left_kind", "right_kind")
 NEGATIVE_COLUMNS = ("split", "left_id", "right_id", "relation", "left", "right")
@@ -85,18 +86,17 @@ def _read_rows(path: Path | str, columns: tuple[str, ...]) -> Iterator[tuple[int
     path = Path(path)
     if not path.is_file():
         raise MissingInputError(f"pairs file not found: {path}")
-    with open(path, encoding="utf-8", newline="\n") as lines:
-        header = lines.readline().rstrip("\r\n")
-        if header.split("\t") != list(columns):
-            raise InputFormatError(path, 1, f"expected the header {' '.join(columns)!r} (tab-separated), found {header[:80]!r}")
-        for lineno, line in enumerate(lines, 2):
-            line = line.rstrip("\r\n")
-            if not line:
-                continue
-            fields = line.split("\t")
-            if len(fields) != len(columns):
-                raise InputFormatError(path, lineno, f"expected {len(columns)} tab-separated columns ({', '.join(columns)}), found {len(fields)}")
-            yield lineno, fields
+    lines = decoded_lines(path, None)  # a line that is not UTF-8 fails with the file and line
+    first = next(lines, (1, ""))[1]
+    if first.split("\t") != list(columns):
+        raise InputFormatError(path, 1, f"expected the header {' '.join(columns)!r} (tab-separated), found {first[:80]!r}")
+    for lineno, line in lines:
+        if not line:
+            continue
+        fields = line.split("\t")
+        if len(fields) != len(columns):
+            raise InputFormatError(path, lineno, f"expected {len(columns)} tab-separated columns ({', '.join(columns)}), found {len(fields)}")
+        yield lineno, fields
 
 
 def read_pairs(path: Path | str) -> list[Pair]:

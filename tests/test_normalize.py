@@ -1,0 +1,24 @@
+"""The shared normaliser: names and mentions must meet at the same key."""
+
+from medlink.text.normalize import Normalizer, normalize
+
+
+def test_defaults_fold_case_width_punctuation_and_spaces():
+    assert normalize("  Crohn's   Disease ") == "crohn s disease"
+    assert normalize("ＨＥＲ２－positive") == "her2 positive"  # full-width letters and minus: NFKC, then the hyphen becomes a space
+    assert normalize("Sjögren\u2013Larsson") == normalize("SJÖGREN-LARSSON") == "sjögren larsson"
+    assert normalize("ﬁbrosis") == "fibrosis"  # the "fi" ligature
+    assert normalize("?!") == ""
+
+
+def test_keep_preserves_chosen_punctuation_only():
+    keep_plus = Normalizer(keep="+")
+    assert keep_plus("HER2+ (breast)") == "her2+ breast"
+    assert keep_plus("HER2-") == "her2"
+
+
+def test_switches_turn_steps_off_and_round_trip_through_the_signature():
+    raw = Normalizer(nfkc=False, casefold=False, strip_punctuation=False)
+    assert raw("ＡIDS, type-2") == "ＡIDS, type-2"
+    restored = Normalizer.from_signature(Normalizer(casefold=False, keep="+").signature)
+    assert restored == Normalizer(casefold=False, keep="+") and restored("AIDS+") == "AIDS+"
