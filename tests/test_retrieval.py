@@ -60,6 +60,15 @@ def test_equal_scores_rank_the_most_frequent_meaning_first():
         assert ids(generator.search(["heart attack"], k=2)[0]) == ["D002", "D001"]
 
 
+def test_a_shared_name_seen_equally_often_goes_to_the_concept_with_more_names():
+    names = NAMES + [("acute heart attack", "D002", KB_ORIGIN), ("cardiac infarct", "D002", KB_ORIGIN)]  # D002: 3 names, D001: 2
+    table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
+    for generator in (ExactGenerator.build(table, CONCEPTS), TfidfGenerator.build(table, CONCEPTS), BM25Generator.build(table, CONCEPTS)):
+        assert ids(generator.search(["heart attack"], k=2)[0]) == ["D002", "D001"]
+    more_often = NameTable.build(names + [("heart attack", "D001", MEMORY_ORIGIN)], {c: i for i, c in enumerate(CONCEPTS)}, normalize)
+    assert ids(ExactGenerator.build(more_often, CONCEPTS).search(["heart attack"], k=2)[0]) == ["D001", "D002"]  # the count comes first
+
+
 def test_tfidf_ranks_closest_name_and_aggregates_aliases(table, tmp_path):
     generator = TfidfGenerator.build(table, CONCEPTS)
     result = generator.search(["cardiac failures", "myocardial infarct", "diabetes type 2"], k=3)

@@ -47,7 +47,7 @@ class GeneratorBase:
 
     def _concept_hits(self, query: np.ndarray, key: np.ndarray, score: np.ndarray, stage: int, n_queries: int, k: int) -> Hits:
         return from_key_hits(query, key.astype(np.int64), score, self.table.indptr, self.table.concept_index,
-                             self.table.counts, stage, n_queries, k)
+                             self.table.priors, stage, n_queries, k)
 
 
 # type name -> "module:Class" under medlink.retrieval; each class has

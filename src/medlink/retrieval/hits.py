@@ -4,7 +4,8 @@ concept aggregation, fusion and top-k never loop over candidates in Python.
 Query ``i`` owns the slice ``indptr[i]:indptr[i+1]`` of every array, best first. ``concepts``
 are positions in the linker's concept list, ``keys`` the alias-table row that earned the score
 ``stages`` which generator produced it (after fusion: the stage that contributed most) and
-``priors`` how often that alias meant that concept (breaks ties between equal scores).
+``priors`` how often that alias meant that concept, then how many names the concept has
+(NameTable.priors; they break ties between equal scores).
 ``Candidate`` objects are only made for the final top-k.
 """
 
@@ -46,8 +47,8 @@ def ranked(query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.nd
            n_queries: int, k: int) -> Hits:
     """Keep each (query, concept)'s best hit (max over aliases), then the top ``k`` per query.
 
-    Equal scores rank by prior (how often the alias meant the concept), then by concept
-    position, which follows concept id order: results are deterministic.
+    Equal scores rank by prior (how often the alias meant the concept, then how many names the
+    concept has), then by concept position, which follows concept id order: results are deterministic.
     """
     if len(query) == 0:
         return Hits.empty(n_queries)
@@ -71,7 +72,7 @@ def ranked(query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.nd
 
 
 def from_key_hits(query: np.ndarray, key: np.ndarray, score: np.ndarray, table_indptr: np.ndarray, table_concepts: np.ndarray,
-                  table_counts: np.ndarray, stage: int, n_queries: int, k: int) -> Hits:
+                  table_priors: np.ndarray, stage: int, n_queries: int, k: int) -> Hits:
     """Alias-level hits -> concept-level hits: each key expands to the concepts it names (max per concept)."""
     counts = table_indptr[key + 1] - table_indptr[key]
     expanded_query = np.repeat(query, counts)
@@ -82,7 +83,7 @@ def from_key_hits(query: np.ndarray, key: np.ndarray, score: np.ndarray, table_i
     offset = np.arange(len(expanded_key)) - np.repeat(np.cumsum(counts) - counts, counts)
     position = run_start + offset
     return ranked(expanded_query, table_concepts[position], expanded_score, expanded_key, np.full(len(position), stage, np.int8),
-                  table_counts[position].astype(np.float32), n_queries, k)
+                  table_priors[position].astype(np.float32), n_queries, k)
 
 
 def top_k(hits: Hits, k: int) -> Hits:

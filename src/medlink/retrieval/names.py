@@ -5,8 +5,11 @@ ids), or both. Keys are unique normalised strings, so "Heart attack" and "heart-
 row; a key may name several concepts. Searching happens over keys; ``concepts_of`` turns a key
 hit into concept hits (aggregated later by max). Each (key, concept) pair counts how often it
 was seen (KB names + training mentions): when a key names several concepts ("pain" in a
-social-media memory), the most frequently meant concept ranks first. Origins are kept per key
-so evidence can say whether a KB name or a training mention matched.
+social-media memory), the most frequently meant concept ranks first; when that is equal too
+(one KB name shared by two concepts), the concept with more names in the table does: a cheap
+prior that broad, often-named concepts are the likelier meaning (NCBI dev: +3 mentions for the
+tuned TF-IDF, BENCHMARKS.md). Origins are kept per key so evidence can say whether a KB name or a
+training mention matched.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 from array import array
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable
 
@@ -68,6 +72,12 @@ class NameTable:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    @cached_property
+    def priors(self) -> np.ndarray:
+        """Tie-break value per (key, concept): its count, then (as a fraction below 1) how many names the concept has."""
+        names_per_concept = np.bincount(self.concept_index) if len(self.concept_index) else np.zeros(1, np.int64)
+        return self.counts + names_per_concept[self.concept_index] / (names_per_concept.max() + 1.0)
 
     def concepts_of(self, row: int) -> np.ndarray:
         return self.concept_index[self.indptr[row] : self.indptr[row + 1]]
