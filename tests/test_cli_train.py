@@ -19,7 +19,7 @@ def kb_file(tmp_path_factory):
 def test_train_pairs_then_zero_shot_bi_encoder_then_dense_index(kb_file, tmp_path):
     from tests.conftest import FIXTURES
 
-    out = medlink("train", "pairs", "--kb", kb_file, "--out", tmp_path / "pairs", "--tasks", "syn,graph,icd", "--dev-fraction", "0").stdout
+    out = medlink("train", "pairs", "--kb", kb_file, "--out", tmp_path / "pairs", "--tasks", "syn,graph,icd", "--dev-fraction", "0.3").stdout
     assert "pairs written to" in out
     summary = json.loads((tmp_path / "pairs" / "pairs.json").read_text())
     assert summary["written"]["train"] > 0
@@ -27,6 +27,8 @@ def test_train_pairs_then_zero_shot_bi_encoder_then_dense_index(kb_file, tmp_pat
     trained = medlink("train", "bi-encoder", "--kb", kb_file, "--pairs", tmp_path / "pairs", "--out", tmp_path / "model", "--batch-size", "4",
                       "--max-steps-per-epoch", "2").stdout
     assert "wrote" in trained and (tmp_path / "model" / "model.safetensors").is_file()
+    report = json.loads((tmp_path / "model" / "training.json").read_text())  # no --dev: the held-out pairs are the dev set
+    assert report["examples"]["kg_dev"] == summary["written"]["dev"] > 0 and 0 <= report["epochs"][0]["dev_acc@1"] <= 1
     config = tmp_path / "dense.json"
     config.write_text(json.dumps({"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": str(tmp_path / "model")}}]}))
     medlink("index", "build", "--kb", kb_file, "--out", tmp_path / "index", "--config", config)

@@ -102,6 +102,27 @@ def test_kg_pairs_with_mentions_add_an_auxiliary_batch_at_every_step(kb, mention
     assert all(anchors <= kg_texts and plain for anchors, plain in calls[1::2])  # in-batch negatives only
 
 
+def test_held_out_pairs_judge_zero_shot_training(kb, tmp_path):
+    from medlink.encoders.transformer import Encoder
+    from medlink.training.trainer import pair_dev_accuracy
+
+    encoder = Encoder()
+    synonyms = [Example("heart attack", "myocardial infarction", "D1", "D1"), Example("sugar diabetes", "diabetes mellitus", "D2", "D2"),
+                Example("kidney stone", "nephrolithiasis", "D3", "D3")]
+    assert pair_dev_accuracy(encoder, synonyms) == 1.0
+    misled = [Example("heart attack", "cerebral stroke", "D1", "D1"), Example("myocardial infarct", "myocardial infarction", "D9", "D9"),
+              *synonyms[1:]]
+    assert pair_dev_accuracy(encoder, misled) == pytest.approx(3 / 4)  # "heart attack" finds D9's name, not its partner's
+    self_only = [Example("asthma", "asthma", "D4", "D4"), Example("gout", "asthma", "D5", "D4")]
+    assert pair_dev_accuracy(encoder, self_only) == 0.5  # "asthma" may not retrieve its own string
+    assert pair_dev_accuracy(encoder, []) is None
+    names = ConceptNames.from_kb(kb)
+    pairs = [Example(a, b, cid, cid) for cid, ns in names.names.items() for a, b in zip(ns, ns[1:])]
+    report = train_bi_encoder(kb, tmp_path / "zs", kg_examples=pairs[1:], kg_dev=pairs[:1] + synonyms,
+                              config=TrainConfig(epochs=1, batch_size=2), progress=False)
+    assert report.examples["kg_dev"] == 4 and 0 <= report.epochs[0]["dev_acc@1"] <= 1
+
+
 def test_mention_positives_draw_from_names_and_other_mentions():
     import random
 

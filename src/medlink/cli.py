@@ -292,7 +292,8 @@ def train_bi_encoder_command(
     out: Path = typer.Option(..., "--out", help="Model folder to write (usable as a dense generator's model)."),
     train: List[str] = typer.Option([], "--train", help="Annotated mentions FORMAT:PATH (repeatable): supervised examples."),
     pairs: Optional[Path] = typer.Option(None, "--pairs", help="A 'medlink train pairs' directory: KG examples (alone: zero-shot; with --train: auxiliary loss)."),
-    dev: List[str] = typer.Option([], "--dev", help="Dev mentions FORMAT:PATH for per-epoch Acc@1 (never test data)."),
+    dev: List[str] = typer.Option([], "--dev", help="Dev mentions FORMAT:PATH for per-epoch Acc@1 (never test data); "
+                                                    "without it, --pairs' held-out pairs.dev.tsv is the dev set."),
     model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2)."),
     epochs: int = typer.Option(1, "--epochs", min=1),
     batch_size: int = typer.Option(64, "--batch-size", min=2),
@@ -321,9 +322,12 @@ def train_bi_encoder_command(
     mentions = supervised_mentions(store, train) if train else []
     kg = pair_examples(read_pairs(pairs / "pairs.train.tsv")) if pairs else []
     dev_mentions = supervised_mentions(store, dev) if dev else []
+    held_out = pairs / "pairs.dev.tsv" if pairs else None
+    kg_dev = pair_examples(read_pairs(held_out)) if (held_out and not dev and held_out.is_file()) else []  # zero-shot: judge on held-out concepts
     config = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, tau=tau, hard_negatives=hard_negatives,
                          mention_positives=mention_positives, distinct_mentions=distinct_mentions, kg_weight=kg_weight, seed=seed, bf16=not no_bf16, max_steps_per_epoch=max_steps)
-    report = train_bi_encoder(store, out, mentions=mentions, kg_examples=kg, dev=dev_mentions, base_model=model, config=config, resume=resume)
+    report = train_bi_encoder(store, out, mentions=mentions, kg_examples=kg, dev=dev_mentions, kg_dev=kg_dev, base_model=model,
+                              config=config, resume=resume)
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
 
 

@@ -58,6 +58,29 @@ def dev_accuracy(encoder: Encoder, index: NameIndex, dev: list[tuple[str, str]])
     return float(np.mean([bool(t) and t[0] == gold for t, (_, gold) in zip(top, dev)]))
 
 
+def pair_dev_accuracy(encoder: Encoder, pairs: list[Example], limit: int = 5000) -> float | None:
+    """Acc@1 of held-out KB pairs (paper 000's 80:20 node split): is each left name's nearest right name one of its partner's?
+
+    The right names of the dev pairs are the candidates, so concepts kept out of training are
+    judged among themselves; a left name never retrieves its own string. At most ``limit`` pairs
+    (spread evenly over the file) keep the per-epoch cost to seconds.
+    """
+    if not pairs:
+        return None
+    step = max(1, len(pairs) // limit)
+    sample = list(pairs)[::step][:limit]
+    targets = list(dict.fromkeys((e.positive, e.positive_id) for e in sample))
+    scores = encoder.encode([e.anchor for e in sample]) @ encoder.encode([text for text, _ in targets]).T
+    target_index = {text: i for i, (text, _) in enumerate(targets)}
+    for row, example in enumerate(sample):
+        own = target_index.get(example.anchor)
+        if own is not None:
+            scores[row, own] = -np.inf
+    best = scores.argmax(axis=1)
+    found = np.isfinite(scores[np.arange(len(sample)), best])  # a left name whose only candidate was itself finds nothing
+    return float(np.mean([ok and targets[b][1] == e.positive_id for b, e, ok in zip(best, sample, found)]))
+
+
 def train_bi_encoder(
     kb: KB,
     out: Path,
@@ -65,12 +88,16 @@ def train_bi_encoder(
     mentions: list[tuple[str, str]] = (),
     kg_examples: list[Example] = (),
     dev: list[tuple[str, str]] = (),
+    kg_dev: list[Example] = (),
     base_model: str | Path | None = None,
     config: TrainConfig = TrainConfig(),
     resume: bool = False,
     progress: bool = True,
 ) -> TrainReport:
-    """Train and save a model folder at ``out`` (usable as a dense generator's ``model``)."""
+    """Train and save a model folder at ``out`` (usable as a dense generator's ``model``).
+
+    The per-epoch dev figure comes from ``dev`` mentions when given, else from ``kg_dev`` (held-out KB pairs).
+    """
     run = TrainingRun(out, resume, config.seed, progress)
     encoder = Encoder(run.model_folder(base_model), config.pooling, config.max_length, bf16=config.bf16)
     names = ConceptNames.from_kb(kb)
@@ -82,7 +109,7 @@ def train_bi_encoder(
     if config.max_steps_per_epoch:
         steps_per_epoch = min(steps_per_epoch, config.max_steps_per_epoch)
     run.prepare(encoder, config.learning_rate, config.warmup, steps_per_epoch * config.epochs, asdict(config),
-                {"mentions": len(mentions), "kg_pairs": len(kg_examples), "dev": len(dev)})
+                {"mentions": len(mentions), "kg_pairs": len(kg_examples), "dev": len(dev)} | ({"kg_dev": len(kg_dev)} if kg_dev else {}))
     index: NameIndex | None = None
     for epoch in run.epochs(config.epochs):
         rng = random.Random(config.seed + epoch)
@@ -107,7 +134,8 @@ def train_bi_encoder(
 
         losses = run.train_epoch(epoch, config.epochs, len(batches), step_loss, config.checkpoint_every)
         index = NameIndex(encoder, names, progress=progress) if (dev or config.hard_negatives) else None
-        run.end_epoch(epoch, losses, dev_accuracy(encoder, index, list(dev)) if index else None)
+        figure = dev_accuracy(encoder, index, list(dev)) if (index and dev) else pair_dev_accuracy(encoder, list(kg_dev))
+        run.end_epoch(epoch, losses, figure)
     return run.finish(kb, base_model)
 
 
