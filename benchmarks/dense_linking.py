@@ -158,24 +158,37 @@ def fold_model(model: str | None, fold: int) -> str | None:
     return model.replace("{fold}", str(fold)) if model else model
 
 
-def aap(name: str, model: str | None, workdir: Path, folds: int) -> list[dict]:
+def aap(name: str, model: str | None, workdir: Path, folds: int, trained_on_dev: bool = False,
+        fusion: tuple[float, float] | None = None) -> list[dict]:
+    """Per-fold models; tuned on fold-0 validation, unless they were trained on it (then: memory = train + validation,
+    dense alone, and the hybrid only at ``fusion`` weights chosen earlier for models that had not seen validation)."""
     kb = aap_kb(workdir)
     equivalent = equivalent_ids_from_kb(kb)
     lexical = CONFIGS / "askapatient_lexical.json"
-    dev_run = Run(Linker.build(kb, hybrid_config(fold_model(model, 0), lexical), memory_from_datasets(kb, [aap_split(0, "train")])),
-                  load_dataset(aap_split(0, "validation")), equivalent)
-    weights, dense_knn, hybrid_knn, _ = tune(dev_run)
-    print(f"{name}: AAP fold-0 validation choice fusion {weights}, kNN dense {dense_knn}, kNN hybrid {hybrid_knn}", flush=True)
+    memory_splits = ["train", "validation"] if trained_on_dev else ["train"]
+    if not trained_on_dev:
+        dev_run = Run(Linker.build(kb, hybrid_config(fold_model(model, 0), lexical), memory_from_datasets(kb, [aap_split(0, "train")])),
+                      load_dataset(aap_split(0, "validation")), equivalent)
+        weights, dense_knn, hybrid_knn, _ = tune(dev_run)
+        print(f"{name}: AAP fold-0 validation choice fusion {weights}, kNN dense {dense_knn}, kNN hybrid {hybrid_knn}", flush=True)
+    else:
+        weights, dense_knn, hybrid_knn = fusion or (1.0, 0.0), KnnParams(), KnnParams()
     per_fold: dict[str, list[dict]] = {}
     for fold in range(folds):
         config = hybrid_config(fold_model(model, fold), lexical)
-        run = Run(Linker.build(kb, config, memory_from_datasets(kb, [aap_split(fold, "train")])), load_dataset(aap_split(fold, "test")), equivalent)
-        for variant, result in variants(run, weights, dense_knn, hybrid_knn).items():
+        memory = memory_from_datasets(kb, [aap_split(fold, split) for split in memory_splits])
+        run = Run(Linker.build(kb, config, memory), load_dataset(aap_split(fold, "test")), equivalent)
+        chosen = variants(run, weights, dense_knn, hybrid_knn) if not trained_on_dev else {
+            "dense (KB names + memory)": run.evaluate(run.dense_only),
+            **({f"hybrid (dense {weights[0]}, TF-IDF {weights[1]}; carried over, not tuned)": run.evaluate(run.hybrid(weights))} if fusion else {})}
+        for variant, result in chosen.items():
             per_fold.setdefault(variant, []).append(result)
+        print(f"  fold {fold}: " + ", ".join(f"{v}: {r[-1]['acc@1']:.4f}" for v, r in per_fold.items()), flush=True)
     rows = []
     for variant, results in per_fold.items():
         mean = {m: statistics.mean(r[m] for r in results) for m in results[0]}
-        rows.append({"model": name, "dataset": "AskAPatient", "split": f"test, mean of {len(results)} folds", "setting": "ontology + memory(fold train)",
+        rows.append({"model": name, "dataset": "AskAPatient", "split": f"test, mean of {len(results)} folds",
+                     "setting": f"ontology + memory(fold {' + '.join(memory_splits)})",
                      "variant": variant, "weights": weights, "knn_dense": vars(dense_knn), "knn_hybrid": vars(hybrid_knn), **mean,
                      "acc@1_std": statistics.pstdev(r["acc@1"] for r in results)})
         print(f"  {name} | AAP | {variant}: acc@1 {mean['acc@1']:.4f}", flush=True)
@@ -188,7 +201,10 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--skip-aap", action="store_true")
     parser.add_argument("--trained-on-dev", action="store_true",
-                        help="the models saw NCBI dev in training (processed_traindev, as the published protocol allows): no dev tuning")
+                        help="the models saw the dev data in training (NCBI processed_traindev, as the published protocol allows; "
+                             "AskAPatient train + validation): no dev tuning")
+    parser.add_argument("--fusion", default=None, help="DENSE,TFIDF weights for the hybrid of models trained on dev "
+                                                       "(carried over from an earlier dev choice; default: dense alone)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("--section", default="dense_linking")
     args = parser.parse_args()
@@ -198,12 +214,16 @@ def main() -> None:
         if "{fold}" not in (model or ""):
             rows += ncbi(name, model, args.workdir, args.trained_on_dev)
         if not args.skip_aap:
-            rows += aap(name, model, args.workdir, args.folds)
+            fusion = tuple(float(w) for w in args.fusion.split(",")) if args.fusion else None
+            rows += aap(name, model, args.workdir, args.folds, args.trained_on_dev, fusion)
     write_results(args.section, {"command": " ".join(["python benchmarks/dense_linking.py", *sys.argv[1:]]), "rows": rows})
     commit = git_commit()
     lines = [f"## Dense, hybrid and kNN linking (issue 4): `{args.section}`", "",
-             f"`python benchmarks/dense_linking.py {' '.join(sys.argv[1:])}`; the hybrid's fusion weights and kNN (k, lambda, beta1, beta2) chosen",
-             "on NCBI dev (memory = train) and AskAPatient fold-0 validation; test uses memory = traindev (NCBI) or the fold's train file.", "",
+             f"`python benchmarks/dense_linking.py {' '.join(sys.argv[1:])}`; " + (
+                 "the models were trained on the dev data too, so nothing is tuned; test memory = traindev (NCBI) or the fold's train + "
+                 "validation files (AskAPatient)." if args.trained_on_dev else
+                 "the hybrid's fusion weights and kNN (k, lambda, beta1, beta2) chosen on NCBI dev (memory = train) and AskAPatient "
+                 "fold-0 validation; test uses memory = traindev (NCBI) or the fold's train file."), "",
              "| model | dataset | split | dictionary / memory | variant | Acc@1 | Acc@5 | MRR | R@1 | R@25 | commit |",
              "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in rows:

@@ -1,6 +1,6 @@
 """Fine-tune one model per AskAPatient fold, on that fold's train file only (issue 4).
 
-    python benchmarks/train_aap_folds.py --out DIR [--folds 10] [--base MODEL] [--kind cross-encoder] -- [medlink train options]
+    python benchmarks/train_aap_folds.py --out DIR [--folds 10] [--base MODEL] [--kind cross-encoder] [--with-validation] -- [medlink train options]
 
 A model shared by all folds would have seen every other fold's test mentions; so each fold gets
 its own, trained on ``AskAPatient.fold-N.train.txt`` with the fold's validation file for the
@@ -10,6 +10,9 @@ whose model folder already holds a ``training.json`` are skipped, so an interrup
 faster than one with two threads on a 2-core machine).
 ``{fold}`` in the options becomes the fold number, and a relative ``--candidates-model`` is under
 $MEDLINK_BENCH_MODELS (a cross-encoder trains against its own fold's bi-encoder).
+``--with-validation`` trains the final models on train + validation with the recipe fold-0 validation chose
+(the AskAPatient counterpart of training on NCBI's traindev); they have no dev figure, and fold-0
+validation can no longer judge them.
 Then: ``python benchmarks/dense_linking.py --model NAME=DIR/fold-{fold}`` (or rerank_linking.py).
 """
 
@@ -44,6 +47,7 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="comma-separated folds to train in this process (e.g. two processes with 1 thread each)")
     parser.add_argument("--base", default=None, help="base model folder (default: packaged all-MiniLM-L6-v2; relative: under $MEDLINK_BENCH_MODELS)")
     parser.add_argument("--kind", choices=("bi-encoder", "cross-encoder"), default="bi-encoder")
+    parser.add_argument("--with-validation", action="store_true", help="train on the fold's train + validation files (final models)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("recipe", nargs=argparse.REMAINDER, help="options passed to 'medlink train bi-encoder' (after --)")
     args = parser.parse_args()
@@ -54,8 +58,9 @@ def main() -> None:
     for fold in mine:
         out = out_root / f"fold-{fold}"
         if not (out / "training.json").is_file():
-            command = ["medlink", "train", args.kind, "--kb", str(kb.path), "--train", aap_split(fold, "train"),
-                       "--dev", aap_split(fold, "validation"), "--out", str(out), *(["--model", str(MODELS / args.base)] if args.base else []),
+            data = (["--train", aap_split(fold, "train"), "--train", aap_split(fold, "validation")] if args.with_validation
+                    else ["--train", aap_split(fold, "train"), "--dev", aap_split(fold, "validation")])
+            command = ["medlink", "train", args.kind, "--kb", str(kb.path), *data, "--out", str(out), *(["--model", str(MODELS / args.base)] if args.base else []),
                        *fold_recipe(recipe, fold)]
             print(" ".join(command), flush=True)
             started = time.perf_counter()
@@ -67,7 +72,8 @@ def main() -> None:
         if report_path.is_file():
             report = json.loads(report_path.read_text())
             folds.append({"fold": fold, "seconds": report["seconds"], "epochs": report["epochs"]})
-    write_results("train_aap_folds" if args.kind == "bi-encoder" else "train_aap_folds_cross", {"command": " ".join(["python benchmarks/train_aap_folds.py", *sys.argv[1:]]), "recipe": recipe,
+    section = ("train_aap_folds" if args.kind == "bi-encoder" else "train_aap_folds_cross") + ("_trainval" if args.with_validation else "")
+    write_results(section, {"command": " ".join(["python benchmarks/train_aap_folds.py", *sys.argv[1:]]), "recipe": recipe,
                                       "folds": folds})
 
 
