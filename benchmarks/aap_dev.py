@@ -49,6 +49,8 @@ def main() -> None:
     train = load_dataset(aap_split(0, "train"))
     if args.fuse:
         models = dict(model_spec(spec) for spec in args.models)
+        if len(models) < 2:
+            parser.error("--fuse needs two or more NAME=DIR bi-encoders")
         linker = Linker.build(kb, ensemble_config(models, CONFIGS / "askapatient_lexical.json"), memory)
         for weights in weight_grid(list(models)):
             print(weights, f"{evaluate(linker, validation, equivalent, weights)['acc@1']:.4f}", flush=True)

@@ -208,6 +208,8 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("--section", default="dense_linking")
     args = parser.parse_args()
+    if args.fusion and (not args.trained_on_dev or len(args.fusion.split(",")) != 2):
+        parser.error("--fusion takes DENSE,TFIDF (two numbers) and only applies with --trained-on-dev (otherwise dev chooses it)")
     rows = []
     for spec in args.model:
         name, model = model_spec(spec)

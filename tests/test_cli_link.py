@@ -87,6 +87,16 @@ def test_eval_refuses_a_kb_other_than_the_index_s(index_dir, tmp_path):
     assert result.returncode == 2 and "built from a KB with checksum" in result.stderr and "medlink index build" in result.stderr
 
 
+def test_eval_without_the_recorded_kb_asks_for_one(tmp_path):
+    from tests.conftest import FIXTURES
+
+    medlink("kb", "build", tmp_path / "gone.sqlite", f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}", "-q")
+    medlink("index", "build", "--kb", tmp_path / "gone.sqlite", "--out", tmp_path / "index")
+    (tmp_path / "gone.sqlite").unlink()
+    result = medlink("eval", "--index", tmp_path / "index", "--dataset", f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}", check=False)
+    assert result.returncode == 2 and "gone.sqlite) is not there; give it with --kb" in result.stderr
+
+
 def test_default_index_links_out_of_the_box():
     out = json_lines(medlink("link", "--json", "--k", "1", "heart attack", "chest pain").stdout)
     assert [o["candidates"][0]["id"] for o in out] == ["HP:0001658", "HP:0100749"]

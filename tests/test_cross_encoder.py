@@ -154,6 +154,19 @@ def test_linker_with_a_cross_encoder_reranker_saves_and_loads(kb, mentions, tmp_
         Linker.load(tmp_path / "index")
 
 
+def test_a_classifier_with_several_labels_is_refused_before_loading(tmp_path):
+    import shutil
+
+    from medlink.encoders import default_model_dir
+
+    folder = shutil.copytree(default_model_dir(), tmp_path / "two-labels")
+    config = json.loads((folder / "config.json").read_text())
+    config.update(architectures=["BertForSequenceClassification"], id2label={"0": "NO", "1": "YES"}, label2id={"NO": 0, "YES": 1})
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(MedlinkError, match="needs one output score, this classifier has 2 labels"):
+        CrossEncoder(folder)
+
+
 def test_config_names_the_known_reranker_types():
     with pytest.raises(MedlinkError, match="knn, cross-encoder"):
         LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf"}], "reranker": {"type": "colbert"}})

@@ -288,8 +288,12 @@ def test_knn_reranker_in_a_linker_votes_saves_and_needs_a_memory(kb, tmp_path):
 
     knn = LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb+memory", "params": {}}],
                                   "reranker": {"type": "knn", "generator": "dense", "k": 4, "lambda_": 0.5, "beta1": 0.05, "beta2": 0.05}})
-    with pytest.raises(MedlinkError, match="--memory"):
+    with pytest.raises(MedlinkError, match="no mention memory was given.*--memory"):
         Linker.build(kb, knn)
+    from medlink.linking.memory import MemoryEntries
+
+    with pytest.raises(MedlinkError, match=r"no usable entry \(2 composite, 1 with no concept"):
+        Linker.build(kb, knn, MemoryEntries(skipped_composite=2, skipped_unknown_concept=1))
     linker = Linker.build(kb, knn, memory_from_datasets(kb, [f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}"]))
     best = linker.link(["acth deficiency"], k=3)[0][0]
     assert best.concept_id in ("201400", "C535668") and "knn" in best.scores_by_stage

@@ -45,8 +45,8 @@ def test_name_table_round_trip(table, tmp_path):
     assert np.array_equal(loaded.indptr, table.indptr) and np.array_equal(loaded.origins, table.origins)
 
 
-def test_exact_generator_ties_break_by_concept_id(table):
-    result = ExactGenerator.build(table, CONCEPTS).search(["heart attack", "unknown"], k=5)
+def test_exact_generator_returns_every_concept_of_a_shared_name(table):
+    result = ExactGenerator.build(table, CONCEPTS).search(["heart attack", "unknown"], k=5)  # D001 first: it has more names
     assert ids(result[0]) == ["D001", "D002"] and [c.score for c in result[0]] == [1.0, 1.0]
     assert result[1] == []
 
@@ -65,6 +65,8 @@ def test_a_shared_name_seen_equally_often_goes_to_the_concept_with_more_names():
     table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
     for generator in (ExactGenerator.build(table, CONCEPTS), TfidfGenerator.build(table, CONCEPTS), BM25Generator.build(table, CONCEPTS)):
         assert ids(generator.search(["heart attack"], k=2)[0]) == ["D002", "D001"]
+    same_size = NameTable.build(NAMES + [("acute heart attack", "D002", KB_ORIGIN)], {c: i for i, c in enumerate(CONCEPTS)}, normalize)
+    assert ids(ExactGenerator.build(same_size, CONCEPTS).search(["heart attack"], k=2)[0]) == ["D001", "D002"]  # all equal: concept id order
     more_often = NameTable.build(names + [("heart attack", "D001", MEMORY_ORIGIN)], {c: i for i, c in enumerate(CONCEPTS)}, normalize)
     assert ids(ExactGenerator.build(more_often, CONCEPTS).search(["heart attack"], k=2)[0]) == ["D001", "D002"]  # the count comes first
 

@@ -115,6 +115,11 @@ def test_held_out_pairs_judge_zero_shot_training(kb, tmp_path):
     assert pair_dev_accuracy(encoder, misled) == pytest.approx(3 / 4)  # "heart attack" finds D9's name, not its partner's
     self_only = [Example("asthma", "asthma", "D4", "D4"), Example("gout", "asthma", "D5", "D4")]
     assert pair_dev_accuracy(encoder, self_only) == 0.5  # "asthma" may not retrieve its own string
+    twice = [Example("asthma", "asthma", "D4", "D4"), Example("asthma", "asthma", "D4", "D6"), Example("gout", "asthma", "D5", "D4")]
+    assert pair_dev_accuracy(encoder, twice) == pytest.approx(1 / 3)  # every copy of its own string is hidden from "asthma"
+    # tasks come one after another in pairs.dev.tsv: a sample of 7 from 12 must reach the last task, not stop after the first 7
+    long_file = synonyms * 3 + [Example("gout", "nephrolithiasis", "D7", "D7")] * 3  # never right: D3's identical name comes first
+    assert pair_dev_accuracy(encoder, synonyms * 3, limit=7) == 1.0 and pair_dev_accuracy(encoder, long_file, limit=7) < 1.0
     assert pair_dev_accuracy(encoder, []) is None
     names = ConceptNames.from_kb(kb)
     pairs = [Example(a, b, cid, cid) for cid, ns in names.names.items() for a, b in zip(ns, ns[1:])]

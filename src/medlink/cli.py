@@ -245,15 +245,15 @@ def evaluate_command(
     from medlink.kb.store import KB
     from medlink.linking.index import resolve_index
     from medlink.linking.linker import Linker
+    from medlink.linking.manifest import read_manifest
 
     directory = resolve_index(index)
-    store = KB.open(kb) if kb else None
-    linker = Linker.load(directory, store)  # a --kb other than the index's is refused here
-    if store is None:
-        recorded = Path(linker.manifest["kb"]["path"])
+    if kb is None:
+        recorded = Path(read_manifest(directory)["kb"]["path"])
         if not recorded.is_file():
             raise MedlinkError(f"the KB this index was built from ({recorded}) is not there; give it with --kb (evaluation needs its ids)")
-        store = KB.open(recorded)
+    store = KB.open(kb or recorded)
+    linker = Linker.load(directory, store)  # a --kb other than the index's is refused here
     mentions = load_dataset(dataset)
     train_mentions = [m for spec in train for m in load_dataset(spec)] or None
     selected = generators.split(",") if generators else None
@@ -323,7 +323,7 @@ def train_bi_encoder_command(
     kg = pair_examples(read_pairs(pairs / "pairs.train.tsv")) if pairs else []
     dev_mentions = supervised_mentions(store, dev) if dev else []
     held_out = pairs / "pairs.dev.tsv" if pairs else None
-    kg_dev = pair_examples(read_pairs(held_out)) if (held_out and not dev and held_out.is_file()) else []  # zero-shot: judge on held-out concepts
+    kg_dev = pair_examples(read_pairs(held_out)) if (held_out and not dev and held_out.is_file()) else []  # no --dev: judge on held-out concepts
     config = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, tau=tau, hard_negatives=hard_negatives,
                          mention_positives=mention_positives, distinct_mentions=distinct_mentions, kg_weight=kg_weight, seed=seed, bf16=not no_bf16, max_steps_per_epoch=max_steps)
     report = train_bi_encoder(store, out, mentions=mentions, kg_examples=kg, dev=dev_mentions, kg_dev=kg_dev, base_model=model,

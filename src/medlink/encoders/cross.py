@@ -43,7 +43,7 @@ class CrossEncoder:
     """Scores (mention, concept text) pairs; higher is more likely the mention's concept."""
 
     def __init__(self, model: str | Path | None = None, max_length: int = MAX_LENGTH, bf16: bool = True):
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.set_verbosity_error()  # a plain encoder folder gets a new head: expected, not worth a warning
@@ -52,10 +52,11 @@ class CrossEncoder:
         self.path = path
         self.max_length = max_length
         self.bf16 = bf16
+        config = load_pretrained(path, "config", AutoConfig.from_pretrained)
+        if any(name.endswith("ForSequenceClassification") for name in config.architectures or []) and config.num_labels != 1:
+            raise MedlinkError(f"{path}: a cross-encoder needs one output score, this classifier has {config.num_labels} labels")
         self.tokenizer = load_pretrained(path, "tokenizer", AutoTokenizer.from_pretrained)
         self.model = load_pretrained(path, "model", AutoModelForSequenceClassification.from_pretrained, num_labels=1)
-        if self.model.config.num_labels != 1:
-            raise MedlinkError(f"{path}: a cross-encoder needs one output score, this model has {self.model.config.num_labels} labels")
         self.model.eval()
         self._bf16_copy = Bf16Copy()
 

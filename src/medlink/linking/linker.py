@@ -72,6 +72,11 @@ class Linker:
     def build(cls, kb: KB, config: LinkerConfig | None = None, memory: MemoryEntries | None = None) -> "Linker":
         config = config or default_config()
         has_memory = bool(memory and memory.pairs)
+        if config.reranker and config.reranker["type"] == "knn" and not has_memory:
+            why = (f"the memory given has no usable entry ({memory.skipped_composite} composite, {memory.skipped_unknown_concept} "
+                   "with no concept in this KB)") if memory else "no mention memory was given"
+            raise MedlinkError(f"the kNN reranker votes with training mentions, but {why}: give a mention memory whose concepts are in "
+                               "the KB (medlink index build --memory FORMAT:PATH) or remove the reranker from the config")
         concept_ids, concept_names = [], []
         for concept_id, name in kb.iter_concepts():
             concept_ids.append(concept_id)
@@ -96,9 +101,6 @@ class Linker:
                                                              generator.params, descriptions)
         manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
         manifest["tables"] = sources
-        if config.reranker and config.reranker["type"] == "knn" and not has_memory:
-            raise MedlinkError("the kNN reranker votes with training mentions, and this index has none: give a mention memory "
-                               "(medlink index build --memory FORMAT:PATH) or remove the reranker from the config")
         reranker = None
         if config.reranker and config.reranker["type"] == "cross-encoder":
             reranker = CrossEncoderReranker.build(config.reranker)

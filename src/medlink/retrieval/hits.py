@@ -23,7 +23,7 @@ class Hits:
     scores: np.ndarray  # float32
     keys: np.ndarray  # int32
     stages: np.ndarray  # int8
-    priors: np.ndarray  # float32
+    priors: np.ndarray  # float64: an integer count plus a fraction (NameTable.priors)
 
     @property
     def n_queries(self) -> int:
@@ -40,7 +40,7 @@ class Hits:
     def empty(cls, n_queries: int) -> "Hits":
         nothing = np.zeros(0)
         return cls(np.zeros(n_queries + 1, np.int64), nothing.astype(np.int32), nothing.astype(np.float32), nothing.astype(np.int32),
-                   nothing.astype(np.int8), nothing.astype(np.float32))
+                   nothing.astype(np.int8), nothing.astype(np.float64))
 
 
 def ranked(query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.ndarray, stage: np.ndarray, prior: np.ndarray,
@@ -68,7 +68,7 @@ def ranked(query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.nd
     indptr = np.zeros(n_queries + 1, dtype=np.int64)
     np.cumsum(np.bincount(query, minlength=n_queries), out=indptr[1:])
     return Hits(indptr, concept[keep].astype(np.int32), score[keep].astype(np.float32), key[keep].astype(np.int32),
-                stage[keep].astype(np.int8), prior[keep].astype(np.float32))
+                stage[keep].astype(np.int8), prior[keep].astype(np.float64))
 
 
 def from_key_hits(query: np.ndarray, key: np.ndarray, score: np.ndarray, table_indptr: np.ndarray, table_concepts: np.ndarray,
@@ -83,7 +83,7 @@ def from_key_hits(query: np.ndarray, key: np.ndarray, score: np.ndarray, table_i
     offset = np.arange(len(expanded_key)) - np.repeat(np.cumsum(counts) - counts, counts)
     position = run_start + offset
     return ranked(expanded_query, table_concepts[position], expanded_score, expanded_key, np.full(len(position), stage, np.int8),
-                  table_priors[position].astype(np.float32), n_queries, k)
+                  table_priors[position].astype(np.float64), n_queries, k)
 
 
 def top_k(hits: Hits, k: int) -> Hits:

@@ -67,15 +67,15 @@ def pair_dev_accuracy(encoder: Encoder, pairs: list[Example], limit: int = 5000)
     """
     if not pairs:
         return None
-    step = max(1, len(pairs) // limit)
-    sample = list(pairs)[::step][:limit]
+    pairs = list(pairs)
+    sample = [pairs[i] for i in np.unique(np.linspace(0, len(pairs) - 1, min(limit, len(pairs))).round().astype(int))]
     targets = list(dict.fromkeys((e.positive, e.positive_id) for e in sample))
     scores = encoder.encode([e.anchor for e in sample]) @ encoder.encode([text for text, _ in targets]).T
-    target_index = {text: i for i, (text, _) in enumerate(targets)}
+    positions: dict[str, list[int]] = {}
+    for i, (text, _) in enumerate(targets):
+        positions.setdefault(text, []).append(i)
     for row, example in enumerate(sample):
-        own = target_index.get(example.anchor)
-        if own is not None:
-            scores[row, own] = -np.inf
+        scores[row, positions.get(example.anchor, [])] = -np.inf
     best = scores.argmax(axis=1)
     found = np.isfinite(scores[np.arange(len(sample)), best])  # a left name whose only candidate was itself finds nothing
     return float(np.mean([ok and targets[b][1] == e.positive_id for b, e, ok in zip(best, sample, found)]))
