@@ -100,7 +100,10 @@ def ncbi(models: dict, cross: str, text: str, workdir: Path) -> tuple[list[dict]
     return rows, tuning
 
 
-def aap(models: dict, cross: str, text: str, workdir: Path, folds: int) -> tuple[list[dict], dict]:
+def aap(models: dict, cross: str, text: str, workdir: Path, folds: int,
+        carried: tuple[float, int, float] | None = None) -> tuple[list[dict], dict]:
+    """``carried`` = (TF-IDF weight, top, weight) chosen earlier on fold-0 validation, for bi-encoders trained on validation
+    too (nothing can be tuned on it then); the test memory is then the fold's train + validation files."""
     kb = aap_kb(workdir)
     equivalent = equivalent_ids_from_kb(kb)
     lexical = CONFIGS / "askapatient_lexical.json"
@@ -108,21 +111,28 @@ def aap(models: dict, cross: str, text: str, workdir: Path, folds: int) -> tuple
     def fold_parts(fold: int):
         return {name: fold_model(path, fold) for name, path in models.items()}, CrossEncoderReranker.build({"model": fold_model(cross, fold), "text": text})
 
-    fold_models, reranker = fold_parts(0)
-    dev = load_dataset(aap_split(0, "validation"))
-    dev_linker = Linker.build(kb, ensemble_config(fold_models, lexical), memory_from_datasets(kb, [aap_split(0, "train")]))
-    weights, top, weight, trials = tune(dev_linker, reranker, dev, equivalent, list(models))
-    print(f"fold-0 validation choice: fusion {weights}, cross-encoder top {top} weight {weight}", flush=True)
+    settings = [("ontology + memory(fold train)", ["train"]), ("ontology + memory(fold train + validation)", ["train", "validation"])]
+    if carried is None:
+        fold_models, reranker = fold_parts(0)
+        dev = load_dataset(aap_split(0, "validation"))
+        dev_linker = Linker.build(kb, ensemble_config(fold_models, lexical), memory_from_datasets(kb, [aap_split(0, "train")]))
+        weights, top, weight, trials = tune(dev_linker, reranker, dev, equivalent, list(models))
+        retrieval = retrieval_choice(trials)
+        print(f"fold-0 validation choice: fusion {weights}, cross-encoder top {top} weight {weight}", flush=True)
+    else:
+        tfidf, top, weight = carried
+        weights, trials, settings = {**{name: 1.0 for name in models}, "tfidf": tfidf}, [], settings[1:]
+        retrieval = weights
     per_setting: dict[tuple[str, str], list[dict]] = {}
     seconds, parts = 0.0, 0
     for fold in range(folds):
         fold_models, reranker = fold_parts(fold)
         test = load_dataset(aap_split(fold, "test"))
-        for setting, memory in (("ontology + memory(fold train)", ["train"]), ("ontology + memory(fold train + validation)", ["train", "validation"])):
+        for setting, memory in settings:
             linker = Linker.build(kb, ensemble_config(fold_models, lexical), memory_from_datasets(kb, [aap_split(fold, s) for s in memory]))
             run = Reranked(linker, reranker, test, weights, top)
             seconds, parts = seconds + run.seconds, parts + len(test)
-            for variant, result in variants(run, linker, retrieval_choice(trials), equivalent, top, weight).items():
+            for variant, result in variants(run, linker, retrieval, equivalent, top, weight).items():
                 per_setting.setdefault((setting, variant), []).append(result)
             print(f"fold {fold} {setting}: " + ", ".join(f"{v}: {r[-1]['acc@1']:.4f}" for (s, v), r in per_setting.items() if s == setting), flush=True)
     rows = []
@@ -145,20 +155,29 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("--section", default=None)
+    parser.add_argument("--carried", default=None, metavar="TFIDF,TOP,WEIGHT",
+                        help="AskAPatient bi-encoders trained on validation too: no tuning, these earlier fold-0 validation choices")
     args = parser.parse_args()
+    carried = None
+    if args.carried:
+        values = args.carried.split(",")
+        if args.dataset != "aap" or len(values) != 3 or len(args.model) != 1:
+            parser.error("--carried TFIDF,TOP,WEIGHT applies to --dataset aap with one --model")
+        carried = (float(values[0]), int(values[1]), float(values[2]))
     section = args.section or f"rerank_{args.dataset}"
     models = dict(model_spec(spec) for spec in args.model)
     _, cross = model_spec(f"cross={args.cross_encoder}")
     started = time.perf_counter()
-    rows, tuning = ncbi(models, cross, args.text, args.workdir) if args.dataset == "ncbi" else aap(models, cross, args.text, args.workdir, args.folds)
+    rows, tuning = ncbi(models, cross, args.text, args.workdir) if args.dataset == "ncbi" else aap(models, cross, args.text, args.workdir, args.folds, carried)
     elapsed = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     command = " ".join(["python benchmarks/rerank_linking.py", *sys.argv[1:]])
     write_results(section, {"command": command, "rows": rows, "tuning": tuning, "seconds": elapsed, "peak_rss_mb": peak_mb})
     commit = git_commit()
     lines = [f"## Cross-encoder reranking (dense retrieval + reranker): `{section}`", "",
-             f"`{command}`: fusion weights {tuning['fusion']} and cross-encoder (top {tuning['top']}, weight {tuning['weight']}) chosen on "
-             f"{'NCBI dev' if args.dataset == 'ncbi' else 'AskAPatient fold-0 validation'}; cross-encoder scoring "
+             f"`{command}`: fusion weights {tuning['fusion']} and cross-encoder (top {tuning['top']}, weight {tuning['weight']}) "
+             + ("carried over from an earlier AskAPatient fold-0 validation choice (these bi-encoders were trained on validation too)"
+                if carried else f"chosen on {'NCBI dev' if args.dataset == 'ncbi' else 'AskAPatient fold-0 validation'}") + "; cross-encoder scoring "
              f"{tuning['cross_encoder_mentions_per_s']:.0f} mentions/s on test (top {tuning['top']} each, after retrieval); whole run {elapsed / 60:.1f} min, peak RSS {peak_mb:.0f} MB.", "",
              "| dataset | split | dictionary / memory | variant | Acc@1 | Acc@5 | MRR | commit |", "| --- | --- | --- | --- | ---: | ---: | ---: | --- |"]
     for r in rows:
