@@ -19,7 +19,7 @@ import numpy as np
 
 from medlink.encoders.batching import length_sorted_batches
 from medlink.encoders.precision import Bf16Copy
-from medlink.encoders.transformer import check_model_dir, default_model_dir, load_pretrained, model_fingerprint
+from medlink.encoders.transformer import check_fingerprint, check_model_dir, default_model_dir, load_pretrained, model_fingerprint
 from medlink.errors import MedlinkError
 
 SCORE_BATCH = 128
@@ -68,11 +68,9 @@ class CrossEncoder:
     def from_spec(cls, spec: CrossEncoderSpec | dict) -> "CrossEncoder":
         """Re-create the cross-encoder an index was built with; refuses a folder whose weights changed."""
         spec = spec if isinstance(spec, CrossEncoderSpec) else CrossEncoderSpec(**spec)
-        path = Path(spec.model)
-        check_model_dir(path)
-        if spec.fingerprint and model_fingerprint(path) != spec.fingerprint:
-            raise MedlinkError(f"the cross-encoder at {spec.model} is not the one this index was built with (weights changed); rebuild the index")
-        return cls(path, spec.max_length, spec.bf16)
+        check_model_dir(Path(spec.model))
+        check_fingerprint(Path(spec.model), spec.fingerprint, "cross-encoder")
+        return cls(spec.model, spec.max_length, spec.bf16)
 
     def forward(self, mentions: Sequence[str], texts: Sequence[str]) -> "torch.Tensor":  # noqa: F821
         """Scores with gradients, one per pair (training calls this)."""
@@ -99,6 +97,13 @@ class CrossEncoder:
         finally:
             self.model.train(was_training)
         return out
+
+    def score_groups(self, mentions: Sequence[str], groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """Each mention's scores against its own group of texts (one array per mention), in one batched pass."""
+        if not groups:
+            return []
+        flat = self.score([mention for mention, group in zip(mentions, groups) for _ in group], [text for group in groups for text in group])
+        return np.split(flat, np.cumsum([len(group) for group in groups])[:-1])
 
     def save(self, directory: Path) -> None:
         """Write the model as a self-contained folder (weights, config, tokenizer)."""

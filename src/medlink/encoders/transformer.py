@@ -84,6 +84,12 @@ def model_fingerprint(path: Path) -> str:
     return digest.hexdigest()
 
 
+def check_fingerprint(path: Path, fingerprint: str | None, what: str) -> None:
+    """Refuse a model folder whose weights are not the ones an index recorded (``fingerprint``; None: not recorded)."""
+    if fingerprint and model_fingerprint(path) != fingerprint:
+        raise MedlinkError(f"the {what} at {path} is not the one this index was built with (weights changed); rebuild the index")
+
+
 @dataclass(frozen=True)
 class EncoderSpec:
     """What an index needs to re-create its encoder: folder, pooling, length, precision."""
@@ -133,8 +139,7 @@ class Encoder:
         """Re-create the encoder an index was built with; refuses a folder whose weights changed."""
         spec = spec if isinstance(spec, EncoderSpec) else EncoderSpec(**spec)
         encoder = cls(spec.model, spec.pooling, spec.max_length, spec.bf16)
-        if spec.fingerprint and model_fingerprint(encoder.path) != spec.fingerprint:
-            raise MedlinkError(f"the model at {spec.model} is not the one this index was built with (weights changed); rebuild the index")
+        check_fingerprint(encoder.path, spec.fingerprint, "model")
         return encoder
 
     def tokenize(self, texts: Sequence[str]):

@@ -202,7 +202,8 @@ class Linker:
         per_stage = {
             name: self.generators[name].search_hits(unique, max(k, self.config.k_per_generator), stage=i) for i, name in enumerate(names)
         }
-        reranking = rerank and self.reranker is not None and self.config.reranker.get("generator", names[0]) in names
+        cross = isinstance(self.reranker, CrossEncoderReranker)
+        reranking = rerank and self.reranker is not None and (cross or self.config.reranker["generator"] in names)  # kNN needs its dense stage
         depth = max(k, self.config.k_per_generator) if reranking else k  # the reranker sees the whole candidate list
         if len(names) == 1:
             fused = ranked_top(per_stage[names[0]], depth)
@@ -210,7 +211,7 @@ class Linker:
             fused = self.config.fusion.fuse(per_stage, depth)
         tables = [self.generators[name].table for name in names]
         candidates = to_candidates(fused, tables, names, self.concept_ids, self.concept_names, per_stage if len(names) > 1 else None)
-        if reranking and isinstance(self.reranker, CrossEncoderReranker):
+        if reranking and cross:
             candidates = self.reranker.rerank(unique, candidates, k)
         elif reranking:
             vectors = self.generators[self.config.reranker["generator"]].encode_mentions(unique)

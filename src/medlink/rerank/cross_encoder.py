@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -29,8 +29,6 @@ from medlink.errors import MedlinkError
 
 STAGE = "cross-encoder"
 PARAMS_FILE = "params.json"
-
-
 TEXTS = ("name", "matched")
 
 
@@ -73,25 +71,19 @@ class CrossEncoderReranker:
         return cls(model, CrossParams(**saved["params"]))
 
     def scores(self, mentions: Sequence[str], candidates: list[list[Candidate]], top: int | None = None,
-               text_of: Callable[[Candidate], str] | None = None) -> list[np.ndarray]:
+               text: str | None = None) -> list[np.ndarray]:
         """The cross-encoder's score of each mention's first ``top`` candidates (one array per mention)."""
         top = top or self.params.top
-        if text_of is None:
-            matched = self.params.text == "matched"
-            text_of = (lambda c: c.matched_name or c.name or c.concept_id) if matched else (lambda c: c.name or c.matched_name or c.concept_id)
-        left, right, sizes = [], [], []
-        for mention, candidate_list in zip(mentions, candidates):
-            chosen = candidate_list[:top]
-            left += [mention] * len(chosen)
-            right += [text_of(c) for c in chosen]
-            sizes.append(len(chosen))
-        flat = self.model.score(left, right)
-        return np.split(flat, np.cumsum(sizes)[:-1]) if sizes else []
+        if (text or self.params.text) == "matched":
+            text_of = lambda c: c.matched_name or c.name or c.concept_id  # noqa: E731
+        else:
+            text_of = lambda c: c.name or c.matched_name or c.concept_id  # noqa: E731
+        return self.model.score_groups(mentions, [[text_of(c) for c in row[:top]] for row in candidates])
 
     def rerank(self, mentions: Sequence[str], candidates: list[list[Candidate]], k: int | None = None,
                params: CrossParams | None = None) -> list[list[Candidate]]:
         params = params or self.params
-        return combine(candidates, self.scores(mentions, candidates, params.top), params.weight, k)
+        return combine(candidates, self.scores(mentions, candidates, params.top, params.text), params.weight, k)
 
 
 def combine(candidates: list[list[Candidate]], cross_scores: list[np.ndarray], weight: float, k: int | None = None) -> list[list[Candidate]]:

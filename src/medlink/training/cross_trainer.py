@@ -67,13 +67,8 @@ def dev_accuracy(model: CrossEncoder, names: dict[str, str], dev: Sequence[tuple
     """How often the gold name outscores the dev mention's top ``size - 1`` retrieved wrong concepts (dev data only)."""
     if not dev:
         return None
-    left, right, sizes = [], [], []
-    for (text, gold), negatives in zip(dev, dev_negatives):
-        group = [gold, *negatives[: size - 1]]
-        left += [text] * len(group)
-        right += [names[c] for c in group]
-        sizes.append(len(group))
-    scores = np.split(model.score(left, right), np.cumsum(sizes)[:-1])
+    groups = [[names[c] for c in (gold, *negatives[: size - 1])] for (_, gold), negatives in zip(dev, dev_negatives)]
+    scores = model.score_groups([text for text, _ in dev], groups)
     return float(np.mean([int(np.argmax(s)) == 0 for s in scores]))
 
 
