@@ -100,3 +100,30 @@ def test_eval_without_the_recorded_kb_asks_for_one(tmp_path):
 def test_default_index_links_out_of_the_box():
     out = json_lines(medlink("link", "--json", "--k", "1", "heart attack", "chest pain").stdout)
     assert [o["candidates"][0]["id"] for o in out] == ["HP:0001658", "HP:0100749"]
+
+
+def test_default_dense_index_links_lay_wording_the_lexical_default_misses():
+    pytest.importorskip("torch")
+    mentions = ["can't sleep", "heart attack"]
+    lexical = json_lines(medlink("link", "--json", "--k", "1", *mentions).stdout)
+    dense = json_lines(medlink("link", "--index", "default-dense", "--json", "--k", "1", *mentions).stdout)
+    assert lexical[0]["candidates"][0]["id"] != "HP:0002360"  # "Shortened sleep phase" through the shared word
+    assert [o["candidates"][0]["id"] for o in dense] == ["HP:0002360", "HP:0001658"]  # Sleep abnormality, Myocardial infarction
+    assert "dense" in dense[0]["candidates"][0]["scores"]
+
+
+def test_a_default_index_is_rebuilt_when_its_config_changes(monkeypatch):
+    from medlink.linking import index
+    from medlink.linking.config import LinkerConfig
+    from medlink.linking.manifest import read_manifest
+
+    def exact_only(weight):
+        return lambda: LinkerConfig.from_dict({"generators": [{"name": "exact", "type": "exact"}], "fusion": {"weights": {"exact": weight}}})
+
+    monkeypatch.setitem(index.DEFAULT_INDEXES, "default", ("exact-only-index", exact_only(1.0)))
+    directory = index.resolve_index("default")
+    built = (directory / "manifest.json").stat().st_mtime_ns
+    assert index.resolve_index("default") == directory and (directory / "manifest.json").stat().st_mtime_ns == built  # reused
+    monkeypatch.setitem(index.DEFAULT_INDEXES, "default", ("exact-only-index", exact_only(2.0)))
+    assert index.resolve_index("default") == directory
+    assert read_manifest(directory)["config"]["fusion"]["weights"] == {"exact": 2.0}  # rebuilt with the new config

@@ -72,3 +72,15 @@ def test_cross_encoder_training_refuses_mentions_outside_the_kb(kb_file, tmp_pat
     refused = medlink("train", "cross-encoder", "--kb", kb_file, "--train", f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}",
                       "--out", tmp_path / "ce", check=False)
     assert refused.returncode == 2 and "no training mention has a gold concept in the KB" in refused.stderr
+
+
+@pytest.mark.parametrize("kind", ["bi-encoder", "cross-encoder"])
+def test_training_without_the_dense_extra_says_what_to_install(kb_file, tmp_path, kind):
+    import subprocess
+    import sys
+
+    hide_torch = "import sys; sys.modules['torch'] = None; from medlink.cli import main; sys.argv[0] = 'medlink'; main()"
+    arguments = ["train", kind, "--kb", str(kb_file), "--out", str(tmp_path / "m"), "--train", f"biosyn:{tmp_path / 'mentions'}"]
+    result = subprocess.run([sys.executable, "-c", hide_torch, *arguments], capture_output=True, text=True)
+    assert result.returncode == 2 and "neural models need torch: pip install 'medlink[dense]'" in result.stderr
+    assert "Traceback" not in result.stderr

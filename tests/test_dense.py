@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -122,6 +123,16 @@ def test_model_folder_without_weights_names_the_missing_file(kb, model_copy):
     (model_copy / "model.safetensors").unlink()
     with pytest.raises(MedlinkError, match=r"model\.safetensors"):
         Linker.build(kb, config(model=str(model_copy)))
+
+
+@pytest.mark.parametrize("missing", ["torch", "transformers"])
+def test_without_the_dense_extra_encoders_say_what_to_install(kb, monkeypatch, missing):
+    from medlink.encoders.cross import CrossEncoder
+
+    monkeypatch.setitem(sys.modules, missing, None)  # find_spec then reports the package as absent
+    for make in (lambda: Linker.build(kb, config()), CrossEncoder):
+        with pytest.raises(MedlinkError, match=rf"need {missing}: pip install 'medlink\[dense\]'"):
+            make()
 
 
 @pytest.mark.parametrize("damage", ["config without model_type", "truncated weights", "junk tokenizer"])

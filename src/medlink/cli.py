@@ -171,7 +171,7 @@ def _candidate_json(candidate) -> dict:
 @app.command("link")
 def link(
     mentions: List[str] = typer.Argument(None, help="Mentions to link; none: read --input or stdin."),
-    index: str = typer.Option("default", "--index", help="Index directory, or 'default' (ICD-10-CM + HPO, built on first use)."),
+    index: str = typer.Option("default", "--index", help="Index directory, 'default' (ICD-10-CM + HPO, lexical, built on first use) or 'default-dense' (+ the packaged MiniLM; the dense extra)."),
     k: int = typer.Option(5, "--k", min=1, help="Candidates per mention."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per mention."),
     input_path: Optional[Path] = typer.Option(None, "--input", help="File of mentions (plain lines, .tsv, .jsonl)."),
@@ -230,7 +230,7 @@ def mention_error(text: str, normalize) -> str | None:
 
 @app.command("eval")
 def evaluate_command(
-    index: str = typer.Option(..., "--index", help="Index directory, or 'default'."),
+    index: str = typer.Option(..., "--index", help="Index directory, 'default' or 'default-dense'."),
     dataset: str = typer.Option(..., "--dataset", help="FORMAT:PATH of the labelled mentions (biosyn, askapatient, pubtator)."),
     train: List[str] = typer.Option([], "--train", help="Training data FORMAT:PATH for seen/unseen subpopulations (repeatable)."),
     kb: Optional[str] = typer.Option(None, "--kb", help="KB for id equivalence and direct-match subpopulation (default: the index's)."),
@@ -312,6 +312,9 @@ def train_bi_encoder_command(
     no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in float32."),
 ) -> None:
     """Train a bi-encoder: in-batch + dynamic hard negatives, KG pairs as zero-shot or auxiliary task."""
+    from medlink.encoders.transformer import require_dense_extra
+
+    require_dense_extra()
     from medlink.training.examples import pair_examples, supervised_mentions
     from medlink.training.pairs_io import read_pairs
     from medlink.training.trainer import TrainConfig, train_bi_encoder
@@ -352,6 +355,9 @@ def train_cross_encoder_command(
     no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in float32."),
 ) -> None:
     """Train a cross-encoder reranker on annotated mentions against a bi-encoder's close calls."""
+    from medlink.encoders.transformer import require_dense_extra
+
+    require_dense_extra()
     from medlink.training.cross_trainer import CrossTrainConfig, retrieved_negatives, train_cross_encoder
     from medlink.training.examples import supervised_mentions
 

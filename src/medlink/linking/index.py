@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
-from medlink.linking.config import LinkerConfig
+from medlink.linking.config import LinkerConfig, default_config, default_dense_config
 from medlink.linking.linker import Linker
 from medlink.linking.manifest import read_manifest
 from medlink.linking.memory import memory_from_datasets
@@ -29,22 +29,32 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
     return linker
 
 
-def default_index_dir() -> Path:
-    """The default KB's index, built on first use and rebuilt when the default KB changes."""
+# the indexes over the default KB that ``--index NAME`` builds on first use: name -> (folder, config)
+DEFAULT_INDEXES: dict[str, tuple[str, Callable[[], LinkerConfig]]] = {
+    "default": (DEFAULT_INDEX_NAME, default_config),
+    "default-dense": ("default-dense-index", default_dense_config),
+}
+
+
+def default_index_dir(name: str = "default") -> Path:
+    """A default KB's index, built on first use and rebuilt when the default KB or the config changes."""
     from medlink.kb.default import default_kb_path
 
+    folder, make_config = DEFAULT_INDEXES[name]
     kb = KB.open(default_kb_path())
-    directory = medlink_home() / DEFAULT_INDEX_NAME
+    config = make_config()
+    directory = medlink_home() / folder
     try:
-        current = read_manifest(directory)["kb"]["checksum"] == kb.checksum
+        manifest = read_manifest(directory)
+        current = manifest["kb"]["checksum"] == kb.checksum and manifest["config"] == config.to_dict()
     except (MedlinkError, KeyError):  # missing, unreadable or an older format: rebuild
         current = False
     if not current:
-        log.info("building the default index in %s", directory)
-        build_index(kb, directory)
+        log.info("building the %s index in %s", name, directory)
+        build_index(kb, directory, config)
     return directory
 
 
 def resolve_index(index: str | Path) -> Path:
-    """``default`` -> the default index directory; anything else is a path."""
-    return default_index_dir() if str(index) == "default" else Path(index)
+    """``default`` / ``default-dense`` -> that default index's directory; anything else is a path."""
+    return default_index_dir(str(index)) if str(index) in DEFAULT_INDEXES else Path(index)

@@ -1,0 +1,99 @@
+"""The ``default-dense`` index's recipe: how much the untrained packaged MiniLM adds to the default lexical fusion.
+
+    python benchmarks/default_dense.py [--folds 10]
+
+``--index default-dense`` is the default lexical config (exact + TF-IDF + BM25, weights from NCBI dev) plus the
+packaged all-MiniLM-L6-v2, not fine-tuned, over KB names only (no memory). Its weight comes from a grid scored on
+dev data only: AskAPatient fold-0 validation (lay wording, against the 1,036 ontology names) and NCBI dev (against
+MEDIC), the mean of the two Acc@1. Test is then scored once, lexical alone (dense left out) against the chosen
+weight, in the same run: AskAPatient test (mean of the folds) and NCBI test, KB names only in both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
+from _harness import update_section, write_results  # noqa: E402
+
+from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
+from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
+from medlink.linking.config import LEXICAL_WEIGHTS, default_dense_config  # noqa: E402
+from medlink.linking.linker import Linker  # noqa: E402
+from medlink.retrieval.fusion import Fusion  # noqa: E402
+
+DENSE_WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+LEXICAL = list(LEXICAL_WEIGHTS)
+
+
+class Dataset:
+    """One KB's linker and the mentions scored against it; ``link`` with a dense weight (None: lexical alone)."""
+
+    def __init__(self, kb):
+        self.linker = Linker.build(kb, default_dense_config())
+        self.equivalent = equivalent_ids_from_kb(kb)
+
+    def score(self, mentions, dense_weight: float | None) -> tuple[float, float]:
+        """Acc@1 and the seconds linking took."""
+        texts = [part for mention in mentions for part in mention.parts]
+        started = time.perf_counter()
+        if dense_weight is None:
+            rankings = self.linker.link(texts, k=5, generators=LEXICAL)
+        else:
+            self.linker.config.fusion = Fusion("weighted", {**LEXICAL_WEIGHTS, "dense": dense_weight})
+            rankings = self.linker.link(texts, k=5)
+        seconds = time.perf_counter() - started
+        report = evaluate_rankings(rankings, mentions, equivalent_ids=self.equivalent, recall_ks=(1,), records=False, subpopulations=False)
+        return report["acc@1"], seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    aap, ncbi = Dataset(aap_kb(args.workdir)), Dataset(ncbi_kb(args.workdir, "train"))
+    aap_dev, ncbi_dev = load_dataset(aap_split(0, "validation")), load_dataset(ncbi_split("dev"))
+    trials = []
+    for weight in (None, *DENSE_WEIGHTS):
+        scores = (aap.score(aap_dev, weight)[0], ncbi.score(ncbi_dev, weight)[0])
+        trials.append({"dense_weight": weight, "askapatient_fold0_validation": scores[0], "ncbi_dev": scores[1], "mean": statistics.mean(scores)})
+        print(trials[-1], flush=True)
+    chosen = max((t for t in trials if t["dense_weight"] is not None), key=lambda t: t["mean"])["dense_weight"]
+    rows = []
+    for weight in (None, chosen):
+        folds = [aap.score(load_dataset(aap_split(fold, "test")), weight) for fold in range(args.folds)]
+        ncbi_acc, ncbi_seconds = ncbi.score(load_dataset(ncbi_split("test")), weight)
+        rows.append({"variant": "lexical (default)" if weight is None else f"default-dense (dense {weight})",
+                     "askapatient_test_mean": statistics.mean(acc for acc, _ in folds), "ncbi_test": ncbi_acc,
+                     "ncbi_test_seconds": ncbi_seconds, "askapatient_test_seconds": sum(s for _, s in folds)})
+        print(rows[-1], flush=True)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    command = "python benchmarks/default_dense.py" + (f" --folds {args.folds}" if args.folds != 10 else "")
+    write_results("default_dense", {"command": command, "dev_trials": trials, "chosen_dense_weight": chosen, "test": rows,
+                                    "peak_rss_mb": peak_mb, "seconds": time.perf_counter() - started})
+    lines = [
+        "## The default-dense index's dense weight (issue 4): `default_dense`", "",
+        f"`{command}`: the default lexical fusion plus the untrained packaged MiniLM over KB names only (no memory); the dense weight",
+        "chosen on AskAPatient fold-0 validation + NCBI dev (mean Acc@1), then test once: AskAPatient test (mean of the folds,",
+        f"ontology names) and NCBI test (MEDIC names), lexical alone against the chosen weight in the same run. Peak RSS {peak_mb:,.0f} MB.", "",
+        "| dense weight | AskAPatient fold-0 validation | NCBI dev | mean |", "| --- | ---: | ---: | ---: |",
+        *[f"| {'lexical alone' if t['dense_weight'] is None else t['dense_weight']}{' (chosen)' if t['dense_weight'] == chosen else ''} "
+          f"| {t['askapatient_fold0_validation']:.4f} | {t['ncbi_dev']:.4f} | {t['mean']:.4f} |" for t in trials],
+        "", f"| variant | AskAPatient test ({args.folds} folds) Acc@1 | NCBI test Acc@1 | NCBI test linking time (960 mentions) |",
+        "| --- | ---: | ---: | ---: |",
+        *[f"| {r['variant']} | {r['askapatient_test_mean']:.4f} | {r['ncbi_test']:.4f} | {r['ncbi_test_seconds']:.1f} s |" for r in rows],
+    ]
+    update_section("default_dense", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
