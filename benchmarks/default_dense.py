@@ -88,7 +88,7 @@ def main() -> None:
         "| dense weight | AskAPatient fold-0 validation | NCBI dev | mean |", "| --- | ---: | ---: | ---: |",
         *[f"| {'lexical alone' if t['dense_weight'] is None else t['dense_weight']}{' (chosen)' if t['dense_weight'] == chosen else ''} "
           f"| {t['askapatient_fold0_validation']:.4f} | {t['ncbi_dev']:.4f} | {t['mean']:.4f} |" for t in trials],
-        "", f"| variant | AskAPatient test ({args.folds} folds) Acc@1 | NCBI test Acc@1 | NCBI test linking time (960 mentions) |",
+        "", f"| variant | AskAPatient test ({args.folds} folds) Acc@1 | NCBI test Acc@1 | NCBI test linking time (960 mentions, one run, index loaded) |",
         "| --- | ---: | ---: | ---: |",
         *[f"| {r['variant']} | {r['askapatient_test_mean']:.4f} | {r['ncbi_test']:.4f} | {r['ncbi_test_seconds']:.1f} s |" for r in rows],
     ]
