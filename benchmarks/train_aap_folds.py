@@ -49,6 +49,8 @@ def main() -> None:
     parser.add_argument("--kind", choices=("bi-encoder", "cross-encoder"), default="bi-encoder")
     parser.add_argument("--with-validation", action="store_true", help="train on the fold's train + validation files (final models)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
+    parser.add_argument("--section", default=None, help="results name (default: train_aap_folds[_cross][_trainval]); "
+                                                        "give pilots their own, or they replace the recorded folds")
     parser.add_argument("recipe", nargs=argparse.REMAINDER, help="options passed to 'medlink train bi-encoder' (after --)")
     args = parser.parse_args()
     recipe = [a for a in args.recipe if a != "--"]
@@ -72,7 +74,7 @@ def main() -> None:
         if report_path.is_file():
             report = json.loads(report_path.read_text())
             folds.append({"fold": fold, "seconds": report["seconds"], "epochs": report["epochs"]})
-    section = ("train_aap_folds" if args.kind == "bi-encoder" else "train_aap_folds_cross") + ("_trainval" if args.with_validation else "")
+    section = args.section or ("train_aap_folds" if args.kind == "bi-encoder" else "train_aap_folds_cross") + ("_trainval" if args.with_validation else "")
     write_results(section, {"command": " ".join(["python benchmarks/train_aap_folds.py", *sys.argv[1:]]), "recipe": recipe,
                                       "folds": folds})
 
