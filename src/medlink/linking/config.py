@@ -92,7 +92,7 @@ DEFAULT_DENSE_WEIGHT = 4.0
 
 def default_config() -> LinkerConfig:
     """Exact + char n-gram TF-IDF + BM25 over KB names and the memory, weighted fusion (weights from NCBI dev)."""
-    return LinkerConfig.from_dict({"generators": LEXICAL_GENERATORS, "fusion": {"method": "weighted", "weights": LEXICAL_WEIGHTS}})
+    return LinkerConfig.from_dict({"generators": LEXICAL_GENERATORS, "fusion": {"method": "weighted", "weights": dict(LEXICAL_WEIGHTS)}})
 
 
 def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT) -> LinkerConfig:
