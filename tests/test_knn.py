@@ -45,3 +45,11 @@ def test_neighbour_concepts_missing_from_candidates_are_added(datastore, tmp_pat
     again = loaded.rerank(unit([0.0, 1.0]), [[Candidate("C1", 0.5)]], name_of={"C3": "Insomnia"}.get)[0]
     assert [c.concept_id for c in again] == [c.concept_id for c in reranked]
     assert loaded.params == datastore.params
+
+
+def test_a_tie_keeps_the_linker_order_not_the_id_order():
+    # one training text labelled D2 and C1 alike; the linker put D2 first (its name means D2 more often)
+    store = KnnReranker(unit([1.0, 0.0], [1.0, 0.0]), ["D2", "C1"], ["boc", "boc"], KnnParams(k=2, lambda_=0.5, beta1=0.1, beta2=0.1))
+    reranked = store.rerank(unit([1.0, 0.0]), [[Candidate("D2", 0.9, "boc"), Candidate("C1", 0.9, "boc")]])[0]
+    assert reranked[0].score == reranked[1].score
+    assert [c.concept_id for c in reranked] == ["D2", "C1"]
