@@ -13,6 +13,12 @@ def medlink(*args, check=True):
     return result
 
 
+def medlink_without(module: str, *args):
+    """The command line as on an install that lacks ``module`` (hidden from imports), e.g. without the dense extra."""
+    hide = f"import sys; sys.modules[{module!r}] = None; from medlink.cli import main; sys.argv[0] = 'medlink'; main()"
+    return subprocess.run([sys.executable, "-c", hide, *map(str, args)], capture_output=True, text=True)
+
+
 @pytest.fixture
 def kb_file(tmp_path, fixtures):
     out = tmp_path / "kb.sqlite"

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from tests.test_cli_kb import medlink
+from tests.test_cli_kb import medlink, medlink_without
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +110,12 @@ def test_default_dense_index_links_lay_wording_the_lexical_default_misses():
     assert lexical[0]["candidates"][0]["id"] != "HP:0002360"  # "Shortened sleep phase" through the shared word
     assert [o["candidates"][0]["id"] for o in dense] == ["HP:0002360", "HP:0001658"]  # Sleep abnormality, Myocardial infarction
     assert "dense" in dense[0]["candidates"][0]["scores"]
+
+
+def test_default_dense_without_faiss_says_what_to_install():
+    result = medlink_without("faiss", "link", "--index", "default-dense", "can't sleep")
+    assert result.returncode == 2 and "neural models need faiss: pip install 'medlink[dense]'" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_a_default_index_is_rebuilt_when_its_config_changes(monkeypatch):

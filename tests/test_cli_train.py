@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from tests.test_cli_kb import medlink
+from tests.test_cli_kb import medlink, medlink_without
 
 pytest.importorskip("torch")
 
@@ -76,11 +76,6 @@ def test_cross_encoder_training_refuses_mentions_outside_the_kb(kb_file, tmp_pat
 
 @pytest.mark.parametrize("kind", ["bi-encoder", "cross-encoder"])
 def test_training_without_the_dense_extra_says_what_to_install(kb_file, tmp_path, kind):
-    import subprocess
-    import sys
-
-    hide_torch = "import sys; sys.modules['torch'] = None; from medlink.cli import main; sys.argv[0] = 'medlink'; main()"
-    arguments = ["train", kind, "--kb", str(kb_file), "--out", str(tmp_path / "m"), "--train", f"biosyn:{tmp_path / 'mentions'}"]
-    result = subprocess.run([sys.executable, "-c", hide_torch, *arguments], capture_output=True, text=True)
+    result = medlink_without("torch", "train", kind, "--kb", kb_file, "--out", tmp_path / "m", "--train", f"biosyn:{tmp_path / 'mentions'}")
     assert result.returncode == 2 and "neural models need torch: pip install 'medlink[dense]'" in result.stderr
     assert "Traceback" not in result.stderr

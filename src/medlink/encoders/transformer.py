@@ -35,10 +35,10 @@ ENCODE_BATCH = 128  # texts per forward pass: as fast as 256 on two cores, faste
 
 
 def require_dense_extra() -> None:
-    """Neural encoders need torch and transformers, which the base install leaves out: say how to get them."""
-    missing = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
+    """Neural models need torch, transformers and faiss, which the base install leaves out: say how to get them."""
+    missing = [name for name in ("torch", "transformers", "faiss") if importlib.util.find_spec(name) is None]
     if missing:
-        raise MissingInputError(f"neural models need {' and '.join(missing)}: pip install 'medlink[dense]' "
+        raise MissingInputError(f"neural models need {', '.join(missing)}: pip install 'medlink[dense]' "
                                 "(torch==2.13.0, the CPU build)")
 
 

@@ -24,11 +24,13 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-import faiss
 import numpy as np
 from numpy.lib.format import open_memmap
 
-from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_dir
+from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_dir, require_dense_extra
+
+require_dense_extra()  # name the missing extra here, where a dense index or config first needs it, not in a faiss ImportError
+import faiss  # noqa: E402
 from medlink.errors import MedlinkError
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
