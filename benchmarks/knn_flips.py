@@ -20,7 +20,7 @@ from _harness import model_spec  # noqa: E402
 from dense_linking import CONFIGS, Run, hybrid_config  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
-from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
+from medlink.eval.metrics import equivalent_ids_from_kb, id_matches  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 from medlink.linking.memory import memory_from_datasets  # noqa: E402
 from medlink.rerank.knn import KnnParams  # noqa: E402
@@ -46,8 +46,7 @@ def main() -> None:
     gold_per_part = [mention.gold for mention in mentions for _ in mention.parts]
 
     def correct(candidates, gold) -> bool:
-        top = candidates[0].concept_id if candidates else None
-        return bool(({top} | set(equivalent.get(top, ()))) & gold) if top else False
+        return bool(candidates) and id_matches(candidates[0].concept_id, gold, equivalent)
 
     gains = losses = 0
     for text, gold, dense, knn in zip(run.texts, gold_per_part, run.dense_only, reranked):

@@ -101,9 +101,8 @@ class KnnReranker:
             scores = {**candidate.scores_by_stage, STAGE: p_knn.get(concept, 0.0)}
             evidence = list(candidate.evidence) + voters.get(concept, [])
             reranked.append(Candidate(concept, probability, candidate.matched_name, scores, evidence, candidate.name))
-        # a tie keeps the linker's order, which already broke ties by how often a name means each concept (NameTable.priors)
-        linker_rank = {c.concept_id: rank for rank, c in enumerate(candidates)}
-        reranked.sort(key=lambda c: (-c.score, linker_rank.get(c.concept_id, len(linker_rank)), c.concept_id))
+        # stable: a tie keeps the linker's order (its tie-break by how often a name means each concept), then nearest neighbour first
+        reranked.sort(key=lambda c: -c.score)
         return reranked
 
 
