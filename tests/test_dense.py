@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from medlink.encoders import default_model_dir
-from medlink.encoders.transformer import Encoder
+from medlink.encoders.transformer import Encoder, check_model_dir
 from medlink.errors import MedlinkError
 from medlink.kb.build import build_kb
 from medlink.kb.store import KB
@@ -112,11 +113,17 @@ def test_fp16_halves_the_stored_vectors(kb, flat, tmp_path):
     assert full - half == pytest.approx(vectors * 2, rel=0.05)
 
 
-def test_unknown_params_are_refused_before_loading_a_model(kb):
-    with pytest.raises(MedlinkError, match="unknown params"):
-        Linker.build(kb, config(nprobes=3))
-    with pytest.raises(MedlinkError, match="index must be one of"):
-        Linker.build(kb, config(index="lsh"))
+@pytest.mark.parametrize("params, message", [
+    ({"nprobes": 3}, "unknown key 'nprobes'"),
+    ({"index": "lsh"}, "'index' must be one of flat, hnsw, ivfpq, not 'lsh'"),
+    ({"index": "hnsw", "hnsw_m": 0}, "'hnsw_m' must be an integer >= 2, not 0"),  # was a FAISS abort
+    ({"index": "ivfpq", "nprobe": 0}, "'nprobe' must be an integer >= 1, not 0"),  # was an error at link time
+    ({"bf16": "no"}, "'bf16' must be true or false, not 'no'"),  # was read as true
+    ({"max_length": 0}, "'max_length' must be an integer >= 2 and <= 512, not 0"),
+])
+def test_bad_params_are_refused_before_loading_a_model(kb, params, message):
+    with pytest.raises(MedlinkError, match=re.escape(f"generators[0] (dense) params: {message}")):
+        Linker.build(kb, config(**params))
 
 
 def test_model_folder_without_weights_names_the_missing_file(kb, model_copy):
@@ -152,9 +159,13 @@ def test_broken_model_folder_is_a_clear_error_not_a_traceback(kb, model_copy, da
         Linker.build(kb, config(model=str(model_copy)))
 
 
-def test_bpe_tokenizer_files_count_as_a_tokenizer_but_need_merges(model_copy):
-    from medlink.encoders.transformer import check_model_dir
+def test_a_file_given_as_model_folder_is_named_as_a_file(tmp_path):
+    (tmp_path / "kb.sqlite").write_text("not a model")
+    with pytest.raises(MedlinkError, match="kb.sqlite is a file; a model is a folder"):
+        check_model_dir(tmp_path / "kb.sqlite")
 
+
+def test_bpe_tokenizer_files_count_as_a_tokenizer_but_need_merges(model_copy):
     for name in ("tokenizer.json", "vocab.txt"):
         (model_copy / name).unlink(missing_ok=True)
     (model_copy / "vocab.json").write_text("{}")
@@ -327,3 +338,12 @@ def test_two_dense_generators_fuse_save_and_load(kb, tmp_path):
     loaded = Linker.load(tmp_path / "ensemble")
     assert [[c.concept_id for c in r] for r in loaded.link(MENTIONS, k=3)] == [[c.concept_id for c in r] for r in before]
     assert loaded.generators["second"].encoder.bf16 is False
+
+
+def test_pooling_comes_from_the_model_folder_unless_a_config_says_otherwise(model_copy):
+    assert Encoder(model_copy).pooling == "mean"  # the packaged MiniLM's 1_Pooling: mean tokens
+    (model_copy / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False}))
+    assert Encoder(model_copy).pooling == "cls"  # a CLS-trained model (SapBERT-style) is read as it was trained
+    (model_copy / "medlink_encoder.json").write_text(json.dumps({"pooling": "mean", "max_length": 32}))
+    assert Encoder(model_copy).pooling == "mean"  # what medlink trained it with comes first
+    assert Encoder(model_copy, pooling="cls").pooling == "cls"  # an explicit choice wins

@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 
@@ -53,3 +55,18 @@ def test_a_tie_keeps_the_linker_order_not_the_id_order():
     reranked = store.rerank(unit([1.0, 0.0]), [[Candidate("D2", 0.9, "boc"), Candidate("C1", 0.9, "boc")]])[0]
     assert reranked[0].score == reranked[1].score
     assert [c.concept_id for c in reranked] == ["D2", "C1"]
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"lambda": 0.9}, "unknown key 'lambda'; known: type, generator, k, lambda_, beta1, beta2"),  # was silently dropped
+    ({"lambda_": 1.7}, "'lambda_' must be a number >= 0 and <= 1, not 1.7"),
+    ({"beta1": 0}, "'beta1' must be a number > 0, not 0"),  # was a ZeroDivisionError while linking
+    ({"k": "eight"}, "'k' must be an integer >= 1, not 'eight'"),
+])
+def test_a_knn_config_that_cannot_work_is_refused_when_read(settings, message):
+    from medlink.errors import MedlinkError
+    from medlink.linking.config import LinkerConfig
+
+    config = {"generators": [{"name": "dense", "type": "dense"}], "reranker": {"type": "knn", "generator": "dense", **settings}}
+    with pytest.raises(MedlinkError, match=re.escape(f"hybrid.json: reranker: {message}")):
+        LinkerConfig.from_dict(config, "hybrid.json")

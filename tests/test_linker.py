@@ -99,8 +99,10 @@ def test_generator_selection_and_config_errors(index_dir, tmp_path):
     linker = Linker.load(index_dir)
     only_exact = linker.link(["tumour", "tumours"], k=2, generators=["exact"])
     assert top(only_exact) == ["D009369", None]
+    with pytest.raises(MedlinkError, match="unknown generator 'dnese'; this index has "):
+        linker.link(["x"], generators=["exact", "dnese"])  # a typo must not quietly run another configuration
     with pytest.raises(MedlinkError, match="no generator selected"):
-        linker.link(["x"], generators=["dense"])
+        linker.link(["x"], generators=[])
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"generators": [{"name": "x", "type": "nope"}]}))
     with pytest.raises(MedlinkError, match="unknown type 'nope'; known: exact, tfidf, bm25"):
@@ -115,3 +117,26 @@ def test_single_generator_config_keeps_raw_scores(kb, tmp_path):
     linker = Linker.build(kb, config)
     best = linker.link(["colorectal cancer"], k=1)[0][0]
     assert best.concept_id == "D015179" and best.score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_an_index_never_replaces_a_file_or_a_foreign_folder(kb, index_dir, tmp_path):
+    kb_copy = tmp_path / "kb-copy.sqlite"
+    kb_copy.write_bytes(kb.path.read_bytes())
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("mine")
+    with pytest.raises(MedlinkError, match="is a file, not a medlink index"):
+        build_index(kb, kb_copy)
+    with pytest.raises(MedlinkError, match="is a folder that is not a medlink index"):
+        build_index(kb, notes)
+    assert kb_copy.read_bytes() == kb.path.read_bytes() and (notes / "todo.txt").read_text() == "mine"
+    assert not list(tmp_path.glob(".*.old")) and not list(tmp_path.glob(".*.tmp"))
+    build_index(kb, index_dir)  # an earlier index is replaced, as before
+    assert Linker.load(index_dir).link(["tumour"], k=1)[0]
+
+
+def test_the_readme_example_config_is_a_valid_config():
+    from pathlib import Path
+
+    config = LinkerConfig.from_file(Path(__file__).resolve().parents[1] / "examples" / "hybrid.json")
+    assert [g.type for g in config.generators] == ["exact", "tfidf", "bm25", "dense"] and config.reranker["type"] == "knn"

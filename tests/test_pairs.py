@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -243,6 +244,10 @@ def test_pairs_json_records_counts_parameters_and_kb(composite, tmp_path):
     assert stored["counts"] == report.counts and set(stored["counts"]) == {"syn", "graph"}
     assert stored["written"]["train"] == len(read_pairs(tmp_path / "pairs.train.tsv"))
     assert stored["dropped_cross_split"]["graph"] == report.dropped_cross_split["graph"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {name: 0o666 & ~umask for name in (
+        "pairs.train.tsv", "pairs.dev.tsv", "negatives.tsv", "pairs.json")}  # written through temp files, still readable by others
 
 
 # -- comb task ------------------------------------------------------------------------------------
@@ -300,6 +305,11 @@ def test_read_pairs_reports_file_and_line(tmp_path):
     assert error.value.line == 1 and "no_header.tsv:1" in str(error.value) and "header" in str(error.value)
     with pytest.raises(MedlinkError, match="not found"):
         read_pairs(tmp_path / "missing.tsv")
+    header = (FIXTURES / "pairs" / "bad_columns.tsv").read_text().split("\n")[0]
+    empty_text = tmp_path / "empty_text.tsv"
+    empty_text.write_text(f"{header}\nsyn\t\tseizure\tHP:1\tHP:1\tsynonym\tpreferred\n")
+    with pytest.raises(InputFormatError, match=r"empty_text.tsv:2: empty left \(a pair needs both texts and both concept ids\)"):
+        read_pairs(empty_text)  # was accepted, and trained on an empty string
     latin1 = tmp_path / "latin1.tsv"
     good = (FIXTURES / "pairs" / "bad_columns.tsv").read_bytes().split(b"\n")[:2]
     latin1.write_bytes(b"\n".join([*good, "syn\tna\u00efve\tx\tC1\tC1\tsyn\t1".encode("latin-1")]) + b"\n")

@@ -1,9 +1,11 @@
 import json
+import os
 
 import pytest
 
 pytest.importorskip("torch")
 
+from medlink.errors import MedlinkError  # noqa: E402
 from medlink.kb.build import build_kb  # noqa: E402
 from medlink.kb.store import KB  # noqa: E402
 from medlink.training import trainer as trainer_module  # noqa: E402
@@ -48,6 +50,9 @@ def test_training_saves_a_model_folder_and_report(kb, mentions, tmp_path):
     assert report.epochs[0]["steps"] >= 2 and report.epochs[0]["loss"] > 0
     assert 0 <= report.epochs[0]["dev_acc@1"] <= 1
     assert (tmp_path / "model" / "model.safetensors").is_file() and not (tmp_path / "model" / "checkpoint").exists()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "model" / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~umask  # readable like any other file, not 0600
     saved = json.loads((tmp_path / "model" / "training.json").read_text())
     assert saved["kb"]["checksum"] == kb.checksum and saved["config"]["hard_negatives"] == 2
 
@@ -67,11 +72,53 @@ def test_interrupted_training_resumes_from_the_last_checkpoint(kb, mentions, tmp
     with pytest.raises(KeyboardInterrupt):
         train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=config, progress=False)
     state = json.loads((tmp_path / "model" / "checkpoint" / "state.json").read_text())
-    assert state == {"epoch": 0, "step": 2, "history": []}
-    monkeypatch.setattr(trainer_module, "_batch_loss", real)
+    assert {key: state[key] for key in ("epoch", "step", "history")} == {"epoch": 0, "step": 2, "history": []}
+    with pytest.raises(MedlinkError, match=r"cannot resume with other settings or data \(config.batch_size: checkpoint 2, now 4"):
+        train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=TrainConfig(epochs=1, batch_size=4, checkpoint_every=1),
+                         resume=True, progress=False)
+    ran = []
+    monkeypatch.setattr(trainer_module, "_batch_loss", lambda *args: ran.append(1) or real(*args))
     report = train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=config, resume=True, progress=False)
     total = len(trainer_module._batches(mentions, 2))
-    assert report.epochs[0]["steps"] == total - 2  # only the steps after the checkpoint ran
+    assert len(ran) == total - 2  # only the steps after the checkpoint ran
+    assert report.epochs[0]["steps"] == total and report.epochs[0]["resumed_at_step"] == 2
+
+
+def test_a_diverging_loss_stops_training_before_the_weights_are_spoilt(kb, mentions, tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(trainer_module, "_batch_loss", lambda *args: torch.tensor(float("nan"), requires_grad=True))
+    with pytest.raises(MedlinkError, match="training diverged: the loss is nan at epoch 1, step 1; lower --lr or raise --tau"):
+        train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=TrainConfig(epochs=1, batch_size=2), progress=False)
+    assert not (tmp_path / "model" / "model.safetensors").exists()
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"tau": 0}, r"tau \(--tau\) must be > 0, not 0"),
+    ({"learning_rate": -1}, r"learning rate \(--lr\) must be > 0, not -1"),
+    ({"hard_negatives": -2}, r"hard_negatives \(--hard-negatives\) must be 0 or more, not -2"),
+    ({"kg_weight": -1}, r"kg_weight \(--kg-weight\) must be 0 \(off\) or more"),
+    ({"pooling": "max"}, r"pooling \(--pooling\) must be one of mean, cls, not 'max'"),
+])
+def test_settings_that_cannot_train_are_refused(settings, message):
+    with pytest.raises(MedlinkError, match=message):
+        TrainConfig(**settings)
+
+
+def test_an_output_that_is_not_a_training_folder_is_left_alone(kb, mentions, tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "notes.txt").write_text("mine")
+    for out, message in ((tmp_path / "notes.txt", "is a file"), (tmp_path / "folder", "holds no earlier training output")):
+        with pytest.raises(MedlinkError, match=message):
+            train_bi_encoder(kb, out, mentions=mentions, config=TrainConfig(epochs=1, batch_size=2), progress=False)
+    assert (tmp_path / "notes.txt").read_text() == "mine" and sorted(p.name for p in (tmp_path / "folder").iterdir()) == ["notes.txt"]
+
+
+def test_nothing_to_train_on_is_an_error_not_an_untrained_copy(kb, tmp_path):
+    with pytest.raises(MedlinkError, match="nothing to train on"):
+        train_bi_encoder(kb, tmp_path / "model", mentions=[], kg_examples=[], progress=False)
+    assert not (tmp_path / "model").exists()
 
 
 def test_kg_pairs_alone_train_zero_shot(kb, tmp_path):

@@ -16,7 +16,7 @@ kb_app = typer.Typer(help="Build and inspect knowledge bases (one SQLite file pe
 app.add_typer(kb_app, name="kb")
 index_app = typer.Typer(help="Build linker indices (lexical generators, mention memory, manifest).", no_args_is_help=True)
 app.add_typer(index_app, name="index")
-train_app = typer.Typer(help="Mine training pairs from a KB and train bi-encoders.", no_args_is_help=True)
+train_app = typer.Typer(help="Mine training pairs from a KB and train bi-encoders and cross-encoders.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 
 
@@ -214,9 +214,18 @@ def link(
                 typer.echo(f"{text}\t(no candidate)")
             else:
                 for rank, c in enumerate(candidates, 1):
-                    typer.echo(f"{text}\t{rank}\t{c.concept_id}\t{c.name}\t{c.score:.3f}\t(matched '{c.matched_name}')")
+                    typer.echo(f"{text}\t{rank}\t{c.concept_id}\t{c.name}\t{c.score:.3f}\t(matched '{c.matched_name}'{_neighbours(c)})")
     if errors:
         typer.echo(f"{errors} mention(s) not linked: empty or nothing left after normalisation (marked 'error' in the output)", err=True)
+
+
+def _neighbours(candidate, shown: int = 3) -> str:
+    """The kNN reranker's voting training mentions, for the plain-text output (--json lists them all)."""
+    voters = [e for e in candidate.evidence if "neighbour" in e]
+    if not voters:
+        return ""
+    more = f" and {len(voters) - shown} more" if len(voters) > shown else ""
+    return "; neighbours " + ", ".join(f"'{v['neighbour']}' {v['similarity']:.2f}" for v in voters[:shown]) + more
 
 
 def mention_error(text: str, normalize) -> str | None:
@@ -270,6 +279,21 @@ def evaluate_command(
     typer.echo(report.to_json(indent=None) if as_json else report.to_markdown())
 
 
+def _training_mentions(store, datasets: List[str], option: str) -> list[tuple[str, str]]:
+    """Annotated (mention, concept) pairs of ``datasets``; says on stderr how many were left out and why."""
+    from medlink.training.examples import counted_supervised_mentions
+
+    if not datasets:
+        return []
+    mentions, skipped = counted_supervised_mentions(store, datasets)
+    if skipped:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in skipped.items())
+        typer.echo(f"{option}: {len(mentions)} mentions used, {sum(skipped.values())} left out ({reasons})", err=True)
+    if not mentions and option == "--dev":
+        _fail("--dev: no dev mention has its gold concept in the KB")
+    return mentions
+
+
 @train_app.command("pairs")
 def train_pairs(
     kb: str = typer.Option(..., "--kb", help="KB file, or 'default'."),
@@ -306,29 +330,37 @@ def train_bi_encoder_command(
                                            help="One example per distinct (mention, concept) instead of one per annotation: "
                                                 "shorter epochs on corpora that repeat the same mentions (AskAPatient)."),
     kg_weight: float = typer.Option(1.0, "--kg-weight", help="Weight of the KG auxiliary loss."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch"),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch", help="Cap the steps of each epoch (quick trials; default: all examples)."),
     seed: int = typer.Option(13, "--seed"),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in float32."),
+    pooling: Optional[str] = typer.Option(None, "--pooling", help="mean or cls (default: what the base model folder declares, else mean)."),
 ) -> None:
     """Train a bi-encoder: in-batch + dynamic hard negatives, KG pairs as zero-shot or auxiliary task."""
     from medlink.encoders.transformer import require_dense_extra
 
     require_dense_extra()
-    from medlink.training.examples import pair_examples, supervised_mentions
+    from medlink.training.examples import pair_examples
     from medlink.training.pairs_io import read_pairs
+    from medlink.training.run import check_training_output
     from medlink.training.trainer import TrainConfig, train_bi_encoder
 
+    config = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, tau=tau, hard_negatives=hard_negatives,
+                         mention_positives=mention_positives, distinct_mentions=distinct_mentions, kg_weight=kg_weight, seed=seed, bf16=not no_bf16, max_steps_per_epoch=max_steps,
+                         pooling=pooling)
+    check_training_output(out)  # before any data is read
     store = _open_kb(kb)
     if not train and pairs is None:
         _fail("nothing to train on: give --train FORMAT:PATH (annotated mentions) and/or --pairs DIR (KB pairs)")
-    mentions = supervised_mentions(store, train) if train else []
+    if pairs is not None and not pairs.is_dir():
+        _fail(f"--pairs expects the folder 'medlink train pairs --out' wrote, not {pairs}")
+    if hard_negatives and not train:
+        typer.echo("note: --hard-negatives applies to --train mentions; with --pairs alone it is not used", err=True)
+    mentions = _training_mentions(store, train, "--train")
     kg = pair_examples(read_pairs(pairs / "pairs.train.tsv")) if pairs else []
-    dev_mentions = supervised_mentions(store, dev) if dev else []
+    dev_mentions = _training_mentions(store, dev, "--dev")
     held_out = pairs / "pairs.dev.tsv" if pairs else None
     kg_dev = pair_examples(read_pairs(held_out)) if (held_out and not dev and held_out.is_file()) else []  # no --dev: judge on held-out concepts
-    config = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, tau=tau, hard_negatives=hard_negatives,
-                         mention_positives=mention_positives, distinct_mentions=distinct_mentions, kg_weight=kg_weight, seed=seed, bf16=not no_bf16, max_steps_per_epoch=max_steps)
     report = train_bi_encoder(store, out, mentions=mentions, kg_examples=kg, dev=dev_mentions, kg_dev=kg_dev, base_model=model,
                               config=config, resume=resume)
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
@@ -359,19 +391,20 @@ def train_cross_encoder_command(
 
     require_dense_extra()
     from medlink.training.cross_trainer import CrossTrainConfig, retrieved_negatives, train_cross_encoder
-    from medlink.training.examples import supervised_mentions
+    from medlink.training.run import check_training_output
 
+    config = CrossTrainConfig(epochs=epochs, batch_size=batch_size, candidates=candidates, learning_rate=learning_rate, seed=seed,
+                              bf16=not no_bf16, concept_text=concept_text)
+    check_training_output(out)
     store = _open_kb(kb)
-    mentions = list(dict.fromkeys(supervised_mentions(store, train)))
+    mentions = list(dict.fromkeys(_training_mentions(store, train, "--train")))
     if not mentions:
         _fail("no training mention has a gold concept in the KB")
-    dev_mentions = list(dict.fromkeys(supervised_mentions(store, dev))) if dev else []
+    dev_mentions = list(dict.fromkeys(_training_mentions(store, dev, "--dev")))
     retriever = None if candidates_model in (None, "default") else candidates_model
     depth = max(16, 2 * candidates)
     retrieved = retrieved_negatives(store, mentions + dev_mentions, retriever, depth)  # one index serves both
     negatives, dev_negatives = retrieved[: len(mentions)], retrieved[len(mentions) :]
-    config = CrossTrainConfig(epochs=epochs, batch_size=batch_size, candidates=candidates, learning_rate=learning_rate, seed=seed,
-                              bf16=not no_bf16, concept_text=concept_text)
     report = train_cross_encoder(store, out, mentions, negatives, dev=dev_mentions, dev_negatives=dev_negatives, base_model=model,
                                  config=config, resume=resume)
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
@@ -385,5 +418,6 @@ def main() -> None:
         typer.echo(f"error: {error}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
+        typer.echo("interrupted; nothing half-written was left: re-run to continue (training: add --resume; "
+                   "an index build reuses the names already encoded)", err=True)
         sys.exit(130)

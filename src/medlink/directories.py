@@ -6,6 +6,8 @@ import os
 import shutil
 from pathlib import Path
 
+from medlink.errors import MedlinkError
+
 
 def replace_directory(built: Path, final: Path) -> None:
     """Move the finished directory ``built`` to ``final``; an existing ``final`` is set aside first, then removed."""
@@ -17,3 +19,28 @@ def replace_directory(built: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(built, final)
+
+
+def require_replaceable(final: Path, marker: str, what: str) -> None:
+    """Refuse to overwrite anything but an earlier output of the same kind (a folder holding ``marker``) or an empty folder.
+
+    Why: ``--out`` naming a KB file or someone's folder by mistake must not delete it.
+    """
+    final = Path(final)
+    if not final.exists():
+        return
+    if not final.is_dir():
+        raise MedlinkError(f"{final} is a file, not {what}; give --out a new folder name (nothing was written)")
+    if any(final.iterdir()) and not (final / marker).is_file():
+        raise MedlinkError(f"{final} is a folder that is not {what} (no {marker}); it is left as it is: give --out a new "
+                           f"or empty folder (nothing was written)")
+
+
+def with_default_mode(*paths: Path) -> None:
+    """Give files the permissions ``open()`` would (0666 less the umask): temporary files and some savers
+    create them 0600, which other users and tools sharing a model or pairs folder then cannot read."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in paths:
+        if Path(path).is_file():
+            os.chmod(path, 0o666 & ~umask)

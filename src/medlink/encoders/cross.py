@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from medlink.directories import with_default_mode
 from medlink.encoders.batching import length_sorted_batches
 from medlink.encoders.precision import Bf16Copy
 from medlink.encoders.transformer import check_fingerprint, check_model_dir, default_model_dir, load_pretrained, model_fingerprint, require_dense_extra
@@ -42,7 +43,8 @@ class CrossEncoderSpec:
 class CrossEncoder:
     """Scores (mention, concept text) pairs; higher is more likely the mention's concept."""
 
-    def __init__(self, model: str | Path | None = None, max_length: int = MAX_LENGTH, bf16: bool = True):
+    def __init__(self, model: str | Path | None = None, max_length: int = MAX_LENGTH, bf16: bool = True, trained: bool = False):
+        """``trained``: the folder must already hold a score head (a reranker's model); training starts from any encoder."""
         require_dense_extra()
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
         from transformers.utils import logging as transformers_logging
@@ -54,7 +56,11 @@ class CrossEncoder:
         self.max_length = max_length
         self.bf16 = bf16
         config = load_pretrained(path, "config", AutoConfig.from_pretrained)
-        if any(name.endswith("ForSequenceClassification") for name in config.architectures or []) and config.num_labels != 1:
+        is_classifier = any(name.endswith("ForSequenceClassification") for name in config.architectures or [])
+        if trained and not is_classifier:
+            raise MedlinkError(f"{path}: not a cross-encoder (config.json architectures {config.architectures}, no ...ForSequenceClassification "
+                               "score head); train one with 'medlink train cross-encoder --out DIR' and give that folder")
+        if is_classifier and config.num_labels != 1:
             raise MedlinkError(f"{path}: a cross-encoder needs one output score, this classifier has {config.num_labels} labels")
         self.tokenizer = load_pretrained(path, "tokenizer", AutoTokenizer.from_pretrained)
         self.model = load_pretrained(path, "model", AutoModelForSequenceClassification.from_pretrained, num_labels=1)
@@ -111,4 +117,5 @@ class CrossEncoder:
         directory.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(directory, safe_serialization=True)
         self.tokenizer.save_pretrained(directory)
+        with_default_mode(*directory.glob("*.safetensors"))
         (directory / "medlink_cross_encoder.json").write_text(json.dumps({"max_length": self.max_length}))

@@ -19,9 +19,11 @@ from typing import Sequence
 
 import numpy as np
 
+from medlink.directories import with_default_mode
 from medlink.encoders.batching import length_sorted_batches
 from medlink.encoders.precision import Bf16Copy
 from medlink.errors import MedlinkError, MissingInputError
+from medlink.params import POOLINGS
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -30,7 +32,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # medlink shows its 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 # Any one of these is a tokenizer: fast (tokenizer.json), WordPiece, BPE (vocab.json + merges.txt), SentencePiece.
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model")
-POOLINGS = ("mean", "cls")
+ENCODER_CONFIG = "medlink_encoder.json"  # the pooling and length a medlink-trained model was trained with
 ENCODE_BATCH = 128  # texts per forward pass: as fast as 256 on two cores, faster than 64 (BENCHMARKS.md dense_speed)
 
 
@@ -52,6 +54,8 @@ def default_model_dir() -> Path:
 
 def check_model_dir(path: Path) -> None:
     """Fail with the missing file's name unless ``path`` looks like a transformer folder."""
+    if path.is_file():
+        raise MedlinkError(f"{path} is a file; a model is a folder (config.json, weights, tokenizer)")
     if not path.is_dir():
         raise MissingInputError(f"model folder not found: {path}")
     if not (path / "config.json").is_file():
@@ -95,7 +99,24 @@ def model_fingerprint(path: Path) -> str:
 def check_fingerprint(path: Path, fingerprint: str | None, what: str) -> None:
     """Refuse a model folder whose weights are not the ones an index recorded (``fingerprint``; None: not recorded)."""
     if fingerprint and model_fingerprint(path) != fingerprint:
-        raise MedlinkError(f"the {what} at {path} is not the one this index was built with (weights changed); rebuild the index")
+        raise MedlinkError(f"the {what} at {path} is not the one this index was built with (weights changed)")
+
+
+def declared_pooling(path: Path) -> str:
+    """The pooling a model folder was trained with: medlink's ``medlink_encoder.json``, else a sentence-transformers
+    ``1_Pooling/config.json`` (CLS or mean), else mean. Why: a CLS-trained model (SapBERT) read with mean pooling
+    gives worse vectors without any error."""
+    for config_file, read in ((path / ENCODER_CONFIG, lambda c: c.get("pooling")),
+                              (path / "1_Pooling" / "config.json",
+                               lambda c: "cls" if c.get("pooling_mode_cls_token") else "mean" if c.get("pooling_mode_mean_tokens") else None)):
+        if config_file.is_file():
+            try:
+                pooling = read(json.loads(config_file.read_text(encoding="utf-8")))
+            except (json.JSONDecodeError, AttributeError) as error:
+                raise MedlinkError(f"{config_file}: unreadable pooling config ({error})") from error
+            if pooling:
+                return pooling
+    return "mean"
 
 
 @dataclass(frozen=True)
@@ -115,7 +136,9 @@ class EncoderSpec:
 class Encoder:
     """Batched, pooled, L2-normalised sentence embeddings from a transformer folder."""
 
-    def __init__(self, model: str | Path | None = None, pooling: str = "mean", max_length: int = 32, bf16: bool = True, threads: int | None = None):
+    def __init__(self, model: str | Path | None = None, pooling: str | None = None, max_length: int = 32, bf16: bool = True,
+                 threads: int | None = None):
+        """``pooling`` None: what the folder declares (see ``declared_pooling``)."""
         require_dense_extra()
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -123,10 +146,11 @@ class Encoder:
 
         transformers_logging.disable_progress_bar()
         transformers_logging.set_verbosity_error()
-        if pooling not in POOLINGS:
-            raise MedlinkError(f"unknown pooling {pooling!r}; known: {', '.join(POOLINGS)}")
         path = Path(model) if model else default_model_dir()
         check_model_dir(path)
+        pooling = pooling or declared_pooling(path)
+        if pooling not in POOLINGS:
+            raise MedlinkError(f"unknown pooling {pooling!r}; known: {', '.join(POOLINGS)}")
         if threads:
             torch.set_num_threads(threads)
         self.path = path
@@ -199,4 +223,5 @@ class Encoder:
         directory.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(directory, safe_serialization=True)
         self.tokenizer.save_pretrained(directory)
-        (directory / "medlink_encoder.json").write_text(json.dumps({"pooling": self.pooling, "max_length": self.max_length}))
+        with_default_mode(*directory.glob("*.safetensors"))
+        (directory / ENCODER_CONFIG).write_text(json.dumps({"pooling": self.pooling, "max_length": self.max_length}))

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medlink.directories import with_default_mode
+
 DEFAULT_COLUMNS = ("n", "acc@1", "acc@5", "mrr", "recall@64", "nrecall@1")
 
 
@@ -105,6 +107,7 @@ def _atomic_write(path: Path, data: bytes) -> Path:
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
+        with_default_mode(Path(temp))
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

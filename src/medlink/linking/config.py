@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from medlink.errors import MedlinkError
+from medlink.params import CROSS_PARAMS, DENSE_PARAMS, KNN_PARAMS, check_params
 from medlink.retrieval.base import GENERATORS
 from medlink.retrieval.fusion import Fusion
 
@@ -51,6 +52,8 @@ class LinkerConfig:
                 raise MedlinkError(f"{where}: generators[{i}]: unknown type {generator.type!r}; known: {', '.join(GENERATORS)}")
             if generator.names not in NAME_SOURCES:
                 raise MedlinkError(f"{where}: generators[{i}]: names must be one of {', '.join(NAME_SOURCES)}, not {generator.names!r}")
+            if generator.type == "dense":
+                check_params(f"{where}: generators[{i}] ({generator.name}) params", generator.params or {}, DENSE_PARAMS)
             generators.append(generator)
         if not generators:
             raise MedlinkError(f"{where}: at least one generator is needed")
@@ -64,6 +67,7 @@ class LinkerConfig:
         if reranker is not None:
             if reranker.get("type") not in RERANKERS:
                 raise MedlinkError(f"{where}: reranker: unknown type {reranker.get('type')!r}; known: {', '.join(RERANKERS)}")
+            check_params(f"{where}: reranker", reranker, KNN_PARAMS if reranker["type"] == "knn" else CROSS_PARAMS)
             target = reranker.get("generator")
             if reranker["type"] == "knn" and not any(g.name == target and g.type == "dense" for g in generators):
                 raise MedlinkError(f"{where}: reranker: 'generator' must name a dense generator of this config (got {target!r})")

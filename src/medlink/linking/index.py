@@ -6,11 +6,12 @@ import logging
 from pathlib import Path
 from typing import Callable, Sequence
 
+from medlink.directories import require_replaceable
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config
 from medlink.linking.linker import Linker
-from medlink.linking.manifest import read_manifest
+from medlink.linking.manifest import MANIFEST, read_manifest
 from medlink.linking.memory import memory_from_datasets
 from medlink.settings import medlink_home
 
@@ -20,6 +21,7 @@ DEFAULT_INDEX_NAME = "default-index"
 
 def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Path | str | None = None, memory: Sequence[str] = ()) -> Linker:
     """Build and save an index; ``memory`` lists ``FORMAT:PATH`` annotated datasets to memorise."""
+    require_replaceable(Path(out), MANIFEST, "a medlink index")  # before the (long) build, not after it
     kb = kb if isinstance(kb, KB) else KB.open(kb)
     if config is not None and not isinstance(config, LinkerConfig):
         config = LinkerConfig.from_file(Path(config))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from medlink.core import Candidate, Mention
-from medlink.directories import replace_directory
+from medlink.directories import replace_directory, require_replaceable
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig, default_config
@@ -114,6 +114,7 @@ class Linker:
     def save(self, directory: Path | str) -> Path:
         """Write the index directory atomically (build beside it, then swap)."""
         directory = Path(directory)
+        require_replaceable(directory, MANIFEST, "a medlink index")
         directory.parent.mkdir(parents=True, exist_ok=True)
         temporary = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
         shutil.rmtree(temporary, ignore_errors=True)
@@ -196,6 +197,9 @@ class Linker:
             weights = self.config.fusion.weights
             names = [n for n in self.generators if len(self.generators) == 1 or weights.get(n, 1.0) != 0]
         else:
+            unknown = [n for n in generators if n not in self.generators]
+            if unknown:
+                raise MedlinkError(f"unknown generator {', '.join(map(repr, unknown))}; this index has {', '.join(self.generators)}")
             names = [n for n in self.generators if n in generators]
         if not names:
             raise MedlinkError(f"no generator selected; this index has {', '.join(self.generators)}")

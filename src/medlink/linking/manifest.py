@@ -28,7 +28,8 @@ def new_manifest(kb_path: Path, kb_checksum: str, concepts: int, config: dict, n
 def read_manifest(directory: Path) -> dict:
     """Read and check an index's manifest; a missing or foreign directory gets a message saying how to rebuild."""
     path = Path(directory) / MANIFEST
-    rebuild = f"build one with 'medlink index build --kb KB --out {directory}'"
+    rebuild = ("build one with 'medlink index build --kb KB --out INDEX_DIR'" if Path(directory).is_file() else
+               f"build one with 'medlink index build --kb KB --out {directory}'")
     if not path.is_file():
         raise MedlinkError(f"{directory}: not a medlink index (no {MANIFEST}); {rebuild}")
     try:

@@ -26,10 +26,10 @@ import numpy as np
 from medlink.core import Candidate
 from medlink.encoders.cross import MAX_LENGTH, CrossEncoder, CrossEncoderSpec
 from medlink.errors import MedlinkError
+from medlink.params import CROSS_TEXTS
 
 STAGE = "cross-encoder"
 PARAMS_FILE = "params.json"
-TEXTS = ("name", "matched")
 
 
 @dataclass
@@ -39,8 +39,8 @@ class CrossParams:
     text: str = "name"  # what the mention is read against: the preferred name, or the alias / memory mention that matched
 
     def __post_init__(self) -> None:
-        if self.text not in TEXTS:
-            raise MedlinkError(f"cross-encoder reranker: text must be one of {', '.join(TEXTS)}, not {self.text!r}")
+        if self.text not in CROSS_TEXTS:
+            raise MedlinkError(f"cross-encoder reranker: text must be one of {', '.join(CROSS_TEXTS)}, not {self.text!r}")
 
 
 class CrossEncoderReranker:
@@ -52,8 +52,10 @@ class CrossEncoderReranker:
 
     @classmethod
     def build(cls, settings: dict) -> "CrossEncoderReranker":
-        """From a config's reranker entry: ``model`` (folder; None = packaged MiniLM), ``top``, ``weight``, ``max_length``, ``bf16``."""
-        model = CrossEncoder(settings.get("model"), int(settings.get("max_length", MAX_LENGTH)), bool(settings.get("bf16", True)))
+        """From a config's reranker entry: ``model`` (a trained cross-encoder folder), ``top``, ``weight``, ``max_length``, ``bf16``."""
+        if not settings.get("model"):
+            raise MedlinkError("cross-encoder reranker: 'model' must name a trained cross-encoder folder ('medlink train cross-encoder')")
+        model = CrossEncoder(settings["model"], int(settings.get("max_length", MAX_LENGTH)), bool(settings.get("bf16", True)), trained=True)
         return cls(model, CrossParams(**{key: settings[key] for key in ("top", "weight", "text") if key in settings}))
 
     def save(self, directory: Path) -> None:

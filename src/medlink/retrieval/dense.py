@@ -32,11 +32,12 @@ from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_di
 require_dense_extra()  # name the missing extra here, where a dense index or config first needs it, not in a faiss ImportError
 import faiss  # noqa: E402
 from medlink.errors import MedlinkError
+from medlink.params import DENSE_PARAMS, check_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
 from medlink.settings import medlink_home
-from medlink.text.concept_text import CONCEPT_TEXTS, NAME, entity_text
+from medlink.text.concept_text import NAME, entity_text
 from medlink.versions import DENSE_PACKAGES, package_versions
 
 try:
@@ -46,7 +47,7 @@ except ImportError:  # Windows: no advisory locks; concurrent builds of the same
 
 DEFAULTS = {
     "model": None,  # a local Hugging Face folder; None = the packaged all-MiniLM-L6-v2
-    "pooling": "mean",
+    "pooling": None,  # mean | cls; None = what the model folder declares (medlink_encoder.json, 1_Pooling), else mean
     "max_length": 32,
     "bf16": True,
     "index": "flat",  # flat | hnsw | ivfpq
@@ -61,22 +62,15 @@ DEFAULTS = {
     "pq_m": None,  # ivfpq: sub-quantizers; None = dimension / 8 (8 dims per byte)
     "nprobe": 16,
 }
-INDEXES = ("flat", "hnsw", "ivfpq")
 CHUNK_ROWS = 8192  # rows encoded between two cache checkpoints
 INDEX_FILE = "faiss.index"
 PARAMS_FILE = "dense.json"
 
 
-def _check_params(params: dict) -> None:
-    unknown = set(params) - set(DEFAULTS)
-    if unknown:
-        raise MedlinkError(f"dense generator: unknown params {sorted(unknown)}; known: {', '.join(DEFAULTS)}")
-    if params["index"] not in INDEXES:
-        raise MedlinkError(f"dense generator: index must be one of {', '.join(INDEXES)}, not {params['index']!r}")
-    if params["text"] not in CONCEPT_TEXTS:
-        raise MedlinkError(f"dense generator: text must be one of {', '.join(CONCEPT_TEXTS)}, not {params['text']!r}")
+def _check_params(params: dict, name: str) -> None:
+    check_params(f"dense generator {name!r}", params, DENSE_PARAMS)
     if params["fp16"] and params["index"] == "ivfpq":
-        raise MedlinkError("dense generator: fp16 applies to flat and hnsw indexes (ivfpq is already compressed)")
+        raise MedlinkError(f"dense generator {name!r}: fp16 applies to flat and hnsw indexes (ivfpq is already compressed)")
 
 
 # -- resumable encoding -------------------------------------------------------------------------
@@ -205,8 +199,11 @@ class DenseGenerator(GeneratorBase):
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "dense",
               descriptions: dict[int, tuple[list[str], str | None]] | None = None, **params) -> "DenseGenerator":
         params = {**DEFAULTS, **params}
-        _check_params(params)
-        encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["bf16"])
+        _check_params(params, name)
+        try:
+            encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["bf16"])
+        except MedlinkError as error:
+            raise MedlinkError(f"dense generator {name!r}: {error} (a relative 'model' path is read from the current folder)") from error
         texts = row_texts(table, params, descriptions, encoder.tokenizer.sep_token or "[SEP]")
         vectors = encode_cached(encoder, texts, params["batch_size"])
         index = _new_index(params, encoder.dimension, vectors)

@@ -22,7 +22,7 @@ from medlink.encoders.cross import MAX_LENGTH, CrossEncoder
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.training.examples import ConceptNames
-from medlink.training.run import TrainingRun, TrainReport
+from medlink.training.run import TrainingRun, TrainReport, check_training_numbers
 
 
 @dataclass
@@ -37,6 +37,9 @@ class CrossTrainConfig:
     max_length: int = MAX_LENGTH
     checkpoint_every: int = 100
     concept_text: str = "name"  # "name": the preferred name; "alias": a random KB name of the concept, drawn each epoch
+
+    def __post_init__(self) -> None:
+        check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every)
 
 
 def retrieved_negatives(kb: KB, mentions: Sequence[tuple[str, str]], model: str | Path | None, depth: int = 16) -> list[list[str]]:

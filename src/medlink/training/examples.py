@@ -8,6 +8,7 @@ sees the whole name set rather than one fixed name.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -50,19 +51,25 @@ class ConceptNames:
 
 def supervised_mentions(kb: KB, datasets: Iterable[str]) -> list[tuple[str, str]]:
     """(normalised mention, KB concept id) for every single-part annotated mention whose gold resolves in the KB."""
+    return counted_supervised_mentions(kb, datasets)[0]
+
+
+def counted_supervised_mentions(kb: KB, datasets: Iterable[str]) -> tuple[list[tuple[str, str]], Counter]:
+    """``supervised_mentions`` and how many mentions were left out and why, so a caller can say so."""
     from medlink.eval.datasets import load_dataset
 
-    pairs = []
+    pairs, skipped = [], Counter()
     for spec in datasets:
         for mention in load_dataset(spec):
             if len(mention.parts) != 1:
+                skipped["composite"] += 1
                 continue
-            for gold in sorted(mention.gold):
-                concept = kb.resolve(gold)
-                if concept:
-                    pairs.append((kb.normalize(mention.text), concept))
-                    break
-    return pairs
+            concept = next((c for c in map(kb.resolve, sorted(mention.gold)) if c), None)
+            if concept:
+                pairs.append((kb.normalize(mention.text), concept))
+            else:
+                skipped["gold concept not in the KB"] += 1
+    return pairs, skipped
 
 
 def mentions_by_concept(mentions: list[tuple[str, str]]) -> dict[str, list[str]]:

@@ -158,11 +158,13 @@ def mine_pairs(
             )
     started = time.perf_counter()
     selected, comb = parse_tasks(tasks, comb)
-    if not 0.0 <= dev_fraction <= 1.0:
-        raise MedlinkError(f"dev_fraction must be between 0 and 1, got {dev_fraction}")
+    if not 0.0 <= dev_fraction < 1.0:
+        raise MedlinkError(f"the dev fraction (--dev-fraction) must be in [0, 1): 1 would leave no training pairs; got {dev_fraction}")
     if max_pairs_per_concept is not None and max_pairs_per_concept < 1:
-        raise MedlinkError(f"max_pairs_per_concept must be at least 1 (or None for no cap), got {max_pairs_per_concept}")
+        raise MedlinkError(f"the cap of pairs per concept (--per-concept) must be at least 1, got {max_pairs_per_concept}")
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise MedlinkError(f"--out {out} is a file; give a folder for the pairs files (nothing was written)")
     out.mkdir(parents=True, exist_ok=True)
     split = NodeSplit(seed, dev_fraction)
     generators = _generators(kb, split, max_pairs_per_concept, seed, progress)

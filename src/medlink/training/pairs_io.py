@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterator
 
+from medlink.directories import with_default_mode
 from medlink.errors import InputFormatError, MissingInputError
 from medlink.kb.readers._io import decoded_lines
 
@@ -75,6 +76,7 @@ def atomic_text(path: Path) -> Iterator[IO[str]]:
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             yield out
+        with_default_mode(Path(temp))
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
@@ -103,8 +105,9 @@ def read_pairs(path: Path | str) -> list[Pair]:
     """Every pair of a ``pairs.*.tsv`` file; a malformed line raises InputFormatError naming file and line."""
     pairs = []
     for lineno, fields in _read_rows(path, PAIR_COLUMNS):
-        if not (fields[0] and fields[3] and fields[4]):
-            raise InputFormatError(path, lineno, "empty task or concept id")
+        empty = [column for column, value in zip(PAIR_COLUMNS[:5], fields) if not value.strip()]
+        if empty:
+            raise InputFormatError(path, lineno, f"empty {', '.join(empty)} (a pair needs both texts and both concept ids)")
         pairs.append(Pair(*fields))
     return pairs
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from medlink.directories import replace_directory
+from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 
 CHECKPOINT = "checkpoint"
@@ -35,12 +37,36 @@ def atomic_checkpoint(model, optimizer, scheduler, state: dict, out: Path) -> No
     """Model (anything with ``save(dir)``), optimizer, scheduler and position, swapped in whole."""
     import torch
 
+    out.mkdir(parents=True, exist_ok=True)
     temporary = out / f".{CHECKPOINT}.tmp"
     shutil.rmtree(temporary, ignore_errors=True)
     model.save(temporary)
     torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, temporary / "trainer.pt")
     (temporary / "state.json").write_text(json.dumps(state))
     replace_directory(temporary, out / CHECKPOINT)
+
+
+def check_training_numbers(learning_rate: float, warmup: float, checkpoint_every: int, **positive: float) -> None:
+    """Settings that would make training diverge or do nothing fail before any work (``positive``: must be > 0)."""
+    if not learning_rate > 0:
+        raise MedlinkError(f"the learning rate (--lr) must be > 0, not {learning_rate}")
+    if not 0 <= warmup < 1:
+        raise MedlinkError(f"warmup must be a fraction of the steps in [0, 1), not {warmup}")
+    if checkpoint_every < 1:
+        raise MedlinkError(f"checkpoint_every must be at least 1, not {checkpoint_every}")
+    for name, value in positive.items():
+        if not value > 0:
+            raise MedlinkError(f"{name} (--{name.replace('_', '-')}) must be > 0, not {value}")
+
+
+def check_training_output(out: Path) -> None:
+    """``out`` must be new, empty, or an earlier training output (a model with training.json, or a checkpoint):
+    a mistyped ``--out`` must not scatter model files into someone's folder or fail on a file."""
+    if out.exists() and not out.is_dir():
+        raise MedlinkError(f"--out {out} is a file; give a folder for the model (nothing was written)")
+    if out.is_dir() and any(out.iterdir()) and not ((out / "training.json").is_file() or (out / CHECKPOINT).is_dir()):
+        raise MedlinkError(f"--out {out} is a folder that holds no earlier training output (no training.json or checkpoint/); "
+                           "it is left as it is: give a new or empty folder")
 
 
 class TrainingRun:
@@ -50,14 +76,18 @@ class TrainingRun:
         import torch
 
         self.out = Path(out)
-        self.out.mkdir(parents=True, exist_ok=True)
+        check_training_output(self.out)  # created by the first checkpoint: a run that fails to start leaves no empty folder
         torch.manual_seed(seed)
         self.checkpoint = self.out / CHECKPOINT
         self.resuming = resume and (self.checkpoint / "state.json").is_file()
+        if resume and not self.resuming:
+            print(f"--resume: no checkpoint in {self.out}, training from the start", file=sys.stderr, flush=True)
         self.state = json.loads((self.checkpoint / "state.json").read_text()) if self.resuming else {"epoch": 0, "step": 0, "history": []}
         self.progress = progress
         self.model = self.optimizer = self.scheduler = self.report = None
         self.started = 0.0
+        self.fingerprint: dict = {}  # the settings and data sizes a checkpoint may only be resumed with
+        self.first_step = 0
 
     def model_folder(self, base: str | Path | None) -> str | Path | None:
         """The folder to load the model from: the checkpoint when resuming, else ``base``."""
@@ -68,6 +98,9 @@ class TrainingRun:
         import torch
         from transformers import get_linear_schedule_with_warmup
 
+        self.fingerprint = json.loads(json.dumps({"config": config, "examples": examples}))
+        if self.resuming:
+            self._check_resumable()
         self.model = model
         self.optimizer = torch.optim.AdamW(model.model.parameters(), lr=learning_rate)
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(warmup * total_steps), total_steps)
@@ -77,6 +110,22 @@ class TrainingRun:
             self.scheduler.load_state_dict(saved["scheduler"])
         self.report = TrainReport(config, list(self.state["history"]), examples=examples)
         self.started = time.perf_counter()
+
+    def _check_resumable(self) -> None:
+        """A checkpoint continues only the run that wrote it: other settings or data would silently mix two runs."""
+        saved = self.state.get("fingerprint")
+        if saved is None:
+            return  # a checkpoint from before fingerprints were kept
+        differences = [f"{section}.{key}: checkpoint {saved[section].get(key)!r}, now {self.fingerprint[section].get(key)!r}"
+                       for section in ("config", "examples") for key in sorted(set(saved[section]) | set(self.fingerprint[section]))
+                       if saved[section].get(key) != self.fingerprint[section].get(key)]
+        if differences:
+            raise MedlinkError(f"{self.checkpoint}: cannot resume with other settings or data ({'; '.join(differences)}); "
+                               "resume with the first run's options, or train into a new --out without --resume")
+
+    def _save_checkpoint(self, epoch: int, step: int) -> None:
+        atomic_checkpoint(self.model, self.optimizer, self.scheduler,
+                          {"epoch": epoch, "step": step, "history": self.report.epochs, "fingerprint": self.fingerprint}, self.out)
 
     def epochs(self, total: int) -> range:
         return range(self.state["epoch"], total)
@@ -88,11 +137,17 @@ class TrainingRun:
         from tqdm import tqdm
 
         first_step = self.state["step"] if epoch == self.state["epoch"] else 0
+        self.first_step = first_step
         self.model.model.train()
         losses = []
         bar = tqdm(total=steps, initial=first_step, desc=f"epoch {epoch + 1}/{total_epochs}", disable=not self.progress)
         for step in range(first_step, steps):
             loss = step_loss(step)
+            if not torch.isfinite(loss):
+                bar.close()
+                kept = " (the last checkpoint in OUT/checkpoint is kept)" if (self.checkpoint / "state.json").is_file() else ""
+                raise MedlinkError(f"training diverged: the loss is {loss.item()} at epoch {epoch + 1}, step {step + 1}; "
+                                   f"lower --lr or raise --tau and train again{kept}")
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.model.model.parameters(), 1.0)
             self.optimizer.step()
@@ -102,19 +157,21 @@ class TrainingRun:
             bar.update(1)
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}")
             if (step + 1) % checkpoint_every == 0:
-                atomic_checkpoint(self.model, self.optimizer, self.scheduler, {"epoch": epoch, "step": step + 1, "history": self.report.epochs}, self.out)
+                self._save_checkpoint(epoch, step + 1)
         bar.close()
         self.model.model.eval()
         return losses
 
     def end_epoch(self, epoch: int, losses: list[float], dev_accuracy: float | None) -> dict:
         """Record the epoch, print it, and checkpoint its end."""
-        record = {"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else None, "steps": len(losses),
+        record = {"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else None, "steps": self.first_step + len(losses),
                   "dev_acc@1": dev_accuracy, "seconds": time.perf_counter() - self.started}
+        if self.first_step:  # resumed mid-epoch: the loss and seconds cover the steps after the checkpoint only
+            record["resumed_at_step"] = self.first_step
         self.report.epochs.append(record)
         if self.progress:
             print(json.dumps(record), flush=True)
-        atomic_checkpoint(self.model, self.optimizer, self.scheduler, {"epoch": epoch + 1, "step": 0, "history": self.report.epochs}, self.out)
+        self._save_checkpoint(epoch + 1, 0)
         return record
 
     def finish(self, kb: KB, base_model: str | Path | None, **extra) -> TrainReport:

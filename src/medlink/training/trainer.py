@@ -20,11 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from medlink.encoders.transformer import Encoder
+from medlink.errors import MedlinkError
 from medlink.kb.store import KB
+from medlink.params import POOLINGS
 from medlink.training.examples import ConceptNames, Example, mentions_by_concept, sample_examples
 from medlink.training.losses import contrastive_loss
 from medlink.training.negatives import NameIndex, hard_negatives
-from medlink.training.run import TrainingRun, TrainReport
+from medlink.training.run import TrainingRun, TrainReport, check_training_numbers
 
 
 @dataclass
@@ -40,10 +42,21 @@ class TrainConfig:
     warmup: float = 0.1
     seed: int = 13
     bf16: bool = True
-    pooling: str = "mean"
+    pooling: str | None = None  # None: what the base model folder declares (else mean)
     max_length: int = 32
     checkpoint_every: int = 100
     max_steps_per_epoch: int | None = None
+
+    def __post_init__(self) -> None:
+        check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every, tau=self.tau)
+        if self.kg_weight < 0:
+            raise MedlinkError(f"kg_weight (--kg-weight) must be 0 (off) or more, not {self.kg_weight}")
+        if self.pooling not in (None, *POOLINGS):
+            raise MedlinkError(f"pooling (--pooling) must be one of {', '.join(POOLINGS)}, not {self.pooling!r}")
+        if self.hard_negatives < 0:
+            raise MedlinkError(f"hard_negatives (--hard-negatives) must be 0 or more, not {self.hard_negatives}")
+        if self.max_steps_per_epoch is not None and self.max_steps_per_epoch < 1:
+            raise MedlinkError(f"max_steps_per_epoch (--max-steps-per-epoch) must be at least 1, not {self.max_steps_per_epoch}")
 
 
 def _batches(examples: list[Example], size: int) -> list[list[Example]]:
@@ -98,6 +111,8 @@ def train_bi_encoder(
 
     The per-epoch dev figure comes from ``dev`` mentions when given, else from ``kg_dev`` (held-out KB pairs).
     """
+    if not mentions and not kg_examples:
+        raise MedlinkError("nothing to train on: no annotated mention has its gold concept in the KB, and no KB pairs were given")
     run = TrainingRun(out, resume, config.seed, progress)
     encoder = Encoder(run.model_folder(base_model), config.pooling, config.max_length, bf16=config.bf16)
     names = ConceptNames.from_kb(kb)
