@@ -102,3 +102,17 @@ def test_training_mistakes_get_one_clear_line(kb_file, tmp_path, arguments, mess
     result = medlink("train", *given, "--kb", kb_file, *extra, check=False)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
     assert kb_file.read_bytes() == before
+
+
+def test_plain_link_output_names_the_knn_neighbours_that_voted(tmp_path):
+    from tests.conftest import FIXTURES
+
+    kb = tmp_path / "kb.sqlite"
+    medlink("kb", "build", kb, f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}", "-q")
+    config = tmp_path / "knn.json"
+    config.write_text(json.dumps({"generators": [{"name": "dense", "type": "dense", "names": "kb"}],
+                                  "reranker": {"type": "knn", "generator": "dense", "k": 2, "lambda_": 0.5, "beta1": 0.05, "beta2": 0.1}}))
+    medlink("index", "build", "--kb", kb, "--out", tmp_path / "index", "--config", config,
+            "--memory", f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}")
+    first = medlink("link", "--index", tmp_path / "index", "--k", "1", "ataxia telangiectasia").stdout.splitlines()[0]
+    assert first.startswith("ataxia telangiectasia\t1\tD001260\t") and "neighbours 'ataxia telangiectasia' 1.00" in first

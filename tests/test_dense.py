@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -222,8 +223,11 @@ def test_interrupted_encoding_resumes_and_finished_cache_is_reused(kb, monkeypat
     assert json.loads(next((tmp_path / "home" / "encode-cache").glob("*.json")).read_text())["rows"] == n
 
     calls.clear()
+    state_file = next((tmp_path / "home" / "encode-cache").glob("*.json"))
+    os.utime(state_file, (0, 0))
     again = Linker.build(kb, config(index="hnsw"))  # another index over the same names: nothing to encode
     assert calls == []
+    assert state_file.stat().st_mtime > 0  # reuse counts as use: 'medlink cache clear --older-than' keeps it
     assert ranking(again, MENTIONS, k=3)[0][0][0] == "D001943"
 
     fresh = resumed.generators["dense"].encoder.encode(resumed.tables["kb"].keys)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -18,6 +19,8 @@ index_app = typer.Typer(help="Build linker indices (lexical generators, mention 
 app.add_typer(index_app, name="index")
 train_app = typer.Typer(help="Mine training pairs from a KB and train bi-encoders and cross-encoders.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
+cache_app = typer.Typer(help="See and prune the cache of encoded names ($MEDLINK_HOME/encode-cache).", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -408,6 +411,30 @@ def train_cross_encoder_command(
     report = train_cross_encoder(store, out, mentions, negatives, dev=dev_mentions, dev_negatives=dev_negatives, base_model=model,
                                  config=config, resume=resume)
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
+
+
+@cache_app.command("info")
+def cache_info() -> None:
+    """List the cached encodings: size, last use, complete or resumable."""
+    from medlink.retrieval.encode_cache import cache_dir, cache_entries
+
+    entries = cache_entries()
+    for entry in entries:
+        used = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.last_used))
+        typer.echo(f"{entry.key}\t{entry.bytes / 1e6:.1f} MB\tlast used {used}\t{'complete' if entry.complete else 'partial (resumable)'}")
+    typer.echo(f"{len(entries)} entries, {sum(e.bytes for e in entries) / 1e6:.1f} MB in {cache_dir()}")
+
+
+@cache_app.command("clear")
+def cache_clear(
+    older_than: Optional[float] = typer.Option(None, "--older-than", min=0, help="Only entries unused for this many days (default: all)."),
+) -> None:
+    """Remove cached encodings (indexes keep their own vectors; a rebuild of the same names re-encodes them)."""
+    from medlink.retrieval.encode_cache import clear_cache
+
+    removed, busy = clear_cache(older_than)
+    typer.echo(f"removed {len(removed)} entries, {sum(e.bytes for e in removed) / 1e6:.1f} MB"
+               + (f"; kept {len(busy)} in use by a running build" if busy else ""))
 
 
 def main() -> None:

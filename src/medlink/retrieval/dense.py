@@ -34,9 +34,9 @@ import faiss  # noqa: E402
 from medlink.errors import MedlinkError
 from medlink.params import DENSE_PARAMS, check_params
 from medlink.retrieval.base import GeneratorBase
+from medlink.retrieval.encode_cache import cache_dir, mark_used
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
-from medlink.settings import medlink_home
 from medlink.text.concept_text import NAME, entity_text
 from medlink.versions import DENSE_PACKAGES, package_versions
 
@@ -117,13 +117,15 @@ def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCO
     if n == 0:
         return np.zeros((0, encoder.dimension), np.float32)
     key = cache_key(encoder, texts)
-    directory = medlink_home() / "encode-cache"
+    directory = cache_dir()
     path, state_path = directory / f"{key}.npy", directory / f"{key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(directory / f"{key}.lock", "w") as lock:
         if fcntl is not None:  # a second build of the same names waits, then reuses the finished cache
             fcntl.flock(lock, fcntl.LOCK_EX)
         vectors, done = _open_cache(path, state_path, (n, encoder.dimension))
+        if done == n:
+            mark_used(state_path)
         with tqdm(total=n, initial=done, desc="encoding names", unit="name", disable=None) as bar:
             for start in range(done, n, chunk_rows):
                 end = min(start + chunk_rows, n)

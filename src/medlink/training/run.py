@@ -9,6 +9,7 @@ last checkpoint (model, optimizer, scheduler, position), written atomically.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -175,10 +176,22 @@ class TrainingRun:
         return record
 
     def finish(self, kb: KB, base_model: str | Path | None, **extra) -> TrainReport:
-        """Save the model and ``training.json`` in ``out``; the checkpoint is no longer needed."""
+        """Save the model and ``training.json`` in ``out``; the checkpoint is no longer needed.
+
+        The model is written aside first and moved in, and ``training.json`` comes last: an interruption while
+        saving leaves the earlier files (and the checkpoint to resume from), and a folder without training.json
+        is never mistaken for a finished model."""
         self.report.seconds = time.perf_counter() - self.started
-        self.model.save(self.out)
-        (self.out / "training.json").write_text(json.dumps({**asdict(self.report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
-                                                            "base_model": str(base_model) if base_model else "default", **extra}, indent=2))
+        staged = self.out / ".model.tmp"
+        shutil.rmtree(staged, ignore_errors=True)
+        self.model.save(staged)
+        (self.out / "training.json").unlink(missing_ok=True)
+        for path in staged.iterdir():
+            os.replace(path, self.out / path.name)
+        staged.rmdir()
+        temporary = self.out / ".training.json.tmp"
+        temporary.write_text(json.dumps({**asdict(self.report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
+                                         "base_model": str(base_model) if base_model else "default", **extra}, indent=2))
+        os.replace(temporary, self.out / "training.json")
         shutil.rmtree(self.checkpoint, ignore_errors=True)
         return self.report

@@ -1,0 +1,84 @@
+"""Where encoded names are cached, and how a user sees and prunes that cache (``medlink cache``).
+
+Each entry is ``KEY.npy`` (the vectors), ``KEY.json`` (rows done / total) and ``KEY.lock`` (held
+while a build writes or waits on it). A finished index keeps its own copy of the vectors, so an entry
+only speeds up a rebuild of the same names with the same model, or resumes an interrupted one; on a
+UMLS-sized KB an entry is gigabytes, hence a way to list and remove them. No torch or faiss here.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from medlink.settings import medlink_home
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; an entry in use cannot be told apart
+    fcntl = None
+
+SUFFIXES = (".npy", ".json", ".lock")
+
+
+def cache_dir() -> Path:
+    return medlink_home() / "encode-cache"
+
+
+@dataclass
+class CacheEntry:
+    key: str
+    bytes: int
+    last_used: float  # seconds since the epoch: the last encode into it or reuse of it
+    complete: bool
+
+    def files(self) -> list[Path]:
+        return [cache_dir() / f"{self.key}{suffix}" for suffix in SUFFIXES]
+
+
+def cache_entries() -> list[CacheEntry]:
+    """Every entry, oldest use first."""
+    import json
+
+    entries = []
+    for state in cache_dir().glob("*.json") if cache_dir().is_dir() else ():
+        key = state.stem
+        files = [path for path in (cache_dir() / f"{key}{suffix}" for suffix in SUFFIXES) if path.exists()]
+        try:
+            progress = json.loads(state.read_text())
+            complete = progress["rows"] == progress["total"]
+        except (ValueError, KeyError, TypeError):
+            complete = False
+        entries.append(CacheEntry(key, sum(path.stat().st_size for path in files), state.stat().st_mtime, complete))
+    return sorted(entries, key=lambda entry: entry.last_used)
+
+
+def mark_used(state_path: Path) -> None:
+    """A reused entry counts as recently used (``medlink cache clear --older-than`` keeps it)."""
+    os.utime(state_path)
+
+
+def _remove_unless_in_use(entry: CacheEntry) -> bool:
+    """Delete the entry's files while holding its lock; False (nothing deleted) when a build holds it now."""
+    lock_path = cache_dir() / f"{entry.key}.lock"
+    with open(lock_path, "a") as lock:
+        if fcntl is not None:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+        for path in entry.files():
+            path.unlink(missing_ok=True)
+    return True
+
+
+def clear_cache(older_than_days: float | None = None) -> tuple[list[CacheEntry], list[CacheEntry]]:
+    """Remove entries (all, or those unused for ``older_than_days``); entries in use are kept. (removed, kept in use)."""
+    cutoff = time.time() - older_than_days * 86400 if older_than_days is not None else None
+    removed, busy = [], []
+    for entry in cache_entries():
+        if cutoff is None or entry.last_used < cutoff:
+            (removed if _remove_unless_in_use(entry) else busy).append(entry)
+    return removed, busy
