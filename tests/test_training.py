@@ -89,7 +89,7 @@ def test_a_diverging_loss_stops_training_before_the_weights_are_spoilt(kb, menti
     import torch
 
     monkeypatch.setattr(trainer_module, "_batch_loss", lambda *args: torch.tensor(float("nan"), requires_grad=True))
-    with pytest.raises(MedlinkError, match="training diverged: the loss is nan at epoch 1, step 1; lower --lr or raise --tau"):
+    with pytest.raises(MedlinkError, match="training diverged: the loss is nan at epoch 1, step 1; train again with a lower --lr or a higher --tau"):
         train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=TrainConfig(epochs=1, batch_size=2), progress=False)
     assert not (tmp_path / "model" / "model.safetensors").exists()
 
@@ -114,6 +114,12 @@ def test_an_output_that_is_not_a_training_folder_is_left_alone(kb, mentions, tmp
         with pytest.raises(MedlinkError, match=message):
             train_bi_encoder(kb, out, mentions=mentions, config=TrainConfig(epochs=1, batch_size=2), progress=False)
     assert (tmp_path / "notes.txt").read_text() == "mine" and sorted(p.name for p in (tmp_path / "folder").iterdir()) == ["notes.txt"]
+
+
+def test_a_run_killed_while_staging_can_be_run_again(kb, mentions, tmp_path):
+    (tmp_path / "model" / ".checkpoint.tmp").mkdir(parents=True)  # killed while writing its first checkpoint
+    report = train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=TrainConfig(epochs=1, batch_size=4), progress=False)
+    assert report.epochs and (tmp_path / "model" / "training.json").is_file()
 
 
 def test_nothing_to_train_on_is_an_error_not_an_untrained_copy(kb, tmp_path):

@@ -36,11 +36,18 @@ def require_replaceable(final: Path, marker: str, what: str) -> None:
                            f"or empty folder (nothing was written)")
 
 
+def _current_umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+_UMASK = _current_umask()  # read once, at import: setting it later would race with other threads creating files
+
+
 def with_default_mode(*paths: Path) -> None:
     """Give files the permissions ``open()`` would (0666 less the umask): temporary files and some savers
     create them 0600, which other users and tools sharing a model or pairs folder then cannot read."""
-    umask = os.umask(0)
-    os.umask(umask)
     for path in paths:
         if Path(path).is_file():
-            os.chmod(path, 0o666 & ~umask)
+            os.chmod(path, 0o666 & ~_UMASK)

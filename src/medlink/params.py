@@ -95,7 +95,7 @@ KNN_PARAMS = {
 CROSS_TEXTS = ("name", "matched")
 CROSS_PARAMS = {
     "type": Param(str),
-    "model": Param(str, nullable=True),
+    "model": Param(str),  # a trained cross-encoder folder (required)
     "top": Param(int, minimum=1),
     "weight": Param(float, minimum=0.0),
     "text": Param(str, choices=CROSS_TEXTS),

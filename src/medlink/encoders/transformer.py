@@ -105,18 +105,31 @@ def check_fingerprint(path: Path, fingerprint: str | None, what: str) -> None:
 def declared_pooling(path: Path) -> str:
     """The pooling a model folder was trained with: medlink's ``medlink_encoder.json``, else a sentence-transformers
     ``1_Pooling/config.json`` (CLS or mean), else mean. Why: a CLS-trained model (SapBERT) read with mean pooling
-    gives worse vectors without any error."""
-    for config_file, read in ((path / ENCODER_CONFIG, lambda c: c.get("pooling")),
-                              (path / "1_Pooling" / "config.json",
-                               lambda c: "cls" if c.get("pooling_mode_cls_token") else "mean" if c.get("pooling_mode_mean_tokens") else None)):
-        if config_file.is_file():
-            try:
-                pooling = read(json.loads(config_file.read_text(encoding="utf-8")))
-            except (json.JSONDecodeError, AttributeError) as error:
-                raise MedlinkError(f"{config_file}: unreadable pooling config ({error})") from error
-            if pooling:
-                return pooling
+    gives worse vectors without any error; a pooling medlink does not have (max) is refused, not replaced."""
+    medlink_config, st_config = path / ENCODER_CONFIG, path / "1_Pooling" / "config.json"
+    if medlink_config.is_file():
+        pooling = _read_config(medlink_config).get("pooling")
+        if pooling not in POOLINGS:
+            raise MedlinkError(f"{medlink_config}: 'pooling' must be one of {', '.join(POOLINGS)}, not {pooling!r}")
+        return pooling
+    if st_config.is_file():
+        modes = [key.removeprefix("pooling_mode_") for key, on in _read_config(st_config).items() if key.startswith("pooling_mode_") and on]
+        by_mode = {"cls_token": "cls", "mean_tokens": "mean"}
+        if len(modes) != 1 or modes[0] not in by_mode:
+            raise MedlinkError(f"{st_config}: pooling {' + '.join(modes) or 'none'} is not one medlink has (cls_token or mean_tokens); "
+                               "give the dense generator an explicit 'pooling' to override it")
+        return by_mode[modes[0]]
     return "mean"
+
+
+def _read_config(path: Path) -> dict:
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise MedlinkError(f"{path}: not a readable JSON config ({error})") from error
+    if not isinstance(config, dict):
+        raise MedlinkError(f"{path}: expected a JSON object")
+    return config
 
 
 @dataclass(frozen=True)

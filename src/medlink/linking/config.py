@@ -68,6 +68,8 @@ class LinkerConfig:
             if reranker.get("type") not in RERANKERS:
                 raise MedlinkError(f"{where}: reranker: unknown type {reranker.get('type')!r}; known: {', '.join(RERANKERS)}")
             check_params(f"{where}: reranker", reranker, KNN_PARAMS if reranker["type"] == "knn" else CROSS_PARAMS)
+            if reranker["type"] == "cross-encoder" and "model" not in reranker:
+                raise MedlinkError(f"{where}: reranker: 'model' must name a trained cross-encoder folder ('medlink train cross-encoder')")
             target = reranker.get("generator")
             if reranker["type"] == "knn" and not any(g.name == target and g.type == "dense" for g in generators):
                 raise MedlinkError(f"{where}: reranker: 'generator' must name a dense generator of this config (got {target!r})")

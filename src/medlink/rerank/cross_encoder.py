@@ -26,7 +26,7 @@ import numpy as np
 from medlink.core import Candidate
 from medlink.encoders.cross import MAX_LENGTH, CrossEncoder, CrossEncoderSpec
 from medlink.errors import MedlinkError
-from medlink.params import CROSS_TEXTS
+from medlink.params import CROSS_PARAMS, check_params
 
 STAGE = "cross-encoder"
 PARAMS_FILE = "params.json"
@@ -39,8 +39,7 @@ class CrossParams:
     text: str = "name"  # what the mention is read against: the preferred name, or the alias / memory mention that matched
 
     def __post_init__(self) -> None:
-        if self.text not in CROSS_TEXTS:
-            raise MedlinkError(f"cross-encoder reranker: text must be one of {', '.join(CROSS_TEXTS)}, not {self.text!r}")
+        check_params("cross-encoder reranker", asdict(self), CROSS_PARAMS)
 
 
 class CrossEncoderReranker:

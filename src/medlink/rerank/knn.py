@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from medlink.core import Candidate
+from medlink.params import KNN_PARAMS, check_params
 from medlink.retrieval.names import read_lines, write_lines
 
 STAGE = "knn"
@@ -32,6 +33,9 @@ class KnnParams:
     lambda_: float = 0.1
     beta1: float = 0.05
     beta2: float = 1.0
+
+    def __post_init__(self) -> None:  # also when given in code (dev tuning), not only through a config
+        check_params("kNN reranker", asdict(self), KNN_PARAMS)
 
 
 class KnnReranker:

@@ -31,7 +31,7 @@ from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_di
 
 require_dense_extra()  # name the missing extra here, where a dense index or config first needs it, not in a faiss ImportError
 import faiss  # noqa: E402
-from medlink.errors import MedlinkError
+from medlink.errors import MedlinkError, MissingInputError
 from medlink.params import DENSE_PARAMS, check_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.encode_cache import cache_dir, mark_used
@@ -134,7 +134,7 @@ def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCO
                 _write_state(state_path, {"rows": end, "total": n})
                 bar.update(end - start)
         del vectors
-    return np.load(path, mmap_mode="r")
+        return np.load(path, mmap_mode="r")  # opened under the lock: 'medlink cache clear' cannot remove it in between
 
 
 # -- FAISS indexes ------------------------------------------------------------------------------
@@ -205,7 +205,10 @@ class DenseGenerator(GeneratorBase):
         try:
             encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["bf16"])
         except MedlinkError as error:
-            raise MedlinkError(f"dense generator {name!r}: {error} (a relative 'model' path is read from the current folder)") from error
+            relative = params["model"] and not Path(params["model"]).is_absolute()
+            hint = f" (a relative 'model' path is read from the current folder, {Path.cwd()})" if relative else ""
+            kind = MissingInputError if isinstance(error, MissingInputError) else MedlinkError
+            raise kind(f"dense generator {name!r}: {error}{hint}") from error
         texts = row_texts(table, params, descriptions, encoder.tokenizer.sep_token or "[SEP]")
         vectors = encode_cached(encoder, texts, params["batch_size"])
         index = _new_index(params, encoder.dimension, vectors)

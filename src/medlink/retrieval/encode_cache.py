@@ -1,13 +1,14 @@
 """Where encoded names are cached, and how a user sees and prunes that cache (``medlink cache``).
 
 Each entry is ``KEY.npy`` (the vectors), ``KEY.json`` (rows done / total) and ``KEY.lock`` (held
-while a build writes or waits on it). A finished index keeps its own copy of the vectors, so an entry
+while a build writes or waits on it; never removed). A finished index keeps its own copy of the vectors, so an entry
 only speeds up a rebuild of the same names with the same model, or resumes an interrupted one; on a
 UMLS-sized KB an entry is gigabytes, hence a way to list and remove them. No torch or faiss here.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -20,7 +21,8 @@ try:
 except ImportError:  # Windows: no advisory locks; an entry in use cannot be told apart
     fcntl = None
 
-SUFFIXES = (".npy", ".json", ".lock")
+DATA_SUFFIXES = (".npy", ".json")  # an entry's data; its ".lock" file stays (0 bytes): a build waiting on it must
+# find the same file when it gets the lock, or two builds would write one entry at once
 
 
 def cache_dir() -> Path:
@@ -35,24 +37,33 @@ class CacheEntry:
     complete: bool
 
     def files(self) -> list[Path]:
-        return [cache_dir() / f"{self.key}{suffix}" for suffix in SUFFIXES]
+        return [cache_dir() / f"{self.key}{suffix}" for suffix in DATA_SUFFIXES]
+
+
+def _size_and_time(path: Path) -> tuple[int, float]:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:  # removed meanwhile (another 'cache clear')
+        return 0, 0.0
+    return stat.st_size, stat.st_mtime
 
 
 def cache_entries() -> list[CacheEntry]:
-    """Every entry, oldest use first."""
-    import json
-
+    """Every entry (a vectors file, its progress file or both), oldest use first."""
+    directory = cache_dir()
+    keys = {path.stem for suffix in DATA_SUFFIXES for path in directory.glob(f"[!.]*{suffix}")} if directory.is_dir() else set()
     entries = []
-    for state in cache_dir().glob("*.json") if cache_dir().is_dir() else ():
-        key = state.stem
-        files = [path for path in (cache_dir() / f"{key}{suffix}" for suffix in SUFFIXES) if path.exists()]
+    for key in keys:
+        state = directory / f"{key}.json"
         try:
             progress = json.loads(state.read_text())
             complete = progress["rows"] == progress["total"]
-        except (ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError):
             complete = False
-        entries.append(CacheEntry(key, sum(path.stat().st_size for path in files), state.stat().st_mtime, complete))
-    return sorted(entries, key=lambda entry: entry.last_used)
+        (vectors_size, vectors_time), (state_size, state_time) = (_size_and_time(path) for path in CacheEntry(key, 0, 0.0, False).files())
+        last_used = state_time or vectors_time  # the progress file is touched on every write and reuse
+        entries.append(CacheEntry(key, vectors_size + state_size, last_used, complete))
+    return sorted(entries, key=lambda entry: (entry.last_used, entry.key))
 
 
 def mark_used(state_path: Path) -> None:
@@ -61,9 +72,8 @@ def mark_used(state_path: Path) -> None:
 
 
 def _remove_unless_in_use(entry: CacheEntry) -> bool:
-    """Delete the entry's files while holding its lock; False (nothing deleted) when a build holds it now."""
-    lock_path = cache_dir() / f"{entry.key}.lock"
-    with open(lock_path, "a") as lock:
+    """Delete the entry's data while holding its lock; False (nothing deleted) when a build holds it now."""
+    with open(cache_dir() / f"{entry.key}.lock", "a") as lock:
         if fcntl is not None:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

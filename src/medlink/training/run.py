@@ -24,6 +24,8 @@ from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 
 CHECKPOINT = "checkpoint"
+# what a run writes aside before moving it in; left behind only if the process is killed outright
+STAGING = (f".{CHECKPOINT}.tmp", ".model.tmp", ".training.json.tmp")
 
 
 @dataclass
@@ -39,12 +41,16 @@ def atomic_checkpoint(model, optimizer, scheduler, state: dict, out: Path) -> No
     import torch
 
     out.mkdir(parents=True, exist_ok=True)
-    temporary = out / f".{CHECKPOINT}.tmp"
+    temporary = out / STAGING[0]
     shutil.rmtree(temporary, ignore_errors=True)
-    model.save(temporary)
-    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, temporary / "trainer.pt")
-    (temporary / "state.json").write_text(json.dumps(state))
-    replace_directory(temporary, out / CHECKPOINT)
+    try:
+        model.save(temporary)
+        torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, temporary / "trainer.pt")
+        (temporary / "state.json").write_text(json.dumps(state))
+        replace_directory(temporary, out / CHECKPOINT)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)  # the previous checkpoint stays the one to resume from
+        raise
 
 
 def check_training_numbers(learning_rate: float, warmup: float, checkpoint_every: int, **positive: float) -> None:
@@ -61,11 +67,12 @@ def check_training_numbers(learning_rate: float, warmup: float, checkpoint_every
 
 
 def check_training_output(out: Path) -> None:
-    """``out`` must be new, empty, or an earlier training output (a model with training.json, or a checkpoint):
-    a mistyped ``--out`` must not scatter model files into someone's folder or fail on a file."""
+    """``out`` must be new, empty (but for a killed run's staging folders), or an earlier training output (a model
+    with training.json, or a checkpoint): a mistyped ``--out`` must not scatter model files into someone's folder."""
     if out.exists() and not out.is_dir():
         raise MedlinkError(f"--out {out} is a file; give a folder for the model (nothing was written)")
-    if out.is_dir() and any(out.iterdir()) and not ((out / "training.json").is_file() or (out / CHECKPOINT).is_dir()):
+    earlier_output = (out / "training.json").is_file() or (out / CHECKPOINT).is_dir()
+    if out.is_dir() and not earlier_output and any(path.name not in STAGING for path in out.iterdir()):
         raise MedlinkError(f"--out {out} is a folder that holds no earlier training output (no training.json or checkpoint/); "
                            "it is left as it is: give a new or empty folder")
 
@@ -73,7 +80,8 @@ def check_training_output(out: Path) -> None:
 class TrainingRun:
     """One training run into ``out``: where it starts (fresh or the checkpoint) and how it steps."""
 
-    def __init__(self, out: Path, resume: bool, seed: int, progress: bool = True):
+    def __init__(self, out: Path, resume: bool, seed: int, progress: bool = True, divergence_hint: str = "a lower --lr"):
+        """``divergence_hint``: what to change when the loss becomes NaN (each trainer knows its own options)."""
         import torch
 
         self.out = Path(out)
@@ -87,6 +95,7 @@ class TrainingRun:
         self.progress = progress
         self.model = self.optimizer = self.scheduler = self.report = None
         self.started = 0.0
+        self.divergence_hint = divergence_hint
         self.fingerprint: dict = {}  # the settings and data sizes a checkpoint may only be resumed with
         self.first_step = 0
 
@@ -146,9 +155,8 @@ class TrainingRun:
             loss = step_loss(step)
             if not torch.isfinite(loss):
                 bar.close()
-                kept = " (the last checkpoint in OUT/checkpoint is kept)" if (self.checkpoint / "state.json").is_file() else ""
-                raise MedlinkError(f"training diverged: the loss is {loss.item()} at epoch {epoch + 1}, step {step + 1}; "
-                                   f"lower --lr or raise --tau and train again{kept}")
+                raise MedlinkError(f"training diverged: the loss is {loss.item()} at epoch {epoch + 1}, step {step + 1}; train again "
+                                   f"with {self.divergence_hint}, into a new --out or without --resume")
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.model.model.parameters(), 1.0)
             self.optimizer.step()
@@ -182,14 +190,18 @@ class TrainingRun:
         saving leaves the earlier files (and the checkpoint to resume from), and a folder without training.json
         is never mistaken for a finished model."""
         self.report.seconds = time.perf_counter() - self.started
-        staged = self.out / ".model.tmp"
+        staged = self.out / STAGING[1]
         shutil.rmtree(staged, ignore_errors=True)
-        self.model.save(staged)
+        try:
+            self.model.save(staged)
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
         (self.out / "training.json").unlink(missing_ok=True)
         for path in staged.iterdir():
             os.replace(path, self.out / path.name)
         staged.rmdir()
-        temporary = self.out / ".training.json.tmp"
+        temporary = self.out / STAGING[2]
         temporary.write_text(json.dumps({**asdict(self.report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
                                          "base_model": str(base_model) if base_model else "default", **extra}, indent=2))
         os.replace(temporary, self.out / "training.json")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from itertools import cycle
 from pathlib import Path
 
@@ -113,8 +113,9 @@ def train_bi_encoder(
     """
     if not mentions and not kg_examples:
         raise MedlinkError("nothing to train on: no annotated mention has its gold concept in the KB, and no KB pairs were given")
-    run = TrainingRun(out, resume, config.seed, progress)
+    run = TrainingRun(out, resume, config.seed, progress, divergence_hint="a lower --lr or a higher --tau")
     encoder = Encoder(run.model_folder(base_model), config.pooling, config.max_length, bf16=config.bf16)
+    config = replace(config, pooling=encoder.pooling)  # the pooling the folder declared, recorded (and resumed) as resolved
     names = ConceptNames.from_kb(kb)
     mentions, kg_examples = list(mentions), list(kg_examples)
     if config.distinct_mentions:
