@@ -282,8 +282,9 @@ def evaluate_command(
     typer.echo(report.to_json(indent=None) if as_json else report.to_markdown())
 
 
-def _training_mentions(store, datasets: List[str], option: str) -> list[tuple[str, str]]:
-    """Annotated (mention, concept) pairs of ``datasets``; says on stderr how many were left out and why."""
+def _training_mentions(store, datasets: List[str], option: str, required: bool = False) -> list[tuple[str, str]]:
+    """Annotated (mention, concept) pairs of ``datasets``; says on stderr how many were left out and why.
+    ``required``: given datasets without one usable mention are an error."""
     from medlink.training.examples import counted_supervised_mentions
 
     if not datasets:
@@ -292,8 +293,8 @@ def _training_mentions(store, datasets: List[str], option: str) -> list[tuple[st
     if skipped:
         reasons = ", ".join(f"{count} {reason}" for reason, count in skipped.items())
         typer.echo(f"{option}: {len(mentions)} mentions used, {sum(skipped.values())} left out ({reasons})", err=True)
-    if not mentions and option == "--dev":
-        _fail("--dev: no dev mention has its gold concept in the KB")
+    if not mentions and required:
+        _fail(f"{option}: no mention has its gold concept in the KB")
     return mentions
 
 
@@ -361,7 +362,7 @@ def train_bi_encoder_command(
         typer.echo("note: --hard-negatives applies to --train mentions; with --pairs alone it is not used", err=True)
     mentions = _training_mentions(store, train, "--train")
     kg = pair_examples(read_pairs(pairs / "pairs.train.tsv")) if pairs else []
-    dev_mentions = _training_mentions(store, dev, "--dev")
+    dev_mentions = _training_mentions(store, dev, "--dev", required=True)
     held_out = pairs / "pairs.dev.tsv" if pairs else None
     kg_dev = pair_examples(read_pairs(held_out)) if (held_out and not dev and held_out.is_file()) else []  # no --dev: judge on held-out concepts
     report = train_bi_encoder(store, out, mentions=mentions, kg_examples=kg, dev=dev_mentions, kg_dev=kg_dev, base_model=model,
@@ -403,7 +404,7 @@ def train_cross_encoder_command(
     mentions = list(dict.fromkeys(_training_mentions(store, train, "--train")))
     if not mentions:
         _fail("no training mention has a gold concept in the KB")
-    dev_mentions = list(dict.fromkeys(_training_mentions(store, dev, "--dev")))
+    dev_mentions = list(dict.fromkeys(_training_mentions(store, dev, "--dev", required=True)))
     retriever = None if candidates_model in (None, "default") else candidates_model
     depth = max(16, 2 * candidates)
     retrieved = retrieved_negatives(store, mentions + dev_mentions, retriever, depth)  # one index serves both

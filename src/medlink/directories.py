@@ -1,10 +1,13 @@
-"""Replacing a whole directory so that readers see the old one or the new one, never half of each."""
+"""Replacing a whole file or directory so that readers see the old one or the new one, never half of each."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Iterator
 
 from medlink.errors import MedlinkError
 
@@ -51,3 +54,32 @@ def with_default_mode(*paths: Path) -> None:
     for path in paths:
         if Path(path).is_file():
             os.chmod(path, 0o666 & ~_UMASK)
+
+
+def is_staging(name: str) -> bool:
+    """Names medlink gives what it writes aside before moving it in (``.NAME....tmp``)."""
+    return name.startswith(".") and name.endswith(".tmp")
+
+
+@contextmanager
+def atomic_file(path: Path, binary: bool = False) -> Iterator[IO]:
+    """Write a file next to ``path`` then rename it over ``path``, with the permissions ``open()`` would give;
+    on error nothing changes and no temporary file is left."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+            yield out
+        with_default_mode(Path(temp))
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(path: Path, data: str | bytes) -> Path:
+    """``data`` to ``path`` through ``atomic_file``."""
+    with atomic_file(path, binary=isinstance(data, bytes)) as out:
+        out.write(data)
+    return Path(path)

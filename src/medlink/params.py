@@ -83,7 +83,7 @@ DENSE_PARAMS = {
     "nprobe": Param(int, minimum=1),
 }
 
-# reranker entries of a linker config ("type" and, for kNN, "generator" are checked by the config itself)
+# reranker entries of a linker config (check_reranker; for kNN, the config checks that "generator" names a dense generator)
 KNN_PARAMS = {
     "type": Param(str),
     "generator": Param(str),
@@ -102,3 +102,10 @@ CROSS_PARAMS = {
     "max_length": Param(int, minimum=2, maximum=512),
     "bf16": Param(bool),
 }
+
+
+def check_reranker(where: str, settings: Mapping[str, Any]) -> None:
+    """A config's reranker entry (``type`` known to the caller): its keys and values, and a cross-encoder's required model."""
+    check_params(where, settings, KNN_PARAMS if settings.get("type") == "knn" else CROSS_PARAMS)
+    if settings.get("type") == "cross-encoder" and not settings.get("model"):
+        raise MedlinkError(f"{where}: 'model' must name a trained cross-encoder folder ('medlink train cross-encoder')")

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medlink.directories import with_default_mode
+from medlink.directories import write_atomic
 
 DEFAULT_COLUMNS = ("n", "acc@1", "acc@5", "mrr", "recall@64", "nrecall@1")
 
@@ -59,7 +57,7 @@ class EvalReport:
     def write_records(self, path: Path | str) -> Path:
         """Per-mention records as JSON Lines, for error analysis (written atomically)."""
         text = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False, default=_json_default) + "\n" for r in self.records)
-        return _atomic_write(Path(path), text.encode("utf-8"))
+        return write_atomic(Path(path), text.encode("utf-8"))
 
     def plot(self, path: Path | str, metric: str = "acc@1") -> Path:
         """A PNG bar chart of ``metric`` for all mentions and each subpopulation (n in each label); written atomically."""
@@ -83,7 +81,7 @@ class EvalReport:
         figure.tight_layout()
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png")
-        return _atomic_write(Path(path), buffer.getvalue())
+        return write_atomic(Path(path), buffer.getvalue())
 
 
 def _cell(column: str, value: Any) -> str:
@@ -98,21 +96,6 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-def _atomic_write(path: Path, data: bytes) -> Path:
-    """Write ``data`` next to ``path`` then rename, so readers never see a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        with_default_mode(Path(temp))
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def mean_over_folds(reports: list[EvalReport], keys: tuple[str, ...] = ("acc@1", "acc@5", "mrr")) -> dict[str, Any]:

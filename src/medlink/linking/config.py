@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from medlink.errors import MedlinkError
-from medlink.params import CROSS_PARAMS, DENSE_PARAMS, KNN_PARAMS, check_params
+from medlink.params import DENSE_PARAMS, check_params, check_reranker
 from medlink.retrieval.base import GENERATORS
 from medlink.retrieval.fusion import Fusion
 
@@ -67,9 +67,7 @@ class LinkerConfig:
         if reranker is not None:
             if reranker.get("type") not in RERANKERS:
                 raise MedlinkError(f"{where}: reranker: unknown type {reranker.get('type')!r}; known: {', '.join(RERANKERS)}")
-            check_params(f"{where}: reranker", reranker, KNN_PARAMS if reranker["type"] == "knn" else CROSS_PARAMS)
-            if reranker["type"] == "cross-encoder" and "model" not in reranker:
-                raise MedlinkError(f"{where}: reranker: 'model' must name a trained cross-encoder folder ('medlink train cross-encoder')")
+            check_reranker(f"{where}: reranker", reranker)
             target = reranker.get("generator")
             if reranker["type"] == "knn" and not any(g.name == target and g.type == "dense" for g in generators):
                 raise MedlinkError(f"{where}: reranker: 'generator' must name a dense generator of this config (got {target!r})")

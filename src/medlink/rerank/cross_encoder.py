@@ -26,7 +26,7 @@ import numpy as np
 from medlink.core import Candidate
 from medlink.encoders.cross import MAX_LENGTH, CrossEncoder, CrossEncoderSpec
 from medlink.errors import MedlinkError
-from medlink.params import CROSS_PARAMS, check_params
+from medlink.params import CROSS_PARAMS, check_params, check_reranker
 
 STAGE = "cross-encoder"
 PARAMS_FILE = "params.json"
@@ -52,8 +52,7 @@ class CrossEncoderReranker:
     @classmethod
     def build(cls, settings: dict) -> "CrossEncoderReranker":
         """From a config's reranker entry: ``model`` (a trained cross-encoder folder), ``top``, ``weight``, ``max_length``, ``bf16``."""
-        if not settings.get("model"):
-            raise MedlinkError("cross-encoder reranker: 'model' must name a trained cross-encoder folder ('medlink train cross-encoder')")
+        check_reranker("cross-encoder reranker", {"type": "cross-encoder", **settings})
         model = CrossEncoder(settings["model"], int(settings.get("max_length", MAX_LENGTH)), bool(settings.get("bf16", True)), trained=True)
         return cls(model, CrossParams(**{key: settings[key] for key in ("top", "weight", "text") if key in settings}))
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 from numpy.lib.format import open_memmap
 
+from medlink.directories import write_atomic
 from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_dir, require_dense_extra
 
 require_dense_extra()  # name the missing extra here, where a dense index or config first needs it, not in a faiss ImportError
@@ -87,13 +87,6 @@ def cache_key(encoder: Encoder, texts: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def _write_state(path: Path, state: dict) -> None:
-    """Atomically replace the sidecar, so a crash leaves either the old or the new count."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(state))
-    os.replace(temporary, path)
-
-
 def _open_cache(path: Path, state_path: Path, shape: tuple[int, int]) -> tuple[np.memmap, int]:
     """The cache memmap and the number of rows already done (0 for a new or unusable cache)."""
     if path.is_file() and state_path.is_file():
@@ -105,7 +98,7 @@ def _open_cache(path: Path, state_path: Path, shape: tuple[int, int]) -> tuple[n
         except (ValueError, KeyError, OSError):
             pass  # a damaged cache is just started again
     vectors = open_memmap(path, mode="w+", dtype=np.float32, shape=shape)
-    _write_state(state_path, {"rows": 0, "total": shape[0]})
+    write_atomic(state_path, json.dumps({"rows": 0, "total": shape[0]}))
     return vectors, 0
 
 
@@ -131,7 +124,7 @@ def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCO
                 end = min(start + chunk_rows, n)
                 vectors[start:end] = encoder.encode(list(texts[start:end]), batch_size=batch_size)
                 vectors.flush()  # vectors on disk before the sidecar says they are there
-                _write_state(state_path, {"rows": end, "total": n})
+                write_atomic(state_path, json.dumps({"rows": end, "total": n}))  # a crash leaves the old count or the new
                 bar.update(end - start)
         del vectors
         return np.load(path, mmap_mode="r")  # opened under the lock: 'medlink cache clear' cannot remove it in between

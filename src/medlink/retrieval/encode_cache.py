@@ -37,7 +37,11 @@ class CacheEntry:
     complete: bool
 
     def files(self) -> list[Path]:
-        return [cache_dir() / f"{self.key}{suffix}" for suffix in DATA_SUFFIXES]
+        return _data_files(self.key)
+
+
+def _data_files(key: str) -> list[Path]:
+    return [cache_dir() / f"{key}{suffix}" for suffix in DATA_SUFFIXES]
 
 
 def _size_and_time(path: Path) -> tuple[int, float]:
@@ -54,13 +58,12 @@ def cache_entries() -> list[CacheEntry]:
     keys = {path.stem for suffix in DATA_SUFFIXES for path in directory.glob(f"[!.]*{suffix}")} if directory.is_dir() else set()
     entries = []
     for key in keys:
-        state = directory / f"{key}.json"
         try:
-            progress = json.loads(state.read_text())
+            progress = json.loads((directory / f"{key}.json").read_text())
             complete = progress["rows"] == progress["total"]
         except (OSError, ValueError, KeyError, TypeError):
             complete = False
-        (vectors_size, vectors_time), (state_size, state_time) = (_size_and_time(path) for path in CacheEntry(key, 0, 0.0, False).files())
+        (vectors_size, vectors_time), (state_size, state_time) = map(_size_and_time, _data_files(key))
         last_used = state_time or vectors_time  # the progress file is touched on every write and reuse
         entries.append(CacheEntry(key, vectors_size + state_size, last_used, complete))
     return sorted(entries, key=lambda entry: (entry.last_used, entry.key))

@@ -24,10 +24,11 @@ from typing import IO, Callable, Iterable, Iterator
 
 import numpy as np
 
+from medlink.directories import atomic_file
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.training.pairs_graph import CROSS, ConceptTable, graph_pairs, negative_rows
-from medlink.training.pairs_io import NEGATIVE_COLUMNS, PAIR_COLUMNS, Row, atomic_text, tsv_line
+from medlink.training.pairs_io import NEGATIVE_COLUMNS, PAIR_COLUMNS, Row, tsv_line
 from medlink.training.pairs_split import DEV, SPLITS, TRAIN, NodeSplit
 from medlink.training.pairs_tasks import TaskStats, icd_pairs, syn_pairs
 
@@ -220,7 +221,7 @@ def mine_pairs(
         notes=[note for s in stats.values() for note in s.notes],
     )
     report.seconds = round(time.perf_counter() - started, 3)
-    with atomic_text(out / "pairs.json") as handle:
+    with atomic_file(out / "pairs.json") as handle:
         json.dump(report.to_json(), handle, indent=2)
         handle.write("\n")
     return report

@@ -8,15 +8,11 @@ Files are written atomically (temporary file + rename) so a crash never leaves h
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator
+from typing import Iterator
 
-from medlink.directories import with_default_mode
 from medlink.errors import InputFormatError, MissingInputError
 from medlink.kb.readers._io import decoded_lines
 
@@ -67,20 +63,6 @@ def tsv_line(fields: tuple[str, ...] | list[str]) -> str:
     if line.count("\t") != len(fields) - 1 or _UNSAFE.search(line):
         line = "\t".join(clean(f) for f in fields)
     return line + "\n"
-
-
-@contextmanager
-def atomic_text(path: Path) -> Iterator[IO[str]]:
-    """Write a text file next to ``path`` then rename it over ``path``; on error nothing changes."""
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            yield out
-        with_default_mode(Path(temp))
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def _read_rows(path: Path | str, columns: tuple[str, ...]) -> Iterator[tuple[int, list[str]]]:

@@ -19,13 +19,11 @@ from typing import Callable
 
 import numpy as np
 
-from medlink.directories import replace_directory
+from medlink.directories import is_staging, replace_directory, write_atomic
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 
 CHECKPOINT = "checkpoint"
-# what a run writes aside before moving it in; left behind only if the process is killed outright
-STAGING = (f".{CHECKPOINT}.tmp", ".model.tmp", ".training.json.tmp")
 
 
 @dataclass
@@ -41,7 +39,7 @@ def atomic_checkpoint(model, optimizer, scheduler, state: dict, out: Path) -> No
     import torch
 
     out.mkdir(parents=True, exist_ok=True)
-    temporary = out / STAGING[0]
+    temporary = out / f".{CHECKPOINT}.tmp"
     shutil.rmtree(temporary, ignore_errors=True)
     try:
         model.save(temporary)
@@ -72,7 +70,7 @@ def check_training_output(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise MedlinkError(f"--out {out} is a file; give a folder for the model (nothing was written)")
     earlier_output = (out / "training.json").is_file() or (out / CHECKPOINT).is_dir()
-    if out.is_dir() and not earlier_output and any(path.name not in STAGING for path in out.iterdir()):
+    if out.is_dir() and not earlier_output and any(not is_staging(path.name) for path in out.iterdir()):
         raise MedlinkError(f"--out {out} is a folder that holds no earlier training output (no training.json or checkpoint/); "
                            "it is left as it is: give a new or empty folder")
 
@@ -190,7 +188,7 @@ class TrainingRun:
         saving leaves the earlier files (and the checkpoint to resume from), and a folder without training.json
         is never mistaken for a finished model."""
         self.report.seconds = time.perf_counter() - self.started
-        staged = self.out / STAGING[1]
+        staged = self.out / ".model.tmp"
         shutil.rmtree(staged, ignore_errors=True)
         try:
             self.model.save(staged)
@@ -201,9 +199,7 @@ class TrainingRun:
         for path in staged.iterdir():
             os.replace(path, self.out / path.name)
         staged.rmdir()
-        temporary = self.out / STAGING[2]
-        temporary.write_text(json.dumps({**asdict(self.report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
-                                         "base_model": str(base_model) if base_model else "default", **extra}, indent=2))
-        os.replace(temporary, self.out / "training.json")
+        write_atomic(self.out / "training.json", json.dumps({**asdict(self.report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
+                                                           "base_model": str(base_model) if base_model else "default", **extra}, indent=2))
         shutil.rmtree(self.checkpoint, ignore_errors=True)
         return self.report
