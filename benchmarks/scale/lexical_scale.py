@@ -1,6 +1,6 @@
 """TF-IDF index on a UMLS-scale KB: build time, peak RSS and linking throughput.
 
-    python benchmarks/lexical_scale.py [--rows 5000000]
+    python benchmarks/scale/lexical_scale.py [--rows 5000000]
 
 Uses the synthetic MRCONSO KB of kb_build.py (generated if missing). The index is a TF-IDF-only
 linker (``configs/tfidf_only.json``) built by ``medlink index build`` in a fresh process; the
@@ -16,8 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import ROOT, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.harness import ROOT, THROUGHPUT, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
 
 from medlink.kb.build import build_kb  # noqa: E402
 from medlink.kb.store import KB  # noqa: E402
@@ -66,7 +66,7 @@ def main() -> None:
     kb_path = args.workdir / f"synthetic-{args.rows}.sqlite"
     if not kb_path.exists():
         if not (meta / "META" / "MRCONSO.RRF").exists():
-            from synthetic_umls import write_meta
+            from benchmarks.scale.synthetic_umls import write_meta
 
             write_meta(meta, args.rows)
         build_kb(kb_path, [f"umls:{meta / 'META'}"], progress=False)
@@ -76,7 +76,7 @@ def main() -> None:
     print("build", {k: v for k, v in build.items() if k != "stdout"}, flush=True)
     queries = args.workdir / "synthetic-queries.txt"
     queries.write_text("\n".join(perturbed_queries(kb, 2000)) + "\n")
-    link = measure_in_fresh_process([sys.executable, str(Path(__file__).with_name("_throughput.py")), str(index), str(queries), "3", "10"], 1)
+    link = measure_in_fresh_process([sys.executable, str(THROUGHPUT), str(index), str(queries), "3", "10"], 1)
     child = json.loads(link["stdout"])
     size = sum(f.stat().st_size for f in index.rglob("*") if f.is_file())
     agreement = exhaustive_agreement(index, queries.read_text().splitlines()[:500])
@@ -84,10 +84,10 @@ def main() -> None:
     result = {**agreement, "kb": kb_path.name, "concepts": len(kb), "names": kb.stats()["names"], "build_seconds": build["seconds_median"],
               "build_peak_rss_mb": build["peak_rss_mb_median"], "index_size_mb": round(size / 2**20), "link_peak_rss_mb": link["peak_rss_mb_median"], **child}
     print(result, flush=True)
-    write_results("lexical_scale", {"command": "python benchmarks/lexical_scale.py", **result})
+    write_results("lexical_scale", {"command": "python benchmarks/scale/lexical_scale.py", **result})
     update_section("lexical_scale", "\n".join([
         "## Lexical linking at UMLS scale (issue 3)", "",
-        "`python benchmarks/lexical_scale.py`: TF-IDF-only index (`benchmarks/configs/tfidf_only.json`) over the synthetic 5M-row MRCONSO KB;",
+        "`python benchmarks/scale/lexical_scale.py`: TF-IDF-only index (`benchmarks/configs/tfidf_only.json`) over the synthetic 5M-row MRCONSO KB;",
         "2,000 perturbed KB names as queries (one fresh process each for build and linking; single runs). Mentions with no selective",
         "n-gram are shortlisted from the common n-grams' postings (whole lists up to 20,000 names, the 1,024 best names above); the",
         "last columns compare that with scoring every name, on the first 500 queries.", "",

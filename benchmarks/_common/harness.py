@@ -16,11 +16,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 MODELS = Path(os.environ.get("MEDLINK_BENCH_MODELS") or ROOT / "artefacts" / "models")  # trained model folders (not in git)
+THROUGHPUT = Path(__file__).resolve().with_name("throughput.py")  # the linking-speed child process
 
 
 def model_spec(spec: str) -> tuple[str, str | None]:

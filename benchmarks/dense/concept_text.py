@@ -1,6 +1,6 @@
 """Dense concept text: the name alone vs paper 002's "name [SEP] types [SEP] definition" (issue 4).
 
-    python benchmarks/concept_text.py --model base=default --model zs-medic=/path/zs-medic
+    python benchmarks/dense/concept_text.py --model base=default --model zs-medic=/path/zs-medic
 
 MEDIC (BioSyn's train_dictionary) has neither types nor definitions, so, as paper 002 augments a
 KB's metadata through another KB, MEDIC concepts borrow them from the Disease Ontology through
@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import cached_kb, ncbi_kb, ncbi_split, require  # noqa: E402
-from _harness import SHARED_DATA, git_commit, model_spec, update_section, write_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import cached_kb, ncbi_kb, ncbi_split, require  # noqa: E402
+from benchmarks._common.harness import SHARED_DATA, git_commit, model_spec, update_section, write_results  # noqa: E402
 
 from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -88,10 +88,10 @@ def main() -> None:
                 rows.append({"model": label, "variant": variant, "split": split, "acc@1": report["acc@1"], "acc@5": report["acc@5"],
                              "recall@25": report["recall@25"], "index_build_seconds": round(build_seconds, 1)})
                 print(rows[-1], flush=True)
-    write_results("concept_text", {"command": " ".join(["python benchmarks/concept_text.py", *sys.argv[1:]]), "coverage": coverage, "rows": rows})
+    write_results("concept_text", {"command": " ".join(["python benchmarks/dense/concept_text.py", *sys.argv[1:]]), "coverage": coverage, "rows": rows})
     commit = git_commit()
     lines = ["## Dense concept text: name vs name [SEP] types [SEP] definition (issue 4)", "",
-             f"`python benchmarks/concept_text.py {' '.join(sys.argv[1:])}`: NCBI Disease, KB only (MEDIC = BioSyn's train_dictionary),",
+             f"`python benchmarks/dense/concept_text.py {' '.join(sys.argv[1:])}`: NCBI Disease, KB only (MEDIC = BioSyn's train_dictionary),",
              f"types and definitions borrowed from the Disease Ontology through its MESH / OMIM xrefs: {coverage['with_definition']:,} of "
              f"{coverage['concepts']:,} concepts got a definition, {coverage['with_types']:,} types (DO parent names). Entity text is embedded",
              "with up to 64 tokens, names with 32; index build = encoding all 71,924 names (0-10 s when the encode cache already has them).",

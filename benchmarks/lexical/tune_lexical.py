@@ -1,6 +1,6 @@
 """Choose the lexical linker's parameters on development data only (never test).
 
-    python benchmarks/tune_lexical.py
+    python benchmarks/lexical/tune_lexical.py
 
 NCBI Disease: KB = BioSyn's train dictionary (MEDIC), memory = processed_train, scored on
 processed_dev. AskAPatient: KB = the 1,036-concept ontology, memory = fold-0 train, scored on
@@ -11,6 +11,7 @@ benchmarks/configs/{ncbi,askapatient}_lexical.json; every trial is in results/tu
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import sys
@@ -18,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
-from _harness import ROOT, update_section, write_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
+from benchmarks._common.harness import ROOT, update_section, write_results  # noqa: E402
 
 from medlink.eval import evaluate, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -95,16 +96,17 @@ def tune(name: str, kb, memory_specs: list[str], dev_spec: str) -> dict:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     workdir = Path(tempfile.gettempdir()) / "medlink-bench"
     workdir.mkdir(parents=True, exist_ok=True)
     results = [
         tune("ncbi", ncbi_kb(workdir, "train"), [ncbi_split("train")], ncbi_split("dev")),
         tune("askapatient", aap_kb(workdir), [aap_split(0, "train")], aap_split(0, "validation")),
     ]
-    write_results("tune_lexical", {"command": "python benchmarks/tune_lexical.py", "results": results})
+    write_results("tune_lexical", {"command": "python benchmarks/lexical/tune_lexical.py", "results": results})
     lines = ["## Lexical linker tuning on development data (issue 3)", "",
-             "`python benchmarks/tune_lexical.py`: grid over TF-IDF analyzer / n-grams (TF-IDF alone), then fusion method and",
-             "weights (exact, TF-IDF = 1, BM25). Dev only; the chosen configs feed `benchmarks/lexical_linking.py`.", "",
+             "`python benchmarks/lexical/tune_lexical.py`: grid over TF-IDF analyzer / n-grams (TF-IDF alone), then fusion method and",
+             "weights (exact, TF-IDF = 1, BM25). Dev only; the chosen configs feed `benchmarks/lexical/lexical_linking.py`.", "",
              "| dataset | dev split | chosen TF-IDF | chosen BM25 | chosen fusion | dev Acc@1 TF-IDF | dev Acc@1 BM25 | dev Acc@1 fused |",
              "| --- | --- | --- | --- | --- | ---: | ---: | ---: |"]
     for r in results:

@@ -1,6 +1,6 @@
 """KB build time and peak RSS per source, and lookup latency by id and by normalised name.
 
-    python benchmarks/kb_build.py [--repeats 3] [--synthetic-rows 5000000] [--only NAME ...]
+    python benchmarks/scale/kb_build.py [--repeats 3] [--synthetic-rows 5000000] [--only NAME ...]
 
 Each build runs ``medlink kb build`` in a fresh process (time includes interpreter start-up);
 figures are medians over the repeats. Results: benchmarks/results/kb_build.json and the
@@ -17,13 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import SHARED_DATA, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.harness import SHARED_DATA, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
 
 from medlink.kb.default import packaged_hpo_obo  # noqa: E402
 from medlink.kb.store import KB  # noqa: E402
 
-COMMAND = "python benchmarks/kb_build.py"
+COMMAND = "python benchmarks/scale/kb_build.py"
 
 
 def sources(workdir: Path, synthetic_rows: int) -> dict[str, tuple[str, ...]]:
@@ -39,7 +39,7 @@ def sources(workdir: Path, synthetic_rows: int) -> dict[str, tuple[str, ...]]:
     if synthetic_rows:
         meta = workdir / f"synthetic-umls-{synthetic_rows}"
         if not (meta / "META" / "MRCONSO.RRF").exists():
-            from synthetic_umls import write_meta
+            from benchmarks.scale.synthetic_umls import write_meta
 
             print(f"generating a synthetic MRCONSO of {synthetic_rows:,} rows in {meta} ...", flush=True)
             write_meta(meta, synthetic_rows)

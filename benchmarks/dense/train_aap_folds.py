@@ -1,6 +1,6 @@
 """Fine-tune one model per AskAPatient fold, on that fold's train file only (issue 4).
 
-    python benchmarks/train_aap_folds.py --out DIR [--folds 10] [--base MODEL] [--kind cross-encoder] [--with-validation] -- [medlink train options]
+    python benchmarks/dense/train_aap_folds.py --out DIR [--folds 10] [--base MODEL] [--kind cross-encoder] [--with-validation] -- [medlink train options]
 
 A model shared by all folds would have seen every other fold's test mentions; so each fold gets
 its own, trained on ``AskAPatient.fold-N.train.txt`` with the fold's validation file for the
@@ -13,7 +13,7 @@ $MEDLINK_BENCH_MODELS (a cross-encoder trains against its own fold's bi-encoder)
 ``--with-validation`` trains the final models on train + validation with the recipe fold-0 validation chose
 (the AskAPatient counterpart of training on NCBI's traindev); they have no dev figure, and fold-0
 validation can no longer judge them.
-Then: ``python benchmarks/dense_linking.py --model NAME=DIR/fold-{fold}`` (or rerank_linking.py).
+Then: ``python benchmarks/dense/dense_linking.py --model NAME=DIR/fold-{fold}`` (or rerank_linking.py).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import aap_kb, aap_split  # noqa: E402
-from _harness import MODELS, write_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import aap_kb, aap_split  # noqa: E402
+from benchmarks._common.harness import MODELS, write_results  # noqa: E402
 
 
 def fold_recipe(recipe: list[str], fold: int) -> list[str]:
@@ -75,7 +75,7 @@ def main() -> None:
             report = json.loads(report_path.read_text())
             folds.append({"fold": fold, "seconds": report["seconds"], "epochs": report["epochs"]})
     section = args.section or ("train_aap_folds" if args.kind == "bi-encoder" else "train_aap_folds_cross") + ("_trainval" if args.with_validation else "")
-    write_results(section, {"command": " ".join(["python benchmarks/train_aap_folds.py", *sys.argv[1:]]), "recipe": recipe,
+    write_results(section, {"command": " ".join(["python benchmarks/dense/train_aap_folds.py", *sys.argv[1:]]), "recipe": recipe,
                                       "folds": folds})
 
 

@@ -1,6 +1,6 @@
 """Several bi-encoders fused (plus TF-IDF) on NCBI Disease, weights chosen on dev (issue 4).
 
-    python benchmarks/dense_ensemble.py --model NAME=PATH --model NAME=PATH [--model ...] [--section dense_ensemble] [--carried W,...,TFIDF]
+    python benchmarks/dense/dense_ensemble.py --model NAME=PATH --model NAME=PATH [--model ...] [--section dense_ensemble] [--carried W,...,TFIDF]
 
 (PATH 'default' = the packaged MiniLM; a relative PATH is under $MEDLINK_BENCH_MODELS.) All dense generators search KB names + memory (the published protocol's dictionary) and are
 fused with the tuned TF-IDF by a weighted sum of normalised scores. The weights come from a grid
@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import ncbi_kb, ncbi_split  # noqa: E402
-from _harness import git_commit, model_spec, update_section, write_results  # noqa: E402
-from dense_linking import CONFIGS, score_rankings, tuned_tfidf  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import ncbi_kb, ncbi_split  # noqa: E402
+from benchmarks._common.harness import git_commit, model_spec, update_section, write_results  # noqa: E402
+from benchmarks.dense.dense_linking import CONFIGS, score_rankings, tuned_tfidf  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -95,11 +95,11 @@ def main() -> None:
     rows = [{"weights": w, **evaluate(test_linker, test, equivalent, w)} for w in [*alone, chosen]]
     for row in rows:
         print("test", row["weights"], f"{row['acc@1']:.4f}", flush=True)
-    write_results(args.section, {"command": " ".join(["python benchmarks/dense_ensemble.py", *sys.argv[1:]]), "models": args.model,
+    write_results(args.section, {"command": " ".join(["python benchmarks/dense/dense_ensemble.py", *sys.argv[1:]]), "models": args.model,
                                  "dev_trials": trials, "chosen": chosen, "test": rows, "seconds": time.perf_counter() - started})
     commit = git_commit()
     lines = [f"## Bi-encoders fused (issue 4): `{args.section}`", "",
-             f"`python benchmarks/dense_ensemble.py {' '.join(sys.argv[1:])}`: NCBI Disease, dense generators over MEDIC names + memory,",
+             f"`python benchmarks/dense/dense_ensemble.py {' '.join(sys.argv[1:])}`: NCBI Disease, dense generators over MEDIC names + memory,",
              ("weights (models, TF-IDF) carried over from an earlier dev choice (the models saw dev in training)" if args.carried else
               f"weights (models, TF-IDF) chosen on dev (memory = train) from {len(trials)} settings") + "; test memory = traindev.", "",
              "| weights | split | Acc@1 | Acc@5 | MRR | commit |", "| --- | --- | ---: | ---: | ---: | --- |"]

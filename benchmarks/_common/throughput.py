@@ -1,6 +1,6 @@
 """Child process for lexical_linking.py: load an index, then time linking a mention file.
 
-    python benchmarks/_throughput.py INDEX_DIR MENTIONS_FILE REPEATS K
+    python benchmarks/_common/throughput.py INDEX_DIR MENTIONS_FILE REPEATS K
 
 Prints one JSON object: load seconds (median), mentions/s (median over repeats, one batch call
 per pass over the file, duplicates included as in a real stream) and the same for unique mentions.

@@ -1,6 +1,6 @@
 """CPU cost of dense linking: encoding throughput and end-to-end dense linking speed.
 
-    python benchmarks/dense_speed.py [--model PATH] [--repeats 3]
+    python benchmarks/scale/dense_speed.py [--model PATH] [--repeats 3]
 
 Encoding: 10,000 MEDIC names (BioSyn train dictionary), bf16 and fp32, 1 and 2 threads, batches of
 64, 128 (the default) and 256 texts grouped by token count, medians over repeats; with each row, its
@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import ncbi_kb, ncbi_split  # noqa: E402
-from _harness import git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import ncbi_kb, ncbi_split  # noqa: E402
+from benchmarks._common.harness import THROUGHPUT, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
@@ -67,12 +67,12 @@ def main() -> None:
     build = time.perf_counter() - started
     mentions = args.workdir / "ncbi-test-mentions.txt"
     mentions.write_text("\n".join(p for m in load_dataset(ncbi_split("test")) for p in m.parts) + "\n")
-    link = measure_in_fresh_process([sys.executable, str(Path(__file__).with_name("_throughput.py")), str(index), str(mentions), str(args.repeats), "10"], 1)
+    link = measure_in_fresh_process([sys.executable, str(THROUGHPUT), str(index), str(mentions), str(args.repeats), "10"], 1)
     linking = {**json.loads(link["stdout"]), "peak_rss_mb": link["peak_rss_mb_median"], "index_build_seconds": build}
     print(linking, flush=True)
-    write_results("dense_speed", {"command": " ".join(["python benchmarks/dense_speed.py", *sys.argv[1:]]), "encoding": encoding, "linking": linking})
+    write_results("dense_speed", {"command": " ".join(["python benchmarks/scale/dense_speed.py", *sys.argv[1:]]), "encoding": encoding, "linking": linking})
     commit = git_commit()
-    lines = ["## Dense linking CPU cost (issue 4)", "", f"`python benchmarks/dense_speed.py {' '.join(sys.argv[1:])}` ({args.repeats} repeats, medians; model: "
+    lines = ["## Dense linking CPU cost (issue 4)", "", f"`python benchmarks/scale/dense_speed.py {' '.join(sys.argv[1:])}` ({args.repeats} repeats, medians; model: "
              f"{args.model or 'packaged all-MiniLM-L6-v2'}).", "",
              "| what | threads | bf16 | value | commit |", "| --- | ---: | --- | ---: | --- |"]
     for e in encoding:

@@ -1,6 +1,6 @@
 """How many NCBI dev errors of the tuned lexical linker are score ties that include the gold concept (issue 3).
 
-    python benchmarks/lexical_ties.py
+    python benchmarks/lexical/lexical_ties.py
 
 Lexical config = benchmarks/configs/ncbi_lexical.json (dev-chosen), memory = processed_train, single-part
 dev mentions. For each error whose gold concept shares the top score, it also counts whether preferring
@@ -9,14 +9,15 @@ the concept with more KB names would have picked the gold: the size of what a ti
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import ncbi_kb, ncbi_split  # noqa: E402
-from _harness import ROOT, git_commit, update_section, write_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import ncbi_kb, ncbi_split  # noqa: E402
+from benchmarks._common.harness import ROOT, git_commit, update_section, write_results  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
@@ -25,6 +26,7 @@ from medlink.linking.memory import memory_from_datasets  # noqa: E402
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     kb = ncbi_kb(Path(tempfile.gettempdir()) / "medlink-bench", "train")
     linker = Linker.build(kb, LinkerConfig.from_file(ROOT / "benchmarks" / "configs" / "ncbi_lexical.json"),
                           memory_from_datasets(kb, [ncbi_split("train")]))
@@ -42,9 +44,9 @@ def main() -> None:
             fixed += max(tied, key=lambda c: name_count[c.concept_id]).concept_id in gold
     result = {"single_part_dev_mentions": len(single), "errors": errors, "ties_with_gold": ties, "fixed_by_more_names": fixed}
     print(result)
-    write_results("lexical_ties", {"command": "python benchmarks/lexical_ties.py", **result})
+    write_results("lexical_ties", {"command": "python benchmarks/lexical/lexical_ties.py", **result})
     update_section("lexical_ties", "\n".join([
-        "## NCBI dev errors that are score ties (issue 3)", "", "`python benchmarks/lexical_ties.py` (dev-chosen lexical config, memory = train, "
+        "## NCBI dev errors that are score ties (issue 3)", "", "`python benchmarks/lexical/lexical_ties.py` (dev-chosen lexical config, memory = train, "
         "single-part dev mentions).", "", "| dev mentions | errors | errors tied with the gold concept | of those, won by preferring more KB names | commit |",
         "| ---: | ---: | ---: | ---: | --- |", f"| {len(single)} | {errors} | {ties} | {fixed} | {git_commit()} |"]))
 

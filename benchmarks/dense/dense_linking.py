@@ -1,6 +1,6 @@
 """Dense and hybrid linking with trained bi-encoders and the kNN memory (issue 4).
 
-    python benchmarks/dense_linking.py --model base=default --model zs=/path/zs-model --model sup=/path/sup-model \
+    python benchmarks/dense/dense_linking.py --model base=default --model zs=/path/zs-model --model sup=/path/sup-model \
         [--zero-shot zs] [--skip-aap]
 
 For every model, on NCBI Disease (KB = BioSyn's train_dictionary.txt, i.e. MEDIC):
@@ -26,9 +26,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
-from _harness import ROOT, git_commit, model_spec, update_section, write_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
+from benchmarks._common.harness import ROOT, git_commit, model_spec, update_section, write_results  # noqa: E402
 
 from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -46,7 +46,7 @@ RECALL_KS = (1, 5, 25, 64)
 
 
 def tuned_tfidf(lexical: Path) -> dict:
-    """The TF-IDF parameters that dev chose for a dataset (benchmarks/tune_lexical.py)."""
+    """The TF-IDF parameters that dev chose for a dataset (benchmarks/lexical/tune_lexical.py)."""
     return next(g for g in LinkerConfig.from_file(lexical).generators if g.name == "tfidf").params
 
 
@@ -218,10 +218,10 @@ def main() -> None:
         if not args.skip_aap:
             fusion = tuple(float(w) for w in args.fusion.split(",")) if args.fusion else None
             rows += aap(name, model, args.workdir, args.folds, args.trained_on_dev, fusion)
-    write_results(args.section, {"command": " ".join(["python benchmarks/dense_linking.py", *sys.argv[1:]]), "rows": rows})
+    write_results(args.section, {"command": " ".join(["python benchmarks/dense/dense_linking.py", *sys.argv[1:]]), "rows": rows})
     commit = git_commit()
     lines = [f"## Dense, hybrid and kNN linking (issue 4): `{args.section}`", "",
-             f"`python benchmarks/dense_linking.py {' '.join(sys.argv[1:])}`; " + (
+             f"`python benchmarks/dense/dense_linking.py {' '.join(sys.argv[1:])}`; " + (
                  "the models were trained on the dev data too, so nothing is tuned; test memory = traindev (NCBI) or the fold's train + "
                  "validation files (AskAPatient)." if args.trained_on_dev else
                  "the hybrid's fusion weights and kNN (k, lambda, beta1, beta2) chosen on NCBI dev (memory = train) and AskAPatient "

@@ -1,6 +1,6 @@
 """Does adding another KB's names through shared xrefs help dense linking? (paper 002's KB augmentation; dev data only)
 
-    python benchmarks/xref_enrichment.py [--aap-model aap-folds/fold-0] [--ncbi-model sup-ncbi=sup-ncbi --ncbi-model ncbi-mp=mp/ncbi-mp]
+    python benchmarks/dense/xref_enrichment.py [--aap-model aap-folds/fold-0] [--ncbi-model sup-ncbi=sup-ncbi --ncbi-model ncbi-mp=mp/ncbi-mp]
 
 Two dictionaries are enriched with names of concepts that cross-reference them:
 - the AskAPatient ontology (1,036 SNOMED CT / AMT concepts, one name each) with HPO and Disease Ontology names
@@ -23,11 +23,11 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import AAP, NCBI, aap_kb, aap_split, ncbi_kb, ncbi_split, require  # noqa: E402
-from _harness import git_commit, model_spec, update_section, write_results  # noqa: E402
-from dense_ensemble import ensemble_config, fused_rankings  # noqa: E402
-from dense_linking import CONFIGS, score_rankings  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import AAP, NCBI, aap_kb, aap_split, ncbi_kb, ncbi_split, require  # noqa: E402
+from benchmarks._common.harness import SHARED_DATA, git_commit, model_spec, update_section, write_results  # noqa: E402
+from benchmarks.dense.dense_ensemble import ensemble_config, fused_rankings  # noqa: E402
+from benchmarks.dense.dense_linking import CONFIGS, score_rankings  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb, id_matches  # noqa: E402
@@ -38,7 +38,7 @@ from medlink.kb.store import KB  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 from medlink.linking.memory import memory_from_datasets  # noqa: E402
 
-DISEASE_ONTOLOGY = Path(__file__).resolve().parents[2] / "shared" / "data" / "disease-ontology" / "doid_2016-09-01.obo"
+DISEASE_ONTOLOGY = SHARED_DATA / "disease-ontology" / "doid_2016-09-01.obo"
 SNOMED = re.compile(r"SNOMEDCT_US[_\d]*:(\d+)$")
 MESH_OR_OMIM = re.compile(r"(?:MESH|OMIM):(\S+)$")
 
@@ -164,7 +164,7 @@ def main() -> None:
     together = {**{m: 1.0 for m in ncbi_models}, "tfidf": 0.0}
     rows += compare("NCBI dev", ncbi_kb(args.workdir, "train"), fresh_kb(ncbi_path, "biosyn"),
                     ncbi_models, ncbi_split("train"), load_dataset(ncbi_split("dev")), [*alone, together], CONFIGS / "ncbi_lexical.json")
-    command = " ".join(["python benchmarks/xref_enrichment.py", *sys.argv[1:]])
+    command = " ".join(["python benchmarks/dense/xref_enrichment.py", *sys.argv[1:]])
     write_results("xref_enrichment", {"command": command, "names_added": {"askapatient": aap_added, "ncbi": ncbi_added}, "rows": rows,
                                       "seconds": time.perf_counter() - started})
     commit = git_commit()

@@ -1,6 +1,6 @@
 """The ``default-dense`` index's recipe: how much the untrained packaged MiniLM adds to the default lexical fusion.
 
-    python benchmarks/default_dense.py [--folds 10]
+    python benchmarks/dense/default_dense.py [--folds 10]
 
 ``--index default-dense`` is the default lexical config (exact + TF-IDF + BM25, weights from NCBI dev) plus the
 packaged all-MiniLM-L6-v2, not fine-tuned, over KB names only (no memory). Its weight comes from a grid scored on
@@ -19,11 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
-from _harness import update_section, write_results  # noqa: E402
-from dense_ensemble import fused_rankings  # noqa: E402
-from dense_linking import score_rankings  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
+from benchmarks._common.harness import update_section, write_results  # noqa: E402
+from benchmarks.dense.dense_ensemble import fused_rankings  # noqa: E402
+from benchmarks.dense.dense_linking import score_rankings  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -71,7 +71,7 @@ def main() -> None:
                      "ncbi_test_seconds": ncbi_seconds, "askapatient_test_seconds": sum(s for _, s in folds)})
         print(rows[-1], flush=True)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    command = "python benchmarks/default_dense.py" + (f" --folds {args.folds}" if args.folds != 10 else "")
+    command = "python benchmarks/dense/default_dense.py" + (f" --folds {args.folds}" if args.folds != 10 else "")
     write_results("default_dense", {"command": command, "dev_trials": trials, "chosen_dense_weight": chosen, "test": rows,
                                     "peak_rss_mb": peak_mb, "seconds": time.perf_counter() - started})
     lines = [

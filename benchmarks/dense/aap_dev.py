@@ -1,8 +1,8 @@
 """AskAPatient fold-0 validation for candidate models: how a fine-tuning recipe is chosen (never on test).
 
-    python benchmarks/aap_dev.py NAME=MODEL_DIR [NAME=MODEL_DIR ...]   (MODEL_DIR 'default' = packaged MiniLM)
-    python benchmarks/aap_dev.py --bi-encoder MODEL_DIR --cross-encoders NAME=CE_DIR [NAME=CE_DIR ...]
-    python benchmarks/aap_dev.py --fuse NAME=MODEL_DIR NAME=MODEL_DIR [...]
+    python benchmarks/dense/aap_dev.py NAME=MODEL_DIR [NAME=MODEL_DIR ...]   (MODEL_DIR 'default' = packaged MiniLM)
+    python benchmarks/dense/aap_dev.py --bi-encoder MODEL_DIR --cross-encoders NAME=CE_DIR [NAME=CE_DIR ...]
+    python benchmarks/dense/aap_dev.py --fuse NAME=MODEL_DIR NAME=MODEL_DIR [...]
 
 For each bi-encoder: dense over the ontology names + memory (fold-0 train mentions), alone and fused with
 the tuned TF-IDF at weights (dense, TF-IDF) = (1, 0.25) and (1, 0.5); Acc@1 on fold-0 validation, and
@@ -20,11 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import model_spec  # noqa: E402
-from dense_ensemble import ensemble_config, evaluate, weight_grid  # noqa: E402
-from dense_linking import CONFIGS, Run, aap_kb, aap_split, hybrid_config, score_rankings  # noqa: E402
-from rerank_linking import TOPS, WEIGHTS, Reranked  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.harness import model_spec  # noqa: E402
+from benchmarks.dense.dense_ensemble import ensemble_config, evaluate, weight_grid  # noqa: E402
+from benchmarks.dense.dense_linking import CONFIGS, Run, aap_kb, aap_split, hybrid_config, score_rankings  # noqa: E402
+from benchmarks.rerank.rerank_linking import TOPS, WEIGHTS, Reranked  # noqa: E402
 
 from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402

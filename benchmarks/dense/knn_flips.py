@@ -1,6 +1,6 @@
 """Which NCBI mentions does the kNN reranker flip, and which training mentions voted? (a diagnosis, no tuning)
 
-    python benchmarks/knn_flips.py --model NAME=PATH [--split test] [--k 64 --lambda 0.1 --beta1 0.1 --beta2 0.1]
+    python benchmarks/dense/knn_flips.py --model NAME=PATH [--split test] [--k 64 --lambda 0.1 --beta1 0.1 --beta2 0.1]
 
 Dense over MEDIC names + memory (train for dev, traindev for test), then the kNN reranker with the given parameters
 (pass the ones dev chose, e.g. from results/dense_mpnet.json). Prints each mention part whose top-1 correctness
@@ -14,10 +14,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import ncbi_kb, ncbi_split  # noqa: E402
-from _harness import model_spec  # noqa: E402
-from dense_linking import CONFIGS, Run, hybrid_config  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import ncbi_kb, ncbi_split  # noqa: E402
+from benchmarks._common.harness import model_spec  # noqa: E402
+from benchmarks.dense.dense_linking import CONFIGS, Run, hybrid_config  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb, id_matches  # noqa: E402

