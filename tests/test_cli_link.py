@@ -102,14 +102,42 @@ def test_default_index_links_out_of_the_box():
     assert [o["candidates"][0]["id"] for o in out] == ["HP:0001658", "HP:0100749"]
 
 
-def test_default_dense_index_links_lay_wording_the_lexical_default_misses():
+@pytest.fixture(scope="module")
+def lay_kb(tmp_path_factory):
+    """139 HPO sleep / heart / nausea / pain terms (a slice of the default KB): small enough to encode in seconds on any CPU."""
+    from tests.conftest import FIXTURES
+
+    work = tmp_path_factory.mktemp("lay")
+    medlink("kb", "build", work / "kb.sqlite", f"tsv:{FIXTURES / 'lay' / 'hpo_subset.tsv'}", "-q")
+    return work / "kb.sqlite"
+
+
+def test_default_dense_preset_links_lay_wording_the_lexical_preset_misses(lay_kb, tmp_path):
     pytest.importorskip("torch")
-    mentions = ["can't sleep", "heart attack"]
-    lexical = json_lines(medlink("link", "--json", "--k", "1", *mentions).stdout)
-    dense = json_lines(medlink("link", "--index", "default-dense", "--json", "--k", "1", *mentions).stdout)
-    assert lexical[0]["candidates"][0]["id"] != "HP:0002360"  # "Shortened sleep phase" through the shared word
-    assert [o["candidates"][0]["id"] for o in dense] == ["HP:0002360", "HP:0001658"]  # Sleep abnormality, Myocardial infarction
+    mentions = ["can't sleep", "feeling sick", "heart attack"]
+    for preset in ("default", "default-dense"):
+        medlink("index", "build", "--kb", lay_kb, "--config", preset, "--out", tmp_path / preset)
+    lexical = json_lines(medlink("link", "--index", tmp_path / "default", "--json", "--k", "1", *mentions).stdout)
+    dense = json_lines(medlink("link", "--index", tmp_path / "default-dense", "--json", "--k", "1", *mentions).stdout)
+    assert [o["candidates"][0]["id"] for o in lexical][:2] == ["HP:0033063", "HP:0025089"]  # Shortened sleep phase, Feculent vomiting
+    assert [o["candidates"][0]["id"] for o in dense] == ["HP:0002360", "HP:0002018", "HP:0001658"]  # Sleep abnormality, Nausea, MI
     assert "dense" in dense[0]["candidates"][0]["scores"]
+
+
+def test_default_dense_index_is_the_preset_over_the_default_kb(lay_kb, tmp_path, monkeypatch):
+    """What '--index default-dense' builds on first use, checked over a small KB standing in for the default one
+    (the full build is benchmarks' default_dense: 150k names take minutes, more on a CPU without bf16)."""
+    pytest.importorskip("torch")
+    from medlink.kb import default
+    from medlink.kb.store import KB
+    from medlink.linking.config import default_dense_config
+    from medlink.linking.index import resolve_index
+    from medlink.linking.manifest import read_manifest
+
+    monkeypatch.setenv("MEDLINK_HOME", str(tmp_path))
+    monkeypatch.setattr(default, "default_kb_path", lambda: lay_kb)
+    manifest = read_manifest(resolve_index("default-dense"))
+    assert manifest["config"] == default_dense_config().to_dict() and manifest["kb"]["checksum"] == KB.open(lay_kb).checksum
 
 
 def test_default_dense_without_faiss_says_what_to_install():

@@ -26,7 +26,7 @@ def cross():
     import torch
 
     torch.manual_seed(0)  # the new score head is random
-    return CrossEncoder(bf16=False)
+    return CrossEncoder(precision="fp32")
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def test_training_groups_gold_against_retrieved_concepts_and_saves_a_model(kb, m
     negatives = retrieved_negatives(kb, mentions, None, depth=4)
     assert len(negatives) == len(mentions)
     assert all(gold not in row and len(row) == 4 for (_, gold), row in zip(mentions, negatives))
-    config = CrossTrainConfig(epochs=3, batch_size=4, candidates=4, learning_rate=1e-4, bf16=False)
+    config = CrossTrainConfig(epochs=3, batch_size=4, candidates=4, learning_rate=1e-4, precision="fp32")
     report = train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, dev=mentions, dev_negatives=negatives, config=config, progress=False)
     losses = [epoch["loss"] for epoch in report.epochs]
     assert losses[-1] < losses[0]  # it learns the training mentions
@@ -101,7 +101,7 @@ def test_training_groups_gold_against_retrieved_concepts_and_saves_a_model(kb, m
 
 def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monkeypatch):
     negatives = retrieved_negatives(kb, mentions, None, depth=3)
-    config = CrossTrainConfig(epochs=1, batch_size=2, candidates=3, checkpoint_every=1, bf16=False)
+    config = CrossTrainConfig(epochs=1, batch_size=2, candidates=3, checkpoint_every=1, precision="fp32")
     real = CrossEncoder.forward
     calls = {"n": 0}
 
@@ -201,7 +201,7 @@ def test_alias_training_reads_any_name_of_the_concept(kb, mentions, tmp_path, mo
         return real(self, left, right)
 
     monkeypatch.setattr(CrossEncoder, "forward", recording)
-    config = CrossTrainConfig(epochs=2, batch_size=8, candidates=4, concept_text="alias", bf16=False)
+    config = CrossTrainConfig(epochs=2, batch_size=8, candidates=4, concept_text="alias", precision="fp32")
     train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, progress=False)
     preferred = set(dict(kb.iter_concepts()).values())
     synonyms = {"breast cancer", "ovarian cancer", "colorectal cancer", "tumour", "renal"}  # the fixture's non-preferred names

@@ -120,7 +120,8 @@ def test_fp16_halves_the_stored_vectors(kb, flat, tmp_path):
     ({"index": "lsh"}, "'index' must be one of flat, hnsw, ivfpq, not 'lsh'"),
     ({"index": "hnsw", "hnsw_m": 0}, "'hnsw_m' must be an integer >= 2, not 0"),  # was a FAISS abort
     ({"index": "ivfpq", "nprobe": 0}, "'nprobe' must be an integer >= 1, not 0"),  # was an error at link time
-    ({"bf16": "no"}, "'bf16' must be true or false, not 'no'"),  # was read as true
+    ({"bf16": "no"}, "'precision' must be one of auto, fp32, bf16, not 'no'"),  # an old config's bf16, read as true once
+    ({"precision": "fp16"}, "'precision' must be one of auto, fp32, bf16, not 'fp16'"),
     ({"max_length": 0}, "'max_length' must be an integer >= 2 and <= 512, not 0"),
 ])
 def test_bad_params_are_refused_before_loading_a_model(kb, params, message):
@@ -272,27 +273,27 @@ def test_bf16_encoding_follows_the_training_weights():
     import torch
 
     texts = ["myocardial infarction", "heart attack", "type 2 diabetes"]
-    encoder, reference = Encoder(bf16=True), Encoder(bf16=False)
+    encoder, reference = Encoder(precision="bf16"), Encoder(precision="fp32")
     fast, exact = encoder.encode(texts), reference.encode(texts)
     assert np.all(np.sum(fast * exact, axis=1) > 0.999)
     with torch.no_grad():  # what an optimizer step does: in-place updates of the float32 weights
         encoder.model.embeddings.word_embeddings.weight.mul_(-1.0)
     changed = encoder.encode(texts)
     assert not np.allclose(changed, fast, atol=1e-3)
-    encoder.bf16 = False  # the float32 weights themselves
+    encoder.precision = "fp32"  # the float32 weights themselves
     assert np.all(np.sum(changed * encoder.encode(texts), axis=1) > 0.999)
 
 
 def test_cls_pooling_takes_the_first_token_s_state():
     import torch
 
-    cls = Encoder(pooling="cls", bf16=False)
+    cls = Encoder(pooling="cls", precision="fp32")
     vectors = cls.encode(["heart attack", "chest pain"])
     with torch.no_grad():
         states = cls.model(**cls.tokenizer(["heart attack", "chest pain"], return_tensors="pt", padding=True)).last_hidden_state
     expected = torch.nn.functional.normalize(states[:, 0], dim=-1).numpy()
     assert np.allclose(vectors, expected, atol=1e-5)
-    assert not np.allclose(vectors, Encoder(bf16=False).encode(["heart attack", "chest pain"]), atol=1e-2)  # not mean pooling
+    assert not np.allclose(vectors, Encoder(precision="fp32").encode(["heart attack", "chest pain"]), atol=1e-2)  # not mean pooling
 
 
 def test_a_failed_save_leaves_the_previous_index_intact(kb, tmp_path, monkeypatch):
@@ -343,7 +344,7 @@ def test_two_dense_generators_fuse_save_and_load(kb, tmp_path):
     linker.save(tmp_path / "ensemble")
     loaded = Linker.load(tmp_path / "ensemble")
     assert [[c.concept_id for c in r] for r in loaded.link(MENTIONS, k=3)] == [[c.concept_id for c in r] for r in before]
-    assert loaded.generators["second"].encoder.bf16 is False
+    assert loaded.generators["second"].encoder.precision == "fp32"  # an old config's "bf16": false
 
 
 def test_pooling_comes_from_the_model_folder_unless_a_config_says_otherwise(model_copy):

@@ -35,7 +35,7 @@ def test_left_padding_tokenizers_are_padded_on_the_left():
 
 
 def test_batched_vectors_equal_one_at_a_time():
-    encoder = Encoder(bf16=False)
+    encoder = Encoder(precision="fp32")
     together = encoder.encode(TEXTS, batch_size=3)
     alone = np.stack([encoder.encode([text])[0] for text in TEXTS])
     assert np.all(np.sum(together * alone, axis=1) > 0.99999)

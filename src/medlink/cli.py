@@ -23,6 +23,17 @@ cache_app = typer.Typer(help="See and prune the cache of encoded names ($MEDLINK
 app.add_typer(cache_app, name="cache")
 
 
+PRECISION_HELP = ("Number format of neural models: auto (bf16 where this CPU runs it faster, measured once per machine; "
+                  "else float32), fp32 or bf16. Default: the index's or model's setting (auto); also MEDLINK_PRECISION.")
+
+
+def _use_precision(precision: Optional[str]) -> None:
+    """--precision: every encoder of this process (index build, queries, training) uses it."""
+    from medlink.encoders.precision import force
+
+    force(precision)
+
+
 def _fail(message: str, code: int = 2) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
@@ -149,14 +160,17 @@ def kb_search(
 def index_build(
     kb: str = typer.Option(..., "--kb", help="KB file, or 'default'."),
     out: Path = typer.Option(..., "--out", help="Index directory to write (replaced atomically)."),
-    config: Optional[Path] = typer.Option(None, "--config", help="JSON linker config (generators, fusion)."),
+    config: Optional[str] = typer.Option(None, "--config", help="JSON linker config file (generators, fusion, reranker), or a preset: "
+                                         "'default' (exact + TF-IDF + BM25) or 'default-dense' (those + the packaged MiniLM; the dense extra)."),
     memory: List[str] = typer.Option([], "--memory", help="Annotated dataset FORMAT:PATH to memorise (repeatable)."),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Build an index directory for 'medlink link' and 'medlink eval'."""
     import time
 
     from medlink.linking.index import build_index
 
+    _use_precision(precision)
     started = time.perf_counter()
     linker = build_index(_open_kb(kb), out, config, memory)
     summary = ", ".join(f"{name}: {len(t):,} names" for name, t in linker.tables.items())
@@ -182,6 +196,7 @@ def link(
     column: int = typer.Option(0, "--column", help="TSV column holding the mention (0-based)."),
     generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
     batch_size: int = typer.Option(2048, "--batch-size", min=1),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Link mentions to ranked concepts."""
     from itertools import islice
@@ -192,6 +207,7 @@ def link(
 
     if input_format and input_format not in FORMATS:
         _fail(f"unknown --format {input_format!r}; known: {', '.join(FORMATS)}")
+    _use_precision(precision)
     linker = Linker.load(resolve_index(index))
     selected = generators.split(",") if generators else None
     if mentions:
@@ -250,6 +266,7 @@ def evaluate_command(
     generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Directory for report.json, report.md, subpopulations.png, records.jsonl."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a Markdown table."),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Evaluate an index on labelled mentions: Acc@k, Recall@k, MRR, normalised recall, subpopulations."""
     from medlink.eval import evaluate, load_dataset
@@ -259,6 +276,7 @@ def evaluate_command(
     from medlink.linking.linker import Linker
     from medlink.linking.manifest import read_manifest
 
+    _use_precision(precision)
     directory = resolve_index(index)
     if kb is None:
         recorded = Path(read_manifest(directory)["kb"]["path"])
@@ -272,7 +290,7 @@ def evaluate_command(
     report = evaluate(lambda texts: linker.link(texts, k=k, generators=selected), mentions,
                       equivalent_ids=equivalent_ids_from_kb(store), train=train_mentions, kb=store)
     report.meta.update({"index": str(directory), "dataset": dataset, "train": list(train), "kb": str(store.path), "k": k,
-                        "generators": selected or list(linker.generators)})
+                        "generators": selected or list(linker.generators), "precision": linker.precisions()})
     if out:
         out.mkdir(parents=True, exist_ok=True)
         (out / "report.json").write_text(report.to_json())
@@ -337,7 +355,8 @@ def train_bi_encoder_command(
     max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch", help="Cap the steps of each epoch (quick trials; default: all examples)."),
     seed: int = typer.Option(13, "--seed"),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
-    no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in float32."),
+    precision: str = typer.Option("auto", "--precision", help=PRECISION_HELP),
+    no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),
     pooling: Optional[str] = typer.Option(None, "--pooling", help="mean or cls (default: what the base model folder declares, else mean)."),
 ) -> None:
     """Train a bi-encoder: in-batch + dynamic hard negatives, KG pairs as zero-shot or auxiliary task."""
@@ -350,8 +369,9 @@ def train_bi_encoder_command(
     from medlink.training.trainer import TrainConfig, train_bi_encoder
 
     config = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, tau=tau, hard_negatives=hard_negatives,
-                         mention_positives=mention_positives, distinct_mentions=distinct_mentions, kg_weight=kg_weight, seed=seed, bf16=not no_bf16, max_steps_per_epoch=max_steps,
+                         mention_positives=mention_positives, distinct_mentions=distinct_mentions, kg_weight=kg_weight, seed=seed, precision="fp32" if no_bf16 else precision, max_steps_per_epoch=max_steps,
                          pooling=pooling)
+    _use_precision(config.precision)
     check_training_output(out)  # before any data is read
     store = _open_kb(kb)
     if not train and pairs is None:
@@ -388,7 +408,8 @@ def train_cross_encoder_command(
                                           "(for a reranker with text 'matched')."),
     seed: int = typer.Option(13, "--seed"),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
-    no_bf16: bool = typer.Option(False, "--no-bf16", help="Train in float32."),
+    precision: str = typer.Option("auto", "--precision", help=PRECISION_HELP),
+    no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),
 ) -> None:
     """Train a cross-encoder reranker on annotated mentions against a bi-encoder's close calls."""
     from medlink.encoders.transformer import require_dense_extra
@@ -398,7 +419,8 @@ def train_cross_encoder_command(
     from medlink.training.run import check_training_output
 
     config = CrossTrainConfig(epochs=epochs, batch_size=batch_size, candidates=candidates, learning_rate=learning_rate, seed=seed,
-                              bf16=not no_bf16, concept_text=concept_text)
+                              precision="fp32" if no_bf16 else precision, concept_text=concept_text)
+    _use_precision(config.precision)
     check_training_output(out)
     store = _open_kb(kb)
     mentions = list(dict.fromkeys(_training_mentions(store, train, "--train")))

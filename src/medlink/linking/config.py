@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from medlink.errors import MedlinkError
+from medlink.encoders.precision import from_legacy
 from medlink.params import DENSE_PARAMS, check_params, check_reranker
 from medlink.retrieval.base import GENERATORS
 from medlink.retrieval.fusion import Fusion
@@ -53,6 +54,7 @@ class LinkerConfig:
             if generator.names not in NAME_SOURCES:
                 raise MedlinkError(f"{where}: generators[{i}]: names must be one of {', '.join(NAME_SOURCES)}, not {generator.names!r}")
             if generator.type == "dense":
+                generator.params = from_legacy(generator.params or {})
                 check_params(f"{where}: generators[{i}] ({generator.name}) params", generator.params or {}, DENSE_PARAMS)
             generators.append(generator)
         if not generators:
@@ -65,6 +67,7 @@ class LinkerConfig:
             raise MedlinkError(f"{where}: fusion: {error}") from error
         reranker = data.get("reranker")
         if reranker is not None:
+            reranker = from_legacy(reranker)
             if reranker.get("type") not in RERANKERS:
                 raise MedlinkError(f"{where}: reranker: unknown type {reranker.get('type')!r}; known: {', '.join(RERANKERS)}")
             check_reranker(f"{where}: reranker", reranker)
@@ -106,3 +109,16 @@ def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT) -> LinkerCo
         "generators": [*LEXICAL_GENERATORS, {"name": "dense", "type": "dense"}],
         "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "dense": dense_weight}},
     })
+
+
+# recipes a user can name instead of a config file (``medlink index build --config default-dense``), for any KB
+PRESETS = {"default": default_config, "default-dense": default_dense_config}
+
+
+def load_config(config: "LinkerConfig | Path | str | None") -> "LinkerConfig | None":
+    """A config object, a preset's name (``PRESETS``) or a JSON file's path; None stays None (the default)."""
+    if config is None or isinstance(config, LinkerConfig):
+        return config
+    if str(config) in PRESETS and not Path(config).is_file():
+        return PRESETS[str(config)]()
+    return LinkerConfig.from_file(Path(config))

@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 from medlink.directories import require_replaceable
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
-from medlink.linking.config import LinkerConfig, default_config, default_dense_config
+from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
 from medlink.linking.linker import Linker
 from medlink.linking.manifest import MANIFEST, read_manifest
 from medlink.linking.memory import memory_from_datasets
@@ -20,11 +20,11 @@ DEFAULT_INDEX_NAME = "default-index"
 
 
 def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Path | str | None = None, memory: Sequence[str] = ()) -> Linker:
-    """Build and save an index; ``memory`` lists ``FORMAT:PATH`` annotated datasets to memorise."""
+    """Build and save an index; ``config`` is a LinkerConfig, a preset's name (default, default-dense) or a JSON file;
+    ``memory`` lists ``FORMAT:PATH`` annotated datasets to memorise."""
     require_replaceable(Path(out), MANIFEST, "a medlink index")  # before the (long) build, not after it
     kb = kb if isinstance(kb, KB) else KB.open(kb)
-    if config is not None and not isinstance(config, LinkerConfig):
-        config = LinkerConfig.from_file(Path(config))
+    config = load_config(config)
     entries = memory_from_datasets(kb, memory) if memory else None
     linker = Linker.build(kb, config, entries)
     linker.save(out)

@@ -172,6 +172,12 @@ class Linker:
                 f"rebuild the index: medlink index build --kb {kb.path} --out {directory}"
             )
 
+    def precisions(self) -> dict[str, str]:
+        """What each neural stage runs in on this machine (fp32 or bf16), for reports; empty for a lexical index."""
+        stages = {name: getattr(generator, "encoder", None) for name, generator in self.generators.items()}
+        stages["reranker"] = getattr(self.reranker, "model", None)
+        return {name: model.precision for name, model in stages.items() if model is not None}
+
     # -- linking ------------------------------------------------------------------------------
     def name_of(self, concept_id: str) -> str | None:
         position = self._position.get(concept_id)

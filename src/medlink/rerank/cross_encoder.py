@@ -25,6 +25,7 @@ import numpy as np
 
 from medlink.core import Candidate
 from medlink.encoders.cross import MAX_LENGTH, CrossEncoder, CrossEncoderSpec
+from medlink.encoders.precision import from_legacy
 from medlink.errors import MedlinkError
 from medlink.params import CROSS_PARAMS, check_params, check_reranker
 
@@ -51,9 +52,10 @@ class CrossEncoderReranker:
 
     @classmethod
     def build(cls, settings: dict) -> "CrossEncoderReranker":
-        """From a config's reranker entry: ``model`` (a trained cross-encoder folder), ``top``, ``weight``, ``max_length``, ``bf16``."""
+        """From a config's reranker entry: ``model`` (a trained cross-encoder folder), ``top``, ``weight``, ``max_length``, ``precision``."""
+        settings = from_legacy(settings)
         check_reranker("cross-encoder reranker", {"type": "cross-encoder", **settings})
-        model = CrossEncoder(settings["model"], int(settings.get("max_length", MAX_LENGTH)), bool(settings.get("bf16", True)), trained=True)
+        model = CrossEncoder(settings["model"], int(settings.get("max_length", MAX_LENGTH)), settings.get("precision", "auto"), trained=True)
         return cls(model, CrossParams(**{key: settings[key] for key in ("top", "weight", "text") if key in settings}))
 
     def save(self, directory: Path) -> None:
@@ -65,7 +67,7 @@ class CrossEncoderReranker:
     def load(cls, directory: Path) -> "CrossEncoderReranker":
         saved = json.loads((directory / PARAMS_FILE).read_text())
         try:
-            model = CrossEncoder.from_spec(CrossEncoderSpec(**saved["model"]))
+            model = CrossEncoder.from_spec(CrossEncoderSpec.from_dict(saved["model"]))
         except MedlinkError as error:
             raise MedlinkError(f"{directory}: cannot use its cross-encoder: {error}. Restore that model folder or rebuild the index") from error
         return cls(model, CrossParams(**saved["params"]))

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.lib.format import open_memmap
 
 from medlink.directories import write_atomic
+from medlink.encoders.precision import from_legacy
 from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_dir, require_dense_extra
 
 require_dense_extra()  # name the missing extra here, where a dense index or config first needs it, not in a faiss ImportError
@@ -49,7 +50,7 @@ DEFAULTS = {
     "model": None,  # a local Hugging Face folder; None = the packaged all-MiniLM-L6-v2
     "pooling": None,  # mean | cls; None = what the model folder declares (medlink_encoder.json, 1_Pooling), else mean
     "max_length": 32,
-    "bf16": True,
+    "precision": "auto",  # auto | fp32 | bf16: auto is bf16 only where this CPU runs it faster (medlink.encoders.precision)
     "index": "flat",  # flat | hnsw | ivfpq
     "fp16": False,  # store vectors as float16 (flat and hnsw)
     "batch_size": ENCODE_BATCH,
@@ -78,7 +79,7 @@ def cache_key(encoder: Encoder, texts: Sequence[str]) -> str:
     """Identifies (encoder weights, pooling, length, precision, texts): equal keys give equal vectors."""
     spec = encoder.spec
     digest = hashlib.blake2b(digest_size=16)
-    precision = "bf16-weights" if spec.bf16 else "fp32"  # bf16 vectors come from bfloat16 weights (not autocast)
+    precision = "bf16-weights" if encoder.precision == "bf16" else "fp32"  # bf16 vectors come from bfloat16 weights (not autocast)
     digest.update(json.dumps([spec.fingerprint, spec.pooling, spec.max_length, precision, encoder.dimension, len(texts)]).encode())
     for text in texts:
         data = text.encode("utf-8")
@@ -196,7 +197,7 @@ class DenseGenerator(GeneratorBase):
         params = {**DEFAULTS, **params}
         _check_params(params, name)
         try:
-            encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["bf16"])
+            encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["precision"])
         except MedlinkError as error:
             relative = params["model"] and not Path(params["model"]).is_absolute()
             hint = f" (a relative 'model' path is read from the current folder, {Path.cwd()})" if relative else ""
@@ -213,14 +214,15 @@ class DenseGenerator(GeneratorBase):
         directory.mkdir(parents=True, exist_ok=True)
         faiss.write_index(self.index, str(directory / INDEX_FILE))
         payload = {"params": self.params, "encoder": self.encoder.spec.to_dict(), "vectors": int(self.index.ntotal),
+                   "encoded_with": self.encoder.precision,  # what 'auto' meant on the machine that built it
                    "packages": package_versions(DENSE_PACKAGES)}
         (directory / PARAMS_FILE).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "DenseGenerator":
         saved = json.loads((directory / PARAMS_FILE).read_text())
-        params = {**DEFAULTS, **saved["params"]}
-        spec = dict(saved["encoder"])
+        params = {**DEFAULTS, **from_legacy(saved["params"])}
+        spec = from_legacy(dict(saved["encoder"]))
         if params["model"] is None:  # the packaged model: wherever it is installed now (the fingerprint still must match)
             spec["model"] = str(default_model_dir())
         try:

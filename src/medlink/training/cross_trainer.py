@@ -22,6 +22,7 @@ from medlink.encoders.cross import MAX_LENGTH, CrossEncoder
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.training.examples import ConceptNames
+from medlink.encoders.precision import check_precision
 from medlink.training.run import TrainingRun, TrainReport, check_training_numbers
 
 
@@ -33,12 +34,13 @@ class CrossTrainConfig:
     learning_rate: float = 3e-5
     warmup: float = 0.1
     seed: int = 13
-    bf16: bool = True
+    precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto: bf16 only where this CPU runs it faster
     max_length: int = MAX_LENGTH
     checkpoint_every: int = 100
     concept_text: str = "name"  # "name": the preferred name; "alias": a random KB name of the concept, drawn each epoch
 
     def __post_init__(self) -> None:
+        check_precision(self.precision, "precision (--precision)")
         check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every)
 
 
@@ -104,7 +106,7 @@ def train_cross_encoder(
         raise MedlinkError("no training mention has a gold concept in the KB")
     size = min(config.candidates, len(names))
     run = TrainingRun(out, resume, config.seed, progress)
-    model = CrossEncoder(run.model_folder(base_model), config.max_length, config.bf16)
+    model = CrossEncoder(run.model_folder(base_model), config.max_length, config.precision)
     steps_per_epoch = math.ceil(len(examples) / config.batch_size)
     run.prepare(model, config.learning_rate, config.warmup, steps_per_epoch * config.epochs, asdict(config),
                 {"mentions": len(examples), "dev": len(dev), "group": size})
@@ -119,7 +121,7 @@ def train_cross_encoder(
         def step_loss(step: int):
             rows = slice(step * config.batch_size, (step + 1) * config.batch_size)
             batch = groups[rows]
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=model.precision == "bf16"):
                 scores = model.forward([text for text, group in batch for _ in group], [t for row in texts[rows] for t in row])
             return torch.nn.functional.cross_entropy(scores.view(len(batch), size), torch.zeros(len(batch), dtype=torch.long))
 

@@ -32,6 +32,7 @@ class TrainReport:
     epochs: list[dict] = field(default_factory=list)
     seconds: float = 0.0
     examples: dict = field(default_factory=dict)
+    precision: str | None = None  # what the config's precision resolved to on this machine (fp32 or bf16)
 
 
 def atomic_checkpoint(model, optimizer, scheduler, state: dict, out: Path) -> None:
@@ -113,10 +114,10 @@ class TrainingRun:
         self.optimizer = torch.optim.AdamW(model.model.parameters(), lr=learning_rate)
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(warmup * total_steps), total_steps)
         if self.resuming:
-            saved = torch.load(self.checkpoint / "trainer.pt", weights_only=False)
+            saved = torch.load(self.checkpoint / "trainer.pt", weights_only=True)  # tensors and numbers only: a crafted file cannot run code
             self.optimizer.load_state_dict(saved["optimizer"])
             self.scheduler.load_state_dict(saved["scheduler"])
-        self.report = TrainReport(config, list(self.state["history"]), examples=examples)
+        self.report = TrainReport(config, list(self.state["history"]), examples=examples, precision=model.precision)
         self.started = time.perf_counter()
 
     def _check_resumable(self) -> None:

@@ -26,6 +26,7 @@ from medlink.params import POOLINGS
 from medlink.training.examples import ConceptNames, Example, mentions_by_concept, sample_examples
 from medlink.training.losses import contrastive_loss
 from medlink.training.negatives import NameIndex, hard_negatives
+from medlink.encoders.precision import check_precision
 from medlink.training.run import TrainingRun, TrainReport, check_training_numbers
 
 
@@ -41,13 +42,14 @@ class TrainConfig:
     kg_weight: float = 1.0
     warmup: float = 0.1
     seed: int = 13
-    bf16: bool = True
+    precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto: bf16 only where this CPU runs it faster
     pooling: str | None = None  # None: what the base model folder declares (else mean)
     max_length: int = 32
     checkpoint_every: int = 100
     max_steps_per_epoch: int | None = None
 
     def __post_init__(self) -> None:
+        check_precision(self.precision, "precision (--precision)")
         check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every, tau=self.tau)
         if self.kg_weight < 0:
             raise MedlinkError(f"kg_weight (--kg-weight) must be 0 (off) or more, not {self.kg_weight}")
@@ -114,7 +116,7 @@ def train_bi_encoder(
     if not mentions and not kg_examples:
         raise MedlinkError("nothing to train on: no annotated mention has its gold concept in the KB, and no KB pairs were given")
     run = TrainingRun(out, resume, config.seed, progress, divergence_hint="a lower --lr or a higher --tau")
-    encoder = Encoder(run.model_folder(base_model), config.pooling, config.max_length, bf16=config.bf16)
+    encoder = Encoder(run.model_folder(base_model), config.pooling, config.max_length, precision=config.precision)
     config = replace(config, pooling=encoder.pooling)  # the pooling the folder declared, recorded (and resumed) as resolved
     names = ConceptNames.from_kb(kb)
     mentions, kg_examples = list(mentions), list(kg_examples)
@@ -158,7 +160,7 @@ def train_bi_encoder(
 def _batch_loss(encoder: Encoder, batch: list[Example], negatives: dict | None, config: TrainConfig):
     import torch
 
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=encoder.precision == "bf16"):
         anchors = encoder.forward(encoder.tokenize([e.anchor for e in batch]))
         positives = encoder.forward(encoder.tokenize([e.positive for e in batch]))
         negative_vectors, negative_ids = None, None
