@@ -85,7 +85,9 @@ def pair_dev_accuracy(encoder: Encoder, pairs: list[Example], limit: int = 5000)
     pairs = list(pairs)
     sample = [pairs[i] for i in np.unique(np.linspace(0, len(pairs) - 1, min(limit, len(pairs))).round().astype(int))]
     targets = list(dict.fromkeys((e.positive, e.positive_id) for e in sample))
-    scores = encoder.encode([e.anchor for e in sample]) @ encoder.encode([text for text, _ in targets]).T
+    texts = list(dict.fromkeys(text for text, _ in targets))  # each distinct text encoded once: equal texts score exactly equal
+    row_of = {text: i for i, text in enumerate(texts)}
+    scores = (encoder.encode([e.anchor for e in sample]) @ encoder.encode(texts).T)[:, [row_of[text] for text, _ in targets]]
     positions: dict[str, list[int]] = {}
     for i, (text, _) in enumerate(targets):
         positions.setdefault(text, []).append(i)
