@@ -1,0 +1,503 @@
+"""Write BENCHMARKS.md from the results JSON (benchmarks/results/*.json) and the hand-written notes (benchmarks/notes.md).
+
+    python benchmarks/report.py [--results DIR] [--notes FILE] [--out FILE] [--check]
+
+It measures nothing and changes no figure: every table re-presents what a results file holds, one short table per
+task (KB building, lexical, dense, reranking, scale, speed), best first, each row with its run's time and peak memory
+where the JSON has them ("-" where it has not), the CPU, the command and the commit; then what did not help, then the
+notes. A results file is recognised by its shape (the keys its script writes), not by its name, so a run saved under a
+new --section name lands in the right table, and a file no table knows is listed by name rather than dropped.
+BENCHMARKS.md is written atomically (a temporary file, then a rename). Benchmark scripts call this through
+``benchmarks._common.harness.publish`` after writing their JSON; ``--check`` exits 1 when BENCHMARKS.md is stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS, NOTES, OUT = HERE / "results", HERE / "notes.md", ROOT / "BENCHMARKS.md"
+FLAGS = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_bf16": "AVX512-BF16", "amx_bf16": "AMX"}
+PROVENANCE = ["CPU", "command", "commit", "results"]
+LINE_BUDGET = 250
+NUMERIC = re.compile(r"^[\d,.]+([-/][\d,.]+)?(%| |$)")  # a right-aligned cell: 0.9177, 1,751, 3.6 min, 98.6%, 15 of 500
+
+# A results file's kind, by the keys its script writes (first match wins).
+KINDS = {
+    "kb_build": lambda d: "by_id_us_median" in (d.get("results") or [{}])[0],
+    "tune_lexical": lambda d: "trials" in (d.get("results") or [{}])[0],
+    "lexical_linking": lambda d: "rows" in d and "speed" in d,
+    "lexical_ties": lambda d: "ties_with_gold" in d,
+    "lexical_scale": lambda d: "agreement_queries" in d,
+    "dense_speed": lambda d: "encoding" in d and "linking" in d,
+    "default_dense": lambda d: "chosen_dense_weight" in d,
+    "concept_text": lambda d: "coverage" in d,
+    "xref_enrichment": lambda d: "names_added" in d,
+    "ensemble": lambda d: "chosen" in d and "test" in d,
+    "rerank": lambda d: "tuning" in d,
+    "training": lambda d: "folds" in d and "recipe" in d,
+    "dense_linking": lambda d: any("model" in r and "variant" in r for r in d.get("rows", [])),
+}
+
+
+# ---- cells ----------------------------------------------------------------------------------------------------------
+
+def acc(value: float | None, std: float | None = None) -> str:
+    return "-" if value is None else f"{value:.4f}" + (f" (sd {std:.3f})" if std is not None else "")
+
+
+def secs(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f} s" if value < 10 else f"{value:.1f} s" if value < 100 else f"{value / 60:.1f} min"
+
+
+def mb(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f} MB"
+
+
+def num(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def weights_text(weights: dict[str, float]) -> str:
+    """Fusion weights, those above zero only: 'sup-ncbi 1, ncbi-ft 0.5'."""
+    return ", ".join(f"{name} {weight:g}" for name, weight in weights.items() if weight)
+
+
+
+def cpu(data: dict) -> str:
+    """The CPU a result was measured on, as its JSON recorded it: model name and the SIMD flags that decide speed."""
+    machine = data.get("machine") or {}
+    if not machine.get("cpu_model"):
+        return "CPU not recorded"
+    flags = [label for flag, label in FLAGS.items() if (machine.get("cpu_flags") or {}).get(flag)]
+    return f"{machine['cpu_model']} ({' '.join(flags) or 'no AVX2'})"
+
+
+def current_command(command: str) -> str:
+    """A recorded command with each benchmark script at its current path (the JSON keeps the command as it ran)."""
+    def moved(match: re.Match) -> str:
+        path = match.group(0)
+        if (ROOT / path).exists():
+            return path
+        found = sorted(HERE.glob(f"*/{Path(path).name}"))
+        return str(found[0].relative_to(ROOT)) if len(found) == 1 else path
+    return re.sub(r"benchmarks/[\w/]+\.py", moved, command)
+
+
+def provenance(data: dict) -> list[str]:
+    """CPU, command, commit and the results file's name (``load`` files each run under ``_results``)."""
+    return [cpu(data), f"`{current_command(data.get('command', '-'))}`", data.get("commit", "-"), data.get("_results", "-")]
+
+
+def wrap(text: str) -> list[str]:
+    """A paragraph in lines of at most 120 characters (Markdown joins them again)."""
+    return textwrap.wrap(text, 120, break_long_words=False, break_on_hyphens=False)
+
+
+def table(columns: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table; a column whose cells are all figures (or '-') is right-aligned."""
+    def numeric(i: int) -> bool:
+        cells = [row[i] for row in rows if row[i] != "-"]
+        return bool(cells) and all(NUMERIC.match(c) for c in cells)
+    escape = lambda cell: str(cell).replace("|", "\\|")  # noqa: E731
+    lines = ["| " + " | ".join(columns) + " |", "| " + " | ".join("---:" if numeric(i) else "---" for i in range(len(columns))) + " |"]
+    return lines + ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
+
+
+def best_first(rows: list[tuple], group_order: list[str] | None = None) -> list[list[str]]:
+    """Rows given as (group, score, cells): groups in first-seen order (or ``group_order``), best score first within each."""
+    order = group_order or list(dict.fromkeys(g for g, _, _ in rows))
+    return [cells for _, _, cells in sorted(rows, key=lambda r: (order.index(r[0]) if r[0] in order else len(order), -r[1]))]
+
+
+# ---- sections -------------------------------------------------------------------------------------------------------
+
+def kb_building(runs) -> list[str]:
+    rows = []
+    for _, d in runs:
+        for r in d["results"]:
+            rows.append(("", r["names"], [r["name"], f"{r['concepts']:,}", f"{r['names']:,}", f"{r['relations']:,}", f"{r['seconds_median']:.1f} s",
+                                          mb(r["peak_rss_mb_median"]), f"{r['size_mb']} MB",
+                                          f"{r['by_id_us_median']} ({r['by_id_us_p99']}) / {r['by_name_us_median']} ({r['by_name_us_p99']})",
+                                          *provenance(d)]))
+    repeats = sorted({r.get("repeats") for _, d in runs for r in d["results"]} - {None})
+    return ["## KB building", "",
+            f"Each build is a fresh `medlink kb build` process (time includes start-up; median of {'/'.join(map(str, repeats))} builds, peak RSS "
+            "the median build's own); lookups are timed over random names after opening the KB, `concept(id)` returning the full record. "
+            "Largest first.", "",
+            *table(["KB (source)", "concepts", "names", "relations", "build time", "peak RSS", "KB file", "lookup µs by id / by name: median (p99)",
+                    *PROVENANCE], best_first(rows))]
+
+
+def lexical(runs, tuning, ties) -> list[str]:
+    rows = []
+    for _, d in runs:
+        per_fold = [r for r in d["rows"] if r.get("per_fold")]
+        for r in (r for r in d["rows"] if not r.get("per_fold")):
+            folds = [f["predict_seconds"] for f in per_fold if f["setting"] == r["setting"] and f["variant"] == r["variant"] and "predict_seconds" in f]
+            if "predict_seconds" in r:
+                time = f"build {secs(r.get('build_seconds'))}, link {secs(r['predict_seconds'])}"
+            else:
+                time = f"link {secs(sum(folds))} ({len(folds)} folds)" if folds else "-"
+            rows.append((r["dataset"], r["acc@1"], [f"{r['dataset']} {r['split']}", r["setting"], r["variant"], str(r["n"]), acc(r["acc@1"], r.get("acc@1_std")),
+                                                    acc(r["acc@5"]), acc(r["mrr"]), acc(r.get("recall@64")), time, "-", *provenance(d)]))
+    lines = ["## Lexical linking", "",
+             "Configs chosen on dev (below); k = 64 candidates; Acc@k counts a prediction when any gold id alternative matches, and a composite "
+             "mention needs every part right. Best first within each dataset.", "",
+             *table(["dataset, split", "KB / memory", "generator", "n", "Acc@1", "Acc@5", "MRR", "R@64", "time", "peak RSS", *PROVENANCE], best_first(rows))]
+    if tuning:
+        rows = []
+        for _, d in tuning:
+            for r in d["results"]:
+                generators = {g["name"]: g.get("params", {}) for g in r["chosen"]["generators"]}
+                tfidf, fusion = generators.get("tfidf", {}), r["chosen"]["fusion"]
+                config = (f"TF-IDF {tfidf.get('analyzer')} {'-'.join(map(str, tfidf.get('ngram_range', [])))}, BM25 "
+                          f"{'stemmed' if generators.get('bm25', {}).get('stem') else 'unstemmed'}, {fusion['method']} ({weights_text(fusion['weights'])})")
+                rows.append([r["dataset"], Path(r["dev"].split(":", 1)[-1]).name, config,
+                             " / ".join(acc(r[k][0]) for k in ("dev_tfidf", "dev_bm25", "dev_fused")), "-", "-", *provenance(d)])
+        lines += ["", "The configs, chosen on dev data only (grid over TF-IDF analyzer and n-grams, BM25 stemming, fusion method and weights; "
+                  "every trial is in the JSON):", "",
+                  *table(["dataset", "dev split", "chosen config", "dev Acc@1 TF-IDF / BM25 / fused", "time", "peak RSS", *PROVENANCE], rows)]
+    for _, d in ties:
+        lines += ["", f"Score ties (`{current_command(d['command'])}`, {d['commit']}, {cpu(d)}): of {d['errors']} errors on "
+                  f"{d['single_part_dev_mentions']} single-part NCBI dev mentions, {d['ties_with_gold']} tie with the gold concept, and "
+                  f"preferring the concept with more KB names wins {d['fixed_by_more_names']} of them."]
+    return lines
+
+
+def model_paths(data: dict) -> dict[str, str]:
+    """label -> model folder of a run's --model NAME=PATH arguments ('default': the packaged MiniLM)."""
+    models = data.get("models")
+    specs = [f"{k}={v}" for k, v in models.items()] if isinstance(models, dict) else models or re.findall(r"--model (\S+)", data.get("command", ""))
+    return {spec.partition("=")[0]: spec.partition("=")[2] or "default" for spec in specs}
+
+
+def short(path: str) -> str:
+    return "base" if path in ("default", "None", "") else Path(path).name
+
+
+DENSE_COLUMNS = {"dense (KB names + memory)": "dense", "dense + kNN": "knn", "hybrid + kNN": "hybrid_knn"}
+
+
+def dense(runs, ensembles, defaults, training) -> list[str]:
+    rows, covered = [], set()
+    for _, d in runs:
+        paths, trained_on_dev = model_paths(d), "--trained-on-dev" in d.get("command", "")
+        seconds = {r["model"]: r["seconds"] for r in d["rows"] if "seconds" in r and "variant" not in r}
+        groups: dict[tuple, dict] = {}
+        for r in (r for r in d["rows"] if "variant" in r):
+            group = groups.setdefault((r["dataset"], r["split"], r["model"]), {})
+            if r["setting"].startswith("KB only"):
+                group["kb"] = acc(r["acc@1"], r.get("acc@1_std"))
+                group.setdefault("values", []).append(r["acc@1"])
+                continue
+            group["memory"] = re.search(r"memory\((.+)\)", r["setting"]).group(1)
+            column = DENSE_COLUMNS.get(r["variant"], "hybrid" if r["variant"].startswith("hybrid (") else None)
+            if column == "hybrid":
+                weight = re.search(r"TF-IDF ([\d.]+)", r["variant"]).group(1)
+                group[column] = f"{acc(r['acc@1'], r.get('acc@1_std'))} at {weight}{', carried' if 'carried' in r['variant'] else ''}"
+            elif column:
+                group[column] = acc(r["acc@1"], r.get("acc@1_std"))
+            group.setdefault("values", []).append(r["acc@1"])
+        for (dataset, split, model), g in groups.items():
+            if dataset.startswith("NCBI"):
+                covered.add(paths.get(model, model))
+            method = model + (" (trained on dev too)" if trained_on_dev else "")
+            time = secs(seconds.get(model)) if dataset.startswith("NCBI") else "-"
+            rows.append((dataset, max(g["values"]), [f"{dataset} {split}", method, g.get("memory", "-"), g.get("kb", "-"), g.get("dense", "-"), g.get("knn", "-"),
+                                          g.get("hybrid", "-"), g.get("hybrid_knn", "-"), time, "-", *provenance(d)]))
+    seen = set()
+    for _, d in sorted(ensembles, key=lambda run: len(model_paths(run[1]))):
+        paths, carried = model_paths(d), not d.get("dev_trials")
+        for r in d["test"]:
+            weights = {short(paths.get(m, m)) if m != "tfidf" else m: w for m, w in r["weights"].items() if w}
+            chosen = r["weights"] == d["chosen"]
+            alone = [paths.get(m, m) for m, w in r["weights"].items() if w and m != "tfidf"]
+            if chosen:
+                key = (tuple(sorted(weights.items())), round(r["acc@1"], 6))
+                label = " + ".join(f"{m} {w:g}" for m, w in weights.items()) + (", fused; weights carried over" if carried else
+                                                                                     f", fused (dev's choice of {len(d['dev_trials'])})")
+            elif len(alone) == 1 and alone[0] not in covered:
+                key, label = (alone[0],), f"{short(alone[0])} (alone, in the fusion run)"
+            else:
+                continue
+            if key in seen:
+                continue
+            seen.add(key)
+            column = "-" if weights.get("tfidf") else acc(r["acc@1"])
+            hybrid = acc(r["acc@1"]) if weights.get("tfidf") else "-"
+            rows.append(("NCBI Disease", r["acc@1"], ["NCBI Disease test", label, "traindev", "-", column, "-", hybrid, "-",
+                                                      secs(d.get("seconds")) if chosen else "-", "-", *provenance(d)]))
+    for _, d in defaults:
+        folds = re.search(r"--folds (\d+)", d.get("command", ""))
+        for r in d["test"]:
+            for dataset, split, key, seconds_key in (("NCBI Disease", "test", "ncbi_test", "ncbi_test_seconds"),
+                                                     ("AskAPatient", f"test, mean of {folds.group(1) if folds else 10} folds", "askapatient_test_mean",
+                                                      "askapatient_test_seconds")):
+                rows.append((dataset, r[key], [f"{dataset} {split}", r["variant"], "-", acc(r[key]), "-", "-", "-", "-",
+                                               f"link {secs(r.get(seconds_key))}", mb(d.get("peak_rss_mb")), *provenance(d)]))
+    lines = ["## Dense linking", "",
+             "Bi-encoders over the KB's names (NCBI: MEDIC as BioSyn's train_dictionary; AskAPatient: its ontology). *KB only*: no training "
+             "mentions; *dense*: KB names + a memory of training mentions; *+ kNN*: the kNN reranker; *hybrid*: fused with TF-IDF (at the TF-IDF "
+             "weight shown). Fusion weights and kNN parameters are chosen on NCBI dev (memory = train) or AskAPatient fold-0 validation, never on "
+             "test; models trained on dev too are not tuned (weights carried over). Acc@1; best first within each dataset; time = the whole "
+             "run the row comes from (dev tuning included); model folders and how they were trained: "
+             "[docs/training-recipes.md](docs/training-recipes.md).", "",
+             *table(["dataset, split", "model / method", "memory", "KB only", "dense", "+ kNN", "hybrid (TF-IDF)", "hybrid + kNN", "time", "peak RSS",
+                     *PROVENANCE], best_first(rows, ["NCBI Disease", "AskAPatient"]))]
+    if training:
+        rows = []
+        for _, d in sorted(training, key=lambda run: run[0]):
+            minutes = [f["seconds"] / 60 for f in d["folds"]]
+            last = [f["epochs"][-1].get("dev_acc@1") for f in d["folds"] if f.get("epochs")]
+            last = [v for v in last if v is not None]
+            command, base = d.get("command", ""), re.search(r"--base (\S+)", d.get("command", ""))
+            what = (f"{'cross-encoder' if '--kind cross-encoder' in command else 'bi-encoder'}{f' from {base.group(1)}' if base else ''}, "
+                    f"fold {'train + validation' if '--with-validation' in command else 'train'}")
+            rows.append([what, f"{len(minutes)}", f"{min(minutes):.1f}" + (f"-{max(minutes):.1f}" if len(minutes) > 1 else "") + " min",
+                         acc(statistics.mean(last)) if last else "-", secs(sum(f["seconds"] for f in d["folds"])), "-", *provenance(d)])
+        lines += ["", "Training runs recorded in JSON (one model per AskAPatient fold; dev figure = the trainer's last-epoch figure on the "
+                  "fold's validation file, mean over folds; NCBI models' training: docs/training-recipes.md):", "",
+                  *table(["models trained", "folds", "time per model", "last-epoch dev figure", "time (sum)", "peak RSS", *PROVENANCE], rows)]
+    return lines
+
+
+def fusion_of(variant: str) -> dict | None:
+    match = re.search(r"fusion (\{.*?\})", variant)
+    return ast.literal_eval(match.group(1)) if match else None
+
+
+def rerank_rows(d: dict):
+    """(setting, retrieval alone row, reranked row, cross-encoder alone row) per memory setting of a rerank run."""
+    by_setting: dict[str, dict] = {}
+    for r in d["rows"]:
+        kind = "alone" if r["variant"].startswith("retrieval alone") else "reranked" if "+ cross-encoder" in r["variant"] else "cross"
+        by_setting.setdefault(r["setting"], {})[kind] = r
+    return [(s, v.get("alone"), v.get("reranked"), v.get("cross")) for s, v in by_setting.items()]
+
+
+def reranking(runs) -> list[str]:
+    rows = []
+    for _, d in runs:
+        t = d["tuning"]
+        text = re.search(r"--text (\w+)", d.get("command", ""))
+        reranker = f"top {t['top']}, weight {t['weight']:g}" + (f", reads {text.group(1)}" if text else "") + ("" if t.get("trials") else ", carried over")
+        for setting, alone, reranked, cross in rerank_rows(d):
+            retrieval = acc(alone["acc@1"], alone.get("acc@1_std"))
+            if fusion_of(alone["variant"]) not in (None, t["fusion"]):
+                retrieval += f" ({weights_text(fusion_of(alone['variant']))})"
+            rows.append((reranked["dataset"], reranked["acc@1"], [
+                f"{reranked['dataset']} {reranked['split']}", re.search(r"memory\((.+)\)", setting).group(1), weights_text(t["fusion"]), reranker,
+                retrieval, acc(reranked["acc@1"], reranked.get("acc@1_std")), acc(cross["acc@1"]) if cross else "-",
+                num(t.get("cross_encoder_mentions_per_s")), secs(d.get("seconds")), mb(d.get("peak_rss_mb")), *provenance(d)]))
+    return ["## Reranking", "",
+            "Dense retrieval (fused bi-encoders and TF-IDF) reranked by a cross-encoder: score + weight x cross-encoder score over the top "
+            "candidates. Fusion, top and weight chosen together on dev (NCBI dev, AskAPatient fold-0 validation), or carried over for models "
+            "trained on validation too; *retrieval alone* is dev's best fusion without the reranker (its weights in brackets when they differ). "
+            "Acc@1; best first within each dataset; time and peak RSS of the whole run.", "",
+            *table(["dataset, split", "memory", "retrieval fusion", "cross-encoder", "retrieval alone", "+ cross-encoder", "cross-encoder alone",
+                    "cross-encoder mentions/s", "time", "peak RSS", *PROVENANCE], best_first(rows))]
+
+
+def scale(runs) -> list[str]:
+    rows = [[f"{d['kb']}", f"{d['concepts']:,}", f"{d['names']:,}", secs(d["build_seconds"]), mb(d["build_peak_rss_mb"]), f"{d['index_size_mb']:,} MB",
+             secs(d["load_seconds"]), f"{num(d['mentions_per_second'])} / {num(d['unique_mentions_per_second'])}", mb(d["link_peak_rss_mb"]),
+             f"{d['without_selective_ngram']} of {d['agreement_queries']}", f"{d['top1_score_as_exhaustive']:.1%}", *provenance(d)] for _, d in runs]
+    return ["## Scale", "",
+            "A TF-IDF-only index (`benchmarks/configs/tfidf_only.json`) over the synthetic UMLS KB (`benchmarks/scale/synthetic_umls.py`), built "
+            "and queried in fresh processes (single runs); queries are KB names with a character dropped and words shuffled. The last columns "
+            "compare the shortlist with scoring every name.", "",
+            *table(["KB", "concepts", "names", "index build", "build peak RSS", "index", "load", "mentions/s stream / unique", "linking peak RSS",
+                    "queries without a selective n-gram", "top-1 score = exhaustive", *PROVENANCE], rows)]
+
+
+def speed(lexical_runs, dense_runs) -> list[str]:
+    rows = []
+    for _, d in lexical_runs:
+        s = d["speed"]
+        rows.append(("", s["mentions_per_second"], ["lexical (NCBI's dev-chosen config)", f"{s['kb']}, {s['names']:,} names", secs(s.get("build_seconds_median")),
+                                                   secs(s["load_seconds"]), f"{num(s['mentions_per_second'])} ({s['mentions']})",
+                                                   f"{num(s['unique_mentions_per_second'])} ({s['unique']})", f"{s.get('index_size_mb', '-')} MB",
+                                                   mb(s.get("peak_rss_mb")), *provenance(d)]))
+    for _, d in dense_runs:
+        s, model = d["linking"], re.search(r"--model (\S+)", d.get("command", ""))
+        rows.append(("", s["mentions_per_second"], [f"dense ({model.group(1) if model else 'packaged all-MiniLM-L6-v2'})", "MEDIC (BioSyn train_dictionary)",
+                                                   secs(s.get("index_build_seconds")), secs(s["load_seconds"]),
+                                                   f"{num(s['mentions_per_second'])} ({s['mentions']})",
+                                                   f"{num(s['unique_mentions_per_second'])} ({s['unique']})", "-", mb(s.get("peak_rss_mb")), *provenance(d)]))
+    lines = ["## Speed", "",
+             "Linking NCBI test's mention parts in one process after loading the index (stream: every part in order, repeats included; unique: "
+             "each distinct part once); medians over repeats; peak RSS of that process. Fastest first.", "",
+             *table(["linker", "KB", "index build", "load", "mentions/s stream (n)", "mentions/s unique (n)", "index", "peak RSS", *PROVENANCE],
+                    best_first(rows))]
+    for _, d in dense_runs:
+        base = d["encoding"][0]
+        rows = [("", e["names_per_second"], [str(e["threads"]), "bf16" if e["bf16"] else "fp32", str(e["batch"]), num(e["names_per_second"]),
+                                             f"{e['names_per_second'] / base['names_per_second']:.2f}", *provenance(d)]) for e in d["encoding"]]
+        lines += ["", f"Encoding MEDIC names (batches grouped by token count; ratio to {base['threads']} threads, "
+                  f"{'bf16' if base['bf16'] else 'fp32'}, batch {base['batch']}, measured in the same run). Fastest first.", "",
+                  *table(["threads", "weights", "batch", "names/s", "ratio", *PROVENANCE], best_first(rows))]
+    return lines
+
+
+def did_not_help(kinds: dict) -> list[str]:
+    """Ideas the JSON shows gained nothing: rerankers at or below retrieval alone, models fusion gave weight 0, xref names, entity text, kNN."""
+    rows = []
+    for name, d in kinds.get("rerank", []):
+        for setting, alone, reranked, _ in rerank_rows(d):
+            if reranked["acc@1"] <= alone["acc@1"]:
+                t, trials = d["tuning"], d["tuning"].get("trials") or []
+                dev = (f" (dev {acc(max(x['acc@1'] for x in trials if not x['weight']))} -> {acc(max(x['acc@1'] for x in trials))})"
+                       if trials and t["weight"] else "")
+                rows.append([f"cross-encoder reranker (top {t['top']}, weight {t['weight']:g}{'; dev turned it off' if not t['weight'] else ''})",
+                             f"{reranked['dataset']} {reranked['split']}, memory {re.search(r'memory[(](.+)[)]', setting).group(1)}",
+                             acc(alone["acc@1"]), acc(reranked["acc@1"]) + dev, name, d["commit"]])
+    for name, d in kinds.get("ensemble", []):
+        paths, trials = model_paths(d), d.get("dev_trials") or []
+        for model in (m for m, w in d["chosen"].items() if m != "tfidf" and not w and trials):
+            without = max(t["acc@1"] for t in trials if not t["weights"].get(model))
+            with_it = max(t["acc@1"] for t in trials if t["weights"].get(model))
+            others = " + ".join(short(paths.get(m, m)) for m, w in d["chosen"].items() if w and m != "tfidf")
+            rows.append([f"{short(paths.get(model, model))} fused with {others}", f"NCBI dev, best of {len(trials)} weight settings",
+                         acc(without), f"{acc(with_it)} (dev gave it weight 0)", name, d["commit"]])
+    for name, d in kinds.get("xref_enrichment", []):
+        best: dict[str, dict] = {}
+        for r in d["rows"]:
+            if r["benchmark"] not in best or r["plain"]["acc@1"] > best[r["benchmark"]]["plain"]["acc@1"]:
+                best[r["benchmark"]] = r
+        added = d.get("names_added", {})
+        for benchmark, r in best.items():
+            count = added.get("askapatient" if benchmark.startswith("AskAPatient") else "ncbi")
+            rows.append([f"KB names added through xrefs (+{count:,}), {weights_text(r['weights'])}", benchmark, acc(r["plain"]["acc@1"]),
+                         acc(r["enriched"]["acc@1"]), name, d["commit"]])
+    for name, d in kinds.get("concept_text", []):
+        by_model: dict[str, dict] = {}
+        for r in d["rows"]:
+            if r["split"] == "test":
+                by_model.setdefault(r["model"], {})[r["variant"]] = r["acc@1"]
+        for model, values in by_model.items():
+            plain, *others = values
+            for variant in others:
+                coverage = d.get("coverage", {})
+                described = f"; DO definitions for {coverage['with_definition']:,} of {coverage['concepts']:,} concepts" if coverage else ""
+                rows.append([f"dense text '{variant}' instead of '{plain}' ({model}, untrained on it)", f"NCBI Disease test, KB only{described}",
+                             acc(values[plain]), acc(values[variant]), name, d["commit"]])
+    for dataset in ("NCBI Disease", "AskAPatient"):
+        pairs = {}
+        for name, d in kinds.get("dense_linking", []):
+            for r in d["rows"]:
+                if r.get("dataset") == dataset and r.get("variant") in ("dense (KB names + memory)", "dense + kNN"):
+                    pairs.setdefault((name, r["model"]), {})[r["variant"]] = r["acc@1"]
+        deltas = [p["dense + kNN"] - p["dense (KB names + memory)"] for p in pairs.values() if len(p) == 2]
+        if deltas and sum(x < 0 for x in deltas) >= len(deltas) / 2:
+            rows.append([f"kNN reranker on dense retrieval (dev-chosen k, lambda, beta; {len(deltas)} models)", f"{dataset} test",
+                         "dense alone", f"lower for {sum(x < 0 for x in deltas)}, equal for {sum(x == 0 for x in deltas)}, higher for "
+                         f"{sum(x > 0 for x in deltas)} (change {min(deltas):+.4f} to {max(deltas):+.4f})", "dense_* runs", "-"])
+    return ["## What did not help", "",
+            "Ideas measured and not adopted, as the JSON records them (Acc@1; more in the notes below).", "",
+            *table(["tried", "on", "without", "with", "results", "commit"], rows)]
+
+
+# ---- the document ---------------------------------------------------------------------------------------------------
+
+def load(results: Path) -> list[tuple[str, dict]]:
+    runs = [(path.stem, json.loads(path.read_text(encoding="utf-8"))) for path in sorted(results.glob("*.json"))]
+    for name, data in runs:
+        data["_results"] = name  # for the tables' results column; never written back
+    return runs
+
+
+def machines(runs) -> str:
+    def describe(d: dict) -> str:
+        m = d.get("machine") or {}
+        memory = f", {m['memory_gib']:.0f} GiB RAM" if m.get("memory_gib") else ""
+        return f"Python {m.get('python', '?')}, {m.get('cpus', '?')} CPUs{memory}, {cpu(d)}"
+    return "; ".join(f"{text} ({count} result{'s' * (count > 1)})" for text, count in Counter(describe(d) for _, d in runs).most_common())
+
+
+def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
+    runs = load(results)
+    kinds: dict[str, list] = {}
+    for name, data in runs:
+        kind = next((k for k, test in KINDS.items() if test(data)), "unknown")
+        kinds.setdefault(kind, []).append((name, data))
+    get = lambda *names: [run for n in names for run in kinds.get(n, [])]  # noqa: E731
+    lines = ["# Benchmarks", "",
+             "<!-- Generated by `python benchmarks/report.py` from benchmarks/results/*.json and benchmarks/notes.md: edit those, not this file. -->", "",
+             f"Generated from the {len(runs)} results files in `benchmarks/results/` (one per run, with what the tables leave out: dev trials, "
+             "per-fold figures, more metrics) by `python benchmarks/report.py`; each benchmark script writes its JSON, then regenerates "
+             "this file. Reproduce a row with its command, run from the repository root; datasets are read from `../shared/data/`, trained "
+             "models from `$MEDLINK_BENCH_MODELS` (how to train them: [docs/training-recipes.md](docs/training-recipes.md)). Commands show "
+             "the scripts' current paths (`benchmarks/README.md` lists the suites). Parameters are chosen on dev or validation data only, "
+             "never on test. \"-\" = not recorded in the JSON.", "",
+             f"Machines, as the JSON records them: {machines(runs)}. Results written from now on record the CPU model and its AVX2 / AVX-512 / "
+             "AMX flags; earlier ones say \"CPU not recorded\".", ""]
+    if kinds.get("unknown"):
+        lines += [f"Results no table shows yet: {', '.join(name for name, _ in kinds['unknown'])}.", ""]
+    sections = [kb_building(get("kb_build")) if get("kb_build") else [],
+                lexical(get("lexical_linking"), get("tune_lexical"), get("lexical_ties")) if get("lexical_linking") else [],
+                dense(get("dense_linking"), get("ensemble"), get("default_dense"), get("training"))
+                if get("dense_linking", "ensemble", "default_dense") else [],
+                reranking(get("rerank")) if get("rerank") else [],
+                scale(get("lexical_scale")) if get("lexical_scale") else [],
+                speed(get("lexical_linking"), get("dense_speed")) if get("lexical_linking", "dense_speed") else [],
+                did_not_help(kinds)]
+    for section in sections:
+        lines += [*section, ""] if section else []
+    lines = [wrapped for line in lines for wrapped in (wrap(line) if line and line[0] not in "|#<" else [line])]
+    if notes and notes.exists():
+        lines += ["## Notes (hand-written: figures no results JSON holds)", "", *notes.read_text(encoding="utf-8").strip().splitlines(), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_report(results: Path = RESULTS, notes: Path | None = NOTES, out: Path = OUT) -> Path:
+    """Render and write ``out`` atomically (a temporary file in the same folder, then a rename)."""
+    text = render(results, notes)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temporary, 0o666 & ~mask)  # a new file's default permissions, not mkstemp's 0600
+        os.replace(temporary, out)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    lines = text.count("\n")
+    if lines > LINE_BUDGET:
+        print(f"warning: {out} has {lines} lines (budget {LINE_BUDGET})", file=sys.stderr)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--notes", type=Path, default=NOTES)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if --out differs from what the JSON gives")
+    args = parser.parse_args()
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+        if current != render(args.results, args.notes):
+            sys.exit(f"{args.out} is not what {args.results} gives: run python benchmarks/report.py")
+        return
+    path = write_report(args.results, args.notes, args.out)
+    print(f"wrote {path} ({path.read_text(encoding='utf-8').count(chr(10))} lines)")
+
+
+if __name__ == "__main__":
+    main()
