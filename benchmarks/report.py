@@ -242,10 +242,10 @@ def dense(runs, ensembles, defaults, training) -> list[str]:
             rows.append(("NCBI Disease", r["acc@1"], ["NCBI Disease test", label, "traindev", "-", column, "-", hybrid, "-",
                                                       secs(d.get("seconds")) if chosen else "-", "-", *provenance(d)]))
     for _, d in defaults:
-        folds = re.search(r"--folds (\d+)", d.get("command", ""))
+        folds = d.get("folds") or (re.findall(r"--folds (\d+)", d.get("command", "")) or [10])[0]  # older files: the script's default
         for r in d["test"]:
             for dataset, split, key, seconds_key in (("NCBI Disease", "test", "ncbi_test", "ncbi_test_seconds"),
-                                                     ("AskAPatient", f"test, mean of {folds.group(1) if folds else 10} folds", "askapatient_test_mean",
+                                                     ("AskAPatient", f"test, mean of {folds} folds", "askapatient_test_mean",
                                                       "askapatient_test_seconds")):
                 rows.append((dataset, r[key], [f"{dataset} {split}", r["variant"], "-", acc(r[key]), "-", "-", "-", "-",
                                                f"link {secs(r.get(seconds_key))}", mb(d.get("peak_rss_mb")), *provenance(d)]))
@@ -334,7 +334,7 @@ def speed(lexical_runs, dense_runs) -> list[str]:
                                                    mb(s.get("peak_rss_mb")), *provenance(d)]))
     for _, d in dense_runs:
         s, model = d["linking"], re.search(r"--model (\S+)", d.get("command", ""))
-        rows.append(("", s["mentions_per_second"], [f"dense ({model.group(1) if model else 'packaged all-MiniLM-L6-v2'})", "MEDIC (BioSyn train_dictionary)",
+        rows.append(("", s["mentions_per_second"], [f"dense ({model.group(1) if model else 'packaged all-MiniLM-L6-v2'})", "MEDIC (BioSyn train_dictionary)" + (f", {d['kb_names']:,} names" if d.get("kb_names") else ""),
                                                    secs(s.get("index_build_seconds")), secs(s["load_seconds"]),
                                                    f"{num(s['mentions_per_second'])} ({s['mentions']})",
                                                    f"{num(s['unique_mentions_per_second'])} ({s['unique']})", "-", mb(s.get("peak_rss_mb")), *provenance(d)]))
@@ -347,7 +347,8 @@ def speed(lexical_runs, dense_runs) -> list[str]:
         base = d["encoding"][0]
         rows = [("", e["names_per_second"], [str(e["threads"]), "bf16" if e["bf16"] else "fp32", str(e["batch"]), num(e["names_per_second"]),
                                              f"{e['names_per_second'] / base['names_per_second']:.2f}", *provenance(d)]) for e in d["encoding"]]
-        lines += ["", f"Encoding MEDIC names (batches grouped by token count; ratio to {base['threads']} threads, "
+        count = f"{d['encoded_names']:,} " if d.get("encoded_names") else ""
+        lines += ["", f"Encoding {count}MEDIC names (batches grouped by token count; ratio to {base['threads']} threads, "
                   f"{'bf16' if base['bf16'] else 'fp32'}, batch {base['batch']}, measured in the same run). Fastest first.", "",
                   *table(["threads", "weights", "batch", "names/s", "ratio", *PROVENANCE], best_first(rows))]
     return lines

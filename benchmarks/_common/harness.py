@@ -1,5 +1,5 @@
-"""Shared benchmark plumbing: run a command in a child process and measure it, take medians,
-write the machine-readable results and the matching section of BENCHMARKS.md.
+"""Shared benchmark plumbing: run a command in a child process and measure it, take medians, write the
+machine-readable results (with the machine and its CPU) and regenerate BENCHMARKS.md from them (``publish``).
 
 Peak RSS is the child's own (``getrusage(RUSAGE_CHILDREN)`` in a wrapper that runs only that child).
 """
@@ -86,12 +86,74 @@ def git_commit() -> str:
         return "unknown"
 
 
+SIMD_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")  # what decides dense encoding speed on a CPU
+
+
+def _cpu_model_and_flags() -> tuple[str | None, set[str]]:
+    """The CPU's model name and flags from /proc/cpuinfo, else ``lscpu``; (None, set()) when neither says."""
+    model, flags = None, set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = (part.strip() for part in line.partition(":"))
+            if key == "model name" and model is None:
+                model = value
+            elif key == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass
+    if model is None or not flags:
+        try:
+            out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return model, flags
+        fields = {}
+        for line in out.splitlines():
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
+        model, flags = model or fields.get("Model name"), flags or set(fields.get("Flags", "").split())
+    return model, flags
+
+
+def _torch_cpu_capability() -> str | None:
+    """What torch dispatches to on this CPU (e.g. 'AVX512'), if torch imports."""
+    try:
+        import torch
+
+        return str(torch.backends.cpu.get_cpu_capability())
+    except Exception:  # no torch, or a torch without the call
+        return None
+
+
+def _memory_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 2**20, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def machine() -> dict:
-    return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+    """The machine a result was measured on: Python, CPU model and SIMD flags, torch's CPU capability, cores, memory.
+
+    ``python``, ``cpus`` and ``platform`` are the fields earlier results have; the rest were added later (a result
+    without ``cpu_model`` is reported as "CPU not recorded").
+    """
+    model, flags = _cpu_model_and_flags()
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
+            "cpu_model": model, "cpu_flags": {flag: flag in flags for flag in SIMD_FLAGS},
+            "torch_cpu_capability": _torch_cpu_capability(), "cpus_available": available, "memory_gib": _memory_gib()}
+
+
+def command_line(script: str, arguments: list[str] | None = None) -> str:
+    """How a result's command is recorded: ``python benchmarks/SUITE/SCRIPT.py ARGS``, the script relative to the repository."""
+    return " ".join(["python", str(Path(script).resolve().relative_to(ROOT)), *(arguments or [])])
 
 
 def write_results(name: str, payload: dict) -> Path:
-    """Write ``benchmarks/results/NAME.json`` atomically."""
+    """Write ``benchmarks/results/NAME.json`` atomically, with the commit, the machine (CPU included) and the date."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
     temporary = path.with_suffix(".json.tmp")
@@ -100,18 +162,17 @@ def write_results(name: str, payload: dict) -> Path:
     return path
 
 
-def update_section(name: str, markdown: str) -> None:
-    """Replace the section between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in BENCHMARKS.md (append if absent)."""
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else "# Benchmarks\n"
-    block = f"{start}\n{markdown.rstrip()}\n{end}"
-    if start in text and end in text:
-        text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    temporary = BENCHMARKS_MD.with_suffix(".md.tmp")
-    temporary.write_text(text)
-    os.replace(temporary, BENCHMARKS_MD)
+def publish(name: str, payload: dict) -> Path:
+    """Write ``benchmarks/results/NAME.json``, then regenerate BENCHMARKS.md from every results file (benchmarks/report.py).
+
+    Every benchmark script ends here: it records what it measured, and the generator alone decides how BENCHMARKS.md
+    shows it (add fields to a script's payload freely; renaming one breaks the generator's reading of older files).
+    """
+    path = write_results(name, payload)
+    from benchmarks.report import write_report
+
+    print(f"wrote {path}; regenerated {write_report(results=RESULTS, out=BENCHMARKS_MD)}", flush=True)
+    return path
 
 
 if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--measure":

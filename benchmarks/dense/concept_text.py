@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import cached_kb, ncbi_kb, ncbi_split, require  # noqa: E402
-from benchmarks._common.harness import SHARED_DATA, git_commit, model_spec, update_section, write_results  # noqa: E402
+from benchmarks._common.harness import SHARED_DATA, command_line, model_spec, publish  # noqa: E402
 
 from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -88,20 +88,7 @@ def main() -> None:
                 rows.append({"model": label, "variant": variant, "split": split, "acc@1": report["acc@1"], "acc@5": report["acc@5"],
                              "recall@25": report["recall@25"], "index_build_seconds": round(build_seconds, 1)})
                 print(rows[-1], flush=True)
-    write_results("concept_text", {"command": " ".join(["python benchmarks/dense/concept_text.py", *sys.argv[1:]]), "coverage": coverage, "rows": rows})
-    commit = git_commit()
-    lines = ["## Dense concept text: name vs name [SEP] types [SEP] definition (issue 4)", "",
-             f"`python benchmarks/dense/concept_text.py {' '.join(sys.argv[1:])}`: NCBI Disease, KB only (MEDIC = BioSyn's train_dictionary),",
-             f"types and definitions borrowed from the Disease Ontology through its MESH / OMIM xrefs: {coverage['with_definition']:,} of "
-             f"{coverage['concepts']:,} concepts got a definition, {coverage['with_types']:,} types (DO parent names). Entity text is embedded",
-             "with up to 64 tokens, names with 32; index build = encoding all 71,924 names (0-10 s when the encode cache already has them).",
-             "Neither model was trained on entity text. With only part of the KB described, a described concept's longer text scores",
-             "below the bare names of undescribed ones (\"breast cancer\" -> \"male breast cancer\"), hence the drop: the entity text",
-             "needs a model trained on it (paper 002 trains its bi-encoder so), or rows for both the name and the entity text.", "",
-             "| model | concept text | split | Acc@1 | Acc@5 | R@25 | index build (s) | commit |", "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
-    lines += [f"| {r['model']} | {r['variant']} | {r['split']} | {r['acc@1']:.4f} | {r['acc@5']:.4f} | {r['recall@25']:.4f} | "
-              f"{r['index_build_seconds']:.0f} | {commit} |" for r in rows]
-    update_section("concept_text", "\n".join(lines))
+    publish("concept_text", {"command": command_line(__file__, sys.argv[1:]), "coverage": coverage, "rows": rows})
 
 
 if __name__ == "__main__":

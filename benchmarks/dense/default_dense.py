@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
-from benchmarks._common.harness import update_section, write_results  # noqa: E402
+from benchmarks._common.harness import command_line, publish  # noqa: E402
 from benchmarks.dense.dense_ensemble import fused_rankings  # noqa: E402
 from benchmarks.dense.dense_linking import score_rankings  # noqa: E402
 
@@ -71,22 +71,8 @@ def main() -> None:
                      "ncbi_test_seconds": ncbi_seconds, "askapatient_test_seconds": sum(s for _, s in folds)})
         print(rows[-1], flush=True)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    command = "python benchmarks/dense/default_dense.py" + (f" --folds {args.folds}" if args.folds != 10 else "")
-    write_results("default_dense", {"command": command, "dev_trials": trials, "chosen_dense_weight": chosen, "test": rows,
-                                    "peak_rss_mb": peak_mb, "seconds": time.perf_counter() - started})
-    lines = [
-        "## The default-dense index's dense weight (issue 4): `default_dense`", "",
-        f"`{command}`: the default lexical fusion plus the untrained packaged MiniLM over KB names only (no memory); the dense weight",
-        "chosen on AskAPatient fold-0 validation + NCBI dev (mean Acc@1), then test once: AskAPatient test (mean of the folds,",
-        f"ontology names) and NCBI test (MEDIC names), lexical alone against the chosen weight in the same run. Peak RSS {peak_mb:,.0f} MB.", "",
-        "| dense weight | AskAPatient fold-0 validation | NCBI dev | mean |", "| --- | ---: | ---: | ---: |",
-        *[f"| {'lexical alone' if t['dense_weight'] is None else t['dense_weight']}{' (chosen)' if t['dense_weight'] == chosen else ''} "
-          f"| {t['askapatient_fold0_validation']:.4f} | {t['ncbi_dev']:.4f} | {t['mean']:.4f} |" for t in trials],
-        "", f"| variant | AskAPatient test ({args.folds} folds) Acc@1 | NCBI test Acc@1 |", "| --- | ---: | ---: |",
-        *[f"| {r['variant']} | {r['askapatient_test_mean']:.4f} | {r['ncbi_test']:.4f} |" for r in rows],
-        "", "(Linking seconds of one run are in the JSON only; the dense generator's speed is measured in dense_speed.)",
-    ]
-    update_section("default_dense", "\n".join(lines))
+    publish("default_dense", {"command": command_line(__file__, sys.argv[1:]), "dev_trials": trials, "chosen_dense_weight": chosen, "test": rows,
+                              "folds": args.folds, "peak_rss_mb": peak_mb, "seconds": time.perf_counter() - started})
 
 
 if __name__ == "__main__":

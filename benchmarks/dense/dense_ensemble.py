@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import ncbi_kb, ncbi_split  # noqa: E402
-from benchmarks._common.harness import git_commit, model_spec, update_section, write_results  # noqa: E402
+from benchmarks._common.harness import command_line, model_spec, publish  # noqa: E402
 from benchmarks.dense.dense_linking import CONFIGS, score_rankings, tuned_tfidf  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
@@ -95,21 +95,8 @@ def main() -> None:
     rows = [{"weights": w, **evaluate(test_linker, test, equivalent, w)} for w in [*alone, chosen]]
     for row in rows:
         print("test", row["weights"], f"{row['acc@1']:.4f}", flush=True)
-    write_results(args.section, {"command": " ".join(["python benchmarks/dense/dense_ensemble.py", *sys.argv[1:]]), "models": args.model,
-                                 "dev_trials": trials, "chosen": chosen, "test": rows, "seconds": time.perf_counter() - started})
-    commit = git_commit()
-    lines = [f"## Bi-encoders fused (issue 4): `{args.section}`", "",
-             f"`python benchmarks/dense/dense_ensemble.py {' '.join(sys.argv[1:])}`: NCBI Disease, dense generators over MEDIC names + memory,",
-             ("weights (models, TF-IDF) carried over from an earlier dev choice (the models saw dev in training)" if args.carried else
-              f"weights (models, TF-IDF) chosen on dev (memory = train) from {len(trials)} settings") + "; test memory = traindev.", "",
-             "| weights | split | Acc@1 | Acc@5 | MRR | commit |", "| --- | --- | ---: | ---: | ---: | --- |"]
-    if trials:
-        best_dev = max(trials, key=lambda r: (r["acc@1"], r["mrr"]))
-        lines.append(f"| {best_dev['weights']} (chosen) | dev | {best_dev['acc@1']:.4f} | {best_dev['acc@5']:.4f} | {best_dev['mrr']:.4f} | {commit} |")
-    for row in rows:
-        label = f"{row['weights']}" + (" (chosen)" if row["weights"] == chosen else "")
-        lines.append(f"| {label} | test | {row['acc@1']:.4f} | {row['acc@5']:.4f} | {row['mrr']:.4f} | {commit} |")
-    update_section(args.section, "\n".join(lines))
+    publish(args.section, {"command": command_line(__file__, sys.argv[1:]), "models": args.model, "dev_trials": trials, "chosen": chosen,
+                           "test": rows, "seconds": time.perf_counter() - started})
 
 
 if __name__ == "__main__":

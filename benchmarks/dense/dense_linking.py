@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
-from benchmarks._common.harness import ROOT, git_commit, model_spec, update_section, write_results  # noqa: E402
+from benchmarks._common.harness import ROOT, command_line, model_spec, publish  # noqa: E402
 
 from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -218,23 +218,7 @@ def main() -> None:
         if not args.skip_aap:
             fusion = tuple(float(w) for w in args.fusion.split(",")) if args.fusion else None
             rows += aap(name, model, args.workdir, args.folds, args.trained_on_dev, fusion)
-    write_results(args.section, {"command": " ".join(["python benchmarks/dense/dense_linking.py", *sys.argv[1:]]), "rows": rows})
-    commit = git_commit()
-    lines = [f"## Dense, hybrid and kNN linking (issue 4): `{args.section}`", "",
-             f"`python benchmarks/dense/dense_linking.py {' '.join(sys.argv[1:])}`; " + (
-                 "the models were trained on the dev data too, so nothing is tuned; test memory = traindev (NCBI) or the fold's train + "
-                 "validation files (AskAPatient)." if args.trained_on_dev else
-                 "the hybrid's fusion weights and kNN (k, lambda, beta1, beta2) chosen on NCBI dev (memory = train) and AskAPatient "
-                 "fold-0 validation; test uses memory = traindev (NCBI) or the fold's train file."), "",
-             "| model | dataset | split | dictionary / memory | variant | Acc@1 | Acc@5 | MRR | R@1 | R@25 | commit |",
-             "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
-    for r in rows:
-        if "variant" not in r:
-            continue
-        std = f" (sd {r['acc@1_std']:.3f})" if "acc@1_std" in r else ""
-        lines.append(f"| {r['model']} | {r['dataset']} | {r['split']} | {r['setting']} | {r['variant']} | {r['acc@1']:.4f}{std} | {r['acc@5']:.4f} | "
-                     f"{r['mrr']:.4f} | {r['recall@1']:.4f} | {r['recall@25']:.4f} | {commit} |")
-    update_section(args.section, "\n".join(lines))
+    publish(args.section, {"command": command_line(__file__, sys.argv[1:]), "rows": rows})
 
 
 if __name__ == "__main__":

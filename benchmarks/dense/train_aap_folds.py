@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import aap_kb, aap_split  # noqa: E402
-from benchmarks._common.harness import MODELS, write_results  # noqa: E402
+from benchmarks._common.harness import MODELS, command_line, publish  # noqa: E402
 
 
 def fold_recipe(recipe: list[str], fold: int) -> list[str]:
@@ -75,8 +75,7 @@ def main() -> None:
             report = json.loads(report_path.read_text())
             folds.append({"fold": fold, "seconds": report["seconds"], "epochs": report["epochs"]})
     section = args.section or ("train_aap_folds" if args.kind == "bi-encoder" else "train_aap_folds_cross") + ("_trainval" if args.with_validation else "")
-    write_results(section, {"command": " ".join(["python benchmarks/dense/train_aap_folds.py", *sys.argv[1:]]), "recipe": recipe,
-                                      "folds": folds})
+    publish(section, {"command": command_line(__file__, sys.argv[1:]), "recipe": recipe, "folds": folds})
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import AAP, NCBI, aap_kb, aap_split, ncbi_kb, ncbi_split, require  # noqa: E402
-from benchmarks._common.harness import SHARED_DATA, git_commit, model_spec, update_section, write_results  # noqa: E402
+from benchmarks._common.harness import SHARED_DATA, command_line, model_spec, publish  # noqa: E402
 from benchmarks.dense.dense_ensemble import ensemble_config, fused_rankings  # noqa: E402
 from benchmarks.dense.dense_linking import CONFIGS, score_rankings  # noqa: E402
 
@@ -164,18 +164,8 @@ def main() -> None:
     together = {**{m: 1.0 for m in ncbi_models}, "tfidf": 0.0}
     rows += compare("NCBI dev", ncbi_kb(args.workdir, "train"), fresh_kb(ncbi_path, "biosyn"),
                     ncbi_models, ncbi_split("train"), load_dataset(ncbi_split("dev")), [*alone, together], CONFIGS / "ncbi_lexical.json")
-    command = " ".join(["python benchmarks/dense/xref_enrichment.py", *sys.argv[1:]])
-    write_results("xref_enrichment", {"command": command, "names_added": {"askapatient": aap_added, "ncbi": ncbi_added}, "rows": rows,
-                                      "seconds": time.perf_counter() - started})
-    commit = git_commit()
-    lines = ["## KB names added through xrefs (issue 4, paper 002's KB augmentation): `xref_enrichment`", "",
-             f"`{command}`: the AskAPatient ontology + {aap_added} HPO / Disease Ontology names (SNOMED CT xrefs); NCBI's MEDIC train dictionary",
-             f"+ {ncbi_added} Disease Ontology names (MESH / OMIM xrefs); preferred + EXACT names of terms reaching one concept. Dev data only.", "",
-             "| benchmark | weights | Acc@1 plain | Acc@1 enriched | single-part mentions whose top 1 changed (now right / now wrong) | commit |",
-             "| --- | --- | ---: | ---: | --- | --- |"]
-    lines += [f"| {r['benchmark']} | {r['weights']} | {r['plain']['acc@1']:.4f} | {r['enriched']['acc@1']:.4f} | "
-              f"{r['flips']['changed']} ({r['flips']['now right']} / {r['flips']['now wrong']}) | {commit} |" for r in rows]
-    update_section("xref_enrichment", "\n".join(lines))
+    publish("xref_enrichment", {"command": command_line(__file__, sys.argv[1:]), "names_added": {"askapatient": aap_added, "ncbi": ncbi_added},
+                                "rows": rows, "seconds": time.perf_counter() - started})
 
 
 if __name__ == "__main__":

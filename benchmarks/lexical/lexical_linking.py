@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import aap_kb, aap_split, cached_kb, ncbi_kb, ncbi_split, require  # noqa: E402
-from benchmarks._common.harness import ROOT, SHARED_DATA, THROUGHPUT, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
+from benchmarks._common.harness import ROOT, SHARED_DATA, THROUGHPUT, command_line, measure_in_fresh_process, publish  # noqa: E402
 
 from medlink.eval import evaluate, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -114,27 +114,8 @@ def main() -> None:
     rows = ncbi_rows(args.workdir) + aap_rows(args.workdir, args.folds)
     throughput = speed(args.workdir, args.repeats)
     print(throughput, flush=True)
-    write_results("lexical_linking", {"command": "python benchmarks/lexical/lexical_linking.py", "rows": rows, "speed": throughput,
-                                      "seconds": time.perf_counter() - started})
-    commit = git_commit()
-    lines = ["## Lexical linking (issue 3)", "",
-             "`python benchmarks/lexical/lexical_linking.py` (configs tuned on dev by `benchmarks/lexical/tune_lexical.py`; k = 64 candidates; Acc@k counts a",
-             "prediction when any gold id alternative matches; composite mentions need every part right).", "",
-             "| dataset | split | dictionary / memory | generator | n | Acc@1 | Acc@5 | MRR | R@64 | commit |",
-             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
-    for r in rows:
-        if r.get("per_fold"):
-            continue
-        std = f" (sd {r['acc@1_std']:.3f})" if "acc@1_std" in r else ""
-        lines.append(f"| {r['dataset']} | {r['split']} | {r['setting']} | {r['variant']} | {r['n']} | {r['acc@1']:.4f}{std} | {r['acc@5']:.4f} | "
-                     f"{r['mrr']:.4f} | {r['recall@64']:.4f} | {commit} |")
-    t = throughput
-    lines += ["", f"Speed, one process on this 2-core machine (`{Path(sys.executable).name} benchmarks/lexical/lexical_linking.py`, {args.repeats} repeats, medians):",
-              "", "| KB | names | index build (s) | index size (MB) | load (s) | mentions/s (960 NCBI test mentions, stream) | mentions/s (unique only) | peak RSS (MB) | commit |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
-              f"| {t['kb']} | {t['names']:,} | {t['build_seconds_median']:.1f} | {t['index_size_mb']} | {t['load_seconds']:.2f} | "
-              f"{t['mentions_per_second']:,.0f} | {t['unique_mentions_per_second']:,.0f} | {t['peak_rss_mb']:.0f} | {commit} |"]
-    update_section("lexical_linking", "\n".join(lines))
+    publish("lexical_linking", {"command": command_line(__file__, sys.argv[1:]), "rows": rows, "speed": {**throughput, "repeats": args.repeats},
+                                "seconds": time.perf_counter() - started})
 
 
 if __name__ == "__main__":

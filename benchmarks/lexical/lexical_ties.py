@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import ncbi_kb, ncbi_split  # noqa: E402
-from benchmarks._common.harness import ROOT, git_commit, update_section, write_results  # noqa: E402
+from benchmarks._common.harness import ROOT, command_line, publish  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
@@ -44,11 +44,7 @@ def main() -> None:
             fixed += max(tied, key=lambda c: name_count[c.concept_id]).concept_id in gold
     result = {"single_part_dev_mentions": len(single), "errors": errors, "ties_with_gold": ties, "fixed_by_more_names": fixed}
     print(result)
-    write_results("lexical_ties", {"command": "python benchmarks/lexical/lexical_ties.py", **result})
-    update_section("lexical_ties", "\n".join([
-        "## NCBI dev errors that are score ties (issue 3)", "", "`python benchmarks/lexical/lexical_ties.py` (dev-chosen lexical config, memory = train, "
-        "single-part dev mentions).", "", "| dev mentions | errors | errors tied with the gold concept | of those, won by preferring more KB names | commit |",
-        "| ---: | ---: | ---: | ---: | --- |", f"| {len(single)} | {errors} | {ties} | {fixed} | {git_commit()} |"]))
+    publish("lexical_ties", {"command": command_line(__file__, sys.argv[1:]), **result})
 
 
 if __name__ == "__main__":

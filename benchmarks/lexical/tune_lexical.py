@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
-from benchmarks._common.harness import ROOT, update_section, write_results  # noqa: E402
+from benchmarks._common.harness import ROOT, command_line, publish  # noqa: E402
 
 from medlink.eval import evaluate, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
@@ -103,18 +103,7 @@ def main() -> None:
         tune("ncbi", ncbi_kb(workdir, "train"), [ncbi_split("train")], ncbi_split("dev")),
         tune("askapatient", aap_kb(workdir), [aap_split(0, "train")], aap_split(0, "validation")),
     ]
-    write_results("tune_lexical", {"command": "python benchmarks/lexical/tune_lexical.py", "results": results})
-    lines = ["## Lexical linker tuning on development data (issue 3)", "",
-             "`python benchmarks/lexical/tune_lexical.py`: grid over TF-IDF analyzer / n-grams (TF-IDF alone), then fusion method and",
-             "weights (exact, TF-IDF = 1, BM25). Dev only; the chosen configs feed `benchmarks/lexical/lexical_linking.py`.", "",
-             "| dataset | dev split | chosen TF-IDF | chosen BM25 | chosen fusion | dev Acc@1 TF-IDF | dev Acc@1 BM25 | dev Acc@1 fused |",
-             "| --- | --- | --- | --- | --- | ---: | ---: | ---: |"]
-    for r in results:
-        generators = {g["name"]: g for g in r["chosen"]["generators"]}
-        lines.append(f"| {r['dataset']} | {Path(r['dev'].split(':', 1)[1]).name} | {generators['tfidf']['params']} | {generators['bm25']['params']} | "
-                     f"{r['chosen']['fusion']['method']} {r['chosen']['fusion']['weights']} | {r['dev_tfidf'][0]:.4f} | {r['dev_bm25'][0]:.4f} | "
-                     f"{r['dev_fused'][0]:.4f} |")
-    update_section("tune_lexical", "\n".join(lines))
+    publish("tune_lexical", {"command": command_line(__file__, sys.argv[1:]), "results": results})
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
-from benchmarks._common.harness import git_commit, model_spec, update_section, write_results  # noqa: E402
+from benchmarks._common.harness import command_line, model_spec, publish  # noqa: E402
 from benchmarks.dense.dense_ensemble import ensemble_config, fused_rankings, weight_grid  # noqa: E402
 from benchmarks.dense.dense_linking import CONFIGS, fold_model, score_rankings  # noqa: E402
 
@@ -171,19 +171,7 @@ def main() -> None:
     rows, tuning = ncbi(models, cross, args.text, args.workdir) if args.dataset == "ncbi" else aap(models, cross, args.text, args.workdir, args.folds, carried)
     elapsed = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    command = " ".join(["python benchmarks/rerank/rerank_linking.py", *sys.argv[1:]])
-    write_results(section, {"command": command, "rows": rows, "tuning": tuning, "seconds": elapsed, "peak_rss_mb": peak_mb})
-    commit = git_commit()
-    lines = [f"## Cross-encoder reranking (dense retrieval + reranker): `{section}`", "",
-             f"`{command}`: fusion weights {tuning['fusion']} and cross-encoder (top {tuning['top']}, weight {tuning['weight']}) "
-             + ("carried over from an earlier AskAPatient fold-0 validation choice (these bi-encoders were trained on validation too)"
-                if carried else f"chosen on {'NCBI dev' if args.dataset == 'ncbi' else 'AskAPatient fold-0 validation'}") + "; cross-encoder scoring "
-             f"{tuning['cross_encoder_mentions_per_s']:.0f} mentions/s on test (top {tuning['top']} each, after retrieval); whole run {elapsed / 60:.1f} min, peak RSS {peak_mb:.0f} MB.", "",
-             "| dataset | split | dictionary / memory | variant | Acc@1 | Acc@5 | MRR | commit |", "| --- | --- | --- | --- | ---: | ---: | ---: | --- |"]
-    for r in rows:
-        std = f" (sd {r['acc@1_std']:.3f})" if "acc@1_std" in r else ""
-        lines.append(f"| {r['dataset']} | {r['split']} | {r['setting']} | {r['variant']} | {r['acc@1']:.4f}{std} | {r['acc@5']:.4f} | {r['mrr']:.4f} | {commit} |")
-    update_section(section, "\n".join(lines))
+    publish(section, {"command": command_line(__file__, sys.argv[1:]), "rows": rows, "tuning": tuning, "seconds": elapsed, "peak_rss_mb": peak_mb})
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import ncbi_kb, ncbi_split  # noqa: E402
-from benchmarks._common.harness import THROUGHPUT, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
+from benchmarks._common.harness import THROUGHPUT, command_line, measure_in_fresh_process, publish  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
@@ -58,7 +58,6 @@ def main() -> None:
                               str(batch)], capture_output=True, text=True, check=True)
         encoding.append({"threads": threads, "bf16": bf16, "batch": batch, **json.loads(out.stdout.strip().splitlines()[-1])})
         print(encoding[-1], flush=True)
-    baseline = encoding[0]["names_per_second"]
     index = args.workdir / "dense-speed-index"
     config = LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": args.model or None}}],
                                      "k_per_generator": 32})
@@ -70,19 +69,8 @@ def main() -> None:
     link = measure_in_fresh_process([sys.executable, str(THROUGHPUT), str(index), str(mentions), str(args.repeats), "10"], 1)
     linking = {**json.loads(link["stdout"]), "peak_rss_mb": link["peak_rss_mb_median"], "index_build_seconds": build}
     print(linking, flush=True)
-    write_results("dense_speed", {"command": " ".join(["python benchmarks/scale/dense_speed.py", *sys.argv[1:]]), "encoding": encoding, "linking": linking})
-    commit = git_commit()
-    lines = ["## Dense linking CPU cost (issue 4)", "", f"`python benchmarks/scale/dense_speed.py {' '.join(sys.argv[1:])}` ({args.repeats} repeats, medians; model: "
-             f"{args.model or 'packaged all-MiniLM-L6-v2'}).", "",
-             "| what | threads | bf16 | value | commit |", "| --- | ---: | --- | ---: | --- |"]
-    for e in encoding:
-        lines.append(f"| encoding 10,000 MEDIC names, batch {e['batch']} (names/s; ratio to the first row) | {e['threads']} | {e['bf16']} | "
-                     f"{e['names_per_second']:,.0f} ({e['names_per_second'] / baseline:.2f}) | {commit} |")
-    lines += [f"| dense index build over 71,924 names (s, encode cache warm or cold) | default | True | {build:.1f} | {commit} |",
-              f"| dense linking, 960 NCBI test mentions, stream (mentions/s) | default | True | {linking['mentions_per_second']:,.0f} | {commit} |",
-              f"| dense linking, unique mentions (mentions/s) | default | True | {linking['unique_mentions_per_second']:,.0f} | {commit} |",
-              f"| index load (s) / peak RSS of the linking process (MB) | default | True | {linking['load_seconds']:.2f} / {linking['peak_rss_mb']:.0f} | {commit} |"]
-    update_section("dense_speed", "\n".join(lines))
+    publish("dense_speed", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "encoded_names": len(names),
+                            "kb_names": kb.stats()["names"], "encoding": encoding, "linking": linking})
 
 
 if __name__ == "__main__":

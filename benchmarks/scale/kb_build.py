@@ -3,8 +3,7 @@
     python benchmarks/scale/kb_build.py [--repeats 3] [--synthetic-rows 5000000] [--only NAME ...]
 
 Each build runs ``medlink kb build`` in a fresh process (time includes interpreter start-up);
-figures are medians over the repeats. Results: benchmarks/results/kb_build.json and the
-kb_build section of BENCHMARKS.md.
+figures are medians over the repeats. Results: benchmarks/results/kb_build.json, shown in BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -18,12 +17,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
-from benchmarks._common.harness import SHARED_DATA, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
+from benchmarks._common.harness import SHARED_DATA, command_line, measure_in_fresh_process, publish  # noqa: E402
 
 from medlink.kb.default import packaged_hpo_obo  # noqa: E402
 from medlink.kb.store import KB  # noqa: E402
 
-COMMAND = "python benchmarks/scale/kb_build.py"
 
 
 def sources(workdir: Path, synthetic_rows: int) -> dict[str, tuple[str, ...]]:
@@ -107,24 +105,7 @@ def main() -> None:
         }
         print(f"  {row}", flush=True)
         results.append(row)
-    write_results("kb_build", {"command": COMMAND, "results": results})
-    commit = git_commit()
-    lines = [
-        "## KB build (issue 2)",
-        "",
-        f"`{COMMAND}` (median of {args.repeats} builds, each a fresh `medlink kb build` process; lookup latencies are medians",
-        "over 2,000 random names in one process after opening the KB; `concept(id)` returns the full record: names, types, relations, xrefs).",
-        "",
-        "| dataset (all of it) | concepts | names | relations | build time (s) | peak RSS (MB) | KB size (MB) | lookup by id / by name: median (p99) µs | commit |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
-    ]
-    for r in results:
-        lines.append(
-            f"| {r['name']} | {r['concepts']:,} | {r['names']:,} | {r['relations']:,} | "
-            f"{r['seconds_median']:.1f} | {r['peak_rss_mb_median']:.0f} | {r['size_mb']} | "
-            f"{r['by_id_us_median']} ({r['by_id_us_p99']}) / {r['by_name_us_median']} ({r['by_name_us_p99']}) | {commit} |"
-        )
-    update_section("kb_build", "\n".join(lines))
+    publish("kb_build", {"command": command_line(__file__, sys.argv[1:]), "results": results})
 
 
 if __name__ == "__main__":

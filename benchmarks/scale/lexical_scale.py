@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
-from benchmarks._common.harness import ROOT, THROUGHPUT, git_commit, measure_in_fresh_process, update_section, write_results  # noqa: E402
+from benchmarks._common.harness import ROOT, THROUGHPUT, command_line, measure_in_fresh_process, publish  # noqa: E402
 
 from medlink.kb.build import build_kb  # noqa: E402
 from medlink.kb.store import KB  # noqa: E402
@@ -84,21 +84,7 @@ def main() -> None:
     result = {**agreement, "kb": kb_path.name, "concepts": len(kb), "names": kb.stats()["names"], "build_seconds": build["seconds_median"],
               "build_peak_rss_mb": build["peak_rss_mb_median"], "index_size_mb": round(size / 2**20), "link_peak_rss_mb": link["peak_rss_mb_median"], **child}
     print(result, flush=True)
-    write_results("lexical_scale", {"command": "python benchmarks/scale/lexical_scale.py", **result})
-    update_section("lexical_scale", "\n".join([
-        "## Lexical linking at UMLS scale (issue 3)", "",
-        "`python benchmarks/scale/lexical_scale.py`: TF-IDF-only index (`benchmarks/configs/tfidf_only.json`) over the synthetic 5M-row MRCONSO KB;",
-        "2,000 perturbed KB names as queries (one fresh process each for build and linking; single runs). Mentions with no selective",
-        "n-gram are shortlisted from the common n-grams' postings (whole lists up to 20,000 names, the 1,024 best names above); the",
-        "last columns compare that with scoring every name, on the first 500 queries.", "",
-        ("| KB | concepts | names | index build (s) | build peak RSS (MB) | index size (MB) | load (s) | mentions/s | linking peak RSS (MB) "
-         "| queries without a selective n-gram | top-1 score = exhaustive | commit |"),
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
-        (f"| synthetic UMLS {args.rows / 1e6:g}M MRCONSO rows | {result['concepts']:,} | {result['names']:,} | {result['build_seconds']:.0f} | "
-        f"{result['build_peak_rss_mb']:.0f} | {result['index_size_mb']} | {result['load_seconds']:.1f} | {result['unique_mentions_per_second']:,.0f} | "
-        f"{result['link_peak_rss_mb']:.0f} | {agreement['without_selective_ngram']} of {agreement['agreement_queries']} | "
-         f"{agreement['top1_score_as_exhaustive']:.1%} | {git_commit()} |"),
-    ]))
+    publish("lexical_scale", {"command": command_line(__file__, sys.argv[1:]), **result})
 
 
 if __name__ == "__main__":
