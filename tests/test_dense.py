@@ -48,7 +48,7 @@ def config(**params) -> LinkerConfig:
 
 
 def ranking(linker: Linker, mentions: list[str], k: int = 5) -> list[list[tuple[str, float]]]:
-    return [[(c.concept_id, c.score) for c in result] for result in linker.link(mentions, k=k)]
+    return [[(c.concept_id, c.score) for c in result.candidates] for result in linker.link(mentions, k=k)]
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ MENTIONS = ["breast tumours", "colon cancer", "ataxia telangiectasia", "kidney d
 
 
 def test_breast_tumours_links_to_breast_neoplasms(flat):
-    result = flat.link(["breast tumours"], k=3)[0]
+    result = flat.link(["breast tumours"], k=3)[0].candidates
     assert result[0].concept_id == "D001943"
     assert result[0].matched_name in ("breast cancer", "breast neoplasms")
     assert set(result[0].scores_by_stage) == {"dense"}
@@ -256,10 +256,10 @@ def test_entity_text_embeds_types_and_definition(tmp_path):
     assert entity_text("shock", [], "Low blood flow.") == "shock [SEP]  [SEP] Low blood flow."
     # the same names, embedded with more text, give other vectors and (still) a sensible ranking
     mention = ["disorder of the heart or blood vessels"]
-    assert described.link(mention, k=1)[0][0].concept_id == "C001"
+    assert described.link(mention, k=1)[0].candidates[0].concept_id == "C001"
     assert ranking(described, mention) != ranking(plain, mention)
     described.save(tmp_path / "idx")
-    assert Linker.load(tmp_path / "idx").link(mention, k=1)[0][0].concept_id == "C001"
+    assert Linker.load(tmp_path / "idx").link(mention, k=1)[0].candidates[0].concept_id == "C001"
 
 
 def test_entity_text_needs_the_kb_descriptions(kb):
@@ -307,7 +307,7 @@ def test_a_failed_save_leaves_the_previous_index_intact(kb, tmp_path, monkeypatc
     monkeypatch.setattr(dense.DenseGenerator, "save", disk_full)
     with pytest.raises(OSError, match="No space"):
         linker.save(target)
-    assert (target / "manifest.json").read_bytes() == before and Linker.load(target).link(["colon cancer"], k=1)
+    assert (target / "manifest.json").read_bytes() == before and Linker.load(target).link(["colon cancer"], k=1)[0].candidates
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]  # no half-written temporary directory left behind
 
 
@@ -324,13 +324,13 @@ def test_knn_reranker_in_a_linker_votes_saves_and_needs_a_memory(kb, tmp_path):
     with pytest.raises(MedlinkError, match=r"no usable entry \(2 composite, 1 with no concept"):
         Linker.build(kb, knn, MemoryEntries(skipped_composite=2, skipped_unknown_concept=1))
     linker = Linker.build(kb, knn, memory_from_datasets(kb, [f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}"]))
-    best = linker.link(["acth deficiency"], k=3)[0][0]
+    best = linker.link(["acth deficiency"], k=3)[0].candidates[0]
     assert best.concept_id in ("201400", "C535668") and "knn" in best.scores_by_stage
     assert {"neighbour": "acth deficiency", "concept": best.concept_id, "similarity": 1.0} in best.evidence  # the training mention that voted
     linker.save(tmp_path / "knn-index")
     loaded = Linker.load(tmp_path / "knn-index")
-    again = loaded.link(["acth deficiency"], k=3)[0]
-    assert [(c.concept_id, round(c.score, 5)) for c in again] == [(c.concept_id, round(c.score, 5)) for c in linker.link(["acth deficiency"], k=3)[0]]
+    again = loaded.link(["acth deficiency"], k=3)[0].candidates
+    assert [(c.concept_id, round(c.score, 5)) for c in again] == [(c.concept_id, round(c.score, 5)) for c in linker.link(["acth deficiency"], k=3)[0].candidates]
 
 
 def test_two_dense_generators_fuse_save_and_load(kb, tmp_path):
@@ -340,10 +340,10 @@ def test_two_dense_generators_fuse_save_and_load(kb, tmp_path):
                                   "fusion": {"method": "weighted", "weights": {"first": 1.0, "second": 0.5}}})
     linker = Linker.build(kb, two)
     before = linker.link(MENTIONS, k=3)
-    assert all(set(c.scores_by_stage) == {"first", "second"} for c in before[0])
+    assert all(set(c.scores_by_stage) == {"first", "second"} for c in before[0].candidates)
     linker.save(tmp_path / "ensemble")
     loaded = Linker.load(tmp_path / "ensemble")
-    assert [[c.concept_id for c in r] for r in loaded.link(MENTIONS, k=3)] == [[c.concept_id for c in r] for r in before]
+    assert [[c.concept_id for c in r.candidates] for r in loaded.link(MENTIONS, k=3)] == [[c.concept_id for c in r.candidates] for r in before]
     assert loaded.generators["second"].encoder.precision == "fp32"  # an old config's "bf16": false
 
 

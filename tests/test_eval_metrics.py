@@ -53,7 +53,7 @@ def test_hand_computed_metrics_with_one_batched_call():
     composite = report.records[3]
     assert [p["rank"] for p in composite["parts"]] == [1, 6]
     assert len(composite["parts"][1]["top"]) == 5 and composite["parts"][1]["top"][0] == {
-        "id": "X", "name": None, "matched_name": "x", "score": 1.0, "correct": False,
+        "id": "X", "alt_ids": [], "name": None, "matched_name": "x", "score": 1.0, "correct": False,
     }
     assert report.timing["predict_seconds"] >= 0
 

@@ -25,17 +25,19 @@ def index_dir(tmp_path, kb, fixtures):
 
 
 def top(results):
-    return [r[0].concept_id if r else None for r in results]
+    return [r.candidates[0].concept_id if r.candidates else None for r in results]
 
 
 def test_linking_ranks_and_names_candidates(index_dir):
     linker = Linker.load(index_dir)
     results = linker.link(["Colorectal Cancers", "ataxia-telangiectasia", "renal disease", "", "   "], k=3)
     assert top(results) == ["D015179", "D001260", "D007674", None, None]
-    best = results[1][0]
+    best = results[1].candidates[0]
     assert best.name == "ataxia telangiectasia" and best.matched_name == "ataxia telangiectasia"
     assert set(best.scores_by_stage) == {"exact", "tfidf", "bm25"}
-    assert all(len(r) <= 3 for r in results)
+    assert all(len(r.candidates) <= 3 for r in results)
+    assert [r.mention.text for r in results] == ["Colorectal Cancers", "ataxia-telangiectasia", "renal disease", "", "   "]
+    assert [r.error for r in results[3:]] == ["empty mention"] * 2 and results[0].error is None
 
 
 def test_save_load_round_trip_gives_identical_results(kb, tmp_path):
@@ -44,7 +46,7 @@ def test_save_load_round_trip_gives_identical_results(kb, tmp_path):
     loaded = Linker.load(tmp_path / "idx")
     mentions = ["breast tumour", "ovarian neoplasm", "hamartomas", "polyposis coli"]
     for a, b in zip(built.link(mentions, k=5), loaded.link(mentions, k=5)):
-        assert [(c.concept_id, round(c.score, 5)) for c in a] == [(c.concept_id, round(c.score, 5)) for c in b]
+        assert [(c.concept_id, round(c.score, 5)) for c in a.candidates] == [(c.concept_id, round(c.score, 5)) for c in b.candidates]
 
 
 def test_manifest_records_kb_config_memory_and_versions(index_dir, kb):
@@ -61,7 +63,7 @@ def test_memory_mentions_are_searched_and_marked(index_dir):
     linker = Linker.load(index_dir)
     memory_lines = (index_dir / "memory.tsv").read_text().splitlines()
     text, concept = memory_lines[0].split("\t")
-    hit = linker.link([text], k=1)[0][0]
+    hit = linker.link([text], k=1)[0].candidates[0]
     assert hit.concept_id == concept and hit.evidence[0]["origin"] == "memory"
 
 
@@ -105,7 +107,7 @@ def test_generator_selection_and_config_errors(index_dir, tmp_path):
         linker.link(["x"], generators=[])
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"generators": [{"name": "x", "type": "nope"}]}))
-    with pytest.raises(MedlinkError, match="unknown type 'nope'; known: exact, tfidf, bm25"):
+    with pytest.raises(MedlinkError, match=r"bad.json: generators\[0\]: 'type' must be one of exact, tfidf, bm25, dense, not 'nope'"):
         LinkerConfig.from_file(bad)
     bad.write_text("{not json")
     with pytest.raises(MedlinkError, match="bad.json:1: not valid JSON"):
@@ -115,7 +117,7 @@ def test_generator_selection_and_config_errors(index_dir, tmp_path):
 def test_single_generator_config_keeps_raw_scores(kb, tmp_path):
     config = LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf", "names": "kb"}]})
     linker = Linker.build(kb, config)
-    best = linker.link(["colorectal cancer"], k=1)[0][0]
+    best = linker.link(["colorectal cancer"], k=1)[0].candidates[0]
     assert best.concept_id == "D015179" and best.score == pytest.approx(1.0, abs=1e-5)
 
 
@@ -132,11 +134,11 @@ def test_an_index_never_replaces_a_file_or_a_foreign_folder(kb, index_dir, tmp_p
     assert kb_copy.read_bytes() == kb.path.read_bytes() and (notes / "todo.txt").read_text() == "mine"
     assert not list(tmp_path.glob(".*.old")) and not list(tmp_path.glob(".*.tmp"))
     build_index(kb, index_dir)  # an earlier index is replaced, as before
-    assert Linker.load(index_dir).link(["tumour"], k=1)[0]
+    assert Linker.load(index_dir).link(["tumour"], k=1)[0].candidates
 
 
 def test_the_readme_example_config_is_a_valid_config():
     from pathlib import Path
 
     config = LinkerConfig.from_file(Path(__file__).resolve().parents[1] / "examples" / "hybrid.json")
-    assert [g.type for g in config.generators] == ["exact", "tfidf", "bm25", "dense"] and config.reranker["type"] == "knn"
+    assert [g.type for g in config.generators] == ["exact", "tfidf", "bm25", "dense"] and [r["type"] for r in config.rerankers] == ["knn"]

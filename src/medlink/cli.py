@@ -180,11 +180,6 @@ def index_build(
         typer.echo(f"memory: {m['entries']:,} entries; skipped {m['skipped_composite']:,} composite and {m['skipped_unknown_concept']:,} with no KB concept", err=True)
 
 
-def _candidate_json(candidate) -> dict:
-    return {"id": candidate.concept_id, "name": candidate.name, "score": round(candidate.score, 6), "matched": candidate.matched_name,
-            "scores": {k: round(v, 6) for k, v in candidate.scores_by_stage.items()}, "evidence": candidate.evidence}
-
-
 @app.command("link")
 def link(
     mentions: List[str] = typer.Argument(None, help="Mentions to link; none: read --input or stdin."),
@@ -195,15 +190,16 @@ def link(
     input_format: Optional[str] = typer.Option(None, "--format", help="lines | tsv | jsonl (default: from the file suffix)."),
     column: int = typer.Option(0, "--column", help="TSV column holding the mention (0-based)."),
     generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
+    prefer_prefix: List[str] = typer.Option([], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one "
+                                            "(e.g. MESH for MEDIC, whose concepts may be filed under an OMIM id); repeatable, first wins."),
     batch_size: int = typer.Option(2048, "--batch-size", min=1),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Link mentions to ranked concepts."""
-    from itertools import islice
-
     from medlink.linking.index import resolve_index
     from medlink.linking.inputs import FORMATS, guess_format, read_mentions
     from medlink.linking.linker import Linker
+    from medlink.linking.output import link_stream, result_json, result_lines
 
     if input_format and input_format not in FORMATS:
         _fail(f"unknown --format {input_format!r}; known: {', '.join(FORMATS)}")
@@ -217,43 +213,14 @@ def link(
             _fail("no mentions: give them as arguments, with --input FILE, or on stdin")
         stream = read_mentions(input_path, input_format or guess_format(input_path), column)
     errors = 0
-    while batch := list(islice(stream, batch_size)):
-        results = linker.link(batch, k=k, generators=selected)
-        for text, candidates in zip(batch, results):
-            error = mention_error(text, linker.normalize)
-            errors += error is not None
-            if as_json:
-                payload = {"mention": text, "candidates": [_candidate_json(c) for c in candidates]}
-                if error:
-                    payload["error"] = error
-                typer.echo(json.dumps(payload, ensure_ascii=False))
-            elif error:
-                typer.echo(f"{text!r}\terror: {error}")
-            elif not candidates:
-                typer.echo(f"{text}\t(no candidate)")
-            else:
-                for rank, c in enumerate(candidates, 1):
-                    typer.echo(f"{text}\t{rank}\t{c.concept_id}\t{c.name}\t{c.score:.3f}\t(matched '{c.matched_name}'{_neighbours(c)})")
+    for result in link_stream(linker, stream, k, selected, batch_size, prefer_prefix):
+        errors += result.error is not None
+        if as_json:
+            typer.echo(json.dumps(result_json(result), ensure_ascii=False))
+        else:
+            typer.echo("\n".join(result_lines(result)))
     if errors:
         typer.echo(f"{errors} mention(s) not linked: empty or nothing left after normalisation (marked 'error' in the output)", err=True)
-
-
-def _neighbours(candidate, shown: int = 3) -> str:
-    """The kNN reranker's voting training mentions, for the plain-text output (--json lists them all)."""
-    voters = [e for e in candidate.evidence if "neighbour" in e]
-    if not voters:
-        return ""
-    more = f" and {len(voters) - shown} more" if len(voters) > shown else ""
-    return "; neighbours " + ", ".join(f"'{v['neighbour']}' {v['similarity']:.2f}" for v in voters[:shown]) + more
-
-
-def mention_error(text: str, normalize) -> str | None:
-    """Why a mention cannot be linked, or None: reported per item rather than failing the batch."""
-    if not text.strip():
-        return "empty mention"
-    if not normalize(text):
-        return "nothing to link after normalisation (only punctuation or symbols)"
-    return None
 
 
 @app.command("eval")
@@ -271,19 +238,11 @@ def evaluate_command(
     """Evaluate an index on labelled mentions: Acc@k, Recall@k, MRR, normalised recall, subpopulations."""
     from medlink.eval import evaluate, load_dataset
     from medlink.eval.metrics import equivalent_ids_from_kb
-    from medlink.kb.store import KB
     from medlink.linking.index import resolve_index
-    from medlink.linking.linker import Linker
-    from medlink.linking.manifest import read_manifest
 
     _use_precision(precision)
     directory = resolve_index(index)
-    if kb is None:
-        recorded = Path(read_manifest(directory)["kb"]["path"])
-        if not recorded.is_file():
-            raise MedlinkError(f"the KB this index was built from ({recorded}) is not there; give it with --kb (evaluation needs its ids)")
-    store = KB.open(kb or recorded)
-    linker = Linker.load(directory, store)  # a --kb other than the index's is refused here
+    store, linker = _index_and_kb(directory, kb)
     mentions = load_dataset(dataset)
     train_mentions = [m for spec in train for m in load_dataset(spec)] or None
     selected = generators.split(",") if generators else None
@@ -298,6 +257,60 @@ def evaluate_command(
         report.plot(out / "subpopulations.png")
         report.write_records(out / "records.jsonl")
     typer.echo(report.to_json(indent=None) if as_json else report.to_markdown())
+
+
+@app.command("tune")
+def tune_command(
+    index: str = typer.Option(..., "--index", help="Index directory to tune (its generators and rerankers are used as built)."),
+    dev: List[str] = typer.Option(..., "--dev", help="Labelled dev mentions FORMAT:PATH (repeatable); never test data."),
+    search: str = typer.Option("fusion,rerankers", "--search", help="What to choose, in order, comma-separated: fusion (weights, "
+                                "weighted or RRF), rerankers (each one's settings), or one reranker type (knn, cross-encoder)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the chosen config here (JSON, with the dev figures that chose it)."),
+    apply: bool = typer.Option(False, "--apply", help="Also make the chosen config the index's own (no rebuild: only weights and settings change)."),
+    kb: Optional[str] = typer.Option(None, "--kb", help="KB for id equivalence (default: the index's)."),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+) -> None:
+    """Choose fusion weights and reranker settings on dev data: each stage retrieves once, settings are tried over the cache."""
+    from medlink.eval import load_dataset
+    from medlink.eval.metrics import equivalent_ids_from_kb
+    from medlink.linking.index import apply_config, resolve_index
+    from medlink.tuning import tune
+
+    if out is None and not apply:
+        _fail("say where the chosen config goes: --out CONFIG and/or --apply")
+    _use_precision(precision)
+    directory = resolve_index(index)
+    store, linker = _index_and_kb(directory, kb)
+    mentions = [m for spec in dev for m in load_dataset(spec)]
+    config, report = tune(linker, mentions, [s.strip() for s in search.split(",") if s.strip()], equivalent_ids_from_kb(store), ",".join(dev))
+    if out is not None:
+        from medlink.directories import write_atomic
+
+        write_atomic(out, json.dumps(config.to_dict(), indent=2) + "\n")
+    if apply:
+        apply_config(directory, config)
+    before, after = report.before, report.after
+    typer.echo(f"dev Acc@1 {before['acc@1']:.4f} -> {after['acc@1']:.4f}, MRR {before['mrr']:.4f} -> {after['mrr']:.4f} "
+               f"({len(report.trials)} settings tried in {report.seconds:.0f}s)")
+    typer.echo(f"fusion: {json.dumps(config.to_dict()['fusion'])}")
+    for settings in config.rerankers:
+        typer.echo(f"reranker: {json.dumps(settings)}")
+    for where in ([str(out)] if out else []) + ([f"{directory} (applied)"] if apply else []):
+        typer.echo(f"wrote {where}")
+
+
+def _index_and_kb(directory: Path, kb: Optional[str]):
+    """The KB (given, else the one the index records) and the index loaded against it."""
+    from medlink.kb.store import KB
+    from medlink.linking.linker import Linker
+    from medlink.linking.manifest import read_manifest
+
+    if kb is None:
+        recorded = Path(read_manifest(directory)["kb"]["path"])
+        if not recorded.is_file():
+            raise MedlinkError(f"the KB this index was built from ({recorded}) is not there; give it with --kb (evaluation needs its ids)")
+    store = KB.open(kb or recorded)
+    return store, Linker.load(directory, store)  # a --kb other than the index's is refused here
 
 
 def _training_mentions(store, datasets: List[str], option: str, required: bool = False) -> list[tuple[str, str]]:

@@ -15,9 +15,12 @@ from medlink.errors import MedlinkError
 from medlink.text.concept_text import CONCEPT_TEXTS
 
 
+_NO_DEFAULT = object()
+
+
 @dataclass(frozen=True)
 class Param:
-    """One knob: its type, its range or choices, and whether null is allowed."""
+    """One knob: its type, its range or choices, whether null is allowed, and its default."""
 
     kind: type
     minimum: float | None = None
@@ -25,24 +28,46 @@ class Param:
     above: float | None = None  # strictly greater than
     choices: tuple | None = None
     nullable: bool = False
+    default: Any = _NO_DEFAULT  # _NO_DEFAULT: required
+    items: type | None = None  # list / dict knobs: the type of each item (value for a dict), bounded like a scalar
+    length: int | None = None  # list knobs: exactly this many items
+    note: str | None = None  # what to give, said when a required knob is missing
+
+    @property
+    def required(self) -> bool:
+        return self.default is _NO_DEFAULT
 
     def describe(self) -> str:
-        kind = ("one of " + ", ".join(map(str, self.choices))) if self.choices else \
-            {bool: "true or false", int: "an integer", float: "a number", str: "a string"}[self.kind]
+        names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+        if self.choices:
+            kind = "one of " + ", ".join(map(str, self.choices))
+        elif self.kind in (list, dict):
+            item = {dict: "object", object: "value"}.get(self.items) or names[self.items].split(" ", 1)[-1]
+            kind = (f"a list of {self.length or 'any number of'} {item}s" if self.kind is list else f"an object whose values are {item}s")
+        else:
+            kind = names[self.kind]
         bounds = [f"{sign} {value:g}" for sign, value in ((">", self.above), (">=", self.minimum), ("<=", self.maximum)) if value is not None]
         return " ".join([kind, " and ".join(bounds)]).strip() + (" (or null)" if self.nullable else "")
 
     def accepts(self, value: Any) -> bool:
         if value is None:
             return self.nullable
-        if self.kind is bool:
+        if self.kind is list:
+            return isinstance(value, list) and (self.length is None or len(value) == self.length) and all(map(self._accepts_one, value))
+        if self.kind is dict:
+            return isinstance(value, dict) and all(isinstance(key, str) for key in value) and all(map(self._accepts_one, value.values()))
+        return self._accepts_one(value)
+
+    def _accepts_one(self, value: Any) -> bool:
+        kind = self.items if self.kind in (list, dict) else self.kind
+        if kind is bool:
             ok = isinstance(value, bool)
-        elif self.kind is int:
+        elif kind is int:
             ok = isinstance(value, int) and not isinstance(value, bool)
-        elif self.kind is float:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        elif kind is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value  # NaN is no number
         else:
-            ok = isinstance(value, self.kind)
+            ok = isinstance(value, kind)
         if not ok:
             return False
         if self.choices is not None:
@@ -51,62 +76,78 @@ class Param:
                 and (self.above is None or value > self.above))
 
 
-def check_params(where: str, params: Mapping[str, Any], schema: Mapping[str, Param]) -> None:
+Schema = Mapping[str, Param]
+
+
+def check_params(where: str, params: Mapping[str, Any], schema: Schema) -> None:
     """Unknown keys and values out of type or range raise one error naming ``where`` and the field."""
+    if not isinstance(params, Mapping):
+        raise MedlinkError(f"{where}: expected an object of settings, not {type(params).__name__}")
     unknown = sorted(set(params) - set(schema))
     if unknown:
-        raise MedlinkError(f"{where}: unknown {'keys' if len(unknown) > 1 else 'key'} {', '.join(map(repr, unknown))}; known: {', '.join(schema)}")
+        known = ", ".join(schema) or "none"
+        raise MedlinkError(f"{where}: unknown {'keys' if len(unknown) > 1 else 'key'} {', '.join(map(repr, unknown))}; known: {known}")
+    for key, param in schema.items():
+        if param.required and key not in params:
+            raise MedlinkError(f"{where}: {key!r} is required" + (f": {param.note}" if param.note else ""))
     for key, value in params.items():
         if not schema[key].accepts(value):
             raise MedlinkError(f"{where}: {key!r} must be {schema[key].describe()}, not {value!r}")
+
+
+def defaults(schema: Schema) -> dict[str, Any]:
+    """The schema's defaults (required knobs have none)."""
+    return {key: param.default for key, param in schema.items() if not param.required}
+
+
+def read_params(where: str, params: Mapping[str, Any] | None, schema: Schema) -> dict[str, Any]:
+    """``params`` checked against ``schema`` and completed with its defaults: what every component reads its settings through."""
+    params = {} if params is None else params
+    check_params(where, params, schema)
+    return {**defaults(schema), **params}
 
 
 POOLINGS = ("mean", "cls")
 PRECISIONS = ("auto", "fp32", "bf16")  # the same tuple as medlink.encoders.precision.PRECISIONS, which imports torch lazily
 DENSE_INDEXES = ("flat", "hnsw", "ivfpq")
 
-# a dense generator's params (their defaults: medlink.retrieval.dense.DEFAULTS)
+# -- candidate generators' params (the generator modules import heavy libraries, so their schemas live here) ----------
+EXACT_PARAMS: dict[str, Param] = {}
+TFIDF_PARAMS = {
+    "analyzer": Param(str, choices=("char_wb", "char", "word"), default="char_wb"),
+    "ngram_range": Param(list, items=int, length=2, minimum=1, default=[2, 4]),
+    "sublinear_tf": Param(bool, default=True),
+    "min_df": Param(int, minimum=1, default=1),
+    "common_df": Param(float, minimum=0.0, maximum=1.0, default=0.02),  # n-grams in more names than this share are "common"
+    "shortlist": Param(int, minimum=1, default=256),
+    "vocabulary": Param(str, choices=("auto", "exact", "hashed"), default="auto"),
+    "n_features": Param(int, minimum=2, default=2**22),
+    "max_postings": Param(int, minimum=1, default=10_000),
+    "query_batch": Param(int, minimum=1, default=256),
+    "impact_depth": Param(int, minimum=1, default=1024),
+    "impact_full_df": Param(int, minimum=0, default=20_000),
+}
+BM25_PARAMS = {
+    "k1": Param(float, minimum=0.0, default=1.2),
+    "b": Param(float, minimum=0.0, maximum=1.0, default=0.75),
+    "method": Param(str, choices=("lucene", "robertson", "atire", "bm25l", "bm25+"), default="lucene"),
+    "stem": Param(bool, default=True),
+}
 DENSE_PARAMS = {
-    "model": Param(str, nullable=True),
-    "pooling": Param(str, choices=POOLINGS, nullable=True),
-    "max_length": Param(int, minimum=2, maximum=512),
-    "precision": Param(str, choices=PRECISIONS),  # auto: decided per machine (medlink.encoders.precision)
-    "index": Param(str, choices=DENSE_INDEXES),
-    "fp16": Param(bool),
-    "batch_size": Param(int, minimum=1),
-    "text": Param(str, choices=CONCEPT_TEXTS),
-    "definition_words": Param(int, minimum=0),
-    "hnsw_m": Param(int, minimum=2),
-    "ef_construction": Param(int, minimum=1),
-    "ef_search": Param(int, minimum=1),
-    "nlist": Param(int, minimum=1, nullable=True),
-    "pq_m": Param(int, minimum=1, nullable=True),
-    "nprobe": Param(int, minimum=1),
+    "model": Param(str, nullable=True, default=None),  # a local Hugging Face folder; None = the packaged all-MiniLM-L6-v2
+    "pooling": Param(str, choices=POOLINGS, nullable=True, default=None),  # None = what the model folder declares, else mean
+    "max_length": Param(int, minimum=2, maximum=512, default=32),
+    "precision": Param(str, choices=PRECISIONS, default="auto"),  # auto: bf16 only where this CPU runs it faster
+    "index": Param(str, choices=DENSE_INDEXES, default="flat"),
+    "fp16": Param(bool, default=False),  # store vectors as float16 (flat and hnsw)
+    "batch_size": Param(int, minimum=1, default=128),  # texts per forward pass (BENCHMARKS.md dense_speed)
+    "text": Param(str, choices=CONCEPT_TEXTS, default="name"),  # the name, or name [SEP] types [SEP] definition
+    "definition_words": Param(int, minimum=0, default=24),
+    "hnsw_m": Param(int, minimum=2, default=32),
+    "ef_construction": Param(int, minimum=1, default=40),
+    "ef_search": Param(int, minimum=1, default=128),
+    "nlist": Param(int, minimum=1, nullable=True, default=None),  # ivfpq: inverted lists; None = about 4 * sqrt(names)
+    "pq_m": Param(int, minimum=1, nullable=True, default=None),  # ivfpq: sub-quantizers; None = dimension / 8
+    "nprobe": Param(int, minimum=1, default=16),
 }
-
-# reranker entries of a linker config (check_reranker; for kNN, the config checks that "generator" names a dense generator)
-KNN_PARAMS = {
-    "type": Param(str),
-    "generator": Param(str),
-    "k": Param(int, minimum=1),
-    "lambda_": Param(float, minimum=0.0, maximum=1.0),
-    "beta1": Param(float, above=0.0),
-    "beta2": Param(float, above=0.0),
-}
-CROSS_TEXTS = ("name", "matched")
-CROSS_PARAMS = {
-    "type": Param(str),
-    "model": Param(str),  # a trained cross-encoder folder (required)
-    "top": Param(int, minimum=1),
-    "weight": Param(float, minimum=0.0),
-    "text": Param(str, choices=CROSS_TEXTS),
-    "max_length": Param(int, minimum=2, maximum=512),
-    "precision": Param(str, choices=PRECISIONS),  # auto: decided per machine (medlink.encoders.precision)
-}
-
-
-def check_reranker(where: str, settings: Mapping[str, Any]) -> None:
-    """A config's reranker entry (``type`` known to the caller): its keys and values, and a cross-encoder's required model."""
-    check_params(where, settings, KNN_PARAMS if settings.get("type") == "knn" else CROSS_PARAMS)
-    if settings.get("type") == "cross-encoder" and not settings.get("model"):
-        raise MedlinkError(f"{where}: 'model' must name a trained cross-encoder folder ('medlink train cross-encoder')")
+GENERATOR_PARAMS = {"exact": EXACT_PARAMS, "tfidf": TFIDF_PARAMS, "bm25": BM25_PARAMS, "dense": DENSE_PARAMS}

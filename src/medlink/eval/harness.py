@@ -1,8 +1,8 @@
 """Run a linker over labelled mentions and score it: one batched ``predict`` call, then metrics.
 
-``predict(texts) -> rankings`` gets every part of every mention in one list (composite mentions
-contribute one text per part), so a linker can batch its work; it returns one ranked candidate
-list per text. ``evaluate_rankings`` scores rankings computed elsewhere (cached runs, folds).
+``predict(texts) -> results`` gets every part of every mention in one list (composite mentions
+contribute one text per part), so a linker can batch its work; it returns one ``LinkResult`` (or
+one ranked candidate list) per text. ``evaluate_rankings`` scores rankings computed elsewhere (cached runs, folds).
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from medlink.core import Candidate
+from medlink.core import Candidate, LinkResult
 from medlink.errors import MedlinkError
 from medlink.eval.datasets import LabeledMention
-from medlink.eval.metrics import ACC_KS, NOT_FOUND, RECALL_KS, EquivalentIds, candidate_id, compute_metrics, id_matches, mention_rank, part_rank
+from medlink.eval.metrics import ACC_KS, NOT_FOUND, RECALL_KS, EquivalentIds, candidate_id, candidate_matches, compute_metrics, mention_rank, part_rank
 from medlink.eval.report import EvalReport
 from medlink.eval.subpopulations import subpopulation_masks
 
-Predict = Callable[[list[str]], Sequence[Sequence[Candidate]]]
+Predict = Callable[[list[str]], Sequence[LinkResult | Sequence[Candidate]]]
 RECORD_TOP = 5
 
 
@@ -64,7 +64,8 @@ def evaluate_rankings(
     subpopulations: bool = True,
     records: bool = True,
 ) -> EvalReport:
-    """Score rankings given per part, in the order ``[part for m in mentions for part in m.parts]``."""
+    """Score rankings (link results or candidate lists) given per part, in the order ``[part for m in mentions for part in m.parts]``."""
+    rankings = [ranking_of(result) for result in rankings]
     expected = sum(len(m.parts) for m in mentions)
     if len(rankings) != expected:
         raise MedlinkError(f"the linker returned {len(rankings)} rankings for {expected} mention parts (one ranked list per part expected)")
@@ -91,6 +92,11 @@ def evaluate_rankings(
     return EvalReport(metrics, by_subpopulation, mention_records)
 
 
+def ranking_of(result: LinkResult | Sequence[Candidate]) -> Sequence[Candidate]:
+    """A link result's candidates (a plain ranked list is its own)."""
+    return result.candidates if isinstance(result, LinkResult) else result
+
+
 def _record(mention: LabeledMention, parts: Sequence[Sequence[Any]], rank: float, equivalent_ids: EquivalentIds | None, kb: Any) -> dict[str, Any]:
     """What an error analysis needs for one mention: gold, rank, each part's top predictions."""
     predictions = []
@@ -100,10 +106,11 @@ def _record(mention: LabeledMention, parts: Sequence[Sequence[Any]], rank: float
             cid = candidate_id(candidate)
             top.append({
                 "id": cid,
+                "alt_ids": list(getattr(candidate, "alt_ids", ())),
                 "name": getattr(candidate, "name", None) or _name(kb, cid),
                 "matched_name": getattr(candidate, "matched_name", None),
                 "score": _score(candidate),
-                "correct": id_matches(cid, mention.gold, equivalent_ids),
+                "correct": candidate_matches(candidate, mention.gold, equivalent_ids),
             })
         part = part_rank(ranking, mention.gold, equivalent_ids)
         predictions.append({"part": text, "rank": None if part == NOT_FOUND else int(part), "top": top})

@@ -51,6 +51,12 @@ def candidate_id(candidate: Any) -> str:
     return candidate if isinstance(candidate, str) else candidate.concept_id
 
 
+def candidate_matches(candidate: Any, gold: frozenset[str], equivalent_ids: EquivalentIds | None = None) -> bool:
+    """Does any id of the candidate (its primary id or one of its ``alt_ids``) match ``gold``?"""
+    ids = [candidate] if isinstance(candidate, str) else [candidate.concept_id, *getattr(candidate, "alt_ids", ())]
+    return any(id_matches(i, gold, equivalent_ids) for i in ids)
+
+
 def part_rank(candidates: Iterable[Any], gold: frozenset[str], equivalent_ids: EquivalentIds | None = None) -> float:
     """1-based rank of the first matching candidate among distinct concept ids, or ``inf``."""
     seen: set[str] = set()
@@ -59,7 +65,7 @@ def part_rank(candidates: Iterable[Any], gold: frozenset[str], equivalent_ids: E
         if cid in seen:
             continue
         seen.add(cid)
-        if id_matches(cid, gold, equivalent_ids):
+        if candidate_matches(candidate, gold, equivalent_ids):
             return len(seen)
     return NOT_FOUND
 

@@ -12,14 +12,25 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from medlink.errors import MedlinkError
 from medlink.encoders.precision import from_legacy
-from medlink.params import DENSE_PARAMS, check_params, check_reranker
+from medlink.errors import MedlinkError
+from medlink.params import GENERATOR_PARAMS, Param, check_params, read_params
+from medlink.rerank.base import reranker_class, read_reranker_settings
+from medlink.retrieval import fusion as fusion_settings
 from medlink.retrieval.base import GENERATORS
 from medlink.retrieval.fusion import Fusion
 
 NAME_SOURCES = ("kb", "memory", "kb+memory")
-RERANKERS = ("knn", "cross-encoder")
+CONFIG_PARAMS = {
+    "generators": Param(list, items=dict),
+    "fusion": Param(dict, items=object, default={}),
+    "k_per_generator": Param(int, minimum=1, default=64),  # candidates each generator gives to fusion (and rerankers)
+    "rerankers": Param(list, items=dict, default=[]),  # run in this order after fusion
+    "reranker": Param(dict, items=object, nullable=True, default=None),  # one reranker: what configs said before "rerankers"
+    "tuned": Param(dict, items=object, nullable=True, default=None),  # what 'medlink tune' chose this with (dev figures), kept as written
+}
+GENERATOR_ENTRY = {"name": Param(str), "type": Param(str, choices=tuple(GENERATORS)), "names": Param(str, choices=NAME_SOURCES, default="kb+memory"),
+                   "params": Param(dict, items=object, default={})}
 
 
 @dataclass
@@ -35,46 +46,40 @@ class LinkerConfig:
     generators: list[GeneratorConfig]
     fusion: Fusion = field(default_factory=Fusion)
     k_per_generator: int = 64
-    # {"type": "knn", "generator": "dense", "k", "lambda_", "beta1", "beta2"} or {"type": "cross-encoder", "model", "top", "weight"}
-    reranker: dict | None = None
+    rerankers: list[dict] = field(default_factory=list)  # each: {"type": ..., its settings}, defaults filled in
+    tuned: dict | None = None  # the dev figures 'medlink tune' chose this config with
 
     @classmethod
     def from_dict(cls, data: dict, where: str = "config") -> "LinkerConfig":
-        unknown = set(data) - {"generators", "fusion", "k_per_generator", "reranker"}
-        if unknown:
-            raise MedlinkError(f"{where}: unknown keys {sorted(unknown)}; expected generators, fusion, k_per_generator, reranker")
+        """Every key and value checked against its component's schema; a mistake names ``where`` and the field."""
+        data = read_params(where, data, CONFIG_PARAMS)
         generators = []
-        for i, g in enumerate(data.get("generators") or []):
-            try:
-                generator = GeneratorConfig(**g)
-            except TypeError as error:
-                raise MedlinkError(f"{where}: generators[{i}]: {error}; expected keys name, type, names, params") from error
-            if generator.type not in GENERATORS:
-                raise MedlinkError(f"{where}: generators[{i}]: unknown type {generator.type!r}; known: {', '.join(GENERATORS)}")
-            if generator.names not in NAME_SOURCES:
-                raise MedlinkError(f"{where}: generators[{i}]: names must be one of {', '.join(NAME_SOURCES)}, not {generator.names!r}")
-            if generator.type == "dense":
-                generator.params = from_legacy(generator.params or {})
-                check_params(f"{where}: generators[{i}] ({generator.name}) params", generator.params or {}, DENSE_PARAMS)
-            generators.append(generator)
+        for i, entry in enumerate(data["generators"]):
+            entry = read_params(f"{where}: generators[{i}]", entry, GENERATOR_ENTRY)
+            params = from_legacy(entry["params"]) if entry["type"] == "dense" else entry["params"]
+            check_params(f"{where}: generators[{i}] ({entry['name']}) params", params, GENERATOR_PARAMS[entry["type"]])
+            generators.append(GeneratorConfig(entry["name"], entry["type"], entry["names"], params))
         if not generators:
             raise MedlinkError(f"{where}: at least one generator is needed")
-        if len({g.name for g in generators}) != len(generators):
+        names = [g.name for g in generators]
+        if len(set(names)) != len(names):
             raise MedlinkError(f"{where}: generator names must be unique")
-        try:
-            fusion = Fusion(**(data.get("fusion") or {}))
-        except (TypeError, ValueError) as error:
-            raise MedlinkError(f"{where}: fusion: {error}") from error
-        reranker = data.get("reranker")
-        if reranker is not None:
-            reranker = from_legacy(reranker)
-            if reranker.get("type") not in RERANKERS:
-                raise MedlinkError(f"{where}: reranker: unknown type {reranker.get('type')!r}; known: {', '.join(RERANKERS)}")
-            check_reranker(f"{where}: reranker", reranker)
-            target = reranker.get("generator")
-            if reranker["type"] == "knn" and not any(g.name == target and g.type == "dense" for g in generators):
-                raise MedlinkError(f"{where}: reranker: 'generator' must name a dense generator of this config (got {target!r})")
-        return cls(generators, fusion, int(data.get("k_per_generator", 64)), reranker)
+        fusion = Fusion(**read_params(f"{where}: fusion", data["fusion"], fusion_settings.PARAMS))
+        unknown = sorted(set(fusion.weights) - set(names))
+        if unknown:
+            raise MedlinkError(f"{where}: fusion: weights name no generator of this config: {', '.join(map(repr, unknown))}; "
+                               f"generators: {', '.join(names)}")
+        entries = data["rerankers"] + ([data["reranker"]] if data["reranker"] else [])
+        types = {g.name: g.type for g in generators}
+        rerankers = []
+        for i, entry in enumerate(entries):
+            label = f"{where}: rerankers[{i}]" if data["rerankers"] else f"{where}: reranker"
+            settings = read_reranker_settings(label, from_legacy(entry) if isinstance(entry, dict) else entry)
+            check = getattr(reranker_class(settings["type"]), "check_generators", None)
+            if check is not None:
+                check(settings, types, label)
+            rerankers.append(settings)
+        return cls(generators, fusion, data["k_per_generator"], rerankers, data["tuned"])
 
     @classmethod
     def from_file(cls, path: Path) -> "LinkerConfig":
@@ -84,11 +89,14 @@ class LinkerConfig:
             raise MedlinkError(f"config file not found: {path}") from error
         except json.JSONDecodeError as error:
             raise MedlinkError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from error
+        except (UnicodeDecodeError, IsADirectoryError) as error:
+            raise MedlinkError(f"{path}: not a UTF-8 JSON config file ({error})") from error
         return cls.from_dict(data, str(path))
 
     def to_dict(self) -> dict:
-        return {"generators": [asdict(g) for g in self.generators], "fusion": asdict(self.fusion), "k_per_generator": self.k_per_generator,
-                "reranker": self.reranker}
+        data = {"generators": [asdict(g) for g in self.generators], "fusion": asdict(self.fusion), "k_per_generator": self.k_per_generator,
+                "rerankers": [dict(r) for r in self.rerankers]}
+        return data | ({"tuned": self.tuned} if self.tuned else {})
 
 
 LEXICAL_GENERATORS = [{"name": "exact", "type": "exact"}, {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25"}]

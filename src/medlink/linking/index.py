@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Callable, Sequence
 
-from medlink.directories import require_replaceable
+from medlink.directories import require_replaceable, write_atomic
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
@@ -29,6 +30,19 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
     linker = Linker.build(kb, config, entries)
     linker.save(out)
     return linker
+
+
+def apply_config(directory: Path, config: LinkerConfig) -> None:
+    """Make ``config`` an existing index's own without rebuilding it: only fusion weights and reranker settings may
+    differ (what ``medlink tune`` chooses); generators and the rerankers' kinds and order must be the ones built."""
+    manifest = read_manifest(directory)
+    built = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
+    if built.to_dict()["generators"] != config.to_dict()["generators"] or [r["type"] for r in built.rerankers] != [r["type"] for r in config.rerankers]:
+        raise MedlinkError(f"{directory}: the config's generators or rerankers differ from the ones this index was built with; "
+                           "build a new index with it (medlink index build --config ...)")
+    if any(r.get("model") != b.get("model") for r, b in zip(config.rerankers, built.rerankers)):
+        raise MedlinkError(f"{directory}: a reranker's model differs from the one this index was built with; build a new index with it")
+    write_atomic(directory / MANIFEST, json.dumps({**manifest, "config": config.to_dict()}, indent=2, sort_keys=True))
 
 
 # the indexes over the default KB that ``--index NAME`` builds on first use: name -> (folder, config)

@@ -13,22 +13,22 @@ import shutil
 from pathlib import Path
 from typing import Sequence
 
-from medlink.core import Candidate, Mention
+from medlink.core import Candidate, LinkResult, Mention
 from medlink.directories import replace_directory, require_replaceable
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
+from medlink.linking import manifest as layout
 from medlink.linking.config import LinkerConfig, default_config
 from medlink.linking.manifest import MANIFEST, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries
-from medlink.rerank.cross_encoder import CrossEncoderReranker
-from medlink.rerank.knn import KnnParams, KnnReranker
+from medlink.rerank.base import LinkerParts, Reranker, build_reranker, load_reranker
 from medlink.retrieval.base import CandidateGenerator, build_generator, load_generator, to_candidates
-from medlink.retrieval.hits import top_k as ranked_top
+from medlink.retrieval.fusion import Fusion
+from medlink.retrieval.hits import Hits, top_k as ranked_top
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable, read_lines, write_json, write_lines
 from medlink.text.normalize import Normalizer
 
 log = logging.getLogger(__name__)
-RERANKER_DIRS = {KnnReranker: "knn", CrossEncoderReranker: "cross_encoder"}  # where each kind is saved in an index
 MAX_MENTION_CHARS = 1000  # longer mentions are truncated (with a warning): no concept name is that long
 
 
@@ -50,12 +50,30 @@ def _descriptions(kb: KB, position: dict[str, int]) -> dict[int, tuple[list[str]
     return {position[cid]: (types, definition) for cid, types, definition in kb.iter_descriptions() if types or definition}
 
 
+def _alt_ids(kb: KB) -> dict[str, list[str]]:
+    """Concept id -> its other ids (MEDIC's MeSH id beside an OMIM one), in the KB's order; replaced ids are not listed."""
+    alt: dict[str, list[str]] = {}
+    for alias, concept_id, reason in kb.iter_id_aliases():
+        if reason != "replaced":
+            alt.setdefault(concept_id, []).append(alias)
+    return alt
+
+
+def mention_error(text: str, key: str) -> str | None:
+    """Why a mention cannot be linked (``key``: its normalised form), or None: reported per mention, not for the batch."""
+    if not text.strip():
+        return "empty mention"
+    if not key:
+        return "nothing to link after normalisation (only punctuation or symbols)"
+    return None
+
+
 class Linker:
-    """Candidate generators over shared alias tables, fused into one ranking per mention."""
+    """Candidate generators over shared alias tables, fused into one ranking per mention, then each reranker in turn."""
 
     def __init__(self, config: LinkerConfig, normalizer: Normalizer, concept_ids: list[str], concept_names: list[str],
                  tables: dict[str, NameTable], generators: dict[str, CandidateGenerator], manifest: dict,
-                 memory: MemoryEntries | None = None, reranker: KnnReranker | CrossEncoderReranker | None = None):
+                 memory: MemoryEntries | None = None, alt_ids: dict[str, list[str]] | None = None):
         self.config = config
         self.normalize = normalizer
         self.concept_ids = concept_ids
@@ -64,19 +82,19 @@ class Linker:
         self.generators = generators
         self.manifest = manifest
         self.memory = memory  # kept only to be saved beside the index (memory.tsv), for inspection
-        self.reranker = reranker
+        self.alt_ids = alt_ids or {}
+        self.rerankers: list[Reranker] = []
         self._position = {cid: i for i, cid in enumerate(concept_ids)}
+
+    def parts(self, memory: Sequence[tuple[str, str]] = ()) -> LinkerParts:
+        """What rerankers may use of this linker (``memory``: normalised (mention, concept) pairs, when building)."""
+        return LinkerParts(self.generators, self.candidate_for, memory, self.memory.summary() if self.memory else None)
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
     def build(cls, kb: KB, config: LinkerConfig | None = None, memory: MemoryEntries | None = None) -> "Linker":
         config = config or default_config()
         has_memory = bool(memory and memory.pairs)
-        if config.reranker and config.reranker["type"] == "knn" and not has_memory:
-            why = (f"the memory given has no usable entry ({memory.skipped_composite} composite, {memory.skipped_unknown_concept} "
-                   "with no concept in this KB)") if memory else "no mention memory was given"
-            raise MedlinkError(f"the kNN reranker votes with training mentions, but {why}: give a mention memory whose concepts are in "
-                               "the KB (medlink index build --memory FORMAT:PATH) or remove the reranker from the config")
         concept_ids, concept_names = [], []
         for concept_id, name in kb.iter_concepts():
             concept_ids.append(concept_id)
@@ -101,14 +119,10 @@ class Linker:
                                                              generator.params, descriptions)
         manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
         manifest["tables"] = sources
-        reranker = None
-        if config.reranker and config.reranker["type"] == "cross-encoder":
-            reranker = CrossEncoderReranker.build(config.reranker)
-        elif config.reranker:
-            settings = {key: value for key, value in config.reranker.items() if key in ("k", "lambda_", "beta1", "beta2")}
-            encoder = generators[config.reranker["generator"]].encoder
-            reranker = KnnReranker.build(encoder, [(kb.normalize(text), concept) for text, concept in memory.pairs], KnnParams(**settings))
-        return cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory, reranker)
+        linker = cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory, _alt_ids(kb))
+        parts = linker.parts([(kb.normalize(text), concept) for text, concept in memory.pairs] if has_memory else [])
+        linker.rerankers = [build_reranker(settings, parts) for settings in config.rerankers]
+        return linker
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, directory: Path | str) -> Path:
@@ -120,16 +134,17 @@ class Linker:
         shutil.rmtree(temporary, ignore_errors=True)
         try:
             temporary.mkdir()
-            write_lines(temporary / "concept_ids.txt", self.concept_ids)
-            write_lines(temporary / "concept_names.txt", self.concept_names)
+            write_lines(temporary / layout.CONCEPT_IDS, self.concept_ids)
+            write_lines(temporary / layout.CONCEPT_NAMES, self.concept_names)
+            write_lines(temporary / layout.ALT_IDS, ["\t".join([cid, *alt]) for cid, alt in self.alt_ids.items()])
             for source, table in self.tables.items():
-                table.save(temporary / "tables" / source)
+                table.save(temporary / layout.TABLES / source)
             for name, generator in self.generators.items():
-                generator.save(temporary / "generators" / name)
+                generator.save(temporary / layout.GENERATORS / name)
             if self.memory is not None:
-                self.memory.save(temporary / "memory.tsv")
-            if self.reranker is not None:
-                self.reranker.save(temporary / RERANKER_DIRS[type(self.reranker)])
+                self.memory.save(temporary / layout.MEMORY)
+            for position, reranker in enumerate(self.rerankers):
+                reranker.save(temporary / layout.reranker_dir(position, reranker.type))
             write_json(temporary / MANIFEST, self.manifest)  # last: a directory with a manifest is complete
             replace_directory(temporary, directory)
         except BaseException:
@@ -142,63 +157,66 @@ class Linker:
         """Load an index offline. The KB it was built from is checked when present (or given)."""
         directory = Path(directory)
         manifest = read_manifest(directory)
-        cls._check_kb(directory, manifest, kb)
+        kb = cls._check_kb(directory, manifest, kb)
         config = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
-        concept_ids = read_lines(directory / "concept_ids.txt")
-        concept_names = read_lines(directory / "concept_names.txt")
+        concept_ids = read_lines(directory / layout.CONCEPT_IDS)
+        concept_names = read_lines(directory / layout.CONCEPT_NAMES)
         sources: dict[str, str] = manifest["tables"]
-        tables = {source: NameTable.load(directory / "tables" / source) for source in sorted(set(sources.values()))}
+        tables = {source: NameTable.load(directory / layout.TABLES / source) for source in sorted(set(sources.values()))}
         types = {g.name: g.type for g in config.generators}
         generators = {
-            name: load_generator(types[name], directory / "generators" / name, tables[source], concept_ids, name)
+            name: load_generator(types[name], directory / layout.GENERATORS / name, tables[source], concept_ids, name)
             for name, source in sources.items()
         }
-        reranker = next((kind.load(directory / sub) for kind, sub in RERANKER_DIRS.items() if (directory / sub).is_dir()), None)
-        return cls(config, Normalizer.from_signature(manifest["normalizer"]), concept_ids, concept_names, tables, generators, manifest,
-                   reranker=reranker)
+        if (directory / layout.ALT_IDS).is_file():
+            alt_ids = {row[0]: row[1:] for row in (line.split("\t") for line in read_lines(directory / layout.ALT_IDS)) if len(row) > 1}
+        else:  # a version-2 index: its KB knows them
+            alt_ids = _alt_ids(kb) if kb is not None else {}
+        linker = cls(config, Normalizer.from_signature(manifest["normalizer"]), concept_ids, concept_names, tables, generators, manifest,
+                     alt_ids=alt_ids)
+        parts = linker.parts()
+        for position, settings in enumerate(config.rerankers):
+            folder = directory / layout.reranker_dir(position, settings["type"])
+            if not folder.is_dir():
+                folder = directory / layout.LEGACY_RERANKER_DIRS[settings["type"]]
+            linker.rerankers.append(load_reranker(folder, settings, parts))
+        return linker
 
     @staticmethod
-    def _check_kb(directory: Path, manifest: dict, kb: KB | None) -> None:
+    def _check_kb(directory: Path, manifest: dict, kb: KB | None) -> KB | None:
+        """The KB the index was built from (or ``kb``), refused if its content changed; None if it is gone."""
         recorded = manifest["kb"]
         if kb is None:
             kb_path = Path(recorded["path"])
             if not kb_path.is_file():
                 log.warning("the KB this index was built from (%s) is not there; using the index as built", kb_path)
-                return
+                return None
             kb = KB.open(kb_path)
         if kb.checksum != recorded["checksum"]:
             raise MedlinkError(
                 f"{directory}: built from a KB with checksum {recorded['checksum']}, but {kb.path} now has {kb.checksum}; "
                 f"rebuild the index: medlink index build --kb {kb.path} --out {directory}"
             )
+        return kb
 
-    def precisions(self) -> dict[str, str]:
-        """What each neural stage runs in on this machine (fp32 or bf16), for reports; empty for a lexical index."""
-        stages = {name: getattr(generator, "encoder", None) for name, generator in self.generators.items()}
-        stages["reranker"] = getattr(self.reranker, "model", None)
-        return {name: model.precision for name, model in stages.items() if model is not None}
-
-    # -- linking ------------------------------------------------------------------------------
+    # -- describing ---------------------------------------------------------------------------
     def name_of(self, concept_id: str) -> str | None:
         position = self._position.get(concept_id)
         return None if position is None else self.concept_names[position]
 
-    def link(self, mentions: Sequence[str | Mention], k: int = 10, generators: Sequence[str] | None = None,
-             rerank: bool = True, knn: KnnParams | None = None) -> list[list[Candidate]]:
-        """Ranked candidates per mention (an empty list for an empty mention).
+    def candidate_for(self, concept_id: str) -> Candidate:
+        """A zero-score candidate for a concept a reranker brings in: its preferred name and alt ids filled."""
+        return Candidate(concept_id, 0.0, name=self.name_of(concept_id), alt_ids=list(self.alt_ids.get(concept_id, ())))
 
-        ``generators`` restricts the stages used; ``rerank=False`` skips the reranker (kNN or
-        cross-encoder) and ``knn`` overrides the kNN's parameters (dev tuning). Identical mentions
-        are searched once.
-        """
-        texts = [m.text if isinstance(m, Mention) else m for m in mentions]
-        keys = []
-        for text in texts:
-            if len(text) > MAX_MENTION_CHARS:
-                log.warning("mention of %d characters truncated to %d", len(text), MAX_MENTION_CHARS)
-                text = text[:MAX_MENTION_CHARS]
-            keys.append(self.normalize(text))
-        unique = sorted({key for key in keys if key})
+    def precisions(self) -> dict[str, str]:
+        """What each neural stage runs in on this machine (fp32 or bf16), for reports; empty for a lexical index."""
+        stages = {name: getattr(generator, "encoder", None) for name, generator in self.generators.items()}
+        stages.update({f"reranker {reranker.type}": getattr(reranker, "model", None) for reranker in self.rerankers})
+        return {name: model.precision for name, model in stages.items() if model is not None}
+
+    # -- linking ------------------------------------------------------------------------------
+    def stages(self, generators: Sequence[str] | None = None) -> list[str]:
+        """The generators a call uses: ``generators`` (checked), else all but those the fusion weighs at zero."""
         if generators is None:  # stages the fusion weighs at zero would only cost time
             weights = self.config.fusion.weights
             names = [n for n in self.generators if len(self.generators) == 1 or weights.get(n, 1.0) != 0]
@@ -209,31 +227,62 @@ class Linker:
             names = [n for n in self.generators if n in generators]
         if not names:
             raise MedlinkError(f"no generator selected; this index has {', '.join(self.generators)}")
-        per_stage = {
-            name: self.generators[name].search_hits(unique, max(k, self.config.k_per_generator), stage=i) for i, name in enumerate(names)
-        }
-        cross = isinstance(self.reranker, CrossEncoderReranker)
-        reranking = rerank and self.reranker is not None and (cross or self.config.reranker["generator"] in names)  # kNN needs its dense stage
-        depth = max(k, self.config.k_per_generator) if reranking else k  # the reranker sees the whole candidate list
-        if len(names) == 1:
-            fused = ranked_top(per_stage[names[0]], depth)
-        else:
-            fused = self.config.fusion.fuse(per_stage, depth)
-        tables = [self.generators[name].table for name in names]
-        candidates = to_candidates(fused, tables, names, self.concept_ids, self.concept_names, per_stage if len(names) > 1 else None)
-        if reranking and cross:
-            candidates = self.reranker.rerank(unique, candidates, k)
-        elif reranking:
-            vectors = self.generators[self.config.reranker["generator"]].encode_mentions(unique)
-            candidates = self.reranker.rerank(vectors, candidates, k, knn, name_of=self.name_of)
-        by_key = dict(zip(unique, candidates))
-        results = []
-        for key in keys:
-            # a fresh list per mention: duplicates share the search, not the objects
-            results.append([self._copy(c) for c in by_key[key]] if key else [])
-        return results
+        return names
 
-    @staticmethod
-    def _copy(candidate: Candidate) -> Candidate:
-        return Candidate(candidate.concept_id, candidate.score, candidate.matched_name, dict(candidate.scores_by_stage),
-                         list(candidate.evidence), candidate.name)
+    def key(self, text: str) -> str:
+        """A mention's normalised form, what the generators search (over-long mentions truncated)."""
+        if len(text) > MAX_MENTION_CHARS:
+            log.warning("mention of %d characters truncated to %d", len(text), MAX_MENTION_CHARS)
+            text = text[:MAX_MENTION_CHARS]
+        return self.normalize(text)
+
+    def search(self, keys: Sequence[str], names: Sequence[str], depth: int) -> dict[str, Hits]:
+        """Each of the ``names`` generators' hits for normalised, non-empty ``keys`` (at least ``k_per_generator`` each)."""
+        return {name: self.generators[name].search_hits(keys, max(depth, self.config.k_per_generator), stage=i) for i, name in enumerate(names)}
+
+    def fuse(self, per_stage: dict[str, Hits], depth: int, fusion: Fusion | None = None, names: Sequence[str] | None = None) -> list[list[Candidate]]:
+        """``search``'s hits (all of them, in search order) fused by the config's fusion (or ``fusion``) into ``depth``
+        candidates per key; ``names`` fuses only those stages (one stage: its own scores, as linking with it alone gives)."""
+        searched = list(per_stage)  # a hit's stage number is its position here
+        names = list(names or searched)
+        fused = ranked_top(per_stage[names[0]], depth) if len(names) == 1 else (fusion or self.config.fusion).fuse({n: per_stage[n] for n in names}, depth)
+        tables = [self.generators[name].table for name in searched]
+        by_stage = {n: per_stage[n] for n in names} if len(names) > 1 else None
+        return to_candidates(fused, tables, searched, self.concept_ids, self.concept_names, by_stage)
+
+    def retrieve(self, keys: Sequence[str], names: Sequence[str], depth: int) -> list[list[Candidate]]:
+        """Candidates of normalised, non-empty ``keys`` from the ``names`` generators, fused: ``depth`` per key."""
+        return self.fuse(self.search(keys, names, depth), depth) if keys else []
+
+    def link(self, mentions: Sequence[str | Mention], k: int = 10, generators: Sequence[str] | None = None,
+             rerank: bool = True) -> list[LinkResult]:
+        """One ``LinkResult`` per mention, in order: its ``k`` best candidates (none, with an ``error``, for a mention
+        that is empty or only punctuation).
+
+        ``generators`` restricts the stages used; ``rerank=False`` skips the rerankers (a reranker that needs a
+        generator left out is skipped too). Identical mentions are searched and reranked once.
+        """
+        items = [Mention.of(m) for m in mentions]
+        keys = [self.key(m.text) for m in items]
+        unique = sorted({key for key in keys if key})
+        names = self.stages(generators)
+        rerankers = [r for r in self.rerankers if rerank and (r.requires_generator is None or r.requires_generator in names)]
+        depth = max(k, self.config.k_per_generator) if rerankers else k  # rerankers see the whole candidate list
+        first = {}
+        for mention, key in zip(items, keys):
+            first.setdefault(key, mention)
+        queries = [Mention(key, first[key].doc_id, first[key].start, first[key].end, first[key].left, first[key].right) for key in unique]
+        results = [LinkResult(query, candidates) for query, candidates in zip(queries, self.retrieve(unique, names, depth))]
+        for reranker in rerankers:
+            results = reranker.rerank(queries, results)
+        by_key = dict(zip(unique, results))
+        out = []
+        for mention, key in zip(items, keys):
+            found = by_key.get(key)
+            if found is None:
+                out.append(LinkResult(mention, [], mention_error(mention.text, key)))
+                continue
+            # a fresh list per mention: duplicates share the search, not the objects
+            candidates = [c.copy(alt_ids=list(self.alt_ids.get(c.concept_id, ()))) for c in found.candidates[:k]]
+            out.append(LinkResult(mention, candidates, found.error, found.nil, found.probability))
+        return out

@@ -1,4 +1,5 @@
-"""The index directory's ``manifest.json``: what it was built from, so loading can check it."""
+"""An index directory's layout (every file name in one place) and its ``manifest.json``: what it was built from,
+so loading can check it."""
 
 from __future__ import annotations
 
@@ -9,8 +10,21 @@ from pathlib import Path
 from medlink.errors import MedlinkError
 from medlink.versions import package_versions
 
-INDEX_FORMAT_VERSION = "2"  # 2: name-table counts, TF-IDF impact postings, dense vectors from bf16 weights
-MANIFEST = "manifest.json"
+INDEX_FORMAT_VERSION = "3"  # 3: rerankers/ (an ordered list), alt_ids.tsv; 2: name-table counts, TF-IDF impact postings
+READABLE_VERSIONS = ("2", "3")  # a version-2 index loads: its one reranker folder and its KB's alt ids are found the old way
+MANIFEST = "manifest.json"  # written last: a folder with a manifest is a complete index
+CONCEPT_IDS = "concept_ids.txt"
+CONCEPT_NAMES = "concept_names.txt"
+ALT_IDS = "alt_ids.tsv"  # concept id, then its other ids, tab-separated; concepts without any are left out
+TABLES = "tables"  # tables/<source>/: one alias table per name source (kb, memory, kb+memory)
+GENERATORS = "generators"  # generators/<name>/
+RERANKERS = "rerankers"  # rerankers/<position>-<type>/
+MEMORY = "memory.tsv"  # the mention memory, for inspection
+LEGACY_RERANKER_DIRS = {"knn": "knn", "cross-encoder": "cross_encoder"}  # where a version-2 index kept its one reranker
+
+
+def reranker_dir(position: int, type_name: str) -> str:
+    return f"{RERANKERS}/{position}-{type_name}"
 
 
 def new_manifest(kb_path: Path, kb_checksum: str, concepts: int, config: dict, normalizer: str, memory: dict | None) -> dict:
@@ -36,7 +50,7 @@ def read_manifest(directory: Path) -> dict:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise MedlinkError(f"{path}: unreadable manifest ({error.msg} at line {error.lineno}); {rebuild}") from error
-    if manifest.get("format_version") != INDEX_FORMAT_VERSION:
+    if manifest.get("format_version") not in READABLE_VERSIONS:
         raise MedlinkError(
             f"{directory}: index format version {manifest.get('format_version')!r}, this medlink reads {INDEX_FORMAT_VERSION!r}; {rebuild}"
         )

@@ -16,90 +16,102 @@ score under ``scores["cross-encoder"]``.
 
 from __future__ import annotations
 
+import copy
 import json
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from medlink.core import Candidate
+from medlink.core import Candidate, LinkResult, Mention
 from medlink.encoders.cross import MAX_LENGTH, CrossEncoder, CrossEncoderSpec
 from medlink.encoders.precision import from_legacy
 from medlink.errors import MedlinkError
-from medlink.params import CROSS_PARAMS, check_params, check_reranker
+from medlink.params import PRECISIONS, Param
+from medlink.rerank.base import LinkerParts, own_settings, replaced_candidates
 
 STAGE = "cross-encoder"
 PARAMS_FILE = "params.json"
-
-
-@dataclass
-class CrossParams:
-    top: int = 8
-    weight: float = 0.02
-    text: str = "name"  # what the mention is read against: the preferred name, or the alias / memory mention that matched
-
-    def __post_init__(self) -> None:
-        check_params("cross-encoder reranker", asdict(self), CROSS_PARAMS)
+MEMO_PAIRS = 500_000  # scored (mention, text) pairs kept for reuse
+TEXTS = ("name", "matched")  # what the mention is read against: the preferred name, or the alias / memory mention that matched
+PARAMS = {
+    "model": Param(str, note="a trained cross-encoder folder ('medlink train cross-encoder --out DIR')"),
+    "top": Param(int, minimum=1, default=8),
+    "weight": Param(float, minimum=0.0, default=0.02),
+    "text": Param(str, choices=TEXTS, default="name"),
+    "max_length": Param(int, minimum=2, maximum=512, default=MAX_LENGTH),
+    "precision": Param(str, choices=PRECISIONS, default="auto"),  # auto: bf16 only where this CPU runs it faster
+}
 
 
 class CrossEncoderReranker:
     """A cross-encoder and how its scores join the linker's."""
 
-    def __init__(self, model: CrossEncoder, params: CrossParams):
+    type = "cross-encoder"
+    PARAMS = PARAMS
+    TUNING_GRID = {"top": (4, 8, 16), "weight": (0.0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1)}  # weight 0: off
+    requires_generator = None
+
+    def __init__(self, model: CrossEncoder, settings: dict):
         self.model = model
-        self.params = params
+        self.settings = own_settings(self.type, PARAMS, settings)
+        self._memo: dict[tuple[str, str], float] = {}  # (mention, text) -> score, shared with with_settings copies: tuning scores once
 
     @classmethod
-    def build(cls, settings: dict) -> "CrossEncoderReranker":
-        """From a config's reranker entry: ``model`` (a trained cross-encoder folder), ``top``, ``weight``, ``max_length``, ``precision``."""
-        settings = from_legacy(settings)
-        check_reranker("cross-encoder reranker", {"type": "cross-encoder", **settings})
-        model = CrossEncoder(settings["model"], int(settings.get("max_length", MAX_LENGTH)), settings.get("precision", "auto"), trained=True)
-        return cls(model, CrossParams(**{key: settings[key] for key in ("top", "weight", "text") if key in settings}))
+    def build(cls, settings: dict, parts: LinkerParts | None = None) -> "CrossEncoderReranker":
+        """From a config's reranker entry: ``model`` (a trained cross-encoder folder), ``top``, ``weight``, ``text``, ``max_length``, ``precision``."""
+        settings = own_settings(cls.type, PARAMS, from_legacy(settings))
+        return cls(CrossEncoder(settings["model"], settings["max_length"], settings["precision"], trained=True), settings)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        payload = {"params": asdict(self.params), "model": self.model.spec.to_dict()}
+        payload = {"params": self.settings, "model": self.model.spec.to_dict()}
         (directory / PARAMS_FILE).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
     @classmethod
-    def load(cls, directory: Path) -> "CrossEncoderReranker":
+    def load(cls, directory: Path, settings: dict | None = None, parts: LinkerParts | None = None) -> "CrossEncoderReranker":
+        """The model the index recorded (its weights' fingerprint checked); ``settings``: the index config's."""
         saved = json.loads((directory / PARAMS_FILE).read_text())
         try:
             model = CrossEncoder.from_spec(CrossEncoderSpec.from_dict(saved["model"]))
         except MedlinkError as error:
             raise MedlinkError(f"{directory}: cannot use its cross-encoder: {error}. Restore that model folder or rebuild the index") from error
-        return cls(model, CrossParams(**saved["params"]))
+        return cls(model, from_legacy({**saved["params"], **(settings or {})}))
 
-    def scores(self, mentions: Sequence[str], candidates: list[list[Candidate]], top: int | None = None,
-               text: str | None = None) -> list[np.ndarray]:
+    def with_settings(self, **changes: Any) -> "CrossEncoderReranker":
+        """The same model with another top / weight / text (dev tuning)."""
+        other = copy.copy(self)
+        other.settings = own_settings(self.type, PARAMS, {**self.settings, **changes})
+        return other
+
+    def scores(self, mentions: Sequence[str], candidates: list[list[Candidate]]) -> list[np.ndarray]:
         """The cross-encoder's score of each mention's first ``top`` candidates (one array per mention)."""
-        top = top or self.params.top
-        if (text or self.params.text) == "matched":
+        if self.settings["text"] == "matched":
             text_of = lambda c: c.matched_name or c.name or c.concept_id  # noqa: E731
         else:
             text_of = lambda c: c.name or c.matched_name or c.concept_id  # noqa: E731
-        return self.model.score_groups(mentions, [[text_of(c) for c in row[:top]] for row in candidates])
+        groups = [[text_of(c) for c in row[: self.settings["top"]]] for row in candidates]
+        missing = list(dict.fromkeys((m, t) for m, group in zip(mentions, groups) for t in group if (m, t) not in self._memo))
+        if missing:
+            if len(self._memo) + len(missing) > MEMO_PAIRS:  # a long-running service must not grow without end
+                self._memo.clear()
+            self._memo.update(zip(missing, self.model.score([m for m, _ in missing], [t for _, t in missing]).tolist()))
+        return [np.array([self._memo[(m, t)] for t in group], dtype=np.float32) for m, group in zip(mentions, groups)]
 
-    def rerank(self, mentions: Sequence[str], candidates: list[list[Candidate]], k: int | None = None,
-               params: CrossParams | None = None) -> list[list[Candidate]]:
-        params = params or self.params
-        return combine(candidates, self.scores(mentions, candidates, params.top, params.text), params.weight, k)
+    def rerank(self, mentions: Sequence[Mention], results: list[LinkResult]) -> list[LinkResult]:
+        candidates = [r.candidates for r in results]
+        return replaced_candidates(results, combine(candidates, self.scores([m.text for m in mentions], candidates), self.settings["weight"]))
 
 
-def combine(candidates: list[list[Candidate]], cross_scores: list[np.ndarray], weight: float, k: int | None = None) -> list[list[Candidate]]:
+def combine(candidates: list[list[Candidate]], cross_scores: list[np.ndarray], weight: float) -> list[list[Candidate]]:
     """Add ``weight`` x cross-encoder score to each scored candidate and re-sort those; the rest follow unchanged.
 
     Kept apart from scoring so that dev tuning scores once and tries many weights.
     """
     out = []
     for candidate_list, scores in zip(candidates, cross_scores):
-        scored = []
-        for candidate, cross in zip(candidate_list, scores.tolist()):
-            scored.append(Candidate(candidate.concept_id, candidate.score + weight * cross, candidate.matched_name,
-                                    {**candidate.scores_by_stage, STAGE: round(cross, 4)}, list(candidate.evidence), candidate.name))
+        scored = [candidate.copy(score=candidate.score + weight * cross, scores_by_stage={**candidate.scores_by_stage, STAGE: round(cross, 4)})
+                  for candidate, cross in zip(candidate_list, scores.tolist())]
         scored.sort(key=lambda c: -c.score)  # stable: ties keep the linker's order (its tie-breaks)
-        reranked = scored + list(candidate_list[len(scores):])
-        out.append(reranked[:k] if k else reranked)
+        out.append(scored + list(candidate_list[len(scores):]))
     return out

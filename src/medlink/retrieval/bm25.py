@@ -15,11 +15,12 @@ from typing import Sequence
 import bm25s
 import numpy as np
 
+from medlink.params import BM25_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
 
-DEFAULTS = {"k1": 1.2, "b": 0.75, "method": "lucene", "stem": True}
+DEFAULTS = defaults(BM25_PARAMS)
 
 
 def _tokenizer(stem: bool):
@@ -44,7 +45,7 @@ class BM25Generator(GeneratorBase):
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "bm25", **params) -> "BM25Generator":
-        params = {**DEFAULTS, **params}
+        params = read_params(f"bm25 generator {name!r}", params, BM25_PARAMS)
         retriever = bm25s.BM25(k1=params["k1"], b=params["b"], method=params["method"])
         vocabulary: dict[str, int] = {}
         tokens = _tokenizer(params["stem"])

@@ -33,7 +33,7 @@ from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_di
 require_dense_extra()  # name the missing extra here, where a dense index or config first needs it, not in a faiss ImportError
 import faiss  # noqa: E402
 from medlink.errors import MedlinkError, MissingInputError
-from medlink.params import DENSE_PARAMS, check_params
+from medlink.params import DENSE_PARAMS, check_params, defaults
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.encode_cache import cache_dir, mark_used
 from medlink.retrieval.hits import Hits
@@ -46,23 +46,7 @@ try:
 except ImportError:  # Windows: no advisory locks; concurrent builds of the same names are then unsafe
     fcntl = None
 
-DEFAULTS = {
-    "model": None,  # a local Hugging Face folder; None = the packaged all-MiniLM-L6-v2
-    "pooling": None,  # mean | cls; None = what the model folder declares (medlink_encoder.json, 1_Pooling), else mean
-    "max_length": 32,
-    "precision": "auto",  # auto | fp32 | bf16: auto is bf16 only where this CPU runs it faster (medlink.encoders.precision)
-    "index": "flat",  # flat | hnsw | ivfpq
-    "fp16": False,  # store vectors as float16 (flat and hnsw)
-    "batch_size": ENCODE_BATCH,
-    "text": "name",  # per table row: the normalised name, or "name_types_definition" (paper 002's entity text)
-    "definition_words": 24,  # how much of a definition goes into the entity text
-    "hnsw_m": 32,
-    "ef_construction": 40,
-    "ef_search": 128,
-    "nlist": None,  # ivfpq: inverted lists; None = about 4 * sqrt(names)
-    "pq_m": None,  # ivfpq: sub-quantizers; None = dimension / 8 (8 dims per byte)
-    "nprobe": 16,
-}
+DEFAULTS = defaults(DENSE_PARAMS)  # what each knob means: medlink.params.DENSE_PARAMS
 CHUNK_ROWS = 8192  # rows encoded between two cache checkpoints
 INDEX_FILE = "faiss.index"
 PARAMS_FILE = "dense.json"

@@ -7,6 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
+from medlink.params import EXACT_PARAMS, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
@@ -20,7 +21,8 @@ class ExactGenerator(GeneratorBase):
         self.row_of = {key: row for row, key in enumerate(table.keys)}
 
     @classmethod
-    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "exact") -> "ExactGenerator":
+    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "exact", **params) -> "ExactGenerator":
+        read_params(f"exact generator {name!r}", params, EXACT_PARAMS)  # it has none: any key is a mistake
         return cls(table, concept_ids, name)
 
     @classmethod

@@ -13,9 +13,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from medlink.params import Param
 from medlink.retrieval.hits import Hits, ranked
 
 METHODS = ("weighted", "rrf")
+PARAMS = {
+    "method": Param(str, choices=METHODS, default="weighted"),
+    "weights": Param(dict, items=float, minimum=0.0, default={}),  # generator name -> weight (default 1; 0 leaves it out)
+    "rrf_k": Param(int, minimum=1, default=60),
+}
 
 
 @dataclass

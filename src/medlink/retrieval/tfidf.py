@@ -24,15 +24,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from medlink.params import TFIDF_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits, concatenate_hits
 from medlink.retrieval.names import NameTable
 from medlink.retrieval.tfidf_hashed import HashedTfidf, fit_halves, selective_threshold
 from medlink.retrieval.tfidf_impact import impact_postings
 
-DEFAULTS = {"analyzer": "char_wb", "ngram_range": [2, 4], "sublinear_tf": True, "min_df": 1, "common_df": 0.02, "shortlist": 256,
-            "vocabulary": "auto", "n_features": 2**22, "max_postings": 10_000, "query_batch": 256,
-            "impact_depth": 1024, "impact_full_df": 20_000}
+DEFAULTS = defaults(TFIDF_PARAMS)
 HASHED_ABOVE = 1_000_000  # "auto": exact vocabulary up to this many names, hashed features above (memory)
 
 
@@ -79,7 +78,7 @@ class TfidfGenerator(GeneratorBase):
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "tfidf", **params) -> "TfidfGenerator":
-        params = {**DEFAULTS, **params}
+        params = read_params(f"tfidf generator {name!r}", params, TFIDF_PARAMS)
         if params["vocabulary"] == "auto":
             params["vocabulary"] = "hashed" if len(table.keys) > HASHED_ABOVE else "exact"
         if params["vocabulary"] == "hashed":

@@ -53,7 +53,7 @@ def retrieved_negatives(kb: KB, mentions: Sequence[tuple[str, str]], model: str 
               "k_per_generator": depth + 1}
     linker = Linker.build(kb, LinkerConfig.from_dict(config))
     ranked = linker.link([text for text, _ in mentions], k=depth + 1, rerank=False)
-    return [[c.concept_id for c in row if c.concept_id != gold][:depth] for row, (_, gold) in zip(ranked, mentions)]
+    return [[c.concept_id for c in result.candidates if c.concept_id != gold][:depth] for result, (_, gold) in zip(ranked, mentions)]
 
 
 def _group(gold: str, negatives: list[str], size: int, all_concepts: list[str], rng: random.Random) -> list[str]:

@@ -1,0 +1,92 @@
+"""Link results as a front end shows them (JSON objects, plain lines), the batched loop over a stream of mentions, and
+which of a concept's ids is shown first.
+
+Why in the library: the CLI, a REST service and a batch job render the same results the same way; each front end
+only turns its input into mentions and writes these out.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import islice
+from typing import Iterable, Iterator, Sequence
+
+from medlink.core import Candidate, LinkResult, Mention
+
+# ids written without a prefix in BioSyn / NCBI Disease / BC5CDR data, recognised by their shape
+BARE_ID_SHAPES = {"MESH": re.compile(r"[CD]\d{6,9}"), "OMIM": re.compile(r"\d{6}")}
+
+
+def in_namespace(concept_id: str, prefix: str) -> bool:
+    """``MESH:D008228`` is in MESH (case-insensitive prefix); so is a bare ``D008228`` (its shape, for MESH and OMIM)."""
+    namespace, colon, local = concept_id.partition(":")
+    if colon:
+        return namespace.upper() == prefix.upper()
+    shape = BARE_ID_SHAPES.get(prefix.upper())
+    return bool(shape and shape.fullmatch(concept_id))
+
+
+def prefer_namespace(candidate: Candidate, prefixes: Sequence[str]) -> Candidate:
+    """The candidate with its first id in the first of ``prefixes`` that has one made primary; the others become alt ids."""
+    for prefix in prefixes:
+        chosen = next((i for i in candidate.ids if in_namespace(i, prefix)), None)
+        if chosen is not None:
+            if chosen == candidate.concept_id:
+                return candidate
+            return candidate.copy(concept_id=chosen, alt_ids=[i for i in candidate.ids if i != chosen])
+    return candidate
+
+
+def with_preferred_ids(result: LinkResult, prefixes: Sequence[str]) -> LinkResult:
+    if not prefixes:
+        return result
+    return LinkResult(result.mention, [prefer_namespace(c, prefixes) for c in result.candidates], result.error, result.nil, result.probability)
+
+
+def link_stream(linker, mentions: Iterable[str | Mention], k: int, generators: Sequence[str] | None = None,
+                batch_size: int = 2048, prefer: Sequence[str] = ()) -> Iterator[LinkResult]:
+    """Link an arbitrarily long stream in batches (memory stays flat); results come out in input order."""
+    stream = iter(mentions)
+    while batch := list(islice(stream, batch_size)):
+        for result in linker.link(batch, k=k, generators=generators):
+            yield with_preferred_ids(result, prefer)
+
+
+def candidate_json(candidate: Candidate) -> dict:
+    return {"id": candidate.concept_id, "alt_ids": list(candidate.alt_ids), "name": candidate.name, "score": round(candidate.score, 6),
+            "matched": candidate.matched_name, "scores": {k: round(v, 6) for k, v in candidate.scores_by_stage.items()},
+            "evidence": candidate.evidence}
+
+
+def result_json(result: LinkResult) -> dict:
+    """One JSON object per mention: the mention (and its document position when known), candidates, error / NIL / probability when set."""
+    mention = result.mention
+    payload: dict = {"mention": mention.text}
+    payload.update({key: value for key, value in (("doc_id", mention.doc_id), ("start", mention.start), ("end", mention.end)) if value is not None})
+    payload["candidates"] = [candidate_json(c) for c in result.candidates]
+    payload.update({key: value for key, value in (("error", result.error), ("nil", result.nil), ("probability", result.probability))
+                    if value is not None})
+    return payload
+
+
+def result_lines(result: LinkResult) -> list[str]:
+    """Plain output: one tab-separated line per candidate (mention, rank, id, name, score, what matched, other ids)."""
+    text = result.mention.text
+    if result.error:
+        return [f"{text!r}\terror: {result.error}"]
+    if not result.candidates:
+        return [f"{text}\t(no candidate)"]
+    lines = []
+    for rank, c in enumerate(result.candidates, 1):
+        also = f"; also {' '.join(c.alt_ids)}" if c.alt_ids else ""
+        lines.append(f"{text}\t{rank}\t{c.concept_id}\t{c.name}\t{c.score:.3f}\t(matched '{c.matched_name}'{_neighbours(c)}{also})")
+    return lines
+
+
+def _neighbours(candidate: Candidate, shown: int = 3) -> str:
+    """The kNN reranker's voting training mentions, for the plain-text output (JSON lists them all)."""
+    voters = [e for e in candidate.evidence if "neighbour" in e]
+    if not voters:
+        return ""
+    more = f" and {len(voters) - shown} more" if len(voters) > shown else ""
+    return "; neighbours " + ", ".join(f"'{v['neighbour']}' {v['similarity']:.2f}" for v in voters[:shown]) + more

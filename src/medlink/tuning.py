@@ -1,0 +1,194 @@
+"""Choosing an index's fusion weights and reranker settings on dev data: retrieve once, search over the cache.
+
+Why a library: every grid search over "which weights / which kNN or cross-encoder settings" needs the
+same three things: each generator's hits for the dev mentions retrieved once (the slow part), a cheap
+way to re-fuse and re-rerank them under other settings, and one scoring rule (Acc@1, ties broken by
+MRR, the figure papers report). ``Tuner`` holds the cache; ``search_fusion`` and ``search_reranker``
+try settings over it; ``tuned_config`` writes the winner with the dev figures that chose it, and
+``medlink tune`` is the command. Never give it test data.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+from medlink.core import LinkResult, Mention
+from medlink.errors import MedlinkError
+from medlink.eval.harness import evaluate_rankings
+from medlink.eval.metrics import EquivalentIds
+from medlink.linking.config import LinkerConfig
+from medlink.linking.linker import Linker
+from medlink.retrieval.fusion import Fusion
+
+log = logging.getLogger(__name__)
+FUSION_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)  # tried for each generator in turn (weights relative to each other)
+SEARCHES = ("fusion", "rerankers")
+DEPTH = 64  # candidates kept per mention: what rerankers see and what Recall@64 needs
+
+
+@dataclass
+class Trial:
+    """One setting tried and what dev said of it."""
+
+    search: str
+    settings: dict
+    figures: dict
+
+    @property
+    def key(self) -> tuple[float, float]:
+        return self.figures["acc@1"], self.figures["mrr"]
+
+
+@dataclass
+class TuneReport:
+    """What a tuning run chose and why: the figures before and after, every trial."""
+
+    dev: str
+    before: dict
+    after: dict = field(default_factory=dict)
+    trials: list[Trial] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"dev": self.dev, "before": self.before, "after": self.after, "seconds": round(self.seconds, 1), "trials": len(self.trials),
+                "best_by_search": {search: max((t for t in self.trials if t.search == search), key=lambda t: t.key).__dict__
+                                   for search in dict.fromkeys(t.search for t in self.trials)}}
+
+
+class Tuner:
+    """A linker's per-stage hits for the dev mentions, retrieved once; fusion and rerankers re-run over them."""
+
+    def __init__(self, linker: Linker, mentions: Sequence[Any], equivalent_ids: EquivalentIds | None = None, depth: int = DEPTH):
+        """``mentions``: labelled dev mentions (``LabeledMention``: their parts are linked, their gold ids score)."""
+        if not mentions:
+            raise MedlinkError("tuning needs dev mentions; none were given")
+        self.linker, self.mentions, self.equivalent_ids, self.depth = linker, list(mentions), equivalent_ids, depth
+        self.parts = [part for m in self.mentions for part in m.parts]
+        part_keys = [linker.key(text) for text in self.parts]
+        self.keys = sorted({key for key in part_keys if key})
+        position = {key: i for i, key in enumerate(self.keys)}
+        self.part_rows = [position.get(key) for key in part_keys]
+        self.queries = [Mention(key) for key in self.keys]
+        self.stages = list(linker.generators)
+        started = time.perf_counter()
+        self.per_stage = linker.search(self.keys, self.stages, depth)
+        log.info("retrieved %d dev mentions from %d stages in %.1fs", len(self.keys), len(self.stages), time.perf_counter() - started)
+
+    # -- re-running stages over the cache ----------------------------------------------------
+    def active(self, fusion: Fusion) -> list[str]:
+        """The stages linking under ``fusion`` would run: those it weighs at zero are left out."""
+        return [n for n in self.stages if len(self.stages) == 1 or fusion.weights.get(n, 1.0) != 0] or self.stages[:1]
+
+    def fused(self, fusion: Fusion) -> list[LinkResult]:
+        """Each dev mention's candidates under ``fusion``, as linking would give them."""
+        candidates = self.linker.fuse(self.per_stage, self.depth, fusion, self.active(fusion))
+        return [LinkResult(query, ranked) for query, ranked in zip(self.queries, candidates)]
+
+    def reranked(self, results: list[LinkResult], rerankers: Sequence[Any], fusion: Fusion) -> list[LinkResult]:
+        """``rerankers`` in turn; one that needs a generator ``fusion`` leaves out is skipped, as linking skips it."""
+        stages = self.active(fusion)
+        for reranker in rerankers:
+            if reranker.requires_generator is None or reranker.requires_generator in stages:
+                results = reranker.rerank(self.queries, results)
+        return results
+
+    def score(self, results: list[LinkResult]) -> dict:
+        """Acc@1/5, MRR and recall of per-key results over the dev mentions."""
+        rankings = [results[row].candidates if row is not None else [] for row in self.part_rows]
+        report = evaluate_rankings(rankings, self.mentions, equivalent_ids=self.equivalent_ids, recall_ks=(1, 5, 25, 64),
+                                   records=False, subpopulations=False)
+        return {name: report[name] for name in ("acc@1", "acc@5", "mrr", "recall@25", "recall@64")}
+
+    def evaluate(self, fusion: Fusion, rerankers: Sequence[Any]) -> dict:
+        return self.score(self.reranked(self.fused(fusion), rerankers, fusion))
+
+    # -- searches ------------------------------------------------------------------------------
+    def search_fusion(self, rerankers: Sequence[Any] = (), weights: Sequence[float] = FUSION_WEIGHTS,
+                      passes: int = 2) -> tuple[Fusion, list[Trial]]:
+        """Weighted fusion by coordinate ascent over ``weights`` (each generator in turn, ``passes`` rounds), then RRF with the
+        same weights; a single-generator index has nothing to weigh."""
+        current = self.linker.config.fusion
+        trials = [Trial("fusion", _fusion_settings(current), self.evaluate(current, rerankers))]
+        if len(self.stages) < 2:
+            return current, trials
+        best = trials[0]
+        chosen = replace(current, method="weighted", weights={n: current.weights.get(n, 1.0) for n in self.stages})
+        for _ in range(passes):
+            improved = False
+            for name in self.stages:
+                for weight in weights:
+                    candidate = replace(chosen, weights={**chosen.weights, name: float(weight)})
+                    if not any(candidate.weights.values()) or candidate.weights == chosen.weights:
+                        continue
+                    trial = Trial("fusion", _fusion_settings(candidate), self.evaluate(candidate, rerankers))
+                    trials.append(trial)
+                    if trial.key > best.key:
+                        best, chosen, improved = trial, candidate, True
+            if not improved:
+                break
+        rrf = replace(chosen, method="rrf")
+        trials.append(Trial("fusion", _fusion_settings(rrf), self.evaluate(rrf, rerankers)))
+        winner = max(trials, key=lambda t: t.key)  # the first of equals: the config's own fusion when nothing beats it
+        return Fusion(**winner.settings), trials
+
+    def search_reranker(self, position: int, fusion: Fusion, grid: dict[str, Sequence] | None = None) -> tuple[dict, list[Trial]]:
+        """Settings of the ``position``-th reranker (its own ``TUNING_GRID`` unless ``grid``), the others as configured."""
+        rerankers = list(self.linker.rerankers)
+        reranker = rerankers[position]
+        grid = grid or getattr(reranker, "TUNING_GRID", None)
+        if not grid:
+            raise MedlinkError(f"the {reranker.type} reranker declares nothing to tune")
+        base = self.fused(fusion)
+        before, after = rerankers[:position], rerankers[position + 1 :]
+        base = self.reranked(base, before, fusion)
+        label = f"rerankers[{position}] {reranker.type}"
+        trials = [Trial(label, _tuned(reranker.settings, grid), self.score(self.reranked(base, [reranker, *after], fusion)))]
+        for values in itertools.product(*grid.values()):
+            changes = dict(zip(grid, values))
+            variant = reranker.with_settings(**changes)
+            trials.append(Trial(label, changes, self.score(self.reranked(base, [variant, *after], fusion))))
+        winner = max(trials, key=lambda t: t.key)
+        return {**reranker.settings, **winner.settings}, trials
+
+
+def _fusion_settings(fusion: Fusion) -> dict:
+    return {"method": fusion.method, "weights": dict(fusion.weights), "rrf_k": fusion.rrf_k}
+
+
+def _tuned(settings: dict, grid: dict) -> dict:
+    return {key: settings[key] for key in grid}
+
+
+def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equivalent_ids: EquivalentIds | None = None,
+         dev_name: str = "dev") -> tuple[LinkerConfig, TuneReport]:
+    """Search ``searches`` ("fusion", "rerankers", or a reranker type) in that order, each over the previous one's choice;
+    returns the index's config with the choices in it, and the report."""
+    unknown = [s for s in searches if s not in SEARCHES and s not in {r.type for r in linker.rerankers}]
+    if unknown:
+        kinds = ", ".join([*SEARCHES, *dict.fromkeys(r.type for r in linker.rerankers)])
+        raise MedlinkError(f"unknown search {', '.join(map(repr, unknown))}; this index can tune: {kinds}")
+    started = time.perf_counter()
+    tuner = Tuner(linker, mentions, equivalent_ids)
+    config = linker.config
+    report = TuneReport(dev_name, tuner.evaluate(config.fusion, linker.rerankers))
+    fusion, rerankers = config.fusion, list(linker.rerankers)
+    for search in searches:
+        if search == "fusion":
+            fusion, trials = tuner.search_fusion(rerankers)
+            report.trials += trials
+            continue
+        for position, reranker in enumerate(rerankers):
+            if search in ("rerankers", reranker.type) and getattr(reranker, "TUNING_GRID", None):
+                linker.rerankers = rerankers  # the choices so far
+                settings, trials = tuner.search_reranker(position, fusion)
+                rerankers[position] = reranker.with_settings(**{k: v for k, v in settings.items() if k != "type"})
+                report.trials += trials
+    linker.rerankers = rerankers
+    report.after = tuner.evaluate(fusion, rerankers)
+    report.seconds = time.perf_counter() - started
+    chosen = LinkerConfig(config.generators, fusion, config.k_per_generator, [dict(r.settings) for r in rerankers], tuned=report.to_dict())
+    return chosen, report
