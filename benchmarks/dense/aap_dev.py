@@ -60,7 +60,7 @@ def main() -> None:
             name, model = model_spec(spec)
             run = Run(Linker.build(kb, hybrid_config(model, CONFIGS / "askapatient_lexical.json"), memory), validation, equivalent)
             print(name, " | ".join(f"{w}: {run.evaluate(run.hybrid(w))['acc@1']:.4f}" for w in WEIGHTS_DENSE_TFIDF), flush=True)
-            split = evaluate_rankings(run.dense_only, validation, equivalent_ids=equivalent, train=train, records=False).subpopulations
+            split = evaluate_rankings(run.tuner.rankings(run.dense_only), validation, equivalent_ids=equivalent, train=train, records=False).subpopulations
             print("  dense alone:", " | ".join(f"{group}: n {split[group]['n']}, Acc@1 {split[group]['acc@1']:.4f}"
                                                for group in ("seen mention", "unseen mention")), flush=True)
         return

@@ -28,6 +28,7 @@ from medlink.linking.config import LinkerConfig  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 from medlink.linking.memory import memory_from_datasets  # noqa: E402
 from medlink.retrieval.fusion import Fusion  # noqa: E402
+from medlink.tuning import Tuner  # noqa: E402
 
 OTHERS = (0.0, 0.5, 1.0)  # weights of the models after the first (whose weight is 1)
 TFIDF = (0.0, 0.25, 0.5)
@@ -59,12 +60,12 @@ def weight_grid(models: list[str]) -> list[dict[str, float]]:
 
 
 def choose_weights(linker: Linker, dev, equivalent, models: list[str]) -> tuple[dict[str, float], list[dict]]:
-    """Fusion weights by grid search on dev."""
-    trials = []
-    for weights in weight_grid(models):
-        trials.append({"weights": weights, **evaluate(linker, dev, equivalent, weights)})
-        print("dev", weights, f"{trials[-1]['acc@1']:.4f}", flush=True)
-    return max(trials, key=lambda r: (r["acc@1"], r["mrr"]))["weights"], trials
+    """Fusion weights by grid search on dev (medlink tune's search over this script's grid: one retrieval, every weighting)."""
+    tuner = Tuner(linker, dev, equivalent)
+    best, found = tuner.search_fusions([Fusion("weighted", weights) for weights in weight_grid(models)])
+    trials = [{"weights": t.settings["weights"], **score_rankings(tuner.rankings(tuner.fused(Fusion(**t.settings))), dev, equivalent)}
+              for t in found]
+    return best.weights, trials
 
 
 def main() -> None:

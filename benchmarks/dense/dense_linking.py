@@ -19,7 +19,6 @@ have seen the other folds' test mentions); such models are AskAPatient-only.
 from __future__ import annotations
 
 import argparse
-import itertools
 import statistics
 import tempfile
 import sys
@@ -35,10 +34,12 @@ from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 from medlink.linking.memory import memory_from_datasets  # noqa: E402
-from medlink.rerank.knn import KnnParams  # noqa: E402
+from medlink.rerank.knn import PARAMS as KNN_PARAMS  # noqa: E402
 from medlink.retrieval.fusion import Fusion  # noqa: E402
+from medlink.tuning import Tuner  # noqa: E402
 
 CONFIGS = ROOT / "benchmarks" / "configs"
+KNN_DEFAULT = {key: KNN_PARAMS[key].default for key in ("k", "lambda_", "beta1", "beta2")}  # kNN as configured by default
 KNN_GRID = {"k": (4, 16, 64), "lambda_": (0.1, 0.3, 0.5, 0.7, 0.9), "beta1": (0.01, 0.05, 0.1), "beta2": (0.05, 0.1, 0.5, 1.0)}
 FUSION_WEIGHTS = ((1.0, 0.0), (0.0, 1.0), (1.0, 0.25), (1.0, 0.5), (1.0, 1.0), (0.5, 1.0), (0.25, 1.0))  # (dense, TF-IDF)
 METRICS = ("acc@1", "acc@5", "mrr", "recall@1", "recall@25", "recall@64")
@@ -57,7 +58,7 @@ def hybrid_config(model: str | None, lexical: Path) -> LinkerConfig:
                        {"name": "tfidf", "type": "tfidf", "names": "kb+memory", "params": tuned_tfidf(lexical)}],
         "fusion": {"method": "weighted", "weights": {"dense": 1.0, "tfidf": 0.5}},
         "k_per_generator": 64,
-        "reranker": {"type": "knn", "generator": "dense"},
+        "rerankers": [{"type": "knn", "generator": "dense"}],
     })
 
 
@@ -68,61 +69,53 @@ def score_rankings(rankings, mentions, equivalent) -> dict:
 
 
 class Run:
-    """One linker, its query vectors and candidate lists for a dataset, so variants cost no re-search."""
+    """One linker's candidates for a dataset retrieved once (medlink.tuning.Tuner); fusion and kNN variants re-run over them."""
 
     def __init__(self, linker: Linker, mentions, equivalent):
-        self.linker, self.mentions, self.equivalent = linker, mentions, equivalent
-        self.texts = [p for m in mentions for p in m.parts]
-        keys = [linker.normalize(t) for t in self.texts]
-        self.dense_only = linker.link(self.texts, k=64, generators=["dense"], rerank=False)
-        self.vectors = linker.generators["dense"].encode_mentions(keys)
+        self.mentions, self.equivalent = mentions, equivalent
+        self.tuner = Tuner(linker, mentions, equivalent)
+        self.dense_only = self.hybrid((1.0, 0.0))
 
-    def evaluate(self, rankings) -> dict:
-        return score_rankings(rankings, self.mentions, self.equivalent)
+    def evaluate(self, results) -> dict:
+        return score_rankings(self.tuner.rankings(results), self.mentions, self.equivalent)
+
+    @staticmethod
+    def fusion(weights: tuple[float, float]) -> Fusion:
+        return Fusion("weighted", {"dense": weights[0], "tfidf": weights[1]})
 
     def hybrid(self, weights: tuple[float, float]):
-        if weights == (1.0, 0.0):
-            return self.dense_only
-        self.linker.config.fusion = Fusion("weighted", {"dense": weights[0], "tfidf": weights[1]})
-        return self.linker.link(self.texts, k=64, rerank=False)
+        return self.tuner.fused(self.fusion(weights))
 
-    def knn(self, rankings, params: KnnParams):
-        return self.linker.reranker.rerank(self.vectors, rankings, 64, params, name_of=self.linker.name_of)
-
-
-def best_knn(run: Run, rankings) -> tuple[KnnParams, tuple[float, float]]:
-    best_params, best_key = KnnParams(), (-1.0, -1.0)
-    for values in itertools.product(*KNN_GRID.values()):
-        params = KnnParams(**dict(zip(KNN_GRID, values)))
-        result = run.evaluate(run.knn(rankings, params))
-        if (result["acc@1"], result["mrr"]) > best_key:
-            best_params, best_key = params, (result["acc@1"], result["mrr"])
-    return best_params, best_key
+    def knn(self, weights: tuple[float, float], settings: dict):
+        """The fused candidates at ``weights``, reranked by the index's kNN with ``settings`` (k, lambda_, beta1, beta2)."""
+        reranker = self.tuner.linker.rerankers[0].with_settings(**settings)
+        return self.tuner.reranked(self.hybrid(weights), [reranker], self.fusion(weights))
 
 
-def tune(run: Run) -> tuple[tuple[float, float], KnnParams, KnnParams, list[dict]]:
+def best_knn(run: Run, weights: tuple[float, float]) -> tuple[dict, tuple[float, float]]:
+    """kNN settings by grid search over the candidates at ``weights`` (medlink tune's reranker search, this script's grid)."""
+    settings, trials = run.tuner.search_reranker(0, run.fusion(weights), KNN_GRID)
+    return {key: settings[key] for key in KNN_GRID}, max(t.key for t in trials)
+
+
+def tune(run: Run) -> tuple[tuple[float, float], dict, dict, list[dict]]:
     """On dev data: the fusion weights of the hybrid, then kNN parameters for dense alone and for the hybrid."""
-    trials = []
-    best_weights, best_key = (1.0, 0.0), (-1.0, -1.0)
-    for weights in FUSION_WEIGHTS:
-        result = run.evaluate(run.hybrid(weights))
-        trials.append({"weights": weights, **result})
-        if (result["acc@1"], result["mrr"]) > best_key:
-            best_weights, best_key = weights, (result["acc@1"], result["mrr"])
-    dense_knn, key = best_knn(run, run.dense_only)
-    trials.append({"knn_dense": vars(dense_knn), "acc@1": key[0], "mrr": key[1]})
-    hybrid_knn, key = best_knn(run, run.hybrid(best_weights))
-    trials.append({"knn_hybrid": vars(hybrid_knn), "acc@1": key[0], "mrr": key[1]})
-    return best_weights, dense_knn, hybrid_knn, trials
+    best, fusion_trials = run.tuner.search_fusions([run.fusion(w) for w in FUSION_WEIGHTS])
+    weights = (best.weights["dense"], best.weights["tfidf"])
+    trials = [{"weights": (t.settings["weights"]["dense"], t.settings["weights"]["tfidf"]), **t.figures} for t in fusion_trials]
+    dense_knn, key = best_knn(run, (1.0, 0.0))
+    trials.append({"knn_dense": dense_knn, "acc@1": key[0], "mrr": key[1]})
+    hybrid_knn, key = best_knn(run, weights)
+    trials.append({"knn_hybrid": hybrid_knn, "acc@1": key[0], "mrr": key[1]})
+    return weights, dense_knn, hybrid_knn, trials
 
 
-def variants(run: Run, weights: tuple[float, float], dense_knn: KnnParams, hybrid_knn: KnnParams) -> dict[str, dict]:
-    hybrid = run.hybrid(weights)
+def variants(run: Run, weights: tuple[float, float], dense_knn: dict, hybrid_knn: dict) -> dict[str, dict]:
     return {
         "dense (KB names + memory)": run.evaluate(run.dense_only),
-        "dense + kNN": run.evaluate(run.knn(run.dense_only, dense_knn)),
-        f"hybrid (dense {weights[0]}, TF-IDF {weights[1]})": run.evaluate(hybrid),
-        "hybrid + kNN": run.evaluate(run.knn(hybrid, hybrid_knn)),
+        "dense + kNN": run.evaluate(run.knn((1.0, 0.0), dense_knn)),
+        f"hybrid (dense {weights[0]}, TF-IDF {weights[1]})": run.evaluate(run.hybrid(weights)),
+        "hybrid + kNN": run.evaluate(run.knn(weights, hybrid_knn)),
     }
 
 
@@ -138,7 +131,7 @@ def ncbi(name: str, model: str | None, workdir: Path, trained_on_dev: bool = Fal
     rows.append({"model": name, "dataset": "NCBI Disease", "split": "test", "setting": "KB only (train_dictionary)", "variant": "dense", **result})
     test_run = Run(Linker.build(kb, config, memory_from_datasets(kb, [ncbi_split("traindev")])), test, equivalent)
     if trained_on_dev:  # dev cannot tune a model that has seen it: dense alone, nothing tuned
-        weights, dense_knn, hybrid_knn, trials = (1.0, 0.0), KnnParams(), KnnParams(), []
+        weights, dense_knn, hybrid_knn, trials = (1.0, 0.0), KNN_DEFAULT, KNN_DEFAULT, []
         chosen = {"dense (KB names + memory)": test_run.evaluate(test_run.dense_only)}
     else:
         dev_run = Run(Linker.build(kb, config, memory_from_datasets(kb, [ncbi_split("train")])), load_dataset(ncbi_split("dev")), equivalent)
@@ -147,7 +140,7 @@ def ncbi(name: str, model: str | None, workdir: Path, trained_on_dev: bool = Fal
         chosen = variants(test_run, weights, dense_knn, hybrid_knn)
     for variant, result in chosen.items():
         rows.append({"model": name, "dataset": "NCBI Disease", "split": "test", "setting": "train_dictionary + memory(traindev)",
-                     "variant": variant, "weights": weights, "knn_dense": vars(dense_knn), "knn_hybrid": vars(hybrid_knn), **result})
+                     "variant": variant, "weights": weights, "knn_dense": dense_knn, "knn_hybrid": hybrid_knn, **result})
     for row in rows:
         print(f"  {row['model']} | {row['setting']} | {row['variant']}: acc@1 {row['acc@1']:.4f} acc@5 {row['acc@5']:.4f}", flush=True)
     rows.append({"model": name, "dataset": "NCBI Disease", "dev_trials": trials, "seconds": time.perf_counter() - started})
@@ -172,7 +165,7 @@ def aap(name: str, model: str | None, workdir: Path, folds: int, trained_on_dev:
         weights, dense_knn, hybrid_knn, _ = tune(dev_run)
         print(f"{name}: AAP fold-0 validation choice fusion {weights}, kNN dense {dense_knn}, kNN hybrid {hybrid_knn}", flush=True)
     else:
-        weights, dense_knn, hybrid_knn = fusion or (1.0, 0.0), KnnParams(), KnnParams()
+        weights, dense_knn, hybrid_knn = fusion or (1.0, 0.0), KNN_DEFAULT, KNN_DEFAULT
     per_fold: dict[str, list[dict]] = {}
     for fold in range(folds):
         config = hybrid_config(fold_model(model, fold), lexical)
@@ -189,7 +182,7 @@ def aap(name: str, model: str | None, workdir: Path, folds: int, trained_on_dev:
         mean = {m: statistics.mean(r[m] for r in results) for m in results[0]}
         rows.append({"model": name, "dataset": "AskAPatient", "split": f"test, mean of {len(results)} folds",
                      "setting": f"ontology + memory(fold {' + '.join(memory_splits)})",
-                     "variant": variant, "weights": weights, "knn_dense": vars(dense_knn), "knn_hybrid": vars(hybrid_knn), **mean,
+                     "variant": variant, "weights": weights, "knn_dense": dense_knn, "knn_hybrid": hybrid_knn, **mean,
                      "acc@1_std": statistics.pstdev(r["acc@1"] for r in results)})
         print(f"  {name} | AAP | {variant}: acc@1 {mean['acc@1']:.4f}", flush=True)
     return rows

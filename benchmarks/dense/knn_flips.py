@@ -23,7 +23,6 @@ from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb, id_matches  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 from medlink.linking.memory import memory_from_datasets  # noqa: E402
-from medlink.rerank.knn import KnnParams  # noqa: E402
 
 
 def main() -> None:
@@ -42,14 +41,15 @@ def main() -> None:
     mentions = load_dataset(ncbi_split(args.split))
     memory = memory_from_datasets(kb, [ncbi_split("traindev" if args.split == "test" else "train")])
     run = Run(Linker.build(kb, hybrid_config(model, CONFIGS / "ncbi_lexical.json"), memory), mentions, equivalent)
-    reranked = run.knn(run.dense_only, KnnParams(args.k, args.lambda_, args.beta1, args.beta2))
+    knn_settings = {"k": args.k, "lambda_": args.lambda_, "beta1": args.beta1, "beta2": args.beta2}
+    dense_only, reranked = run.tuner.rankings(run.dense_only), run.tuner.rankings(run.knn((1.0, 0.0), knn_settings))
     gold_per_part = [mention.gold for mention in mentions for _ in mention.parts]
 
     def correct(candidates, gold) -> bool:
         return bool(candidates) and id_matches(candidates[0].concept_id, gold, equivalent)
 
     gains = losses = 0
-    for text, gold, dense, knn in zip(run.texts, gold_per_part, run.dense_only, reranked):
+    for text, gold, dense, knn in zip(run.tuner.parts, gold_per_part, dense_only, reranked):
         before, after = correct(dense, gold), correct(knn, gold)
         if before == after:
             continue
@@ -57,7 +57,7 @@ def main() -> None:
         voters = [(e["neighbour"], e["concept"], e["similarity"]) for e in knn[0].evidence if "neighbour" in e][:3]
         print(f"{'GAIN' if after else 'LOSS'} {text!r} gold={sorted(gold)} dense={dense[0].concept_id} {dense[0].name!r} "
               f"knn={knn[0].concept_id} {knn[0].name!r} voters={voters}")
-    print(f"{len(run.texts)} mention parts: kNN gains {gains}, loses {losses}")
+    print(f"{len(run.tuner.parts)} mention parts: kNN gains {gains}, loses {losses}")
 
 
 if __name__ == "__main__":

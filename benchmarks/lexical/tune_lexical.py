@@ -23,12 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository r
 from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
 from benchmarks._common.harness import ROOT, command_line, publish  # noqa: E402
 
-from medlink.eval import evaluate, load_dataset  # noqa: E402
+from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 from medlink.linking.memory import memory_from_datasets  # noqa: E402
 from medlink.retrieval.fusion import Fusion  # noqa: E402
+from medlink.tuning import Tuner  # noqa: E402
 
 CONFIGS = ROOT / "benchmarks" / "configs"
 TFIDF_GRID = [
@@ -49,10 +50,13 @@ def config(tfidf: dict, bm25: dict | None = None, fusion: dict | None = None) ->
     })
 
 
-def score(linker: Linker, dev, equivalent, generators=None) -> tuple[float, float]:
-    report = evaluate(lambda texts: linker.link(texts, k=10, generators=generators), dev, equivalent_ids=equivalent,
-                      records=False, subpopulations=False)
-    return report["acc@1"], report["mrr"]
+ALONE = {name: Fusion("weighted", {"exact": 0.0, "tfidf": 0.0, "bm25": 0.0, name: 1.0}) for name in ("tfidf", "bm25")}  # one stage, its own scores
+
+
+def score(tuner: Tuner, fusion: Fusion) -> tuple[float, float]:
+    """Acc@1 and MRR over each dev mention's top 10 (the tuner retrieved them once; fusion re-runs over its cache)."""
+    figures = tuner.evaluate(fusion, [])
+    return figures["acc@1"], figures["mrr"]
 
 
 def tune(name: str, kb, memory_specs: list[str], dev_spec: str) -> dict:
@@ -64,7 +68,7 @@ def tune(name: str, kb, memory_specs: list[str], dev_spec: str) -> dict:
     for params in TFIDF_GRID:
         started = time.perf_counter()
         linker = Linker.build(kb, config(params), memory)
-        key = score(linker, dev, equivalent, ["tfidf"])
+        key = score(Tuner(linker, dev, equivalent, depth=10), ALONE["tfidf"])
         trials.append({"step": "tfidf", "params": params, "acc@1": key[0], "mrr": key[1], "seconds": time.perf_counter() - started})
         print(f"{name} tfidf {params}: acc@1 {key[0]:.4f} mrr {key[1]:.4f}", flush=True)
         if key > best_key:
@@ -72,20 +76,19 @@ def tune(name: str, kb, memory_specs: list[str], dev_spec: str) -> dict:
     best_bm25, best_bm25_key = None, (-1.0, -1.0)
     for params in BM25_GRID:
         linker = Linker.build(kb, config(best_tfidf, params), memory)
-        key = score(linker, dev, equivalent, ["bm25"])
+        key = score(Tuner(linker, dev, equivalent, depth=10), ALONE["bm25"])
         trials.append({"step": "bm25", "params": params, "acc@1": key[0], "mrr": key[1]})
         print(f"{name} bm25 {params}: acc@1 {key[0]:.4f} mrr {key[1]:.4f}", flush=True)
         if key > best_bm25_key:
             best_bm25, best_bm25_key = params, key
-    linker = Linker.build(kb, config(best_tfidf, best_bm25), memory)
-    best_fusion, best_fusion_key = None, (-1.0, -1.0)
-    for method, exact, bm25 in itertools.product(("weighted", "rrf"), EXACT_WEIGHTS, BM25_WEIGHTS):
-        fusion = {"method": method, "weights": {"exact": exact, "tfidf": 1.0, "bm25": bm25}}
-        linker.config.fusion = Fusion(**fusion)
-        key = score(linker, dev, equivalent)
-        trials.append({"step": "fusion", "fusion": fusion, "acc@1": key[0], "mrr": key[1]})
-        if key > best_fusion_key:
-            best_fusion, best_fusion_key = fusion, key
+    tuner = Tuner(Linker.build(kb, config(best_tfidf, best_bm25), memory), dev, equivalent, depth=10)
+    grid = [Fusion(method, {"exact": exact, "tfidf": 1.0, "bm25": bm25}) for method, exact, bm25 in
+            itertools.product(("weighted", "rrf"), EXACT_WEIGHTS, BM25_WEIGHTS)]
+    chosen_fusion, fusion_trials = tuner.search_fusions(grid)  # medlink's dev search (medlink tune) over this script's grid
+    trials += [{"step": "fusion", "fusion": {"method": t.settings["method"], "weights": t.settings["weights"]},
+                "acc@1": t.figures["acc@1"], "mrr": t.figures["mrr"]} for t in fusion_trials]
+    best_fusion = {"method": chosen_fusion.method, "weights": chosen_fusion.weights}
+    best_fusion_key = max(t.key for t in fusion_trials)
     print(f"{name} fusion {best_fusion}: acc@1 {best_fusion_key[0]:.4f}", flush=True)
     chosen = config(best_tfidf, best_bm25, best_fusion).to_dict()
     path = CONFIGS / f"{name}_lexical.json"

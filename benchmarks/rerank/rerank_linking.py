@@ -44,10 +44,10 @@ class Reranked:
 
     def __init__(self, linker: Linker, reranker: CrossEncoderReranker, mentions, weights: dict[str, float], depth: int = max(TOPS)):
         self.mentions, self.fusion = mentions, weights
-        self.rankings = fused_rankings(linker, mentions, weights)
+        self.rankings = [result.candidates for result in fused_rankings(linker, mentions, weights)]
         keys = [linker.normalize(p) for m in mentions for p in m.parts]
         started = time.perf_counter()
-        self.scores = reranker.scores(keys, self.rankings, depth)  # test: only the chosen top, so the time is what linking pays
+        self.scores = reranker.with_settings(top=depth).scores(keys, self.rankings)  # test: only the chosen top, so the time is what linking pays
         self.seconds = time.perf_counter() - started
 
     def ranked(self, top: int, weight: float):

@@ -96,10 +96,13 @@ class Tuner:
                 results = reranker.rerank(self.queries, results)
         return results
 
+    def rankings(self, results: list[LinkResult]) -> list[list]:
+        """Per-key results as one candidate list per dev mention part (what ``evaluate_rankings`` scores)."""
+        return [results[row].candidates if row is not None else [] for row in self.part_rows]
+
     def score(self, results: list[LinkResult]) -> dict:
         """Acc@1/5, MRR and recall of per-key results over the dev mentions."""
-        rankings = [results[row].candidates if row is not None else [] for row in self.part_rows]
-        report = evaluate_rankings(rankings, self.mentions, equivalent_ids=self.equivalent_ids, recall_ks=(1, 5, 25, 64),
+        report = evaluate_rankings(self.rankings(results), self.mentions, equivalent_ids=self.equivalent_ids, recall_ks=(1, 5, 25, 64),
                                    records=False, subpopulations=False)
         return {name: report[name] for name in ("acc@1", "acc@5", "mrr", "recall@25", "recall@64")}
 
@@ -107,6 +110,11 @@ class Tuner:
         return self.score(self.reranked(self.fused(fusion), rerankers, fusion))
 
     # -- searches ------------------------------------------------------------------------------
+    def search_fusions(self, fusions: Sequence[Fusion], rerankers: Sequence[Any] = ()) -> tuple[Fusion, list[Trial]]:
+        """The best of an explicit list of fusions (the first of equals)."""
+        trials = [Trial("fusion", _fusion_settings(fusion), self.evaluate(fusion, rerankers)) for fusion in fusions]
+        return Fusion(**max(trials, key=lambda t: t.key).settings), trials
+
     def search_fusion(self, rerankers: Sequence[Any] = (), weights: Sequence[float] = FUSION_WEIGHTS,
                       passes: int = 2) -> tuple[Fusion, list[Trial]]:
         """Weighted fusion by coordinate ascent over ``weights`` (each generator in turn, ``passes`` rounds), then RRF with the
