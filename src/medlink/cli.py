@@ -197,7 +197,7 @@ def link(
 ) -> None:
     """Link mentions to ranked concepts."""
     from medlink.linking.index import resolve_index
-    from medlink.linking.inputs import FORMATS, guess_format, read_mentions
+    from medlink.corpora.mention_files import FORMATS, guess_format, read_mentions
     from medlink.linking.linker import Linker
     from medlink.linking.output import link_stream, result_json, result_lines
 

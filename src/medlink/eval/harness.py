@@ -13,7 +13,7 @@ from typing import Any
 
 from medlink.core import Candidate, LinkResult
 from medlink.errors import MedlinkError
-from medlink.eval.datasets import LabeledMention
+from medlink.corpora.mentions import LabeledMention
 from medlink.eval.metrics import ACC_KS, NOT_FOUND, RECALL_KS, EquivalentIds, candidate_id, candidate_matches, compute_metrics, mention_rank, part_rank
 from medlink.eval.report import EvalReport
 from medlink.eval.subpopulations import subpopulation_masks

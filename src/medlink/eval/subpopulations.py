@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from medlink.eval.datasets import LabeledMention
+from medlink.corpora.mentions import LabeledMention
 from medlink.eval.metrics import EquivalentIds, id_matches
 from medlink.text import normalize as default_normalize
 

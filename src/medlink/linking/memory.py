@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from medlink.corpora.datasets import load_dataset
 from medlink.kb.store import KB
 
 
@@ -38,8 +39,6 @@ class MemoryEntries:
 
 def memory_from_datasets(kb: KB, datasets: Iterable[str]) -> MemoryEntries:
     """Read ``FORMAT:PATH`` datasets (the evaluation formats) into memory entries resolved against ``kb``."""
-    from medlink.eval.datasets import load_dataset
-
     memory = MemoryEntries()
     resolved: dict[str, str | None] = {}
     for spec in datasets:

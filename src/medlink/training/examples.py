@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
+from medlink.corpora.datasets import load_dataset
 from medlink.kb.store import KB
 
 
@@ -56,8 +57,6 @@ def supervised_mentions(kb: KB, datasets: Iterable[str]) -> list[tuple[str, str]
 
 def counted_supervised_mentions(kb: KB, datasets: Iterable[str]) -> tuple[list[tuple[str, str]], Counter]:
     """``supervised_mentions`` and how many mentions were left out and why, so a caller can say so."""
-    from medlink.eval.datasets import load_dataset
-
     pairs, skipped = [], Counter()
     for spec in datasets:
         for mention in load_dataset(spec):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from medlink.errors import InputFormatError, MissingInputError
-from medlink.kb.readers._io import decoded_lines
+from medlink.kb.readers.files import decoded_lines
 
 PAIR_COLUMNS = ("task", "left", "right", "left_id", "right_id", "left_kind", "right_kind")
 NEGATIVE_COLUMNS = ("split", "left_id", "right_id", "relation", "left", "right")

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 from medlink.errors import InputFormatError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers._io import require_file
+from medlink.kb.readers.files import require_file
 from medlink.kb.records import ABBREVIATION, PREFERRED, SYNONYM, ConceptRecord, NameRecord, Record, qualify
 
 SOURCE = "askapatient"

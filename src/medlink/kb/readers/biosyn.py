@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers._io import open_text, require_file
+from medlink.kb.readers.files import open_text, require_file
 from medlink.kb.records import (
     ALT_ID,
     PREFERRED,

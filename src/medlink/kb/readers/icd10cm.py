@@ -26,7 +26,7 @@ from typing import Iterator
 
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers._io import require_file
+from medlink.kb.readers.files import require_file
 from medlink.kb.records import (
     INCLUSION,
     IS_A,

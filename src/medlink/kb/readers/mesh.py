@@ -34,7 +34,7 @@ from typing import IO, Iterator
 
 from medlink.errors import InputFormatError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers._io import open_bytes, require_file
+from medlink.kb.readers.files import open_bytes, require_file
 from medlink.kb.records import (
     ABBREVIATION,
     IS_A,

@@ -33,7 +33,7 @@ from typing import Iterable, Iterator
 
 from medlink.errors import InputFormatError, MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers._io import as_set, open_text
+from medlink.kb.readers.files import as_set, open_text
 from medlink.kb.records import (
     IS_A,
     PREFERRED,

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 from medlink.errors import InputFormatError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers._io import decoded_lines, require_file
+from medlink.kb.readers.files import decoded_lines, require_file
 from medlink.kb.records import (
     ABBREVIATION,
     ALT_ID,

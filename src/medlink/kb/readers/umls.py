@@ -30,7 +30,7 @@ from typing import Iterable, Iterator
 
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers._io import as_set, open_bytes
+from medlink.kb.readers.files import as_set, open_bytes
 from medlink.kb.records import (
     ABBREVIATION,
     IS_A,

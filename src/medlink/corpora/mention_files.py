@@ -1,4 +1,4 @@
-"""Reading mentions for ``medlink link``: arguments, stdin or a file of plain lines, TSV or JSONL."""
+"""Files of mentions to link (``medlink link --input``): stdin or a file of plain lines, TSV or JSONL."""
 
 from __future__ import annotations
 

@@ -23,10 +23,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from medlink.corpora.mentions import LabeledMention, is_unlinked, split_ids
 from medlink.errors import MissingInputError
-from medlink.eval._lines import read_lines
-from medlink.eval.datasets import LabeledMention, _is_unlinked, split_ids
 from medlink.kb.errors_policy import InvalidLinePolicy
+from medlink.kb.readers.files import decoded_lines
 
 _TEXT_LINE = re.compile(r"^([^|\t]+)\|([ta])\|(.*)$")
 DEFAULT_STRIP_PREFIXES = ("OMIM:",)
@@ -64,7 +64,7 @@ def load_pubtator_documents(
     seen: set[str] = set()
     current: Document | None = None
     skipping = False
-    for lineno, line in read_lines(path, policy):
+    for lineno, line in decoded_lines(path, policy):
         if not line.strip():
             current = None
             continue
@@ -87,7 +87,7 @@ def load_pubtator_documents(
         mention = _annotation(line, current, strip_id_prefixes)
         if isinstance(mention, str):
             policy.invalid(path, lineno, mention)
-        elif mention is not None and (keep_unlinked or not _is_unlinked(mention.gold)):
+        elif mention is not None and (keep_unlinked or not is_unlinked(mention.gold)):
             current.mentions.append(mention)
     return documents
 
