@@ -17,35 +17,10 @@ from tqdm import tqdm
 
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers import READERS, read_source
+from medlink.kb.readers import read_source
+from medlink.kb.sources import SourceSpec, expand_sources
 from medlink.kb.writer import FinishReport, KBWriter
 from medlink.text.normalize import Normalizer, normalize
-
-
-@dataclass(frozen=True)
-class SourceSpec:
-    """One ``FORMAT[=PREFIX][:PATH]`` argument, parsed and checked against the known formats."""
-
-    format: str
-    path: Path | None
-    prefix: str
-
-    @classmethod
-    def parse(cls, text: str) -> "SourceSpec":
-        """Parse ``FORMAT[=PREFIX][:PATH]``; unknown formats and missing paths are reported with the fix."""
-        head, sep, path = text.partition(":")
-        format_name, has_prefix, prefix = head.partition("=")
-        if format_name not in READERS:
-            known = ", ".join(sorted(READERS))
-            raise MedlinkError(f"unknown KB format {format_name!r} in {text!r}; known formats: {known}, default")
-        spec = READERS[format_name]
-        if not path and spec.path_kind != "optional-file":
-            raise MedlinkError(f"{text!r}: format {format_name!r} needs a path ({spec.description}); write {format_name}:PATH")
-        return cls(format_name, Path(path) if path else None, prefix if has_prefix else spec.default_prefix)
-
-    def __str__(self) -> str:
-        head = self.format if self.prefix == READERS[self.format].default_prefix else f"{self.format}={self.prefix}"
-        return f"{head}:{self.path}" if self.path else head
 
 
 @dataclass
@@ -63,19 +38,6 @@ class BuildReport:
     @property
     def total_skipped(self) -> int:
         return sum(self.skipped.values())
-
-
-def expand_sources(sources: Iterable[str | SourceSpec]) -> list[SourceSpec]:
-    """Parse source arguments; ``default`` stands for the embedded default KB's sources (ICD-10-CM + HPO)."""
-    specs: list[SourceSpec] = []
-    for source in sources:
-        if source == "default":
-            from medlink.kb.default import default_sources  # late: default.py builds with this module
-
-            specs.extend(default_sources())
-        else:
-            specs.append(source if isinstance(source, SourceSpec) else SourceSpec.parse(source))
-    return specs
 
 
 def build_kb(

