@@ -345,13 +345,22 @@ def speed(lexical_runs, dense_runs) -> list[str]:
                     best_first(rows))]
     for _, d in dense_runs:
         base = d["encoding"][0]
-        rows = [("", e["names_per_second"], [str(e["threads"]), "bf16" if e["bf16"] else "fp32", str(e["batch"]), num(e["names_per_second"]),
+        rows = [("", e["names_per_second"], [str(e["threads"]), precision_label(e), str(e["batch"]), num(e["names_per_second"]),
                                              f"{e['names_per_second'] / base['names_per_second']:.2f}", *provenance(d)]) for e in d["encoding"]]
         count = f"{d['encoded_names']:,} " if d.get("encoded_names") else ""
+        limit = f"; instruction sets limited to {d['isa_limit']}" if d.get("isa_limit") else ""
         lines += ["", f"Encoding {count}MEDIC names (batches grouped by token count; ratio to {base['threads']} threads, "
-                  f"{'bf16' if base['bf16'] else 'fp32'}, batch {base['batch']}, measured in the same run). Fastest first.", "",
+                  f"{precision_label(base)}, batch {base['batch']}, measured in the same run{limit}). Fastest first.", "",
                   *table(["threads", "weights", "batch", "names/s", "ratio", *PROVENANCE], best_first(rows))]
     return lines
+
+
+def precision_label(encoding: dict) -> str:
+    """An encoding row's number format: 'auto (bf16)' = what the machine's probe chose; older rows say bf16 true / false."""
+    if "precision" not in encoding:
+        return "bf16" if encoding["bf16"] else "fp32"
+    resolved = encoding.get("resolved")
+    return f"{encoding['precision']} ({resolved})" if encoding["precision"] == "auto" and resolved else encoding["precision"]
 
 
 def did_not_help(kinds: dict) -> list[str]:

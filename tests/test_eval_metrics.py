@@ -100,3 +100,15 @@ def test_alt_ids_make_ids_equivalent(kb):
     record = report.records[0]
     assert record["parts"][0]["top"][0]["name"] == "ataxia telangiectasia"
     assert record["gold_names"] == {"208900": "ataxia telangiectasia"}  # alt ids resolve to the concept's name
+
+
+def test_an_alt_id_counts_as_written_not_through_its_own_equivalences():
+    from medlink.core import Candidate
+    from medlink.eval.metrics import candidate_matches
+
+    # BioSyn: "612371|125480||bipolar affective disorder" and "D001714|125480||bipolar disorder": 125480 names both
+    equivalent = {"612371": frozenset({"612371", "125480"}), "125480": frozenset({"125480", "D001714"})}
+    predicted = Candidate("612371", 1.0, alt_ids=["125480"])
+    assert not candidate_matches(predicted, frozenset({"D001714"}), equivalent)
+    assert candidate_matches(predicted, frozenset({"125480"}), equivalent) and candidate_matches(predicted, frozenset({"612371"}), equivalent)
+    assert candidate_matches(Candidate("D1", 1.0), frozenset({"X"}), {"D1": frozenset({"D1", "X"})})

@@ -159,3 +159,14 @@ def test_a_config_file_mistake_names_the_file_and_field(tmp_path):
     path.write_text(json.dumps({"generators": [{"name": "tfidf", "type": "tfidf", "params": {"min_df": "2"}}]}))
     with pytest.raises(MedlinkError, match=re.escape(f"{path}: generators[0] (tfidf) params: 'min_df' must be an integer >= 1, not '2'")):
         LinkerConfig.from_file(path)
+
+
+def test_the_top_candidates_do_not_depend_on_how_many_are_asked_for(medic_kb):
+    """Each generator looks k_per_generator deep whatever k is: a deeper list would add RRF votes and reorder the top."""
+    config = LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25"}],
+                                     "fusion": {"method": "rrf"}, "k_per_generator": 2})
+    linker = Linker.build(medic_kb, config)
+    mentions = ["lymphocytic leukemia", "diabetes", "tooth"]
+    short, long = linker.link(mentions, k=1), linker.link(mentions, k=10)
+    assert [r.candidates[0].concept_id for r in short] == [r.candidates[0].concept_id for r in long]
+    assert [[c.concept_id for c in r.candidates] for r in linker.link(mentions, k=3)] == [[c.concept_id for c in r.candidates[:3]] for r in long]

@@ -75,7 +75,7 @@ class Tuner:
         self.queries = [Mention(key) for key in self.keys]
         self.stages = list(linker.generators)
         started = time.perf_counter()
-        self.per_stage = linker.search(self.keys, self.stages, depth)
+        self.per_stage = linker.search(self.keys, self.stages)
         log.info("retrieved %d dev mentions from %d stages in %.1fs", len(self.keys), len(self.stages), time.perf_counter() - started)
 
     # -- re-running stages over the cache ----------------------------------------------------

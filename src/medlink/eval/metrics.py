@@ -52,9 +52,13 @@ def candidate_id(candidate: Any) -> str:
 
 
 def candidate_matches(candidate: Any, gold: frozenset[str], equivalent_ids: EquivalentIds | None = None) -> bool:
-    """Does any id of the candidate (its primary id or one of its ``alt_ids``) match ``gold``?"""
-    ids = [candidate] if isinstance(candidate, str) else [candidate.concept_id, *getattr(candidate, "alt_ids", ())]
-    return any(id_matches(i, gold, equivalent_ids) for i in ids)
+    """Does the candidate's id (or an id equivalent to it) or one of its own ``alt_ids`` appear in ``gold``?
+
+    An alt id is compared as written, never expanded through its own equivalences: in BioSyn dictionaries an alt id
+    may itself be another concept's id, and predicting this concept must not count for that one."""
+    if isinstance(candidate, str):
+        return id_matches(candidate, gold, equivalent_ids)
+    return id_matches(candidate.concept_id, gold, equivalent_ids) or not gold.isdisjoint(getattr(candidate, "alt_ids", ()))
 
 
 def part_rank(candidates: Iterable[Any], gold: frozenset[str], equivalent_ids: EquivalentIds | None = None) -> float:

@@ -236,9 +236,12 @@ class Linker:
             text = text[:MAX_MENTION_CHARS]
         return self.normalize(text)
 
-    def search(self, keys: Sequence[str], names: Sequence[str], depth: int) -> dict[str, Hits]:
-        """Each of the ``names`` generators' hits for normalised, non-empty ``keys`` (at least ``k_per_generator`` each)."""
-        return {name: self.generators[name].search_hits(keys, max(depth, self.config.k_per_generator), stage=i) for i, name in enumerate(names)}
+    def search(self, keys: Sequence[str], names: Sequence[str]) -> dict[str, Hits]:
+        """Each of the ``names`` generators' ``k_per_generator`` best hits for normalised, non-empty ``keys``.
+
+        The depth is the config's, never the caller's k: with RRF or weighted fusion, a deeper list adds votes, so a
+        k-dependent depth would make the top candidate of ``--k 1`` differ from that of ``--k 64``."""
+        return {name: self.generators[name].search_hits(keys, self.config.k_per_generator, stage=i) for i, name in enumerate(names)}
 
     def fuse(self, per_stage: dict[str, Hits], depth: int, fusion: Fusion | None = None, names: Sequence[str] | None = None) -> list[list[Candidate]]:
         """``search``'s hits (all of them, in search order) fused by the config's fusion (or ``fusion``) into ``depth``
@@ -252,7 +255,7 @@ class Linker:
 
     def retrieve(self, keys: Sequence[str], names: Sequence[str], depth: int) -> list[list[Candidate]]:
         """Candidates of normalised, non-empty ``keys`` from the ``names`` generators, fused: ``depth`` per key."""
-        return self.fuse(self.search(keys, names, depth), depth) if keys else []
+        return self.fuse(self.search(keys, names), depth) if keys else []
 
     def link(self, mentions: Sequence[str | Mention], k: int = 10, generators: Sequence[str] | None = None,
              rerank: bool = True) -> list[LinkResult]:
@@ -267,7 +270,7 @@ class Linker:
         unique = sorted({key for key in keys if key})
         names = self.stages(generators)
         rerankers = [r for r in self.rerankers if rerank and (r.requires_generator is None or r.requires_generator in names)]
-        depth = max(k, self.config.k_per_generator) if rerankers else k  # rerankers see the whole candidate list
+        depth = max(k, self.config.k_per_generator) if rerankers else k  # rerankers see the whole fused list
         first = {}
         for mention, key in zip(items, keys):
             first.setdefault(key, mention)
