@@ -25,6 +25,7 @@ from medlink.errors import MedlinkError
 from medlink.params import Param
 from medlink.rerank.base import LinkerParts, own_settings, replaced_candidates
 from medlink.retrieval.names import read_lines, write_lines
+from medlink.retrieval.vector_index import flat_index
 
 STAGE = "knn"
 PARAMS = {
@@ -45,15 +46,12 @@ class KnnReranker:
 
     def __init__(self, vectors: np.ndarray, concept_ids: list[str], texts: list[str], settings: dict | None = None,
                  parts: LinkerParts | None = None):
-        import faiss
-
         self.vectors = vectors.astype(np.float32)
         self.concept_ids = concept_ids
         self.texts = texts
         self.settings = own_settings(self.type, PARAMS, settings or {})
         self.parts = parts
-        self.index = faiss.IndexFlatIP(vectors.shape[1])
-        self.index.add(self.vectors)
+        self.index = flat_index(self.vectors)
 
     @staticmethod
     def check_generators(settings: dict, generator_types: dict[str, str], where: str) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Sequence
 
@@ -31,13 +30,13 @@ from medlink.encoders.precision import from_legacy
 from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_dir, require_dense_extra
 
 require_dense_extra()  # name the missing extra here, where a dense index or config first needs it, not in a faiss ImportError
-import faiss  # noqa: E402
 from medlink.errors import MedlinkError, MissingInputError
 from medlink.params import DENSE_PARAMS, check_params, defaults
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.encode_cache import cache_dir, mark_used
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
+from medlink.retrieval.vector_index import add_in_chunks, configured_index, read_index, tune, use_threads, write_index
 from medlink.text.concept_text import NAME, entity_text
 from medlink.versions import DENSE_PACKAGES, package_versions
 
@@ -115,39 +114,6 @@ def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCO
         return np.load(path, mmap_mode="r")  # opened under the lock: 'medlink cache clear' cannot remove it in between
 
 
-# -- FAISS indexes ------------------------------------------------------------------------------
-def _new_index(params: dict, d: int, vectors: np.ndarray) -> "faiss.Index":
-    """An empty (trained, for ivfpq) index of the configured kind."""
-    ip = faiss.METRIC_INNER_PRODUCT
-    if params["index"] == "flat":
-        return faiss.IndexScalarQuantizer(d, faiss.ScalarQuantizer.QT_fp16, ip) if params["fp16"] else faiss.IndexFlatIP(d)
-    if params["index"] == "hnsw":
-        m = int(params["hnsw_m"])
-        index = faiss.IndexHNSWSQ(d, faiss.ScalarQuantizer.QT_fp16, m, ip) if params["fp16"] else faiss.IndexHNSWFlat(d, m, ip)
-        index.hnsw.efConstruction = int(params["ef_construction"])
-        return index
-    n = len(vectors)
-    nlist = int(params["nlist"] or max(1, round(4 * math.sqrt(n))))
-    nlist = max(1, min(nlist, n // 39 or 1))  # k-means wants ~39 points per list
-    pq_m = int(params["pq_m"] or max(1, d // 8))
-    if d % pq_m:
-        raise MedlinkError(f"dense generator: pq_m ({pq_m}) must divide the dimension ({d})")
-    nbits = max(1, min(8, int(math.log2(max(n, 2)))))  # a tiny table cannot train 256 centroids per sub-quantizer
-    index = faiss.IndexIVFPQ(faiss.IndexFlatIP(d), d, nlist, pq_m, nbits, ip)
-    sample = max(64 * nlist, 256 * 64)
-    rows = np.sort(np.random.default_rng(0).choice(n, size=min(n, sample), replace=False))
-    index.train(np.ascontiguousarray(vectors[rows], dtype=np.float32))
-    return index
-
-
-def _tune(index: "faiss.Index", params: dict) -> None:
-    """Search-time knobs (not stored in the FAISS file)."""
-    if params["index"] == "hnsw":
-        index.hnsw.efSearch = int(params["ef_search"])
-    elif params["index"] == "ivfpq":
-        index.nprobe = int(params["nprobe"])
-
-
 def row_texts(table: NameTable, params: dict, descriptions: dict[int, tuple[list[str], str | None]] | None, separator: str) -> list[str]:
     """What is embedded for each table row: its key, or its key with its (first) concept's types and definition."""
     if params["text"] == NAME:
@@ -164,16 +130,16 @@ class DenseGenerator(GeneratorBase):
 
     uses_descriptions = True  # the Linker passes the KB's types and definitions (for text = name_types_definition)
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], encoder: Encoder, index: "faiss.Index", params: dict, name: str):
+    def __init__(self, table: NameTable, concept_ids: Sequence[str], encoder: Encoder, index: "faiss.Index", params: dict, name: str):  # noqa: F821
         super().__init__(table, concept_ids, name)
         self.encoder = encoder
         self.index = index
         self.params = params
         self._last_batch: tuple[tuple[str, ...], np.ndarray] | None = None
-        _tune(index, params)
+        tune(index, params)
         import torch
 
-        faiss.omp_set_num_threads(torch.get_num_threads())  # FAISS and torch share the same cores
+        use_threads(torch.get_num_threads())  # FAISS and torch share the same cores
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "dense",
@@ -189,14 +155,13 @@ class DenseGenerator(GeneratorBase):
             raise kind(f"dense generator {name!r}: {error}{hint}") from error
         texts = row_texts(table, params, descriptions, encoder.tokenizer.sep_token or "[SEP]")
         vectors = encode_cached(encoder, texts, params["batch_size"])
-        index = _new_index(params, encoder.dimension, vectors)
-        for start in range(0, len(vectors), CHUNK_ROWS * 8):
-            index.add(np.ascontiguousarray(vectors[start : start + CHUNK_ROWS * 8], dtype=np.float32))
+        index = configured_index(params, encoder.dimension, vectors)
+        add_in_chunks(index, vectors, CHUNK_ROWS * 8)
         return cls(table, concept_ids, encoder, index, params, name)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        faiss.write_index(self.index, str(directory / INDEX_FILE))
+        write_index(self.index, directory / INDEX_FILE)
         payload = {"params": self.params, "encoder": self.encoder.spec.to_dict(), "vectors": int(self.index.ntotal),
                    "encoded_with": self.encoder.precision,  # what 'auto' meant on the machine that built it
                    "packages": package_versions(DENSE_PACKAGES)}
@@ -216,7 +181,7 @@ class DenseGenerator(GeneratorBase):
                 f"{directory}: dense generator {name!r} cannot use its encoder {spec['model']}: {error}. "
                 f"Restore that model folder, or rebuild the index (medlink index build --kb KB --out INDEX) with the model you have"
             ) from error
-        index = faiss.read_index(str(directory / INDEX_FILE))
+        index = read_index(directory / INDEX_FILE)
         if index.ntotal != len(table):
             raise MedlinkError(f"{directory / INDEX_FILE}: {index.ntotal} vectors for {len(table)} names; rebuild the index")
         return cls(table, concept_ids, encoder, index, params, name)

@@ -11,6 +11,7 @@ import numpy as np
 
 from medlink.encoders.transformer import ENCODE_BATCH, Encoder
 from medlink.errors import MedlinkError
+from medlink.retrieval.vector_index import flat_index
 from medlink.training.examples import ConceptNames, Example
 
 
@@ -18,12 +19,8 @@ class NameIndex:
     """All KB names embedded by one state of the model, searchable by inner product."""
 
     def __init__(self, encoder: Encoder, names: ConceptNames, batch_size: int = ENCODE_BATCH, progress: bool = True):
-        import faiss
-
         self.texts, self.ids = names.flat()
-        vectors = encoder.encode(self.texts, batch_size=batch_size, progress=progress)
-        self.index = faiss.IndexFlatIP(vectors.shape[1])
-        self.index.add(vectors)
+        self.index = flat_index(encoder.encode(self.texts, batch_size=batch_size, progress=progress))
 
     def search(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return self.index.search(vectors, k)
