@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Iterable, Iterator
 
 from medlink.errors import MedlinkError
 
@@ -22,6 +22,52 @@ def replace_directory(built: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(built, final)
+
+
+@contextmanager
+def staged_directory(final: Path, *, staging: Path | None = None, merge: bool | Iterable[str] = False) -> Iterator[Path]:
+    """Build a folder aside, then move it in: yields an empty staging folder (``staging``; by default ``.NAME.PID.tmp``
+    beside ``final``, or inside ``final`` when merging).
+
+    When the block succeeds, the staging folder replaces ``final`` whole (readers see the old folder or the new one);
+    with ``merge``, its files (True: all of them; else the names given) are moved into ``final`` one by one, the rest
+    of ``final`` kept, and what else was staged is dropped. When the block fails, the staging folder is removed and
+    ``final`` is as it was. A staging folder left by a killed process is recognised by ``is_staging``."""
+    final = Path(final)
+    if staging is None:
+        staging = final / f".staging.{os.getpid()}.tmp" if merge else final.with_name(f".{final.name}.{os.getpid()}.tmp")
+    staging = Path(staging)
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        staging.mkdir()
+        yield staging
+        if merge is False:
+            replace_directory(staging, final)
+            return
+        names = [path.name for path in staging.iterdir()] if merge is True else list(merge)
+        for name in names:
+            os.replace(staging / name, final / name)
+        shutil.rmtree(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+@contextmanager
+def staged_file(final: Path) -> Iterator[Path]:
+    """A path beside ``final`` (``.NAME.PID.tmp``) to build a file at (a KB's SQLite database): renamed over ``final``
+    when the block succeeds, removed when it fails."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+    staging.unlink(missing_ok=True)
+    try:
+        yield staging
+        os.replace(staging, final)
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        raise
 
 
 def require_replaceable(final: Path, marker: str, what: str) -> None:

@@ -7,7 +7,6 @@ sources make a composite KB; facts about the same id from several sources are me
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Iterable
 
 from tqdm import tqdm
 
+from medlink.directories import staged_file
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
 from medlink.kb.readers import read_source
@@ -54,31 +54,27 @@ def build_kb(
     specs = expand_sources(sources)
     if not specs:
         raise MedlinkError("no KB source given; write FORMAT:PATH, e.g. obo:hp.obo")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    temporary.unlink(missing_ok=True)
     started = time.perf_counter()
-    writer = KBWriter(temporary, normalizer)
     report = BuildReport(out, "", 0.0)
-    try:
-        with tqdm(desc=f"building {out.name}", unit=" records", unit_scale=True, disable=not progress, mininterval=0.5) as bar:
-            for position, spec in enumerate(specs):
-                policy = InvalidLinePolicy(skip_invalid=skip_invalid)
-                writer.add_source(position, spec.format, str(spec.path) if spec.path else None, spec.prefix)
-                bar.set_postfix_str(spec.format + (f":{spec.path.name}" if spec.path else ""))
-                count = writer.write(read_source(spec.format, spec.path, prefix=spec.prefix, policy=policy), on_batch=bar.update)
-                writer.set_source_counts(position, count, policy.total_skipped)
-                report.records[str(spec)] = count
-                if policy.total_skipped:
-                    report.skipped[str(spec)] = policy.total_skipped
-                    report.skip_reasons.update(policy.first_reasons)
-            bar.set_postfix_str("indexing")
-            meta = {"sources": " ".join(str(s) for s in specs), "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-            report.checksum, report.finish = writer.finish({**meta, **(extra_meta or {})})
-        os.replace(temporary, out)
-    except BaseException:
-        writer.abort()
-        temporary.unlink(missing_ok=True)
-        raise
+    with staged_file(out) as temporary:
+        writer = KBWriter(temporary, normalizer)
+        try:
+            with tqdm(desc=f"building {out.name}", unit=" records", unit_scale=True, disable=not progress, mininterval=0.5) as bar:
+                for position, spec in enumerate(specs):
+                    policy = InvalidLinePolicy(skip_invalid=skip_invalid)
+                    writer.add_source(position, spec.format, str(spec.path) if spec.path else None, spec.prefix)
+                    bar.set_postfix_str(spec.format + (f":{spec.path.name}" if spec.path else ""))
+                    count = writer.write(read_source(spec.format, spec.path, prefix=spec.prefix, policy=policy), on_batch=bar.update)
+                    writer.set_source_counts(position, count, policy.total_skipped)
+                    report.records[str(spec)] = count
+                    if policy.total_skipped:
+                        report.skipped[str(spec)] = policy.total_skipped
+                        report.skip_reasons.update(policy.first_reasons)
+                bar.set_postfix_str("indexing")
+                meta = {"sources": " ".join(str(s) for s in specs), "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+                report.checksum, report.finish = writer.finish({**meta, **(extra_meta or {})})
+        except BaseException:
+            writer.abort()
+            raise
     report.seconds = time.perf_counter() - started
     return report

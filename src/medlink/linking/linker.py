@@ -8,13 +8,11 @@ has changed since (checksum in the manifest).
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 from pathlib import Path
 from typing import Sequence
 
 from medlink.core import Candidate, LinkResult, Mention
-from medlink.directories import replace_directory, require_replaceable
+from medlink.directories import require_replaceable, staged_directory
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
@@ -129,11 +127,7 @@ class Linker:
         """Write the index directory atomically (build beside it, then swap)."""
         directory = Path(directory)
         require_replaceable(directory, MANIFEST, "a medlink index")
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        temporary = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
-        shutil.rmtree(temporary, ignore_errors=True)
-        try:
-            temporary.mkdir()
+        with staged_directory(directory) as temporary:
             write_lines(temporary / layout.CONCEPT_IDS, self.concept_ids)
             write_lines(temporary / layout.CONCEPT_NAMES, self.concept_names)
             write_lines(temporary / layout.ALT_IDS, ["\t".join([cid, *alt]) for cid, alt in self.alt_ids.items()])
@@ -146,10 +140,6 @@ class Linker:
             for position, reranker in enumerate(self.rerankers):
                 reranker.save(temporary / layout.reranker_dir(position, reranker.type))
             write_json(temporary / MANIFEST, self.manifest)  # last: a directory with a manifest is complete
-            replace_directory(temporary, directory)
-        except BaseException:
-            shutil.rmtree(temporary, ignore_errors=True)
-            raise
         return directory
 
     @classmethod

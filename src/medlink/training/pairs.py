@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,7 +22,7 @@ from typing import IO, Callable, Iterable, Iterator
 
 import numpy as np
 
-from medlink.directories import atomic_file
+from medlink.directories import atomic_file, staged_directory
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.training.pairs_graph import CROSS, ConceptTable, graph_pairs, negative_rows
@@ -173,8 +171,7 @@ def mine_pairs(
     concepts = {TRAIN: 0, DEV: 0}
     for concept_id, _name in kb.iter_concepts():
         concepts[split.side(concept_id)] += 1
-    with tempfile.TemporaryDirectory(dir=out, prefix=".pairs-") as temporary:
-        work = Path(temporary)
+    with staged_directory(out, merge=("negatives.tsv", "pairs.train.tsv", "pairs.dev.tsv")) as work:
         task_files = {(task, side): work / f"{task}.{side}.tsv" for task in selected for side in SPLITS}
         for task in selected:
             handles = {side: open(task_files[task, side], "w", encoding="utf-8", newline="\n") for side in SPLITS}
@@ -202,8 +199,6 @@ def mine_pairs(
                         with open(task_files[task, side], encoding="utf-8", newline="\n") as rows:
                             shutil.copyfileobj(rows, target)
                     written[side] = sum(stats[task].counts[side] for task in selected)
-        for name in ("negatives.tsv", "pairs.train.tsv", "pairs.dev.tsv"):
-            os.replace(work / name, out / name)
     report = PairsReport(
         out=str(out),
         tasks=selected,

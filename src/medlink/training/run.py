@@ -9,7 +9,6 @@ last checkpoint (model, optimizer, scheduler, position), written atomically.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import time
@@ -19,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from medlink.directories import is_staging, replace_directory, write_atomic
+from medlink.directories import is_staging, staged_directory, write_atomic
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 
@@ -39,17 +38,11 @@ def atomic_checkpoint(model, optimizer, scheduler, state: dict, out: Path) -> No
     """Model (anything with ``save(dir)``), optimizer, scheduler and position, swapped in whole."""
     import torch
 
-    out.mkdir(parents=True, exist_ok=True)
-    temporary = out / f".{CHECKPOINT}.tmp"
-    shutil.rmtree(temporary, ignore_errors=True)
-    try:
+    # on failure the previous checkpoint stays the one to resume from
+    with staged_directory(out / CHECKPOINT, staging=out / f".{CHECKPOINT}.tmp") as temporary:
         model.save(temporary)
         torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, temporary / "trainer.pt")
         (temporary / "state.json").write_text(json.dumps(state))
-        replace_directory(temporary, out / CHECKPOINT)
-    except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)  # the previous checkpoint stays the one to resume from
-        raise
 
 
 def check_training_numbers(learning_rate: float, warmup: float, checkpoint_every: int, **positive: float) -> None:
@@ -189,17 +182,9 @@ class TrainingRun:
         saving leaves the earlier files (and the checkpoint to resume from), and a folder without training.json
         is never mistaken for a finished model."""
         self.report.seconds = time.perf_counter() - self.started
-        staged = self.out / ".model.tmp"
-        shutil.rmtree(staged, ignore_errors=True)
-        try:
+        with staged_directory(self.out, staging=self.out / ".model.tmp", merge=True) as staged:
             self.model.save(staged)
-        except BaseException:
-            shutil.rmtree(staged, ignore_errors=True)
-            raise
-        (self.out / "training.json").unlink(missing_ok=True)
-        for path in staged.iterdir():
-            os.replace(path, self.out / path.name)
-        staged.rmdir()
+            (self.out / "training.json").unlink(missing_ok=True)  # saved: from here until it is written again, the folder is unfinished
         write_atomic(self.out / "training.json", json.dumps({**asdict(self.report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
                                                            "base_model": str(base_model) if base_model else "default", **extra}, indent=2))
         shutil.rmtree(self.checkpoint, ignore_errors=True)
