@@ -30,25 +30,31 @@ def _require(path: Path | str | None, what: str, *, directory: bool) -> Path:
     return path
 
 
-def open_text(path: Path, encoding: str = "utf-8") -> IO[str]:
-    """Open a text source for streaming; newline='' keeps line endings out of the way of field splitting."""
-    return open(path, encoding=encoding, newline="")
-
-
 def open_bytes(path: Path) -> IO[bytes]:
     """Open a source as bytes; a ``.gz`` file is decompressed on the fly."""
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
+def raw_lines(handle: IO[bytes]) -> Iterator[bytes]:
+    """A binary file's lines without their endings, whether they end in LF, CRLF or a lone CR (old Mac files, which
+    would otherwise read as one giant line)."""
+    for raw in handle:
+        raw = raw.rstrip(b"\n").removesuffix(b"\r")
+        if b"\r" in raw:
+            yield from raw.split(b"\r")
+        else:
+            yield raw
+
+
 def decoded_lines(path: Path, policy: InvalidLinePolicy | None, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
-    """Yield (line number, text without line ending) of a file (``.gz`` decompressed, a BOM dropped).
+    """Yield (line number, text without line ending) of a file (``.gz`` decompressed, a BOM dropped, LF / CRLF / CR).
 
     Lines are decoded one by one so that a line that does not decode becomes a ``file:line``
     error for ``policy`` (default: fail) rather than a traceback, and the lines around it are kept.
     """
     policy = policy if policy is not None else InvalidLinePolicy()
     with open_bytes(path) as handle:
-        for lineno, raw in enumerate(handle, 1):
+        for lineno, raw in enumerate(raw_lines(handle), 1):
             try:
                 text = raw.decode(encoding)
             except UnicodeDecodeError as error:
@@ -56,7 +62,7 @@ def decoded_lines(path: Path, policy: InvalidLinePolicy | None, encoding: str = 
                 continue
             if lineno == 1:
                 text = text.removeprefix("\ufeff")
-            yield lineno, text.rstrip("\r\n")
+            yield lineno, text
 
 
 def as_set(values: Iterable[str] | str | None) -> frozenset[str] | None:

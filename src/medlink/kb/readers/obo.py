@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers.files import open_text, require_file
+from medlink.kb.readers.files import decoded_lines, require_file
 from medlink.kb.records import (
     ABBREVIATION,
     ALT_ID,
@@ -73,9 +73,14 @@ def _unquote(value: str) -> tuple[str, str] | None:
     return _ESCAPE.sub(r"\1", match.group(1)), match.group(2)
 
 
+STANZAS = ("[Term]", "[Typedef]", "[Instance]")  # OBO 1.2 / 1.4 stanza types
+
+
 def _parse_tag(stanza: _Stanza, tag: str, value: str, fail) -> None:
     """Store one ``tag: value`` line in ``stanza``; ``fail(message)`` reports a malformed value."""
-    if tag == "id":
+    if tag in ("id", "name") and getattr(stanza, tag):  # OBO allows one of each: a second one is a merge gone wrong
+        fail(f"a second '{tag}:' tag in this [Term] (the first: {getattr(stanza, tag)!r}); the stanza keeps the first")
+    elif tag == "id":
         stanza.id = _strip_comment(value)
     elif tag == "name":
         stanza.name = value.strip()
@@ -177,27 +182,26 @@ def read_obo(
             return
         yield from _records(stanza, prefix, source, include_obsolete)
 
-    with open_text(path) as lines:
-        for lineno, raw in enumerate(lines, 1):
-            line = raw.strip()
-            if not line or line.startswith("!"):
-                continue
-            if line.startswith("["):
-                yield from finish()
-                in_term = line == "[Term]"
-                stanza = _Stanza(lineno) if in_term else None
-                if not line.endswith("]"):
-                    policy.invalid(path, lineno, "expected a stanza header such as [Term] or [Typedef]")
-                continue
-            if not in_term:
-                continue  # header tags and [Typedef] stanzas
-            tag, sep, value = line.partition(":")
-            if not sep or not tag or " " in tag:
-                policy.invalid(path, lineno, "expected 'tag: value'")
-                continue
+    for lineno, raw in decoded_lines(path, policy):
+        line = raw.strip()
+        if not line or line.startswith("!"):
+            continue
+        if line.startswith("["):
+            yield from finish()
+            in_term = line == "[Term]"
+            stanza = _Stanza(lineno) if in_term else None
+            if line not in STANZAS:  # '[Trem]' must not drop a term without a word
+                policy.invalid(path, lineno, f"unknown stanza header {line[:40]!r}; expected one of {', '.join(STANZAS)}")
+            continue
+        if not in_term:
+            continue  # header tags and [Typedef] stanzas
+        tag, sep, value = line.partition(":")
+        if not sep or not tag or " " in tag:
+            policy.invalid(path, lineno, "expected 'tag: value'")
+            continue
 
-            def fail(message: str, _lineno: int = lineno) -> None:
-                policy.invalid(path, _lineno, message)
+        def fail(message: str, _lineno: int = lineno) -> None:
+            policy.invalid(path, _lineno, message)
 
-            _parse_tag(stanza, tag, value.strip(), fail)
-        yield from finish()
+        _parse_tag(stanza, tag, value.strip(), fail)
+    yield from finish()

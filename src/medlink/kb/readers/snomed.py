@@ -33,7 +33,7 @@ from typing import Iterable, Iterator
 
 from medlink.errors import InputFormatError, MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers.files import as_set, open_text
+from medlink.kb.readers.files import as_set, decoded_lines
 from medlink.kb.records import (
     IS_A,
     PREFERRED,
@@ -128,21 +128,21 @@ def _rf2_rows(
     stripped from the last field.
     """
     nfields = len(header)
-    with open_text(path) as handle:
-        first = handle.readline().removeprefix("\ufeff").rstrip("\r\n")
-        if tuple(first.split("\t")) != header:
-            expected = "\\t".join(header)
-            found = first.replace("\t", "\\t")
-            raise InputFormatError(path, 1, f"expected the RF2 header '{expected}', got '{found}'")
-        for lineno, line in enumerate(handle, 2):
-            parts = line.rstrip("\r\n").split("\t")
-            if len(parts) != nfields:
-                if len(parts) > 1 or parts[0].strip():
-                    policy.invalid(path, lineno, f"expected {nfields} tab-separated fields ({what}), got {len(parts)}")
-                continue
-            if active_only and parts[2] != "1":
-                continue
-            yield lineno, parts
+    lines = decoded_lines(path, policy)
+    first = next(lines, (1, ""))[1]
+    if tuple(first.split("\t")) != header:
+        expected = "\\t".join(header)
+        found = first.replace("\t", "\\t")[:200]
+        raise InputFormatError(path, 1, f"expected the RF2 header '{expected}', got '{found}'")
+    for lineno, line in lines:
+        parts = line.split("\t")
+        if len(parts) != nfields:
+            if len(parts) > 1 or parts[0].strip():
+                policy.invalid(path, lineno, f"expected {nfields} tab-separated fields ({what}), got {len(parts)}")
+            continue
+        if active_only and parts[2] != "1":
+            continue
+        yield lineno, parts
 
 
 def read_snomed(

@@ -135,8 +135,18 @@ def _rrf_rows(path: Path, nfields: int, name: str, policy: InvalidLinePolicy) ->
     are ignored. One generator step per row: this is the hot loop of MRCONSO."""
     eol = _EOL
     width = nfields + 1
-    with io.TextIOWrapper(open_bytes(path), encoding="utf-8", newline="") as handle:
+    # surrogateescape: a byte that is not UTF-8 becomes a lone surrogate instead of a traceback; only non-ASCII lines
+    # are checked for one (encode() fails on it), so the hot loop stays a split for the usual ASCII row
+    with io.TextIOWrapper(open_bytes(path), encoding="utf-8", errors="surrogateescape", newline="") as handle:
         for lineno, line in enumerate(handle, 1):
+            if not line.isascii():
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError as error:
+                    policy.invalid(path, lineno, f"not valid UTF-8 at character {error.start + 1} of the line (save the file as UTF-8)")
+                    continue
+                if lineno == 1:
+                    line = line.removeprefix("\ufeff")
             parts = line.split("|")
             if len(parts) != width or parts[nfields] not in eol:
                 problem = _problem(parts, nfields, name)
