@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from medlink.corpora.mentions import LabeledMention, is_unlinked, split_ids
@@ -39,6 +40,7 @@ def load_biosyn(path: Path | str, *, policy: InvalidLinePolicy | None = None, ke
     return mentions
 
 
+_OFFSET = re.compile(r"[0-9]{1,12}")  # ASCII digits only ('²'.isdigit() is true), and no 5,000-digit number
 _BIOSYN_EXPECTED = "expected 'PMID||start|end||type||mention||ids' (mention parts and ids joined by '|')"
 
 
@@ -48,9 +50,9 @@ def _biosyn_line(line: str) -> LabeledMention | str:
     if len(fields) != 5:
         return f"{_BIOSYN_EXPECTED}; found {len(fields)} '||'-separated fields"
     doc_id, span, semantic_type, text, ids = (f.strip() for f in fields)
-    start, sep, end = span.partition("|")
-    if not sep or not start.strip().isdigit() or not end.strip().isdigit():
-        return f"{_BIOSYN_EXPECTED}; span {span!r} is not 'start|end'"
+    start, sep, end = (s.strip() for s in span.partition("|"))
+    if not sep or not _OFFSET.fullmatch(start) or not _OFFSET.fullmatch(end) or int(end) < int(start):
+        return f"{_BIOSYN_EXPECTED}; span {span[:40]!r} is not 'start|end' (character offsets, start <= end)"
     parts = tuple(p.strip() for p in text.split("|"))
     if not text or not all(parts):
         return f"{_BIOSYN_EXPECTED}; empty mention or mention part"

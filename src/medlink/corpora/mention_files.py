@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Iterator
 
 from medlink.errors import InputFormatError, MissingInputError
+from medlink.kb.readers.files import parse_json
 
 FORMATS = ("lines", "tsv", "jsonl")
 JSON_TEXT_KEYS = ("mention", "text")
@@ -46,10 +46,7 @@ def read_mentions(path: Path | None, format_name: str, column: int = 0) -> Itera
         else:
             if not line.strip():
                 continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputFormatError(where, lineno, f"not valid JSON ({error.msg})") from error
+            item = parse_json(line, where, lineno)
             text = next((item[k] for k in JSON_TEXT_KEYS if isinstance(item, dict) and isinstance(item.get(k), str)), None)
             if text is None:
                 raise InputFormatError(where, lineno, 'expected a JSON object with a "mention" (or "text") string')

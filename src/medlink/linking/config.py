@@ -8,12 +8,12 @@ setting). Without a memory, ``kb+memory`` is just ``kb`` and ``memory`` generato
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from medlink.encoders.precision import from_legacy
 from medlink.errors import MedlinkError
+from medlink.kb.readers.files import parse_json
 from medlink.params import GENERATOR_PARAMS, Param, check_params, read_params
 from medlink.rerank.base import reranker_class, read_reranker_settings
 from medlink.retrieval import fusion as fusion_settings
@@ -84,13 +84,12 @@ class LinkerConfig:
     @classmethod
     def from_file(cls, path: Path) -> "LinkerConfig":
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            text = Path(path).read_text(encoding="utf-8-sig")
         except FileNotFoundError as error:
             raise MedlinkError(f"config file not found: {path}") from error
-        except json.JSONDecodeError as error:
-            raise MedlinkError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from error
         except (UnicodeDecodeError, IsADirectoryError) as error:
             raise MedlinkError(f"{path}: not a UTF-8 JSON config file ({error})") from error
+        data = parse_json(text, path)
         return cls.from_dict(data, str(path))
 
     def to_dict(self) -> dict:

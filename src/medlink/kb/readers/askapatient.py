@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 from medlink.errors import InputFormatError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers.files import require_file
+from medlink.kb.readers.files import parse_json, require_file
 from medlink.kb.records import ABBREVIATION, PREFERRED, SYNONYM, ConceptRecord, NameRecord, Record, qualify
 
 SOURCE = "askapatient"
@@ -48,10 +48,7 @@ def _load(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as error:
         line = raw.count(b"\n", 0, error.start) + 1
         raise InputFormatError(path, line, "not valid UTF-8 (save the ontology JSON as UTF-8)") from error
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputFormatError(path, error.lineno, f"not valid JSON: {error.msg} (column {error.colno})") from error
+    data = parse_json(text, path)
     if not isinstance(data, dict):
         raise InputFormatError(path, None, f'expected a JSON object {{"concept_id": [[kind, name], ...]}}, found {type(data).__name__}')
     return data

@@ -4,10 +4,11 @@ reader accepts it), line decoding that reports ``file:line``, and option sets.""
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
-from medlink.errors import MissingInputError
+from medlink.errors import InputFormatError, MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
 
 
@@ -63,6 +64,17 @@ def decoded_lines(path: Path, policy: InvalidLinePolicy | None, encoding: str = 
             if lineno == 1:
                 text = text.removeprefix("\ufeff")
             yield lineno, text
+
+
+def parse_json(text: str, path: Path | str, line: int | None = None):
+    """``json.loads`` whose failures (bad syntax, nesting deep enough to exhaust Python's stack) name the file and line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        where = line if line is not None else error.lineno
+        raise InputFormatError(path, where, f"not valid JSON: {error.msg} (column {error.colno})") from None
+    except RecursionError:
+        raise InputFormatError(path, line, "JSON nested too deeply to read") from None
 
 
 def as_set(values: Iterable[str] | str | None) -> frozenset[str] | None:

@@ -157,6 +157,8 @@ def _jsonl_line(text: str, prefix: str, source: str, has_preferred: set[str]) ->
         obj = json.loads(text)
     except json.JSONDecodeError as error:
         raise _Invalid(f"invalid JSON at column {error.colno}: {error.msg}") from None
+    except RecursionError:
+        raise _Invalid("JSON nested too deeply to read") from None
     if not isinstance(obj, dict):
         raise _Invalid(f'expected one JSON object per line ({{"id": ..., "name": ...}}), got {_describe(obj)}')
     for key in obj:
