@@ -1,0 +1,34 @@
+"""The ``medlink`` command: one sub-command per job, each a thin shell over the library.
+
+One module per command group (``kb``, ``index``, ``train``, ``cache``; ``linking`` holds the top-level ``link``,
+``eval`` and ``tune``); this module assembles them and is the console entry point (``medlink.cli:main``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from medlink.cli import cache, index, kb, linking, train
+from medlink.errors import MedlinkError
+
+app = typer.Typer(help="Link medical mentions to concepts in medical terminologies.", no_args_is_help=True, add_completion=False)
+app.add_typer(linking.app)  # link, eval, tune: top-level commands, listed first
+app.add_typer(kb.app, name="kb")
+app.add_typer(index.app, name="index")
+app.add_typer(train.app, name="train")
+app.add_typer(cache.app, name="cache")
+
+
+def main() -> None:
+    """Console entry point: library errors become one clear line and exit code 2."""
+    try:
+        app()
+    except MedlinkError as error:
+        typer.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        typer.echo("interrupted; nothing half-written was left: re-run to continue (training: add --resume; "
+                   "an index build reuses the names already encoded)", err=True)
+        sys.exit(130)

@@ -1,0 +1,124 @@
+"""``medlink kb``: build a KB and look into one (info, show, search)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List
+
+import typer
+
+from medlink.cli.common import fail, open_kb
+
+app = typer.Typer(help="Build and inspect knowledge bases (one SQLite file per KB).", no_args_is_help=True)
+
+
+@app.command("build")
+def kb_build(
+    out: Path = typer.Argument(..., help="KB file to write (SQLite)."),
+    sources: List[str] = typer.Argument(..., help="FORMAT[=PREFIX]:PATH ... formats: biosyn obo icd10cm umls snomed mesh jsonl tsv default"),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed lines (counted and reported) instead of failing."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    keep: str = typer.Option("", "--keep-punctuation", help="Punctuation characters that normalisation keeps (e.g. '+' for 'HER2+')."),
+    keep_case: bool = typer.Option(False, "--keep-case", help="Do not case-fold names and mentions (e.g. to tell 'AIDS' from 'aids')."),
+    no_nfkc: bool = typer.Option(False, "--no-nfkc", help="Skip Unicode NFKC normalisation."),
+) -> None:
+    """Build a KB from one or more sources (several make a composite KB with namespaced ids).
+
+    The normalisation chosen here is recorded in the KB; every index and lookup over it normalises
+    mentions the same way.
+    """
+    from medlink.kb.build import build_kb
+    from medlink.text.normalize import Normalizer
+
+    normalizer = Normalizer(nfkc=not no_nfkc, casefold=not keep_case, keep=keep)
+    report = build_kb(out, sources, skip_invalid=skip_invalid, progress=not quiet, normalizer=normalizer)
+    for source, count in report.records.items():
+        typer.echo(f"{source}: {count:,} records", err=True)
+    finish = report.finish
+    for label, value in (
+        ("concepts named from their first name", finish.named_from_first_name),
+        ("concepts without any name dropped", finish.nameless_concepts_dropped),
+        ("relations to unknown concepts dropped", finish.dangling_relations_dropped),
+        ("rows of unknown concepts dropped", finish.orphan_rows_dropped),
+    ):
+        if value:
+            typer.echo(f"{label}: {value:,}", err=True)
+    if report.total_skipped:
+        for source, count in report.skipped.items():
+            typer.echo(f"skipped {count:,} invalid lines in {source}", err=True)
+        for reason in report.skip_reasons.values():
+            typer.echo(f"  first: {reason}", err=True)
+    typer.echo(f"wrote {out} in {report.seconds:.1f}s (checksum {report.checksum})")
+
+
+@app.command("info")
+def kb_info(kb: str = typer.Argument(..., help="KB file, or 'default'."), as_json: bool = typer.Option(False, "--json")) -> None:
+    """Counts of concepts, names, relations, xrefs and sources."""
+    with open_kb(kb) as store:
+        stats = store.stats()
+    if as_json:
+        typer.echo(json.dumps(stats))
+        return
+    for key in ("path", "checksum", "concepts", "names", "distinct_normalized_names", "relations", "xrefs", "types", "id_aliases", "with_definition"):
+        typer.echo(f"{key:26} {stats[key]:,}" if isinstance(stats[key], int) else f"{key:26} {stats[key]}")
+    typer.echo("names by kind:     " + ", ".join(f"{k} {v:,}" for k, v in stats["names_by_kind"].items()))
+    typer.echo("relations by type: " + ", ".join(f"{k} {v:,}" for k, v in stats["relations_by_type"].items()))
+    for source in stats["sources"]:
+        typer.echo(f"source: {source['format']}:{source['path'] or '(packaged)'} prefix={source['prefix']!r} records={source['records']:,} skipped={source['skipped']:,}")
+
+
+@app.command("show")
+def kb_show(kb: str = typer.Argument(..., help="KB file, or 'default'."), concept_id: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
+    """Everything the KB knows about one concept."""
+    from dataclasses import asdict
+
+    with open_kb(kb) as store:
+        concept = store.concept(concept_id)
+        if concept is None:
+            fail(f"no concept {concept_id!r} in {store.path}", code=1)
+        children = store.children(concept.id)
+        names = {cid: store.name_of(cid) for cid in concept.parents + children + [t for _, t in concept.relations]}
+    if as_json:
+        typer.echo(json.dumps({**asdict(concept), "children": children}))
+        return
+    typer.echo(f"{concept.id}  {concept.name}" + (f"  (requested {concept_id})" if concept.id != concept_id else ""))
+    if concept.source:
+        typer.echo(f"  source:     {concept.source}")
+    if concept.types:
+        typer.echo(f"  types:      {', '.join(concept.types)}")
+    if concept.definition:
+        typer.echo(f"  definition: {concept.definition}")
+    for text, kind in concept.synonyms:
+        typer.echo(f"  {kind + ':':12}{text}")
+    for parent in concept.parents:
+        typer.echo(f"  parent:     {parent}  {names.get(parent) or ''}")
+    for child in children[:20]:
+        typer.echo(f"  child:      {child}  {names.get(child) or ''}")
+    if len(children) > 20:
+        typer.echo(f"  ... {len(children) - 20} more children")
+    for relation, tail in concept.relations:
+        typer.echo(f"  {relation}: {tail}  {names.get(tail) or ''}")
+    if concept.xrefs:
+        typer.echo(f"  xrefs:      {' '.join(concept.xrefs)}")
+    if concept.alt_ids:
+        typer.echo(f"  alt ids:    {' '.join(concept.alt_ids)}")
+
+
+@app.command("search")
+def kb_search(
+    kb: str = typer.Argument(..., help="KB file, or 'default'."),
+    texts: List[str] = typer.Argument(..., help="Names to look up (exact after normalisation)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Exact lookup by normalised name (fuzzy search is 'medlink link')."""
+    with open_kb(kb) as store:
+        for text in texts:
+            hits = store.lookup(text)
+            if as_json:
+                typer.echo(json.dumps({"query": text, "matches": [{"id": c, "name": store.name_of(c), "matched": n, "kind": k} for c, n, k in hits]}))
+                continue
+            if not hits:
+                typer.echo(f"{text}: no exact match")
+            for concept_id, name, kind in hits:
+                typer.echo(f"{text}\t{concept_id}\t{store.name_of(concept_id)}\t(matched {kind} '{name}')")

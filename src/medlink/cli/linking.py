@@ -1,0 +1,133 @@
+"""``medlink link``, ``medlink eval`` and ``medlink tune``: use an index (top-level commands, no group)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from medlink.cli.common import PRECISION_HELP, fail, index_and_kb, use_precision
+
+app = typer.Typer()  # its commands join the main app's top level
+
+
+@app.command("link")
+def link(
+    mentions: List[str] = typer.Argument(None, help="Mentions to link; none: read --input or stdin."),
+    index: str = typer.Option("default", "--index", help="Index directory, 'default' (ICD-10-CM + HPO, lexical, built on first use) or 'default-dense' (+ the packaged MiniLM; the dense extra)."),
+    k: int = typer.Option(5, "--k", min=1, help="Candidates per mention."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per mention."),
+    input_path: Optional[Path] = typer.Option(None, "--input", help="File of mentions (plain lines, .tsv, .jsonl)."),
+    input_format: Optional[str] = typer.Option(None, "--format", help="lines | tsv | jsonl (default: from the file suffix)."),
+    column: int = typer.Option(0, "--column", help="TSV column holding the mention (0-based)."),
+    generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
+    prefer_prefix: List[str] = typer.Option([], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one "
+                                            "(e.g. MESH for MEDIC, whose concepts may be filed under an OMIM id); repeatable, first wins."),
+    batch_size: int = typer.Option(2048, "--batch-size", min=1),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+) -> None:
+    """Link mentions to ranked concepts."""
+    from medlink.linking.index import resolve_index
+    from medlink.corpora.mention_files import FORMATS, guess_format, read_mentions
+    from medlink.linking.linker import Linker
+    from medlink.linking.output import link_stream, result_json, result_lines
+
+    if input_format and input_format not in FORMATS:
+        fail(f"unknown --format {input_format!r}; known: {', '.join(FORMATS)}")
+    use_precision(precision)
+    linker = Linker.load(resolve_index(index))
+    selected = generators.split(",") if generators else None
+    if mentions:
+        stream = iter(mentions)
+    else:
+        if input_path is None and sys.stdin.isatty():
+            fail("no mentions: give them as arguments, with --input FILE, or on stdin")
+        stream = read_mentions(input_path, input_format or guess_format(input_path), column)
+    errors = 0
+    for result in link_stream(linker, stream, k, selected, batch_size, prefer_prefix):
+        errors += result.error is not None
+        if as_json:
+            typer.echo(json.dumps(result_json(result), ensure_ascii=False))
+        else:
+            typer.echo("\n".join(result_lines(result)))
+    if errors:
+        typer.echo(f"{errors} mention(s) not linked: empty or nothing left after normalisation (marked 'error' in the output)", err=True)
+
+
+@app.command("eval")
+def evaluate_command(
+    index: str = typer.Option(..., "--index", help="Index directory, 'default' or 'default-dense'."),
+    dataset: str = typer.Option(..., "--dataset", help="FORMAT:PATH of the labelled mentions (biosyn, askapatient, pubtator)."),
+    train: List[str] = typer.Option([], "--train", help="Training data FORMAT:PATH for seen/unseen subpopulations (repeatable)."),
+    kb: Optional[str] = typer.Option(None, "--kb", help="KB for id equivalence and direct-match subpopulation (default: the index's)."),
+    k: int = typer.Option(64, "--k", min=1, help="Candidates per mention (recall@k is reported up to k)."),
+    generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Directory for report.json, report.md, subpopulations.png, records.jsonl."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a Markdown table."),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+) -> None:
+    """Evaluate an index on labelled mentions: Acc@k, Recall@k, MRR, normalised recall, subpopulations."""
+    from medlink.eval import evaluate, load_dataset
+    from medlink.eval.metrics import equivalent_ids_from_kb
+    from medlink.linking.index import resolve_index
+
+    use_precision(precision)
+    directory = resolve_index(index)
+    store, linker = index_and_kb(directory, kb)
+    mentions = load_dataset(dataset)
+    train_mentions = [m for spec in train for m in load_dataset(spec)] or None
+    selected = generators.split(",") if generators else None
+    report = evaluate(lambda texts: linker.link(texts, k=k, generators=selected), mentions,
+                      equivalent_ids=equivalent_ids_from_kb(store), train=train_mentions, kb=store)
+    report.meta.update({"index": str(directory), "dataset": dataset, "train": list(train), "kb": str(store.path), "k": k,
+                        "generators": selected or list(linker.generators), "precision": linker.precisions()})
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.json").write_text(report.to_json())
+        (out / "report.md").write_text(report.to_markdown() + "\n")
+        report.plot(out / "subpopulations.png")
+        report.write_records(out / "records.jsonl")
+    typer.echo(report.to_json(indent=None) if as_json else report.to_markdown())
+
+
+@app.command("tune")
+def tune_command(
+    index: str = typer.Option(..., "--index", help="Index directory to tune (its generators and rerankers are used as built)."),
+    dev: List[str] = typer.Option(..., "--dev", help="Labelled dev mentions FORMAT:PATH (repeatable); never test data."),
+    search: str = typer.Option("fusion,rerankers", "--search", help="What to choose, in order, comma-separated: fusion (weights, "
+                                "weighted or RRF), rerankers (each one's settings), or one reranker type (knn, cross-encoder)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the chosen config here (JSON, with the dev figures that chose it)."),
+    apply: bool = typer.Option(False, "--apply", help="Also make the chosen config the index's own (no rebuild: only weights and settings change)."),
+    kb: Optional[str] = typer.Option(None, "--kb", help="KB for id equivalence (default: the index's)."),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+) -> None:
+    """Choose fusion weights and reranker settings on dev data: each stage retrieves once, settings are tried over the cache."""
+    from medlink.eval import load_dataset
+    from medlink.eval.metrics import equivalent_ids_from_kb
+    from medlink.linking.index import apply_config, resolve_index
+    from medlink.tuning import tune
+
+    if out is None and not apply:
+        fail("say where the chosen config goes: --out CONFIG and/or --apply")
+    use_precision(precision)
+    directory = resolve_index(index)
+    store, linker = index_and_kb(directory, kb)
+    mentions = [m for spec in dev for m in load_dataset(spec)]
+    config, report = tune(linker, mentions, [s.strip() for s in search.split(",") if s.strip()], equivalent_ids_from_kb(store), ",".join(dev))
+    if out is not None:
+        from medlink.directories import write_atomic
+
+        write_atomic(out, json.dumps(config.to_dict(), indent=2) + "\n")
+    if apply:
+        apply_config(directory, config)
+    before, after = report.before, report.after
+    typer.echo(f"dev Acc@1 {before['acc@1']:.4f} -> {after['acc@1']:.4f}, MRR {before['mrr']:.4f} -> {after['mrr']:.4f} "
+               f"({len(report.trials)} settings tried in {report.seconds:.0f}s)")
+    typer.echo(f"fusion: {json.dumps(config.to_dict()['fusion'])}")
+    for settings in config.rerankers:
+        typer.echo(f"reranker: {json.dumps(settings)}")
+    for where in ([str(out)] if out else []) + ([f"{directory} (applied)"] if apply else []):
+        typer.echo(f"wrote {where}")

@@ -1,0 +1,149 @@
+"""``medlink train``: mine KB pairs, train bi-encoders and cross-encoders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from medlink.cli.common import PRECISION_HELP, fail, open_kb, use_precision
+
+app = typer.Typer(help="Mine training pairs from a KB and train bi-encoders and cross-encoders.", no_args_is_help=True)
+
+
+def _training_mentions(store, datasets: List[str], option: str, required: bool = False) -> list[tuple[str, str]]:
+    """Annotated (mention, concept) pairs of ``datasets``; says on stderr how many were left out and why.
+    ``required``: given datasets without one usable mention are an error."""
+    from medlink.training.examples import counted_supervised_mentions
+
+    if not datasets:
+        return []
+    mentions, skipped = counted_supervised_mentions(store, datasets)
+    if skipped:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in skipped.items())
+        typer.echo(f"{option}: {len(mentions)} mentions used, {sum(skipped.values())} left out ({reasons})", err=True)
+    if not mentions and required:
+        fail(f"{option}: no mention has its gold concept in the KB")
+    return mentions
+
+
+@app.command("pairs")
+def train_pairs(
+    kb: str = typer.Option(..., "--kb", help="KB file, or 'default'."),
+    out: Path = typer.Option(..., "--out", help="Directory for pairs.train.tsv, pairs.dev.tsv, negatives.tsv, pairs.json."),
+    tasks: str = typer.Option("syn,graph", "--tasks", help="Comma-separated: syn, graph, icd, comb."),
+    per_concept: int = typer.Option(10, "--per-concept", help="Cap of pairs per concept and task."),
+    seed: int = typer.Option(13, "--seed"),
+    dev_fraction: float = typer.Option(0.2, "--dev-fraction", help="Share of concepts held out (node-level split)."),
+) -> None:
+    """Mine synonym / graph / ICD-10 pairs from a KB (paper 000), split 80:20 by concept."""
+    from medlink.training.pairs import mine_pairs
+
+    report = mine_pairs(open_kb(kb), out, tasks, max_pairs_per_concept=per_concept, seed=seed, dev_fraction=dev_fraction)
+    typer.echo(report.summary())
+
+
+@app.command("bi-encoder")
+def train_bi_encoder_command(
+    kb: str = typer.Option(..., "--kb", help="KB the concepts come from (positives and hard negatives)."),
+    out: Path = typer.Option(..., "--out", help="Model folder to write (usable as a dense generator's model)."),
+    train: List[str] = typer.Option([], "--train", help="Annotated mentions FORMAT:PATH (repeatable): supervised examples."),
+    pairs: Optional[Path] = typer.Option(None, "--pairs", help="A 'medlink train pairs' directory: KG examples (alone: zero-shot; with --train: auxiliary loss)."),
+    dev: List[str] = typer.Option([], "--dev", help="Dev mentions FORMAT:PATH for per-epoch Acc@1 (never test data); "
+                                                    "without it, --pairs' held-out pairs.dev.tsv is the dev set."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2)."),
+    epochs: int = typer.Option(1, "--epochs", min=1),
+    batch_size: int = typer.Option(64, "--batch-size", min=2),
+    learning_rate: float = typer.Option(2e-5, "--lr"),
+    tau: float = typer.Option(0.05, "--tau", help="Softmax temperature of the contrastive loss."),
+    hard_negatives: int = typer.Option(0, "--hard-negatives", help="p dynamic hard negatives per mention, refreshed every epoch."),
+    mention_positives: bool = typer.Option(False, "--mention-positives",
+                                           help="Draw positives from the gold concept's names and its other training mentions."),
+    distinct_mentions: bool = typer.Option(False, "--distinct-mentions",
+                                           help="One example per distinct (mention, concept) instead of one per annotation: "
+                                                "shorter epochs on corpora that repeat the same mentions (AskAPatient)."),
+    kg_weight: float = typer.Option(1.0, "--kg-weight", help="Weight of the KG auxiliary loss."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch", help="Cap the steps of each epoch (quick trials; default: all examples)."),
+    seed: int = typer.Option(13, "--seed"),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
+    precision: str = typer.Option("auto", "--precision", help=PRECISION_HELP),
+    no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),
+    pooling: Optional[str] = typer.Option(None, "--pooling", help="mean or cls (default: what the base model folder declares, else mean)."),
+) -> None:
+    """Train a bi-encoder: in-batch + dynamic hard negatives, KG pairs as zero-shot or auxiliary task."""
+    from medlink.encoders.transformer import require_dense_extra
+
+    require_dense_extra()
+    from medlink.training.examples import pair_examples
+    from medlink.training.pairs_io import read_pairs
+    from medlink.training.run import check_training_output
+    from medlink.training.trainer import TrainConfig, train_bi_encoder
+
+    config = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, tau=tau, hard_negatives=hard_negatives,
+                         mention_positives=mention_positives, distinct_mentions=distinct_mentions, kg_weight=kg_weight, seed=seed, precision="fp32" if no_bf16 else precision, max_steps_per_epoch=max_steps,
+                         pooling=pooling)
+    use_precision(config.precision)
+    check_training_output(out)  # before any data is read
+    store = open_kb(kb)
+    if not train and pairs is None:
+        fail("nothing to train on: give --train FORMAT:PATH (annotated mentions) and/or --pairs DIR (KB pairs)")
+    if pairs is not None and not pairs.is_dir():
+        fail(f"--pairs expects the folder 'medlink train pairs --out' wrote, not {pairs}")
+    if hard_negatives and not train:
+        typer.echo("note: --hard-negatives applies to --train mentions; with --pairs alone it is not used", err=True)
+    mentions = _training_mentions(store, train, "--train")
+    kg = pair_examples(read_pairs(pairs / "pairs.train.tsv")) if pairs else []
+    dev_mentions = _training_mentions(store, dev, "--dev", required=True)
+    held_out = pairs / "pairs.dev.tsv" if pairs else None
+    kg_dev = pair_examples(read_pairs(held_out)) if (held_out and not dev and held_out.is_file()) else []  # no --dev: judge on held-out concepts
+    report = train_bi_encoder(store, out, mentions=mentions, kg_examples=kg, dev=dev_mentions, kg_dev=kg_dev, base_model=model,
+                              config=config, resume=resume)
+    typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
+
+
+@app.command("cross-encoder")
+def train_cross_encoder_command(
+    kb: str = typer.Option(..., "--kb", help="KB the concepts and their preferred names come from."),
+    out: Path = typer.Option(..., "--out", help="Model folder to write (a 'cross-encoder' reranker's model)."),
+    train: List[str] = typer.Option(..., "--train", help="Annotated mentions FORMAT:PATH (repeatable); each distinct (mention, concept) once."),
+    dev: List[str] = typer.Option([], "--dev", help="Dev mentions FORMAT:PATH for per-epoch accuracy (never test data)."),
+    candidates_model: Optional[str] = typer.Option(None, "--candidates-model",
+                                                   help="Bi-encoder folder that retrieves the wrong concepts to train against (default: packaged MiniLM)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2, with a new score head)."),
+    epochs: int = typer.Option(2, "--epochs", min=1),
+    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Mentions per step."),
+    candidates: int = typer.Option(8, "--candidates", min=2, help="Group size: the gold name and candidates-1 retrieved wrong concepts."),
+    learning_rate: float = typer.Option(3e-5, "--lr"),
+    concept_text: str = typer.Option("name", "--concept-text",
+                                     help="'name': read mentions against preferred names; 'alias': against any KB name of the concept "
+                                          "(for a reranker with text 'matched')."),
+    seed: int = typer.Option(13, "--seed"),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
+    precision: str = typer.Option("auto", "--precision", help=PRECISION_HELP),
+    no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),
+) -> None:
+    """Train a cross-encoder reranker on annotated mentions against a bi-encoder's close calls."""
+    from medlink.encoders.transformer import require_dense_extra
+
+    require_dense_extra()
+    from medlink.training.cross_trainer import CrossTrainConfig, retrieved_negatives, train_cross_encoder
+    from medlink.training.run import check_training_output
+
+    config = CrossTrainConfig(epochs=epochs, batch_size=batch_size, candidates=candidates, learning_rate=learning_rate, seed=seed,
+                              precision="fp32" if no_bf16 else precision, concept_text=concept_text)
+    use_precision(config.precision)
+    check_training_output(out)
+    store = open_kb(kb)
+    mentions = list(dict.fromkeys(_training_mentions(store, train, "--train")))
+    if not mentions:
+        fail("no training mention has a gold concept in the KB")
+    dev_mentions = list(dict.fromkeys(_training_mentions(store, dev, "--dev", required=True)))
+    retriever = None if candidates_model in (None, "default") else candidates_model
+    depth = max(16, 2 * candidates)
+    retrieved = retrieved_negatives(store, mentions + dev_mentions, retriever, depth)  # one index serves both
+    negatives, dev_negatives = retrieved[: len(mentions)], retrieved[len(mentions) :]
+    report = train_cross_encoder(store, out, mentions, negatives, dev=dev_mentions, dev_negatives=dev_negatives, base_model=model,
+                                 config=config, resume=resume)
+    typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
