@@ -1,4 +1,10 @@
-"""Shared fixtures: paths of the small fixture files and of the real data (which may be absent)."""
+"""Shared fixtures: paths of the small fixture files and of the real data (which may be absent), and the KB built from
+the eval fixture dictionary.
+
+Markers (registered in pyproject.toml): ``slow`` (over ~2 s: CLI runs that build indexes, training, the default KB),
+``dense`` (needs torch, transformers and faiss), ``real_data`` (reads ../shared/data). ``pytest -m "not slow"`` is the
+fast set.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +22,17 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def kb(tmp_path_factory):
+    """The KB of tests/fixtures/eval/dictionary.txt (14 names), built once for the whole run: treat it as read-only."""
+    from medlink.kb.build import build_kb
+    from medlink.kb.store import KB
+
+    path = build_kb(tmp_path_factory.mktemp("eval-kb") / "kb.sqlite", [f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"], progress=False).path
+    with KB.open(path) as store:
+        yield store
 
 
 def shared_data(relative: str) -> Path:

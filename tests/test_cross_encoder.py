@@ -30,11 +30,6 @@ def cross():
 
 
 @pytest.fixture
-def kb(tmp_path, fixtures):
-    return KB.open(build_kb(tmp_path / "kb.sqlite", [f"biosyn:{fixtures / 'eval' / 'dictionary.txt'}"], progress=False).path)
-
-
-@pytest.fixture
 def mentions(kb, fixtures):
     return list(dict.fromkeys(supervised_mentions(kb, [f"biosyn:{fixtures / 'eval' / 'biosyn_processed'}"])))
 

@@ -36,13 +36,6 @@ def one_thread():
     faiss.omp_set_num_threads(threads)
 
 
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory):
-    path = tmp_path_factory.mktemp("dense-kb") / "kb.sqlite"
-    dictionary = Path(__file__).parent / "fixtures" / "eval" / "dictionary.txt"
-    return KB.open(build_kb(path, [f"biosyn:{dictionary}"], progress=False).path)
-
-
 def config(**params) -> LinkerConfig:
     return LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": params}]})
 

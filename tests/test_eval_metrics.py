@@ -5,7 +5,6 @@ import pytest
 from medlink.core import Candidate
 from medlink.errors import MedlinkError
 from medlink.eval import LabeledMention, compute_metrics, equivalent_ids_from_kb, evaluate, evaluate_rankings, mention_rank, part_rank
-from medlink.kb import KB, build_kb
 
 
 def lm(text, *gold, parts=None):
@@ -75,14 +74,6 @@ def test_metrics_pool_from_counts_and_empty_sets_give_none():
 def test_wrong_number_of_rankings_is_reported():
     with pytest.raises(MedlinkError, match="6 mention parts"):
         evaluate_rankings([["A"]], MENTIONS)
-
-
-@pytest.fixture
-def kb(tmp_path, fixtures):
-    path = tmp_path / "kb.sqlite"
-    build_kb(path, [f"biosyn:{fixtures / 'eval' / 'dictionary.txt'}"], progress=False)
-    with KB.open(path) as kb:
-        yield kb
 
 
 def test_alt_ids_make_ids_equivalent(kb):

@@ -1,7 +1,6 @@
 import pytest
 
 from medlink.eval import LabeledMention, evaluate_rankings, subpopulation_masks
-from medlink.kb import KB, build_kb
 
 
 def lm(text, *gold, parts=None):
@@ -16,14 +15,6 @@ TEST = [
     lm("tumour", "D001943"),  # seen text that training links elsewhere: unpopular
     lm("breast cancer|renal", "D001943", "D007674", parts=("breast cancer", "renal")),  # every part a direct match
 ]
-
-
-@pytest.fixture
-def kb(tmp_path, fixtures):
-    path = tmp_path / "kb.sqlite"
-    build_kb(path, [f"biosyn:{fixtures / 'eval' / 'dictionary.txt'}"], progress=False)
-    with KB.open(path) as kb:
-        yield kb
 
 
 def members(masks, name):

@@ -5,17 +5,10 @@ import pytest
 
 from medlink.errors import MedlinkError
 from medlink.kb.build import build_kb
-from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig
 from medlink.linking.index import build_index
 from medlink.linking.linker import MAX_MENTION_CHARS, Linker
 from medlink.linking.manifest import INDEX_FORMAT_VERSION
-
-
-@pytest.fixture
-def kb(tmp_path, fixtures):
-    path = build_kb(tmp_path / "kb.sqlite", [f"biosyn:{fixtures / 'eval' / 'dictionary.txt'}"], progress=False).path
-    return KB.open(path)
 
 
 @pytest.fixture

@@ -6,17 +6,10 @@ import pytest
 pytest.importorskip("torch")
 
 from medlink.errors import MedlinkError  # noqa: E402
-from medlink.kb.build import build_kb  # noqa: E402
-from medlink.kb.store import KB  # noqa: E402
 from medlink.training import trainer as trainer_module  # noqa: E402
 from medlink.training.examples import ConceptNames, Example, supervised_mentions  # noqa: E402
 from medlink.training.losses import contrastive_loss  # noqa: E402
 from medlink.training.trainer import TrainConfig, train_bi_encoder  # noqa: E402
-
-
-@pytest.fixture
-def kb(tmp_path, fixtures):
-    return KB.open(build_kb(tmp_path / "kb.sqlite", [f"biosyn:{fixtures / 'eval' / 'dictionary.txt'}"], progress=False).path)
 
 
 @pytest.fixture

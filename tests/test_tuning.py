@@ -7,8 +7,6 @@ import pytest
 
 from medlink.eval import load_dataset
 from medlink.eval.metrics import equivalent_ids_from_kb
-from medlink.kb.build import build_kb
-from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig
 from medlink.linking.index import build_index
 from medlink.linking.linker import Linker
@@ -19,13 +17,6 @@ from tests.conftest import FIXTURES
 from tests.test_cli_kb import medlink
 
 DEV = f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}"
-
-
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory):
-    path = tmp_path_factory.mktemp("tune") / "kb.sqlite"
-    build_kb(path, [f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"], progress=False)
-    return KB.open(path)
 
 
 def lexical(kb, weights):
