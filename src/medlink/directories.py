@@ -2,26 +2,101 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator
 
 from medlink.errors import MedlinkError
 
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks
+    fcntl = None
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where the system or file system cannot."""
+    if sys.platform != "linux":
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) == 0
+
 
 def replace_directory(built: Path, final: Path) -> None:
-    """Move the finished directory ``built`` to ``final``; an existing ``final`` is set aside first, then removed."""
-    if final.exists():
+    """Move the finished directory ``built`` to ``final``. An existing ``final`` is swapped with ``built`` in one step
+    where the system can (a kill at any moment leaves the old folder or the new one at ``final``), else set aside as
+    ``.NAME.PID.old`` first, which ``clean_stale`` puts back if the process died before the new one was in."""
+    if not final.exists():
+        os.replace(built, final)
+    elif _exchange(built, final):
+        shutil.rmtree(built, ignore_errors=True)  # the old folder, now at the staging name
+    else:
         old = final.with_name(f".{final.name}.{os.getpid()}.old")
         shutil.rmtree(old, ignore_errors=True)
         os.replace(final, old)
         os.replace(built, final)
         shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(built, final)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale(final: Path) -> None:
+    """What killed runs left beside ``final``: their staging copies (``.NAME.PID.tmp``) are removed, and a previous
+    ``final`` set aside (``.NAME.PID.old``) is put back if nothing replaced it. Another live process's are left alone."""
+    final = Path(final)
+    if not final.parent.is_dir():
+        return
+    for leftover in final.parent.glob(f".{glob_escape(final.name)}.*"):
+        pid, _, kind = leftover.name[len(final.name) + 2 :].partition(".")
+        if kind not in ("tmp", "old") or not pid.isdigit() or _alive(int(pid)):
+            continue
+        if kind == "old" and not final.exists() and not final.is_symlink():
+            os.replace(leftover, final)
+        elif leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+
+
+def glob_escape(name: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+@contextmanager
+def output_lock(final: Path) -> Iterator[None]:
+    """Hold ``.NAME.lock`` beside ``final`` while writing it: a second process writing the same output is refused
+    at once instead of interleaving with the first (advisory lock; released when the process ends, however it ends)."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    lock = final.with_name(f".{final.name}.lock")
+    with open(lock, "a") as handle:
+        if fcntl is not None:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise MedlinkError(f"another medlink process is writing {final}; wait for it to finish or choose another output") from None
+        try:
+            yield
+        finally:
+            lock.unlink(missing_ok=True)  # still held: no clutter beside the user's files once the write is over
 
 
 @contextmanager
@@ -34,9 +109,17 @@ def staged_directory(final: Path, *, staging: Path | None = None, merge: bool | 
     of ``final`` kept, and what else was staged is dropped. When the block fails, the staging folder is removed and
     ``final`` is as it was. A staging folder left by a killed process is recognised by ``is_staging``."""
     final = Path(final)
+    whole = staging is None and merge is False  # a whole output replaced: serialise writers, clean what killed ones left
     if staging is None:
         staging = final / f".staging.{os.getpid()}.tmp" if merge else final.with_name(f".{final.name}.{os.getpid()}.tmp")
     staging = Path(staging)
+    with output_lock(final) if whole else nullcontext():
+        if whole:
+            clean_stale(final)
+        yield from _staged(final, staging, merge)
+
+
+def _staged(final: Path, staging: Path, merge: bool | Iterable[str]) -> Iterator[Path]:
     shutil.rmtree(staging, ignore_errors=True)
     staging.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -57,32 +140,58 @@ def staged_directory(final: Path, *, staging: Path | None = None, merge: bool | 
 @contextmanager
 def staged_file(final: Path) -> Iterator[Path]:
     """A path beside ``final`` (``.NAME.PID.tmp``) to build a file at (a KB's SQLite database): renamed over ``final``
-    when the block succeeds, removed when it fails."""
+    when the block succeeds, removed when it fails. One writer at a time; what killed writers left is removed first."""
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = final.with_name(f".{final.name}.{os.getpid()}.tmp")
-    staging.unlink(missing_ok=True)
-    try:
-        yield staging
-        os.replace(staging, final)
-    except BaseException:
+    with output_lock(final):
+        clean_stale(final)
         staging.unlink(missing_ok=True)
-        raise
+        try:
+            yield staging
+            os.replace(staging, final)
+        except BaseException:
+            staging.unlink(missing_ok=True)
+            raise
 
 
-def require_replaceable(final: Path, marker: str, what: str) -> None:
-    """Refuse to overwrite anything but an earlier output of the same kind (a folder holding ``marker``) or an empty folder.
+def require_replaceable(final: Path, marker: str, what: str, signed: Callable[[Path], bool] | None = None) -> None:
+    """Refuse to overwrite anything but an earlier output of the same kind or an empty folder. An earlier output is a
+    folder holding ``marker`` that ``signed(marker path)`` recognises as medlink's (a file merely named so is not).
 
-    Why: ``--out`` naming a KB file or someone's folder by mistake must not delete it.
+    Why: ``--out`` naming a KB file or someone's folder by mistake must not delete it; nor may a symlink lead the
+    replacement somewhere else.
     """
     final = Path(final)
+    if final.is_symlink():
+        raise MedlinkError(f"{final} is a symbolic link; give --out the real folder ({final.resolve()}) or a new name (nothing was written)")
     if not final.exists():
         return
     if not final.is_dir():
         raise MedlinkError(f"{final} is a file, not {what}; give --out a new folder name (nothing was written)")
-    if any(final.iterdir()) and not (final / marker).is_file():
-        raise MedlinkError(f"{final} is a folder that is not {what} (no {marker}); it is left as it is: give --out a new "
-                           f"or empty folder (nothing was written)")
+    if not any(final.iterdir()):
+        return
+    if not (final / marker).is_file():
+        why = f"no {marker}"
+    elif signed is not None and not signed(final / marker):
+        why = f"its {marker} was not written by medlink"
+    else:
+        return
+    raise MedlinkError(f"{final} is a folder that is not {what} ({why}); it is left as it is: give --out a new or empty folder "
+                       "(nothing was written)")
+
+
+def require_replaceable_file(final: Path, what: str, signed: Callable[[Path], bool], sources: Iterable[Path] = ()) -> None:
+    """The file counterpart: ``final`` may be replaced only if ``signed`` recognises it and it is none of ``sources``."""
+    final = Path(final)
+    if final.is_symlink():
+        raise MedlinkError(f"{final} is a symbolic link; give the real path ({final.resolve()}) or a new name (nothing was written)")
+    if any(Path(source).exists() and Path(source).resolve() == final.resolve() for source in sources):
+        raise MedlinkError(f"{final} is one of the sources being read; write the output under another name (nothing was written)")
+    if final.is_dir():
+        raise MedlinkError(f"{final} is a folder, not {what}; give a file name (nothing was written)")
+    if final.exists() and not signed(final):
+        raise MedlinkError(f"{final} exists and is not {what}; it is left as it is: give a new name or remove it (nothing was written)")
 
 
 def _current_umask() -> int:

@@ -8,6 +8,7 @@ heavy, so a config is checked without torch or faiss.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -32,6 +33,7 @@ class Param:
     items: type | None = None  # list / dict knobs: the type of each item (value for a dict), bounded like a scalar
     length: int | None = None  # list knobs: exactly this many items
     note: str | None = None  # what to give, said when a required knob is missing
+    pattern: str | None = None  # strings: a regular expression the whole value must match
 
     @property
     def required(self) -> bool:
@@ -41,6 +43,8 @@ class Param:
         names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
         if self.choices:
             kind = "one of " + ", ".join(map(str, self.choices))
+        elif self.pattern:
+            kind = f"a string matching {self.pattern}"
         elif self.kind in (list, dict):
             item = {dict: "object", object: "value"}.get(self.items) or names[self.items].split(" ", 1)[-1]
             kind = (f"a list of {self.length or 'any number of'} {item}s" if self.kind is list else f"an object whose values are {item}s")
@@ -72,6 +76,8 @@ class Param:
             return False
         if self.choices is not None:
             return value in self.choices
+        if self.pattern is not None:
+            return re.fullmatch(self.pattern, value) is not None
         return ((self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
                 and (self.above is None or value > self.above))
 
@@ -150,4 +156,5 @@ DENSE_PARAMS = {
     "pq_m": Param(int, minimum=1, nullable=True, default=None),  # ivfpq: sub-quantizers; None = dimension / 8
     "nprobe": Param(int, minimum=1, default=16),
 }
+SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"  # a name that is also a folder name inside an index: no '/', no '..', no dot first
 GENERATOR_PARAMS = {"exact": EXACT_PARAMS, "tfidf": TFIDF_PARAMS, "bm25": BM25_PARAMS, "dense": DENSE_PARAMS}

@@ -14,10 +14,11 @@ from typing import Iterable
 
 from tqdm import tqdm
 
-from medlink.directories import staged_file
+from medlink.directories import require_replaceable_file, staged_file
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
 from medlink.kb.readers import read_source
+from medlink.kb.schema import is_kb_file
 from medlink.kb.sources import SourceSpec, expand_sources
 from medlink.kb.writer import FinishReport, KBWriter
 from medlink.text.normalize import Normalizer, normalize
@@ -54,6 +55,7 @@ def build_kb(
     specs = expand_sources(sources)
     if not specs:
         raise MedlinkError("no KB source given; write FORMAT:PATH, e.g. obo:hp.obo")
+    require_replaceable_file(out, "a medlink KB", is_kb_file, [spec.path for spec in specs if spec.path])
     started = time.perf_counter()
     report = BuildReport(out, "", 0.0)
     with staged_file(out) as temporary:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 FORMAT_VERSION = "1"
 
 TABLES = """
@@ -38,3 +41,19 @@ CHECKSUM_QUERIES = (
     "SELECT concept_id, xref FROM xrefs ORDER BY rowid",
     "SELECT alias, concept_id, reason FROM id_aliases ORDER BY rowid",
 )
+
+
+def is_kb_file(path: Path | str) -> bool:
+    """Did medlink write this file? (A rebuild replaces only a KB: a user's own file of that name is left alone.)"""
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(16) != b"SQLite format 3\x00":
+                return False
+        connection = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+        try:
+            keys = {key for (key,) in connection.execute("SELECT key FROM meta")}
+        finally:
+            connection.close()
+    except (OSError, sqlite3.DatabaseError):
+        return False
+    return {"checksum", "normalizer"} <= keys

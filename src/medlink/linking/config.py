@@ -14,7 +14,7 @@ from pathlib import Path
 from medlink.encoders.precision import from_legacy
 from medlink.errors import MedlinkError
 from medlink.kb.readers.files import parse_json
-from medlink.params import GENERATOR_PARAMS, Param, check_params, read_params
+from medlink.params import GENERATOR_PARAMS, SAFE_NAME, Param, check_params, read_params
 from medlink.rerank.base import reranker_class, read_reranker_settings
 from medlink.retrieval import fusion as fusion_settings
 from medlink.retrieval.base import GENERATORS
@@ -29,7 +29,7 @@ CONFIG_PARAMS = {
     "reranker": Param(dict, items=object, nullable=True, default=None),  # one reranker: what configs said before "rerankers"
     "tuned": Param(dict, items=object, nullable=True, default=None),  # what 'medlink tune' chose this with (dev figures), kept as written
 }
-GENERATOR_ENTRY = {"name": Param(str), "type": Param(str, choices=tuple(GENERATORS)), "names": Param(str, choices=NAME_SOURCES, default="kb+memory"),
+GENERATOR_ENTRY = {"name": Param(str, pattern=SAFE_NAME), "type": Param(str, choices=tuple(GENERATORS)), "names": Param(str, choices=NAME_SOURCES, default="kb+memory"),
                    "params": Param(dict, items=object, default={})}
 
 

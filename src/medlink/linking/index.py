@@ -12,7 +12,7 @@ from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
 from medlink.linking.linker import Linker
-from medlink.linking.manifest import MANIFEST, read_manifest
+from medlink.linking.manifest import MANIFEST, is_index_manifest, read_manifest
 from medlink.linking.memory import memory_from_datasets
 from medlink.settings import medlink_home
 
@@ -23,7 +23,7 @@ DEFAULT_INDEX_NAME = "default-index"
 def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Path | str | None = None, memory: Sequence[str] = ()) -> Linker:
     """Build and save an index; ``config`` is a LinkerConfig, a preset's name (default, default-dense) or a JSON file;
     ``memory`` lists ``FORMAT:PATH`` annotated datasets to memorise."""
-    require_replaceable(Path(out), MANIFEST, "a medlink index")  # before the (long) build, not after it
+    require_replaceable(Path(out), MANIFEST, "a medlink index", is_index_manifest)  # before the (long) build, not after it
     kb = kb if isinstance(kb, KB) else KB.open(kb)
     config = load_config(config)
     entries = memory_from_datasets(kb, memory) if memory else None

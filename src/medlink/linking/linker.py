@@ -16,8 +16,8 @@ from medlink.directories import require_replaceable, staged_directory
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
-from medlink.linking.config import LinkerConfig, default_config
-from medlink.linking.manifest import MANIFEST, new_manifest, read_manifest
+from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
+from medlink.linking.manifest import MANIFEST, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries
 from medlink.rerank.base import LinkerParts, Reranker, build_reranker, load_reranker
 from medlink.retrieval.base import CandidateGenerator, build_generator, load_generator, to_candidates
@@ -126,7 +126,7 @@ class Linker:
     def save(self, directory: Path | str) -> Path:
         """Write the index directory atomically (build beside it, then swap)."""
         directory = Path(directory)
-        require_replaceable(directory, MANIFEST, "a medlink index")
+        require_replaceable(directory, MANIFEST, "a medlink index", is_index_manifest)
         with staged_directory(directory) as temporary:
             write_lines(temporary / layout.CONCEPT_IDS, self.concept_ids)
             write_lines(temporary / layout.CONCEPT_NAMES, self.concept_names)
@@ -152,6 +152,9 @@ class Linker:
         concept_ids = read_lines(directory / layout.CONCEPT_IDS)
         concept_names = read_lines(directory / layout.CONCEPT_NAMES)
         sources: dict[str, str] = manifest["tables"]
+        if not isinstance(sources, dict) or any(s not in NAME_SOURCES or n not in {g.name for g in config.generators} for n, s in sources.items()):
+            raise MedlinkError(f"{directory / MANIFEST}: 'tables' must map this config's generators to {', '.join(NAME_SOURCES)}; "
+                               "the manifest was changed by hand or damaged: rebuild the index")
         tables = {source: NameTable.load(directory / layout.TABLES / source) for source in sorted(set(sources.values()))}
         types = {g.name: g.type for g in config.generators}
         generators = {

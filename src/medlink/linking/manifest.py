@@ -23,6 +23,16 @@ MEMORY = "memory.tsv"  # the mention memory, for inspection
 LEGACY_RERANKER_DIRS = {"knn": "knn", "cross-encoder": "cross_encoder"}  # where a version-2 index kept its one reranker
 
 
+def is_index_manifest(path: Path) -> bool:
+    """Did medlink write this manifest? (What an index rebuild checks before replacing a folder: a file merely named
+    manifest.json in someone's project is not an index.)"""
+    try:
+        manifest = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(manifest, dict) and {"format_version", "kb", "config", "normalizer"} <= set(manifest)
+
+
 def reranker_dir(position: int, type_name: str) -> str:
     return f"{RERANKERS}/{position}-{type_name}"
 

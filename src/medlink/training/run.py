@@ -107,7 +107,11 @@ class TrainingRun:
         self.optimizer = torch.optim.AdamW(model.model.parameters(), lr=learning_rate)
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(warmup * total_steps), total_steps)
         if self.resuming:
-            saved = torch.load(self.checkpoint / "trainer.pt", weights_only=True)  # tensors and numbers only: a crafted file cannot run code
+            try:  # weights_only: tensors and numbers only, so a crafted checkpoint cannot run code
+                saved = torch.load(self.checkpoint / "trainer.pt", weights_only=True)
+            except Exception as error:  # noqa: BLE001 - torch raises UnpicklingError, RuntimeError or EOFError for a bad file
+                raise MedlinkError(f"{self.checkpoint / 'trainer.pt'}: not a checkpoint medlink wrote ({type(error).__name__}); "
+                                   "train anew without --resume") from error
             self.optimizer.load_state_dict(saved["optimizer"])
             self.scheduler.load_state_dict(saved["scheduler"])
         self.report = TrainReport(config, list(self.state["history"]), examples=examples, precision=model.precision)

@@ -23,14 +23,14 @@ other direction, which MRREL also carries).
 
 from __future__ import annotations
 
-import io
 from itertools import chain
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers.files import as_set, open_bytes
+from medlink.kb.readers.files import as_set
+from medlink.kb.readers.rrf import rrf_rows
 from medlink.kb.records import (
     ABBREVIATION,
     IS_A,
@@ -63,7 +63,6 @@ LANGUAGES = {
     "CAT": "ca", "FAS": "fa", "PER": "fa", "LIT": "lt", "SLV": "sl", "SLO": "sk", "ISL": "is",
 }
 
-_EOL = frozenset({"\n", "\r\n", ""})
 
 # Number of fields per file (without the empty string after the final '|').
 _NF_MRCONSO = 18
@@ -115,45 +114,6 @@ def _find(meta: Path, name: str) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-def _problem(parts: list[str], nfields: int, name: str) -> str | None:
-    """Why a line whose split is not ``nfields`` fields + the end of line after the final '|' is
-    malformed, or None for a blank line (ignored)."""
-    n = len(parts)
-    if n == 1 and not parts[0].strip():
-        return None
-    if n == nfields and parts[-1].strip():
-        return f"expected {nfields} '|'-separated fields ({name}), got {nfields} without the final '|'"
-    got = n - 1 if not parts[-1].strip() else n
-    return f"expected {nfields} '|'-separated fields ({name}), got {got}"
-
-
-def _rrf_rows(path: Path, nfields: int, name: str, policy: InvalidLinePolicy) -> Iterator[tuple[int, list[str]]]:
-    """Yield (line number, fields) for each well-formed row of an RRF file (plain or ``.gz``); the
-    last field is the end of line after the final '|'. Malformed lines go to ``policy``, blank ones
-    are ignored. One generator step per row: this is the hot loop of MRCONSO."""
-    eol = _EOL
-    width = nfields + 1
-    # surrogateescape: a byte that is not UTF-8 becomes a lone surrogate instead of a traceback; only non-ASCII lines
-    # are checked for one (encode() fails on it), so the hot loop stays a split for the usual ASCII row
-    with io.TextIOWrapper(open_bytes(path), encoding="utf-8", errors="surrogateescape", newline="") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.isascii():
-                try:
-                    line.encode("utf-8")
-                except UnicodeEncodeError as error:
-                    policy.invalid(path, lineno, f"not valid UTF-8 at character {error.start + 1} of the line (save the file as UTF-8)")
-                    continue
-                if lineno == 1:
-                    line = line.removeprefix("\ufeff")
-            parts = line.split("|")
-            if len(parts) != width or parts[nfields] not in eol:
-                problem = _problem(parts, nfields, name)
-                if problem:
-                    policy.invalid(path, lineno, problem)
-                continue
-            yield lineno, parts
 
 
 def read_umls(
@@ -248,7 +208,7 @@ def _read_mrconso(
     fallback = None  # best non-Y preferred-looking atom of the current CUI: (rank, text)
     codes: set[str] = set()
 
-    for lineno, parts in _rrf_rows(path, _NF_MRCONSO, "MRCONSO", policy):
+    for lineno, parts in rrf_rows(path, _NF_MRCONSO, "MRCONSO", policy):
         lat = parts[1]
         if languages is not None and lat not in languages:
             continue
@@ -315,7 +275,7 @@ def _read_mrsty(path: Path, prefix: str, policy: InvalidLinePolicy, kept: _CuiSe
     last_cui = None
     cid = ""
     keep = True
-    for lineno, parts in _rrf_rows(path, _NF_MRSTY, "MRSTY", policy):
+    for lineno, parts in rrf_rows(path, _NF_MRSTY, "MRSTY", policy):
         cui = parts[0]
         sty = parts[3]
         if not cui or not sty:
@@ -339,7 +299,7 @@ def _read_mrdef(
 ) -> Iterator[Record]:
     """The first definition of each CUI from a SAB that contributed kept names."""
     done_cui = None  # last CUI that got its definition (MRDEF is grouped by CUI)
-    for lineno, parts in _rrf_rows(path, _NF_MRDEF, "MRDEF", policy):
+    for lineno, parts in rrf_rows(path, _NF_MRDEF, "MRDEF", policy):
         cui = parts[0]
         if cui == done_cui:
             continue
@@ -368,7 +328,7 @@ def _read_mrrel(
     last_cui1 = None
     keep1 = True
     seen: set[tuple[str, str, str]] = set()  # relations already emitted for the current CUI1
-    for _, parts in _rrf_rows(path, _NF_MRREL, "MRREL", policy):
+    for _, parts in rrf_rows(path, _NF_MRREL, "MRREL", policy):
         rel = parts[3]
         if rel in skip_rels or parts[14] in drop_suppress:
             continue
@@ -404,7 +364,7 @@ def _read_mrrel(
 
 def _read_mrcui(path: Path, prefix: str, policy: InvalidLinePolicy, kept: _CuiSet | None) -> Iterator[Record]:
     """Retired CUIs merged into a current one (REL ``SY``, MAPIN ``Y``) become id aliases."""
-    for _, parts in _rrf_rows(path, _NF_MRCUI, "MRCUI", policy):
+    for _, parts in rrf_rows(path, _NF_MRCUI, "MRCUI", policy):
         if parts[2] != "SY" or parts[6] != "Y":
             continue
         old, new = parts[0], parts[5]

@@ -1,0 +1,145 @@
+"""An output is written only where the user pointed, replaces only an artefact medlink wrote, survives kills and
+concurrent writers; configs and manifests cannot send reads or writes outside their folder; checkpoints cannot run code."""
+
+import json
+import os
+import pickle
+
+import pytest
+
+from medlink.directories import clean_stale, output_lock, replace_directory
+from medlink.errors import MedlinkError
+from medlink.kb.build import build_kb
+from medlink.kb.store import KB
+from medlink.linking.config import LinkerConfig
+from medlink.linking.index import build_index
+from medlink.linking.linker import Linker
+from tests.conftest import FIXTURES
+
+DICTIONARY = f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"
+EXACT = LinkerConfig.from_dict({"generators": [{"name": "exact", "type": "exact"}]})
+
+
+@pytest.fixture
+def kb(tmp_path):
+    build_kb(tmp_path / "kb.sqlite", [DICTIONARY], progress=False)
+    return KB.open(tmp_path / "kb.sqlite")
+
+
+def dead_pid() -> int:
+    pid = 4_000_000
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except PermissionError:
+            pass
+        pid += 1
+
+
+def test_a_folder_with_a_foreign_manifest_is_not_replaced(kb, tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "manifest.json").write_text("{}")  # a web app's manifest, not an index's
+    (app / "main.js").write_text("x")
+    with pytest.raises(MedlinkError, match="its manifest.json was not written by medlink"):
+        build_index(kb, app, EXACT)
+    assert sorted(p.name for p in app.iterdir()) == ["main.js", "manifest.json"]
+    build_index(kb, tmp_path / "index", EXACT)
+    build_index(kb, tmp_path / "index", EXACT)  # an earlier index is replaced
+    assert Linker.load(tmp_path / "index").link(["tumour"], k=1)[0].candidates
+
+
+def test_kb_build_replaces_only_a_kb_and_never_its_own_source(kb, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    with pytest.raises(MedlinkError, match="exists and is not a medlink KB"):
+        build_kb(notes, [DICTIONARY], progress=False)
+    own = tmp_path / "own.txt"
+    own.write_text("D1||heart attack\n")
+    with pytest.raises(MedlinkError, match="is one of the sources being read"):
+        build_kb(own, [f"biosyn:{own}"], progress=False)
+    assert notes.read_text() == "mine" and own.read_text() == "D1||heart attack\n"
+    build_kb(kb.path, [DICTIONARY], progress=False)  # a KB is replaced
+
+
+def test_an_output_that_is_a_symlink_is_refused(kb, tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (tmp_path / "link").symlink_to(target)
+    with pytest.raises(MedlinkError, match="is a symbolic link"):
+        build_index(kb, tmp_path / "link", EXACT)
+    (tmp_path / "kb-link.sqlite").symlink_to(kb.path)
+    with pytest.raises(MedlinkError, match="is a symbolic link"):
+        build_kb(tmp_path / "kb-link.sqlite", [DICTIONARY], progress=False)
+    assert not list(target.iterdir()) and not list(tmp_path.glob(".*.old"))
+
+
+@pytest.mark.parametrize("name", ["../../x", "/tmp/x", ".hidden", "a/b", ""])
+def test_a_generator_name_cannot_leave_the_index_folder(name):
+    with pytest.raises(MedlinkError, match=r"generators\[0\]: 'name' must be a string matching"):
+        LinkerConfig.from_dict({"generators": [{"name": name, "type": "exact"}]})
+
+
+def test_manifest_tables_cannot_point_outside_the_index(kb, tmp_path):
+    build_index(kb, tmp_path / "index", EXACT)
+    manifest = json.loads((tmp_path / "index" / "manifest.json").read_text())
+    manifest["tables"]["exact"] = "../../etc"
+    (tmp_path / "index" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(MedlinkError, match="'tables' must map this config's generators"):
+        Linker.load(tmp_path / "index")
+
+
+def test_what_killed_runs_left_is_cleaned_and_a_stranded_index_put_back(kb, tmp_path):
+    pid = dead_pid()
+    stale = tmp_path / f".index.{pid}.tmp"
+    stale.mkdir()
+    (tmp_path / f".kb.sqlite.{pid}.tmp").write_text("half a KB")
+    build_index(kb, tmp_path / "index", EXACT)
+    build_kb(kb.path, [DICTIONARY], progress=False)
+    assert not stale.exists() and not (tmp_path / f".kb.sqlite.{pid}.tmp").exists()
+    os.replace(tmp_path / "index", tmp_path / f".index.{pid}.old")  # killed between setting the old index aside and moving the new one in
+    clean_stale(tmp_path / "index")
+    assert Linker.load(tmp_path / "index").link(["tumour"], k=1)[0].candidates
+
+
+def test_a_rebuild_swaps_in_one_step(tmp_path):
+    old, new = tmp_path / "index", tmp_path / ".index.1.tmp"
+    for folder, text in ((old, "old"), (new, "new")):
+        folder.mkdir()
+        (folder / "marker").write_text(text)
+    replace_directory(new, old)
+    assert (old / "marker").read_text() == "new" and not new.exists() and not list(tmp_path.glob(".*"))
+
+
+def test_two_writers_of_one_output_are_refused_not_interleaved(kb, tmp_path):
+    with output_lock(tmp_path / "index"):
+        with pytest.raises(MedlinkError, match="another medlink process is writing"):
+            build_index(kb, tmp_path / "index", EXACT)
+    build_index(kb, tmp_path / "index", EXACT)  # the lock went with the first writer
+
+
+class Payload:
+    def __reduce__(self):
+        return (open, ("/tmp/medlink-pwned", "w"))
+
+
+def test_a_crafted_checkpoint_cannot_run_code(tmp_path):
+    torch = pytest.importorskip("torch")
+    from medlink.training.run import TrainingRun
+
+    checkpoint = tmp_path / "model" / "checkpoint"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "state.json").write_text(json.dumps({"epoch": 0, "step": 1, "history": [], "fingerprint": None}))
+    (checkpoint / "trainer.pt").write_bytes(pickle.dumps({"optimizer": Payload()}))
+    run = TrainingRun(tmp_path / "model", True, 13, False)
+    run.state["fingerprint"] = {"config": {}, "examples": {}}
+
+    class Model:
+        precision = "fp32"
+        model = torch.nn.Linear(2, 2)
+
+    with pytest.raises(MedlinkError, match="not a checkpoint medlink wrote"):
+        run.prepare(Model(), 1e-3, 0.1, 10, {}, {})
+    assert not os.path.exists("/tmp/medlink-pwned")
