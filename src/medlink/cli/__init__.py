@@ -11,9 +11,10 @@ import sys
 import typer
 
 from medlink.cli import cache, index, kb, linking, train
+from medlink.cli.common import new_app, with_metavars
 from medlink.errors import MedlinkError
 
-app = typer.Typer(help="Link medical mentions to concepts in medical terminologies.", no_args_is_help=True, add_completion=False)
+app = new_app("Link medical mentions to concepts in medical terminologies.")
 app.add_typer(linking.app)  # link, eval, tune: top-level commands, listed first
 app.add_typer(kb.app, name="kb")
 app.add_typer(index.app, name="index")
@@ -21,10 +22,30 @@ app.add_typer(train.app, name="train")
 app.add_typer(cache.app, name="cache")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"medlink {version('medlink')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print medlink's version and exit.")) -> None:
+    """Link medical mentions to concepts in medical terminologies."""
+
+
+def command():
+    """The click command behind ``app``, its options' metavars filled in (what ``main`` runs and the tests inspect)."""
+    built = typer.main.get_command(app)
+    with_metavars(built)
+    return built
+
+
 def main() -> None:
     """Console entry point: library errors become one clear line and exit code 2."""
     try:
-        app()
+        command()(prog_name="medlink")
     except MedlinkError as error:
         typer.echo(f"error: {error}", err=True)
         sys.exit(2)

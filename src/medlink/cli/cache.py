@@ -7,7 +7,9 @@ from typing import Optional
 
 import typer
 
-app = typer.Typer(help="See and prune the cache of encoded names ($MEDLINK_HOME/encode-cache).", no_args_is_help=True)
+from medlink.cli.common import new_app
+
+app = new_app("See and prune the cache of encoded names ($MEDLINK_HOME/encode-cache).")
 
 
 @app.command("info")

@@ -13,6 +13,36 @@ PRECISION_HELP = ("Number format of neural models: auto (bf16 where this CPU run
                   "else float32), fp32 or bf16. Default: the index's or model's setting (auto); also MEDLINK_PRECISION.")
 
 
+# what an option's value looks like in --help (instead of <str>, <path>, <int range>), by parameter name
+METAVARS = {"index": "INDEX", "kb": "KB", "out": "PATH", "config": "CONFIG", "memory": "FORMAT:PATH", "dataset": "FORMAT:PATH",
+            "dev": "FORMAT:PATH", "train": "FORMAT:PATH", "input_path": "FILE", "input_format": "lines|tsv|jsonl", "generators": "NAMES",
+            "prefer_prefix": "PREFIX", "precision": "auto|fp32|bf16", "search": "STAGES", "pairs": "DIR", "model": "DIR",
+            "candidates_model": "DIR", "tasks": "TASKS", "concept_text": "name|alias", "pooling": "mean|cls", "keep": "CHARS",
+            "learning_rate": "RATE", "tau": "T", "kg_weight": "W", "dev_fraction": "F", "older_than": "DAYS"}
+
+
+ARGUMENTS = {"arguments": "[OUT] FORMAT:PATH", "mentions": "MENTION", "sources": "FORMAT:PATH", "texts": "NAME", "concept_id": "ID"}
+
+
+def new_app(help: str | None = None) -> typer.Typer:
+    """A command group as every medlink command shows it: plain help (flags without a type), -h as well as --help."""
+    return typer.Typer(help=help, no_args_is_help=help is not None, add_completion=False, rich_markup_mode=None,
+                       context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+
+
+def with_metavars(command) -> None:
+    """Give every option that takes a value a metavar saying what it is (``FORMAT:PATH``, ``N``), recursively."""
+    for param in getattr(command, "params", []):
+        if param.param_type_name == "argument" and param.metavar is None:
+            param.metavar = ARGUMENTS.get(param.name, param.name.upper()) + ("..." if param.nargs != 1 else "")
+        if getattr(param, "is_flag", False) or param.param_type_name != "option" or param.metavar is not None:
+            continue
+        kind = param.bare_type() if hasattr(param, "bare_type") else ""
+        param.metavar = METAVARS.get(param.name) or ("N" if kind.startswith("int") else "X" if kind.startswith("float") else param.name.upper())
+    for sub in getattr(command, "commands", {}).values():
+        with_metavars(sub)
+
+
 def use_precision(precision: Optional[str]) -> None:
     """--precision: every encoder of this process (index build, queries, training) uses it."""
     from medlink.encoders.precision import force

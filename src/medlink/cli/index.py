@@ -7,9 +7,9 @@ from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, open_kb, use_precision
+from medlink.cli.common import PRECISION_HELP, new_app, open_kb, use_precision
 
-app = typer.Typer(help="Build linker indices (lexical generators, mention memory, manifest).", no_args_is_help=True)
+app = new_app("Build linker indices (lexical generators, mention memory, manifest).")
 
 
 @app.command("build")

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import fail, open_kb
+from medlink.cli.common import fail, new_app, open_kb
 
-app = typer.Typer(help="Build and inspect knowledge bases (one SQLite file per KB).", no_args_is_help=True)
+app = new_app("Build and inspect knowledge bases (one SQLite file per KB).")
 
 
 @app.command("build")
 def kb_build(
-    out: Path = typer.Argument(..., help="KB file to write (SQLite)."),
-    sources: List[str] = typer.Argument(..., help="FORMAT[=PREFIX]:PATH ... formats: biosyn obo icd10cm umls snomed mesh jsonl tsv default"),
+    arguments: List[str] = typer.Argument(..., help="The KB file to write (unless --out names it), then its sources FORMAT[=PREFIX]:PATH; "
+                                               "formats: biosyn obo icd10cm umls snomed mesh jsonl tsv askapatient default"),
+    out: Optional[Path] = typer.Option(None, "--out", help="The KB file to write (SQLite), as 'index build --out' names its folder."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed lines (counted and reported) instead of failing."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     keep: str = typer.Option("", "--keep-punctuation", help="Punctuation characters that normalisation keeps (e.g. '+' for 'HER2+')."),
@@ -31,6 +32,11 @@ def kb_build(
     from medlink.kb.build import build_kb
     from medlink.text.normalize import Normalizer
 
+    if out is None:
+        if len(arguments) < 2:
+            fail("give the KB file to write and at least one source: medlink kb build OUT FORMAT:PATH (or --out OUT FORMAT:PATH)")
+        out, arguments = Path(arguments[0]), arguments[1:]
+    sources = arguments
     normalizer = Normalizer(nfkc=not no_nfkc, casefold=not keep_case, keep=keep)
     report = build_kb(out, sources, skip_invalid=skip_invalid, progress=not quiet, normalizer=normalizer)
     for source, count in report.records.items():
@@ -53,7 +59,7 @@ def kb_build(
 
 
 @app.command("info")
-def kb_info(kb: str = typer.Argument(..., help="KB file, or 'default'."), as_json: bool = typer.Option(False, "--json")) -> None:
+def kb_info(kb: str = typer.Argument(..., help="KB file, or 'default'."), as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
     """Counts of concepts, names, relations, xrefs and sources."""
     with open_kb(kb) as store:
         stats = store.stats()
@@ -69,7 +75,7 @@ def kb_info(kb: str = typer.Argument(..., help="KB file, or 'default'."), as_jso
 
 
 @app.command("show")
-def kb_show(kb: str = typer.Argument(..., help="KB file, or 'default'."), concept_id: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
+def kb_show(kb: str = typer.Argument(..., help="KB file, or 'default'."), concept_id: str = typer.Argument(..., help="The concept's id (an alt or replaced id finds it too)."), as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
     """Everything the KB knows about one concept."""
     from dataclasses import asdict
 
@@ -109,7 +115,7 @@ def kb_show(kb: str = typer.Argument(..., help="KB file, or 'default'."), concep
 def kb_search(
     kb: str = typer.Argument(..., help="KB file, or 'default'."),
     texts: List[str] = typer.Argument(..., help="Names to look up (exact after normalisation)."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per name looked up."),
 ) -> None:
     """Exact lookup by normalised name (fuzzy search is 'medlink link')."""
     with open_kb(kb) as store:

@@ -9,16 +9,16 @@ from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, fail, index_and_kb, use_precision
+from medlink.cli.common import PRECISION_HELP, fail, index_and_kb, new_app, use_precision
 
-app = typer.Typer()  # its commands join the main app's top level
+app = new_app()  # its commands join the main app's top level
 
 
 @app.command("link")
 def link(
     mentions: List[str] = typer.Argument(None, help="Mentions to link; none: read --input or stdin."),
     index: str = typer.Option("default", "--index", help="Index directory, 'default' (ICD-10-CM + HPO, lexical, built on first use) or 'default-dense' (+ the packaged MiniLM; the dense extra)."),
-    k: int = typer.Option(5, "--k", min=1, help="Candidates per mention."),
+    k: int = typer.Option(5, "--k", "--top-k", min=1, help="Candidates per mention."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per mention."),
     input_path: Optional[Path] = typer.Option(None, "--input", help="File of mentions (plain lines, .tsv, .jsonl)."),
     input_format: Optional[str] = typer.Option(None, "--format", help="lines | tsv | jsonl (default: from the file suffix)."),
@@ -26,7 +26,8 @@ def link(
     generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
     prefer_prefix: List[str] = typer.Option([], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one "
                                             "(e.g. MESH for MEDIC, whose concepts may be filed under an OMIM id); repeatable, first wins."),
-    batch_size: int = typer.Option(2048, "--batch-size", min=1),
+    header: bool = typer.Option(False, "--header", help="The --input file's first line is a header (TSV column names): skip it."),
+    batch_size: int = typer.Option(2048, "--batch-size", min=1, help="Mentions linked per call (memory stays flat on long inputs)."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Link mentions to ranked concepts."""
@@ -45,7 +46,7 @@ def link(
     else:
         if input_path is None and sys.stdin.isatty():
             fail("no mentions: give them as arguments, with --input FILE, or on stdin")
-        stream = read_mentions(input_path, input_format or guess_format(input_path), column)
+        stream = read_mentions(input_path, input_format or guess_format(input_path), column, header)
     errors = 0
     for result in link_stream(linker, stream, k, selected, batch_size, prefer_prefix):
         errors += result.error is not None
@@ -63,7 +64,7 @@ def evaluate_command(
     dataset: str = typer.Option(..., "--dataset", help="FORMAT:PATH of the labelled mentions (biosyn, askapatient, pubtator)."),
     train: List[str] = typer.Option([], "--train", help="Training data FORMAT:PATH for seen/unseen subpopulations (repeatable)."),
     kb: Optional[str] = typer.Option(None, "--kb", help="KB for id equivalence and direct-match subpopulation (default: the index's)."),
-    k: int = typer.Option(64, "--k", min=1, help="Candidates per mention (recall@k is reported up to k)."),
+    k: int = typer.Option(64, "--k", "--top-k", min=1, help="Candidates per mention (recall@k is reported up to k)."),
     generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Directory for report.json, report.md, subpopulations.png, records.jsonl."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a Markdown table."),

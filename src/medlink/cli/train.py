@@ -8,9 +8,9 @@ from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, fail, open_kb, use_precision
+from medlink.cli.common import PRECISION_HELP, fail, new_app, open_kb, use_precision
 
-app = typer.Typer(help="Mine training pairs from a KB and train bi-encoders and cross-encoders.", no_args_is_help=True)
+app = new_app("Mine training pairs from a KB and train bi-encoders and cross-encoders.")
 
 
 def _training_mentions(store, datasets: List[str], option: str, required: bool = False) -> list[tuple[str, str]]:
@@ -35,10 +35,10 @@ def train_pairs(
     out: Path = typer.Option(..., "--out", help="Directory for pairs.train.tsv, pairs.dev.tsv, negatives.tsv, pairs.json."),
     tasks: str = typer.Option("syn,graph", "--tasks", help="Comma-separated: syn, graph, icd, comb."),
     per_concept: int = typer.Option(10, "--per-concept", help="Cap of pairs per concept and task."),
-    seed: int = typer.Option(13, "--seed"),
+    seed: int = typer.Option(13, "--seed", help="Random seed (sampling, shuffling, initialisation): the same seed and data give the same run."),
     dev_fraction: float = typer.Option(0.2, "--dev-fraction", help="Share of concepts held out (node-level split)."),
 ) -> None:
-    """Mine synonym / graph / ICD-10 pairs from a KB (paper 000), split 80:20 by concept."""
+    """Mine synonym / graph / ICD-10 pairs from a KB (knowledge-graph training pairs), split 80:20 by concept."""
     from medlink.training.pairs import mine_pairs
 
     report = mine_pairs(open_kb(kb), out, tasks, max_pairs_per_concept=per_concept, seed=seed, dev_fraction=dev_fraction)
@@ -54,9 +54,9 @@ def train_bi_encoder_command(
     dev: List[str] = typer.Option([], "--dev", help="Dev mentions FORMAT:PATH for per-epoch Acc@1 (never test data); "
                                                     "without it, --pairs' held-out pairs.dev.tsv is the dev set."),
     model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2)."),
-    epochs: int = typer.Option(1, "--epochs", min=1),
-    batch_size: int = typer.Option(64, "--batch-size", min=2),
-    learning_rate: float = typer.Option(2e-5, "--lr"),
+    epochs: int = typer.Option(1, "--epochs", min=1, help="Passes over the training examples."),
+    batch_size: int = typer.Option(64, "--batch-size", min=2, help="Examples per step; the other examples of a batch are its in-batch negatives."),
+    learning_rate: float = typer.Option(2e-5, "--lr", help="Peak learning rate (AdamW, linear warm-up and decay)."),
     tau: float = typer.Option(0.05, "--tau", help="Softmax temperature of the contrastive loss."),
     hard_negatives: int = typer.Option(0, "--hard-negatives", help="p dynamic hard negatives per mention, refreshed every epoch."),
     mention_positives: bool = typer.Option(False, "--mention-positives",
@@ -66,7 +66,7 @@ def train_bi_encoder_command(
                                                 "shorter epochs on corpora that repeat the same mentions (AskAPatient)."),
     kg_weight: float = typer.Option(1.0, "--kg-weight", help="Weight of the KG auxiliary loss."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch", help="Cap the steps of each epoch (quick trials; default: all examples)."),
-    seed: int = typer.Option(13, "--seed"),
+    seed: int = typer.Option(13, "--seed", help="Random seed (sampling, shuffling, initialisation): the same seed and data give the same run."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: str = typer.Option("auto", "--precision", help=PRECISION_HELP),
     no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),
@@ -112,14 +112,14 @@ def train_cross_encoder_command(
     candidates_model: Optional[str] = typer.Option(None, "--candidates-model",
                                                    help="Bi-encoder folder that retrieves the wrong concepts to train against (default: packaged MiniLM)."),
     model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2, with a new score head)."),
-    epochs: int = typer.Option(2, "--epochs", min=1),
+    epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the training mentions."),
     batch_size: int = typer.Option(16, "--batch-size", min=1, help="Mentions per step."),
     candidates: int = typer.Option(8, "--candidates", min=2, help="Group size: the gold name and candidates-1 retrieved wrong concepts."),
-    learning_rate: float = typer.Option(3e-5, "--lr"),
+    learning_rate: float = typer.Option(3e-5, "--lr", help="Peak learning rate (AdamW, linear warm-up and decay)."),
     concept_text: str = typer.Option("name", "--concept-text",
                                      help="'name': read mentions against preferred names; 'alias': against any KB name of the concept "
                                           "(for a reranker with text 'matched')."),
-    seed: int = typer.Option(13, "--seed"),
+    seed: int = typer.Option(13, "--seed", help="Random seed (sampling, shuffling, initialisation): the same seed and data give the same run."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: str = typer.Option("auto", "--precision", help=PRECISION_HELP),
     no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),

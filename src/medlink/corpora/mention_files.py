@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Iterator
 
 from medlink.errors import InputFormatError, MissingInputError
-from medlink.kb.readers.files import parse_json
+from medlink.kb.readers.files import parse_json, raw_lines
 
 FORMATS = ("lines", "tsv", "jsonl")
 JSON_TEXT_KEYS = ("mention", "text")
@@ -20,22 +20,27 @@ def guess_format(path: Path | None) -> str:
 
 def _raw_lines(path: Path | None) -> Iterator[tuple[int, bytes]]:
     if path is None:
-        yield from enumerate(sys.stdin.buffer, 1)
+        yield from enumerate(raw_lines(sys.stdin.buffer), 1)
         return
     if not path.is_file():
         raise MissingInputError(f"mention file not found: {path}")
     with open(path, "rb") as handle:
-        yield from enumerate(handle, 1)
+        yield from enumerate(raw_lines(handle), 1)
 
 
-def read_mentions(path: Path | None, format_name: str, column: int = 0) -> Iterator[str]:
-    """Mention strings, one per input line; malformed or non-UTF-8 lines fail with file and line."""
+def read_mentions(path: Path | None, format_name: str, column: int = 0, header: bool = False) -> Iterator[str]:
+    """Mention strings, one per input line (LF, CRLF or CR; a BOM dropped); ``header``: the first line names columns and
+    is skipped. Malformed or non-UTF-8 lines fail with file and line."""
     where = str(path) if path else "<stdin>"
     for lineno, raw in _raw_lines(path):
         try:
-            line = raw.decode("utf-8").rstrip("\r\n")
+            line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise InputFormatError(where, lineno, f"not valid UTF-8 (byte {error.start + 1}); save the file as UTF-8") from error
+        if lineno == 1:
+            line = line.removeprefix("\ufeff")
+            if header:
+                continue
         if format_name == "lines":
             yield line
         elif format_name == "tsv":
