@@ -4,6 +4,8 @@ import pytest
 
 from tests.test_cli_kb import medlink, medlink_without
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def index_dir(tmp_path_factory):
@@ -112,6 +114,7 @@ def lay_kb(tmp_path_factory):
     return work / "kb.sqlite"
 
 
+@pytest.mark.dense
 def test_default_dense_preset_links_lay_wording_the_lexical_preset_misses(lay_kb, tmp_path):
     pytest.importorskip("torch")
     mentions = ["can't sleep", "feeling sick", "heart attack"]
@@ -124,6 +127,7 @@ def test_default_dense_preset_links_lay_wording_the_lexical_preset_misses(lay_kb
     assert "dense" in dense[0]["candidates"][0]["scores"]
 
 
+@pytest.mark.dense
 def test_default_dense_index_is_the_preset_over_the_default_kb(lay_kb, tmp_path, monkeypatch):
     """What '--index default-dense' builds on first use, checked over a small KB standing in for the default one
     (the full build is benchmarks' default_dense: 150k names take minutes, more on a CPU without bf16)."""
@@ -140,6 +144,7 @@ def test_default_dense_index_is_the_preset_over_the_default_kb(lay_kb, tmp_path,
     assert manifest["config"] == default_dense_config().to_dict() and manifest["kb"]["checksum"] == KB.open(lay_kb).checksum
 
 
+@pytest.mark.dense
 def test_default_dense_without_faiss_says_what_to_install():
     result = medlink_without("faiss", "link", "--index", "default-dense", "can't sleep")
     assert result.returncode == 2 and "neural models need faiss: pip install 'medlink[dense]'" in result.stderr

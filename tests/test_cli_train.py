@@ -6,6 +6,8 @@ from tests.test_cli_kb import medlink, medlink_without
 
 pytest.importorskip("torch")
 
+pytestmark = [pytest.mark.slow, pytest.mark.dense]  # CLI runs that train, each a few seconds to half a minute
+
 
 @pytest.fixture(scope="module")
 def kb_file(tmp_path_factory):

@@ -20,6 +20,8 @@ from medlink.training.run import CHECKPOINT  # noqa: E402
 from medlink.training.cross_trainer import CrossTrainConfig, retrieved_negatives, train_cross_encoder  # noqa: E402
 from medlink.training.examples import supervised_mentions  # noqa: E402
 
+pytestmark = pytest.mark.dense
+
 
 @pytest.fixture(scope="module")
 def cross():
@@ -79,6 +81,7 @@ def test_combine_adds_weighted_scores_to_the_top_and_keeps_the_rest_behind():
     assert [c.concept_id for c in combine(tied, [np.array([0.5, 0.5])], 0.02)[0]] == ["Z", "A"]
 
 
+@pytest.mark.slow
 def test_training_groups_gold_against_retrieved_concepts_and_saves_a_model(kb, mentions, tmp_path):
     negatives = retrieved_negatives(kb, mentions, None, depth=4)
     assert len(negatives) == len(mentions)
@@ -93,6 +96,7 @@ def test_training_groups_gold_against_retrieved_concepts_and_saves_a_model(kb, m
     assert saved["kind"] == "cross-encoder" and saved["examples"]["group"] == 4
 
 
+@pytest.mark.slow
 def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monkeypatch):
     negatives = retrieved_negatives(kb, mentions, None, depth=3)
     config = CrossTrainConfig(epochs=1, batch_size=2, candidates=3, checkpoint_every=1, precision="fp32")
@@ -123,6 +127,7 @@ def test_a_one_concept_kb_cannot_train_a_cross_encoder(tmp_path):
         train_cross_encoder(kb, tmp_path / "ce", [("mi", "C1")], [[]], progress=False)
 
 
+@pytest.mark.slow
 def test_linker_with_a_cross_encoder_reranker_saves_and_loads(kb, mentions, tmp_path):
     negatives = retrieved_negatives(kb, mentions, None, depth=3)
     train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=CrossTrainConfig(epochs=1, batch_size=4, candidates=3), progress=False)
@@ -187,6 +192,7 @@ def test_the_reranker_reads_preferred_names_or_the_matched_alias(cross):
         CrossEncoderReranker.build({"model": "anything", "text": "definition"})  # refused before any model is loaded
 
 
+@pytest.mark.slow
 def test_alias_training_reads_any_name_of_the_concept(kb, mentions, tmp_path, monkeypatch):
     negatives = retrieved_negatives(kb, mentions, None, depth=3)
     read = set()

@@ -22,6 +22,8 @@ from medlink.linking.linker import Linker
 from medlink.params import DENSE_PARAMS
 from medlink.retrieval import dense
 
+pytestmark = pytest.mark.dense
+
 
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from medlink.encoders.batching import length_sorted_batches
 from medlink.encoders.transformer import Encoder
+
+pytestmark = pytest.mark.dense
 
 TEXTS = ["type 2 diabetes mellitus with diabetic chronic kidney disease stage 3", "", "asthma", "heart attack", "t2dm",
          "autosomal dominant polycystic kidney disease", "can't sleep", "x"]

@@ -7,6 +7,8 @@ from medlink.eval import equivalent_ids_from_kb, evaluate, load_askapatient, loa
 from medlink.kb import KB, build_kb
 from tests.conftest import shared_data
 
+pytestmark = pytest.mark.real_data
+
 
 @pytest.mark.parametrize("split, expected", [("train", 5134), ("dev", 787), ("test", 960), ("traindev", 5921)])
 def test_ncbi_processed_counts(split, expected):

@@ -7,6 +7,8 @@ from medlink.core import Candidate
 from medlink.rerank.base import LinkerParts
 from medlink.rerank.knn import KnnReranker
 
+pytestmark = pytest.mark.dense
+
 
 def unit(*rows):
     array = np.asarray(rows, dtype=np.float32)

@@ -216,6 +216,7 @@ def test_icd_task_yields_nothing_without_icd_concepts(graph_kb, tmp_path):
 # -- node-level split -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_node_split_keeps_dev_concepts_unseen_in_training(hpo_kb, tmp_path):
     report, train, dev = mine(hpo_kb, tmp_path / "a", "syn,graph", dev_fraction=0.2, seed=13)
     train_ids = {p.left_id for p in train} | {p.right_id for p in train}
@@ -321,6 +322,7 @@ def test_read_pairs_reports_file_and_line(tmp_path):
 # -- real KBs -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_default_kb_icd_title_concatenations_match_the_kb(tmp_path):
     """On the default KB (ICD-10-CM 2026 + HPO) every 7th-character code on its parent's side gives one pair."""
     from medlink.kb.default import default_kb_path

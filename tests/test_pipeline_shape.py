@@ -70,6 +70,7 @@ def test_a_preferred_namespace_becomes_the_primary_id():
     assert in_namespace("MESH:D015451", "MESH") and in_namespace("D015451", "mesh") and not in_namespace("605027", "MESH")
 
 
+@pytest.mark.slow
 def test_link_json_and_prefer_prefix_through_the_cli(medic_kb, tmp_path):
     medlink("index", "build", "--kb", medic_kb.path, "--out", tmp_path / "index")
     plain = json.loads(medlink("link", "--index", tmp_path / "index", "--json", "--k", "1", "CLL").stdout)

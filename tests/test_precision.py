@@ -11,6 +11,8 @@ from medlink.errors import MedlinkError
 
 torch = pytest.importorskip("torch")
 
+pytestmark = pytest.mark.dense
+
 
 @pytest.fixture
 def fresh(monkeypatch, tmp_path):
@@ -69,6 +71,7 @@ def test_old_configs_bf16_flag_becomes_a_precision():
     assert precision.from_legacy({"precision": "bf16"}) == {"precision": "bf16"}
 
 
+@pytest.mark.slow
 def test_emulated_bf16_loses_the_real_probe():
     """With oneDNN limited to AVX2 (what an AVX2-only CPU has), bf16 is emulated and the timed probe must say float32."""
     code = "from medlink.encoders.precision import _probe; print(_probe().precision)"

@@ -66,6 +66,7 @@ def test_registered_format_builds_a_kb(tmp_path, fixtures):
         assert [row[0] for row in kb.lookup("joint pain")] == ["57676002"]
 
 
+@pytest.mark.real_data
 def test_real_ontology_has_1036_concepts_covering_every_fold_id(tmp_path):
     path = shared_data("askapatient/askapatient_ontology.json")
     records = list(read_askapatient_ontology(path))

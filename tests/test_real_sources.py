@@ -13,6 +13,7 @@ def default_kb():
     return KB.open(default_kb_path(progress=False))
 
 
+@pytest.mark.slow
 def test_icd10cm_2026_and_hpo_counts(default_kb):
     by_source = default_kb.stats()["concepts_by_source"]
     assert by_source["ICD-10-CM"] == 98_505  # simple-icd-10-cm's count of codes for 2026
@@ -21,6 +22,7 @@ def test_icd10cm_2026_and_hpo_counts(default_kb):
     assert default_kb.lookup("heart attack")[0][0] == "HP:0001658"
 
 
+@pytest.mark.slow
 def test_default_kb_is_built_once_and_rebuilt_when_out_of_date(default_kb):
     path = default_kb.path
     assert default_kb.meta["recipe"] == default_recipe()
@@ -40,6 +42,7 @@ def test_hpo_from_its_package(tmp_path):
     assert "UMLS:C0036572" in kb.xrefs("HP:0001250", prefix="UMLS")
 
 
+@pytest.mark.real_data
 def test_medic(tmp_path):
     path = shared_data("medic/medic_06Jul2012.txt")
     kb = KB.open(build_kb(tmp_path / "medic.sqlite", [f"biosyn:{path}"], progress=False).path)
@@ -47,6 +50,7 @@ def test_medic(tmp_path):
     assert stats["concepts"] == 11_915 and stats["names"] == 76_237
 
 
+@pytest.mark.real_data
 def test_disease_ontology_2016(tmp_path):
     path = shared_data("disease-ontology/doid_2016-09-01.obo")
     kb = KB.open(build_kb(tmp_path / "do.sqlite", [f"obo:{path}"], progress=False).path)
@@ -54,6 +58,7 @@ def test_disease_ontology_2016(tmp_path):
     assert kb.concepts_with_xref("MESH:D003924") == ["DOID:9352"]
 
 
+@pytest.mark.real_data
 def test_ncbi_train_dictionary(tmp_path):
     path = shared_data("ncbi-disease/train_dictionary.txt")
     kb = KB.open(build_kb(tmp_path / "ncbi.sqlite", [f"biosyn:{path}"], progress=False).path)

@@ -11,6 +11,8 @@ from medlink.training.examples import ConceptNames, Example, supervised_mentions
 from medlink.training.losses import contrastive_loss  # noqa: E402
 from medlink.training.trainer import TrainConfig, train_bi_encoder  # noqa: E402
 
+pytestmark = pytest.mark.dense
+
 
 @pytest.fixture
 def mentions(kb, fixtures):
@@ -37,6 +39,7 @@ def test_supervised_mentions_resolve_gold_ids_and_skip_composites(mentions):
     assert ("acth deficiency", "C535668") in mentions  # gold "201400|C535668": the first id the KB knows
 
 
+@pytest.mark.slow
 def test_training_saves_a_model_folder_and_report(kb, mentions, tmp_path):
     report = train_bi_encoder(kb, tmp_path / "model", mentions=mentions, dev=mentions,
                               config=TrainConfig(epochs=1, batch_size=4, hard_negatives=2, checkpoint_every=1), progress=False)
@@ -51,6 +54,7 @@ def test_training_saves_a_model_folder_and_report(kb, mentions, tmp_path):
     assert saved["kb"]["checksum"] == kb.checksum and saved["config"]["hard_negatives"] == 2
 
 
+@pytest.mark.slow
 def test_interrupted_training_resumes_from_the_last_checkpoint(kb, mentions, tmp_path, monkeypatch):
     config = TrainConfig(epochs=1, batch_size=2, checkpoint_every=1)
     calls = {"n": 0}
@@ -109,6 +113,7 @@ def test_an_output_that_is_not_a_training_folder_is_left_alone(kb, mentions, tmp
     assert (tmp_path / "notes.txt").read_text() == "mine" and sorted(p.name for p in (tmp_path / "folder").iterdir()) == ["notes.txt"]
 
 
+@pytest.mark.slow
 def test_a_run_killed_while_staging_can_be_run_again(kb, mentions, tmp_path):
     (tmp_path / "model" / ".checkpoint.tmp").mkdir(parents=True)  # killed while writing its first checkpoint
     report = train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=TrainConfig(epochs=1, batch_size=4), progress=False)
@@ -121,6 +126,7 @@ def test_nothing_to_train_on_is_an_error_not_an_untrained_copy(kb, tmp_path):
     assert not (tmp_path / "model").exists()
 
 
+@pytest.mark.slow
 def test_kg_pairs_alone_train_zero_shot(kb, tmp_path):
     names = ConceptNames.from_kb(kb)
     pairs = [Example(a, b, cid, cid) for cid, ns in names.names.items() for a, b in zip(ns, ns[1:])]
@@ -128,6 +134,7 @@ def test_kg_pairs_alone_train_zero_shot(kb, tmp_path):
     assert report.examples == {"mentions": 0, "kg_pairs": len(pairs), "dev": 0} and report.epochs[0]["steps"] >= 1
 
 
+@pytest.mark.slow
 def test_kg_pairs_with_mentions_add_an_auxiliary_batch_at_every_step(kb, mentions, tmp_path, monkeypatch):
     names = ConceptNames.from_kb(kb)
     pairs = [Example(a, b, cid, cid) for cid, ns in names.names.items() for a, b in zip(ns, ns[1:])]
@@ -149,6 +156,7 @@ def test_kg_pairs_with_mentions_add_an_auxiliary_batch_at_every_step(kb, mention
     assert all(anchors <= kg_texts and plain for anchors, plain in calls[1::2])  # in-batch negatives only
 
 
+@pytest.mark.slow
 def test_held_out_pairs_judge_zero_shot_training(kb, tmp_path):
     from medlink.encoders.transformer import Encoder
     from medlink.training.trainer import pair_dev_accuracy
@@ -191,6 +199,7 @@ def test_mention_positives_draw_from_names_and_other_mentions():
     assert plain == {"myocardial infarction", "diabetes mellitus"}
 
 
+@pytest.mark.slow
 def test_distinct_mentions_train_on_each_mention_once(kb, mentions, tmp_path):
     repeated = mentions + mentions[:3]  # AskAPatient-style repeats of the same (mention, concept)
     config = TrainConfig(epochs=1, batch_size=2, distinct_mentions=True)

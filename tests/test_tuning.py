@@ -51,6 +51,7 @@ def test_unknown_searches_are_refused(kb):
         tune(lexical(kb, {}), load_dataset(DEV), ["knn"])
 
 
+@pytest.mark.slow
 def test_tune_command_writes_and_applies_the_choice(kb, tmp_path):
     build_index(kb, tmp_path / "index", LinkerConfig.from_dict({
         "generators": [{"name": "exact", "type": "exact"}, {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25"}],
@@ -65,6 +66,7 @@ def test_tune_command_writes_and_applies_the_choice(kb, tmp_path):
     assert refused.returncode == 2 and "--out CONFIG and/or --apply" in refused.stderr
 
 
+@pytest.mark.dense
 def test_knn_settings_are_searched_over_one_retrieval(kb):
     pytest.importorskip("torch")
     from medlink.linking.memory import memory_from_datasets
