@@ -22,12 +22,12 @@ from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from medlink.params import TFIDF_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits, concatenate_hits
 from medlink.retrieval.names import NameTable
+from medlink.retrieval.ngrams import ANALYZERS, VocabularyTfidf
 from medlink.retrieval.tfidf_hashed import HashedTfidf, fit_halves, selective_threshold
 from medlink.retrieval.tfidf_impact import impact_postings
 
@@ -35,7 +35,10 @@ DEFAULTS = defaults(TFIDF_PARAMS)
 HASHED_ABOVE = 1_000_000  # "auto": exact vocabulary up to this many names, hashed features above (memory)
 
 
-def _vectorizer(params: dict) -> TfidfVectorizer:
+def _vectorizer(params: dict):
+    """scikit-learn's vectorizer, which fits the vocabulary and idf (imported here only: linking does not need it)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     return TfidfVectorizer(
         analyzer=params["analyzer"], ngram_range=tuple(params["ngram_range"]), sublinear_tf=params["sublinear_tf"],
         min_df=params["min_df"], lowercase=False, dtype=np.float32,
@@ -66,7 +69,7 @@ class TfidfGenerator(GeneratorBase):
     UMLS-sized build within memory.
     """
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], vectorizer: TfidfVectorizer | HashedTfidf, postings: sp.csr_matrix,
+    def __init__(self, table: NameTable, concept_ids: Sequence[str], vectorizer, postings: sp.csr_matrix,
                  common: sp.csr_matrix, common_columns: np.ndarray, params: dict, name: str, impact: sp.csr_matrix | None = None):
         super().__init__(table, concept_ids, name)
         self.vectorizer = vectorizer
@@ -116,10 +119,13 @@ class TfidfGenerator(GeneratorBase):
         if params["vocabulary"] == "hashed":
             vectorizer = HashedTfidf(params, np.load(directory / "idf.npy"))
         else:
-            vocabulary = json.loads((directory / "vocabulary.json").read_text())
-            vectorizer = _vectorizer(params)
-            vectorizer.vocabulary_ = {term: i for i, term in enumerate(vocabulary)}
-            vectorizer.idf_ = np.load(directory / "idf.npy")
+            vocabulary = {term: i for i, term in enumerate(json.loads((directory / "vocabulary.json").read_text()))}
+            idf = np.load(directory / "idf.npy")
+            if params["analyzer"] in ANALYZERS:  # the usual case: no scikit-learn import at query time
+                vectorizer = VocabularyTfidf(vocabulary, idf, params["analyzer"], params["ngram_range"], params["sublinear_tf"])
+            else:
+                vectorizer = _vectorizer(params)
+                vectorizer.vocabulary_, vectorizer.idf_ = vocabulary, idf
         impact = sp.load_npz(directory / "impact.npz").tocsr() if (directory / "impact.npz").is_file() else None
         return cls(table, concept_ids, vectorizer, sp.load_npz(directory / "postings.npz").tocsr(), sp.load_npz(directory / "common.npz").tocsr(),
                    np.load(directory / "common_columns.npy"), params, name, impact)

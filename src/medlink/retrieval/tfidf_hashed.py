@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import HashingVectorizer
-from sklearn.preprocessing import normalize
 from tqdm import tqdm
+
+from medlink.retrieval.ngrams import weigh
 
 CHUNK = 200_000
 
@@ -28,6 +28,8 @@ class HashedTfidf:
     """``transform(texts)`` like a fitted TfidfVectorizer, over hashed n-gram features."""
 
     def __init__(self, params: dict, idf: np.ndarray):
+        from sklearn.feature_extraction.text import HashingVectorizer  # hashed features: UMLS-sized tables only
+
         self.params = params
         self.idf_ = idf.astype(np.float32)
         self.hasher = HashingVectorizer(
@@ -42,12 +44,7 @@ class HashedTfidf:
 
     def weigh(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         """Counts -> L2-normalised tf-idf, in place."""
-        if self.params["sublinear_tf"]:
-            np.log(counts.data, out=counts.data)
-            counts.data += 1
-        counts.data *= self.idf_[counts.indices]
-        counts.eliminate_zeros()
-        return normalize(counts, copy=False)
+        return weigh(counts, self.idf_, self.params["sublinear_tf"])
 
     def transform(self, texts) -> sp.csr_matrix:
         return self.weigh(self.counts(texts))
