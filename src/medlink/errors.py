@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pickle
+import zipfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 
 class MedlinkError(Exception):
@@ -22,3 +26,29 @@ class InputFormatError(MedlinkError):
 
 class MissingInputError(MedlinkError):
     """A file or directory the user named does not exist."""
+
+
+class DamagedFileError(MedlinkError):
+    """A file medlink wrote (an index's arrays, tables, settings) cannot be read back: truncated, edited or replaced."""
+
+    def __init__(self, path: str | Path, error: BaseException):
+        self.path = str(path)
+        reason = " ".join(str(error).split())[:200] or type(error).__name__
+        super().__init__(f"{self.path}: damaged or incomplete ({type(error).__name__}: {reason}); rebuild it "
+                         "(an index: medlink index build --kb KB --out INDEX)")
+
+
+# what reading a damaged numpy / scipy / JSON / text / FAISS / bm25s file raises
+READ_ERRORS = (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, RuntimeError, AttributeError, RecursionError,
+               UnicodeDecodeError, zipfile.BadZipFile, pickle.UnpicklingError)
+
+
+@contextmanager
+def reading(path: str | Path) -> Iterator[None]:
+    """Any failure while reading ``path`` becomes a DamagedFileError naming it: one line for the user, not a traceback."""
+    try:
+        yield
+    except MedlinkError:
+        raise
+    except READ_ERRORS as error:
+        raise DamagedFileError(path, error) from error

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.directories import require_replaceable, staged_directory
-from medlink.errors import MedlinkError
+from medlink.errors import DamagedFileError, MedlinkError, reading
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
 from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
@@ -147,32 +147,37 @@ class Linker:
         """Load an index offline. The KB it was built from is checked when present (or given)."""
         directory = Path(directory)
         manifest = read_manifest(directory)
-        kb = cls._check_kb(directory, manifest, kb)
-        config = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
-        concept_ids = read_lines(directory / layout.CONCEPT_IDS)
-        concept_names = read_lines(directory / layout.CONCEPT_NAMES)
-        sources: dict[str, str] = manifest["tables"]
-        if not isinstance(sources, dict) or any(s not in NAME_SOURCES or n not in {g.name for g in config.generators} for n, s in sources.items()):
+        with reading(directory / MANIFEST):  # a key missing or of the wrong kind: the manifest was edited or damaged
+            kb = cls._check_kb(directory, manifest, kb)
+            config = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
+            normalizer = Normalizer.from_signature(manifest["normalizer"])
+            sources: dict[str, str] = dict(manifest["tables"])
+        if any(s not in NAME_SOURCES or n not in {g.name for g in config.generators} for n, s in sources.items()):
             raise MedlinkError(f"{directory / MANIFEST}: 'tables' must map this config's generators to {', '.join(NAME_SOURCES)}; "
                                "the manifest was changed by hand or damaged: rebuild the index")
-        tables = {source: NameTable.load(directory / layout.TABLES / source) for source in sorted(set(sources.values()))}
+        concept_ids = read_lines(directory / layout.CONCEPT_IDS)
+        concept_names = read_lines(directory / layout.CONCEPT_NAMES)
+        if len(concept_ids) != len(concept_names) or len(concept_ids) != manifest["kb"].get("concepts", len(concept_ids)):
+            raise DamagedFileError(directory / layout.CONCEPT_IDS, ValueError(f"{len(concept_ids)} ids, {len(concept_names)} names, "
+                                                                              f"the manifest says {manifest['kb'].get('concepts')} concepts"))
+        tables = {source: NameTable.load(directory / layout.TABLES / source, len(concept_ids)) for source in sorted(set(sources.values()))}
         types = {g.name: g.type for g in config.generators}
-        generators = {
-            name: load_generator(types[name], directory / layout.GENERATORS / name, tables[source], concept_ids, name)
-            for name, source in sources.items()
-        }
+        generators = {}
+        for name, source in sources.items():
+            with reading(directory / layout.GENERATORS / name):
+                generators[name] = load_generator(types[name], directory / layout.GENERATORS / name, tables[source], concept_ids, name)
         if (directory / layout.ALT_IDS).is_file():
             alt_ids = {row[0]: row[1:] for row in (line.split("\t") for line in read_lines(directory / layout.ALT_IDS)) if len(row) > 1}
         else:  # a version-2 index: its KB knows them
             alt_ids = _alt_ids(kb) if kb is not None else {}
-        linker = cls(config, Normalizer.from_signature(manifest["normalizer"]), concept_ids, concept_names, tables, generators, manifest,
-                     alt_ids=alt_ids)
+        linker = cls(config, normalizer, concept_ids, concept_names, tables, generators, manifest, alt_ids=alt_ids)
         parts = linker.parts()
         for position, settings in enumerate(config.rerankers):
             folder = directory / layout.reranker_dir(position, settings["type"])
             if not folder.is_dir():
                 folder = directory / layout.LEGACY_RERANKER_DIRS[settings["type"]]
-            linker.rerankers.append(load_reranker(folder, settings, parts))
+            with reading(folder):
+                linker.rerankers.append(load_reranker(folder, settings, parts))
         return linker
 
     @staticmethod

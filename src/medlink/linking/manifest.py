@@ -60,6 +60,10 @@ def read_manifest(directory: Path) -> dict:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise MedlinkError(f"{path}: unreadable manifest ({error.msg} at line {error.lineno}); {rebuild}") from error
+    except (UnicodeDecodeError, RecursionError, OSError) as error:
+        raise MedlinkError(f"{path}: unreadable manifest ({type(error).__name__}); {rebuild}") from error
+    if not isinstance(manifest, dict) or not is_index_manifest(path):
+        raise MedlinkError(f"{path}: not an index manifest medlink wrote (format_version, kb, config, normalizer expected); {rebuild}")
     if manifest.get("format_version") not in READABLE_VERSIONS:
         raise MedlinkError(
             f"{directory}: index format version {manifest.get('format_version')!r}, this medlink reads {INDEX_FORMAT_VERSION!r}; {rebuild}"

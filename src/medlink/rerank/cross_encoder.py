@@ -29,6 +29,7 @@ from medlink.encoders.precision import from_legacy
 from medlink.errors import MedlinkError
 from medlink.params import PRECISIONS, Param
 from medlink.rerank.base import LinkerParts, own_settings, replaced_candidates
+from medlink.retrieval.names import read_json
 
 STAGE = "cross-encoder"
 PARAMS_FILE = "params.json"
@@ -71,7 +72,7 @@ class CrossEncoderReranker:
     @classmethod
     def load(cls, directory: Path, settings: dict | None = None, parts: LinkerParts | None = None) -> "CrossEncoderReranker":
         """The model the index recorded (its weights' fingerprint checked); ``settings``: the index config's."""
-        saved = json.loads((directory / PARAMS_FILE).read_text())
+        saved = read_json(directory / PARAMS_FILE)
         try:
             model = CrossEncoder.from_spec(CrossEncoderSpec.from_dict(saved["model"]))
         except MedlinkError as error:

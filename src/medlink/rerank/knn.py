@@ -21,10 +21,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from medlink.core import Candidate, LinkResult, Mention
-from medlink.errors import MedlinkError
 from medlink.params import Param
 from medlink.rerank.base import LinkerParts, own_settings, replaced_candidates
-from medlink.retrieval.names import read_lines, write_lines
+from medlink.errors import DamagedFileError, MedlinkError, reading
+from medlink.retrieval.names import read_json, read_lines, write_lines
 from medlink.retrieval.vector_index import flat_index
 
 STAGE = "knn"
@@ -86,9 +86,13 @@ class KnnReranker:
     @classmethod
     def load(cls, directory: Path, settings: dict | None = None, parts: LinkerParts | None = None) -> "KnnReranker":
         """``settings``: the index config's (the saved params.json otherwise)."""
-        settings = settings or json.loads((directory / "params.json").read_text())
-        return cls(np.load(directory / "vectors.npy"), read_lines(directory / "concepts.txt"), read_lines(directory / "texts.txt"),
-                   settings, parts)
+        settings = settings or read_json(directory / "params.json")
+        with reading(directory / "vectors.npy"):
+            vectors = np.load(directory / "vectors.npy")
+        concepts, texts = read_lines(directory / "concepts.txt"), read_lines(directory / "texts.txt")
+        if vectors.ndim != 2 or not len(vectors) == len(concepts) == len(texts):
+            raise DamagedFileError(directory, ValueError("vectors.npy, concepts.txt and texts.txt do not describe the same mentions"))
+        return cls(vectors, concepts, texts, settings, parts)
 
     def with_settings(self, **changes: Any) -> "KnnReranker":
         """The same datastore with other k / lambda_ / beta1 / beta2 (dev tuning), checked like a config's."""

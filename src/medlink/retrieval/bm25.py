@@ -18,7 +18,8 @@ import numpy as np
 from medlink.params import BM25_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
-from medlink.retrieval.names import NameTable
+from medlink.errors import reading
+from medlink.retrieval.names import NameTable, read_json
 
 DEFAULTS = defaults(BM25_PARAMS)
 
@@ -60,8 +61,9 @@ class BM25Generator(GeneratorBase):
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "BM25Generator":
-        retriever = bm25s.BM25.load(directory, show_progress=False)
-        params = json.loads((directory / "medlink_params.json").read_text())
+        with reading(directory):
+            retriever = bm25s.BM25.load(directory, show_progress=False)
+        params = read_json(directory / "medlink_params.json")
         return cls(table, concept_ids, retriever, params, name)
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:

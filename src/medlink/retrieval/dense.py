@@ -30,12 +30,12 @@ from medlink.encoders.precision import from_legacy
 from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_dir, require_dense_extra
 
 require_dense_extra()  # name the missing extra here, where a dense index or config first needs it, not in a faiss ImportError
-from medlink.errors import MedlinkError, MissingInputError
+from medlink.errors import MedlinkError, MissingInputError, reading
 from medlink.params import DENSE_PARAMS, check_params, defaults
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.encode_cache import cache_dir, mark_used
 from medlink.retrieval.hits import Hits
-from medlink.retrieval.names import NameTable
+from medlink.retrieval.names import NameTable, read_json
 from medlink.retrieval.vector_index import add_in_chunks, configured_index, read_index, tune, use_threads, write_index
 from medlink.text.concept_text import NAME, entity_text
 from medlink.versions import DENSE_PACKAGES, package_versions
@@ -169,7 +169,7 @@ class DenseGenerator(GeneratorBase):
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "DenseGenerator":
-        saved = json.loads((directory / PARAMS_FILE).read_text())
+        saved = read_json(directory / PARAMS_FILE)
         params = {**DEFAULTS, **from_legacy(saved["params"])}
         spec = from_legacy(dict(saved["encoder"]))
         if params["model"] is None:  # the packaged model: wherever it is installed now (the fingerprint still must match)
@@ -181,7 +181,8 @@ class DenseGenerator(GeneratorBase):
                 f"{directory}: dense generator {name!r} cannot use its encoder {spec['model']}: {error}. "
                 f"Restore that model folder, or rebuild the index (medlink index build --kb KB --out INDEX) with the model you have"
             ) from error
-        index = read_index(directory / INDEX_FILE)
+        with reading(directory / INDEX_FILE):
+            index = read_index(directory / INDEX_FILE)
         if index.ntotal != len(table):
             raise MedlinkError(f"{directory / INDEX_FILE}: {index.ntotal} vectors for {len(table)} names; rebuild the index")
         return cls(table, concept_ids, encoder, index, params, name)

@@ -23,6 +23,7 @@ from typing import Iterable
 
 import numpy as np
 
+from medlink.errors import DamagedFileError, reading
 from medlink.text.normalize import Normalizer
 
 KB_ORIGIN = 1  # bit flags in NameTable.origins
@@ -89,9 +90,18 @@ class NameTable:
         np.savez(directory / "table.npz", indptr=self.indptr, concept_index=self.concept_index, counts=self.counts, origins=self.origins)
 
     @classmethod
-    def load(cls, directory: Path) -> "NameTable":
-        arrays = np.load(directory / "table.npz")
-        return cls(read_lines(directory / "keys.txt"), read_lines(directory / "display.txt"), arrays["indptr"], arrays["concept_index"], arrays["counts"], arrays["origins"])
+    def load(cls, directory: Path, n_concepts: int | None = None) -> "NameTable":
+        """A saved table; every file is checked against the others (and ``n_concepts``), so damage is named here, not at link time."""
+        with reading(directory / "table.npz"):
+            with np.load(directory / "table.npz") as arrays:
+                indptr, concept_index, counts, origins = (np.asarray(arrays[k]) for k in ("indptr", "concept_index", "counts", "origins"))
+        keys, display = (read_lines(directory / name) for name in ("keys.txt", "display.txt"))
+        consistent = (len(keys) == len(display) == len(origins) == len(indptr) - 1 and len(concept_index) == len(counts)
+                      and indptr[0] == 0 and indptr[-1] == len(concept_index) and np.all(np.diff(indptr) >= 0)
+                      and (n_concepts is None or not len(concept_index) or 0 <= concept_index.min() <= concept_index.max() < n_concepts))
+        if not consistent:
+            raise DamagedFileError(directory, ValueError("keys.txt, display.txt and table.npz do not describe the same names"))
+        return cls(keys, display, indptr, concept_index, counts, origins)
 
 
 def write_lines(path: Path, lines: list[str]) -> None:
@@ -101,8 +111,16 @@ def write_lines(path: Path, lines: list[str]) -> None:
 
 
 def read_lines(path: Path) -> list[str]:
-    text = path.read_text(encoding="utf-8")
+    """What ``write_lines`` wrote (a missing or undecodable file is a DamagedFileError naming it)."""
+    with reading(path):
+        text = path.read_text(encoding="utf-8")
     return text.split("\n") if text else []
+
+
+def read_json(path: Path):
+    """A JSON file medlink wrote (damage named as for ``read_lines``)."""
+    with reading(path):
+        return json.loads(path.read_text(encoding="utf-8"))
 
 
 def write_json(path: Path, payload) -> None:

@@ -26,7 +26,8 @@ import scipy.sparse as sp
 from medlink.params import TFIDF_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits, concatenate_hits
-from medlink.retrieval.names import NameTable
+from medlink.errors import DamagedFileError, reading
+from medlink.retrieval.names import NameTable, read_json
 from medlink.retrieval.ngrams import ANALYZERS, VocabularyTfidf
 from medlink.retrieval.tfidf_hashed import HashedTfidf, fit_halves, selective_threshold
 from medlink.retrieval.tfidf_impact import impact_postings
@@ -115,20 +116,31 @@ class TfidfGenerator(GeneratorBase):
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "TfidfGenerator":
-        params = {**DEFAULTS, "vocabulary": "exact", **json.loads((directory / "params.json").read_text())}
-        if params["vocabulary"] == "hashed":
-            vectorizer = HashedTfidf(params, np.load(directory / "idf.npy"))
-        else:
-            vocabulary = {term: i for i, term in enumerate(json.loads((directory / "vocabulary.json").read_text()))}
+        params = {**DEFAULTS, "vocabulary": "exact", **read_json(directory / "params.json")}
+        with reading(directory / "idf.npy"):
             idf = np.load(directory / "idf.npy")
+        if params["vocabulary"] == "hashed":
+            vectorizer = HashedTfidf(params, idf)
+        else:
+            vocabulary = {term: i for i, term in enumerate(read_json(directory / "vocabulary.json"))}
             if params["analyzer"] in ANALYZERS:  # the usual case: no scikit-learn import at query time
                 vectorizer = VocabularyTfidf(vocabulary, idf, params["analyzer"], params["ngram_range"], params["sublinear_tf"])
             else:
                 vectorizer = _vectorizer(params)
                 vectorizer.vocabulary_, vectorizer.idf_ = vocabulary, idf
-        impact = sp.load_npz(directory / "impact.npz").tocsr() if (directory / "impact.npz").is_file() else None
-        return cls(table, concept_ids, vectorizer, sp.load_npz(directory / "postings.npz").tocsr(), sp.load_npz(directory / "common.npz").tocsr(),
-                   np.load(directory / "common_columns.npy"), params, name, impact)
+
+        def matrix(file: str) -> sp.csr_matrix:
+            with reading(directory / file):
+                return sp.load_npz(directory / file).tocsr()
+
+        impact = matrix("impact.npz") if (directory / "impact.npz").is_file() else None
+        postings, common = matrix("postings.npz"), matrix("common.npz")
+        with reading(directory / "common_columns.npy"):
+            common_columns = np.load(directory / "common_columns.npy")
+        width = len(idf)
+        if postings.shape != (width, len(table)) or common.shape != (len(table), len(common_columns)) or (common_columns >= width).any():
+            raise DamagedFileError(directory, ValueError(f"its matrices do not fit {len(table)} names and {width} n-grams"))
+        return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name, impact)
 
     def _impact_shortlists(self, common_queries: sp.csr_matrix, mentions: np.ndarray, keep: int) -> dict[int, np.ndarray]:
         """Mention -> the ``keep`` names with the best partial scores over the impact postings."""

@@ -1,0 +1,81 @@
+"""A damaged index folder is refused with the damaged file (or its component folder) named, never a traceback or a
+bare 'Aborted.': every file of a real index is deleted, emptied, cut in half or overwritten, then loaded and used."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from medlink.errors import MedlinkError
+from medlink.kb.build import build_kb
+from medlink.linking.config import LinkerConfig
+from medlink.linking.index import build_index
+from medlink.linking.linker import Linker
+from tests.conftest import FIXTURES
+
+DAMAGES = ("delete", "empty", "half", "garbage")
+LEXICAL = {"generators": [{"name": "exact", "type": "exact"}, {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25"}]}
+
+
+def damage(path: Path, kind: str, rng: random.Random) -> None:
+    data = path.read_bytes()
+    if kind == "delete":
+        path.unlink()
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "half":
+        path.write_bytes(data[: len(data) // 2])
+    else:
+        path.write_bytes(bytes(rng.randrange(256) for _ in range(max(16, len(data) // 4))))
+
+
+def load_and_link(folder: Path) -> str:
+    """'used' or 'refused'; anything but a MedlinkError naming a path inside the index fails."""
+    try:
+        Linker.load(folder).link(["colorectal cancer", "renal"], k=3)
+    except MedlinkError as error:
+        assert str(folder) in str(error), f"the refusal names nothing inside the index: {error}"
+        return "refused"
+    return "used"
+
+
+def index_files(index: Path) -> list[Path]:
+    return sorted(p for p in index.rglob("*") if p.is_file())
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    work = tmp_path_factory.mktemp("damaged")
+    build_kb(work / "kb.sqlite", [f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"], progress=False)
+    build_index(work / "kb.sqlite", work / "index", LinkerConfig.from_dict(LEXICAL), [f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}"])
+    return work / "index"
+
+
+def test_every_file_of_a_lexical_index_damaged_every_way(built, tmp_path):
+    rng = random.Random(0)
+    outcomes = {}
+    for file in index_files(built):
+        for kind in DAMAGES:
+            copy = tmp_path / f"{file.name}-{kind}"
+            shutil.copytree(built, copy)
+            damage(copy / file.relative_to(built), kind, rng)
+            outcomes[(str(file.relative_to(built)), kind)] = load_and_link(copy)
+    assert outcomes[("manifest.json", "garbage")] == "refused" and outcomes[("tables/kb+memory/table.npz", "half")] == "refused"
+    assert set(outcomes.values()) <= {"used", "refused"}
+
+
+def test_a_damaged_dense_index_is_refused_by_name(tmp_path):
+    pytest.importorskip("faiss")
+    build_kb(tmp_path / "kb.sqlite", [f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"], progress=False)
+    config = LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "params": {"precision": "fp32"}}]})
+    build_index(tmp_path / "kb.sqlite", tmp_path / "index", config)
+    rng = random.Random(1)
+    for file in ("generators/dense/faiss.index", "generators/dense/dense.json"):
+        for kind in DAMAGES:
+            copy = tmp_path / f"copy-{kind}-{Path(file).name}"
+            shutil.copytree(tmp_path / "index", copy)
+            damage(copy / file, kind, rng)
+            assert load_and_link(copy) == "refused"
