@@ -6,6 +6,7 @@ One module per command group (``kb``, ``index``, ``train``, ``cache``; ``linking
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import typer
@@ -42,8 +43,20 @@ def command():
     return built
 
 
+def _show_progress_lines() -> None:
+    """medlink's own INFO lines (phases of long builds) on stderr; other libraries stay at their defaults."""
+    logger = logging.getLogger("medlink")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("medlink: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
 def main() -> None:
     """Console entry point: library errors become one clear line and exit code 2."""
+    _show_progress_lines()
     try:
         command()(prog_name="medlink")
     except MedlinkError as error:

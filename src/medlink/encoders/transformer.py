@@ -27,6 +27,7 @@ from medlink.encoders import precision as precisions
 from medlink.encoders.precision import Bf16Copy
 from medlink.errors import MedlinkError, MissingInputError
 from medlink.params import POOLINGS
+from medlink.progress import bar as progress_bar
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -223,11 +224,10 @@ class Encoder:
     def encode(self, texts: Sequence[str], batch_size: int = ENCODE_BATCH, progress: bool = False) -> np.ndarray:
         """float32 unit vectors, one row per text (empty strings give a valid vector too)."""
         import torch
-        from tqdm import tqdm
 
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         batches = length_sorted_batches(self.tokenizer, texts, self.max_length, batch_size)
-        bar = tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress, leave=False)
+        bar = progress_bar(progress, total=len(texts), desc="encoding", unit="text", leave=False)
         was_training = self.model.training
         self.model.eval()  # no dropout while encoding, even in the middle of training
         model = self._inference_model()

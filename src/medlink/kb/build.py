@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from tqdm import tqdm
 
 from medlink.directories import require_replaceable_file, staged_file
 from medlink.errors import MedlinkError
@@ -22,6 +21,7 @@ from medlink.kb.schema import is_kb_file
 from medlink.kb.sources import SourceSpec, expand_sources
 from medlink.kb.writer import FinishReport, KBWriter
 from medlink.text.normalize import Normalizer, normalize
+from medlink.progress import bar as progress_bar
 
 
 @dataclass
@@ -61,7 +61,7 @@ def build_kb(
     with staged_file(out) as temporary:
         writer = KBWriter(temporary, normalizer)
         try:
-            with tqdm(desc=f"building {out.name}", unit=" records", unit_scale=True, disable=not progress, mininterval=0.5) as bar:
+            with progress_bar(progress, desc=f"building {out.name}", unit=" records", unit_scale=True, mininterval=0.5) as bar:
                 for position, spec in enumerate(specs):
                     policy = InvalidLinePolicy(skip_invalid=skip_invalid)
                     writer.add_source(position, spec.format, str(spec.path) if spec.path else None, spec.prefix)

@@ -19,6 +19,7 @@ from medlink.linking import manifest as layout
 from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
 from medlink.linking.manifest import MANIFEST, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries
+from medlink.progress import phase
 from medlink.rerank.base import LinkerParts, Reranker, build_reranker, load_reranker
 from medlink.retrieval.base import CandidateGenerator, build_generator, load_generator, to_candidates
 from medlink.retrieval.fusion import Fusion
@@ -108,18 +109,22 @@ class Linker:
                 for text, concept_id in memory.pairs:
                     yield text, concept_id, MEMORY_ORIGIN
 
-        tables = {source: NameTable.build(entries(source), position, kb.normalize) for source in sorted(set(sources.values()))}
+        with phase(f"index: name tables of {len(concept_ids):,} concepts"):
+            tables = {source: NameTable.build(entries(source), position, kb.normalize) for source in sorted(set(sources.values()))}
         descriptions = _descriptions(kb, position) if any(g.params.get("text", "name") != "name" for g in config.generators) else None
         generators = {}
         for generator in config.generators:
             if generator.name in sources:
-                generators[generator.name] = build_generator(generator.type, tables[sources[generator.name]], concept_ids, generator.name,
-                                                             generator.params, descriptions)
+                table = tables[sources[generator.name]]
+                with phase(f"index: {generator.name} ({generator.type}) over {len(table):,} names"):
+                    generators[generator.name] = build_generator(generator.type, table, concept_ids, generator.name, generator.params, descriptions)
         manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
         manifest["tables"] = sources
         linker = cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory, _alt_ids(kb))
         parts = linker.parts([(kb.normalize(text), concept) for text, concept in memory.pairs] if has_memory else [])
-        linker.rerankers = [build_reranker(settings, parts) for settings in config.rerankers]
+        for settings in config.rerankers:
+            with phase(f"index: {settings['type']} reranker"):
+                linker.rerankers.append(build_reranker(settings, parts))
         return linker
 
     # -- persistence --------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from medlink.retrieval.names import NameTable, read_json
 from medlink.retrieval.vector_index import add_in_chunks, configured_index, read_index, tune, use_threads, write_index
 from medlink.text.concept_text import NAME, entity_text
 from medlink.versions import DENSE_PACKAGES, package_versions
+from medlink.progress import bar as progress_bar
 
 try:
     import fcntl
@@ -88,7 +89,6 @@ def _open_cache(path: Path, state_path: Path, shape: tuple[int, int]) -> tuple[n
 
 def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCODE_BATCH, chunk_rows: int | None = None) -> np.ndarray:
     """Encode ``texts`` through the resumable cache; returns a read-only float32 memmap (n, d)."""
-    from tqdm import tqdm
 
     n, chunk_rows = len(texts), chunk_rows or CHUNK_ROWS
     if n == 0:
@@ -103,7 +103,7 @@ def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCO
         vectors, done = _open_cache(path, state_path, (n, encoder.dimension))
         if done == n:
             mark_used(state_path)
-        with tqdm(total=n, initial=done, desc="encoding names", unit="name", disable=None) as bar:
+        with progress_bar(total=n, initial=done, desc="encoding names", unit="name") as bar:
             for start in range(done, n, chunk_rows):
                 end = min(start + chunk_rows, n)
                 vectors[start:end] = encoder.encode(list(texts[start:end]), batch_size=batch_size)

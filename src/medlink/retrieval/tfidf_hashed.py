@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from tqdm import tqdm
 
 from medlink.retrieval.ngrams import weigh
+from medlink.progress import bar as progress_bar
 
 CHUNK = 200_000
 
@@ -88,7 +88,7 @@ def fit_halves(keys: list[str], params: dict, progress: bool = True) -> tuple[Ha
     n_features = int(params["n_features"])
     vectorizer = HashedTfidf(params, np.ones(n_features, np.float32))
     chunks, document_frequency = [], np.zeros(n_features, np.int64)
-    for start in tqdm(range(0, len(keys), CHUNK), desc="tf-idf counts", unit="chunk", disable=not progress, leave=False):
+    for start in progress_bar(progress, iterable=range(0, len(keys), CHUNK), desc="tf-idf counts", unit="chunk", leave=False):
         counts = vectorizer.counts(keys[start : start + CHUNK])
         document_frequency += np.bincount(counts.indices, minlength=n_features)
         # held until the idf is known: one byte per count instead of a float (a name repeats an n-gram < 256 times)

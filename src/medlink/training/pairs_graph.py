@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
-from tqdm import tqdm
 
 from medlink.kb.records import IS_A, PREFERRED
 from medlink.kb.store import KB
 from medlink.training.pairs_io import Row
 from medlink.training.pairs_split import DEV, TRAIN, NodeSplit, mix64
 from medlink.training.pairs_tasks import TaskStats
+from medlink.progress import bar as progress_bar
 
 NEGATIVE_RELATIONS = ("disjoint_from", "excludes1", "excludes2")
 CROSS = "cross"  # a negative whose two concepts are on different sides of the split
@@ -64,7 +64,7 @@ def graph_pairs(kb: KB, table: ConceptTable, cap: int | None, seed: int, stats: 
     negatives = set(NEGATIVE_RELATIONS)
     negative_keys = array("q")  # pairs stated to be different are never positives, whatever else links them
     n = len(table.ids)
-    for head, relation, tail in tqdm(kb.iter_relations(), desc="graph: relations", unit=" relations", unit_scale=True, disable=not progress, mininterval=0.5):
+    for head, relation, tail in progress_bar(progress, iterable=kb.iter_relations(), desc="graph: relations", unit=" relations", unit_scale=True, mininterval=0.5):
         h, t = table.index.get(head), table.index.get(tail)
         if relation in negatives:
             if h is not None and t is not None:

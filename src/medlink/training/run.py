@@ -21,6 +21,7 @@ import numpy as np
 from medlink.directories import is_staging, staged_directory, write_atomic
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
+from medlink.progress import bar as progress_bar
 
 CHECKPOINT = "checkpoint"
 
@@ -140,13 +141,12 @@ class TrainingRun:
                     checkpoint_every: int) -> list[float]:
         """Run steps ``0..steps-1`` of an epoch (after the checkpointed ones when resuming); their losses."""
         import torch
-        from tqdm import tqdm
 
         first_step = self.state["step"] if epoch == self.state["epoch"] else 0
         self.first_step = first_step
         self.model.model.train()
         losses = []
-        bar = tqdm(total=steps, initial=first_step, desc=f"epoch {epoch + 1}/{total_epochs}", disable=not self.progress)
+        bar = progress_bar(self.progress, total=steps, initial=first_step, desc=f"epoch {epoch + 1}/{total_epochs}")
         for step in range(first_step, steps):
             loss = step_loss(step)
             if not torch.isfinite(loss):

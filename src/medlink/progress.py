@@ -1,0 +1,49 @@
+"""Progress a user can see wherever medlink runs: a bar on a terminal, a line every half minute in a log file (CI, nohup,
+a service), and a line when each long phase starts and ends.
+
+Why: tqdm on a pipe either stays silent (``disable=None``) or fills the log with carriage returns, so a two-minute index
+build looked hung. Here tqdm writes through ``_Lines``, which turns each refresh into one line.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from tqdm import tqdm
+
+log = logging.getLogger("medlink")
+LOG_EVERY = 30.0  # seconds between two progress lines when stderr is not a terminal
+
+
+class _Lines:
+    """A file for tqdm that writes each refresh as a line of its own."""
+
+    def write(self, text: str) -> None:
+        text = text.replace("\r", "").strip()
+        if text:
+            sys.stderr.write(text + "\n")
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+def bar(enabled: bool = True, **options) -> tqdm:
+    """A tqdm bar (``options`` as tqdm's); off when ``enabled`` is false."""
+    if not enabled:
+        return tqdm(disable=True, **options)
+    if sys.stderr.isatty():
+        return tqdm(**options)
+    return tqdm(file=_Lines(), mininterval=LOG_EVERY, maxinterval=LOG_EVERY, ascii=True, **{k: v for k, v in options.items() if k != "mininterval"})
+
+
+@contextmanager
+def phase(what: str) -> Iterator[None]:
+    """Log when a long step starts and how long it took (at INFO: the CLI shows it, a library user opts in)."""
+    log.info("%s ...", what)
+    started = time.perf_counter()
+    yield
+    log.info("%s: done in %.1f s", what, time.perf_counter() - started)

@@ -1,0 +1,24 @@
+"""Progress shows wherever medlink runs: on a pipe or in a log file as lines (no carriage returns), with each long phase named."""
+
+from medlink import progress
+from tests.conftest import FIXTURES
+from tests.test_cli_kb import medlink
+
+
+def test_a_bar_off_a_terminal_writes_lines(monkeypatch, capsys):
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
+    with progress.bar(total=3, desc="encoding names") as bar:
+        for _ in range(3):
+            bar.update(1)
+    err = capsys.readouterr().err
+    assert "\r" not in err and "encoding names" in err and err.count("\n") >= 2
+    with progress.bar(False, total=3, desc="silent") as quiet:
+        quiet.update(3)
+    assert "silent" not in capsys.readouterr().err
+
+
+def test_an_index_build_names_its_phases_on_stderr(tmp_path):
+    medlink("kb", "build", tmp_path / "kb.sqlite", f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}", "-q")
+    err = medlink("index", "build", "--kb", tmp_path / "kb.sqlite", "--out", tmp_path / "index").stderr
+    assert "medlink: index: tfidf (tfidf) over" in err and "medlink: index: bm25 (bm25) over" in err and ": done in" in err
+    assert "\r" not in err
