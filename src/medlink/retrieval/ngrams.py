@@ -66,17 +66,15 @@ class VocabularyTfidf:
         self.sublinear_tf = sublinear_tf
 
     def transform(self, texts: Iterable[str]) -> sp.csr_matrix:
-        indptr, indices, data = [0], [], []
-        for text in texts:
-            counts: dict[int, int] = {}
-            for gram in char_ngrams(text, self.low, self.high, self.word_bounded):
-                column = self.vocabulary_.get(gram)
-                if column is not None:
-                    counts[column] = counts.get(column, 0) + 1
-            for column in sorted(counts):
-                indices.append(column)
-                data.append(counts[column])
-            indptr.append(len(indices))
-        matrix = sp.csr_matrix((np.asarray(data, np.float32), np.asarray(indices, np.int32), np.asarray(indptr, np.int64)),
-                               shape=(len(indptr) - 1, len(self.idf_)))
-        return weigh(matrix, self.idf_, self.sublinear_tf)
+        lookup = self.vocabulary_.get
+        rows: list[int] = []
+        columns: list[int] = []
+        n = 0
+        for n, text in enumerate(texts, 1):
+            found = [c for c in map(lookup, char_ngrams(text, self.low, self.high, self.word_bounded)) if c is not None]
+            columns.extend(found)
+            rows.extend([n - 1] * len(found))
+        counts = sp.coo_matrix((np.ones(len(columns), np.float32), (np.asarray(rows, np.int64), np.asarray(columns, np.int64))),
+                               shape=(n, len(self.idf_))).tocsr()  # duplicates summed: term counts
+        counts.sort_indices()
+        return weigh(counts, self.idf_, self.sublinear_tf)
