@@ -65,6 +65,8 @@ def train_bi_encoder_command(
                                            help="One example per distinct (mention, concept) instead of one per annotation: "
                                                 "shorter epochs on corpora that repeat the same mentions (AskAPatient)."),
     kg_weight: float = typer.Option(1.0, "--kg-weight", help="Weight of the KG auxiliary loss."),
+    dev_pool_size: int = typer.Option(32, "--dev-pool", min=0, help="Judge --dev each epoch among the gold concepts and this many "
+                                      "lexical candidates per mention, encoded each epoch instead of the whole KB (0: the whole KB)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch", help="Cap the steps of each epoch (quick trials; default: all examples)."),
     seed: int = typer.Option(13, "--seed", help="Random seed (sampling, shuffling, initialisation): the same seed and data give the same run."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
@@ -82,7 +84,7 @@ def train_bi_encoder_command(
     from medlink.training.trainer import TrainConfig, train_bi_encoder
 
     config = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, tau=tau, hard_negatives=hard_negatives,
-                         mention_positives=mention_positives, distinct_mentions=distinct_mentions, kg_weight=kg_weight, seed=seed, precision="fp32" if no_bf16 else precision, max_steps_per_epoch=max_steps,
+                         mention_positives=mention_positives, distinct_mentions=distinct_mentions, kg_weight=kg_weight, seed=seed, precision="fp32" if no_bf16 else precision, max_steps_per_epoch=max_steps, dev_pool=dev_pool_size,
                          pooling=pooling)
     use_precision(config.precision)
     check_training_output(out)  # before any data is read

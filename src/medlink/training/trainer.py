@@ -25,7 +25,7 @@ from medlink.kb.store import KB
 from medlink.params import POOLINGS
 from medlink.training.examples import ConceptNames, Example, mentions_by_concept, sample_examples
 from medlink.training.losses import contrastive_loss
-from medlink.training.negatives import NameIndex, hard_negatives
+from medlink.training.negatives import NameIndex, dev_pool, hard_negatives
 from medlink.encoders.precision import check_precision
 from medlink.training.run import TrainingRun, TrainReport, check_training_numbers
 
@@ -47,6 +47,7 @@ class TrainConfig:
     max_length: int = 32
     checkpoint_every: int = 100
     max_steps_per_epoch: int | None = None
+    dev_pool: int = 32  # per-epoch --dev Acc@1 among gold + this many lexical candidates per mention (0: the whole KB)
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
@@ -57,6 +58,8 @@ class TrainConfig:
             raise MedlinkError(f"pooling (--pooling) must be one of {', '.join(POOLINGS)}, not {self.pooling!r}")
         if self.hard_negatives < 0:
             raise MedlinkError(f"hard_negatives (--hard-negatives) must be 0 or more, not {self.hard_negatives}")
+        if self.dev_pool < 0:
+            raise MedlinkError(f"dev_pool (--dev-pool) must be 0 (the whole KB) or more, not {self.dev_pool}")
         if self.max_steps_per_epoch is not None and self.max_steps_per_epoch < 1:
             raise MedlinkError(f"max_steps_per_epoch (--max-steps-per-epoch) must be at least 1, not {self.max_steps_per_epoch}")
 
@@ -128,8 +131,11 @@ def train_bi_encoder(
     steps_per_epoch = max(1, math.ceil(primary_count / config.batch_size))
     if config.max_steps_per_epoch:
         steps_per_epoch = min(steps_per_epoch, config.max_steps_per_epoch)
+    # dev judged among a pool of candidates unless hard negatives re-encode the whole KB each epoch anyway
+    dev_names = dev_pool(names, list(dev), config.dev_pool) if (dev and config.dev_pool and not config.hard_negatives) else names
     run.prepare(encoder, config.learning_rate, config.warmup, steps_per_epoch * config.epochs, asdict(config),
-                {"mentions": len(mentions), "kg_pairs": len(kg_examples), "dev": len(dev)} | ({"kg_dev": len(kg_dev)} if kg_dev else {}))
+                {"mentions": len(mentions), "kg_pairs": len(kg_examples), "dev": len(dev)} | ({"kg_dev": len(kg_dev)} if kg_dev else {})
+                | ({"dev_concepts": len(dev_names.names)} if dev else {}))
     index: NameIndex | None = None
     for epoch in run.epochs(config.epochs):
         rng = random.Random(config.seed + epoch)
@@ -153,8 +159,12 @@ def train_bi_encoder(
             return loss
 
         losses = run.train_epoch(epoch, config.epochs, len(batches), step_loss, config.checkpoint_every)
-        index = NameIndex(encoder, names, progress=progress) if (dev or config.hard_negatives) else None
-        figure = dev_accuracy(encoder, index, list(dev)) if (index and dev) else pair_dev_accuracy(encoder, list(kg_dev))
+        index = NameIndex(encoder, names, progress=progress) if config.hard_negatives else None  # next epoch's negatives
+        if dev:
+            judged = index or NameIndex(encoder, dev_names, progress=progress)
+            figure = dev_accuracy(encoder, judged, list(dev))
+        else:
+            figure = pair_dev_accuracy(encoder, list(kg_dev))
         run.end_epoch(epoch, losses, figure)
     return run.finish(kb, base_model)
 
