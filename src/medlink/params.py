@@ -158,3 +158,37 @@ DENSE_PARAMS = {
 }
 SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"  # a name that is also a folder name inside an index: no '/', no '..', no dot first
 GENERATOR_PARAMS = {"exact": EXACT_PARAMS, "tfidf": TFIDF_PARAMS, "bm25": BM25_PARAMS, "dense": DENSE_PARAMS}
+
+
+_KINDS = {"int": int, "float": float, "bool": bool, "str": str}
+
+
+def dataclass_schema(cls) -> dict[str, Param]:
+    """A settings dataclass's fields as a schema (type, null allowed, default), so a JSON file of them is checked like a config."""
+    from dataclasses import MISSING, fields
+
+    schema = {}
+    for f in fields(cls):
+        kinds = [part.strip() for part in str(f.type).split("|")]
+        nullable = "None" in kinds
+        kind = next(_KINDS[k] for k in kinds if k != "None")
+        schema[f.name] = Param(kind, nullable=nullable, default=f.default if f.default is not MISSING else None)
+    return schema
+
+
+def read_settings_file(path, cls) -> dict[str, Any]:
+    """The settings a JSON file gives for ``cls`` (a dataclass), every key and value checked, naming the file and field."""
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        raise MedlinkError(f"settings file not found: {path}") from None
+    except (ValueError, UnicodeDecodeError, RecursionError, IsADirectoryError) as error:
+        raise MedlinkError(f"{path}: not a JSON settings file ({type(error).__name__}: {str(error)[:120]})") from None
+    schema = dataclass_schema(cls)
+    if isinstance(data, dict) and "config" in data and set(data) - set(schema):  # a training.json: its resolved 'config'
+        data = data["config"]
+    check_params(str(path), data, schema)
+    return dict(data)

@@ -17,7 +17,7 @@ PRECISION_HELP = ("Number format of neural models: auto (bf16 where this CPU run
 METAVARS = {"index": "INDEX", "kb": "KB", "out": "PATH", "config": "CONFIG", "memory": "FORMAT:PATH", "dataset": "FORMAT:PATH",
             "dev": "FORMAT:PATH", "train": "FORMAT:PATH", "input_path": "FILE", "input_format": "lines|tsv|jsonl", "generators": "NAMES",
             "prefer_prefix": "PREFIX", "precision": "auto|fp32|bf16", "search": "STAGES", "pairs": "DIR", "model": "DIR",
-            "candidates_model": "DIR", "tasks": "TASKS", "concept_text": "name|alias", "pooling": "mean|cls", "keep": "CHARS",
+            "candidates_model": "DIR", "config_file": "CONFIG", "tasks": "TASKS", "concept_text": "name|alias", "pooling": "mean|cls", "keep": "CHARS",
             "learning_rate": "RATE", "tau": "T", "kg_weight": "W", "dev_fraction": "F", "older_than": "DAYS"}
 
 

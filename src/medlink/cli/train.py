@@ -13,6 +13,24 @@ from medlink.cli.common import PRECISION_HELP, fail, new_app, open_kb, use_preci
 app = new_app("Mine training pairs from a KB and train bi-encoders and cross-encoders.")
 
 
+def _settings(ctx: typer.Context, cls, config_file: Optional[Path], flags: dict):
+    """``cls``'s settings: the --config file's values, and each flag the command line gave (flags win; a flag left at
+    its default does not override the file). ``flags``: field -> (CLI parameter name, value)."""
+    from typer._click.core import ParameterSource
+
+    from medlink.params import read_settings_file
+
+    settings = read_settings_file(config_file, cls) if config_file else {}
+    for field, (parameter, value) in flags.items():
+        if field not in settings or ctx.get_parameter_source(parameter) == ParameterSource.COMMANDLINE:
+            settings[field] = value
+    return cls(**settings)
+
+
+CONFIG_HELP = ("A JSON file of training settings (keys as in training.json's 'config'; a training.json itself works); "
+               "flags given on the command line win over it.")
+
+
 def _training_mentions(store, datasets: List[str], option: str, required: bool = False) -> list[tuple[str, str]]:
     """Annotated (mention, concept) pairs of ``datasets``; says on stderr how many were left out and why.
     ``required``: given datasets without one usable mention are an error."""
@@ -47,6 +65,7 @@ def train_pairs(
 
 @app.command("bi-encoder")
 def train_bi_encoder_command(
+    ctx: typer.Context,
     kb: str = typer.Option(..., "--kb", help="KB the concepts come from (positives and hard negatives)."),
     out: Path = typer.Option(..., "--out", help="Model folder to write (usable as a dense generator's model)."),
     train: List[str] = typer.Option([], "--train", help="Annotated mentions FORMAT:PATH (repeatable): supervised examples."),
@@ -72,6 +91,7 @@ def train_bi_encoder_command(
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: str = typer.Option("auto", "--precision", help=PRECISION_HELP),
     no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
     pooling: Optional[str] = typer.Option(None, "--pooling", help="mean or cls (default: what the base model folder declares, else mean)."),
 ) -> None:
     """Train a bi-encoder: in-batch + dynamic hard negatives, KG pairs as zero-shot or auxiliary task."""
@@ -83,9 +103,12 @@ def train_bi_encoder_command(
     from medlink.training.run import check_training_output
     from medlink.training.trainer import TrainConfig, train_bi_encoder
 
-    config = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, tau=tau, hard_negatives=hard_negatives,
-                         mention_positives=mention_positives, distinct_mentions=distinct_mentions, kg_weight=kg_weight, seed=seed, precision="fp32" if no_bf16 else precision, max_steps_per_epoch=max_steps, dev_pool=dev_pool_size,
-                         pooling=pooling)
+    config = _settings(ctx, TrainConfig, config_file, {
+        "epochs": ("epochs", epochs), "batch_size": ("batch_size", batch_size), "learning_rate": ("learning_rate", learning_rate),
+        "tau": ("tau", tau), "hard_negatives": ("hard_negatives", hard_negatives), "mention_positives": ("mention_positives", mention_positives),
+        "distinct_mentions": ("distinct_mentions", distinct_mentions), "kg_weight": ("kg_weight", kg_weight), "seed": ("seed", seed),
+        "precision": ("no_bf16", "fp32") if no_bf16 else ("precision", precision), "max_steps_per_epoch": ("max_steps", max_steps),
+        "dev_pool": ("dev_pool_size", dev_pool_size), "pooling": ("pooling", pooling)})
     use_precision(config.precision)
     check_training_output(out)  # before any data is read
     store = open_kb(kb)
@@ -107,6 +130,7 @@ def train_bi_encoder_command(
 
 @app.command("cross-encoder")
 def train_cross_encoder_command(
+    ctx: typer.Context,
     kb: str = typer.Option(..., "--kb", help="KB the concepts and their preferred names come from."),
     out: Path = typer.Option(..., "--out", help="Model folder to write (a 'cross-encoder' reranker's model)."),
     train: List[str] = typer.Option(..., "--train", help="Annotated mentions FORMAT:PATH (repeatable); each distinct (mention, concept) once."),
@@ -125,6 +149,7 @@ def train_cross_encoder_command(
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: str = typer.Option("auto", "--precision", help=PRECISION_HELP),
     no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Train a cross-encoder reranker on annotated mentions against a bi-encoder's close calls."""
     from medlink.encoders.transformer import require_dense_extra
@@ -133,8 +158,10 @@ def train_cross_encoder_command(
     from medlink.training.cross_trainer import CrossTrainConfig, retrieved_negatives, train_cross_encoder
     from medlink.training.run import check_training_output
 
-    config = CrossTrainConfig(epochs=epochs, batch_size=batch_size, candidates=candidates, learning_rate=learning_rate, seed=seed,
-                              precision="fp32" if no_bf16 else precision, concept_text=concept_text)
+    config = _settings(ctx, CrossTrainConfig, config_file, {
+        "epochs": ("epochs", epochs), "batch_size": ("batch_size", batch_size), "candidates": ("candidates", candidates),
+        "learning_rate": ("learning_rate", learning_rate), "seed": ("seed", seed), "concept_text": ("concept_text", concept_text),
+        "precision": ("no_bf16", "fp32") if no_bf16 else ("precision", precision)})
     use_precision(config.precision)
     check_training_output(out)
     store = open_kb(kb)
