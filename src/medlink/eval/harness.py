@@ -22,31 +22,14 @@ Predict = Callable[[list[str]], Sequence[LinkResult | Sequence[Candidate]]]
 RECORD_TOP = 5
 
 
-def evaluate(
-    predict: Predict,
-    mentions: Sequence[LabeledMention],
-    *,
-    equivalent_ids: EquivalentIds | None = None,
-    train: Sequence[LabeledMention] | None = None,
-    kb: Any = None,
-    acc_ks: Sequence[int] = ACC_KS,
-    recall_ks: Sequence[int] = RECALL_KS,
-    subpopulations: bool = True,
-    records: bool = True,
-) -> EvalReport:
-    """Link every part of every mention with one ``predict`` call and score the result.
-
-    ``kb`` (optional) gives concept names in the records and the direct-match subpopulation;
-    ``train`` (optional) gives the seen / unseen / frequency subpopulations.
-    """
+def evaluate(predict: Predict, mentions: Sequence[LabeledMention], **options: Any) -> EvalReport:
+    """Link every part of every mention with one ``predict`` call and score the result (``options``: as
+    ``evaluate_rankings`` takes them), with the time ``predict`` took."""
     texts = [part for m in mentions for part in m.parts]
     started = time.perf_counter()
     rankings = predict(texts)
     seconds = time.perf_counter() - started
-    report = evaluate_rankings(
-        rankings, mentions, equivalent_ids=equivalent_ids, train=train, kb=kb,
-        acc_ks=acc_ks, recall_ks=recall_ks, subpopulations=subpopulations, records=records,
-    )
+    report = evaluate_rankings(rankings, mentions, **options)
     report.timing["predict_seconds"] = seconds
     report.timing["parts_per_second"] = len(texts) / seconds if seconds > 0 else None
     return report
@@ -64,7 +47,11 @@ def evaluate_rankings(
     subpopulations: bool = True,
     records: bool = True,
 ) -> EvalReport:
-    """Score rankings (link results or candidate lists) given per part, in the order ``[part for m in mentions for part in m.parts]``."""
+    """Score rankings (link results or candidate lists) given per part, in the order ``[part for m in mentions for part in m.parts]``.
+
+    ``kb`` (optional) gives concept names in the records and the direct-match subpopulation;
+    ``train`` (optional) gives the seen / unseen / frequency subpopulations.
+    """
     rankings = [ranking_of(result) for result in rankings]
     expected = sum(len(m.parts) for m in mentions)
     if len(rankings) != expected:
