@@ -37,6 +37,7 @@ def test_version():
     assert re.fullmatch(r"medlink \d+\.\d+\.\d+\S*\n", medlink("--version").stdout)
 
 
+@pytest.mark.slow  # links with the default index, built on first use
 def test_a_tsv_header_is_not_linked_as_a_mention(tmp_path):
     (tmp_path / "m.tsv").write_text("id\tmention\n1\theart attack\n")
     with_header = medlink("link", "--input", tmp_path / "m.tsv", "--column", "1", "--header", "--json", "--top-k", "1").stdout

@@ -4,18 +4,9 @@ import json
 
 import pytest
 
-from medlink.kb.build import build_kb
-from medlink.kb.store import KB
 from medlink.training.examples import ConceptNames, supervised_mentions
 from medlink.training.negatives import dev_pool
 from tests.conftest import FIXTURES
-
-
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory):
-    path = tmp_path_factory.mktemp("pool") / "kb.sqlite"
-    build_kb(path, [f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"], progress=False)
-    return KB.open(path)
 
 
 def test_the_pool_holds_every_gold_concept_and_the_closest_others(kb):
@@ -28,6 +19,8 @@ def test_the_pool_holds_every_gold_concept_and_the_closest_others(kb):
     assert "D006222" not in large.names and set(large.names) < set(names.names)  # hamartoma shares no character n-gram with either
 
 
+@pytest.mark.slow
+@pytest.mark.dense
 def test_training_records_the_pool_it_judged_dev_in(kb, tmp_path):
     pytest.importorskip("torch")
     from medlink.training.trainer import TrainConfig, train_bi_encoder
