@@ -48,6 +48,8 @@ KINDS = {
     "rerank": lambda d: "tuning" in d,
     "training": lambda d: "folds" in d and "recipe" in d,
     "dense_linking": lambda d: any("model" in r and "variant" in r for r in d.get("rows", [])),
+    "robustness": lambda d: "by_reader" in d or "by_index" in d or "trials_per_command" in d,
+    "json_scorer": lambda d: "independent_acc@1" in d,
 }
 
 
@@ -363,6 +365,29 @@ def precision_label(encoding: dict) -> str:
     return f"{encoding['precision']} ({resolved})" if encoding["precision"] == "auto" and resolved else encoding["precision"]
 
 
+def robustness(runs, scorers) -> list[str]:
+    """Damaged inputs, damaged index folders, kills, and the independent check of the JSON output: counts of outcomes."""
+    rows = []
+    for _, d in runs:
+        if "by_reader" in d:
+            what, outcomes = f"{d['cases']:,} damaged KB files ({len(d['by_reader'])} readers)", d["total"]
+        elif "by_index" in d:
+            what, outcomes = f"{d['cases']:,} damaged index files ({', '.join(d['by_index'])})", d["total"]
+        else:
+            what = f"kill -9 at a random moment, {d['trials_per_command']} trials per command ({', '.join(d['outcomes'])})"
+            outcomes = {}
+            for counts in d["outcomes"].values():
+                for outcome, n in counts.items():
+                    outcomes[outcome] = outcomes.get(outcome, 0) + n
+        rows.append([what, ", ".join(f"{outcome} {n:,}" for outcome, n in sorted(outcomes.items(), key=lambda kv: -kv[1])), *provenance(d)])
+    for _, d in scorers:
+        rows.append([f"independent scorer of `medlink link --json` vs `medlink eval` ({d['dataset']} {d['split']}, {d['kb']})",
+                     f"Acc@1 {acc(d['independent_acc@1'])} vs {acc(d['eval_acc@1'])} ({d['difference_points']:.2f} points apart)", *provenance(d)])
+    return ["## Robustness and consistency", "",
+            "Every other outcome than those listed (a traceback, a hang, a partial or broken artefact, a refusal naming no file) is counted "
+            "as such; none occurred.", "", *table(["what", "outcomes", *PROVENANCE], rows)]
+
+
 def did_not_help(kinds: dict) -> list[str]:
     """Ideas the JSON shows gained nothing: rerankers at or below retrieval alone, models fusion gave weight 0, xref names, entity text, kNN."""
     rows = []
@@ -464,6 +489,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 reranking(get("rerank")) if get("rerank") else [],
                 scale(get("lexical_scale")) if get("lexical_scale") else [],
                 speed(get("lexical_linking"), get("dense_speed")) if get("lexical_linking", "dense_speed") else [],
+                robustness(get("robustness"), get("json_scorer")) if get("robustness", "json_scorer") else [],
                 did_not_help(kinds)]
     for section in sections:
         lines += [*section, ""] if section else []

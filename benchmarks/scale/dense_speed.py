@@ -54,10 +54,11 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("--avx2-only", action="store_true", help="limit MKL, oneDNN and ATen to AVX2 in every child process")
     parser.add_argument("--section", default="dense_speed")
+    parser.add_argument("--names", type=int, default=10_000, help="how many MEDIC names each encoding row encodes")
     args = parser.parse_args()
     env = {**os.environ, **(AVX2_ONLY if args.avx2_only else {})}
     kb = ncbi_kb(args.workdir, "train")
-    names = [kb.normalize(text) for _, text, _ in kb.iter_names()][:: 7][:10_000]
+    names = [kb.normalize(text) for _, text, _ in kb.iter_names()][:: 7][: args.names]
     names_file = args.workdir / "speed-names.json"
     names_file.write_text(json.dumps(names))
     encoding = []
