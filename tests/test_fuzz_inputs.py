@@ -99,3 +99,20 @@ def test_deeply_nested_json_is_refused_not_a_recursion_error(tmp_path):
         list(read_mentions(tmp_path / "m.jsonl", "jsonl"))
     with pytest.raises(MedlinkError, match="c.json"):
         LinkerConfig.from_file(tmp_path / "c.json")
+
+
+def test_a_command_line_mention_that_is_not_utf8_is_reported_not_a_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    from medlink.kb.build import build_kb
+    from medlink.linking.index import build_index
+
+    build_kb(tmp_path / "kb.sqlite", [f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"], progress=False)
+    build_index(tmp_path / "kb.sqlite", tmp_path / "index")
+    command = [sys.executable.encode(), b"-m", b"medlink", b"link", b"--index", str(tmp_path / "index").encode(), b"--json",
+               b"\xff\xfecancer", b"renal"]
+    done = subprocess.run(command, capture_output=True)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr
+    first, second = done.stdout.decode().splitlines()
+    assert '"error": "not valid UTF-8 text' in first and '"kidney diseases"' in second

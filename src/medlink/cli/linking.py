@@ -55,7 +55,7 @@ def link(
         else:
             typer.echo("\n".join(result_lines(result)))
     if errors:
-        typer.echo(f"{errors} mention(s) not linked: empty or nothing left after normalisation (marked 'error' in the output)", err=True)
+        typer.echo(f"{errors} mention(s) not linked: empty, not UTF-8, or nothing left after normalisation (marked 'error' in the output)", err=True)
 
 
 @app.command("eval")

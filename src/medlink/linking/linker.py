@@ -58,8 +58,19 @@ def _alt_ids(kb: KB) -> dict[str, list[str]]:
     return alt
 
 
+def is_text(text: str) -> bool:
+    """False for a string holding bytes that were not UTF-8 (a command-line argument decodes them as lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def mention_error(text: str, key: str) -> str | None:
     """Why a mention cannot be linked (``key``: its normalised form), or None: reported per mention, not for the batch."""
+    if not is_text(text):
+        return "not valid UTF-8 text (it holds bytes that are not UTF-8)"
     if not text.strip():
         return "empty mention"
     if not key:
@@ -269,7 +280,7 @@ class Linker:
         generator left out is skipped too). Identical mentions are searched and reranked once.
         """
         items = [Mention.of(m) for m in mentions]
-        keys = [self.key(m.text) for m in items]
+        keys = [self.key(m.text) if is_text(m.text) else "" for m in items]
         unique = sorted({key for key in keys if key})
         names = self.stages(generators)
         rerankers = [r for r in self.rerankers if rerank and (r.requires_generator is None or r.requires_generator in names)]

@@ -52,6 +52,11 @@ def link_stream(linker, mentions: Iterable[str | Mention], k: int, generators: S
             yield with_preferred_ids(result, prefer)
 
 
+def printable(text: str) -> str:
+    """``text`` as it can be written out: bytes that were not UTF-8 shown as escapes (a mention is echoed as given)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def candidate_json(candidate: Candidate) -> dict:
     return {"id": candidate.concept_id, "alt_ids": list(candidate.alt_ids), "name": candidate.name, "score": round(candidate.score, 6),
             "matched": candidate.matched_name, "scores": {k: round(v, 6) for k, v in candidate.scores_by_stage.items()},
@@ -61,7 +66,7 @@ def candidate_json(candidate: Candidate) -> dict:
 def result_json(result: LinkResult) -> dict:
     """One JSON object per mention: the mention (and its document position when known), candidates, error / NIL / probability when set."""
     mention = result.mention
-    payload: dict = {"mention": mention.text}
+    payload: dict = {"mention": printable(mention.text)}
     payload.update({key: value for key, value in (("doc_id", mention.doc_id), ("start", mention.start), ("end", mention.end)) if value is not None})
     payload["candidates"] = [candidate_json(c) for c in result.candidates]
     payload.update({key: value for key, value in (("error", result.error), ("nil", result.nil), ("probability", result.probability))
@@ -71,7 +76,7 @@ def result_json(result: LinkResult) -> dict:
 
 def result_lines(result: LinkResult) -> list[str]:
     """Plain output: one tab-separated line per candidate (mention, rank, id, name, score, what matched, other ids)."""
-    text = result.mention.text
+    text = printable(result.mention.text)
     if result.error:
         return [f"{text!r}\terror: {result.error}"]
     if not result.candidates:
