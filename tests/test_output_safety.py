@@ -104,13 +104,19 @@ def test_what_killed_runs_left_is_cleaned_and_a_stranded_index_put_back(kb, tmp_
     assert Linker.load(tmp_path / "index").link(["tumour"], k=1)[0].candidates
 
 
-def test_a_rebuild_swaps_in_one_step(tmp_path):
+def test_a_rebuild_swaps_in_one_step(tmp_path, monkeypatch):
+    import medlink.directories as directories
+
+    exchanged = []
+    real = directories._exchange
+    monkeypatch.setattr(directories, "_exchange", lambda a, b: exchanged.append(real(a, b)) or exchanged[-1])
+    monkeypatch.setattr(directories.os, "replace", lambda *a: pytest.fail("the old folder was moved aside: a kill here would leave none"))
     old, new = tmp_path / "index", tmp_path / ".index.1.tmp"
     for folder, text in ((old, "old"), (new, "new")):
         folder.mkdir()
         (folder / "marker").write_text(text)
     replace_directory(new, old)
-    assert (old / "marker").read_text() == "new" and not new.exists() and not list(tmp_path.glob(".*"))
+    assert exchanged == [True] and (old / "marker").read_text() == "new" and not new.exists() and not list(tmp_path.glob(".*"))
 
 
 def test_two_writers_of_one_output_are_refused_not_interleaved(kb, tmp_path):
@@ -143,3 +149,41 @@ def test_a_crafted_checkpoint_cannot_run_code(tmp_path):
     with pytest.raises(MedlinkError, match="not a checkpoint medlink wrote"):
         run.prepare(Model(), 1e-3, 0.1, 10, {}, {})
     assert not os.path.exists("/tmp/medlink-pwned")
+
+
+def test_a_file_of_another_format_is_refused_not_an_empty_kb(tmp_path):
+    with pytest.raises(MedlinkError, match=r"desc_small.xml: no records read as obo; is it a obo file\?"):
+        build_kb(tmp_path / "kb.sqlite", [f"obo:{FIXTURES / 'mesh' / 'desc_small.xml'}"], progress=False)
+    assert not (tmp_path / "kb.sqlite").exists()
+
+
+def test_eval_tune_and_pairs_outputs_replace_only_their_own_kind(kb, tmp_path):
+    from tests.test_cli_kb import medlink
+
+    build_index(kb, tmp_path / "index", EXACT)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "report.md").write_text("precious")
+    dataset = f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}"
+    refused = medlink("eval", "--index", tmp_path / "index", "--dataset", dataset, "--out", mine, check=False)
+    assert refused.returncode == 2 and "is a folder that is not an eval report folder" in refused.stderr
+    medlink("eval", "--index", tmp_path / "index", "--dataset", dataset, "--out", tmp_path / "report")
+    medlink("eval", "--index", tmp_path / "index", "--dataset", dataset, "--out", tmp_path / "report")  # an earlier report is replaced
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    refused = medlink("tune", "--index", tmp_path / "index", "--dev", dataset, "--out", notes, check=False)
+    assert refused.returncode == 2 and "exists and is not a medlink config" in refused.stderr
+    refused = medlink("train", "pairs", "--kb", kb.path, "--out", mine, check=False)
+    assert refused.returncode == 2 and "is a folder that is not a pairs folder" in refused.stderr
+    assert (mine / "report.md").read_text() == "precious" and notes.read_text() == "mine" and sorted(p.name for p in mine.iterdir()) == ["report.md"]
+
+
+def test_two_trainings_into_one_folder_are_refused(tmp_path):
+    pytest.importorskip("torch")
+    from medlink.training.run import TrainingRun
+
+    first = TrainingRun(tmp_path / "model", False, 13, False)
+    with pytest.raises(MedlinkError, match="another medlink process is writing"):
+        TrainingRun(tmp_path / "model", False, 13, False)
+    first._lock.close()
+    TrainingRun(tmp_path / "model", False, 13, False)._lock.close()

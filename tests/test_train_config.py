@@ -34,3 +34,22 @@ def test_train_takes_a_config_file_and_flags_win(tmp_path):
             "--out", tmp_path / "model", "--config", tmp_path / "train.json", "--seed", "7")
     recorded = json.loads((tmp_path / "model" / "training.json").read_text())["config"]
     assert (recorded["batch_size"], recorded["max_steps_per_epoch"], recorded["seed"], recorded["epochs"]) == (4, 1, 7, 1)
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"epochs": 0}, "epochs (--epochs) must be at least 1, not 0"),
+    ({"batch_size": 1}, "batch_size (--batch-size) must be at least 2, not 1"),
+])
+def test_values_out_of_range_are_refused_naming_the_file(settings, message, tmp_path):
+    from medlink.cli.train import _settings
+
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps(settings))
+
+    class Context:
+        @staticmethod
+        def get_parameter_source(name):
+            return None  # no flag given on the command line
+
+    with pytest.raises(MedlinkError, match=f"train.json: {message.replace('(', '[(]').replace(')', '[)]')}"):
+        _settings(Context(), TrainConfig, path, {"epochs": ("epochs", 1), "batch_size": ("batch_size", 64)})

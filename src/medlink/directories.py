@@ -65,7 +65,8 @@ def clean_stale(final: Path) -> None:
     if not final.parent.is_dir():
         return
     for leftover in final.parent.glob(f".{glob_escape(final.name)}.*"):
-        pid, _, kind = leftover.name[len(final.name) + 2 :].partition(".")
+        rest = leftover.name[len(final.name) + 2 :]  # PID.tmp, PID.old or PID.RANDOM.tmp (an atomic_file's)
+        pid, kind = rest.split(".", 1)[0], rest.rsplit(".", 1)[-1]
         if kind not in ("tmp", "old") or not pid.isdigit() or _alive(int(pid)):
             continue
         if kind == "old" and not final.exists() and not final.is_symlink():
@@ -87,16 +88,27 @@ def output_lock(final: Path) -> Iterator[None]:
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     lock = final.with_name(f".{final.name}.lock")
-    with open(lock, "a") as handle:
+    while True:
+        handle = open(lock, "a")
         if fcntl is not None:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                handle.close()
                 raise MedlinkError(f"another medlink process is writing {final}; wait for it to finish or choose another output") from None
-        try:
-            yield
-        finally:
-            lock.unlink(missing_ok=True)  # still held: no clutter beside the user's files once the write is over
+            try:
+                same = os.fstat(handle.fileno()).st_ino == os.stat(lock).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:  # the holder before us removed the file we locked: lock the one on disk now
+                handle.close()
+                continue
+        break
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)  # still held: no clutter beside the user's files once the write is over
+        handle.close()
 
 
 @contextmanager
@@ -116,6 +128,8 @@ def staged_directory(final: Path, *, staging: Path | None = None, merge: bool | 
     with output_lock(final) if whole else nullcontext():
         if whole:
             clean_stale(final)
+        elif merge is not False and final.is_dir():
+            clean_stale(final / "staging")  # a killed merge's .staging.PID.tmp inside final
         yield from _staged(final, staging, merge)
 
 
@@ -222,7 +236,7 @@ def atomic_file(path: Path, binary: bool = False) -> Iterator[IO]:
     on error nothing changes and no temporary file is left."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             yield out

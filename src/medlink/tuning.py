@@ -66,7 +66,9 @@ class Tuner:
         """``mentions``: labelled dev mentions (``LabeledMention``: their parts are linked, their gold ids score)."""
         if not mentions:
             raise MedlinkError("tuning needs dev mentions; none were given")
-        self.linker, self.mentions, self.equivalent_ids, self.depth = linker, list(mentions), equivalent_ids, depth
+        # as linking with k = depth: rerankers, when there are any, see max(k, k_per_generator) candidates
+        self.linker, self.mentions, self.equivalent_ids = linker, list(mentions), equivalent_ids
+        self.depth = max(depth, linker.config.k_per_generator) if linker.rerankers else depth
         self.parts = [part for m in self.mentions for part in m.parts]
         part_keys = [linker.key(text) for text in self.parts]
         self.keys = sorted({key for key in part_keys if key})

@@ -43,15 +43,27 @@ def command():
     return built
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is when a line is logged (a caller that swaps stderr, a test, keeps the lines)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
 def _show_progress_lines() -> None:
-    """medlink's own INFO lines (phases of long builds) on stderr; other libraries stay at their defaults."""
+    """medlink's own INFO lines (phases of long builds) on stderr; other libraries stay at their defaults, and records
+    still reach any handler the caller installed."""
     logger = logging.getLogger("medlink")
-    if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("medlink: %(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
-        logger.propagate = False
 
 
 def main() -> None:

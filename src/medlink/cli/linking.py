@@ -22,7 +22,7 @@ def link(
     as_json: bool = typer.Option(False, "--json", help="One JSON object per mention."),
     input_path: Optional[Path] = typer.Option(None, "--input", help="File of mentions (plain lines, .tsv, .jsonl)."),
     input_format: Optional[str] = typer.Option(None, "--format", help="lines | tsv | jsonl (default: from the file suffix)."),
-    column: int = typer.Option(0, "--column", help="TSV column holding the mention (0-based)."),
+    column: int = typer.Option(0, "--column", min=0, help="TSV column holding the mention (0-based)."),
     generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
     prefer_prefix: List[str] = typer.Option([], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one "
                                             "(e.g. MESH for MEDIC, whose concepts may be filed under an OMIM id); repeatable, first wins."),
@@ -73,8 +73,11 @@ def evaluate_command(
     """Evaluate an index on labelled mentions: Acc@k, Recall@k, MRR, normalised recall, subpopulations."""
     from medlink.eval import evaluate, load_dataset
     from medlink.eval.metrics import equivalent_ids_from_kb
+    from medlink.eval.report import require_report_folder, save_report
     from medlink.linking.index import resolve_index
 
+    if out is not None:
+        require_report_folder(out)  # before the evaluation, not after it
     use_precision(precision)
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
@@ -86,11 +89,7 @@ def evaluate_command(
     report.meta.update({"index": str(directory), "dataset": dataset, "train": list(train), "kb": str(store.path), "k": k,
                         "generators": selected or list(linker.generators), "precision": linker.precisions()})
     if out:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "report.json").write_text(report.to_json())
-        (out / "report.md").write_text(report.to_markdown() + "\n")
-        report.plot(out / "subpopulations.png")
-        report.write_records(out / "records.jsonl")
+        save_report(report, out)
     typer.echo(report.to_json(indent=None) if as_json else report.to_markdown())
 
 
@@ -108,16 +107,26 @@ def tune_command(
     """Choose fusion weights and reranker settings on dev data: each stage retrieves once, settings are tried over the cache."""
     from medlink.eval import load_dataset
     from medlink.eval.metrics import equivalent_ids_from_kb
-    from medlink.linking.index import apply_config, resolve_index
+    from medlink.directories import require_replaceable_file
+    from medlink.linking.config import is_config_json
+    from medlink.linking.index import DEFAULT_INDEXES, apply_config, resolve_index
     from medlink.tuning import tune
 
     if out is None and not apply:
         fail("say where the chosen config goes: --out CONFIG and/or --apply")
+    searches = [s.strip() for s in search.split(",") if s.strip()]
+    if not searches:
+        fail("--search names nothing to tune: fusion, rerankers or a reranker type")
+    if apply and index in DEFAULT_INDEXES:
+        fail(f"the '{index}' index is rebuilt from its preset whenever its config differs: write the choice with --out CONFIG "
+             "and build your own index with it (medlink index build --config CONFIG)")
+    if out is not None:
+        require_replaceable_file(out, "a medlink config (JSON with 'generators')", is_config_json)
     use_precision(precision)
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
     mentions = [m for spec in dev for m in load_dataset(spec)]
-    config, report = tune(linker, mentions, [s.strip() for s in search.split(",") if s.strip()], equivalent_ids_from_kb(store), ",".join(dev))
+    config, report = tune(linker, mentions, searches, equivalent_ids_from_kb(store), ",".join(dev))
     if out is not None:
         from medlink.directories import write_atomic
 

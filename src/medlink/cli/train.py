@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from medlink.cli.common import PRECISION_HELP, fail, new_app, open_kb, use_precision
+from medlink.encoders.precision import ENV
+from medlink.errors import MedlinkError
 
 app = new_app("Mine training pairs from a KB and train bi-encoders and cross-encoders.")
 
@@ -24,7 +27,10 @@ def _settings(ctx: typer.Context, cls, config_file: Optional[Path], flags: dict)
     for field, (parameter, value) in flags.items():
         if field not in settings or ctx.get_parameter_source(parameter) == ParameterSource.COMMANDLINE:
             settings[field] = value
-    return cls(**settings)
+    try:
+        return cls(**settings)
+    except MedlinkError as error:  # a value out of range: say where it came from
+        raise MedlinkError(f"{config_file}: {error}" if config_file else str(error)) from None
 
 
 CONFIG_HELP = ("A JSON file of training settings (keys as in training.json's 'config'; a training.json itself works); "
@@ -89,7 +95,7 @@ def train_bi_encoder_command(
     max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch", help="Cap the steps of each epoch (quick trials; default: all examples)."),
     seed: int = typer.Option(13, "--seed", help="Random seed (sampling, shuffling, initialisation): the same seed and data give the same run."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
-    precision: str = typer.Option("auto", "--precision", help=PRECISION_HELP),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),
     config_file: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
     pooling: Optional[str] = typer.Option(None, "--pooling", help="mean or cls (default: what the base model folder declares, else mean)."),
@@ -107,7 +113,7 @@ def train_bi_encoder_command(
         "epochs": ("epochs", epochs), "batch_size": ("batch_size", batch_size), "learning_rate": ("learning_rate", learning_rate),
         "tau": ("tau", tau), "hard_negatives": ("hard_negatives", hard_negatives), "mention_positives": ("mention_positives", mention_positives),
         "distinct_mentions": ("distinct_mentions", distinct_mentions), "kg_weight": ("kg_weight", kg_weight), "seed": ("seed", seed),
-        "precision": ("no_bf16", "fp32") if no_bf16 else ("precision", precision), "max_steps_per_epoch": ("max_steps", max_steps),
+        "precision": ("no_bf16", "fp32") if no_bf16 else ("precision", precision or os.environ.get(ENV) or "auto"), "max_steps_per_epoch": ("max_steps", max_steps),
         "dev_pool": ("dev_pool_size", dev_pool_size), "pooling": ("pooling", pooling)})
     use_precision(config.precision)
     check_training_output(out)  # before any data is read
@@ -147,7 +153,7 @@ def train_cross_encoder_command(
                                           "(for a reranker with text 'matched')."),
     seed: int = typer.Option(13, "--seed", help="Random seed (sampling, shuffling, initialisation): the same seed and data give the same run."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
-    precision: str = typer.Option("auto", "--precision", help=PRECISION_HELP),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),
     config_file: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
@@ -161,7 +167,7 @@ def train_cross_encoder_command(
     config = _settings(ctx, CrossTrainConfig, config_file, {
         "epochs": ("epochs", epochs), "batch_size": ("batch_size", batch_size), "candidates": ("candidates", candidates),
         "learning_rate": ("learning_rate", learning_rate), "seed": ("seed", seed), "concept_text": ("concept_text", concept_text),
-        "precision": ("no_bf16", "fp32") if no_bf16 else ("precision", precision)})
+        "precision": ("no_bf16", "fp32") if no_bf16 else ("precision", precision or os.environ.get(ENV) or "auto")})
     use_precision(config.precision)
     check_training_output(out)
     store = open_kb(kb)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medlink.directories import write_atomic
+from medlink.directories import require_replaceable, staged_directory, write_atomic
 
 DEFAULT_COLUMNS = ("n", "acc@1", "acc@5", "mrr", "recall@64", "nrecall@1")
 
@@ -106,4 +106,32 @@ def mean_over_folds(reports: list[EvalReport], keys: tuple[str, ...] = ("acc@1",
         mean = sum(values) / len(values) if values else None
         out[key] = mean
         out[f"{key} std"] = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5 if values else None
+    return out
+
+
+REPORT = "report.json"
+
+
+def is_report_json(path: Path) -> bool:
+    """Did medlink eval write this report.json? (What --out checks before replacing a folder.)"""
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(report, dict) and {"subpopulations", "timing", "meta"} <= set(report)
+
+
+def require_report_folder(out: Path) -> None:
+    """--out must be new, empty or an earlier report folder (checked before the evaluation runs)."""
+    require_replaceable(out, REPORT, "an eval report folder", is_report_json)
+
+
+def save_report(report: EvalReport, out: Path) -> Path:
+    """report.json, report.md, subpopulations.png and records.jsonl, built aside and swapped in whole."""
+    require_report_folder(out)
+    with staged_directory(out) as staging:
+        (staging / REPORT).write_text(report.to_json(), encoding="utf-8")
+        (staging / "report.md").write_text(report.to_markdown() + "\n", encoding="utf-8")
+        report.plot(staging / "subpopulations.png")
+        report.write_records(staging / "records.jsonl")
     return out

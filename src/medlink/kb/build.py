@@ -67,6 +67,9 @@ def build_kb(
                     writer.add_source(position, spec.format, str(spec.path) if spec.path else None, spec.prefix)
                     bar.set_postfix_str(spec.format + (f":{spec.path.name}" if spec.path else ""))
                     count = writer.write(read_source(spec.format, spec.path, prefix=spec.prefix, policy=policy), on_batch=bar.update)
+                    if count == 0:  # MeSH XML or an RRF file read as OBO used to give an empty KB and exit 0
+                        skipped = f" ({policy.total_skipped:,} lines skipped as invalid)" if policy.total_skipped else ""
+                        raise MedlinkError(f"{spec.path or spec.format}: no records read as {spec.format}{skipped}; is it a {spec.format} file?")
                     writer.set_source_counts(position, count, policy.total_skipped)
                     report.records[str(spec)] = count
                     if policy.total_skipped:

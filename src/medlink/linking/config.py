@@ -8,6 +8,7 @@ setting). Without a memory, ``kb+memory`` is just ``kb`` and ``memory`` generato
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -116,6 +117,15 @@ def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT) -> LinkerCo
         "generators": [*LEXICAL_GENERATORS, {"name": "dense", "type": "dense"}],
         "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "dense": dense_weight}},
     })
+
+
+def is_config_json(path: Path) -> bool:
+    """Is this file an index config (a JSON object with 'generators')? What 'medlink tune --out' may replace."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "generators" in data
 
 
 # recipes a user can name instead of a config file (``medlink index build --config default-dense``), for any KB

@@ -190,8 +190,10 @@ class Linker:
         parts = linker.parts()
         for position, settings in enumerate(config.rerankers):
             folder = directory / layout.reranker_dir(position, settings["type"])
-            if not folder.is_dir():
+            if not folder.is_dir() and settings["type"] in layout.LEGACY_RERANKER_DIRS:
                 folder = directory / layout.LEGACY_RERANKER_DIRS[settings["type"]]
+            if not folder.is_dir():
+                raise DamagedFileError(folder, FileNotFoundError(f"the {settings['type']} reranker's folder is missing"))
             with reading(folder):
                 linker.rerankers.append(load_reranker(folder, settings, parts))
         return linker

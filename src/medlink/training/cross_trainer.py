@@ -41,7 +41,11 @@ class CrossTrainConfig:
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
-        check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every)
+        check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every,
+                               at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "candidates": (self.candidates, 2),
+                                         "max_length": (self.max_length, 2)})
+        if self.concept_text not in ("name", "alias"):
+            raise MedlinkError(f"concept_text (--concept-text) must be 'name' or 'alias', not {self.concept_text!r}")
 
 
 def retrieved_negatives(kb: KB, mentions: Sequence[tuple[str, str]], model: str | Path | None, depth: int = 16) -> list[list[str]]:

@@ -22,7 +22,7 @@ from typing import IO, Callable, Iterable, Iterator
 
 import numpy as np
 
-from medlink.directories import atomic_file, staged_directory
+from medlink.directories import atomic_file, output_lock, require_replaceable, staged_directory
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.training.pairs_graph import CROSS, ConceptTable, graph_pairs, negative_rows
@@ -72,6 +72,15 @@ class PairsReport:
         lines.append("  negatives: " + ", ".join(f"{k} {v:,}" for k, v in self.negatives.items()))
         lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)
+
+
+def is_pairs_json(path: Path) -> bool:
+    """Did 'medlink train pairs' write this pairs.json? (What --out checks before writing into a folder.)"""
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(report, dict) and {"tasks", "written", "parameters", "kb"} <= set(report)
 
 
 def parse_tasks(tasks: str | Iterable[str], comb: bool = False) -> tuple[list[str], bool]:
@@ -162,8 +171,7 @@ def mine_pairs(
     if max_pairs_per_concept is not None and max_pairs_per_concept < 1:
         raise MedlinkError(f"the cap of pairs per concept (--per-concept) must be at least 1, got {max_pairs_per_concept}")
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise MedlinkError(f"--out {out} is a file; give a folder for the pairs files (nothing was written)")
+    require_replaceable(out, "pairs.json", "a pairs folder ('medlink train pairs' output)", is_pairs_json)
     out.mkdir(parents=True, exist_ok=True)
     split = NodeSplit(seed, dev_fraction)
     generators = _generators(kb, split, max_pairs_per_concept, seed, progress)
@@ -171,7 +179,7 @@ def mine_pairs(
     concepts = {TRAIN: 0, DEV: 0}
     for concept_id, _name in kb.iter_concepts():
         concepts[split.side(concept_id)] += 1
-    with staged_directory(out, merge=("negatives.tsv", "pairs.train.tsv", "pairs.dev.tsv")) as work:
+    with output_lock(out / "pairs.json"), staged_directory(out, merge=("negatives.tsv", "pairs.train.tsv", "pairs.dev.tsv")) as work:
         task_files = {(task, side): work / f"{task}.{side}.tsv" for task in selected for side in SPLITS}
         for task in selected:
             handles = {side: open(task_files[task, side], "w", encoding="utf-8", newline="\n") for side in SPLITS}

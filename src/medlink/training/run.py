@@ -12,13 +12,14 @@ import json
 import shutil
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from medlink.directories import is_staging, staged_directory, write_atomic
+from medlink.directories import is_staging, output_lock, staged_directory, write_atomic
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.progress import bar as progress_bar
@@ -46,8 +47,13 @@ def atomic_checkpoint(model, optimizer, scheduler, state: dict, out: Path) -> No
         (temporary / "state.json").write_text(json.dumps(state))
 
 
-def check_training_numbers(learning_rate: float, warmup: float, checkpoint_every: int, **positive: float) -> None:
-    """Settings that would make training diverge or do nothing fail before any work (``positive``: must be > 0)."""
+def check_training_numbers(learning_rate: float, warmup: float, checkpoint_every: int, *, at_least: dict[str, tuple[int, int]] = {},
+                           **positive: float) -> None:
+    """Settings that would make training diverge or do nothing fail before any work (``positive``: must be > 0;
+    ``at_least``: name -> (value, minimum), e.g. epochs 1, a contrastive batch 2)."""
+    for name, (value, minimum) in at_least.items():
+        if value < minimum:
+            raise MedlinkError(f"{name} (--{name.replace('_', '-')}) must be at least {minimum}, not {value}")
     if not learning_rate > 0:
         raise MedlinkError(f"the learning rate (--lr) must be > 0, not {learning_rate}")
     if not 0 <= warmup < 1:
@@ -62,6 +68,8 @@ def check_training_numbers(learning_rate: float, warmup: float, checkpoint_every
 def check_training_output(out: Path) -> None:
     """``out`` must be new, empty (but for a killed run's staging folders), or an earlier training output (a model
     with training.json, or a checkpoint): a mistyped ``--out`` must not scatter model files into someone's folder."""
+    if out.is_symlink():
+        raise MedlinkError(f"--out {out} is a symbolic link; give the real folder ({out.resolve()}) or a new name (nothing was written)")
     if out.exists() and not out.is_dir():
         raise MedlinkError(f"--out {out} is a file; give a folder for the model (nothing was written)")
     earlier_output = (out / "training.json").is_file() or (out / CHECKPOINT).is_dir()
@@ -79,6 +87,8 @@ class TrainingRun:
 
         self.out = Path(out)
         check_training_output(self.out)  # created by the first checkpoint: a run that fails to start leaves no empty folder
+        self._lock = ExitStack()  # one run per --out at a time: a second is refused at once (released by finish, or when the run is dropped)
+        self._lock.enter_context(output_lock(self.out))
         torch.manual_seed(seed)
         self.checkpoint = self.out / CHECKPOINT
         self.resuming = resume and (self.checkpoint / "state.json").is_file()
@@ -192,4 +202,5 @@ class TrainingRun:
         write_atomic(self.out / "training.json", json.dumps({**asdict(self.report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
                                                            "base_model": str(base_model) if base_model else "default", **extra}, indent=2))
         shutil.rmtree(self.checkpoint, ignore_errors=True)
+        self._lock.close()
         return self.report

@@ -51,7 +51,8 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
-        check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every, tau=self.tau)
+        check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every, tau=self.tau,
+                               at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 2), "max_length": (self.max_length, 2)})
         if self.kg_weight < 0:
             raise MedlinkError(f"kg_weight (--kg-weight) must be 0 (off) or more, not {self.kg_weight}")
         if self.pooling not in (None, *POOLINGS):
