@@ -33,8 +33,10 @@ def new_app(help: str | None = None) -> typer.Typer:
 def with_metavars(command) -> None:
     """Give every option that takes a value a metavar saying what it is (``FORMAT:PATH``, ``N``), recursively."""
     for param in getattr(command, "params", []):
-        if param.param_type_name == "argument" and param.metavar is None:
-            param.metavar = ARGUMENTS.get(param.name, param.name.upper()) + ("..." if param.nargs != 1 else "")
+        if param.param_type_name == "argument":
+            if param.metavar is None:
+                param.metavar = ARGUMENTS.get(param.name, param.name.upper()) + ("..." if param.nargs != 1 else "")
+            param.display_type_rich = lambda ctx: None  # the metavar says what it is; no Python type (<list[str]>) beside it
         if getattr(param, "is_flag", False) or param.param_type_name != "option" or param.metavar is not None:
             continue
         kind = param.bare_type() if hasattr(param, "bare_type") else ""
