@@ -171,3 +171,18 @@ def test_the_top_candidates_do_not_depend_on_how_many_are_asked_for(medic_kb):
     short, long = linker.link(mentions, k=1), linker.link(mentions, k=10)
     assert [r.candidates[0].concept_id for r in short] == [r.candidates[0].concept_id for r in long]
     assert [[c.concept_id for c in r.candidates] for r in linker.link(mentions, k=3)] == [[c.concept_id for c in r.candidates[:3]] for r in long]
+
+
+def test_a_jsonl_mention_keeps_its_place_through_linking(tmp_path, medic_kb):
+    from medlink.corpora.mention_files import read_mentions
+    from medlink.errors import InputFormatError
+
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"mention": "CLL", "doc_id": "d1", "start": 4, "end": 7, "left": "chronic", "right": "relapse"}\n{"text": "t2dm"}\n')
+    mentions = list(read_mentions(path, "jsonl"))
+    assert mentions == [Mention("CLL", "d1", 4, 7, "chronic", "relapse"), "t2dm"]
+    rendered = [result_json(r) for r in Linker.build(medic_kb).link(mentions, k=1)]
+    assert {k: rendered[0][k] for k in ("mention", "doc_id", "start", "end")} == {"mention": "CLL", "doc_id": "d1", "start": 4, "end": 7}
+    path.write_text('{"mention": "CLL", "start": "4"}\n')
+    with pytest.raises(InputFormatError, match=r'm.jsonl:1: "start" must be an integer'):
+        list(read_mentions(path, "jsonl"))

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
+from medlink.core import Mention
 from medlink.errors import InputFormatError, MissingInputError
 from medlink.kb.readers.files import parse_json, raw_lines
 
@@ -28,9 +29,10 @@ def _raw_lines(path: Path | None) -> Iterator[tuple[int, bytes]]:
         yield from enumerate(raw_lines(handle), 1)
 
 
-def read_mentions(path: Path | None, format_name: str, column: int = 0, header: bool = False) -> Iterator[str]:
-    """Mention strings, one per input line (LF, CRLF or CR; a BOM dropped); ``header``: the first line names columns and
-    is skipped. Malformed or non-UTF-8 lines fail with file and line."""
+def read_mentions(path: Path | None, format_name: str, column: int = 0, header: bool = False) -> Iterator[str | Mention]:
+    """Mentions, one per input line (LF, CRLF or CR; a BOM dropped): strings from plain lines and TSV; from JSONL a
+    ``Mention`` carrying ``doc_id``, ``start``, ``end``, ``left`` and ``right`` when the object gives them.
+    ``header``: the first line names columns and is skipped. Malformed or non-UTF-8 lines fail with file and line."""
     where = str(path) if path else "<stdin>"
     for lineno, raw in _raw_lines(path):
         try:
@@ -55,4 +57,17 @@ def read_mentions(path: Path | None, format_name: str, column: int = 0, header: 
             text = next((item[k] for k in JSON_TEXT_KEYS if isinstance(item, dict) and isinstance(item.get(k), str)), None)
             if text is None:
                 raise InputFormatError(where, lineno, 'expected a JSON object with a "mention" (or "text") string')
-            yield text
+            yield _with_position(item, text, where, lineno)
+
+
+POSITION = {"doc_id": str, "start": int, "end": int, "left": str, "right": str}  # what a JSONL mention may say of its place
+
+
+def _with_position(item: dict, text: str, where: str, lineno: int) -> str | Mention:
+    """The mention with its document position and context, as the JSONL object gives them (a plain string without any)."""
+    given = {key: item[key] for key in POSITION if item.get(key) is not None}
+    for key, value in given.items():
+        if not isinstance(value, POSITION[key]) or isinstance(value, bool):
+            kind = "an integer (a character offset)" if POSITION[key] is int else "a string"
+            raise InputFormatError(where, lineno, f'"{key}" must be {kind}, not {value!r}')
+    return Mention(text, **given) if given else text
