@@ -336,13 +336,15 @@ def speed(lexical_runs, dense_runs) -> list[str]:
                                                    mb(s.get("peak_rss_mb")), *provenance(d)]))
     for _, d in dense_runs:
         s, model = d["linking"], re.search(r"--model (\S+)", d.get("command", ""))
-        rows.append(("", s["mentions_per_second"], [f"dense ({model.group(1) if model else 'packaged all-MiniLM-L6-v2'})", "MEDIC (BioSyn train_dictionary)" + (f", {d['kb_names']:,} names" if d.get("kb_names") else ""),
+        limit = "; MKL, oneDNN, ATen limited to AVX2" if d.get("isa_limit") else ""
+        rows.append(("", s["mentions_per_second"], [f"dense ({model.group(1) if model else 'packaged all-MiniLM-L6-v2'}{limit})", "MEDIC (BioSyn train_dictionary)" + (f", {d['kb_names']:,} names" if d.get("kb_names") else ""),
                                                    secs(s.get("index_build_seconds")), secs(s["load_seconds"]),
                                                    f"{num(s['mentions_per_second'])} ({s['mentions']})",
                                                    f"{num(s['unique_mentions_per_second'])} ({s['unique']})", "-", mb(s.get("peak_rss_mb")), *provenance(d)]))
     lines = ["## Speed", "",
              "Linking NCBI test's mention parts in one process after loading the index (stream: every part in order, repeats included; unique: "
-             "each distinct part once); medians over repeats; peak RSS of that process. Fastest first.", "",
+             "each distinct part once); medians over repeats; peak RSS of that process; a dense index build reuses the encode cache when "
+             "the same names were encoded with the same precision before. Fastest first.", "",
              *table(["linker", "KB", "index build", "load", "mentions/s stream (n)", "mentions/s unique (n)", "index", "peak RSS", *PROVENANCE],
                     best_first(rows))]
     for _, d in dense_runs:
