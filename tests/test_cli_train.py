@@ -89,7 +89,7 @@ def test_training_without_the_dense_extra_says_what_to_install(kb_file, tmp_path
     (["bi-encoder", "--hard-negatives", "-2"], "hard_negatives (--hard-negatives) must be 0 or more, not -2"),
     (["bi-encoder", "--pairs", "{kb}"], "--pairs expects the folder 'medlink train pairs --out' wrote"),
     (["bi-encoder", "--out", "{kb}"], "is a file; give a folder for the model (nothing was written)"),
-    (["pairs", "--out", "{kb}"], "is a file; give a folder for the pairs files (nothing was written)"),
+    (["pairs", "--out", "{kb}"], "is a file, not a pairs folder"),
     (["pairs", "--dev-fraction", "1"], "the dev fraction (--dev-fraction) must be in [0, 1)"),
 ])
 def test_training_mistakes_get_one_clear_line(kb_file, tmp_path, arguments, message):

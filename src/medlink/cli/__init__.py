@@ -74,6 +74,10 @@ def main() -> None:
     except MedlinkError as error:
         typer.echo(f"error: {error}", err=True)
         sys.exit(2)
+    except OSError as error:  # a path the system refuses (too long, no permission, disk full): one line, not a traceback
+        where = f"{error.filename}: " if error.filename else ""
+        typer.echo(f"error: {where}{error.strerror or error}", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         typer.echo("interrupted; nothing half-written was left: re-run to continue (training: add --resume; "
                    "an index build reuses the names already encoded)", err=True)
