@@ -54,6 +54,7 @@ def built(tmp_path_factory):
     return work / "index"
 
 
+@pytest.mark.slow
 def test_every_file_of_a_lexical_index_damaged_every_way(built, tmp_path):
     rng = random.Random(0)
     outcomes = {}
@@ -67,6 +68,8 @@ def test_every_file_of_a_lexical_index_damaged_every_way(built, tmp_path):
     assert set(outcomes.values()) <= {"used", "refused"}
 
 
+@pytest.mark.slow
+@pytest.mark.dense
 def test_a_damaged_dense_index_is_refused_by_name(tmp_path):
     pytest.importorskip("faiss")
     build_kb(tmp_path / "kb.sqlite", [f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"], progress=False)

@@ -101,6 +101,7 @@ def test_deeply_nested_json_is_refused_not_a_recursion_error(tmp_path):
         LinkerConfig.from_file(tmp_path / "c.json")
 
 
+@pytest.mark.slow
 def test_a_command_line_mention_that_is_not_utf8_is_reported_not_a_traceback(tmp_path):
     import subprocess
     import sys

@@ -35,6 +35,7 @@ def test_the_word_analyzer_is_left_to_scikit_learn():
         VocabularyTfidf({}, np.ones(0), "word", (1, 1), True)
 
 
+@pytest.mark.slow
 def test_linking_with_a_saved_index_does_not_import_scikit_learn(tmp_path):
     from medlink.kb.build import build_kb
     from medlink.linking.index import build_index

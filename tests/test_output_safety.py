@@ -131,6 +131,7 @@ class Payload:
         return (open, ("/tmp/medlink-pwned", "w"))
 
 
+@pytest.mark.dense
 def test_a_crafted_checkpoint_cannot_run_code(tmp_path):
     torch = pytest.importorskip("torch")
     from medlink.training.run import TrainingRun
@@ -157,6 +158,7 @@ def test_a_file_of_another_format_is_refused_not_an_empty_kb(tmp_path):
     assert not (tmp_path / "kb.sqlite").exists()
 
 
+@pytest.mark.slow
 def test_eval_tune_and_pairs_outputs_replace_only_their_own_kind(kb, tmp_path):
     from tests.test_cli_kb import medlink
 
@@ -178,6 +180,7 @@ def test_eval_tune_and_pairs_outputs_replace_only_their_own_kind(kb, tmp_path):
     assert (mine / "report.md").read_text() == "precious" and notes.read_text() == "mine" and sorted(p.name for p in mine.iterdir()) == ["report.md"]
 
 
+@pytest.mark.dense
 def test_two_trainings_into_one_folder_are_refused(tmp_path):
     pytest.importorskip("torch")
     from medlink.training.run import TrainingRun

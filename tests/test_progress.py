@@ -1,5 +1,7 @@
 """Progress shows wherever medlink runs: on a pipe or in a log file as lines (no carriage returns), with each long phase named."""
 
+import pytest
+
 from medlink import progress
 from tests.conftest import FIXTURES
 from tests.test_cli_kb import medlink
@@ -17,6 +19,7 @@ def test_a_bar_off_a_terminal_writes_lines(monkeypatch, capsys):
     assert "silent" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_an_index_build_names_its_phases_on_stderr(tmp_path):
     medlink("kb", "build", tmp_path / "kb.sqlite", f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}", "-q")
     err = medlink("index", "build", "--kb", tmp_path / "kb.sqlite", "--out", tmp_path / "index").stderr
