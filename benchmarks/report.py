@@ -386,8 +386,8 @@ def robustness(runs, scorers) -> list[str]:
         rows.append([f"independent scorer of `medlink link --json` vs `medlink eval` ({d['dataset']} {d['split']}, {d['kb']})",
                      f"Acc@1 {acc(d['independent_acc@1'])} vs {acc(d['eval_acc@1'])} ({d['difference_points']:.2f} points apart)", *provenance(d)])
     return ["## Robustness and consistency", "",
-            "A traceback, a hang, a partial or broken artefact or a refusal naming no file would be counted as such: none occurred. "
-            "Whether a KB that built kept all its records is not measured here.", "", *table(["what", "outcomes", *PROVENANCE], rows)]
+            "Tracebacks, hangs, partial or broken artefacts, refusals naming no file, and KBs that differ from the undamaged one after a "
+            "harmless change (BOM, CRLF, CR-only) would each be counted: none occurred.", "", *table(["what", "outcomes", *PROVENANCE], rows)]
 
 
 def did_not_help(kinds: dict) -> list[str]:

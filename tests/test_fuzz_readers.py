@@ -44,8 +44,24 @@ def damaged_source(reader: str, kind: str, seed: int, work: Path) -> tuple[str, 
     return f"{reader}:{copy}", damaged
 
 
+HARMLESS = ("bom", "crlf", "cr_only")  # an editor's doing: the KB must be exactly the undamaged one's, or refused
+_clean: dict[str, str] = {}
+
+
+def clean_checksum(reader: str) -> str:
+    """The content checksum of the reader's undamaged fixture, built once."""
+    if reader not in _clean:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as work:
+            fixture = FIXTURES / READERS[reader][0]
+            _clean[reader] = build_kb(Path(work) / "kb.sqlite", [f"{reader}:{fixture}"], progress=False).checksum
+    return _clean[reader]
+
+
 def build_outcome(reader: str, kind: str, seed: int, skip_invalid: bool, work: Path) -> str:
-    """'built' or 'refused'; anything else fails the test (a traceback, a partial artefact, a refusal naming no file)."""
+    """'built' or 'refused'; anything else fails the test (a traceback, a partial artefact, a refusal naming no file, a KB
+    that silently differs from the undamaged one after a harmless change such as a BOM or other line endings)."""
     source, damaged = damaged_source(reader, kind, seed, work)
     out = work / "out" / "kb.sqlite"
     try:
@@ -57,6 +73,10 @@ def build_outcome(reader: str, kind: str, seed: int, skip_invalid: bool, work: P
     else:
         assert out.is_file()
         outcome = "built"
+        if kind in HARMLESS and not skip_invalid:
+            from medlink.kb.store import KB
+
+            assert KB.open(out).checksum == clean_checksum(reader), f"a {kind} changed what the {reader} reader read, silently"
     leftovers = [p.name for p in out.parent.iterdir() if p.name != out.name] if out.parent.exists() else []
     assert not leftovers, f"staging files left behind: {leftovers}"
     return outcome

@@ -5,7 +5,8 @@ in anything else (a traceback, a hang, a half-written KB, staging files left beh
 
 Each case copies a reader's test fixture, damages one file one way (tests/fuzzing.py: truncation, NUL bytes, invalid
 UTF-8, BOM, CRLF, CR-only, 70 kB / 1 MB lines, repeated, shuffled and shortened lines, empty and binary files) and
-builds it with and without --skip-invalid, in this process, each under a 60 s alarm.
+builds it with and without --skip-invalid, in this process, each under a 60 s alarm. A harmless change (BOM, CRLF, CR-only)
+built without --skip-invalid must give the undamaged fixture's KB exactly (same content checksum), else it is a silent change.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def main() -> None:
                 except Hang:
                     outcome = "hang"
                 except AssertionError as error:
-                    outcome = "partial artefact or unnamed file"
+                    outcome = "silent change" if "silently" in str(error) else "partial artefact or unnamed file"
                     failures.append({"reader": reader, "mutation": kind, "seed": seed, "skip_invalid": skip, "what": str(error)[:300]})
                 except Exception:  # noqa: BLE001 - counting exactly these is the point
                     outcome = "traceback"
