@@ -59,12 +59,14 @@ def imports(known: dict[str, Path]) -> dict[str, list[tuple[str, str | None, int
 def graph(known: dict[str, Path]) -> dict[str, set[str]]:
     edges: dict[str, set[str]] = {}
     for module, targets in imports(known).items():
-        for target, _name, _line in targets:
-            # importing medlink.a.b runs medlink.a's __init__ first, unless the importer is inside medlink.a (then it already ran)
+        for target, name, _line in targets:
+            # importing medlink.a.b runs medlink.a's __init__ first, unless the importer is inside medlink.a (then it already ran);
+            # but a name taken from an ancestor package's __init__ (from medlink.a import X inside medlink.a.b) is a real edge
             parts = target.split(".")
             for depth in range(2, len(parts) + 1):
                 prefix = ".".join(parts[:depth])
-                if prefix in known and prefix != module and not module.startswith(prefix + "."):
+                named_from_ancestor = name is not None and prefix == target
+                if prefix in known and prefix != module and (named_from_ancestor or not module.startswith(prefix + ".")):
                     edges.setdefault(module, set()).add(prefix)
     return edges
 
@@ -140,3 +142,12 @@ def test_the_checks_see_a_cycle_and_a_private_import():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": {"c"}}) == []
     assert is_private("medlink.kb.readers._io") and not is_private("medlink.kb.readers.files")
+
+
+def test_a_cycle_through_a_package_reexport_is_caught(tmp_path):
+    """medlink.fake's __init__ re-exports b's name, and b takes a name back from medlink.fake: a cycle the check must see."""
+    (tmp_path / "__init__.py").write_text("from medlink.fake.b import thing\n")
+    (tmp_path / "b.py").write_text("from medlink.fake import other\nthing = 1\n")
+    (tmp_path / "c.py").write_text("import medlink.fake.b\n")  # a submodule import from inside the package: no cycle
+    known = {"medlink.fake": tmp_path / "__init__.py", "medlink.fake.b": tmp_path / "b.py", "medlink.fake.c": tmp_path / "c.py"}
+    assert cycles(graph(known)) == [["medlink.fake", "medlink.fake.b"]]
