@@ -76,7 +76,7 @@ def test_an_output_that_is_a_symlink_is_refused(kb, tmp_path):
     assert not list(target.iterdir()) and not list(tmp_path.glob(".*.old"))
 
 
-@pytest.mark.parametrize("name", ["../../x", "/tmp/x", ".hidden", "a/b", ""])
+@pytest.mark.parametrize("name", ["../../x", "/absolute/x", ".hidden", "a/b", ""])
 def test_a_generator_name_cannot_leave_the_index_folder(name):
     with pytest.raises(MedlinkError, match=r"generators\[0\]: 'name' must be a string matching"):
         LinkerConfig.from_dict({"generators": [{"name": name, "type": "exact"}]})
@@ -127,8 +127,13 @@ def test_two_writers_of_one_output_are_refused_not_interleaved(kb, tmp_path):
 
 
 class Payload:
+    """Unpickling it would create ``self.target``: the code a crafted checkpoint could run."""
+
+    def __init__(self, target):
+        self.target = str(target)
+
     def __reduce__(self):
-        return (open, ("/tmp/medlink-pwned", "w"))
+        return (open, (self.target, "w"))
 
 
 @pytest.mark.dense
@@ -139,7 +144,8 @@ def test_a_crafted_checkpoint_cannot_run_code(tmp_path):
     checkpoint = tmp_path / "model" / "checkpoint"
     checkpoint.mkdir(parents=True)
     (checkpoint / "state.json").write_text(json.dumps({"epoch": 0, "step": 1, "history": [], "fingerprint": None}))
-    (checkpoint / "trainer.pt").write_bytes(pickle.dumps({"optimizer": Payload()}))
+    pwned = tmp_path / "pwned"
+    (checkpoint / "trainer.pt").write_bytes(pickle.dumps({"optimizer": Payload(pwned)}))
     run = TrainingRun(tmp_path / "model", True, 13, False)
     run.state["fingerprint"] = {"config": {}, "examples": {}}
 
@@ -149,7 +155,7 @@ def test_a_crafted_checkpoint_cannot_run_code(tmp_path):
 
     with pytest.raises(MedlinkError, match="not a checkpoint medlink wrote"):
         run.prepare(Model(), 1e-3, 0.1, 10, {}, {})
-    assert not os.path.exists("/tmp/medlink-pwned")
+    assert not pwned.exists()
 
 
 def test_a_file_of_another_format_is_refused_not_an_empty_kb(tmp_path):

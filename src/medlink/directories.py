@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import shutil
 import sys
@@ -169,6 +170,21 @@ def staged_file(final: Path) -> Iterator[Path]:
             raise
 
 
+def json_has_keys(path: Path, keys: Iterable[str]) -> bool:
+    """Is ``path`` a JSON object holding ``keys``? How an output medlink wrote is recognised by content, not by its name."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and set(keys) <= set(data)
+
+
+def refuse_symlink(path: Path) -> None:
+    """An output that is a symbolic link would send the write (or the replacement) somewhere else: refuse it."""
+    if Path(path).is_symlink():
+        raise MedlinkError(f"{path} is a symbolic link; give the real path ({Path(path).resolve()}) or a new name (nothing was written)")
+
+
 def require_replaceable(final: Path, marker: str, what: str, signed: Callable[[Path], bool] | None = None) -> None:
     """Refuse to overwrite anything but an earlier output of the same kind or an empty folder. An earlier output is a
     folder holding ``marker`` that ``signed(marker path)`` recognises as medlink's (a file merely named so is not).
@@ -177,8 +193,7 @@ def require_replaceable(final: Path, marker: str, what: str, signed: Callable[[P
     replacement somewhere else.
     """
     final = Path(final)
-    if final.is_symlink():
-        raise MedlinkError(f"{final} is a symbolic link; give --out the real folder ({final.resolve()}) or a new name (nothing was written)")
+    refuse_symlink(final)
     if not final.exists():
         return
     if not final.is_dir():
@@ -198,8 +213,7 @@ def require_replaceable(final: Path, marker: str, what: str, signed: Callable[[P
 def require_replaceable_file(final: Path, what: str, signed: Callable[[Path], bool], sources: Iterable[Path] = ()) -> None:
     """The file counterpart: ``final`` may be replaced only if ``signed`` recognises it and it is none of ``sources``."""
     final = Path(final)
-    if final.is_symlink():
-        raise MedlinkError(f"{final} is a symbolic link; give the real path ({final.resolve()}) or a new name (nothing was written)")
+    refuse_symlink(final)
     if any(Path(source).exists() and Path(source).resolve() == final.resolve() for source in sources):
         raise MedlinkError(f"{final} is one of the sources being read; write the output under another name (nothing was written)")
     if final.is_dir():

@@ -50,10 +50,8 @@ def check_precision(value: str, where: str = "--precision") -> str:
 
 def force(value: str | None) -> None:
     """The CLI's ``--precision``: every encoder this process (and its child processes) makes uses ``value``."""
-    if value is not None and value != "auto":
+    if value is not None:
         os.environ[ENV] = check_precision(value)
-    elif value == "auto":
-        os.environ[ENV] = "auto"
 
 
 def resolve(requested: str | None = "auto") -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medlink.directories import require_replaceable, staged_directory, write_atomic
+from medlink.directories import json_has_keys, require_replaceable, staged_directory, write_atomic
 
 DEFAULT_COLUMNS = ("n", "acc@1", "acc@5", "mrr", "recall@64", "nrecall@1")
 
@@ -114,11 +114,7 @@ REPORT = "report.json"
 
 def is_report_json(path: Path) -> bool:
     """Did medlink eval write this report.json? (What --out checks before replacing a folder.)"""
-    try:
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(report, dict) and {"subpopulations", "timing", "meta"} <= set(report)
+    return json_has_keys(path, ("subpopulations", "timing", "meta"))
 
 
 def require_report_folder(out: Path) -> None:

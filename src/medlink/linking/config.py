@@ -8,10 +8,10 @@ setting). Without a memory, ``kb+memory`` is just ``kb`` and ``memory`` generato
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from medlink.directories import json_has_keys
 from medlink.encoders.precision import from_legacy
 from medlink.errors import MedlinkError
 from medlink.kb.readers.files import parse_json
@@ -121,11 +121,7 @@ def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT) -> LinkerCo
 
 def is_config_json(path: Path) -> bool:
     """Is this file an index config (a JSON object with 'generators')? What 'medlink tune --out' may replace."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(data, dict) and "generators" in data
+    return json_has_keys(path, ("generators",))
 
 
 # recipes a user can name instead of a config file (``medlink index build --config default-dense``), for any KB

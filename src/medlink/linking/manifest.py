@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+from medlink.directories import json_has_keys
 from medlink.errors import MedlinkError
 from medlink.versions import package_versions
 
@@ -23,14 +24,13 @@ MEMORY = "memory.tsv"  # the mention memory, for inspection
 LEGACY_RERANKER_DIRS = {"knn": "knn", "cross-encoder": "cross_encoder"}  # where a version-2 index kept its one reranker
 
 
+MANIFEST_KEYS = ("format_version", "kb", "config", "normalizer")  # what makes a manifest.json an index's
+
+
 def is_index_manifest(path: Path) -> bool:
     """Did medlink write this manifest? (What an index rebuild checks before replacing a folder: a file merely named
     manifest.json in someone's project is not an index.)"""
-    try:
-        manifest = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(manifest, dict) and {"format_version", "kb", "config", "normalizer"} <= set(manifest)
+    return json_has_keys(path, MANIFEST_KEYS)
 
 
 def reranker_dir(position: int, type_name: str) -> str:
@@ -62,7 +62,7 @@ def read_manifest(directory: Path) -> dict:
         raise MedlinkError(f"{path}: unreadable manifest ({error.msg} at line {error.lineno}); {rebuild}") from error
     except (UnicodeDecodeError, RecursionError, OSError) as error:
         raise MedlinkError(f"{path}: unreadable manifest ({type(error).__name__}); {rebuild}") from error
-    if not isinstance(manifest, dict) or not is_index_manifest(path):
+    if not isinstance(manifest, dict) or not set(MANIFEST_KEYS) <= set(manifest):  # the parsed manifest: no second read
         raise MedlinkError(f"{path}: not an index manifest medlink wrote (format_version, kb, config, normalizer expected); {rebuild}")
     if manifest.get("format_version") not in READABLE_VERSIONS:
         raise MedlinkError(

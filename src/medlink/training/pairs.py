@@ -22,7 +22,7 @@ from typing import IO, Callable, Iterable, Iterator
 
 import numpy as np
 
-from medlink.directories import atomic_file, output_lock, require_replaceable, staged_directory
+from medlink.directories import atomic_file, json_has_keys, output_lock, require_replaceable, staged_directory
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.training.pairs_graph import CROSS, ConceptTable, graph_pairs, negative_rows
@@ -76,11 +76,7 @@ class PairsReport:
 
 def is_pairs_json(path: Path) -> bool:
     """Did 'medlink train pairs' write this pairs.json? (What --out checks before writing into a folder.)"""
-    try:
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(report, dict) and {"tasks", "written", "parameters", "kb"} <= set(report)
+    return json_has_keys(path, ("tasks", "written", "parameters", "kb"))
 
 
 def parse_tasks(tasks: str | Iterable[str], comb: bool = False) -> tuple[list[str], bool]:

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from medlink.directories import is_staging, output_lock, staged_directory, write_atomic
+from medlink.directories import is_staging, output_lock, refuse_symlink, staged_directory, write_atomic
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.progress import bar as progress_bar
@@ -68,8 +68,7 @@ def check_training_numbers(learning_rate: float, warmup: float, checkpoint_every
 def check_training_output(out: Path) -> None:
     """``out`` must be new, empty (but for a killed run's staging folders), or an earlier training output (a model
     with training.json, or a checkpoint): a mistyped ``--out`` must not scatter model files into someone's folder."""
-    if out.is_symlink():
-        raise MedlinkError(f"--out {out} is a symbolic link; give the real folder ({out.resolve()}) or a new name (nothing was written)")
+    refuse_symlink(out)
     if out.exists() and not out.is_dir():
         raise MedlinkError(f"--out {out} is a file; give a folder for the model (nothing was written)")
     earlier_output = (out / "training.json").is_file() or (out / CHECKPOINT).is_dir()

@@ -9,7 +9,6 @@ reported with the file and the concept key (JSON has no useful line for a key).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
