@@ -74,3 +74,86 @@ class LinkResult:
 
     def copy(self, mention: Mention | None = None) -> "LinkResult":
         return LinkResult(mention or self.mention, [c.copy() for c in self.candidates], self.error, self.nil, self.probability)
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A piece of a document (a title, an abstract, a paragraph) at its character offset in the document's text."""
+
+    offset: int
+    text: str
+    kind: str | None = None  # "title", "abstract", "paragraph", ...; BioC's passage type, PubTator's t / a
+    infons: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def end(self) -> int:
+        return self.offset + len(self.text)
+
+
+@dataclass(slots=True)
+class Annotation:
+    """A span of a document's text: a gold mention (``ids`` from the annotators) or one a finder found and linked.
+
+    ``start`` / ``end`` are character offsets into ``Document.text``; ``text`` is that slice. ``ids`` are
+    the concept ids it denotes (gold, or the linker's choice); ``result`` the link result behind that
+    choice (None for gold); ``source`` who made the span ("gold", "dictionary", "tagger", ...).
+    ``short_form_of`` marks an abbreviation's later occurrence: the long form's span it was linked through.
+    """
+
+    start: int
+    end: int
+    text: str
+    type: str | None = None
+    ids: tuple[str, ...] = ()
+    source: str | None = None
+    result: LinkResult | None = None
+    short_form_of: tuple[int, int] | None = None
+    infons: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return (self.start, self.end)
+
+
+@dataclass(slots=True)
+class Document:
+    """A text to annotate: its passages (one, for plain text) and the annotations found or given in it.
+
+    ``text`` is the passages laid at their offsets, gaps filled with spaces, so every offset a format
+    gives (PubTator: title, one space, abstract; BioC: passage offsets) indexes it unchanged.
+    """
+
+    doc_id: str
+    passages: list[Passage]
+    annotations: list[Annotation] = field(default_factory=list)
+    infons: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_text(cls, text: str, doc_id: str = "1") -> "Document":
+        return cls(doc_id, [Passage(0, text)])
+
+    @classmethod
+    def from_title_abstract(cls, doc_id: str, title: str, abstract: str) -> "Document":
+        """PubTator's layout: the abstract starts one character after the title."""
+        passages = [Passage(0, title, "title")]
+        if abstract:
+            passages.append(Passage(len(title) + 1, abstract, "abstract"))
+        return cls(doc_id, passages)
+
+    @property
+    def text(self) -> str:
+        pieces, at = [], 0
+        for passage in sorted(self.passages, key=lambda p: p.offset):
+            if passage.offset < at:
+                raise ValueError(f"document {self.doc_id}: passage at offset {passage.offset} overlaps the one before (ends at {at})")
+            pieces.append(" " * (passage.offset - at))
+            pieces.append(passage.text)
+            at = passage.end
+        return "".join(pieces)
+
+    def mention(self, annotation: Annotation, window: int = 0, text: str | None = None) -> Mention:
+        """The mention a linker sees for ``annotation``: its text, position and ``window`` characters each side."""
+        text = self.text if text is None else text
+        left = text[max(0, annotation.start - window):annotation.start] if window else None
+        right = text[annotation.end:annotation.end + window] if window else None
+        return Mention(annotation.text, self.doc_id, annotation.start, annotation.end, left, right)
