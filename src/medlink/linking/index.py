@@ -12,7 +12,7 @@ from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
 from medlink.linking.linker import Linker
-from medlink.linking.manifest import MANIFEST, is_index_manifest, read_manifest
+from medlink.linking.manifest import DICTIONARY, MANIFEST, is_index_manifest, read_manifest
 from medlink.linking.memory import memory_from_datasets
 from medlink.settings import medlink_home
 
@@ -62,7 +62,8 @@ def default_index_dir(name: str = "default") -> Path:
     directory = medlink_home() / folder
     try:
         manifest = read_manifest(directory)
-        current = manifest["kb"]["checksum"] == kb.checksum and manifest["config"] == config.to_dict()
+        current = (manifest["kb"]["checksum"] == kb.checksum and manifest["config"] == config.to_dict()
+                   and (directory / DICTIONARY).is_dir())  # an index from before the dictionary finder: rebuilt once
     except (MedlinkError, KeyError):  # missing, unreadable or an older format: rebuild
         current = False
     if not current:

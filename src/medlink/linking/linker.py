@@ -26,6 +26,7 @@ from medlink.retrieval.fusion import Fusion
 from medlink.retrieval.hits import Hits, top_k as ranked_top
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable, read_lines, write_json, write_lines
 from medlink.text.normalize import Normalizer
+from medlink.text.finders.dictionary import DictionaryFinder
 
 log = logging.getLogger(__name__)
 MAX_MENTION_CHARS = 1000  # longer mentions are truncated (with a warning): no concept name is that long
@@ -94,6 +95,8 @@ class Linker:
         self.memory = memory  # kept only to be saved beside the index (memory.tsv), for inspection
         self.alt_ids = alt_ids or {}
         self.rerankers: list[Reranker] = []
+        self.dictionary: DictionaryFinder | None = None  # built with the index; loaded by the annotator when it needs it
+        self.directory: Path | None = None  # the index folder this linker was loaded from
         self._position = {cid: i for i, cid in enumerate(concept_ids)}
 
     def parts(self, memory: Sequence[tuple[str, str]] = ()) -> LinkerParts:
@@ -136,6 +139,8 @@ class Linker:
         for settings in config.rerankers:
             with phase(f"index: {settings['type']} reranker"):
                 linker.rerankers.append(build_reranker(settings, parts))
+        with phase("index: dictionary finder over the KB's names"):
+            linker.dictionary = DictionaryFinder.build((text for _cid, text, _kind in kb.iter_names()), kb.normalize)
         return linker
 
     # -- persistence --------------------------------------------------------------------------
@@ -155,6 +160,8 @@ class Linker:
                 self.memory.save(temporary / layout.MEMORY)
             for position, reranker in enumerate(self.rerankers):
                 reranker.save(temporary / layout.reranker_dir(position, reranker.type))
+            if self.dictionary is not None:
+                self.dictionary.save(temporary / layout.DICTIONARY)
             write_json(temporary / MANIFEST, self.manifest)  # last: a directory with a manifest is complete
         return directory
 
@@ -187,6 +194,7 @@ class Linker:
         else:  # a version-2 index: its KB knows them
             alt_ids = _alt_ids(kb) if kb is not None else {}
         linker = cls(config, normalizer, concept_ids, concept_names, tables, generators, manifest, alt_ids=alt_ids)
+        linker.directory = directory
         parts = linker.parts()
         for position, settings in enumerate(config.rerankers):
             folder = directory / layout.reranker_dir(position, settings["type"])

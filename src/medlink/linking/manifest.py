@@ -21,6 +21,7 @@ TABLES = "tables"  # tables/<source>/: one alias table per name source (kb, memo
 GENERATORS = "generators"  # generators/<name>/
 RERANKERS = "rerankers"  # rerankers/<position>-<type>/
 MEMORY = "memory.tsv"  # the mention memory, for inspection
+DICTIONARY = "finders/dictionary"  # the dictionary finder over the KB's names (what ``medlink annotate`` finds mentions with)
 LEGACY_RERANKER_DIRS = {"knn": "knn", "cross-encoder": "cross_encoder"}  # where a version-2 index kept its one reranker
 
 

@@ -11,7 +11,7 @@ import re
 from itertools import islice
 from typing import Iterable, Iterator, Sequence
 
-from medlink.core import Candidate, LinkResult, Mention
+from medlink.core import Annotation, Candidate, Document, LinkResult, Mention
 
 # ids written without a prefix in BioSyn / NCBI Disease / BC5CDR data, recognised by their shape
 BARE_ID_SHAPES = {"MESH": re.compile(r"[CD]\d{6,9}"), "OMIM": re.compile(r"\d{6}")}
@@ -95,3 +95,32 @@ def _neighbours(candidate: Candidate, shown: int = 3) -> str:
         return ""
     more = f" and {len(voters) - shown} more" if len(voters) > shown else ""
     return "; neighbours " + ", ".join(f"'{v['neighbour']}' {v['similarity']:.2f}" for v in voters[:shown]) + more
+
+
+def annotation_lines(document: Document, top: int = 1) -> list[str]:
+    """Plain output of an annotated document: a header line, then per span its offsets, text, and its ``top`` candidates
+    (id, name, score), tab-separated; an abbreviation says which long form it was linked through."""
+    lines = [f"# {document.doc_id}\t{len(document.annotations)} mention(s)"]
+    for span in document.annotations:
+        lines.extend(_span_lines(span, top))
+    return lines
+
+
+def _span_lines(span: Annotation, top: int) -> list[str]:
+    where = f"{span.start}-{span.end}\t{printable(span.text)}"
+    via = f"\t(via {span.infons['linked_through']})" if "linked_through" in span.infons else ""
+    result = span.result
+    if result is None or result.best is None:
+        reason = result.error if result is not None and result.error else "no candidate"
+        return [f"{where}\t-\t({reason})"]
+    return [f"{where}\t{c.concept_id}\t{c.name}\t{c.score:.3f}{via}" for c in result.candidates[:top]]
+
+
+def with_preferred_document_ids(document: Document, prefixes: Sequence[str]) -> Document:
+    """``document`` with each span's result (and ids) shown under the preferred namespaces (in place; returned)."""
+    if prefixes:
+        for span in document.annotations:
+            if span.result is not None:
+                span.result = with_preferred_ids(span.result, prefixes)
+                span.ids = (span.result.best.concept_id,) if span.result.best is not None else ()
+    return document

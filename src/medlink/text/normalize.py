@@ -48,6 +48,11 @@ class Normalizer:
         return _SPACES.sub(" ", text).strip()
 
     @property
+    def separators(self) -> str:
+        """The characters this normaliser turns into spaces: they split words (the dictionary finder tokenises by them)."""
+        return "".join(chr(code) for code in self._table)
+
+    @property
     def signature(self) -> str:
         """A stable description of this configuration, stored beside normalised keys."""
         return json.dumps(asdict(self), sort_keys=True)

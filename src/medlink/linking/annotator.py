@@ -1,0 +1,204 @@
+"""Linking in running text: find mention spans, resolve abbreviations, link, make each document consistent.
+
+The steps, each a component of its own and each switchable (``AnnotateOptions``):
+
+1. finders (``medlink.text.finders``: the dictionary over the KB's names, a trained tagger, or both)
+   give spans; overlaps are resolved by the finders' policy;
+2. abbreviations (Schwartz-Hearst, ``medlink.text.abbreviations``): where a found mention is the long
+   form of a "long form (SF)" definition, the SF there and at every later occurrence becomes a
+   mention linked through that long form (``abbreviation_choice``: ``long`` always takes the long
+   form's answer; ``best`` keeps whichever of the two answers scored higher);
+3. each span becomes a ``Mention`` with ``context`` characters of text either side, and the linker
+   ranks candidates for all mentions of a batch of documents at once (a repeated string is searched once);
+4. per-document consistency (``medlink.linking.consistency``): other occurrences of a found string
+   become mentions too, and one string takes one answer per document.
+
+A front end (CLI, REST, spaCy, batch) only turns its input into ``Document``s and renders what comes back.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from itertools import islice
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from medlink.core import Annotation, Document, LinkResult
+from medlink.errors import MedlinkError
+from medlink.linking import manifest as layout
+from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
+from medlink.linking.linker import Linker
+from medlink.progress import phase
+from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
+from medlink.text.finders.base import MentionFinder, find_all, resolve_overlaps
+from medlink.text.finders.dictionary import DictionaryFinder
+
+log = logging.getLogger(__name__)
+FINDER_CHOICES = ("dictionary", "tagger", "both")
+ABBREVIATION_CHOICES = ("long", "best")
+
+
+@dataclass(frozen=True)
+class AnnotateOptions:
+    """What ``Annotator`` does besides finding and linking (see the module docstring)."""
+
+    k: int = 5
+    context: int = 0
+    abbreviations: bool = True
+    abbreviation_choice: str = "long"
+    consistency: str = "both"
+    overlap: str = "longest"
+    generators: tuple[str, ...] | None = None
+    batch_documents: int = 32
+
+    def __post_init__(self) -> None:
+        for value, choices, what in ((self.consistency, CONSISTENCY_MODES, "consistency"),
+                                     (self.abbreviation_choice, ABBREVIATION_CHOICES, "abbreviation choice")):
+            if value not in choices:
+                raise MedlinkError(f"unknown {what} {value!r}; known: {', '.join(choices)}")
+        if self.k < 1 or self.context < 0 or self.batch_documents < 1:
+            raise MedlinkError("k and batch_documents must be >= 1, context >= 0")
+
+
+@dataclass
+class AnnotationCounts:
+    """What a run did, for the summary line a batch job owes its user."""
+
+    documents: int = 0
+    mentions: int = 0
+    linked: int = 0
+    by_source: dict[str, int] = field(default_factory=dict)
+
+    def add(self, document: Document) -> None:
+        self.documents += 1
+        for annotation in document.annotations:
+            self.mentions += 1
+            self.linked += bool(annotation.ids)
+            self.by_source[annotation.source or "?"] = self.by_source.get(annotation.source or "?", 0) + 1
+
+
+class Annotator:
+    """Finders + a linker: documents in, documents with linked annotations out."""
+
+    def __init__(self, linker: Linker, finders: Sequence[MentionFinder], options: AnnotateOptions | None = None):
+        if not finders:
+            raise MedlinkError("an annotator needs at least one mention finder")
+        self.linker = linker
+        self.finders = list(finders)
+        self.options = options or AnnotateOptions()
+
+    @classmethod
+    def load(cls, index: Path | str, finder: str = "dictionary", tagger: Path | str | None = None,
+             options: AnnotateOptions | None = None) -> "Annotator":
+        """An index folder's linker with the finders asked for (``tagger``: a folder from ``medlink train tagger``)."""
+        if finder not in FINDER_CHOICES:
+            raise MedlinkError(f"unknown finder {finder!r}; known: {', '.join(FINDER_CHOICES)}")
+        if finder in ("tagger", "both") and tagger is None:
+            raise MedlinkError(f"--finder {finder} needs a tagger folder (--tagger DIR, trained with 'medlink train tagger')")
+        linker = Linker.load(index)
+        finders: list[MentionFinder] = []
+        if finder in ("tagger", "both"):
+            from medlink.text.finders.tagger import TaggerFinder  # needs torch: imported only when asked for
+
+            finders.append(TaggerFinder.load(Path(tagger)))
+        if finder in ("dictionary", "both"):
+            finders.append(dictionary_for(linker))
+        return cls(linker, finders, options)
+
+    # -- annotating ---------------------------------------------------------------------------
+    def annotate_text(self, text_or_document: str | Document) -> Document:
+        """One text (or document), annotated."""
+        document = Document.from_text(text_or_document) if isinstance(text_or_document, str) else text_or_document
+        return next(self.annotate([document]))
+
+    def annotate(self, documents: Iterable[Document]) -> Iterator[Document]:
+        """Each document with its annotations replaced by the linked spans found in it, in input order."""
+        iterator = iter(documents)
+        while batch := list(islice(iterator, self.options.batch_documents)):
+            yield from self._annotate_batch(batch)
+
+    def _annotate_batch(self, documents: list[Document]) -> list[Document]:
+        annotated = [replace(document, annotations=self.spans(document)) for document in documents]
+        mentions = [(document, span) for document in annotated for span in document.annotations]
+        texts = {id(document): document.text for document in annotated}
+        results = self.linker.link([document.mention(span, self.options.context, texts[id(document)]) for document, span in mentions],
+                                   self.options.k, self.options.generators)
+        for (document, span), result in zip(mentions, results):
+            span.result = result
+        for document in annotated:
+            self._resolve_short_forms(document)
+            if self.options.consistency in ("vote", "both"):
+                vote(document.annotations, lambda a: self.linker.key(a.text))
+            for span in document.annotations:
+                best = span.result.best if span.result is not None else None
+                span.ids = (best.concept_id,) if best is not None else ()
+        return annotated
+
+    def spans(self, document: Document) -> list[Annotation]:
+        """Every span to link in ``document`` (finders, then abbreviations, then propagation), in text order."""
+        text = document.text
+        spans = find_all(self.finders, document, self.options.overlap)
+        if self.options.abbreviations:
+            spans = with_short_forms(text, spans)
+        if self.options.consistency in ("propagate", "both"):
+            spans = sorted(spans + propagated(text, spans), key=lambda a: (a.start, a.end))
+        return spans
+
+    def _resolve_short_forms(self, document: Document) -> None:
+        long_forms = {span.span: span.result for span in document.annotations if span.short_form_of is None}
+        for span in document.annotations:
+            long_result = long_forms.get(span.short_form_of) if span.short_form_of else None
+            if long_result is None or long_result.best is None:
+                continue
+            own = span.result
+            if self.options.abbreviation_choice == "best" and own is not None and own.best is not None \
+                    and own.best.score > long_result.best.score:
+                continue
+            span.result = long_result.copy(own.mention if own is not None else None)
+            span.infons["linked_through"] = f"{span.short_form_of[0]}-{span.short_form_of[1]}"
+
+
+def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:
+    """``spans`` plus the short forms of abbreviations whose long form ends with a found span, each pointing at
+    that span (``short_form_of``); a found span overlapping a short form occurrence gives way to it."""
+    by_end = {span.end: span for span in spans}
+    defined = []
+    for abbreviation in find_abbreviations(text):
+        long_span = by_end.get(abbreviation.long_end)
+        if long_span is not None and long_span.start >= abbreviation.long_start:
+            defined.append((abbreviation, long_span))
+    if not defined:
+        return spans
+    long_of = {}
+    occurrences = []
+    for abbreviation, long_span in defined:
+        if abbreviation.short not in long_of:
+            long_of[abbreviation.short] = long_span.span
+            occurrences.append((abbreviation.short_start, abbreviation.short_end))
+    occurrences += [(start, end) for start, end, abbreviation in abbreviation_occurrences(text, [a for a, _ in defined])]
+    short_spans = [Annotation(start, end, text[start:end], source="abbreviation", short_form_of=long_of[text[start:end]])
+                   for start, end in occurrences if text[start:end] in long_of]
+    kept = [span for span in spans if not any(span.start < e and s < span.end for s, e in ((a.start, a.end) for a in short_spans))]
+    return resolve_overlaps(kept + short_spans, "all")
+
+
+def dictionary_for(linker: Linker) -> DictionaryFinder:
+    """The index's dictionary finder: the one built with it, else one built now from its name table (an index from
+    before the finder existed; rebuild the index to keep it)."""
+    if linker.dictionary is not None:
+        return linker.dictionary
+    if linker.directory is not None and (linker.directory / layout.DICTIONARY).is_dir():
+        linker.dictionary = DictionaryFinder.load(linker.directory / layout.DICTIONARY)
+        return linker.dictionary
+    source = "kb" if "kb" in linker.tables else "kb+memory"
+    if source not in linker.tables:
+        raise MedlinkError("this index has no table of KB names to find mentions with; rebuild it with 'medlink index build'")
+    with phase(f"annotate: dictionary finder over {len(linker.tables[source]):,} names (rebuild the index to keep it)"):
+        linker.dictionary = DictionaryFinder.build(linker.tables[source].display, linker.normalize)
+    return linker.dictionary
+
+
+def linked_results(document: Document) -> list[LinkResult]:
+    """The link result of each annotation, in text order (what a caller wanting only results reads)."""
+    return [span.result for span in document.annotations if span.result is not None]

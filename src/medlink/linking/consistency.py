@@ -1,0 +1,95 @@
+"""Per-document consistency: one mention string, one meaning, everywhere in a document.
+
+Two ideas, each switchable:
+
+- **propagation**: a string found as a mention once is a mention at its every other occurrence in
+  the same document (whole words; case aside, unless the string has no lower-case letter: "ALL"
+  does not make "all" a mention), so a finder that misses the second "colorectal cancer" of an
+  abstract does not lose it;
+- **voting**: occurrences of one normalised string (and an abbreviation's occurrences) take one
+  answer, the concept most of them ranked first (ties: the higher summed score), because a
+  context-reading reranker may rank them differently and an abstract rarely means two things by
+  one term.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable, Iterable, Sequence
+
+import ahocorasick
+
+from medlink.core import Annotation, LinkResult
+
+CONSISTENCY_MODES = ("off", "propagate", "vote", "both")
+
+
+def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated") -> list[Annotation]:
+    """New spans for the other whole-word occurrences of each span's exact text that overlap no span."""
+    lowered = text.lower()
+    folded = len(lowered) == len(text)  # lower-casing kept every offset (it does not for a few characters, e.g. "İ")
+    strings = {span.text.lower() if folded and _has_lower(span.text) else span.text for span in spans if span.text.strip()}
+    if not strings:
+        return []
+    automaton = ahocorasick.Automaton()
+    for string in strings:
+        automaton.add_word(string, len(string))
+    automaton.make_automaton()
+    taken = sorted((s.start, s.end) for s in spans)
+    found: dict[tuple[int, int], Annotation] = {}
+    for haystack in ((text, lowered) if folded else (text,)):
+        for last, length in automaton.iter(haystack):
+            start, end = last + 1 - length, last + 1
+            if haystack is lowered and not _has_lower(text[start:end]) and text[start:end] in strings:
+                continue  # an all-capitals occurrence of a string found in lower case elsewhere: found on the exact pass
+            if _word_bounded(text, start, end) and not _overlaps(taken, start, end):
+                found.setdefault((start, end), Annotation(start, end, text[start:end], source=source))
+    return _longest_first(found.values())
+
+
+def _has_lower(string: str) -> bool:
+    return any(c.islower() for c in string)
+
+
+def _word_bounded(text: str, start: int, end: int) -> bool:
+    return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
+
+
+def _overlaps(taken: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+    return any(s < end and start < e for s, e in taken)
+
+
+def _longest_first(spans: Iterable[Annotation]) -> list[Annotation]:
+    kept: list[Annotation] = []
+    for span in sorted(spans, key=lambda a: (-(a.end - a.start), a.start)):
+        if not _overlaps([(k.start, k.end) for k in kept], span.start, span.end):
+            kept.append(span)
+    return sorted(kept, key=lambda a: a.start)
+
+
+def vote(annotations: Sequence[Annotation], group_of: Callable[[Annotation], str]) -> None:
+    """Give every annotation of a group the result its group voted for (in place; annotations without results skipped)."""
+    groups: dict[str, list[Annotation]] = defaultdict(list)
+    for annotation in annotations:
+        if annotation.result is not None and annotation.result.best is not None:
+            groups[group_of(annotation)].append(annotation)
+    for members in groups.values():
+        if len({m.result.best.concept_id for m in members}) < 2:
+            continue
+        winner = _winner(m.result for m in members)
+        for member in members:
+            if member.result.best.concept_id != winner.best.concept_id:
+                member.result = winner.copy(member.result.mention)
+                member.infons["consistency"] = "voted"
+
+
+def _winner(results: Iterable[LinkResult]) -> LinkResult:
+    votes: dict[str, int] = defaultdict(int)
+    scores: dict[str, float] = defaultdict(float)
+    chosen: dict[str, LinkResult] = {}
+    for result in results:
+        concept = result.best.concept_id
+        votes[concept] += 1
+        scores[concept] += result.best.score
+        chosen.setdefault(concept, result)
+    return chosen[max(votes, key=lambda c: (votes[c], scores[c]))]

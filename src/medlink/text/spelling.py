@@ -1,0 +1,76 @@
+"""Correcting a misspelt word to a vocabulary word one edit away (a deletion index, as SymSpell does).
+
+Why: a dictionary matcher misses "diabetis mellitus" and "alzheimers" although the KB names are
+one keystroke away. Indexing each vocabulary word's one-character deletions finds every word one
+insertion, deletion, substitution or adjacent swap away with a handful of dictionary lookups, so
+correcting costs nothing like comparing against the whole vocabulary. Only words of
+``min_length`` characters or more are corrected: short words are one edit from too many others.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+
+def _deletions(word: str) -> set[str]:
+    return {word[:i] + word[i + 1:] for i in range(len(word))}
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """True when ``b`` is ``a`` with one character inserted, deleted, substituted, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) < len(b):
+        return a[i:] == b[i + 1:]
+    if a[i + 1:] == b[i + 1:]:
+        return True
+    return i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:]
+
+
+class SpellingIndex:
+    """Vocabulary words (with their frequencies) and the one-character deletions of the long ones."""
+
+    def __init__(self, frequencies: dict[str, int], min_length: int = 5, max_length: int = 30):
+        self.frequencies = frequencies
+        self.min_length = min_length
+        self.max_length = max_length
+        self._by_deletion: dict[str, list[str]] = {}
+        for word in frequencies:
+            if min_length - 1 <= len(word) <= max_length:
+                for deleted in _deletions(word):
+                    self._by_deletion.setdefault(deleted, []).append(word)
+
+    @classmethod
+    def from_words(cls, words: Iterable[str], **options) -> "SpellingIndex":
+        frequencies: dict[str, int] = {}
+        for word in words:
+            frequencies[word] = frequencies.get(word, 0) + 1
+        return cls(frequencies, **options)
+
+    def __len__(self) -> int:
+        return len(self._by_deletion)
+
+    def correct(self, word: str) -> str | None:
+        """The most frequent vocabulary word one edit from ``word`` (``word`` itself if known); None if there is none,
+        the word is too short or too long, or two candidates are equally frequent (no guess between them)."""
+        if word in self.frequencies:
+            return word
+        if not self.min_length <= len(word) <= self.max_length:
+            return None
+        candidates = set(self._by_deletion.get(word, ()))  # word lacks a character
+        for deleted in _deletions(word):
+            if deleted in self.frequencies and len(deleted) >= self.min_length:
+                candidates.add(deleted)  # word has one too many
+            candidates.update(self._by_deletion.get(deleted, ()))  # substitution or swap (or two edits: checked below)
+        candidates = [c for c in candidates if len(c) >= self.min_length and one_edit_apart(word, c)]
+        if not candidates:
+            return None
+        ranked = sorted(candidates, key=lambda c: (-self.frequencies[c], c))
+        if len(ranked) > 1 and self.frequencies[ranked[0]] == self.frequencies[ranked[1]]:
+            return None
+        return ranked[0]

@@ -1,0 +1,43 @@
+"""Words of running text with their character offsets, normalised exactly as KB names are.
+
+A KB name's normalised key is its words joined by single spaces; splitting a text where the
+normaliser puts spaces (whitespace and its punctuation) and normalising each piece gives the
+same words, so a run of text words equals a name exactly when its normalised words do, and the
+run's characters are known.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from medlink.text.normalize import Normalizer
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A normalised word and the characters of the text it came from."""
+
+    start: int
+    end: int
+    norm: str
+
+
+@lru_cache(maxsize=8)
+def _word_pattern(separators: str) -> re.Pattern:
+    return re.compile(r"[^\s" + re.escape(separators) + r"]+")
+
+
+def tokenize(text: str, normalize: Normalizer) -> list[Token]:
+    """The words of ``text`` in order; a piece that normalises to several words (NFKC) gives them the piece's span."""
+    tokens = []
+    for match in _word_pattern(normalize.separators).finditer(text):
+        piece = match.group()
+        norm = normalize(piece)
+        if " " not in norm:
+            if norm:
+                tokens.append(Token(match.start(), match.end(), norm))
+            continue
+        tokens.extend(Token(match.start(), match.end(), word) for word in norm.split())
+    return tokens

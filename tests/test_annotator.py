@@ -1,0 +1,116 @@
+"""The annotator: finders, abbreviations, linking with context, per-document consistency, on the eval fixture KB."""
+
+from __future__ import annotations
+
+import pytest
+
+from medlink.core import Annotation, Candidate, Document, LinkResult, Mention
+from medlink.errors import MedlinkError
+from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator, dictionary_for, with_short_forms
+from medlink.linking.consistency import propagated, vote
+from medlink.linking.linker import Linker
+
+
+@pytest.fixture(scope="module")
+def linker(kb):
+    return Linker.build(kb)
+
+
+class FirstOnly:
+    """A finder that finds only the first occurrence of one string (what propagation must make up for)."""
+
+    name = "first-only"
+
+    def __init__(self, string):
+        self.string = string
+
+    def find(self, document):
+        at = document.text.find(self.string)
+        return [] if at < 0 else [Annotation(at, at + len(self.string), self.string, source=self.name)]
+
+
+def annotate(linker, text, **options):
+    return Annotator(linker, [dictionary_for(linker)], AnnotateOptions(**options)).annotate_text(text)
+
+
+def test_finds_and_links_with_exact_offsets(linker):
+    text = "Hereditary breast cancer and ovarian cancer; no hamartoma."
+    document = annotate(linker, text)
+    assert [(a.text, a.ids) for a in document.annotations] == [
+        ("breast cancer", ("D001943",)), ("ovarian cancer", ("D010051",)), ("hamartoma", ("D006222",))]
+    for a in document.annotations:
+        assert text[a.start:a.end] == a.text and a.result.mention.start == a.start and a.result.mention.doc_id == "1"
+
+
+def test_abbreviations_link_through_their_long_form(linker):
+    text = "Adenomatous polyposis coli (APC) is inherited. APC patients often had APCs removed."
+    document = annotate(linker, text)
+    found = [(a.text, a.start, a.ids, a.source) for a in document.annotations]
+    assert found == [("Adenomatous polyposis coli", 0, ("D011125",), "dictionary"), ("APC", 28, ("D011125",), "abbreviation"),
+                     ("APC", 47, ("D011125",), "abbreviation")]  # "APCs" is another token
+    assert document.annotations[2].infons["linked_through"] == "0-26"
+    assert [a.text for a in annotate(linker, text, abbreviations=False).annotations] == ["Adenomatous polyposis coli"]
+
+
+def test_a_definition_whose_long_form_is_not_a_mention_adds_nothing(linker):
+    text = "Heat shock factor (HSF) binds. HSF again; breast cancer."
+    assert [a.text for a in with_short_forms(text, [Annotation(42, 55, "breast cancer")])] == ["breast cancer"]
+
+
+def test_context_reaches_the_linker(linker):
+    document = Document.from_text("Two cases of breast cancer were seen.")
+    annotator = Annotator(linker, [dictionary_for(linker)], AnnotateOptions(context=8))
+    mention = annotator.annotate_text(document).annotations[0].result.mention
+    assert (mention.left, mention.text, mention.right) == ("ases of ", "breast cancer", " were se")
+
+
+def test_propagation_finds_the_occurrences_a_finder_missed(linker):
+    text = "Renal failure. Later, renal cysts; adrenal glands are fine, RENAL too."
+    found = Annotator(linker, [FirstOnly("renal")], AnnotateOptions(consistency="both")).annotate_text(text).annotations
+    assert [(a.text, a.source, a.ids) for a in found] == [("Renal", "propagated", ("D007674",)), ("renal", "first-only", ("D007674",)),
+                                                          ("RENAL", "propagated", ("D007674",))]  # "adrenal": not a whole word
+    off = Annotator(linker, [FirstOnly("renal")], AnnotateOptions(consistency="off")).annotate_text(text).annotations
+    assert len(off) == 1
+    capitals = Annotator(linker, [FirstOnly("RENAL")], AnnotateOptions(consistency="both")).annotate_text(text).annotations
+    assert [a.text for a in capitals] == ["RENAL"]  # a string without lower-case letters stays case-sensitive
+
+
+def test_propagation_skips_partial_words_and_taken_spans():
+    text = "tumour, tumours, tumour."
+    spans = [Annotation(0, 6, "tumour")]
+    assert [(a.start, a.end) for a in propagated(text, spans)] == [(17, 23)]
+
+
+def test_vote_gives_one_answer_per_string():
+    def result(concept, score):
+        return LinkResult(Mention("cancer"), [Candidate(concept, score)])
+
+    spans = [Annotation(0, 6, "cancer", result=result("A", 1.0)), Annotation(10, 16, "cancer", result=result("B", 3.0)),
+             Annotation(20, 26, "cancer", result=result("A", 0.5)), Annotation(30, 35, "tumor", result=result("C", 1.0))]
+    vote(spans, lambda a: a.text)
+    assert [a.result.best.concept_id for a in spans] == ["A", "A", "A", "C"]
+    assert spans[1].infons["consistency"] == "voted" and spans[1].result.mention.text == "cancer"
+
+
+def test_text_without_mentions_and_empty_text_give_empty_results(linker):
+    assert annotate(linker, "The weather was fine.").annotations == []
+    assert annotate(linker, "").annotations == []
+
+
+def test_many_documents_keep_their_order_and_counts(linker):
+    documents = [Document.from_text(text, str(i)) for i, text in enumerate(["breast cancer", "nothing", "renal tumour"] * 5)]
+    annotator = Annotator(linker, [dictionary_for(linker)], AnnotateOptions(batch_documents=2))
+    counts = AnnotationCounts()
+    for document in annotator.annotate(documents):
+        counts.add(document)
+    assert [d.doc_id for d in annotator.annotate(documents)] == [str(i) for i in range(15)]
+    assert (counts.documents, counts.mentions, counts.linked) == (15, 15, 15)
+
+
+def test_bad_options_are_refused(linker):
+    with pytest.raises(MedlinkError, match="consistency"):
+        AnnotateOptions(consistency="sometimes")
+    with pytest.raises(MedlinkError, match="tagger"):
+        Annotator.load("nowhere", finder="tagger")
+    with pytest.raises(MedlinkError, match="finder"):
+        Annotator(linker, [])

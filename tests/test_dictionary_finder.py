@@ -1,0 +1,118 @@
+"""The dictionary finder: word-boundary matching, case-sensitive short forms, stop names, approximate matches,
+overlap policies, exact offsets, and a saved finder that finds what the built one found (or is refused when damaged)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from medlink.core import Annotation, Document
+from medlink.errors import DamagedFileError, MedlinkError
+from medlink.text.finders import resolve_overlaps
+from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, loose_word
+from medlink.text.normalize import normalize
+from medlink.text.spelling import SpellingIndex, one_edit_apart
+from medlink.text.tokens import tokenize
+
+NAMES = ["Myocardial infarction", "MI", "Chest pain", "Diabetes mellitus", "T2DM", "ALL", "Acute lymphoblastic leukemia",
+         "Alzheimer's disease", "Tumor", "Was", "Pain", "Breast cancer", "Breast", "Cancer", "Sjögren syndrome", "ab"]
+
+
+def spans(finder, text):
+    return [(a.text, a.infons.get("match", "exact")) for a in finder.find(Document.from_text(text))]
+
+
+@pytest.fixture(scope="module")
+def finder():
+    return DictionaryFinder.build(NAMES, normalize)
+
+
+def test_tokens_keep_offsets_and_normalise_like_names():
+    text = "Sjögren's  syndrome—ﬁbrosis (T2DM)"
+    tokens = tokenize(text, normalize)
+    assert [t.norm for t in tokens] == ["sjögren", "s", "syndrome", "fibrosis", "t2dm"]
+    assert [text[t.start:t.end] for t in tokens] == ["Sjögren", "s", "syndrome", "ﬁbrosis", "T2DM"]
+    assert " ".join(t.norm for t in tokens[2:4]) == normalize("syndrome ﬁbrosis")
+
+
+def test_whole_words_longest_match_and_offsets(finder):
+    text = "Hx of myocardial infarction, chest-pain and breast cancer; painful breasts."
+    found = finder.find(Document.from_text(text))
+    assert [a.text for a in found] == ["myocardial infarction", "chest-pain", "breast cancer", "breasts"]
+    assert all(text[a.start:a.end] == a.text and a.source == "dictionary" for a in found)  # "pain" inside "painful": no
+
+
+def test_short_forms_are_case_sensitive(finder):
+    assert spans(finder, "an MI and T2DM; ALL relapsed") == [("MI", "exact"), ("T2DM", "exact"), ("ALL", "exact")]
+    assert spans(finder, "mi casa, all of them, t2dm") == []
+
+
+def test_stop_words_and_short_names_are_left_out(finder):
+    assert spans(finder, "It was an ab test") == []  # "Was" is a stop word, "ab" under min_length and not capitals
+    kept = DictionaryFinder.build(NAMES, normalize, DictionaryOptions(stop_words=False, min_length=2))
+    assert [t for t, _ in spans(kept, "It was an ab test")] == ["was", "ab"]
+    fewer = DictionaryFinder.build(NAMES, normalize, DictionaryOptions(stop_names=("pain",)))
+    assert spans(fewer, "pain") == []
+
+
+def test_approximate_matches_inflections_possessives_and_misspellings(finder):
+    found = spans(finder, "Alzheimer disease, tumors, diabetis mellitus")
+    assert found == [("Alzheimer disease", "approximate"), ("tumors", "approximate"), ("diabetis mellitus", "approximate")]
+    exact_only = DictionaryFinder.build(NAMES, normalize, DictionaryOptions(approximate=False))
+    assert spans(exact_only, "Alzheimer disease, tumors, diabetis mellitus") == []
+
+
+def test_overlap_policy_all_keeps_alternatives():
+    both = DictionaryFinder.build(NAMES, normalize, DictionaryOptions(overlap="all"))
+    assert [a.text for a in both.find(Document.from_text("breast cancer"))] == ["breast", "breast cancer", "cancer"]
+    with pytest.raises(MedlinkError, match="overlap"):
+        DictionaryOptions(overlap="widest")
+
+
+def test_resolve_overlaps_prefers_longer_then_earlier_then_first_given():
+    a, b, c = Annotation(0, 5, "aaaaa", source="x"), Annotation(3, 9, "bbbbbb"), Annotation(0, 5, "aaaaa", source="y")
+    assert resolve_overlaps([a, b, c]) == [b]
+    assert resolve_overlaps([a, c], "all") == [a]
+
+
+def test_spans_across_passages_use_document_offsets(finder):
+    document = Document.from_title_abstract("7", "Chest pain.", "Then an MI.")
+    found = finder.find(document)
+    assert [(a.start, a.end) for a in found] == [(0, 10), (20, 22)]
+    assert document.text[20:22] == "MI"
+
+
+def test_saved_finder_finds_the_same_and_refuses_damage(finder, tmp_path):
+    finder.save(tmp_path / "dictionary")
+    loaded = DictionaryFinder.load(tmp_path / "dictionary")
+    text = "Alzheimer disease in an MI patient with chest pain, diabetis mellitus, all tumors"
+    assert spans(loaded, text) == spans(finder, text)
+    automaton = tmp_path / "dictionary" / "exact.automaton"
+    automaton.write_bytes(automaton.read_bytes()[:-10])
+    with pytest.raises(DamagedFileError, match="exact.automaton"):
+        DictionaryFinder.load(tmp_path / "dictionary")
+    with pytest.raises(DamagedFileError, match="dictionary.json"):
+        DictionaryFinder.load(tmp_path / "missing")
+
+
+def test_spelling_corrects_one_edit_and_refuses_ties():
+    index = SpellingIndex.from_words(["diabetes", "diabetes", "carcinoma", "melanoma", "melanomb"])
+    assert index.correct("diabetis") == index.correct("diabtes") == index.correct("idabetes") == "diabetes"
+    assert index.correct("carcinmoa") == "carcinoma"
+    assert index.correct("melanomc") is None  # one edit from two equally frequent words: no guess
+    assert index.correct("diab") is None and index.correct("xylophone") is None
+    assert one_edit_apart("abcd", "abdc") and not one_edit_apart("xbcd", "bcdy")
+
+
+def test_plural_reduction_touches_plurals_only():
+    assert [loose_word(w) for w in ("tumors", "deficiencies", "diseases", "virus", "illness", "mellitus", "ms")] == \
+        ["tumor", "deficiency", "disease", "virus", "illness", "mellitus", "ms"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(list("ab MIcer,.-'()éß\u00a0\n") + ["breast ", "cancer ", "MI ", "Tumor", "ﬁ"]), max_size=40).map("".join))
+def test_any_text_gives_spans_that_slice_to_their_text(text):
+    finder = DictionaryFinder.build(NAMES, normalize)
+    for annotation in finder.find(Document.from_text(text)):
+        assert text[annotation.start:annotation.end] == annotation.text
+        assert annotation.text.strip() == annotation.text and annotation.text
