@@ -26,6 +26,7 @@ from typing import Iterable, Iterator, Sequence
 
 from medlink.core import Annotation, Document, LinkResult
 from medlink.errors import MedlinkError
+from medlink.kb.readers.files import decoded_lines, require_file
 from medlink.linking import manifest as layout
 from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
@@ -33,6 +34,7 @@ from medlink.progress import phase
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
 from medlink.text.finders.base import MentionFinder, find_all, resolve_overlaps
 from medlink.text.finders.dictionary import DictionaryFinder
+from medlink.text.finders.exclusions import read_exclusions
 
 log = logging.getLogger(__name__)
 FINDER_CHOICES = ("dictionary", "tagger", "both")
@@ -90,8 +92,9 @@ class Annotator:
 
     @classmethod
     def load(cls, index: Path | str, finder: str = "dictionary", tagger: Path | str | None = None,
-             options: AnnotateOptions | None = None) -> "Annotator":
-        """An index folder's linker with the finders asked for (``tagger``: a folder from ``medlink train tagger``)."""
+             options: AnnotateOptions | None = None, exclude_names: Path | str | None = None) -> "Annotator":
+        """An index folder's linker with the finders asked for (``tagger``: a folder from ``medlink train tagger``;
+        ``exclude_names``: a file of names the dictionary finder must not report, one per line)."""
         if finder not in FINDER_CHOICES:
             raise MedlinkError(f"unknown finder {finder!r}; known: {', '.join(FINDER_CHOICES)}")
         if finder in ("tagger", "both") and tagger is None:
@@ -103,7 +106,11 @@ class Annotator:
 
             finders.append(TaggerFinder.load(Path(tagger)))
         if finder in ("dictionary", "both"):
-            finders.append(dictionary_for(linker))
+            dictionary = dictionary_for(linker)
+            if exclude_names is not None:
+                path = require_file(exclude_names, "names to exclude")
+                dictionary.excluded = read_exclusions((line for _number, line in decoded_lines(path, None)), linker.normalize)
+            finders.append(dictionary)
         return cls(linker, finders, options)
 
     # -- annotating ---------------------------------------------------------------------------

@@ -139,8 +139,9 @@ class Linker:
         for settings in config.rerankers:
             with phase(f"index: {settings['type']} reranker"):
                 linker.rerankers.append(build_reranker(settings, parts))
-        with phase("index: dictionary finder over the KB's names"):
-            linker.dictionary = DictionaryFinder.build((text for _cid, text, _kind in kb.iter_names()), kb.normalize)
+        with phase("index: dictionary finder over the KB's names" + (" and the memory's mentions" if has_memory else "")):
+            names = [text for _cid, text, _kind in kb.iter_names()] + ([text for text, _concept in memory.pairs] if has_memory else [])
+            linker.dictionary = DictionaryFinder.build(names, kb.normalize)
         return linker
 
     # -- persistence --------------------------------------------------------------------------

@@ -18,7 +18,8 @@ Rules a plain string matcher gets wrong, and what this one does:
   inflection and spelling variants: plurals reduced (Harman's S-stemmer: "tumors" -> "tumor",
   "deficiencies" -> "deficiency"), a possessive "'s" ignored ("Alzheimer's disease" meets
   "Alzheimer disease"), and an unknown word of five letters or more corrected to the vocabulary
-  word one edit away ("diabetis" -> "diabetes"). Such spans say so (``infons["match"] = "approximate"``).
+  word one edit away ("diabetis" -> "diabetes") where at least as many words of the span are spelt
+  right (alone, "found" would become "wound"). Such spans say so (``infons["match"] = "approximate"``).
 - **Overlaps**: ``longest`` keeps the longest of overlapping spans (exact before approximate at
   equal length); ``all`` keeps every span as an alternative.
 """
@@ -145,6 +146,7 @@ class DictionaryFinder:
         self.loose = loose
         self.spelling = spelling
         self.names = names
+        self.excluded: frozenset[str] = frozenset()  # normalised names not to report (``exclusions.rarely_annotated``)
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
@@ -194,19 +196,29 @@ class DictionaryFinder:
             spans.append(Annotation(start, end, text[start:end], source=self.name))
         if self.loose is not None:
             spans.extend(self._approximate(text, tokens))
+        if self.excluded:
+            spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         return resolve_overlaps(spans, self.options.overlap)
 
     def _approximate(self, text: str, tokens: list[Token]) -> Iterable[Annotation]:
+        """Spans of loose word forms; a span with a spelling-corrected word needs as many words spelt right as
+        corrected ("diabetis mellitus" yes; "found" -> "wound" or "structure" -> "stricture" alone, no)."""
         kept = [i for i, t in enumerate(tokens) if t.norm != POSSESSIVE]
-        words = [loose_word(self._corrected(tokens[i].norm)) for i in kept]
+        corrected = [self._corrected(tokens[i].norm) for i in kept]
+        words = [loose_word(word or tokens[i].norm) for word, i in zip(corrected, kept)]
         for first, last, _short in self.loose.spans(words):
+            fixes = sum(corrected[j] is not None for j in range(first, last))
+            if 2 * fixes > last - first:
+                continue
             start, end = tokens[kept[first]].start, tokens[kept[last - 1]].end
             yield Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"})
 
-    def _corrected(self, word: str) -> str:
-        if word in self.exact.vocabulary.ids:
-            return word
-        return self.spelling.correct(word) or word
+    def _corrected(self, word: str) -> str | None:
+        """The vocabulary word a misspelt ``word`` stands for; None for a known word or one with no correction."""
+        if word in self.exact.vocabulary.ids or loose_word(word) in self.loose.vocabulary.ids:
+            return None  # known, or a plural of a known word
+        correction = self.spelling.correct(word)
+        return correction if correction != word else None
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, directory: Path) -> None:

@@ -1,0 +1,37 @@
+"""Names a dictionary finder should not report, learned from annotated documents.
+
+A KB holds names that are ordinary words in running text ("found", "disease", "included",
+"death": MEDIC has them all as synonyms). Where annotated documents exist, the finder's own
+matches in them show which names annotators almost never mark: a name found ``min_seen`` times or
+more whose matches overlap a gold mention at most ``max_rate`` of the time is excluded. A match
+inside a longer gold mention ("ovarian cancer" in "breast and ovarian cancer") counts as marked,
+so names that are right but shorter than the annotators' spans are kept.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from medlink.core import Document
+from medlink.text.finders.base import MentionFinder
+from medlink.text.normalize import Normalizer
+
+
+def rarely_annotated(finder: MentionFinder, documents: Iterable[Document], normalize: Normalizer, *, min_seen: int = 2,
+                     max_rate: float = 0.2) -> list[str]:
+    """Normalised strings ``finder`` finds in the gold ``documents`` but annotators seldom marked, most often found first."""
+    found, marked = Counter(), Counter()
+    for document in documents:
+        gold = [(a.start, a.end) for a in document.annotations]
+        for span in finder.find(document):
+            key = normalize(span.text)
+            found[key] += 1
+            marked[key] += any(span.start < end and start < span.end for start, end in gold)
+    excluded = [key for key, seen in found.items() if seen >= min_seen and marked[key] <= max_rate * seen]
+    return sorted(excluded, key=lambda key: (-found[key], key))
+
+
+def read_exclusions(lines: Iterable[str], normalize: Normalizer) -> frozenset[str]:
+    """A list of names, one per line (blank lines and '#' comments skipped), normalised as the finder matches them."""
+    return frozenset(key for key in (normalize(line) for line in lines if not line.lstrip().startswith("#")) if key)
