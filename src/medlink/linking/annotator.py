@@ -33,7 +33,7 @@ from medlink.linking.linker import Linker
 from medlink.progress import phase
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
 from medlink.text.finders.base import MentionFinder, find_all, resolve_overlaps
-from medlink.text.finders.dictionary import DictionaryFinder
+from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
 
 log = logging.getLogger(__name__)
@@ -195,7 +195,7 @@ def dictionary_for(linker: Linker) -> DictionaryFinder:
     before the finder existed; rebuild the index to keep it)."""
     if linker.dictionary is not None:
         return linker.dictionary
-    if linker.directory is not None and (linker.directory / layout.DICTIONARY).is_dir():
+    if linker.directory is not None and dictionary_is_current(linker.directory / layout.DICTIONARY):
         linker.dictionary = DictionaryFinder.load(linker.directory / layout.DICTIONARY)
         return linker.dictionary
     source = "kb" if "kb" in linker.tables else "kb+memory"

@@ -15,6 +15,7 @@ from medlink.linking.linker import Linker
 from medlink.linking.manifest import DICTIONARY, MANIFEST, is_index_manifest, read_manifest
 from medlink.linking.memory import memory_from_datasets
 from medlink.settings import medlink_home
+from medlink.text.finders.dictionary import is_current as dictionary_is_current
 
 log = logging.getLogger(__name__)
 DEFAULT_INDEX_NAME = "default-index"
@@ -63,7 +64,7 @@ def default_index_dir(name: str = "default") -> Path:
     try:
         manifest = read_manifest(directory)
         current = (manifest["kb"]["checksum"] == kb.checksum and manifest["config"] == config.to_dict()
-                   and (directory / DICTIONARY).is_dir())  # an index from before the dictionary finder: rebuilt once
+                   and dictionary_is_current(directory / DICTIONARY))  # an index from before this dictionary finder: rebuilt once
     except (MedlinkError, KeyError):  # missing, unreadable or an older format: rebuild
         current = False
     if not current:

@@ -1,10 +1,10 @@
 """The dictionary finder: every run of words in a text that is a KB name, found with one Aho-Corasick pass.
 
 Names and text are compared as sequences of normalised words (``medlink.text.tokens``). Each
-distinct word gets an integer id, written as two characters, so the automaton (pyahocorasick)
-walks words rather than letters: a 5M-name KB needs a node per distinct word prefix, not per
-character prefix, and a match can only start and end on word boundaries (a match starting on
-an odd character straddles two words and is dropped).
+distinct word gets an integer id, written as three characters of a 256-letter alphabet, so the
+automaton (pyahocorasick) walks words rather than letters: a 5M-name KB needs three nodes per
+distinct word prefix, not one per character prefix, and a match can only start and end on word
+boundaries (a match starting off a multiple of three straddles two words and is dropped).
 
 Rules a plain string matcher gets wrong, and what this one does:
 
@@ -42,12 +42,14 @@ from medlink.text.spelling import SpellingIndex
 from medlink.text.tokens import Token, tokenize
 
 SIGNATURE = "medlink-dictionary-finder"
-FORMAT = 1
-_BASE = 0x100  # word ids are written as two characters from [_BASE, _BASE + _RADIX): no surrogates, no ASCII
-_RADIX = 0xD7FF - _BASE
+FORMAT = 2  # 2: three-character word codes
+_BASE = 0x100  # a word id is written as _WIDTH characters from [_BASE, _BASE + _RADIX): no ASCII, no surrogates
+_RADIX = 256  # few children per trie node: pyahocorasick scans a node's children in turn, so a wide alphabet is slow
+_WIDTH = 3  # 256 ** 3 = 16.7M distinct words
 _LENGTH_BITS = 8  # an automaton value: word count | short-form flag << 8
 _SHORT_FORM = 1 << _LENGTH_BITS
 MAX_WORDS = (1 << _LENGTH_BITS) - 1
+CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
 
 
@@ -88,6 +90,22 @@ def _english_stop_words() -> frozenset[str]:
     return frozenset(ENGLISH_STOP_WORDS)
 
 
+class _Codes:
+    """Word id -> its characters, computed once per id."""
+
+    def __init__(self):
+        self.cache: list[str] = []
+
+    def __getitem__(self, word_id: int) -> str:
+        while word_id >= len(self.cache):
+            i = len(self.cache)
+            self.cache.append("".join(chr(_BASE + (i >> (8 * position)) % _RADIX) for position in range(_WIDTH)))
+        return self.cache[word_id]
+
+
+_CODES = _Codes()
+
+
 class _Vocabulary:
     """Word -> id (1-based; 0 is every word the KB does not have) and the two-character code of a word sequence."""
 
@@ -98,12 +116,14 @@ class _Vocabulary:
     def add(self, word: str) -> int:
         found = self.ids.get(word)
         if found is None:
+            if len(self.words) + 1 >= _RADIX ** _WIDTH:
+                raise MedlinkError(f"dictionary finder: more than {_RADIX ** _WIDTH - 1:,} distinct words in the KB's names")
             self.words.append(word)
             found = self.ids[word] = len(self.words)
         return found
 
     def code(self, word_ids: Iterable[int]) -> str:
-        return "".join(chr(_BASE + i // _RADIX) + chr(_BASE + i % _RADIX) for i in word_ids)
+        return "".join(map(_CODES.__getitem__, word_ids))
 
     def encode(self, words: Iterable[str]) -> str:
         return self.code(self.ids.get(word, 0) for word in words)
@@ -128,9 +148,9 @@ class _Matcher:
             return
         for end, value in self.automaton.iter(self.vocabulary.encode(words)):
             length = value & MAX_WORDS
-            start = end + 1 - 2 * length
-            if start % 2 == 0:
-                yield start // 2, start // 2 + length, bool(value & _SHORT_FORM)
+            start = end + 1 - _WIDTH * length
+            if start % _WIDTH == 0:
+                yield start // _WIDTH, start // _WIDTH + length, bool(value & _SHORT_FORM)
 
 
 class DictionaryFinder:
@@ -147,6 +167,7 @@ class DictionaryFinder:
         self.spelling = spelling
         self.names = names
         self.excluded: frozenset[str] = frozenset()  # normalised names not to report (``exclusions.rarely_annotated``)
+        self._corrections: dict[str, str | None] = {}  # words repeat from document to document: correct each once
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
@@ -215,10 +236,14 @@ class DictionaryFinder:
 
     def _corrected(self, word: str) -> str | None:
         """The vocabulary word a misspelt ``word`` stands for; None for a known word or one with no correction."""
-        if word in self.exact.vocabulary.ids or loose_word(word) in self.loose.vocabulary.ids:
-            return None  # known, or a plural of a known word
-        correction = self.spelling.correct(word)
-        return correction if correction != word else None
+        if word in self.exact.vocabulary.ids:
+            return None
+        if word not in self._corrections:
+            if len(self._corrections) > CORRECTIONS_KEPT:
+                self._corrections.clear()
+            known = loose_word(word) in self.loose.vocabulary.ids  # the plural of a known word
+            self._corrections[word] = None if known else self.spelling.correct(word)
+        return self._corrections[word]
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, directory: Path) -> None:
@@ -256,6 +281,15 @@ class DictionaryFinder:
         loose = matchers.get("loose")
         spelling = SpellingIndex(matchers["exact"].frequencies) if loose is not None else None
         return cls(normalize, options, matchers["exact"], loose, spelling, int(description.get("names", 0)))
+
+
+def is_current(directory: Path) -> bool:
+    """Is there a finder of this version in ``directory``? (An index whose finder is older gets rebuilt.)"""
+    try:
+        description = json.loads((directory / "dictionary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(description, dict) and description.get("signature") == SIGNATURE and description.get("format") == FORMAT
 
 
 def _sha256(path: Path) -> str:

@@ -1,0 +1,105 @@
+"""``medlink annotate``: find and link the mentions in running text (a top-level command, no group)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from medlink.cli.common import PRECISION_HELP, fail, new_app, use_precision
+
+app = new_app()  # its command joins the main app's top level
+
+
+@app.command("annotate")
+def annotate(
+    text: List[str] = typer.Argument(None, help="Texts to annotate, one document each; none: read --input or stdin."),
+    index: str = typer.Option("default", "--index", help="Index directory, 'default' (ICD-10-CM + HPO, lexical, built on first use) or 'default-dense'."),
+    input_path: Optional[Path] = typer.Option(None, "--input", help="File of documents (see --format); '-' or none: stdin."),
+    input_format: Optional[str] = typer.Option(None, "--format", help="text | lines | jsonl | pubtator | bioc | bioc-json (default: from the file suffix; text for stdin)."),
+    output_format: Optional[str] = typer.Option(None, "--output-format", help="text (readable lines) | jsonl | pubtator | bioc | bioc-json (default: text; jsonl with --json)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the output to this file (atomically) instead of stdout."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per document: spans with their candidates."),
+    k: int = typer.Option(5, "--k", "--top-k", min=1, help="Candidates kept per mention."),
+    finder: str = typer.Option("dictionary", "--finder", help="dictionary (the KB's names) | tagger (a trained model, --tagger) | both."),
+    tagger: Optional[Path] = typer.Option(None, "--tagger", help="Tagger folder from 'medlink train tagger' (for --finder tagger|both)."),
+    context: int = typer.Option(0, "--context", min=0, help="Characters of text each side of a mention given to the linker (a context-trained cross-encoder reads them)."),
+    abbreviations: bool = typer.Option(True, "--abbreviations/--no-abbreviations", help="Link 'long form (SF)' short forms through their long form."),
+    abbreviation_choice: str = typer.Option("long", "--abbreviation-choice", help="long (a short form takes its long form's answer) | best (the higher-scoring of the two)."),
+    consistency: str = typer.Option("both", "--consistency", help="Per document: propagate (every occurrence of a found string is a mention) | vote (one string, one answer) | both | off."),
+    exclude_names: Optional[Path] = typer.Option(None, "--exclude-names", help="File of names (one per line) the dictionary finder must not report: KB names that are ordinary words in your texts."),
+    overlap: str = typer.Option("longest", "--overlap", help="Overlapping spans: longest (keep the longest) | all (keep every span as an alternative)."),
+    generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
+    prefer_prefix: List[str] = typer.Option([], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one (e.g. MESH); repeatable."),
+    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Documents linked per call."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+) -> None:
+    """Find the medical mentions in text and link each to ranked concepts."""
+    from medlink.corpora.document_files import DOCUMENT_FORMATS, guess_document_format, read_documents, write_documents
+    from medlink.core import Document
+    from medlink.directories import atomic_file, require_replaceable_file
+    from medlink.kb.errors_policy import InvalidLinePolicy
+    from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator
+    from medlink.linking.index import resolve_index
+    from medlink.linking.output import annotation_lines, with_preferred_document_ids
+    from medlink.progress import bar
+
+    output_format = output_format or ("jsonl" if as_json else "text")
+    for value, known, option in ((input_format, DOCUMENT_FORMATS, "--format"), (output_format, ("text",) + tuple(f for f in DOCUMENT_FORMATS if f not in ("text", "lines")), "--output-format")):
+        if value is not None and value not in known:
+            fail(f"unknown {option} {value!r}; known: {', '.join(known)}")
+    use_precision(precision)
+    options = AnnotateOptions(k=k, context=context, abbreviations=abbreviations, abbreviation_choice=abbreviation_choice,
+                              consistency=consistency, overlap=overlap, generators=tuple(generators.split(",")) if generators else None,
+                              batch_documents=batch_size)
+    annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names)
+    if out is not None:
+        require_replaceable_file(out, f"an annotate output in {output_format} format", lambda path: looks_like(path, output_format),
+                                 [input_path] if input_path is not None and str(input_path) != "-" else [])
+    policy = InvalidLinePolicy(skip_invalid=skip_invalid)
+    if text:
+        documents = (Document.from_text(item, str(number)) for number, item in enumerate(text, 1))
+    elif input_path is None or str(input_path) == "-":
+        if sys.stdin.isatty():
+            fail("no text: give it as arguments, with --input FILE, or on stdin")
+        documents = read_documents(sys.stdin, input_format or "text", policy=policy)
+    else:
+        documents = read_documents(input_path, input_format or guess_document_format(input_path), policy=policy)
+    counts = AnnotationCounts()
+    with ExitStack() as stack:
+        stream = stack.enter_context(atomic_file(out)) if out is not None else sys.stdout
+        progress = stack.enter_context(bar(enabled=not text, desc="annotate", unit="doc"))
+
+        def annotated():
+            for document in annotator.annotate(documents):
+                with_preferred_document_ids(document, prefer_prefix)
+                counts.add(document)
+                progress.update(1)
+                yield document
+
+        if output_format == "text":
+            for document in annotated():
+                stream.write("\n".join(annotation_lines(document)) + "\n")
+        else:
+            write_documents(annotated(), stream, output_format)
+    skipped = f"; {policy.total_skipped} malformed record(s) skipped" if policy.total_skipped else ""
+    typer.echo(f"{counts.documents} document(s), {counts.mentions} mention(s), {counts.linked} linked{skipped}", err=True)
+
+
+_OUTPUT_SHAPES = {"text": re.compile(r"# "), "jsonl": re.compile(r'\{.*"annotations"'), "pubtator": re.compile(r"[^|\t]+\|t\|"),
+                  "bioc": re.compile(r"<\?xml.*|<collection"), "bioc-json": re.compile(r'\{\s*"source"')}
+
+
+def looks_like(path: Path, output_format: str) -> bool:
+    """Is ``path`` an earlier output of this kind (so --out may replace it)? Judged by its first line, not its name."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            first = stream.readline(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(first == "" or _OUTPUT_SHAPES[output_format].match(first))

@@ -1,0 +1,88 @@
+"""``medlink annotate`` as a user runs it: text arguments, stdin, files in every format, outputs, bad input, safety."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.test_cli_kb import medlink
+
+pytestmark = pytest.mark.slow
+TEXT = "Adenomatous polyposis coli (APC) runs in families. APC carriers get colorectal cancer; no hamartoma."
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory):
+    from tests.conftest import FIXTURES
+
+    work = tmp_path_factory.mktemp("cli-annotate")
+    medlink("kb", "build", work / "kb.sqlite", f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}", "-q")
+    medlink("index", "build", "--kb", work / "kb.sqlite", "--out", work / "index")
+    return work / "index"
+
+
+def test_text_arguments_give_spans_linked_with_offsets(index_dir):
+    result = medlink("annotate", "--index", index_dir, "--json", TEXT, "The weather was fine.")
+    first, second = (json.loads(line) for line in result.stdout.splitlines())
+    spans = [(a["start"], a["end"], a["text"], a["ids"], a["source"]) for a in first["annotations"]]
+    assert spans == [(0, 26, "Adenomatous polyposis coli", ["D011125"], "dictionary"), (28, 31, "APC", ["D011125"], "abbreviation"),
+                     (51, 54, "APC", ["D011125"], "abbreviation"), (68, 85, "colorectal cancer", ["D015179"], "dictionary"),
+                     (90, 99, "hamartoma", ["D006222"], "dictionary")]
+    assert first["annotations"][0]["candidates"][0]["name"] == "adenomatous polyposis coli"
+    assert second["annotations"] == []
+    assert "2 document(s), 5 mention(s), 5 linked" in result.stderr
+    plain = medlink("annotate", "--index", index_dir, "--no-abbreviations", TEXT).stdout.splitlines()
+    assert plain[0] == "# 1\t3 mention(s)" and plain[1].startswith("0-26\tAdenomatous polyposis coli\tD011125\t")
+
+
+def test_stdin_and_pubtator_round_trip_keep_offsets(index_dir, tmp_path):
+    piped = subprocess.run([sys.executable, "-m", "medlink", "annotate", "--index", str(index_dir), "--json"], input=TEXT,
+                           capture_output=True, text=True, check=True)
+    assert len(json.loads(piped.stdout)["annotations"]) == 5
+    source = tmp_path / "in.pubtator"
+    source.write_text(f"1|t|Renal hamartoma.\n1|a|{TEXT}\n\n2|t|Nothing here.\n2|a|\n")
+    out = tmp_path / "out.pubtator"
+    medlink("annotate", "--index", index_dir, "--input", source, "--format", "pubtator", "--output-format", "pubtator", "--out", out)
+    from medlink.corpora.pubtator import read_pubtator
+
+    documents = read_pubtator(out)
+    text = documents[0].text
+    assert [d.doc_id for d in documents] == ["1", "2"]
+    assert [(text[a.start:a.end], a.ids) for a in documents[0].annotations][:2] == [("Renal", ("D007674",)), ("hamartoma", ("D006222",))]
+    assert all(text[a.start:a.end] == a.text for a in documents[0].annotations)
+    again = tmp_path / "again.jsonl"  # the output read back and annotated again gives the same spans
+    medlink("annotate", "--index", index_dir, "--input", out, "--format", "pubtator", "--output-format", "jsonl", "--out", again)
+    spans = [(a["start"], a["end"]) for a in json.loads(again.read_text().splitlines()[0])["annotations"]]
+    assert spans == [(a.start, a.end) for a in documents[0].annotations]
+
+
+def test_bioc_out_and_in(index_dir, tmp_path):
+    out = tmp_path / "out.xml"
+    medlink("annotate", "--index", index_dir, "--output-format", "bioc", "--out", out, TEXT)
+    from medlink.corpora.document_files import read_documents
+
+    (document,) = list(read_documents(out, "bioc"))
+    assert [(a.text, a.ids) for a in document.annotations][0] == ("Adenomatous polyposis coli", ("D011125",))
+
+
+def test_bad_input_and_unsafe_outputs_are_refused(index_dir, tmp_path):
+    broken = tmp_path / "broken.pubtator"
+    broken.write_text("1|t|Renal hamartoma.\n1|a|x\n1\t0\t99\tRenal\tDisease\tD1\n\n2|t|hamartoma\n2|a|\n")
+    result = medlink("annotate", "--index", index_dir, "--input", broken, "--format", "pubtator", check=False)
+    assert result.returncode == 2 and str(broken) in result.stderr and ":3" in result.stderr
+    skipped = medlink("annotate", "--index", index_dir, "--input", broken, "--format", "pubtator", "--skip-invalid")
+    assert "2 document(s)" in skipped.stderr and "1 malformed record(s) skipped" in skipped.stderr
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("renal na\xefve\n".encode("latin-1"))
+    result = medlink("annotate", "--index", index_dir, "--input", latin1, check=False)
+    assert result.returncode == 2 and str(latin1) in result.stderr and "UTF-8" in result.stderr
+    mine = tmp_path / "notes.txt"
+    mine.write_text("my own notes\n")
+    result = medlink("annotate", "--index", index_dir, "--out", mine, TEXT, check=False)
+    assert result.returncode == 2 and "not an annotate output" in result.stderr and mine.read_text() == "my own notes\n"
+    result = medlink("annotate", "--index", index_dir, "--input", broken, "--format", "pubtator", "--output-format", "pubtator",
+                     "--out", broken, check=False)
+    assert result.returncode == 2 and "one of the sources" in result.stderr
+    result = medlink("annotate", "--index", index_dir, "--finder", "tagger", TEXT, check=False)
+    assert result.returncode == 2 and "--tagger" in result.stderr
