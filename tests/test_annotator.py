@@ -114,3 +114,16 @@ def test_bad_options_are_refused(linker):
         Annotator.load("nowhere", finder="tagger")
     with pytest.raises(MedlinkError, match="finder"):
         Annotator(linker, [])
+
+
+def test_one_call_api_loads_an_index_once(linker, tmp_path):
+    import medlink
+    from medlink.linking import annotator as module
+
+    linker.save(tmp_path / "index")
+    document = medlink.annotate("Renal hamartoma and breast cancer.", tmp_path / "index", k=2)
+    assert [(a.text, a.ids) for a in document.annotations] == [("Renal", ("D007674",)), ("hamartoma", ("D006222",)), ("breast cancer", ("D001943",))]
+    assert all(len(a.result.candidates) <= 2 for a in document.annotations)
+    loaded = dict(module._LOADED)
+    medlink.annotate("renal", tmp_path / "index")
+    assert module._LOADED == loaded

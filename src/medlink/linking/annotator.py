@@ -24,7 +24,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from medlink.core import Annotation, Document, LinkResult
+from medlink.core import Annotation, Document
 from medlink.errors import MedlinkError
 from medlink.kb.readers.files import decoded_lines, require_file
 from medlink.linking import manifest as layout
@@ -206,6 +206,18 @@ def dictionary_for(linker: Linker) -> DictionaryFinder:
     return linker.dictionary
 
 
-def linked_results(document: Document) -> list[LinkResult]:
-    """The link result of each annotation, in text order (what a caller wanting only results reads)."""
-    return [span.result for span in document.annotations if span.result is not None]
+_LOADED: dict[tuple, Annotator] = {}  # annotate()'s annotators, one per (index, finder, tagger, exclusions)
+
+
+def annotate(text_or_document: str | Document, index: Path | str = "default", *, finder: str = "dictionary",
+             tagger: Path | str | None = None, exclude_names: Path | str | None = None, **options) -> Document:
+    """The one-call API: a text (or ``Document``) annotated with linked spans (each ``Annotation`` has ``ids`` and the
+    ``result`` with ranked candidates). ``index``: a folder, ``default`` or ``default-dense``; ``options``:
+    ``AnnotateOptions`` fields (k, context, abbreviations, consistency, ...). The index is loaded once per process."""
+    from medlink.linking.index import resolve_index
+
+    key = (str(index), finder, str(tagger), str(exclude_names))
+    if key not in _LOADED:
+        _LOADED[key] = Annotator.load(resolve_index(index), finder, tagger, None, exclude_names)
+    loaded = _LOADED[key]
+    return Annotator(loaded.linker, loaded.finders, AnnotateOptions(**options)).annotate_text(text_or_document)

@@ -1,0 +1,100 @@
+"""Linking in running text on NCBI Disease (PubTator documents, MEDIC as the KB): one row per stage of the annotator.
+
+    python benchmarks/documents/annotate_ncbi.py [--workdir DIR] [--tagger DIR] [--name documents_ncbi]
+
+Each row adds one idea to the row above it (the rows of paper 002's ablation that medlink has): the dictionary
+finder over MEDIC's names; + the NCBI train split's mentions (memory: they join the linker's names and the
+dictionary's); + names excluded because annotators seldom marked them in the train documents; + Schwartz-Hearst
+abbreviations; + per-document consistency (propagation and voting); then the same with the trained tagger
+(``--tagger``, from ``medlink train tagger``) alone and beside the dictionary. Every option is chosen on dev (the
+row with the best dev end-to-end F1 is the "chosen" one); test is reported for every row and chooses nothing.
+Measures (``medlink.eval.documents``): mention finding P/R/F1 (strict span), end-to-end strict P/R/F1 (span and
+concept), document-level concept P/R/F1; abstracts/s of the annotation alone (median of ``--repeats``, warm,
+in this process) and the process's peak RSS. Writes benchmarks/results/<name>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.harness import command_line, write_results  # noqa: E402
+from benchmarks.documents.medlink_system import TAGGER, medic_kb, medlink_annotate  # noqa: E402
+
+from medlink.corpora.pubtator import read_pubtator  # noqa: E402
+from medlink.eval.documents import evaluate_documents  # noqa: E402
+from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
+
+SPLITS = {"dev": "NCBIdevelopset_corpus.txt", "test": "NCBItestset_corpus.txt"}
+BASE = {"memory": False, "exclude": False, "abbreviations": False, "consistency": "off"}
+STAGES = [
+    ("dictionary (MEDIC names)", {}),
+    ("+ train mentions", {"memory": True}),
+    ("+ exclusions learned on train", {"memory": True, "exclude": True}),
+    ("+ abbreviations", {"memory": True, "exclude": True, "abbreviations": True}),
+    ("+ consistency (propagate + vote)", {"memory": True, "exclude": True, "abbreviations": True, "consistency": "both"}),
+    ("  consistency: vote only", {"memory": True, "exclude": True, "abbreviations": True, "consistency": "vote"}),
+    ("  abbreviations: better-scoring form", {"memory": True, "exclude": True, "abbreviations": True, "consistency": "both",
+                                              "abbreviation_choice": "best"}),
+]
+TAGGER_STAGES = [
+    ("tagger alone", {"finder": "tagger", "memory": True}),
+    ("tagger + abbreviations + consistency", {"finder": "tagger", "memory": True, "abbreviations": True, "consistency": "both"}),
+    ("tagger + dictionary + all", {"finder": "both", "memory": True, "exclude": True, "abbreviations": True, "consistency": "both"}),
+]
+
+
+def gold(split: str):
+    from benchmarks._common.harness import SHARED_DATA
+
+    return read_pubtator(SHARED_DATA / "ncbi-disease-pubtator" / SPLITS[split])
+
+
+def measure(name: str, options: dict, documents: dict, workdir: Path, equivalent, repeats: int) -> dict:
+    row = {"stage": name, "options": options}
+    for split, gold_documents in documents.items():
+        runs = []
+        for _ in range(repeats if split == "test" else 1):
+            timings: dict = {}
+            predicted = medlink_annotate(gold_documents, workdir, timings=timings, **{**BASE, **options})
+            runs.append(timings["annotate_seconds"])
+        scores = evaluate_documents(gold_documents, predicted, equivalent_ids=equivalent).to_dict()
+        row[split] = {measure: {k: round(v, 4) if isinstance(v, float) else v for k, v in values.items()}
+                      for measure, values in scores.items() if isinstance(values, dict)}
+        if split == "test":
+            row["abstracts_per_second"] = round(len(gold_documents) / statistics.median(runs), 1)
+            row["seconds_all"] = [round(r, 3) for r in runs]
+    print(f"{name:42s} dev F1 {row['dev']['linking']['f1']:.4f}  test F1 {row['test']['linking']['f1']:.4f} "
+          f"mentions {row['test']['mentions']['f1']:.4f} concepts {row['test']['concepts']['f1']:.4f}  {row['abstracts_per_second']}/s", flush=True)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench-documents")
+    parser.add_argument("--tagger", type=Path, default=TAGGER)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--name", default="documents_ncbi")
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    equivalent = equivalent_ids_from_kb(medic_kb(args.workdir))
+    documents = {split: gold(split) for split in SPLITS}
+    stages = STAGES + ([(n, {**o, "tagger": str(args.tagger)}) for n, o in TAGGER_STAGES] if (args.tagger / "medlink_tagger.json").exists() else [])
+    started = time.perf_counter()
+    rows = [measure(name, options, documents, args.workdir, equivalent, args.repeats) for name, options in stages]
+    chosen = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
+    payload = {"task": "NCBI Disease documents (PubTator), KB MEDIC", "rows": rows, "chosen_on_dev": chosen["stage"],
+               "documents": {split: len(d) for split, d in documents.items()}, "tagger": str(args.tagger) if len(stages) > len(STAGES) else None,
+               "seconds": round(time.perf_counter() - started, 1), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+               "command": command_line(__file__, sys.argv[1:])}
+    print(f"chosen on dev: {chosen['stage']}; wrote {write_results(args.name, payload)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""medlink's annotator as one benchmark system: MEDIC + the NCBI training mentions, built once per work directory.
+
+What the document benchmarks (``annotate_ncbi.py``, ``benchmarks/peers/run_peers.py``) share: the KB (MEDIC), the
+index (lexical, with the NCBI train split's mentions as memory: they join the linker's names and the dictionary
+finder's), the names to exclude (learned from the train split's documents, never dev or test), and a function
+``medlink_annotate(documents, workdir=..., timings=..., **options)`` in the peers' protocol.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Iterable
+
+from benchmarks._common.harness import SHARED_DATA
+
+from medlink.core import Document
+from medlink.kb.build import build_kb
+from medlink.kb.store import KB
+from medlink.linking.annotator import AnnotateOptions, Annotator, dictionary_for
+from medlink.linking.index import build_index
+from medlink.text.finders.exclusions import rarely_annotated
+
+MEDIC = SHARED_DATA / "medic" / "medic_06Jul2012.txt"
+PUBTATOR = SHARED_DATA / "ncbi-disease-pubtator"
+TRAIN = PUBTATOR / "NCBItrainset_corpus.txt"
+TAGGER = Path("/work/models/tagger-ncbi")  # from: medlink train tagger --train pubtator:TRAIN --dev pubtator:DEV --out it
+
+
+def medic_kb(workdir: Path) -> KB:
+    path = workdir / "medic.sqlite"
+    if not path.exists():
+        build_kb(path, [f"biosyn:{MEDIC}"], progress=False)
+    return KB.open(path)
+
+
+def ncbi_index(workdir: Path, memory: bool = True) -> Path:
+    """MEDIC's lexical index, with the train split's mentions as memory unless ``memory`` is false."""
+    out = workdir / ("medic-train-index" if memory else "medic-index")
+    if not (out / "manifest.json").exists():
+        build_index(medic_kb(workdir), out, memory=[f"pubtator:{TRAIN}"] if memory else ())
+    return out
+
+
+def exclusions(workdir: Path, index: Path, min_seen: int = 2, max_rate: float = 0.34) -> Path:
+    """Names the dictionary finds in the train documents but annotators marked at most ``max_rate`` of the time."""
+    from medlink.corpora.pubtator import read_pubtator
+    from medlink.linking.linker import Linker
+
+    out = workdir / f"exclude-{index.name}-{min_seen}-{max_rate}.txt"
+    if not out.exists():
+        linker = Linker.load(index)
+        names = rarely_annotated(dictionary_for(linker), read_pubtator(TRAIN), linker.normalize, min_seen=min_seen, max_rate=max_rate)
+        out.write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
+    return out
+
+
+def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timings: dict | None = None, memory: bool = True,
+                     exclude: bool = True, finder: str = "dictionary", tagger: str | None = None, **options) -> list[Document]:
+    """Annotate ``documents`` with medlink (``options``: AnnotateOptions fields); setup and annotation timed apart."""
+    workdir = Path(workdir)
+    started = time.perf_counter()
+    index = ncbi_index(workdir, memory)
+    excluded = exclusions(workdir, index) if exclude else None
+    annotator = Annotator.load(index, finder, tagger or (TAGGER if finder != "dictionary" else None), AnnotateOptions(**options), excluded)
+    ready = time.perf_counter()
+    annotated = list(annotator.annotate(documents))
+    if timings is not None:
+        timings.update(setup_seconds=ready - started, annotate_seconds=time.perf_counter() - ready)
+    return annotated
