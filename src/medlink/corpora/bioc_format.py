@@ -1,0 +1,368 @@
+"""BioC XML and BioC JSON documents in and out, through the ``bioc`` package's readers and writers.
+
+Reading: passages keep their offsets, text and type (infon ``type``; other infons stay in
+``Passage.infons``); a passage given as sentences only is laid out from them. An annotation's
+location (offset, length; document offsets, as BioC has them) becomes start / end in
+``Document.text``; one with several locations (a discontinuous mention) becomes the span covering
+them; annotations come in text order (start, end). Concept ids come from the infon ``identifier`` (PubTator Central), else ``Identifier``,
+``MESH`` or ``MeSH`` (BC5CDR), split on ``;`` ``,`` ``|``; ``-`` and ``-1`` mean none. The infon
+``type`` is the type, ``source`` the source (default ``gold``: a file's spans are someone's
+annotations); other infons stay in ``Annotation.infons``. Relations are not read.
+
+Bad input goes to the ``InvalidLinePolicy`` (fail, or skip and count) naming file, line and
+document: an annotation outside its passage, without a location, or whose text is not the slice
+it claims is skipped alone; a document that is not BioC (overlapping passages, a missing offset)
+as a whole. XML is streamed document by document (``lxml.etree.iterparse`` finds each
+``<document>``, bioc's decoder reads it); entities are not resolved and no DTD is loaded, so a file
+cannot pull in other files. XML that is not well-formed (or not UTF-8 / its declared encoding)
+stops the reading at that line: the documents before it are kept. BioC JSON is one collection
+(or a document, a list of documents, PubTator3's ``{"PubTator3": [...]}``), or one document per
+line (PubTator Central's export); a document's position is reported, and its line in the latter.
+
+Writing: one BioC annotation per ``Annotation`` (ids ``1``..``n`` per document), in the passage
+that holds it (else at document level), with infons ``type``, ``identifier`` (ids joined by
+``;``), ``source`` and, when the annotation was linked, ``score`` (top candidate), ``probability``
+and ``nil`` when set.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from typing import IO, Iterable, Iterator
+
+import bioc
+from bioc import biocjson, biocxml
+from lxml import etree
+
+from medlink import core
+from medlink.corpora.pubtator import (OverlapTally, Source, checked_annotations, document_text, is_int, json_text, open_source,
+                                      open_text_target, passage_problem, report_overlaps, source_name)
+from medlink.errors import InputFormatError, MedlinkError
+from medlink.kb.errors_policy import InvalidLinePolicy
+from medlink.kb.readers.files import parse_json
+
+IDENTIFIER_KEYS = ("identifier", "Identifier", "MESH", "MeSH")
+NO_ID = frozenset({"", "-", "-1"})
+_ID_SEPARATORS = re.compile(r"[;,|]")
+_DECODE_ERRORS = (etree.XMLSyntaxError, ValueError, TypeError, KeyError, AttributeError, IndexError)
+
+
+class _NotBioC(ValueError):
+    """A document or annotation that cannot become a medlink one; its message says why."""
+
+
+# --- reading -----------------------------------------------------------------------------------------------------------
+
+def read_bioc(source: Source, *, policy: InvalidLinePolicy | None = None) -> Iterator[core.Document]:
+    """The documents of a BioC XML collection, streamed in file order."""
+    policy = policy if policy is not None else InvalidLinePolicy()
+    where, tally = source_name(source), OverlapTally()
+    with open_source(source, "BioC XML file") as handle:
+        try:
+            for line, element in _document_elements(handle, where, policy):
+                document = _from_element(element, line, where, policy, tally)
+                element.clear()
+                if document is not None:
+                    yield document
+        except etree.XMLSyntaxError as error:
+            policy.invalid(where, error.lineno, _xml_problem(error))
+    report_overlaps(where, tally)
+
+
+def _xml_problem(error: etree.XMLSyntaxError) -> str:
+    encoding = " (not in its declared encoding, UTF-8 when it declares none)" if "encoding" in error.msg.lower() else ""
+    return f"not well-formed XML{encoding}: {error.msg}; nothing after it is read"
+
+
+def _document_elements(handle: IO[bytes], where: str, policy: InvalidLinePolicy) -> Iterator[tuple[int, etree._Element]]:
+    """Each ``<document>`` of the collection when its end tag is read, with its line; the ones before are freed."""
+    events = etree.iterparse(handle, events=("start", "end"), resolve_entities=False, no_network=True, load_dtd=False,
+                             remove_comments=True, remove_pis=True)
+    root = None
+    for event, element in events:
+        if root is None:
+            root = element
+            if element.tag != "collection":
+                policy.invalid(where, element.sourceline, f"not a BioC collection: the root element is <{element.tag}>")
+                return
+        elif event == "end" and element.tag == "document" and element.getparent() is root:
+            yield element.sourceline, element
+            while element.getprevious() is not None:
+                del root[0]
+
+
+def _from_element(element: etree._Element, line: int, where: str, policy: InvalidLinePolicy, tally: OverlapTally) -> core.Document | None:
+    try:
+        wrapped = "<collection>" + etree.tostring(element, encoding="unicode", with_tail=False) + "</collection>"
+        document = biocxml.loads(wrapped).documents[0]
+    except _DECODE_ERRORS as error:
+        policy.invalid(where, line, f"document {element.findtext('id')}: not a BioC document ({type(error).__name__}: {error})")
+        return None
+    return from_bioc(document, where, line, policy, tally)
+
+
+def read_bioc_json(source: Source, *, policy: InvalidLinePolicy | None = None) -> Iterator[core.Document]:
+    """The documents of a BioC JSON file, or of BioC JSON lines (read whole: a JSON value cannot be streamed)."""
+    policy = policy if policy is not None else InvalidLinePolicy()
+    where, tally = source_name(source), OverlapTally()
+    with open_source(source, "BioC JSON file") as handle:
+        data = handle.read()
+    for line, value in _json_values(data, where, policy):
+        for position, obj in _json_documents(value, where, line, policy):
+            document = _json_document(obj, position, where, line, policy, tally)
+            if document is not None:
+                yield document
+    report_overlaps(where, tally)
+
+
+def _json_values(data: bytes, where: str, policy: InvalidLinePolicy) -> Iterator[tuple[int | None, object]]:
+    """The file's one JSON value (line None), or each line's when it holds several (JSON lines)."""
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        policy.invalid(where, line, f"not valid UTF-8 at byte {error.start + 1} of the file (save the file as UTF-8)")
+        return
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        if error.msg != "Extra data":  # "Extra data": several values, one per line
+            policy.invalid(where, error.lineno, f"not valid JSON: {error.msg} (column {error.colno})")
+            return
+    except RecursionError:
+        policy.invalid(where, None, "JSON nested too deeply to read")
+        return
+    else:
+        yield None, value
+        return
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            value = parse_json(line, where, lineno)
+        except InputFormatError as error:
+            policy.invalid(where, lineno, error.message)
+            continue
+        yield lineno, value
+
+
+def _json_documents(value: object, where: str, line: int | None, policy: InvalidLinePolicy) -> Iterator[tuple[int, object]]:
+    if isinstance(value, dict) and isinstance(value.get("documents"), list):
+        yield from enumerate(value["documents"], 1)
+    elif isinstance(value, dict) and isinstance(value.get("PubTator3"), list):
+        yield from enumerate(value["PubTator3"], 1)
+    elif isinstance(value, dict) and "passages" in value:
+        yield 1, value
+    elif isinstance(value, list):
+        yield from enumerate(value, 1)
+    else:
+        policy.invalid(where, line, 'expected a BioC collection (an object with "documents"), a document or a list of documents')
+
+
+def _json_document(obj: object, position: int, where: str, line: int | None, policy: InvalidLinePolicy,
+                   tally: OverlapTally) -> core.Document | None:
+    place = "" if line else f" (#{position} in the file)"  # one JSON value: no line to give
+    try:
+        document = biocjson.fromJSON(_with_defaults(obj), "BioCDocument")
+    except _DECODE_ERRORS as error:
+        doc_id = obj.get("id") if isinstance(obj, dict) else None
+        policy.invalid(where, line, f"document {doc_id}{place}: not a BioC document ({type(error).__name__}: {error})")
+        return None
+    return from_bioc(document, where, line, policy, tally, place)
+
+
+def _with_defaults(obj: object) -> object:
+    """``obj`` with the keys bioc's JSON decoder requires but BioC lets a writer leave out (empty infons, relations...);
+    level by level, not recursively, so no nesting exhausts the stack."""
+    if isinstance(obj, dict):
+        _fill(obj, infons={}, relations=[], annotations=[])
+        for passage in _dicts(obj.get("passages")):
+            _fill(passage, infons={}, sentences=[], annotations=[], relations=[])
+            for sentence in _dicts(passage["sentences"]):
+                _fill(sentence, infons={}, annotations=[], relations=[])
+            for holder in [obj, passage, *_dicts(passage["sentences"])]:
+                for annotation in _dicts(holder["annotations"]):
+                    _fill(annotation, id="", infons={}, text=None)
+    return obj
+
+
+def _dicts(value: object) -> list[dict]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _fill(obj: dict, **defaults: object) -> None:
+    for key, value in defaults.items():
+        obj.setdefault(key, value)
+
+
+def from_bioc(document: bioc.BioCDocument, where: str, line: int | None, policy: InvalidLinePolicy, tally: OverlapTally,
+              place: str = "") -> core.Document | None:
+    """A bioc document as a medlink one, its annotations checked against its passages; None (reported) if it is not one."""
+    doc_id = str(document.id) if isinstance(document.id, str) or is_int(document.id) else None
+    try:
+        if doc_id is None:
+            raise _NotBioC("no document id")
+        passages = [_passage(p) for p in document.passages]
+        problem = passage_problem(passages)
+        if problem:
+            raise _NotBioC(problem)
+        result = core.Document(doc_id, passages, infons=_infons(document.infons))
+    except _NotBioC as error:
+        policy.invalid(where, line, f"document {doc_id}{place}: {error}")
+        return None
+    text = result.text
+    items = ((line, f"annotation {a.id}: ", _annotation(a, text), bounds) for bounds, a in _annotations(document, passages, len(text)))
+    kept = checked_annotations(doc_id + place, items, text, where, policy)
+    tally.add(doc_id, kept)
+    result.annotations = sorted((annotation for _, annotation in kept), key=lambda a: (a.start, a.end))  # text order
+    return result
+
+
+def _passage(passage: bioc.BioCPassage) -> core.Passage:
+    if not is_int(passage.offset) or passage.offset < 0:
+        raise _NotBioC(f"passage offset {repr(passage.offset)[:40]} is not a character offset")
+    text = passage.text if isinstance(passage.text, str) else ""
+    if not text and passage.sentences:
+        text = _sentence_text(passage)
+    infons = _infons(passage.infons)
+    return core.Passage(passage.offset, text, infons.pop("type", None) or None, infons)
+
+
+def _sentence_text(passage: bioc.BioCPassage) -> str:
+    """A passage given as sentences: their texts at their offsets (gaps as spaces)."""
+    pieces = []
+    for sentence in passage.sentences:
+        if not is_int(sentence.offset) or sentence.offset < passage.offset or not isinstance(sentence.text, str):
+            raise _NotBioC(f"sentence offset {repr(sentence.offset)[:40]} is not an offset within its passage")
+        pieces.append(core.Passage(sentence.offset - passage.offset, sentence.text))
+    problem = passage_problem(pieces)
+    if problem:
+        raise _NotBioC(f"sentences: {problem}")
+    return core.Document("", pieces).text
+
+
+def _infons(infons: object) -> dict[str, str]:
+    if not isinstance(infons, dict):
+        raise _NotBioC(f"infons are {type(infons).__name__}, not a mapping")
+    return {str(key): _infon(key, value) for key, value in infons.items()}
+
+
+def _infon(key: str, value: object) -> str:
+    """An infon's value as text: strings as they are, numbers and booleans as JSON writes them, null as empty."""
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, (bool, int, float)):
+        return "" if value is None else json.dumps(value)
+    raise _NotBioC(f"infon {key!r} is {type(value).__name__}, not a string")
+
+
+def _annotations(document: bioc.BioCDocument, passages: list[core.Passage],
+                 length: int) -> Iterator[tuple[tuple[int, int], bioc.BioCAnnotation]]:
+    """Every annotation of the document with the range it must lie in: its passage's, or the whole text's."""
+    for container, passage in zip(document.passages, passages, strict=True):
+        for annotation in [*container.annotations, *(a for s in container.sentences for a in s.annotations)]:
+            yield (passage.offset, passage.end), annotation
+    for annotation in document.annotations:
+        yield (0, length), annotation
+
+
+def _annotation(annotation: bioc.BioCAnnotation, text: str) -> core.Annotation | str:
+    """A bioc annotation as a medlink one (its text checked later), or why it cannot be one."""
+    locations = annotation.locations
+    if not locations or not all(is_int(loc.offset) and is_int(loc.length) and loc.offset >= 0 and loc.length > 0 for loc in locations):
+        return "expected one or more locations, each a character offset and a positive length"
+    start, end = min(loc.offset for loc in locations), max(loc.offset + loc.length for loc in locations)
+    try:
+        infons = _infons(annotation.infons)
+    except _NotBioC as error:
+        return str(error)
+    given = annotation.text if isinstance(annotation.text, str) and len(locations) == 1 else text[start:end]
+    return core.Annotation(start, end, given, infons.pop("type", None) or None, _ids(infons), infons.pop("source", None) or "gold",
+                           infons=infons)
+
+
+def _ids(infons: dict[str, str]) -> tuple[str, ...]:
+    """The concept ids of the first identifier infon present (removed from ``infons``), in order, without repeats."""
+    key = next((k for k in IDENTIFIER_KEYS if k in infons), None)
+    raw = infons.pop(key) if key else ""
+    return tuple(dict.fromkeys(i.strip() for i in _ID_SEPARATORS.split(raw) if i.strip() not in NO_ID))
+
+
+# --- writing -----------------------------------------------------------------------------------------------------------
+
+def to_bioc(document: core.Document) -> bioc.BioCDocument:
+    """A medlink document as a bioc one: passages with their offsets and types, one annotation per span."""
+    document_text(document)  # refuses annotations that would not read back
+    result = bioc.BioCDocument()
+    result.id, result.infons = document.doc_id, dict(document.infons)
+    holders = []
+    for passage in sorted(document.passages, key=lambda p: p.offset):
+        container = bioc.BioCPassage()
+        container.offset, container.text = passage.offset, passage.text
+        container.infons = {**passage.infons, **({"type": passage.kind} if passage.kind else {})}
+        result.add_passage(container)
+        holders.append((passage, container))
+    for number, annotation in enumerate(document.annotations, 1):
+        holder = next((c for p, c in holders if p.offset <= annotation.start and annotation.end <= p.end), result)
+        holder.add_annotation(_bioc_annotation(annotation, str(number)))
+    return result
+
+
+def _bioc_annotation(annotation: core.Annotation, annotation_id: str) -> bioc.BioCAnnotation:
+    result = bioc.BioCAnnotation()
+    result.id, result.text, result.infons = annotation_id, annotation.text, annotation_infons(annotation)
+    result.add_location(bioc.BioCLocation(annotation.start, annotation.end - annotation.start))
+    return result
+
+
+def annotation_infons(annotation: core.Annotation) -> dict[str, str]:
+    """The infons written for an annotation: its own, then type, identifier, source and the link result's figures."""
+    infons = dict(annotation.infons)
+    given = (("type", annotation.type), ("identifier", ";".join(annotation.ids)), ("source", annotation.source))
+    infons.update({key: value for key, value in given if value})
+    result = annotation.result
+    if result is not None:
+        figures = (("score", result.candidates[0].score if result.candidates else None), ("probability", result.probability))
+        infons.update({key: str(round(value, 6)) for key, value in figures if value is not None})
+        if result.nil is not None:
+            infons["nil"] = str(result.nil).lower()
+    return infons
+
+
+def _collection() -> bioc.BioCCollection:
+    collection = bioc.BioCCollection()
+    collection.source, collection.key = "medlink", ""
+    return collection
+
+
+class _TextSink:
+    """lxml writes bytes; the target is a text stream (stdout, an atomic file): decode as it comes."""
+
+    def __init__(self, out: IO[str]):
+        self.out, self.decoder = out, codecs.getincrementaldecoder("utf-8")()
+
+    def write(self, data: bytes) -> None:
+        self.out.write(self.decoder.decode(data))
+
+
+def write_bioc(documents: Iterable[core.Document], target) -> None:
+    """A BioC XML collection, one document at a time (a file is written atomically)."""
+    with open_text_target(target) as out, biocxml.iterwrite(_TextSink(out), encoding="utf-8") as writer:
+        writer.write_collection_info(_collection())
+        for document in documents:
+            try:
+                writer.write_document(to_bioc(document))
+            except ValueError as error:  # lxml: a control character or a lone surrogate that XML cannot hold
+                raise MedlinkError(f"document {document.doc_id}: cannot be written as XML ({error})") from None
+
+
+def write_bioc_json(documents: Iterable[core.Document], target) -> None:
+    """A BioC JSON collection, one document per line inside it (streamed; a file is written atomically)."""
+    head = {key: value for key, value in biocjson.toJSON(_collection()).items() if key not in ("bioctype", "documents")}
+    with open_text_target(target) as out:
+        out.write(json_text(head)[:-1] + ', "documents": [')
+        for number, document in enumerate(documents):
+            out.write(("," if number else "") + "\n" + json_text(biocjson.toJSON(to_bioc(document))))
+        out.write("\n]}\n")

@@ -1,0 +1,253 @@
+"""Documents in and out by format name: the registry ``medlink annotate`` (and any batch job) reads and writes through.
+
+Formats: ``text`` (the whole input is one document; id the file's stem, or ``stdin``), ``lines``
+(one document per non-empty line; id its line number), ``jsonl`` (one JSON object per line, below),
+``pubtator``, ``bioc`` (XML) and ``bioc-json`` (see ``pubtator`` and ``bioc_format``). Every reader
+streams (``bioc-json`` aside, one JSON value) and takes a path, ``-`` or a stream: stdin works.
+Offsets are Python character offsets into ``Document.text``; ``text`` keeps the input's line
+endings as they are, so offsets index the file's characters.
+
+JSONL in: ``{"id": ..., "text": ...}`` or ``{"id": ..., "passages": [{"offset", "text", "type"}]}``,
+optionally ``"infons"`` and ``"annotations": [{"start", "end", "text", "type", "ids", "source"}]``
+(``text`` may be left out: the slice is taken; ``source`` defaults to ``gold``). A missing id is
+the line number. JSONL out: the same, plus per annotation, when it was linked, ``candidates``
+(``linking.output.candidate_json``), ``probability`` and ``nil``, which reading ignores.
+
+Bad records go to the ``InvalidLinePolicy`` (fail, or skip and count) with file, line and
+document id; overlapping gold spans are kept and reported once per input (see ``pubtator``).
+Writing ``text`` or ``lines`` is refused: they hold no spans, and plain output is the front end's
+rendering (``linking.output``), not a file format.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from pathlib import Path
+from typing import IO, Callable, Iterable, Iterator
+
+from medlink import core
+from medlink.corpora.bioc_format import read_bioc, read_bioc_json, write_bioc, write_bioc_json
+from medlink.corpora.pubtator import (OverlapTally, Source, checked_annotations, document_text, is_int, iter_pubtator, json_text,
+                                      open_source, open_text_target, passage_problem, report_overlaps, source_lines, source_name,
+                                      write_pubtator)
+from medlink.errors import InputFormatError, MedlinkError, MissingInputError
+from medlink.kb.errors_policy import InvalidLinePolicy
+from medlink.kb.readers.files import open_bytes, parse_json
+
+DOCUMENT_FORMATS = ("text", "lines", "jsonl", "pubtator", "bioc", "bioc-json")
+WRITABLE_FORMATS = ("jsonl", "pubtator", "bioc", "bioc-json")
+_SUFFIXES = {".txt": "text", ".text": "text", ".jsonl": "jsonl", ".ndjson": "jsonl", ".pubtator": "pubtator", ".xml": "bioc",
+             ".bioc": "bioc", ".json": "bioc-json"}
+_PUBTATOR_TITLE = re.compile(rb"[^|\t\r\n]+\|[ta]\|")
+
+
+class _NotADocument(ValueError):
+    """A JSONL record that cannot become a document; its message says why."""
+
+
+def guess_document_format(path: Path | str | None) -> str:
+    """The format a file's name suggests (``.gz`` looked through); a ``.txt`` (or unknown) file whose first line is a
+    PubTator title is ``pubtator``; stdin is ``text``."""
+    if path is None or str(path) == "-":
+        return "text"
+    name = Path(str(path).lower().removesuffix(".gz"))
+    guessed = _SUFFIXES.get(name.suffix, "text")
+    return "pubtator" if guessed == "text" and _starts_like_pubtator(Path(path)) else guessed
+
+
+def _starts_like_pubtator(path: Path) -> bool:
+    try:
+        with open_bytes(path) as handle:
+            head = handle.read(65536)
+    except (OSError, EOFError, zlib.error):
+        return False
+    first = next((line for line in head.removeprefix(b"\xef\xbb\xbf").splitlines() if line.strip()), b"")
+    return bool(_PUBTATOR_TITLE.match(first))
+
+
+def read_documents(source: Source, fmt: str, *, policy: InvalidLinePolicy | None = None) -> Iterator[core.Document]:
+    """The documents of ``source`` (a path, ``-`` or a stream) in format ``fmt``, streamed in input order."""
+    if fmt not in _READERS:
+        raise MedlinkError(f"unknown document format {fmt!r}; known: {', '.join(DOCUMENT_FORMATS)}")
+    if isinstance(source, (str, Path)) and str(source) != "-" and not Path(source).is_file():
+        raise MissingInputError(f"document file not found: {source} (no such file)")
+    return _READERS[fmt](source, policy=policy if policy is not None else InvalidLinePolicy())
+
+
+def write_documents(documents: Iterable[core.Document], target: Path | str | IO[str], fmt: str) -> None:
+    """``documents`` to ``target`` (a text stream, ``-``, or a file written atomically) in format ``fmt``."""
+    if fmt in ("text", "lines"):
+        raise MedlinkError(f"documents are not written as {fmt!r}: it holds no spans (plain output is rendered by the front end); "
+                           f"write one of {', '.join(WRITABLE_FORMATS)}")
+    if fmt not in _WRITERS:
+        raise MedlinkError(f"unknown document format {fmt!r}; written: {', '.join(WRITABLE_FORMATS)}")
+    _WRITERS[fmt](documents, target)
+
+
+# --- text and lines ------------------------------------------------------------------------------------------------------
+
+def read_text(source: Source, *, policy: InvalidLinePolicy) -> Iterator[core.Document]:
+    """The whole input as one document, its line endings kept (offsets index the file's characters)."""
+    where = source_name(source)
+    with open_source(source, "text file") as handle:
+        data = handle.read()
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        policy.invalid(where, line, f"not valid UTF-8 at byte {error.start + 1} of the file (save the file as UTF-8)")
+        return
+    stem = Path(str(source).removesuffix(".gz")).stem if isinstance(source, (str, Path)) and str(source) != "-" else "stdin"
+    yield core.Document.from_text(text, stem)
+
+
+def read_lines(source: Source, *, policy: InvalidLinePolicy) -> Iterator[core.Document]:
+    """One document per non-empty line, its id the line number."""
+    for lineno, line in source_lines(source, policy, "text file"):
+        if line.strip():
+            yield core.Document.from_text(line, str(lineno))
+
+
+# --- JSONL ---------------------------------------------------------------------------------------------------------------
+
+def read_jsonl(source: Source, *, policy: InvalidLinePolicy) -> Iterator[core.Document]:
+    """One document per JSON line; a bad line or annotation is reported with its line and the document's id."""
+    where, tally = source_name(source), OverlapTally()
+    for lineno, line in source_lines(source, policy, "JSONL file"):
+        if not line.strip():
+            continue
+        try:
+            value = parse_json(line, where, lineno)
+        except InputFormatError as error:
+            policy.invalid(where, lineno, error.message)
+            continue
+        document = _checked_document(value, lineno, where, policy, tally)
+        if document is not None:
+            yield document
+    report_overlaps(where, tally)
+
+
+def _checked_document(value: object, lineno: int, where: str, policy: InvalidLinePolicy, tally: OverlapTally) -> core.Document | None:
+    try:
+        document = document_from_json(value, str(lineno))
+    except _NotADocument as error:
+        doc_id = value.get("id") if isinstance(value, dict) else None
+        policy.invalid(where, lineno, f"document {str(doc_id)[:40] if doc_id is not None else lineno}: {error}")
+        return None
+    text = document.text
+    annotations = enumerate(value.get("annotations") or (), 1)
+    items = ((lineno, f"annotation #{n}: ", annotation_from_json(item, text), (0, len(text))) for n, item in annotations)
+    kept = checked_annotations(document.doc_id, items, text, where, policy)
+    tally.add(document.doc_id, kept)
+    document.annotations = [annotation for _, annotation in kept]
+    return document
+
+
+def document_from_json(value: object, default_id: str) -> core.Document:
+    """A JSON object's document, without annotations (``_NotADocument`` says what is wrong)."""
+    if not isinstance(value, dict) or not (isinstance(value.get("text"), str) or isinstance(value.get("passages"), list)):
+        raise _NotADocument('expected a JSON object with a "text" string or a "passages" list')
+    doc_id = value.get("id", default_id)
+    if not isinstance(doc_id, str) and not is_int(doc_id):
+        raise _NotADocument(f'"id" must be a string or an integer, not {doc_id!r}')
+    if not isinstance(value.get("annotations", []), list):
+        raise _NotADocument('"annotations" must be a list')
+    if isinstance(value.get("passages"), list):
+        passages = [_passage(item) for item in value["passages"]]
+        problem = passage_problem(passages)
+        if problem:
+            raise _NotADocument(problem)
+    else:
+        passages = [core.Passage(0, value["text"])]
+    return core.Document(str(doc_id), passages, infons=_strings(value.get("infons"), "infons"))
+
+
+def _passage(item: object) -> core.Passage:
+    if not isinstance(item, dict) or not is_int(item.get("offset")) or item["offset"] < 0 or not isinstance(item.get("text"), str):
+        raise _NotADocument(f'a passage must be an object with an "offset" (a character offset) and a "text"; found {str(item)[:80]}')
+    kind = item.get("type")
+    if kind is not None and not isinstance(kind, str):
+        raise _NotADocument(f'a passage "type" must be a string, not {kind!r}')
+    return core.Passage(item["offset"], item["text"], kind, _strings(item.get("infons"), "passage infons"))
+
+
+def _strings(value: object, what: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise _NotADocument(f"{what} must be an object of strings")
+    return dict(value)
+
+
+_FIELDS: dict[str, Callable[[object], bool]] = {
+    "start": is_int, "end": is_int, "text": lambda v: isinstance(v, str), "type": lambda v: isinstance(v, str),
+    "source": lambda v: isinstance(v, str), "ids": lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
+    "short_form_of": lambda v: isinstance(v, list) and len(v) == 2 and all(is_int(i) for i in v),
+}
+
+
+def annotation_from_json(item: object, text: str) -> core.Annotation | str:
+    """An annotation object as an Annotation (text and bounds checked later), or what is wrong with it."""
+    if not isinstance(item, dict) or not is_int(item.get("start")) or not is_int(item.get("end")):
+        return 'expected an object with "start" and "end" (integer character offsets)'
+    wrong = [key for key, valid in _FIELDS.items() if item.get(key) is not None and not valid(item[key])]
+    if wrong:
+        return f"{', '.join(wrong)} of the wrong kind (offsets are integers, ids a list of strings)"
+    try:
+        infons = _strings(item.get("infons"), "infons")
+    except _NotADocument as error:
+        return str(error)
+    start, end, short = item["start"], item["end"], item.get("short_form_of")
+    given = item.get("text")
+    return core.Annotation(start, end, given if given is not None else text[start:end], item.get("type"), tuple(item.get("ids") or ()),
+                           item.get("source") or "gold", short_form_of=tuple(short) if short else None, infons=infons)
+
+
+def document_json(document: core.Document) -> dict:
+    """A document as one JSON object: id, text (or passages when there are several, typed or offset), annotations."""
+    document_text(document)  # refuses annotations that would not read back
+    payload: dict = {"id": document.doc_id}
+    passages = document.passages
+    if len(passages) == 1 and passages[0].offset == 0 and passages[0].kind is None and not passages[0].infons:
+        payload["text"] = passages[0].text
+    else:
+        payload["passages"] = [{"offset": p.offset, "text": p.text, **({"type": p.kind} if p.kind is not None else {}),
+                                **({"infons": dict(p.infons)} if p.infons else {})} for p in passages]
+    if document.infons:
+        payload["infons"] = dict(document.infons)
+    payload["annotations"] = [annotation_json(a) for a in document.annotations]
+    return payload
+
+
+def annotation_json(annotation: core.Annotation) -> dict:
+    """An annotation as JSON; a linked one also carries its candidates, probability and NIL decision."""
+    from medlink.linking.output import candidate_json  # only when writing: reading documents needs no linker
+
+    payload: dict = {"start": annotation.start, "end": annotation.end, "text": annotation.text, "type": annotation.type,
+                     "ids": list(annotation.ids), "source": annotation.source}
+    if annotation.infons:
+        payload["infons"] = dict(annotation.infons)
+    if annotation.short_form_of is not None:
+        payload["short_form_of"] = list(annotation.short_form_of)
+    result = annotation.result
+    if result is not None:
+        payload.update(candidates=[candidate_json(c) for c in result.candidates], probability=result.probability, nil=result.nil)
+        if result.error:
+            payload["error"] = result.error
+    return payload
+
+
+def write_jsonl(documents: Iterable[core.Document], target: Path | str | IO[str]) -> None:
+    """One JSON object per line and document (a file is written atomically)."""
+    with open_text_target(target) as out:
+        for document in documents:
+            out.write(json_text(document_json(document)) + "\n")
+
+
+_READERS: dict[str, Callable[..., Iterator[core.Document]]] = {
+    "text": read_text, "lines": read_lines, "jsonl": read_jsonl, "pubtator": iter_pubtator, "bioc": read_bioc, "bioc-json": read_bioc_json,
+}
+_WRITERS: dict[str, Callable[[Iterable[core.Document], Path | str | IO[str]], None]] = {
+    "jsonl": write_jsonl, "pubtator": write_pubtator, "bioc": write_bioc, "bioc-json": write_bioc_json,
+}
