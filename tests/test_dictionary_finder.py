@@ -3,6 +3,9 @@ overlap policies, exact offsets, and a saved finder that finds what the built on
 
 from __future__ import annotations
 
+import io
+
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -87,9 +90,21 @@ def test_saved_finder_finds_the_same_and_refuses_damage(finder, tmp_path):
     loaded = DictionaryFinder.load(tmp_path / "dictionary")
     text = "Alzheimer disease in an MI patient with chest pain, diabetis mellitus, all tumors"
     assert spans(loaded, text) == spans(finder, text)
-    automaton = tmp_path / "dictionary" / "exact.automaton"
-    automaton.write_bytes(automaton.read_bytes()[:-10])
-    with pytest.raises(DamagedFileError, match="exact.automaton"):
+    keys = tmp_path / "dictionary" / "keys.npz"
+    saved = keys.read_bytes()
+    keys.write_bytes(saved[:-10])
+    with pytest.raises(DamagedFileError, match="keys.npz"):
+        DictionaryFinder.load(tmp_path / "dictionary")
+    with np.load(io.BytesIO(saved)) as arrays:
+        keys_array, values = arrays["keys"].copy(), arrays["values"].copy()
+    values[0] += 1  # one more word than its bytes hold
+    np.savez(keys, keys=keys_array, values=values)
+    with pytest.raises(DamagedFileError, match="keys.npz.*disagree"):
+        DictionaryFinder.load(tmp_path / "dictionary")
+    keys_array[:3] = 255  # a word id past the vocabulary
+    values[0] -= 1
+    np.savez(keys, keys=keys_array, values=values)
+    with pytest.raises(DamagedFileError, match="vocabulary"):
         DictionaryFinder.load(tmp_path / "dictionary")
     with pytest.raises(DamagedFileError, match="dictionary.json"):
         DictionaryFinder.load(tmp_path / "missing")
