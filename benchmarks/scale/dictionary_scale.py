@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import resource
 import statistics
 import subprocess
@@ -85,6 +86,7 @@ def main() -> None:
         if not (folder / "META" / "MRCONSO.RRF").exists():
             write_meta(folder, rows)
         out = folder / "dictionary"
+        shutil.rmtree(out, ignore_errors=True)  # saved_mb counts this run's files only
         result = {"rows": rows, **run_child("build", folder, out), **run_child("scan", folder, out)}
         print(json.dumps(result), flush=True)
         results.append(result)
