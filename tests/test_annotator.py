@@ -127,3 +127,26 @@ def test_one_call_api_loads_an_index_once(linker, tmp_path):
     loaded = dict(module._LOADED)
     medlink.annotate("renal", tmp_path / "index")
     assert module._LOADED == loaded
+
+
+def test_results_are_remembered_across_batches(linker):
+    calls = []
+
+    class Counting:
+        def __init__(self, inner):
+            self.inner, self.rerankers = inner, inner.rerankers
+
+        def link(self, mentions, k, generators=None):
+            calls.append([m.text for m in mentions])
+            return self.inner.link(mentions, k, generators)
+
+        def key(self, text):
+            return self.inner.key(text)
+
+    annotator = Annotator(Counting(linker), [dictionary_for(linker)], AnnotateOptions(batch_documents=1))
+    documents = [Document.from_text(text, str(i)) for i, text in enumerate(["Breast cancer.", "breast-cancer and renal", "renal"])]
+    out = list(annotator.annotate(documents))
+    assert calls == [["Breast cancer"], ["renal"]]  # "breast-cancer" normalises as "Breast cancer" did: not linked again
+    assert [[(a.text, a.ids, a.result.mention.doc_id) for a in d.annotations] for d in out] == [
+        [("Breast cancer", ("D001943",), "0")], [("breast-cancer", ("D001943",), "1"), ("renal", ("D007674",), "1")],
+        [("renal", ("D007674",), "2")]]

@@ -19,12 +19,13 @@ A front end (CLI, REST, spaCy, batch) only turns its input into ``Document``s an
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from medlink.core import Annotation, Document
+from medlink.core import Annotation, Document, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.readers.files import decoded_lines, require_file
 from medlink.linking import manifest as layout
@@ -38,6 +39,7 @@ from medlink.text.finders.exclusions import read_exclusions
 
 log = logging.getLogger(__name__)
 FINDER_CHOICES = ("dictionary", "tagger", "both")
+RESULTS_KEPT = 100_000  # link results remembered by an annotator (by normalised mention text)
 ABBREVIATION_CHOICES = ("long", "best")
 
 
@@ -89,6 +91,7 @@ class Annotator:
         self.linker = linker
         self.finders = list(finders)
         self.options = options or AnnotateOptions()
+        self._results: OrderedDict[str, LinkResult] = OrderedDict()  # by normalised text, across batches (LRU)
 
     @classmethod
     def load(cls, index: Path | str, finder: str = "dictionary", tagger: Path | str | None = None,
@@ -129,8 +132,7 @@ class Annotator:
         annotated = [replace(document, annotations=self.spans(document)) for document in documents]
         mentions = [(document, span) for document in annotated for span in document.annotations]
         texts = {id(document): document.text for document in annotated}
-        results = self.linker.link([document.mention(span, self.options.context, texts[id(document)]) for document, span in mentions],
-                                   self.options.k, self.options.generators)
+        results = self._link([document.mention(span, self.options.context, texts[id(document)]) for document, span in mentions])
         for (document, span), result in zip(mentions, results):
             span.result = result
         for document in annotated:
@@ -141,6 +143,28 @@ class Annotator:
                 best = span.result.best if span.result is not None else None
                 span.ids = (best.concept_id,) if best is not None else ()
         return annotated
+
+    def _link(self, mentions: list[Mention]) -> list[LinkResult]:
+        """Link results for ``mentions``; without a context-reading reranker a string's result is the same in every
+        document, so results are remembered across batches (a corpus repeats its disease names endlessly)."""
+        link = lambda batch: self.linker.link(batch, self.options.k, self.options.generators)  # noqa: E731
+        if any(getattr(reranker, "reads_context", False) for reranker in self.linker.rerankers):
+            return link(mentions)
+        keys = [self.linker.key(m.text) if m.text.strip() else "" for m in mentions]
+        missing = {key: m for key, m in zip(keys, mentions) if key and key not in self._results}
+        for key, result in zip(missing, link(list(missing.values())) if missing else []):
+            self._results[key] = result
+        while len(self._results) > RESULTS_KEPT:
+            self._results.popitem(last=False)
+        out = []
+        for key, mention in zip(keys, mentions):
+            found = self._results.get(key) if key else None
+            if found is None:
+                out.extend(link([mention]))
+            else:
+                self._results.move_to_end(key)
+                out.append(found.copy(mention))
+        return out
 
     def spans(self, document: Document) -> list[Annotation]:
         """Every span to link in ``document`` (finders, then abbreviations, then propagation), in text order."""
