@@ -360,3 +360,30 @@ def test_a_pooling_medlink_does_not_have_is_refused_not_replaced(model_copy, fil
         (model_copy / name).write_text(json.dumps(content))
     with pytest.raises(MedlinkError, match=re.escape(message)):
         Encoder(model_copy)
+
+
+def test_names_encoded_before_are_reused_by_a_table_with_more_names(kb, monkeypatch, tmp_path):
+    """Adding a mention memory to an index encodes only the names the memory adds (the cache matches names, not tables)."""
+    from medlink.linking.memory import MemoryEntries
+
+    monkeypatch.setenv("MEDLINK_HOME", str(tmp_path / "home"))
+    original = Encoder.encode
+    encoded: list[str] = []
+
+    def counting(self, texts, *args, **kwargs):
+        encoded.extend(texts)
+        return original(self, texts, *args, **kwargs)
+
+    monkeypatch.setattr(Encoder, "encode", counting)
+    plain = Linker.build(kb, config())
+    names = list(plain.tables["kb"].keys)
+    assert sorted(encoded) == sorted(names)
+    encoded.clear()
+    memory = MemoryEntries([("bowel cancer", "D015179"), ("Breast Cancer", "D001943")])
+    with_memory = Linker.build(kb, LinkerConfig.from_dict({**config().to_dict(), "generators": [
+        {**config().to_dict()["generators"][0], "names": "kb+memory"}]}), memory)
+    assert encoded == ["bowel cancer"]  # "breast cancer" is a KB name already: nothing else encoded
+    table = with_memory.tables["kb+memory"]
+    fresh = with_memory.generators["dense"].encoder.encode(table.keys)
+    np.testing.assert_allclose(dense.encode_cached(with_memory.generators["dense"].encoder, table.keys), fresh, atol=2e-2)
+    assert with_memory.link(["bowel cancer"], k=1)[0].candidates[0].concept_id == "D015179"

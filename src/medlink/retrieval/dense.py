@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from pathlib import Path
 from typing import Sequence
 
@@ -33,7 +34,7 @@ require_dense_extra()  # name the missing extra here, where a dense index or con
 from medlink.errors import MedlinkError, MissingInputError, reading
 from medlink.params import DENSE_PARAMS, check_params, defaults
 from medlink.retrieval.base import GeneratorBase
-from medlink.retrieval.encode_cache import cache_dir, mark_used
+from medlink.retrieval.encode_cache import cache_dir, mark_used, reuse_encoded, text_hashes
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable, read_json
 from medlink.retrieval.vector_index import add_in_chunks, configured_index, read_index, tune, use_threads, write_index
@@ -46,6 +47,7 @@ try:
 except ImportError:  # Windows: no advisory locks; concurrent builds of the same names are then unsafe
     fcntl = None
 
+log = logging.getLogger(__name__)
 DEFAULTS = defaults(DENSE_PARAMS)  # what each knob means: medlink.params.DENSE_PARAMS
 CHUNK_ROWS = 8192  # rows encoded between two cache checkpoints
 INDEX_FILE = "faiss.index"
@@ -59,12 +61,18 @@ def _check_params(params: dict, name: str) -> None:
 
 
 # -- resumable encoding -------------------------------------------------------------------------
-def cache_key(encoder: Encoder, texts: Sequence[str]) -> str:
-    """Identifies (encoder weights, pooling, length, precision, texts): equal keys give equal vectors."""
+def model_key(encoder: Encoder) -> str:
+    """Identifies what makes a text's vector (encoder weights, pooling, length, precision): equal keys, equal vectors."""
     spec = encoder.spec
-    digest = hashlib.blake2b(digest_size=16)
     precision = "bf16-weights" if encoder.precision == "bf16" else "fp32"  # bf16 vectors come from bfloat16 weights (not autocast)
-    digest.update(json.dumps([spec.fingerprint, spec.pooling, spec.max_length, precision, encoder.dimension, len(texts)]).encode())
+    return hashlib.blake2b(json.dumps([spec.fingerprint, spec.pooling, spec.max_length, precision, encoder.dimension]).encode(),
+                           digest_size=16).hexdigest()
+
+
+def cache_key(encoder: Encoder, texts: Sequence[str]) -> str:
+    """Identifies (the model, the texts in order): the entry of one name table."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(json.dumps([model_key(encoder), len(texts)]).encode())
     for text in texts:
         data = text.encode("utf-8")
         digest.update(len(data).to_bytes(4, "little"))
@@ -72,19 +80,31 @@ def cache_key(encoder: Encoder, texts: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def _open_cache(path: Path, state_path: Path, shape: tuple[int, int]) -> tuple[np.memmap, int]:
-    """The cache memmap and the number of rows already done (0 for a new or unusable cache)."""
+def _open_cache(directory: Path, key: str, texts: Sequence[str], dimension: int, model: str) -> tuple[np.memmap, np.ndarray, int]:
+    """The cache memmap, the rows this entry encodes itself (the others copied from earlier entries of the same model)
+    and how many of those are done; a new or unusable entry is started again."""
+    path, state_path, todo_path = directory / f"{key}.npy", directory / f"{key}.json", directory / f"{key}.todo"
+    shape = (len(texts), dimension)
     if path.is_file() and state_path.is_file():
         try:
             state = json.loads(state_path.read_text())
             vectors = open_memmap(path, mode="r+")
-            if tuple(vectors.shape) == shape and vectors.dtype == np.float32 and 0 <= state["rows"] <= shape[0]:
-                return vectors, int(state["rows"])
+            todo = np.fromfile(todo_path, dtype=np.int64) if todo_path.is_file() else np.arange(shape[0])  # an older entry: every row
+            if tuple(vectors.shape) == shape and vectors.dtype == np.float32 and 0 <= state["rows"] <= len(todo) == state["total"]:
+                return vectors, todo, int(state["rows"])
         except (ValueError, KeyError, OSError):
             pass  # a damaged cache is just started again
     vectors = open_memmap(path, mode="w+", dtype=np.float32, shape=shape)
-    write_atomic(state_path, json.dumps({"rows": 0, "total": shape[0]}))
-    return vectors, 0
+    hashes = text_hashes(texts)
+    hashes.tofile(directory / f"{key}.names")
+    todo = np.flatnonzero(reuse_encoded(model, hashes, vectors, skip=key)).astype(np.int64)
+    vectors.flush()
+    todo.tofile(todo_path)
+    write_atomic(state_path, json.dumps({"rows": 0, "total": len(todo), "size": shape[0], "model": model}))  # last: the entry exists
+    if len(todo) < shape[0]:
+        log.info("encoding names: %s of %s already encoded by this model (cache), %s to encode", f"{shape[0] - len(todo):,}",
+                 f"{shape[0]:,}", f"{len(todo):,}")
+    return vectors, todo, 0
 
 
 def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCODE_BATCH, chunk_rows: int | None = None) -> np.ndarray:
@@ -93,22 +113,23 @@ def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCO
     n, chunk_rows = len(texts), chunk_rows or CHUNK_ROWS
     if n == 0:
         return np.zeros((0, encoder.dimension), np.float32)
-    key = cache_key(encoder, texts)
+    key, model = cache_key(encoder, texts), model_key(encoder)
     directory = cache_dir()
     path, state_path = directory / f"{key}.npy", directory / f"{key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(directory / f"{key}.lock", "w") as lock:
         if fcntl is not None:  # a second build of the same names waits, then reuses the finished cache
             fcntl.flock(lock, fcntl.LOCK_EX)
-        vectors, done = _open_cache(path, state_path, (n, encoder.dimension))
-        if done == n:
+        vectors, todo, done = _open_cache(directory, key, texts, encoder.dimension, model)
+        if done == len(todo):
             mark_used(state_path)
-        with progress_bar(total=n, initial=done, desc="encoding names", unit="name") as bar:
-            for start in range(done, n, chunk_rows):
-                end = min(start + chunk_rows, n)
-                vectors[start:end] = encoder.encode(list(texts[start:end]), batch_size=batch_size)
+        with progress_bar(total=len(todo), initial=done, desc="encoding names", unit="name") as bar:
+            for start in range(done, len(todo), chunk_rows):
+                end = min(start + chunk_rows, len(todo))
+                rows = todo[start:end]
+                vectors[rows] = encoder.encode([texts[i] for i in rows], batch_size=batch_size)
                 vectors.flush()  # vectors on disk before the sidecar says they are there
-                write_atomic(state_path, json.dumps({"rows": end, "total": n}))  # a crash leaves the old count or the new
+                write_atomic(state_path, json.dumps({"rows": end, "total": len(todo), "size": n, "model": model}))  # old count or new
                 bar.update(end - start)
         del vectors
         return np.load(path, mmap_mode="r")  # opened under the lock: 'medlink cache clear' cannot remove it in between
