@@ -20,7 +20,7 @@ from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
 from medlink.linking.manifest import MANIFEST, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries
 from medlink.progress import phase
-from medlink.rerank.base import LinkerParts, Reranker, build_reranker, load_reranker
+from medlink.rerank.base import LinkerParts, Reranker, build_reranker, load_reranker, reads_context
 from medlink.retrieval.base import CandidateGenerator, build_generator, load_generator, to_candidates
 from medlink.retrieval.fusion import Fusion
 from medlink.retrieval.hits import Hits, top_k as ranked_top
@@ -288,7 +288,8 @@ class Linker:
         that is empty or only punctuation).
 
         ``generators`` restricts the stages used; ``rerank=False`` skips the rerankers (a reranker that needs a
-        generator left out is skipped too). Identical mentions are searched and reranked once.
+        generator left out is skipped too). Identical mentions are searched and reranked once; with a reranker that
+        reads context, "identical" takes the context too (each distinct text is still searched once).
         """
         items = [Mention.of(m) for m in mentions]
         keys = [self.key(m.text) if is_text(m.text) else "" for m in items]
@@ -296,17 +297,22 @@ class Linker:
         names = self.stages(generators)
         rerankers = [r for r in self.rerankers if rerank and (r.requires_generator is None or r.requires_generator in names)]
         depth = max(k, self.config.k_per_generator) if rerankers else k  # rerankers see the whole fused list
+        with_context = any(reads_context(r) for r in rerankers)
+        idents = [(key, m.left, m.right) if with_context else key for m, key in zip(items, keys)]
         first = {}
-        for mention, key in zip(items, keys):
-            first.setdefault(key, mention)
-        queries = [Mention(key, first[key].doc_id, first[key].start, first[key].end, first[key].left, first[key].right) for key in unique]
-        results = [LinkResult(query, candidates) for query, candidates in zip(queries, self.retrieve(unique, names, depth))]
+        for mention, key, ident in zip(items, keys, idents):
+            if key:
+                first.setdefault(ident, (key, mention))
+        order = sorted(first, key=lambda ident: first[ident][0])  # by key, as the searches
+        retrieved = dict(zip(unique, self.retrieve(unique, names, depth)))
+        queries = [Mention(key, m.doc_id, m.start, m.end, m.left, m.right) for key, m in map(first.get, order)]
+        results = [LinkResult(query, list(retrieved[query.text])) for query in queries]
         for reranker in rerankers:
             results = reranker.rerank(queries, results)
-        by_key = dict(zip(unique, results))
+        by_ident = dict(zip(order, results))
         out = []
-        for mention, key in zip(items, keys):
-            found = by_key.get(key)
+        for mention, key, ident in zip(items, keys, idents):
+            found = by_ident.get(ident)
             if found is None:
                 out.append(LinkResult(mention, [], mention_error(mention.text, key)))
                 continue

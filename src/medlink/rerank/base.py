@@ -39,12 +39,20 @@ class Reranker(Protocol):
     PARAMS: ClassVar[Schema]
     settings: dict  # checked, completed with defaults; ``type`` included
     requires_generator: str | None  # a generator that must be among a call's stages for this reranker to run (kNN's dense one)
+    # Optional (read through ``reads_context``; absent means False): ``reads_context: bool``, true when the reranker reads
+    # a mention's left / right context, so the linker must rerank each occurrence of a string, not the string once.
+    # Not declared here: a runtime-checkable protocol would then refuse every reranker written without it.
 
     def rerank(self, mentions: Sequence[Mention], results: list[LinkResult]) -> list[LinkResult]: ...
 
     def with_settings(self, **changes: Any) -> "Reranker": ...  # the same model with other settings (dev tuning)
 
     def save(self, directory: Path) -> None: ...
+
+
+def reads_context(reranker: Reranker) -> bool:
+    """Does this reranker read a mention's context (the optional ``reads_context`` attribute; False when absent)?"""
+    return bool(getattr(reranker, "reads_context", False))
 
 
 # type name -> "module:Class" (a bare module name is under medlink.rerank); each class has PARAMS, build(settings, parts),

@@ -12,6 +12,10 @@ calls the retriever gets wrong. Whether it does depends on the data, so ``weight
 off) and ``top`` are chosen on dev data (BENCHMARKS.md rerank_aap, rerank_ncbi). Candidates below
 ``top`` keep their order after the rescored ones. Each rescored candidate keeps the cross-encoder's
 score under ``scores["cross-encoder"]``.
+
+A model trained with context (``medlink train cross-encoder --context N``) reads each mention with the text
+either side that the annotator gives it (``context`` of at least N); the linker then reranks each occurrence of
+a string on its own (``reads_context``) instead of once per distinct string.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from medlink.core import Candidate, LinkResult, Mention
-from medlink.encoders.cross import MAX_LENGTH, CrossEncoder, CrossEncoderSpec
+from medlink.encoders.cross import CrossEncoder, CrossEncoderSpec, mention_side
 from medlink.encoders.precision import from_legacy
 from medlink.errors import MedlinkError
 from medlink.params import PRECISIONS, Param
@@ -40,7 +44,8 @@ PARAMS = {
     "top": Param(int, minimum=1, default=8),
     "weight": Param(float, minimum=0.0, default=0.02),
     "text": Param(str, choices=TEXTS, default="name"),
-    "max_length": Param(int, minimum=2, maximum=512, default=MAX_LENGTH),
+    # null: what the model folder was trained with (MAX_LENGTH for a folder that does not say)
+    "max_length": Param(int, minimum=2, maximum=512, nullable=True, default=None),
     "precision": Param(str, choices=PRECISIONS, default="auto"),  # auto: bf16 only where this CPU runs it faster
 }
 
@@ -57,6 +62,11 @@ class CrossEncoderReranker:
         self.model = model
         self.settings = own_settings(self.type, PARAMS, settings)
         self._memo: dict[tuple[str, str], float] = {}  # (mention, text) -> score, shared with with_settings copies: tuning scores once
+
+    @property
+    def reads_context(self) -> bool:
+        """True for a model trained with context: mentions of one string in different places may score differently."""
+        return getattr(self.model, "context", 0) > 0
 
     @classmethod
     def build(cls, settings: dict, parts: LinkerParts | None = None) -> "CrossEncoderReranker":
@@ -85,13 +95,15 @@ class CrossEncoderReranker:
         other.settings = own_settings(self.type, PARAMS, {**self.settings, **changes})
         return other
 
-    def scores(self, mentions: Sequence[str], candidates: list[list[Candidate]]) -> list[np.ndarray]:
-        """The cross-encoder's score of each mention's first ``top`` candidates (one array per mention)."""
+    def scores(self, mentions: Sequence[str | Mention], candidates: list[list[Candidate]]) -> list[np.ndarray]:
+        """The cross-encoder's score of each mention's first ``top`` candidates (one array per mention); a ``Mention``'s
+        context is read when the model was trained with context."""
         if self.settings["text"] == "matched":
             text_of = lambda c: c.matched_name or c.name or c.concept_id  # noqa: E731
         else:
             text_of = lambda c: c.name or c.matched_name or c.concept_id  # noqa: E731
         groups = [[text_of(c) for c in row[: self.settings["top"]]] for row in candidates]
+        mentions = [mention_side(m, getattr(self.model, "context", 0)) for m in mentions]
         missing = list(dict.fromkeys((m, t) for m, group in zip(mentions, groups) for t in group if (m, t) not in self._memo))
         if missing:
             if len(self._memo) + len(missing) > MEMO_PAIRS:  # a long-running service must not grow without end
@@ -101,7 +113,7 @@ class CrossEncoderReranker:
 
     def rerank(self, mentions: Sequence[Mention], results: list[LinkResult]) -> list[LinkResult]:
         candidates = [r.candidates for r in results]
-        return replaced_candidates(results, combine(candidates, self.scores([m.text for m in mentions], candidates), self.settings["weight"]))
+        return replaced_candidates(results, combine(candidates, self.scores(mentions, candidates), self.settings["weight"]))
 
 
 def combine(candidates: list[list[Candidate]], cross_scores: list[np.ndarray], weight: float) -> list[list[Candidate]]:

@@ -6,19 +6,26 @@ over the KB's names: the close calls a reranker exists to settle. The loss is a 
 group with the gold first (listwise cross-entropy, as paper 002's reranker). KB names only, never
 the mention memory: a training mention would find itself there and teach nothing.
 Checkpoints and ``resume`` work as for the bi-encoder.
+
+With ``context`` > 0 the model learns to read each mention in its text (``left [START] mention [END]
+right``): the training mentions are then every gold annotation of PubTator documents with the text
+around it (``pubtator_mentions``), not the distinct strings.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from medlink.encoders.cross import MAX_LENGTH, CrossEncoder
+from medlink.core import Mention
+from medlink.corpora.pubtator import iter_pubtator
+from medlink.encoders.cross import CONTEXT_MAX_LENGTH, MAX_LENGTH, CrossEncoder
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.training.examples import ConceptNames
@@ -35,12 +42,17 @@ class CrossTrainConfig:
     warmup: float = 0.1
     seed: int = 13
     precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto: bf16 only where this CPU runs it faster
-    max_length: int = MAX_LENGTH
+    max_length: int | None = None  # None: MAX_LENGTH, or CONTEXT_MAX_LENGTH with context
     checkpoint_every: int = 100
     concept_text: str = "name"  # "name": the preferred name; "alias": a random KB name of the concept, drawn each epoch
+    context: int = 0  # characters of text each side of the mention the model reads (0: the mention alone)
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
+        if self.context < 0:
+            raise MedlinkError(f"context (--context) must be 0 or more characters, not {self.context}")
+        if self.max_length is None:
+            self.max_length = CONTEXT_MAX_LENGTH if self.context else MAX_LENGTH
         check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every,
                                at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "candidates": (self.candidates, 2),
                                          "max_length": (self.max_length, 2)})
@@ -48,7 +60,32 @@ class CrossTrainConfig:
             raise MedlinkError(f"concept_text (--concept-text) must be 'name' or 'alias', not {self.concept_text!r}")
 
 
-def retrieved_negatives(kb: KB, mentions: Sequence[tuple[str, str]], model: str | Path | None, depth: int = 16) -> list[list[str]]:
+def pubtator_mentions(kb: KB, path: Path | str, context: int) -> tuple[list[tuple[Mention, str]], Counter]:
+    """Every gold annotation of a PubTator file as (normalised mention with ``context`` characters each side, KB concept),
+    each distinct (mention, context, concept) once; and how many were left out and why.
+
+    An annotation whose ids resolve to one concept (MEDIC's OMIM and MeSH ids of one disease) is kept; one whose ids
+    name several concepts (a composite, "breast or ovarian cancer") is left out: no one concept name is its answer, and
+    the text does not say where it splits."""
+    mentions: dict[tuple, tuple[Mention, str]] = {}
+    skipped: Counter = Counter()
+    for document in iter_pubtator(path):
+        text = document.text
+        for annotation in document.annotations:
+            concepts = {c for c in map(kb.resolve, annotation.ids) if c}
+            if len(concepts) != 1:
+                reason = "composite (ids of several concepts)" if concepts else "gold concept not in the KB" if annotation.ids else "no concept"
+                skipped[reason] += 1
+                continue
+            # the window the annotator gives a mention with the same ``context`` (``medlink annotate --context N``)
+            seen = document.mention(annotation, context, text) if context else Mention(annotation.text, document.doc_id)
+            mention = Mention(kb.normalize(annotation.text), document.doc_id, annotation.start, annotation.end, seen.left, seen.right)
+            concept = concepts.pop()
+            mentions.setdefault((mention.text, mention.left, mention.right, concept), (mention, concept))
+    return list(mentions.values()), skipped
+
+
+def retrieved_negatives(kb: KB, mentions: Sequence[tuple[str | Mention, str]], model: str | Path | None, depth: int = 16) -> list[list[str]]:
     """For each (mention, gold), the ``depth`` wrong concepts a bi-encoder ranks highest over the KB's names."""
     from medlink.linking.config import LinkerConfig
     from medlink.linking.linker import Linker
@@ -56,7 +93,7 @@ def retrieved_negatives(kb: KB, mentions: Sequence[tuple[str, str]], model: str 
     config = {"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": str(model) if model else None}}],
               "k_per_generator": depth + 1}
     linker = Linker.build(kb, LinkerConfig.from_dict(config))
-    ranked = linker.link([text for text, _ in mentions], k=depth + 1, rerank=False)
+    ranked = linker.link([Mention.of(mention).text for mention, _ in mentions], k=depth + 1, rerank=False)
     return [[c.concept_id for c in result.candidates if c.concept_id != gold][:depth] for result, (_, gold) in zip(ranked, mentions)]
 
 
@@ -72,29 +109,47 @@ def _group(gold: str, negatives: list[str], size: int, all_concepts: list[str], 
     return [gold, *chosen]
 
 
-def dev_accuracy(model: CrossEncoder, names: dict[str, str], dev: Sequence[tuple[str, str]], dev_negatives: Sequence[list[str]], size: int) -> float | None:
+def in_contexts(examples: Sequence[tuple[str | Mention, str, list[str]]], model: CrossEncoder) -> list[tuple[list[str], str, list[str]]]:
+    """One example per distinct (mention text, concept), holding what the model reads for each of its occurrences: an
+    epoch draws one of them, so a string annotated a hundred times weighs no more than without context, and an epoch
+    costs the same number of steps."""
+    grouped: dict[tuple[str, str], tuple[dict[str, None], list[str]]] = {}
+    for mention, gold, negatives in examples:
+        variants, _ = grouped.setdefault((Mention.of(mention).text, gold), ({}, negatives))
+        variants[model.reads(mention)] = None
+    return [(list(variants), gold, negatives) for (_, gold), (variants, negatives) in grouped.items()]
+
+
+def _one(variants: list[str], rng: random.Random) -> str:
+    """This epoch's reading of an example (no draw for a single one: a context-free run's random stream is unchanged)."""
+    return variants[0] if len(variants) == 1 else rng.choice(variants)
+
+
+def dev_accuracy(model: CrossEncoder, names: dict[str, str], dev: Sequence[tuple[str | Mention, str]], dev_negatives: Sequence[list[str]],
+                 size: int) -> float | None:
     """How often the gold name outscores the dev mention's top ``size - 1`` retrieved wrong concepts (dev data only)."""
     if not dev:
         return None
     groups = [[names[c] for c in (gold, *negatives[: size - 1])] for (_, gold), negatives in zip(dev, dev_negatives)]
-    scores = model.score_groups([text for text, _ in dev], groups)
+    scores = model.score_groups([model.reads(mention) for mention, _ in dev], groups)
     return float(np.mean([int(np.argmax(s)) == 0 for s in scores]))
 
 
 def train_cross_encoder(
     kb: KB,
     out: Path,
-    mentions: Sequence[tuple[str, str]],
+    mentions: Sequence[tuple[str | Mention, str]],
     negatives: Sequence[list[str]],
     *,
-    dev: Sequence[tuple[str, str]] = (),
+    dev: Sequence[tuple[str | Mention, str]] = (),
     dev_negatives: Sequence[list[str]] = (),
     base_model: str | Path | None = None,
     config: CrossTrainConfig = CrossTrainConfig(),
     resume: bool = False,
     progress: bool = True,
 ) -> TrainReport:
-    """Train and save a cross-encoder folder at ``out`` (a ``cross-encoder`` reranker's ``model``)."""
+    """Train and save a cross-encoder folder at ``out`` (a ``cross-encoder`` reranker's ``model``). A mention is a
+    normalised string, or a ``Mention`` whose left / right context the model reads when ``config.context`` > 0."""
     import torch
 
     if config.concept_text not in ("name", "alias"):
@@ -110,16 +165,18 @@ def train_cross_encoder(
         raise MedlinkError("no training mention has a gold concept in the KB")
     size = min(config.candidates, len(names))
     run = TrainingRun(out, resume, config.seed, progress)
-    model = CrossEncoder(run.model_folder(base_model), config.max_length, config.precision)
+    model = CrossEncoder(run.model_folder(base_model), config.max_length, config.precision, context=config.context)
+    occurrences = len(examples)
+    examples = in_contexts(examples, model) if config.context else [([model.reads(m)], gold, negs) for m, gold, negs in examples]
     steps_per_epoch = math.ceil(len(examples) / config.batch_size)
     run.prepare(model, config.learning_rate, config.warmup, steps_per_epoch * config.epochs, asdict(config),
-                {"mentions": len(examples), "dev": len(dev), "group": size})
+                {"mentions": len(examples), "occurrences": occurrences, "dev": len(dev), "group": size})
     all_concepts = list(names)
     for epoch in run.epochs(config.epochs):
         rng = random.Random(config.seed + epoch)
         order = list(range(len(examples)))
         rng.shuffle(order)
-        groups = [(examples[i][0], _group(examples[i][1], examples[i][2], size, all_concepts, rng)) for i in order]
+        groups = [(_one(examples[i][0], rng), _group(examples[i][1], examples[i][2], size, all_concepts, rng)) for i in order]
         texts = [[rng.choice(aliases[c]) if aliases.get(c) else names[c] for c in group] for _, group in groups]
 
         def step_loss(step: int):
