@@ -152,18 +152,24 @@ def lexical(runs, tuning, ties) -> list[str]:
     rows = []
     for _, d in runs:
         per_fold = [r for r in d["rows"] if r.get("per_fold")]
+        groups: dict[tuple, dict[str, dict]] = {}
         for r in (r for r in d["rows"] if not r.get("per_fold")):
+            groups.setdefault((r["dataset"], r["split"], r["setting"]), {})[r["variant"]] = r
+        for (dataset, split, setting), variants in groups.items():
+            r = variants.get("fused") or next(iter(variants.values()))
             folds = [f["predict_seconds"] for f in per_fold if f["setting"] == r["setting"] and f["variant"] == r["variant"] and "predict_seconds" in f]
             if "predict_seconds" in r:
                 time = f"build {secs(r.get('build_seconds'))}, link {secs(r['predict_seconds'])}"
             else:
                 time = f"link {secs(sum(folds))} ({len(folds)} folds)" if folds else "-"
-            rows.append((r["dataset"], r["acc@1"], [f"{r['dataset']} {r['split']}", r["setting"], r["variant"], str(r["n"]), acc(r["acc@1"], r.get("acc@1_std")),
-                                                    acc(r["acc@5"]), acc(r["mrr"]), acc(r.get("recall@64")), time, "-", *provenance(d)]))
+            alone = " / ".join(acc(variants[v]["acc@1"]) if v in variants else "-" for v in ("TF-IDF", "BM25"))
+            rows.append((dataset, r["acc@1"], [f"{dataset} {split}", setting, r["variant"], str(r["n"]), acc(r["acc@1"], r.get("acc@1_std")), alone,
+                                               acc(r["acc@5"]), acc(r["mrr"]), acc(r.get("recall@64")), time, "-", *provenance(d)]))
     lines = ["## Lexical linking", "",
              "Configs chosen on dev (below); k = 64 candidates; Acc@k counts a prediction when any gold id alternative matches, and a composite "
-             "mention needs every part right. Best first within each dataset.", "",
-             *table(["dataset, split", "KB / memory", "generator", "n", "Acc@1", "Acc@5", "MRR", "R@64", "time", "peak RSS", *PROVENANCE], best_first(rows))]
+             "mention needs every part right. One row per setting (the fused index; TF-IDF and BM25 alone beside it). Best first within each dataset.", "",
+             *table(["dataset, split", "KB / memory", "generator", "n", "Acc@1", "Acc@1 TF-IDF / BM25 alone", "Acc@5", "MRR", "R@64", "time",
+                     "peak RSS", *PROVENANCE], best_first(rows))]
     if tuning:
         rows = []
         for _, d in tuning:
@@ -354,11 +360,12 @@ def speed(lexical_runs, dense_runs) -> list[str]:
     for _, d in dense_runs:
         base = d["encoding"][0]
         rows = [("", e["names_per_second"], [str(e["threads"]), precision_label(e), str(e["batch"]), num(e["names_per_second"]),
-                                             f"{e['names_per_second'] / base['names_per_second']:.2f}", *provenance(d)]) for e in d["encoding"]]
+                                             f"{e['names_per_second'] / base['names_per_second']:.2f}", *provenance(d)])
+                for e in d["encoding"] if e["batch"] == base["batch"]]
         count = f"{d['encoded_names']:,} " if d.get("encoded_names") else ""
         limit = f"; instruction sets limited to {d['isa_limit']}" if d.get("isa_limit") else ""
         lines += ["", f"Encoding {count}MEDIC names (batches grouped by token count; ratio to {base['threads']} threads, "
-                  f"{precision_label(base)}, batch {base['batch']}, measured in the same run{limit}). Fastest first.", "",
+                  f"{precision_label(base)}, batch {base['batch']}, measured in the same run{limit}; other batch sizes in the JSON). Fastest first.", "",
                   *table(["threads", "weights", "batch", "names/s", "ratio", *PROVENANCE], best_first(rows))]
     return lines
 

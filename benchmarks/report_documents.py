@@ -19,13 +19,11 @@ def _prf(score: dict) -> str:
 
 
 def stage_table(run: dict, table, provenance, PROVENANCE) -> list[str]:
-    rows = [[r["stage"].strip() if not r["stage"].startswith("  ") else f"({r['stage'].strip()})", _f1(r["dev"]["linking"]),
-             _prf(r["test"]["mentions"]), _prf(r["test"]["linking"]), _f1(r["test"]["concepts"]), f"{r['abstracts_per_second']:.0f}"]
-            for r in run["rows"]]
-    return [f"**medlink, one stage at a time** (each row adds its idea to the row above; rows in brackets change one option of "
-            f"the row above them instead; chosen on dev: *{run['chosen_on_dev']}*; peak RSS {run['peak_rss_mb']:,} MB):", "",
-            *table(["stage", "dev linking F1", "test mentions P / R / F1", "test linking P / R / F1", "test concept F1", "abstracts/s"], rows),
-            "", "Measured on " + ", ".join(f"{c}" for c in provenance(run)) + "."]
+    rows = [[r["stage"].strip(), _f1(r["dev"]["linking"]), _prf(r["test"]["mentions"]), _prf(r["test"]["linking"]), _f1(r["test"]["concepts"]),
+             f"{r['abstracts_per_second']:.0f}"] for r in run["rows"] if not r["stage"].startswith("  ")]
+    return [f"**medlink, one stage at a time** (each row adds its idea to the row above; option variants in the JSON; chosen on "
+            f"dev: *{run['chosen_on_dev']}*; peak RSS {run['peak_rss_mb']:,} MB; " + ", ".join(provenance(run)) + "):", "",
+            *table(["stage", "dev linking F1", "test mentions P / R / F1", "test linking P / R / F1", "test concept F1", "abstracts/s"], rows)]
 
 
 def peers_table(run: dict, table, provenance) -> list[str]:
@@ -35,11 +33,10 @@ def peers_table(run: dict, table, provenance) -> list[str]:
                     f"{r['abstracts_per_second'] / reference:.2f}" if reference else "-",
                     f"{r['setup_seconds']:.1f} s" if r.get("setup_seconds") is not None else "-", f"{r['peak_rss_mb']:,.0f} MB"]
                    for r in test), key=lambda row: -float(row[2].rsplit(" / ", 1)[1]))
-    chosen = "; ".join(f"{name} {options}" for name, options in run.get("chosen", {}).items() if options)
-    return ["**Peers side by side** (one run, the same documents and KB; each system's options chosen on dev by linking F1: "
-            f"{chosen}; test split, {run.get('repeats', 1)} runs each in a fresh process, medians; speed ratio against medlink):", "",
-            *table(["system", "mentions P / R / F1", "linking P / R / F1", "concept F1", "abstracts/s", "x medlink", "setup", "peak RSS"], rows),
-            "", "Measured on " + ", ".join(provenance(run)) + "."]
+    return ["**Peers side by side** (one run, the same documents and KB; each system's options chosen on dev by linking F1, "
+            f"listed in the JSON; test split, {run.get('repeats', 1)} runs each in a fresh process, medians; speed ratio against medlink; "
+            + ", ".join(provenance(run)) + "):", "",
+            *table(["system", "mentions P / R / F1", "linking P / R / F1", "concept F1", "abstracts/s", "x medlink", "setup", "peak RSS"], rows)]
 
 
 def scale_table(runs, table, provenance, PROVENANCE, secs, mb) -> list[str]:
@@ -54,9 +51,8 @@ def scale_table(runs, table, provenance, PROVENANCE, secs, mb) -> list[str]:
 
 def documents(ncbi_runs, peers_runs, scale_runs, *, table, provenance, PROVENANCE, secs, mb) -> list[str]:
     lines = ["## Documents: linking in running text", "",
-             "NCBI Disease as PubTator documents (title + abstract; dev 100, test 100 abstracts), MEDIC as the KB, `medlink annotate`'s "
-             "pipeline. Mention finding is strict span; linking is end to end (span and concept both right); concept F1 is per "
-             "abstract over the set of concept ids (the BioCreative measure); ids compared through MEDIC's equivalent ids.", ""]
+             "NCBI Disease PubTator abstracts (dev 100, test 100), MEDIC as the KB, `medlink annotate`'s pipeline. Mentions: strict span; "
+             "linking: span and concept right; concept F1: per abstract over its set of concept ids (BioCreative).", ""]
     for _, run in ncbi_runs[-1:]:
         lines += [*stage_table(run, table, provenance, PROVENANCE), ""]
     for _, run in peers_runs[-1:]:
