@@ -42,6 +42,19 @@ def ncbi_index(workdir: Path, memory: bool = True) -> Path:
     return out
 
 
+def reranked_index(workdir: Path, cross_encoder: Path) -> Path:
+    """``ncbi_index`` (MEDIC's lexical index, train mentions as memory) with a cross-encoder reranking its candidates (a
+    ``rerankers`` entry; its top and weight are the reranker's defaults, to be chosen on dev with ``with_settings``)."""
+    from medlink.linking.config import LEXICAL_GENERATORS, LEXICAL_WEIGHTS, LinkerConfig
+
+    out = workdir / f"medic-train-index+{Path(cross_encoder).name}"
+    if not (out / "manifest.json").exists():
+        config = LinkerConfig.from_dict({"generators": LEXICAL_GENERATORS, "fusion": {"method": "weighted", "weights": dict(LEXICAL_WEIGHTS)},
+                                         "rerankers": [{"type": "cross-encoder", "model": str(cross_encoder)}]})
+        build_index(medic_kb(workdir), out, config=config, memory=[f"pubtator:{TRAIN}"])
+    return out
+
+
 def exclusions(workdir: Path, index: Path, min_seen: int = 2, max_rate: float = 0.34) -> Path:
     """Names the dictionary finds in the train documents but annotators marked at most ``max_rate`` of the time."""
     from medlink.corpora.pubtator import read_pubtator
