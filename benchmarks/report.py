@@ -183,10 +183,9 @@ def lexical(runs, tuning, ties) -> list[str]:
         lines += ["", "The configs, chosen on dev data only (grid over TF-IDF analyzer and n-grams, BM25 stemming, fusion method and weights; "
                   "every trial is in the JSON):", "",
                   *table(["dataset", "dev split", "chosen config", "dev Acc@1 TF-IDF / BM25 / fused", "time", "peak RSS", *PROVENANCE], rows)]
-    for _, d in ties:
-        lines += ["", f"Score ties (`{current_command(d['command'])}`, {d['commit']}, {cpu(d)}): of {d['errors']} errors on "
-                  f"{d['single_part_dev_mentions']} single-part NCBI dev mentions, {d['ties_with_gold']} tie with the gold concept, and "
-                  f"preferring the concept with more KB names wins {d['fixed_by_more_names']} of them."]
+    for _, d in ties:  # one clause, not a paragraph: the analysis is old and the JSON keeps it
+        lines[lines.index("## Lexical linking") + 2] += (
+            f" Score ties ({d['_results']}): of {d['errors']} NCBI dev errors, {d['ties_with_gold']} tie with the gold concept.")
     return lines
 
 
@@ -413,14 +412,20 @@ def did_not_help(kinds: dict) -> list[str]:
                 rows.append([f"cross-encoder reranker (top {t['top']}, weight {t['weight']:g}{'; dev turned it off' if not t['weight'] else ''})",
                              f"{reranked['dataset']} {reranked['split']}, memory {re.search(r'memory[(](.+)[)]', setting).group(1)}",
                              acc(alone["acc@1"]), acc(reranked["acc@1"]) + dev, name, d["commit"]])
+    fused_out = []  # one row for every bi-encoder dev gave weight 0 beside the chosen ones
     for name, d in kinds.get("ensemble", []):
         paths, trials = model_paths(d), d.get("dev_trials") or []
         for model in (m for m, w in d["chosen"].items() if m != "tfidf" and not w and trials):
             without = max(t["acc@1"] for t in trials if not t["weights"].get(model))
             with_it = max(t["acc@1"] for t in trials if t["weights"].get(model))
             others = " + ".join(short(paths.get(m, m)) for m, w in d["chosen"].items() if w and m != "tfidf")
-            rows.append([f"{short(paths.get(model, model))} fused with {others}", f"NCBI dev, best of {len(trials)} weight settings",
-                         acc(without), f"{acc(with_it)} (dev gave it weight 0)", name, d["commit"]])
+            fused_out.append((short(paths.get(model, model)), others, len(trials), without, with_it, name, d["commit"]))
+    if fused_out:
+        rows.append([f"a third bi-encoder fused with the chosen pair: {', '.join(f'{m} (with {o})' for m, o, *_ in fused_out)}",
+                     f"NCBI dev, best of {max(t for _, _, t, *_ in fused_out)} weight settings each",
+                     " / ".join(acc(r[3]) for r in fused_out),
+                     " / ".join(acc(r[4]) for r in fused_out) + " (dev gave each weight 0)", ", ".join(r[5] for r in fused_out),
+                     ", ".join(r[6] for r in fused_out)])
     for name, d in kinds.get("xref_enrichment", []):
         best: dict[str, dict] = {}
         for r in d["rows"]:
@@ -503,14 +508,15 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 scale(get("lexical_scale")) if get("lexical_scale") else [],
                 speed(get("lexical_linking"), get("dense_speed")) if get("lexical_linking", "dense_speed") else [],
                 robustness(get("robustness"), get("json_scorer")) if get("robustness", "json_scorer") else [],
-                documents(get("documents_ncbi"), get("peers_documents"), get("dictionary_scale"), table=table, provenance=provenance,
+                documents(get("documents_ncbi"), get("peers_documents"), get("dictionary_scale"), get("documents_context"), table=table, provenance=provenance,
                           PROVENANCE=PROVENANCE, secs=secs, mb=mb) if get("documents_ncbi", "peers_documents", "dictionary_scale") else [],
                 did_not_help(kinds)]
     for section in sections:
         lines += [*section, ""] if section else []
     lines = [wrapped for line in lines for wrapped in (wrap(line) if line and line[0] not in "|#<" else [line])]
     if notes and notes.exists():
-        lines += ["## Notes (hand-written: figures no results JSON holds)", "", *notes.read_text(encoding="utf-8").strip().splitlines(), ""]
+        written = re.sub(r"<!--.*?-->\n?", "", notes.read_text(encoding="utf-8"), flags=re.S)  # the note to editors stays in notes.md
+        lines += ["## Notes (hand-written: figures no results JSON holds)", "", *written.strip().splitlines(), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

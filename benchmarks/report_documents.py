@@ -7,6 +7,7 @@ KINDS = {
     "documents_ncbi": lambda d: "chosen_on_dev" in d,
     "peers_documents": lambda d: "dev_grid" in d and "rows" in d,
     "dictionary_scale": lambda d: "build_seconds" in (d.get("results") or [{}])[0],
+    "documents_context": lambda d: "dev_trials" in d and "context" in d,
 }
 
 
@@ -43,18 +44,30 @@ def scale_table(runs, table, provenance, PROVENANCE, secs, mb) -> list[str]:
     rows = [[f"{r['rows']:,}", f"{r['names_kept']:,}", f"{r['words']:,}", secs(r["build_seconds"]), mb(r["build_peak_rss_mb"]),
              f"{r['saved_mb']} MB", secs(r["load_seconds"]), f"{r['abstracts_per_second']:,.0f}", mb(r["scan_peak_rss_mb"]), *provenance(d)]
             for _, d in runs for r in d["results"]]
-    return ["**The dictionary finder at terminology scale** (`benchmarks/scale/synthetic_umls.py` names; build, then load and scan "
-            "the 100 NCBI test abstracts, each in a fresh process):", "",
+    return ["**The dictionary finder at scale** (synthetic UMLS names; build, then load and scan the NCBI test abstracts, fresh processes):", "",
             *table(["synthetic UMLS rows", "names kept", "distinct words", "build", "build peak RSS", "saved", "load", "abstracts/s",
                     "scan peak RSS", *PROVENANCE], rows)]
 
 
-def documents(ncbi_runs, peers_runs, scale_runs, *, table, provenance, PROVENANCE, secs, mb) -> list[str]:
+def context_sentence(run: dict, provenance) -> list[str]:
+    """The cross-encoder with and without the mention's context, in one sentence (test; dev's choice said)."""
+    parts = [f"{r['variant'].lstrip('+ ')}: linking F1 {_f1(r['test']['linking'])}, gold-span Acc@1 {r['test']['gold_spans_acc@1']:.4f}"
+             + (f", {r['test']['speed']['rerank_ms_per_mention']:.0f} ms per mention" if r["test"].get("speed", {}).get("rerank_ms_per_mention") else "")
+             for r in run["rows"]]
+    prefers_off = all(r.get("chosen_on_dev", {}).get("dev_prefers_off", False) for r in run["rows"] if "chosen_on_dev" in r)
+    return [f"**Reranking spans with a cross-encoder** (the + consistency row; NCBI test): {'; '.join(parts)}."
+            + (" Dev preferred no reranking to either, so the annotator's default has none." if prefers_off else "")
+            + " (" + ", ".join(provenance(run)) + ")"]
+
+
+def documents(ncbi_runs, peers_runs, scale_runs, context_runs=(), *, table, provenance, PROVENANCE, secs, mb) -> list[str]:
     lines = ["## Documents: linking in running text", "",
              "NCBI Disease PubTator abstracts (dev 100, test 100), MEDIC as the KB, `medlink annotate`'s pipeline. Mentions: strict span; "
              "linking: span and concept right; concept F1: per abstract over its set of concept ids (BioCreative).", ""]
     for _, run in ncbi_runs[-1:]:
         lines += [*stage_table(run, table, provenance, PROVENANCE), ""]
+    for _, run in list(context_runs)[-1:]:
+        lines += [*context_sentence(run, provenance), ""]
     for _, run in peers_runs[-1:]:
         lines += [*peers_table(run, table, provenance), ""]
     if scale_runs:
