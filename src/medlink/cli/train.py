@@ -1,4 +1,4 @@
-"""``medlink train``: mine KB pairs, train bi-encoders and cross-encoders."""
+"""``medlink train``: mine KB pairs, train bi-encoders, cross-encoders and mention taggers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from medlink.cli.common import PRECISION_HELP, fail, new_app, open_kb, use_preci
 from medlink.encoders.precision import ENV
 from medlink.errors import MedlinkError
 
-app = new_app("Mine training pairs from a KB and train bi-encoders and cross-encoders.")
+app = new_app("Mine training pairs from a KB and train bi-encoders, cross-encoders and mention taggers.")
 
 
 def _settings(ctx: typer.Context, cls, config_file: Optional[Path], flags: dict):
@@ -182,3 +182,52 @@ def train_cross_encoder_command(
     report = train_cross_encoder(store, out, mentions, negatives, dev=dev_mentions, dev_negatives=dev_negatives, base_model=model,
                                  config=config, resume=resume)
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
+
+
+@app.command("tagger")
+def train_tagger_command(
+    ctx: typer.Context,
+    train: List[str] = typer.Option(..., "--train", help="Documents with annotated mention spans FORMAT:PATH (repeatable; FORMAT: pubtator)."),
+    out: Path = typer.Option(..., "--out", help="Tagger folder to write, replaced whole at the end (a new or empty folder, or an earlier tagger's)."),
+    dev: List[str] = typer.Option([], "--dev", help="Annotated documents FORMAT:PATH scored (strict-span F1) after each epoch; the best "
+                                                    "epoch is kept (never test data). Without it, the last epoch is kept."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2, with a new tagging head)."),
+    epochs: int = typer.Option(4, "--epochs", min=1, help="Passes over the training sentences."),
+    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Windows (whole consecutive sentences, up to --max-length sub-words) per step."),
+    learning_rate: float = typer.Option(2e-4, "--lr", help="Peak learning rate (AdamW, linear warm-up and decay)."),
+    max_length: int = typer.Option(128, "--max-length", min=8, help="Sub-word tokens per window, special tokens included; a longer "
+                                                                    "sentence is read in overlapping windows."),
+    collapse_types: bool = typer.Option(True, "--collapse-types/--keep-types", help="Learn one mention type ('Disease') for all the "
+                                        "corpus's types (the default: linking needs the span, not the subtype), or keep each type."),
+    seed: int = typer.Option(13, "--seed", help="Random seed (shuffling, the new head, dropout): the same seed and data give the same run."),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="A JSON file of training settings (keys as in medlink_tagger.json's "
+                                               "'config'; an earlier tagger's medlink_tagger.json works); flags given on the command line win over it."),
+) -> None:
+    """Train a mention tagger (BIO token classification) on documents with annotated mention spans."""
+    from medlink.encoders.transformer import require_dense_extra
+
+    require_dense_extra()
+    from medlink.training.tagger import TaggerConfig, check_tagger_output, train_tagger
+    from medlink.training.tagger_data import read_annotated
+
+    config = _settings(ctx, TaggerConfig, config_file, {
+        "epochs": ("epochs", epochs), "batch_size": ("batch_size", batch_size), "learning_rate": ("learning_rate", learning_rate),
+        "max_length": ("max_length", max_length), "collapse_types": ("collapse_types", collapse_types), "seed": ("seed", seed),
+        "precision": ("precision", precision or os.environ.get(ENV) or "auto")})
+    use_precision(config.precision)
+    check_tagger_output(out)  # before any data is read
+    documents, sources = {"train": [], "dev": []}, {"train": [], "dev": []}
+    for split, specs in (("train", train), ("dev", dev)):
+        for spec in specs:
+            read, record = read_annotated(spec)
+            if not read:
+                fail(f"--{split} {spec}: no documents in it")
+            documents[split] += read
+            sources[split].append(record)
+    if not any(d.annotations for d in documents["train"]):
+        fail("--train: the documents have no annotated mention spans to learn from")
+    report = train_tagger(documents["train"], out, dev=documents["dev"], base_model=model, config=config, sources=sources)
+    best = next((e for e in report.epochs if e["epoch"] == report.best_epoch), {})
+    kept = f"epoch {report.best_epoch}" + (f" (dev strict-span F1 {best['dev']['f1']:.4f})" if "dev" in best else "")
+    typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min ({report.training_precision}); kept {kept}")

@@ -1,0 +1,155 @@
+"""A trained mention tagger as a MentionFinder: token classification (BIO) over sentences, spans out.
+
+A tagger folder is a Hugging Face token-classification model with its tokenizer and
+``medlink_tagger.json`` (what ``medlink train tagger`` writes): the labels, the window length, and
+how it was trained. That file is the folder's signature: a folder without it is not loaded as a
+tagger, and training refuses to replace a folder that has none. Text is split into sentences
+(``medlink.text.sentences``), each passage on its own; a window holds as many whole consecutive
+sentences as fit and a longer sentence is read in overlapping windows (``medlink.text.bio.pack``), so a
+1 MB document costs about what its pieces would. A document's windows are batched by length. bf16 weights only where this CPU runs them faster
+(``medlink.encoders.precision``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from medlink.core import Annotation, Document
+from medlink.encoders import precision as precisions
+from medlink.encoders.precision import Bf16Copy
+from medlink.errors import MedlinkError, MissingInputError
+from medlink.text.bio import Span, decode_labels, pack, special_template, tokenize_sentences
+from medlink.text.sentences import split_sentences
+
+TAGGER_FILE = "medlink_tagger.json"
+TAGGER_FORMAT = "medlink-tagger"
+INFER_BATCH = 64  # windows per forward pass
+SENTENCE_GROUP = 1024  # sentences tokenised and batched together: bounds memory on a huge document
+
+
+def is_tagger_signature(path: Path) -> bool:
+    """Is ``path`` a ``medlink_tagger.json`` that medlink wrote (its format tag and labels)?"""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and data.get("format") == TAGGER_FORMAT and isinstance(data.get("labels"), list)
+
+
+def read_tagger_info(folder: Path) -> dict:
+    """The folder's ``medlink_tagger.json``, or a clear error saying why the folder is not a tagger."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise MissingInputError(f"tagger folder not found: {folder}")
+    if not is_tagger_signature(folder / TAGGER_FILE):
+        raise MedlinkError(f"{folder} is not a medlink tagger (no valid {TAGGER_FILE}); train one with 'medlink train tagger --out DIR'")
+    info = json.loads((folder / TAGGER_FILE).read_text(encoding="utf-8"))
+    if not all(isinstance(label, str) for label in info["labels"]) or info["labels"][:1] != ["O"]:
+        raise MedlinkError(f"{folder / TAGGER_FILE}: 'labels' must be a list of strings starting with 'O'")
+    if not isinstance(info.get("max_length"), int) or info["max_length"] < 8:
+        raise MedlinkError(f"{folder / TAGGER_FILE}: 'max_length' must be an integer of at least 8")
+    return info
+
+
+class TaggerFinder:
+    """Finds mentions with a token-classification model; ``source`` and ``name`` are "tagger"."""
+
+    name = "tagger"
+
+    def __init__(self, model, tokenizer, labels: Sequence[str], max_length: int, overlap: int | None = None,
+                 precision: str = "fp32", batch_size: int = INFER_BATCH):
+        """``model``/``tokenizer``: a loaded token-classification model and its fast tokenizer (training evaluates
+        the model it is training through this); ``precision`` fp32 or bf16 (already resolved)."""
+        if not getattr(tokenizer, "is_fast", False):
+            raise MedlinkError("the tagger needs a fast tokenizer (tokenizer.json): character offsets come from it")
+        if int(model.config.num_labels) != len(labels):
+            raise MedlinkError(f"the model has {model.config.num_labels} outputs but {len(labels)} labels were given")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.labels = list(labels)
+        self.max_length = max_length
+        self.before, self.after = special_template(tokenizer)  # [CLS], [SEP]
+        self.body = max_length - len(self.before) - len(self.after)  # sub-tokens of text per window
+        self.overlap = self.body // 4 if overlap is None else overlap
+        self.precision = precision
+        self.batch_size = batch_size
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self._bf16 = Bf16Copy()
+
+    @classmethod
+    def load(cls, folder: str | Path, precision: str | None = None, batch_size: int = INFER_BATCH) -> "TaggerFinder":
+        """A tagger folder written by ``medlink train tagger``; ``precision`` None: the folder's setting (auto: decided
+        on this machine)."""
+        from medlink.encoders.transformer import check_model_dir, load_pretrained, require_dense_extra
+
+        require_dense_extra()
+        from transformers import AutoModelForTokenClassification, AutoTokenizer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+        transformers_logging.set_verbosity_error()
+        folder = Path(folder)
+        info = read_tagger_info(folder)
+        check_model_dir(folder)
+        tokenizer = load_pretrained(folder, "tokenizer", AutoTokenizer.from_pretrained)
+        model = load_pretrained(folder, "model", AutoModelForTokenClassification.from_pretrained)
+        model.eval()
+        requested = precisions.check_precision(precision or info.get("precision") or "auto", "precision")
+        return cls(model, tokenizer, info["labels"], info["max_length"], info.get("overlap"), precisions.resolve(requested), batch_size)
+
+    def find(self, document: Document) -> list[Annotation]:
+        """Spans in ``document.text``, in text order; each passage is split into sentences on its own."""
+        text = document.text
+        sentences = []
+        for passage in sorted(document.passages, key=lambda p: p.offset):
+            sentences += [(passage.offset + start, passage.offset + end) for start, end in split_sentences(passage.text)]
+        return [Annotation(span.start, span.end, text[span.start:span.end], span.type, source=self.name)
+                for span in self.find_spans(text, sentences)]
+
+    def find_spans(self, text: str, sentences: Sequence[tuple[int, int]]) -> list[Span]:
+        """Typed spans of ``text`` found in the given sentence spans (consecutive ones, in text order), in order."""
+        found: list[Span] = []
+        for first in range(0, len(sentences), SENTENCE_GROUP):
+            tokenized = tokenize_sentences(self.tokenizer, text, sentences[first:first + SENTENCE_GROUP])
+            stream = [token for sentence in tokenized for token in sentence.ids]
+            predicted = self.predict(stream, pack([len(s.ids) for s in tokenized], self.body, self.overlap))
+            at = 0
+            for sentence in tokenized:
+                found += decode_labels(sentence, predicted[at:at + len(sentence.ids)], self.labels, text)
+                at += len(sentence.ids)
+        return found
+
+    def predict(self, stream: Sequence[int], items: Sequence[tuple[int, int, int, int]]) -> np.ndarray:
+        """The label id of every token of ``stream`` (sub-token ids), each read from the window of ``items``
+        ((start, end, owned_start, owned_end), as ``pack`` gives them) that owns it."""
+        import torch
+
+        predictions = np.zeros(len(stream), dtype=np.int64)
+        items = sorted(items, key=lambda item: item[1] - item[0])
+        was_training = self.model.training
+        if was_training:  # evaluated during training: no dropout while predicting
+            self.model.eval()
+        model = self._bf16.of(self.model) if self.precision == "bf16" else self.model
+        try:
+            with torch.inference_mode():
+                for at in range(0, len(items), self.batch_size):
+                    batch = items[at:at + self.batch_size]
+                    rows = [self.before + list(stream[start:end]) + self.after for start, end, _, _ in batch]
+                    width = max(map(len, rows))
+                    ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+                    mask = torch.zeros((len(rows), width), dtype=torch.long)
+                    for line, row in enumerate(rows):
+                        ids[line, :len(row)] = torch.tensor(row, dtype=torch.long)
+                        mask[line, :len(row)] = 1
+                    best = model(input_ids=ids, attention_mask=mask).logits.argmax(-1).numpy()
+                    for line, (start, _end, owned_start, owned_end) in enumerate(batch):
+                        first = len(self.before) + owned_start - start
+                        predictions[owned_start:owned_end] = best[line, first:first + owned_end - owned_start]
+        finally:
+            if was_training:
+                self.model.train()
+        return predictions
