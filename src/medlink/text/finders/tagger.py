@@ -81,12 +81,18 @@ class TaggerFinder:
         self._bf16 = Bf16Copy()
 
     @classmethod
-    def load(cls, folder: str | Path, precision: str | None = None, batch_size: int = INFER_BATCH) -> "TaggerFinder":
+    def load(cls, folder: str | Path, precision: str | None = None, batch_size: int = INFER_BATCH,
+             threads: int | None = None) -> "TaggerFinder":
         """A tagger folder written by ``medlink train tagger``; ``precision`` None: the folder's setting (auto: decided
-        on this machine)."""
+        on this machine). ``threads`` sets torch's threads for the process (as ``Encoder`` does): on a CPU shared with
+        other busy processes one thread is steadier than two, which wait for each other."""
         from medlink.encoders.transformer import check_model_dir, load_pretrained, require_dense_extra
 
         require_dense_extra()
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
         from transformers import AutoModelForTokenClassification, AutoTokenizer
         from transformers.utils import logging as transformers_logging
 
