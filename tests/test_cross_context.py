@@ -147,6 +147,16 @@ def test_pubtator_training_mentions_carry_their_context(kb, fixtures):
 
 
 @pytest.mark.slow
+def test_context_is_refused_for_datasets_without_documents(tmp_path, fixtures):
+    from tests.test_cli_kb import medlink
+
+    refused = medlink("train", "cross-encoder", "--kb", tmp_path / "kb.sqlite", "--out", tmp_path / "ce", "--context", "50",
+                      "--train", f"biosyn:{fixtures / 'eval' / 'biosyn_processed'}", check=False)
+    assert refused.returncode == 2 and "--context needs PubTator documents" in refused.stderr
+    assert "biosyn:" in refused.stderr and not (tmp_path / "ce").exists()
+
+
+@pytest.mark.slow
 @pytest.mark.dense
 def test_markers_are_added_to_a_base_model_and_kept_by_the_trained_folder(tmp_path):
     pytest.importorskip("torch")

@@ -53,6 +53,31 @@ def _training_mentions(store, datasets: List[str], option: str, required: bool =
     return mentions
 
 
+DOCUMENTS = "pubtator"  # the dataset format whose mentions come with their text (what --context reads)
+
+
+def _cross_mentions(store, datasets: List[str], option: str, context: int, required: bool = False) -> list:
+    """A cross-encoder's (mention, concept) pairs of ``datasets``, each distinct pair once: PubTator annotations through
+    ``pubtator_mentions`` (with ``context``: each in its text, a ``Mention``), other formats as ``_training_mentions``."""
+    from collections import Counter
+
+    from medlink.training.cross_trainer import pubtator_mentions
+
+    documents = [spec for spec in datasets if spec.startswith(f"{DOCUMENTS}:")]
+    mentions: list = _training_mentions(store, [spec for spec in datasets if spec not in documents], option)
+    skipped: Counter = Counter()
+    for spec in documents:
+        found, left_out = pubtator_mentions(store, spec.partition(":")[2], context)
+        mentions += found if context else [(mention.text, concept) for mention, concept in found]
+        skipped += left_out
+    if skipped:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in skipped.items())
+        typer.echo(f"{option} ({DOCUMENTS}): {sum(skipped.values())} annotations left out ({reasons})", err=True)
+    if datasets and not mentions and required:
+        fail(f"{option}: no mention has its gold concept in the KB")
+    return list(dict.fromkeys(mentions))
+
+
 @app.command("pairs")
 def train_pairs(
     kb: str = typer.Option(..., "--kb", help="KB file, or 'default'."),
@@ -139,8 +164,16 @@ def train_cross_encoder_command(
     ctx: typer.Context,
     kb: str = typer.Option(..., "--kb", help="KB the concepts and their preferred names come from."),
     out: Path = typer.Option(..., "--out", help="Model folder to write (a 'cross-encoder' reranker's model)."),
-    train: List[str] = typer.Option(..., "--train", help="Annotated mentions FORMAT:PATH (repeatable); each distinct (mention, concept) once."),
+    train: List[str] = typer.Option(..., "--train", help="Annotated mentions FORMAT:PATH (repeatable); each distinct (mention, concept) once "
+                                                          "(with --context: each annotation in its text). In PubTator files an "
+                                                          "annotation whose ids name several concepts (a composite) is left out."),
     dev: List[str] = typer.Option([], "--dev", help="Dev mentions FORMAT:PATH for per-epoch accuracy (never test data)."),
+    context: int = typer.Option(0, "--context", min=0, help="Characters of text each side of the mention the model reads with it "
+                                                            "(0: the mention alone). Needs documents: pubtator:PATH for --train and --dev. "
+                                                            "Annotate with at least as much --context."),
+    max_length: Optional[int] = typer.Option(None, "--max-length", min=8, help="Word pieces of a (mention, concept) pair, special tokens "
+                                                                               "included (default: 48; 128 with --context, which holds "
+                                                                               "100 characters each side)."),
     candidates_model: Optional[str] = typer.Option(None, "--candidates-model",
                                                    help="Bi-encoder folder that retrieves the wrong concepts to train against (default: packaged MiniLM)."),
     model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2, with a new score head)."),
@@ -167,14 +200,19 @@ def train_cross_encoder_command(
     config = _settings(ctx, CrossTrainConfig, config_file, {
         "epochs": ("epochs", epochs), "batch_size": ("batch_size", batch_size), "candidates": ("candidates", candidates),
         "learning_rate": ("learning_rate", learning_rate), "seed": ("seed", seed), "concept_text": ("concept_text", concept_text),
+        "context": ("context", context), "max_length": ("max_length", max_length),
         "precision": ("no_bf16", "fp32") if no_bf16 else ("precision", precision or os.environ.get(ENV) or "auto")})
+    without_text = [spec for spec in [*train, *dev] if not spec.startswith(f"{DOCUMENTS}:")]
+    if config.context and without_text:
+        fail(f"--context needs PubTator documents ({DOCUMENTS}:PATH) for --train and --dev: {', '.join(without_text)} "
+             "give(s) mentions without the text around them; train without --context, or give PubTator files")
     use_precision(config.precision)
     check_training_output(out)
     store = open_kb(kb)
-    mentions = list(dict.fromkeys(_training_mentions(store, train, "--train")))
+    mentions = _cross_mentions(store, train, "--train", config.context)
     if not mentions:
         fail("no training mention has a gold concept in the KB")
-    dev_mentions = list(dict.fromkeys(_training_mentions(store, dev, "--dev", required=True)))
+    dev_mentions = _cross_mentions(store, dev, "--dev", config.context, required=True)
     retriever = None if candidates_model in (None, "default") else candidates_model
     depth = max(16, 2 * candidates)
     retrieved = retrieved_negatives(store, mentions + dev_mentions, retriever, depth)  # one index serves both
