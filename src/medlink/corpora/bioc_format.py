@@ -37,11 +37,10 @@ from bioc import biocjson, biocxml
 from lxml import etree
 
 from medlink import core
-from medlink.corpora.pubtator import (OverlapTally, Source, checked_annotations, document_text, is_int, json_text, open_source,
-                                      open_text_target, passage_problem, report_overlaps, source_name)
-from medlink.errors import InputFormatError, MedlinkError
+from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, is_int, json_lines, json_text,
+                                         open_source, open_text_target, passage_problem, report_overlaps, source_name)
+from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers.files import parse_json
 
 IDENTIFIER_KEYS = ("identifier", "Identifier", "MESH", "MeSH")
 NO_ID = frozenset({"", "-", "-1"})
@@ -137,15 +136,7 @@ def _json_values(data: bytes, where: str, policy: InvalidLinePolicy) -> Iterator
     else:
         yield None, value
         return
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            value = parse_json(line, where, lineno)
-        except InputFormatError as error:
-            policy.invalid(where, lineno, error.message)
-            continue
-        yield lineno, value
+    yield from json_lines(enumerate(text.split("\n"), 1), where, policy)
 
 
 def _json_documents(value: object, where: str, line: int | None, policy: InvalidLinePolicy) -> Iterator[tuple[int, object]]:

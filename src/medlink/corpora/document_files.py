@@ -28,12 +28,12 @@ from typing import IO, Callable, Iterable, Iterator
 
 from medlink import core
 from medlink.corpora.bioc_format import read_bioc, read_bioc_json, write_bioc, write_bioc_json
-from medlink.corpora.pubtator import (OverlapTally, Source, checked_annotations, document_text, is_int, iter_pubtator, json_text,
-                                      open_source, open_text_target, passage_problem, report_overlaps, source_lines, source_name,
-                                      write_pubtator)
-from medlink.errors import InputFormatError, MedlinkError, MissingInputError
+from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, is_int, json_lines, json_text,
+                                         open_source, open_text_target, passage_problem, report_overlaps, source_lines, source_name)
+from medlink.corpora.pubtator import iter_pubtator, write_pubtator
+from medlink.errors import MedlinkError, MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers.files import open_bytes, parse_json
+from medlink.kb.readers.files import open_bytes
 
 DOCUMENT_FORMATS = ("text", "lines", "jsonl", "pubtator", "bioc", "bioc-json")
 WRITABLE_FORMATS = ("jsonl", "pubtator", "bioc", "bioc-json")
@@ -114,14 +114,7 @@ def read_lines(source: Source, *, policy: InvalidLinePolicy) -> Iterator[core.Do
 def read_jsonl(source: Source, *, policy: InvalidLinePolicy) -> Iterator[core.Document]:
     """One document per JSON line; a bad line or annotation is reported with its line and the document's id."""
     where, tally = source_name(source), OverlapTally()
-    for lineno, line in source_lines(source, policy, "JSONL file"):
-        if not line.strip():
-            continue
-        try:
-            value = parse_json(line, where, lineno)
-        except InputFormatError as error:
-            policy.invalid(where, lineno, error.message)
-            continue
+    for lineno, value in json_lines(source_lines(source, policy, "JSONL file"), where, policy):
         document = _checked_document(value, lineno, where, policy, tally)
         if document is not None:
             yield document

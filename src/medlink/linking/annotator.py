@@ -33,7 +33,7 @@ from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
 from medlink.progress import phase
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
-from medlink.text.finders.base import MentionFinder, find_all, resolve_overlaps
+from medlink.text.finders.base import MentionFinder, find_all
 from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
 
@@ -211,7 +211,7 @@ def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:
     short_spans = [Annotation(start, end, text[start:end], source="abbreviation", short_form_of=long_of[text[start:end]])
                    for start, end in occurrences if text[start:end] in long_of]
     kept = [span for span in spans if not any(span.start < e and s < span.end for s, e in ((a.start, a.end) for a in short_spans))]
-    return resolve_overlaps(kept + short_spans, "all")
+    return sorted(kept + short_spans, key=lambda a: (a.start, a.end))
 
 
 def dictionary_for(linker: Linker) -> DictionaryFinder:

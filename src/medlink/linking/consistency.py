@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Sequence
 import ahocorasick
 
 from medlink.core import Annotation, LinkResult
+from medlink.text.finders.base import resolve_overlaps
 
 CONSISTENCY_MODES = ("off", "propagate", "vote", "both")
 
@@ -44,7 +45,7 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
                 continue  # an all-capitals occurrence of a string found in lower case elsewhere: found on the exact pass
             if _word_bounded(text, start, end) and not _overlaps(taken, start, end):
                 found.setdefault((start, end), Annotation(start, end, text[start:end], source=source))
-    return _longest_first(found.values())
+    return resolve_overlaps(found.values(), "longest")
 
 
 def _has_lower(string: str) -> bool:
@@ -57,14 +58,6 @@ def _word_bounded(text: str, start: int, end: int) -> bool:
 
 def _overlaps(taken: Sequence[tuple[int, int]], start: int, end: int) -> bool:
     return any(s < end and start < e for s, e in taken)
-
-
-def _longest_first(spans: Iterable[Annotation]) -> list[Annotation]:
-    kept: list[Annotation] = []
-    for span in sorted(spans, key=lambda a: (-(a.end - a.start), a.start)):
-        if not _overlaps([(k.start, k.end) for k in kept], span.start, span.end):
-            kept.append(span)
-    return sorted(kept, key=lambda a: a.start)
 
 
 def vote(annotations: Sequence[Annotation], group_of: Callable[[Annotation], str]) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
