@@ -33,3 +33,17 @@ def contrastive_loss(
             hard = hard.masked_fill(own, float("-inf"))
         logits = torch.cat([logits, hard], dim=1)
     return F.cross_entropy(logits, torch.arange(batch, device=logits.device))
+
+
+def adaptive_hinge_loss(positive: torch.Tensor, negatives: torch.Tensor, margin: float = 1.0, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Paper 001's adaptive hinge loss (after Dehghani et al. 2017): ``max(0, margin - (s+ - max_j s-_j))``, mean over rows.
+
+    Only the hardest of the n sampled negatives counts: the others are already beaten, and pushing on them would spend
+    the gradient on easy cases. ``positive``: (B,); ``negatives``: (B, n); ``mask`` (B, n) true where a negative is real
+    (a mention with fewer than n candidates pads its row); a row with no real negative adds no loss.
+    """
+    if mask is not None:
+        negatives = negatives.masked_fill(~mask, float("-inf"))
+    hardest = negatives.max(dim=1).values
+    losses = torch.clamp(margin - (positive - hardest), min=0.0)
+    return torch.where(torch.isfinite(hardest), losses, torch.zeros_like(losses)).mean()
