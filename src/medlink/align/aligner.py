@@ -1,0 +1,91 @@
+"""One alignment from start to end: candidates, scoring (lexical or a trained aligner), mappings, SSSOM file.
+
+Library callers (benchmarks) use ``align`` and ``mappings``; ``medlink align`` adds only argument handling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from medlink.align import sssom
+from medlink.align.candidates import DEFAULT_K, SourceQueries, TargetIndex, generate
+from medlink.align.scoring import Calibration, Ranking, cross_logits, rank
+from medlink.directories import require_replaceable_file, write_atomic
+from medlink.errors import MedlinkError
+from medlink.kb.store import KB
+from medlink.progress import phase
+
+LEXICAL_THRESHOLD = 0.8  # TF-IDF cosine of the best alias: below it a lexical mapping is mostly wrong (DO dev, BENCHMARKS.md)
+
+
+@dataclass
+class AlignOptions:
+    k: int = DEFAULT_K  # candidates per source concept
+    aligner: Path | None = None  # a 'medlink train aligner' folder
+    depth: int | None = None  # candidates the aligner reads (None: what it was trained with)
+    ancestors: int = 8  # top candidates whose is_a ancestors join the candidates
+
+
+def load_aligner(folder: Path):
+    """The trained cross-encoder and its calibration."""
+    from medlink.encoders.cross import CrossEncoder
+
+    calibration = Calibration.load(folder)
+    return CrossEncoder(folder, trained=True), calibration
+
+
+def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progress: bool = True,
+          target_index: TargetIndex | None = None) -> Ranking:
+    """Rank target concepts for every source concept (module docstring)."""
+    model = calibration = None
+    if options.aligner is not None:
+        model, calibration = load_aligner(Path(options.aligner))
+    if target_index is None:
+        with phase(f"indexing the target's names ({target.path.name})"):
+            target_index = TargetIndex.build(target)
+    queries = SourceQueries.from_kb(source, target.normalize)
+    candidates = generate(target_index, queries, options.k, ancestors=options.ancestors, progress=progress)
+    if model is None:
+        return rank(candidates)
+    depth = options.depth or calibration.depth
+    return rank(candidates, calibration, cross_logits(model, candidates, depth, progress))
+
+
+def mappings(ranking: Ranking, threshold: float, top_k: int = 1) -> list[sssom.Mapping]:
+    """Each source's targets with confidence >= ``threshold`` (at most ``top_k``): the first skos:exactMatch, the
+    others skos:closeMatch; a source with none gets a sssom:NoTermFound row carrying its best confidence."""
+    candidates = ranking.candidates
+    names, ids = candidates.target.names, candidates.target.concept_ids
+    justification = sssom.SEMANTIC if ranking.method == "cross-encoder" else sssom.LEXICAL
+    out: list[sssom.Mapping] = []
+    for i, (source_id, source_name) in enumerate(zip(candidates.queries.concept_ids, candidates.queries.names)):
+        row = ranking.row(i)
+        targets, confidence = ranking.targets[row], ranking.confidence[row]
+        kept = [(int(t), float(c)) for t, c in zip(targets[:top_k], confidence[:top_k]) if c >= threshold]
+        for rank_, (t, c) in enumerate(kept):
+            out.append(sssom.Mapping(source_id, source_name, sssom.EXACT if rank_ == 0 else sssom.CLOSE, ids[t], names[t], justification,
+                                     c, f"rank {rank_ + 1} ({ranking.method})"))
+        if not kept:
+            best = f"; best candidate {ids[int(targets[0])]} at {float(confidence[0]):.4f}" if len(targets) else "; no candidate"
+            out.append(sssom.Mapping(source_id, source_name, sssom.EXACT, sssom.NO_TERM, "", justification, None,
+                                     f"nothing at confidence >= {threshold:g}{best}"))
+    return out
+
+
+def side_prefix(kb: KB) -> str:
+    """The CURIE prefix for a KB's unprefixed ids: its file name's stem, letters and digits only, upper case."""
+    stem = "".join(ch for ch in Path(kb.path).stem.upper() if ch.isalnum())
+    return stem or "KB"
+
+
+def write_mappings(out: Path, rows: list[sssom.Mapping], source: KB, target: KB, metadata: dict[str, str] | None = None) -> Path:
+    """Write the SSSOM TSV atomically; only a file medlink wrote (or a new name) is replaced, never a KB given."""
+    out = Path(out)
+    require_replaceable_file(out, "an SSSOM file medlink wrote", sssom.is_medlink_sssom, [Path(source.path), Path(target.path)])
+    if not rows:
+        raise MedlinkError("no mapping to write")
+    text = sssom.render(rows, subject_source=str(source.meta.get("name") or Path(source.path).name),
+                        object_source=str(target.meta.get("name") or Path(target.path).name),
+                        subject_prefix=side_prefix(source), object_prefix=side_prefix(target), metadata=metadata)
+    return write_atomic(out, text)

@@ -1,0 +1,219 @@
+"""Candidate target concepts for every source concept (paper 003): the source concept's alias set is the query.
+
+Each alias (preferred name and synonyms, normalised as the target normalises) is searched with BM25 over the target's
+names and with character n-gram TF-IDF (medlink's own generators); the per-alias hits are pooled per source concept by
+max (the best-matching alias speaks for the concept) with a small bonus for every further alias that finds the same
+target (``alias_bonus``: agreement between synonyms), then the generators are fused (normalised weighted sum) into the
+top ``k``. Where the target has definitions, a BM25 over them joins with a lower weight. Everything stays in flat
+arrays (``Hits``); per-stage scores are kept for the scorer and the confidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from medlink.kb.store import KB
+from medlink.progress import bar as progress_bar
+from medlink.retrieval.base import stage_scores
+from medlink.retrieval.bm25 import BM25Generator
+from medlink.retrieval.fusion import Fusion
+from medlink.retrieval.hits import Hits, concatenate_hits, ranked
+from medlink.retrieval.names import KB_ORIGIN, NameTable
+from medlink.retrieval.tfidf import TfidfGenerator
+
+DEFAULT_K = 64
+DEFAULT_WEIGHTS = {"bm25": 1.0, "tfidf": 1.0, "definition": 0.3}
+TFIDF = {"ngram_range": [1, 5]}  # paper 003's character n-grams (1-5)
+
+
+@dataclass
+class TargetIndex:
+    """The target's concepts, names and generators (built once per alignment; cheap next to the queries)."""
+
+    concept_ids: list[str]
+    names: list[str]  # preferred name per concept position
+    generators: dict[str, object]
+    parent_indptr: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # is_a parents, CSR over positions
+    parents: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    synonyms: dict[int, list[str]] = field(default_factory=dict)  # a few other names per position (what a reranker reads)
+
+    @classmethod
+    def build(cls, kb: KB, definitions: bool = True, tfidf: dict | None = None, synonyms: int = 2) -> "TargetIndex":
+        """``synonyms``: how many names besides the preferred one to keep per concept for the reranker's text."""
+        concept_ids, names = [], []
+        for concept_id, name in kb.iter_concepts():
+            concept_ids.append(concept_id)
+            names.append(name)
+        position = {c: i for i, c in enumerate(concept_ids)}
+        others: dict[int, list[str]] = {}
+
+        def entries():
+            for cid, text, kind in kb.iter_names():
+                i = position[cid]
+                if kind != "preferred" and text != names[i] and len(others.setdefault(i, [])) < synonyms and text not in others[i]:
+                    others[i].append(text)
+                yield text, cid, KB_ORIGIN
+
+        table = NameTable.build(entries(), position, kb.normalize)
+        generators: dict[str, object] = {"bm25": BM25Generator.build(table, concept_ids, "bm25"),
+                                         "tfidf": TfidfGenerator.build(table, concept_ids, "tfidf", **{**TFIDF, **(tfidf or {})})}
+        if definitions:
+            texts = [(definition, cid, KB_ORIGIN) for cid, _, definition in kb.iter_descriptions() if definition]
+            if texts:
+                generators["definition"] = BM25Generator.build(NameTable.build(texts, position, kb.normalize), concept_ids, "definition")
+        return cls(concept_ids, names, generators, *_parent_csr(kb, position), others)
+
+    def text(self, position: int, parent: bool = True) -> str:
+        """What a reranker reads for a target concept: its name, a few other names, and its first parent's name."""
+        parts = [self.names[position], *self.synonyms.get(position, [])]
+        text = " ; ".join(parts)
+        if parent and self.parent_indptr[position] < self.parent_indptr[position + 1]:
+            text += " < " + self.names[int(self.parents[self.parent_indptr[position]])]
+        return text
+
+
+def _parent_csr(kb: KB, position: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each target concept's is_a parents as CSR arrays over concept positions."""
+    pairs = sorted((position[head], position[tail]) for head, _, tail in kb.iter_relations(("is_a",)) if head in position and tail in position)
+    heads = np.asarray([h for h, _ in pairs], dtype=np.int64)
+    indptr = np.zeros(len(position) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(heads, minlength=len(position)), out=indptr[1:])
+    return indptr, np.asarray([t for _, t in pairs], dtype=np.int64)
+
+
+@dataclass
+class SourceQueries:
+    """Every alias of every source concept, normalised; ``owner[i]`` is the source concept position of alias ``i``."""
+
+    concept_ids: list[str]
+    names: list[str]
+    aliases: list[str]
+    owner: np.ndarray
+    alias_sets: list[list[str]] = field(default_factory=list)  # the display aliases per concept (what a reranker reads)
+
+    @classmethod
+    def from_kb(cls, kb: KB, normalize, max_aliases: int = 32) -> "SourceQueries":
+        """``normalize``: the target's normaliser (queries must meet the target's keys); at most ``max_aliases`` per concept."""
+        concept_ids, names = [], []
+        for concept_id, name in kb.iter_concepts():
+            concept_ids.append(concept_id)
+            names.append(name)
+        position = {c: i for i, c in enumerate(concept_ids)}
+        alias_sets: list[list[str]] = [[] for _ in concept_ids]
+        seen: list[set[str]] = [set() for _ in concept_ids]
+        aliases, owner = [], []
+        for cid, text, kind in sorted(kb.iter_names(), key=lambda row: (position[row[0]], row[2] != "preferred")):
+            i = position[cid]
+            key = normalize(text)
+            if not key or key in seen[i] or len(seen[i]) >= max_aliases:
+                continue
+            seen[i].add(key)
+            alias_sets[i].append(text)
+            aliases.append(key)
+            owner.append(i)
+        return cls(concept_ids, names, aliases, np.asarray(owner, dtype=np.int64), alias_sets)
+
+    def text(self, position: int, aliases: int = 4) -> str:
+        """What a reranker reads for a source concept: its first ``aliases`` names (preferred first)."""
+        return " ; ".join(self.alias_sets[position][:aliases])
+
+    def subset(self, positions: Sequence[int]) -> "SourceQueries":
+        """Only some source concepts (a split), in the given order."""
+        keep = {p: j for j, p in enumerate(positions)}
+        rows = [i for i, o in enumerate(self.owner.tolist()) if o in keep]
+        return SourceQueries([self.concept_ids[p] for p in positions], [self.names[p] for p in positions], [self.aliases[i] for i in rows],
+                             np.asarray([keep[int(self.owner[i])] for i in rows], dtype=np.int64), [self.alias_sets[p] for p in positions])
+
+
+@dataclass
+class CandidateSet:
+    """Top-``k`` target concepts per source concept (``hits``: fused, best first) and each stage's own pooled hits."""
+
+    queries: SourceQueries
+    target: TargetIndex
+    hits: Hits
+    per_stage: dict[str, Hits]
+
+    def stage_score(self, stage: str) -> np.ndarray:
+        """The stage's pooled score of every fused hit (0 where that stage did not find it)."""
+        n = len(self.target.concept_ids)
+        codes, values = stage_scores(self.per_stage[stage], n)
+        wanted = self.hits.query_index().astype(np.int64) * n + self.hits.concepts
+        at = np.clip(np.searchsorted(codes, wanted), 0, max(len(codes) - 1, 0))
+        found = (codes[at] == wanted) if len(codes) else np.zeros(len(wanted), bool)
+        return np.where(found, values[at] if len(values) else 0, 0).astype(np.float32)
+
+
+def pool_aliases(alias_hits: Hits, owner: np.ndarray, n_concepts: int, k: int, alias_bonus: float) -> Hits:
+    """Alias-level hits -> source-concept hits: max over the concept's aliases, plus ``alias_bonus`` x the mean of the
+    other aliases' scores for the same target (relative to the max), so several synonyms agreeing beat one."""
+    query = owner[alias_hits.query_index()]
+    if alias_bonus and len(query):
+        order = np.lexsort((-alias_hits.scores, alias_hits.concepts, query))
+        q, c, s = query[order], alias_hits.concepts[order], alias_hits.scores[order].astype(np.float64)
+        first = np.ones(len(q), bool)
+        first[1:] = (q[1:] != q[:-1]) | (c[1:] != c[:-1])
+        starts = np.flatnonzero(first)
+        best, total = s[starts], np.add.reduceat(s, starts)
+        aliases = np.bincount(owner, minlength=n_concepts)[q[starts]]
+        pooled = best + alias_bonus * (total - best) / np.maximum(aliases - 1, 1)
+        pick = order[starts]
+        return ranked(q[starts], c[starts], pooled.astype(np.float32), alias_hits.keys[pick], alias_hits.stages[pick],
+                      alias_hits.priors[pick], n_concepts, k)
+    return ranked(query, alias_hits.concepts, alias_hits.scores, alias_hits.keys, alias_hits.stages, alias_hits.priors, n_concepts, k)
+
+
+def with_ancestors(hits: Hits, target: TargetIndex, k: int, top: int = 8, depth: int = 2, factor: float = 0.9) -> Hits:
+    """Add the is_a ancestors (up to ``depth`` levels) of each source concept's ``top`` candidates, each scored
+    ``factor`` per level below the candidate that brought it (a concept already found keeps its own score if higher).
+
+    Why: a source term often matches a target concept's child by name while the right mapping is the broader
+    parent (an ICD-10-CM category later split into subcodes: DO's "Prader-Willi syndrome" -> Q87.1, whose 2026 child
+    Q87.11 carries the name); the reranker then chooses between them."""
+    if not len(target.parents) or not len(hits.concepts):
+        return hits
+    query = hits.query_index()
+    first = (np.arange(len(query)) - hits.indptr[query]) < top
+    parts = [(query, hits.concepts.astype(np.int64), hits.scores, hits.keys, hits.stages, hits.priors)]
+    frontier = (query[first], hits.concepts[first].astype(np.int64), hits.scores[first], hits.keys[first], hits.stages[first], hits.priors[first])
+    for _ in range(depth):
+        q, c, s, key, stage, prior = frontier
+        counts = target.parent_indptr[c + 1] - target.parent_indptr[c]
+        if not counts.sum():
+            break
+        run = np.repeat(target.parent_indptr[c], counts) + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        frontier = (np.repeat(q, counts), target.parents[run], np.repeat(s, counts) * factor, np.repeat(key, counts),
+                    np.repeat(stage, counts), np.repeat(prior, counts))
+        parts.append(frontier)
+    q, c, s, key, stage, prior = (np.concatenate([part[i] for part in parts]) for i in range(6))
+    return ranked(q, c, s.astype(np.float32), key, stage, prior, hits.n_queries, k)
+
+
+def generate(target: TargetIndex, queries: SourceQueries, k: int = DEFAULT_K, weights: dict[str, float] | None = None,
+             alias_bonus: float = 0.2, ancestors: int = 8, batch: int = 2048, progress: bool = False) -> CandidateSet:
+    """The fused top ``k`` per source concept, in batches of source concepts (memory stays bounded); ``ancestors``:
+    how many top candidates bring their is_a ancestors in (0: none; ``with_ancestors``)."""
+    weights = {**DEFAULT_WEIGHTS, **(weights or {})}
+    stages = [name for name in target.generators if weights.get(name, 1.0)]
+    n = len(queries.concept_ids)
+    per_stage: dict[str, list[Hits]] = {name: [] for name in stages}
+    fused: list[Hits] = []
+    fusion = Fusion("weighted", {name: weights.get(name, 1.0) for name in stages})
+    with progress_bar(progress, total=n, desc="candidates", unit=" concepts") as bar:
+        for start in range(0, max(n, 1), batch):
+            stop = min(start + batch, n)
+            rows = np.flatnonzero((queries.owner >= start) & (queries.owner < stop))
+            aliases = [queries.aliases[i] for i in rows]
+            owner = queries.owner[rows] - start
+            pooled = {}
+            for stage, name in enumerate(stages):
+                alias_hits = target.generators[name].search_hits(aliases, 2 * k, stage)
+                pooled[name] = pool_aliases(alias_hits, owner, stop - start, k, alias_bonus)
+                per_stage[name].append(pooled[name])
+            joined = fusion.fuse(pooled, k)
+            fused.append(with_ancestors(joined, target, k, ancestors) if ancestors else joined)
+            bar.update(stop - start)
+    return CandidateSet(queries, target, concatenate_hits(fused), {name: concatenate_hits(parts) for name, parts in per_stage.items()})

@@ -1,0 +1,163 @@
+"""From candidates to a ranked, scored list per source concept, with a confidence a user can threshold.
+
+Without a trained aligner the ranking is the lexical fusion and the confidence is the best alias's character n-gram
+TF-IDF cosine (clipped to [0, 1]: 1 means an alias equals a target name after normalisation), an absolute string
+similarity rather than the fused score, which is relative to each query's best. With a trained aligner
+(``medlink train aligner``) the first ``depth`` candidates are read by its cross-encoder and everything is ranked by a
+logistic calibration fitted on held-out gold over (cross-encoder logit, fused score, TF-IDF cosine): the confidence is
+then a probability that the mapping is right, and the same number orders the list.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from medlink.align.candidates import CandidateSet
+from medlink.errors import MedlinkError
+
+FEATURES = ("cross", "fused", "tfidf")
+ALIGNER_FILE = "medlink_aligner.json"
+
+
+@dataclass
+class Calibration:
+    """confidence = sigmoid(bias + sum of weight x feature); ``threshold``: the confidence chosen on dev (mapping F1)."""
+
+    weights: dict[str, float]
+    bias: float = 0.0
+    threshold: float = 0.5
+    depth: int = 16  # candidates per source the cross-encoder reads
+    fitted_on: dict = field(default_factory=dict)
+
+    def linear(self, features: dict[str, np.ndarray]) -> np.ndarray:
+        total = np.full(len(next(iter(features.values()))), self.bias, dtype=np.float64)
+        for name, weight in self.weights.items():
+            total += weight * features[name]
+        return total
+
+    def save(self, directory: Path) -> None:
+        from medlink.directories import write_atomic
+
+        write_atomic(Path(directory) / ALIGNER_FILE, json.dumps({"kind": "medlink aligner", **asdict(self)}, indent=2))
+
+    @classmethod
+    def load(cls, directory: Path) -> "Calibration":
+        path = Path(directory) / ALIGNER_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            data.pop("kind")
+            return cls(**data)
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise MedlinkError(f"{path}: not an aligner 'medlink train aligner' wrote ({type(error).__name__}: {error}); "
+                               "give the folder it wrote with --out") from None
+
+
+@dataclass
+class Ranking:
+    """Per source concept (CSR ``indptr``): target positions best first, their ranking score and confidence in [0, 1]."""
+
+    candidates: CandidateSet
+    indptr: np.ndarray
+    targets: np.ndarray
+    scores: np.ndarray
+    confidence: np.ndarray
+    method: str  # "lexical" or "cross-encoder"
+
+    def row(self, i: int) -> slice:
+        return slice(int(self.indptr[i]), int(self.indptr[i + 1]))
+
+    def ranked_ids(self) -> dict[str, list[str]]:
+        ids, sources = self.candidates.target.concept_ids, self.candidates.queries.concept_ids
+        return {s: [ids[t] for t in self.targets[self.row(i)]] for i, s in enumerate(sources)}
+
+    def top(self) -> dict[str, tuple[str, float]]:
+        """Each source's best target and its confidence (sources without candidates left out)."""
+        ids, sources = self.candidates.target.concept_ids, self.candidates.queries.concept_ids
+        return {s: (ids[int(self.targets[self.indptr[i]])], float(self.confidence[self.indptr[i]]))
+                for i, s in enumerate(sources) if self.indptr[i] < self.indptr[i + 1]}
+
+
+def features(candidates: CandidateSet, cross: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per fused hit: fused score, TF-IDF cosine and (where given) the cross-encoder logit, NaN where it did not read."""
+    out = {"fused": candidates.hits.scores.astype(np.float64), "tfidf": np.clip(candidates.stage_score("tfidf"), 0, 1).astype(np.float64)}
+    if cross is not None:
+        out["cross"] = cross.astype(np.float64)
+    return out
+
+
+def in_depth(candidates: CandidateSet, depth: int) -> np.ndarray:
+    """Whether each fused hit is among its source's first ``depth`` (what the cross-encoder reads)."""
+    hits = candidates.hits
+    query = hits.query_index()
+    return (np.arange(len(query)) - hits.indptr[query]) < depth
+
+
+def cross_logits(model, candidates: CandidateSet, depth: int, progress: bool = False) -> np.ndarray:
+    """The cross-encoder's logit for each source's first ``depth`` candidates (NaN beyond), batched by source."""
+    from medlink.progress import bar as progress_bar
+
+    hits = candidates.hits
+    read = in_depth(candidates, depth)
+    rows = np.flatnonzero(read)
+    query = hits.query_index()[rows]
+    out = np.full(len(hits.concepts), np.nan, dtype=np.float32)
+    sources = {int(q): candidates.queries.text(int(q)) for q in np.unique(query)}
+    step = 4096
+    with progress_bar(progress, total=len(rows), desc="cross-encoder", unit=" pairs", unit_scale=True) as bar:
+        for start in range(0, len(rows), step):
+            part = rows[start : start + step]
+            left = [sources[int(q)] for q in query[start : start + step]]
+            right = [candidates.target.text(int(c)) for c in hits.concepts[part]]
+            out[part] = model.score(left, right)
+            bar.update(len(part))
+    return out
+
+
+def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross: np.ndarray | None = None) -> Ranking:
+    """Order each source's candidates and give each a confidence (module docstring: lexical, or calibrated)."""
+    hits = candidates.hits
+    query = hits.query_index()
+    feats = features(candidates, cross)
+    if calibration is None or cross is None:
+        return Ranking(candidates, hits.indptr.copy(), hits.concepts.astype(np.int64), hits.scores.astype(np.float64),
+                       feats["tfidf"], "lexical")
+    read = ~np.isnan(feats["cross"])
+    # candidates the cross-encoder did not read rank below those it read, as if they scored its query's lowest logit
+    lowest = np.full(hits.n_queries, 0.0)
+    if read.any():
+        np.minimum.at(lowest, query[read], feats["cross"][read])
+    feats["cross"] = np.where(read, feats["cross"], lowest[query])
+    z = calibration.linear(feats)
+    order = np.lexsort((-z, ~read, query))
+    confidence = 1.0 / (1.0 + np.exp(-z))
+    return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), z[order], confidence[order], "cross-encoder")
+
+
+def fit_calibration(candidates: CandidateSet, cross: np.ndarray, gold: dict[str, set[str]], depth: int) -> Calibration:
+    """Logistic regression over the read candidates of gold sources (label: target is gold), then the threshold on
+    each source's top confidence that maximises mapping F1 over those sources. Call it on held-out (dev) gold only."""
+    from sklearn.linear_model import LogisticRegression
+
+    from medlink.align.metrics import best_threshold
+
+    hits = candidates.hits
+    query = hits.query_index()
+    ids, sources = candidates.target.concept_ids, candidates.queries.concept_ids
+    read = ~np.isnan(cross)
+    labels = np.array([ids[c] in gold.get(sources[q], ()) for q, c in zip(query.tolist(), hits.concepts.tolist())])
+    feats = features(candidates, cross)
+    rows = read & np.isin(query, [i for i, s in enumerate(sources) if s in gold])
+    if labels[rows].all() or not labels[rows].any():
+        raise MedlinkError("the held-out gold gives only right or only wrong candidates: too few gold mappings to calibrate on")
+    matrix = np.column_stack([feats[name][rows] for name in FEATURES])
+    model = LogisticRegression(C=1.0, max_iter=1000).fit(matrix, labels[rows])
+    calibration = Calibration(dict(zip(FEATURES, map(float, model.coef_[0]))), float(model.intercept_[0]), 0.5, depth)
+    ranking = rank(candidates, calibration, cross)
+    threshold, measures = best_threshold({s: v for s, v in ranking.top().items() if s in gold}, gold)
+    calibration.threshold = float(max(0.0, min(1.0, threshold)))
+    calibration.fitted_on = {"sources": int(sum(s in gold for s in sources)), "pairs": int(rows.sum()), "dev_mapping": measures}
+    return calibration

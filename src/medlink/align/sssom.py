@@ -1,0 +1,184 @@
+"""SSSOM TSV out (and back in, for ``kb augment`` and gold files): the mapping format terminology teams exchange.
+
+Written by hand, following the SSSOM conventions the ``sssom`` package checks (``sssom validate``): a YAML metadata
+block of ``#`` lines (curie_map, mapping_set_id, license, tool, sources), then one row per mapping with CURIE ids,
+``skos:exactMatch`` for a source's best target and ``skos:closeMatch`` for the runners-up kept, a semapv
+justification and a confidence; a source with nothing above the threshold gets one ``sssom:NoTermFound`` row. The
+``sssom`` package itself (linkml, pandas, rdflib...) is far heavier than medlink's core, so it is only a test / extra
+dependency (``pip install 'medlink[align]'``). Ids a KB keeps without a prefix (MEDIC's "D003924") are written with
+the side's prefix (``MEDIC:D003924``) and resolved back without it.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from medlink.errors import InputFormatError, MissingInputError
+
+SIGNATURE = "# mapping_tool: medlink"  # how an SSSOM file medlink wrote is recognised (outputs only replace their own kind)
+EXACT, CLOSE = "skos:exactMatch", "skos:closeMatch"
+NO_TERM = "sssom:NoTermFound"
+LEXICAL, SEMANTIC = "semapv:LexicalMatching", "semapv:SemanticSimilarityThresholdMatching"
+COLUMNS = ("subject_id", "subject_label", "predicate_id", "object_id", "object_label", "mapping_justification", "confidence",
+           "subject_source", "object_source", "comment")
+KNOWN_PREFIXES = {
+    "DOID": "http://purl.obolibrary.org/obo/DOID_", "HP": "http://purl.obolibrary.org/obo/HP_", "MONDO": "http://purl.obolibrary.org/obo/MONDO_",
+    "ICD10CM": "http://purl.bioontology.org/ontology/ICD10CM/", "MESH": "http://id.nlm.nih.gov/mesh/", "OMIM": "https://omim.org/entry/",
+    "UMLS": "https://uts.nlm.nih.gov/uts/umls/concept/", "SNOMEDCT": "http://snomed.info/id/", "NCIT": "http://purl.obolibrary.org/obo/NCIT_",
+    "skos": "http://www.w3.org/2004/02/skos/core#", "semapv": "https://w3id.org/semapv/vocab/", "sssom": "https://w3id.org/sssom/",
+}
+
+
+@dataclass
+class Mapping:
+    subject_id: str
+    subject_label: str
+    predicate_id: str
+    object_id: str
+    object_label: str
+    justification: str
+    confidence: float | None
+    comment: str = ""
+
+
+def curie(identifier: str, default_prefix: str) -> str:
+    """A CURIE for an id: as it is when it has a prefix, else under ``default_prefix``."""
+    prefix, sep, local = identifier.partition(":")
+    return identifier if sep and prefix and local and " " not in prefix else f"{default_prefix}:{identifier}"
+
+
+def _expansion(prefix: str) -> str:
+    return KNOWN_PREFIXES.get(prefix) or f"https://w3id.org/medlink/prefix/{prefix}/"
+
+
+def render(mappings: list[Mapping], *, subject_source: str, object_source: str, subject_prefix: str, object_prefix: str,
+           metadata: dict[str, str] | None = None) -> str:
+    """The whole SSSOM TSV text (metadata block, header, rows)."""
+    from importlib.metadata import version
+
+    rows = [(curie(m.subject_id, subject_prefix), m.subject_label, m.predicate_id,
+             m.object_id if m.object_id == NO_TERM else curie(m.object_id, object_prefix), m.object_label, m.justification,
+             "" if m.confidence is None else f"{m.confidence:.4f}", subject_source, object_source, m.comment) for m in mappings]
+    prefixes = sorted({r[0].split(":", 1)[0] for r in rows} | {r[3].split(":", 1)[0] for r in rows} | {"skos", "semapv", "sssom"})
+    lines = ["# curie_map:", *(f"#   {p}: {_expansion(p)}" for p in prefixes),
+             f"# mapping_set_id: https://w3id.org/medlink/mappings/{subject_prefix.lower()}-to-{object_prefix.lower()}",
+             "# license: https://creativecommons.org/publicdomain/zero/1.0/",
+             SIGNATURE, f"# mapping_tool_version: {version('medlink')}", f"# mapping_date: {time.strftime('%Y-%m-%d')}",
+             *(f"# {key}: {_yaml_scalar(value)}" for key, value in (metadata or {}).items())]
+    body = ["\t".join(COLUMNS), *("\t".join(_cell(c) for c in row) for row in rows)]
+    return "\n".join(lines + body) + "\n"
+
+
+def _yaml_scalar(value: str) -> str:
+    text = str(value).replace("\n", " ")
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _cell(value: str) -> str:
+    return " ".join(str(value).replace("\t", " ").split())
+
+
+def is_medlink_sssom(path: Path) -> bool:
+    """Did medlink write this file (its metadata block names medlink as the mapping tool)?"""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if not line.startswith("#"):
+                    return False
+                if line.strip() == SIGNATURE:
+                    return True
+    except (OSError, UnicodeDecodeError):
+        return False
+    return False
+
+
+@dataclass
+class ReadMapping:
+    line: int
+    subject_id: str
+    predicate_id: str
+    object_id: str
+    confidence: float | None
+    justification: str
+
+
+def read_sssom(path: Path | str) -> Iterator[ReadMapping]:
+    """The mapping rows of an SSSOM TSV (metadata lines skipped); a malformed row names file, line and field."""
+    path = Path(path)
+    if not path.is_file():
+        raise MissingInputError(f"SSSOM file not found: {path}")
+    with open(path, encoding="utf-8", newline="") as handle:
+        lineno, header = 0, None
+        for raw in handle:
+            lineno += 1
+            if raw.startswith("#") or not raw.strip():
+                continue
+            header = raw.rstrip("\r\n").split("\t")
+            break
+        if header is None:
+            raise InputFormatError(path, None, "no header row (subject_id, predicate_id, object_id, ...): not an SSSOM TSV")
+        missing = [c for c in ("subject_id", "predicate_id", "object_id") if c not in header]
+        if missing:
+            raise InputFormatError(path, lineno, f"the header lacks {', '.join(missing)}: not an SSSOM TSV")
+        column = {name: i for i, name in enumerate(header)}
+        for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
+            lineno += 1
+            if not row or not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise InputFormatError(path, lineno, f"{len(row)} fields, the header has {len(header)}")
+            values = {name: row[i].strip() for name, i in column.items()}
+            for name in ("subject_id", "predicate_id", "object_id"):
+                if ":" not in values[name]:
+                    raise InputFormatError(path, lineno, f"{name} {values[name]!r} is not a CURIE (PREFIX:ID)")
+            confidence = None
+            if values.get("confidence"):
+                try:
+                    confidence = float(values["confidence"])
+                except ValueError:
+                    raise InputFormatError(path, lineno, f"confidence {values['confidence']!r} is not a number") from None
+                if not 0.0 <= confidence <= 1.0:
+                    raise InputFormatError(path, lineno, f"confidence {confidence} is outside [0, 1]")
+            yield ReadMapping(lineno, values["subject_id"], values["predicate_id"], values["object_id"], confidence,
+                              values.get("mapping_justification", ""))
+
+
+def resolve(kb, identifier: str) -> str | None:
+    """A mapping's id in ``kb``: the CURIE itself, else its local part (an id the KB keeps without prefix)."""
+    return kb.resolve(identifier) or kb.resolve(identifier.partition(":")[2])
+
+
+def read_gold(path: Path | str, source, target) -> dict[str, set[str]]:
+    """Known mappings for training: an SSSOM TSV (its rows other than NoTermFound), or a TSV of subject and object ids
+    (first two columns; a header line is skipped). Ids are resolved in the two KBs; unknown ones are errors."""
+    path = Path(path)
+    if not path.is_file():
+        raise MissingInputError(f"gold mappings file not found: {path}")
+    with open(path, encoding="utf-8") as handle:
+        first = next((line for line in handle if not line.startswith("#") and line.strip()), "")
+    if "subject_id" in first.split("\t"):
+        pairs = [(m.line, m.subject_id, m.object_id) for m in read_sssom(path) if m.object_id != NO_TERM]
+    else:
+        pairs = []
+        with open(path, encoding="utf-8") as handle:
+            for lineno, line in enumerate(handle, 1):
+                cells = line.rstrip("\r\n").split("\t")
+                if line.startswith("#") or not line.strip() or (lineno == 1 and not resolve(source, cells[0])):
+                    continue
+                if len(cells) < 2 or not cells[1].strip():
+                    raise InputFormatError(path, lineno, "expected 'subject id<TAB>object id'")
+                pairs.append((lineno, cells[0].strip(), cells[1].strip()))
+    gold: dict[str, set[str]] = {}
+    for lineno, subject, obj in pairs:
+        s, o = resolve(source, subject), resolve(target, obj)
+        if s is None or o is None:
+            which = f"subject_id {subject!r} is not in {source.path}" if s is None else f"object_id {obj!r} is not in {target.path}"
+            raise InputFormatError(path, lineno, which)
+        gold.setdefault(s, set()).add(o)
+    if not gold:
+        raise InputFormatError(path, None, "no mapping in it")
+    return gold

@@ -1,0 +1,132 @@
+"""Training the aligner's cross-encoder (paper 003): each gold (source, target) pair against the candidate
+generators' top wrong targets, a binary loss (is this the source's target?), on the CPU.
+
+The pair texts are what scoring reads (``SourceQueries.text`` / ``TargetIndex.text``), and the negatives are what the
+aligner will have to beat: the wrong targets among each source's first ``depth`` fused candidates (ancestors of strong
+candidates included), drawn afresh each epoch. After training, the held-out gold (``dev``) fits the calibration and
+the threshold (``scoring.fit_calibration``), saved beside the model in ``medlink_aligner.json``. Model, optimiser,
+checkpoints and the final save are ``TrainingRun``'s, as for every medlink trainer.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from medlink.align.candidates import CandidateSet, SourceQueries, TargetIndex, generate
+from medlink.align.scoring import Calibration, cross_logits, fit_calibration
+from medlink.encoders.cross import CrossEncoder
+from medlink.encoders.precision import check_precision
+from medlink.errors import MedlinkError
+from medlink.kb.store import KB
+from medlink.training.run import TrainingRun, TrainReport, check_training_numbers
+
+
+@dataclass
+class AlignerTrainConfig:
+    epochs: int = 1
+    batch_size: int = 8  # source concepts per step; each brings 1 + negatives pairs
+    negatives: int = 7
+    depth: int = 16  # candidates per source the negatives are drawn from, and that the aligner reads
+    learning_rate: float = 4e-5
+    warmup: float = 0.1
+    max_length: int = 64
+    seed: int = 13
+    precision: str = "auto"
+    checkpoint_every: int = 200
+    max_steps: int | None = None  # cap the steps of each epoch (tests, quick trials)
+
+    def __post_init__(self) -> None:
+        check_precision(self.precision, "precision (--precision)")
+        check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every,
+                               at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "negatives": (self.negatives, 1),
+                                         "depth": (self.depth, 2), "max_length": (self.max_length, 8)})
+
+
+def gold_positions(queries: SourceQueries, target: TargetIndex, gold: dict[str, set[str]]) -> dict[int, set[int]]:
+    """Gold as positions: source position -> target positions (pairs naming a concept either KB lacks are dropped)."""
+    source = {c: i for i, c in enumerate(queries.concept_ids)}
+    index = {c: i for i, c in enumerate(target.concept_ids)}
+    out: dict[int, set[int]] = {}
+    for s, targets in gold.items():
+        found = {index[t] for t in targets if t in index}
+        if s in source and found:
+            out[source[s]] = found
+    return out
+
+
+def _examples(candidates: CandidateSet, gold: dict[int, set[int]], depth: int) -> list[tuple[int, list[int], list[int]]]:
+    """(source position, gold targets, wrong targets among its first ``depth`` candidates) per gold source."""
+    hits = candidates.hits
+    out = []
+    for i in range(hits.n_queries):
+        if i not in gold:
+            continue
+        wrong = [int(c) for c in hits.concepts[hits.row(i)][:depth] if int(c) not in gold[i]]
+        out.append((i, sorted(gold[i]), wrong))
+    return out
+
+
+def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, *, dev: dict[str, set[str]] | None = None,
+                  base_model: str | Path | None = None, config: AlignerTrainConfig = AlignerTrainConfig(), resume: bool = False,
+                  progress: bool = True, dev_fraction: float = 0.2) -> tuple[TrainReport, Calibration]:
+    """Train and save an aligner folder at ``out``; ``dev`` (else ``dev_fraction`` of the gold sources, seeded) fits
+    the calibration and threshold and is never trained on."""
+    import torch
+
+    if dev is None:
+        ids = sorted(gold)
+        random.Random(config.seed).shuffle(ids)
+        held = set(ids[: max(1, int(dev_fraction * len(ids)))])
+        dev, gold = {s: gold[s] for s in held}, {s: t for s, t in gold.items() if s not in held}
+    target_index = TargetIndex.build(target)
+    queries = SourceQueries.from_kb(source, target.normalize)
+    positions = {c: i for i, c in enumerate(queries.concept_ids)}
+    train_rows = sorted(positions[s] for s in gold if s in positions)
+    dev_rows = sorted(positions[s] for s in dev if s in positions)
+    if not train_rows:
+        raise MedlinkError("no gold mapping names a source concept of --source: check the gold file's subject ids")
+    train_queries, dev_queries = queries.subset(train_rows), queries.subset(dev_rows)
+    train_candidates = generate(target_index, train_queries, progress=progress)
+    examples = [e for e in _examples(train_candidates, gold_positions(train_queries, target_index, gold), config.depth) if e[2]]
+    if not examples:
+        raise MedlinkError("no gold mapping names a target concept of --target: check the gold file's object ids")
+    run = TrainingRun(out, resume, config.seed, progress)
+    model = CrossEncoder(run.model_folder(base_model), config.max_length, config.precision)
+    steps = math.ceil(len(examples) / config.batch_size)
+    if config.max_steps:
+        steps = min(steps, config.max_steps)
+    run.prepare(model, config.learning_rate, config.warmup, steps * config.epochs, asdict(config),
+                {"sources": len(examples), "dev": len(dev_rows)})
+    loss_function = torch.nn.BCEWithLogitsLoss()
+    for epoch in run.epochs(config.epochs):
+        rng = random.Random(config.seed + epoch)
+        order = list(range(len(examples)))
+        rng.shuffle(order)
+        pairs: list[list[tuple[str, str, float]]] = []
+        for i in order:
+            source_position, positives, wrong = examples[i]
+            left = train_queries.text(source_position)
+            group = [(left, target_index.text(rng.choice(positives)), 1.0)]
+            group += [(left, target_index.text(c), 0.0) for c in rng.sample(wrong, min(config.negatives, len(wrong)))]
+            pairs.append(group)
+
+        def step_loss(step: int):
+            batch = [pair for group in pairs[step * config.batch_size : (step + 1) * config.batch_size] for pair in group]
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=model.precision == "bf16"):
+                scores = model.forward([p[0] for p in batch], [p[1] for p in batch])
+            return loss_function(scores, torch.tensor([p[2] for p in batch]))
+
+        losses = run.train_epoch(epoch, config.epochs, steps, step_loss, config.checkpoint_every)
+        run.end_epoch(epoch, losses, None)
+    report = run.finish(source, base_model, kind="aligner", target={"path": str(target.path), "checksum": target.checksum})
+    calibration = Calibration({"cross": 1.0, "fused": 0.0, "tfidf": 0.0}, 0.0, 0.5, config.depth)
+    if dev_rows:
+        dev_candidates = generate(target_index, dev_queries, progress=progress)
+        calibration = fit_calibration(dev_candidates, cross_logits(model, dev_candidates, config.depth, progress), dev, config.depth)
+    calibration.save(out)
+    return report, calibration
