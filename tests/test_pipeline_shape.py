@@ -147,7 +147,7 @@ def test_a_registered_reranker_plugs_in_runs_in_order_and_survives_save_and_load
     ({"generators": [{"name": "tfidf", "type": "tfidf"}], "rerankers": [{"type": "knn"}]},
      "rerankers[0]: 'generator' must name a dense generator of this config (got 'dense')"),
     ({"generators": [{"name": "tfidf", "type": "tfidf"}], "rerankers": [{"type": "colbert"}]},
-     "rerankers[0]: 'type' must be one of knn, cross-encoder, not 'colbert'"),
+     f"rerankers[0]: 'type' must be one of {', '.join(rerank_base.RERANKERS)}, not 'colbert'"),
     ({"generators": [{"name": "tfidf", "type": "tfidf"}], "generator": []}, "unknown key 'generator'"),
 ])
 def test_every_setting_is_checked_when_a_config_is_read(config, message):

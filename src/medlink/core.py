@@ -39,6 +39,7 @@ class Candidate:
     evidence: list[dict] = field(default_factory=list)
     name: str | None = None
     alt_ids: list[str] = field(default_factory=list)  # the concept's other ids (MEDIC: its MeSH id beside an OMIM one)
+    probability: float | None = None  # P(this candidate is right), from the index's calibration stage (None: not calibrated)
 
     @property
     def ids(self) -> list[str]:
@@ -49,7 +50,7 @@ class Candidate:
         """A candidate of its own (lists and dicts copied), with ``changes`` applied."""
         fields = {"concept_id": self.concept_id, "score": self.score, "matched_name": self.matched_name,
                   "scores_by_stage": dict(self.scores_by_stage), "evidence": list(self.evidence), "name": self.name,
-                  "alt_ids": list(self.alt_ids)}
+                  "alt_ids": list(self.alt_ids), "probability": self.probability}
         return Candidate(**{**fields, **changes})
 
 
@@ -58,7 +59,8 @@ class LinkResult:
     """What linking one mention gives: the mention, its ranked candidates, and what later stages decide about it.
 
     ``error`` says why a mention could not be linked (empty, nothing left after normalisation);
-    ``nil`` and ``probability`` are left None until a NIL / calibration stage fills them.
+    ``nil`` and ``probability`` are left None until a NIL / calibration stage fills them: ``probability`` is then the
+    first candidate's, and ``nil`` True when it fell under the NIL threshold (the candidates are still listed).
     """
 
     mention: Mention

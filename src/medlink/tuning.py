@@ -19,14 +19,16 @@ from typing import Any, Sequence
 from medlink.core import LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.eval.harness import evaluate_rankings
-from medlink.eval.metrics import EquivalentIds
+from medlink.eval.metrics import EquivalentIds, candidate_matches
+from medlink.linking.calibration import TYPE as CALIBRATION, index_fingerprint
+from medlink.linking.calibration_fit import Labelled, fit_calibration
 from medlink.linking.config import LinkerConfig
 from medlink.linking.linker import Linker
 from medlink.retrieval.fusion import Fusion
 
 log = logging.getLogger(__name__)
 FUSION_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)  # tried for each generator in turn (weights relative to each other)
-SEARCHES = ("fusion", "rerankers")
+SEARCHES = ("fusion", "rerankers", "calibration")  # calibration: probabilities, backoff and NIL threshold, fitted last
 DEPTH = 64  # candidates kept per mention: what rerankers see and what Recall@64 needs
 
 
@@ -52,22 +54,27 @@ class TuneReport:
     after: dict = field(default_factory=dict)
     trials: list[Trial] = field(default_factory=list)
     seconds: float = 0.0
+    calibration: dict | None = None  # what fitting the calibration stage chose, on out-of-fold dev probabilities
 
     def to_dict(self) -> dict:
-        return {"dev": self.dev, "before": self.before, "after": self.after, "seconds": round(self.seconds, 1), "trials": len(self.trials),
-                "best_by_search": {search: max((t for t in self.trials if t.search == search), key=lambda t: t.key).__dict__
-                                   for search in dict.fromkeys(t.search for t in self.trials)}}
+        payload = {"dev": self.dev, "before": self.before, "after": self.after, "seconds": round(self.seconds, 1), "trials": len(self.trials),
+                   "best_by_search": {search: max((t for t in self.trials if t.search == search), key=lambda t: t.key).__dict__
+                                      for search in dict.fromkeys(t.search for t in self.trials)}}
+        if self.calibration:
+            payload["calibration"] = {key: value for key, value in self.calibration.items() if key != "trials"}
+        return payload
 
 
 class Tuner:
     """A linker's per-stage hits for the dev mentions, retrieved once; fusion and rerankers re-run over them."""
 
-    def __init__(self, linker: Linker, mentions: Sequence[Any], equivalent_ids: EquivalentIds | None = None, depth: int = DEPTH):
+    def __init__(self, linker: Linker, mentions: Sequence[Any], equivalent_ids: EquivalentIds | None = None, depth: int = DEPTH,
+                 dev_name: str = "dev"):
         """``mentions``: labelled dev mentions (``LabeledMention``: their parts are linked, their gold ids score)."""
         if not mentions:
             raise MedlinkError("tuning needs dev mentions; none were given")
         # as linking with k = depth: rerankers, when there are any, see max(k, k_per_generator) candidates
-        self.linker, self.mentions, self.equivalent_ids = linker, list(mentions), equivalent_ids
+        self.linker, self.mentions, self.equivalent_ids, self.dev_name = linker, list(mentions), equivalent_ids, dev_name
         self.depth = max(depth, linker.config.k_per_generator) if linker.rerankers else depth
         self.parts = [part for m in self.mentions for part in m.parts]
         part_keys = [linker.key(text) for text in self.parts]
@@ -110,6 +117,25 @@ class Tuner:
 
     def evaluate(self, fusion: Fusion, rerankers: Sequence[Any]) -> dict:
         return self.score(self.reranked(self.fused(fusion), rerankers, fusion))
+
+    def calibrate(self, fusion: Fusion, rerankers: Sequence[Any], fingerprint: str, **options: Any) -> tuple[dict, dict]:
+        """Calibration settings fitted on the dev mentions' final candidate lists (one item per mention part; a part whose
+        gold concept is not in the index is a NIL example)."""
+        results = self.reranked(self.fused(fusion), rerankers, fusion)
+        known = set(self.linker.concept_ids) | {alt for alts in self.linker.alt_ids.values() for alt in alts}
+        items = []
+        for mention in self.mentions:
+            in_kb = any(gold in known for gold in mention.gold)
+            for _part in mention.parts:
+                row = self.part_rows[len(items)]
+                if row is not None:
+                    result = results[row]
+                    right = [candidate_matches(c, mention.gold, self.equivalent_ids) for c in result.candidates]
+                    items.append(Labelled(result.mention.text, result.candidates, right, in_kb))
+                else:
+                    items.append(None)
+        fitted_on = {"source": self.dev_name, "mentions": len(self.mentions)}
+        return fit_calibration([i for i in items if i is not None], self.linker.normalize, fingerprint, fitted_on=fitted_on, **options)
 
     # -- searches ------------------------------------------------------------------------------
     def search_fusions(self, fusions: Sequence[Fusion], rerankers: Sequence[Any] = ()) -> tuple[Fusion, list[Trial]]:
@@ -174,15 +200,18 @@ def _tuned(settings: dict, grid: dict) -> dict:
 
 
 def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equivalent_ids: EquivalentIds | None = None,
-         dev_name: str = "dev") -> tuple[LinkerConfig, TuneReport]:
-    """Search ``searches`` ("fusion", "rerankers", or a reranker type) in that order, each over the previous one's choice;
-    returns the index's config with the choices in it, and the report."""
+         dev_name: str = "dev", calibration: dict | None = None) -> tuple[LinkerConfig, TuneReport]:
+    """Search ``searches`` ("fusion", "rerankers", or a reranker type) in that order, each over the previous one's choice,
+    then fit the calibration stage when ``searches`` holds "calibration" (``calibration``: ``fit_calibration``'s options);
+    returns the index's config with the choices in it, and the report. An index's old calibration stage is dropped
+    first: fitted for the stages as they were, it is re-fitted or left out."""
     unknown = [s for s in searches if s not in SEARCHES and s not in {r.type for r in linker.rerankers}]
     if unknown:
         kinds = ", ".join([*SEARCHES, *dict.fromkeys(r.type for r in linker.rerankers)])
         raise MedlinkError(f"unknown search {', '.join(map(repr, unknown))}; this index can tune: {kinds}")
     started = time.perf_counter()
-    tuner = Tuner(linker, mentions, equivalent_ids)
+    linker.rerankers = [r for r in linker.rerankers if r.type != CALIBRATION]  # fitted for the old stages: re-fitted or dropped
+    tuner = Tuner(linker, mentions, equivalent_ids, dev_name=dev_name)
     config = linker.config
     report = TuneReport(dev_name, tuner.evaluate(config.fusion, linker.rerankers))
     fusion, rerankers = config.fusion, list(linker.rerankers)
@@ -199,6 +228,11 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
                 report.trials += trials
     linker.rerankers = rerankers
     report.after = tuner.evaluate(fusion, rerankers)
+    chosen = LinkerConfig(config.generators, fusion, config.k_per_generator, [dict(r.settings) for r in rerankers])
+    if "calibration" in searches:
+        settings, report.calibration = tuner.calibrate(fusion, rerankers, index_fingerprint(linker.manifest["kb"]["checksum"], chosen.to_dict(),
+                                                                                                len(rerankers)), **(calibration or {}))
+        chosen.rerankers.append(settings)
     report.seconds = time.perf_counter() - started
-    chosen = LinkerConfig(config.generators, fusion, config.k_per_generator, [dict(r.settings) for r in rerankers], tuned=report.to_dict())
+    chosen.tuned = report.to_dict()
     return chosen, report

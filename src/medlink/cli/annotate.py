@@ -11,6 +11,7 @@ from typing import List, Optional
 import typer
 
 from medlink.cli.common import PRECISION_HELP, fail, new_app, use_precision
+from medlink.cli.linking import NIL_HELP
 
 app = new_app()  # its command joins the main app's top level
 
@@ -37,6 +38,7 @@ def annotate(
     prefer_prefix: List[str] = typer.Option([], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one (e.g. MESH); repeatable."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Documents linked per call."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."),
+    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", min=0.0, max=1.0, help=NIL_HELP),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Find the medical mentions in text and link each to ranked concepts."""
@@ -45,6 +47,7 @@ def annotate(
     from medlink.directories import atomic_file, require_replaceable_file
     from medlink.kb.errors_policy import InvalidLinePolicy
     from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator
+    from medlink.linking.calibration import with_decisions
     from medlink.linking.index import resolve_index
     from medlink.linking.output import annotation_lines, with_preferred_document_ids
     from medlink.progress import bar
@@ -58,6 +61,7 @@ def annotate(
                               consistency=consistency, overlap=overlap, generators=tuple(generators.split(",")) if generators else None,
                               batch_documents=batch_size)
     annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names)
+    with_decisions(annotator.linker, nil_threshold)
     if out is not None:
         require_replaceable_file(out, f"an annotate output in {output_format} format", lambda path: looks_like(path, output_format),
                                  [input_path] if input_path is not None and str(input_path) != "-" else [])

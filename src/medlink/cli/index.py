@@ -19,6 +19,8 @@ def index_build(
     config: Optional[str] = typer.Option(None, "--config", help="JSON linker config file (generators, fusion, reranker), or a preset: "
                                          "'default' (exact + TF-IDF + BM25) or 'default-dense' (those + the packaged MiniLM; the dense extra)."),
     memory: List[str] = typer.Option([], "--memory", help="Annotated dataset FORMAT:PATH to memorise (repeatable)."),
+    calibrate: str = typer.Option("kb", "--calibrate", help="kb: fit the probabilities and NIL threshold on pseudo-mentions drawn from the KB "
+                                  "(synonyms held out of the index); none: no probabilities. Re-fit on dev data with 'medlink tune --calibrate'."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Build an index directory for 'medlink link' and 'medlink eval'."""
@@ -28,7 +30,7 @@ def index_build(
 
     use_precision(precision)
     started = time.perf_counter()
-    linker = build_index(open_kb(kb), out, config, memory)
+    linker = build_index(open_kb(kb), out, config, memory, calibrate)
     summary = ", ".join(f"{name}: {len(t):,} names" for name, t in linker.tables.items())
     typer.echo(f"wrote {out} in {time.perf_counter() - started:.1f}s ({summary})")
     if linker.memory is not None:

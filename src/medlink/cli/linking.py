@@ -12,6 +12,8 @@ import typer
 from medlink.cli.common import PRECISION_HELP, fail, index_and_kb, new_app, use_precision
 
 app = new_app()  # its commands join the main app's top level
+NIL_HELP = ("Link a mention only when its best candidate's probability reaches this (0-1); under it the mention is NIL, "
+            "its candidates still listed. Default: the index's own threshold (chosen on dev, or on the KB's pseudo-mentions).")
 
 
 @app.command("link")
@@ -28,18 +30,23 @@ def link(
                                             "(e.g. MESH for MEDIC, whose concepts may be filed under an OMIM id); repeatable, first wins."),
     header: bool = typer.Option(False, "--header", help="The --input file's first line is a header (TSV column names): skip it."),
     batch_size: int = typer.Option(2048, "--batch-size", min=1, help="Mentions linked per call (memory stays flat on long inputs)."),
+    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", min=0.0, max=1.0, help=NIL_HELP),
+    explain: bool = typer.Option(False, "--explain", help="Say why: for each candidate the alias that matched, each stage's score, "
+                                 "the training mentions that voted, its probability, and the NIL decision."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Link mentions to ranked concepts."""
     from medlink.linking.index import resolve_index
     from medlink.corpora.mention_files import FORMATS, guess_format, read_mentions
     from medlink.linking.linker import Linker
-    from medlink.linking.output import link_stream, result_json, result_lines
+    from medlink.linking.calibration import with_decisions
+    from medlink.linking.output import explanation_lines, link_stream, result_json, result_lines
 
     if input_format and input_format not in FORMATS:
         fail(f"unknown --format {input_format!r}; known: {', '.join(FORMATS)}")
     use_precision(precision)
     linker = Linker.load(resolve_index(index))
+    with_decisions(linker, nil_threshold)
     selected = generators.split(",") if generators else None
     if mentions:
         stream = iter(mentions)
@@ -51,9 +58,9 @@ def link(
     for result in link_stream(linker, stream, k, selected, batch_size, prefer_prefix):
         errors += result.error is not None
         if as_json:
-            typer.echo(json.dumps(result_json(result), ensure_ascii=False))
+            typer.echo(json.dumps(result_json(result, explain), ensure_ascii=False))
         else:
-            typer.echo("\n".join(result_lines(result)))
+            typer.echo("\n".join(explanation_lines(result) if explain else result_lines(result)))
     if errors:
         typer.echo(f"{errors} mention(s) not linked: empty, not UTF-8, or nothing left after normalisation (marked 'error' in the output)", err=True)
 
@@ -102,9 +109,15 @@ def tune_command(
     out: Optional[Path] = typer.Option(None, "--out", help="Write the chosen config here (JSON, with the dev figures that chose it)."),
     apply: bool = typer.Option(False, "--apply", help="Also make the chosen config the index's own (no rebuild: only weights and settings change)."),
     kb: Optional[str] = typer.Option(None, "--kb", help="KB for id equivalence (default: the index's)."),
+    calibrate: bool = typer.Option(False, "--calibrate", help="Also fit the index's probabilities on the dev mentions (after the other "
+                                   "searches): P(right) per candidate, the NIL threshold, backoff and order (same as adding 'calibration' to --search)."),
+    nil_target: str = typer.Option("f1", "--nil-target", help="How the NIL threshold is chosen on dev: f1 (best linking F1) or precision=P "
+                                   "(the lowest threshold whose links are right at least P of the time)."),
+    backoff: bool = typer.Option(True, "--backoff/--no-backoff", help="Let dev choose a probability under which the candidate whose alias "
+                                 "spells the mention most closely goes first."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
-    """Choose fusion weights and reranker settings on dev data: each stage retrieves once, settings are tried over the cache."""
+    """Choose fusion weights, reranker settings and probabilities on dev data: each stage retrieves once, settings are tried over the cache."""
     from medlink.eval import load_dataset
     from medlink.eval.metrics import equivalent_ids_from_kb
     from medlink.directories import require_replaceable_file
@@ -114,7 +127,7 @@ def tune_command(
 
     if out is None and not apply:
         fail("say where the chosen config goes: --out CONFIG and/or --apply")
-    searches = [s.strip() for s in search.split(",") if s.strip()]
+    searches = [s.strip() for s in search.split(",") if s.strip()] + (["calibration"] if calibrate and "calibration" not in search else [])
     if not searches:
         fail("--search names nothing to tune: fusion, rerankers or a reranker type")
     if apply and index in DEFAULT_INDEXES:
@@ -126,7 +139,8 @@ def tune_command(
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
     mentions = [m for spec in dev for m in load_dataset(spec)]
-    config, report = tune(linker, mentions, searches, equivalent_ids_from_kb(store), ",".join(dev))
+    config, report = tune(linker, mentions, searches, equivalent_ids_from_kb(store), ",".join(dev),
+                          calibration={"nil_target": nil_target, "backoff": backoff})
     if out is not None:
         from medlink.directories import write_atomic
 
@@ -138,6 +152,12 @@ def tune_command(
                f"({len(report.trials)} settings tried in {report.seconds:.0f}s)")
     typer.echo(f"fusion: {json.dumps(config.to_dict()['fusion'])}")
     for settings in config.rerankers:
-        typer.echo(f"reranker: {json.dumps(settings)}")
+        shown = {k: v for k, v in settings.items() if k != "model"} if settings["type"] == "calibration" else settings
+        typer.echo(f"reranker: {json.dumps(shown)}")
+    if report.calibration:
+        oof = report.calibration["dev_out_of_fold"]
+        typer.echo(f"probabilities: fitted on {report.calibration['mentions']:,} dev mention parts; out of fold: Acc@1 {oof['acc@1']:.4f}; "
+                   f"at NIL threshold {oof['at_threshold']['threshold']:.2f}: linking precision {oof['at_threshold']['precision']:.3f}, "
+                   f"recall {oof['at_threshold']['recall']:.3f}")
     for where in ([str(out)] if out else []) + ([f"{directory} (applied)"] if apply else []):
         typer.echo(f"wrote {where}")

@@ -10,6 +10,8 @@ from typing import Callable, Sequence
 from medlink.directories import require_replaceable, write_atomic
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
+from medlink.linking.calibration import TYPE as CALIBRATION, calibration_stage, check_calibration
+from medlink.linking.calibration_fit import attach_calibration, fit_on_kb
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
 from medlink.linking.linker import Linker
 from medlink.linking.manifest import DICTIONARY, MANIFEST, is_index_manifest, read_manifest
@@ -21,16 +23,36 @@ log = logging.getLogger(__name__)
 DEFAULT_INDEX_NAME = "default-index"
 
 
-def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Path | str | None = None, memory: Sequence[str] = ()) -> Linker:
+CALIBRATE = ("kb", "none")
+
+
+def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Path | str | None = None, memory: Sequence[str] = (),
+                calibrate: str = "kb") -> Linker:
     """Build and save an index; ``config`` is a LinkerConfig, a preset's name (default, default-dense) or a JSON file;
-    ``memory`` lists ``FORMAT:PATH`` annotated datasets to memorise."""
+    ``memory`` lists ``FORMAT:PATH`` annotated datasets to memorise. ``calibrate="kb"`` fits its probabilities (NIL
+    threshold included) on pseudo-mentions drawn from the KB, unless the config brings a calibration of its own or the
+    KB is too small to draw them from; ``medlink tune --calibrate`` re-fits them on dev data."""
+    if calibrate not in CALIBRATE:
+        raise MedlinkError(f"--calibrate must be one of {', '.join(CALIBRATE)}, not {calibrate!r}")
     require_replaceable(Path(out), MANIFEST, "a medlink index", is_index_manifest)  # before the (long) build, not after it
     kb = kb if isinstance(kb, KB) else KB.open(kb)
-    config = load_config(config)
+    config = load_config(config) or default_config()
     entries = memory_from_datasets(kb, memory) if memory else None
     linker = Linker.build(kb, config, entries)
+    if calibrate == "kb" and calibration_stage(linker) is None:
+        fitted = fit_on_kb(kb, config, entries)
+        if fitted is None:
+            log.info("no probabilities fitted: the KB has too few synonyms to draw pseudo-mentions from (fit them on dev data: medlink tune --calibrate)")
+        else:
+            attach_calibration(linker, *fitted)
     linker.save(out)
     return linker
+
+
+def built_config(manifest: dict) -> dict:
+    """An index's config as it was asked for: without the calibration stage a build or 'medlink tune' added."""
+    config = manifest["config"]
+    return {**config, "rerankers": [r for r in config.get("rerankers", []) if r.get("type") != CALIBRATION]}
 
 
 def apply_config(directory: Path, config: LinkerConfig) -> None:
@@ -38,11 +60,13 @@ def apply_config(directory: Path, config: LinkerConfig) -> None:
     differ (what ``medlink tune`` chooses); generators and the rerankers' kinds and order must be the ones built."""
     manifest = read_manifest(directory)
     built = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
-    if built.to_dict()["generators"] != config.to_dict()["generators"] or [r["type"] for r in built.rerankers] != [r["type"] for r in config.rerankers]:
+    kinds = lambda c: [r["type"] for r in c.rerankers if r["type"] != CALIBRATION]  # noqa: E731 (a calibration stage has no files: it may come and go)
+    if built.to_dict()["generators"] != config.to_dict()["generators"] or kinds(built) != kinds(config):
         raise MedlinkError(f"{directory}: the config's generators or rerankers differ from the ones this index was built with; "
                            "build a new index with it (medlink index build --config ...)")
-    if any(r.get("model") != b.get("model") for r, b in zip(config.rerankers, built.rerankers)):
+    if any(r.get("model") != b.get("model") for r, b in zip(config.rerankers, built.rerankers) if r["type"] != CALIBRATION):
         raise MedlinkError(f"{directory}: a reranker's model differs from the one this index was built with; build a new index with it")
+    check_calibration(config.to_dict(), manifest["kb"]["checksum"], str(directory))
     write_atomic(directory / MANIFEST, json.dumps({**manifest, "config": config.to_dict()}, indent=2, sort_keys=True))
 
 
@@ -63,7 +87,7 @@ def default_index_dir(name: str = "default") -> Path:
     directory = medlink_home() / folder
     try:
         manifest = read_manifest(directory)
-        current = (manifest["kb"]["checksum"] == kb.checksum and manifest["config"] == config.to_dict()
+        current = (manifest["kb"]["checksum"] == kb.checksum and built_config(manifest) == config.to_dict()
                    and dictionary_is_current(directory / DICTIONARY))  # an index from before this dictionary finder: rebuilt once
     except (MedlinkError, KeyError):  # missing, unreadable or an older format: rebuild
         current = False

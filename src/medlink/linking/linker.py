@@ -16,11 +16,12 @@ from medlink.directories import require_replaceable, staged_directory
 from medlink.errors import DamagedFileError, MedlinkError, reading
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
+from medlink.linking.calibration import check_calibration
 from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
 from medlink.linking.manifest import MANIFEST, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries
 from medlink.progress import phase
-from medlink.rerank.base import LinkerParts, Reranker, build_reranker, load_reranker, reads_context
+from medlink.rerank.base import LinkerParts, Reranker, build_reranker, load_reranker, reads_context, reranker_class
 from medlink.retrieval.base import CandidateGenerator, build_generator, load_generator, to_candidates
 from medlink.retrieval.fusion import Fusion
 from medlink.retrieval.hits import Hits, top_k as ranked_top
@@ -101,11 +102,12 @@ class Linker:
 
     def parts(self, memory: Sequence[tuple[str, str]] = ()) -> LinkerParts:
         """What rerankers may use of this linker (``memory``: normalised (mention, concept) pairs, when building)."""
-        return LinkerParts(self.generators, self.candidate_for, memory, self.memory.summary() if self.memory else None)
+        return LinkerParts(self.generators, self.candidate_for, memory, self.memory.summary() if self.memory else None, self.normalize)
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
-    def build(cls, kb: KB, config: LinkerConfig | None = None, memory: MemoryEntries | None = None) -> "Linker":
+    def build(cls, kb: KB, config: LinkerConfig | None = None, memory: MemoryEntries | None = None, dictionary: bool = True) -> "Linker":
+        """A linker over ``kb`` (+ ``memory``); ``dictionary=False`` skips the mention finder (a linker that only links strings)."""
         config = config or default_config()
         has_memory = bool(memory and memory.pairs)
         concept_ids, concept_names = [], []
@@ -134,11 +136,14 @@ class Linker:
                     generators[generator.name] = build_generator(generator.type, table, concept_ids, generator.name, generator.params, descriptions)
         manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
         manifest["tables"] = sources
+        check_calibration(config.to_dict(), kb.checksum, "config")
         linker = cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory, _alt_ids(kb))
         parts = linker.parts([(kb.normalize(text), concept) for text, concept in memory.pairs] if has_memory else [])
         for settings in config.rerankers:
             with phase(f"index: {settings['type']} reranker"):
                 linker.rerankers.append(build_reranker(settings, parts))
+        if not dictionary:
+            return linker
         with phase("index: dictionary finder over the KB's names" + (" and the memory's mentions" if has_memory else "")):
             names = [text for _cid, text, _kind in kb.iter_names()] + ([text for text, _concept in memory.pairs] if has_memory else [])
             linker.dictionary = DictionaryFinder.build(names, kb.normalize)
@@ -176,6 +181,7 @@ class Linker:
             config = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
             normalizer = Normalizer.from_signature(manifest["normalizer"])
             sources: dict[str, str] = dict(manifest["tables"])
+            check_calibration(config.to_dict(), manifest["kb"]["checksum"], str(directory / MANIFEST))
         if any(s not in NAME_SOURCES or n not in {g.name for g in config.generators} for n, s in sources.items()):
             raise MedlinkError(f"{directory / MANIFEST}: 'tables' must map this config's generators to {', '.join(NAME_SOURCES)}; "
                                "the manifest was changed by hand or damaged: rebuild the index")
@@ -199,6 +205,9 @@ class Linker:
         parts = linker.parts()
         for position, settings in enumerate(config.rerankers):
             folder = directory / layout.reranker_dir(position, settings["type"])
+            if getattr(reranker_class(settings["type"]), "in_config", False):  # nothing on disk: the config holds it all
+                linker.rerankers.append(load_reranker(folder, settings, parts))
+                continue
             if not folder.is_dir() and settings["type"] in layout.LEGACY_RERANKER_DIRS:
                 folder = directory / layout.LEGACY_RERANKER_DIRS[settings["type"]]
             if not folder.is_dir():

@@ -58,20 +58,52 @@ def printable(text: str) -> str:
 
 
 def candidate_json(candidate: Candidate) -> dict:
-    return {"id": candidate.concept_id, "alt_ids": list(candidate.alt_ids), "name": candidate.name, "score": round(candidate.score, 6),
-            "matched": candidate.matched_name, "scores": {k: round(v, 6) for k, v in candidate.scores_by_stage.items()},
-            "evidence": candidate.evidence}
+    payload = {"id": candidate.concept_id, "alt_ids": list(candidate.alt_ids), "name": candidate.name, "score": round(candidate.score, 6),
+               "matched": candidate.matched_name, "scores": {k: round(v, 6) for k, v in candidate.scores_by_stage.items()},
+               "evidence": candidate.evidence}
+    if candidate.probability is not None:
+        payload["probability"] = candidate.probability
+    return payload
 
 
-def result_json(result: LinkResult) -> dict:
-    """One JSON object per mention: the mention (and its document position when known), candidates, error / NIL / probability when set."""
+def result_json(result: LinkResult, explain: bool = False) -> dict:
+    """One JSON object per mention: the mention (and its document position when known), candidates, error / NIL / probability
+    when set; ``explain`` adds the decision in words ("why")."""
     mention = result.mention
     payload: dict = {"mention": printable(mention.text)}
     payload.update({key: value for key, value in (("doc_id", mention.doc_id), ("start", mention.start), ("end", mention.end)) if value is not None})
     payload["candidates"] = [candidate_json(c) for c in result.candidates]
     payload.update({key: value for key, value in (("error", result.error), ("nil", result.nil), ("probability", result.probability))
                     if value is not None})
+    if explain:
+        payload["why"] = decision_text(result)
     return payload
+
+
+def decision_text(result: LinkResult) -> str:
+    """The decision on a mention in one sentence: linked (to what, how sure) or NIL, or why it could not be linked."""
+    if result.error:
+        return f"not linked: {result.error}"
+    if not result.candidates:
+        return "not linked: no candidate"
+    top = result.candidates[0]
+    sure = f" with probability {top.probability:.2f}" if top.probability is not None else " (this index has no probabilities: scores only)"
+    if result.nil:
+        return f"NIL: the best candidate, {top.concept_id} ({top.name}), has probability {top.probability:.2f}, under the NIL threshold"
+    return f"linked to {top.concept_id} ({top.name}){sure}"
+
+
+def explanation_lines(result: LinkResult) -> list[str]:
+    """``--explain``: the decision, then per candidate its probability, the alias that matched, each stage's score and any
+    other evidence (the training mentions that voted, a backoff)."""
+    lines = [f"{printable(result.mention.text)}: {decision_text(result)}"]
+    for rank, c in enumerate(result.candidates, 1):
+        probability = f"p={c.probability:.3f} " if c.probability is not None else ""
+        stages = ", ".join(f"{stage} {value:.3f}" for stage, value in c.scores_by_stage.items())
+        lines.append(f"  {rank}. {c.concept_id} {c.name}: {probability}score {c.score:.3f}; matched '{c.matched_name}'"
+                     + (f"; stages: {stages}" if stages else "") + _neighbours(c))
+        lines.extend(f"     {e['backoff']}" for e in c.evidence if "backoff" in e)
+    return lines
 
 
 def result_lines(result: LinkResult) -> list[str]:
@@ -81,10 +113,11 @@ def result_lines(result: LinkResult) -> list[str]:
         return [f"{text!r}\terror: {result.error}"]
     if not result.candidates:
         return [f"{text}\t(no candidate)"]
-    lines = []
+    lines = [f"{text}\tNIL\t(best candidate's probability {result.probability:.3f} is under the NIL threshold; candidates follow)"] if result.nil else []
     for rank, c in enumerate(result.candidates, 1):
         also = f"; also {' '.join(c.alt_ids)}" if c.alt_ids else ""
-        lines.append(f"{text}\t{rank}\t{c.concept_id}\t{c.name}\t{c.score:.3f}\t(matched '{c.matched_name}'{_neighbours(c)}{also})")
+        probability = f"\tp={c.probability:.3f}" if c.probability is not None else ""
+        lines.append(f"{text}\t{rank}\t{c.concept_id}\t{c.name}\t{c.score:.3f}{probability}\t(matched '{c.matched_name}'{_neighbours(c)}{also})")
     return lines
 
 

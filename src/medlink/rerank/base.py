@@ -28,6 +28,7 @@ class LinkerParts:
     candidate_for: Callable[[str], Candidate]  # concept id -> a zero-score candidate carrying its name and alt ids
     memory: Sequence[tuple[str, str]] = field(default_factory=list)
     memory_summary: dict | None = None  # what the memory given held and skipped (None: no memory was given)
+    normalize: Callable[[str], str] | None = None  # the index's normaliser (the calibration stage compares aliases with mentions)
 
 
 @runtime_checkable
@@ -60,6 +61,7 @@ def reads_context(reranker: Reranker) -> bool:
 RERANKERS = {
     "knn": "knn:KnnReranker",
     "cross-encoder": "cross_encoder:CrossEncoderReranker",
+    "calibration": "medlink.linking.calibration:CalibrationStage",  # probabilities, backoff, NIL: always last
 }
 
 

@@ -1,0 +1,140 @@
+"""The decision stage after the rerankers: a probability for every candidate, then backoff, then NIL.
+
+It sits in an index config's ``rerankers`` list, last, as ``{"type": "calibration", "model": {...}, "nil_threshold": t,
+"backoff_below": b, "order": "score"}``; the fitted model is plain JSON inside the config, so ``medlink tune --calibrate
+--apply`` changes the manifest only. For each mention:
+
+1. every candidate gets ``probability`` (``linking.probability``); with ``order: "probability"`` they are re-sorted by it;
+2. **backoff** (paper 002): when the first candidate's probability is under ``backoff_below``, the candidate among the
+   first ``backoff_top`` whose alias spells the mention most closely goes first (a low-confidence model defers to the
+   string);
+3. **NIL**: when the (new) first candidate's probability is under ``nil_threshold``, the result is NIL: linked to
+   nothing, its candidates still listed.
+
+A model is fitted for one index: ``fitted_for`` is a fingerprint of the KB and every stage before this one, and an
+index whose stages differ refuses the model (its scores would mean something else).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from medlink.core import LinkResult, Mention
+from medlink.errors import MedlinkError
+from medlink.linking.probability import ProbabilityModel, similarity
+from medlink.params import Param
+from medlink.rerank.base import LinkerParts, own_settings
+
+TYPE = "calibration"
+ORDERS = ("score", "probability")
+PARAMS = {
+    "model": Param(dict, items=object, note="a probability model fitted by 'medlink tune --calibrate'"),
+    "nil_threshold": Param(float, minimum=0.0, maximum=1.0, nullable=True, default=None),  # null: never NIL
+    "backoff_below": Param(float, minimum=0.0, maximum=1.0, nullable=True, default=None),  # null: no backoff
+    "backoff_top": Param(int, minimum=2, default=10),
+    "order": Param(str, choices=ORDERS, default="score"),
+    "fitted_for": Param(str, default=""),
+}
+
+
+def index_fingerprint(kb_checksum: str, config_dict: dict, position: int) -> str:
+    """What a probability model depends on: the KB and every stage before position ``position`` of the rerankers."""
+    stages = {"kb": kb_checksum, "generators": config_dict["generators"], "fusion": config_dict["fusion"],
+              "k_per_generator": config_dict["k_per_generator"], "rerankers": config_dict["rerankers"][:position]}
+    return hashlib.sha256(json.dumps(stages, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def check_calibration(config_dict: dict, kb_checksum: str, where: str) -> None:
+    """Refuse a calibration stage that is not last, or whose model was fitted on another index."""
+    rerankers = config_dict["rerankers"]
+    for position, settings in enumerate(rerankers):
+        if settings["type"] != TYPE:
+            continue
+        if position != len(rerankers) - 1:
+            raise MedlinkError(f"{where}: rerankers[{position}] ({TYPE}) must be the last stage: it decides on the final ranking")
+        expected = index_fingerprint(kb_checksum, config_dict, position)
+        if settings["fitted_for"] != expected:
+            raise MedlinkError(f"{where}: the probability model was fitted on another index (fingerprint {settings['fitted_for'] or 'none'}, "
+                               f"this index's stages give {expected}): its scores would mean something else. Re-fit it on this index: "
+                               "medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply")
+
+
+class CalibrationStage:
+    """Probabilities, backoff and NIL over each mention's final candidate list."""
+
+    type = TYPE
+    PARAMS = PARAMS
+    requires_generator = None
+    in_config = True  # its model is JSON in the index config: no folder of its own, so 'medlink tune --apply' can add it
+
+    def __init__(self, settings: dict, normalize):
+        self.settings = own_settings(self.type, PARAMS, settings)
+        self.model = ProbabilityModel.from_dict(self.settings["model"], f"{TYPE} stage")
+        self.normalize = normalize
+
+    @classmethod
+    def build(cls, settings: dict, parts: LinkerParts) -> "CalibrationStage":
+        return cls(settings, parts.normalize)
+
+    @classmethod
+    def load(cls, directory: Path | None, settings: dict, parts: LinkerParts) -> "CalibrationStage":
+        return cls(settings, parts.normalize)
+
+    def save(self, directory: Path) -> None:
+        """Nothing to write: the model is in the config."""
+
+    def with_settings(self, **changes: Any) -> "CalibrationStage":
+        other = copy.copy(self)
+        other.settings = own_settings(self.type, PARAMS, {**self.settings, **changes})
+        if "model" in changes:
+            other.model = ProbabilityModel.from_dict(other.settings["model"], f"{TYPE} stage")
+        return other
+
+    def rerank(self, mentions: Sequence[Mention], results: list[LinkResult]) -> list[LinkResult]:
+        return [self.decide(mention.text, result) for mention, result in zip(mentions, results)]
+
+    def decide(self, key: str, result: LinkResult, probabilities: Sequence[float] | None = None) -> LinkResult:
+        """``result`` with probabilities, the backoff choice and the NIL decision (``key``: the normalised mention;
+        ``probabilities``: given instead of predicted, as when dev choices are made on out-of-fold ones)."""
+        if probabilities is None:
+            probabilities = self.model.probabilities(key, result.candidates, self.normalize)
+        candidates = [c.copy(probability=round(float(p), 6)) for c, p in zip(result.candidates, probabilities)]
+        if self.settings["order"] == "probability":
+            candidates.sort(key=lambda c: -c.probability)  # stable: ties keep the ranking's order
+        below = self.settings["backoff_below"]
+        if candidates and below is not None and candidates[0].probability < below:
+            window = candidates[: self.settings["backoff_top"]]
+            closest = max(range(len(window)), key=lambda i: similarity(key, window[i].matched_name, self.normalize))
+            if closest:
+                chosen = candidates.pop(closest)
+                chosen.evidence = [*chosen.evidence, {"backoff": f"first candidate's probability {candidates[0].probability:.3f} < {below}; "
+                                                                 "this alias spells the mention most closely"}]
+                candidates.insert(0, chosen)
+        probability = candidates[0].probability if candidates else None
+        threshold = self.settings["nil_threshold"]
+        nil = None if threshold is None else (probability is None or probability < threshold)
+        return LinkResult(result.mention, candidates, result.error, nil, probability)
+
+
+def calibration_stage(linker) -> CalibrationStage | None:
+    """The linker's calibration stage, when it has one (always last)."""
+    return next((r for r in linker.rerankers if r.type == TYPE), None)
+
+
+def with_decisions(linker, nil_threshold: float | None = None, backoff_below: float | None = None) -> None:
+    """Override the index's NIL threshold / backoff for this linker (``--nil-threshold``): refused without a probability model."""
+    if nil_threshold is None and backoff_below is None:
+        return
+    stage = calibration_stage(linker)
+    if stage is None:
+        raise MedlinkError("this index has no probability model, so it has no NIL threshold to set: fit one with "
+                           "'medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply'")
+    for name, value in (("--nil-threshold", nil_threshold), ("--backoff-below", backoff_below)):
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise MedlinkError(f"{name} must be a probability between 0 and 1, not {value}")
+    changes = {k: v for k, v in (("nil_threshold", nil_threshold), ("backoff_below", backoff_below)) if v is not None}
+    linker.rerankers = [stage.with_settings(**changes) if r is stage else r for r in linker.rerankers]

@@ -1,0 +1,202 @@
+"""Fitting the calibration stage on labelled candidate lists, and choosing its NIL threshold, backoff and order.
+
+Why apart from the stage: fitting needs scikit-learn and labelled data; linking needs neither. The data is what any
+index gives for labelled mentions: each mention's final candidate list (after fusion and the rerankers) and whether
+each candidate is right. A mention whose concept is not in the KB (gold NIL) adds only wrong candidates: exactly
+what a NIL threshold must learn to refuse.
+
+Thresholds are chosen on out-of-fold probabilities (5 folds over mentions): the model that picks a threshold never saw
+the mentions it is picked on, so the dev figures that choose it are not flattered by the fit. The final model is then
+fitted on all of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+import numpy as np
+
+from medlink.core import Candidate, LinkResult, Mention
+from medlink.errors import MedlinkError
+from medlink.linking.calibration import ORDERS, TYPE, CalibrationStage, index_fingerprint
+from medlink.linking.probability import ProbabilityModel, candidate_features, stages_of
+
+FIT_TOP = 10  # candidates per mention the model is fitted on: the ones a threshold or backoff ever looks at
+FOLDS = 5
+BACKOFF_GRID = (None, 0.1, 0.2, 0.3, 0.4, 0.5)
+NIL_TARGETS = ("f1",)  # or "precision=P": the lowest threshold whose linking precision reaches P
+
+
+@dataclass
+class Labelled:
+    """One labelled mention as the index ranks it: normalised text, final candidates, which are right, in the KB or not."""
+
+    key: str
+    candidates: list[Candidate]
+    right: list[bool]
+    in_kb: bool
+
+
+def fit_rows(items: Sequence[Labelled], stages: Sequence[str], normalize: Callable[[str], str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Features, labels and mention number of each of the first ``FIT_TOP`` candidates of every mention."""
+    blocks, labels, groups = [], [], []
+    for number, item in enumerate(items):
+        top = item.candidates[:FIT_TOP]
+        blocks.append(candidate_features(item.key, top, stages, normalize))
+        labels.extend(item.right[: len(top)])
+        groups.extend([number] * len(top))
+    width = blocks[0].shape[1] if blocks else 0
+    return (np.vstack(blocks) if blocks else np.zeros((0, width), np.float32)), np.array(labels, np.int8), np.array(groups)
+
+
+def out_of_fold(features: np.ndarray, labels: np.ndarray, groups: np.ndarray, stages: Sequence[str], isotonic: bool, seed: int = 0) -> np.ndarray:
+    """Each row's probability from a model fitted without its mention's fold."""
+    mentions = np.unique(groups)
+    fold_of = dict(zip(np.random.default_rng(seed).permutation(mentions).tolist(), np.arange(len(mentions)) % FOLDS))
+    fold = np.array([fold_of[g] for g in groups.tolist()])
+    predicted = np.zeros(len(labels))
+    for f in range(FOLDS):
+        held = fold == f
+        if held.any():
+            predicted[held] = ProbabilityModel.fit(features[~held], labels[~held], stages, isotonic).predict(features[held])
+    return predicted
+
+
+def nil_threshold(top_probability: np.ndarray, top_right: np.ndarray, in_kb: np.ndarray, target: str = "f1") -> tuple[float, dict]:
+    """The NIL threshold for ``target``: best linking F1 ("f1"), or the lowest reaching a linking precision ("precision=P").
+
+    Linking precision: right links / links made; recall: right links / mentions whose concept is in the KB.
+    """
+    precision_goal = _precision_goal(target)
+    best: tuple[float, dict] | None = None
+    in_kb_total = max(int(in_kb.sum()), 1)
+    for threshold in np.round(np.arange(0.0, 1.0001, 0.01), 2):
+        linked = top_probability >= threshold
+        made, right = int(linked.sum()), int((linked & top_right).sum())
+        precision = right / made if made else 1.0
+        recall = right / in_kb_total
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        figures = {"threshold": float(threshold), "precision": precision, "recall": recall, "f1": f1}
+        if precision_goal is not None:
+            if precision >= precision_goal:
+                return float(threshold), figures
+        elif best is None or f1 > best[1]["f1"] + 1e-12:
+            best = (float(threshold), figures)
+    if precision_goal is not None:
+        raise MedlinkError(f"no NIL threshold reaches linking precision {precision_goal} on the dev data (best at threshold 1.0)")
+    return best
+
+
+def _precision_goal(target: str) -> float | None:
+    if target == "f1":
+        return None
+    name, _, value = target.partition("=")
+    try:
+        goal = float(value)
+    except ValueError:
+        goal = -1.0
+    if name != "precision" or not 0.0 < goal <= 1.0:
+        raise MedlinkError(f"--nil-target must be 'f1' or 'precision=P' with P in (0, 1], not {target!r}")
+    return goal
+
+
+def _decided(stage: CalibrationStage, items: Sequence[Labelled], probabilities: Sequence[np.ndarray]) -> list[tuple[int | None, float]]:
+    """Each mention's rank of its first right candidate under ``stage`` (None: not listed) and its first candidate's probability."""
+    out = []
+    for item, p in zip(items, probabilities):
+        right = {c.concept_id for c, r in zip(item.candidates, item.right) if r}
+        decided = stage.decide(item.key, LinkResult(Mention(item.key), item.candidates), p)
+        rank = next((i for i, c in enumerate(decided.candidates, 1) if c.concept_id in right), None)
+        out.append((rank, decided.probability or 0.0))
+    return out
+
+
+def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], fingerprint: str, *, nil_target: str = "f1",
+                    backoff: bool = True, isotonic: bool = False, fitted_on: dict | None = None, choose_order: bool = True) -> tuple[dict, dict]:
+    """The calibration stage's settings fitted on ``items``, and the dev figures that chose them: the order (score or
+    probability) and backoff by Acc@1 (then MRR; ``choose_order=False`` keeps the ranking as it is), then the NIL
+    threshold for ``nil_target``, all on out-of-fold probabilities."""
+    if not items:
+        raise MedlinkError("calibration needs labelled mentions; none were given")
+    items = [Labelled(i.key, i.candidates[:FIT_TOP], i.right[:FIT_TOP], i.in_kb) for i in items]
+    stages = stages_of([item.candidates for item in items])
+    features, labels, groups = fit_rows(items, stages, normalize)
+    model = ProbabilityModel.fit(features, labels, stages, isotonic, fitted_on)
+    oof = out_of_fold(features, labels, groups, stages, isotonic)
+    per_mention = np.split(oof, np.cumsum([len(item.candidates) for item in items])[:-1])
+    base = {"type": TYPE, "model": model.to_dict(), "fitted_for": fingerprint}
+    trials = []
+    for order in ORDERS if choose_order else ("score",):
+        for below in BACKOFF_GRID if backoff and choose_order else (None,):
+            ranks = [rank for rank, _ in _decided(CalibrationStage(base | {"order": order, "backoff_below": below}, normalize), items, per_mention)]
+            acc1 = sum(r == 1 for r in ranks) / len(ranks)
+            mrr = sum(1 / r for r in ranks if r) / len(ranks)
+            trials.append({"order": order, "backoff_below": below, "acc@1": acc1, "mrr": mrr})
+    best = max(trials, key=lambda t: (t["acc@1"], t["mrr"]))
+    chosen = {"order": best["order"], "backoff_below": best["backoff_below"]}
+    decided = _decided(CalibrationStage(base | chosen, normalize), items, per_mention)
+    top_right = np.array([rank == 1 for rank, _ in decided])
+    top_probability = np.array([p for _, p in decided])
+    in_kb = np.array([item.in_kb for item in items])
+    threshold, at_threshold = nil_threshold(top_probability, top_right, in_kb, nil_target)
+    settings = base | chosen | {"nil_threshold": threshold}
+    report = {"mentions": len(items), "in_kb": int(in_kb.sum()), "candidates": int(len(labels)), "right": int(labels.sum()),
+              "stages": stages, "chosen": chosen | {"nil_threshold": threshold, "nil_target": nil_target},
+              "dev_out_of_fold": {"acc@1": best["acc@1"], "mrr": best["mrr"], "at_threshold": at_threshold}, "trials": trials}
+    return settings, report
+
+
+def labelled_items(results: Sequence[LinkResult], golds: Sequence[frozenset[str]], in_kb: Sequence[bool],
+                   matches: Callable[[Candidate, frozenset[str]], bool]) -> list[Labelled]:
+    """Link results of labelled mentions (the result's mention text: the normalised key) as fitting data."""
+    return [Labelled(result.mention.text, list(result.candidates), [matches(c, gold) for c in result.candidates], known)
+            for result, gold, known in zip(results, golds, in_kb)]
+
+
+def fingerprint_for(linker) -> str:
+    """The fingerprint a calibration stage appended to ``linker``'s rerankers (after any existing one is removed) must carry."""
+    config = linker.config.to_dict()
+    rerankers = [r for r in config["rerankers"] if r["type"] != TYPE]
+    return index_fingerprint(linker.manifest["kb"]["checksum"], {**config, "rerankers": rerankers}, len(rerankers))
+
+
+MIN_PSEUDO_MENTIONS = 200  # fewer than this (a toy KB): no model rather than a model fitted on noise
+
+
+def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0) -> tuple[dict, dict] | None:
+    """Calibration settings for an index of ``kb`` built with ``config``, fitted on pseudo-mentions drawn from ``kb``
+    (``linking.pseudo_mentions``); None when the KB has too few synonyms to draw them from."""
+    from medlink.linking.linker import Linker
+    from medlink.linking.pseudo_mentions import draw_pseudo_mentions
+    from medlink.progress import phase
+
+    mentions, held_out_kb = draw_pseudo_mentions(kb, seed=seed)
+    if len(mentions) < MIN_PSEUDO_MENTIONS:
+        return None
+    base = replace(config, rerankers=[r for r in config.rerankers if r["type"] != TYPE], tuned=None)
+    kept = replace(memory, pairs=[(t, cid) for t, cid in memory.pairs if cid not in held_out_kb.removed]) if memory is not None else None
+    with phase(f"index: probabilities fitted on {len(mentions):,} pseudo-mentions held out of the KB"):
+        linker = Linker.build(held_out_kb, base, kept, dictionary=False)
+        results = linker.link([m.text for m in mentions], k=FIT_TOP)
+        items = [Labelled(linker.key(m.text), r.candidates, [c.concept_id == m.concept_id or m.concept_id in c.alt_ids for c in r.candidates], not m.nil)
+                 for m, r in zip(mentions, results) if r.candidates]
+        fitted_on = {"source": "pseudo-mentions from the KB", "mentions": len(items), "nil": sum(m.nil for m in mentions), "seed": seed}
+        fingerprint = index_fingerprint(kb.checksum, base.to_dict(), len(base.rerankers))
+        try:
+            # the order and backoff stay as the index ranks: pseudo-mentions are not real enough to choose a ranking by
+            return fit_calibration(items, kb.normalize, fingerprint, nil_target=nil_target, fitted_on=fitted_on, choose_order=False)
+        except MedlinkError:  # no right or no wrong candidate at all: nothing to learn a probability from
+            return None
+
+
+def attach_calibration(linker, settings: dict, report: dict | None = None) -> None:
+    """Make ``settings`` the linker's calibration stage (replacing any), in its config and manifest too; ``report``'s
+    out-of-fold figures are kept with the model, so an index says how its probabilities were chosen."""
+    if report is not None:
+        settings = {**settings, "model": {**settings["model"], "fitted_on": {**(settings["model"].get("fitted_on") or {}),
+                                                                             "dev_out_of_fold": report["dev_out_of_fold"]}}}
+    stage = CalibrationStage(settings, linker.normalize)
+    linker.config = replace(linker.config, rerankers=[r for r in linker.config.rerankers if r["type"] != TYPE] + [stage.settings])
+    linker.manifest["config"] = linker.config.to_dict()
+    linker.rerankers = [r for r in linker.rerankers if r.type != TYPE] + [stage]

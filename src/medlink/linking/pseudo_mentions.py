@@ -1,0 +1,83 @@
+"""Labelled mentions drawn from the KB itself, for an index nobody has dev data for (the default one included).
+
+Why: the calibration stage learns P(correct) from labelled candidate lists, and most users have no labelled mentions
+for their terminology. The KB's own synonyms are the next best thing if each is asked about as a mention *after it
+was taken out of the index* (otherwise it matches itself exactly and everything looks certain): a seeded sample of
+concepts gives up one synonym each (every name of the concept with the same normalised form), and a smaller sample
+of concepts leaves the index entirely, their names becoming NIL mentions. Real mentions also often *are* a KB name,
+and a model that never saw an exact match would learn that exact matches are rare and wrong: as many names again are
+asked about as they stand in the index (right when the name is that concept's alone, ambiguous when shared). A
+linker built with the index's own config over what is left links them all; its candidate lists are the fitting data.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Iterator
+
+from medlink.kb.store import KB
+
+HELD_OUT = 1500  # concepts that give up a synonym
+PRESENT = 1500  # names asked about as they stand in the index
+NIL_SHARE = 0.15  # of HELD_OUT + PRESENT, concepts removed whole: their preferred names become NIL mentions
+
+
+@dataclass
+class PseudoMention:
+    text: str
+    concept_id: str  # the concept it names (removed from the index when ``nil``)
+    nil: bool
+
+
+class HeldOutKB:
+    """A KB without some names and some concepts: what ``Linker.build`` reads (it reads no more than this)."""
+
+    def __init__(self, kb: KB, held_names: set[tuple[str, str]], removed: set[str]):
+        self.kb, self.held_names, self.removed = kb, held_names, removed
+        self.path, self.checksum, self.normalize = kb.path, kb.checksum, kb.normalize
+
+    def iter_concepts(self) -> Iterator[tuple[str, str]]:
+        return ((cid, name) for cid, name in self.kb.iter_concepts() if cid not in self.removed)
+
+    def iter_names(self) -> Iterator[tuple[str, str, str]]:
+        for cid, text, kind in self.kb.iter_names():
+            if cid not in self.removed and (cid, self.normalize(text)) not in self.held_names:
+                yield cid, text, kind
+
+    def iter_descriptions(self):
+        return ((cid, types, definition) for cid, types, definition in self.kb.iter_descriptions() if cid not in self.removed)
+
+    def iter_id_aliases(self):
+        return ((alias, cid, reason) for alias, cid, reason in self.kb.iter_id_aliases() if cid not in self.removed)
+
+
+def draw_pseudo_mentions(kb: KB, held_out: int = HELD_OUT, present: int = PRESENT, nil_share: float = NIL_SHARE,
+                         seed: int = 0) -> tuple[list[PseudoMention], HeldOutKB]:
+    """Seeded pseudo-mentions and the KB they must be linked against."""
+    names: dict[str, dict[str, str]] = {}  # concept -> normalised form -> one spelling of it
+    for cid, text, _kind in kb.iter_names():
+        key = kb.normalize(text)
+        if key:
+            names.setdefault(cid, {}).setdefault(key, text)
+    preferred = dict(kb.iter_concepts())
+    rng = random.Random(seed)
+    concepts = sorted(names)
+    rng.shuffle(concepts)
+    with_synonyms = [cid for cid in concepts if len(names[cid]) > 1]
+    chosen = with_synonyms[:held_out]
+    taken = set(chosen)
+    others = [cid for cid in concepts if cid not in taken]
+    as_they_stand = others[:present]
+    removed = others[present: present + int(round((len(chosen) + len(as_they_stand)) * nil_share))]
+    mentions, held_names = [], set()
+    for cid in chosen:
+        preferred_key = kb.normalize(preferred.get(cid, ""))
+        key = rng.choice(sorted(k for k in names[cid] if k != preferred_key) or sorted(names[cid]))
+        held_names.add((cid, key))
+        mentions.append(PseudoMention(names[cid][key], cid, False))
+    for cid in as_they_stand:
+        mentions.append(PseudoMention(names[cid][rng.choice(sorted(names[cid]))], cid, False))
+    for cid in removed:
+        mentions.append(PseudoMention(preferred.get(cid) or next(iter(names[cid].values())), cid, True))
+    return mentions, HeldOutKB(kb, held_names, set(removed))
