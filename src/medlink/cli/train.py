@@ -1,4 +1,4 @@
-"""``medlink train``: mine KB pairs, train bi-encoders, cross-encoders and mention taggers."""
+"""``medlink train``: mine KB pairs, train bi-encoders, cross-encoders, pairwise rankers and mention taggers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from medlink.cli.common import PRECISION_HELP, fail, new_app, open_kb, use_preci
 from medlink.encoders.precision import ENV
 from medlink.errors import MedlinkError
 
-app = new_app("Mine training pairs from a KB and train bi-encoders, cross-encoders and mention taggers.")
+app = new_app("Mine training pairs from a KB and train bi-encoders, cross-encoders, pairwise rankers and mention taggers.")
 
 
 def _settings(ctx: typer.Context, cls, config_file: Optional[Path], flags: dict):
@@ -220,6 +220,76 @@ def train_cross_encoder_command(
     report = train_cross_encoder(store, out, mentions, negatives, dev=dev_mentions, dev_negatives=dev_negatives, base_model=model,
                                  config=config, resume=resume)
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; epochs: {json.dumps(report.epochs)}")
+
+
+@app.command("ranker")
+def train_ranker_command(
+    ctx: typer.Context,
+    index: Path = typer.Option(..., "--index", help="Index folder whose retrieval the ranker learns to reorder: its top candidates are the "
+                                                    "negatives, its per-stage scores the features."),
+    train: List[str] = typer.Option(..., "--train", help="Annotated mentions FORMAT:PATH (repeatable). When the index's memory holds "
+                                                          "them, each is retrieved with its own occurrence left out of the memory "
+                                                          "(cross-fitted, --folds rebuilds)."),
+    out: Path = typer.Option(..., "--out", help="Ranker folder to write, replaced whole at the end (a 'pairwise' reranker's model)."),
+    dev: List[str] = typer.Option([], "--dev", help="Dev mentions FORMAT:PATH: Acc@1 after each epoch, the best epoch kept (never test data)."),
+    pretrain_synonyms: bool = typer.Option(False, "--pretrain-synonyms", help="Pre-train on the KB's synonyms first: a non-preferred "
+                                           "name as the query, its concept's preferred name as the answer."),
+    pooling: str = typer.Option("attention", "--pooling", metavar="max|attention", help="How a mention or name becomes one vector: "
+                                                                                        "max pooling or single-head attention pooling."),
+    epochs: int = typer.Option(8, "--epochs", min=1, help="Passes over the training mentions."),
+    negatives: int = typer.Option(10, "--negatives", min=1, help="n negatives drawn per mention; the loss uses the hardest."),
+    top: int = typer.Option(32, "--top", min=2, help="Retrieved candidates per mention the negatives are drawn from."),
+    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Mentions per step."),
+    learning_rate: float = typer.Option(1e-3, "--lr", help="Learning rate (Adam)."),
+    folds: int = typer.Option(5, "--folds", min=2, help="Memory folds of the cross-fitted retrieval."),
+    seed: int = typer.Option(13, "--seed", help="Random seed (folds, negatives, initialisation): the same seed and data give the same run."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch threads (default: torch's; 1 on a CPU shared with other work)."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="A JSON file of training settings (keys as in medlink_ranker.json's "
+                                               "training 'config'); flags given on the command line win over it."),
+) -> None:
+    """Train a pairwise neural ranker (feed-forward scorer, adaptive hinge loss) to reorder an index's candidate lists."""
+    from medlink.encoders.transformer import require_dense_extra
+
+    require_dense_extra()
+    import torch
+
+    from medlink.cli.common import index_and_kb
+    from medlink.training.ranker import RankerConfig, check_ranker_output, retrieval_accuracy, train_ranker
+    from medlink.training.ranker_data import cross_fitted_groups, index_memory, memory_holds, retrieved_groups, synonym_queries
+
+    config = _settings(ctx, RankerConfig, config_file, {
+        "pooling": ("pooling", pooling), "epochs": ("epochs", epochs), "negatives": ("negatives", negatives), "top": ("top", top),
+        "batch_size": ("batch_size", batch_size), "learning_rate": ("learning_rate", learning_rate), "folds": ("folds", folds),
+        "seed": ("seed", seed), "pretrain_synonyms": ("pretrain_synonyms", pretrain_synonyms)})
+    check_ranker_output(out)  # before any data is read
+    if threads:
+        torch.set_num_threads(threads)
+    store, linker = index_and_kb(index, None)
+    mentions = _training_mentions(store, train, "--train", required=True)
+    if not mentions:
+        fail("--train: no mentions in it")
+    dev_mentions = _training_mentions(store, dev, "--dev", required=True)
+    memory = index_memory(index)
+    cross_fitted = memory_holds(store, memory, mentions)
+    if cross_fitted:
+        typer.echo(f"the index's memory holds the {len(mentions):,} training mentions: each is retrieved with its own occurrence left "
+                   f"out ({config.folds} rebuilds)", err=True)
+        groups = cross_fitted_groups(store, linker, memory, mentions, config.top, config.folds, config.seed)
+    else:
+        groups = retrieved_groups(linker, mentions, config.top)
+    if memory_holds(store, memory, dev_mentions):
+        typer.echo("note: the index's memory holds the --dev mentions, so dev accuracy flatters the ranker", err=True)
+    dev_groups = retrieved_groups(linker, dev_mentions, config.top)
+    synonyms = retrieved_groups(linker, synonym_queries(store, config.pretrain_pairs, config.seed), config.top) if config.pretrain_synonyms else []
+    if config.pretrain_synonyms and not synonyms:
+        typer.echo("note: --pretrain-synonyms: the KB has no synonyms (one name per concept): no pre-training", err=True)
+    data = {"index": str(index.resolve()), "train": list(train), "dev": list(dev), "cross_fitted": cross_fitted,
+            "retrieval_train_acc@1": round(retrieval_accuracy(groups), 5), "retrieval_dev_acc@1": round(retrieval_accuracy(dev_groups), 5)}
+    report = train_ranker(groups, out, linker.stages(), dev=dev_groups, synonyms=synonyms, config=config, data=data)
+    best = next((e for e in report.epochs if e["epoch"] == report.best_epoch), {})
+    kept = f"epoch {report.best_epoch}" + (f" (dev Acc@1 {best['dev_acc@1']:.4f}, retrieval alone {data['retrieval_dev_acc@1']:.4f})"
+                                           if "dev_acc@1" in best else "")
+    typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; kept {kept}")
 
 
 @app.command("tagger")

@@ -24,7 +24,7 @@ import numpy as np
 from medlink.directories import require_replaceable, staged_directory
 from medlink.errors import MedlinkError
 from medlink.progress import bar as progress_bar
-from medlink.rerank.pairwise_model import (POOLINGS, SPEC_FILE, PairBatch, PairwiseModel, RankerSpec, feature_names, is_ranker_spec,
+from medlink.rerank.pairwise_model import (POOLINGS, SPEC_FILE, PairBatch, PairwiseModel, RankerSpec, is_ranker_spec,
                                            parameter_count)
 from medlink.training.losses import adaptive_hinge_loss
 from medlink.training.ranker_data import Group
@@ -100,8 +100,8 @@ def step_loss(model: PairwiseModel, groups: Sequence[Group], config: RankerConfi
     import torch
 
     picks = [_draw(g, config.negatives, rng) for g in groups]
-    width = len(feature_names(model.spec.stages))
-    rows = [g.features[p] if features else np.zeros((len(p), width), dtype=np.float32) for g, p in zip(groups, picks)]
+    neutral = model.net.feature_mean.numpy()  # standardised to zeros: pre-training leaves the feature weights untouched
+    rows = [g.features[p] if features else np.tile(neutral, (len(p), 1)) for g, p in zip(groups, picks)]
     batch = PairBatch.of(model.tokens, [g.mention for g in groups], [[g.candidates[i] for i in p] for g, p in zip(groups, picks)], rows,
                          matched=features)
     flat = model.forward(batch)

@@ -2,8 +2,8 @@
 
 The negatives are the index's own top candidates (what the ranker will have to reorder) and the features are the
 index's own scores. One trap: an index whose mention memory holds the training mentions finds every one of them by an
-exact memory match, so a ranker trained on that learns to trust memory hits blindly. When the memory and the training
-mentions overlap, each training mention is retrieved *cross-fitted*: the index is rebuilt ``folds`` times with that
+exact memory match, so a ranker trained on that learns to trust memory hits blindly. When the memory holds every training
+occurrence (it was built from them, or from a superset such as train + dev), each is retrieved *cross-fitted*: the index is rebuilt ``folds`` times with that
 fold's occurrences left out of the memory (the other occurrences of the same string stay, as they would for a test
 mention that repeats a training one).
 """
@@ -44,12 +44,13 @@ def retrieved_groups(linker: Linker, mentions: Sequence[tuple[str, str]], top: i
     return groups
 
 
-def memory_overlap(kb: KB, memory: MemoryEntries | None, mentions: Sequence[tuple[str, str]]) -> int:
-    """How many training occurrences the memory also holds (normalised text and concept)."""
-    if not memory or not memory.pairs:
-        return 0
+def memory_holds(kb: KB, memory: MemoryEntries | None, mentions: Sequence[tuple[str, str]]) -> bool:
+    """Does the memory hold every one of these occurrences (normalised text and concept, counted)? Then it was built
+    from them; a partial overlap is only strings that recur across splits, as they do at test time."""
+    if not memory or not memory.pairs or not mentions:
+        return False
     held = Counter((kb.normalize(text), concept) for text, concept in memory.pairs)
-    return sum((Counter(mentions) & held).values())
+    return not Counter(mentions) - held
 
 
 def without(kb: KB, memory: MemoryEntries, left_out: Sequence[tuple[str, str]]) -> MemoryEntries:
@@ -89,3 +90,17 @@ def synonym_queries(kb: KB, limit: int, seed: int) -> list[tuple[str, str]]:
                                if kb.normalize(text) and kb.normalize(text) != preferred.get(concept)))
     random.Random(seed).shuffle(pairs)
     return pairs[:limit]
+
+
+def index_memory(directory) -> MemoryEntries | None:
+    """The mention memory an index folder keeps beside it (``memory.tsv``: text, concept), or None."""
+    from pathlib import Path
+
+    from medlink.linking.manifest import MEMORY
+    from medlink.retrieval.names import read_lines
+
+    path = Path(directory) / MEMORY
+    if not path.is_file():
+        return None
+    rows = [line.split("\t") for line in read_lines(path) if line]
+    return MemoryEntries(pairs=[(row[0], row[1]) for row in rows if len(row) == 2])
