@@ -111,8 +111,9 @@ def tune_command(
     kb: Optional[str] = typer.Option(None, "--kb", help="KB for id equivalence (default: the index's)."),
     calibrate: bool = typer.Option(False, "--calibrate", help="Also fit the index's probabilities on the dev mentions (after the other "
                                    "searches): P(right) per candidate, the NIL threshold, backoff and order (same as adding 'calibration' to --search)."),
-    nil_target: str = typer.Option("f1", "--nil-target", help="How the NIL threshold is chosen on dev: f1 (best linking F1) or precision=P "
-                                   "(the lowest threshold whose links are right at least P of the time)."),
+    nil_target: str = typer.Option("f1", "--nil-target", help="How the NIL threshold is chosen on dev: f1 (best linking F1), nil-f1 (best F1 "
+                                   "of the NIL decisions; for dev data with mentions of concepts not in the KB) or precision=P (the lowest "
+                                   "threshold whose links are right at least P of the time)."),
     backoff: bool = typer.Option(True, "--backoff/--no-backoff", help="Let dev choose a probability under which the candidate whose alias "
                                  "spells the mention most closely goes first."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),

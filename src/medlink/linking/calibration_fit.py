@@ -25,7 +25,7 @@ from medlink.linking.probability import ProbabilityModel, candidate_features, st
 FIT_TOP = 10  # candidates per mention the model is fitted on: the ones a threshold or backoff ever looks at
 FOLDS = 5
 BACKOFF_GRID = (None, 0.1, 0.2, 0.3, 0.4, 0.5)
-NIL_TARGETS = ("f1",)  # or "precision=P": the lowest threshold whose linking precision reaches P
+NIL_TARGETS = ("f1", "nil-f1")  # or "precision=P": the lowest threshold whose linking precision reaches P
 
 
 @dataclass
@@ -64,7 +64,8 @@ def out_of_fold(features: np.ndarray, labels: np.ndarray, groups: np.ndarray, st
 
 
 def nil_threshold(top_probability: np.ndarray, top_right: np.ndarray, in_kb: np.ndarray, target: str = "f1") -> tuple[float, dict]:
-    """The NIL threshold for ``target``: best linking F1 ("f1"), or the lowest reaching a linking precision ("precision=P").
+    """The NIL threshold for ``target``: best linking F1 ("f1"), best F1 of the NIL decisions themselves ("nil-f1", for data
+    with NIL mentions), or the lowest threshold reaching a linking precision ("precision=P").
 
     Linking precision: right links / links made; recall: right links / mentions whose concept is in the KB.
     """
@@ -77,19 +78,24 @@ def nil_threshold(top_probability: np.ndarray, top_right: np.ndarray, in_kb: np.
         precision = right / made if made else 1.0
         recall = right / in_kb_total
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        figures = {"threshold": float(threshold), "precision": precision, "recall": recall, "f1": f1}
+        said_nil, gold_nil = ~linked, ~in_kb
+        nil_p = (said_nil & gold_nil).sum() / max(said_nil.sum(), 1)
+        nil_r = (said_nil & gold_nil).sum() / max(gold_nil.sum(), 1)
+        nil_f1 = float(2 * nil_p * nil_r / (nil_p + nil_r)) if nil_p + nil_r else 0.0
+        figures = {"threshold": float(threshold), "precision": precision, "recall": recall, "f1": f1, "nil_f1": nil_f1}
+        objective = nil_f1 if target == "nil-f1" else f1
         if precision_goal is not None:
             if precision >= precision_goal:
                 return float(threshold), figures
-        elif best is None or f1 > best[1]["f1"] + 1e-12:
-            best = (float(threshold), figures)
+        elif best is None or objective > best[2] + 1e-12:
+            best = (float(threshold), figures, objective)
     if precision_goal is not None:
         raise MedlinkError(f"no NIL threshold reaches linking precision {precision_goal} on the dev data (best at threshold 1.0)")
-    return best
+    return best[0], best[1]
 
 
 def _precision_goal(target: str) -> float | None:
-    if target == "f1":
+    if target in ("f1", "nil-f1"):
         return None
     name, _, value = target.partition("=")
     try:
@@ -97,7 +103,7 @@ def _precision_goal(target: str) -> float | None:
     except ValueError:
         goal = -1.0
     if name != "precision" or not 0.0 < goal <= 1.0:
-        raise MedlinkError(f"--nil-target must be 'f1' or 'precision=P' with P in (0, 1], not {target!r}")
+        raise MedlinkError(f"--nil-target must be 'f1', 'nil-f1' or 'precision=P' with P in (0, 1], not {target!r}")
     return goal
 
 

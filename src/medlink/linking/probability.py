@@ -24,7 +24,8 @@ from medlink.errors import MedlinkError
 
 # features every index has; a stage's score ("stage:NAME") and whether the stage found the candidate ("has:NAME") follow
 BASE_FEATURES = ("score", "relative_score", "gap_to_top", "margin_to_next", "log_rank", "is_top", "log_ties",
-                 "exact_alias", "alias_similarity", "name_similarity", "log_mention_words")
+                 "exact_alias", "alias_similarity", "name_similarity", "log_mention_words",
+                 "mention_words_covered", "alias_words_covered", "from_memory")
 TIE = 1e-6
 MODEL_FORMAT = 1
 
@@ -55,6 +56,15 @@ def candidate_features(key: str, candidates: Sequence[Candidate], stages: Sequen
     rows[:, 8] = [ratio(key, alias) / 100.0 if alias else 0.0 for alias in aliases]
     rows[:, 9] = [similarity(key, c.name, normalize) for c in candidates]
     rows[:, 10] = math.log(1 + len(key.split()))
+    # word coverage either way: an alias with words the mention lacks ("lipoma of the conjunctiva" for "lipoma") is
+    # a narrower concept, the usual nearest miss when the mention's own concept is not in the KB
+    words = set(key.split())
+    for i, alias in enumerate(aliases):
+        alias_words = set(alias.split())
+        shared = len(words & alias_words)
+        rows[i, 11] = shared / len(words) if words else 0.0
+        rows[i, 12] = shared / len(alias_words) if alias_words else 0.0
+        rows[i, 13] = float(any(e.get("origin") == "memory" for e in candidates[i].evidence))
     for j, stage in enumerate(stages):
         column = len(BASE_FEATURES) + 2 * j
         for i, candidate in enumerate(candidates):

@@ -1,0 +1,206 @@
+"""Calibrated probabilities, NIL and backoff on NCBI Disease and AskAPatient fold 0.
+
+    python benchmarks/calibration/calibration_nil.py [--datasets ncbi,aap] [--prune 0.15] [--seed 0]
+
+Per dataset, with the lexical config of benchmarks/configs/ (KB + mention memory of the train split):
+1. **Full KB** (ECE): the index's first-candidate probabilities on test, from (a) a naive mapping of the fused score
+   (score / the most it can be), (b) the model fitted at build on pseudo-mentions held out of the KB, (c) the model
+   'medlink tune --calibrate' fits on dev; ECE and a reliability diagram (PNG beside the JSON); Acc@1 and MRR of the
+   ranking without the stage, with it (order and backoff chosen on dev), and with backoff forced off.
+2. **Pruned KB** (NIL, BLINKout style): a seeded share of the gold concepts of dev + test leaves the KB with all its
+   names (their training mentions leave the memory), so their mentions are NIL; the stage is fitted on dev (NIL
+   threshold for the best NIL F1) and scored on test: NIL P / R / F1, in-KB Acc@1 (against the full-KB index on the
+   same mentions), and paper 001's Accuracy and MRR over all mentions and over in-KB ones.
+Every choice is made on dev (NCBI dev, AskAPatient fold-0 validation); test is only scored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from benchmarks._common.data import AAP, NCBI, aap_split, ncbi_split, require  # noqa: E402
+from benchmarks._common.harness import RESULTS, ROOT, command_line, publish  # noqa: E402
+
+from medlink.eval import load_dataset  # noqa: E402
+from medlink.eval.calibration import expected_calibration_error, reliability, reliability_diagram  # noqa: E402
+from medlink.eval.metrics import candidate_matches, equivalent_ids_from_kb  # noqa: E402
+from medlink.eval.nil import nil_metrics, nil_outcome  # noqa: E402
+from medlink.kb.build import build_kb  # noqa: E402
+from medlink.kb.store import KB  # noqa: E402
+from medlink.linking.calibration import TYPE, CalibrationStage  # noqa: E402
+from medlink.linking.config import LinkerConfig  # noqa: E402
+from medlink.linking.index import build_index  # noqa: E402
+from medlink.linking.linker import Linker  # noqa: E402
+from medlink.tuning import tune  # noqa: E402
+
+CONFIGS = ROOT / "benchmarks" / "configs"
+
+
+def datasets(fold: int = 0) -> dict:
+    return {
+        "ncbi": {"name": "NCBI Disease", "kb_file": require(NCBI / "train_dictionary.txt"), "kb_format": "biosyn", "config": CONFIGS / "ncbi_lexical.json",
+                 "train": ncbi_split("train"), "dev": ncbi_split("dev"), "test": ncbi_split("test")},
+        "aap": {"name": "AskAPatient", "kb_file": require(AAP / "askapatient_ontology.json"), "kb_format": "askapatient",
+                "config": CONFIGS / "askapatient_lexical.json", "train": aap_split(fold, "train"), "dev": aap_split(fold, "validation"),
+                "test": aap_split(fold, "test")},
+    }
+
+
+def pruned_kb_file(spec: dict, removed: set[str], out: Path) -> Path:
+    """The KB source file without the removed concepts (any id of an entry removed drops the entry)."""
+    if spec["kb_format"] == "biosyn":
+        lines = [line for line in spec["kb_file"].read_text(encoding="utf-8").splitlines()
+                 if not set(line.split("||", 1)[0].split("|")) & removed]
+        out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    else:
+        data = json.loads(spec["kb_file"].read_text(encoding="utf-8"))
+        out.write_text(json.dumps({cid: names for cid, names in data.items() if cid not in removed}), encoding="utf-8")
+    return out
+
+
+def parts_of(linker: Linker, mentions, k: int = 64):
+    """Link every part of every mention: (mention, part result) pairs, in order."""
+    texts = [part for m in mentions for part in m.parts]
+    results = linker.link(texts, k=k)
+    owners = [m for m in mentions for _ in m.parts]
+    return list(zip(owners, results))
+
+
+def naive_probability(linker: Linker, score: float) -> float:
+    """The fused score over the most it can be: what a user thresholding raw scores would read as a probability."""
+    fusion = linker.config.fusion
+    weights = [fusion.weights.get(name, 1.0) for name in linker.generators]
+    most = sum(w / (fusion.rrf_k + 1) for w in weights) if fusion.method == "rrf" else sum(weights)
+    return min(1.0, max(0.0, score / most)) if most else 0.0
+
+
+def first_candidates(pairs, equivalent, probability_of=None):
+    """(probability, right) of each part's first candidate (parts with none are left out)."""
+    out = []
+    for mention, result in pairs:
+        if result.candidates:
+            top = result.candidates[0]
+            p = probability_of(top.score) if probability_of else top.probability
+            out.append((p, candidate_matches(top, mention.gold, equivalent)))
+    return out
+
+
+def ranking_figures(pairs, equivalent) -> dict:
+    ranks = []
+    for mention, result in pairs:
+        rank = next((i for i, c in enumerate(result.candidates, 1) if candidate_matches(c, mention.gold, equivalent)), None)
+        ranks.append(rank)
+    return {"parts": len(ranks), "acc@1": sum(r == 1 for r in ranks) / len(ranks), "mrr": sum(1 / r for r in ranks if r) / len(ranks)}
+
+
+def calibration_figures(label: str, rows) -> dict:
+    p = [r[0] for r in rows]
+    y = [r[1] for r in rows]
+    return {"model": label, "ece": expected_calibration_error(p, y), "n": len(rows), "bins": reliability(p, y)}
+
+
+def with_stage(linker: Linker, settings: dict | None) -> Linker:
+    linker.rerankers = [r for r in linker.rerankers if r.type != TYPE] + ([CalibrationStage(settings, linker.normalize)] if settings else [])
+    return linker
+
+
+def full_kb(key: str, spec: dict, workdir: Path) -> tuple[dict, dict]:
+    build_kb(workdir / f"{key}.sqlite", [f"{spec['kb_format']}:{spec['kb_file']}"], progress=False)
+    kb = KB.open(workdir / f"{key}.sqlite")
+    equivalent = equivalent_ids_from_kb(kb)
+    config = LinkerConfig.from_file(spec["config"])
+    started = time.perf_counter()
+    linker = build_index(kb, workdir / f"{key}-index", config, [spec["train"]], calibrate="kb")
+    build_seconds = time.perf_counter() - started
+    pseudo = next((dict(r.settings) for r in linker.rerankers if r.type == TYPE), None)
+    dev, test = load_dataset(spec["dev"]), load_dataset(spec["test"])
+    started = time.perf_counter()
+    chosen, report = tune(linker, dev, ["calibration"], equivalent, spec["dev"], calibration={"backoff": True})
+    tune_seconds = time.perf_counter() - started
+    dev_fit = chosen.rerankers[-1]
+    no_backoff = {**dev_fit, "backoff_below": None}
+    same_order = {**dev_fit, "backoff_below": None, "order": "score"}
+    rows, curves, rankings = [], {}, {}
+    bare = parts_of(with_stage(linker, None), test)
+    naive = first_candidates(bare, equivalent, lambda s: naive_probability(linker, s))
+    rows.append(calibration_figures("naive: fused score / its maximum", naive))
+    curves["naive score"] = ([r[0] for r in naive], [r[1] for r in naive])
+    rankings["no calibration stage"] = ranking_figures(bare, equivalent)
+    for label, settings in (("pseudo-mentions from the KB", pseudo), ("dev", dev_fit)):
+        if settings is None:
+            rows.append({"model": label, "ece": None, "n": 0, "note": "no model: the KB has too few synonyms to draw pseudo-mentions from"})
+            continue
+        pairs = parts_of(with_stage(linker, settings), test)
+        top = first_candidates(pairs, equivalent)
+        rows.append(calibration_figures(label, top))
+        curves[label] = ([r[0] for r in top], [r[1] for r in top])
+        if label == "dev":
+            rankings[f"dev-fitted stage (order {settings['order']}, backoff below {settings['backoff_below']})"] = ranking_figures(pairs, equivalent)
+    rankings["dev-fitted stage, backoff off"] = ranking_figures(parts_of(with_stage(linker, no_backoff), test), equivalent)
+    rankings["dev-fitted stage, backoff off, fused order"] = ranking_figures(parts_of(with_stage(linker, same_order), test), equivalent)
+    png = reliability_diagram(curves, RESULTS / f"calibration_{key}.png", f"{spec['name']} test: first candidates")
+    summary = {"dataset": spec["name"], "dev": spec["dev"], "test": spec["test"], "build_seconds": build_seconds, "tune_seconds": tune_seconds,
+               "calibration": rows, "rankings": rankings, "dev_choice": report.calibration, "diagram": str(png.relative_to(ROOT))}
+    return summary, {"linker": linker, "equivalent": equivalent, "kb": kb}
+
+
+def pruned(key: str, spec: dict, workdir: Path, share: float, seed: int, full: dict) -> dict:
+    dev, test = load_dataset(spec["dev"]), load_dataset(spec["test"])
+    kb_full = full["kb"]
+    gold = sorted({kb_full.resolve(g) for m in dev + test for g in m.gold if kb_full.resolve(g)})
+    removed_concepts = set(random.Random(seed).sample(gold, int(round(len(gold) * share))))
+    removed = set(removed_concepts)
+    for concept in removed_concepts:
+        removed |= set(full["equivalent"].get(concept, ()))
+    source = pruned_kb_file(spec, removed, workdir / f"{key}-pruned-source{spec['kb_file'].suffix}")
+    kb_path = workdir / f"{key}-pruned.sqlite"
+    build_kb(kb_path, [f"{spec['kb_format']}:{source}"], progress=False)
+    kb = KB.open(kb_path)
+    equivalent = equivalent_ids_from_kb(kb)
+    linker = build_index(kb, workdir / f"{key}-pruned-index", LinkerConfig.from_file(spec["config"]), [spec["train"]], calibrate="none")
+    chosen, report = tune(linker, dev, ["calibration"], equivalent, spec["dev"], calibration={"backoff": True, "nil_target": "nil-f1"})
+    settings = chosen.rerankers[-1]
+    pairs = parts_of(with_stage(linker, settings), test)
+    outcomes = []
+    for mention, result in pairs:
+        gold_nil = not any(kb.resolve(g) for g in mention.gold)
+        right = [False if gold_nil else candidate_matches(c, mention.gold, equivalent) for c in result.candidates]
+        outcomes.append(nil_outcome(result, gold_nil, right, settings["nil_threshold"]))
+    figures = nil_metrics(outcomes)
+    # the same in-KB mentions under the full KB's index, no NIL stage: what pruning + NIL may cost them
+    in_kb_mentions = [m for m in test if any(kb.resolve(g) for g in m.gold)]
+    baseline = ranking_figures(parts_of(with_stage(full["linker"], None), in_kb_mentions), full["equivalent"])
+    return {"dataset": spec["name"], "removed_concepts": len(removed_concepts), "gold_concepts": len(gold), "share": share, "seed": seed,
+            "nil_threshold": settings["nil_threshold"], "order": settings["order"], "backoff_below": settings["backoff_below"],
+            "dev_choice": report.calibration, "test": figures, "full_kb_in_kb_acc@1": baseline["acc@1"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", default="ncbi,aap")
+    parser.add_argument("--prune", type=float, default=0.15)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    specs = datasets()
+    started = time.perf_counter()
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for key in args.datasets.split(","):
+            spec = specs[key]
+            summary, full = full_kb(key, spec, Path(tmp))
+            summary["nil"] = pruned(key, spec, Path(tmp), args.prune, args.seed, full)
+            runs.append(summary)
+            print(json.dumps({k: v for k, v in summary.items() if k not in ("dev_choice",)}, default=str)[:3000], flush=True)
+    publish("calibration_nil", {"runs": runs, "seconds": time.perf_counter() - started,
+                                "command": command_line(__file__, sys.argv[1:])})
+
+
+if __name__ == "__main__":
+    main()

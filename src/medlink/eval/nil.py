@@ -1,0 +1,63 @@
+"""Scoring NIL decisions: NIL precision / recall / F1, in-KB accuracy, and paper 001's Accuracy and MRR over all mentions.
+
+A mention is gold NIL when none of its gold ids is in the KB (the BLINKout-style benchmark removes concepts from the
+KB to make such mentions). Paper 001 ranks "NIL" as one more candidate, placed where the threshold falls: a NIL
+mention is right at rank 1 when the linker says NIL, and otherwise at 1 + the number of candidates whose probability
+reaches the threshold (capped by the list); an in-KB mention's rank is its gold candidate's, one lower when the NIL
+place comes first (its gold's probability is under the threshold).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from medlink.core import LinkResult
+
+
+@dataclass
+class NilOutcome:
+    """One mention's gold status and what the linker did with it."""
+
+    gold_nil: bool
+    said_nil: bool
+    right_at_1: bool  # for an in-KB mention: its first candidate is right (whatever the NIL decision)
+    rank_with_nil: float  # paper 001's rank, NIL a candidate (inf: never)
+
+
+def nil_outcome(result: LinkResult, gold_nil: bool, right: Sequence[bool], threshold: float | None) -> NilOutcome:
+    """``right``: which of ``result``'s candidates are right (all False for a gold-NIL mention)."""
+    said_nil = bool(result.nil)
+    probabilities = [c.probability if c.probability is not None else 1.0 for c in result.candidates]
+    nil_place = 1 + sum(p >= threshold for p in probabilities) if threshold is not None else len(probabilities) + 1
+    if gold_nil:
+        rank = 1.0 if said_nil else float(nil_place)
+    else:
+        gold = next((i for i, r in enumerate(right, 1) if r), None)
+        rank = float("inf") if gold is None else float(gold + (1 if nil_place <= gold else 0))
+    return NilOutcome(gold_nil, said_nil, bool(right and right[0]) and not gold_nil, rank)
+
+
+def nil_metrics(outcomes: Sequence[NilOutcome]) -> dict:
+    """NIL P/R/F1 (NIL the positive class), in-KB Acc@1 (first candidate, NIL decision ignored) and linked accuracy
+    (right and not NIL), paper 001's Accuracy / MRR over all mentions and over in-KB ones."""
+    n = len(outcomes)
+    said = sum(o.said_nil for o in outcomes)
+    gold = sum(o.gold_nil for o in outcomes)
+    both = sum(o.said_nil and o.gold_nil for o in outcomes)
+    precision = both / said if said else 0.0
+    recall = both / gold if gold else 0.0
+    in_kb = [o for o in outcomes if not o.gold_nil]
+
+    def accuracy(group):
+        return sum(o.rank_with_nil == 1 for o in group) / len(group) if group else None
+
+    def mrr(group):
+        return sum(1 / o.rank_with_nil for o in group) / len(group) if group else None
+
+    return {"mentions": n, "gold_nil": gold, "said_nil": said,
+            "nil_precision": precision, "nil_recall": recall,
+            "nil_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+            "in_kb_acc@1": sum(o.right_at_1 for o in in_kb) / len(in_kb) if in_kb else None,
+            "in_kb_linked_right": sum(o.right_at_1 and not o.said_nil for o in in_kb) / len(in_kb) if in_kb else None,
+            "accuracy_all": accuracy(outcomes), "mrr_all": mrr(outcomes), "accuracy_in_kb": accuracy(in_kb), "mrr_in_kb": mrr(in_kb)}

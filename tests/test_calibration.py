@@ -1,0 +1,220 @@
+"""Calibrated probabilities, NIL and backoff: the model, the stage, fitting on dev and on the KB, the measures, the CLI."""
+
+import json
+
+import numpy as np
+import pytest
+
+from medlink.core import Candidate, LinkResult, Mention
+from medlink.errors import MedlinkError
+from medlink.eval.calibration import expected_calibration_error, reliability, reliability_diagram
+from medlink.eval.nil import nil_metrics, nil_outcome
+from medlink.kb.build import build_kb
+from medlink.kb.store import KB
+from medlink.linking.calibration import CalibrationStage, calibration_stage, with_decisions
+from medlink.linking.calibration_fit import Labelled, fit_calibration, nil_threshold
+from medlink.linking.config import LinkerConfig, default_config
+from medlink.linking.index import build_index
+from medlink.linking.linker import Linker
+from medlink.linking.probability import ProbabilityModel, candidate_features, feature_names
+from medlink.linking.pseudo_mentions import draw_pseudo_mentions
+from medlink.text.normalize import Normalizer
+from tests.test_cli_kb import medlink
+
+ORGANS = [("liver", "hepatic"), ("kidney", "renal"), ("heart", "cardiac"), ("lung", "pulmonary"), ("brain", "cerebral"),
+          ("skin", "cutaneous"), ("bone", "osseous"), ("eye", "ocular"), ("ear", "otic"), ("stomach", "gastric"),
+          ("bowel", "intestinal"), ("nerve", "neural"), ("muscle", "muscular"), ("joint", "articular"), ("blood", "haematic"),
+          ("breast", "mammary"), ("bladder", "vesical"), ("tooth", "dental"), ("nose", "nasal"), ("spine", "spinal")]
+CONDITIONS = ["inflammation", "failure", "tumour", "infection", "haemorrhage", "cyst", "atrophy", "fibrosis", "abscess",
+              "necrosis", "ischaemia", "stenosis", "dysplasia", "oedema", "calcification"]
+normalize = Normalizer()
+
+
+@pytest.fixture(scope="module")
+def organ_kb(tmp_path_factory):
+    """300 concepts, each "X of the ORGAN" with synonyms "ORGAN X" and "ADJECTIVE X": enough synonyms to hold some out."""
+    folder = tmp_path_factory.mktemp("organs")
+    lines = [f"C{i:04d}||{c} of the {organ}|{organ} {c}|{adjective} {c}"
+             for i, ((organ, adjective), c) in enumerate((o, c) for o in ORGANS for c in CONDITIONS)]
+    (folder / "organs.txt").write_text("\n".join(lines) + "\n")
+    build_kb(folder / "organs.sqlite", [f"biosyn:{folder / 'organs.txt'}"], progress=False)
+    return KB.open(folder / "organs.sqlite")
+
+
+def candidate(cid, score, matched, **stages):
+    return Candidate(cid, score, matched_name=matched, name=matched, scores_by_stage=stages)
+
+
+# -- the model ---------------------------------------------------------------------------------------
+
+def test_features_say_what_a_ranking_knows():
+    rows = candidate_features("liver failure", [candidate("A", 2.0, "liver failure", tfidf=1.0), candidate("B", 1.0, "renal failure", tfidf=0.6)],
+                              ["tfidf"], normalize)
+    named = dict(zip(feature_names(["tfidf"]), rows[0]))
+    assert named["exact_alias"] == 1 and named["is_top"] == 1 and named["margin_to_next"] == pytest.approx(1.0)
+    assert named["stage:tfidf"] == pytest.approx(1.0) and named["has:tfidf"] == 1
+    assert dict(zip(feature_names(["tfidf"]), rows[1]))["alias_similarity"] < 1
+
+
+def test_a_fitted_model_survives_json_and_refuses_damage():
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(200, len(feature_names(["tfidf"]))))
+    labels = (features[:, 0] > 0).astype(int)
+    model = ProbabilityModel.fit(features, labels, ["tfidf"])
+    again = ProbabilityModel.from_dict(json.loads(json.dumps(model.to_dict())))
+    assert np.allclose(model.predict(features), again.predict(features), atol=1e-6)
+    assert model.predict(features)[labels == 1].mean() > 0.8 > 0.2 > model.predict(features)[labels == 0].mean()
+    damaged = model.to_dict() | {"coef": [1.0, 2.0]}
+    with pytest.raises(MedlinkError, match="do not match its"):
+        ProbabilityModel.from_dict(damaged)
+
+
+@pytest.mark.parametrize("labels, kind", [([1] * 20, "wrong"), ([0] * 20, "right")])
+def test_fitting_needs_right_and_wrong_candidates(labels, kind):
+    with pytest.raises(MedlinkError, match=f"none of the 20 candidates is {kind}"):
+        ProbabilityModel.fit(np.ones((20, len(feature_names([])))), np.array(labels), [])
+
+
+# -- the stage ---------------------------------------------------------------------------------------
+
+class FixedModel:
+    def __init__(self, probabilities):
+        self.values = probabilities
+
+    def probabilities(self, key, candidates, normalize):
+        return np.array(self.values[: len(candidates)])
+
+
+def stage_with(probabilities, **settings):
+    model = ProbabilityModel.fit(np.eye(2, len(feature_names([]))).repeat(5, 0), np.array([1, 0] * 5), []).to_dict()
+    stage = CalibrationStage({"model": model, **settings}, normalize)
+    stage.model = FixedModel(probabilities)
+    return stage
+
+
+def test_under_the_threshold_a_mention_is_nil_with_its_candidates_kept():
+    result = LinkResult(Mention("liver cyst"), [candidate("A", 2.0, "renal cyst"), candidate("B", 1.0, "bone cyst")])
+    decided = stage_with([0.3, 0.1], nil_threshold=0.5).decide("liver cyst", result)
+    assert decided.nil is True and decided.best is None and [c.concept_id for c in decided.candidates] == ["A", "B"]
+    assert decided.probability == pytest.approx(0.3)
+    assert stage_with([0.7, 0.1], nil_threshold=0.5).decide("liver cyst", result).nil is False
+    assert stage_with([0.7, 0.1]).decide("liver cyst", result).nil is None  # no threshold: no decision
+
+
+def test_backoff_puts_the_closest_spelling_first_only_when_unsure():
+    result = LinkResult(Mention("liver cyst"), [candidate("A", 2.0, "renal cyst"), candidate("B", 1.0, "liver cyst")])
+    unsure = stage_with([0.2, 0.15], backoff_below=0.4).decide("liver cyst", result)
+    assert [c.concept_id for c in unsure.candidates] == ["B", "A"] and "backoff" in unsure.candidates[0].evidence[-1]
+    sure = stage_with([0.9, 0.15], backoff_below=0.4).decide("liver cyst", result)
+    assert [c.concept_id for c in sure.candidates] == ["A", "B"]
+
+
+def test_ordering_by_probability_is_a_choice():
+    result = LinkResult(Mention("x"), [candidate("A", 2.0, "a"), candidate("B", 1.0, "b")])
+    assert [c.concept_id for c in stage_with([0.2, 0.6], order="probability").decide("x", result).candidates] == ["B", "A"]
+    assert [c.concept_id for c in stage_with([0.2, 0.6]).decide("x", result).candidates] == ["A", "B"]
+
+
+# -- choosing thresholds -----------------------------------------------------------------------------
+
+def test_nil_threshold_for_f1_and_for_a_precision():
+    probability = np.array([0.9, 0.8, 0.6, 0.4, 0.2])
+    right = np.array([True, True, False, True, False])
+    in_kb = np.array([True, True, False, True, False])
+    threshold, figures = nil_threshold(probability, right, in_kb, "f1")
+    assert threshold == pytest.approx(0.21) or figures["f1"] == pytest.approx(0.857, abs=1e-3)
+    assert nil_threshold(probability, right, in_kb, "precision=1.0")[0] == pytest.approx(0.61)
+    assert nil_threshold(probability, right, in_kb, "nil-f1")[1]["nil_f1"] == pytest.approx(0.8)
+    with pytest.raises(MedlinkError, match="--nil-target"):
+        nil_threshold(probability, right, in_kb, "recall=2")
+
+
+def test_fitting_on_labelled_lists_chooses_on_out_of_fold_probabilities():
+    items = []
+    rng = np.random.default_rng(1)
+    for i in range(300):
+        exact = i % 3 != 0
+        key = f"name {i}"
+        first = candidate(f"C{i}", 2.0 if exact else 1.0 + rng.random() * 0.2, key if exact else f"other {i}", exact=1.0 if exact else 0.0)
+        second = candidate(f"D{i}", 0.9, f"more {i}")
+        items.append(Labelled(key, [first, second], [exact, not exact and i % 2 == 0], True))
+    settings, report = fit_calibration(items, normalize, "f" * 16)
+    assert settings["fitted_for"] == "f" * 16 and 0 <= settings["nil_threshold"] <= 1
+    assert report["dev_out_of_fold"]["acc@1"] >= 2 / 3 - 1e-9 and report["trials"]
+
+
+# -- the index ----------------------------------------------------------------------------------------
+
+def test_pseudo_mentions_are_held_out_of_the_index(organ_kb):
+    mentions, held = draw_pseudo_mentions(organ_kb, held_out=50, present=50)
+    names = {(cid, normalize(text)) for cid, text, _ in held.iter_names()}
+    held_out = [m for m in mentions if not m.nil and (m.concept_id, normalize(m.text)) not in names]
+    assert len(held_out) == 50
+    assert all(m.concept_id not in {cid for cid, _ in held.iter_concepts()} for m in mentions if m.nil)
+
+
+@pytest.mark.slow
+def test_an_index_built_from_a_kb_gets_probabilities_that_mean_something(organ_kb, tmp_path):
+    linker = build_index(organ_kb, tmp_path / "index", default_config())
+    stage = calibration_stage(linker)
+    assert stage is not None and stage.model.fitted_on["source"] == "pseudo-mentions from the KB"
+    loaded = Linker.load(tmp_path / "index")
+    exact, nonsense = loaded.link(["renal failure", "qqqq zzzz"], k=3)
+    assert exact.candidates[0].concept_id == "C0016" and exact.probability > 0.5 and exact.nil is False
+    assert nonsense.nil is True  # nothing like it in the KB: NIL, not a guess
+    assert all(c.probability is not None for c in exact.candidates)
+
+
+@pytest.mark.slow
+def test_a_model_fitted_on_one_index_refuses_another(organ_kb, tmp_path):
+    linker = build_index(organ_kb, tmp_path / "index", default_config())
+    config = linker.config.to_dict()
+    config["fusion"]["weights"]["bm25"] = 2.0  # other scores: the model would misread them
+    with pytest.raises(MedlinkError, match="fitted on another index"):
+        Linker.build(organ_kb, LinkerConfig.from_dict(config))
+
+
+def test_tune_fits_probabilities_on_dev_and_they_apply_to_the_index(kb, tmp_path, fixtures):
+    build_index(kb, tmp_path / "index", default_config(), calibrate="none")
+    dev = f"biosyn:{fixtures / 'eval' / 'biosyn_processed'}"
+    result = medlink("tune", "--index", str(tmp_path / "index"), "--dev", dev, "--search", "fusion", "--calibrate", "--apply")
+    assert "probabilities: fitted on" in result.stdout
+    linker = Linker.load(tmp_path / "index")
+    assert calibration_stage(linker) is not None
+    assert all(r.probability is not None for r in linker.link(["colorectal cancer"], k=2))
+
+
+def test_a_nil_threshold_needs_a_probability_model(kb, tmp_path):
+    build_index(kb, tmp_path / "index", default_config(), calibrate="none")
+    result = medlink("link", "--index", str(tmp_path / "index"), "--nil-threshold", "0.5", "breast cancer", check=False)
+    assert result.returncode == 2 and "no probability model" in result.stderr
+    with pytest.raises(MedlinkError, match="between 0 and 1"):
+        linker = Linker.load(tmp_path / "index")
+        linker.rerankers.append(stage_with([0.5]))
+        with_decisions(linker, 1.5)
+    result = medlink("link", "--index", str(tmp_path / "index"), "--nil-threshold", "1.5", "breast cancer", check=False)
+    assert result.returncode == 2 and "--nil-threshold" in result.stderr
+
+
+# -- measures -----------------------------------------------------------------------------------------
+
+def test_expected_calibration_error_by_hand(tmp_path):
+    probabilities = [0.95, 0.95, 0.15, 0.15]
+    right = [True, False, False, False]
+    # bin 0.9-1.0: mean 0.95, accuracy 0.5 -> 0.45; bin 0.1-0.2: mean 0.15, accuracy 0 -> 0.15; weighted: 0.3
+    assert expected_calibration_error(probabilities, right) == pytest.approx(0.3)
+    assert sum(b["n"] for b in reliability(probabilities, right)) == 4
+    png = reliability_diagram({"model": (probabilities, right)}, tmp_path / "plot.png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_nil_scoring_counts_nil_as_a_candidate_at_its_place():
+    linked_right = LinkResult(Mention("a"), [Candidate("A", 1, probability=0.9)], nil=False)
+    nil_said = LinkResult(Mention("b"), [Candidate("B", 1, probability=0.2), Candidate("C", 1, probability=0.1)], nil=True)
+    gold_under_threshold = LinkResult(Mention("c"), [Candidate("X", 1, probability=0.6), Candidate("G", 1, probability=0.3)], nil=False)
+    outcomes = [nil_outcome(linked_right, False, [True], 0.5), nil_outcome(nil_said, True, [False, False], 0.5),
+                nil_outcome(gold_under_threshold, False, [False, True], 0.5)]
+    assert [o.rank_with_nil for o in outcomes] == [1, 1, 3]  # G is under the threshold: NIL's place (2) comes before it
+    figures = nil_metrics(outcomes)
+    assert figures["nil_precision"] == 1 and figures["nil_recall"] == 1 and figures["accuracy_all"] == pytest.approx(2 / 3)
+    assert figures["mrr_all"] == pytest.approx((1 + 1 + 1 / 3) / 3) and figures["in_kb_acc@1"] == pytest.approx(0.5)
