@@ -160,14 +160,14 @@ def read_gold(path: Path | str, source, target) -> dict[str, set[str]]:
         raise MissingInputError(f"gold mappings file not found: {path}")
     with open(path, encoding="utf-8") as handle:
         first = next((line for line in handle if not line.startswith("#") and line.strip()), "")
-    if "subject_id" in first.split("\t"):
+    if {"subject_id", "predicate_id", "object_id"} <= set(first.rstrip("\r\n").split("\t")):
         pairs = [(m.line, m.subject_id, m.object_id) for m in read_sssom(path) if m.object_id != NO_TERM]
     else:
         pairs = []
         with open(path, encoding="utf-8") as handle:
             for lineno, line in enumerate(handle, 1):
                 cells = line.rstrip("\r\n").split("\t")
-                if line.startswith("#") or not line.strip() or (lineno == 1 and not resolve(source, cells[0])):
+                if line.startswith("#") or not line.strip() or (lineno == 1 and cells[0].strip() == "subject_id"):
                     continue
                 if len(cells) < 2 or not cells[1].strip():
                     raise InputFormatError(path, lineno, "expected 'subject id<TAB>object id'")

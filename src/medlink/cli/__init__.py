@@ -11,13 +11,14 @@ import sys
 
 import typer
 
-from medlink.cli import annotate, cache, index, kb, linking, train
+from medlink.cli import align, annotate, cache, index, kb, linking, train
 from medlink.cli.common import new_app, with_metavars
 from medlink.errors import MedlinkError
 
 app = new_app("Link medical mentions to concepts in medical terminologies.")
 app.add_typer(annotate.app)  # annotate, then link, eval, tune: top-level commands, listed first
 app.add_typer(linking.app)
+app.add_typer(align.app)  # medlink align
 app.add_typer(kb.app, name="kb")
 app.add_typer(index.app, name="index")
 app.add_typer(train.app, name="train")

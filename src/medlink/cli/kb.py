@@ -128,3 +128,8 @@ def kb_search(
                 typer.echo(f"{text}: no exact match")
             for concept_id, name, kind in hits:
                 typer.echo(f"{text}\t{concept_id}\t{store.name_of(concept_id)}\t(matched {kind} '{name}')")
+
+
+from medlink.cli.align import register_kb  # noqa: E402  (medlink kb augment: defined with the alignment commands)
+
+register_kb(app)

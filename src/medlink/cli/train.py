@@ -339,3 +339,8 @@ def train_tagger_command(
     best = next((e for e in report.epochs if e["epoch"] == report.best_epoch), {})
     kept = f"epoch {report.best_epoch}" + (f" (dev strict-span F1 {best['dev']['f1']:.4f})" if "dev" in best else "")
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min ({report.training_precision}); kept {kept}")
+
+
+from medlink.cli.align import register_train  # noqa: E402  (medlink train aligner: defined with the alignment commands)
+
+register_train(app)

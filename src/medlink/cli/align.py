@@ -1,0 +1,122 @@
+"""``medlink align`` (one terminology onto another, SSSOM out), ``medlink train aligner`` and ``medlink kb augment``.
+
+The three commands live here, beside each other; ``train.py`` and ``kb.py`` only register the last two on their
+groups (``register_train`` / ``register_kb``), so the alignment feature stays one module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from medlink.cli.common import PRECISION_HELP, new_app, use_precision
+
+app = new_app()
+
+
+@app.command("align")
+def align_command(
+    source: str = typer.Option(..., "--source", help="KB file to map from (every concept gets a row)."),
+    target: str = typer.Option(..., "--target", help="KB file to map onto (another file than --source)."),
+    out: Path = typer.Option(..., "--out", help="SSSOM TSV to write (atomically; only a file medlink wrote is replaced)."),
+    aligner: Optional[Path] = typer.Option(None, "--aligner", help="A 'medlink train aligner' folder: its cross-encoder reranks the "
+                                           "candidates and its calibration gives the confidence (default: lexical only)."),
+    top_k: int = typer.Option(1, "--top-k", min=1, help="Mappings kept per source concept (the first skos:exactMatch, the rest closeMatch)."),
+    threshold: Optional[float] = typer.Option(None, "--threshold", min=0.0, max=1.0,
+                                              help="Lowest confidence kept; below it a source gets a sssom:NoTermFound row "
+                                                   "(default: the aligner's dev-chosen threshold, else 0.8 for lexical)."),
+    candidates: int = typer.Option(64, "--candidates", min=1, help="Candidates per source concept from BM25 + TF-IDF (paper 003: 64)."),
+    depth: Optional[int] = typer.Option(None, "--depth", min=1, help="Candidates the aligner reads per source (default: as trained)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+) -> None:
+    """Align the concepts of one KB to those of another; write the mappings as SSSOM TSV."""
+    from medlink.align.aligner import LEXICAL_THRESHOLD, AlignOptions, align, mappings, write_mappings
+    from medlink.align.inputs import open_pair
+    from medlink.align.scoring import Calibration
+
+    use_precision(precision or os.environ.get("MEDLINK_PRECISION"))
+    source_kb, target_kb = open_pair(source, target)
+    if aligner is not None:
+        Calibration.load(aligner)  # a wrong folder fails before the work
+    ranking = align(source_kb, target_kb, AlignOptions(k=candidates, aligner=aligner, depth=depth), progress=not quiet)
+    if threshold is None:
+        threshold = Calibration.load(aligner).threshold if aligner is not None else LEXICAL_THRESHOLD
+    rows = mappings(ranking, threshold, top_k)
+    write_mappings(out, rows, source_kb, target_kb, {"comment": f"medlink align ({ranking.method}); threshold {threshold:g}; top-k {top_k}"})
+    found = sum(r.object_id != "sssom:NoTermFound" and r.predicate_id == "skos:exactMatch" for r in rows)
+    typer.echo(f"wrote {out}: {found:,} of {len(ranking.candidates.queries.concept_ids):,} source concepts mapped "
+               f"({ranking.method}, confidence >= {threshold:g}), {len(rows):,} rows")
+
+
+def train_aligner_command(
+    source: str = typer.Option(..., "--source", help="KB file the mappings go from."),
+    target: str = typer.Option(..., "--target", help="KB file the mappings go to."),
+    gold: Path = typer.Option(..., "--gold", help="Known mappings: an SSSOM TSV, or a TSV of subject id and object id."),
+    out: Path = typer.Option(..., "--out", help="Aligner folder to write (cross-encoder + medlink_aligner.json)."),
+    dev: Optional[Path] = typer.Option(None, "--dev", help="Held-out known mappings (same formats) that fit the calibration and "
+                                       "threshold; default: 20% of --gold's source concepts, seeded, never trained on."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2, new score head)."),
+    epochs: int = typer.Option(1, "--epochs", min=1, help="Passes over the gold source concepts."),
+    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Source concepts per step (each: its gold pair and --negatives wrong ones)."),
+    negatives: int = typer.Option(7, "--negatives", min=1, help="Wrong candidates per gold pair, drawn from the first --depth."),
+    depth: int = typer.Option(16, "--depth", min=2, help="Candidates per source the negatives come from and the aligner reads."),
+    learning_rate: float = typer.Option(4e-5, "--lr", help="Peak learning rate (AdamW, linear warm-up and decay)."),
+    max_length: int = typer.Option(64, "--max-length", min=8, help="Word pieces of a (source names, target names) pair."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch", min=1, help="Cap the steps of each epoch (quick trials)."),
+    seed: int = typer.Option(13, "--seed", help="Random seed (split, sampling, initialisation)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
+    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+) -> None:
+    """Train an aligner (paper 003): a cross-encoder reading gold pairs against the candidates' top wrong targets."""
+    from medlink.encoders.transformer import require_dense_extra
+
+    require_dense_extra()
+    from medlink.align.inputs import open_pair
+    from medlink.align.sssom import read_gold
+    from medlink.align.training import AlignerTrainConfig, train_aligner
+    from medlink.training.run import check_training_output
+
+    config = AlignerTrainConfig(epochs=epochs, batch_size=batch_size, negatives=negatives, depth=depth, learning_rate=learning_rate,
+                                max_length=max_length, seed=seed, precision=precision or os.environ.get("MEDLINK_PRECISION") or "auto",
+                                max_steps=max_steps)
+    use_precision(config.precision)
+    check_training_output(out)
+    source_kb, target_kb = open_pair(source, target)
+    known = read_gold(gold, source_kb, target_kb)
+    held = read_gold(dev, source_kb, target_kb) if dev else None
+    report, calibration = train_aligner(source_kb, target_kb, known, out, dev=held, base_model=model, config=config, resume=resume)
+    fitted = calibration.fitted_on.get("dev_mapping", {})
+    typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; threshold {calibration.threshold:.4f}"
+               + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + f"; epochs: {json.dumps(report.epochs)}")
+
+
+def kb_augment_command(
+    kb: str = typer.Argument(..., help="The KB to augment (the mappings' subject side)."),
+    mappings: Path = typer.Option(..., "--from", help="SSSOM TSV of mappings from KB to --with (e.g. 'medlink align' output)."),
+    other: str = typer.Option(..., "--with", help="The KB the mappings point into; its metadata is carried across."),
+    out: Path = typer.Option(..., "--out", help="The augmented KB file to write (atomically; never KB or --with)."),
+    min_confidence: float = typer.Option(0.0, "--min-confidence", min=0.0, max=1.0,
+                                         help="Carry only mappings with at least this confidence (choose it on dev data)."),
+    carry: str = typer.Option("definitions,types,ancestors,synonyms", "--carry",
+                              help="What to carry, comma-separated: definitions, types, ancestors, synonyms."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Carry definitions, types / ancestors and synonyms from another KB through mappings, each with its provenance."""
+    from medlink.align.augment import augment_kb
+
+    report = augment_kb(kb, mappings, other, out, min_confidence=min_confidence, carry=[c.strip() for c in carry.split(",") if c.strip()],
+                        progress=not quiet)
+    typer.echo(f"wrote {out}: {report.summary()}")
+
+
+def register_train(train_app: typer.Typer) -> None:
+    train_app.command("aligner")(train_aligner_command)
+
+
+def register_kb(kb_app: typer.Typer) -> None:
+    kb_app.command("augment")(kb_augment_command)

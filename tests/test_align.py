@@ -1,0 +1,187 @@
+"""medlink align: candidates from alias sets, SSSOM out, NoTermFound, bad input (tests/fixtures/align: a mini DO in OBO,
+a mini ICD-10-CM-like TSV, and the known mappings between them)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from medlink.align import sssom
+from medlink.align.aligner import AlignOptions, align, mappings, write_mappings
+from medlink.align.candidates import SourceQueries, TargetIndex, generate
+from medlink.align.inputs import open_pair
+from medlink.align.metrics import best_threshold, gold_ranks, mapping_prf, ranking_measures
+from medlink.errors import InputFormatError, MedlinkError, MissingInputError
+from medlink.kb.build import build_kb
+
+
+@pytest.fixture(scope="module")
+def kbs(tmp_path_factory):
+    from pathlib import Path
+
+    fixtures = Path(__file__).parent / "fixtures" / "align"
+    folder = tmp_path_factory.mktemp("align")
+    build_kb(folder / "source.sqlite", [f"obo:{fixtures / 'source.obo'}"], progress=False)
+    build_kb(folder / "target.sqlite", [f"tsv=ICD10CM:{fixtures / 'target.tsv'}"], progress=False)
+    return folder / "source.sqlite", folder / "target.sqlite", fixtures / "gold.tsv"
+
+
+@pytest.fixture(scope="module")
+def pair(kbs):
+    source, target = open_pair(kbs[0], kbs[1])
+    return source, target, sssom.read_gold(kbs[2], source, target)
+
+
+@pytest.fixture(scope="module")
+def ranking(pair):
+    return align(pair[0], pair[1], progress=False)
+
+
+def test_alias_sets_find_every_known_mapping(pair, ranking):
+    source, target, gold = pair
+    measures = ranking_measures(gold_ranks(ranking.ranked_ids(), gold))
+    assert measures["recall@4"] == 1.0  # every gold target among the first four
+    assert measures["recall@1"] >= 7 / 9
+    # a synonym finds what the preferred name does not: "high blood pressure" is an inclusion term of I10
+    assert ranking.ranked_ids()["DOID:10763"][0] == "ICD10CM:I10"
+
+
+def test_ancestors_of_strong_candidates_join(pair):
+    """Prader-Willi's gold is the category Q87.1 (later split): it is a candidate through its child Q87.11."""
+    source, target, _ = pair
+    index = TargetIndex.build(target)
+    queries = SourceQueries.from_kb(source, target.normalize)
+    with_parents = generate(index, queries, 64, ancestors=8)
+    without = generate(index, queries, 64, ancestors=0)
+    row = queries.concept_ids.index("DOID:11983")
+    found = lambda c: {index.concept_ids[i] for i in c.hits.concepts[c.hits.row(row)]}  # noqa: E731
+    assert found(with_parents) > found(without)
+    assert "ICD10CM:C34" in found(with_parents) - found(without)  # the parent of a candidate (C34.90) joins
+    ranked = [index.concept_ids[i] for i in with_parents.hits.concepts[with_parents.hits.row(row)]]
+    assert ranked.index("ICD10CM:Q87.11") < ranked.index("ICD10CM:Q87.1")  # below the child that brought it
+
+
+def test_sssom_rows_and_no_term_found(pair, ranking, tmp_path):
+    source, target, _ = pair
+    rows = mappings(ranking, threshold=0.8, top_k=2)
+    by_subject = {}
+    for row in rows:
+        by_subject.setdefault(row.subject_id, []).append(row)
+    assert set(by_subject) == set(ranking.candidates.queries.concept_ids)  # one or more rows per source concept
+    nonsense = by_subject["DOID:9999999"]
+    assert [r.object_id for r in nonsense] == [sssom.NO_TERM] and nonsense[0].confidence is None
+    assert by_subject["DOID:9352"][0].predicate_id == sssom.EXACT and by_subject["DOID:9352"][0].object_id == "ICD10CM:E11"
+    assert all(r.predicate_id == sssom.CLOSE for rows_ in by_subject.values() for r in rows_[1:])
+    out = write_mappings(tmp_path / "m.sssom.tsv", rows, source, target)
+    read = list(sssom.read_sssom(out))
+    assert len(read) == len(rows) and sssom.is_medlink_sssom(out)
+    assert {m.subject_id for m in read} >= {"DOID:9352", "DOID:9999999"}
+
+
+@pytest.mark.slow  # importing sssom (linkml, pandas, rdflib) takes ~6 s
+def test_sssom_validates_with_the_sssom_package(pair, ranking, tmp_path):
+    pytest.importorskip("sssom")
+    from sssom.constants import SchemaValidationType
+    from sssom.parsers import parse_sssom_table
+    from sssom.validators import validate
+
+    out = write_mappings(tmp_path / "m.sssom.tsv", mappings(ranking, 0.8, 2), pair[0], pair[1])
+    parsed = parse_sssom_table(out)
+    assert len(parsed.df) == len(list(sssom.read_sssom(out)))
+    assert set(parsed.df["predicate_id"]) <= {sssom.EXACT, sssom.CLOSE}
+    assert {"DOID", "ICD10CM", "skos", "semapv"} <= set(parsed.converter.prefix_map)
+    validate(parsed, [SchemaValidationType.JsonSchema, SchemaValidationType.PrefixMapCompleteness, SchemaValidationType.StrictCurieFormat],
+             fail_on_error=True)
+
+
+def test_unprefixed_ids_get_the_kb_prefix():
+    assert sssom.curie("D003924", "MEDIC") == "MEDIC:D003924"
+    assert sssom.curie("DOID:9352", "DO") == "DOID:9352"
+
+
+def test_metrics():
+    ranks = gold_ranks({"a": ["x", "y"], "b": ["z"], "c": []}, {"a": {"y"}, "b": {"z"}, "c": {"w"}})
+    assert ranks == {"a": 2, "b": 1, "c": None}
+    measures = ranking_measures(ranks, ks=(1, 2))
+    assert measures["recall@1"] == pytest.approx(1 / 3) and measures["recall@2"] == pytest.approx(2 / 3)
+    assert measures["normalised_recall@1"] == pytest.approx(1 / 2)  # c (gold never retrieved) left out
+    assert measures["mrr"] == pytest.approx((0.5 + 1) / 3)
+    prf = mapping_prf({"a": ["x"], "b": ["z"]}, {"a": {"y"}, "b": {"z"}, "c": {"w"}})
+    assert (prf["precision"], prf["recall"]) == (0.5, pytest.approx(1 / 3))
+    threshold, best = best_threshold({"a": ("x", 0.4), "b": ("z", 0.9)}, {"a": {"y"}, "b": {"z"}})
+    assert 0.4 < threshold <= 0.9 and best["f1"] == pytest.approx(2 / 3)
+
+
+def test_bad_input(kbs, tmp_path):
+    source, target, _ = kbs
+    with pytest.raises(MissingInputError, match="--source .*no such KB file"):
+        open_pair(tmp_path / "nope.sqlite", target)
+    with pytest.raises(MissingInputError, match="--target"):
+        open_pair(source, tmp_path / "nope.sqlite")
+    with pytest.raises(MedlinkError, match="same file"):
+        open_pair(source, source)
+    (tmp_path / "not-a-kb.sqlite").write_text("hello")
+    with pytest.raises(MedlinkError, match="--target: .*not a medlink KB"):
+        open_pair(source, tmp_path / "not-a-kb.sqlite")
+    empty = _empty_kb(tmp_path / "empty.sqlite")
+    with pytest.raises(MedlinkError, match="--source .*no concepts"):
+        open_pair(empty, target)
+    with pytest.raises(MedlinkError, match="--target .*no names"):
+        open_pair(source, empty)
+
+
+def _empty_kb(path):
+    from medlink.kb.writer import KBWriter
+    from medlink.text.normalize import normalize
+
+    writer = KBWriter(path, normalize)
+    writer.finish({"sources": "", "built_at": "now"})
+    return path
+
+
+def test_output_replaces_only_its_own_kind(pair, ranking, tmp_path):
+    rows = mappings(ranking, 0.8)
+    precious = tmp_path / "notes.tsv"
+    precious.write_text("mine\n")
+    with pytest.raises(MedlinkError, match="not an SSSOM file medlink wrote"):
+        write_mappings(precious, rows, pair[0], pair[1])
+    assert precious.read_text() == "mine\n"
+    with pytest.raises(MedlinkError, match="one of the sources"):
+        write_mappings(pair[0].path, rows, pair[0], pair[1])
+    out = write_mappings(tmp_path / "m.tsv", rows, pair[0], pair[1])
+    write_mappings(out, rows, pair[0], pair[1])  # an earlier medlink SSSOM is replaced
+
+
+@pytest.mark.parametrize("content, message", [
+    ("hello\tworld\n", "lacks subject_id, predicate_id, object_id"),
+    ("# only metadata\n", "no header row"),
+    ("subject_id\tpredicate_id\tobject_id\tconfidence\nDOID:1\tskos:exactMatch\tICD10CM:E11\thigh\n", r":2: confidence 'high' is not a number"),
+    ("subject_id\tpredicate_id\tobject_id\tconfidence\nDOID:1\tskos:exactMatch\tICD10CM:E11\t1.5\n", r":2: confidence 1.5 is outside"),
+    ("subject_id\tpredicate_id\tobject_id\nDOID:1\tskos:exactMatch\n", r":2: 2 fields, the header has 3"),
+    ("subject_id\tpredicate_id\tobject_id\n9352\tskos:exactMatch\tICD10CM:E11\n", r":2: subject_id '9352' is not a CURIE"),
+])
+def test_malformed_sssom_names_file_line_and_field(tmp_path, content, message):
+    path = tmp_path / "bad.sssom.tsv"
+    path.write_text(content)
+    with pytest.raises(InputFormatError, match=message):
+        list(sssom.read_sssom(path))
+
+
+def test_gold_ids_must_exist(pair, tmp_path):
+    path = tmp_path / "gold.tsv"
+    path.write_text("DOID:9352\tICD10CM:E11\nDOID:9352\tICD10CM:Z99\n")
+    with pytest.raises(InputFormatError, match=r"gold.tsv:2: object_id 'ICD10CM:Z99' is not in"):
+        sssom.read_gold(path, pair[0], pair[1])
+
+
+def test_cli_align(kbs, tmp_path):
+    from medlink.cli import command
+
+    out = tmp_path / "cli.sssom.tsv"
+    result = CliRunner().invoke(command(), ["align", "--source", str(kbs[0]), "--target", str(kbs[1]), "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    assert "10 of 11 source concepts mapped" in result.output
+    rows = list(sssom.read_sssom(out))
+    assert sum(r.object_id == sssom.NO_TERM for r in rows) == 1
+    same = CliRunner().invoke(command(), ["align", "--source", str(kbs[0]), "--target", str(kbs[0]), "--out", str(out), "-q"])
+    assert same.exit_code != 0 and "same file" in str(same.exception)
