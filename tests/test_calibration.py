@@ -88,7 +88,7 @@ class FixedModel:
 def stage_with(probabilities, **settings):
     model = ProbabilityModel.fit(np.eye(2, len(feature_names([]))).repeat(5, 0), np.array([1, 0] * 5), []).to_dict()
     stage = CalibrationStage({"model": model, **settings}, normalize)
-    stage.model = FixedModel(probabilities)
+    stage.probability_model = FixedModel(probabilities)
     return stage
 
 
@@ -157,7 +157,7 @@ def test_pseudo_mentions_are_held_out_of_the_index(organ_kb):
 def test_an_index_built_from_a_kb_gets_probabilities_that_mean_something(organ_kb, tmp_path):
     linker = build_index(organ_kb, tmp_path / "index", default_config())
     stage = calibration_stage(linker)
-    assert stage is not None and stage.model.fitted_on["source"] == "pseudo-mentions from the KB"
+    assert stage is not None and stage.probability_model.fitted_on["source"] == "pseudo-mentions from the KB"
     loaded = Linker.load(tmp_path / "index")
     exact, nonsense = loaded.link(["renal failure", "qqqq zzzz"], k=3)
     assert exact.candidates[0].concept_id == "C0016" and exact.probability > 0.5 and exact.nil is False
@@ -174,6 +174,7 @@ def test_a_model_fitted_on_one_index_refuses_another(organ_kb, tmp_path):
         Linker.build(organ_kb, LinkerConfig.from_dict(config))
 
 
+@pytest.mark.slow
 def test_tune_fits_probabilities_on_dev_and_they_apply_to_the_index(kb, tmp_path, fixtures):
     build_index(kb, tmp_path / "index", default_config(), calibrate="none")
     dev = f"biosyn:{fixtures / 'eval' / 'biosyn_processed'}"
@@ -182,8 +183,13 @@ def test_tune_fits_probabilities_on_dev_and_they_apply_to_the_index(kb, tmp_path
     linker = Linker.load(tmp_path / "index")
     assert calibration_stage(linker) is not None
     assert all(r.probability is not None for r in linker.link(["colorectal cancer"], k=2))
+    medlink("eval", "--index", str(tmp_path / "index"), "--dataset", dev, "--out", str(tmp_path / "report"))
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert 0 <= report["calibration"]["ece"] <= 1 and report["calibration"]["n"] > 0
+    assert (tmp_path / "report" / "reliability.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_a_nil_threshold_needs_a_probability_model(kb, tmp_path):
     build_index(kb, tmp_path / "index", default_config(), calibrate="none")
     result = medlink("link", "--index", str(tmp_path / "index"), "--nil-threshold", "0.5", "breast cancer", check=False)

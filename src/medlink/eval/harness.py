@@ -76,7 +76,26 @@ def evaluate_rankings(
         if records:
             for i, record in enumerate(mention_records):
                 record["subpopulations"] = [name for name, mask in masks.items() if mask[i]]
-    return EvalReport(metrics, by_subpopulation, mention_records)
+    report = EvalReport(metrics, by_subpopulation, mention_records)
+    report.first_candidates = first_candidate_points(rankings, mentions, equivalent_ids)
+    if report.first_candidates:
+        from medlink.eval.calibration import expected_calibration_error, reliability
+
+        probabilities, right = zip(*report.first_candidates)
+        report.calibration = {"ece": expected_calibration_error(probabilities, right), "n": len(right), "bins": reliability(probabilities, right)}
+    return report
+
+
+def first_candidate_points(rankings: Sequence[Sequence[Any]], mentions: Sequence[LabeledMention],
+                           equivalent_ids: EquivalentIds | None) -> list[tuple[float, bool]]:
+    """(probability, right) of each part's first candidate, when a calibrated index gave it one."""
+    owners = [m for m in mentions for _ in m.parts]
+    points = []
+    for mention, ranking in zip(owners, rankings):
+        top = ranking[0] if ranking else None
+        if getattr(top, "probability", None) is not None:
+            points.append((float(top.probability), candidate_matches(top, mention.gold, equivalent_ids)))
+    return points
 
 
 def ranking_of(result: LinkResult | Sequence[Candidate]) -> Sequence[Candidate]:

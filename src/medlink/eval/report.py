@@ -26,6 +26,8 @@ class EvalReport:
     records: list[dict[str, Any]] = field(default_factory=list)
     timing: dict[str, float] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    calibration: dict[str, Any] | None = None  # ECE and reliability bins of the first candidates' probabilities (calibrated indexes)
+    first_candidates: list[tuple[float, bool]] = field(default_factory=list, repr=False)  # (probability, right): the diagram's points
 
     def __getitem__(self, key: str) -> Any:
         return self.metrics[key]
@@ -36,6 +38,8 @@ class EvalReport:
         out["subpopulations"] = self.subpopulations
         out["timing"] = self.timing
         out["meta"] = self.meta
+        if self.calibration is not None:
+            out["calibration"] = self.calibration
         if include_records:
             out["records"] = self.records
         return out
@@ -52,6 +56,8 @@ class EvalReport:
         lines = [header, rule]
         for name, values in rows:
             lines.append(f"| {name} | " + " | ".join(_cell(c, values.get(c)) for c in columns) + " |")
+        if self.calibration is not None:
+            lines += ["", f"Calibration of the first candidates' probabilities: ECE {self.calibration['ece']:.4f} over {self.calibration['n']:,} mention parts."]
         return "\n".join(lines) + "\n"
 
     def write_records(self, path: Path | str) -> Path:
@@ -129,5 +135,11 @@ def save_report(report: EvalReport, out: Path) -> Path:
         (staging / REPORT).write_text(report.to_json(), encoding="utf-8")
         (staging / "report.md").write_text(report.to_markdown() + "\n", encoding="utf-8")
         report.plot(staging / "subpopulations.png")
+        if report.first_candidates:
+            from medlink.eval.calibration import reliability_diagram
+
+            points = report.first_candidates
+            reliability_diagram({"index": ([p for p, _ in points], [r for _, r in points])}, staging / "reliability.png",
+                                "first candidates: share right against probability")
         report.write_records(staging / "records.jsonl")
     return out

@@ -73,7 +73,7 @@ class CalibrationStage:
 
     def __init__(self, settings: dict, normalize):
         self.settings = own_settings(self.type, PARAMS, settings)
-        self.model = ProbabilityModel.from_dict(self.settings["model"], f"{TYPE} stage")
+        self.probability_model = ProbabilityModel.from_dict(self.settings["model"], f"{TYPE} stage")
         self.normalize = normalize
 
     @classmethod
@@ -91,7 +91,7 @@ class CalibrationStage:
         other = copy.copy(self)
         other.settings = own_settings(self.type, PARAMS, {**self.settings, **changes})
         if "model" in changes:
-            other.model = ProbabilityModel.from_dict(other.settings["model"], f"{TYPE} stage")
+            other.probability_model = ProbabilityModel.from_dict(other.settings["model"], f"{TYPE} stage")
         return other
 
     def rerank(self, mentions: Sequence[Mention], results: list[LinkResult]) -> list[LinkResult]:
@@ -101,7 +101,7 @@ class CalibrationStage:
         """``result`` with probabilities, the backoff choice and the NIL decision (``key``: the normalised mention;
         ``probabilities``: given instead of predicted, as when dev choices are made on out-of-fold ones)."""
         if probabilities is None:
-            probabilities = self.model.probabilities(key, result.candidates, self.normalize)
+            probabilities = self.probability_model.probabilities(key, result.candidates, self.normalize)
         candidates = [c.copy(probability=round(float(p), 6)) for c, p in zip(result.candidates, probabilities)]
         if self.settings["order"] == "probability":
             candidates.sort(key=lambda c: -c.probability)  # stable: ties keep the ranking's order
