@@ -70,6 +70,7 @@ def test_adaptive_hinge_loss_ignores_padded_negatives():
     assert adaptive_hinge_loss(positive, negatives, 1.0, mask).item() == pytest.approx((0.5 + 1.5) / 2)
 
 
+@pytest.mark.slow  # trains a ranker (a few seconds)
 def test_a_few_training_steps_lower_the_loss(spec):
     torch.manual_seed(0)
     model = PairwiseModel.new(spec)
@@ -100,6 +101,7 @@ def test_save_and_load_give_identical_scores(spec, tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow  # trains a ranker (a few seconds)
 def test_trained_ranker_learns_the_planted_answer(trained):
     out, report = trained
     assert report.best_epoch is not None and report.epochs[-1]["loss"] < report.epochs[0]["loss"]
@@ -107,6 +109,7 @@ def test_trained_ranker_learns_the_planted_answer(trained):
     assert json.loads((out / SPEC_FILE).read_text())["training"]["best_epoch"] == report.best_epoch
 
 
+@pytest.mark.slow  # trains a ranker (a few seconds)
 def test_reranker_reorders_a_planted_case(trained):
     out, _ = trained
     ranker = PairwiseRanker.build({"model": str(out), "top": 4, "weight": 10.0})
@@ -124,6 +127,7 @@ def test_reranker_reorders_a_planted_case(trained):
     assert [c.concept_id for c in off.candidates] == [c.concept_id for c in candidates]
 
 
+@pytest.mark.slow  # trains a ranker (a few seconds)
 def test_reranker_saved_with_an_index_round_trips(trained, tmp_path):
     out, _ = trained
     ranker = PairwiseRanker.build({"model": str(out), "top": 3, "weight": 0.5})
@@ -136,6 +140,7 @@ def test_reranker_saved_with_an_index_round_trips(trained, tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow  # trains a ranker (a few seconds)
 def test_missing_or_damaged_model_folders_are_refused(trained, tmp_path):
     out, _ = trained
     with pytest.raises(MedlinkError, match="ranker folder not found"):

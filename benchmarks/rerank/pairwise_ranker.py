@@ -16,6 +16,7 @@ reranking alone over the test lists, median of --repeats, in ms per mention (per
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import statistics
 import sys
@@ -37,7 +38,8 @@ from medlink.linking.linker import Linker  # noqa: E402
 from medlink.linking.memory import memory_from_datasets  # noqa: E402
 from medlink.rerank import cross_encoder, pairwise  # noqa: E402
 from medlink.training.examples import supervised_mentions  # noqa: E402
-from medlink.training.ranker import RankerConfig, train_ranker  # noqa: E402
+from medlink.rerank.pairwise_model import SPEC_FILE, is_ranker_spec  # noqa: E402
+from medlink.training.ranker import RankerConfig, RankerReport, train_ranker  # noqa: E402
 from medlink.training.ranker_data import cross_fitted_groups, retrieved_groups, synonym_queries  # noqa: E402
 
 DEPTH = 32  # candidates per mention: what the index's generators give each, and what the rankers train over
@@ -108,7 +110,8 @@ def protocol(dataset: str, workdir: Path) -> dict:
             "dev_memory": [aap_split(0, "train")], "test_memory": [aap_split(0, "train")]}
 
 
-def run_dataset(dataset: str, workdir: Path, cross: str | None, repeats: int, epochs: int) -> dict:
+def run_dataset(dataset: str, workdir: Path, cross: str | None, repeats: int, epochs: int, reuse: bool = False) -> dict:
+    """``reuse``: the rankers an earlier run trained in ``workdir`` are scored again (their training record read back)."""
     setup = protocol(dataset, workdir)
     kb, config = setup["kb"], LinkerConfig.from_file(setup["config"])
     equivalent = equivalent_ids_from_kb(kb)
@@ -117,33 +120,42 @@ def run_dataset(dataset: str, workdir: Path, cross: str | None, repeats: int, ep
     test_linker = Linker.build(kb, config, memory_from_datasets(kb, setup["test_memory"]))
     dev, test = Lists(dev_linker, setup["dev"], equivalent), Lists(test_linker, setup["test"], equivalent)
     started = time.perf_counter()
+    folder = lambda name: workdir / f"ranker-{dataset}-{name.replace(' + ', '-')}"  # noqa: E731
+    reused = reuse and all(is_ranker_spec(folder(name) / SPEC_FILE) for name, (_, pretrain) in VARIANTS.items() if not pretrain)
     train = supervised_mentions(kb, [setup["train"]])
-    groups = cross_fitted_groups(kb, dev_linker, memory, train, DEPTH, 5, 13)
+    groups = [] if reused else cross_fitted_groups(kb, dev_linker, memory, train, DEPTH, 5, 13)
     dev_groups = retrieved_groups(dev_linker, supervised_mentions(kb, [setup["dev"]]), DEPTH)
-    synonyms = retrieved_groups(dev_linker, synonym_queries(kb, RankerConfig.pretrain_pairs, 13), DEPTH)
+    synonyms = [] if reused else retrieved_groups(dev_linker, synonym_queries(kb, RankerConfig.pretrain_pairs, 13), DEPTH)
     prep = time.perf_counter() - started
-    print(f"{setup['name']}: {len(groups):,} training lists (cross-fitted), {len(synonyms):,} synonym lists, {prep:.0f} s", flush=True)
+    print(f"{setup['name']}: {len(groups):,} training lists (cross-fitted), {len(synonyms):,} synonym lists, {prep:.0f} s"
+          + (" (rankers reused)" if reused else ""), flush=True)
     rows = [{"variant": "retrieval alone", "dev": dev.score(dev.lists), "test": test.score(test.lists), "ms_per_mention": round(test.retrieval_ms, 4)}]
     print(f"  retrieval alone: dev {rows[0]['dev']['acc@1']:.4f}, test {rows[0]['test']['acc@1']:.4f}", flush=True)
     for name, (pooling, pretrain) in VARIANTS.items():
-        if pretrain and not synonyms:
+        out = folder(name)
+        if reused:
+            if not is_ranker_spec(out / SPEC_FILE):
+                continue
+            report = RankerReport(**json.loads((out / SPEC_FILE).read_text())["training"])
+        elif pretrain and not synonyms:
             continue
-        out = workdir / f"ranker-{dataset}-{name.replace(' + ', '-')}"
-        ranker_config = RankerConfig(pooling=pooling, pretrain_synonyms=pretrain, epochs=epochs)
-        report = train_ranker(groups, out, dev_linker.stages(), dev=dev_groups, synonyms=synonyms if pretrain else (), config=ranker_config,
-                              progress=False)
+        else:
+            ranker_config = RankerConfig(pooling=pooling, pretrain_synonyms=pretrain, epochs=epochs)
+            report = train_ranker(groups, out, dev_linker.stages(), dev=dev_groups, synonyms=synonyms if pretrain else (),
+                                  config=ranker_config, progress=False)
         reranker = pairwise.PairwiseRanker.build({"model": str(out)})
         row = evaluate(name, reranker, dev, test, pairwise.combine, pairwise.PairwiseRanker.TUNING_GRID, repeats)
         row["ms_per_mention_bf16"] = round(test.ms_per_mention(reranker.with_settings(precision="bf16", **row["chosen_on_dev"]), repeats), 4)
         rows.append({**row, "train_seconds": report.seconds, "best_epoch": report.best_epoch, "epochs": report.epochs,
                      "pretraining": report.pretraining, "parameters": report.data["parameters"],
+                     "training_lists": report.data["used"], "synonym_lists": report.data["synonyms"],
                      "folder_mb": round(sum(f.stat().st_size for f in out.iterdir()) / 2**20, 1)})
     if cross:
         reranker = cross_encoder.CrossEncoderReranker.build({"model": cross})
         grid = {"top": (4, 8, 16), "weight": cross_encoder.CrossEncoderReranker.TUNING_GRID["weight"]}
         rows.append({**evaluate("cross-encoder", reranker, dev, test, cross_encoder.combine, grid, max(1, repeats // 2)), "model": cross})
     return {"dataset": setup["name"], "test_mentions": len(test.queries), "dev_mentions": len(dev.queries), "training_lists": len(groups),
-            "synonym_lists": len(synonyms), "data_seconds": round(prep, 1), "rows": rows}
+            "synonym_lists": len(synonyms), "data_seconds": round(prep, 1), "rankers_reused": reused, "rows": rows}
 
 
 def main() -> None:
@@ -155,6 +167,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: steadier on a CPU shared with other work)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("--section", default="pairwise_ranker")
+    parser.add_argument("--reuse", action="store_true", help="score the rankers an earlier run left in --workdir instead of training them")
     args = parser.parse_args()
     import torch
 
@@ -162,7 +175,7 @@ def main() -> None:
     crosses = dict(spec.split("=", 1) for spec in args.cross_encoder)
     args.workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    results = [run_dataset(d, args.workdir, crosses.get(d), args.repeats, args.epochs) for d in args.datasets.split(",")]
+    results = [run_dataset(d, args.workdir, crosses.get(d), args.repeats, args.epochs, args.reuse) for d in args.datasets.split(",")]
     publish(args.section, {"command": command_line(__file__, sys.argv[1:]), "ranker_results": results, "threads": args.threads,
                            "repeats": args.repeats, "seconds": round(time.perf_counter() - started, 1),
                            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)})
