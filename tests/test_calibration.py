@@ -224,3 +224,17 @@ def test_nil_scoring_counts_nil_as_a_candidate_at_its_place():
     figures = nil_metrics(outcomes)
     assert figures["nil_precision"] == 1 and figures["nil_recall"] == 1 and figures["accuracy_all"] == pytest.approx(2 / 3)
     assert figures["mrr_all"] == pytest.approx((1 + 1 + 1 / 3) / 3) and figures["in_kb_acc@1"] == pytest.approx(0.5)
+
+
+def test_explain_says_what_decided_and_why():
+    from medlink.linking.output import explanation_lines, result_json
+
+    top = Candidate("HP:1", 2.0, matched_name="heart attack", name="Myocardial infarction", scores_by_stage={"exact": 1.0, "tfidf": 0.9},
+                    evidence=[{"neighbour": "heart attacks", "similarity": 0.97}], probability=0.91)
+    linked = LinkResult(Mention("heart attack"), [top], nil=False, probability=0.91)
+    lines = explanation_lines(linked)
+    assert lines[0] == "heart attack: linked to HP:1 (Myocardial infarction) with probability 0.91"
+    assert "p=0.910" in lines[1] and "matched 'heart attack'" in lines[1] and "exact 1.000" in lines[1] and "'heart attacks' 0.97" in lines[1]
+    nil = LinkResult(Mention("can't sleep"), [top.copy(probability=0.12)], nil=True, probability=0.12)
+    payload = result_json(nil, explain=True)
+    assert payload["nil"] is True and payload["candidates"][0]["probability"] == 0.12 and payload["why"].startswith("NIL:")

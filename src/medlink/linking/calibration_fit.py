@@ -19,6 +19,7 @@ import numpy as np
 
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
+from medlink.eval.calibration import expected_calibration_error
 from medlink.linking.calibration import ORDERS, TYPE, CalibrationStage, index_fingerprint
 from medlink.linking.probability import ProbabilityModel, candidate_features, stages_of
 
@@ -119,18 +120,25 @@ def _decided(stage: CalibrationStage, items: Sequence[Labelled], probabilities: 
 
 
 def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], fingerprint: str, *, nil_target: str = "f1",
-                    backoff: bool = True, isotonic: bool = False, fitted_on: dict | None = None, choose_order: bool = True) -> tuple[dict, dict]:
-    """The calibration stage's settings fitted on ``items``, and the dev figures that chose them: the order (score or
+                    backoff: bool = True, isotonic: bool | None = None, fitted_on: dict | None = None, choose_order: bool = True) -> tuple[dict, dict]:
+    """The calibration stage's settings fitted on ``items``, and the dev figures that chose them: isotonic steps over the
+    logistic output or not (``isotonic=None``: whichever gives the lower first-candidate ECE), the order (score or
     probability) and backoff by Acc@1 (then MRR; ``choose_order=False`` keeps the ranking as it is), then the NIL
     threshold for ``nil_target``, all on out-of-fold probabilities."""
     if not items:
         raise MedlinkError("calibration needs labelled mentions; none were given")
-    items = [Labelled(i.key, i.candidates[:FIT_TOP], i.right[:FIT_TOP], i.in_kb) for i in items]
+    items = [Labelled(i.key, i.candidates[:FIT_TOP], i.right[:FIT_TOP], i.in_kb) for i in items if i.candidates]  # none: NIL whatever the model
     stages = stages_of([item.candidates for item in items])
     features, labels, groups = fit_rows(items, stages, normalize)
+    firsts = np.cumsum([0] + [len(item.candidates) for item in items])[:-1]  # each mention's first candidate's row
+    variants = {}
+    for steps in ((False, True) if isotonic is None else (isotonic,)):
+        oof = out_of_fold(features, labels, groups, stages, steps)
+        variants[steps] = (expected_calibration_error(oof[firsts], labels[firsts]), oof)
+    isotonic = min(variants, key=lambda steps: variants[steps][0])  # None: whichever calibrates the first candidates better out of fold
+    ece, oof = variants[isotonic]
     model = ProbabilityModel.fit(features, labels, stages, isotonic, fitted_on)
-    oof = out_of_fold(features, labels, groups, stages, isotonic)
-    per_mention = np.split(oof, np.cumsum([len(item.candidates) for item in items])[:-1])
+    per_mention = np.split(oof, firsts[1:])
     base = {"type": TYPE, "model": model.to_dict(), "fitted_for": fingerprint}
     trials = []
     for order in ORDERS if choose_order else ("score",):
@@ -148,7 +156,8 @@ def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], 
     threshold, at_threshold = nil_threshold(top_probability, top_right, in_kb, nil_target)
     settings = base | chosen | {"nil_threshold": threshold}
     report = {"mentions": len(items), "in_kb": int(in_kb.sum()), "candidates": int(len(labels)), "right": int(labels.sum()),
-              "stages": stages, "chosen": chosen | {"nil_threshold": threshold, "nil_target": nil_target},
+              "stages": stages, "chosen": chosen | {"nil_threshold": threshold, "nil_target": nil_target, "isotonic": isotonic},
+              "out_of_fold_ece": {("isotonic" if steps else "logistic"): value for steps, (value, _) in variants.items()},
               "dev_out_of_fold": {"acc@1": best["acc@1"], "mrr": best["mrr"], "at_threshold": at_threshold}, "trials": trials}
     return settings, report
 
