@@ -145,8 +145,11 @@ def _span_lines(span: Annotation, top: int) -> list[str]:
     result = span.result
     if result is None or result.best is None:
         reason = result.error if result is not None and result.error else "no candidate"
+        if result is not None and result.nil and result.candidates:
+            reason = f"NIL: best candidate {result.candidates[0].concept_id} has probability {result.probability:.2f}, under the threshold"
         return [f"{where}\t-\t({reason})"]
-    return [f"{where}\t{c.concept_id}\t{c.name}\t{c.score:.3f}{via}" for c in result.candidates[:top]]
+    return [f"{where}\t{c.concept_id}\t{c.name}\t{c.score:.3f}" + (f"\tp={c.probability:.3f}" if c.probability is not None else "") + via
+            for c in result.candidates[:top]]
 
 
 def with_preferred_document_ids(document: Document, prefixes: Sequence[str]) -> Document:
