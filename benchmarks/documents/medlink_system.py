@@ -38,7 +38,8 @@ def ncbi_index(workdir: Path, memory: bool = True) -> Path:
     """MEDIC's lexical index, with the train split's mentions as memory unless ``memory`` is false."""
     out = workdir / ("medic-train-index" if memory else "medic-index")
     if not (out / "manifest.json").exists():
-        build_index(medic_kb(workdir), out, memory=[f"pubtator:{TRAIN}"] if memory else ())
+        # no probabilities: the figures recorded before indexes had them (NIL decisions would leave spans unlinked)
+        build_index(medic_kb(workdir), out, memory=[f"pubtator:{TRAIN}"] if memory else (), calibrate="none")
     return out
 
 
@@ -51,7 +52,7 @@ def reranked_index(workdir: Path, cross_encoder: Path) -> Path:
     if not (out / "manifest.json").exists():
         config = LinkerConfig.from_dict({"generators": LEXICAL_GENERATORS, "fusion": {"method": "weighted", "weights": dict(LEXICAL_WEIGHTS)},
                                          "rerankers": [{"type": "cross-encoder", "model": str(cross_encoder)}]})
-        build_index(medic_kb(workdir), out, config=config, memory=[f"pubtator:{TRAIN}"])
+        build_index(medic_kb(workdir), out, config=config, memory=[f"pubtator:{TRAIN}"], calibrate="none")
     return out
 
 
