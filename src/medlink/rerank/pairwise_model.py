@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -44,37 +45,41 @@ def feature_names(stages: Sequence[str]) -> list[str]:
                         "jaccard_matched"]
 
 
-def _words(text: str | None) -> set[str]:
-    return set(WORD.findall((text or "").lower()))
+@lru_cache(maxsize=TEXT_CACHE)
+def _words(text: str | None) -> frozenset[str]:
+    """A text's lower-cased words (cached: candidate names recur across mentions)."""
+    return frozenset(WORD.findall((text or "").lower()))
 
 
-def _jaccard(a: set[str], b: set[str]) -> float:
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a or b else 0.0
 
 
-def pair_features(mention: str, candidates: Sequence[Candidate], stages: Sequence[str]) -> np.ndarray:
-    """(len(candidates), len(feature_names(stages))) float32: what retrieval said about each candidate, and how its
-    names overlap the mention. Scores are made comparable across mentions by dividing by the mention's best."""
-    out = np.zeros((len(candidates), len(feature_names(stages))), dtype=np.float32)
-    if not candidates:
+def pair_features(mention: str, candidates: Sequence[Candidate], stages: Sequence[str], top: int | None = None) -> np.ndarray:
+    """(rows, len(feature_names(stages))) float32 for the first ``top`` candidates (all when None): what retrieval said
+    about each, and how its names overlap the mention. Scores are made comparable across mentions by dividing by the
+    mention's best over the whole list."""
+    rows = candidates[:top]
+    out = np.zeros((len(rows), len(feature_names(stages))), dtype=np.float32)
+    if not rows:
         return out
-    mention_words, key = _words(mention), " ".join(sorted(_words(mention)))
     for s, stage in enumerate(stages):
         values = np.array([c.scores_by_stage.get(stage, np.nan) for c in candidates], dtype=np.float64)
         seen = ~np.isnan(values)
         values = np.where(seen, values, 0.0)
         best = values.max() if seen.any() else 0.0
+        values, seen = values[: len(rows)], seen[: len(rows)]
         out[:, 3 * s] = seen
         out[:, 3 * s + 1] = np.sign(values) * np.log1p(np.abs(values))
         out[:, 3 * s + 2] = values / best if best > 0 else 0.0
-    base = 3 * len(stages)
-    top = candidates[0].score
-    for i, candidate in enumerate(candidates):
+    words, first = _words(mention), candidates[0].score
+    table = []
+    for i, candidate in enumerate(rows):
         name, matched = _words(candidate.name), _words(candidate.matched_name or candidate.name)
-        out[i, base:] = (candidate.score / top if top > 0 else 0.0, 1.0 / (1 + i), float(i == 0),
-                         float(any(e.get("origin") == "memory" for e in candidate.evidence)),
-                         float(" ".join(sorted(name)) == key), float(" ".join(sorted(matched)) == key),
-                         _jaccard(mention_words, name), _jaccard(mention_words, matched))
+        table.append((candidate.score / first if first > 0 else 0.0, 1.0 / (1 + i), float(i == 0),
+                      float(any(e.get("origin") == "memory" for e in candidate.evidence)), float(name == words), float(matched == words),
+                      _jaccard(words, name), _jaccard(words, matched)))
+    out[:, 3 * len(stages):] = table
     return out
 
 
@@ -206,13 +211,50 @@ def _module():
                 width = size
             self.score = nn.Sequential(*layers, nn.Linear(width, 1))
 
+        def train(self, mode: bool = True):
+            self._tables = None  # the projection is about to change
+            return super().train(mode)
+
+        def load_state_dict(self, *args, **kwargs):
+            self._tables = None
+            return super().load_state_dict(*args, **kwargs)
+
+        def token_tables(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+            """Scoring: every word piece's tanh(projection) and attention logit, computed once over the frozen table.
+            A token's vector and logit depend on its id alone, so scoring gathers rows instead of running a 384 x dim
+            and a dim x dim product per token, most of the cost otherwise."""
+            if getattr(self, "_tables", None) is None:
+                with torch.no_grad():
+                    vectors = torch.tanh(self.project(self.embeddings.weight))
+                    self._tables = (vectors, self.attend(vectors).squeeze(-1) if self.pooling == "attention" else None)
+            return self._tables
+
         def pool(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
             """One vector per text: max over its tokens, or an attention-weighted sum (one head)."""
+            if not self.training:
+                return self.pool_by_length(ids, mask)
             tokens = torch.tanh(self.project(self.embeddings(ids)))
-            if self.pooling == "max":
+            logits = self.attend(tokens).squeeze(-1) if self.pooling == "attention" else None
+            if logits is None:
                 return tokens.masked_fill(~mask.unsqueeze(-1), -1e4).max(dim=1).values
-            weights = self.attend(tokens).squeeze(-1).masked_fill(~mask, -1e4).softmax(dim=1)
+            weights = logits.masked_fill(~mask, -1e4).softmax(dim=1)
             return (weights.unsqueeze(-1) * tokens).sum(dim=1)
+
+        def pool_by_length(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            """``pool`` for scoring: texts of one length pooled together (ids are right-padded), so no padded token
+            is read and no mask applied; a batch's texts are mostly short, padded to its longest otherwise."""
+            vectors, table = self.token_tables()
+            lengths = mask.sum(dim=1)
+            out = torch.empty((ids.shape[0], vectors.shape[1]), dtype=vectors.dtype)
+            for length in torch.unique(lengths).tolist():
+                rows = torch.nonzero(lengths == length).squeeze(1)
+                cut = ids[rows, :length]
+                tokens = vectors[cut]
+                if table is None:
+                    out[rows] = tokens.max(dim=1).values
+                else:
+                    out[rows] = (table[cut].softmax(dim=1).unsqueeze(-1) * tokens).sum(dim=1)
+            return out
 
         def forward(self, batch: PairBatch) -> torch.Tensor:
             texts = self.pool(torch.from_numpy(batch.ids), torch.from_numpy(batch.mask))
@@ -262,8 +304,8 @@ class PairwiseModel:
             raise MedlinkError(f"{base}: no {TOKENIZER_FILE} (a fast tokenizer file is needed)")
         return cls(spec, base / TOKENIZER_FILE, base_embeddings(base))
 
-    def features(self, mention: str, candidates: Sequence[Candidate]) -> np.ndarray:
-        return pair_features(mention, candidates, self.spec.stages)
+    def features(self, mention: str, candidates: Sequence[Candidate], top: int | None = None) -> np.ndarray:
+        return pair_features(mention, candidates, self.spec.stages, top)
 
     def forward(self, batch: PairBatch) -> "torch.Tensor":  # noqa: F821
         return self.net(batch)
@@ -273,7 +315,7 @@ class PairwiseModel:
         features read the whole list, as in training."""
         if not mentions:
             return []
-        features = [self.features(m, g)[:top] for m, g in zip(mentions, groups)]
+        features = [self.features(m, g, top) for m, g in zip(mentions, groups)]
         batch = PairBatch.of(self.tokens, mentions, [g[:top] for g in groups], features)
         was_training = self.net.training
         self.net.eval()
