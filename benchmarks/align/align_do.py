@@ -76,6 +76,10 @@ def main() -> None:
     parser.add_argument("--train", action="store_true", help="train the aligner here on the train split (dev: calibration)")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--max-steps", type=int, default=None, help="cap training steps (smoke runs)")
+    parser.add_argument("--negatives", type=int, default=3)
+    parser.add_argument("--depth", type=int, default=8)
+    parser.add_argument("--max-length", type=int, default=48)
+    parser.add_argument("--peers", action="store_true", help="add text2term (pip install text2term) on the same split")
     parser.add_argument("--name", default=None)
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -97,6 +101,14 @@ def main() -> None:
                  "seconds": round(time.perf_counter() - started, 1), "index_seconds": round(index_seconds, 1), "peak_rss_mb": round(peak_mb()),
                  "source_concepts": len(lexical.candidates.queries.concept_ids)})
 
+    if args.peers:
+        from benchmarks.align.peers import evaluate_ranking, text2term_ranking
+
+        started = time.perf_counter()
+        ranked = text2term_ranking(source, target, sorted(set(splits["dev"]) | set(splits["test"])))
+        rows.append({"system": "text2term 4.6 TF-IDF mapper (preferred name)", **evaluate_ranking(ranked, gold, splits),
+                     "seconds": round(time.perf_counter() - started, 1), "peak_rss_mb": round(peak_mb())})
+
     aligner = args.aligner
     training = None
     if args.train:
@@ -106,7 +118,8 @@ def main() -> None:
         started = time.perf_counter()
         report, calibration = train_aligner(source, target, {s: gold[s] for s in splits["train"]}, aligner,
                                             dev={s: gold[s] for s in splits["dev"]},
-                                            config=AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps), progress=True)
+                                            config=AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives,
+                                                                          depth=args.depth, max_length=args.max_length), progress=True)
         training = {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,
                     "precision": report.precision, "calibration": {"weights": calibration.weights, "bias": calibration.bias,
                                                                   "threshold": calibration.threshold}}

@@ -1,0 +1,49 @@
+"""How long ``medlink align`` takes on a large pair: the Disease Ontology (xrefs removed) onto ICD-10-CM 2026 + HPO.
+
+    python benchmarks/align/align_speed.py [--workdir DIR] [--aligner DIR] [--depth N] [--name align_speed]
+
+The whole command in a fresh process (KB opening, target indexing, candidates, scoring, SSSOM writing): wall time and
+that process's peak RSS (benchmarks/_common/harness.py). With ``--aligner`` a second row adds the cross-encoder
+reading the first ``--depth`` candidates of every source concept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from benchmarks._common.harness import command_line, measure_in_fresh_process, publish  # noqa: E402
+from benchmarks.align import data  # noqa: E402
+
+from medlink.kb.store import KB  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/medlink-align-bench"))
+    parser.add_argument("--aligner", type=Path)
+    parser.add_argument("--depth", type=int, default=4)
+    parser.add_argument("--name", default="align_speed")
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    source, target = data.do_without_xrefs(args.workdir), data.icd10cm_hpo(args.workdir)
+    with KB.open(source) as s, KB.open(target) as t:
+        sizes = {"source_concepts": len(s), "target_concepts": len(t)}
+    base = [sys.executable, "-m", "medlink", "align", "--source", str(source), "--target", str(target), "--quiet"]
+    variants = [("medlink lexical", [])]
+    if args.aligner:
+        variants.append((f"medlink + aligner (top {args.depth} reranked)", ["--aligner", str(args.aligner), "--depth", str(args.depth)]))
+    rows = []
+    for system, extra in variants:
+        out = args.workdir / f"speed-{len(rows)}.sssom.tsv"
+        measured = measure_in_fresh_process([*base, "--out", str(out), *extra], repeats=1)
+        rows.append({"pair": "DO -> ICD-10-CM 2026 + HPO", "system": system, **sizes, "seconds": round(measured["seconds_median"], 1),
+                     "peak_rss_mb": round(measured["peak_rss_mb_median"]), "stdout": measured["stdout"].strip()})
+        print(rows[-1], flush=True)
+    publish(args.name, {"alignment_speed": rows, "command": command_line(__file__, sys.argv[1:])})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""BENCHMARKS.md's section on aligning one terminology to another (``report.py`` calls ``align_section``; kept apart, as
+report_documents.py is). Reads what benchmarks/align/*.py write: quality rows (align_do.py), speed (align_speed.py)
+and metadata transfer (augment_ncbi.py)."""
+
+from __future__ import annotations
+
+KINDS = {
+    "align_quality": lambda d: "alignment_rows" in d,
+    "align_speed": lambda d: "alignment_speed" in d,
+    "align_augment": lambda d: "augmentation" in d,
+}
+
+
+def _r(value) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def quality_table(runs, table, provenance, PROVENANCE, secs, mb) -> list[str]:
+    rows = []
+    for _, d in runs:
+        pair = f"{d['alignment']['source'].split(' (')[0]} -> {d['alignment']['target']}"
+        for r in d["alignment_rows"]:
+            t, m = r["test"], r["test"].get("mapping", {})
+            rows.append([pair, "test", r["system"], _r(t.get("recall@1")), _r(t.get("recall@4")), _r(t.get("recall@64")), _r(t.get("mrr")),
+                         _r(t.get("normalised_recall@1")), f"{_r(m.get('precision'))} / {_r(m.get('recall'))} / {_r(m.get('f1'))}",
+                         secs(r.get("seconds")), mb(r.get("peak_rss_mb")), *provenance(d)])
+    return ["**Aligning terminologies** (gold: the Disease Ontology's own xrefs, removed from the KB the aligner reads; seeded 60/20/20 "
+            "split of DO terms; mapping P / R / F1: each term's top mapping kept at the confidence threshold chosen on dev, OAEI measure):", "",
+            *table(["KB pair", "split", "system", "R@1", "R@4", "R@64", "MRR", "N.R@1", "mapping P / R / F1", "time", "peak RSS", *PROVENANCE], rows)]
+
+
+def speed_table(runs, table, provenance, PROVENANCE, secs, mb) -> list[str]:
+    rows = [[s["pair"], f"{s['source_concepts']:,} -> {s['target_concepts']:,}", s["system"], secs(s["seconds"]), mb(s["peak_rss_mb"]), *provenance(d)]
+            for _, d in runs for s in d["alignment_speed"]]
+    return ["**Alignment speed** (whole `medlink align` command in a fresh process, wall time and peak RSS):", "",
+            *table(["KB pair", "concepts", "system", "time", "peak RSS", *PROVENANCE], rows)]
+
+
+def augment_table(runs, table, provenance, PROVENANCE) -> list[str]:
+    rows = [[r["variant"], _r(r["dev_acc@1"]), _r(r["test_acc@1"]), *provenance(d)] for _, d in runs for r in d["augmentation"]["rows"]]
+    return ["**Metadata transfer** (MEDIC augmented from DO through the alignment; NCBI Disease linking, Acc@1):", "",
+            *table(["KB", "dev Acc@1", "test Acc@1", *PROVENANCE], rows)]
+
+
+def align_section(quality_runs, speed_runs=(), augment_runs=(), *, table, provenance, PROVENANCE, secs, mb) -> list[str]:
+    """``*_runs``: (results name, JSON) pairs of each kind in KINDS; the latest run of each kind is shown."""
+    lines = ["## Aligning terminologies (SSSOM out)", ""]
+    latest = {d["alignment"]["target"]: (name, d) for name, d in quality_runs}  # the last run per target KB
+    if latest:
+        lines += [*quality_table(list(latest.values()), table, provenance, PROVENANCE, secs, mb), ""]
+    if speed_runs:
+        lines += [*speed_table(list(speed_runs)[-1:], table, provenance, PROVENANCE, secs, mb), ""]
+    if augment_runs:
+        lines += augment_table(list(augment_runs)[-1:], table, provenance, PROVENANCE)
+    return lines

@@ -1,0 +1,84 @@
+"""medlink kb augment: a target's definitions, types / ancestors and synonyms carried into the source through
+mappings, each with provenance, and undone exactly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from medlink.align.augment import augment_kb, undo_augmentation
+from medlink.errors import InputFormatError, MedlinkError
+from medlink.kb.build import build_kb
+from medlink.kb.store import KB
+
+FIXTURES = Path(__file__).parent / "fixtures" / "align"
+HEADER = "# curie_map:\n#   DOID: http://purl.obolibrary.org/obo/DOID_\nsubject_id\tpredicate_id\tobject_id\tconfidence\n"
+
+
+@pytest.fixture(scope="module")
+def kbs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("augment")
+    build_kb(folder / "source.sqlite", [f"obo:{FIXTURES / 'source.obo'}"], progress=False)
+    build_kb(folder / "target.sqlite", [f"tsv=ICD10CM:{FIXTURES / 'target.tsv'}"], progress=False)
+    return folder / "source.sqlite", folder / "target.sqlite"
+
+
+def sssom_file(path: Path, rows: list[str]) -> Path:
+    path.write_text(HEADER + "".join(row + "\n" for row in rows))
+    return path
+
+
+def test_metadata_carried_with_provenance_and_undone(kbs, tmp_path):
+    source, target = kbs
+    mappings = sssom_file(tmp_path / "m.sssom.tsv", ["DOID:8893\tskos:exactMatch\tICD10CM:L40\t0.95",
+                                                     "DOID:10763\tskos:exactMatch\tICD10CM:I10\t0.90",
+                                                     "DOID:2841\tskos:exactMatch\tICD10CM:J45.909\t0.30",
+                                                     "DOID:9999999\tskos:exactMatch\tsssom:NoTermFound\t"])
+    out = tmp_path / "augmented.sqlite"
+    report = augment_kb(source, mappings, target, out, min_confidence=0.5, progress=False)
+    assert (report.mappings_used, report.mappings_below_confidence, report.no_term_rows) == (2, 1, 1)
+    with KB.open(out) as kb, KB.open(source) as original:
+        psoriasis = kb.concept("DOID:8893")
+        assert psoriasis.definition == "A chronic inflammatory disease of the skin with scaly plaques."
+        assert "category" in psoriasis.types
+        hypertension = kb.concept("DOID:10763")
+        assert "Essential (primary) hypertension" in [text for text, _ in hypertension.synonyms]
+        assert kb.concept("DOID:2841").types == original.concept("DOID:2841").types  # below --min-confidence: nothing carried
+        assert kb.checksum != original.checksum
+        provenance = kb._db.execute("SELECT concept_id, field, value, object_id, confidence FROM augmentations").fetchall()
+        assert ("DOID:8893", "definition", psoriasis.definition, "ICD10CM:L40", 0.95) in provenance
+        assert {row[0] for row in provenance} == {"DOID:8893", "DOID:10763"}
+        source_checksum = original.checksum
+    undone = tmp_path / "undone.sqlite"
+    undo_augmentation(out, undone)
+    with KB.open(undone) as kb:
+        assert kb.concept("DOID:8893").definition is None
+        assert "Essential (primary) hypertension" not in [text for text, _ in kb.concept("DOID:10763").synonyms]
+        from medlink.align.augment import checksum as content_checksum  # noqa: F401  (the recorded one is the source's)
+        assert kb.checksum == source_checksum
+
+
+def test_ancestors_become_types(kbs, tmp_path):
+    source, target = kbs
+    mappings = sssom_file(tmp_path / "m.sssom.tsv", ["DOID:2841\tskos:exactMatch\tICD10CM:J45.909\t0.9"])
+    augment_kb(source, mappings, target, tmp_path / "a.sqlite", carry=["ancestors"], progress=False)
+    with KB.open(tmp_path / "a.sqlite") as kb:
+        assert "Asthma" in kb.concept("DOID:2841").types
+
+
+def test_bad_mappings_and_outputs(kbs, tmp_path):
+    source, target = kbs
+    unknown = sssom_file(tmp_path / "u.sssom.tsv", ["DOID:8893\tskos:exactMatch\tICD10CM:L40\t0.9", "DOID:8893\tskos:exactMatch\tICD10CM:Z99\t0.9"])
+    with pytest.raises(InputFormatError, match=r"u.sssom.tsv:5: object_id 'ICD10CM:Z99' is not in"):
+        augment_kb(source, unknown, target, tmp_path / "x.sqlite", progress=False)
+    assert not (tmp_path / "x.sqlite").exists()
+    malformed = tmp_path / "bad.sssom.tsv"
+    malformed.write_text("subject\tobject\nDOID:8893\tICD10CM:L40\n")
+    with pytest.raises(InputFormatError, match="lacks subject_id"):
+        augment_kb(source, malformed, target, tmp_path / "x.sqlite", progress=False)
+    good = sssom_file(tmp_path / "g.sssom.tsv", ["DOID:8893\tskos:exactMatch\tICD10CM:L40\t0.9"])
+    with pytest.raises(MedlinkError, match="one of the sources"):
+        augment_kb(source, good, target, source, progress=False)
+    with pytest.raises(MedlinkError, match="--carry"):
+        augment_kb(source, good, target, tmp_path / "x.sqlite", carry=["colours"], progress=False)
