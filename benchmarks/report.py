@@ -510,7 +510,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 if get("dense_linking", "ensemble", "default_dense") else [],
                 reranking(get("rerank")) if get("rerank") else [],
                 ranker(get("pairwise_ranker"), table=table, provenance=provenance) if get("pairwise_ranker") else [],
-                calibration_section(get("calibration_nil"), table, provenance) if get("calibration_nil") else [],
+                calibration_section(get("calibration_nil"), table, provenance, get("nil_documents")) if get("calibration_nil") else [],
                 scale(get("lexical_scale")) if get("lexical_scale") else [],
                 speed(get("lexical_linking"), get("dense_speed")) if get("lexical_linking", "dense_speed") else [],
                 robustness(get("robustness"), get("json_scorer")) if get("robustness", "json_scorer") else [],

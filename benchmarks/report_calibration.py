@@ -4,17 +4,32 @@ the first candidates' probabilities, the ranking with and without the decision s
 
 from __future__ import annotations
 
-KINDS = {"calibration_nil": lambda d: "runs" in d and "nil" in (d.get("runs") or [{}])[0]}
+KINDS = {"calibration_nil": lambda d: "runs" in d and "nil" in (d.get("runs") or [{}])[0],
+         "nil_documents": lambda d: "thresholds" in d and "chosen_on_dev" in d}
 
 
 def _f(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def calibration_section(runs: list[dict], table, provenance) -> list[str]:
+def documents_line(runs: list[dict], provenance) -> list[str]:
+    """One sentence: document linking F1 with NIL spans dropped, per threshold (dev chooses)."""
     _name, run = runs[-1]
+    cells = [f"{row['threshold'] if isinstance(row['threshold'], str) else format(row['threshold'], 'g')}: dev {row['dev']['linking']['f1']:.4f} / "
+             f"test {row['test']['linking']['f1']:.4f}" for row in run["thresholds"]]
+    return ["", f"**NIL in running text** (NCBI abstracts, the documents benchmark's chosen pipeline, probabilities fitted on dev's gold "
+            f"mentions, NIL spans dropped; linking F1 by NIL threshold): {'; '.join(cells)}. Dev chooses {run['chosen_on_dev']}: the "
+            "dictionary's spans are mostly exact names, which the model trusts, so NIL decisions barely move document F1. ("
+            + ", ".join(provenance(run)) + ")"]
+
+
+def calibration_section(runs: list[dict], table, provenance, document_runs: list | None = None) -> list[str]:
+    """Rows from every run (the lexical configs, and any run with the packaged MiniLM added: "+ MiniLM")."""
     ece_rows, nil_rows = [], []
-    for data in run["runs"]:
+    every = [(data | {"dataset": data["dataset"] + (f" + MiniLM ({data['dense_weight']:g})" if data.get("dense_weight") else "")})
+             for _name, run in runs for data in run["runs"]]
+    run = runs[0][1]
+    for data in every:
         by_model = {row["model"]: row for row in data["calibration"]}
         rankings = data["rankings"]
         stage = next((figures for name, figures in rankings.items() if name.startswith("dev-fitted stage (")), {})
@@ -30,10 +45,11 @@ def calibration_section(runs: list[dict], table, provenance) -> list[str]:
     return ["## Probabilities, NIL and backoff", "",
             "**Calibration** (test split; ECE of the first candidate's probability, 10 bins; the lexical configs of benchmarks/configs with the "
             "train mentions as memory; the stage's order, backoff and NIL threshold chosen on dev out of fold; reliability diagrams: "
-            "`benchmarks/results/calibration_*.png`; " + ", ".join(provenance(run)) + "):", "",
+            "`benchmarks/results/calibration_*.png`; " + "; ".join(", ".join(provenance(r)) for _n, r in runs) + "):", "",
             *table(["dataset", "ECE naive score", "ECE KB pseudo-mentions", "ECE dev-fitted", "Acc@1 no stage", "Acc@1 with stage",
                     "dev's choice", "Acc@1 backoff off", "index build", "fit on dev"], ece_rows), "",
             "**NIL** (a seeded 15% of dev + test gold concepts removed from the KB with all their names and training mentions; threshold for "
             "the best NIL F1 on dev; paper 001's Accuracy / MRR rank NIL as a candidate at the threshold's place):", "",
             *table(["dataset", "concepts removed", "NIL test mentions", "threshold", "NIL P / R / F1", "in-KB linked right",
-                    "in-KB Acc@1 (no NIL)", "full KB Acc@1", "all: Acc / MRR", "in-KB: Acc / MRR"], nil_rows)]
+                    "in-KB Acc@1 (no NIL)", "full KB Acc@1", "all: Acc / MRR", "in-KB: Acc / MRR"], nil_rows),
+            *(documents_line(document_runs, provenance) if document_runs else [])]

@@ -43,6 +43,15 @@ from medlink.tuning import tune  # noqa: E402
 CONFIGS = ROOT / "benchmarks" / "configs"
 
 
+def config_for(spec: dict, dense_weight: float) -> LinkerConfig:
+    """The dataset's lexical config, plus the packaged MiniLM at ``dense_weight`` in the fusion when it is above 0."""
+    config = json.loads(Path(spec["config"]).read_text())
+    if dense_weight > 0:
+        config["generators"].append({"name": "dense", "type": "dense", "names": "kb+memory"})
+        config["fusion"]["weights"]["dense"] = dense_weight
+    return LinkerConfig.from_dict(config)
+
+
 def datasets(fold: int = 0) -> dict:
     return {
         "ncbi": {"name": "NCBI Disease", "kb_file": require(NCBI / "train_dictionary.txt"), "kb_format": "biosyn", "config": CONFIGS / "ncbi_lexical.json",
@@ -111,11 +120,11 @@ def with_stage(linker: Linker, settings: dict | None) -> Linker:
     return linker
 
 
-def full_kb(key: str, spec: dict, workdir: Path) -> tuple[dict, dict]:
+def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0) -> tuple[dict, dict]:
     build_kb(workdir / f"{key}.sqlite", [f"{spec['kb_format']}:{spec['kb_file']}"], progress=False)
     kb = KB.open(workdir / f"{key}.sqlite")
     equivalent = equivalent_ids_from_kb(kb)
-    config = LinkerConfig.from_file(spec["config"])
+    config = config_for(spec, dense_weight)
     started = time.perf_counter()
     linker = build_index(kb, workdir / f"{key}-index", config, [spec["train"]], calibrate="kb")
     build_seconds = time.perf_counter() - started
@@ -151,7 +160,7 @@ def full_kb(key: str, spec: dict, workdir: Path) -> tuple[dict, dict]:
     return summary, {"linker": linker, "equivalent": equivalent, "kb": kb}
 
 
-def pruned(key: str, spec: dict, workdir: Path, share: float, seed: int, full: dict) -> dict:
+def pruned(key: str, spec: dict, workdir: Path, share: float, seed: int, full: dict, dense_weight: float = 0.0) -> dict:
     dev, test = load_dataset(spec["dev"]), load_dataset(spec["test"])
     kb_full = full["kb"]
     gold = sorted({kb_full.resolve(g) for m in dev + test for g in m.gold if kb_full.resolve(g)})
@@ -164,7 +173,7 @@ def pruned(key: str, spec: dict, workdir: Path, share: float, seed: int, full: d
     build_kb(kb_path, [f"{spec['kb_format']}:{source}"], progress=False)
     kb = KB.open(kb_path)
     equivalent = equivalent_ids_from_kb(kb)
-    linker = build_index(kb, workdir / f"{key}-pruned-index", LinkerConfig.from_file(spec["config"]), [spec["train"]], calibrate="none")
+    linker = build_index(kb, workdir / f"{key}-pruned-index", config_for(spec, dense_weight), [spec["train"]], calibrate="none")
     chosen, report = tune(linker, dev, ["calibration"], equivalent, spec["dev"], calibration={"backoff": True, "nil_target": "nil-f1"})
     settings = chosen.rerankers[-1]
     pairs = parts_of(with_stage(linker, settings), test)
@@ -187,6 +196,8 @@ def main() -> None:
     parser.add_argument("--datasets", default="ncbi,aap")
     parser.add_argument("--prune", type=float, default=0.15)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dense-weight", type=float, default=0.0, help="add the packaged MiniLM to the fusion at this weight (0: lexical only)")
+    parser.add_argument("--section", default="calibration_nil", help="results file name")
     args = parser.parse_args()
     specs = datasets()
     started = time.perf_counter()
@@ -194,11 +205,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for key in args.datasets.split(","):
             spec = specs[key]
-            summary, full = full_kb(key, spec, Path(tmp))
-            summary["nil"] = pruned(key, spec, Path(tmp), args.prune, args.seed, full)
+            summary, full = full_kb(key, spec, Path(tmp), args.dense_weight)
+            summary["nil"] = pruned(key, spec, Path(tmp), args.prune, args.seed, full, args.dense_weight)
+            summary["dense_weight"] = args.dense_weight
             runs.append(summary)
             print(json.dumps({k: v for k, v in summary.items() if k not in ("dev_choice",)}, default=str)[:3000], flush=True)
-    publish("calibration_nil", {"runs": runs, "seconds": time.perf_counter() - started,
+    publish(args.section, {"runs": runs, "seconds": time.perf_counter() - started,
                                 "command": command_line(__file__, sys.argv[1:])})
 
 
