@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # report_documents.py 
 from report_documents import KINDS as DOCUMENT_KINDS, documents  # noqa: E402
 from report_calibration import KINDS as CALIBRATION_KINDS, calibration_section  # noqa: E402
 from report_ranker import KINDS as RANKER_KINDS, ranker  # noqa: E402
+from report_align import KINDS as ALIGN_KINDS, align_section  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -58,6 +59,7 @@ KINDS = {
     **DOCUMENT_KINDS,
     **CALIBRATION_KINDS,
     **RANKER_KINDS,
+    **ALIGN_KINDS,
 }
 
 
@@ -516,6 +518,8 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 robustness(get("robustness"), get("json_scorer")) if get("robustness", "json_scorer") else [],
                 documents(get("documents_ncbi"), get("peers_documents"), get("dictionary_scale"), get("documents_context"), table=table, provenance=provenance,
                           PROVENANCE=PROVENANCE, secs=secs, mb=mb) if get("documents_ncbi", "peers_documents", "dictionary_scale") else [],
+                align_section(get("align_quality"), get("align_speed"), get("align_augment"), table=table, provenance=provenance,
+                              PROVENANCE=PROVENANCE, secs=secs, mb=mb) if get("align_quality", "align_speed", "align_augment") else [],
                 did_not_help(kinds)]
     for section in sections:
         lines += [*section, ""] if section else []
