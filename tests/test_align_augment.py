@@ -82,3 +82,15 @@ def test_bad_mappings_and_outputs(kbs, tmp_path):
         augment_kb(source, good, target, source, progress=False)
     with pytest.raises(MedlinkError, match="--carry"):
         augment_kb(source, good, target, tmp_path / "x.sqlite", carry=["colours"], progress=False)
+
+
+def test_synonyms_of_a_shared_target_are_not_carried(kbs, tmp_path):
+    """Two source concepts mapped to one target: its names would make them tie, so only its other facts come across."""
+    source, target = kbs
+    mappings = sssom_file(tmp_path / "m.sssom.tsv", ["DOID:9351\tskos:exactMatch\tICD10CM:I10\t0.9", "DOID:10763\tskos:exactMatch\tICD10CM:I10\t0.9"])
+    augment_kb(source, mappings, target, tmp_path / "a.sqlite", carry=["synonyms", "types"], progress=False)
+    augment_kb(source, mappings, target, tmp_path / "b.sqlite", carry=["synonyms", "types"], progress=False, shared_synonyms=True)
+    with KB.open(tmp_path / "a.sqlite") as kb, KB.open(tmp_path / "b.sqlite") as shared:
+        assert "Essential (primary) hypertension" not in [t for t, _ in kb.concept("DOID:9351").synonyms]
+        assert "category" in kb.concept("DOID:9351").types
+        assert "Essential (primary) hypertension" in [t for t, _ in shared.concept("DOID:9351").synonyms]

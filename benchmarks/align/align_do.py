@@ -22,11 +22,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks._common.harness import command_line, publish  # noqa: E402
 from benchmarks.align import data  # noqa: E402
+from benchmarks.align.evaluation import evaluate_lists  # noqa: E402
 
 from medlink.align.aligner import AlignOptions, align  # noqa: E402
 from medlink.align.candidates import SourceQueries, TargetIndex, generate  # noqa: E402
 from medlink.align.inputs import open_pair  # noqa: E402
-from medlink.align.metrics import best_threshold, gold_ranks, mapping_prf, ranking_measures  # noqa: E402
+from medlink.align.metrics import mapping_prf  # noqa: E402
 from medlink.align.scoring import cross_logits, rank  # noqa: E402
 
 TARGETS = {"icd10cm": data.icd10cm, "medic": data.medic}
@@ -37,20 +38,7 @@ def peak_mb() -> float:
 
 
 def evaluate(ranking, gold: dict, splits: dict) -> dict:
-    """Ranking measures per split, the dev-chosen threshold and the mapping P/R/F1 at it."""
-    ranked, top = ranking.ranked_ids(), ranking.top()
-    out = {}
-    for split in ("dev", "test"):
-        g = {s: gold[s] for s in splits[split]}
-        out[split] = {k: round(v, 4) for k, v in ranking_measures(gold_ranks(ranked, g)).items()}
-    dev_gold = {s: gold[s] for s in splits["dev"]}
-    threshold, dev_prf = best_threshold({s: top[s] for s in splits["dev"] if s in top}, dev_gold)
-    out["threshold"] = round(float(threshold), 4)
-    out["dev"]["mapping"] = {k: round(v, 4) for k, v in dev_prf.items()}
-    test_gold = {s: gold[s] for s in splits["test"]}
-    kept = {s: [top[s][0]] for s in splits["test"] if s in top and top[s][1] >= threshold}
-    out["test"]["mapping"] = {k: round(v, 4) for k, v in mapping_prf(kept, test_gold).items()}
-    return out
+    return evaluate_lists(ranking.ranked_ids(), ranking.top(), gold, splits)
 
 
 def string_baseline(source, target, gold: dict, splits: dict) -> dict:

@@ -14,7 +14,7 @@ import contextlib
 import io
 import logging
 
-from medlink.align.metrics import best_threshold, gold_ranks, mapping_prf, ranking_measures
+from benchmarks.align.evaluation import evaluate_lists
 
 
 def text2term_ranking(source, target, sources: list[str], k: int = 64) -> dict[str, list[tuple[str, float]]]:
@@ -41,15 +41,5 @@ def text2term_ranking(source, target, sources: list[str], k: int = 64) -> dict[s
 
 
 def evaluate_ranking(ranked: dict[str, list[tuple[str, float]]], gold: dict, splits: dict) -> dict:
-    """The same measures as align_do.evaluate, from (target, score) lists."""
-    out = {}
-    for split in ("dev", "test"):
-        g = {s: gold[s] for s in splits[split]}
-        out[split] = {k: round(v, 4) for k, v in ranking_measures(gold_ranks({s: [t for t, _ in r] for s, r in ranked.items()}, g)).items()}
-    top = {s: r[0] for s, r in ranked.items() if r}
-    threshold, dev_prf = best_threshold({s: top[s] for s in splits["dev"] if s in top}, {s: gold[s] for s in splits["dev"]})
-    out["threshold"] = round(float(threshold), 4)
-    out["dev"]["mapping"] = {k: round(v, 4) for k, v in dev_prf.items()}
-    kept = {s: [top[s][0]] for s in splits["test"] if s in top and top[s][1] >= threshold}
-    out["test"]["mapping"] = {k: round(v, 4) for k, v in mapping_prf(kept, {s: gold[s] for s in splits["test"]}).items()}
-    return out
+    """The same measures as medlink's rows (evaluation.evaluate_lists), from (target, score) lists."""
+    return evaluate_lists({s: [t for t, _ in r] for s, r in ranked.items()}, {s: r[0] for s, r in ranked.items() if r}, gold, splits)

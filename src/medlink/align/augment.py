@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +30,9 @@ CARRY = ("definitions", "types", "ancestors", "synonyms")
 AUGMENTATIONS = """CREATE TABLE IF NOT EXISTS augmentations (concept_id TEXT NOT NULL, field TEXT NOT NULL, value TEXT NOT NULL,
     object_id TEXT NOT NULL, predicate_id TEXT NOT NULL, confidence REAL, mapping_file TEXT NOT NULL, line INTEGER)"""
 ANCESTOR_LEVELS = 3
+# Synonyms are carried only through a target concept that one source concept maps to: when several source concepts
+# map to one target (MEDIC's "Colonic Neoplasms" and "Colorectal Neoplasms" -> DO "colorectal cancer"), its names would
+# be added to each of them and make them tie (NCBI dev: carrying them anyway cost 1.6-2.2 points of Acc@1, BENCHMARKS.md).
 MAX_SYNONYMS = 10  # per mapping: a MEDIC concept has dozens of permuted entry terms
 
 
@@ -66,8 +70,8 @@ def _ancestor_names(other: KB, concept_id: str) -> list[str]:
     return names
 
 
-def _facts(other: KB, object_id: str, carry: list[str]) -> list[tuple[str, str]]:
-    """(field, value) pairs the target concept offers."""
+def _facts(other: KB, object_id: str, carry: list[str], shared: bool = False) -> list[tuple[str, str]]:
+    """(field, value) pairs the target concept offers (no synonyms when it is ``shared`` by several source concepts)."""
     concept = other.concept(object_id)
     facts: list[tuple[str, str]] = []
     if "definitions" in carry and concept.definition:
@@ -76,15 +80,16 @@ def _facts(other: KB, object_id: str, carry: list[str]) -> list[tuple[str, str]]
         facts += [("type", t) for t in concept.types]
     if "ancestors" in carry:
         facts += [("type", name) for name in _ancestor_names(other, concept.id)]
-    if "synonyms" in carry:
+    if "synonyms" in carry and not shared:
         facts += [("synonym", text) for text in [concept.name, *(t for t, _ in concept.synonyms)][:MAX_SYNONYMS]]
     return facts
 
 
 def augment_kb(kb: str | Path, mappings: Path, other: str | Path, out: Path, *, min_confidence: float = 0.0,
-               carry: list[str] = list(CARRY), progress: bool = True) -> AugmentReport:
+               carry: list[str] = list(CARRY), progress: bool = True, shared_synonyms: bool = False) -> AugmentReport:
     """Write ``out``: ``kb`` plus what ``other`` says about each concept a mapping (confidence >= ``min_confidence``)
-    ties it to. A mapping naming a concept either KB lacks is an error naming the SSSOM line."""
+    ties it to. A mapping naming a concept either KB lacks is an error naming the SSSOM line; ``shared_synonyms``:
+    carry synonyms through a target concept several source concepts map to as well."""
     unknown = [c for c in carry if c not in CARRY]
     if unknown or not carry:
         raise MedlinkError(f"--carry {','.join(carry)}: choose among {', '.join(CARRY)}")
@@ -94,7 +99,7 @@ def augment_kb(kb: str | Path, mappings: Path, other: str | Path, out: Path, *, 
     out = Path(out)
     require_replaceable_file(out, "a medlink KB", is_kb_file, [Path(source.path), Path(target.path), Path(mappings)])
     report = AugmentReport()
-    rows: list[tuple] = []  # (concept, field, value, object, predicate, confidence, line)
+    kept = []
     for mapping in read_sssom(mappings):
         if mapping.object_id == NO_TERM:
             report.no_term_rows += 1
@@ -108,7 +113,12 @@ def augment_kb(kb: str | Path, mappings: Path, other: str | Path, out: Path, *, 
                 f"object_id {mapping.object_id!r} is not in {target.path}"
             raise InputFormatError(mappings, mapping.line, f"{missing}: were these mappings made between these two KBs?")
         report.mappings_used += 1
-        rows += [(subject, f, v, obj, mapping.predicate_id, mapping.confidence, mapping.line) for f, v in _facts(target, obj, carry)]
+        kept.append((subject, obj, mapping))
+    sources_per_target = Counter(obj for _, obj, _ in kept)
+    rows: list[tuple] = []  # (concept, field, value, object, predicate, confidence, line)
+    for subject, obj, mapping in kept:
+        shared = sources_per_target[obj] > 1 and not shared_synonyms
+        rows += [(subject, f, v, obj, mapping.predicate_id, mapping.confidence, mapping.line) for f, v in _facts(target, obj, carry, shared)]
     with staged_file(out) as staging:
         destination = sqlite3.connect(staging)
         with sqlite3.connect(f"file:{Path(source.path).resolve()}?mode=ro", uri=True) as original:

@@ -29,7 +29,7 @@ def align_command(
     threshold: Optional[float] = typer.Option(None, "--threshold", min=0.0, max=1.0,
                                               help="Lowest confidence kept; below it a source gets a sssom:NoTermFound row "
                                                    "(default: the aligner's dev-chosen threshold, else 0.8 for lexical)."),
-    candidates: int = typer.Option(64, "--candidates", min=1, help="Candidates per source concept from BM25 + TF-IDF (paper 003: 64)."),
+    candidates: int = typer.Option(64, "--candidates", min=1, help="Candidates per source concept from BM25 + char n-gram TF-IDF (64, as WikiUMLS aligns UMLS to Wikipedia)."),
     depth: Optional[int] = typer.Option(None, "--depth", min=1, help="Candidates the aligner reads per source (default: as trained)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
@@ -72,7 +72,7 @@ def train_aligner_command(
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
-    """Train an aligner (paper 003): a cross-encoder reading gold pairs against the candidates' top wrong targets."""
+    """Train an aligner: a cross-encoder reading known mappings against the candidates' top wrong targets (binary loss)."""
     from medlink.encoders.transformer import require_dense_extra
 
     require_dense_extra()
@@ -104,13 +104,15 @@ def kb_augment_command(
                                          help="Carry only mappings with at least this confidence (choose it on dev data)."),
     carry: str = typer.Option("definitions,types,ancestors,synonyms", "--carry",
                               help="What to carry, comma-separated: definitions, types, ancestors, synonyms."),
+    shared_synonyms: bool = typer.Option(False, "--shared-synonyms", help="Also carry the synonyms of a target concept that "
+                                         "several KB concepts map to (by default they would make those concepts tie, so they are not)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Carry definitions, types / ancestors and synonyms from another KB through mappings, each with its provenance."""
     from medlink.align.augment import augment_kb
 
     report = augment_kb(kb, mappings, other, out, min_confidence=min_confidence, carry=[c.strip() for c in carry.split(",") if c.strip()],
-                        progress=not quiet)
+                        progress=not quiet, shared_synonyms=shared_synonyms)
     typer.echo(f"wrote {out}: {report.summary()}")
 
 
