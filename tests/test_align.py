@@ -118,8 +118,10 @@ def test_bad_input(kbs, tmp_path):
         open_pair(tmp_path / "nope.sqlite", target)
     with pytest.raises(MissingInputError, match="--target"):
         open_pair(source, tmp_path / "nope.sqlite")
-    with pytest.raises(MedlinkError, match="same file"):
+    with pytest.raises(MedlinkError, match="same"):
         open_pair(source, source)
+    with pytest.raises(MedlinkError, match="--target: .*nope.obo"):
+        open_pair(source, f"obo:{tmp_path / 'nope.obo'}")
     (tmp_path / "not-a-kb.sqlite").write_text("hello")
     with pytest.raises(MedlinkError, match="--target: .*not a medlink KB"):
         open_pair(source, tmp_path / "not-a-kb.sqlite")
@@ -137,6 +139,14 @@ def _empty_kb(path):
     writer = KBWriter(path, normalize)
     writer.finish({"sources": "", "built_at": "now"})
     return path
+
+
+def test_a_source_spec_is_built_for_the_run(kbs):
+    from pathlib import Path
+
+    target_spec = f"tsv=ICD10CM:{Path(__file__).parent / 'fixtures' / 'align' / 'target.tsv'}"
+    source, target = open_pair(kbs[0], target_spec)
+    assert "ICD10CM:E11" in target and len(target) == len(open_pair(kbs[0], kbs[1])[1])
 
 
 def test_output_replaces_only_its_own_kind(pair, ranking, tmp_path):

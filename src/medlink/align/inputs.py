@@ -10,10 +10,38 @@ from medlink.errors import MedlinkError, MissingInputError
 from medlink.kb.store import KB
 
 
+def _is_source_spec(text: str) -> bool:
+    from medlink.kb.readers import READERS
+
+    head, sep, _ = text.partition(":")
+    return bool(sep) and head.partition("=")[0] in READERS
+
+
+def _built_from_spec(text: str) -> Path:
+    """A KB built from a source spec (``obo:doid.obo``) into a temporary folder removed when the process ends."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from medlink.kb.build import build_kb
+
+    folder = Path(tempfile.mkdtemp(prefix="medlink-align-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    build_kb(folder / "kb.sqlite", [text], progress=False)
+    return folder / "kb.sqlite"
+
+
 def open_side(path: str | Path, side: str) -> KB:
-    """A KB file (or ``default``) for one side of an alignment; a missing file names the side and the option."""
+    """A KB file, ``default``, or a source spec FORMAT:PATH (built for this run) for one side of an alignment; a
+    missing file names the side and the option."""
     if str(path) != "default" and not Path(path).is_file():
-        raise MissingInputError(f"--{side} {path}: no such KB file (build one with 'medlink kb build {path} FORMAT:PATH')")
+        if _is_source_spec(str(path)):
+            try:
+                return KB.open(_built_from_spec(str(path)))
+            except MedlinkError as error:
+                raise MedlinkError(f"--{side}: {error}") from None
+        raise MissingInputError(f"--{side} {path}: no such KB file (build one with 'medlink kb build {path} FORMAT:PATH', "
+                                "or give a source FORMAT:PATH)")
     try:
         return KB.open(path)
     except MedlinkError as error:
@@ -25,6 +53,8 @@ def open_pair(source: str | Path, target: str | Path) -> tuple[KB, KB]:
     if str(source) != "default" and str(target) != "default" and Path(source).exists() and Path(target).exists() \
             and Path(source).resolve() == Path(target).resolve():
         raise MedlinkError(f"--source and --target are the same file ({source}); aligning a KB to itself maps every concept to itself")
+    if str(source) == str(target):
+        raise MedlinkError(f"--source and --target are the same ({source}); aligning a KB to itself maps every concept to itself")
     source_kb, target_kb = open_side(source, "source"), open_side(target, "target")
     if source_kb.checksum == target_kb.checksum:
         raise MedlinkError(f"--source {source} and --target {target} hold the same KB (checksum {source_kb.checksum}); give two different KBs")

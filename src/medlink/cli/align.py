@@ -20,8 +20,8 @@ app = new_app()
 
 @app.command("align")
 def align_command(
-    source: str = typer.Option(..., "--source", help="KB file to map from (every concept gets a row)."),
-    target: str = typer.Option(..., "--target", help="KB file to map onto (another file than --source)."),
+    source: str = typer.Option(..., "--source", help="KB file to map from (every concept gets a row); or default, or a source FORMAT:PATH built for the run."),
+    target: str = typer.Option(..., "--target", help="KB file to map onto (not --source); or default, or a source FORMAT:PATH built for the run."),
     out: Path = typer.Option(..., "--out", help="SSSOM TSV to write (atomically; only a file medlink wrote is replaced)."),
     aligner: Optional[Path] = typer.Option(None, "--aligner", help="A 'medlink train aligner' folder: its cross-encoder reranks the "
                                            "candidates and its calibration gives the confidence (default: lexical only)."),
