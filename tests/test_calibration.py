@@ -238,3 +238,28 @@ def test_explain_says_what_decided_and_why():
     nil = LinkResult(Mention("can't sleep"), [top.copy(probability=0.12)], nil=True, probability=0.12)
     payload = result_json(nil, explain=True)
     assert payload["nil"] is True and payload["candidates"][0]["probability"] == 0.12 and payload["why"].startswith("NIL:")
+
+
+def test_a_model_with_other_features_is_refused_by_name(kb, tmp_path):
+    from medlink.linking.calibration import model_is_current
+    from medlink.linking.calibration_fit import attach_calibration, fingerprint_for
+
+    linker = Linker.build(kb, default_config())
+    settings = stage_with([0.5]).settings | {"fitted_for": fingerprint_for(linker)}
+    attach_calibration(linker, settings)
+    linker.save(tmp_path / "index")
+    assert Linker.load(tmp_path / "index").link(["breast cancer"], k=1)[0].probability is not None
+    assert model_is_current(linker.config.to_dict())
+    older = {**settings, "model": {**settings["model"], "features": settings["model"]["features"][:-1]}}
+    assert not model_is_current({"rerankers": [older]})
+    with pytest.raises(MedlinkError, match="fitted by a medlink with other features"):
+        CalibrationStage(older, normalize)
+
+
+def test_probabilities_are_left_out_when_a_call_uses_some_generators_only(kb):
+    from medlink.linking.calibration_fit import attach_calibration, fingerprint_for
+
+    linker = Linker.build(kb, default_config())
+    attach_calibration(linker, stage_with([0.5]).settings | {"fitted_for": fingerprint_for(linker)})
+    assert linker.link(["breast cancer"], k=1)[0].probability is not None
+    assert linker.link(["breast cancer"], k=1, generators=["tfidf"])[0].probability is None

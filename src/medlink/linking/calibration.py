@@ -120,6 +120,17 @@ class CalibrationStage:
         return LinkResult(result.mention, candidates, result.error, nil, probability)
 
 
+def model_is_current(config_dict: dict) -> bool:
+    """Can this medlink read the config's probability model (none counts as current)? False for one fitted with other features."""
+    for settings in config_dict.get("rerankers", []):
+        if settings.get("type") == TYPE:
+            try:
+                ProbabilityModel.from_dict(settings.get("model") or {})
+            except MedlinkError:
+                return False
+    return True
+
+
 def calibration_stage(linker) -> CalibrationStage | None:
     """The linker's calibration stage, when it has one (always last)."""
     return next((r for r in linker.rerankers if r.type == TYPE), None)

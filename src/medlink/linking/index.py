@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 from medlink.directories import require_replaceable, write_atomic
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
-from medlink.linking.calibration import TYPE as CALIBRATION, calibration_stage, check_calibration
+from medlink.linking.calibration import TYPE as CALIBRATION, calibration_stage, check_calibration, model_is_current
 from medlink.linking.calibration_fit import attach_calibration, fit_on_kb
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
 from medlink.linking.linker import Linker
@@ -87,7 +87,7 @@ def default_index_dir(name: str = "default") -> Path:
     directory = medlink_home() / folder
     try:
         manifest = read_manifest(directory)
-        current = (manifest["kb"]["checksum"] == kb.checksum and built_config(manifest) == config.to_dict()
+        current = (manifest["kb"]["checksum"] == kb.checksum and built_config(manifest) == config.to_dict() and model_is_current(manifest["config"])
                    and dictionary_is_current(directory / DICTIONARY))  # an index from before this dictionary finder: rebuilt once
     except (MedlinkError, KeyError):  # missing, unreadable or an older format: rebuild
         current = False

@@ -206,7 +206,10 @@ class Linker:
         for position, settings in enumerate(config.rerankers):
             folder = directory / layout.reranker_dir(position, settings["type"])
             if getattr(reranker_class(settings["type"]), "in_config", False):  # nothing on disk: the config holds it all
-                linker.rerankers.append(load_reranker(folder, settings, parts))
+                try:
+                    linker.rerankers.append(load_reranker(folder, settings, parts))
+                except MedlinkError as error:
+                    raise MedlinkError(f"{directory}: {error}") from error
                 continue
             if not folder.is_dir() and settings["type"] in layout.LEGACY_RERANKER_DIRS:
                 folder = directory / layout.LEGACY_RERANKER_DIRS[settings["type"]]
@@ -304,7 +307,9 @@ class Linker:
         keys = [self.key(m.text) if is_text(m.text) else "" for m in items]
         unique = sorted({key for key in keys if key})
         names = self.stages(generators)
-        rerankers = [r for r in self.rerankers if rerank and (r.requires_generator is None or r.requires_generator in names)]
+        everything = generators is None or names == self.stages()
+        rerankers = [r for r in self.rerankers if rerank and (r.requires_generator is None or r.requires_generator in names)
+                     and (everything or not getattr(r, "in_config", False))]  # probabilities are fitted for every stage, not a subset
         depth = max(k, self.config.k_per_generator) if rerankers else k  # rerankers see the whole fused list
         with_context = any(reads_context(r) for r in rerankers)
         idents = [(key, m.left, m.right) if with_context else key for m, key in zip(items, keys)]

@@ -161,6 +161,9 @@ class ProbabilityModel:
             intercept = float(data["intercept"])
         except (KeyError, TypeError, ValueError) as error:
             raise MedlinkError(f"{where}: not a probability model written by 'medlink tune --calibrate' ({error!r})") from error
+        if data.get("features") != feature_names(stages):
+            raise MedlinkError(f"{where}: the probability model was fitted by a medlink with other features; re-fit it "
+                               "('medlink tune --calibrate') or rebuild the index")
         if data.get("format") != MODEL_FORMAT or any(a.shape != (width,) for a in arrays) or (steps and steps[0].shape != steps[1].shape):
             raise MedlinkError(f"{where}: the probability model's numbers do not match its {width} features (edited or damaged); "
                                "re-fit it with 'medlink tune --calibrate'")
