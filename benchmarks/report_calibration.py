@@ -45,7 +45,7 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
     return ["## Probabilities, NIL and backoff", "",
             "**Calibration** (test split; ECE of the first candidate's probability, 10 bins; the lexical configs of benchmarks/configs with the "
             "train mentions as memory; the stage's order, backoff and NIL threshold chosen on dev out of fold; reliability diagrams: "
-            "`benchmarks/results/calibration_*.png`; " + "; ".join(", ".join(provenance(r)) for _n, r in runs) + "):", "",
+            "`benchmarks/results/calibration_nil*.png`; " + "; ".join(", ".join(provenance(r)) for _n, r in runs) + "):", "",
             *table(["dataset", "ECE naive score", "ECE KB pseudo-mentions", "ECE dev-fitted", "Acc@1 no stage", "Acc@1 with stage",
                     "dev's choice", "Acc@1 backoff off", "index build", "fit on dev"], ece_rows), "",
             "**NIL** (a seeded 15% of dev + test gold concepts removed from the KB with all their names and training mentions; threshold for "

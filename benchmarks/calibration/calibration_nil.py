@@ -120,7 +120,7 @@ def with_stage(linker: Linker, settings: dict | None) -> Linker:
     return linker
 
 
-def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0) -> tuple[dict, dict]:
+def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, section: str = "calibration_nil") -> tuple[dict, dict]:
     build_kb(workdir / f"{key}.sqlite", [f"{spec['kb_format']}:{spec['kb_file']}"], progress=False)
     kb = KB.open(workdir / f"{key}.sqlite")
     equivalent = equivalent_ids_from_kb(kb)
@@ -154,7 +154,7 @@ def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0) -> t
             rankings[f"dev-fitted stage (order {settings['order']}, backoff below {settings['backoff_below']})"] = ranking_figures(pairs, equivalent)
     rankings["dev-fitted stage, backoff off"] = ranking_figures(parts_of(with_stage(linker, no_backoff), test), equivalent)
     rankings["dev-fitted stage, backoff off, fused order"] = ranking_figures(parts_of(with_stage(linker, same_order), test), equivalent)
-    png = reliability_diagram(curves, RESULTS / f"calibration_{key}.png", f"{spec['name']} test: first candidates")
+    png = reliability_diagram(curves, RESULTS / f"{section}_{key}.png", f"{spec['name']} test: first candidates")
     summary = {"dataset": spec["name"], "dev": spec["dev"], "test": spec["test"], "build_seconds": build_seconds, "tune_seconds": tune_seconds,
                "calibration": rows, "rankings": rankings, "dev_choice": report.calibration, "diagram": str(png.relative_to(ROOT))}
     return summary, {"linker": linker, "equivalent": equivalent, "kb": kb}
@@ -205,7 +205,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for key in args.datasets.split(","):
             spec = specs[key]
-            summary, full = full_kb(key, spec, Path(tmp), args.dense_weight)
+            summary, full = full_kb(key, spec, Path(tmp), args.dense_weight, args.section)
             summary["nil"] = pruned(key, spec, Path(tmp), args.prune, args.seed, full, args.dense_weight)
             summary["dense_weight"] = args.dense_weight
             runs.append(summary)
