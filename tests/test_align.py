@@ -195,3 +195,22 @@ def test_cli_align(kbs, tmp_path):
     assert sum(r.object_id == sssom.NO_TERM for r in rows) == 1
     same = CliRunner().invoke(command(), ["align", "--source", str(kbs[0]), "--target", str(kbs[0]), "--out", str(out), "-q"])
     assert same.exit_code != 0 and "same file" in str(same.exception)
+
+
+def test_calibration_only_aligner(kbs, pair, tmp_path):
+    """``--no-cross-encoder``: a logistic calibration over lexical and hierarchy evidence, fitted in seconds, no model."""
+    from medlink.align.scoring import LEXICAL_FEATURES, Calibration
+    from medlink.cli import command
+
+    out = tmp_path / "aligner"
+    result = CliRunner().invoke(command(), ["train", "aligner", "--source", str(kbs[0]), "--target", str(kbs[1]), "--gold", str(kbs[2]),
+                                            "--out", str(out), "--no-cross-encoder"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    calibration = Calibration.load(out)
+    assert set(calibration.weights) == set(LEXICAL_FEATURES) and not (out / "config.json").exists()
+    ranking = align(pair[0], pair[1], AlignOptions(aligner=out), progress=False)
+    assert ranking.method == "calibrated"
+    assert ((0 <= ranking.confidence) & (ranking.confidence <= 1)).all()
+    assert ranking_measures(gold_ranks(ranking.ranked_ids(), pair[2]))["recall@4"] == 1.0
+    rows = mappings(ranking, calibration.threshold)
+    assert {r.justification for r in rows} == {sssom.LEXICAL}

@@ -28,10 +28,12 @@ class AlignOptions:
 
 
 def load_aligner(folder: Path):
-    """The trained cross-encoder and its calibration."""
+    """The trained cross-encoder (None for an aligner without one) and the calibration."""
+    calibration = Calibration.load(folder)
+    if "cross" not in calibration.weights:
+        return None, calibration
     from medlink.encoders.cross import CrossEncoder
 
-    calibration = Calibration.load(folder)
     return CrossEncoder(folder, trained=True), calibration
 
 
@@ -47,7 +49,7 @@ def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progre
     queries = SourceQueries.from_kb(source, target.normalize)
     candidates = generate(target_index, queries, options.k, ancestors=options.ancestors, progress=progress)
     if model is None:
-        return rank(candidates)
+        return rank(candidates, calibration)
     depth = options.depth or calibration.depth
     return rank(candidates, calibration, cross_logits(model, candidates, depth, progress))
 
@@ -57,7 +59,7 @@ def mappings(ranking: Ranking, threshold: float, top_k: int = 1) -> list[sssom.M
     others skos:closeMatch; a source with none gets a sssom:NoTermFound row carrying its best confidence."""
     candidates = ranking.candidates
     names, ids = candidates.target.names, candidates.target.concept_ids
-    justification = sssom.SEMANTIC if ranking.method == "cross-encoder" else sssom.LEXICAL
+    justification = sssom.SEMANTIC if ranking.method == "cross-encoder" else sssom.LEXICAL  # calibrated: lexical evidence still
     out: list[sssom.Mapping] = []
     for i, (source_id, source_name) in enumerate(zip(candidates.queries.concept_ids, candidates.queries.names)):
         row = ranking.row(i)

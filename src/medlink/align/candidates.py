@@ -66,6 +66,25 @@ class TargetIndex:
                 generators["definition"] = BM25Generator.build(NameTable.build(texts, position, kb.normalize), concept_ids, "definition")
         return cls(concept_ids, names, generators, *_parent_csr(kb, position), others)
 
+    def depth(self) -> np.ndarray:
+        """Is_a steps from each concept up to a root (through first parents; cached)."""
+        if getattr(self, "_depth", None) is None:
+            n = len(self.concept_ids)
+            has_parent = self.parent_indptr[1:] > self.parent_indptr[:-1]
+            first = np.where(has_parent, self.parents[np.minimum(self.parent_indptr[:-1], max(len(self.parents) - 1, 0))], -1) if n else np.zeros(0, np.int64)
+            depth = np.zeros(n, np.int64)
+            for _ in range(64):  # terminologies are far shallower; a cycle stops here
+                updated = np.where(first >= 0, depth[np.maximum(first, 0)] + 1, 0)
+                if np.array_equal(updated, depth):
+                    break
+                depth = updated
+            self._depth = depth
+        return self._depth
+
+    def children(self) -> np.ndarray:
+        """How many is_a children each concept has."""
+        return np.bincount(self.parents, minlength=len(self.concept_ids))
+
     def text(self, position: int, parent: bool = True) -> str:
         """What a reranker reads for a target concept: its name, a few other names, and its first parent's name."""
         parts = [self.names[position], *self.synonyms.get(position, [])]

@@ -3,9 +3,12 @@
 Without a trained aligner the ranking is the lexical fusion and the confidence is the best alias's character n-gram
 TF-IDF cosine (clipped to [0, 1]: 1 means an alias equals a target name after normalisation), an absolute string
 similarity rather than the fused score, which is relative to each query's best. With a trained aligner
-(``medlink train aligner``) the first ``depth`` candidates are read by its cross-encoder and everything is ranked by a
-logistic calibration fitted on held-out gold over (cross-encoder logit, fused score, TF-IDF cosine): the confidence is
-then a probability that the mapping is right, and the same number orders the list.
+(``medlink train aligner``) every candidate is ranked by a logistic calibration fitted on known mappings over its
+lexical evidence (fused score, TF-IDF cosine, BM25 relative to the query's best, its fused rank), where it sits in the
+target's hierarchy (depth, children: a terminology's mappings favour some levels, as DO's xrefs favour ICD-10-CM
+categories over their subcodes), whether only an ancestor step brought it in, and, when the aligner has a
+cross-encoder, its logit for the first ``depth`` candidates: the confidence is then a probability that the mapping is
+right, and the same number orders the list.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import numpy as np
 from medlink.align.candidates import CandidateSet
 from medlink.errors import MedlinkError
 
-FEATURES = ("cross", "fused", "tfidf")
+LEXICAL_FEATURES = ("fused", "tfidf", "bm25", "rank", "structural", "depth", "children")
+FEATURES = ("cross", *LEXICAL_FEATURES)
 ALIGNER_FILE = "medlink_aligner.json"
 
 
@@ -65,7 +69,7 @@ class Ranking:
     targets: np.ndarray
     scores: np.ndarray
     confidence: np.ndarray
-    method: str  # "lexical" or "cross-encoder"
+    method: str  # "lexical", "calibrated" or "cross-encoder"
 
     def row(self, i: int) -> slice:
         return slice(int(self.indptr[i]), int(self.indptr[i + 1]))
@@ -82,8 +86,17 @@ class Ranking:
 
 
 def features(candidates: CandidateSet, cross: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """Per fused hit: fused score, TF-IDF cosine and (where given) the cross-encoder logit, NaN where it did not read."""
-    out = {"fused": candidates.hits.scores.astype(np.float64), "tfidf": np.clip(candidates.stage_score("tfidf"), 0, 1).astype(np.float64)}
+    """Per fused hit, the evidence a calibration weighs (module docstring); ``cross`` NaN where the model did not read."""
+    hits = candidates.hits
+    query = hits.query_index()
+    bm25 = candidates.stage_score("bm25").astype(np.float64)
+    best = np.zeros(hits.n_queries)
+    np.maximum.at(best, query, bm25)
+    tfidf = np.clip(candidates.stage_score("tfidf"), 0, 1).astype(np.float64)
+    target = candidates.target
+    out = {"fused": hits.scores.astype(np.float64), "tfidf": tfidf, "bm25": np.divide(bm25, best[query], out=np.zeros_like(bm25), where=best[query] > 0),
+           "rank": np.log1p(np.arange(len(query)) - hits.indptr[query]), "structural": ((bm25 == 0) & (tfidf == 0)).astype(np.float64),
+           "depth": target.depth()[hits.concepts].astype(np.float64), "children": np.log1p(target.children()[hits.concepts])}
     if cross is not None:
         out["cross"] = cross.astype(np.float64)
     return out
@@ -122,24 +135,31 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
     hits = candidates.hits
     query = hits.query_index()
     feats = features(candidates, cross)
-    if calibration is None or cross is None:
+    if calibration is None:
         return Ranking(candidates, hits.indptr.copy(), hits.concepts.astype(np.int64), hits.scores.astype(np.float64),
                        feats["tfidf"], "lexical")
-    read = ~np.isnan(feats["cross"])
-    # candidates the cross-encoder did not read rank below those it read, as if they scored its query's lowest logit
-    lowest = np.full(hits.n_queries, 0.0)
-    if read.any():
-        np.minimum.at(lowest, query[read], feats["cross"][read])
-    feats["cross"] = np.where(read, feats["cross"], lowest[query])
+    read = np.ones(len(query), bool)
+    if "cross" in calibration.weights:
+        if cross is None:
+            raise MedlinkError("this aligner's calibration weighs a cross-encoder's scores: load its model (aligner.load_aligner)")
+        read = ~np.isnan(feats["cross"])
+        # candidates the cross-encoder did not read rank below those it read, as if they scored its query's lowest logit
+        lowest = np.full(hits.n_queries, 0.0)
+        if read.any():
+            np.minimum.at(lowest, query[read], feats["cross"][read])
+        feats["cross"] = np.where(read, feats["cross"], lowest[query])
     z = calibration.linear(feats)
     order = np.lexsort((-z, ~read, query))
     confidence = 1.0 / (1.0 + np.exp(-z))
-    return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), z[order], confidence[order], "cross-encoder")
+    method = "cross-encoder" if "cross" in calibration.weights else "calibrated"
+    return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), z[order], confidence[order], method)
 
 
-def fit_calibration(candidates: CandidateSet, cross: np.ndarray, gold: dict[str, set[str]], depth: int) -> Calibration:
-    """Logistic regression over the read candidates of gold sources (label: target is gold), then the threshold on
-    each source's top confidence that maximises mapping F1 over those sources. Call it on held-out (dev) gold only."""
+def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: dict[str, set[str]], depth: int,
+                    threshold_gold: dict[str, set[str]] | None = None) -> Calibration:
+    """Logistic regression over the candidates of ``gold`` sources (label: the target is gold; with ``cross``, the ones
+    it read), then the threshold on each source's top confidence that maximises mapping F1 over ``threshold_gold``
+    sources (default: ``gold``'s). Fit on mappings the cross-encoder was not trained on; choose the threshold on dev."""
     from sklearn.linear_model import LogisticRegression
 
     from medlink.align.metrics import best_threshold
@@ -147,17 +167,20 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray, gold: dict[str,
     hits = candidates.hits
     query = hits.query_index()
     ids, sources = candidates.target.concept_ids, candidates.queries.concept_ids
-    read = ~np.isnan(cross)
     labels = np.array([ids[c] in gold.get(sources[q], ()) for q, c in zip(query.tolist(), hits.concepts.tolist())])
     feats = features(candidates, cross)
-    rows = read & np.isin(query, [i for i, s in enumerate(sources) if s in gold])
+    names = FEATURES if cross is not None else LEXICAL_FEATURES
+    rows = np.isin(query, [i for i, s in enumerate(sources) if s in gold])
+    if cross is not None:
+        rows &= ~np.isnan(cross)
     if labels[rows].all() or not labels[rows].any():
-        raise MedlinkError("the held-out gold gives only right or only wrong candidates: too few gold mappings to calibrate on")
-    matrix = np.column_stack([feats[name][rows] for name in FEATURES])
-    model = LogisticRegression(C=1.0, max_iter=1000).fit(matrix, labels[rows])
-    calibration = Calibration(dict(zip(FEATURES, map(float, model.coef_[0]))), float(model.intercept_[0]), 0.5, depth)
+        raise MedlinkError("the known mappings give only right or only wrong candidates: too few of them to calibrate on")
+    matrix = np.column_stack([feats[name][rows] for name in names])
+    model = LogisticRegression(C=1.0, max_iter=2000).fit(matrix, labels[rows])
+    calibration = Calibration(dict(zip(names, map(float, model.coef_[0]))), float(model.intercept_[0]), 0.5, depth)
+    chooser = threshold_gold if threshold_gold else gold
     ranking = rank(candidates, calibration, cross)
-    threshold, measures = best_threshold({s: v for s, v in ranking.top().items() if s in gold}, gold)
+    threshold, measures = best_threshold({s: v for s, v in ranking.top().items() if s in chooser}, chooser)
     calibration.threshold = float(max(0.0, min(1.0, threshold)))
-    calibration.fitted_on = {"sources": int(sum(s in gold for s in sources)), "pairs": int(rows.sum()), "dev_mapping": measures}
+    calibration.fitted_on = {"sources": int(sum(s in gold for s in sources)), "pairs": int(rows.sum()), "threshold_mapping": measures}
     return calibration

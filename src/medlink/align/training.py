@@ -39,6 +39,7 @@ class AlignerTrainConfig:
     precision: str = "auto"
     checkpoint_every: int = 200
     max_steps: int | None = None  # cap the steps of each epoch (tests, quick trials)
+    cross_encoder: bool = True  # False: only the calibration over lexical and structural evidence (seconds, no torch)
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
@@ -76,8 +77,6 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
                   progress: bool = True, dev_fraction: float = 0.2) -> tuple[TrainReport, Calibration]:
     """Train and save an aligner folder at ``out``; ``dev`` (else ``dev_fraction`` of the gold sources, seeded) fits
     the calibration and threshold and is never trained on."""
-    import torch
-
     if dev is None:
         ids = sorted(gold)
         random.Random(config.seed).shuffle(ids)
@@ -92,9 +91,14 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
         raise MedlinkError("no gold mapping names a source concept of --source: check the gold file's subject ids")
     train_queries, dev_queries = queries.subset(train_rows), queries.subset(dev_rows)
     train_candidates = generate(target_index, train_queries, progress=progress)
+    if not config.cross_encoder:
+        return None, _lexical_aligner(out, train_candidates, gold, generate(target_index, dev_queries, progress=progress) if dev_rows else None,
+                                      dev, config.depth)
     examples = [e for e in _examples(train_candidates, gold_positions(train_queries, target_index, gold), config.depth) if e[2]]
     if not examples:
         raise MedlinkError("no gold mapping names a target concept of --target: check the gold file's object ids")
+    import torch
+
     run = TrainingRun(out, resume, config.seed, progress)
     model = CrossEncoder(run.model_folder(base_model), config.max_length, config.precision)
     steps = math.ceil(len(examples) / config.batch_size)
@@ -130,3 +134,24 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
         calibration = fit_calibration(dev_candidates, cross_logits(model, dev_candidates, config.depth, progress), dev, config.depth)
     calibration.save(out)
     return report, calibration
+
+
+def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], dev: CandidateSet | None, dev_gold: dict[str, set[str]],
+                     depth: int) -> Calibration:
+    """An aligner without a cross-encoder: the calibration fitted on the training mappings, its threshold on dev's."""
+    from medlink.directories import staged_directory
+
+    if dev is not None:  # one candidate set holding both, so the fit and the threshold see the same features
+        from medlink.retrieval.hits import concatenate_hits
+
+        queries = train.queries
+        merged = type(queries)(queries.concept_ids + dev.queries.concept_ids, queries.names + dev.queries.names, [], queries.owner[:0],
+                               queries.alias_sets + dev.queries.alias_sets)
+        both = CandidateSet(merged, train.target, concatenate_hits([train.hits, dev.hits]),
+                            {k: concatenate_hits([train.per_stage[k], dev.per_stage[k]]) for k in train.per_stage})
+        calibration = fit_calibration(both, None, gold, depth, threshold_gold=dev_gold)
+    else:
+        calibration = fit_calibration(train, None, gold, depth)
+    with staged_directory(out) as staging:
+        calibration.save(staging)
+    return calibration

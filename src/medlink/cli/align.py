@@ -69,13 +69,16 @@ def train_aligner_command(
     max_length: int = typer.Option(64, "--max-length", min=8, help="Word pieces of a (source names, target names) pair."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch", min=1, help="Cap the steps of each epoch (quick trials)."),
     seed: int = typer.Option(13, "--seed", help="Random seed (split, sampling, initialisation)."),
+    no_cross_encoder: bool = typer.Option(False, "--no-cross-encoder", help="Fit only the calibration over lexical and hierarchy "
+                                          "evidence (seconds; no model): --gold fits it, --dev chooses the threshold."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Train an aligner: a cross-encoder reading known mappings against the candidates' top wrong targets (binary loss)."""
-    from medlink.encoders.transformer import require_dense_extra
+    if not no_cross_encoder:
+        from medlink.encoders.transformer import require_dense_extra
 
-    require_dense_extra()
+        require_dense_extra()
     from medlink.align.inputs import open_pair
     from medlink.align.sssom import read_gold
     from medlink.align.training import AlignerTrainConfig, train_aligner
@@ -83,16 +86,16 @@ def train_aligner_command(
 
     config = AlignerTrainConfig(epochs=epochs, batch_size=batch_size, negatives=negatives, depth=depth, learning_rate=learning_rate,
                                 max_length=max_length, seed=seed, precision=precision or os.environ.get("MEDLINK_PRECISION") or "auto",
-                                max_steps=max_steps)
+                                max_steps=max_steps, cross_encoder=not no_cross_encoder)
     use_precision(config.precision)
     check_training_output(out)
     source_kb, target_kb = open_pair(source, target)
     known = read_gold(gold, source_kb, target_kb)
     held = read_gold(dev, source_kb, target_kb) if dev else None
     report, calibration = train_aligner(source_kb, target_kb, known, out, dev=held, base_model=model, config=config, resume=resume)
-    fitted = calibration.fitted_on.get("dev_mapping", {})
-    typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min; threshold {calibration.threshold:.4f}"
-               + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + f"; epochs: {json.dumps(report.epochs)}")
+    fitted = calibration.fitted_on.get("threshold_mapping", {})
+    typer.echo(f"wrote {out}" + (f" in {report.seconds / 60:.1f} min" if report else "") + f"; threshold {calibration.threshold:.4f}"
+               + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + (f"; epochs: {json.dumps(report.epochs)}" if report else ""))
 
 
 def kb_augment_command(
