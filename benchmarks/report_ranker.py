@@ -21,7 +21,8 @@ def ranker(runs, *, table, provenance) -> list[str]:
     for _, run in runs[-1:]:
         rows = [_row(r["dataset"], r["rows"][0], row) for r in run["ranker_results"] for row in r["rows"]]
         lines += [f"**Pairwise neural ranker (paper 001) over lexical retrieval** (test; epoch, top and weight chosen on dev; ms per "
-                  f"mention: reranking alone, median of {run['repeats']}, {run['threads']} torch thread(s); peak RSS {run['peak_rss_mb']:,.0f} MB; "
+                  f"mention: reranking alone (retrieval rows: retrieving), median of {run['repeats']}, {run['threads']} torch thread(s); training: "
+                  f"with synonym pre-training where named; peak RSS of the whole run {run['peak_rss_mb']:,.0f} MB; "
                   + ", ".join(provenance(run)) + "):", "",
                   *table(["dataset", "reranker", "dev Acc@1", "test Acc@1", "Δ Acc@1 (points)", "test MRR", "dev choice", "ms / mention",
                           "training"], rows)]
