@@ -11,10 +11,26 @@ huggingface_hub major upgrade (pip --dry-run), which would change the pinned env
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
+import os
+import sys
 
 from benchmarks.align.evaluation import evaluate_lists
+
+
+@contextlib.contextmanager
+def _silenced_stdout():
+    """File descriptor 1 to /dev/null for the block (what redirect_stdout cannot catch)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 1)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def text2term_ranking(source, target, sources: list[str], k: int = 64) -> dict[str, list[tuple[str, float]]]:
@@ -31,7 +47,7 @@ def text2term_ranking(source, target, sources: list[str], k: int = 64) -> dict[s
     terms = {cid: OntologyTerm(cid, [name], synonyms=labels.get(cid, [])) for cid, name in preferred.items()}
     mapper = TFIDFMapper(terms)
     names = [source.name_of(s) for s in sources]
-    with contextlib.redirect_stdout(io.StringIO()):  # text2term prints an "Error obtaining CURIE" line per target id
+    with _silenced_stdout():  # text2term prints an "Error obtaining CURIE" line per target id (through its own handle)
         frame = mapper.map(names, sources, max_mappings=k, min_score=0.0)
     out: dict[str, list[tuple[str, float]]] = {s: [] for s in sources}
     for source_id, target_id, score in zip(frame["Source Term ID"], frame["Mapped Term IRI"], frame["Mapping Score"]):
