@@ -202,3 +202,20 @@ def test_an_index_config_uses_the_ranker(kb, trained, tmp_path):
     linker = Linker.load(tmp_path / "index", kb)
     [result] = linker.link(["breast cancer"], k=3)
     assert result.candidates and STAGE in result.candidates[0].scores_by_stage
+
+
+@pytest.mark.slow
+def test_cli_trains_a_ranker_cross_fitted_and_an_index_uses_it(fixtures, tmp_path):
+    from tests.test_cli_kb import medlink
+
+    aap = fixtures / "eval" / "askapatient"
+    train = f"askapatient:{aap / 'AskAPatient.fold-0.train.txt'}"
+    medlink("kb", "build", tmp_path / "kb.sqlite", f"askapatient:{aap / 'ontology.json'}", "--quiet")
+    medlink("index", "build", "--kb", tmp_path / "kb.sqlite", "--out", tmp_path / "index", "--memory", train)
+    result = medlink("train", "ranker", "--index", tmp_path / "index", "--train", train, "--dev", f"askapatient:{aap / 'AskAPatient.fold-0.test.txt'}",
+                     "--out", tmp_path / "ranker", "--epochs", "2", "--folds", "2", "--pretrain-synonyms", "--pooling", "max", "--threads", "1")
+    assert "cross-fitted" not in result.stdout and "each is retrieved with its own occurrence left out" in result.stderr
+    spec = json.loads((tmp_path / "ranker" / SPEC_FILE).read_text())
+    assert spec["pooling"] == "max" and spec["training"]["data"]["cross_fitted"] and len(spec["training"]["epochs"]) == 2
+    refused = medlink("train", "ranker", "--index", tmp_path / "index", "--train", train, "--out", tmp_path / "kb.sqlite", check=False)
+    assert refused.returncode != 0 and "is a file, not a medlink ranker folder" in refused.stderr
