@@ -61,6 +61,7 @@ def reads_context(reranker: Reranker) -> bool:
 RERANKERS = {
     "knn": "knn:KnnReranker",
     "cross-encoder": "cross_encoder:CrossEncoderReranker",
+    "pairwise": "pairwise:PairwiseRanker",
     "calibration": "medlink.linking.calibration:CalibrationStage",  # probabilities, backoff, NIL: always last
 }
 
