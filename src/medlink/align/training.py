@@ -60,14 +60,29 @@ def gold_positions(queries: SourceQueries, target: TargetIndex, gold: dict[str, 
     return out
 
 
+def _hierarchy_neighbours(target: TargetIndex, concepts: set[int]) -> set[int]:
+    """The parents and children of ``concepts``."""
+    out: set[int] = set()
+    for c in concepts:
+        out.update(int(p) for p in target.parents[target.parent_indptr[c] : target.parent_indptr[c + 1]])
+    children = np.flatnonzero(np.isin(target.parents, list(concepts)))
+    heads = np.searchsorted(target.parent_indptr, children, side="right") - 1
+    return out | {int(h) for h in heads}
+
+
 def _examples(candidates: CandidateSet, gold: dict[int, set[int]], depth: int) -> list[tuple[int, list[int], list[int]]]:
-    """(source position, gold targets, wrong targets among its first ``depth`` candidates) per gold source."""
+    """(source position, gold targets, wrong targets among its first ``depth`` candidates) per gold source.
+
+    A gold target's parent or child is not taken as a wrong target: known mappings often name a category that the
+    target has since split (DO 2016's Q87.1 for Prader-Willi; ICD-10-CM 2026's Q87.11 carries the name), so such a
+    "negative" would teach the model that an exact name is wrong. The calibration's depth features learn the level."""
     hits = candidates.hits
     out = []
     for i in range(hits.n_queries):
         if i not in gold:
             continue
-        wrong = [int(c) for c in hits.concepts[hits.row(i)][:depth] if int(c) not in gold[i]]
+        unclear = _hierarchy_neighbours(candidates.target, gold[i])
+        wrong = [int(c) for c in hits.concepts[hits.row(i)][:depth] if int(c) not in gold[i] and int(c) not in unclear]
         out.append((i, sorted(gold[i]), wrong))
     return out
 
