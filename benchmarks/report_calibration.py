@@ -5,7 +5,7 @@ the first candidates' probabilities, the ranking with and without the decision s
 from __future__ import annotations
 
 KINDS = {"calibration_nil": lambda d: "runs" in d and "nil" in (d.get("runs") or [{}])[0],
-         "nil_documents": lambda d: "thresholds" in d and "chosen_on_dev" in d}
+         "nil_documents": lambda d: "thresholds" in d and "chosen_threshold_on_dev" in d}
 
 
 def _f(value: float | None, digits: int = 4) -> str:
@@ -18,7 +18,7 @@ def documents_line(runs: list[dict], provenance) -> list[str]:
     cells = [f"{row['threshold'] if isinstance(row['threshold'], str) else format(row['threshold'], 'g')}: dev {row['dev']['linking']['f1']:.4f} / "
              f"test {row['test']['linking']['f1']:.4f}" for row in run["thresholds"]]
     return ["", f"**NIL in running text** (NCBI abstracts, the documents benchmark's chosen pipeline, probabilities fitted on dev's gold "
-            f"mentions, NIL spans dropped; linking F1 by NIL threshold): {'; '.join(cells)}. Dev chooses {run['chosen_on_dev']}: the "
+            f"mentions, NIL spans dropped; linking F1 by NIL threshold): {'; '.join(cells)}. Dev chooses {run['chosen_threshold_on_dev']}: the "
             "dictionary's spans are mostly exact names, which the model trusts, so NIL decisions barely move document F1. ("
             + ", ".join(provenance(run)) + ")"]
 

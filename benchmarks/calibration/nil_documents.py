@@ -72,7 +72,7 @@ def main() -> None:
         rows.append(row)
         print(row["threshold"], {s: round(row[s]["linking"]["f1"], 4) for s in SPLITS}, flush=True)
     chosen = max(rows, key=lambda r: r["dev"]["linking"]["f1"])
-    publish("nil_documents", {"thresholds": rows, "chosen_on_dev": chosen["threshold"], "calibration": fitted,
+    publish("nil_documents", {"thresholds": rows, "chosen_threshold_on_dev": chosen["threshold"], "calibration": fitted,
                               "seconds": time.perf_counter() - started, "command": command_line(__file__, sys.argv[1:])})
 
 
