@@ -34,7 +34,7 @@ def main() -> None:
     base = [sys.executable, "-m", "medlink", "align", "--source", str(source), "--target", str(target), "--quiet"]
     variants = [("medlink lexical", [])]
     if args.aligner:
-        variants.append((f"medlink + aligner (top {args.depth} reranked)", ["--aligner", str(args.aligner), "--depth", str(args.depth)]))
+        variants.append((f"medlink + aligner {args.aligner.name} (depth {args.depth})", ["--aligner", str(args.aligner), "--depth", str(args.depth)]))
     rows = []
     for system, extra in variants:
         out = args.workdir / f"speed-{len(rows)}.sssom.tsv"
