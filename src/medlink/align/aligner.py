@@ -16,7 +16,7 @@ from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.progress import phase
 
-LEXICAL_THRESHOLD = 0.8  # TF-IDF cosine of the best alias: below it a lexical mapping is mostly wrong (DO dev, BENCHMARKS.md)
+LEXICAL_THRESHOLD = 0.8  # TF-IDF cosine of the best alias; DO dev chose 0.70 (-> ICD-10-CM) and 0.79 (-> MEDIC): BENCHMARKS.md
 
 
 @dataclass
