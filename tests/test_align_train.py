@@ -15,8 +15,9 @@ FIXTURES = Path(__file__).parent / "fixtures" / "align"
 
 @pytest.mark.slow
 @pytest.mark.dense
-def test_train_aligner_then_align(tmp_path):
+def test_train_aligner_then_align(tmp_path, monkeypatch):
     pytest.importorskip("torch")
+    monkeypatch.setenv("MEDLINK_PRECISION", "auto")  # --precision below sets it for the whole process: restored after this test
     from medlink.align.scoring import FEATURES, Calibration
     from medlink.cli import command
 
