@@ -28,7 +28,6 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
     ece_rows, nil_rows = [], []
     every = [(data | {"dataset": data["dataset"] + (f" + MiniLM ({data['dense_weight']:g})" if data.get("dense_weight") else "")})
              for _name, run in runs for data in run["runs"]]
-    run = runs[0][1]
     for data in every:
         by_model = {row["model"]: row for row in data["calibration"]}
         rankings = data["rankings"]

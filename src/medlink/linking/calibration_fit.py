@@ -96,7 +96,7 @@ def nil_threshold(top_probability: np.ndarray, top_right: np.ndarray, in_kb: np.
 
 
 def _precision_goal(target: str) -> float | None:
-    if target in ("f1", "nil-f1"):
+    if target in NIL_TARGETS:
         return None
     name, _, value = target.partition("=")
     try:
