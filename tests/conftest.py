@@ -43,6 +43,18 @@ def shared_data(relative: str) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _precision_override_stays_in_its_test():
+    """The CLI's --precision sets MEDLINK_PRECISION for its whole process (children included); a test running the CLI
+    in-process must not hand it to the tests after it."""
+    before = os.environ.get("MEDLINK_PRECISION")
+    yield
+    if before is None:
+        os.environ.pop("MEDLINK_PRECISION", None)
+    else:
+        os.environ["MEDLINK_PRECISION"] = before
+
+
 def pytest_configure(config):
     """Keep caches (the default KB) out of the user's home; one cache shared by the whole test run."""
     os.environ["MEDLINK_HOME"] = tempfile.mkdtemp(prefix="medlink-home-")

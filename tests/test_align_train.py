@@ -15,9 +15,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "align"
 
 @pytest.mark.slow
 @pytest.mark.dense
-def test_train_aligner_then_align(tmp_path, monkeypatch):
+def test_train_aligner_then_align(tmp_path):
     pytest.importorskip("torch")
-    monkeypatch.setenv("MEDLINK_PRECISION", "auto")  # --precision below sets it for the whole process: restored after this test
     from medlink.align.scoring import FEATURES, Calibration
     from medlink.cli import command
 
