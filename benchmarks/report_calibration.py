@@ -33,9 +33,14 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
         rankings = data["rankings"]
         stage = next((figures for name, figures in rankings.items() if name.startswith("dev-fitted stage (")), {})
         label = next((name for name in rankings if name.startswith("dev-fitted stage (")), "")
+        oof = (data.get("dev_choice") or {}).get("out_of_fold_ece") or {}
+        chosen_steps = "isotonic" if (data.get("dev_choice") or {}).get("chosen", {}).get("isotonic") else "logistic"
+        plain = data.get("build_seconds_without_probabilities")
         ece_rows.append([data["dataset"], *(_f(by_model.get(m, {}).get("ece")) for m in ("naive: fused score / its maximum", "pseudo-mentions from the KB", "dev")),
+                         _f(oof.get(chosen_steps)),
                          _f(rankings["no calibration stage"]["acc@1"]), _f(stage.get("acc@1")), label.removeprefix("dev-fitted stage ").strip("()"),
-                         _f(rankings["dev-fitted stage, backoff off"]["acc@1"]), f"{data['build_seconds']:.0f} s", f"{data['tune_seconds']:.0f} s"])
+                         _f(rankings["dev-fitted stage, backoff off"]["acc@1"]), f"{data['build_seconds']:.0f} s",
+                         f"{plain:.0f} s" if plain is not None else "-", f"{data['tune_seconds']:.0f} s"])
         nil, test = data["nil"], data["nil"]["test"]
         nil_rows.append([data["dataset"], f"{nil['removed_concepts']} of {nil['gold_concepts']}", f"{test['gold_nil']} of {test['mentions']}",
                          _f(nil["nil_threshold"], 2), f"{_f(test['nil_precision'], 3)} / {_f(test['nil_recall'], 3)} / {_f(test['nil_f1'])}",
@@ -45,8 +50,9 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
             "**Calibration** (test split; ECE of the first candidate's probability, 10 bins; the lexical configs of benchmarks/configs with the "
             "train mentions as memory; the stage's order, backoff and NIL threshold chosen on dev out of fold; reliability diagrams: "
             "`benchmarks/results/calibration_nil*.png`; " + "; ".join(", ".join(provenance(r)) for _n, r in runs) + "):", "",
-            *table(["dataset", "ECE naive score", "ECE KB pseudo-mentions", "ECE dev-fitted", "Acc@1 no stage", "Acc@1 with stage",
-                    "dev's choice", "Acc@1 backoff off", "index build", "fit on dev"], ece_rows), "",
+            *table(["dataset", "ECE naive score", "ECE KB pseudo-mentions", "ECE dev-fitted", "its dev ECE out of fold", "Acc@1 no stage",
+                    "Acc@1 with stage", "dev's choice", "Acc@1 backoff off", "index build (fit on the KB)", "without the fit (same run)",
+                    "fit on dev"], ece_rows), "",
             "**NIL** (a seeded 15% of dev + test gold concepts removed from the KB with all their names and training mentions; threshold for "
             "the best NIL F1 on dev; paper 001's Accuracy / MRR rank NIL as a candidate at the threshold's place):", "",
             *table(["dataset", "concepts removed", "NIL test mentions", "threshold", "NIL P / R / F1", "in-KB linked right",

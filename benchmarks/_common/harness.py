@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import platform
 import statistics
 import subprocess
@@ -22,6 +23,11 @@ BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 MODELS = Path(os.environ.get("MEDLINK_BENCH_MODELS") or ROOT / "artefacts" / "models")  # trained model folders (not in git)
 THROUGHPUT = Path(__file__).resolve().with_name("throughput.py")  # the linking-speed child process
+
+
+def scratch(name: str = "medlink-bench") -> Path:
+    """A benchmark's default work directory (KBs and indexes it builds once and reuses), under the system's temp folder."""
+    return Path(tempfile.gettempdir()) / name
 
 
 def model_spec(spec: str) -> tuple[str, str | None]:

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from benchmarks._common.harness import command_line, publish  # noqa: E402
+from benchmarks._common.harness import command_line, publish, scratch  # noqa: E402
 from benchmarks.align import data  # noqa: E402
 from benchmarks.align.evaluation import evaluate_lists  # noqa: E402
 
@@ -59,7 +59,7 @@ def string_baseline(source, target, gold: dict, splits: dict) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--target", choices=sorted(TARGETS), default="icd10cm")
-    parser.add_argument("--workdir", type=Path, default=Path("/tmp/medlink-align-bench"))
+    parser.add_argument("--workdir", type=Path, default=scratch("medlink-align-bench"))
     parser.add_argument("--aligner", type=Path, help="a 'medlink train aligner' folder (trained on the train split)")
     parser.add_argument("--train", action="store_true", help="train the aligner here on the train split (dev: calibration)")
     parser.add_argument("--epochs", type=int, default=1)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from benchmarks._common.harness import command_line, measure_in_fresh_process, publish  # noqa: E402
+from benchmarks._common.harness import command_line, measure_in_fresh_process, publish, scratch  # noqa: E402
 from benchmarks.align import data  # noqa: E402
 
 from medlink.kb.store import KB  # noqa: E402
@@ -22,7 +22,7 @@ from medlink.kb.store import KB  # noqa: E402
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--workdir", type=Path, default=Path("/tmp/medlink-align-bench"))
+    parser.add_argument("--workdir", type=Path, default=scratch("medlink-align-bench"))
     parser.add_argument("--aligner", type=Path)
     parser.add_argument("--depth", type=int, default=4)
     parser.add_argument("--name", default="align_speed")

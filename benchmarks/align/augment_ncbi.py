@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks._common.data import ncbi_kb, ncbi_split  # noqa: E402
-from benchmarks._common.harness import ROOT, command_line, publish  # noqa: E402
+from benchmarks._common.harness import ROOT, command_line, publish, scratch  # noqa: E402
 from benchmarks.align import data  # noqa: E402
 
 from medlink.align.aligner import align, mappings, write_mappings  # noqa: E402
@@ -46,7 +46,7 @@ def accuracy(kb_path: Path, datasets: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--workdir", type=Path, default=Path("/tmp/medlink-align-bench"))
+    parser.add_argument("--workdir", type=Path, default=scratch("medlink-align-bench"))
     parser.add_argument("--confidences", default="0.8,0.9,1.0")
     parser.add_argument("--name", default="align_augment_ncbi")
     args = parser.parse_args()

@@ -30,7 +30,8 @@ from benchmarks._common.harness import RESULTS, ROOT, command_line, publish  # n
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.calibration import expected_calibration_error, reliability, reliability_diagram  # noqa: E402
-from medlink.eval.metrics import candidate_matches, equivalent_ids_from_kb  # noqa: E402
+from medlink.eval.harness import first_candidate_points  # noqa: E402
+from medlink.eval.metrics import candidate_matches, compute_metrics, equivalent_ids_from_kb, part_rank  # noqa: E402
 from medlink.eval.nil import nil_metrics, nil_outcome  # noqa: E402
 from medlink.kb.build import build_kb  # noqa: E402
 from medlink.kb.store import KB  # noqa: E402
@@ -90,23 +91,17 @@ def naive_probability(linker: Linker, score: float) -> float:
     return min(1.0, max(0.0, score / most)) if most else 0.0
 
 
-def first_candidates(pairs, equivalent, probability_of=None):
-    """(probability, right) of each part's first candidate (parts with none are left out)."""
-    out = []
-    for mention, result in pairs:
-        if result.candidates:
-            top = result.candidates[0]
-            p = probability_of(top.score) if probability_of else top.probability
-            out.append((p, candidate_matches(top, mention.gold, equivalent)))
-    return out
+def first_candidates(pairs, mentions, equivalent, probability_of=None):
+    """(probability, right) of each part's first candidate; ``probability_of`` maps a score to the probability a user
+    thresholding raw scores would read (the stage's own probability otherwise)."""
+    rankings = [[c.copy(probability=probability_of(c.score)) for c in r.candidates[:1]] if probability_of else r.candidates for _, r in pairs]
+    return first_candidate_points(rankings, mentions, equivalent)
 
 
 def ranking_figures(pairs, equivalent) -> dict:
-    ranks = []
-    for mention, result in pairs:
-        rank = next((i for i, c in enumerate(result.candidates, 1) if candidate_matches(c, mention.gold, equivalent)), None)
-        ranks.append(rank)
-    return {"parts": len(ranks), "acc@1": sum(r == 1 for r in ranks) / len(ranks), "mrr": sum(1 / r for r in ranks if r) / len(ranks)}
+    """Acc@1 and MRR over the parts, each part ranked by ``part_rank`` (the evaluation's own rule)."""
+    figures = compute_metrics([part_rank(r.candidates, m.gold, equivalent) for m, r in pairs], (1,)).to_dict((1,), ())
+    return {"parts": figures["n"], "acc@1": figures["acc@1"], "mrr": figures["mrr"]}
 
 
 def calibration_figures(label: str, rows) -> dict:
@@ -126,6 +121,9 @@ def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, sect
     equivalent = equivalent_ids_from_kb(kb)
     config = config_for(spec, dense_weight)
     started = time.perf_counter()
+    build_index(kb, workdir / f"{key}-index-plain", config, [spec["train"]], calibrate="none")  # what the fit adds, measured in the same run
+    plain_seconds = time.perf_counter() - started
+    started = time.perf_counter()
     linker = build_index(kb, workdir / f"{key}-index", config, [spec["train"]], calibrate="kb")
     build_seconds = time.perf_counter() - started
     pseudo = next((dict(r.settings) for r in linker.rerankers if r.type == TYPE), None)
@@ -138,7 +136,7 @@ def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, sect
     same_order = {**dev_fit, "backoff_below": None, "order": "score"}
     rows, curves, rankings = [], {}, {}
     bare = parts_of(with_stage(linker, None), test)
-    naive = first_candidates(bare, equivalent, lambda s: naive_probability(linker, s))
+    naive = first_candidates(bare, test, equivalent, lambda s: naive_probability(linker, s))
     rows.append(calibration_figures("naive: fused score / its maximum", naive))
     curves["naive score"] = ([r[0] for r in naive], [r[1] for r in naive])
     rankings["no calibration stage"] = ranking_figures(bare, equivalent)
@@ -147,7 +145,7 @@ def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, sect
             rows.append({"model": label, "ece": None, "n": 0, "note": "no model: the KB has too few synonyms to draw pseudo-mentions from"})
             continue
         pairs = parts_of(with_stage(linker, settings), test)
-        top = first_candidates(pairs, equivalent)
+        top = first_candidates(pairs, test, equivalent)
         rows.append(calibration_figures(label, top))
         curves[label] = ([r[0] for r in top], [r[1] for r in top])
         if label == "dev":
@@ -155,7 +153,7 @@ def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, sect
     rankings["dev-fitted stage, backoff off"] = ranking_figures(parts_of(with_stage(linker, no_backoff), test), equivalent)
     rankings["dev-fitted stage, backoff off, fused order"] = ranking_figures(parts_of(with_stage(linker, same_order), test), equivalent)
     png = reliability_diagram(curves, RESULTS / f"{section}_{key}.png", f"{spec['name']} test: first candidates")
-    summary = {"dataset": spec["name"], "dev": spec["dev"], "test": spec["test"], "build_seconds": build_seconds, "tune_seconds": tune_seconds,
+    summary = {"dataset": spec["name"], "dev": spec["dev"], "test": spec["test"], "build_seconds": build_seconds, "build_seconds_without_probabilities": plain_seconds, "tune_seconds": tune_seconds,
                "calibration": rows, "rankings": rankings, "dev_choice": report.calibration, "diagram": str(png.relative_to(ROOT))}
     return summary, {"linker": linker, "equivalent": equivalent, "kb": kb}
 

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from benchmarks._common.harness import command_line, publish  # noqa: E402
+from benchmarks._common.harness import command_line, publish, scratch  # noqa: E402
 from benchmarks.documents.medlink_system import PUBTATOR, exclusions, medic_kb, ncbi_index  # noqa: E402
 
 from medlink.corpora.pubtator import read_pubtator  # noqa: E402
@@ -49,7 +49,7 @@ def calibrated_index(workdir: Path, equivalent) -> tuple[Path, dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workdir", type=Path, default=Path("/tmp/medlink-bench-nil-documents"))
+    parser.add_argument("--workdir", type=Path, default=scratch("medlink-bench-nil-documents"))
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()

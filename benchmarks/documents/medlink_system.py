@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from benchmarks._common.harness import SHARED_DATA
+from benchmarks._common.harness import MODELS, SHARED_DATA
 
 from medlink.core import Document
 from medlink.kb.build import build_kb
@@ -24,7 +24,7 @@ from medlink.text.finders.exclusions import rarely_annotated
 MEDIC = SHARED_DATA / "medic" / "medic_06Jul2012.txt"
 PUBTATOR = SHARED_DATA / "ncbi-disease-pubtator"
 TRAIN = PUBTATOR / "NCBItrainset_corpus.txt"
-TAGGER = Path("/work/models/tagger-ncbi")  # from: medlink train tagger --train pubtator:TRAIN --dev pubtator:DEV --out it
+TAGGER = MODELS / "tagger-ncbi"  # from: medlink train tagger --train pubtator:TRAIN --dev pubtator:DEV --out it
 
 
 def medic_kb(workdir: Path) -> KB:

@@ -21,7 +21,7 @@ from medlink.errors import MedlinkError
 from medlink.eval.harness import evaluate_rankings
 from medlink.eval.metrics import EquivalentIds, candidate_matches
 from medlink.linking.calibration import TYPE as CALIBRATION, index_fingerprint
-from medlink.linking.calibration_fit import Labelled, fit_calibration
+from medlink.linking.calibration_fit import fit_calibration, labelled_items
 from medlink.linking.config import LinkerConfig
 from medlink.linking.linker import Linker
 from medlink.retrieval.fusion import Fusion
@@ -123,19 +123,12 @@ class Tuner:
         gold concept is not in the index is a NIL example)."""
         results = self.reranked(self.fused(fusion), rerankers, fusion)
         known = set(self.linker.concept_ids) | {alt for alts in self.linker.alt_ids.values() for alt in alts}
-        items = []
-        for mention in self.mentions:
-            in_kb = any(gold in known for gold in mention.gold)
-            for _part in mention.parts:
-                row = self.part_rows[len(items)]
-                if row is not None:
-                    result = results[row]
-                    right = [candidate_matches(c, mention.gold, self.equivalent_ids) for c in result.candidates]
-                    items.append(Labelled(result.mention.text, result.candidates, right, in_kb))
-                else:
-                    items.append(None)
+        parts = [(mention, row) for mention, row in zip((m for m in self.mentions for _ in m.parts), self.part_rows) if row is not None]
+        items = labelled_items([results[row] for _, row in parts], [m.gold for m, _ in parts],
+                               [any(gold in known for gold in m.gold) for m, _ in parts],
+                               lambda candidate, gold: candidate_matches(candidate, gold, self.equivalent_ids))
         fitted_on = {"source": self.dev_name, "mentions": len(self.mentions)}
-        return fit_calibration([i for i in items if i is not None], self.linker.normalize, fingerprint, fitted_on=fitted_on, **options)
+        return fit_calibration(items, self.linker.normalize, fingerprint, fitted_on=fitted_on, **options)
 
     # -- searches ------------------------------------------------------------------------------
     def search_fusions(self, fusions: Sequence[Fusion], rerankers: Sequence[Any] = ()) -> tuple[Fusion, list[Trial]]:
