@@ -18,6 +18,7 @@ from medlink.core import Annotation, Candidate, Document, LinkResult, Mention, P
 from medlink.corpora.bioc_format import read_bioc, read_bioc_json
 from medlink.corpora.document_files import (DOCUMENT_FORMATS, WRITABLE_FORMATS, guess_document_format, read_documents,
                                             write_documents)
+from medlink.corpora.json_positions import document_lines
 from medlink.corpora.pubtator import load_pubtator_documents, read_pubtator, write_pubtator
 from medlink.errors import InputFormatError, MedlinkError, MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -282,15 +283,23 @@ def test_pubtator_reports_mismatched_text_and_stray_annotations(tmp_path):
     assert any(":6: expected" in r for r in reasons) and any(":7: annotation for document '2' outside that document" in r for r in reasons)
 
 
-def test_bioc_json_reports_documents_by_position_or_line(tmp_path):
+def test_bioc_json_reports_documents_by_line(tmp_path):
     collection = tmp_path / "c.json"
-    collection.write_text(json.dumps({"documents": [{"id": "1", "passages": [{"offset": 0, "text": "Flu", "annotations": [
+    collection.write_text(json.dumps({"source": "x", "documents": [{"id": "1", "passages": [{"offset": 0, "text": "Flu", "annotations": [
         {"id": "a", "infons": {}, "text": "Flu", "locations": [{"offset": 0, "length": 9}]}]}]}, {"id": "2"},
-        {"id": 3, "passages": [{"offset": 0, "text": "café"}]}]}))
-    with pytest.raises(InputFormatError, match=r"c.json: document 1 \(#1 in the file\): annotation a: span 0..9"):
+        {"id": 3, "passages": [{"offset": 0, "text": "café"}]}], "documents ": []}, indent=1))
+    with pytest.raises(InputFormatError, match=r"c.json:4: document 1: annotation a: span 0..9"):
         list(read_documents(collection, "bioc-json"))
     policy = InvalidLinePolicy(skip_invalid=True)
     assert [d.doc_id for d in read_documents(collection, "bioc-json", policy=policy)] == ["1", "3"] and policy.total_skipped == 2
+    reasons = []
+    policy.invalid = lambda where, line, message: reasons.append(f"{where}:{line}: {message}")  # every report, not just the first
+    list(read_documents(collection, "bioc-json", policy=policy))
+    assert [r.split(": document")[0].rsplit(":", 1)[1] for r in reasons] == ["4", "26"]
+    for value, lines in (([{"id": "1", "passages": []}, {"id": "2", "passages": []}], [1, 3]), ({"id": "1", "passages": []}, [1])):
+        (tmp_path / "v.json").write_text(json.dumps(value).replace("}, {", "},\n\n{"))
+        assert len(list(read_documents(tmp_path / "v.json", "bioc-json"))) == len(lines)
+        assert document_lines((tmp_path / "v.json").read_text(), value) == lines
     lines = tmp_path / "l.json"  # PubTator Central's export: one document per line
     lines.write_text('{"id": "1", "passages": [{"offset": 0, "text": "Flu"}]}\n{"id": "2", "passages": [{"offset": "0", "text": "x"}]}\n')
     with pytest.raises(InputFormatError, match=r"l.json:2: document 2: passage offset '0'"):

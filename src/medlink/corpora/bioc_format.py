@@ -17,7 +17,9 @@ as a whole. XML is streamed document by document (``lxml.etree.iterparse`` finds
 cannot pull in other files. XML that is not well-formed (or not UTF-8 / its declared encoding)
 stops the reading at that line: the documents before it are kept. BioC JSON is one collection
 (or a document, a list of documents, PubTator3's ``{"PubTator3": [...]}``), or one document per
-line (PubTator Central's export); a document's position is reported, and its line in the latter.
+line (PubTator Central's export); a document is reported by the line it starts on
+(``json_positions``). A key BioC does not have below the document level ("annotatons") refuses
+its document: read as missing, it would lose what it holds without a word.
 
 Writing: one BioC annotation per ``Annotation`` (ids ``1``..``n`` per document), in the passage
 that holds it (else at document level), with infons ``type``, ``identifier`` (ids joined by
@@ -38,7 +40,8 @@ from lxml import etree
 
 from medlink import core
 from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, is_int, json_lines, json_text,
-                                         open_source, open_text_target, passage_problem, report_overlaps, source_name)
+                                         open_source, open_text_target, passage_problem, report_overlaps, source_name, unknown_keys)
+from medlink.corpora.json_positions import document_lines
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
 
@@ -108,16 +111,18 @@ def read_bioc_json(source: Source, *, policy: InvalidLinePolicy | None = None) -
     where, tally = source_name(source), OverlapTally()
     with open_source(source, "BioC JSON file") as handle:
         data = handle.read()
-    for line, value in _json_values(data, where, policy):
+    for line, value, item_lines in _json_values(data, where, policy):
         for position, obj in _json_documents(value, where, line, policy):
-            document = _json_document(obj, position, where, line, policy, tally)
+            at = line or (item_lines[position - 1] if item_lines else None)
+            document = _json_document(obj, position, where, at, policy, tally)
             if document is not None:
                 yield document
     report_overlaps(where, tally)
 
 
-def _json_values(data: bytes, where: str, policy: InvalidLinePolicy) -> Iterator[tuple[int | None, object]]:
-    """The file's one JSON value (line None), or each line's when it holds several (JSON lines)."""
+def _json_values(data: bytes, where: str, policy: InvalidLinePolicy) -> Iterator[tuple[int | None, object, list[int] | None]]:
+    """The file's one JSON value (line None, and the line of each of its documents), or each line's when it holds
+    several (JSON lines)."""
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:
@@ -131,12 +136,13 @@ def _json_values(data: bytes, where: str, policy: InvalidLinePolicy) -> Iterator
             policy.invalid(where, error.lineno, f"not valid JSON: {error.msg} (column {error.colno})")
             return
     except RecursionError:
-        policy.invalid(where, None, "JSON nested too deeply to read")
+        policy.invalid(where, 1, "JSON nested too deeply to read")
         return
     else:
-        yield None, value
+        yield None, value, document_lines(text, value)
         return
-    yield from json_lines(enumerate(text.split("\n"), 1), where, policy)
+    for line, value in json_lines(enumerate(text.split("\n"), 1), where, policy):
+        yield line, value, None
 
 
 def _json_documents(value: object, where: str, line: int | None, policy: InvalidLinePolicy) -> Iterator[tuple[int, object]]:
@@ -149,14 +155,18 @@ def _json_documents(value: object, where: str, line: int | None, policy: Invalid
     elif isinstance(value, list):
         yield from enumerate(value, 1)
     else:
-        policy.invalid(where, line, 'expected a BioC collection (an object with "documents"), a document or a list of documents')
+        policy.invalid(where, line or 1, 'expected a BioC collection (an object with "documents"), a document or a list of documents')
 
 
 def _json_document(obj: object, position: int, where: str, line: int | None, policy: InvalidLinePolicy,
                    tally: OverlapTally) -> core.Document | None:
-    place = "" if line else f" (#{position} in the file)"  # one JSON value: no line to give
+    place = "" if line else f" (#{position} in the file)"  # where no line can be given
     try:
         document = biocjson.fromJSON(_with_defaults(obj), "BioCDocument")
+    except _NotBioC as error:
+        doc_id = obj.get("id") if isinstance(obj, dict) else None
+        policy.invalid(where, line, f"document {doc_id}{place}: {error}")
+        return None
     except _DECODE_ERRORS as error:
         doc_id = obj.get("id") if isinstance(obj, dict) else None
         policy.invalid(where, line, f"document {doc_id}{place}: not a BioC document ({type(error).__name__}: {error})")
@@ -164,19 +174,38 @@ def _json_document(obj: object, position: int, where: str, line: int | None, pol
     return from_bioc(document, where, line, policy, tally, place)
 
 
+# Keys BioC JSON gives below the document ("bioctype": the bioc package's own marker); a document may carry others
+# (PubTator3 adds pmid, journal, authors...).
+_KEYS = {"passage": frozenset({"bioctype", "offset", "infons", "text", "sentences", "annotations", "relations"}),
+         "sentence": frozenset({"bioctype", "offset", "infons", "text", "annotations", "relations"}),
+         "annotation": frozenset({"bioctype", "id", "infons", "text", "locations"}), "location": frozenset({"bioctype", "offset", "length"})}
+
+
 def _with_defaults(obj: object) -> object:
     """``obj`` with the keys bioc's JSON decoder requires but BioC lets a writer leave out (empty infons, relations...);
-    level by level, not recursively, so no nesting exhausts the stack."""
+    level by level, not recursively, so no nesting exhausts the stack. A key BioC does not have below the document
+    level is an error (a damaged "annotations" would otherwise read as none)."""
     if isinstance(obj, dict):
         _fill(obj, infons={}, relations=[], annotations=[])
         for passage in _dicts(obj.get("passages")):
+            _known("passage", passage)
             _fill(passage, infons={}, sentences=[], annotations=[], relations=[])
             for sentence in _dicts(passage["sentences"]):
+                _known("sentence", sentence)
                 _fill(sentence, infons={}, annotations=[], relations=[])
             for holder in [obj, passage, *_dicts(passage["sentences"])]:
                 for annotation in _dicts(holder["annotations"]):
+                    _known("annotation", annotation)
                     _fill(annotation, id="", infons={}, text=None)
+                    for location in _dicts(annotation.get("locations")):
+                        _known("location", location)
     return obj
+
+
+def _known(what: str, obj: dict) -> None:
+    problem = unknown_keys(obj, _KEYS[what], f"a {what}")
+    if problem:
+        raise _NotBioC(problem)
 
 
 def _dicts(value: object) -> list[dict]:

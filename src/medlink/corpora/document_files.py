@@ -10,7 +10,7 @@ endings as they are, so offsets index the file's characters.
 JSONL in: ``{"id": ..., "text": ...}`` or ``{"id": ..., "passages": [{"offset", "text", "type"}]}``,
 optionally ``"infons"`` and ``"annotations": [{"start", "end", "text", "type", "ids", "source"}]``
 (``text`` may be left out: the slice is taken; ``source`` defaults to ``gold``). A missing id is
-the line number. JSONL out: the same, plus per annotation, when it was linked, ``candidates``
+the line number. Any other key is an error (a misspelt "annotatons" would otherwise lose its spans unseen). JSONL out: the same, plus per annotation, when it was linked, ``candidates``
 (``linking.output.candidate_json``), ``probability`` and ``nil``, which reading ignores.
 
 Bad records go to the ``InvalidLinePolicy`` (fail, or skip and count) with file, line and
@@ -29,7 +29,8 @@ from typing import IO, Callable, Iterable, Iterator
 from medlink import core
 from medlink.corpora.bioc_format import read_bioc, read_bioc_json, write_bioc, write_bioc_json
 from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, is_int, json_lines, json_text,
-                                         open_source, open_text_target, passage_problem, report_overlaps, source_lines, source_name)
+                                         open_source, open_text_target, passage_problem, report_overlaps, source_lines, source_name,
+                                         unknown_keys)
 from medlink.corpora.pubtator import iter_pubtator, write_pubtator
 from medlink.errors import MedlinkError, MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -39,7 +40,14 @@ DOCUMENT_FORMATS = ("text", "lines", "jsonl", "pubtator", "bioc", "bioc-json")
 WRITABLE_FORMATS = ("jsonl", "pubtator", "bioc", "bioc-json")
 _SUFFIXES = {".txt": "text", ".text": "text", ".jsonl": "jsonl", ".ndjson": "jsonl", ".pubtator": "pubtator", ".xml": "bioc",
              ".bioc": "bioc", ".json": "bioc-json"}
-_PUBTATOR_TITLE = re.compile(rb"[^|\t\r\n]+\|[ta]\|")
+_PUBTATOR_TEXT_LINE = re.compile(rb"[^|\t\r\n]+\|[ta]\|")
+_SNIFF_BYTES, _SNIFF_LINES = 1 << 20, 1000
+
+
+DOCUMENT_KEYS = frozenset({"id", "text", "passages", "infons", "annotations"})
+PASSAGE_KEYS = frozenset({"offset", "text", "type", "infons"})
+ANNOTATION_KEYS = frozenset({"start", "end", "text", "type", "ids", "source", "infons", "short_form_of", "candidates", "probability", "nil",
+                             "error"})  # the last four: what a linked annotation carries out, ignored when read
 
 
 class _NotADocument(ValueError):
@@ -47,23 +55,24 @@ class _NotADocument(ValueError):
 
 
 def guess_document_format(path: Path | str | None) -> str:
-    """The format a file's name suggests (``.gz`` looked through); a ``.txt`` (or unknown) file whose first line is a
-    PubTator title is ``pubtator``; stdin is ``text``."""
+    """The format a file's name suggests (``.gz`` looked through); a ``.txt`` (or unknown) file with a PubTator text
+    line (``PMID|t|`` or ``PMID|a|``) among its first lines is ``pubtator``; stdin is ``text``."""
     if path is None or str(path) == "-":
         return "text"
     name = Path(str(path).lower().removesuffix(".gz"))
     guessed = _SUFFIXES.get(name.suffix, "text")
-    return "pubtator" if guessed == "text" and _starts_like_pubtator(Path(path)) else guessed
+    return "pubtator" if guessed == "text" and _looks_like_pubtator(Path(path)) else guessed
 
 
-def _starts_like_pubtator(path: Path) -> bool:
+def _looks_like_pubtator(path: Path) -> bool:
+    """Any of the first lines (1 MB) a PubTator title or abstract line: not the first alone, which a shuffled, damaged
+    or annotation-first file does not start with (and which would then be read, silently, as one plain-text document)."""
     try:
         with open_bytes(path) as handle:
-            head = handle.read(65536)
+            head = handle.read(_SNIFF_BYTES)
     except (OSError, EOFError, zlib.error):
         return False
-    first = next((line for line in head.removeprefix(b"\xef\xbb\xbf").splitlines() if line.strip()), b"")
-    return bool(_PUBTATOR_TITLE.match(first))
+    return any(_PUBTATOR_TEXT_LINE.match(line) for line in head.removeprefix(b"\xef\xbb\xbf").splitlines()[:_SNIFF_LINES])
 
 
 def read_documents(source: Source, fmt: str, *, policy: InvalidLinePolicy | None = None) -> Iterator[core.Document]:
@@ -141,6 +150,9 @@ def document_from_json(value: object, default_id: str) -> core.Document:
     """A JSON object's document, without annotations (``_NotADocument`` says what is wrong)."""
     if not isinstance(value, dict) or not (isinstance(value.get("text"), str) or isinstance(value.get("passages"), list)):
         raise _NotADocument('expected a JSON object with a "text" string or a "passages" list')
+    problem = unknown_keys(value, DOCUMENT_KEYS, "the document")
+    if problem:
+        raise _NotADocument(problem)
     doc_id = value.get("id", default_id)
     if not isinstance(doc_id, str) and not is_int(doc_id):
         raise _NotADocument(f'"id" must be a string or an integer, not {doc_id!r}')
@@ -159,6 +171,9 @@ def document_from_json(value: object, default_id: str) -> core.Document:
 def _passage(item: object) -> core.Passage:
     if not isinstance(item, dict) or not is_int(item.get("offset")) or item["offset"] < 0 or not isinstance(item.get("text"), str):
         raise _NotADocument(f'a passage must be an object with an "offset" (a character offset) and a "text"; found {str(item)[:80]}')
+    problem = unknown_keys(item, PASSAGE_KEYS, "a passage")
+    if problem:
+        raise _NotADocument(problem)
     kind = item.get("type")
     if kind is not None and not isinstance(kind, str):
         raise _NotADocument(f'a passage "type" must be a string, not {kind!r}')
@@ -182,6 +197,9 @@ _FIELDS: dict[str, Callable[[object], bool]] = {
 
 def annotation_from_json(item: object, text: str) -> core.Annotation | str:
     """An annotation object as an Annotation (text and bounds checked later), or what is wrong with it."""
+    problem = unknown_keys(item, ANNOTATION_KEYS, "the annotation") if isinstance(item, dict) else None
+    if problem:
+        return problem
     if not isinstance(item, dict) or not is_int(item.get("start")) or not is_int(item.get("end")):
         return 'expected an object with "start" and "end" (integer character offsets)'
     wrong = [key for key, valid in _FIELDS.items() if item.get(key) is not None and not valid(item[key])]

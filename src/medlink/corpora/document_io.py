@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 Source = Path | str | IO[bytes] | IO[str]  # a path ("-": stdin) or an open stream, binary or text
 MAX_GAP = 100_000  # characters between passages; more is a damaged offset (and would fill memory with spaces)
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ufeff]")
 
 
 def source_name(source: Source) -> str:
@@ -89,6 +90,21 @@ def json_text(value: object) -> str:
 def is_int(value: object) -> bool:
     """A JSON integer (``True`` is an int to Python, not an offset)."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def unknown_keys(obj: dict, known: frozenset[str], what: str) -> str | None:
+    """What is wrong with ``obj``'s keys outside ``known``, or None: a misspelt or damaged key ("annotatons") would
+    otherwise lose what it holds without a word."""
+    unknown = [str(key)[:40] for key in obj if key not in known]
+    if not unknown:
+        return None
+    return f"{what} has unknown key(s) {', '.join(map(repr, unknown[:3]))} (known: {', '.join(sorted(known))})"
+
+
+def control_character(text: str) -> str | None:
+    """The first control character of an id (a NUL byte of a damaged file, an escape), shown escaped, or None."""
+    found = _CONTROL.search(text)
+    return repr(found[0])[1:-1] if found else None
 
 
 def passage_problem(passages: list[core.Passage]) -> str | None:

@@ -18,7 +18,8 @@ the published NCBI protocol). ``OMIM:`` is stripped by default (MEDIC and BioSyn
 Duplicate documents (PMID 8528200 twice in NCBI train) are kept unless ``skip_duplicate_documents``.
 
 Bad input (``InvalidLinePolicy``: fail at the first, or skip and count): a line that is neither text
-nor annotation, offsets outside the text, or a mention that is not the slice it claims is reported
+nor annotation, a document id with a control character (a NUL byte, a BOM mid-file), offsets outside
+the text, or a mention that is not the slice it claims is reported
 with file, line and document id, in line order; the rest goes on. Surrounding whitespace of the
 mention is ignored (NCBI train line 3249 pads it). Overlapping or nested gold spans are kept, not
 skipped: the three NCBI files have none (checked), nested mentions are legitimate in other schemes,
@@ -43,8 +44,8 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator
 
 from medlink import core
-from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, flat, open_text_target,
-                                         report_overlaps, source_lines, source_name)
+from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, control_character, document_text, flat,
+                                         open_text_target, report_overlaps, source_lines, source_name)
 from medlink.corpora.mentions import LabeledMention, is_unlinked, split_ids
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -107,7 +108,10 @@ def _blocks(lines: Iterable[tuple[int, str]], where: str, policy: InvalidLinePol
             block.settle(where, policy, strip)
             yield block
             block = None
-        if text_line:
+        if text_line and control_character(text_line[1]):
+            policy.invalid(where, lineno, f"document id {text_line[1][:40]!r} holds a control character "
+                                          f"({control_character(text_line[1])}): a damaged line")
+        elif text_line:
             doc_id, kind, text = text_line.groups()
             block = block or _Block(doc_id)
             if kind == "t":
