@@ -261,6 +261,16 @@ def atomic_file(path: Path, binary: bool = False) -> Iterator[IO]:
         raise
 
 
+@contextmanager
+def replaced_file(final: Path, binary: bool = False) -> Iterator[IO]:
+    """``atomic_file`` for an output a command replaces whole (``--out``): one writer at a time, and the temporary files
+    of writers killed before their rename (``.NAME.PID.RANDOM.tmp``) removed first, as ``staged_file`` does for a KB."""
+    with output_lock(final):
+        clean_stale(final)
+        with atomic_file(final, binary) as out:
+            yield out
+
+
 def write_atomic(path: Path, data: str | bytes) -> Path:
     """``data`` to ``path`` through ``atomic_file``."""
     with atomic_file(path, binary=isinstance(data, bytes)) as out:

@@ -11,7 +11,7 @@ from pathlib import Path
 from medlink.align import sssom
 from medlink.align.candidates import DEFAULT_K, SourceQueries, TargetIndex, generate
 from medlink.align.scoring import Calibration, Ranking, cross_logits, rank
-from medlink.directories import require_replaceable_file, write_atomic
+from medlink.directories import require_replaceable_file
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.progress import phase
@@ -90,4 +90,4 @@ def write_mappings(out: Path, rows: list[sssom.Mapping], source: KB, target: KB,
     text = sssom.render(rows, subject_source=str(source.meta.get("name") or Path(source.path).name),
                         object_source=str(target.meta.get("name") or Path(target.path).name),
                         subject_prefix=side_prefix(source), object_prefix=side_prefix(target), metadata=metadata)
-    return write_atomic(out, text)
+    return sssom.write(out, text)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from medlink.directories import replaced_file
 from medlink.errors import InputFormatError, MissingInputError
 
 SIGNATURE = "# mapping_tool: medlink"  # how an SSSOM file medlink wrote is recognised (outputs only replace their own kind)
@@ -71,6 +72,14 @@ def render(mappings: list[Mapping], *, subject_source: str, object_source: str, 
              *(f"# {key}: {_yaml_scalar(value)}" for key, value in (metadata or {}).items())]
     body = ["\t".join(COLUMNS), *("\t".join(_cell(c) for c in row) for row in rows)]
     return "\n".join(lines + body) + "\n"
+
+
+def write(path: Path, text: str) -> Path:
+    """Rendered SSSOM text to ``path``, atomically: one writer at a time, and a killed writer's temporary file removed
+    (``medlink align --out`` killed mid-write leaves the previous file or none, and the next run tidies up)."""
+    with replaced_file(Path(path)) as out:
+        out.write(text)
+    return Path(path)
 
 
 def _yaml_scalar(value: str) -> str:

@@ -44,7 +44,7 @@ def annotate(
     """Find the medical mentions in text and link each to ranked concepts."""
     from medlink.corpora.document_files import DOCUMENT_FORMATS, guess_document_format, read_documents, write_documents
     from medlink.core import Document
-    from medlink.directories import atomic_file, require_replaceable_file
+    from medlink.directories import replaced_file, require_replaceable_file
     from medlink.kb.errors_policy import InvalidLinePolicy
     from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator
     from medlink.linking.calibration import with_decisions
@@ -76,7 +76,7 @@ def annotate(
         documents = read_documents(input_path, input_format or guess_document_format(input_path), policy=policy)
     counts = AnnotationCounts()
     with ExitStack() as stack:
-        stream = stack.enter_context(atomic_file(out)) if out is not None else sys.stdout
+        stream = stack.enter_context(replaced_file(out)) if out is not None else sys.stdout  # a killed run's temporary file goes
         progress = stack.enter_context(bar(enabled=not text, desc="annotate", unit="doc"))
 
         def annotated():

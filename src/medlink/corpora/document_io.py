@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator
 
 from medlink import core
-from medlink.directories import atomic_file
+from medlink.directories import replaced_file
 from medlink.errors import InputFormatError, MedlinkError, MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
 from medlink.kb.readers.files import open_bytes, parse_json, raw_lines
@@ -67,9 +67,10 @@ def source_lines(source: Source, policy: InvalidLinePolicy, what: str) -> Iterat
 
 @contextmanager
 def open_text_target(target: Path | str | IO[str]) -> Iterator[IO[str]]:
-    """Where a writer writes: a file, written atomically (complete or untouched), ``-`` for stdout, or a text stream."""
+    """Where a writer writes: a file, written atomically (complete or untouched; one writer at a time, a killed
+    writer's temporary file removed), ``-`` for stdout, or a text stream."""
     if isinstance(target, (str, Path)) and str(target) != "-":
-        with atomic_file(Path(target)) as out:
+        with replaced_file(Path(target)) as out:
             yield out
     else:
         yield sys.stdout if isinstance(target, (str, Path)) else target
