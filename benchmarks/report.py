@@ -54,7 +54,7 @@ KINDS = {
     "rerank": lambda d: "tuning" in d,
     "training": lambda d: "folds" in d and "recipe" in d,
     "dense_linking": lambda d: any("model" in r and "variant" in r for r in d.get("rows", [])),
-    "robustness": lambda d: "by_reader" in d or "by_index" in d or "trials_per_command" in d,
+    "robustness": lambda d: "by_reader" in d or "by_format" in d or "by_index" in d or "trials_per_command" in d or "throughput_ratio" in d,
     "json_scorer": lambda d: "independent_acc@1" in d,
     **DOCUMENT_KINDS,
     **CALIBRATION_KINDS,
@@ -387,8 +387,12 @@ def robustness(runs, scorers) -> list[str]:
     """Damaged inputs, damaged index folders, kills, and the independent check of the JSON output: counts of outcomes."""
     rows = []
     for _, d in runs:
+        if "throughput_ratio" in d:
+            continue  # its own table, below
         if "by_reader" in d:
             what, outcomes = f"{d['cases']:,} damaged KB files ({len(d['by_reader'])} readers)", d["total"]
+        elif "by_format" in d:
+            what, outcomes = f"{d['cases']:,} damaged document files ({', '.join(d['by_format'])}; read as `medlink annotate --input` does)", d["total"]
         elif "by_index" in d:
             what, outcomes = f"{d['cases']:,} damaged index files ({', '.join(d['by_index'])})", d["total"]
         else:
@@ -402,8 +406,9 @@ def robustness(runs, scorers) -> list[str]:
         rows.append([f"independent scorer of `medlink link --json` vs `medlink eval` ({d['dataset']} {d['split']}, {d['kb']})",
                      f"Acc@1 {acc(d['independent_acc@1'])} vs {acc(d['eval_acc@1'])} ({d['difference_points']:.2f} points apart)", *provenance(d)])
     return ["## Robustness and consistency", "",
-            "Tracebacks, hangs, partial or broken artefacts, refusals naming no file, and KBs that differ from the undamaged one after a "
-            "harmless change (BOM, CRLF, CR-only) would each be counted: none occurred.", "", *table(["what", "outcomes", *PROVENANCE], rows)]
+            "Tracebacks, hangs, partial or broken artefacts, staging files a rerun leaves, refusals naming no file (documents: no line), "
+            "KBs or documents that differ from the undamaged ones after a harmless change (BOM, CRLF, CR-only), and records dropped "
+            "without a count would each be counted: none occurred.", "", *table(["what", "outcomes", *PROVENANCE], rows)]
 
 
 def did_not_help(kinds: dict) -> list[str]:
