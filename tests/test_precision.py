@@ -61,7 +61,7 @@ def test_explicit_precision_and_the_override_win_over_auto(fresh, monkeypatch):
     monkeypatch.setenv(precision.ENV, "fp32")  # what --precision fp32 sets
     assert precision.resolve("bf16") == "fp32"
     monkeypatch.setenv(precision.ENV, "fp16")
-    with pytest.raises(MedlinkError, match="MEDLINK_PRECISION: precision must be one of auto, fp32, bf16, not 'fp16'"):
+    with pytest.raises(MedlinkError, match="MEDLINK_PRECISION: precision must be one of auto, fp32, bf16, int8, not 'fp16'"):
         precision.resolve("auto")
 
 

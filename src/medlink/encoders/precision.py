@@ -24,9 +24,10 @@ from medlink.errors import MedlinkError
 
 log = logging.getLogger(__name__)
 
-PRECISIONS = ("auto", "fp32", "bf16")
+PRECISIONS = ("auto", "fp32", "bf16", "int8")
 ENV = "MEDLINK_PRECISION"  # set by the CLI's --precision; wins over configs for the whole process (and its children)
 PROBE_FILE = "precision.json"
+INT8_FOR_AUTO = False  # set from the accuracy check in BENCHMARKS.md (default-dense, NCBI test Acc@1 within 0.5 point of float32)
 BF16_GAIN = 1.1  # bf16 must be at least this much faster in the probe: a near tie keeps float32's exact vectors
 _NO_BF16 = ("DEFAULT", "NO AVX", "AVX", "AVX2")  # torch CPU capabilities with no bf16 instructions: no probe needed
 _LIMITS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")  # env vars that change what the probe would see
@@ -54,13 +55,30 @@ def force(value: str | None) -> None:
         os.environ[ENV] = check_precision(value)
 
 
-def resolve(requested: str | None = "auto") -> str:
-    """'fp32' or 'bf16': ``MEDLINK_PRECISION`` if set, else ``requested``; 'auto' is decided by ``machine_choice``."""
+def requested(requested: str | None = "auto") -> str:
+    """What this process is asked for: ``MEDLINK_PRECISION`` if set, else ``requested`` (checked; None is 'auto')."""
     override = os.environ.get(ENV)
     if override:
-        requested = check_precision(override, ENV)
-    requested = check_precision(requested or "auto", "precision")
-    return machine_choice().precision if requested == "auto" else requested
+        return check_precision(override, ENV)
+    return check_precision(requested or "auto", "precision")
+
+
+def resolve(requested_: str | None = "auto") -> str:
+    """'fp32' or 'bf16', the number format a model trains and runs in: ``MEDLINK_PRECISION`` if set, else ``requested``;
+    'auto' is decided by ``machine_choice``. int8 is an encoding format only (``resolve_encoding``): here it is float32."""
+    asked = requested(requested_)
+    resolved = machine_choice().precision if asked == "auto" else asked
+    return "fp32" if resolved == "int8" else resolved
+
+
+def resolve_encoding(requested_: str | None = "auto") -> str:
+    """'fp32', 'bf16' or 'int8': the format a bi-encoder *encodes* in (no gradients). 'auto' is bf16 where the machine's
+    probe chose it, else int8 when ``INT8_FOR_AUTO`` (dynamic int8 Linear layers: see ``Int8Copy``), else float32."""
+    asked = requested(requested_)
+    if asked != "auto":
+        return asked
+    choice = machine_choice().precision
+    return "int8" if choice == "fp32" and INT8_FOR_AUTO else choice
 
 
 def from_legacy(settings: dict) -> dict:
@@ -168,23 +186,49 @@ def _probe(repeats: int = 7) -> MachineChoice:
     return MachineChoice(precision, f"probe: float32 {fp32:.2f} ms, bf16 {bf16:.2f} ms per block", round(fp32, 3), round(bf16, 3))
 
 
-class Bf16Copy:
-    """A bfloat16 copy of a model's weights, remade whenever an optimizer step has changed them.
-
-    Weights cast once avoid autocast's cast at every matrix product (faster on a CPU with bf16
-    instructions; vectors stay within a cosine of 0.999 of float32, as the tests check). Training keeps
-    float32 weights; tensor version counters tell when the copy is stale.
-    """
+class InferenceCopy:
+    """A copy of a model for inference in another number format, remade whenever an optimizer step has changed the
+    weights (tensor version counters tell when it is stale). Training keeps the float32 model."""
 
     def __init__(self) -> None:
         self._copy = None
         self._versions: tuple[int, ...] = ()
 
     def of(self, model):
-        import torch
-
         versions = tuple(p._version for p in model.parameters())
         if self._copy is None or versions != self._versions:
-            self._copy = copy.deepcopy(model).to(torch.bfloat16).eval()
+            self._copy = self._make(model)
             self._versions = versions
         return self._copy
+
+    def _make(self, model):
+        raise NotImplementedError
+
+
+class Bf16Copy(InferenceCopy):
+    """bfloat16 weights: cast once, they avoid autocast's cast at every matrix product (faster on a CPU with bf16
+    instructions; vectors stay within a cosine of 0.999 of float32, as the tests check)."""
+
+    def _make(self, model):
+        import torch
+
+        return copy.deepcopy(model).to(torch.bfloat16).eval()
+
+
+class Int8Copy(InferenceCopy):
+    """Dynamic int8 quantisation of every Linear layer (weights int8 per output channel, activations quantised per
+    batch): about twice float32's speed on an AVX2-only CPU, where bf16 is emulated; vectors within a cosine of ~0.97
+    of float32 (BENCHMARKS.md dense speed and default-dense tables)."""
+
+    def _make(self, model):
+        import warnings
+
+        import torch
+        from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+        with warnings.catch_warnings():  # torch.ao's notice that eager quantisation is moving to torchao
+            warnings.simplefilter("ignore")
+            return quantize_dynamic(copy.deepcopy(model).float().eval(), {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)
+
+
+COPIES = {"bf16": Bf16Copy, "int8": Int8Copy}

@@ -23,8 +23,9 @@ import numpy as np
 
 from medlink.directories import with_default_mode
 from medlink.encoders.batching import length_sorted_batches
+from medlink.encoders.bert import load_fast
 from medlink.encoders import precision as precisions
-from medlink.encoders.precision import Bf16Copy
+from medlink.encoders.precision import COPIES
 from medlink.errors import MedlinkError, MissingInputError
 from medlink.params import POOLINGS
 from medlink.progress import bar as progress_bar
@@ -159,16 +160,13 @@ class Encoder:
     """Batched, pooled, L2-normalised sentence embeddings from a transformer folder."""
 
     def __init__(self, model: str | Path | None = None, pooling: str | None = None, max_length: int = 32, precision: str = "auto",
-                 threads: int | None = None):
-        """``pooling`` None: what the folder declares (see ``declared_pooling``); ``precision`` auto | fp32 | bf16
-        (``self.precision`` is what it resolved to: fp32 or bf16)."""
+                 threads: int | None = None, inference_only: bool = False):
+        """``pooling`` None: what the folder declares (see ``declared_pooling``); ``precision`` auto | fp32 | bf16 | int8
+        (``self.precision`` is what encode() runs: fp32, bf16 or int8). ``inference_only``: the caller only encodes (an
+        index), so a BERT folder is run by ``medlink.encoders.bert`` without importing transformers (``self.fast``)."""
         require_dense_extra()
         import torch
-        from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as transformers_logging
 
-        transformers_logging.disable_progress_bar()
-        transformers_logging.set_verbosity_error()
         path = Path(model) if model else default_model_dir()
         check_model_dir(path)
         pooling = pooling or declared_pooling(path)
@@ -180,22 +178,32 @@ class Encoder:
         self.pooling = pooling
         self.max_length = max_length
         self.requested_precision = precisions.check_precision(precision, "precision")
-        self.precision = precisions.resolve(precision)
-        self.tokenizer = load_pretrained(path, "tokenizer", AutoTokenizer.from_pretrained)
-        self.model = load_pretrained(path, "model", AutoModel.from_pretrained)
+        self.precision = precisions.resolve_encoding(precision)  # what encode() runs: fp32, bf16 or int8 (training: float32 for int8)
+        fast = load_fast(path) if inference_only else None
+        self.fast = fast is not None
+        if fast is not None:
+            self.model, self.tokenizer = fast
+        else:
+            from transformers import AutoModel, AutoTokenizer
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()
+            transformers_logging.set_verbosity_error()
+            self.tokenizer = load_pretrained(path, "tokenizer", AutoTokenizer.from_pretrained)
+            self.model = load_pretrained(path, "model", AutoModel.from_pretrained)
         self.model.eval()
         self.dimension = int(self.model.config.hidden_size)
-        self._bf16_copy = Bf16Copy()
+        self._copy = COPIES[self.precision]() if self.precision in COPIES else None
 
     @property
     def spec(self) -> EncoderSpec:
         return EncoderSpec(str(self.path.resolve()), self.pooling, self.max_length, self.requested_precision, model_fingerprint(self.path))
 
     @classmethod
-    def from_spec(cls, spec: EncoderSpec | dict) -> "Encoder":
+    def from_spec(cls, spec: EncoderSpec | dict, inference_only: bool = False) -> "Encoder":
         """Re-create the encoder an index was built with; refuses a folder whose weights changed."""
         spec = spec if isinstance(spec, EncoderSpec) else EncoderSpec.from_dict(spec)
-        encoder = cls(spec.model, spec.pooling, spec.max_length, spec.precision)
+        encoder = cls(spec.model, spec.pooling, spec.max_length, spec.precision, inference_only=inference_only)
         check_fingerprint(encoder.path, spec.fingerprint, "model")
         return encoder
 
@@ -207,8 +215,8 @@ class Encoder:
         return self._embed(self.model, batch)
 
     def _inference_model(self):
-        """The model ``encode`` runs: with bf16, a copy whose weights are bfloat16 (see ``Bf16Copy``)."""
-        return self._bf16_copy.of(self.model) if self.precision == "bf16" else self.model
+        """The model ``encode`` runs: with bf16 or int8, a copy in that format (see ``Bf16Copy``, ``Int8Copy``)."""
+        return self._copy.of(self.model) if self._copy is not None else self.model
 
     def _embed(self, model, batch) -> "torch.Tensor":  # noqa: F821
         import torch
@@ -243,6 +251,8 @@ class Encoder:
 
     def save(self, directory: Path) -> None:
         """Write a trained model as a self-contained folder (weights, config, tokenizer, pooling)."""
+        if self.fast:
+            raise MedlinkError("an inference-only encoder cannot be saved: load it with inference_only=False to train it")
         directory.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(directory, safe_serialization=True)
         self.tokenizer.save_pretrained(directory)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -27,7 +28,7 @@ import numpy as np
 from numpy.lib.format import open_memmap
 
 from medlink.directories import write_atomic
-from medlink.encoders.precision import from_legacy
+from medlink.encoders.precision import ENV as PRECISION_ENV, from_legacy
 from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_dir, require_dense_extra
 
 require_dense_extra()  # name the missing extra here, where a dense index or config first needs it, not in a faiss ImportError
@@ -50,6 +51,10 @@ except ImportError:  # Windows: no advisory locks; concurrent builds of the same
 log = logging.getLogger(__name__)
 DEFAULTS = defaults(DENSE_PARAMS)  # what each knob means: medlink.params.DENSE_PARAMS
 CHUNK_ROWS = 8192  # rows encoded between two cache checkpoints
+# An index whose names were encoded in float32 or int8 encodes mentions in that same format under 'auto' (an explicit
+# --precision still wins): mentions are few, so float32 costs little, and int8 names against int8 mentions keep the
+# same rounding on both sides. bf16 names take what 'auto' means on the loading machine (bf16 is within 0.999 of float32).
+QUERY_AS_BUILT = ("fp32", "int8")
 INDEX_FILE = "faiss.index"
 PARAMS_FILE = "dense.json"
 
@@ -64,7 +69,7 @@ def _check_params(params: dict, name: str) -> None:
 def model_key(encoder: Encoder) -> str:
     """Identifies what makes a text's vector (encoder weights, pooling, length, precision): equal keys, equal vectors."""
     spec = encoder.spec
-    precision = "bf16-weights" if encoder.precision == "bf16" else "fp32"  # bf16 vectors come from bfloat16 weights (not autocast)
+    precision = {"bf16": "bf16-weights", "int8": "int8-dynamic-linear"}.get(encoder.precision, "fp32")  # bf16: bfloat16 weights (not autocast)
     return hashlib.blake2b(json.dumps([spec.fingerprint, spec.pooling, spec.max_length, precision, encoder.dimension]).encode(),
                            digest_size=16).hexdigest()
 
@@ -168,7 +173,7 @@ class DenseGenerator(GeneratorBase):
         params = {**DEFAULTS, **params}
         _check_params(params, name)
         try:
-            encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["precision"])
+            encoder = Encoder(params["model"], params["pooling"], params["max_length"], params["precision"], inference_only=True)
         except MedlinkError as error:
             relative = params["model"] and not Path(params["model"]).is_absolute()
             hint = f" (a relative 'model' path is read from the current folder, {Path.cwd()})" if relative else ""
@@ -195,8 +200,11 @@ class DenseGenerator(GeneratorBase):
         spec = from_legacy(dict(saved["encoder"]))
         if params["model"] is None:  # the packaged model: wherever it is installed now (the fingerprint still must match)
             spec["model"] = str(default_model_dir())
+        built_with = saved.get("encoded_with")
+        if spec.get("precision", "auto") == "auto" and built_with in QUERY_AS_BUILT and not os.environ.get(PRECISION_ENV):
+            spec["precision"] = built_with  # mentions in the names' own format (see QUERY_AS_BUILT)
         try:
-            encoder = Encoder.from_spec(spec)
+            encoder = Encoder.from_spec(spec, inference_only=True)
         except MedlinkError as error:
             raise MedlinkError(
                 f"{directory}: dense generator {name!r} cannot use its encoder {spec['model']}: {error}. "
