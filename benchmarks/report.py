@@ -351,6 +351,8 @@ def speed(lexical_runs, dense_runs) -> list[str]:
                                                    mb(s.get("peak_rss_mb")), *provenance(d)]))
     for _, d in dense_runs:
         s, model = d["linking"], re.search(r"--model (\S+)", d.get("command", ""))
+        if not s:  # a run of first use / start-up only
+            continue
         limit = "; MKL, oneDNN, ATen limited to AVX2" if d.get("isa_limit") else ""
         rows.append(("", s["mentions_per_second"], [f"dense ({model.group(1) if model else 'packaged all-MiniLM-L6-v2'}{limit})", "MEDIC (BioSyn train_dictionary)" + (f", {d['kb_names']:,} names" if d.get("kb_names") else ""),
                                                    secs(s.get("index_build_seconds")), secs(s["load_seconds"]),
@@ -362,7 +364,10 @@ def speed(lexical_runs, dense_runs) -> list[str]:
              "the same names were encoded with the same precision before. Fastest first.", "",
              *table(["linker", "KB", "index build", "load", "mentions/s stream (n)", "mentions/s unique (n)", "index", "peak RSS", *PROVENANCE],
                     best_first(rows))]
+    lines += default_dense_speed(dense_runs)
     for _, d in dense_runs:
+        if not d["encoding"]:
+            continue
         base = d["encoding"][0]
         rows = [("", e["names_per_second"], [str(e["threads"]), precision_label(e), str(e["batch"]), num(e["names_per_second"]),
                                              f"{e['names_per_second'] / base['names_per_second']:.2f}", *provenance(d)])
@@ -372,6 +377,37 @@ def speed(lexical_runs, dense_runs) -> list[str]:
         lines += ["", f"Encoding {count}MEDIC names (batches grouped by token count; ratio to {base['threads']} threads, "
                   f"{precision_label(base)}, batch {base['batch']}, measured in the same run{limit}; other batch sizes in the JSON). Fastest first.", "",
                   *table(["threads", "weights", "batch", "names/s", "ratio", *PROVENANCE], best_first(rows))]
+    return lines
+
+
+STARTUP_STEPS = {"import medlink.cli": "CLI import", "import torch": "torch import", "default index check": "index check",
+                 "model load": "model load", "FAISS read": "FAISS read", "rest of index load": "rest of load", "first link": "first link"}
+
+
+def default_dense_speed(dense_runs) -> list[str]:
+    """default-dense's first use (fresh MEDLINK_HOME) per precision, and its warm start split into steps (medians)."""
+    lines = []
+    for _, d in dense_runs:
+        limit = "; MKL, oneDNN, ATen limited to AVX2 (simulated)" if d.get("isa_limit") else ""
+        rows = []
+        for r in d.get("first_use") or []:
+            encoded = next(iter((d.get("startup") or [{}])[-1].get("precisions", {}).values()), None) if r["precision"] == "auto" else None
+            rate = f"{r['dense_names'] / r['dense_seconds']:,.0f}" if r.get("dense_names") and r.get("dense_seconds") else "-"
+            rows.append([f"first use, --precision {r['precision']}" + (f" ({encoded})" if encoded else ""), secs(r["seconds"]),
+                         secs(r.get("dense_seconds")), rate, *provenance(d)])
+        if rows:
+            lines += ["", f"default-dense's first use (fresh MEDLINK_HOME: default KB, lexical stages, {d['first_use'][0].get('dense_names') or 0:,} "
+                      f"names encoded, calibration fit; one run each{limit}; dense phase = model load + encoding + FAISS):", "",
+                      *table(["run", "total", "dense phase", "names/s", *PROVENANCE], rows)]
+        rows = []
+        for r in d.get("startup") or []:
+            steps = r["steps_median"]
+            rows.append([r["code"], f"{secs(r['cli_seconds_median'])} ({r['repeats']})", *(secs(steps.get(k)) for k in STARTUP_STEPS),
+                         ", ".join(sorted(set(r.get("precisions", {}).values()))), *provenance(d)])
+        if rows:
+            lines += ["", f"Warm `medlink link --index default-dense \"heart attack\"`, process start to answer: median wall time of fresh "
+                      f"processes, and each step timed in a child doing the same (medians; python's own start-up is the gap){limit}:", "",
+                      *table(["code", "CLI (runs)", *STARTUP_STEPS.values(), "encodes in", *PROVENANCE], rows)]
     return lines
 
 

@@ -1,6 +1,7 @@
 """CPU cost of dense linking: encoding throughput and end-to-end dense linking speed.
 
     python benchmarks/scale/dense_speed.py [--model PATH] [--repeats 3] [--avx2-only --section dense_speed_avx2]
+    python benchmarks/scale/dense_speed.py --avx2-only --first-use fp32,auto --startup 5 [--code-at COMMIT] --skip-encoding --section NAME
 
 Encoding: 10,000 MEDIC names (BioSyn train dictionary) with precision auto (what this machine's probe
 chose), bf16 and fp32, 1 and 2 threads, batches of 64, 128 (the default) and 256 texts grouped by token
@@ -9,6 +10,14 @@ same run. Linking: a dense-only index over the same KB (vectors from the encode 
 test mentions linked in one call after loading (fresh process for the peak RSS). ``--avx2-only`` runs
 every child with MKL, oneDNN and ATen limited to AVX2 (MKL_ENABLE_INSTRUCTIONS, ONEDNN_MAX_CPU_ISA,
 ATEN_CPU_CAPABILITY): what a CPU without AVX-512 or bf16 instructions does, on this one.
+
+``--first-use P,...``: for each precision, the default-dense index's first use in a fresh ``MEDLINK_HOME`` (default KB,
+lexical stages, encoding ~150k names, calibration fit), ``medlink link --index default-dense --precision P``: wall time
+and the build's phases as it logs them. ``--startup N``: then, with the last of those homes (warm), N fresh processes of
+``medlink link --index default-dense "heart attack"`` (wall time) and N of a child that times the same steps one by one
+(imports, default-index check, model load, FAISS read, the rest of the index, first link). ``--code-at COMMIT`` runs
+the startup children on that commit's code too (a temporary git worktree), interleaved: a before/after.
+``--skip-encoding`` / ``--skip-linking`` leave out the encoding grid / the MEDIC linking run.
 """
 
 from __future__ import annotations
@@ -16,10 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
@@ -28,9 +41,11 @@ from benchmarks._common.harness import THROUGHPUT, command_line, measure_in_fres
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
+from medlink.settings import medlink_home  # noqa: E402
 
 # (threads, precision, batch); the first is the baseline
-ENCODINGS = [(2, "auto", 128), (2, "fp32", 128), (2, "bf16", 128), (2, "auto", 64), (2, "auto", 256), (1, "fp32", 128), (1, "bf16", 128)]
+ENCODINGS = [(2, "auto", 128), (2, "fp32", 128), (2, "bf16", 128), (2, "int8", 128), (2, "auto", 64), (2, "auto", 256), (1, "fp32", 128),
+             (1, "bf16", 128), (1, "int8", 128)]
 AVX2_ONLY = {"MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"}
 
 ENCODE = """
@@ -46,6 +61,93 @@ for _ in range(repeats):
 print(json.dumps({"names_per_second": statistics.median(rates), "resolved": encoder.precision, "capability": torch.backends.cpu.get_cpu_capability()}))
 """
 
+STARTUP = """
+import time
+T0 = time.perf_counter()
+import json, sys
+marks = {}
+def mark(name, since):
+    marks[name] = round(time.perf_counter() - since, 4)
+for module in ("medlink.cli", "torch", "faiss"):  # transformers only if the encoder imports it (its model load then)
+    t = time.perf_counter(); __import__(module); mark("import " + module, t)
+from medlink.encoders import transformer
+from medlink.retrieval import dense
+spent = {"model load": 0.0, "FAISS read": 0.0}
+def timed(key, fn):
+    def wrapper(*a, **k):
+        s = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            spent[key] += time.perf_counter() - s
+    return wrapper
+transformer.Encoder.__init__ = timed("model load", transformer.Encoder.__init__)
+dense.read_index = timed("FAISS read", dense.read_index)
+from medlink.linking.index import resolve_index
+from medlink.linking.linker import Linker
+t = time.perf_counter(); directory = resolve_index("default-dense"); mark("default index check", t)
+t = time.perf_counter(); linker = Linker.load(directory); load = time.perf_counter() - t
+marks.update({k: round(v, 4) for k, v in spent.items()}); marks["rest of index load"] = round(load - sum(spent.values()), 4)
+t = time.perf_counter(); top = linker.link(["heart attack"], k=5)[0].candidates[0].concept_id; mark("first link", t)
+marks["in process"] = round(time.perf_counter() - T0, 4)
+print(json.dumps({"marks": marks, "precisions": linker.precisions(), "top": top}))
+"""
+
+
+def first_use(precision: str, env: dict, workdir: Path) -> dict:
+    """The default-dense index's first use in a fresh MEDLINK_HOME: wall time and the phases the build logs."""
+    home = Path(tempfile.mkdtemp(prefix=f"first-use-{precision}-", dir=workdir))
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "medlink", "link", "--index", "default-dense", "--precision", precision, "can't sleep"],
+                         capture_output=True, text=True, check=True, env={**env, "MEDLINK_HOME": str(home)})
+    seconds = time.perf_counter() - started
+    phases = {m.group(1): float(m.group(2)) for m in re.finditer(r"medlink: (.+?): done in ([\d.]+) s", out.stderr)}
+    dense = next((v for k, v in phases.items() if k.startswith("index: dense")), None)
+    names = re.search(r"index: dense \(dense\) over ([\d,]+) names", out.stderr)
+    row = {"precision": precision, "seconds": seconds, "phases": phases, "home": home,
+           "dense_names": int(names.group(1).replace(",", "")) if names else None, "dense_seconds": dense}
+    print({k: v for k, v in row.items() if k != "home"}, flush=True)
+    return row
+
+
+def startup(home: Path, env: dict, repeats: int, codes: dict[str, Path | None]) -> list[dict]:
+    """Warm start of ``medlink link --index default-dense "heart attack"`` with each code ({label: worktree, None: this
+    checkout}), interleaved (load drifts on a shared machine): wall time, and each step in a timing child."""
+    env = {**env, "MEDLINK_HOME": str(home)}
+    command = [sys.executable, "-m", "medlink", "link", "--index", "default-dense", "heart attack"]
+    walls, children = {label: [] for label in codes}, {label: [] for label in codes}
+    for _ in range(repeats):
+        for label, code in codes.items():
+            run_env = {**env, "PYTHONPATH": str(code / "src")} if code is not None else env
+            started = time.perf_counter()
+            subprocess.run(command, capture_output=True, text=True, check=True, env=run_env)
+            walls[label].append(time.perf_counter() - started)
+            out = subprocess.run([sys.executable, "-c", STARTUP], capture_output=True, text=True, check=True, env=run_env)
+            children[label].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    results = []
+    for label in codes:
+        runs = children[label]
+        steps = {key: statistics.median(c["marks"][key] for c in runs) for key in runs[0]["marks"]}
+        results.append({"code": label, "cli_seconds_median": statistics.median(walls[label]), "cli_seconds_all": [round(w, 3) for w in walls[label]],
+                        "steps_median": steps, "precisions": runs[0]["precisions"], "top": runs[0]["top"], "repeats": repeats})
+        print(results[-1], flush=True)
+    return results
+
+
+@contextmanager
+def code_at(commit: str | None):
+    """A temporary git worktree of ``commit`` (None: nothing made)."""
+    if commit is None:
+        yield None
+        return
+    root = Path(__file__).resolve().parents[2]
+    folder = Path(tempfile.mkdtemp(prefix="medlink-code-")) / "tree"
+    subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(folder), commit], check=True, capture_output=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(folder)], check=True, capture_output=True)
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -55,19 +157,42 @@ def main() -> None:
     parser.add_argument("--avx2-only", action="store_true", help="limit MKL, oneDNN and ATen to AVX2 in every child process")
     parser.add_argument("--section", default="dense_speed")
     parser.add_argument("--names", type=int, default=10_000, help="how many MEDIC names each encoding row encodes")
+    parser.add_argument("--first-use", default="", help="comma-separated precisions: time default-dense's first use with each")
+    parser.add_argument("--startup", type=int, default=0, help="fresh warm-start processes of medlink link --index default-dense")
+    parser.add_argument("--code-at", default=None, help="also run the startup children on this commit's code (the before)")
+    parser.add_argument("--skip-encoding", action="store_true")
+    parser.add_argument("--skip-linking", action="store_true")
     args = parser.parse_args()
     env = {**os.environ, **(AVX2_ONLY if args.avx2_only else {})}
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    first_uses = [first_use(p, env, args.workdir) for p in args.first_use.split(",") if p]
+    started_up = None
+    if args.startup:
+        with code_at(args.code_at) as code:
+            codes = {**({args.code_at: code} if code else {}), "this commit": None}
+            started_up = startup(first_uses[-1]["home"] if first_uses else medlink_home(), env, args.startup, codes)
+    for row in first_uses:
+        shutil.rmtree(row.pop("home"), ignore_errors=True)
     kb = ncbi_kb(args.workdir, "train")
     names = [kb.normalize(text) for _, text, _ in kb.iter_names()][:: 7][: args.names]
     names_file = args.workdir / "speed-names.json"
     names_file.write_text(json.dumps(names))
     encoding = []
-    for threads, precision, batch in ENCODINGS:
+    for threads, precision, batch in ENCODINGS if not args.skip_encoding else ():
         out = subprocess.run([sys.executable, "-c", ENCODE, str(names_file), str(threads), precision, str(args.repeats), args.model,
                               str(batch)], capture_output=True, text=True, check=True, env=env)
         encoding.append({"threads": threads, "precision": precision, "batch": batch, **json.loads(out.stdout.strip().splitlines()[-1])})
         encoding[-1]["ratio"] = encoding[-1]["names_per_second"] / encoding[0]["names_per_second"]
         print(encoding[-1], flush=True)
+    linking = None if args.skip_linking else link_speed(args, kb, env)
+    publish(args.section, {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "encoded_names": len(names),
+                           "isa_limit": "AVX2 (MKL, oneDNN, ATen limited; simulated on this CPU)" if args.avx2_only else None,
+                           "kb_names": kb.stats()["names"], "encoding": encoding, "linking": linking,
+                           "first_use": first_uses, "startup": started_up})
+
+
+def link_speed(args, kb, env) -> dict:
+    """A dense-only index over MEDIC (built in a child), then NCBI test's mention parts linked in a fresh process."""
     index = args.workdir / "dense-speed-index"
     config = LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": args.model or None}}],
                                      "k_per_generator": 32})
@@ -83,9 +208,7 @@ def main() -> None:
                                     env=AVX2_ONLY if args.avx2_only else None)
     linking = {**json.loads(link["stdout"]), "peak_rss_mb": link["peak_rss_mb_median"], "index_build_seconds": build}
     print(linking, flush=True)
-    publish(args.section, {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "encoded_names": len(names),
-                           "isa_limit": "AVX2 (MKL, oneDNN, ATen limited; simulated on this CPU)" if args.avx2_only else None,
-                            "kb_names": kb.stats()["names"], "encoding": encoding, "linking": linking})
+    return linking
 
 
 if __name__ == "__main__":
