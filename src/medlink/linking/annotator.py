@@ -3,7 +3,9 @@
 The steps, each a component of its own and each switchable (``AnnotateOptions``):
 
 1. finders (``medlink.text.finders``: the dictionary over the KB's names, a trained tagger, or both)
-   give spans; overlaps are resolved by the finders' policy;
+   give spans; with both, ``combine`` says which are kept (every span, or the tagger's spans that the
+   dictionary confirms, optionally with the dictionary's where the tagger found nothing); overlaps are
+   resolved by the finders' policy;
 2. abbreviations (Schwartz-Hearst, ``medlink.text.abbreviations``): where a found mention is the long
    form of a "long form (SF)" definition, the SF there and at every later occurrence becomes a
    mention linked through that long form (``abbreviation_choice``: ``long`` always takes the long
@@ -33,7 +35,7 @@ from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
 from medlink.progress import phase
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
-from medlink.text.finders.base import MentionFinder, find_all
+from medlink.text.finders.base import COMBINE_POLICIES, MentionFinder, find_all
 from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
 
@@ -53,11 +55,12 @@ class AnnotateOptions:
     abbreviation_choice: str = "long"
     consistency: str = "both"
     overlap: str = "longest"
+    combine: str = "union"
     generators: tuple[str, ...] | None = None
     batch_documents: int = 32
 
     def __post_init__(self) -> None:
-        for value, choices, what in ((self.consistency, CONSISTENCY_MODES, "consistency"),
+        for value, choices, what in ((self.consistency, CONSISTENCY_MODES, "consistency"), (self.combine, COMBINE_POLICIES, "combine policy"),
                                      (self.abbreviation_choice, ABBREVIATION_CHOICES, "abbreviation choice")):
             if value not in choices:
                 raise MedlinkError(f"unknown {what} {value!r}; known: {', '.join(choices)}")
@@ -169,7 +172,7 @@ class Annotator:
     def spans(self, document: Document) -> list[Annotation]:
         """Every span to link in ``document`` (finders, then abbreviations, then propagation), in text order."""
         text = document.text
-        spans = find_all(self.finders, document, self.options.overlap)
+        spans = find_all(self.finders, document, self.options.overlap, self.options.combine)
         if self.options.abbreviations:
             spans = with_short_forms(text, spans)
         if self.options.consistency in ("propagate", "both"):

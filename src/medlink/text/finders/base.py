@@ -6,11 +6,22 @@ A finder reads a ``Document`` and returns ``Annotation``s (character offsets int
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+import bisect
+import re
+from functools import lru_cache
+from itertools import accumulate
+from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 from medlink.core import Annotation, Document
 
 OVERLAP_POLICIES = ("longest", "all")
+# How the spans of several finders are merged (the first finder leads, e.g. the tagger of --finder both):
+# union: every span of every finder; confirmed: the first finder's spans that another finder's span overlaps;
+# confirmed+missed: those, plus the other finders' spans where the first found nothing.
+COMBINE_POLICIES = ("union", "confirmed", "confirmed+missed")
+_SENTENCE_BREAK = re.compile(r"[.!?;](?:\s|$)")
+_BRACKETS = {")": "(", "]": "[", "}": "{"}
+_WORD = re.compile(r"\w+")
 
 
 @runtime_checkable
@@ -35,14 +46,75 @@ def resolve_overlaps(spans: Iterable[Annotation], policy: str = "longest") -> li
     if policy == "all":
         return sorted(unique.values(), key=lambda a: (a.start, a.end))
     kept: list[Annotation] = []
-    taken: list[tuple[int, int]] = []
-    for span in sorted(unique.values(), key=lambda a: (-(a.end - a.start), a.start)):
-        if not any(span.start < end and start < span.end for start, end in taken):
+    taken: list[tuple[int, int]] = []  # the kept spans, disjoint, by start: the last one starting before a span ends
+    for span in sorted(unique.values(), key=lambda a: (-(a.end - a.start), a.start)):  # is the only one it may overlap
+        at = bisect.bisect_left(taken, (span.end, -1))
+        if at == 0 or taken[at - 1][1] <= span.start:
             kept.append(span)
-            taken.append((span.start, span.end))
+            taken.insert(at, (span.start, span.end))
     return sorted(kept, key=lambda a: a.start)
 
 
-def find_all(finders: Sequence[MentionFinder], document: Document, policy: str = "longest") -> list[Annotation]:
-    """What several finders found together in ``document`` (a span found twice is kept once, the first finder's)."""
-    return resolve_overlaps((span for finder in finders for span in finder.find(document)), policy)
+def find_all(finders: Sequence[MentionFinder], document: Document, policy: str = "longest", combine: str = "union") -> list[Annotation]:
+    """What several finders found together in ``document`` (a span found twice is kept once, the first finder's),
+    merged by ``combine`` (``COMBINE_POLICIES``), then overlaps resolved by ``policy``."""
+    if combine not in COMBINE_POLICIES:
+        raise ValueError(f"unknown combine policy {combine!r}; known: {', '.join(COMBINE_POLICIES)}")
+    found = [finder.find(document) for finder in finders]
+    if combine == "union" or len(found) < 2:
+        return resolve_overlaps((span for spans in found for span in spans), policy)
+    lead, others = found[0], [span for spans in found[1:] for span in spans]
+    confirmed = overlap_test(others)
+    kept = [span for span in lead if confirmed(span)]
+    if combine == "confirmed+missed":
+        in_lead = overlap_test(lead)
+        kept += [span for span in others if not in_lead(span)]
+    return resolve_overlaps(kept, policy)
+
+
+def overlap_test(others: Sequence[Annotation]) -> Callable[[Annotation], bool]:
+    """A test "does this span share a character with any of ``others``?", prepared once (sorted starts and a running
+    maximum of ends: of the spans starting before a span ends, one overlaps it exactly when the furthest-reaching does)."""
+    ordered = sorted(others, key=lambda a: a.start)
+    starts = [a.start for a in ordered]
+    reach = list(accumulate((a.end for a in ordered), max))
+
+    def overlaps(span: Annotation) -> bool:
+        before = bisect.bisect_left(starts, span.end)
+        return before > 0 and reach[before - 1] > span.start
+
+    return overlaps
+
+
+@lru_cache(maxsize=1)
+def english_stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words (imported when first asked for: linking alone never needs sklearn)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+def is_plausible_mention(text: str) -> bool:
+    """Has ``text`` a word of two letters or more that is not a stop word? A model's stray "of", "D" or "2" is no
+    mention, and propagating it through a document would multiply the mistake. A word in capitals counts ("ALL")."""
+    stop = english_stop_words()
+    return any(sum(c.isalpha() for c in word) >= 2 and (word.lower() not in stop or word.isupper()) for word in _WORD.findall(text))
+
+
+def crosses_boundary(text: str, start: int, end: int) -> bool:
+    """Does ``text[start:end]`` run across a sentence break (". " inside it) or hold an unbalanced bracket? A name
+    matched word by word ("disease, Canavan" in MEDIC) must not join "...disease. Canavan..." or "(HPRT) deficiency"'s
+    "HPRT) deficiency"."""
+    piece = text[start:end]
+    if _SENTENCE_BREAK.search(piece, 0, len(piece) - 1):
+        return True
+    depth: dict[str, int] = {}
+    for char in piece:
+        if char in "([{":
+            depth[char] = depth.get(char, 0) + 1
+        elif char in _BRACKETS:
+            opener = _BRACKETS[char]
+            if depth.get(opener, 0) == 0:
+                return True
+            depth[opener] -= 1
+    return any(depth.values())

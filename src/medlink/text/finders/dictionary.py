@@ -31,7 +31,7 @@ from typing import Iterable
 
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
-from medlink.text.finders.base import OVERLAP_POLICIES, resolve_overlaps
+from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, resolve_overlaps
 from medlink.text.normalize import Normalizer
 from medlink.text.spelling import SpellingIndex
 from medlink.text.finders.word_automaton import EXACT, LOOSE, MAX_WORDS, SHORT_FORM, WordAutomaton
@@ -74,12 +74,6 @@ def loose_word(word: str) -> str:
     return word
 
 
-def _english_stop_words() -> frozenset[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # build time only: linking does not import sklearn
-
-    return frozenset(ENGLISH_STOP_WORDS)
-
-
 class DictionaryFinder:
     """Finds KB names in text (``name = "dictionary"``); build it from names, or load it from an index folder."""
 
@@ -99,7 +93,7 @@ class DictionaryFinder:
     def build(cls, names: Iterable[str], normalize: Normalizer, options: DictionaryOptions | None = None) -> "DictionaryFinder":
         """From the KB's names as written (their case decides which are short forms)."""
         options = options or DictionaryOptions()
-        stop = (_english_stop_words() if options.stop_words else frozenset()) | {normalize(n) for n in options.stop_names}
+        stop = (english_stop_words() if options.stop_words else frozenset()) | {normalize(n) for n in options.stop_names}
         short_forms: dict[str, bool] = {}
         for name in names:
             key = normalize(name)
@@ -130,7 +124,7 @@ class DictionaryFinder:
         spans = []
         for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT):
             start, end = tokens[first].start, tokens[last - 1].end
-            if value & SHORT_FORM and any(c.islower() for c in text[start:end]):
+            if value & SHORT_FORM and any(c.islower() for c in text[start:end]) or crosses_boundary(text, start, end):
                 continue
             spans.append(Annotation(start, end, text[start:end], source=self.name))
         if self.options.approximate:
@@ -150,6 +144,8 @@ class DictionaryFinder:
             if 2 * fixes > last - first:
                 continue
             start, end = tokens[kept[first]].start, tokens[kept[last - 1]].end
+            if crosses_boundary(text, start, end):
+                continue
             yield Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"})
 
     def _corrected(self, word: str) -> str | None:

@@ -22,6 +22,7 @@ from medlink.core import Annotation, Document
 from medlink.encoders import precision as precisions
 from medlink.encoders.precision import Bf16Copy
 from medlink.errors import MedlinkError, MissingInputError
+from medlink.text.finders.base import is_plausible_mention
 from medlink.text.bio import Span, decode_labels, pack, special_template, tokenize_sentences
 from medlink.text.sentences import split_sentences
 
@@ -108,13 +109,14 @@ class TaggerFinder:
         return cls(model, tokenizer, info["labels"], info["max_length"], info.get("overlap"), precisions.resolve(requested), batch_size)
 
     def find(self, document: Document) -> list[Annotation]:
-        """Spans in ``document.text``, in text order; each passage is split into sentences on its own."""
+        """Spans in ``document.text``, in text order; each passage is split into sentences on its own. A span with no
+        word of two letters that is not a stop word ("of", "D", "2") is dropped."""
         text = document.text
         sentences = []
         for passage in sorted(document.passages, key=lambda p: p.offset):
             sentences += [(passage.offset + start, passage.offset + end) for start, end in split_sentences(passage.text)]
         return [Annotation(span.start, span.end, text[span.start:span.end], span.type, source=self.name)
-                for span in self.find_spans(text, sentences)]
+                for span in self.find_spans(text, sentences) if is_plausible_mention(text[span.start:span.end])]
 
     def find_spans(self, text: str, sentences: Sequence[tuple[int, int]]) -> list[Span]:
         """Typed spans of ``text`` found in the given sentence spans (consecutive ones, in text order), in order."""
