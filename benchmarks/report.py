@@ -261,6 +261,8 @@ def dense(runs, ensembles, defaults, training) -> list[str]:
     for _, d in defaults:
         folds = d.get("folds") or (re.findall(r"--folds (\d+)", d.get("command", "")) or [10])[0]  # older files: the script's default
         for r in d["test"]:
+            if not d.get("dev_trials", True) and r["variant"].startswith("lexical"):
+                continue  # an accuracy check at a given weight (--weight): its lexical rows repeat the full run's
             for dataset, split, key, seconds_key in (("NCBI Disease", "test", "ncbi_test", "ncbi_test_seconds"),
                                                      ("AskAPatient", f"test, mean of {folds} folds", "askapatient_test_mean",
                                                       "askapatient_test_seconds")):
@@ -393,12 +395,12 @@ def default_dense_speed(dense_runs) -> list[str]:
         for r in d.get("first_use") or []:
             encoded = next(iter((d.get("startup") or [{}])[-1].get("precisions", {}).values()), None) if r["precision"] == "auto" else None
             rate = f"{r['dense_names'] / r['dense_seconds']:,.0f}" if r.get("dense_names") and r.get("dense_seconds") else "-"
-            rows.append([f"first use, --precision {r['precision']}" + (f" ({encoded})" if encoded else ""), secs(r["seconds"]),
+            rows.append([f"first use, --precision {r['precision']}" + (f" ({encoded})" if encoded else ""), secs(r["seconds"]), secs(r.get("cpu_seconds")),
                          secs(r.get("dense_seconds")), rate, *provenance(d)])
         if rows:
             lines += ["", f"default-dense's first use (fresh MEDLINK_HOME: default KB, lexical stages, {d['first_use'][0].get('dense_names') or 0:,} "
                       f"names encoded, calibration fit; one run each{limit}; dense phase = model load + encoding + FAISS):", "",
-                      *table(["run", "total", "dense phase", "names/s", *PROVENANCE], rows)]
+                      *table(["run", "total", "CPU time", "dense phase", "names/s", *PROVENANCE], rows)]
         rows = []
         for r in d.get("startup") or []:
             steps = r["steps_median"]
@@ -444,7 +446,27 @@ def robustness(runs, scorers) -> list[str]:
     return ["## Robustness and consistency", "",
             "Tracebacks, hangs, partial or broken artefacts, staging files a rerun leaves, refusals naming no file (documents: no line), "
             "KBs or documents that differ from the undamaged ones after a harmless change (BOM, CRLF, CR-only), and records dropped "
-            "without a count would each be counted: none occurred.", "", *table(["what", "outcomes", *PROVENANCE], rows)]
+            "without a count would each be counted: none occurred.", "", *table(["what", "outcomes", *PROVENANCE], rows),
+            *long_documents([d for _, d in runs if "throughput_ratio" in d])]
+
+
+def long_documents(runs: list[dict]) -> list[str]:
+    """One long document annotated at growing sizes: characters/s (and seconds) per size; flat throughput = no quadratic step."""
+    if not runs:
+        return []
+    sizes = sorted({row["kb"] for d in runs for row in d["sizes"]})
+
+    def cell(row: dict | None) -> str:
+        if row is None:
+            return "-"
+        if "timed_out_after_s" in row:
+            return f"over {secs(row['timed_out_after_s'])}"
+        return f"{row['chars_per_s']:,} chars/s ({secs(row['seconds'])})"
+    rows = [[d["annotator"], *(cell(next((r for r in d["sizes"] if r["kb"] == kb), None)) for kb in sizes),
+             acc(d["throughput_ratio"].get("1MB/64KB")), mb(max((r.get("peak_rss_mb", 0) for r in d["sizes"]), default=None)), *provenance(d)]
+            for d in runs]
+    names = [f"{kb // 1024} MB" if kb >= 1024 else f"{kb} KB" for kb in sizes]
+    return ["", *table(["one document of NCBI abstracts", *names, "1 MB / 64 KB throughput", "peak RSS", *PROVENANCE], rows)]
 
 
 def did_not_help(kinds: dict) -> list[str]:

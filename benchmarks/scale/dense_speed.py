@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -97,14 +98,17 @@ print(json.dumps({"marks": marks, "precisions": linker.precisions(), "top": top}
 def first_use(precision: str, env: dict, workdir: Path) -> dict:
     """The default-dense index's first use in a fresh MEDLINK_HOME: wall time and the phases the build logs."""
     home = Path(tempfile.mkdtemp(prefix=f"first-use-{precision}-", dir=workdir))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "medlink", "link", "--index", "default-dense", "--precision", precision, "can't sleep"],
                          capture_output=True, text=True, check=True, env={**env, "MEDLINK_HOME": str(home)})
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime  # the machine is shared: CPU time is steadier than wall
     phases = {m.group(1): float(m.group(2)) for m in re.finditer(r"medlink: (.+?): done in ([\d.]+) s", out.stderr)}
     dense = next((v for k, v in phases.items() if k.startswith("index: dense")), None)
     names = re.search(r"index: dense \(dense\) over ([\d,]+) names", out.stderr)
-    row = {"precision": precision, "seconds": seconds, "phases": phases, "home": home,
+    row = {"precision": precision, "seconds": seconds, "cpu_seconds": cpu, "load_average_before": os.getloadavg()[0], "phases": phases, "home": home,
            "dense_names": int(names.group(1).replace(",", "")) if names else None, "dense_seconds": dense}
     print({k: v for k, v in row.items() if k != "home"}, flush=True)
     return row

@@ -7,6 +7,10 @@ dispatches to and, where bf16 might pay, times a transformer-shaped probe once i
 answer is cached per machine (CPU model, flags, torch version, instruction-set limits) in
 ``$MEDLINK_HOME/precision.json``. ``--precision`` (or ``MEDLINK_PRECISION``) overrides both the
 probe and a config's own setting for one process.
+
+int8 is a format for *encoding* only (a bi-encoder's forward without gradients, ``resolve_encoding``): where the
+machine's choice is float32, 'auto' encodes with dynamic int8 Linear layers (``INT8_FOR_AUTO``); training, the
+cross-encoder and the tagger run float32 there (``resolve``).
 """
 
 from __future__ import annotations
@@ -24,10 +28,13 @@ from medlink.errors import MedlinkError
 
 log = logging.getLogger(__name__)
 
-PRECISIONS = ("auto", "fp32", "bf16", "int8")
+PRECISIONS = ("auto", "fp32", "bf16", "int8")  # int8: encoding only (see resolve_encoding)
 ENV = "MEDLINK_PRECISION"  # set by the CLI's --precision; wins over configs for the whole process (and its children)
 PROBE_FILE = "precision.json"
-INT8_FOR_AUTO = False  # set from the accuracy check in BENCHMARKS.md (default-dense, NCBI test Acc@1 within 0.5 point of float32)
+# 'auto' encodes in int8 where bf16 is not chosen: default-dense's test Acc@1 with int8 names and mentions, NCBI 0.8448 vs
+# float32 0.8427, AskAPatient (10 folds) 0.6351 vs 0.6389, both within half a point (BENCHMARKS.md, default_dense_int8 /
+# default_dense_fp32), for ~2x float32's encoding speed on an AVX2-only CPU. --precision fp32 keeps exact vectors.
+INT8_FOR_AUTO = True
 BF16_GAIN = 1.1  # bf16 must be at least this much faster in the probe: a near tie keeps float32's exact vectors
 _NO_BF16 = ("DEFAULT", "NO AVX", "AVX", "AVX2")  # torch CPU capabilities with no bf16 instructions: no probe needed
 _LIMITS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")  # env vars that change what the probe would see
