@@ -75,8 +75,9 @@ class BM25Generator(GeneratorBase):
             if not ids:
                 continue
             scores = self.retriever.get_scores(ids)
-            top = np.argpartition(-scores, fetch - 1)[:fetch] if fetch < len(scores) else np.arange(len(scores))
-            top = top[scores[top] > 0]
+            top = np.flatnonzero(scores > 0)  # names sharing a word: usually a few hundred of the table's rows
+            if len(top) > fetch:
+                top = top[np.argpartition(-scores[top], fetch - 1)[:fetch]]
             query_parts.append(np.full(len(top), i))
             row_parts.append(top)
             score_parts.append(scores[top])

@@ -47,6 +47,20 @@ class Normalizer:
             text = text.translate(self._table)
         return _SPACES.sub(" ", text).strip()
 
+    def word(self, piece: str) -> str:
+        """``self(piece)`` for one word of running text, remembered (a corpus repeats its words endlessly)."""
+        words = self._words
+        found = words.get(piece)
+        if found is None:
+            if len(words) >= WORDS_KEPT:
+                words.clear()
+            found = words[piece] = self(piece)
+        return found
+
+    @cached_property
+    def _words(self) -> dict[str, str]:
+        return {}
+
     @property
     def separators(self) -> str:
         """The characters this normaliser turns into spaces: they split words (the dictionary finder tokenises by them)."""
@@ -62,4 +76,5 @@ class Normalizer:
         return cls(**json.loads(signature))
 
 
+WORDS_KEPT = 200_000  # normalised words a Normalizer remembers
 normalize = Normalizer()

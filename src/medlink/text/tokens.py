@@ -34,7 +34,7 @@ def tokenize(text: str, normalize: Normalizer) -> list[Token]:
     tokens = []
     for match in _word_pattern(normalize.separators).finditer(text):
         piece = match.group()
-        norm = normalize(piece)
+        norm = normalize.word(piece)
         if " " not in norm:
             if norm:
                 tokens.append(Token(match.start(), match.end(), norm))
