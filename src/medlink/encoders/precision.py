@@ -8,9 +8,9 @@ answer is cached per machine (CPU model, flags, torch version, instruction-set l
 ``$MEDLINK_HOME/precision.json``. ``--precision`` (or ``MEDLINK_PRECISION``) overrides both the
 probe and a config's own setting for one process.
 
-int8 is a format for *encoding* only (a bi-encoder's forward without gradients, ``resolve_encoding``): where the
-machine's choice is float32, 'auto' encodes with dynamic int8 Linear layers (``INT8_FOR_AUTO``); training, the
-cross-encoder and the tagger run float32 there (``resolve``).
+int8 is a format for *encoding* only (a bi-encoder's forward without gradients, ``resolve_encoding``), asked for with
+``--precision int8`` (or, with ``INT8_FOR_AUTO``, by 'auto' where the machine's choice is float32); training, the
+cross-encoder and the tagger run float32 when int8 is asked for (``resolve``).
 """
 
 from __future__ import annotations
@@ -31,10 +31,13 @@ log = logging.getLogger(__name__)
 PRECISIONS = ("auto", "fp32", "bf16", "int8")  # int8: encoding only (see resolve_encoding)
 ENV = "MEDLINK_PRECISION"  # set by the CLI's --precision; wins over configs for the whole process (and its children)
 PROBE_FILE = "precision.json"
-# 'auto' encodes in int8 where bf16 is not chosen: default-dense's test Acc@1 with int8 names and mentions, NCBI 0.8448 vs
-# float32 0.8427, AskAPatient (10 folds) 0.6351 vs 0.6389, both within half a point (BENCHMARKS.md, default_dense_int8 /
-# default_dense_fp32), for ~2x float32's encoding speed on an AVX2-only CPU. --precision fp32 keeps exact vectors.
-INT8_FOR_AUTO = True
+# Whether 'auto' encodes in int8 where bf16 is not chosen. Accuracy allows it: default-dense's test Acc@1 with int8 names
+# and mentions, NCBI 0.8448 vs float32 0.8427, AskAPatient (10 folds) 0.6351 vs 0.6389 (BENCHMARKS.md, default_dense_int8
+# / default_dense_fp32), for ~2x float32's speed on AVX2. Not on by default because torch's dynamic int8 quantises
+# activations per batch: a string's vector then depends on the other strings encoded with it (the same name as a
+# mention scores ~0.97 against itself; tests/test_dense.py checks > 0.99). Per-token activation scales would fix
+# that; until then int8 is opt-in: --precision int8.
+INT8_FOR_AUTO = False
 BF16_GAIN = 1.1  # bf16 must be at least this much faster in the probe: a near tie keeps float32's exact vectors
 _NO_BF16 = ("DEFAULT", "NO AVX", "AVX", "AVX2")  # torch CPU capabilities with no bf16 instructions: no probe needed
 _LIMITS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")  # env vars that change what the probe would see
