@@ -114,7 +114,7 @@ def read_params(where: str, params: Mapping[str, Any] | None, schema: Schema) ->
 
 
 POOLINGS = ("mean", "cls")
-PRECISIONS = ("auto", "fp32", "bf16")  # the same tuple as medlink.encoders.precision.PRECISIONS, which imports torch lazily
+PRECISIONS = ("auto", "fp32", "bf16", "int8")  # the same tuple as medlink.encoders.precision.PRECISIONS, which imports torch lazily
 DENSE_INDEXES = ("flat", "hnsw", "ivfpq")
 
 # -- candidate generators' params (the generator modules import heavy libraries, so their schemas live here) ----------
