@@ -426,7 +426,8 @@ def robustness(runs, scorers) -> list[str]:
     rows = []
     for _, d in runs:
         if "throughput_ratio" in d:
-            continue  # its own table, below
+            rows.append(long_document_row(d))
+            continue
         if "by_reader" in d:
             what, outcomes = f"{d['cases']:,} damaged KB files ({len(d['by_reader'])} readers)", d["total"]
         elif "by_format" in d:
@@ -444,29 +445,22 @@ def robustness(runs, scorers) -> list[str]:
         rows.append([f"independent scorer of `medlink link --json` vs `medlink eval` ({d['dataset']} {d['split']}, {d['kb']})",
                      f"Acc@1 {acc(d['independent_acc@1'])} vs {acc(d['eval_acc@1'])} ({d['difference_points']:.2f} points apart)", *provenance(d)])
     return ["## Robustness and consistency", "",
-            "Tracebacks, hangs, partial or broken artefacts, staging files a rerun leaves, refusals naming no file (documents: no line), "
-            "KBs or documents that differ from the undamaged ones after a harmless change (BOM, CRLF, CR-only), and records dropped "
-            "without a count would each be counted: none occurred.", "", *table(["what", "outcomes", *PROVENANCE], rows),
-            *long_documents([d for _, d in runs if "throughput_ratio" in d])]
+            "Tracebacks, hangs, broken or partial artefacts, staging files left after a rerun, refusals naming no file (documents: "
+            "no line), changes from a BOM, CRLF or CR-only line endings, records dropped without a count: none occurred.", "", *table(["what", "outcomes", *PROVENANCE], rows)]
 
 
-def long_documents(runs: list[dict]) -> list[str]:
-    """One long document annotated at growing sizes: characters/s (and seconds) per size; flat throughput = no quadratic step."""
-    if not runs:
-        return []
-    sizes = sorted({row["kb"] for d in runs for row in d["sizes"]})
-
-    def cell(row: dict | None) -> str:
-        if row is None:
-            return "-"
+def long_document_row(d: dict) -> list[str]:
+    """One long document annotated at growing sizes: characters/s per size (flat = no quadratic step), as one row."""
+    def size(row: dict) -> str:
+        name = f"{row['kb'] // 1024} MB" if row["kb"] >= 1024 else f"{row['kb']} KB"
         if "timed_out_after_s" in row:
-            return f"over {secs(row['timed_out_after_s'])}"
-        return f"{row['chars_per_s']:,} chars/s ({secs(row['seconds'])})"
-    rows = [[d["annotator"], *(cell(next((r for r in d["sizes"] if r["kb"] == kb), None)) for kb in sizes),
-             acc(d["throughput_ratio"].get("1MB/64KB")), mb(max((r.get("peak_rss_mb", 0) for r in d["sizes"]), default=None)), *provenance(d)]
-            for d in runs]
-    names = [f"{kb // 1024} MB" if kb >= 1024 else f"{kb} KB" for kb in sizes]
-    return ["", *table(["one document of NCBI abstracts", *names, "1 MB / 64 KB throughput", "peak RSS", *PROVENANCE], rows)]
+            return f"{name} over {secs(row['timed_out_after_s'])}"
+        return f"{name} {row['chars_per_s']:,}/s ({secs(row['seconds'])})"
+    ratio = d["throughput_ratio"].get("1MB/64KB")
+    peak = max((r["peak_rss_mb"] for r in d["sizes"] if "peak_rss_mb" in r), default=None)
+    return [f"one document of NCBI abstracts, characters/s by size ({d['annotator']})",
+            ", ".join(size(r) for r in d["sizes"]) + (f"; 1 MB / 64 KB throughput {ratio:.2f}" if ratio else "") + f"; peak RSS {mb(peak)}",
+            *provenance(d)]
 
 
 def did_not_help(kinds: dict) -> list[str]:
