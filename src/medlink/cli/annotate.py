@@ -32,8 +32,9 @@ def annotate(
     abbreviations: bool = typer.Option(True, "--abbreviations/--no-abbreviations", help="Link 'long form (SF)' short forms through their long form."),
     abbreviation_choice: str = typer.Option("long", "--abbreviation-choice", help="long (a short form takes its long form's answer) | best (the higher-scoring of the two)."),
     consistency: str = typer.Option("both", "--consistency", help="Per document: propagate (every occurrence of a found string is a mention) | vote (one string, one answer) | both | off."),
+    composites: bool = typer.Option(True, "--composites/--no-composites", help="A coordination that is no name itself ('breast and ovarian cancer') takes the concepts of its spelt-out parts (breast cancer, ovarian cancer)."),
     exclude_names: Optional[Path] = typer.Option(None, "--exclude-names", help="File of names (one per line) the dictionary finder must not report: KB names that are ordinary words in your texts."),
-    combine: str = typer.Option("union", "--combine", help="With --finder both: union (every span of both finders) | confirmed (the tagger's spans that a dictionary match overlaps) | confirmed+missed (those, plus dictionary matches where the tagger found nothing)."),
+    combine: str = typer.Option("confirmed", "--combine", help="With --finder both: union (every span of both finders) | confirmed (the tagger's spans that a dictionary match overlaps) | confirmed+missed (those, plus dictionary matches where the tagger found nothing)."),
     overlap: str = typer.Option("longest", "--overlap", help="Overlapping spans: longest (keep the longest) | all (keep every span as an alternative)."),
     generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
     prefer_prefix: List[str] = typer.Option([], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one (e.g. MESH); repeatable."),
@@ -59,7 +60,7 @@ def annotate(
             fail(f"unknown {option} {value!r}; known: {', '.join(known)}")
     use_precision(precision)
     options = AnnotateOptions(k=k, context=context, abbreviations=abbreviations, abbreviation_choice=abbreviation_choice,
-                              consistency=consistency, overlap=overlap, combine=combine, generators=tuple(generators.split(",")) if generators else None,
+                              consistency=consistency, composites=composites, overlap=overlap, combine=combine, generators=tuple(generators.split(",")) if generators else None,
                               batch_documents=batch_size)
     annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names)
     with_decisions(annotator.linker, nil_threshold)

@@ -13,7 +13,9 @@ The steps, each a component of its own and each switchable (``AnnotateOptions``)
 3. each span becomes a ``Mention`` with ``context`` characters of text either side, and the linker
    ranks candidates for all mentions of a batch of documents at once (a repeated string is searched once);
 4. per-document consistency (``medlink.linking.consistency``): other occurrences of a found string
-   become mentions too, and one string takes one answer per document.
+   become mentions too, and one string takes one answer per document;
+5. composite mentions (``medlink.text.coordination``): a coordination that is not itself a name ("breast
+   and ovarian cancer") takes the concepts of its spelt-out conjuncts, one id each.
 
 A front end (CLI, REST, spaCy, batch) only turns its input into ``Document``s and renders what comes back.
 """
@@ -35,6 +37,7 @@ from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
 from medlink.progress import phase
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
+from medlink.text.coordination import expand_coordination
 from medlink.text.finders.base import COMBINE_POLICIES, MentionFinder, find_all
 from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
@@ -54,8 +57,9 @@ class AnnotateOptions:
     abbreviations: bool = True
     abbreviation_choice: str = "long"
     consistency: str = "both"
+    composites: bool = True
     overlap: str = "longest"
-    combine: str = "union"
+    combine: str = "confirmed"  # with several finders: NCBI dev preferred it to the union (benchmarks/documents)
     generators: tuple[str, ...] | None = None
     batch_documents: int = 32
 
@@ -138,14 +142,33 @@ class Annotator:
         results = self._link([document.mention(span, self.options.context, texts[id(document)]) for document, span in mentions])
         for (document, span), result in zip(mentions, results):
             span.result = result
+        composite = self._composite_ids([span for _document, span in mentions]) if self.options.composites else {}
         for document in annotated:
             self._resolve_short_forms(document)
             if self.options.consistency in ("vote", "both"):
                 vote(document.annotations, lambda a: self.linker.key(a.text))
             for span in document.annotations:
                 best = span.result.best if span.result is not None else None
-                span.ids = (best.concept_id,) if best is not None else ()
+                span.ids = composite.get(id(span)) or ((best.concept_id,) if best is not None else ())
         return annotated
+
+    def _composite_ids(self, spans: list[Annotation]) -> dict[int, tuple[str, ...]]:
+        """The concepts of each coordinated span ("breast and ovarian cancer": breast cancer's and ovarian cancer's),
+        by ``id(span)``: its conjuncts spelt out (``medlink.text.coordination``) and linked. A span whose first
+        candidate's alias spells it whole ("Hereditary Breast and Ovarian Cancer") is a name, not a coordination."""
+        parts: dict[int, list[str]] = {}
+        for span in spans:
+            expanded = expand_coordination(span.text) if span.result is not None and span.short_form_of is None else None
+            best = span.result.best if span.result is not None else None
+            if expanded and not (best is not None and best.matched_name and self.linker.key(best.matched_name) == self.linker.key(span.text)):
+                parts[id(span)] = expanded
+                span.infons["composite"] = " | ".join(expanded)
+        if not parts:
+            return {}
+        texts = list(dict.fromkeys(part for expanded in parts.values() for part in expanded))
+        linked = {text: result.best for text, result in zip(texts, self._link([Mention(text) for text in texts]))}
+        return {key: tuple(dict.fromkeys(linked[part].concept_id for part in expanded if linked[part] is not None))
+                for key, expanded in parts.items()}
 
     def _link(self, mentions: list[Mention]) -> list[LinkResult]:
         """Link results for ``mentions``; without a context-reading reranker a string's result is the same in every

@@ -1,0 +1,45 @@
+"""Composite mentions: "breast and ovarian cancer" names two concepts, breast cancer and ovarian cancer.
+
+Annotated corpora (NCBI Disease's CompositeMention, BioCreative's) mark such a coordination as one span with
+several ids; a linker that reads it whole finds one concept at best. ``expand_coordination`` spells out the
+conjuncts the way a reader fills in the shared words (coordination ellipsis):
+
+- a one-word conjunct before the last takes the last conjunct's head: "breast and ovarian cancer" ->
+  "breast cancer", "ovarian cancer"; "Saethre-Chotzen, Crouzon, and Pfeiffer syndromes" -> three syndromes;
+- a last conjunct of one word (or a number) takes the first conjunct's modifiers: "colorectal adenomas and
+  carcinoma" -> "colorectal adenomas", "colorectal carcinoma"; "spinocerebellar ataxias 1 and 2" -> "... 1",
+  "... 2";
+- conjuncts of several words stand as they are: "breast cancer and ovarian cancer".
+
+Only the text is expanded; which expansion to believe (the whole span may itself be a name, "Hereditary Breast
+and Ovarian Cancer Syndrome") is the annotator's decision.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ", and/or", ", and", ", or", ",", "and/or", "and", "or", "/" between conjuncts (a "/" inside a word-pair, as in
+# "breast/ovarian", counts: "/" with letters both sides and no spaces)
+_COORDINATOR = re.compile(r"\s*,\s*(?:and/or|and|or)\s+|\s*,\s*|\s+(?:and/or|and|or)\s+|(?<=[A-Za-z])/(?=[A-Za-z])")
+_HAS_COORDINATOR = re.compile(r",|\band\b|\bor\b|[A-Za-z]/[A-Za-z]")
+MAX_CONJUNCTS = 6
+_COORDINATOR_WORDS = {"and", "or"}  # a conjunct that is one of these: a dangling "and/or", no coordination
+
+
+def expand_coordination(text: str) -> list[str] | None:
+    """The conjuncts of a coordinated mention spelt out (see the module docstring), or None when ``text`` is not a
+    coordination of two to ``MAX_CONJUNCTS`` non-empty conjuncts."""
+    if not _HAS_COORDINATOR.search(text):
+        return None
+    conjuncts = [part.strip() for part in _COORDINATOR.split(text.strip())]
+    if not 2 <= len(conjuncts) <= MAX_CONJUNCTS or any(not part or not any(c.isalnum() for c in part) or part.lower() in _COORDINATOR_WORDS for part in conjuncts):
+        return None
+    first, last = conjuncts[0].split(), conjuncts[-1].split()
+    if len(last) == 1 and len(first) >= 2:  # "colorectal adenomas and carcinoma", "ataxias 1 and 2"
+        modifiers = " ".join(first[:-1])
+        return [conjuncts[0]] + [f"{modifiers} {part}" if len(part.split()) == 1 else part for part in conjuncts[1:]]
+    if len(last) >= 2:  # "breast and ovarian cancer"
+        head = " ".join(last[1:])
+        return [f"{part} {head}" if len(part.split()) == 1 else part for part in conjuncts[:-1]] + [conjuncts[-1]]
+    return None  # single words on both sides ("pain and fever"): nothing is shared, and each is its own mention
