@@ -11,7 +11,6 @@ dev by linking F1; test is reported for every row.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import time
 from dataclasses import replace
@@ -19,32 +18,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks._common.harness import command_line, publish, scratch  # noqa: E402
-from benchmarks.documents.medlink_system import PUBTATOR, exclusions, medic_kb, ncbi_index  # noqa: E402
+from benchmarks.documents.medlink_system import PUBTATOR, calibrated_index, exclusions, medic_kb, ncbi_index  # noqa: E402
 
 from medlink.corpora.pubtator import read_pubtator  # noqa: E402
-from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.documents import evaluate_documents  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
 from medlink.linking.annotator import AnnotateOptions, Annotator  # noqa: E402
 from medlink.linking.calibration import with_decisions  # noqa: E402
-from medlink.linking.index import apply_config  # noqa: E402
-from medlink.linking.linker import Linker  # noqa: E402
-from medlink.tuning import tune  # noqa: E402
 
 SPLITS = {"dev": "NCBIdevelopset_corpus.txt", "test": "NCBItestset_corpus.txt"}
 THRESHOLDS = (None, 0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)  # None: the index's own (chosen on dev mentions for linking F1)
-
-
-def calibrated_index(workdir: Path, equivalent) -> tuple[Path, dict]:
-    index = ncbi_index(workdir)
-    calibrated = workdir / f"{index.name}-calibrated"
-    if calibrated.exists():
-        shutil.rmtree(calibrated)
-    shutil.copytree(index, calibrated)
-    dev_mentions = load_dataset(f"pubtator:{PUBTATOR / SPLITS['dev']}")
-    config, report = tune(Linker.load(calibrated), dev_mentions, ["calibration"], equivalent, "pubtator dev")
-    apply_config(calibrated, config)
-    return calibrated, report.calibration
 
 
 def main() -> None:

@@ -5,9 +5,15 @@
 Each row adds one idea to the row above it (the rows of paper 002's ablation that medlink has): the dictionary
 finder over MEDIC's names; + the NCBI train split's mentions (memory: they join the linker's names and the
 dictionary's); + names excluded because annotators seldom marked them in the train documents; + Schwartz-Hearst
-abbreviations; + per-document consistency (propagation and voting); then the same with the trained tagger
-(``--tagger``, from ``medlink train tagger``) alone and beside the dictionary. Every option is chosen on dev (the
-row with the best dev end-to-end F1 is the "chosen" one); test is reported for every row and chooses nothing.
+abbreviations; + per-document consistency (propagation and voting); + composite mentions (a coordination takes its
+spelt-out parts' concepts); then the same with the trained tagger
+(``--tagger``, from ``medlink train tagger``) alone and beside the dictionary (``--combine``: every span of both; the
+tagger's spans a dictionary match confirms; those plus the dictionary's where the tagger found nothing); last,
+paper 002's backoff over the best row so far (probabilities fitted on dev's gold mentions; under the threshold the
+closest-spelt candidate goes first; one row per threshold); with ``--dense DIR``, the best dictionary row and the
+best row so far again, linking through that bi-encoder beside the lexical generators (fusion weights chosen on dev's
+gold mentions). Every option is chosen on dev (the row with the best dev
+end-to-end F1 is the "chosen" one); test is reported for every row and chooses nothing.
 Measures (``medlink.eval.documents``): mention finding P/R/F1 (strict span), end-to-end strict P/R/F1 (span and
 concept), document-level concept P/R/F1; abstracts/s of the annotation alone (median of ``--repeats``, warm,
 in this process) and the process's peak RSS. Writes benchmarks/results/<name>.json.
@@ -32,22 +38,27 @@ from medlink.eval.documents import evaluate_documents  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
 
 SPLITS = {"dev": "NCBIdevelopset_corpus.txt", "test": "NCBItestset_corpus.txt"}
-BASE = {"memory": False, "exclude": False, "abbreviations": False, "consistency": "off"}
+BASE = {"memory": False, "exclude": False, "abbreviations": False, "consistency": "off", "composites": False}
+ALL = {"memory": True, "exclude": True, "abbreviations": True, "consistency": "both", "composites": True}
 STAGES = [
     ("dictionary (MEDIC names)", {}),
     ("+ train mentions", {"memory": True}),
     ("+ exclusions learned on train", {"memory": True, "exclude": True}),
     ("+ abbreviations", {"memory": True, "exclude": True, "abbreviations": True}),
     ("+ consistency (propagate + vote)", {"memory": True, "exclude": True, "abbreviations": True, "consistency": "both"}),
-    ("  consistency: vote only", {"memory": True, "exclude": True, "abbreviations": True, "consistency": "vote"}),
-    ("  abbreviations: better-scoring form", {"memory": True, "exclude": True, "abbreviations": True, "consistency": "both",
-                                              "abbreviation_choice": "best"}),
+    ("+ composite mentions", ALL),
+    ("  consistency: vote only", {**ALL, "consistency": "vote"}),
+    ("  abbreviations: better-scoring form", {**ALL, "abbreviation_choice": "best"}),
 ]
 TAGGER_STAGES = [
     ("tagger alone", {"finder": "tagger", "memory": True}),
-    ("tagger + abbreviations + consistency", {"finder": "tagger", "memory": True, "abbreviations": True, "consistency": "both"}),
-    ("tagger + dictionary + all", {"finder": "both", "memory": True, "exclude": True, "abbreviations": True, "consistency": "both"}),
+    ("tagger + abbreviations + consistency + composites", {"finder": "tagger", "memory": True, "abbreviations": True, "consistency": "both",
+                                                          "composites": True}),
+    ("tagger + dictionary, union, + all", {"finder": "both", "combine": "union", **ALL}),
+    ("tagger + dictionary, confirmed, + all", {"finder": "both", "combine": "confirmed", **ALL}),
+    ("tagger + dictionary, confirmed + missed, + all", {"finder": "both", "combine": "confirmed+missed", **ALL}),
 ]
+BACKOFFS = (0.3, 0.5, 0.7)  # "+ backoff" rows over the best row so far: probabilities fitted on dev's gold mentions
 
 
 def gold(split: str):
@@ -62,7 +73,7 @@ def measure(name: str, options: dict, documents: dict, workdir: Path, equivalent
         runs = []
         for _ in range(repeats if split == "test" else 1):
             timings: dict = {}
-            predicted = medlink_annotate(gold_documents, workdir, timings=timings, **{**BASE, **options})
+            predicted = medlink_annotate(gold_documents, workdir, timings=timings, equivalent=equivalent, **{**BASE, **options})
             runs.append(timings["annotate_seconds"])
         scores = evaluate_documents(gold_documents, predicted, equivalent_ids=equivalent).to_dict()
         row[split] = {measure: {k: round(v, 4) if isinstance(v, float) else v for k, v in values.items()}
@@ -80,17 +91,32 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench-documents")
     parser.add_argument("--tagger", type=Path, default=TAGGER)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads for the tagger (1 is steadier on a CPU shared with other work)")
+    parser.add_argument("--dense", type=Path, default=None, help="a bi-encoder folder: rows that link through it as a fourth generator")
     parser.add_argument("--name", default="documents_ncbi")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     equivalent = equivalent_ids_from_kb(medic_kb(args.workdir))
     documents = {split: gold(split) for split in SPLITS}
     stages = STAGES + ([(n, {**o, "tagger": str(args.tagger)}) for n, o in TAGGER_STAGES] if (args.tagger / "medlink_tagger.json").exists() else [])
     started = time.perf_counter()
     rows = [measure(name, options, documents, args.workdir, equivalent, args.repeats) for name, options in stages]
+    best = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
+    rows += [measure(f"+ backoff below {below}", {**best["options"], "backoff": below}, documents, args.workdir, equivalent, args.repeats)
+             for below in BACKOFFS]
+    if args.dense is not None:
+        dictionary_best = max((r for r in rows if r["options"].get("finder", "dictionary") == "dictionary" and "backoff" not in r["options"]),
+                              key=lambda r: r["dev"]["linking"]["f1"])
+        for row in (dictionary_best, best) if best is not dictionary_best else (best,):
+            rows.append(measure(f"{row['stage'].strip()} + bi-encoder {args.dense.name}", {**row["options"], "dense": str(args.dense)},
+                                documents, args.workdir, equivalent, args.repeats))
     chosen = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
     payload = {"task": "NCBI Disease documents (PubTator), KB MEDIC", "rows": rows, "chosen_on_dev": chosen["stage"],
-               "documents": {split: len(d) for split, d in documents.items()}, "tagger": str(args.tagger) if len(stages) > len(STAGES) else None,
+               "documents": {split: len(d) for split, d in documents.items()}, "torch_threads": args.threads, "tagger": str(args.tagger) if len(stages) > len(STAGES) else None,
                "seconds": round(time.perf_counter() - started, 1), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                "command": command_line(__file__, sys.argv[1:])}
     print(f"chosen on dev: {chosen['stage']}; wrote {write_results(args.name, payload)}")
