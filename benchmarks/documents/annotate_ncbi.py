@@ -10,9 +10,7 @@ spelt-out parts' concepts); then the same with the trained tagger
 (``--tagger``, from ``medlink train tagger``) alone and beside the dictionary (``--combine``: every span of both; the
 tagger's spans a dictionary match confirms; those plus the dictionary's where the tagger found nothing); last,
 paper 002's backoff over the best row so far (probabilities fitted on dev's gold mentions; under the threshold the
-closest-spelt candidate goes first; one row per threshold); with ``--dense DIR``, the best dictionary row and the
-best row so far again, linking through that bi-encoder beside the lexical generators (fusion weights chosen on dev's
-gold mentions). Every option is chosen on dev (the row with the best dev
+closest-spelt candidate goes first; one row per threshold). Every option is chosen on dev (the row with the best dev
 end-to-end F1 is the "chosen" one); test is reported for every row and chooses nothing.
 Measures (``medlink.eval.documents``): mention finding P/R/F1 (strict span), end-to-end strict P/R/F1 (span and
 concept), document-level concept P/R/F1; abstracts/s of the annotation alone (median of ``--repeats``, warm,
@@ -92,7 +90,6 @@ def main() -> None:
     parser.add_argument("--tagger", type=Path, default=TAGGER)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="torch threads for the tagger (1 is steadier on a CPU shared with other work)")
-    parser.add_argument("--dense", type=Path, default=None, help="a bi-encoder folder: rows that link through it as a fourth generator")
     parser.add_argument("--name", default="documents_ncbi")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -108,12 +105,6 @@ def main() -> None:
     best = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
     rows += [measure(f"+ backoff below {below}", {**best["options"], "backoff": below}, documents, args.workdir, equivalent, args.repeats)
              for below in BACKOFFS]
-    if args.dense is not None:
-        dictionary_best = max((r for r in rows if r["options"].get("finder", "dictionary") == "dictionary" and "backoff" not in r["options"]),
-                              key=lambda r: r["dev"]["linking"]["f1"])
-        for row in (dictionary_best, best) if best is not dictionary_best else (best,):
-            rows.append(measure(f"{row['stage'].strip()} + bi-encoder {args.dense.name}", {**row["options"], "dense": str(args.dense)},
-                                documents, args.workdir, equivalent, args.repeats))
     chosen = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
     payload = {"task": "NCBI Disease documents (PubTator), KB MEDIC", "rows": rows, "chosen_on_dev": chosen["stage"],
                "documents": {split: len(d) for split, d in documents.items()}, "torch_threads": args.threads, "tagger": str(args.tagger) if len(stages) > len(STAGES) else None,

@@ -57,28 +57,6 @@ def reranked_index(workdir: Path, cross_encoder: Path) -> Path:
     return out
 
 
-def dense_index(workdir: Path, model: Path, equivalent) -> Path:
-    """``ncbi_index`` plus a bi-encoder (``model``, e.g. trained on the NCBI train mentions) as a fourth generator, its
-    fusion weights chosen on the dev split's gold mentions ('medlink tune --search fusion'); built once per work
-    directory."""
-    from medlink.eval import load_dataset
-    from medlink.linking.config import LEXICAL_GENERATORS, LEXICAL_WEIGHTS, LinkerConfig
-    from medlink.linking.index import apply_config
-    from medlink.linking.linker import Linker
-    from medlink.tuning import tune
-
-    out = workdir / f"medic-train-index+{Path(model).name}"
-    if not (out / "tuned.json").exists():
-        config = LinkerConfig.from_dict({"generators": [*LEXICAL_GENERATORS, {"name": "dense", "type": "dense", "params": {"model": str(model)}}],
-                                         "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "dense": 1.0}}})
-        build_index(medic_kb(workdir), out, config=config, memory=[f"pubtator:{TRAIN}"], calibrate="none")
-        dev_mentions = load_dataset(f"pubtator:{PUBTATOR / 'NCBIdevelopset_corpus.txt'}")
-        tuned, _report = tune(Linker.load(out), dev_mentions, ["fusion"], equivalent, "pubtator dev")
-        apply_config(out, tuned)
-        (out / "tuned.json").write_text(json.dumps(tuned.to_dict()), encoding="utf-8")  # the mark of a finished build
-    return out
-
-
 def calibrated_index(workdir: Path, equivalent) -> tuple[Path, dict]:
     """``ncbi_index`` with probabilities fitted on the dev split's gold mentions ('medlink tune --search calibration'),
     built once per work directory; also what the fit chose (order, backoff, NIL threshold, out-of-fold figures)."""
@@ -118,11 +96,10 @@ def exclusions(workdir: Path, index: Path, min_seen: int = 2, max_rate: float = 
 
 def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timings: dict | None = None, memory: bool = True,
                      exclude: bool = True, finder: str = "dictionary", tagger: str | None = None, backoff: float | None = None,
-                     dense: str | None = None, equivalent=None, **options) -> list[Document]:
+                     equivalent=None, **options) -> list[Document]:
     """Annotate ``documents`` with medlink (``options``: AnnotateOptions fields); setup and annotation timed apart.
     ``backoff``: link through ``calibrated_index`` (``equivalent``: the KB's equivalent ids, for its fit), backing off
-    to the closest-spelt candidate under that probability (no NIL: every found span stays linked); ``dense``: link
-    through ``dense_index`` with that bi-encoder instead (the finders' names stay the lexical index's)."""
+    to the closest-spelt candidate under that probability (no NIL: every found span stays linked)."""
     from medlink.linking.calibration import with_decisions
 
     workdir = Path(workdir)
@@ -131,8 +108,6 @@ def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timi
     excluded = exclusions(workdir, index) if exclude else None
     if backoff is not None:
         index = calibrated_index(workdir, equivalent)[0]
-    elif dense is not None:
-        index = dense_index(workdir, Path(dense), equivalent)
     annotator = Annotator.load(index, finder, tagger or (TAGGER if finder != "dictionary" else None), AnnotateOptions(**options), excluded)
     if backoff is not None:
         with_decisions(annotator.linker, nil_threshold=0.0, backoff_below=backoff)
