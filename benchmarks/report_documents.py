@@ -20,13 +20,15 @@ def _prf(score: dict) -> str:
 
 
 def stage_table(run: dict, table, provenance, PROVENANCE) -> list[str]:
-    shown = [r for r in run["rows"] if not r["stage"].startswith("  ") and "backoff" not in r["options"]]
+    shown = [r for r in run["rows"] if not r["stage"].startswith("  ") and "backoff" not in r["options"] and "dev" in r]
+    carried = [r for r in run["rows"] if "dev" not in r]
     backoffs = [r for r in run["rows"] if "backoff" in r["options"]]
     if backoffs:  # one row: the threshold dev chose (the others are in the JSON)
         best = max(backoffs, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
         tried = " / ".join(str(r["options"]["backoff"]) for r in backoffs)
         shown.append({**best, "stage": f"+ backoff below {best['options']['backoff']} (dev's choice of {tried})"})
-    rows = [[r["stage"].strip(), _f1(r["dev"]["linking"]), _prf(r["test"]["mentions"]), _prf(r["test"]["linking"]), _f1(r["test"]["concepts"]),
+    shown += carried
+    rows = [[r["stage"].strip(), _f1(r["dev"]["linking"]) if "dev" in r else "-", _prf(r["test"]["mentions"]), _prf(r["test"]["linking"]), _f1(r["test"]["concepts"]),
              f"{r['abstracts_per_second']:.0f}"] for r in shown]
     return [f"**medlink, one stage at a time** (each row adds its idea to the row above; option variants in the JSON; chosen on "
             f"dev: *{run['chosen_on_dev']}*; peak RSS {run['peak_rss_mb']:,} MB; " + ", ".join(provenance(run)) + "):", "",

@@ -25,6 +25,7 @@ from medlink.text.finders.exclusions import rarely_annotated
 MEDIC = SHARED_DATA / "medic" / "medic_06Jul2012.txt"
 PUBTATOR = SHARED_DATA / "ncbi-disease-pubtator"
 TRAIN = PUBTATOR / "NCBItrainset_corpus.txt"
+DEV = PUBTATOR / "NCBIdevelopset_corpus.txt"
 TAGGER = MODELS / "tagger-ncbi"  # from: medlink train tagger --train pubtator:TRAIN --dev pubtator:DEV --out it
 
 
@@ -35,12 +36,14 @@ def medic_kb(workdir: Path) -> KB:
     return KB.open(path)
 
 
-def ncbi_index(workdir: Path, memory: bool = True) -> Path:
-    """MEDIC's lexical index, with the train split's mentions as memory unless ``memory`` is false."""
-    out = workdir / ("medic-train-index" if memory else "medic-index")
+def ncbi_index(workdir: Path, memory: bool | str = True) -> Path:
+    """MEDIC's lexical index, with the train split's mentions as memory unless ``memory`` is false ("traindev": the
+    train and dev splits' mentions, for a test figure with settings carried over from dev)."""
+    files = {False: [], True: [TRAIN], "traindev": [TRAIN, DEV]}[memory]
+    out = workdir / {False: "medic-index", True: "medic-train-index", "traindev": "medic-traindev-index"}[memory]
     if not (out / "manifest.json").exists():
         # no probabilities: the figures recorded before indexes had them (NIL decisions would leave spans unlinked)
-        build_index(medic_kb(workdir), out, memory=[f"pubtator:{TRAIN}"] if memory else (), calibrate="none")
+        build_index(medic_kb(workdir), out, memory=[f"pubtator:{path}" for path in files], calibrate="none")
     return out
 
 
@@ -74,7 +77,7 @@ def calibrated_index(workdir: Path, equivalent) -> tuple[Path, dict]:
         if calibrated.exists():
             shutil.rmtree(calibrated)
         shutil.copytree(index, calibrated)
-        dev_mentions = load_dataset(f"pubtator:{PUBTATOR / 'NCBIdevelopset_corpus.txt'}")
+        dev_mentions = load_dataset(f"pubtator:{DEV}")
         config, report = tune(Linker.load(calibrated), dev_mentions, ["calibration"], equivalent, "pubtator dev")
         apply_config(calibrated, config)
         fitted_file.write_text(json.dumps(report.calibration), encoding="utf-8")
@@ -94,7 +97,7 @@ def exclusions(workdir: Path, index: Path, min_seen: int = 2, max_rate: float = 
     return out
 
 
-def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timings: dict | None = None, memory: bool = True,
+def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timings: dict | None = None, memory: bool | str = True,
                      exclude: bool = True, finder: str = "dictionary", tagger: str | None = None, backoff: float | None = None,
                      equivalent=None, **options) -> list[Document]:
     """Annotate ``documents`` with medlink (``options``: AnnotateOptions fields); setup and annotation timed apart.
