@@ -115,8 +115,8 @@ def test_fp16_halves_the_stored_vectors(kb, flat, tmp_path):
     ({"index": "lsh"}, "'index' must be one of flat, hnsw, ivfpq, not 'lsh'"),
     ({"index": "hnsw", "hnsw_m": 0}, "'hnsw_m' must be an integer >= 2, not 0"),  # was a FAISS abort
     ({"index": "ivfpq", "nprobe": 0}, "'nprobe' must be an integer >= 1, not 0"),  # was an error at link time
-    ({"bf16": "no"}, "'precision' must be one of auto, fp32, bf16, not 'no'"),  # an old config's bf16, read as true once
-    ({"precision": "fp16"}, "'precision' must be one of auto, fp32, bf16, not 'fp16'"),
+    ({"bf16": "no"}, "'precision' must be one of auto, fp32, bf16, int8, not 'no'"),  # an old config's bf16, read as true once
+    ({"precision": "fp16"}, "'precision' must be one of auto, fp32, bf16, int8, not 'fp16'"),
     ({"max_length": 0}, "'max_length' must be an integer >= 2 and <= 512, not 0"),
 ])
 def test_bad_params_are_refused_before_loading_a_model(kb, params, message):
