@@ -38,7 +38,7 @@ from medlink.linking.linker import Linker
 from medlink.progress import phase
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
 from medlink.text.coordination import expand_coordination
-from medlink.text.finders.base import COMBINE_POLICIES, MentionFinder, find_all
+from medlink.text.finders.base import COMBINE_POLICIES, MentionFinder, find_all, overlap_test
 from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
 
@@ -236,7 +236,8 @@ def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:
     occurrences += [(start, end) for start, end, abbreviation in abbreviation_occurrences(text, [a for a, _ in defined])]
     short_spans = [Annotation(start, end, text[start:end], source="abbreviation", short_form_of=long_of[text[start:end]])
                    for start, end in occurrences if text[start:end] in long_of]
-    kept = [span for span in spans if not any(span.start < e and s < span.end for s, e in ((a.start, a.end) for a in short_spans))]
+    covered = overlap_test(short_spans)
+    kept = [span for span in spans if not covered(span)]
     return sorted(kept + short_spans, key=lambda a: (a.start, a.end))
 
 

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Sequence
 import ahocorasick
 
 from medlink.core import Annotation, LinkResult
-from medlink.text.finders.base import resolve_overlaps
+from medlink.text.finders.base import overlap_test, resolve_overlaps
 
 CONSISTENCY_MODES = ("off", "propagate", "vote", "both")
 
@@ -36,14 +36,14 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
     for string in strings:
         automaton.add_word(string, len(string))
     automaton.make_automaton()
-    taken = sorted((s.start, s.end) for s in spans)
+    taken = overlap_test(spans)  # prepared once: a document's spans times its occurrences was quadratic
     found: dict[tuple[int, int], Annotation] = {}
     for haystack in ((text, lowered) if folded else (text,)):
         for last, length in automaton.iter(haystack):
             start, end = last + 1 - length, last + 1
             if haystack is lowered and not _has_lower(text[start:end]) and text[start:end] in strings:
                 continue  # an all-capitals occurrence of a string found in lower case elsewhere: found on the exact pass
-            if _word_bounded(text, start, end) and not _overlaps(taken, start, end):
+            if _word_bounded(text, start, end) and not taken(Annotation(start, end, "")):
                 found.setdefault((start, end), Annotation(start, end, text[start:end], source=source))
     return resolve_overlaps(found.values(), "longest")
 
@@ -54,10 +54,6 @@ def _has_lower(string: str) -> bool:
 
 def _word_bounded(text: str, start: int, end: int) -> bool:
     return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
-
-
-def _overlaps(taken: Sequence[tuple[int, int]], start: int, end: int) -> bool:
-    return any(s < end and start < e for s, e in taken)
 
 
 def vote(annotations: Sequence[Annotation], group_of: Callable[[Annotation], str]) -> None:
