@@ -120,7 +120,7 @@ class Annotator:
             if exclude_names is not None:
                 path = require_file(exclude_names, "names to exclude")
                 dictionary.excluded = read_exclusions((line for _number, line in decoded_lines(path, None)), linker.normalize)
-            finders.append(dictionary)
+            finders.append(dictionary.prepare())
         return cls(linker, finders, options)
 
     # -- annotating ---------------------------------------------------------------------------

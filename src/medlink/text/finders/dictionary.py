@@ -159,6 +159,13 @@ class DictionaryFinder:
             self._corrections[word] = None if known else self.spelling.correct(word)
         return self._corrections[word]
 
+    def prepare(self) -> "DictionaryFinder":
+        """Build now what ``find`` would build on first use (the spelling index), so a long run's first document
+        does not pay for it and a load's cost is all counted as load."""
+        if self.options.approximate:
+            _ = self.spelling
+        return self
+
     @property
     def spelling(self) -> SpellingIndex:
         """The spelling index over the names' words, built when first needed (loading stays quick)."""
