@@ -224,6 +224,8 @@ def test_nil_scoring_counts_nil_as_a_candidate_at_its_place():
     figures = nil_metrics(outcomes)
     assert figures["nil_precision"] == 1 and figures["nil_recall"] == 1 and figures["accuracy_all"] == pytest.approx(2 / 3)
     assert figures["mrr_all"] == pytest.approx((1 + 1 + 1 / 3) / 3) and figures["in_kb_acc@1"] == pytest.approx(0.5)
+    # NIL exactly where the first candidate is wrong: the NIL mention and the mis-ranked in-KB one, so precision 1/2
+    assert figures["nil_f1_if_first_wrong"] == pytest.approx(2 * 0.5 / 1.5)
 
 
 def test_explain_says_what_decided_and_why():
