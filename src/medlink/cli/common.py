@@ -10,14 +10,15 @@ import typer
 from medlink.errors import MedlinkError
 
 PRECISION_HELP = ("Number format of neural models: auto (bf16 where this CPU runs it faster, measured once per machine; "
-                  "else float32), fp32, bf16, or int8 (encoding only: int8 weights, about twice float32's speed on a CPU without bf16, "
-                  "vectors ~0.97 cosine to float32's; training stays float32). Default: the index's or model's setting (auto); also MEDLINK_PRECISION.")
+                  "else float32, and int8 for encoding), fp32, bf16, or int8 (encoding only: int8 weights and per-token int8 activations, "
+                  "~1.6x float32's speed with AVX2, vectors ~0.997 cosine to float32's; training stays float32). "
+                  "Default: the index's or model's setting (auto); also MEDLINK_PRECISION.")
 
 
 # what an option's value looks like in --help (instead of <str>, <path>, <int range>), by parameter name
 METAVARS = {"index": "INDEX", "kb": "KB", "out": "PATH", "config": "CONFIG", "memory": "FORMAT:PATH", "dataset": "FORMAT:PATH",
             "dev": "FORMAT:PATH", "train": "FORMAT:PATH", "input_path": "FILE", "input_format": "FORMAT", "generators": "NAMES",
-            "prefer_prefix": "PREFIX", "precision": "auto|fp32|bf16", "search": "STAGES", "pairs": "DIR", "model": "DIR",
+            "prefer_prefix": "PREFIX", "precision": "auto|fp32|bf16|int8", "search": "STAGES", "pairs": "DIR", "model": "DIR",
             "candidates_model": "DIR", "config_file": "CONFIG", "tasks": "TASKS", "concept_text": "name|alias", "pooling": "mean|cls", "keep": "CHARS",
             "learning_rate": "RATE", "tau": "T", "kg_weight": "W", "dev_fraction": "F", "older_than": "DAYS",
             "output_format": "FORMAT", "tagger": "DIR", "exclude_names": "FILE", "abbreviation_choice": "long|best",

@@ -16,6 +16,7 @@ cross-encoder and the tagger run float32 when int8 is asked for (``resolve``).
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import logging
@@ -31,13 +32,11 @@ log = logging.getLogger(__name__)
 PRECISIONS = ("auto", "fp32", "bf16", "int8")  # int8: encoding only (see resolve_encoding)
 ENV = "MEDLINK_PRECISION"  # set by the CLI's --precision; wins over configs for the whole process (and its children)
 PROBE_FILE = "precision.json"
-# Whether 'auto' encodes in int8 where bf16 is not chosen. Accuracy allows it: default-dense's test Acc@1 with int8 names
-# and mentions, NCBI 0.8448 vs float32 0.8427, AskAPatient (10 folds) 0.6351 vs 0.6389 (BENCHMARKS.md, default_dense_int8
-# / default_dense_fp32), for ~2x float32's speed on AVX2. Not on by default because torch's dynamic int8 quantises
-# activations per batch: a string's vector then depends on the other strings encoded with it (the same name as a
-# mention scores ~0.97 against itself; tests/test_dense.py checks > 0.99). Per-token activation scales would fix
-# that; until then int8 is opt-in: --precision int8.
-INT8_FOR_AUTO = False
+# Whether 'auto' encodes in int8 where bf16 is not chosen (a CPU without bf16 instructions). int8 here is per-token
+# (``Int8Linear``): default-dense test Acc@1 NCBI 0.8438 vs float32 0.8427, AskAPatient (10 folds) 0.6390 vs 0.6389
+# (BENCHMARKS.md, default_dense_int8 / default_dense_fp32), vectors ~0.997 cosine to float32's, the same whatever they
+# are batched with, ~1.6x float32's encoding speed with AVX2 (2.6x with AVX-512 VNNI).
+INT8_FOR_AUTO = True
 BF16_GAIN = 1.1  # bf16 must be at least this much faster in the probe: a near tie keeps float32's exact vectors
 _NO_BF16 = ("DEFAULT", "NO AVX", "AVX", "AVX2")  # torch CPU capabilities with no bf16 instructions: no probe needed
 _LIMITS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")  # env vars that change what the probe would see
@@ -83,12 +82,25 @@ def resolve(requested_: str | None = "auto") -> str:
 
 def resolve_encoding(requested_: str | None = "auto") -> str:
     """'fp32', 'bf16' or 'int8': the format a bi-encoder *encodes* in (no gradients). 'auto' is bf16 where the machine's
-    probe chose it, else int8 when ``INT8_FOR_AUTO`` (dynamic int8 Linear layers: see ``Int8Copy``), else float32."""
+    probe chose it, else int8 when ``INT8_FOR_AUTO`` (per-token int8 Linear layers: see ``Int8Copy``), else float32."""
     asked = requested(requested_)
     if asked != "auto":
         return asked
     choice = machine_choice().precision
-    return "int8" if choice == "fp32" and INT8_FOR_AUTO else choice
+    return "int8" if choice == "fp32" and INT8_FOR_AUTO and int8_runs() else choice
+
+
+@functools.lru_cache(maxsize=1)
+def int8_runs() -> bool:
+    """Can this torch multiply int8 matrices on the CPU (``torch._int_mm``, what ``Int8Linear`` needs)? If not, 'auto'
+    encodes in float32 (an explicit --precision int8 then fails with torch's own message)."""
+    import torch
+
+    try:
+        torch._int_mm(torch.ones((17, 8), dtype=torch.int8), torch.ones((8, 8), dtype=torch.int8))
+        return True
+    except (AttributeError, RuntimeError, NotImplementedError):
+        return False
 
 
 def from_legacy(settings: dict) -> dict:
@@ -226,19 +238,50 @@ class Bf16Copy(InferenceCopy):
 
 
 class Int8Copy(InferenceCopy):
-    """Dynamic int8 quantisation of every Linear layer (weights int8 per output channel, activations quantised per
-    batch): about twice float32's speed on an AVX2-only CPU, where bf16 is emulated; vectors within a cosine of ~0.97
-    of float32 (BENCHMARKS.md dense speed and default-dense tables)."""
+    """Every Linear layer in int8 (``Int8Linear``): about twice float32's speed on an AVX2-only CPU, where bf16 is
+    emulated. Activations are quantised per token, so a string's vector does not depend on what it is batched with."""
 
     def _make(self, model):
-        import warnings
-
         import torch
-        from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
 
-        with warnings.catch_warnings():  # torch.ao's notice that eager quantisation is moving to torchao
-            warnings.simplefilter("ignore")
-            return quantize_dynamic(copy.deepcopy(model).float().eval(), {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)
+        copied = copy.deepcopy(model).float().eval()
+        for parent in list(copied.modules()):
+            for name, child in list(parent.named_children()):
+                if type(child) is torch.nn.Linear:
+                    setattr(parent, name, int8_linear_class()(child))
+        return copied
+
+
+@functools.lru_cache(maxsize=1)
+def int8_linear_class():
+    """The ``Int8Linear`` module class (defined on first use: this module must not import torch when loaded)."""
+    import torch
+
+    class Int8Linear(torch.nn.Module):
+        """y = x W^T + b with W in int8 (a scale per output channel) and x quantised to int8 per row (token) at each
+        call: an int8 x int8 -> int32 product (``torch._int_mm``), then rescaled. Per-row scales keep each token's
+        numbers independent of the other tokens and texts in the batch (torch's dynamic quantisation scales the whole
+        batch at once, which made a name's vector depend on its neighbours)."""
+
+        def __init__(self, linear: torch.nn.Linear):
+            super().__init__()
+            weight = linear.weight.detach().float()
+            scale = weight.abs().amax(dim=1).clamp(min=1e-12) / 127.0
+            self.register_buffer("weight_int8", torch.round(weight / scale[:, None]).to(torch.int8).t().contiguous())
+            self.register_buffer("weight_scale", scale)
+            self.register_buffer("bias", None if linear.bias is None else linear.bias.detach().float().clone())
+            self.out_features = linear.out_features
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            rows = x.reshape(-1, x.shape[-1]).float()
+            scale = rows.abs().amax(dim=1, keepdim=True).clamp(min=1e-12) / 127.0
+            quantised = torch.round(rows / scale).to(torch.int8)
+            y = torch._int_mm(quantised, self.weight_int8).float() * scale * self.weight_scale
+            if self.bias is not None:
+                y = y + self.bias
+            return y.reshape(*x.shape[:-1], self.out_features)
+
+    return Int8Linear
 
 
 COPIES = {"bf16": Bf16Copy, "int8": Int8Copy}
