@@ -68,6 +68,8 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=8)
     parser.add_argument("--max-length", type=int, default=48)
     parser.add_argument("--calibrated", action="store_true", help="fit the calibration-only aligner on the train split")
+    parser.add_argument("--bi-encoder", help="'packaged' or a bi-encoder folder: --calibrated and --train aligners also weigh its "
+                        "similarities (rows named '+ bi-encoder')")
     parser.add_argument("--lr", type=float, default=4e-5)
     parser.add_argument("--peers", action="store_true", help="add text2term (pip install text2term) on the same split")
     parser.add_argument("--name", default=None)
@@ -100,6 +102,7 @@ def main() -> None:
                      "seconds": round(time.perf_counter() - started, 1), "peak_rss_mb": round(peak_mb())})
 
     from medlink.align.aligner import load_aligner
+    from medlink.align.dense import bi_encoder_similarity, load_bi_encoder
     from medlink.align.training import AlignerTrainConfig, train_aligner
 
     wanted = sorted(set(splits["dev"]) | set(splits["test"]))
@@ -107,33 +110,37 @@ def main() -> None:
     position = {c: i for i, c in enumerate(queries.concept_ids)}
     subset = queries.subset([position[s] for s in wanted])
     folders = []
-    if args.calibrated:  # the calibration alone, fitted on the train split (seconds)
-        folder = args.workdir / f"aligner-{args.target}-calibrated"
-        started = time.perf_counter()
-        train_aligner(source, target, {s: gold[s] for s in splits["train"]}, folder, dev={s: gold[s] for s in splits["dev"]},
-                      config=AlignerTrainConfig(cross_encoder=False), progress=False)
-        folders.append((folder, {"seconds": round(time.perf_counter() - started, 1)}))
-    if args.train:
-        folder = args.workdir / f"aligner-{args.target}"
-        started = time.perf_counter()
-        report, calibration = train_aligner(source, target, {s: gold[s] for s in splits["train"]}, folder,
-                                            dev={s: gold[s] for s in splits["dev"]},
-                                            config=AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives,
-                                                                      depth=args.depth, max_length=args.max_length, learning_rate=args.lr),
-                                            progress=True)
-        folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,
-                                 "precision": report.precision}))
-    elif args.aligner is not None:
+    gold_train, gold_dev = {s: gold[s] for s in splits["train"]}, {s: gold[s] for s in splits["dev"]}
+    for bi_encoder in [None, *([args.bi_encoder] if args.bi_encoder else [])]:  # each aligner without, then with the bi-encoder
+        suffix = "-dense" if bi_encoder else ""
+        if args.calibrated:  # the calibration alone, fitted on the train split (seconds)
+            folder = args.workdir / f"aligner-{args.target}-calibrated{suffix}"
+            started = time.perf_counter()
+            train_aligner(source, target, gold_train, folder, dev=gold_dev, config=AlignerTrainConfig(cross_encoder=False, bi_encoder=bi_encoder),
+                          progress=False)
+            folders.append((folder, {"seconds": round(time.perf_counter() - started, 1)}))
+        if args.train:
+            folder = args.workdir / f"aligner-{args.target}{suffix}"
+            started = time.perf_counter()
+            config = AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives, depth=args.depth,
+                                        max_length=args.max_length, learning_rate=args.lr, bi_encoder=bi_encoder)
+            report, calibration = train_aligner(source, target, gold_train, folder, dev=gold_dev, config=config, progress=True)
+            folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,
+                                     "precision": report.precision}))
+    if args.aligner is not None and not args.train:
         folders.append((args.aligner, None))
     for folder, training in folders:
         model, calibration = load_aligner(folder)
         started = time.perf_counter()
         candidates = generate(target_index, subset)
         cross = cross_logits(model, candidates, calibration.depth, progress=True) if model is not None else None
-        ranking = rank(candidates, calibration, cross)
+        dense = bi_encoder_similarity(candidates, load_bi_encoder(calibration.bi_encoder), progress=True) if calibration.bi_encoder else None
+        ranking = rank(candidates, calibration, cross, dense)
         seconds = time.perf_counter() - started
         name = (f"medlink + aligner cross-encoder (top {calibration.depth} read) + calibration" if model is not None
                 else "medlink calibrated (lexical + hierarchy evidence, fitted on train)")
+        if calibration.bi_encoder:
+            name += f" + bi-encoder ({'packaged MiniLM' if calibration.bi_encoder == 'packaged' else Path(calibration.bi_encoder).name})"
         rows.append({"system": name, **evaluate(ranking, gold, splits), "seconds": round(seconds, 1), "source_concepts": len(wanted),
                      "peak_rss_mb": round(peak_mb()), "training": training,
                      "calibration": {"weights": calibration.weights, "bias": calibration.bias, "threshold": calibration.threshold}})

@@ -48,10 +48,16 @@ def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progre
             target_index = TargetIndex.build(target)
     queries = SourceQueries.from_kb(source, target.normalize)
     candidates = generate(target_index, queries, options.k, ancestors=options.ancestors, progress=progress)
+    dense = None
+    if calibration is not None and calibration.bi_encoder:
+        from medlink.align.dense import bi_encoder_similarity, load_bi_encoder
+
+        with phase(f"bi-encoder similarities ({calibration.bi_encoder})"):
+            dense = bi_encoder_similarity(candidates, load_bi_encoder(calibration.bi_encoder), progress=progress)
     if model is None:
-        return rank(candidates, calibration)
+        return rank(candidates, calibration, dense=dense)
     depth = options.depth or calibration.depth
-    return rank(candidates, calibration, cross_logits(model, candidates, depth, progress))
+    return rank(candidates, calibration, cross_logits(model, candidates, depth, progress), dense)
 
 
 def mappings(ranking: Ranking, threshold: float, top_k: int = 1) -> list[sssom.Mapping]:

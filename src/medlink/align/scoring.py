@@ -23,7 +23,7 @@ from medlink.align.candidates import CandidateSet
 from medlink.errors import MedlinkError
 
 LEXICAL_FEATURES = ("fused", "tfidf", "bm25", "rank", "structural", "depth", "children")
-FEATURES = ("cross", *LEXICAL_FEATURES)
+FEATURES = ("cross", *LEXICAL_FEATURES)  # with a cross-encoder; "dense" joins either set when a bi-encoder is given
 ALIGNER_FILE = "medlink_aligner.json"
 
 
@@ -36,6 +36,7 @@ class Calibration:
     threshold: float = 0.5
     depth: int = 16  # candidates per source the cross-encoder reads
     fitted_on: dict = field(default_factory=dict)
+    bi_encoder: str | None = None  # the bi-encoder behind the "dense" feature: "packaged" or a model folder (align.dense)
 
     def linear(self, features: dict[str, np.ndarray]) -> np.ndarray:
         total = np.full(len(next(iter(features.values()))), self.bias, dtype=np.float64)
@@ -85,8 +86,9 @@ class Ranking:
                 for i, s in enumerate(sources) if self.indptr[i] < self.indptr[i + 1]}
 
 
-def features(candidates: CandidateSet, cross: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """Per fused hit, the evidence a calibration weighs (module docstring); ``cross`` NaN where the model did not read."""
+def features(candidates: CandidateSet, cross: np.ndarray | None = None, dense: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per fused hit, the evidence a calibration weighs (module docstring); ``cross`` NaN where the model did not read;
+    ``dense`` the bi-encoder's best alias-to-name cosine (``align.dense``)."""
     hits = candidates.hits
     query = hits.query_index()
     bm25 = candidates.stage_score("bm25").astype(np.float64)
@@ -99,6 +101,8 @@ def features(candidates: CandidateSet, cross: np.ndarray | None = None) -> dict[
            "depth": target.depth()[hits.concepts].astype(np.float64), "children": np.log1p(target.children()[hits.concepts])}
     if cross is not None:
         out["cross"] = cross.astype(np.float64)
+    if dense is not None:
+        out["dense"] = dense.astype(np.float64)
     return out
 
 
@@ -130,14 +134,18 @@ def cross_logits(model, candidates: CandidateSet, depth: int, progress: bool = F
     return out
 
 
-def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross: np.ndarray | None = None) -> Ranking:
+def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross: np.ndarray | None = None,
+         dense: np.ndarray | None = None) -> Ranking:
     """Order each source's candidates and give each a confidence (module docstring: lexical, or calibrated)."""
     hits = candidates.hits
     query = hits.query_index()
-    feats = features(candidates, cross)
+    feats = features(candidates, cross, dense)
     if calibration is None:
         return Ranking(candidates, hits.indptr.copy(), hits.concepts.astype(np.int64), hits.scores.astype(np.float64),
                        feats["tfidf"], "lexical")
+    if "dense" in calibration.weights and dense is None:
+        raise MedlinkError(f"this aligner's calibration weighs a bi-encoder's similarities ({calibration.bi_encoder}): compute them "
+                           "(align.dense.bi_encoder_similarity)")
     read = np.ones(len(query), bool)
     if "cross" in calibration.weights:
         if cross is None:
@@ -156,7 +164,8 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
 
 
 def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: dict[str, set[str]], depth: int,
-                    threshold_gold: dict[str, set[str]] | None = None) -> Calibration:
+                    threshold_gold: dict[str, set[str]] | None = None, dense: np.ndarray | None = None,
+                    bi_encoder: str | None = None) -> Calibration:
     """Logistic regression over the candidates of ``gold`` sources (label: the target is gold; with ``cross``, the ones
     it read), then the threshold on each source's top confidence that maximises mapping F1 over ``threshold_gold``
     sources (default: ``gold``'s). Fit on mappings the cross-encoder was not trained on; choose the threshold on dev."""
@@ -168,8 +177,8 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: di
     query = hits.query_index()
     ids, sources = candidates.target.concept_ids, candidates.queries.concept_ids
     labels = np.array([ids[c] in gold.get(sources[q], ()) for q, c in zip(query.tolist(), hits.concepts.tolist())])
-    feats = features(candidates, cross)
-    names = FEATURES if cross is not None else LEXICAL_FEATURES
+    feats = features(candidates, cross, dense)
+    names = (FEATURES if cross is not None else LEXICAL_FEATURES) + (("dense",) if dense is not None else ())
     rows = np.isin(query, [i for i, s in enumerate(sources) if s in gold])
     if cross is not None:
         rows &= ~np.isnan(cross)
@@ -177,9 +186,10 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: di
         raise MedlinkError("the known mappings give only right or only wrong candidates: too few of them to calibrate on")
     matrix = np.column_stack([feats[name][rows] for name in names])
     model = LogisticRegression(C=1.0, max_iter=2000).fit(matrix, labels[rows])
-    calibration = Calibration(dict(zip(names, map(float, model.coef_[0]))), float(model.intercept_[0]), 0.5, depth)
+    calibration = Calibration(dict(zip(names, map(float, model.coef_[0]))), float(model.intercept_[0]), 0.5, depth,
+                              bi_encoder=bi_encoder if dense is not None else None)
     chooser = threshold_gold if threshold_gold else gold
-    ranking = rank(candidates, calibration, cross)
+    ranking = rank(candidates, calibration, cross, dense)
     threshold, measures = best_threshold({s: v for s, v in ranking.top().items() if s in chooser}, chooser)
     calibration.threshold = float(max(0.0, min(1.0, threshold)))
     calibration.fitted_on = {"sources": int(sum(s in gold for s in sources)), "pairs": int(rows.sum()), "threshold_mapping": measures}

@@ -40,6 +40,7 @@ class AlignerTrainConfig:
     checkpoint_every: int = 200
     max_steps: int | None = None  # cap the steps of each epoch (tests, quick trials)
     cross_encoder: bool = True  # False: only the calibration over lexical and structural evidence (seconds, no torch)
+    bi_encoder: str | None = None  # "packaged" or a bi-encoder folder: its similarities join the calibration (align.dense)
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
@@ -108,7 +109,7 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     train_candidates = generate(target_index, train_queries, progress=progress)
     if not config.cross_encoder:
         return None, _lexical_aligner(out, train_candidates, gold, generate(target_index, dev_queries, progress=progress) if dev_rows else None,
-                                      dev, config.depth)
+                                      dev, config.depth, config.bi_encoder, progress)
     examples = [e for e in _examples(train_candidates, gold_positions(train_queries, target_index, gold), config.depth) if e[2]]
     if not examples:
         raise MedlinkError("no gold mapping names a target concept of --target: check the gold file's object ids")
@@ -146,13 +147,23 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     calibration = Calibration({"cross": 1.0, "fused": 0.0, "tfidf": 0.0}, 0.0, 0.5, config.depth)
     if dev_rows:
         dev_candidates = generate(target_index, dev_queries, progress=progress)
-        calibration = fit_calibration(dev_candidates, cross_logits(model, dev_candidates, config.depth, progress), dev, config.depth)
+        calibration = fit_calibration(dev_candidates, cross_logits(model, dev_candidates, config.depth, progress), dev, config.depth,
+                                      **_dense_evidence(dev_candidates, config.bi_encoder, progress))
     calibration.save(out)
     return report, calibration
 
 
+def _dense_evidence(candidates: CandidateSet, bi_encoder: str | None, progress: bool) -> dict:
+    """``fit_calibration``'s dense keywords: the bi-encoder's similarities over ``candidates`` (none without one)."""
+    if bi_encoder is None:
+        return {}
+    from medlink.align.dense import bi_encoder_similarity, load_bi_encoder
+
+    return {"dense": bi_encoder_similarity(candidates, load_bi_encoder(bi_encoder), progress=progress), "bi_encoder": bi_encoder}
+
+
 def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], dev: CandidateSet | None, dev_gold: dict[str, set[str]],
-                     depth: int) -> Calibration:
+                     depth: int, bi_encoder: str | None = None, progress: bool = False) -> Calibration:
     """An aligner without a cross-encoder: the calibration fitted on the training mappings, its threshold on dev's."""
     from medlink.directories import staged_directory
 
@@ -164,9 +175,9 @@ def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], 
                                queries.alias_sets + dev.queries.alias_sets)
         both = CandidateSet(merged, train.target, concatenate_hits([train.hits, dev.hits]),
                             {k: concatenate_hits([train.per_stage[k], dev.per_stage[k]]) for k in train.per_stage})
-        calibration = fit_calibration(both, None, gold, depth, threshold_gold=dev_gold)
+        calibration = fit_calibration(both, None, gold, depth, threshold_gold=dev_gold, **_dense_evidence(both, bi_encoder, progress))
     else:
-        calibration = fit_calibration(train, None, gold, depth)
+        calibration = fit_calibration(train, None, gold, depth, **_dense_evidence(train, bi_encoder, progress))
     with staged_directory(out) as staging:
         calibration.save(staging)
     return calibration

@@ -71,11 +71,17 @@ def train_aligner_command(
     seed: int = typer.Option(13, "--seed", help="Random seed (split, sampling, initialisation)."),
     no_cross_encoder: bool = typer.Option(False, "--no-cross-encoder", help="Fit only the calibration over lexical and hierarchy "
                                           "evidence (seconds; no model): --gold fits it, --dev chooses the threshold."),
+    bi_encoder: Optional[str] = typer.Option(None, "--bi-encoder", help="Also weigh a bi-encoder's similarity between source aliases "
+                                             "and target names: 'packaged' (the MiniLM of the dense extra) or a model folder."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Train an aligner: a cross-encoder reading known mappings against the candidates' top wrong targets (binary loss)."""
-    if not no_cross_encoder:
+    if bi_encoder not in (None, "packaged"):
+        from medlink.encoders.transformer import check_model_dir
+
+        check_model_dir(Path(bi_encoder))
+    if not no_cross_encoder or bi_encoder is not None:
         from medlink.encoders.transformer import require_dense_extra
 
         require_dense_extra()
@@ -86,7 +92,8 @@ def train_aligner_command(
 
     config = AlignerTrainConfig(epochs=epochs, batch_size=batch_size, negatives=negatives, depth=depth, learning_rate=learning_rate,
                                 max_length=max_length, seed=seed, precision=precision or os.environ.get("MEDLINK_PRECISION") or "auto",
-                                max_steps=max_steps, cross_encoder=not no_cross_encoder)
+                                max_steps=max_steps, cross_encoder=not no_cross_encoder,
+                                bi_encoder=bi_encoder if bi_encoder in (None, "packaged") else str(Path(bi_encoder).resolve()))
     use_precision(config.precision)
     check_training_output(out)
     source_kb, target_kb = open_pair(source, target)
