@@ -27,6 +27,8 @@ PUBTATOR = SHARED_DATA / "ncbi-disease-pubtator"
 TRAIN = PUBTATOR / "NCBItrainset_corpus.txt"
 DEV = PUBTATOR / "NCBIdevelopset_corpus.txt"
 TAGGER = MODELS / "tagger-ncbi"  # from: medlink train tagger --train pubtator:TRAIN --dev pubtator:DEV --out it
+# the final model as published systems train it: train + dev, dev's epoch count (4), no dev to choose an epoch
+TAGGER_TRAINDEV = MODELS / "tagger-ncbi-traindev"  # medlink train tagger --train pubtator:TRAIN --train pubtator:DEV --epochs 4 --out it
 
 
 def medic_kb(workdir: Path) -> KB:
