@@ -198,3 +198,26 @@ def test_a_pubtator_file_not_starting_with_its_title_is_still_guessed_pubtator(t
         read(path, "pubtator")
     (tmp_path / "note.txt").write_text("Pt with hx of MI.\nBP 120/80 | HR 72 | t 37.1\n")
     assert guess_document_format(tmp_path / "note.txt") == "text"
+
+
+@pytest.mark.parametrize("key", ["annotatons", "Passages", "relatoins"])
+def test_a_document_key_one_slip_from_bioc_is_reported(key, tmp_path):
+    """Document-level keys of one's own are allowed (PubTator3's pmid, journal); a damaged BioC key is not read as nothing."""
+    import json
+
+    data = json.loads((DOCS / "small.bioc.json").read_text(encoding="utf-8"))
+    document = data["documents"][0]
+    document["pmid"] = "20001"  # a key of PubTator3's own: still accepted
+    if key == "Passages":
+        document[key] = document.pop("passages")
+    else:
+        document[key] = []
+    path = tmp_path / "slip.bioc.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(MedlinkError, match=rf"slip.bioc.json.*document 20001: the document has unknown key '{key}' \(did you mean"):
+        read(path, "bioc-json")
+    del document[key]
+    if key == "Passages":
+        document["passages"] = []
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert read(path, "bioc-json")[0].doc_id == "20001"

@@ -30,6 +30,7 @@ and ``nil`` when set.
 from __future__ import annotations
 
 import codecs
+import difflib
 import json
 import re
 from typing import IO, Iterable, Iterator
@@ -186,6 +187,7 @@ def _with_defaults(obj: object) -> object:
     level by level, not recursively, so no nesting exhausts the stack. A key BioC does not have below the document
     level is an error (a damaged "annotations" would otherwise read as none)."""
     if isinstance(obj, dict):
+        _near_miss(obj)
         _fill(obj, infons={}, relations=[], annotations=[])
         for passage in _dicts(obj.get("passages")):
             _known("passage", passage)
@@ -200,6 +202,19 @@ def _with_defaults(obj: object) -> object:
                     for location in _dicts(annotation.get("locations")):
                         _known("location", location)
     return obj
+
+
+_DOCUMENT_KEYS = ("bioctype", "id", "infons", "passages", "annotations", "relations")
+
+
+def _near_miss(document: dict) -> None:
+    """Refuse a document key one slip away from a BioC one ("annotatons", "Passages"): a document may carry keys of its
+    own (PubTator3's pmid, journal, authors), but a damaged BioC key would read as none of what it holds."""
+    for key in document:
+        if isinstance(key, str) and key not in _DOCUMENT_KEYS:
+            close = difflib.get_close_matches(key.lower(), _DOCUMENT_KEYS, n=1, cutoff=0.8)
+            if close:
+                raise _NotBioC(f"the document has unknown key {key[:40]!r} (did you mean {close[0]!r}?)")
 
 
 def _known(what: str, obj: dict) -> None:
