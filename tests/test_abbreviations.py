@@ -69,6 +69,17 @@ def test_characters_must_appear_in_order():
     assert pairs("Gamma interferon (IFN-gamma) was measured.") == []
 
 
+def test_capitals_that_are_the_initials_in_another_order():
+    """medlink's addition: "Myotonic dystrophy (DM)" abbreviates Dystrophia Myotonica; the in-order match finds nothing."""
+    text = "in transgenic mice. Myotonic dystrophy (DM) is associated with a repeat; DM patients"
+    assert pairs(text) == [("DM", "Myotonic dystrophy")]
+    assert_offsets(text, find_abbreviations(text))
+    assert [text[s:e] for s, e, _ in abbreviation_occurrences(text, find_abbreviations(text))] == ["DM"]
+    assert pairs("the study cohort (DM) was small") == []  # initials s, c are not D, M
+    assert pairs("Myotonic dystrophy (dm) again") == []  # not capitals
+    assert pairs("cases of Myotonic dystrophy (DMX) seen") == []  # one word per letter, or nothing
+
+
 def test_short_form_letters_absent_from_the_long_form_give_nothing():
     assert pairs("The patient had a heart attack (MI) last year.") == []
 

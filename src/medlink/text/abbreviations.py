@@ -26,6 +26,9 @@ Decisions where the paper leaves room (its input was one sentence per line; ours
   definitions. Parentheses are matched by nesting; an unclosed one is skipped. Only round brackets count.
 * A long form is refused if it is shorter than its short form or contains it as a whole token ("the MI (MI)",
   "MI-like (MI)"); trailing ``,``, ``;`` and ``:`` are not part of it.
+* A short form of 2-5 capitals whose letters are the initials of the words just before the parenthesis in another
+  order ("Myotonic dystrophy (DM)", from Dystrophia Myotonica) is taken with those words as its long form: the
+  paper's in-order match cannot find it, and such names are common in medicine.
 * Parenthesised text over 400 characters (before any ``;``/``,``) is not a candidate: it bounds the work per
   parenthesis, so a document costs time linear in its length.
 * A short form defined twice keeps its first definition for its occurrences (a document that redefines "MI"
@@ -155,7 +158,7 @@ def _definition(text: str, opening: int, closing: int, before: int) -> Abbreviat
     inside_text = text[inside[0] : inside[1]]
     could_be_short = len(inside_text) <= MAX_SHORT_CHARS and len(inside_text.split()) <= MAX_SHORT_WORDS
     if could_be_short and len(inside_text) <= outside[1] - outside[0]:
-        return _match(text, inside, outside, need_capital=False)  # long form (SF)
+        return _match(text, inside, outside, need_capital=False) or _reordered(text, inside, outside)  # long form (SF)
     word = outside[1]  # SF (long form): the short form is the word just before the parenthesis
     while word > outside[0] and not text[word - 1].isspace():
         word -= 1
@@ -219,6 +222,25 @@ def _match(text: str, short_span: tuple[int, int], window: tuple[int, int], need
     if len(long) < len(short) or re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long):
         return None
     return Abbreviation(short, long, short_span[0], short_span[1], first, end)
+
+
+def _reordered(text: str, short_span: tuple[int, int], window: tuple[int, int]) -> Abbreviation | None:
+    """"Myotonic dystrophy (DM)": a short form in capitals whose letters are the initials of the words just before
+    the parenthesis in another order (it abbreviates a Latin or reordered name: Dystrophia Myotonica). The paper's
+    right-to-left match needs the letters in order, so it finds none; the words right before, one per letter, are
+    the long form when their initials are the short form's letters."""
+    short = text[short_span[0] : short_span[1]]
+    if not (MIN_SHORT_CHARS <= len(short) <= 5 and short.isalpha() and short.isupper()):
+        return None
+    narrowed = _strip(text, window[0], window[1], _TRAILING)
+    if narrowed is None:
+        return None
+    words = list(_WORDS.finditer(text, *narrowed))[-len(short):]
+    if len(words) < len(short) or not all(w.group()[0].isalpha() for w in words):
+        return None
+    if sorted(w.group()[0].lower() for w in words) != sorted(short.lower()):
+        return None
+    return Abbreviation(short, text[words[0].start() : narrowed[1]], short_span[0], short_span[1], words[0].start(), narrowed[1])
 
 
 def _best_long_form(text: str, short: str, start: int, end: int) -> int | None:
