@@ -30,7 +30,6 @@ and ``nil`` when set.
 from __future__ import annotations
 
 import codecs
-import difflib
 import json
 import re
 from typing import IO, Iterable, Iterator
@@ -41,7 +40,8 @@ from lxml import etree
 
 from medlink import core
 from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, is_int, json_lines, json_text,
-                                         open_source, open_text_target, passage_problem, report_overlaps, source_name, unknown_keys)
+                                         near_miss_key, open_source, open_text_target, passage_problem, report_overlaps, source_name,
+                                         unknown_keys)
 from medlink.corpora.json_positions import document_lines
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -187,7 +187,8 @@ def _with_defaults(obj: object) -> object:
     level by level, not recursively, so no nesting exhausts the stack. A key BioC does not have below the document
     level is an error (a damaged "annotations" would otherwise read as none)."""
     if isinstance(obj, dict):
-        _near_miss(obj)
+        if problem := near_miss_key(obj, _DOCUMENT_KEYS, "the document"):
+            raise _NotBioC(problem)
         _fill(obj, infons={}, relations=[], annotations=[])
         for passage in _dicts(obj.get("passages")):
             _known("passage", passage)
@@ -204,17 +205,7 @@ def _with_defaults(obj: object) -> object:
     return obj
 
 
-_DOCUMENT_KEYS = ("bioctype", "id", "infons", "passages", "annotations", "relations")
-
-
-def _near_miss(document: dict) -> None:
-    """Refuse a document key one slip away from a BioC one ("annotatons", "Passages"): a document may carry keys of its
-    own (PubTator3's pmid, journal, authors), but a damaged BioC key would read as none of what it holds."""
-    for key in document:
-        if isinstance(key, str) and key not in _DOCUMENT_KEYS:
-            close = difflib.get_close_matches(key.lower(), _DOCUMENT_KEYS, n=1, cutoff=0.8)
-            if close:
-                raise _NotBioC(f"the document has unknown key {key[:40]!r} (did you mean {close[0]!r}?)")
+_DOCUMENT_KEYS = ("bioctype", "id", "infons", "passages", "annotations", "relations")  # a document may carry others too
 
 
 def _known(what: str, obj: dict) -> None:

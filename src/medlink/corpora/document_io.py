@@ -3,6 +3,7 @@ and checking that annotations are spans of their document's text, so every reade
 
 from __future__ import annotations
 
+import difflib
 import io
 import json
 import logging
@@ -11,7 +12,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO, Iterable, Iterator, Sequence
 
 from medlink import core
 from medlink.directories import replaced_file
@@ -100,6 +101,17 @@ def unknown_keys(obj: dict, known: frozenset[str], what: str) -> str | None:
     if not unknown:
         return None
     return f"{what} has unknown key(s) {', '.join(map(repr, unknown[:3]))} (known: {', '.join(sorted(known))})"
+
+
+def near_miss_key(obj: dict, known: Sequence[str], what: str) -> str | None:
+    """What is wrong with a key of ``obj`` one slip away from a ``known`` one ("annotatons", "Passages"), or None: where
+    other keys of one's own are allowed (PubTator3's pmid, journal), a damaged known key would read as none of its content."""
+    for key in obj:
+        if isinstance(key, str) and key not in known:
+            close = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.8)
+            if close:
+                return f"{what} has unknown key {key[:40]!r} (did you mean {close[0]!r}?)"
+    return None
 
 
 def control_character(text: str) -> str | None:
