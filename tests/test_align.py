@@ -252,6 +252,7 @@ def test_calibration_with_a_bi_encoder(kbs, pair, tmp_path):
     calibration = Calibration.load(out)
     assert set(calibration.weights) == {*LEXICAL_FEATURES, "dense"} and calibration.bi_encoder == "packaged"
     ranking = align(pair[0], pair[1], AlignOptions(aligner=out), progress=False)
-    assert ranking.method == "calibrated" and ranking_measures(gold_ranks(ranking.ranked_ids(), pair[2]))["recall@4"] == 1.0
+    assert ranking.method == "calibrated + bi-encoder" and ranking_measures(gold_ranks(ranking.ranked_ids(), pair[2]))["recall@4"] == 1.0
+    assert {r.justification for r in mappings(ranking, calibration.threshold)} == {sssom.SEMANTIC}  # a model that reads meaning decided
     missing = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "other"), "--bi-encoder", str(tmp_path / "no-model")])
     assert missing.exit_code != 0 and "model folder not found" in str(missing.exception)

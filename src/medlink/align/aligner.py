@@ -65,7 +65,8 @@ def mappings(ranking: Ranking, threshold: float, top_k: int = 1) -> list[sssom.M
     others skos:closeMatch; a source with none gets a sssom:NoTermFound row carrying its best confidence."""
     candidates = ranking.candidates
     names, ids = candidates.target.names, candidates.target.concept_ids
-    justification = sssom.SEMANTIC if ranking.method == "cross-encoder" else sssom.LEXICAL  # calibrated: lexical evidence still
+    # a model that reads meaning (cross-encoder, bi-encoder) decided: semantic similarity; the calibration alone weighs lexical evidence
+    justification = sssom.SEMANTIC if ranking.method in ("cross-encoder", "calibrated + bi-encoder") else sssom.LEXICAL
     out: list[sssom.Mapping] = []
     for i, (source_id, source_name) in enumerate(zip(candidates.queries.concept_ids, candidates.queries.names)):
         row = ranking.row(i)

@@ -70,7 +70,7 @@ class Ranking:
     targets: np.ndarray
     scores: np.ndarray
     confidence: np.ndarray
-    method: str  # "lexical", "calibrated" or "cross-encoder"
+    method: str  # "lexical", "calibrated", "calibrated + bi-encoder" or "cross-encoder"
 
     def row(self, i: int) -> slice:
         return slice(int(self.indptr[i]), int(self.indptr[i + 1]))
@@ -159,7 +159,7 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
     z = calibration.linear(feats)
     order = np.lexsort((-z, ~read, query))
     confidence = 1.0 / (1.0 + np.exp(-z))
-    method = "cross-encoder" if "cross" in calibration.weights else "calibrated"
+    method = "cross-encoder" if "cross" in calibration.weights else "calibrated + bi-encoder" if "dense" in calibration.weights else "calibrated"
     return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), z[order], confidence[order], method)
 
 
