@@ -215,6 +215,9 @@ def test_calibration_only_aligner(kbs, pair, tmp_path):
     assert ranking_measures(gold_ranks(ranking.ranked_ids(), pair[2]))["recall@4"] == 1.0
     rows = mappings(ranking, calibration.threshold)
     assert {r.justification for r in rows} == {sssom.LEXICAL}
+    # 2 held-out sources cannot choose a threshold (one right top would choose 0 and keep nonsense): 0.5, said aloud
+    assert calibration.threshold == 0.5 and "fewer than 20" in calibration.fitted_on["threshold_note"] and "warning:" in result.output
+    assert next(r.object_id for r in rows if r.subject_id == "DOID:9999999") == sssom.NO_TERM  # "zygomorphic quokka fever"
 
 
 def test_bi_encoder_similarity_sees_meaning_beyond_spelling(pair):

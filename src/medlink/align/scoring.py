@@ -25,6 +25,8 @@ from medlink.errors import MedlinkError
 LEXICAL_FEATURES = ("fused", "tfidf", "bm25", "rank", "structural", "depth", "children")
 FEATURES = ("cross", *LEXICAL_FEATURES)  # with a cross-encoder; "dense" joins either set when a bi-encoder is given
 ALIGNER_FILE = "medlink_aligner.json"
+MIN_THRESHOLD_SOURCES = 20  # held-out sources needed to choose the confidence threshold; with fewer it is DEFAULT_THRESHOLD
+DEFAULT_THRESHOLD = 0.5  # the confidence is a probability: keep a mapping more likely right than wrong
 
 
 @dataclass
@@ -190,7 +192,12 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: di
                               bi_encoder=bi_encoder if dense is not None else None)
     chooser = threshold_gold if threshold_gold else gold
     ranking = rank(candidates, calibration, cross, dense)
-    threshold, measures = best_threshold({s: v for s, v in ranking.top().items() if s in chooser}, chooser)
-    calibration.threshold = float(max(0.0, min(1.0, threshold)))
+    tops = {s: v for s, v in ranking.top().items() if s in chooser}
+    threshold, measures = best_threshold(tops, chooser)
     calibration.fitted_on = {"sources": int(sum(s in gold for s in sources)), "pairs": int(rows.sum()), "threshold_mapping": measures}
+    if len(tops) < MIN_THRESHOLD_SOURCES:  # a threshold chosen on a handful is chance (one right top gives 0: keep everything)
+        threshold = DEFAULT_THRESHOLD
+        calibration.fitted_on["threshold_note"] = (f"only {len(tops)} held-out source(s) with known mappings (fewer than "
+                                                   f"{MIN_THRESHOLD_SOURCES}): threshold {DEFAULT_THRESHOLD}, not chosen")
+    calibration.threshold = float(max(0.0, min(1.0, threshold)))
     return calibration

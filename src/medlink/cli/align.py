@@ -100,7 +100,9 @@ def train_aligner_command(
     known = read_gold(gold, source_kb, target_kb)
     held = read_gold(dev, source_kb, target_kb) if dev else None
     report, calibration = train_aligner(source_kb, target_kb, known, out, dev=held, base_model=model, config=config, resume=resume)
-    fitted = calibration.fitted_on.get("threshold_mapping", {})
+    fitted = {} if "threshold_note" in calibration.fitted_on else calibration.fitted_on.get("threshold_mapping", {})
+    if "threshold_note" in calibration.fitted_on:
+        typer.echo(f"warning: {calibration.fitted_on['threshold_note']}; give --dev with more known mappings to choose it", err=True)
     typer.echo(f"wrote {out}" + (f" in {report.seconds / 60:.1f} min" if report else "") + f"; threshold {calibration.threshold:.4f}"
                + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + (f"; epochs: {json.dumps(report.epochs)}" if report else ""))
 

@@ -18,7 +18,7 @@ PRECISION_HELP = ("Number format of neural models: auto (bf16 where this CPU run
 # what an option's value looks like in --help (instead of <str>, <path>, <int range>), by parameter name
 METAVARS = {"index": "INDEX", "kb": "KB", "out": "PATH", "config": "CONFIG", "memory": "FORMAT:PATH", "dataset": "FORMAT:PATH",
             "dev": "FORMAT:PATH", "train": "FORMAT:PATH", "input_path": "FILE", "input_format": "FORMAT", "generators": "NAMES",
-            "prefer_prefix": "PREFIX", "precision": "auto|fp32|bf16|int8", "search": "STAGES", "pairs": "DIR", "model": "DIR",
+            "prefer_prefix": "PREFIX", "bi_encoder": "packaged|DIR", "precision": "auto|fp32|bf16|int8", "search": "STAGES", "pairs": "DIR", "model": "DIR",
             "candidates_model": "DIR", "config_file": "CONFIG", "tasks": "TASKS", "concept_text": "name|alias", "pooling": "mean|cls", "keep": "CHARS",
             "learning_rate": "RATE", "tau": "T", "kg_weight": "W", "dev_fraction": "F", "older_than": "DAYS",
             "output_format": "FORMAT", "tagger": "DIR", "exclude_names": "FILE", "abbreviation_choice": "long|best",

@@ -189,6 +189,8 @@ def _with_defaults(obj: object) -> object:
     if isinstance(obj, dict):
         if problem := near_miss_key(obj, _DOCUMENT_KEYS, "the document"):
             raise _NotBioC(problem)
+        if not isinstance(obj.get("passages"), list):
+            raise _NotBioC('a BioC document needs "passages", a list of passages')
         _fill(obj, infons={}, relations=[], annotations=[])
         for passage in _dicts(obj.get("passages")):
             _known("passage", passage)

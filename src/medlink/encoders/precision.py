@@ -168,7 +168,7 @@ def _cached_or_probed() -> MachineChoice:
         except TypeError:
             pass  # an older record: probe again
     choice = _probe()
-    log.info("precision probe: %s", choice.reason)
+    log.info("precision: %s", choice.reason)
     from medlink.directories import write_atomic
 
     try:
