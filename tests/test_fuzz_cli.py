@@ -62,3 +62,10 @@ def test_other_commands_refuse_odd_values_in_one_line(index, monkeypatch, capsys
     code = run(args, monkeypatch)
     err = capsys.readouterr().err
     assert code in (0, 1, 2) and "Traceback" not in err, (args, err)
+
+
+def test_a_bad_precision_in_the_environment_is_refused_before_any_command(index, monkeypatch, capsys):
+    """MEDLINK_PRECISION=bogus was only refused when a command loaded a neural model; a lexical link ran on."""
+    monkeypatch.setenv("MEDLINK_PRECISION", "bogus")
+    assert run(["link", "--index", str(index / "index"), "heart attack"], monkeypatch) == 2
+    assert "MEDLINK_PRECISION: precision must be one of auto, fp32, bf16, int8, not 'bogus'" in capsys.readouterr().err

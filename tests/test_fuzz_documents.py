@@ -221,3 +221,10 @@ def test_a_document_key_one_slip_from_bioc_is_reported(key, tmp_path):
         document["passages"] = []
     path.write_text(json.dumps(data), encoding="utf-8")
     assert read(path, "bioc-json")[0].doc_id == "20001"
+
+
+def test_bioc_json_read_as_bioc_xml_names_the_format_to_use(tmp_path):
+    path = tmp_path / "small.json"
+    path.write_bytes((DOCS / "small.bioc.json").read_bytes())
+    with pytest.raises(MedlinkError, match=r"small.json:1: not well-formed XML \(it looks like JSON: BioC JSON is --format bioc-json\)"):
+        read(path, "bioc")

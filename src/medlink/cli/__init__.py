@@ -7,12 +7,14 @@ One module per command group (``kb``, ``index``, ``train``, ``cache``; ``linking
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import typer
 
 from medlink.cli import align, annotate, cache, index, kb, linking, train
 from medlink.cli.common import new_app, with_metavars
+from medlink.encoders import precision
 from medlink.errors import MedlinkError
 
 app = new_app("Link medical mentions to concepts in medical terminologies.")
@@ -72,6 +74,8 @@ def main() -> None:
     """Console entry point: library errors become one clear line and exit code 2."""
     _show_progress_lines()
     try:
+        if os.environ.get(precision.ENV):  # refused at once, not only when a command happens to load a neural model
+            precision.check_precision(os.environ[precision.ENV], precision.ENV)
         command()(prog_name="medlink")
     except MedlinkError as error:
         typer.echo(f"error: {error}", err=True)

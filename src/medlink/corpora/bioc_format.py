@@ -41,7 +41,7 @@ from lxml import etree
 from medlink import core
 from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, is_int, json_lines, json_text,
                                          near_miss_key, open_source, open_text_target, passage_problem, report_overlaps, source_name,
-                                         unknown_keys)
+                                         starts_like_json, unknown_keys)
 from medlink.corpora.json_positions import document_lines
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -70,13 +70,14 @@ def read_bioc(source: Source, *, policy: InvalidLinePolicy | None = None) -> Ite
                 if document is not None:
                     yield document
         except etree.XMLSyntaxError as error:
-            policy.invalid(where, error.lineno, _xml_problem(error))
+            policy.invalid(where, error.lineno, _xml_problem(error, handle))
     report_overlaps(where, tally)
 
 
-def _xml_problem(error: etree.XMLSyntaxError) -> str:
+def _xml_problem(error: etree.XMLSyntaxError, handle: IO[bytes]) -> str:
     encoding = " (not in its declared encoding, UTF-8 when it declares none)" if "encoding" in error.msg.lower() else ""
-    return f"not well-formed XML{encoding}: {error.msg}; nothing after it is read"
+    json_hint = " (it looks like JSON: BioC JSON is --format bioc-json)" if starts_like_json(handle) else ""
+    return f"not well-formed XML{encoding}{json_hint}: {error.msg}; the file is not read past it"
 
 
 def _document_elements(handle: IO[bytes], where: str, policy: InvalidLinePolicy) -> Iterator[tuple[int, etree._Element]]:

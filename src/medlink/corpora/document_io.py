@@ -114,6 +114,16 @@ def near_miss_key(obj: dict, known: Sequence[str], what: str) -> str | None:
     return None
 
 
+def starts_like_json(handle: IO[bytes]) -> bool:
+    """Does the file behind ``handle`` begin like JSON ("{" or "[")? For an error that names the format a file seems
+    to be in; False for a stream that cannot go back to its start (stdin)."""
+    try:
+        handle.seek(0)
+        return handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
+    except (OSError, ValueError):
+        return False
+
+
 def control_character(text: str) -> str | None:
     """The first control character of an id (a NUL byte of a damaged file, an escape), shown escaped, or None."""
     found = _CONTROL.search(text)
