@@ -19,6 +19,16 @@ PACKAGED = "packaged"  # the bi-encoder setting that means the packaged MiniLM
 SOURCE_ALIASES = 8  # a source concept's first aliases (preferred first) that are encoded
 
 
+def bi_encoder_setting(value: str) -> str:
+    """A --bi-encoder value as an aligner records it: "packaged", or a model folder (checked, made absolute)."""
+    if value == PACKAGED:
+        return value
+    from medlink.encoders.transformer import check_model_dir
+
+    check_model_dir(Path(value))
+    return str(Path(value).resolve())
+
+
 def load_bi_encoder(setting: str):
     """The encoder a calibration's ``bi_encoder`` names: "packaged" or a model folder."""
     from medlink.encoders.transformer import Encoder

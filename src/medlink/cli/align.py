@@ -77,10 +77,10 @@ def train_aligner_command(
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Train an aligner: a cross-encoder reading known mappings against the candidates' top wrong targets (binary loss)."""
-    if bi_encoder not in (None, "packaged"):
-        from medlink.encoders.transformer import check_model_dir
+    if bi_encoder is not None:
+        from medlink.align.dense import bi_encoder_setting
 
-        check_model_dir(Path(bi_encoder))
+        bi_encoder = bi_encoder_setting(bi_encoder)
     if not no_cross_encoder or bi_encoder is not None:
         from medlink.encoders.transformer import require_dense_extra
 
@@ -93,16 +93,17 @@ def train_aligner_command(
     config = AlignerTrainConfig(epochs=epochs, batch_size=batch_size, negatives=negatives, depth=depth, learning_rate=learning_rate,
                                 max_length=max_length, seed=seed, precision=precision or os.environ.get("MEDLINK_PRECISION") or "auto",
                                 max_steps=max_steps, cross_encoder=not no_cross_encoder,
-                                bi_encoder=bi_encoder if bi_encoder in (None, "packaged") else str(Path(bi_encoder).resolve()))
+                                bi_encoder=bi_encoder)
     use_precision(config.precision)
     check_training_output(out)
     source_kb, target_kb = open_pair(source, target)
     known = read_gold(gold, source_kb, target_kb)
     held = read_gold(dev, source_kb, target_kb) if dev else None
     report, calibration = train_aligner(source_kb, target_kb, known, out, dev=held, base_model=model, config=config, resume=resume)
-    fitted = {} if "threshold_note" in calibration.fitted_on else calibration.fitted_on.get("threshold_mapping", {})
-    if "threshold_note" in calibration.fitted_on:
-        typer.echo(f"warning: {calibration.fitted_on['threshold_note']}; give --dev with more known mappings to choose it", err=True)
+    note = calibration.fitted_on.get("threshold_note")
+    if note:
+        typer.echo(f"warning: {note}; give --dev with more known mappings to choose it", err=True)
+    fitted = {} if note else calibration.fitted_on.get("threshold_mapping", {})
     typer.echo(f"wrote {out}" + (f" in {report.seconds / 60:.1f} min" if report else "") + f"; threshold {calibration.threshold:.4f}"
                + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + (f"; epochs: {json.dumps(report.epochs)}" if report else ""))
 

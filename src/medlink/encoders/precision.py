@@ -35,7 +35,8 @@ PROBE_FILE = "precision.json"
 # Whether 'auto' encodes in int8 where bf16 is not chosen (a CPU without bf16 instructions). int8 here is per-token
 # (``Int8Linear``): default-dense test Acc@1 NCBI 0.8438 vs float32 0.8427, AskAPatient (10 folds) 0.6390 vs 0.6389
 # (BENCHMARKS.md, default_dense_int8 / default_dense_fp32), vectors ~0.997 cosine to float32's, the same whatever they
-# are batched with, 1.4-1.6x float32's encoding speed with AVX2 (2.6x with AVX-512 VNNI; BENCHMARKS.md dense speed).
+# are batched with; on an AMD EPYC, 1.4x float32's encoding speed limited to AVX2, 2.2-2.3x with its AVX-512 VNNI
+# (BENCHMARKS.md dense speed and notes, benchmarks/scale/int8_probe.py).
 INT8_FOR_AUTO = True
 BF16_GAIN = 1.1  # bf16 must be at least this much faster in the probe: a near tie keeps float32's exact vectors
 _NO_BF16 = ("DEFAULT", "NO AVX", "AVX", "AVX2")  # torch CPU capabilities with no bf16 instructions: no probe needed
@@ -238,7 +239,7 @@ class Bf16Copy(InferenceCopy):
 
 
 class Int8Copy(InferenceCopy):
-    """Every Linear layer in int8 (``Int8Linear``): 1.4-1.6x float32's speed on an AVX2-only CPU, where bf16 is
+    """Every Linear layer in int8 (``Int8Linear``): ~1.4x float32's speed with AVX2 only (AMD EPYC, limited), where bf16 is
     emulated. Activations are quantised per token, so a string's vector does not depend on what it is batched with."""
 
     def _make(self, model):

@@ -237,7 +237,7 @@ def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:
     short_spans = [Annotation(start, end, text[start:end], source="abbreviation", short_form_of=long_of[text[start:end]])
                    for start, end in occurrences if text[start:end] in long_of]
     covered = overlap_test(short_spans)
-    kept = [span for span in spans if not covered(span)]
+    kept = [span for span in spans if not covered(span.start, span.end)]
     return sorted(kept + short_spans, key=lambda a: (a.start, a.end))
 
 

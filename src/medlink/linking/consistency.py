@@ -43,7 +43,7 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
             start, end = last + 1 - length, last + 1
             if haystack is lowered and not _has_lower(text[start:end]) and text[start:end] in strings:
                 continue  # an all-capitals occurrence of a string found in lower case elsewhere: found on the exact pass
-            if _word_bounded(text, start, end) and not taken(Annotation(start, end, "")):
+            if _word_bounded(text, start, end) and not taken(start, end):
                 found.setdefault((start, end), Annotation(start, end, text[start:end], source=source))
     return resolve_overlaps(found.values(), "longest")
 

@@ -65,23 +65,23 @@ def find_all(finders: Sequence[MentionFinder], document: Document, policy: str =
         return resolve_overlaps((span for spans in found for span in spans), policy)
     lead, others = found[0], [span for spans in found[1:] for span in spans]
     confirmed = overlap_test(others)
-    kept = [span for span in lead if confirmed(span)]
+    kept = [span for span in lead if confirmed(span.start, span.end)]
     if combine == "confirmed+missed":
         in_lead = overlap_test(lead)
-        kept += [span for span in others if not in_lead(span)]
+        kept += [span for span in others if not in_lead(span.start, span.end)]
     return resolve_overlaps(kept, policy)
 
 
-def overlap_test(others: Sequence[Annotation]) -> Callable[[Annotation], bool]:
-    """A test "does this span share a character with any of ``others``?", prepared once (sorted starts and a running
+def overlap_test(others: Sequence[Annotation]) -> Callable[[int, int], bool]:
+    """A test "does text[start:end] share a character with any of ``others``?", prepared once (sorted starts and a running
     maximum of ends: of the spans starting before a span ends, one overlaps it exactly when the furthest-reaching does)."""
     ordered = sorted(others, key=lambda a: a.start)
     starts = [a.start for a in ordered]
     reach = list(accumulate((a.end for a in ordered), max))
 
-    def overlaps(span: Annotation) -> bool:
-        before = bisect.bisect_left(starts, span.end)
-        return before > 0 and reach[before - 1] > span.start
+    def overlaps(start: int, end: int) -> bool:
+        before = bisect.bisect_left(starts, end)
+        return before > 0 and reach[before - 1] > start
 
     return overlaps
 
