@@ -199,7 +199,8 @@ def test_cli_align(kbs, tmp_path):
 
 
 def test_calibration_only_aligner(kbs, pair, tmp_path):
-    """``--no-cross-encoder``: a logistic calibration over lexical and hierarchy evidence, fitted in seconds, no model."""
+    """``--no-cross-encoder``: a calibration (boosted trees by default) over lexical and hierarchy evidence, fitted in
+    seconds, no model."""
     from medlink.align.scoring import LEXICAL_FEATURES, Calibration
     from medlink.cli import command
 
@@ -208,7 +209,7 @@ def test_calibration_only_aligner(kbs, pair, tmp_path):
                                             "--out", str(out), "--no-cross-encoder"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     calibration = Calibration.load(out)
-    assert set(calibration.weights) == set(LEXICAL_FEATURES) and not (out / "config.json").exists()
+    assert calibration.model == "trees" and calibration.inputs() == LEXICAL_FEATURES and not (out / "config.json").exists()
     ranking = align(pair[0], pair[1], AlignOptions(aligner=out), progress=False)
     assert ranking.method == "calibrated"
     assert ((0 <= ranking.confidence) & (ranking.confidence <= 1)).all()
@@ -218,6 +219,33 @@ def test_calibration_only_aligner(kbs, pair, tmp_path):
     # 2 held-out sources cannot choose a threshold (one right top would choose 0 and keep nonsense): 0.5, said aloud
     assert calibration.threshold == 0.5 and "fewer than 20" in calibration.fitted_on["threshold_note"] and "warning:" in result.output
     assert next(r.object_id for r in rows if r.subject_id == "DOID:9999999") == sssom.NO_TERM  # "zygomorphic quokka fever"
+
+
+def test_logistic_calibration_on_request_and_damaged_aligners_refused(kbs, pair, tmp_path):
+    """``--calibration logistic`` keeps one weight per feature; an unknown model, an unknown feature or damaged trees
+    in medlink_aligner.json are refused naming the file."""
+    import json
+
+    from medlink.align.scoring import ALIGNER_FILE, LEXICAL_FEATURES, Calibration
+    from medlink.cli import command
+
+    args = ["train", "aligner", "--source", str(kbs[0]), "--target", str(kbs[1]), "--gold", str(kbs[2]), "--no-cross-encoder"]
+    out = tmp_path / "logistic"
+    result = CliRunner().invoke(command(), [*args, "--out", str(out), "--calibration", "logistic"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    calibration = Calibration.load(out)
+    assert calibration.model == "logistic" and set(calibration.weights) == set(LEXICAL_FEATURES) and calibration.trees is None
+    assert align(pair[0], pair[1], AlignOptions(aligner=out), progress=False).method == "calibrated"
+    unknown = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "x"), "--calibration", "forest"])
+    assert unknown.exit_code != 0 and "logistic, trees" in str(unknown.exception)
+    trees = tmp_path / "trees"
+    assert CliRunner().invoke(command(), [*args, "--out", str(trees)]).exit_code == 0
+    saved = json.loads((trees / ALIGNER_FILE).read_text())
+    for damage in ({"features": [*saved["features"][:-1], "horoscope"]}, {"trees": {**saved["trees"], "trees": [{"left": [5]}]}},
+                   {"model": "forest"}):
+        (trees / ALIGNER_FILE).write_text(json.dumps({**saved, **damage}))
+        with pytest.raises(MedlinkError, match=ALIGNER_FILE):
+            Calibration.load(trees)
 
 
 def test_bi_encoder_similarity_sees_meaning_beyond_spelling(pair):
@@ -242,6 +270,21 @@ def test_bi_encoder_similarity_sees_meaning_beyond_spelling(pair):
     assert infarction > asthma + 0.05, (infarction, asthma)  # the untrained MiniLM: ~0.51 against ~0.42
 
 
+def test_bi_encoder_proposes_candidates_no_string_measure_finds(pair):
+    """With a bi-encoder the target index has a third generator: 'heart attack' shares no word with 'Acute myocardial
+    infarction', so BM25 and character n-grams miss it in a short list; the bi-encoder's nearest names do not."""
+    pytest.importorskip("torch")
+    _source, target, _gold = pair
+    query = SourceQueries(["X:1"], ["heart attack"], [target.normalize("heart attack")], np.zeros(1, np.int64), [["heart attack"]])
+    lexical = generate(TargetIndex.build(target), query, k=2, ancestors=0)
+    index = TargetIndex.build(target, bi_encoder="packaged")
+    assert set(index.generators) >= {"bm25", "tfidf", "dense"}
+    with_dense = generate(index, query, k=2, ancestors=0)
+    infarction = index.concept_ids.index("ICD10CM:I21")
+    assert infarction not in lexical.hits.concepts and infarction in with_dense.hits.concepts
+    assert with_dense.stage_score("dense")[list(with_dense.hits.concepts).index(infarction)] > 0
+
+
 def test_calibration_with_a_bi_encoder(kbs, pair, tmp_path):
     """``--bi-encoder packaged``: the calibration weighs the bi-encoder's similarity too, and aligning recomputes it."""
     from medlink.align.scoring import LEXICAL_FEATURES, Calibration
@@ -253,7 +296,7 @@ def test_calibration_with_a_bi_encoder(kbs, pair, tmp_path):
     result = CliRunner().invoke(command(), [*args, "--out", str(out), "--bi-encoder", "packaged"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     calibration = Calibration.load(out)
-    assert set(calibration.weights) == {*LEXICAL_FEATURES, "dense"} and calibration.bi_encoder == "packaged"
+    assert calibration.inputs() == (*LEXICAL_FEATURES, "dense") and calibration.bi_encoder == "packaged" and calibration.dense_candidates
     ranking = align(pair[0], pair[1], AlignOptions(aligner=out), progress=False)
     assert ranking.method == "calibrated + bi-encoder" and ranking_measures(gold_ranks(ranking.ranked_ids(), pair[2]))["recall@4"] == 1.0
     assert {r.justification for r in mappings(ranking, calibration.threshold)} == {sssom.SEMANTIC}  # a model that reads meaning decided

@@ -28,7 +28,7 @@ def test_train_aligner_then_align(tmp_path):
                                              "--batch-size", "2", "--depth", "4", "--max-length", "32", "--precision", "fp32"])
     assert trained.exit_code == 0, trained.output + repr(trained.exception)
     calibration = Calibration.load(out)
-    assert set(calibration.weights) == set(FEATURES) and 0 <= calibration.threshold <= 1 and calibration.depth == 4
+    assert set(calibration.inputs()) == set(FEATURES) and 0 <= calibration.threshold <= 1 and calibration.depth == 4
     assert (out / "training.json").is_file()
     mapped = tmp_path / "m.sssom.tsv"
     aligned = CliRunner().invoke(command(), ["align", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),

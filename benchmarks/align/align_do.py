@@ -28,7 +28,7 @@ from medlink.align.aligner import AlignOptions, align  # noqa: E402
 from medlink.align.candidates import SourceQueries, TargetIndex, generate  # noqa: E402
 from medlink.align.inputs import open_pair  # noqa: E402
 from medlink.align.metrics import mapping_prf  # noqa: E402
-from medlink.align.scoring import cross_logits, rank  # noqa: E402
+from medlink.align.scoring import rank  # noqa: E402
 
 TARGETS = {"icd10cm": data.icd10cm, "medic": data.medic}
 
@@ -52,6 +52,10 @@ def evaluate(ranking, gold: dict, splits: dict, named=None) -> dict:
             out[split]["r1_errors"] = len(errors)
             out[split]["r1_errors_first_named_as_source_gold_not"] = len(exact)
     return out
+
+
+def bi_encoder_label(setting: str) -> str:
+    return "bi-encoder (" + ("packaged MiniLM" if setting == "packaged" else Path(setting).name) + ")"
 
 
 def names_by_concept(source, target) -> tuple[dict, dict]:
@@ -92,6 +96,7 @@ def main() -> None:
     parser.add_argument("--calibrated", action="store_true", help="fit the calibration-only aligner on the train split")
     parser.add_argument("--bi-encoder", help="'packaged' or a bi-encoder folder: --calibrated and --train aligners also weigh its "
                         "similarities (rows named '+ bi-encoder')")
+    parser.add_argument("--calibration", default="trees", help="comma-separated calibration models to compare: trees, logistic")
     parser.add_argument("--lr", type=float, default=4e-5)
     parser.add_argument("--peers", action="store_true", help="add text2term (pip install text2term) on the same split")
     parser.add_argument("--name", default=None)
@@ -124,8 +129,7 @@ def main() -> None:
         rows.append({"system": "text2term 4.6 TF-IDF mapper (preferred name)", **evaluate_ranking(ranked, gold, splits),
                      "seconds": round(time.perf_counter() - started, 1), "peak_rss_mb": round(peak_mb())})
 
-    from medlink.align.aligner import load_aligner
-    from medlink.align.dense import bi_encoder_similarity, load_bi_encoder
+    from medlink.align.aligner import load_aligner, score_candidates, target_index_for
     from medlink.align.training import AlignerTrainConfig, train_aligner
 
     wanted = sorted(set(splits["dev"]) | set(splits["test"]))
@@ -134,39 +138,50 @@ def main() -> None:
     subset = queries.subset([position[s] for s in wanted])
     folders = []
     gold_train, gold_dev = {s: gold[s] for s in splits["train"]}, {s: gold[s] for s in splits["dev"]}
+    models = [m.strip() for m in args.calibration.split(",") if m.strip()]
     for bi_encoder in [None, *([args.bi_encoder] if args.bi_encoder else [])]:  # each aligner without, then with the bi-encoder
-        suffix = "-dense" if bi_encoder else ""
-        if args.calibrated:  # the calibration alone, fitted on the train split (seconds)
-            folder = args.workdir / f"aligner-{args.target}-calibrated{suffix}"
-            started = time.perf_counter()
-            train_aligner(source, target, gold_train, folder, dev=gold_dev, config=AlignerTrainConfig(cross_encoder=False, bi_encoder=bi_encoder),
-                          progress=False)
-            folders.append((folder, {"seconds": round(time.perf_counter() - started, 1)}))
-        if args.train:
-            folder = args.workdir / f"aligner-{args.target}{suffix}"
-            started = time.perf_counter()
-            config = AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives, depth=args.depth,
-                                        max_length=args.max_length, learning_rate=args.lr, bi_encoder=bi_encoder)
-            report, calibration = train_aligner(source, target, gold_train, folder, dev=gold_dev, config=config, progress=True)
-            folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,
-                                     "precision": report.precision}))
+        for model_kind in models:
+            suffix = ("-dense" if bi_encoder else "") + f"-{model_kind}"
+            common = {"bi_encoder": bi_encoder, "calibration": model_kind}
+            if args.calibrated:  # the calibration alone, fitted on the train split (seconds)
+                folder = args.workdir / f"aligner-{args.target}-calibrated{suffix}"
+                started = time.perf_counter()
+                train_aligner(source, target, gold_train, folder, dev=gold_dev, config=AlignerTrainConfig(cross_encoder=False, **common),
+                              progress=False)
+                folders.append((folder, {"seconds": round(time.perf_counter() - started, 1)}))
+            if args.train:
+                folder = args.workdir / f"aligner-{args.target}{suffix}"
+                started = time.perf_counter()
+                config = AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives, depth=args.depth,
+                                            max_length=args.max_length, learning_rate=args.lr, **common)
+                report, calibration = train_aligner(source, target, gold_train, folder, dev=gold_dev, config=config, progress=True)
+                folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,
+                                         "precision": report.precision}))
     if args.aligner is not None and not args.train:
         folders.append((args.aligner, None))
+    dense_indexes = {}  # one target index with a bi-encoder's candidates per bi-encoder
     for folder, training in folders:
         model, calibration = load_aligner(folder)
         started = time.perf_counter()
-        candidates = generate(target_index, subset)
-        cross = cross_logits(model, candidates, calibration.depth, progress=True) if model is not None else None
-        dense = bi_encoder_similarity(candidates, load_bi_encoder(calibration.bi_encoder), progress=True) if calibration.bi_encoder else None
-        ranking = rank(candidates, calibration, cross, dense)
+        if calibration.dense_candidates and calibration.bi_encoder not in dense_indexes:
+            dense_indexes[calibration.bi_encoder] = target_index_for(target, calibration)
+            fused = rank(generate(dense_indexes[calibration.bi_encoder], subset))
+            rows.append({"system": f"medlink lexical + {bi_encoder_label(calibration.bi_encoder)} candidates (fused, no calibration)",
+                         **evaluate(fused, gold, splits, named), "seconds": round(time.perf_counter() - started, 1),
+                         "source_concepts": len(wanted), "peak_rss_mb": round(peak_mb())})
+            started = time.perf_counter()
+        index = dense_indexes[calibration.bi_encoder] if calibration.dense_candidates else target_index
+        ranking = score_candidates(generate(index, subset), model, calibration, progress=True)
         seconds = time.perf_counter() - started
         name = (f"medlink + aligner cross-encoder (top {calibration.depth} read) + calibration" if model is not None
                 else "medlink calibrated (lexical + hierarchy evidence, fitted on train)")
         if calibration.bi_encoder:
-            name += f" + bi-encoder ({'packaged MiniLM' if calibration.bi_encoder == 'packaged' else Path(calibration.bi_encoder).name})"
+            name += f" + {bi_encoder_label(calibration.bi_encoder)}" + (" (similarity and candidates)" if calibration.dense_candidates else "")
+        name += f" [{calibration.model}]"
         rows.append({"system": name, **evaluate(ranking, gold, splits, named), "seconds": round(seconds, 1), "source_concepts": len(wanted),
                      "peak_rss_mb": round(peak_mb()), "training": training,
-                     "calibration": {"weights": calibration.weights, "bias": calibration.bias, "threshold": calibration.threshold}})
+                     "calibration": {"model": calibration.model, "weights": calibration.weights, "bias": calibration.bias,
+                                     "threshold": calibration.threshold}})
     for row in rows:
         print(row["system"], {s: row[s].get("mapping") for s in ("dev", "test")}, {k: row["test"].get(k) for k in ("recall@1", "recall@64")})
     payload = {"alignment": {"source": "Disease Ontology 2016-09-01 (xrefs removed)", "target": args.target, "gold_sources": len(gold),

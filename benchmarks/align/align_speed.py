@@ -1,16 +1,18 @@
 """How long ``medlink align`` takes on a large pair: the Disease Ontology (xrefs removed) onto ICD-10-CM 2026 + HPO.
 
-    python benchmarks/align/align_speed.py [--workdir DIR] [--aligner DIR] [--depth N] [--name align_speed]
+    python benchmarks/align/align_speed.py [--workdir DIR] [--aligner DIR ...] [--depth N] [--name align_speed]
 
 The whole command in a fresh process (KB opening, target indexing, candidates, scoring, SSSOM writing): wall time and
-that process's peak RSS (benchmarks/_common/harness.py). With ``--aligner`` a second row adds the cross-encoder
-reading the first ``--depth`` candidates of every source concept.
+that process's peak RSS (benchmarks/_common/harness.py). Each ``--aligner`` adds a row: a cross-encoder reads the
+first ``--depth`` candidates of every source concept; a bi-encoder embeds the target's names, and runs with an empty
+medlink home (MEDLINK_HOME: no encode cache, a first use) so that embedding is counted.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -23,7 +25,7 @@ from medlink.kb.store import KB  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workdir", type=Path, default=scratch("medlink-align-bench"))
-    parser.add_argument("--aligner", type=Path)
+    parser.add_argument("--aligner", type=Path, action="append", default=[])
     parser.add_argument("--depth", type=int, default=4)
     parser.add_argument("--name", default="align_speed")
     args = parser.parse_args()
@@ -33,12 +35,13 @@ def main() -> None:
         sizes = {"source_concepts": len(s), "target_concepts": len(t)}
     base = [sys.executable, "-m", "medlink", "align", "--source", str(source), "--target", str(target), "--quiet"]
     variants = [("medlink lexical", [])]
-    if args.aligner:
-        variants.append((f"medlink + aligner {args.aligner.name} (depth {args.depth})", ["--aligner", str(args.aligner), "--depth", str(args.depth)]))
+    for aligner in args.aligner:
+        variants.append((f"medlink + aligner {aligner.name} (depth {args.depth}; cold encode cache)", ["--aligner", str(aligner), "--depth", str(args.depth)]))
     rows = []
     for system, extra in variants:
         out = args.workdir / f"speed-{len(rows)}.sssom.tsv"
-        measured = measure_in_fresh_process([*base, "--out", str(out), *extra], repeats=1)
+        with tempfile.TemporaryDirectory(prefix="medlink-home-") as home:
+            measured = measure_in_fresh_process([*base, "--out", str(out), *extra], repeats=1, env={"MEDLINK_HOME": home})
         rows.append({"pair": "DO -> ICD-10-CM 2026 + HPO", "system": system, **sizes, "seconds": round(measured["seconds_median"], 1),
                      "peak_rss_mb": round(measured["peak_rss_mb_median"]), "stdout": measured["stdout"].strip()})
         print(rows[-1], flush=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medlink.align import sssom
-from medlink.align.candidates import DEFAULT_K, SourceQueries, TargetIndex, generate
+from medlink.align.candidates import DEFAULT_K, CandidateSet, SourceQueries, TargetIndex, generate
 from medlink.align.scoring import Calibration, Ranking, cross_logits, rank
 from medlink.directories import require_replaceable_file
 from medlink.errors import MedlinkError
@@ -30,11 +30,33 @@ class AlignOptions:
 def load_aligner(folder: Path):
     """The trained cross-encoder (None for an aligner without one) and the calibration."""
     calibration = Calibration.load(folder)
-    if "cross" not in calibration.weights:
+    if "cross" not in calibration.inputs():
         return None, calibration
     from medlink.encoders.cross import CrossEncoder
 
     return CrossEncoder(folder, trained=True), calibration
+
+
+def target_index_for(target: KB, calibration: Calibration | None = None) -> TargetIndex:
+    """The target's generators as ``calibration`` was fitted with them (its bi-encoder's dense candidates or not)."""
+    with phase(f"indexing the target's names ({Path(target.path).name})"):
+        dense = calibration.bi_encoder if calibration is not None and calibration.dense_candidates else None
+        return TargetIndex.build(target, bi_encoder=dense)
+
+
+def score_candidates(candidates: CandidateSet, model, calibration: Calibration | None, depth: int | None = None,
+                     progress: bool = False) -> Ranking:
+    """Rank ``candidates`` with an aligner (``load_aligner``'s pair; none: the lexical ranking): the cross-encoder's
+    logits for the first ``depth`` (default: as trained) and the bi-encoder's similarities where it weighs them."""
+    dense = None
+    if calibration is not None and calibration.bi_encoder:
+        from medlink.align.dense import bi_encoder_similarity, encoder_for
+
+        with phase(f"bi-encoder similarities ({calibration.bi_encoder})"):
+            encoder = encoder_for(candidates.target.generators, calibration.bi_encoder)
+            dense = bi_encoder_similarity(candidates, encoder, progress=progress)
+    cross = cross_logits(model, candidates, depth or calibration.depth, progress) if model is not None else None
+    return rank(candidates, calibration, cross, dense)
 
 
 def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progress: bool = True,
@@ -44,20 +66,10 @@ def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progre
     if options.aligner is not None:
         model, calibration = load_aligner(Path(options.aligner))
     if target_index is None:
-        with phase(f"indexing the target's names ({target.path.name})"):
-            target_index = TargetIndex.build(target)
+        target_index = target_index_for(target, calibration)
     queries = SourceQueries.from_kb(source, target.normalize)
     candidates = generate(target_index, queries, options.k, ancestors=options.ancestors, progress=progress)
-    dense = None
-    if calibration is not None and calibration.bi_encoder:
-        from medlink.align.dense import bi_encoder_similarity, load_bi_encoder
-
-        with phase(f"bi-encoder similarities ({calibration.bi_encoder})"):
-            dense = bi_encoder_similarity(candidates, load_bi_encoder(calibration.bi_encoder), progress=progress)
-    if model is None:
-        return rank(candidates, calibration, dense=dense)
-    depth = options.depth or calibration.depth
-    return rank(candidates, calibration, cross_logits(model, candidates, depth, progress), dense)
+    return score_candidates(candidates, model, calibration, options.depth, progress)
 
 
 def mappings(ranking: Ranking, threshold: float, top_k: int = 1) -> list[sssom.Mapping]:

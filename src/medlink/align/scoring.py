@@ -8,7 +8,9 @@ lexical evidence (fused score, TF-IDF cosine, BM25 relative to the query's best,
 target's hierarchy (depth, children: a terminology's mappings favour some levels, as DO's xrefs favour ICD-10-CM
 categories over their subcodes), whether only an ancestor step brought it in, and, when the aligner has a
 cross-encoder, its logit for the first ``depth`` candidates: the confidence is then a probability that the mapping is
-right, and the same number orders the list.
+right, and the same number orders the list. The calibration is a logistic regression or, where the evidence interacts
+(a weak string match that the bi-encoder and the hierarchy level vouch for), gradient-boosted trees
+(``medlink.boosted_trees``), chosen with ``--calibration``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from medlink.align.candidates import CandidateSet
+from medlink.boosted_trees import BoostedTrees
 from medlink.errors import MedlinkError
 
 LEXICAL_FEATURES = ("fused", "tfidf", "bm25", "rank", "structural", "depth", "children")
@@ -27,20 +30,34 @@ FEATURES = ("cross", *LEXICAL_FEATURES)  # with a cross-encoder; "dense" joins e
 ALIGNER_FILE = "medlink_aligner.json"
 MIN_THRESHOLD_SOURCES = 20  # held-out sources needed to choose the confidence threshold; with fewer it is DEFAULT_THRESHOLD
 DEFAULT_THRESHOLD = 0.5  # the confidence is a probability: keep a mapping more likely right than wrong
+MODELS = ("logistic", "trees")  # what maps the evidence to a probability
 
 
 @dataclass
 class Calibration:
-    """confidence = sigmoid(bias + sum of weight x feature); ``threshold``: the confidence chosen on dev (mapping F1)."""
+    """confidence = sigmoid(log-odds): ``bias + sum of weight x feature`` (logistic) or the boosted ``trees`` over
+    ``features`` in that order; ``threshold``: the confidence chosen on dev (mapping F1)."""
 
-    weights: dict[str, float]
+    weights: dict[str, float]  # logistic coefficients (empty with trees)
     bias: float = 0.0
     threshold: float = 0.5
     depth: int = 16  # candidates per source the cross-encoder reads
     fitted_on: dict = field(default_factory=dict)
     bi_encoder: str | None = None  # the bi-encoder behind the "dense" feature: "packaged" or a model folder (align.dense)
+    dense_candidates: bool = False  # the bi-encoder also proposes candidates (a third generator beside BM25 and TF-IDF)
+    model: str = "logistic"  # MODELS
+    features: list[str] = field(default_factory=list)  # the trees' inputs, in column order
+    trees: dict | None = None  # BoostedTrees.to_dict()
 
-    def linear(self, features: dict[str, np.ndarray]) -> np.ndarray:
+    def inputs(self) -> tuple[str, ...]:
+        """The evidence this calibration reads."""
+        return tuple(self.features) if self.model == "trees" else tuple(self.weights)
+
+    def log_odds(self, features: dict[str, np.ndarray]) -> np.ndarray:
+        if self.model == "trees":
+            if getattr(self, "_trees", None) is None:
+                self._trees = BoostedTrees.from_dict(self.trees or {}, len(self.features), "aligner calibration")
+            return self._trees.log_odds(np.column_stack([features[name] for name in self.features]))
         total = np.full(len(next(iter(features.values()))), self.bias, dtype=np.float64)
         for name, weight in self.weights.items():
             total += weight * features[name]
@@ -49,7 +66,8 @@ class Calibration:
     def save(self, directory: Path) -> None:
         from medlink.directories import write_atomic
 
-        write_atomic(Path(directory) / ALIGNER_FILE, json.dumps({"kind": "medlink aligner", **asdict(self)}, indent=2))
+        data = {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+        write_atomic(Path(directory) / ALIGNER_FILE, json.dumps({"kind": "medlink aligner", **data}, indent=2))
 
     @classmethod
     def load(cls, directory: Path) -> "Calibration":
@@ -57,8 +75,14 @@ class Calibration:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             data.pop("kind")
-            return cls(**data)
-        except (OSError, ValueError, KeyError, TypeError) as error:
+            calibration = cls(**data)
+            unknown = set(calibration.inputs()) - {*FEATURES, "dense"}
+            if calibration.model not in MODELS or unknown or (calibration.model == "trees" and not calibration.features):
+                raise ValueError(f"model {calibration.model!r} or inputs {sorted(unknown) or calibration.inputs()} unknown")
+            if calibration.model == "trees":
+                BoostedTrees.from_dict(calibration.trees or {}, len(calibration.features), str(path))
+            return calibration
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             raise MedlinkError(f"{path}: not an aligner 'medlink train aligner' wrote ({type(error).__name__}: {error}); "
                                "give the folder it wrote with --out") from None
 
@@ -145,11 +169,12 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
     if calibration is None:
         return Ranking(candidates, hits.indptr.copy(), hits.concepts.astype(np.int64), hits.scores.astype(np.float64),
                        feats["tfidf"], "lexical")
-    if "dense" in calibration.weights and dense is None:
+    inputs = calibration.inputs()
+    if "dense" in inputs and dense is None:
         raise MedlinkError(f"this aligner's calibration weighs a bi-encoder's similarities ({calibration.bi_encoder}): compute them "
                            "(align.dense.bi_encoder_similarity)")
     read = np.ones(len(query), bool)
-    if "cross" in calibration.weights:
+    if "cross" in inputs:
         if cross is None:
             raise MedlinkError("this aligner's calibration weighs a cross-encoder's scores: load its model (aligner.load_aligner)")
         read = ~np.isnan(feats["cross"])
@@ -158,18 +183,18 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
         if read.any():
             np.minimum.at(lowest, query[read], feats["cross"][read])
         feats["cross"] = np.where(read, feats["cross"], lowest[query])
-    z = calibration.linear(feats)
+    z = calibration.log_odds(feats)
     order = np.lexsort((-z, ~read, query))
     confidence = 1.0 / (1.0 + np.exp(-z))
-    method = "cross-encoder" if "cross" in calibration.weights else "calibrated + bi-encoder" if "dense" in calibration.weights else "calibrated"
+    method = "cross-encoder" if "cross" in inputs else "calibrated + bi-encoder" if "dense" in inputs else "calibrated"
     return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), z[order], confidence[order], method)
 
 
 def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: dict[str, set[str]], depth: int,
                     threshold_gold: dict[str, set[str]] | None = None, dense: np.ndarray | None = None,
-                    bi_encoder: str | None = None) -> Calibration:
-    """Logistic regression over the candidates of ``gold`` sources (label: the target is gold; with ``cross``, the ones
-    it read), then the threshold on each source's top confidence that maximises mapping F1 over ``threshold_gold``
+                    bi_encoder: str | None = None, model: str = "logistic", dense_candidates: bool = False) -> Calibration:
+    """A logistic regression or boosted trees (``model``) over the candidates of ``gold`` sources (label: the target
+    is gold; with ``cross``, the ones it read), then the threshold on each source's top confidence that maximises mapping F1 over ``threshold_gold``
     sources (default: ``gold``'s). Fit on mappings the cross-encoder was not trained on; choose the threshold on dev."""
     from sklearn.linear_model import LogisticRegression
 
@@ -187,9 +212,16 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: di
     if labels[rows].all() or not labels[rows].any():
         raise MedlinkError("the known mappings give only right or only wrong candidates: too few of them to calibrate on")
     matrix = np.column_stack([feats[name][rows] for name in names])
-    model = LogisticRegression(C=1.0, max_iter=2000).fit(matrix, labels[rows])
-    calibration = Calibration(dict(zip(names, map(float, model.coef_[0]))), float(model.intercept_[0]), 0.5, depth,
-                              bi_encoder=bi_encoder if dense is not None else None)
+    if model not in MODELS:
+        raise MedlinkError(f"calibration model must be one of {', '.join(MODELS)}, not {model!r}")
+    bi_encoder = bi_encoder if dense is not None else None
+    if model == "trees":
+        trees = BoostedTrees.fit(matrix, labels[rows])
+        calibration = Calibration({}, 0.0, 0.5, depth, bi_encoder=bi_encoder, model=model, features=list(names), trees=trees.to_dict())
+    else:
+        fitted = LogisticRegression(C=1.0, max_iter=2000).fit(matrix, labels[rows])
+        calibration = Calibration(dict(zip(names, map(float, fitted.coef_[0]))), float(fitted.intercept_[0]), 0.5, depth, bi_encoder=bi_encoder)
+    calibration.dense_candidates = dense_candidates and bi_encoder is not None
     chooser = threshold_gold if threshold_gold else gold
     ranking = rank(candidates, calibration, cross, dense)
     tops = {s: v for s, v in ranking.top().items() if s in chooser}

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from medlink.align.candidates import CandidateSet, SourceQueries, TargetIndex, generate
-from medlink.align.scoring import Calibration, cross_logits, fit_calibration
+from medlink.align.scoring import MODELS, Calibration, cross_logits, fit_calibration
 from medlink.encoders.cross import CrossEncoder
 from medlink.encoders.precision import check_precision
 from medlink.errors import MedlinkError
@@ -41,12 +41,16 @@ class AlignerTrainConfig:
     max_steps: int | None = None  # cap the steps of each epoch (tests, quick trials)
     cross_encoder: bool = True  # False: only the calibration over lexical and structural evidence (seconds, no torch)
     bi_encoder: str | None = None  # "packaged" or a bi-encoder folder: its similarities join the calibration (align.dense)
+    dense_candidates: bool = True  # with a bi-encoder: its nearest target names join the candidates too
+    calibration: str = "trees"  # logistic | trees (boosted trees: better on DO -> ICD-10-CM dev, BENCHMARKS.md)
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
         check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every,
                                at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "negatives": (self.negatives, 1),
                                          "depth": (self.depth, 2), "max_length": (self.max_length, 8)})
+        if self.calibration not in MODELS:
+            raise MedlinkError(f"calibration (--calibration) must be one of {', '.join(MODELS)}, not {self.calibration!r}")
 
 
 def gold_positions(queries: SourceQueries, target: TargetIndex, gold: dict[str, set[str]]) -> dict[int, set[int]]:
@@ -98,7 +102,7 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
         random.Random(config.seed).shuffle(ids)
         held = set(ids[: max(1, int(dev_fraction * len(ids)))])
         dev, gold = {s: gold[s] for s in held}, {s: t for s, t in gold.items() if s not in held}
-    target_index = TargetIndex.build(target)
+    target_index = TargetIndex.build(target, bi_encoder=config.bi_encoder if config.dense_candidates else None)
     queries = SourceQueries.from_kb(source, target.normalize)
     positions = {c: i for i, c in enumerate(queries.concept_ids)}
     train_rows = sorted(positions[s] for s in gold if s in positions)
@@ -109,7 +113,7 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     train_candidates = generate(target_index, train_queries, progress=progress)
     if not config.cross_encoder:
         return None, _lexical_aligner(out, train_candidates, gold, generate(target_index, dev_queries, progress=progress) if dev_rows else None,
-                                      dev, config.depth, config.bi_encoder, progress)
+                                      dev, config, progress)
     examples = [e for e in _examples(train_candidates, gold_positions(train_queries, target_index, gold), config.depth) if e[2]]
     if not examples:
         raise MedlinkError("no gold mapping names a target concept of --target: check the gold file's object ids")
@@ -148,22 +152,25 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     if dev_rows:
         dev_candidates = generate(target_index, dev_queries, progress=progress)
         calibration = fit_calibration(dev_candidates, cross_logits(model, dev_candidates, config.depth, progress), dev, config.depth,
-                                      **_dense_evidence(dev_candidates, config.bi_encoder, progress))
+                                      **_evidence(dev_candidates, config, progress))
     calibration.save(out)
     return report, calibration
 
 
-def _dense_evidence(candidates: CandidateSet, bi_encoder: str | None, progress: bool) -> dict:
-    """``fit_calibration``'s dense keywords: the bi-encoder's similarities over ``candidates`` (none without one)."""
-    if bi_encoder is None:
-        return {}
-    from medlink.align.dense import bi_encoder_similarity, load_bi_encoder
+def _evidence(candidates: CandidateSet, config: AlignerTrainConfig, progress: bool) -> dict:
+    """``fit_calibration``'s keywords beyond the candidates: the model kind, and the bi-encoder's similarities over
+    ``candidates`` with the setting behind them (none without a bi-encoder)."""
+    out = {"model": config.calibration, "dense_candidates": config.dense_candidates}
+    if config.bi_encoder is None:
+        return out
+    from medlink.align.dense import bi_encoder_similarity, encoder_for
 
-    return {"dense": bi_encoder_similarity(candidates, load_bi_encoder(bi_encoder), progress=progress), "bi_encoder": bi_encoder}
+    encoder = encoder_for(candidates.target.generators, config.bi_encoder)
+    return {**out, "dense": bi_encoder_similarity(candidates, encoder, progress=progress), "bi_encoder": config.bi_encoder}
 
 
 def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], dev: CandidateSet | None, dev_gold: dict[str, set[str]],
-                     depth: int, bi_encoder: str | None = None, progress: bool = False) -> Calibration:
+                     config: AlignerTrainConfig, progress: bool = False) -> Calibration:
     """An aligner without a cross-encoder: the calibration fitted on the training mappings, its threshold on dev's."""
     from medlink.directories import staged_directory
 
@@ -175,9 +182,9 @@ def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], 
                                queries.alias_sets + dev.queries.alias_sets)
         both = CandidateSet(merged, train.target, concatenate_hits([train.hits, dev.hits]),
                             {k: concatenate_hits([train.per_stage[k], dev.per_stage[k]]) for k in train.per_stage})
-        calibration = fit_calibration(both, None, gold, depth, threshold_gold=dev_gold, **_dense_evidence(both, bi_encoder, progress))
+        calibration = fit_calibration(both, None, gold, config.depth, threshold_gold=dev_gold, **_evidence(both, config, progress))
     else:
-        calibration = fit_calibration(train, None, gold, depth, **_dense_evidence(train, bi_encoder, progress))
+        calibration = fit_calibration(train, None, gold, config.depth, **_evidence(train, config, progress))
     with staged_directory(out) as staging:
         calibration.save(staging)
     return calibration

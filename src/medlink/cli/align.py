@@ -73,6 +73,10 @@ def train_aligner_command(
                                           "evidence (seconds; no model): --gold fits it, --dev chooses the threshold."),
     bi_encoder: Optional[str] = typer.Option(None, "--bi-encoder", help="Also weigh a bi-encoder's similarity between source aliases "
                                              "and target names: 'packaged' (the MiniLM of the dense extra) or a model folder."),
+    dense_candidates: bool = typer.Option(True, "--dense-candidates/--no-dense-candidates", help="With --bi-encoder: the target "
+                                          "names nearest to a source alias join the candidates (one pass over the target's names)."),
+    calibration_model: str = typer.Option("trees", "--calibration", help="What turns the evidence into a confidence: 'trees' "
+                                          "(gradient-boosted trees: the evidence may interact) or 'logistic'."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
@@ -93,7 +97,7 @@ def train_aligner_command(
     config = AlignerTrainConfig(epochs=epochs, batch_size=batch_size, negatives=negatives, depth=depth, learning_rate=learning_rate,
                                 max_length=max_length, seed=seed, precision=precision or os.environ.get("MEDLINK_PRECISION") or "auto",
                                 max_steps=max_steps, cross_encoder=not no_cross_encoder,
-                                bi_encoder=bi_encoder)
+                                bi_encoder=bi_encoder, dense_candidates=dense_candidates, calibration=calibration_model)
     use_precision(config.precision)
     check_training_output(out)
     source_kb, target_kb = open_pair(source, target)
