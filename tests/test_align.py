@@ -221,6 +221,21 @@ def test_calibration_only_aligner(kbs, pair, tmp_path):
     assert next(r.object_id for r in rows if r.subject_id == "DOID:9999999") == sssom.NO_TERM  # "zygomorphic quokka fever"
 
 
+def test_a_flat_target_without_hierarchy_aligns(pair, tmp_path):
+    """A target with no is_a relation at all (MEDIC's CTD file) has depth 0 everywhere instead of an IndexError."""
+    from medlink.kb.build import build_kb
+    from medlink.kb.store import KB
+
+    flat = tmp_path / "flat.tsv"
+    flat.write_text("id\tname\nD1\tAsthma\nD2\tPsoriasis\nD3\tMyocardial infarction\n", encoding="utf-8")
+    build_kb(tmp_path / "flat.sqlite", [f"tsv=MESH:{flat}"], progress=False)
+    with KB.open(tmp_path / "flat.sqlite") as target:
+        index = TargetIndex.build(target)
+        assert index.depth().tolist() == [0, 0, 0] and index.children().tolist() == [0, 0, 0]
+        ranking = align(pair[0], target, progress=False)
+    assert ranking.top()["DOID:2841"][0] == "MESH:D1"  # asthma
+
+
 def test_logistic_calibration_on_request_and_damaged_aligners_refused(kbs, pair, tmp_path):
     """``--calibration logistic`` keeps one weight per feature; an unknown model, an unknown feature or damaged trees
     in medlink_aligner.json are refused naming the file."""

@@ -79,7 +79,10 @@ class TargetIndex:
         if getattr(self, "_depth", None) is None:
             n = len(self.concept_ids)
             has_parent = self.parent_indptr[1:] > self.parent_indptr[:-1]
-            first = np.where(has_parent, self.parents[np.minimum(self.parent_indptr[:-1], max(len(self.parents) - 1, 0))], -1) if n else np.zeros(0, np.int64)
+            if not len(self.parents):  # a flat terminology (MEDIC's CTD file): every concept is a root
+                self._depth = np.zeros(n, np.int64)
+                return self._depth
+            first = np.where(has_parent, self.parents[np.minimum(self.parent_indptr[:-1], len(self.parents) - 1)], -1)
             depth = np.zeros(n, np.int64)
             for _ in range(64):  # terminologies are far shallower; a cycle stops here
                 updated = np.where(first >= 0, depth[np.maximum(first, 0)] + 1, 0)

@@ -24,12 +24,13 @@ def align_command(
     target: str = typer.Option(..., "--target", help="KB file to map onto (not --source); or default, or a source FORMAT:PATH built for the run."),
     out: Path = typer.Option(..., "--out", help="SSSOM TSV to write (atomically; only a file medlink wrote is replaced)."),
     aligner: Optional[Path] = typer.Option(None, "--aligner", help="A 'medlink train aligner' folder: its cross-encoder reranks the "
-                                           "candidates and its calibration gives the confidence (default: lexical only)."),
+                                           "candidates, its bi-encoder (if trained with one) adds candidates and evidence, and its "
+                                           "calibration gives the confidence (default: lexical only)."),
     top_k: int = typer.Option(1, "--top-k", min=1, help="Mappings kept per source concept (the first skos:exactMatch, the rest closeMatch)."),
     threshold: Optional[float] = typer.Option(None, "--threshold", min=0.0, max=1.0,
                                               help="Lowest confidence kept; below it a source gets a sssom:NoTermFound row "
                                                    "(default: the aligner's dev-chosen threshold, else 0.8 for lexical)."),
-    candidates: int = typer.Option(64, "--candidates", min=1, help="Candidates per source concept from BM25 + char n-gram TF-IDF (64, as WikiUMLS aligns UMLS to Wikipedia)."),
+    candidates: int = typer.Option(64, "--candidates", min=1, help="Candidates per source concept from BM25 + char n-gram TF-IDF (+ the aligner's bi-encoder) (64, as WikiUMLS aligns UMLS to Wikipedia)."),
     depth: Optional[int] = typer.Option(None, "--depth", min=1, help="Candidates the aligner reads per source (default: as trained)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
