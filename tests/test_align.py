@@ -199,8 +199,8 @@ def test_cli_align(kbs, tmp_path):
 
 
 def test_calibration_only_aligner(kbs, pair, tmp_path):
-    """``--no-cross-encoder``: a calibration (boosted trees by default) over lexical and hierarchy evidence, fitted in
-    seconds, no model."""
+    """``--no-cross-encoder``: a calibration over lexical and hierarchy evidence, fitted in seconds, no model; by default
+    both kinds are fitted and the one that ranks better out of fold is kept (the choice recorded)."""
     from medlink.align.scoring import LEXICAL_FEATURES, Calibration
     from medlink.cli import command
 
@@ -209,7 +209,8 @@ def test_calibration_only_aligner(kbs, pair, tmp_path):
                                             "--out", str(out), "--no-cross-encoder"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     calibration = Calibration.load(out)
-    assert calibration.model == "trees" and calibration.inputs() == LEXICAL_FEATURES and not (out / "config.json").exists()
+    assert calibration.inputs() == LEXICAL_FEATURES and not (out / "config.json").exists()
+    assert set(calibration.fitted_on["model_choice"]) == {"logistic out-of-fold top-1", "trees out-of-fold top-1"}
     ranking = align(pair[0], pair[1], AlignOptions(aligner=out), progress=False)
     assert ranking.method == "calibrated"
     assert ((0 <= ranking.confidence) & (ranking.confidence <= 1)).all()
@@ -252,15 +253,39 @@ def test_logistic_calibration_on_request_and_damaged_aligners_refused(kbs, pair,
     assert calibration.model == "logistic" and set(calibration.weights) == set(LEXICAL_FEATURES) and calibration.trees is None
     assert align(pair[0], pair[1], AlignOptions(aligner=out), progress=False).method == "calibrated"
     unknown = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "x"), "--calibration", "forest"])
-    assert unknown.exit_code != 0 and "logistic, trees" in str(unknown.exception)
+    assert unknown.exit_code != 0 and "logistic, trees, auto" in str(unknown.exception)
     trees = tmp_path / "trees"
-    assert CliRunner().invoke(command(), [*args, "--out", str(trees)]).exit_code == 0
+    assert CliRunner().invoke(command(), [*args, "--out", str(trees), "--calibration", "trees"]).exit_code == 0
     saved = json.loads((trees / ALIGNER_FILE).read_text())
     for damage in ({"features": [*saved["features"][:-1], "horoscope"]}, {"trees": {**saved["trees"], "trees": [{"left": [5]}]}},
                    {"model": "forest"}):
         (trees / ALIGNER_FILE).write_text(json.dumps({**saved, **damage}))
         with pytest.raises(MedlinkError, match=ALIGNER_FILE):
             Calibration.load(trees)
+
+
+def test_auto_calibration_keeps_the_kind_that_ranks_better_out_of_fold():
+    """Which of a source's candidates is right depends on two features together (x0 > x1 where x2 says so, x1 > x0
+    elsewhere): no single weight per feature ranks that, boosted trees do; with a plain rule (the higher x0) the
+    logistic model is the better one (its steps are finer than the trees')."""
+    from medlink.align.scoring import out_of_fold_top1
+
+    rng = np.random.default_rng(0)
+    sources = 400
+    source = np.repeat(np.arange(sources), 2)
+    x0, x1 = rng.random(2 * sources), rng.random(2 * sources)
+    flag = np.repeat(rng.integers(0, 2, sources), 2).astype(float)
+    matrix = np.column_stack([x0, x1, flag])
+    names = ["a", "b", "c"]
+    higher = np.where(flag == 1, x0 - x1, x1 - x0)
+    labels = np.zeros(2 * sources, bool)
+    labels[np.arange(sources) * 2 + (higher[1::2] > higher[0::2])] = True
+    trees, logistic = (out_of_fold_top1(kind, matrix, labels, source, names) for kind in ("trees", "logistic"))
+    assert trees > 0.8 and logistic < 0.7, (trees, logistic)
+    plain = np.zeros(2 * sources, bool)
+    plain[np.arange(sources) * 2 + (x0[1::2] > x0[0::2])] = True
+    trees, logistic = (out_of_fold_top1(kind, matrix, plain, source, names) for kind in ("trees", "logistic"))
+    assert logistic > 0.95 and logistic > trees > 0.7, (trees, logistic)
 
 
 def test_bi_encoder_similarity_sees_meaning_beyond_spelling(pair):

@@ -96,7 +96,7 @@ def main() -> None:
     parser.add_argument("--calibrated", action="store_true", help="fit the calibration-only aligner on the train split")
     parser.add_argument("--bi-encoder", help="'packaged' or a bi-encoder folder: --calibrated and --train aligners also weigh its "
                         "similarities (rows named '+ bi-encoder')")
-    parser.add_argument("--calibration", default="trees", help="comma-separated calibration models to compare: trees, logistic")
+    parser.add_argument("--calibration", default="auto", help="comma-separated calibration models to compare: auto, trees, logistic")
     parser.add_argument("--lr", type=float, default=4e-5)
     parser.add_argument("--peers", action="store_true", help="add text2term (pip install text2term) on the same split")
     parser.add_argument("--name", default=None)

@@ -10,7 +10,8 @@ categories over their subcodes), whether only an ancestor step brought it in, an
 cross-encoder, its logit for the first ``depth`` candidates: the confidence is then a probability that the mapping is
 right, and the same number orders the list. The calibration is a logistic regression or, where the evidence interacts
 (a weak string match that the bi-encoder and the hierarchy level vouch for), gradient-boosted trees
-(``medlink.boosted_trees``), chosen with ``--calibration``.
+(``medlink.boosted_trees``): ``--calibration auto`` fits both and keeps the one that ranks better on mappings its fit
+did not see (trees on DO -> ICD-10-CM, logistic on DO -> MEDIC: BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ ALIGNER_FILE = "medlink_aligner.json"
 MIN_THRESHOLD_SOURCES = 20  # held-out sources needed to choose the confidence threshold; with fewer it is DEFAULT_THRESHOLD
 DEFAULT_THRESHOLD = 0.5  # the confidence is a probability: keep a mapping more likely right than wrong
 MODELS = ("logistic", "trees")  # what maps the evidence to a probability
+CHOICES = (*MODELS, "auto")  # auto: the model with the better out-of-fold top-1 accuracy on the fitting mappings
+CHOICE_FOLDS = 3
 
 
 @dataclass
@@ -190,14 +193,44 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
     return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), z[order], confidence[order], method)
 
 
+def _fitted(model: str, matrix: np.ndarray, labels: np.ndarray, names: list[str], depth: int) -> Calibration:
+    """A calibration of kind ``model`` fitted on candidate rows (``names``: the matrix's columns); threshold not chosen."""
+    if model == "trees":
+        trees = BoostedTrees.fit(matrix, labels)
+        return Calibration({}, 0.0, 0.5, depth, model=model, features=names, trees=trees.to_dict())
+    from sklearn.linear_model import LogisticRegression
+
+    fitted = LogisticRegression(C=1.0, max_iter=2000).fit(matrix, labels)
+    return Calibration(dict(zip(names, map(float, fitted.coef_[0]))), float(fitted.intercept_[0]), 0.5, depth)
+
+
+def out_of_fold_top1(model: str, matrix: np.ndarray, labels: np.ndarray, source: np.ndarray, names: list[str],
+                     folds: int = CHOICE_FOLDS, seed: int = 0) -> float:
+    """The share of sources whose best-scored candidate is right, each scored by a ``model`` fitted on the other
+    sources' folds (sources split at random, seeded)."""
+    distinct = np.unique(source)
+    fold_of = np.zeros(int(distinct.max()) + 1 if len(distinct) else 0, np.int64)
+    fold_of[np.random.default_rng(seed).permutation(distinct)] = np.arange(len(distinct)) % folds
+    fold = fold_of[source]
+    scores = np.full(len(labels), -np.inf)
+    for f in range(folds):
+        held, kept = fold == f, fold != f
+        if held.any() and labels[kept].any() and not labels[kept].all():
+            fitted = _fitted(model, matrix[kept], labels[kept], names, 0)
+            scores[held] = fitted.log_odds({name: matrix[held][:, j] for j, name in enumerate(names)})
+    order = np.lexsort((-scores, source))
+    first = np.ones(len(order), bool)
+    first[1:] = source[order][1:] != source[order][:-1]
+    return float(labels[order][first].mean()) if len(order) else 0.0
+
+
 def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: dict[str, set[str]], depth: int,
                     threshold_gold: dict[str, set[str]] | None = None, dense: np.ndarray | None = None,
                     bi_encoder: str | None = None, model: str = "logistic", dense_candidates: bool = False) -> Calibration:
-    """A logistic regression or boosted trees (``model``) over the candidates of ``gold`` sources (label: the target
-    is gold; with ``cross``, the ones it read), then the threshold on each source's top confidence that maximises mapping F1 over ``threshold_gold``
-    sources (default: ``gold``'s). Fit on mappings the cross-encoder was not trained on; choose the threshold on dev."""
-    from sklearn.linear_model import LogisticRegression
-
+    """A logistic regression or boosted trees (``model``; "auto": whichever puts a right target first for more sources
+    out of fold) over the candidates of ``gold`` sources (label: the target is gold; with ``cross``, the ones it read),
+    then the threshold on each source's top confidence that maximises mapping F1 over ``threshold_gold`` sources
+    (default: ``gold``'s). Fit on mappings the cross-encoder was not trained on; choose the threshold on dev."""
     from medlink.align.metrics import best_threshold
 
     hits = candidates.hits
@@ -212,21 +245,23 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: di
     if labels[rows].all() or not labels[rows].any():
         raise MedlinkError("the known mappings give only right or only wrong candidates: too few of them to calibrate on")
     matrix = np.column_stack([feats[name][rows] for name in names])
-    if model not in MODELS:
-        raise MedlinkError(f"calibration model must be one of {', '.join(MODELS)}, not {model!r}")
+    if model not in CHOICES:
+        raise MedlinkError(f"calibration model must be one of {', '.join(CHOICES)}, not {model!r}")
     bi_encoder = bi_encoder if dense is not None else None
-    if model == "trees":
-        trees = BoostedTrees.fit(matrix, labels[rows])
-        calibration = Calibration({}, 0.0, 0.5, depth, bi_encoder=bi_encoder, model=model, features=list(names), trees=trees.to_dict())
-    else:
-        fitted = LogisticRegression(C=1.0, max_iter=2000).fit(matrix, labels[rows])
-        calibration = Calibration(dict(zip(names, map(float, fitted.coef_[0]))), float(fitted.intercept_[0]), 0.5, depth, bi_encoder=bi_encoder)
+    choice = {}
+    if model == "auto":  # each kind judged on sources its fit did not see; ties go to the simpler logistic model
+        choice = {kind: out_of_fold_top1(kind, matrix, labels[rows], query[rows], list(names)) for kind in MODELS}
+        model = max(MODELS, key=lambda kind: (choice[kind], kind == "logistic"))
+    calibration = _fitted(model, matrix, labels[rows], list(names), depth)
+    calibration.bi_encoder = bi_encoder
     calibration.dense_candidates = dense_candidates and bi_encoder is not None
     chooser = threshold_gold if threshold_gold else gold
     ranking = rank(candidates, calibration, cross, dense)
     tops = {s: v for s, v in ranking.top().items() if s in chooser}
     threshold, measures = best_threshold(tops, chooser)
     calibration.fitted_on = {"sources": int(sum(s in gold for s in sources)), "pairs": int(rows.sum()), "threshold_mapping": measures}
+    if choice:
+        calibration.fitted_on["model_choice"] = {f"{kind} out-of-fold top-1": round(value, 4) for kind, value in choice.items()}
     if len(tops) < MIN_THRESHOLD_SOURCES:  # a threshold chosen on a handful is chance (one right top gives 0: keep everything)
         threshold = DEFAULT_THRESHOLD
         calibration.fitted_on["threshold_note"] = (f"only {len(tops)} held-out source(s) with known mappings (fewer than "

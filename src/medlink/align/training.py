@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from medlink.align.candidates import CandidateSet, SourceQueries, TargetIndex, generate
-from medlink.align.scoring import MODELS, Calibration, cross_logits, fit_calibration
+from medlink.align.scoring import CHOICES, Calibration, cross_logits, fit_calibration
 from medlink.encoders.cross import CrossEncoder
 from medlink.encoders.precision import check_precision
 from medlink.errors import MedlinkError
@@ -42,15 +42,15 @@ class AlignerTrainConfig:
     cross_encoder: bool = True  # False: only the calibration over lexical and structural evidence (seconds, no torch)
     bi_encoder: str | None = None  # "packaged" or a bi-encoder folder: its similarities join the calibration (align.dense)
     dense_candidates: bool = True  # with a bi-encoder: its nearest target names join the candidates too
-    calibration: str = "trees"  # logistic | trees (boosted trees: better on DO -> ICD-10-CM dev, BENCHMARKS.md)
+    calibration: str = "auto"  # logistic | trees | auto (the better out of fold; scoring.fit_calibration)
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
         check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every,
                                at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "negatives": (self.negatives, 1),
                                          "depth": (self.depth, 2), "max_length": (self.max_length, 8)})
-        if self.calibration not in MODELS:
-            raise MedlinkError(f"calibration (--calibration) must be one of {', '.join(MODELS)}, not {self.calibration!r}")
+        if self.calibration not in CHOICES:
+            raise MedlinkError(f"calibration (--calibration) must be one of {', '.join(CHOICES)}, not {self.calibration!r}")
 
 
 def gold_positions(queries: SourceQueries, target: TargetIndex, gold: dict[str, set[str]]) -> dict[int, set[int]]:

@@ -76,8 +76,9 @@ def train_aligner_command(
                                              "and target names: 'packaged' (the MiniLM of the dense extra) or a model folder."),
     dense_candidates: bool = typer.Option(True, "--dense-candidates/--no-dense-candidates", help="With --bi-encoder: the target "
                                           "names nearest to a source alias join the candidates (one pass over the target's names)."),
-    calibration_model: str = typer.Option("trees", "--calibration", help="What turns the evidence into a confidence: 'trees' "
-                                          "(gradient-boosted trees: the evidence may interact) or 'logistic'."),
+    calibration_model: str = typer.Option("auto", "--calibration", help="What turns the evidence into a confidence: 'trees' "
+                                          "(gradient-boosted trees: the evidence may interact), 'logistic', or 'auto': both fitted, "
+                                          "the one that ranks the known mappings better out of fold kept."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
