@@ -200,7 +200,7 @@ def test_cli_align(kbs, tmp_path):
 
 def test_calibration_only_aligner(kbs, pair, tmp_path):
     """``--no-cross-encoder``: a calibration over lexical and hierarchy evidence, fitted in seconds, no model; by default
-    both kinds are fitted and the one that ranks better out of fold is kept (the choice recorded)."""
+    both kinds are compared out of fold, but 8 sources are too few to: logistic, and the file says why."""
     from medlink.align.scoring import LEXICAL_FEATURES, Calibration
     from medlink.cli import command
 
@@ -210,7 +210,8 @@ def test_calibration_only_aligner(kbs, pair, tmp_path):
     assert result.exit_code == 0, result.output + repr(result.exception)
     calibration = Calibration.load(out)
     assert calibration.inputs() == LEXICAL_FEATURES and not (out / "config.json").exists()
-    assert set(calibration.fitted_on["model_choice"]) == {"logistic out-of-fold top-1", "trees out-of-fold top-1"}
+    assert calibration.model == "logistic" and "too few" in calibration.fitted_on["model_choice"]["why"]
+    assert "calibration logistic (only 8 source(s) to fit on" in result.output
     ranking = align(pair[0], pair[1], AlignOptions(aligner=out), progress=False)
     assert ranking.method == "calibrated"
     assert ((0 <= ranking.confidence) & (ranking.confidence <= 1)).all()
@@ -220,6 +221,13 @@ def test_calibration_only_aligner(kbs, pair, tmp_path):
     # 2 held-out sources cannot choose a threshold (one right top would choose 0 and keep nonsense): 0.5, said aloud
     assert calibration.threshold == 0.5 and "fewer than 20" in calibration.fitted_on["threshold_note"] and "warning:" in result.output
     assert next(r.object_id for r in rows if r.subject_id == "DOID:9999999") == sssom.NO_TERM  # "zygomorphic quokka fever"
+    # training again into the aligner folder it wrote is allowed (-q: no progress); --dev may not be --gold itself
+    again = CliRunner().invoke(command(), ["train", "aligner", "--source", str(kbs[0]), "--target", str(kbs[1]), "--gold", str(kbs[2]),
+                                           "--out", str(out), "--no-cross-encoder", "--calibration", "trees", "-q"])
+    assert again.exit_code == 0 and Calibration.load(out).model == "trees", again.output + repr(again.exception)
+    same = CliRunner().invoke(command(), ["train", "aligner", "--source", str(kbs[0]), "--target", str(kbs[1]), "--gold", str(kbs[2]),
+                                          "--dev", str(kbs[2]), "--out", str(tmp_path / "other"), "--no-cross-encoder"])
+    assert same.exit_code != 0 and "is the --gold file" in str(same.exception)
 
 
 def test_a_flat_target_without_hierarchy_aligns(pair, tmp_path):
@@ -257,11 +265,17 @@ def test_logistic_calibration_on_request_and_damaged_aligners_refused(kbs, pair,
     trees = tmp_path / "trees"
     assert CliRunner().invoke(command(), [*args, "--out", str(trees), "--calibration", "trees"]).exit_code == 0
     saved = json.loads((trees / ALIGNER_FILE).read_text())
-    for damage in ({"features": [*saved["features"][:-1], "horoscope"]}, {"trees": {**saved["trees"], "trees": [{"left": [5]}]}},
-                   {"model": "forest"}):
-        (trees / ALIGNER_FILE).write_text(json.dumps({**saved, **damage}))
+    logistic = json.loads((out / ALIGNER_FILE).read_text())
+    for base, damage in [(saved, {"features": [*saved["features"][:-1], "horoscope"]}), (saved, {"features": [*saved["features"], "tfidf"]}),
+                         (saved, {"trees": {**saved["trees"], "trees": [{"left": [5]}]}}), (saved, {"trees": {**saved["trees"], "trees": []}}),
+                         (saved, {"model": "forest"}), (saved, {"threshold": "high"}), (saved, {"threshold": 7}), (saved, {"depth": -3}),
+                         (saved, {"kind": "something else"}), (logistic, {"weights": {"fused": "abc"}}), (logistic, {"weights": {"horoscope": 1.0}})]:
+        (trees / ALIGNER_FILE).write_text(json.dumps({**base, **damage}))
         with pytest.raises(MedlinkError, match=ALIGNER_FILE):
             Calibration.load(trees)
+    (trees / ALIGNER_FILE).write_text(json.dumps({**logistic, "bi_encoder": str(tmp_path / "gone")}))
+    with pytest.raises(MedlinkError, match=f"{ALIGNER_FILE}: its bi-encoder cannot be used"):
+        Calibration.load(trees)
 
 
 def test_auto_calibration_keeps_the_kind_that_ranks_better_out_of_fold():

@@ -25,6 +25,7 @@ class BoostedTrees:
 
     learning_rate: float
     trees: list[dict[str, list]]  # per tree: left, right (-1 at a leaf), feature, threshold, value
+    inputs: int  # the columns it was fitted on
 
     @classmethod
     def fit(cls, matrix: np.ndarray, labels: np.ndarray, seed: int = 0, **settings) -> "BoostedTrees":
@@ -38,7 +39,7 @@ class BoostedTrees:
             tree = estimator.tree_
             trees.append({"left": tree.children_left.tolist(), "right": tree.children_right.tolist(), "feature": tree.feature.tolist(),
                           "threshold": tree.threshold.tolist(), "value": tree.value[:, 0, 0].tolist()})
-        return cls(float(options["learning_rate"]), trees)
+        return cls(float(options["learning_rate"]), trees, int(matrix.shape[1]))
 
     def log_odds(self, matrix: np.ndarray) -> np.ndarray:
         """The model's raw score per row (what ``GradientBoostingClassifier.decision_function`` gives)."""
@@ -64,7 +65,7 @@ class BoostedTrees:
         return self._cache
 
     def to_dict(self) -> dict:
-        return {"kind": KIND, "learning_rate": self.learning_rate, "trees": self.trees}
+        return {"kind": KIND, "learning_rate": self.learning_rate, "inputs": self.inputs, "trees": self.trees}
 
     @classmethod
     def from_dict(cls, data: dict, features: int, where: str) -> "BoostedTrees":
@@ -72,7 +73,11 @@ class BoostedTrees:
         try:
             if data.get("kind") != KIND:
                 raise ValueError(f"kind {data.get('kind')!r} is not {KIND!r}")
-            model = cls(float(data["learning_rate"]), list(data["trees"]))
+            model = cls(float(data["learning_rate"]), list(data["trees"]), int(data.get("inputs", features)))  # files before "inputs": its split check below
+            if model.inputs != features:
+                raise ValueError(f"fitted on {model.inputs} inputs, {features} named")
+            if not model.trees or not 0 < model.learning_rate <= 1:
+                raise ValueError("no tree, or a learning rate outside (0, 1]")
             for number, (left, right, feature, _, value) in enumerate(model._arrays()):
                 n = len(left)
                 if not n or any(len(a) != n for a in (right, feature, value)) or left.max() >= n or right.max() >= n:

@@ -100,10 +100,15 @@ def side_prefix(kb: KB) -> str:
     return stem or "KB"
 
 
+def check_mappings_output(out: Path, source: KB, target: KB) -> None:
+    """Refuse an ``out`` medlink may not replace: only an SSSOM file medlink wrote (or a new name), never a KB given."""
+    require_replaceable_file(Path(out), "an SSSOM file medlink wrote", sssom.is_medlink_sssom, [Path(source.path), Path(target.path)])
+
+
 def write_mappings(out: Path, rows: list[sssom.Mapping], source: KB, target: KB, metadata: dict[str, str] | None = None) -> Path:
-    """Write the SSSOM TSV atomically; only a file medlink wrote (or a new name) is replaced, never a KB given."""
+    """Write the SSSOM TSV atomically (``check_mappings_output`` first)."""
     out = Path(out)
-    require_replaceable_file(out, "an SSSOM file medlink wrote", sssom.is_medlink_sssom, [Path(source.path), Path(target.path)])
+    check_mappings_output(out, source, target)
     if not rows:
         raise MedlinkError("no mapping to write")
     text = sssom.render(rows, subject_source=str(source.meta.get("name") or Path(source.path).name),

@@ -17,6 +17,7 @@ did not see (trees on DO -> ICD-10-CM, logistic on DO -> MEDIC: BENCHMARKS.md).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from medlink.errors import MedlinkError
 LEXICAL_FEATURES = ("fused", "tfidf", "bm25", "rank", "structural", "depth", "children")
 FEATURES = ("cross", *LEXICAL_FEATURES)  # with a cross-encoder; "dense" joins either set when a bi-encoder is given
 ALIGNER_FILE = "medlink_aligner.json"
+ALIGNER_KIND = "medlink aligner"  # the file's signature
 MIN_THRESHOLD_SOURCES = 20  # held-out sources needed to choose the confidence threshold; with fewer it is DEFAULT_THRESHOLD
 DEFAULT_THRESHOLD = 0.5  # the confidence is a probability: keep a mapping more likely right than wrong
 MODELS = ("logistic", "trees")  # what maps the evidence to a probability
@@ -70,24 +72,48 @@ class Calibration:
         from medlink.directories import write_atomic
 
         data = {k: v for k, v in asdict(self).items() if not k.startswith("_")}
-        write_atomic(Path(directory) / ALIGNER_FILE, json.dumps({"kind": "medlink aligner", **data}, indent=2))
+        write_atomic(Path(directory) / ALIGNER_FILE, json.dumps({"kind": ALIGNER_KIND, **data}, indent=2))
 
     @classmethod
     def load(cls, directory: Path) -> "Calibration":
         path = Path(directory) / ALIGNER_FILE
+        if not path.is_file():
+            raise MedlinkError(f"{directory}: not an aligner folder (no {ALIGNER_FILE}); give the folder 'medlink train aligner' wrote with --out")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            data.pop("kind")
+            if not isinstance(data, dict) or data.pop("kind", None) != ALIGNER_KIND:
+                raise ValueError(f'"kind" is not "{ALIGNER_KIND}"')
             calibration = cls(**data)
-            unknown = set(calibration.inputs()) - {*FEATURES, "dense"}
-            if calibration.model not in MODELS or unknown or (calibration.model == "trees" and not calibration.features):
-                raise ValueError(f"model {calibration.model!r} or inputs {sorted(unknown) or calibration.inputs()} unknown")
-            if calibration.model == "trees":
-                BoostedTrees.from_dict(calibration.trees or {}, len(calibration.features), str(path))
-            return calibration
+            calibration.check()
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-            raise MedlinkError(f"{path}: not an aligner 'medlink train aligner' wrote ({type(error).__name__}: {error}); "
-                               "give the folder it wrote with --out") from None
+            raise MedlinkError(f"{path}: not an aligner 'medlink train aligner' wrote, or damaged ({error}); "
+                               "train it again with --out") from None
+        if calibration.model == "trees":
+            BoostedTrees.from_dict(calibration.trees or {}, len(calibration.features), str(path))
+        if calibration.bi_encoder not in (None, "packaged"):
+            from medlink.encoders.transformer import check_model_dir
+
+            try:
+                check_model_dir(Path(calibration.bi_encoder))
+            except MedlinkError as error:
+                raise MedlinkError(f"{path}: its bi-encoder cannot be used ({error}); restore that folder or train the aligner again") from None
+        return calibration
+
+    def check(self) -> None:
+        """Refuse numbers no training writes (ValueError, worded for the file's reader)."""
+        known = {*FEATURES, "dense"}
+        if self.model not in MODELS:
+            raise ValueError(f'"model" {self.model!r} is not one of {", ".join(MODELS)}')
+        if self.model == "trees" and (not self.features or set(self.features) - known or len(set(self.features)) != len(self.features)):
+            raise ValueError(f'"features" {self.features} must name known evidence ({", ".join(sorted(known))}), each once')
+        if self.model == "logistic" and (not self.weights or set(self.weights) - known
+                                         or not all(isinstance(w, (int, float)) and math.isfinite(w) for w in self.weights.values())):
+            raise ValueError(f'"weights" {self.weights} must give a finite number for known evidence ({", ".join(sorted(known))})')
+        for name, value, low, high in (("threshold", self.threshold, 0, 1), ("bias", self.bias, -math.inf, math.inf)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high or math.isnan(value):
+                raise ValueError(f'"{name}" {value!r} must be a number' + (f" in [{low}, {high}]" if high != math.inf else ""))
+        if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 1:
+            raise ValueError(f'"depth" {self.depth!r} must be a whole number of at least 1')
 
 
 @dataclass
@@ -113,6 +139,14 @@ class Ranking:
         ids, sources = self.candidates.target.concept_ids, self.candidates.queries.concept_ids
         return {s: (ids[int(self.targets[self.indptr[i]])], float(self.confidence[self.indptr[i]]))
                 for i, s in enumerate(sources) if self.indptr[i] < self.indptr[i + 1]}
+
+
+def is_aligner_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder holding an aligner file medlink wrote (its signature, not only its name)."""
+    try:
+        return json.loads((Path(path) / ALIGNER_FILE).read_text(encoding="utf-8")).get("kind") == ALIGNER_KIND
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def features(candidates: CandidateSet, cross: np.ndarray | None = None, dense: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -248,10 +282,17 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: di
     if model not in CHOICES:
         raise MedlinkError(f"calibration model must be one of {', '.join(CHOICES)}, not {model!r}")
     bi_encoder = bi_encoder if dense is not None else None
-    choice = {}
-    if model == "auto":  # each kind judged on sources its fit did not see; ties go to the simpler logistic model
-        choice = {kind: out_of_fold_top1(kind, matrix, labels[rows], query[rows], list(names)) for kind in MODELS}
-        model = max(MODELS, key=lambda kind: (choice[kind], kind == "logistic"))
+    fitting_sources = len(np.unique(query[rows]))
+    choice: dict = {"kept": model, "why": "asked for (--calibration)"}
+    if model == "auto" and fitting_sources < MIN_THRESHOLD_SOURCES:
+        choice = {"kept": "logistic", "why": f"only {fitting_sources} source(s) to fit on (fewer than {MIN_THRESHOLD_SOURCES}): too few "
+                                             "to compare the two kinds; the simpler logistic model"}
+    elif model == "auto":  # each kind judged on sources its fit did not see; ties go to the simpler logistic model
+        scores = {kind: round(out_of_fold_top1(kind, matrix, labels[rows], query[rows], list(names)), 4) for kind in MODELS}
+        kept = max(MODELS, key=lambda kind: (scores[kind], kind == "logistic"))
+        choice = {**{f"{kind} out-of-fold top-1": value for kind, value in scores.items()}, "kept": kept,
+                  "why": f"the higher share of sources with a right target first, {CHOICE_FOLDS} folds by source (a tie keeps logistic)"}
+    model = choice["kept"]
     calibration = _fitted(model, matrix, labels[rows], list(names), depth)
     calibration.bi_encoder = bi_encoder
     calibration.dense_candidates = dense_candidates and bi_encoder is not None
@@ -260,8 +301,7 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: di
     tops = {s: v for s, v in ranking.top().items() if s in chooser}
     threshold, measures = best_threshold(tops, chooser)
     calibration.fitted_on = {"sources": int(sum(s in gold for s in sources)), "pairs": int(rows.sum()), "threshold_mapping": measures}
-    if choice:
-        calibration.fitted_on["model_choice"] = {f"{kind} out-of-fold top-1": round(value, 4) for kind, value in choice.items()}
+    calibration.fitted_on["model_choice"] = choice
     if len(tops) < MIN_THRESHOLD_SOURCES:  # a threshold chosen on a handful is chance (one right top gives 0: keep everything)
         threshold = DEFAULT_THRESHOLD
         calibration.fitted_on["threshold_note"] = (f"only {len(tops)} held-out source(s) with known mappings (fewer than "

@@ -36,7 +36,7 @@ def align_command(
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Align the concepts of one KB to those of another; write the mappings as SSSOM TSV."""
-    from medlink.align.aligner import LEXICAL_THRESHOLD, AlignOptions, align, mappings, write_mappings
+    from medlink.align.aligner import LEXICAL_THRESHOLD, AlignOptions, align, check_mappings_output, mappings, write_mappings
     from medlink.align.inputs import open_pair
     from medlink.align.scoring import Calibration
 
@@ -44,6 +44,7 @@ def align_command(
     source_kb, target_kb = open_pair(source, target)
     if aligner is not None:
         Calibration.load(aligner)  # a wrong folder fails before the work
+    check_mappings_output(out, source_kb, target_kb)  # so does an --out medlink may not replace
     ranking = align(source_kb, target_kb, AlignOptions(k=candidates, aligner=aligner, depth=depth), progress=not quiet)
     if threshold is None:
         threshold = Calibration.load(aligner).threshold if aligner is not None else LEXICAL_THRESHOLD
@@ -59,8 +60,9 @@ def train_aligner_command(
     target: str = typer.Option(..., "--target", help="KB file the mappings go to."),
     gold: Path = typer.Option(..., "--gold", help="Known mappings: an SSSOM TSV, or a TSV of subject id and object id."),
     out: Path = typer.Option(..., "--out", help="Aligner folder to write (cross-encoder + medlink_aligner.json)."),
-    dev: Optional[Path] = typer.Option(None, "--dev", help="Held-out known mappings (same formats) that fit the calibration and "
-                                       "threshold; default: 20% of --gold's source concepts, seeded, never trained on."),
+    dev_mappings: Optional[Path] = typer.Option(None, "--dev", help="Held-out known mappings (same formats as --gold, not the same "
+                                                "file) that fit the calibration and threshold; default: 20% of --gold's source concepts, "
+                                                "seeded, never trained on."),
     model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2, new score head)."),
     epochs: int = typer.Option(1, "--epochs", min=1, help="Passes over the gold source concepts."),
     batch_size: int = typer.Option(8, "--batch-size", min=1, help="Source concepts per step (each: its gold pair and --negatives wrong ones)."),
@@ -81,8 +83,10 @@ def train_aligner_command(
                                           "the one that ranks the known mappings better out of fold kept."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
-    """Train an aligner: a cross-encoder reading known mappings against the candidates' top wrong targets (binary loss)."""
+    """Train an aligner on known mappings: a cross-encoder reading them against the candidates' top wrong targets
+    (binary loss), then a calibration of all the evidence; --no-cross-encoder: the calibration alone (seconds)."""
     if bi_encoder is not None:
         from medlink.align.dense import bi_encoder_setting
 
@@ -104,13 +108,19 @@ def train_aligner_command(
     check_training_output(out)
     source_kb, target_kb = open_pair(source, target)
     known = read_gold(gold, source_kb, target_kb)
-    held = read_gold(dev, source_kb, target_kb) if dev else None
-    report, calibration = train_aligner(source_kb, target_kb, known, out, dev=held, base_model=model, config=config, resume=resume)
+    from medlink.errors import MedlinkError
+
+    if dev_mappings is not None and dev_mappings.resolve() == gold.resolve():
+        raise MedlinkError(f"--dev {dev_mappings} is the --gold file: held-out mappings must not be the ones trained on")
+    held = read_gold(dev_mappings, source_kb, target_kb) if dev_mappings else None
+    report, calibration = train_aligner(source_kb, target_kb, known, out, dev=held, base_model=model, config=config, resume=resume,
+                                        progress=not quiet)
     note = calibration.fitted_on.get("threshold_note")
     if note:
         typer.echo(f"warning: {note}; give --dev with more known mappings to choose it", err=True)
     fitted = {} if note else calibration.fitted_on.get("threshold_mapping", {})
-    typer.echo(f"wrote {out}" + (f" in {report.seconds / 60:.1f} min" if report else "") + f"; threshold {calibration.threshold:.4f}"
+    typer.echo(f"wrote {out}" + (f" in {report.seconds / 60:.1f} min" if report else "") + f"; calibration {calibration.model} "
+               f"({calibration.fitted_on.get('model_choice', {}).get('why', 'fixed')}); threshold {calibration.threshold:.4f}"
                + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + (f"; epochs: {json.dumps(report.epochs)}" if report else ""))
 
 

@@ -67,11 +67,14 @@ def check_training_numbers(learning_rate: float, warmup: float, checkpoint_every
 
 def check_training_output(out: Path) -> None:
     """``out`` must be new, empty (but for a killed run's staging folders), or an earlier training output (a model
-    with training.json, or a checkpoint): a mistyped ``--out`` must not scatter model files into someone's folder."""
+    with training.json, a checkpoint, or an aligner medlink wrote): a mistyped ``--out`` must not scatter model files
+    into someone's folder."""
     refuse_symlink(out)
     if out.exists() and not out.is_dir():
         raise MedlinkError(f"--out {out} is a file; give a folder for the model (nothing was written)")
-    earlier_output = (out / "training.json").is_file() or (out / CHECKPOINT).is_dir()
+    from medlink.align.scoring import is_aligner_folder
+
+    earlier_output = (out / "training.json").is_file() or (out / CHECKPOINT).is_dir() or is_aligner_folder(out)  # a calibration-only aligner
     if out.is_dir() and not earlier_output and any(not is_staging(path.name) for path in out.iterdir()):
         raise MedlinkError(f"--out {out} is a folder that holds no earlier training output (no training.json or checkpoint/); "
                            "it is left as it is: give a new or empty folder")
