@@ -27,7 +27,9 @@ def quality_table(runs, table, provenance, PROVENANCE, secs, mb) -> list[str]:
     stale = [f"{d['alignment']['target']}, {r['system']}: {r['test']['r1_errors_first_named_as_source_gold_not']} of {r['test']['r1_errors']}"
              for _, d in runs for r in d["alignment_rows"][-1:] if "r1_errors" in r["test"]]
     return ["**Aligning terminologies** (gold: the Disease Ontology's own xrefs, removed from the KB the aligner reads; seeded 60/20/20 "
-            "split of DO terms; mapping P / R / F1: each term's top mapping kept at the confidence threshold chosen on dev, OAEI measure):", "",
+            "split of DO terms; mapping P / R / F1: each term's top mapping kept at the confidence threshold chosen on dev, OAEI measure; "
+            "[logistic] / [trees]: the calibration the aligner kept, forced or chosen by `--calibration auto` as the command says, "
+            "auto's out-of-fold figures in the aligner's file):", "",
             *table(["KB pair", "split", "system", "R@1", "R@4", "R@64", "MRR", "N.R@1", "mapping P / R / F1", "time", "peak RSS", *PROVENANCE], rows),
             *(["", "Test R@1 errors whose first target is named exactly as the DO term while no gold target is (mostly DO 2016 xrefs to "
                "a code ICD-10-CM has since split: lymphocytic colitis -> K52.89, where 2026 has K52.832 *Lymphocytic colitis*): "

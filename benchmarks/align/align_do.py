@@ -181,7 +181,7 @@ def main() -> None:
         rows.append({"system": name, **evaluate(ranking, gold, splits, named), "seconds": round(seconds, 1), "source_concepts": len(wanted),
                      "peak_rss_mb": round(peak_mb()), "training": training,
                      "calibration": {"model": calibration.model, "weights": calibration.weights, "bias": calibration.bias,
-                                     "threshold": calibration.threshold}})
+                                     "threshold": calibration.threshold, "choice": calibration.fitted_on.get("model_choice")}})
     for row in rows:
         print(row["system"], {s: row[s].get("mapping") for s in ("dev", "test")}, {k: row["test"].get(k) for k in ("recall@1", "recall@64")})
     payload = {"alignment": {"source": "Disease Ontology 2016-09-01 (xrefs removed)", "target": args.target, "gold_sources": len(gold),

@@ -5,7 +5,7 @@ same thing. Each candidate pair (source concept, target concept) gets the best c
 first aliases and any of the target's names (its preferred name and the synonyms the target index keeps), a feature
 the aligner's calibration weighs beside the lexical ones. The same bi-encoder also proposes candidates: the target
 concepts whose names lie nearest to a source alias (``dense_generator``; on DO -> ICD-10-CM it lifts recall@64 from
-0.955 to 0.969, BENCHMARKS.md). Any medlink bi-encoder folder works; "packaged" is the MiniLM that ships with the
+0.955 to 0.971, BENCHMARKS.md). Any medlink bi-encoder folder works; "packaged" is the MiniLM that ships with the
 dense extra.
 """
 
