@@ -331,7 +331,9 @@ def test_bi_encoder_proposes_candidates_no_string_measure_finds(pair):
     _source, target, _gold = pair
     query = SourceQueries(["X:1"], ["heart attack"], [target.normalize("heart attack")], np.zeros(1, np.int64), [["heart attack"]])
     lexical = generate(TargetIndex.build(target), query, k=2, ancestors=0)
-    index = TargetIndex.build(target, bi_encoder="packaged")
+    from medlink.align.dense import with_dense_candidates
+
+    index = with_dense_candidates(TargetIndex.build(target), "packaged")
     assert set(index.generators) >= {"bm25", "tfidf", "dense"}
     with_dense = generate(index, query, k=2, ancestors=0)
     infarction = index.concept_ids.index("ICD10CM:I21")

@@ -40,8 +40,12 @@ def load_aligner(folder: Path):
 def target_index_for(target: KB, calibration: Calibration | None = None) -> TargetIndex:
     """The target's generators as ``calibration`` was fitted with them (its bi-encoder's dense candidates or not)."""
     with phase(f"indexing the target's names ({Path(target.path).name})"):
-        dense = calibration.bi_encoder if calibration is not None and calibration.dense_candidates else None
-        return TargetIndex.build(target, bi_encoder=dense)
+        index = TargetIndex.build(target)
+    if calibration is None or not calibration.dense_candidates:
+        return index
+    from medlink.align.dense import with_dense_candidates
+
+    return with_dense_candidates(index, calibration.bi_encoder)
 
 
 def score_candidates(candidates: CandidateSet, model, calibration: Calibration | None, depth: int | None = None,

@@ -41,12 +41,12 @@ class TargetIndex:
     parent_indptr: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # is_a parents, CSR over positions
     parents: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     synonyms: dict[int, list[str]] = field(default_factory=dict)  # a few other names per position (what a reranker reads)
+    table: NameTable | None = None  # every name of the target (what a bi-encoder's generator embeds)
 
     @classmethod
-    def build(cls, kb: KB, definitions: bool = True, tfidf: dict | None = None, synonyms: int = 2,
-              bi_encoder: str | None = None) -> "TargetIndex":
-        """``synonyms``: how many names besides the preferred one to keep per concept for the reranker's text;
-        ``bi_encoder`` ("packaged" or a model folder): its nearest names become the "dense" generator."""
+    def build(cls, kb: KB, definitions: bool = True, tfidf: dict | None = None, synonyms: int = 2) -> "TargetIndex":
+        """``synonyms``: how many names besides the preferred one to keep per concept for the reranker's text (a
+        bi-encoder's generator joins later: ``align.dense.with_dense_candidates``)."""
         concept_ids, names = [], []
         for concept_id, name in kb.iter_concepts():
             concept_ids.append(concept_id)
@@ -68,11 +68,7 @@ class TargetIndex:
             texts = [(definition, cid, KB_ORIGIN) for cid, _, definition in kb.iter_descriptions() if definition]
             if texts:
                 generators["definition"] = BM25Generator.build(NameTable.build(texts, position, kb.normalize), concept_ids, "definition")
-        if bi_encoder is not None:
-            from medlink.align.dense import dense_generator
-
-            generators["dense"] = dense_generator(table, concept_ids, bi_encoder)
-        return cls(concept_ids, names, generators, *_parent_csr(kb, position), others)
+        return cls(concept_ids, names, generators, *_parent_csr(kb, position), others, table)
 
     def depth(self) -> np.ndarray:
         """Is_a steps from each concept up to a root (through first parents; cached)."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from medlink.align.candidates import CandidateSet
+from medlink.align.candidates import CandidateSet, TargetIndex
 from medlink.retrieval.names import NameTable
 
 PACKAGED = "packaged"  # the bi-encoder setting that means the packaged MiniLM
@@ -46,6 +46,13 @@ def dense_generator(table: NameTable, concept_ids: list[str], setting: str):
 
     with phase(f"embedding the target's {len(table):,} names ({setting})"):
         return DenseGenerator.build(table, concept_ids, "dense", model=None if setting == PACKAGED else setting)
+
+
+def with_dense_candidates(index: TargetIndex, setting: str | None) -> TargetIndex:
+    """``index`` with the bi-encoder ``setting`` names as its "dense" generator (unchanged for None)."""
+    if setting is not None:
+        index.generators["dense"] = dense_generator(index.table, index.concept_ids, setting)
+    return index
 
 
 def encoder_for(generators: dict, setting: str):

@@ -102,7 +102,11 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
         random.Random(config.seed).shuffle(ids)
         held = set(ids[: max(1, int(dev_fraction * len(ids)))])
         dev, gold = {s: gold[s] for s in held}, {s: t for s, t in gold.items() if s not in held}
-    target_index = TargetIndex.build(target, bi_encoder=config.bi_encoder if config.dense_candidates else None)
+    target_index = TargetIndex.build(target)
+    if config.bi_encoder is not None and config.dense_candidates:
+        from medlink.align.dense import with_dense_candidates
+
+        with_dense_candidates(target_index, config.bi_encoder)
     queries = SourceQueries.from_kb(source, target.normalize)
     positions = {c: i for i, c in enumerate(queries.concept_ids)}
     train_rows = sorted(positions[s] for s in gold if s in positions)

@@ -128,7 +128,7 @@ def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCO
         vectors, todo, done = _open_cache(directory, key, texts, encoder.dimension, model)
         if done == len(todo):
             mark_used(state_path)
-        with progress_bar(total=len(todo), initial=done, desc="encoding names", unit="name") as bar:
+        with progress_bar(done < len(todo), total=len(todo), initial=done, desc="encoding names", unit="name") as bar:  # none when cached
             for start in range(done, len(todo), chunk_rows):
                 end = min(start + chunk_rows, len(todo))
                 rows = todo[start:end]
