@@ -72,8 +72,7 @@ class Calibration:
     def save(self, directory: Path) -> None:
         from medlink.directories import write_atomic
 
-        data = {k: v for k, v in asdict(self).items() if not k.startswith("_")}
-        write_atomic(Path(directory) / ALIGNER_FILE, json.dumps({"kind": ALIGNER_KIND, **data}, indent=2))
+        write_atomic(Path(directory) / ALIGNER_FILE, json.dumps({"kind": ALIGNER_KIND, **asdict(self)}, indent=2))  # fields only
 
     @classmethod
     def load(cls, directory: Path) -> "Calibration":

@@ -80,7 +80,7 @@ def train_aligner_command(
                                           "names nearest to a source alias join the candidates (one pass over the target's names)."),
     calibration_model: str = typer.Option("auto", "--calibration", help="What turns the evidence into a confidence: 'trees' "
                                           "(gradient-boosted trees: the evidence may interact), 'logistic', or 'auto': both fitted, "
-                                          "the one that ranks the known mappings better out of fold kept."),
+                                          "the one that ranks the known mappings better out of fold kept (a tie, or fewer than 20 known sources: logistic)."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
