@@ -225,9 +225,13 @@ def test_calibration_only_aligner(kbs, pair, tmp_path):
     again = CliRunner().invoke(command(), ["train", "aligner", "--source", str(kbs[0]), "--target", str(kbs[1]), "--gold", str(kbs[2]),
                                            "--out", str(out), "--no-cross-encoder", "--calibration", "trees", "-q"])
     assert again.exit_code == 0 and Calibration.load(out).model == "trees", again.output + repr(again.exception)
+    assert "do nothing without --bi-encoder" not in again.output
     same = CliRunner().invoke(command(), ["train", "aligner", "--source", str(kbs[0]), "--target", str(kbs[1]), "--gold", str(kbs[2]),
                                           "--dev", str(kbs[2]), "--out", str(tmp_path / "other"), "--no-cross-encoder"])
     assert same.exit_code != 0 and "is the --gold file" in str(same.exception)
+    lonely = CliRunner().invoke(command(), ["train", "aligner", "--source", str(kbs[0]), "--target", str(kbs[1]), "--gold", str(kbs[2]),
+                                            "--out", str(out), "--no-cross-encoder", "--no-dense-candidates", "-q"])
+    assert lonely.exit_code == 0 and "do nothing without --bi-encoder" in lonely.output
 
 
 def test_a_flat_target_without_hierarchy_aligns(pair, tmp_path):

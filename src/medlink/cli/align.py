@@ -76,8 +76,9 @@ def train_aligner_command(
                                           "evidence (seconds; no model): --gold fits it, --dev chooses the threshold."),
     bi_encoder: Optional[str] = typer.Option(None, "--bi-encoder", help="Also weigh a bi-encoder's similarity between source aliases "
                                              "and target names: 'packaged' (the MiniLM of the dense extra) or a model folder."),
-    dense_candidates: bool = typer.Option(True, "--dense-candidates/--no-dense-candidates", help="With --bi-encoder: the target "
-                                          "names nearest to a source alias join the candidates (one pass over the target's names)."),
+    dense_candidates: Optional[bool] = typer.Option(None, "--dense-candidates/--no-dense-candidates", help="With --bi-encoder: the "
+                                                    "target names nearest to a source alias join the candidates (one pass over the "
+                                                    "target's names; the default)."),
     calibration_model: str = typer.Option("auto", "--calibration", help="What turns the evidence into a confidence: 'trees' "
                                           "(gradient-boosted trees: the evidence may interact), 'logistic', or 'auto': both fitted, "
                                           "the one that ranks the known mappings better out of fold kept (a tie, or fewer than 20 known sources: logistic)."),
@@ -103,7 +104,9 @@ def train_aligner_command(
     config = AlignerTrainConfig(epochs=epochs, batch_size=batch_size, negatives=negatives, depth=depth, learning_rate=learning_rate,
                                 max_length=max_length, seed=seed, precision=precision or os.environ.get("MEDLINK_PRECISION") or "auto",
                                 max_steps=max_steps, cross_encoder=not no_cross_encoder,
-                                bi_encoder=bi_encoder, dense_candidates=dense_candidates, calibration=calibration_model)
+                                bi_encoder=bi_encoder, dense_candidates=dense_candidates is not False, calibration=calibration_model)
+    if dense_candidates is not None and bi_encoder is None:
+        typer.echo("warning: --dense-candidates / --no-dense-candidates do nothing without --bi-encoder", err=True)
     use_precision(config.precision)
     check_training_output(out)
     source_kb, target_kb = open_pair(source, target)
