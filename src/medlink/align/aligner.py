@@ -10,6 +10,7 @@ from pathlib import Path
 
 from medlink.align import sssom
 from medlink.align.candidates import DEFAULT_K, CandidateSet, SourceQueries, TargetIndex, generate
+from medlink.align.dense import dense_similarity, with_dense_candidates
 from medlink.align.scoring import Calibration, Ranking, cross_logits, rank
 from medlink.directories import require_replaceable_file
 from medlink.errors import MedlinkError
@@ -41,11 +42,7 @@ def target_index_for(target: KB, calibration: Calibration | None = None) -> Targ
     """The target's generators as ``calibration`` was fitted with them (its bi-encoder's dense candidates or not)."""
     with phase(f"indexing the target's names ({Path(target.path).name})"):
         index = TargetIndex.build(target)
-    if calibration is None or not calibration.dense_candidates:
-        return index
-    from medlink.align.dense import with_dense_candidates
-
-    return with_dense_candidates(index, calibration.bi_encoder)
+    return with_dense_candidates(index, calibration.bi_encoder if calibration is not None and calibration.dense_candidates else None)
 
 
 def score_candidates(candidates: CandidateSet, model, calibration: Calibration | None, depth: int | None = None,
@@ -54,11 +51,8 @@ def score_candidates(candidates: CandidateSet, model, calibration: Calibration |
     logits for the first ``depth`` (default: as trained) and the bi-encoder's similarities where it weighs them."""
     dense = None
     if calibration is not None and calibration.bi_encoder:
-        from medlink.align.dense import bi_encoder_similarity, encoder_for
-
         with phase(f"bi-encoder similarities ({calibration.bi_encoder})"):
-            encoder = encoder_for(candidates.target.generators, calibration.bi_encoder)
-            dense = bi_encoder_similarity(candidates, encoder, progress=progress)
+            dense = dense_similarity(candidates, calibration.bi_encoder, progress)
     cross = cross_logits(model, candidates, depth or calibration.depth, progress) if model is not None else None
     return rank(candidates, calibration, cross, dense)
 

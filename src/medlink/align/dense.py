@@ -61,6 +61,11 @@ def encoder_for(generators: dict, setting: str):
     return dense.encoder if dense is not None else load_bi_encoder(setting)
 
 
+def dense_similarity(candidates: CandidateSet, setting: str, progress: bool = False) -> np.ndarray:
+    """``bi_encoder_similarity`` with the bi-encoder ``setting`` names (the target index's own when it embedded the names)."""
+    return bi_encoder_similarity(candidates, encoder_for(candidates.target.generators, setting), progress=progress)
+
+
 def bi_encoder_similarity(candidates: CandidateSet, encoder, aliases: int = SOURCE_ALIASES, progress: bool = False) -> np.ndarray:
     """Per fused hit of ``candidates``: the best cosine between the source's first ``aliases`` aliases and the
     target concept's names (-1 for a source or target without text)."""

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from medlink.align.candidates import CandidateSet, SourceQueries, TargetIndex, generate
+from medlink.align.dense import dense_similarity, with_dense_candidates
 from medlink.align.scoring import CHOICES, Calibration, cross_logits, fit_calibration
 from medlink.encoders.cross import CrossEncoder
 from medlink.encoders.precision import check_precision
@@ -102,11 +103,7 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
         random.Random(config.seed).shuffle(ids)
         held = set(ids[: max(1, int(dev_fraction * len(ids)))])
         dev, gold = {s: gold[s] for s in held}, {s: t for s, t in gold.items() if s not in held}
-    target_index = TargetIndex.build(target)
-    if config.bi_encoder is not None and config.dense_candidates:
-        from medlink.align.dense import with_dense_candidates
-
-        with_dense_candidates(target_index, config.bi_encoder)
+    target_index = with_dense_candidates(TargetIndex.build(target), config.bi_encoder if config.dense_candidates else None)
     queries = SourceQueries.from_kb(source, target.normalize)
     positions = {c: i for i, c in enumerate(queries.concept_ids)}
     train_rows = sorted(positions[s] for s in gold if s in positions)
@@ -167,10 +164,7 @@ def _evidence(candidates: CandidateSet, config: AlignerTrainConfig, progress: bo
     out = {"model": config.calibration, "dense_candidates": config.dense_candidates}
     if config.bi_encoder is None:
         return out
-    from medlink.align.dense import bi_encoder_similarity, encoder_for
-
-    encoder = encoder_for(candidates.target.generators, config.bi_encoder)
-    return {**out, "dense": bi_encoder_similarity(candidates, encoder, progress=progress), "bi_encoder": config.bi_encoder}
+    return {**out, "dense": dense_similarity(candidates, config.bi_encoder, progress), "bi_encoder": config.bi_encoder}
 
 
 def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], dev: CandidateSet | None, dev_gold: dict[str, set[str]],
