@@ -226,6 +226,10 @@ def test_nil_scoring_counts_nil_as_a_candidate_at_its_place():
     assert figures["mrr_all"] == pytest.approx((1 + 1 + 1 / 3) / 3) and figures["in_kb_acc@1"] == pytest.approx(0.5)
     # NIL exactly where the first candidate is wrong: the NIL mention and the mis-ranked in-KB one, so precision 1/2
     assert figures["nil_f1_if_first_wrong"] == pytest.approx(2 * 0.5 / 1.5)
+    # NIL exactly where no right candidate is listed: G is listed second, so only the NIL mention: precision 1
+    assert [o.listed for o in outcomes] == [True, False, True] and figures["nil_f1_if_not_listed"] == pytest.approx(1.0)
+    unlisted = nil_outcome(LinkResult(Mention("d"), [Candidate("Y", 1, probability=0.7)], nil=False), False, [False], 0.5)
+    assert nil_metrics([*outcomes, unlisted])["nil_f1_if_not_listed"] == pytest.approx(2 * 0.5 / 1.5)
 
 
 def test_explain_says_what_decided_and_why():

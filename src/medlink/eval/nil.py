@@ -14,6 +14,8 @@ from typing import Sequence
 
 from medlink.core import LinkResult
 
+LISTED = 10  # the candidates a NIL decision can look through (the calibration's fitting depth)
+
 
 @dataclass
 class NilOutcome:
@@ -23,6 +25,7 @@ class NilOutcome:
     said_nil: bool
     right_at_1: bool  # for an in-KB mention: its first candidate is right (whatever the NIL decision)
     rank_with_nil: float  # paper 001's rank, NIL a candidate (inf: never)
+    listed: bool = False  # for an in-KB mention: a right candidate is among its first LISTED
 
 
 def nil_outcome(result: LinkResult, gold_nil: bool, right: Sequence[bool], threshold: float | None) -> NilOutcome:
@@ -35,13 +38,14 @@ def nil_outcome(result: LinkResult, gold_nil: bool, right: Sequence[bool], thres
     else:
         gold = next((i for i, r in enumerate(right, 1) if r), None)
         rank = float("inf") if gold is None else float(gold + (1 if nil_place <= gold else 0))
-    return NilOutcome(gold_nil, said_nil, bool(right and right[0]) and not gold_nil, rank)
+    return NilOutcome(gold_nil, said_nil, bool(right and right[0]) and not gold_nil, rank, not gold_nil and any(right[:LISTED]))
 
 
 def nil_metrics(outcomes: Sequence[NilOutcome]) -> dict:
     """NIL P/R/F1 (NIL the positive class), in-KB Acc@1 (first candidate, NIL decision ignored) and linked accuracy
     (right and not NIL), paper 001's Accuracy / MRR over all mentions and over in-KB ones, and the NIL F1 of saying NIL
-    exactly when the first candidate is wrong (the most a threshold on a perfectly calibrated first candidate gives)."""
+    exactly when the first candidate is wrong (the most a threshold on a perfectly calibrated first candidate gives) and
+    of saying NIL exactly when no right candidate is listed (what telling "absent" from "ranked lower" could reach)."""
     n = len(outcomes)
     said = sum(o.said_nil for o in outcomes)
     gold = sum(o.gold_nil for o in outcomes)
@@ -60,8 +64,11 @@ def nil_metrics(outcomes: Sequence[NilOutcome]) -> dict:
     # in-KB mention ranked wrong is a false NIL; beating it takes telling "absent" from "ranked lower"
     first_wrong = sum(not o.right_at_1 for o in outcomes)
     ceiling_precision = gold / first_wrong if first_wrong else 0.0
+    not_listed = sum(not o.listed for o in outcomes)  # gold NIL mentions, and in-KB ones whose concept is not listed
+    listed_precision = gold / not_listed if not_listed else 0.0
     return {"mentions": n, "gold_nil": gold, "said_nil": said,
             "nil_f1_if_first_wrong": 2 * ceiling_precision / (1 + ceiling_precision) if gold else 0.0,
+            "nil_f1_if_not_listed": 2 * listed_precision / (1 + listed_precision) if gold else 0.0,
             "nil_precision": precision, "nil_recall": recall,
             "nil_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
             "in_kb_acc@1": sum(o.right_at_1 for o in in_kb) / len(in_kb) if in_kb else None,
