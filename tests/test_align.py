@@ -3,6 +3,8 @@ a mini ICD-10-CM-like TSV, and the known mappings between them)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -111,6 +113,15 @@ def test_metrics():
     assert (prf["precision"], prf["recall"]) == (0.5, pytest.approx(1 / 3))
     threshold, best = best_threshold({"a": ("x", 0.4), "b": ("z", 0.9)}, {"a": {"y"}, "b": {"z"}})
     assert 0.4 < threshold <= 0.9 and best["f1"] == pytest.approx(2 / 3)
+
+
+def test_sides_given_as_source_specs_are_named_after_their_files(tmp_path):
+    from medlink.align.aligner import side_prefix
+
+    fixtures = Path(__file__).parent / "fixtures" / "align"
+    source, target = open_pair(f"obo:{fixtures / 'source.obo'}", f"tsv:{fixtures / 'target.tsv'}")
+    assert (Path(source.path).name, Path(target.path).name) == ("source.sqlite", "target.sqlite")
+    assert side_prefix(target) == "TARGET"  # not a placeholder shared by both sides
 
 
 def test_bad_input(kbs, tmp_path):

@@ -115,6 +115,15 @@ def test_ordering_by_probability_is_a_choice():
     assert [c.concept_id for c in stage_with([0.2, 0.6]).decide("x", result).candidates] == ["A", "B"]
 
 
+def test_equal_scores_go_to_the_more_probable_candidate_which_decides_nil():
+    # one name, two concepts ("shortness of breath": HPO's Dyspnea, ICD-10-CM's R06.02): the fused scores tie
+    result = LinkResult(Mention("sob"), [candidate("HP", 2.25, "sob"), candidate("ICD", 2.25, "sob"), candidate("C", 1.0, "s")])
+    decided = stage_with([0.1, 0.6, 0.7], nil_threshold=0.3).decide("sob", result)
+    assert [c.concept_id for c in decided.candidates] == ["ICD", "HP", "C"] and decided.nil is False  # C scores lower: it stays last
+    assert decided.probability == pytest.approx(0.6)
+    assert [c.concept_id for c in stage_with([0.6, 0.1, 0.7]).decide("sob", result).candidates] == ["HP", "ICD", "C"]
+
+
 # -- choosing thresholds -----------------------------------------------------------------------------
 
 def test_nil_threshold_for_f1_and_for_a_precision():

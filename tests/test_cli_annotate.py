@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from tests.conftest import FIXTURES
 from tests.test_cli_kb import medlink
 
 pytestmark = pytest.mark.slow
@@ -81,6 +82,28 @@ def test_bad_input_and_unsafe_outputs_are_refused(index_dir, tmp_path):
     mine.write_text("my own notes\n")
     result = medlink("annotate", "--index", index_dir, "--out", mine, TEXT, check=False)
     assert result.returncode == 2 and "not an annotate output" in result.stderr and mine.read_text() == "my own notes\n"
+    # a file a user wrote in the output's own format is not medlink's: a Markdown heading, a gold PubTator / JSONL corpus
+    for name, fmt, content in (("notes.md", "text", "# My project notes\n\nImportant stuff.\n"),
+                               ("gold.pubtator", "pubtator", (FIXTURES / "documents" / "small.pubtator").read_text()),
+                               ("gold.jsonl", "jsonl", (FIXTURES / "documents" / "small.jsonl").read_text()),
+                               ("gold.xml", "bioc", (FIXTURES / "documents" / "small.bioc.xml").read_text())):
+        theirs = tmp_path / name
+        theirs.write_text(content)
+        result = medlink("annotate", "--index", index_dir, "--output-format", fmt, "--out", theirs, TEXT, check=False)
+        assert result.returncode == 2 and "left as it is" in result.stderr and theirs.read_text() == content, name
+    # medlink's own outputs are replaced on a rerun (each carries its mark); PubTator has no room for one: only an empty file
+    for fmt in ("text", "jsonl", "bioc", "bioc-json"):
+        again = tmp_path / f"again.{fmt}"
+        medlink("annotate", "--index", index_dir, "--output-format", fmt, "--out", again, TEXT)
+        assert "APC" in again.read_text() or fmt == "text"
+        first = again.read_text()
+        medlink("annotate", "--index", index_dir, "--output-format", fmt, "--out", again, "A second text.")
+        assert again.read_text() != first and "APC" not in again.read_text(), fmt
+    empty = tmp_path / "empty.pubtator"
+    empty.write_text("")
+    medlink("annotate", "--index", index_dir, "--output-format", "pubtator", "--out", empty, TEXT)
+    result = medlink("annotate", "--index", index_dir, "--output-format", "pubtator", "--out", empty, TEXT, check=False)
+    assert result.returncode == 2 and "carries no mark" in result.stderr
     result = medlink("annotate", "--index", index_dir, "--input", broken, "--format", "pubtator", "--output-format", "pubtator",
                      "--out", broken, check=False)
     assert result.returncode == 2 and "one of the sources" in result.stderr

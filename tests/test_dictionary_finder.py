@@ -45,6 +45,16 @@ def test_whole_words_longest_match_and_offsets(finder):
     assert all(text[a.start:a.end] == a.text and a.source == "dictionary" for a in found)  # "pain" inside "painful": no
 
 
+def test_touching_passages_end_words_and_names(finder):
+    from medlink.core import Passage
+
+    document = Document("e", [Passage(0, "Chest pain"), Passage(10, "MI today"), Passage(18, "breast"), Passage(24, "cancer")])
+    assert document.text == "Chest painMI todaybreastcancer"  # no character between them: offsets stay exact
+    found = [(a.start, a.end, a.text) for a in finder.find(document)]
+    # each passage's words are found, and no name runs from one passage into the next ("breast" + "cancer")
+    assert found == [(0, 10, "Chest pain"), (10, 12, "MI"), (18, 24, "breast"), (24, 30, "cancer")]
+
+
 def test_short_forms_are_case_sensitive(finder):
     assert spans(finder, "an MI and T2DM; ALL relapsed") == [("MI", "exact"), ("T2DM", "exact"), ("ALL", "exact")]
     assert spans(finder, "mi casa, all of them, t2dm") == []

@@ -18,7 +18,8 @@ def _is_source_spec(text: str) -> bool:
 
 
 def _built_from_spec(text: str) -> Path:
-    """A KB built from a source spec (``obo:doid.obo``) into a temporary folder removed when the process ends."""
+    """A KB built from a source spec (``obo:doid.obo``) into a temporary folder removed when the process ends, named
+    after the spec's file (``doid.sqlite``): the SSSOM output names each side and its CURIE prefix after it."""
     import atexit
     import shutil
     import tempfile
@@ -27,8 +28,10 @@ def _built_from_spec(text: str) -> Path:
 
     folder = Path(tempfile.mkdtemp(prefix="medlink-align-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    build_kb(folder / "kb.sqlite", [text], progress=False)
-    return folder / "kb.sqlite"
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in Path(text.partition(":")[2].removesuffix(".gz")).stem) or "kb"
+    path = folder / f"{stem}.sqlite"
+    build_kb(path, [text], progress=False)
+    return path
 
 
 def open_side(path: str | Path, side: str) -> KB:

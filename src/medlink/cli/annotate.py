@@ -10,6 +10,7 @@ from typing import List, Optional
 
 import typer
 
+from medlink import __version__
 from medlink.cli.common import PRECISION_HELP, fail, new_app, use_precision
 from medlink.cli.linking import NIL_HELP
 
@@ -23,7 +24,7 @@ def annotate(
     input_path: Optional[Path] = typer.Option(None, "--input", help="File of documents (see --format); '-' or none: stdin."),
     input_format: Optional[str] = typer.Option(None, "--format", help="text | lines | jsonl | pubtator | bioc | bioc-json (default: from the file suffix; text for stdin)."),
     output_format: Optional[str] = typer.Option(None, "--output-format", help="text (readable lines) | jsonl | pubtator | bioc | bioc-json (default: text; jsonl with --json)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write the output to this file (atomically) instead of stdout."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the output to this file (atomically) instead of stdout. An existing file is replaced only if 'medlink annotate' wrote it (a PubTator file carries no such mark: only an empty one is replaced)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per document: spans with their candidates."),
     k: int = typer.Option(5, "--k", "--top-k", min=1, help="Candidates kept per mention."),
     finder: str = typer.Option("dictionary", "--finder", help="dictionary (the KB's names) | tagger (a trained model, --tagger) | both."),
@@ -65,7 +66,9 @@ def annotate(
     annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names)
     with_decisions(annotator.linker, nil_threshold)
     if out is not None:
-        require_replaceable_file(out, f"an annotate output in {output_format} format", lambda path: looks_like(path, output_format),
+        what = ("empty (a PubTator file carries no mark of the program that wrote it, so only an empty one is replaced)"
+                if output_format == "pubtator" else f"an annotate output in {output_format} format")
+        require_replaceable_file(out, what, lambda path: looks_like(path, output_format),
                                  [input_path] if input_path is not None and str(input_path) != "-" else [])
     policy = InvalidLinePolicy(skip_invalid=skip_invalid)
     if text:
@@ -84,6 +87,7 @@ def annotate(
         def annotated():
             for document in annotator.annotate(documents):
                 with_preferred_document_ids(document, prefer_prefix)
+                document.infons[SIGNATURE] = f"medlink {__version__}"  # provenance, and the mark that lets --out replace the file
                 counts.add(document)
                 progress.update(1)
                 yield document
@@ -97,15 +101,21 @@ def annotate(
     typer.echo(f"{counts.documents} document(s), {counts.mentions} mention(s), {counts.linked} linked{skipped}", err=True)
 
 
-_OUTPUT_SHAPES = {"text": re.compile(r"# "), "jsonl": re.compile(r'\{.*"annotations"'), "pubtator": re.compile(r"[^|\t]+\|t\|"),
-                  "bioc": re.compile(r"<\?xml.*|<collection"), "bioc-json": re.compile(r'\{\s*"source"')}
+SIGNATURE = "annotated_by"  # a document infon every written document carries
+# what an earlier output of each format holds near its start: the text format's first header line, the BioC collection's
+# source, the JSONL document's infon (PubTator has no room for a mark: a gold corpus and an output look the same)
+_OUTPUT_MARKS = {"text": re.compile(r"# [^\n]*\t\d+ mention\(s\)\n"), "jsonl": re.compile(r'\{.*"annotated_by": "medlink '),
+                 "bioc": re.compile(r"<\?xml[^\n]*\n?<collection><source>medlink</source>"), "bioc-json": re.compile(r'\{"source": "medlink"')}
+MARK_WITHIN = 1 << 20  # characters read: a JSONL document's infons follow its text
 
 
 def looks_like(path: Path, output_format: str) -> bool:
-    """Is ``path`` an earlier output of this kind (so --out may replace it)? Judged by its first line, not its name."""
+    """Is ``path`` an earlier output of this kind that medlink wrote (so --out may replace it)? Judged by the mark
+    medlink writes (``_OUTPUT_MARKS``), never by the name; an empty file may always be replaced."""
     try:
         with open(path, encoding="utf-8") as stream:
-            first = stream.readline(4096)
+            start = stream.read(MARK_WITHIN)
     except (OSError, UnicodeDecodeError):
         return False
-    return bool(first == "" or _OUTPUT_SHAPES[output_format].match(first))
+    mark = _OUTPUT_MARKS.get(output_format)
+    return start == "" or (mark is not None and mark.match(start) is not None)

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from medlink.core import LinkResult, Mention
 from medlink.errors import MedlinkError
-from medlink.linking.probability import ProbabilityModel, similarity
+from medlink.linking.probability import TIE, ProbabilityModel, similarity
 from medlink.params import Param
 from medlink.rerank.base import LinkerParts, own_settings
 
@@ -105,6 +105,8 @@ class CalibrationStage:
         candidates = [c.copy(probability=round(float(p), 6)) for c, p in zip(result.candidates, probabilities)]
         if self.settings["order"] == "probability":
             candidates.sort(key=lambda c: -c.probability)  # stable: ties keep the ranking's order
+        else:
+            candidates = ties_by_probability(candidates)
         below = self.settings["backoff_below"]
         if candidates and below is not None and candidates[0].probability < below:
             window = candidates[: self.settings["backoff_top"]]
@@ -118,6 +120,18 @@ class CalibrationStage:
         threshold = self.settings["nil_threshold"]
         nil = None if threshold is None else (probability is None or probability < threshold)
         return LinkResult(result.mention, candidates, result.error, nil, probability)
+
+
+def ties_by_probability(candidates: list) -> list:
+    """``candidates`` (best score first) with each run of equal scores ordered by probability: one name shared by two
+    concepts ("shortness of breath": HPO's Dyspnea and ICD-10-CM's R06.02) scores the same for both, and the more
+    probable one should lead (and decide NIL), not whichever the index listed first."""
+    out, start = [], 0
+    for end in range(1, len(candidates) + 1):
+        if end == len(candidates) or abs(candidates[end].score - candidates[start].score) > TIE:
+            out += sorted(candidates[start:end], key=lambda c: -c.probability)  # stable: equal probabilities keep their order
+            start = end
+    return out
 
 
 def model_is_current(config_dict: dict) -> bool:

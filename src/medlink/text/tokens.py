@@ -41,3 +41,12 @@ def tokenize(text: str, normalize: Normalizer) -> list[Token]:
             continue
         tokens.extend(Token(match.start(), match.end(), word) for word in norm.split())
     return tokens
+
+
+def passage_tokens(document, normalize: Normalizer) -> list[list[Token]]:
+    """The words of each passage of ``document`` (offsets into ``document.text``): where passages touch ("Chest pain"
+    at 0, "MI today" at 10), the boundary still separates two words."""
+    out = []
+    for passage in sorted(document.passages, key=lambda p: p.offset):
+        out.append([Token(t.start + passage.offset, t.end + passage.offset, t.norm) for t in tokenize(passage.text, normalize)])
+    return out

@@ -35,7 +35,7 @@ from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, englis
 from medlink.text.normalize import Normalizer
 from medlink.text.spelling import SpellingIndex
 from medlink.text.finders.word_automaton import EXACT, LOOSE, MAX_WORDS, SHORT_FORM, WordAutomaton
-from medlink.text.tokens import Token, tokenize
+from medlink.text.tokens import Token, passage_tokens
 
 SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
@@ -120,15 +120,15 @@ class DictionaryFinder:
     # -- finding ------------------------------------------------------------------------------
     def find(self, document: Document) -> list[Annotation]:
         text = document.text
-        tokens = tokenize(text, self.normalize)
         spans = []
-        for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT):
-            start, end = tokens[first].start, tokens[last - 1].end
-            if value & SHORT_FORM and any(c.islower() for c in text[start:end]) or crosses_boundary(text, start, end):
-                continue
-            spans.append(Annotation(start, end, text[start:end], source=self.name))
-        if self.options.approximate:
-            spans.extend(self._approximate(text, tokens))
+        for tokens in passage_tokens(document, self.normalize):  # a passage ends a word and a name, even where the next one touches it
+            for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT):
+                start, end = tokens[first].start, tokens[last - 1].end
+                if value & SHORT_FORM and any(c.islower() for c in text[start:end]) or crosses_boundary(text, start, end):
+                    continue
+                spans.append(Annotation(start, end, text[start:end], source=self.name))
+            if self.options.approximate:
+                spans.extend(self._approximate(text, tokens))
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         return resolve_overlaps(spans, self.options.overlap)
