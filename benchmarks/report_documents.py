@@ -20,13 +20,19 @@ def _prf(score: dict) -> str:
 
 
 def stage_table(run: dict, table, provenance, PROVENANCE) -> list[str]:
-    shown = [r for r in run["rows"] if not r["stage"].startswith("  ") and "backoff" not in r["options"] and "dev" in r]
+    def grid(rows: list, option: str) -> dict | None:
+        """One row for a setting tried at several values: dev's choice, the values tried named (the others are in the JSON)."""
+        if not rows:
+            return None
+        best = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
+        tried = " / ".join(f"{r['options'][option]:g}" for r in rows)
+        return {**best, "stage": f"{best['stage']} (dev's choice of {tried})"}
+
+    tuned = [r for r in run["rows"] if "dev" in r]
+    shown = [r for r in tuned if not r["stage"].startswith("  ") and "backoff" not in r["options"] and "dense_weight" not in r["options"]]
+    shown += [row for row in (grid([r for r in tuned if "dense_weight" in r["options"] and "backoff" not in r["options"]], "dense_weight"),
+                              grid([r for r in tuned if "backoff" in r["options"]], "backoff")) if row]
     carried = [r for r in run["rows"] if "dev" not in r]
-    backoffs = [r for r in run["rows"] if "backoff" in r["options"]]
-    if backoffs:  # one row: the threshold dev chose (the others are in the JSON)
-        best = max(backoffs, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
-        tried = " / ".join(str(r["options"]["backoff"]) for r in backoffs)
-        shown.append({**best, "stage": f"+ backoff below {best['options']['backoff']} (dev's choice of {tried})"})
     shown += carried
     rows = [[r["stage"].strip(), _f1(r["dev"]["linking"]) if "dev" in r else "-", _prf(r["test"]["mentions"]), _prf(r["test"]["linking"]), _f1(r["test"]["concepts"]),
              f"{r['abstracts_per_second']:.0f}"] for r in shown]

@@ -94,3 +94,15 @@ def test_synonyms_of_a_shared_target_are_not_carried(kbs, tmp_path):
         assert "Essential (primary) hypertension" not in [t for t, _ in kb.concept("DOID:9351").synonyms]
         assert "category" in kb.concept("DOID:9351").types
         assert "Essential (primary) hypertension" in [t for t, _ in shared.concept("DOID:9351").synonyms]
+
+
+def test_a_close_match_carries_types_but_no_synonym_or_definition(kbs, tmp_path):
+    source, target = kbs
+    exact = sssom_file(tmp_path / "e.sssom.tsv", ["DOID:10763\tskos:exactMatch\tICD10CM:I10\t0.9"])
+    close = sssom_file(tmp_path / "c.sssom.tsv", ["DOID:10763\tskos:closeMatch\tICD10CM:I10\t0.9"])
+    augment_kb(source, exact, target, tmp_path / "e.sqlite", progress=False)
+    augment_kb(source, close, target, tmp_path / "c.sqlite", progress=False)
+    with KB.open(tmp_path / "e.sqlite") as by_exact, KB.open(tmp_path / "c.sqlite") as by_close:
+        assert "Essential (primary) hypertension" in [t for t, _ in by_exact.concept("DOID:10763").synonyms]
+        assert "Essential (primary) hypertension" not in [t for t, _ in by_close.concept("DOID:10763").synonyms]
+        assert "category" in by_close.concept("DOID:10763").types  # what kind of thing it is does carry over

@@ -150,3 +150,71 @@ def test_results_are_remembered_across_batches(linker):
     assert [[(a.text, a.ids, a.result.mention.doc_id) for a in d.annotations] for d in out] == [
         [("Breast cancer", ("D001943",), "0")], [("breast-cancer", ("D001943",), "1"), ("renal", ("D007674",), "1")],
         [("renal", ("D007674",), "2")]]
+
+
+def test_a_skipped_subtree_is_linked_but_not_found_in_text(tmp_path):
+    """Qualifiers are no findings: the finder leaves out a skipped concept and everything under it, linking does not."""
+    from pathlib import Path
+
+    from medlink.kb.build import build_kb
+    from medlink.kb.store import KB
+
+    build_kb(tmp_path / "do.sqlite", [f"obo:{Path(__file__).parent / 'fixtures' / 'align' / 'source.obo'}"], progress=False)
+    kb = KB.open(tmp_path / "do.sqlite")
+    text = "Type 2 diabetes mellitus and asthma."
+    everything, skipping = Linker.build(kb), Linker.build(kb, finder_skip=["DOID:9351"])  # diabetes mellitus and its two children
+    assert [a.text for a in annotate(everything, text).annotations] == ["Type 2 diabetes mellitus", "asthma"]
+    assert [a.text for a in annotate(skipping, text).annotations] == ["asthma"]
+    assert skipping.manifest["dictionary"] == {"skip_under": ["DOID:9351"], "concepts_skipped": 3}
+    assert skipping.link(["type 2 diabetes mellitus"])[0].best.concept_id == "DOID:9352"
+    with pytest.raises(MedlinkError, match="--finder-skip DOID:0: no such concept"):
+        Linker.build(kb, finder_skip=["DOID:0"])
+
+
+def test_a_dictionary_span_ending_a_coordination_takes_every_conjunct(linker):
+    """The dictionary finds only "ovarian cancer" in "breast and ovarian cancer"; widened over "breast and" (breast
+    cancer is a name too), the composite step gives the span both concepts."""
+    document = annotate(linker, "Risk of breast and ovarian cancer. Pain and ovarian cancer.")
+    first, second = document.annotations[0], document.annotations[-1]
+    assert (first.text, first.ids, first.infons["composite"]) == ("breast and ovarian cancer", ("D001943", "D010051"), "breast cancer | ovarian cancer")
+    assert second.text == "ovarian cancer"  # "pain cancer" is no name: no coordination to widen over
+    assert annotate(linker, "Risk of breast and ovarian cancer.", composites=False).annotations[0].text == "ovarian cancer"
+
+
+def test_coordination_start_needs_every_conjunct_to_be_a_name():
+    from medlink.text.coordination import coordination_start
+
+    names = {"breast cancer", "ovarian cancer", "crouzon syndrome", "pfeiffer syndrome", "saethre-chotzen syndrome"}
+    is_name = lambda text: text.lower() in names  # noqa: E731
+
+    def widened(text, span):
+        start = text.index(span)
+        begin = coordination_start(text, start, start + len(span), is_name)
+        return None if begin is None else text[begin:start + len(span)]
+
+    assert widened("Saethre-Chotzen, Crouzon, and Pfeiffer syndrome", "Pfeiffer syndrome") == "Saethre-Chotzen, Crouzon, and Pfeiffer syndrome"
+    assert widened("Seen. Breast and ovarian cancer", "ovarian cancer") == "Breast and ovarian cancer"  # not across the sentence
+    assert widened("lung, breast and ovarian cancer", "ovarian cancer") == "breast and ovarian cancer"  # the names among them
+    assert widened("pain and ovarian cancer", "ovarian cancer") is None
+
+
+def test_a_composite_is_decided_by_its_parts_not_by_its_whole_string(linker):
+    """With NIL decisions, the whole coordination's own ranking is NIL (no concept is named "breast and ovarian
+    cancer"); its linked parts decide: not NIL, the lower of their probabilities."""
+    from dataclasses import replace
+
+    class WholeStringNil:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def link(self, mentions, *args, **kwargs):
+            results = self.inner.link(mentions, *args, **kwargs)
+            return [replace(r, nil=True, probability=0.1) if " and " in r.mention.text else replace(r, nil=False, probability=p)
+                    for r, p in zip(results, [0.8, 0.6] * len(results))]
+
+    annotator = Annotator(WholeStringNil(linker), [dictionary_for(linker)], AnnotateOptions(consistency="off"))
+    span = annotator.annotate_text("Risk of breast and ovarian cancer.").annotations[0]
+    assert span.ids == ("D001943", "D010051") and span.result.nil is False and span.result.probability == pytest.approx(0.6)

@@ -107,5 +107,9 @@ def test_bad_input_and_unsafe_outputs_are_refused(index_dir, tmp_path):
     result = medlink("annotate", "--index", index_dir, "--input", broken, "--format", "pubtator", "--output-format", "pubtator",
                      "--out", broken, check=False)
     assert result.returncode == 2 and "one of the sources" in result.stderr
+    result = medlink("annotate", "--index", index_dir, "--input", tmp_path / "nope.txt", TEXT, check=False)
+    assert result.returncode == 2 and "not both" in result.stderr
+    result = medlink("annotate", "--index", index_dir, "--json", "--output-format", "pubtator", TEXT, check=False)
+    assert result.returncode == 2 and "--json writes JSONL" in result.stderr
     result = medlink("annotate", "--index", index_dir, "--finder", "tagger", TEXT, check=False)
     assert result.returncode == 2 and "--tagger" in result.stderr

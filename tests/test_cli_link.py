@@ -61,6 +61,8 @@ def test_link_bad_input_is_reported_with_file_and_line(index_dir, tmp_path):
     assert result.returncode == 2 and f"{jsonl}:2:" in result.stderr and '"mention"' in result.stderr
     missing = medlink("link", "--index", tmp_path / "nowhere", "x", check=False)
     assert missing.returncode == 2 and "not a medlink index" in missing.stderr
+    both = medlink("link", "--index", index_dir, "--input", tmp_path / "nope.tsv", "fever", check=False)
+    assert both.returncode == 2 and "not both" in both.stderr  # the file is not silently ignored
 
 
 def test_eval_json_and_report_files(index_dir, tmp_path):
@@ -166,3 +168,10 @@ def test_a_default_index_is_rebuilt_when_its_config_changes(monkeypatch):
     monkeypatch.setitem(index.DEFAULT_INDEXES, "default", ("exact-only-index", exact_only(2.0)))
     assert index.resolve_index("default") == directory
     assert read_manifest(directory)["config"]["fusion"]["weights"] == {"exact": 2.0}  # rebuilt with the new config
+    # its mention finder leaves out HPO's qualifiers: linked as strings, never reported as findings in text
+    from medlink.kb.default import NOT_FINDINGS
+    from medlink.linking.annotator import Annotator
+
+    assert read_manifest(directory)["dictionary"]["skip_under"] == sorted(NOT_FINDINGS)
+    found = [a.text for a in Annotator.load(directory).annotate_text("Mild headache, episodic; acute onset.").annotations]
+    assert "headache" in found and not {"Mild", "episodic", "acute onset"} & set(found)

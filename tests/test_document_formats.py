@@ -454,3 +454,16 @@ def test_ncbi_test_file_round_trips(fmt):
     assert (len(documents), sum(len(d.annotations) for d in documents)) == (100, 960)
     assert_sound(documents)
     assert shape(reread(documents, fmt)) == shape(documents)
+
+
+def test_a_folder_given_as_an_input_file_is_called_a_folder(tmp_path):
+    from medlink.corpora.document_files import read_documents
+    from medlink.corpora.mention_files import read_mentions
+    from medlink.errors import MissingInputError
+    from medlink.kb.readers.files import require_file
+
+    for read in (lambda: read_documents(tmp_path, "text"), lambda: list(read_mentions(tmp_path, "tsv")), lambda: require_file(tmp_path, "TSV file")):
+        with pytest.raises(MissingInputError, match=f"{tmp_path} is a folder, not a file"):
+            read()
+    with pytest.raises(MissingInputError, match="not found: .*nope.txt"):
+        read_documents(tmp_path / "nope.txt", "text")

@@ -159,7 +159,7 @@ def test_a_crafted_checkpoint_cannot_run_code(tmp_path):
 
 
 def test_a_file_of_another_format_is_refused_not_an_empty_kb(tmp_path):
-    with pytest.raises(MedlinkError, match=r"desc_small.xml: no records read as obo; is it a obo file\?"):
+    with pytest.raises(MedlinkError, match=r"desc_small.xml: no records read as obo; is it in the obo format\?"):
         build_kb(tmp_path / "kb.sqlite", [f"obo:{FIXTURES / 'mesh' / 'desc_small.xml'}"], progress=False)
     assert not (tmp_path / "kb.sqlite").exists()
 

@@ -9,6 +9,8 @@ abbreviations; + per-document consistency (propagation and voting); + composite 
 spelt-out parts' concepts); then the same with the trained tagger
 (``--tagger``, from ``medlink train tagger``) alone and beside the dictionary (``--combine``: every span of both; the
 tagger's spans a dictionary match confirms; those plus the dictionary's where the tagger found nothing); last,
+a trained bi-encoder (``--bi-encoder``, from ``medlink train bi-encoder``) fused into the linker beside the lexical
+generators over the best row so far, one row per weight (``DENSE_WEIGHTS``; the report shows dev's choice); then
 paper 002's backoff over the best row so far (probabilities fitted on dev's gold mentions; under the threshold the
 closest-spelt candidate goes first; one row per threshold); last, the best row without backoff again with the train
 and dev splits' mentions as memory, its settings carried over from dev (test only: dev cannot judge it), as
@@ -32,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import command_line, write_results  # noqa: E402
-from benchmarks.documents.medlink_system import TAGGER, TAGGER_TRAINDEV, medic_kb, medlink_annotate  # noqa: E402
+from benchmarks.documents.medlink_system import BI_ENCODER, TAGGER, TAGGER_TRAINDEV, medic_kb, medlink_annotate  # noqa: E402
 
 from medlink.corpora.pubtator import read_pubtator  # noqa: E402
 from medlink.eval.documents import evaluate_documents  # noqa: E402
@@ -59,6 +61,7 @@ TAGGER_STAGES = [
     ("tagger + dictionary, confirmed, + all", {"finder": "both", "combine": "confirmed", **ALL}),
     ("tagger + dictionary, confirmed + missed, + all", {"finder": "both", "combine": "confirmed+missed", **ALL}),
 ]
+DENSE_WEIGHTS = (1.0, 2.0, 4.0, 8.0)  # the bi-encoder's fusion weight beside exact 1, TF-IDF 1, BM25 0.25
 BACKOFFS = (0.3, 0.5, 0.7)  # "+ backoff" rows over the best row so far: probabilities fitted on dev's gold mentions
 
 
@@ -93,6 +96,8 @@ def main() -> None:
     parser.add_argument("--tagger", type=Path, default=TAGGER)
     parser.add_argument("--traindev-tagger", type=Path, default=TAGGER_TRAINDEV, help="a tagger trained on train + dev (dev's epochs), "
                         "for the last carried-over row")
+    parser.add_argument("--bi-encoder", type=Path, default=BI_ENCODER, help="a bi-encoder trained on the NCBI train mentions "
+                        "(docs/training-recipes.md: ncbi-ft), fused into the linker over the best row; skipped when absent")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="torch threads for the tagger (1 is steadier on a CPU shared with other work)")
     parser.add_argument("--name", default="documents_ncbi")
@@ -108,6 +113,11 @@ def main() -> None:
     started = time.perf_counter()
     rows = [measure(name, options, documents, args.workdir, equivalent, args.repeats) for name, options in stages]
     best = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
+    if (args.bi_encoder / "config.json").exists():
+        rows += [measure(f"+ bi-encoder {args.bi_encoder.name} fused at weight {weight:g}",
+                         {**best["options"], "bi_encoder": str(args.bi_encoder), "dense_weight": weight}, documents, args.workdir, equivalent, args.repeats)
+                 for weight in DENSE_WEIGHTS]
+        best = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
     rows += [measure(f"+ backoff below {below}", {**best["options"], "backoff": below}, documents, args.workdir, equivalent, args.repeats)
              for below in BACKOFFS]
     chosen = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))

@@ -28,6 +28,7 @@ TRAIN = PUBTATOR / "NCBItrainset_corpus.txt"
 DEV = PUBTATOR / "NCBIdevelopset_corpus.txt"
 TAGGER = MODELS / "tagger-ncbi"  # from: medlink train tagger --train pubtator:TRAIN --dev pubtator:DEV --out it
 # the final model as published systems train it: train + dev, dev's epoch count (4), no dev to choose an epoch
+BI_ENCODER = MODELS / "ncbi-ft"  # docs/training-recipes.md: medlink train bi-encoder ... --out ncbi-ft (NCBI train mentions)
 TAGGER_TRAINDEV = MODELS / "tagger-ncbi-traindev"  # medlink train tagger --train pubtator:TRAIN --train pubtator:DEV --epochs 4 --out it
 
 
@@ -38,14 +39,23 @@ def medic_kb(workdir: Path) -> KB:
     return KB.open(path)
 
 
-def ncbi_index(workdir: Path, memory: bool | str = True) -> Path:
+def ncbi_index(workdir: Path, memory: bool | str = True, bi_encoder: str | None = None, dense_weight: float = 0.0) -> Path:
     """MEDIC's lexical index, with the train split's mentions as memory unless ``memory`` is false ("traindev": the
-    train and dev splits' mentions, for a test figure with settings carried over from dev)."""
+    train and dev splits' mentions, for a test figure with settings carried over from dev); with ``bi_encoder`` (a
+    model folder from 'medlink train bi-encoder'), its nearest names join the lexical generators at ``dense_weight``."""
+    from medlink.linking.config import LEXICAL_GENERATORS, LEXICAL_WEIGHTS, LinkerConfig
+
     files = {False: [], True: [TRAIN], "traindev": [TRAIN, DEV]}[memory]
     out = workdir / {False: "medic-index", True: "medic-train-index", "traindev": "medic-traindev-index"}[memory]
+    config = None
+    if bi_encoder:
+        out = out.with_name(f"{out.name}+{Path(bi_encoder).name}-{dense_weight:g}")
+        dense = {"name": "dense", "type": "dense", "names": "kb+memory", "params": {"model": str(bi_encoder)}}
+        config = LinkerConfig.from_dict({"generators": [*LEXICAL_GENERATORS, dense],
+                                         "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "dense": dense_weight}}})
     if not (out / "manifest.json").exists():
         # no probabilities: the figures recorded before indexes had them (NIL decisions would leave spans unlinked)
-        build_index(medic_kb(workdir), out, memory=[f"pubtator:{path}" for path in files], calibrate="none")
+        build_index(medic_kb(workdir), out, config=config, memory=[f"pubtator:{path}" for path in files], calibrate="none")
     return out
 
 
@@ -62,9 +72,10 @@ def reranked_index(workdir: Path, cross_encoder: Path) -> Path:
     return out
 
 
-def calibrated_index(workdir: Path, equivalent) -> tuple[Path, dict]:
-    """``ncbi_index`` with probabilities fitted on the dev split's gold mentions ('medlink tune --search calibration'),
-    built once per work directory; also what the fit chose (order, backoff, NIL threshold, out-of-fold figures)."""
+def calibrated_index(workdir: Path, equivalent, index: Path | None = None) -> tuple[Path, dict]:
+    """``index`` (default ``ncbi_index``) with probabilities fitted on the dev split's gold mentions ('medlink tune
+    --search calibration'), built once per work directory; also what the fit chose (order, backoff, NIL threshold,
+    out-of-fold figures)."""
     import shutil
 
     from medlink.eval import load_dataset
@@ -72,7 +83,7 @@ def calibrated_index(workdir: Path, equivalent) -> tuple[Path, dict]:
     from medlink.linking.linker import Linker
     from medlink.tuning import tune
 
-    index = ncbi_index(workdir)
+    index = index or ncbi_index(workdir)
     calibrated = workdir / f"{index.name}-calibrated"
     fitted_file = calibrated / "calibration-fit.json"
     if not fitted_file.exists():
@@ -101,18 +112,20 @@ def exclusions(workdir: Path, index: Path, min_seen: int = 2, max_rate: float = 
 
 def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timings: dict | None = None, memory: bool | str = True,
                      exclude: bool = True, finder: str = "dictionary", tagger: str | None = None, backoff: float | None = None,
-                     equivalent=None, **options) -> list[Document]:
+                     equivalent=None, bi_encoder: str | None = None, dense_weight: float = 0.0, **options) -> list[Document]:
     """Annotate ``documents`` with medlink (``options``: AnnotateOptions fields); setup and annotation timed apart.
     ``backoff``: link through ``calibrated_index`` (``equivalent``: the KB's equivalent ids, for its fit), backing off
-    to the closest-spelt candidate under that probability (no NIL: every found span stays linked)."""
+    to the closest-spelt candidate under that probability (no NIL: every found span stays linked); ``bi_encoder``
+    and ``dense_weight``: a bi-encoder fused into the linker (``ncbi_index``)."""
     from medlink.linking.calibration import with_decisions
 
     workdir = Path(workdir)
     started = time.perf_counter()
-    index = ncbi_index(workdir, memory)
-    excluded = exclusions(workdir, index) if exclude else None
+    lexical = ncbi_index(workdir, memory)
+    excluded = exclusions(workdir, lexical) if exclude else None  # learned with the lexical index's dictionary, whatever links
+    index = ncbi_index(workdir, memory, bi_encoder, dense_weight) if bi_encoder else lexical
     if backoff is not None:
-        index = calibrated_index(workdir, equivalent)[0]
+        index = calibrated_index(workdir, equivalent, index)[0]
     annotator = Annotator.load(index, finder, tagger or (TAGGER if finder != "dictionary" else None), AnnotateOptions(**options), excluded)
     if backoff is not None:
         with_decisions(annotator.linker, nil_threshold=0.0, backoff_below=backoff)

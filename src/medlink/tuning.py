@@ -200,7 +200,7 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
     first: fitted for the stages as they were, it is re-fitted or left out."""
     unknown = [s for s in searches if s not in SEARCHES and s not in {r.type for r in linker.rerankers}]
     if unknown:
-        kinds = ", ".join([*SEARCHES, *dict.fromkeys(r.type for r in linker.rerankers)])
+        kinds = ", ".join(dict.fromkeys([*SEARCHES, *(r.type for r in linker.rerankers)]))  # a calibration stage is a search too: once
         raise MedlinkError(f"unknown search {', '.join(map(repr, unknown))}; this index can tune: {kinds}")
     started = time.perf_counter()
     linker.rerankers = [r for r in linker.rerankers if r.type != CALIBRATION]  # fitted for the old stages: re-fitted or dropped

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from medlink.align.sssom import NO_TERM, read_sssom, resolve
+from medlink.align.sssom import EXACT, NO_TERM, read_sssom, resolve
 from medlink.directories import require_replaceable_file, staged_file
 from medlink.errors import InputFormatError, MedlinkError
 from medlink.kb.schema import CHECKSUM_QUERIES, FORMAT_VERSION, is_kb_file
@@ -70,10 +70,14 @@ def _ancestor_names(other: KB, concept_id: str) -> list[str]:
     return names
 
 
-def _facts(other: KB, object_id: str, carry: list[str], shared: bool = False) -> list[tuple[str, str]]:
-    """(field, value) pairs the target concept offers (no synonyms when it is ``shared`` by several source concepts)."""
+def _facts(other: KB, object_id: str, carry: list[str], shared: bool = False, equivalent: bool = True) -> list[tuple[str, str]]:
+    """(field, value) pairs the target concept offers: no synonyms when it is ``shared`` by several source concepts;
+    only types and ancestors through a mapping that is not an ``equivalent`` (a close or broad match: "Acute myocardial
+    infarction" is a close match of "myocardial infarction", neither its synonym nor its definition)."""
     concept = other.concept(object_id)
     facts: list[tuple[str, str]] = []
+    if not equivalent:
+        carry = [c for c in carry if c in ("types", "ancestors")]
     if "definitions" in carry and concept.definition:
         facts.append(("definition", concept.definition))
     if "types" in carry:
@@ -118,7 +122,8 @@ def augment_kb(kb: str | Path, mappings: Path, other: str | Path, out: Path, *, 
     rows: list[tuple] = []  # (concept, field, value, object, predicate, confidence, line)
     for subject, obj, mapping in kept:
         shared = sources_per_target[obj] > 1 and not shared_synonyms
-        rows += [(subject, f, v, obj, mapping.predicate_id, mapping.confidence, mapping.line) for f, v in _facts(target, obj, carry, shared)]
+        facts = _facts(target, obj, carry, shared, mapping.predicate_id == EXACT)
+        rows += [(subject, f, v, obj, mapping.predicate_id, mapping.confidence, mapping.line) for f, v in facts]
     with staged_file(out) as staging:
         destination = sqlite3.connect(staging)
         with sqlite3.connect(f"file:{Path(source.path).resolve()}?mode=ro", uri=True) as original:

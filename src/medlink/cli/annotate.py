@@ -10,7 +10,6 @@ from typing import List, Optional
 
 import typer
 
-from medlink import __version__
 from medlink.cli.common import PRECISION_HELP, fail, new_app, use_precision
 from medlink.cli.linking import NIL_HELP
 
@@ -33,7 +32,7 @@ def annotate(
     abbreviations: bool = typer.Option(True, "--abbreviations/--no-abbreviations", help="Link 'long form (SF)' short forms through their long form."),
     abbreviation_choice: str = typer.Option("long", "--abbreviation-choice", help="long (a short form takes its long form's answer) | best (the higher-scoring of the two)."),
     consistency: str = typer.Option("both", "--consistency", help="Per document: propagate (every occurrence of a found string is a mention) | vote (one string, one answer) | both | off."),
-    composites: bool = typer.Option(True, "--composites/--no-composites", help="A coordination that is no name itself ('breast and ovarian cancer') takes the concepts of its spelt-out parts (breast cancer, ovarian cancer)."),
+    composites: bool = typer.Option(True, "--composites/--no-composites", help="A coordination that is no name itself ('breast and ovarian cancer') takes the concepts of its spelt-out parts (breast cancer, ovarian cancer); a dictionary match that ends one ('ovarian cancer') is widened over it when every part is a KB name."),
     exclude_names: Optional[Path] = typer.Option(None, "--exclude-names", help="File of names (one per line) the dictionary finder must not report: KB names that are ordinary words in your texts."),
     combine: str = typer.Option("confirmed", "--combine", help="With --finder both: union (every span of both finders) | confirmed (the tagger's spans that a dictionary match overlaps) | confirmed+missed (those, plus dictionary matches where the tagger found nothing)."),
     overlap: str = typer.Option("longest", "--overlap", help="Overlapping spans: longest (keep the longest) | all (keep every span as an alternative)."),
@@ -54,7 +53,12 @@ def annotate(
     from medlink.linking.index import resolve_index
     from medlink.linking.output import annotation_lines, with_preferred_document_ids
     from medlink.progress import bar
+    from medlink.versions import package_versions
 
+    if text and input_path is not None:
+        fail(f"give texts as arguments or --input {input_path}, not both (nothing was annotated)")
+    if as_json and output_format not in (None, "jsonl"):
+        fail(f"--json writes JSONL; it cannot be combined with --output-format {output_format}")
     output_format = output_format or ("jsonl" if as_json else "text")
     for value, known, option in ((input_format, DOCUMENT_FORMATS, "--format"), (output_format, ("text",) + tuple(f for f in DOCUMENT_FORMATS if f not in ("text", "lines")), "--output-format")):
         if value is not None and value not in known:
@@ -80,6 +84,7 @@ def annotate(
     else:
         documents = read_documents(input_path, input_format or guess_document_format(input_path), policy=policy)
     counts = AnnotationCounts()
+    signature = f"medlink {package_versions(['medlink'])['medlink']}"
     with ExitStack() as stack:
         stream = stack.enter_context(replaced_file(out)) if out is not None else sys.stdout  # a killed run's temporary file goes
         progress = stack.enter_context(bar(enabled=not text, desc="annotate", unit="doc"))
@@ -87,7 +92,7 @@ def annotate(
         def annotated():
             for document in annotator.annotate(documents):
                 with_preferred_document_ids(document, prefer_prefix)
-                document.infons[SIGNATURE] = f"medlink {__version__}"  # provenance, and the mark that lets --out replace the file
+                document.infons[SIGNATURE] = signature  # provenance, and the mark that lets --out replace the file
                 counts.add(document)
                 progress.update(1)
                 yield document

@@ -21,6 +21,9 @@ def index_build(
     memory: List[str] = typer.Option([], "--memory", help="Annotated dataset FORMAT:PATH to memorise (repeatable)."),
     calibrate: str = typer.Option("kb", "--calibrate", help="kb: fit the probabilities and NIL threshold on pseudo-mentions drawn from the KB "
                                   "(synonyms held out of the index); none: no probabilities. Re-fit on dev data with 'medlink tune --calibrate'."),
+    finder_skip: List[str] = typer.Option([], "--finder-skip", help="A concept id whose names, and its descendants', the mention finder "
+                                          "('medlink annotate') leaves out: qualifiers that are no finding (HPO's Clinical modifier "
+                                          "HP:0012823: 'Mild', 'Left'; SNOMED CT's qualifier values). Still linked when given as mentions. Repeatable."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Build an index directory for 'medlink link' and 'medlink eval'."""
@@ -30,7 +33,7 @@ def index_build(
 
     use_precision(precision)
     started = time.perf_counter()
-    linker = build_index(open_kb(kb), out, config, memory, calibrate)
+    linker = build_index(open_kb(kb), out, config, memory, calibrate, finder_skip)
     summary = ", ".join(f"{name}: {len(t):,} names" for name, t in linker.tables.items())
     typer.echo(f"wrote {out} in {time.perf_counter() - started:.1f}s ({summary})")
     if linker.memory is not None:

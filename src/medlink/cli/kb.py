@@ -96,7 +96,7 @@ def kb_show(kb: str = typer.Argument(..., help="KB file, or 'default'."), concep
     if concept.definition:
         typer.echo(f"  definition: {concept.definition}")
     for text, kind in concept.synonyms:
-        typer.echo(f"  {kind + ':':12}{text}")
+        typer.echo(f"  {kind + ':':<{max(12, len(kind) + 2)}}{text}")  # a long kind ("abbreviation") keeps a space before the name
     for parent in concept.parents:
         typer.echo(f"  parent:     {parent}  {names.get(parent) or ''}")
     for child in children[:20]:

@@ -44,6 +44,8 @@ def link(
 
     if input_format and input_format not in FORMATS:
         fail(f"unknown --format {input_format!r}; known: {', '.join(FORMATS)}")
+    if mentions and input_path is not None:
+        fail(f"give mentions as arguments or --input {input_path}, not both (nothing was linked)")
     use_precision(precision)
     linker = Linker.load(resolve_index(index))
     with_decisions(linker, nil_threshold)

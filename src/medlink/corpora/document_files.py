@@ -32,9 +32,9 @@ from medlink.corpora.document_io import (OverlapTally, Source, checked_annotatio
                                          open_source, open_text_target, passage_problem, report_overlaps, source_lines, source_name,
                                          unknown_keys)
 from medlink.corpora.pubtator import iter_pubtator, write_pubtator
-from medlink.errors import MedlinkError, MissingInputError
+from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers.files import open_bytes
+from medlink.kb.readers.files import not_a_file, open_bytes
 
 DOCUMENT_FORMATS = ("text", "lines", "jsonl", "pubtator", "bioc", "bioc-json")
 WRITABLE_FORMATS = ("jsonl", "pubtator", "bioc", "bioc-json")
@@ -80,7 +80,7 @@ def read_documents(source: Source, fmt: str, *, policy: InvalidLinePolicy | None
     if fmt not in _READERS:
         raise MedlinkError(f"unknown document format {fmt!r}; known: {', '.join(DOCUMENT_FORMATS)}")
     if isinstance(source, (str, Path)) and str(source) != "-" and not Path(source).is_file():
-        raise MissingInputError(f"document file not found: {source} (no such file)")
+        raise not_a_file(source, "document file")
     return _READERS[fmt](source, policy=policy if policy is not None else InvalidLinePolicy())
 
 

@@ -16,9 +16,9 @@ from typing import IO, Iterable, Iterator, Sequence
 
 from medlink import core
 from medlink.directories import replaced_file
-from medlink.errors import InputFormatError, MedlinkError, MissingInputError
+from medlink.errors import InputFormatError, MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers.files import open_bytes, parse_json, raw_lines
+from medlink.kb.readers.files import not_a_file, open_bytes, parse_json, raw_lines
 
 log = logging.getLogger(__name__)
 Source = Path | str | IO[bytes] | IO[str]  # a path ("-": stdin) or an open stream, binary or text
@@ -41,7 +41,7 @@ def open_source(source: Source, what: str) -> Iterator[IO[bytes]]:
     if isinstance(source, (str, Path)) and str(source) != "-":
         path = Path(source)
         if not path.is_file():
-            raise MissingInputError(f"{what} not found: {path} (no such file)")
+            raise not_a_file(path, what)
         with open_bytes(path) as handle:
             yield handle
         return

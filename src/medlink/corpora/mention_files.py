@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Iterator
 
 from medlink.core import Mention
-from medlink.errors import InputFormatError, MissingInputError
-from medlink.kb.readers.files import parse_json, raw_lines
+from medlink.errors import InputFormatError
+from medlink.kb.readers.files import not_a_file, parse_json, raw_lines
 
 FORMATS = ("lines", "tsv", "jsonl")
 JSON_TEXT_KEYS = ("mention", "text")
@@ -24,7 +24,7 @@ def _raw_lines(path: Path | None) -> Iterator[tuple[int, bytes]]:
         yield from enumerate(raw_lines(sys.stdin.buffer), 1)
         return
     if not path.is_file():
-        raise MissingInputError(f"mention file not found: {path}")
+        raise not_a_file(path, "mention file")
     with open(path, "rb") as handle:
         yield from enumerate(raw_lines(handle), 1)
 

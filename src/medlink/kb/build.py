@@ -69,7 +69,7 @@ def build_kb(
                     count = writer.write(read_source(spec.format, spec.path, prefix=spec.prefix, policy=policy), on_batch=bar.update)
                     if count == 0:  # MeSH XML or an RRF file read as OBO used to give an empty KB and exit 0
                         skipped = f" ({policy.total_skipped:,} lines skipped as invalid)" if policy.total_skipped else ""
-                        raise MedlinkError(f"{spec.path or spec.format}: no records read as {spec.format}{skipped}; is it a {spec.format} file?")
+                        raise MedlinkError(f"{spec.path or spec.format}: no records read as {spec.format}{skipped}; is it in the {spec.format} format?")
                     writer.set_source_counts(position, count, policy.total_skipped)
                     report.records[str(spec)] = count
                     if policy.total_skipped:

@@ -18,7 +18,11 @@ from medlink.kb.sources import default_sources, packaged_hpo_obo
 from medlink.settings import medlink_home
 
 DEFAULT_KB_NAME = "default-kb.sqlite"
-__all__ = ["DEFAULT_KB_NAME", "default_kb_path", "default_recipe", "default_sources", "packaged_hpo_obo"]
+# HPO's roots beside Phenotypic abnormality (HP:0000118): Mode of inheritance, Clinical modifier, Frequency, Past medical
+# history, Blood group. Their terms ("Mild", "Left", "Episodic", "Acute onset") qualify a finding: the default index's
+# mention finder does not report them in text (medlink link still links them)
+NOT_FINDINGS = ("HP:0000005", "HP:0012823", "HP:0040279", "HP:0032443", "HP:0032223")
+__all__ = ["DEFAULT_KB_NAME", "NOT_FINDINGS", "default_kb_path", "default_recipe", "default_sources", "packaged_hpo_obo"]
 
 
 def _content_hash(path: Path) -> str:

@@ -37,7 +37,7 @@ from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
 from medlink.progress import phase
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
-from medlink.text.coordination import expand_coordination
+from medlink.text.coordination import coordination_start, expand_coordination
 from medlink.text.finders.base import COMBINE_POLICIES, MentionFinder, find_all, overlap_test
 from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
@@ -166,9 +166,17 @@ class Annotator:
         if not parts:
             return {}
         texts = list(dict.fromkeys(part for expanded in parts.values() for part in expanded))
-        linked = {text: result.best for text, result in zip(texts, self._link([Mention(text) for text in texts]))}
-        return {key: tuple(dict.fromkeys(linked[part].concept_id for part in expanded if linked[part] is not None))
-                for key, expanded in parts.items()}
+        linked = dict(zip(texts, self._link([Mention(text) for text in texts])))
+        out = {}
+        for span in spans:
+            if id(span) not in parts:
+                continue
+            results = [linked[part] for part in parts[id(span)]]
+            out[id(span)] = tuple(dict.fromkeys(r.best.concept_id for r in results if r.best is not None))
+            if out[id(span)] and span.result.nil is not None:  # the parts decide, not the whole string's own (NIL) ranking
+                probabilities = [r.probability for r in results if r.best is not None]
+                span.result = replace(span.result, nil=False, probability=min(probabilities) if None not in probabilities else None)
+        return out
 
     def _link(self, mentions: list[Mention]) -> list[LinkResult]:
         """Link results for ``mentions``; without a context-reading reranker a string's result is the same in every
@@ -196,6 +204,9 @@ class Annotator:
         """Every span to link in ``document`` (finders, then abbreviations, then propagation), in text order."""
         text = document.text
         spans = find_all(self.finders, document, self.options.overlap, self.options.combine)
+        dictionary = next((f for f in self.finders if isinstance(f, DictionaryFinder)), None)
+        if self.options.composites and dictionary is not None:
+            spans = widened_to_coordinations(text, spans, dictionary.is_name)
         if self.options.abbreviations:
             spans = with_short_forms(text, spans)
         if self.options.consistency in ("propagate", "both"):
@@ -214,6 +225,21 @@ class Annotator:
                 continue
             span.result = long_result.copy(own.mention if own is not None else None)
             span.infons["linked_through"] = f"{span.short_form_of[0]}-{span.short_form_of[1]}"
+
+
+def widened_to_coordinations(text: str, spans: list[Annotation], is_name) -> list[Annotation]:
+    """``spans`` (in text order) with each span that ends a coordination of names widened over it: a dictionary finds
+    "ovarian cancer" in "breast and ovarian cancer", and the composite step needs the whole coordination to give it
+    both concepts. A conjunct found on its own inside the widened part ("breast") is dropped."""
+    out: list[Annotation] = []
+    for span in spans:
+        begin = coordination_start(text, span.start, span.end, is_name)
+        if begin is None:
+            out.append(span)
+            continue
+        out = [kept for kept in out if kept.end <= begin]
+        out.append(Annotation(begin, span.end, text[begin:span.end], type=span.type, source=span.source, infons={**span.infons, "widened": "coordination"}))
+    return out
 
 
 def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:

