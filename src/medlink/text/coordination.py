@@ -53,12 +53,15 @@ _CONJUNCT = r"[^\W\d_][\w'-]*"
 _BEFORE = {many: re.compile(rf"({_CONJUNCT}(?:\s*,\s*{_CONJUNCT}){{0,{MAX_CONJUNCTS - 2}}})(?:\s*,?\s*(?:and/or|and|or)\s+|/)$" if many
                             else rf"({_CONJUNCT})(?:\s*,?\s*(?:and/or|and|or)\s+|/)$") for many in (True, False)}
 LOOKBACK = 160  # characters searched before a span for its conjuncts
+_JUST_BEFORE = re.compile(r"(?:\band/or|\band|\bor|,)\s+$|[A-Za-z]/$")
 
 
 def coordination_start(text: str, start: int, end: int, is_name: Callable[[str], bool]) -> int | None:
     """Where a coordination ending with the span ``text[start:end]`` starts, when every conjunct before it, spelt out,
     ``is_name`` ("breast and " before "ovarian cancer": "breast cancer" is a name); the longest such list of conjuncts,
     else the nearest one alone; None when there is none."""
+    if not _JUST_BEFORE.search(text, max(0, start - 8), start):  # most spans: no coordinator right before them
+        return None
     before = text[max(0, start - LOOKBACK):start]
     for many in (True, False):
         found = _BEFORE[many].search(before)
