@@ -121,7 +121,19 @@ def test_sides_given_as_source_specs_are_named_after_their_files(tmp_path):
     fixtures = Path(__file__).parent / "fixtures" / "align"
     source, target = open_pair(f"obo:{fixtures / 'source.obo'}", f"tsv:{fixtures / 'target.tsv'}")
     assert (Path(source.path).name, Path(target.path).name) == ("source.sqlite", "target.sqlite")
-    assert side_prefix(target) == "TARGET"  # not a placeholder shared by both sides
+    assert side_prefix(target) == "TARGET" and target.meta.get("name") == "target.tsv"  # not a placeholder shared by both sides
+    rows = mappings(align(source, target, AlignOptions(), progress=False), 0.0)
+    written = write_mappings(tmp_path / "m.sssom.tsv", rows, source, target).read_text()
+    assert "\tsource.obo\ttarget.tsv\t" in written and "TARGET:" in written
+    # a file name that is no valid prefix, and two sides of the same name (two versions of one code list)
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    for folder in ("a", "b"):
+        (tmp_path / folder / "2025.tsv").write_text((fixtures / "target.tsv").read_text())
+    old, new = open_pair(f"obo:{fixtures / 'source.obo'}", f"tsv:{tmp_path / 'a' / '2025.tsv'}")[1], open_pair(f"obo:{fixtures / 'source.obo'}", f"tsv:{tmp_path / 'b' / '2025.tsv'}")[1]
+    assert side_prefix(old) == "KB2025"
+    from medlink.align.aligner import side_prefixes
+
+    assert side_prefixes(old, new) == ("KB2025_SOURCE", "KB2025_TARGET")
 
 
 def test_bad_input(kbs, tmp_path):

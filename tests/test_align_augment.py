@@ -106,3 +106,16 @@ def test_a_close_match_carries_types_but_no_synonym_or_definition(kbs, tmp_path)
         assert "Essential (primary) hypertension" in [t for t, _ in by_exact.concept("DOID:10763").synonyms]
         assert "Essential (primary) hypertension" not in [t for t, _ in by_close.concept("DOID:10763").synonyms]
         assert "category" in by_close.concept("DOID:10763").types  # what kind of thing it is does carry over
+
+
+def test_negated_and_narrower_rows_carry_nothing(kbs, tmp_path):
+    source, target = kbs
+    rows = ["DOID:2841\tskos:exactMatch\tICD10CM:I10\t0.9", "DOID:8893\tskos:narrowMatch\tICD10CM:I10\t0.9",
+            "DOID:10763\tskos:broadMatch\tICD10CM:I10\t0.9"]
+    path = tmp_path / "n.sssom.tsv"
+    path.write_text(HEADER.replace("confidence\n", "confidence\tpredicate_modifier\n") + rows[0] + "\tNot\n" + rows[1] + "\t\n" + rows[2] + "\t\n")
+    report = augment_kb(source, path, target, tmp_path / "n.sqlite", progress=False)
+    assert (report.negated_rows, report.carrying_nothing, report.mappings_used) == (1, 1, 1)
+    with KB.open(tmp_path / "n.sqlite") as kb:
+        assert "category" not in kb.concept("DOID:2841").types and "category" not in kb.concept("DOID:8893").types
+        assert "category" in kb.concept("DOID:10763").types  # a broader match says what kind of thing it is

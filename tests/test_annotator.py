@@ -179,6 +179,8 @@ def test_a_dictionary_span_ending_a_coordination_takes_every_conjunct(linker):
     assert (first.text, first.ids, first.infons["composite"]) == ("breast and ovarian cancer", ("D001943", "D010051"), "breast cancer | ovarian cancer")
     assert second.text == "ovarian cancer"  # "pain cancer" is no name: no coordination to widen over
     assert annotate(linker, "Risk of breast and ovarian cancer.", composites=False).annotations[0].text == "ovarian cancer"
+    plural = annotate(linker, "Risk of breast and ovarian cancers.").annotations[0]  # "breast cancers": a plural of a name
+    assert (plural.text, plural.ids) == ("breast and ovarian cancers", ("D001943", "D010051"))
 
 
 def test_coordination_start_needs_every_conjunct_to_be_a_name():

@@ -81,7 +81,7 @@ def test_bad_input_and_unsafe_outputs_are_refused(index_dir, tmp_path):
     mine = tmp_path / "notes.txt"
     mine.write_text("my own notes\n")
     result = medlink("annotate", "--index", index_dir, "--out", mine, TEXT, check=False)
-    assert result.returncode == 2 and "not an annotate output" in result.stderr and mine.read_text() == "my own notes\n"
+    assert result.returncode == 2 and "not an output of 'medlink annotate'" in result.stderr and mine.read_text() == "my own notes\n"
     # a file a user wrote in the output's own format is not medlink's: a Markdown heading, a gold PubTator / JSONL corpus
     for name, fmt, content in (("notes.md", "text", "# My project notes\n\nImportant stuff.\n"),
                                ("gold.pubtator", "pubtator", (FIXTURES / "documents" / "small.pubtator").read_text()),
@@ -99,6 +99,16 @@ def test_bad_input_and_unsafe_outputs_are_refused(index_dir, tmp_path):
         first = again.read_text()
         medlink("annotate", "--index", index_dir, "--output-format", fmt, "--out", again, "A second text.")
         assert again.read_text() != first and "APC" not in again.read_text(), fmt
+    # an output in one format may be replaced by another (the same kind), and a document's own infons stay
+    medlink("annotate", "--index", index_dir, "--output-format", "bioc", "--out", tmp_path / "again.jsonl", TEXT)
+    assert "<collection>" in (tmp_path / "again.jsonl").read_text()
+    theirs = tmp_path / "curated.jsonl"
+    theirs.write_text(json.dumps({"id": "c1", "text": "colorectal cancer " * 60_000, "infons": {"annotated_by": "curator Jane"}}) + "\n")
+    big = tmp_path / "big.jsonl"
+    for _ in range(2):  # a document over a megabyte: its mark still comes first
+        medlink("annotate", "--index", index_dir, "--input", theirs, "--json", "--out", big)
+    written = json.loads(big.read_text())
+    assert written["infons"]["annotated_by"] == "curator Jane" and written["infons"]["medlink_version"]
     empty = tmp_path / "empty.pubtator"
     empty.write_text("")
     medlink("annotate", "--index", index_dir, "--output-format", "pubtator", "--out", empty, TEXT)

@@ -93,9 +93,17 @@ def mappings(ranking: Ranking, threshold: float, top_k: int = 1) -> list[sssom.M
 
 
 def side_prefix(kb: KB) -> str:
-    """The CURIE prefix for a KB's unprefixed ids: its file name's stem, letters and digits only, upper case."""
+    """The CURIE prefix for a KB's unprefixed ids: its file name's stem, letters and digits only, upper case, starting
+    with a letter (a prefix "2025" does not validate: "KB2025")."""
     stem = "".join(ch for ch in Path(kb.path).stem.upper() if ch.isalnum())
-    return stem or "KB"
+    return stem if stem[:1].isalpha() else f"KB{stem}"
+
+
+def side_prefixes(source: KB, target: KB) -> tuple[str, str]:
+    """Both sides' prefixes, told apart when the files share a name (two versions of one terminology: codes.tsv in two
+    folders)."""
+    subject, obj = side_prefix(source), side_prefix(target)
+    return (f"{subject}_SOURCE", f"{obj}_TARGET") if subject == obj else (subject, obj)
 
 
 def check_mappings_output(out: Path, source: KB, target: KB) -> None:
@@ -109,7 +117,8 @@ def write_mappings(out: Path, rows: list[sssom.Mapping], source: KB, target: KB,
     check_mappings_output(out, source, target)
     if not rows:
         raise MedlinkError("no mapping to write")
+    subject_prefix, object_prefix = side_prefixes(source, target)
     text = sssom.render(rows, subject_source=str(source.meta.get("name") or Path(source.path).name),
                         object_source=str(target.meta.get("name") or Path(target.path).name),
-                        subject_prefix=side_prefix(source), object_prefix=side_prefix(target), metadata=metadata)
+                        subject_prefix=subject_prefix, object_prefix=object_prefix, metadata=metadata)
     return sssom.write(out, text)

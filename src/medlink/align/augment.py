@@ -33,6 +33,10 @@ ANCESTOR_LEVELS = 3
 # Synonyms are carried only through a target concept that one source concept maps to: when several source concepts
 # map to one target (MEDIC's "Colonic Neoplasms" and "Colorectal Neoplasms" -> DO "colorectal cancer"), its names would
 # be added to each of them and make them tie (NCBI dev: carrying them anyway cost 1.6-2.2 points of Acc@1, BENCHMARKS.md).
+# what each predicate carries: an equivalence everything; a close or broader match the target's types and ancestors (what
+# kind of thing the source is), never its names or definition; a narrower or related match nothing
+EQUIVALENT = {EXACT, "owl:equivalentClass"}
+CATEGORY = {"skos:closeMatch", "skos:broadMatch"}
 MAX_SYNONYMS = 10  # per mapping: a MEDIC concept has dozens of permuted entry terms
 
 
@@ -41,13 +45,16 @@ class AugmentReport:
     mappings_used: int = 0
     mappings_below_confidence: int = 0
     no_term_rows: int = 0
+    negated_rows: int = 0  # predicate_modifier Not
+    carrying_nothing: int = 0  # a predicate that is neither an equivalence nor a close or broader match (narrowMatch, relatedMatch)
     added: dict[str, int] = field(default_factory=dict)
     concepts_augmented: int = 0
 
     def summary(self) -> str:
         added = ", ".join(f"{count:,} {what}" for what, count in self.added.items()) or "nothing"
         return (f"{self.mappings_used:,} mappings used ({self.mappings_below_confidence:,} below --min-confidence, "
-                f"{self.no_term_rows:,} NoTermFound rows), {self.concepts_augmented:,} concepts augmented: added {added}")
+                f"{self.no_term_rows:,} NoTermFound rows, {self.negated_rows:,} negated, {self.carrying_nothing:,} narrow or related "
+                f"matches carrying nothing), {self.concepts_augmented:,} concepts augmented: added {added}")
 
 
 def checksum(connection: sqlite3.Connection) -> str:
@@ -108,6 +115,12 @@ def augment_kb(kb: str | Path, mappings: Path, other: str | Path, out: Path, *, 
         if mapping.object_id == NO_TERM:
             report.no_term_rows += 1
             continue
+        if mapping.negated:
+            report.negated_rows += 1
+            continue
+        if mapping.predicate_id not in EQUIVALENT | CATEGORY:
+            report.carrying_nothing += 1
+            continue
         if mapping.confidence is not None and mapping.confidence < min_confidence:
             report.mappings_below_confidence += 1
             continue
@@ -122,7 +135,7 @@ def augment_kb(kb: str | Path, mappings: Path, other: str | Path, out: Path, *, 
     rows: list[tuple] = []  # (concept, field, value, object, predicate, confidence, line)
     for subject, obj, mapping in kept:
         shared = sources_per_target[obj] > 1 and not shared_synonyms
-        facts = _facts(target, obj, carry, shared, mapping.predicate_id == EXACT)
+        facts = _facts(target, obj, carry, shared, mapping.predicate_id in EQUIVALENT)
         rows += [(subject, f, v, obj, mapping.predicate_id, mapping.confidence, mapping.line) for f, v in facts]
     with staged_file(out) as staging:
         destination = sqlite3.connect(staging)

@@ -28,9 +28,10 @@ def _built_from_spec(text: str) -> Path:
 
     folder = Path(tempfile.mkdtemp(prefix="medlink-align-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in Path(text.partition(":")[2].removesuffix(".gz")).stem) or "kb"
+    file = Path(text.partition(":")[2])
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in Path(file.name.removesuffix(".gz")).stem) or "kb"
     path = folder / f"{stem}.sqlite"
-    build_kb(path, [text], progress=False)
+    build_kb(path, [text], progress=False, extra_meta={"name": file.name})  # the SSSOM output's subject / object source
     return path
 
 

@@ -113,6 +113,7 @@ class ReadMapping:
     object_id: str
     confidence: float | None
     justification: str
+    negated: bool = False  # predicate_modifier "Not": the subject is NOT the predicate of the object
 
 
 def read_sssom(path: Path | str) -> Iterator[ReadMapping]:
@@ -153,7 +154,7 @@ def read_sssom(path: Path | str) -> Iterator[ReadMapping]:
                 if not 0.0 <= confidence <= 1.0:
                     raise InputFormatError(path, lineno, f"confidence {confidence} is outside [0, 1]")
             yield ReadMapping(lineno, values["subject_id"], values["predicate_id"], values["object_id"], confidence,
-                              values.get("mapping_justification", ""))
+                              values.get("mapping_justification", ""), values.get("predicate_modifier", "") == "Not")
 
 
 def resolve(kb, identifier: str) -> str | None:
@@ -170,7 +171,7 @@ def read_gold(path: Path | str, source, target) -> dict[str, set[str]]:
     with open(path, encoding="utf-8") as handle:
         first = next((line for line in handle if not line.startswith("#") and line.strip()), "")
     if {"subject_id", "predicate_id", "object_id"} <= set(first.rstrip("\r\n").split("\t")):
-        pairs = [(m.line, m.subject_id, m.object_id) for m in read_sssom(path) if m.object_id != NO_TERM]
+        pairs = [(m.line, m.subject_id, m.object_id) for m in read_sssom(path) if m.object_id != NO_TERM and not m.negated]
     else:
         pairs = []
         with open(path, encoding="utf-8") as handle:

@@ -55,6 +55,8 @@ def annotate(
     from medlink.progress import bar
     from medlink.versions import package_versions
 
+    if out is not None and str(out) == "-":  # as for --input: stdout
+        out = None
     if text and input_path is not None:
         fail(f"give texts as arguments or --input {input_path}, not both (nothing was annotated)")
     if as_json and output_format not in (None, "jsonl"):
@@ -70,9 +72,8 @@ def annotate(
     annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names)
     with_decisions(annotator.linker, nil_threshold)
     if out is not None:
-        what = ("empty (a PubTator file carries no mark of the program that wrote it, so only an empty one is replaced)"
-                if output_format == "pubtator" else f"an annotate output in {output_format} format")
-        require_replaceable_file(out, what, lambda path: looks_like(path, output_format),
+        what = "an output of 'medlink annotate' (a PubTator file carries no mark of the program that wrote it: only an empty one is replaced)"
+        require_replaceable_file(out, what, looks_like,
                                  [input_path] if input_path is not None and str(input_path) != "-" else [])
     policy = InvalidLinePolicy(skip_invalid=skip_invalid)
     if text:
@@ -106,21 +107,21 @@ def annotate(
     typer.echo(f"{counts.documents} document(s), {counts.mentions} mention(s), {counts.linked} linked{skipped}", err=True)
 
 
-SIGNATURE = "annotated_by"  # a document infon every written document carries
-# what an earlier output of each format holds near its start: the text format's first header line, the BioC collection's
-# source, the JSONL document's infon (PubTator has no room for a mark: a gold corpus and an output look the same)
-_OUTPUT_MARKS = {"text": re.compile(r"# [^\n]*\t\d+ mention\(s\)\n"), "jsonl": re.compile(r'\{.*"annotated_by": "medlink '),
-                 "bioc": re.compile(r"<\?xml[^\n]*\n?<collection><source>medlink</source>"), "bioc-json": re.compile(r'\{"source": "medlink"')}
-MARK_WITHIN = 1 << 20  # characters read: a JSONL document's infons follow its text
+SIGNATURE = "medlink_version"  # a document infon every written document carries (a key of medlink's own: no user infon is overwritten)
+# what an earlier output holds near its start: the text format's first header line, the BioC collection's source, the
+# JSONL document's infon (written right after its id). PubTator has no room for a mark: a gold corpus and an output
+# look the same. An output of any of these formats may be replaced by another (the same kind: medlink annotate's)
+_OUTPUT_MARKS = (re.compile(r"# [^\n]*\t\d+ mention\(s\)\n"), re.compile(r'\{"id": [^\n]*?, "infons": \{[^\n]*"medlink_version": "'),
+                 re.compile(r"<\?xml[^\n]*\n?<collection><source>medlink</source>"), re.compile(r'\{"source": "medlink"'))
+MARK_WITHIN = 1 << 16  # characters read
 
 
-def looks_like(path: Path, output_format: str) -> bool:
-    """Is ``path`` an earlier output of this kind that medlink wrote (so --out may replace it)? Judged by the mark
-    medlink writes (``_OUTPUT_MARKS``), never by the name; an empty file may always be replaced."""
+def looks_like(path: Path) -> bool:
+    """Is ``path`` an earlier output of 'medlink annotate' (so --out may replace it)? Judged by the mark medlink
+    writes (``_OUTPUT_MARKS``), never by the name; an empty file may always be replaced."""
     try:
         with open(path, encoding="utf-8") as stream:
             start = stream.read(MARK_WITHIN)
     except (OSError, UnicodeDecodeError):
         return False
-    mark = _OUTPUT_MARKS.get(output_format)
-    return start == "" or (mark is not None and mark.match(start) is not None)
+    return start == "" or any(mark.match(start) for mark in _OUTPUT_MARKS)

@@ -219,14 +219,14 @@ def document_json(document: core.Document) -> dict:
     """A document as one JSON object: id, text (or passages when there are several, typed or offset), annotations."""
     document_text(document)  # refuses annotations that would not read back
     payload: dict = {"id": document.doc_id}
+    if document.infons:  # before the text: a reader of the first bytes sees who wrote the document (medlink annotate's mark)
+        payload["infons"] = dict(document.infons)
     passages = document.passages
     if len(passages) == 1 and passages[0].offset == 0 and passages[0].kind is None and not passages[0].infons:
         payload["text"] = passages[0].text
     else:
         payload["passages"] = [{"offset": p.offset, "text": p.text, **({"type": p.kind} if p.kind is not None else {}),
                                 **({"infons": dict(p.infons)} if p.infons else {})} for p in passages]
-    if document.infons:
-        payload["infons"] = dict(document.infons)
     payload["annotations"] = [annotation_json(a) for a in document.annotations]
     return payload
 

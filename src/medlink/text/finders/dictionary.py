@@ -134,9 +134,13 @@ class DictionaryFinder:
         return resolve_overlaps(spans, self.options.overlap)
 
     def is_name(self, text: str) -> bool:
-        """Whether ``text`` is, word for word after normalisation, one of the names this finder reports."""
+        """Whether ``text`` is, word for word after normalisation, one of the names this finder reports, or (with
+        approximate matching) their plural ("breast cancers")."""
         words = [t.norm for t in tokenize(text, self.normalize)]
-        return any(first == 0 and last == len(words) for first, last, _ in self.automaton.spans(words, EXACT))
+        if any(first == 0 and last == len(words) for first, last, _ in self.automaton.spans(words, EXACT)):
+            return True
+        loose = [loose_word(w) for w in words if w != POSSESSIVE]
+        return self.options.approximate and any(first == 0 and last == len(loose) for first, last, _ in self.automaton.spans(loose, LOOSE))
 
     def _approximate(self, text: str, tokens: list[Token]) -> Iterable[Annotation]:
         """Spans of loose word forms; a span with a spelling-corrected word needs as many words spelt right as
