@@ -43,16 +43,14 @@ def ncbi_index(workdir: Path, memory: bool | str = True, bi_encoder: str | None 
     """MEDIC's lexical index, with the train split's mentions as memory unless ``memory`` is false ("traindev": the
     train and dev splits' mentions, for a test figure with settings carried over from dev); with ``bi_encoder`` (a
     model folder from 'medlink train bi-encoder'), its nearest names join the lexical generators at ``dense_weight``."""
-    from medlink.linking.config import LEXICAL_GENERATORS, LEXICAL_WEIGHTS, LinkerConfig
+    from medlink.linking.config import default_dense_config
 
     files = {False: [], True: [TRAIN], "traindev": [TRAIN, DEV]}[memory]
     out = workdir / {False: "medic-index", True: "medic-train-index", "traindev": "medic-traindev-index"}[memory]
     config = None
     if bi_encoder:
         out = out.with_name(f"{out.name}+{Path(bi_encoder).name}-{dense_weight:g}")
-        dense = {"name": "dense", "type": "dense", "names": "kb+memory", "params": {"model": str(bi_encoder)}}
-        config = LinkerConfig.from_dict({"generators": [*LEXICAL_GENERATORS, dense],
-                                         "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "dense": dense_weight}}})
+        config = default_dense_config(dense_weight, bi_encoder)
     if not (out / "manifest.json").exists():
         # no probabilities: the figures recorded before indexes had them (NIL decisions would leave spans unlinked)
         build_index(medic_kb(workdir), out, config=config, memory=[f"pubtator:{path}" for path in files], calibrate="none")

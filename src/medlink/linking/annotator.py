@@ -98,6 +98,7 @@ class Annotator:
         self.linker = linker
         self.finders = list(finders)
         self.options = options or AnnotateOptions()
+        self.dictionary = next((f for f in self.finders if isinstance(f, DictionaryFinder)), None)  # what tells a name (composites)
         self._results: OrderedDict[str, LinkResult] = OrderedDict()  # by normalised text, across batches (LRU)
 
     @classmethod
@@ -204,9 +205,8 @@ class Annotator:
         """Every span to link in ``document`` (finders, then abbreviations, then propagation), in text order."""
         text = document.text
         spans = find_all(self.finders, document, self.options.overlap, self.options.combine)
-        dictionary = next((f for f in self.finders if isinstance(f, DictionaryFinder)), None)
-        if self.options.composites and dictionary is not None:
-            spans = widened_to_coordinations(text, spans, dictionary.is_name)
+        if self.options.composites and self.dictionary is not None:
+            spans = widened_to_coordinations(text, spans, self.dictionary.is_name)
         if self.options.abbreviations:
             spans = with_short_forms(text, spans)
         if self.options.consistency in ("propagate", "both"):

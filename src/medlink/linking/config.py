@@ -110,11 +110,12 @@ def default_config() -> LinkerConfig:
     return LinkerConfig.from_dict({"generators": LEXICAL_GENERATORS, "fusion": {"method": "weighted", "weights": dict(LEXICAL_WEIGHTS)}})
 
 
-def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT) -> LinkerConfig:
-    """The default config plus the packaged MiniLM (untrained): lay wording ("can't sleep") that shares no
-    characters with a KB name can still land on it. Needs the dense extra."""
+def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT, model: str | None = None) -> LinkerConfig:
+    """The default config plus the packaged MiniLM (untrained; or ``model``, a bi-encoder folder): lay wording ("can't
+    sleep") that shares no characters with a KB name can still land on it. Needs the dense extra."""
+    dense = {"name": "dense", "type": "dense", **({"params": {"model": str(model)}} if model else {})}
     return LinkerConfig.from_dict({
-        "generators": [*LEXICAL_GENERATORS, {"name": "dense", "type": "dense"}],
+        "generators": [*LEXICAL_GENERATORS, dense],
         "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "dense": dense_weight}},
     })
 

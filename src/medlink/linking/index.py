@@ -13,7 +13,7 @@ from medlink.kb.store import KB
 from medlink.linking.calibration import TYPE as CALIBRATION, calibration_stage, check_calibration, model_is_current
 from medlink.linking.calibration_fit import attach_calibration, fit_on_kb
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
-from medlink.linking.linker import Linker, finder_skipped
+from medlink.linking.linker import Linker
 from medlink.linking.manifest import DICTIONARY, MANIFEST, is_index_manifest, read_manifest
 from medlink.linking.memory import memory_from_datasets
 from medlink.settings import medlink_home
@@ -37,7 +37,6 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
         raise MedlinkError(f"--calibrate must be one of {', '.join(CALIBRATE)}, not {calibrate!r}")
     require_replaceable(Path(out), MANIFEST, "a medlink index", is_index_manifest)  # before the (long) build, not after it
     kb = kb if isinstance(kb, KB) else KB.open(kb)
-    finder_skipped(kb, finder_skip)  # an unknown id is refused before the (long) build
     config = load_config(config) or default_config()
     entries = memory_from_datasets(kb, memory) if memory else None
     linker = Linker.build(kb, config, entries, finder_skip=finder_skip)

@@ -130,6 +130,7 @@ class Linker:
         """A linker over ``kb`` (+ ``memory``); ``dictionary=False`` skips the mention finder (a linker that only links strings);
         ``finder_skip``: concepts whose names (theirs and their descendants') the mention finder leaves out (``finder_skipped``)."""
         config = config or default_config()
+        skipped = finder_skipped(kb, finder_skip) if dictionary else set()  # first: an unknown id is refused before the (long) build
         has_memory = bool(memory and memory.pairs)
         concept_ids, concept_names = [], []
         for concept_id, name in kb.iter_concepts():
@@ -166,7 +167,6 @@ class Linker:
         if not dictionary:
             return linker
         with phase("index: dictionary finder over the KB's names" + (" and the memory's mentions" if has_memory else "")):
-            skipped = finder_skipped(kb, finder_skip)
             names = [text for cid, text, _kind in kb.iter_names() if cid not in skipped]
             names += [text for text, concept in memory.pairs if concept not in skipped] if has_memory else []
             linker.dictionary = DictionaryFinder.build(names, kb.normalize)

@@ -50,8 +50,9 @@ def expand_coordination(text: str) -> list[str] | None:
 
 # conjuncts of words (letters first; hyphens and apostrophes inside) ending in a coordinator, right before a span
 _CONJUNCT = r"[^\W\d_][\w'-]*"
-_BEFORE = {many: re.compile(rf"({_CONJUNCT}(?:\s*,\s*{_CONJUNCT}){{0,{MAX_CONJUNCTS - 2}}})(?:\s*,?\s*(?:and/or|and|or)\s+|/)$" if many
-                            else rf"({_CONJUNCT})(?:\s*,?\s*(?:and/or|and|or)\s+|/)$") for many in (True, False)}
+_COORDINATOR_BEFORE = r"(?:\s*,?\s*(?:and/or|and|or)\s+|/)$"
+_BEFORE = (re.compile(rf"{_CONJUNCT}(?:\s*,\s*{_CONJUNCT}){{0,{MAX_CONJUNCTS - 2}}}{_COORDINATOR_BEFORE}"),  # every conjunct
+           re.compile(rf"{_CONJUNCT}{_COORDINATOR_BEFORE}"))  # the nearest one alone
 LOOKBACK = 160  # characters searched before a span for its conjuncts
 _JUST_BEFORE = re.compile(r"(?:\band/or|\band|\bor|,)\s+$|[A-Za-z]/$")
 
@@ -63,8 +64,8 @@ def coordination_start(text: str, start: int, end: int, is_name: Callable[[str],
     if not _JUST_BEFORE.search(text, max(0, start - 8), start):  # most spans: no coordinator right before them
         return None
     before = text[max(0, start - LOOKBACK):start]
-    for many in (True, False):
-        found = _BEFORE[many].search(before)
+    for pattern in _BEFORE:
+        found = pattern.search(before)
         if found is None:
             continue
         begin = start - len(before) + found.start()

@@ -137,10 +137,11 @@ class DictionaryFinder:
         """Whether ``text`` is, word for word after normalisation, one of the names this finder reports, or (with
         approximate matching) their plural ("breast cancers")."""
         words = [t.norm for t in tokenize(text, self.normalize)]
-        if any(first == 0 and last == len(words) for first, last, _ in self.automaton.spans(words, EXACT)):
-            return True
-        loose = [loose_word(w) for w in words if w != POSSESSIVE]
-        return self.options.approximate and any(first == 0 and last == len(loose) for first, last, _ in self.automaton.spans(loose, LOOSE))
+        return self._spelt_whole(words, EXACT) or (self.options.approximate and self._spelt_whole([loose_word(w) for w in words if w != POSSESSIVE], LOOSE))
+
+    def _spelt_whole(self, words: list[str], flag: int) -> bool:
+        """Whether a key carrying ``flag`` spans all of ``words``."""
+        return any(first == 0 and last == len(words) for first, last, _ in self.automaton.spans(words, flag))
 
     def _approximate(self, text: str, tokens: list[Token]) -> Iterable[Annotation]:
         """Spans of loose word forms; a span with a spelling-corrected word needs as many words spelt right as
