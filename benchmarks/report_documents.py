@@ -28,10 +28,23 @@ def stage_table(run: dict, table, provenance, PROVENANCE) -> list[str]:
         tried = " / ".join(f"{r['options'][option]:g}" for r in rows)
         return {**best, "stage": f"{best['stage']} (dev's choice of {tried})"}
 
+    def learned(row: dict) -> bool:
+        return row["options"].get("combine") == "learned"
+
+    def threshold_grid(rows: list) -> dict | None:
+        """The learned selector's rows, one per span threshold (its own, then higher ones): dev's choice."""
+        if not rows:
+            return None
+        best = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
+        tried = " / ".join("its own" if r["options"].get("span_threshold") is None else f"{r['options']['span_threshold']:g}" for r in rows)
+        return {**best, "stage": f"{best['stage']} (dev's choice of span threshold {tried})"}
+
     tuned = [r for r in run["rows"] if "dev" in r]
-    shown = [r for r in tuned if not r["stage"].startswith("  ") and "backoff" not in r["options"] and "dense_weight" not in r["options"]]
-    shown += [row for row in (grid([r for r in tuned if "dense_weight" in r["options"] and "backoff" not in r["options"]], "dense_weight"),
-                              grid([r for r in tuned if "backoff" in r["options"]], "backoff")) if row]
+    plain = [r for r in tuned if not r["stage"].startswith("  ") and "backoff" not in r["options"] and "dense_weight" not in r["options"]]
+    shown = [r for r in plain if not learned(r)]
+    dense = [r for r in tuned if "dense_weight" in r["options"] and "backoff" not in r["options"]]
+    shown += [row for row in (threshold_grid([r for r in plain if learned(r)]), grid([r for r in dense if not learned(r)], "dense_weight"),
+                              grid([r for r in dense if learned(r)], "dense_weight"), grid([r for r in tuned if "backoff" in r["options"]], "backoff")) if row]
     carried = [r for r in run["rows"] if "dev" not in r]
     shown += carried
     rows = [[r["stage"].strip(), _f1(r["dev"]["linking"]) if "dev" in r else "-", _prf(r["test"]["mentions"]), _prf(r["test"]["linking"]), _f1(r["test"]["concepts"]),

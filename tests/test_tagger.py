@@ -243,8 +243,8 @@ def test_a_long_document_goes_through_in_windows(tiny_model, tmp_path):
     finder = TaggerFinder.load(tmp_path / "t")
     text = ("cystic fibrosis and breast cancer with no full stop " * 2000) + "Sjögren syndrome. " * 2000  # 140 KB
     calls = []
-    predict = finder.predict
-    finder.predict = lambda stream, items: calls.append((len(stream), list(items))) or predict(stream, items)
+    probabilities = finder.probabilities
+    finder.probabilities = lambda stream, items: calls.append((len(stream), list(items))) or probabilities(stream, items)
     found = finder.find(Document.from_text(text))
     assert all(a.text == text[a.start:a.end] for a in found)
     tokens = sum(n for n, _ in calls)

@@ -8,7 +8,8 @@ dictionary's); + names excluded because annotators seldom marked them in the tra
 abbreviations; + per-document consistency (propagation and voting); + composite mentions (a coordination takes its
 spelt-out parts' concepts); then the same with the trained tagger
 (``--tagger``, from ``medlink train tagger``) alone and beside the dictionary (``--combine``: every span of both; the
-tagger's spans a dictionary match confirms; those plus the dictionary's where the tagger found nothing); last,
+tagger's spans a dictionary match confirms; those plus the dictionary's where the tagger found nothing; the spans a
+selector fitted on dev's documents chooses, scored on dev out of fold); last,
 a trained bi-encoder (``--bi-encoder``, from ``medlink train bi-encoder``) fused into the linker beside the lexical
 generators over the best row so far, one row per weight (``DENSE_WEIGHTS``; the report shows dev's choice); then
 paper 002's backoff over the best row so far (probabilities fitted on dev's gold mentions; under the threshold the
@@ -34,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import command_line, write_results  # noqa: E402
-from benchmarks.documents.medlink_system import BI_ENCODER, TAGGER, TAGGER_TRAINDEV, medic_kb, medlink_annotate  # noqa: E402
+from benchmarks.documents.medlink_system import BI_ENCODER, TAGGER, TAGGER_TRAINDEV, medic_kb, medlink_annotate, span_selector  # noqa: E402
 
 from medlink.corpora.pubtator import read_pubtator  # noqa: E402
 from medlink.eval.documents import evaluate_documents  # noqa: E402
@@ -53,6 +54,7 @@ STAGES = [
     ("  consistency: vote only", {**ALL, "consistency": "vote"}),
     ("  abbreviations: better-scoring form", {**ALL, "abbreviation_choice": "best"}),
 ]
+SPAN_THRESHOLDS = (None, 0.5, 0.6, 0.7)  # the selector's own (best span F1 on dev), and higher ones: dev chooses by linking F1
 TAGGER_STAGES = [
     ("tagger alone", {"finder": "tagger", "memory": True}),
     ("tagger + abbreviations + consistency + composites", {"finder": "tagger", "memory": True, "abbreviations": True, "consistency": "both",
@@ -60,7 +62,10 @@ TAGGER_STAGES = [
     ("tagger + dictionary, union, + all", {"finder": "both", "combine": "union", **ALL}),
     ("tagger + dictionary, confirmed, + all", {"finder": "both", "combine": "confirmed", **ALL}),
     ("tagger + dictionary, confirmed + missed, + all", {"finder": "both", "combine": "confirmed+missed", **ALL}),
+    *((f"tagger + dictionary, learned span selector{'' if t is None else f' at {t}'}, + all",
+       {"finder": "both", "combine": "learned", "span_threshold": t, **ALL}) for t in SPAN_THRESHOLDS),
 ]
+SELECTOR_FOLDS = 5  # the learned selector is fitted on dev: dev's figure is out of fold (each fifth by a fit on the rest)
 DENSE_WEIGHTS = (1.0, 2.0, 4.0, 8.0)  # the bi-encoder's fusion weight beside exact 1, TF-IDF 1, BM25 0.25
 BACKOFFS = (0.3, 0.5, 0.7)  # "+ backoff" rows over the best row so far: probabilities fitted on dev's gold mentions
 
@@ -77,8 +82,11 @@ def measure(name: str, options: dict, documents: dict, workdir: Path, equivalent
         runs = []
         for _ in range(repeats if split == "test" else 1):
             timings: dict = {}
-            predicted = medlink_annotate(gold_documents, workdir, timings=timings, equivalent=equivalent, **{**BASE, **options})
-            runs.append(timings["annotate_seconds"])
+            if split == "dev" and options.get("combine") == "learned":
+                predicted = out_of_fold(gold_documents, workdir, equivalent, options)
+            else:
+                predicted = medlink_annotate(gold_documents, workdir, timings=timings, equivalent=equivalent, **{**BASE, **options})
+                runs.append(timings["annotate_seconds"])
         scores = evaluate_documents(gold_documents, predicted, equivalent_ids=equivalent).to_dict()
         row[split] = {measure: {k: round(v, 4) if isinstance(v, float) else v for k, v in values.items()}
                       for measure, values in scores.items() if isinstance(values, dict)}
@@ -88,6 +96,18 @@ def measure(name: str, options: dict, documents: dict, workdir: Path, equivalent
     print(f"{name:42s} dev F1 {row['dev']['linking']['f1'] if 'dev' in row else float('nan'):.4f}  test F1 {row['test']['linking']['f1']:.4f} "
           f"mentions {row['test']['mentions']['f1']:.4f} concepts {row['test']['concepts']['f1']:.4f}  {row['abstracts_per_second']}/s", flush=True)
     return row
+
+
+def out_of_fold(documents: list, workdir: Path, equivalent, options: dict) -> list:
+    """The dev documents annotated with span selectors fitted on the other dev folds (``span_selector``'s folds)."""
+    predicted: list = [None] * len(documents)
+    for fold in range(SELECTOR_FOLDS):
+        positions = [i for i in range(len(documents)) if i % SELECTOR_FOLDS == fold]
+        selector = span_selector(workdir, Path(options.get("tagger") or TAGGER), fold, SELECTOR_FOLDS)
+        annotated = medlink_annotate([documents[i] for i in positions], workdir, equivalent=equivalent, selector=selector, **{**BASE, **options})
+        for i, document in zip(positions, annotated):
+            predicted[i] = document
+    return predicted
 
 
 def main() -> None:
@@ -114,9 +134,16 @@ def main() -> None:
     rows = [measure(name, options, documents, args.workdir, equivalent, args.repeats) for name, options in stages]
     best = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
     if (args.bi_encoder / "config.json").exists():
-        rows += [measure(f"+ bi-encoder {args.bi_encoder.name} fused at weight {weight:g}",
-                         {**best["options"], "bi_encoder": str(args.bi_encoder), "dense_weight": weight}, documents, args.workdir, equivalent, args.repeats)
-                 for weight in DENSE_WEIGHTS]
+        # over the best row of the fixed policies and over the best learned-selector row: what suits one linker need not suit the other
+        for learned in (False, True):
+            family = [r for r in rows if (r["options"].get("combine") == "learned") == learned and "bi_encoder" not in r["options"]]
+            if not family:
+                continue
+            base = max(family, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
+            prefix = f"{base['stage'].removesuffix(', + all')} " if learned else ""
+            rows += [measure(f"{prefix}+ bi-encoder {args.bi_encoder.name} fused at weight {weight:g}",
+                             {**base["options"], "bi_encoder": str(args.bi_encoder), "dense_weight": weight}, documents, args.workdir, equivalent, args.repeats)
+                     for weight in DENSE_WEIGHTS]
         best = max(rows, key=lambda r: (r["dev"]["linking"]["f1"], r["dev"]["concepts"]["f1"]))
     rows += [measure(f"+ backoff below {below}", {**best["options"], "backoff": below}, documents, args.workdir, equivalent, args.repeats)
              for below in BACKOFFS]
@@ -125,7 +152,8 @@ def main() -> None:
     carried = {**without_backoff["options"], "memory": "traindev"}
     rows.append(measure(f"{without_backoff['stage'].strip()}, memory train + dev (carried over; test only)",
                         carried, documents, args.workdir, equivalent, args.repeats, ("test",)))
-    if "tagger" in carried and (args.traindev_tagger / "medlink_tagger.json").exists():
+    # a span selector belongs to the tagger it was fitted with, and the train + dev tagger leaves no documents to fit one on
+    if "tagger" in carried and carried.get("combine") != "learned" and (args.traindev_tagger / "medlink_tagger.json").exists():
         rows.append(measure(f"{without_backoff['stage'].strip()}, memory and tagger train + dev (carried over; test only)",
                             {**carried, "tagger": str(args.traindev_tagger)}, documents, args.workdir, equivalent, args.repeats, ("test",)))
     payload = {"task": "NCBI Disease documents (PubTator), KB MEDIC", "rows": rows, "chosen_on_dev": chosen["stage"],

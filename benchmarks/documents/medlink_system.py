@@ -108,13 +108,32 @@ def exclusions(workdir: Path, index: Path, min_seen: int = 2, max_rate: float = 
     return out
 
 
+def span_selector(workdir: Path, tagger: Path, held_out: int | None = None, folds: int = 5) -> Path:
+    """A span selector ('medlink train selector') for ``tagger`` beside the train index's dictionary (exclusions on),
+    fitted on the dev split's documents; with ``held_out``, on the dev documents outside that fold (document i is in
+    fold i % ``folds``), so dev can be scored out of fold. Fitted once per work directory."""
+    from medlink.corpora.pubtator import read_pubtator
+    from medlink.text.finders.selection import tagger_fingerprint
+    from medlink.training.span_selector import fit_span_selector
+
+    out = workdir / f"selector-{Path(tagger).name}{'' if held_out is None else f'-fold{held_out}of{folds}'}.json"
+    if not out.exists():
+        index = ncbi_index(workdir, True)
+        annotator = Annotator.load(index, "both", tagger, AnnotateOptions(combine="confirmed"), exclusions(workdir, index))
+        documents = [d for i, d in enumerate(read_pubtator(DEV)) if held_out is None or i % folds != held_out]
+        fit_span_selector(*annotator.finders, documents, tagger_fingerprint(Path(tagger)), progress=False)[0].save(out)
+    return out
+
+
 def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timings: dict | None = None, memory: bool | str = True,
                      exclude: bool = True, finder: str = "dictionary", tagger: str | None = None, backoff: float | None = None,
-                     equivalent=None, bi_encoder: str | None = None, dense_weight: float = 0.0, **options) -> list[Document]:
+                     equivalent=None, bi_encoder: str | None = None, dense_weight: float = 0.0, selector: Path | None = None,
+                     **options) -> list[Document]:
     """Annotate ``documents`` with medlink (``options``: AnnotateOptions fields); setup and annotation timed apart.
     ``backoff``: link through ``calibrated_index`` (``equivalent``: the KB's equivalent ids, for its fit), backing off
     to the closest-spelt candidate under that probability (no NIL: every found span stays linked); ``bi_encoder``
-    and ``dense_weight``: a bi-encoder fused into the linker (``ncbi_index``)."""
+    and ``dense_weight``: a bi-encoder fused into the linker (``ncbi_index``); ``selector``: a span selector file
+    (``combine`` learned; default ``span_selector``'s fit on all of dev)."""
     from medlink.linking.calibration import with_decisions
 
     workdir = Path(workdir)
@@ -124,7 +143,10 @@ def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timi
     index = ncbi_index(workdir, memory, bi_encoder, dense_weight) if bi_encoder else lexical
     if backoff is not None:
         index = calibrated_index(workdir, equivalent, index)[0]
-    annotator = Annotator.load(index, finder, tagger or (TAGGER if finder != "dictionary" else None), AnnotateOptions(**options), excluded)
+    tagger = tagger or (TAGGER if finder != "dictionary" else None)
+    if options.get("combine") == "learned" and selector is None:
+        selector = span_selector(workdir, Path(tagger))
+    annotator = Annotator.load(index, finder, tagger, AnnotateOptions(**options), excluded, selector)
     if backoff is not None:
         with_decisions(annotator.linker, nil_threshold=0.0, backoff_below=backoff)
     ready = time.perf_counter()

@@ -34,7 +34,9 @@ def annotate(
     consistency: str = typer.Option("both", "--consistency", help="Per document: propagate (every occurrence of a found string is a mention) | vote (one string, one answer) | both | off."),
     composites: bool = typer.Option(True, "--composites/--no-composites", help="A coordination that is no name itself ('breast and ovarian cancer') takes the concepts of its spelt-out parts (breast cancer, ovarian cancer); a dictionary match that ends one ('ovarian cancer') is widened over it when every part is a KB name."),
     exclude_names: Optional[Path] = typer.Option(None, "--exclude-names", help="File of names (one per line) the dictionary finder must not report: KB names that are ordinary words in your texts."),
-    combine: str = typer.Option("confirmed", "--combine", help="With --finder both: union (every span of both finders) | confirmed (the tagger's spans that a dictionary match overlaps) | confirmed+missed (those, plus dictionary matches where the tagger found nothing)."),
+    combine: str = typer.Option("confirmed", "--combine", help="With --finder both: union (every span of both finders) | confirmed (the tagger's spans that a dictionary match overlaps) | confirmed+missed (those, plus dictionary matches where the tagger found nothing) | learned (a span selector from 'medlink train selector' chooses: the best mention F1; confirmed linked best on NCBI)."),
+    selector: Optional[Path] = typer.Option(None, "--selector", help="Span selector file from 'medlink train selector' for --combine learned (default: the tagger folder's span_selector.json)."),
+    span_threshold: Optional[float] = typer.Option(None, "--span-threshold", min=0.0, max=1.0, help="Keep a span the selector scores at least this (default: the threshold fitted with it, best strict-span F1 on its documents; higher: fewer, surer spans)."),
     overlap: str = typer.Option("longest", "--overlap", help="Overlapping spans: longest (keep the longest) | all (keep every span as an alternative)."),
     generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
     prefer_prefix: List[str] = typer.Option([], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one (e.g. MESH); repeatable."),
@@ -67,9 +69,9 @@ def annotate(
             fail(f"unknown {option} {value!r}; known: {', '.join(known)}")
     use_precision(precision)
     options = AnnotateOptions(k=k, context=context, abbreviations=abbreviations, abbreviation_choice=abbreviation_choice,
-                              consistency=consistency, composites=composites, overlap=overlap, combine=combine, generators=tuple(generators.split(",")) if generators else None,
+                              consistency=consistency, composites=composites, overlap=overlap, combine=combine, span_threshold=span_threshold, generators=tuple(generators.split(",")) if generators else None,
                               batch_documents=batch_size)
-    annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names)
+    annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector)
     with_decisions(annotator.linker, nil_threshold)
     if out is not None:
         what = "an output of 'medlink annotate' (a PubTator file carries no mark of the program that wrote it: only an empty one is replaced)"

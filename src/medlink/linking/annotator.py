@@ -4,8 +4,8 @@ The steps, each a component of its own and each switchable (``AnnotateOptions``)
 
 1. finders (``medlink.text.finders``: the dictionary over the KB's names, a trained tagger, or both)
    give spans; with both, ``combine`` says which are kept (every span, or the tagger's spans that the
-   dictionary confirms, optionally with the dictionary's where the tagger found nothing); overlaps are
-   resolved by the finders' policy;
+   dictionary confirms, optionally with the dictionary's where the tagger found nothing, or those a span
+   selector fitted on annotated documents chooses); overlaps are resolved by the finders' policy;
 2. abbreviations (Schwartz-Hearst, ``medlink.text.abbreviations``): where a found mention is the long
    form of a "long form (SF)" definition, the SF there and at every later occurrence becomes a
    mention linked through that long form (``abbreviation_choice``: ``long`` always takes the long
@@ -59,9 +59,10 @@ class AnnotateOptions:
     consistency: str = "both"
     composites: bool = True
     overlap: str = "longest"
-    combine: str = "confirmed"  # with several finders: NCBI dev preferred it to the union (benchmarks/documents)
+    combine: str = "confirmed"  # with several finders: NCBI dev linked best with it (benchmarks/documents)
     generators: tuple[str, ...] | None = None
     batch_documents: int = 32
+    span_threshold: float | None = None  # the span selector's (learned combination): None keeps the one fitted with it
 
     def __post_init__(self) -> None:
         for value, choices, what in ((self.consistency, CONSISTENCY_MODES, "consistency"), (self.combine, COMBINE_POLICIES, "combine policy"),
@@ -70,6 +71,8 @@ class AnnotateOptions:
                 raise MedlinkError(f"unknown {what} {value!r}; known: {', '.join(choices)}")
         if self.k < 1 or self.context < 0 or self.batch_documents < 1:
             raise MedlinkError("k and batch_documents must be >= 1, context >= 0")
+        if self.span_threshold is not None and not 0.0 <= self.span_threshold <= 1.0:
+            raise MedlinkError(f"span threshold {self.span_threshold} is outside [0, 1]")
 
 
 @dataclass
@@ -98,18 +101,22 @@ class Annotator:
         self.linker = linker
         self.finders = list(finders)
         self.options = options or AnnotateOptions()
-        self.dictionary = next((f for f in self.finders if isinstance(f, DictionaryFinder)), None)  # what tells a name (composites)
+        self.dictionary = next((f for f in (getattr(f, "dictionary", f) for f in self.finders) if isinstance(f, DictionaryFinder)), None)  # tells a name (composites)
         self._results: OrderedDict[str, LinkResult] = OrderedDict()  # by normalised text, across batches (LRU)
 
     @classmethod
     def load(cls, index: Path | str, finder: str = "dictionary", tagger: Path | str | None = None,
-             options: AnnotateOptions | None = None, exclude_names: Path | str | None = None) -> "Annotator":
+             options: AnnotateOptions | None = None, exclude_names: Path | str | None = None, selector: Path | str | None = None) -> "Annotator":
         """An index folder's linker with the finders asked for (``tagger``: a folder from ``medlink train tagger``;
-        ``exclude_names``: a file of names the dictionary finder must not report, one per line)."""
+        ``exclude_names``: a file of names the dictionary finder must not report, one per line; ``selector``: a span
+        selector from ``medlink train selector``, default the tagger folder's, for ``combine`` learned)."""
+        options = options or AnnotateOptions()
         if finder not in FINDER_CHOICES:
             raise MedlinkError(f"unknown finder {finder!r}; known: {', '.join(FINDER_CHOICES)}")
         if finder in ("tagger", "both") and tagger is None:
             raise MedlinkError(f"--finder {finder} needs a tagger folder (--tagger DIR, trained with 'medlink train tagger')")
+        if (options.combine == "learned" or selector is not None or options.span_threshold is not None) and finder != "both":
+            raise MedlinkError("a span selector chooses between the tagger's and the dictionary's spans: it needs --finder both")
         linker = Linker.load(index)
         finders: list[MentionFinder] = []
         if finder in ("tagger", "both"):
@@ -122,6 +129,8 @@ class Annotator:
                 path = require_file(exclude_names, "names to exclude")
                 dictionary.excluded = read_exclusions((line for _number, line in decoded_lines(path, None)), linker.normalize)
             finders.append(dictionary.prepare())
+        if finder == "both":
+            finders = with_selector(finders, Path(tagger), selector, options)
         return cls(linker, finders, options)
 
     # -- annotating ---------------------------------------------------------------------------
@@ -227,6 +236,25 @@ class Annotator:
             span.infons["linked_through"] = f"{span.short_form_of[0]}-{span.short_form_of[1]}"
 
 
+def with_selector(finders: list[MentionFinder], tagger: Path, selector: Path | str | None, options: AnnotateOptions) -> list[MentionFinder]:
+    """[tagger, dictionary] as one ``SelectingFinder`` when ``options.combine`` is learned (the selector file given,
+    else the tagger folder's); else unchanged. A selector fitted with another tagger is refused."""
+    from medlink.text.finders.selection import SELECTOR_FILE, SelectingFinder, SpanSelector, tagger_fingerprint
+
+    if options.combine != "learned":
+        if selector is not None or options.span_threshold is not None:
+            raise MedlinkError(f"--selector and --span-threshold are for --combine learned, not {options.combine}")
+        return finders
+    path = Path(selector) if selector is not None else tagger / SELECTOR_FILE
+    if selector is None and not path.is_file():
+        raise MedlinkError(f"--combine learned needs a span selector: {tagger} has none (fit one with 'medlink train selector --tagger {tagger} ...')")
+    loaded = SpanSelector.load(path)
+    if loaded.tagger != tagger_fingerprint(tagger):
+        raise MedlinkError(f"{path}: this span selector was fitted with another tagger than {tagger}; fit it again "
+                           f"('medlink train selector --tagger {tagger} ...')")
+    return [SelectingFinder(finders[0], finders[1], loaded, options.overlap, options.span_threshold)]
+
+
 def widened_to_coordinations(text: str, spans: list[Annotation], is_name) -> list[Annotation]:
     """``spans`` (in text order) with each span that ends a coordination of names widened over it: a dictionary finds
     "ovarian cancer" in "breast and ovarian cancer", and the composite step needs the whole coordination to give it
@@ -283,18 +311,19 @@ def dictionary_for(linker: Linker) -> DictionaryFinder:
     return linker.dictionary
 
 
-_LOADED: dict[tuple, Annotator] = {}  # annotate()'s annotators, one per (index, finder, tagger, exclusions)
+_LOADED: dict[tuple, Annotator] = {}  # annotate()'s annotators, one per (index, finder, tagger, exclusions, selector, ...)
 
 
 def annotate(text_or_document: str | Document, index: Path | str = "default", *, finder: str = "dictionary",
-             tagger: Path | str | None = None, exclude_names: Path | str | None = None, **options) -> Document:
+             tagger: Path | str | None = None, exclude_names: Path | str | None = None, selector: Path | str | None = None, **options) -> Document:
     """The one-call API: a text (or ``Document``) annotated with linked spans (each ``Annotation`` has ``ids`` and the
     ``result`` with ranked candidates). ``index``: a folder, ``default`` or ``default-dense``; ``options``:
     ``AnnotateOptions`` fields (k, context, abbreviations, consistency, ...). The index is loaded once per process."""
     from medlink.linking.index import resolve_index
 
-    key = (str(index), finder, str(tagger), str(exclude_names))
+    chosen = AnnotateOptions(**options)
+    key = (str(index), finder, str(tagger), str(exclude_names), str(selector), chosen.combine, chosen.overlap)
     if key not in _LOADED:
-        _LOADED[key] = Annotator.load(resolve_index(index), finder, tagger, None, exclude_names)
+        _LOADED[key] = Annotator.load(resolve_index(index), finder, tagger, chosen, exclude_names, selector)
     loaded = _LOADED[key]
-    return Annotator(loaded.linker, loaded.finders, AnnotateOptions(**options)).annotate_text(text_or_document)
+    return Annotator(loaded.linker, loaded.finders, chosen).annotate_text(text_or_document)

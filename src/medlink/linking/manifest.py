@@ -70,3 +70,10 @@ def read_manifest(directory: Path) -> dict:
             f"{directory}: index format version {manifest.get('format_version')!r}, this medlink reads {INDEX_FORMAT_VERSION!r}; {rebuild}"
         )
     return manifest
+
+
+def index_memory_sources(directory: Path) -> list[str]:
+    """The FORMAT:PATH specs whose mentions an index holds as memory (none for an index without memory)."""
+    memory = read_manifest(directory).get("memory") or {}
+    sources = memory.get("sources") if isinstance(memory, dict) else None
+    return [str(source) for source in sources] if isinstance(sources, list) else []

@@ -21,6 +21,7 @@ from rapidfuzz.fuzz import ratio
 
 from medlink.core import Candidate
 from medlink.errors import MedlinkError
+from medlink.logistic import fit_logistic, logistic, rounded
 
 # features every index has; a stage's score ("stage:NAME") and whether the stage found the candidate ("has:NAME") follow
 BASE_FEATURES = ("score", "relative_score", "gap_to_top", "margin_to_next", "log_rank", "is_top", "log_ties",
@@ -102,11 +103,8 @@ class ProbabilityModel:
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         """P(correct) of each row of ``candidate_features``."""
-        if features.shape[0] == 0:
-            return np.zeros(0, np.float64)
-        z = ((features - self.mean) / self.scale) @ self.coef + self.intercept
-        p = 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
-        if self.isotonic is not None:
+        p = logistic(features, self.mean, self.scale, self.coef, self.intercept)
+        if self.isotonic is not None and len(p):
             p = np.interp(p, *self.isotonic)
         return p
 
@@ -119,8 +117,6 @@ class ProbabilityModel:
             fitted_on: dict | None = None) -> "ProbabilityModel":
         """Fit on candidate rows labelled right (1) / wrong (0); both kinds are needed."""
         from sklearn.isotonic import IsotonicRegression
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.preprocessing import StandardScaler
 
         labels = np.asarray(labels, dtype=np.int8)
         positives = int(labels.sum())
@@ -128,11 +124,7 @@ class ProbabilityModel:
             kind = "right" if positives == 0 else "wrong"
             raise MedlinkError(f"cannot fit probabilities: none of the {len(labels):,} candidates is {kind}; the dev data needs mentions "
                                "the index links correctly and candidates it ranks that are wrong (check the dev file's ids match the KB's)")
-        scaler = StandardScaler().fit(features)
-        scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
-        regression = LogisticRegression(C=1.0, max_iter=5000).fit((features - scaler.mean_) / scale, labels)
-        model = cls(list(stages), scaler.mean_.astype(np.float64), scale.astype(np.float64), regression.coef_[0].astype(np.float64),
-                    float(regression.intercept_[0]), None, fitted_on)
+        model = cls(list(stages), *fit_logistic(features, labels), None, fitted_on)
         if isotonic:
             raw = model.predict(features)
             steps = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(raw, labels)
@@ -142,9 +134,9 @@ class ProbabilityModel:
     # -- JSON ------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         payload = {"format": MODEL_FORMAT, "features": feature_names(self.stages), "stages": self.stages,
-                   "mean": _floats(self.mean), "scale": _floats(self.scale), "coef": _floats(self.coef), "intercept": round(self.intercept, 8)}
+                   "mean": rounded(self.mean), "scale": rounded(self.scale), "coef": rounded(self.coef), "intercept": round(self.intercept, 8)}
         if self.isotonic is not None:
-            payload["isotonic"] = {"x": _floats(self.isotonic[0]), "y": _floats(self.isotonic[1])}
+            payload["isotonic"] = {"x": rounded(self.isotonic[0]), "y": rounded(self.isotonic[1])}
         if self.fitted_on:
             payload["fitted_on"] = self.fitted_on
         return payload
@@ -170,7 +162,3 @@ class ProbabilityModel:
         if not np.all(arrays[1] > 0):
             raise MedlinkError(f"{where}: the probability model's scales must be positive")
         return cls(stages, *arrays, intercept, steps, data.get("fitted_on"))
-
-
-def _floats(values: np.ndarray) -> list[float]:
-    return [round(float(v), 8) for v in values]

@@ -17,8 +17,10 @@ from medlink.core import Annotation, Document
 OVERLAP_POLICIES = ("longest", "all")
 # How the spans of several finders are merged (the first finder leads, e.g. the tagger of --finder both):
 # union: every span of every finder; confirmed: the first finder's spans that another finder's span overlaps;
-# confirmed+missed: those, plus the other finders' spans where the first found nothing.
-COMBINE_POLICIES = ("union", "confirmed", "confirmed+missed")
+# confirmed+missed: those, plus the other finders' spans where the first found nothing; learned: a span selector
+# fitted on annotated documents chooses (``medlink.text.finders.selection``: one finder that wraps the tagger and the
+# dictionary).
+COMBINE_POLICIES = ("union", "confirmed", "confirmed+missed", "learned")
 _SENTENCE_BREAK = re.compile(r"[.!?;](?:\s|$)")
 _BRACKETS = {")": "(", "]": "[", "}": "{"}
 _WORD = re.compile(r"\w+")
@@ -60,6 +62,8 @@ def find_all(finders: Sequence[MentionFinder], document: Document, policy: str =
     merged by ``combine`` (``COMBINE_POLICIES``), then overlaps resolved by ``policy``."""
     if combine not in COMBINE_POLICIES:
         raise ValueError(f"unknown combine policy {combine!r}; known: {', '.join(COMBINE_POLICIES)}")
+    if combine == "learned" and len(finders) > 1:
+        raise ValueError("the learned combination is a SelectingFinder of its own (medlink.text.finders.selection), not a merge of finders")
     found = [finder.find(document) for finder in finders]
     if combine == "union" or len(found) < 2:
         return resolve_overlaps((span for spans in found for span in spans), policy)

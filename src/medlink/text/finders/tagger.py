@@ -13,6 +13,7 @@ sentences as fit and a longer sentence is read in overlapping windows (``medlink
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -30,6 +31,17 @@ TAGGER_FILE = "medlink_tagger.json"
 TAGGER_FORMAT = "medlink-tagger"
 INFER_BATCH = 64  # windows per forward pass
 SENTENCE_GROUP = 1024  # sentences tokenised and batched together: bounds memory on a huge document
+
+
+@dataclass(frozen=True)
+class TaggedWord:
+    """A word the tagger read (characters [start, end) of the text) and its label probabilities, summed over types."""
+
+    start: int
+    end: int
+    outside: float
+    begins: float
+    inside: float
 
 
 def is_tagger_signature(path: Path) -> bool:
@@ -111,32 +123,46 @@ class TaggerFinder:
     def find(self, document: Document) -> list[Annotation]:
         """Spans in ``document.text``, in text order; each passage is split into sentences on its own. A span with no
         word of two letters that is not a stop word ("of", "D", "2") is dropped."""
+        return self.tag(document, words=False)[0]
+
+    def tag(self, document: Document, words: bool = True) -> tuple[list[Annotation], list[TaggedWord]]:
+        """``find``'s spans, and (``words``) every word read with its label probabilities: what a span selector weighs
+        (``medlink.text.finders.selection``) to keep a dictionary match the tagger nearly found, or drop a doubtful span."""
         text = document.text
         sentences = []
         for passage in sorted(document.passages, key=lambda p: p.offset):
             sentences += [(passage.offset + start, passage.offset + end) for start, end in split_sentences(passage.text)]
+        spans, tagged = self.tag_text(text, sentences, words)
         return [Annotation(span.start, span.end, text[span.start:span.end], span.type, source=self.name)
-                for span in self.find_spans(text, sentences) if is_plausible_mention(text[span.start:span.end])]
+                for span in spans if is_plausible_mention(text[span.start:span.end])], tagged
 
-    def find_spans(self, text: str, sentences: Sequence[tuple[int, int]]) -> list[Span]:
-        """Typed spans of ``text`` found in the given sentence spans (consecutive ones, in text order), in order."""
+    def tag_text(self, text: str, sentences: Sequence[tuple[int, int]], words: bool = True) -> tuple[list[Span], list[TaggedWord]]:
+        """Typed spans of ``text`` found in the given sentence spans (consecutive ones, in text order), and (``words``) the words read, each with P(outside), P(begins), P(inside a mention)."""
         found: list[Span] = []
+        tagged: list[TaggedWord] = []
+        begin = [i for i, label in enumerate(self.labels) if label.startswith("B-")]
+        inside = [i for i, label in enumerate(self.labels) if label.startswith("I-")]
         for first in range(0, len(sentences), SENTENCE_GROUP):
             tokenized = tokenize_sentences(self.tokenizer, text, sentences[first:first + SENTENCE_GROUP])
             stream = [token for sentence in tokenized for token in sentence.ids]
-            predicted = self.predict(stream, pack([len(s.ids) for s in tokenized], self.body, self.overlap))
+            probabilities = self.probabilities(stream, pack([len(s.ids) for s in tokenized], self.body, self.overlap))
+            predicted = probabilities.argmax(-1)
             at = 0
             for sentence in tokenized:
                 found += decode_labels(sentence, predicted[at:at + len(sentence.ids)], self.labels, text)
+                if words:
+                    tagged += [TaggedWord(sentence.offsets[i][0], sentence.word_end[i], float(probabilities[at + i, 0]),
+                                          float(probabilities[at + i, begin].sum()), float(probabilities[at + i, inside].sum()))
+                               for i in sentence.first_tokens()]
                 at += len(sentence.ids)
-        return found
+        return found, tagged
 
-    def predict(self, stream: Sequence[int], items: Sequence[tuple[int, int, int, int]]) -> np.ndarray:
-        """The label id of every token of ``stream`` (sub-token ids), each read from the window of ``items``
-        ((start, end, owned_start, owned_end), as ``pack`` gives them) that owns it."""
+    def probabilities(self, stream: Sequence[int], items: Sequence[tuple[int, int, int, int]]) -> np.ndarray:
+        """The label probabilities of every token of ``stream`` (sub-token ids; one row each, float32), each read from
+        the window of ``items`` ((start, end, owned_start, owned_end), as ``pack`` gives them) that owns it."""
         import torch
 
-        predictions = np.zeros(len(stream), dtype=np.int64)
+        out = np.zeros((len(stream), len(self.labels)), dtype=np.float32)
         items = sorted(items, key=lambda item: item[1] - item[0])
         was_training = self.model.training
         if was_training:  # evaluated during training: no dropout while predicting
@@ -153,11 +179,11 @@ class TaggerFinder:
                     for line, row in enumerate(rows):
                         ids[line, :len(row)] = torch.tensor(row, dtype=torch.long)
                         mask[line, :len(row)] = 1
-                    best = model(input_ids=ids, attention_mask=mask).logits.argmax(-1).numpy()
+                    read = model(input_ids=ids, attention_mask=mask).logits.float().softmax(-1).numpy()
                     for line, (start, _end, owned_start, owned_end) in enumerate(batch):
                         first = len(self.before) + owned_start - start
-                        predictions[owned_start:owned_end] = best[line, first:first + owned_end - owned_start]
+                        out[owned_start:owned_end] = read[line, first:first + owned_end - owned_start]
         finally:
             if was_training:
                 self.model.train()
-        return predictions
+        return out

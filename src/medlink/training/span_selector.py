@@ -1,0 +1,106 @@
+"""Fitting a span selector (``medlink.text.finders.selection``) on annotated documents: ``medlink train selector``.
+
+The documents must be ones the tagger did not learn from, and whose mentions the index's memory does not hold: on
+its own training documents a tagger is sure of every gold word and the dictionary finds every remembered mention,
+and a selector fitted there would learn to trust both blindly. A development split is the natural choice. The
+threshold is the one with the best strict-span F1 out of fold (documents split in ``folds``), then the model is
+fitted on every document. The report sets the fixed policies (confirmed, union) beside it on the same documents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from medlink.core import Annotation, Document
+from medlink.errors import MedlinkError
+from medlink.logistic import fit_logistic
+from medlink.progress import bar
+from medlink.text.finders.base import resolve_overlaps
+from medlink.text.finders.selection import FEATURES, SpanSelector, choose, document_candidates
+
+THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.05, 0.96, 0.05))
+
+
+@dataclass
+class Candidates:
+    """One document's candidate spans, their features, which are gold spans, and how many gold spans it has."""
+
+    spans: list[Annotation]
+    features: np.ndarray
+    labels: np.ndarray
+    gold: int
+
+
+def collect(tagger, dictionary, documents: Sequence[Document], progress: bool = True) -> list[Candidates]:
+    """Every document's candidates, labelled by its gold annotations (a candidate is right when its span is one)."""
+    out = []
+    for document in bar(progress, iterable=documents, desc="selector: reading documents", unit="doc"):
+        spans, features = document_candidates(tagger, dictionary, document)
+        gold = {a.span for a in document.annotations}
+        out.append(Candidates(spans, features, np.array([s.span in gold for s in spans], np.int8), len(gold)))
+    return out
+
+
+def scores(kept: Sequence[Sequence[Annotation]], documents: Sequence[Candidates]) -> dict:
+    """Strict-span precision / recall / F1 of ``kept`` spans (one list per document)."""
+    found = sum(len(spans) for spans in kept)
+    right = 0
+    for spans, labelled in zip(kept, documents):
+        label = {id(span): int(value) for span, value in zip(labelled.spans, labelled.labels)}
+        right += sum(label[id(span)] for span in spans)
+    gold = sum(d.gold for d in documents)
+    precision, recall = right / found if found else 0.0, right / gold if gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4), "found": found, "right": int(right), "gold": gold}
+
+
+def selected(documents: Sequence[Candidates], probabilities: Sequence[np.ndarray], threshold: float) -> list[list[Annotation]]:
+    return [[d.spans[i] for i in choose(d.spans, p, threshold)] for d, p in zip(documents, probabilities)]
+
+
+def fixed_policies(documents: Sequence[Candidates]) -> dict:
+    """What ``--combine confirmed`` and ``union`` keep of the same candidates, for the report."""
+    tagger, overlapped = FEATURES.index("from_tagger"), FEATURES.index("overlaps_dictionary")
+    confirmed = [resolve_overlaps([s for s, row in zip(d.spans, d.features) if row[tagger] and row[overlapped]]) for d in documents]
+    union = [resolve_overlaps(d.spans) for d in documents]
+    return {"confirmed": scores(confirmed, documents), "union": scores(union, documents)}
+
+
+def fit_span_selector(tagger, dictionary, documents: Sequence[Document], tagger_sha256: str, *, folds: int = 5,
+                      seed: int = 0, progress: bool = True, fitted_on: dict | None = None) -> tuple[SpanSelector, dict]:
+    """A selector for ``tagger`` (a ``TaggerFinder``) beside ``dictionary`` (a ``DictionaryFinder``), fitted on
+    ``documents`` (gold annotations), and its report."""
+    labelled = collect(tagger, dictionary, documents, progress)
+    rows = np.vstack([d.features for d in labelled]) if labelled else np.zeros((0, len(FEATURES)))
+    labels = np.concatenate([d.labels for d in labelled]) if labelled else np.zeros(0, np.int8)
+    positives = int(labels.sum())
+    if positives == 0 or positives == len(labels):
+        what = "is a gold mention span" if positives == 0 else "is wrong"
+        raise MedlinkError(f"cannot fit a span selector: none of the {len(labels):,} candidate spans in {len(labelled)} documents {what}; "
+                           "the documents need gold mentions the finders find, and spans they find that are not mentions")
+    if len(labelled) < 2:
+        raise MedlinkError("cannot fit a span selector on one document: the threshold is chosen out of fold (give at least 2)")
+    folds = min(folds, len(labelled))
+    fold_of = np.random.RandomState(seed).permutation(len(labelled)) % folds
+    held_out: list[np.ndarray | None] = [None] * len(labelled)
+    for fold in range(folds):
+        train = [d for d, f in zip(labelled, fold_of) if f != fold]
+        train_labels = np.concatenate([d.labels for d in train])
+        if train_labels.min() == train_labels.max():  # a fold with one class only: score its documents with the prior
+            parameters = None
+        else:
+            parameters = fit_logistic(np.vstack([d.features for d in train]), train_labels)
+        for i in np.flatnonzero(fold_of == fold):
+            probe = SpanSelector(*parameters, 0.5, tagger_sha256) if parameters else None
+            held_out[i] = probe.predict(labelled[i].features) if probe else np.full(len(labelled[i].spans), train_labels.mean())
+    by_threshold = {t: scores(selected(labelled, held_out, t), labelled) for t in THRESHOLDS}
+    threshold = max(THRESHOLDS, key=lambda t: (by_threshold[t]["f1"], -abs(t - 0.5)))
+    selector = SpanSelector(*fit_logistic(rows, labels), threshold, tagger_sha256)
+    report = {"documents": len(labelled), "candidates": len(labels), "gold_mentions": sum(d.gold for d in labelled),
+              "gold_among_candidates": positives, "folds": folds, "threshold": threshold,
+              "out_of_fold": by_threshold[threshold], **fixed_policies(labelled)}
+    selector.fitted_on = {**(fitted_on or {}), **report}
+    return selector, report
