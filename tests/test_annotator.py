@@ -186,7 +186,7 @@ def test_a_dictionary_span_ending_a_coordination_takes_every_conjunct(linker):
 def test_coordination_start_needs_every_conjunct_to_be_a_name():
     from medlink.text.coordination import coordination_start
 
-    names = {"breast cancer", "ovarian cancer", "crouzon syndrome", "pfeiffer syndrome", "saethre-chotzen syndrome"}
+    names = {"breast cancer", "ovarian cancer", "crouzon syndrome", "pfeiffer syndrome", "saethre-chotzen syndrome", "type 1 diabetes"}
     is_name = lambda text: text.lower() in names  # noqa: E731
 
     def widened(text, span):
@@ -198,6 +198,8 @@ def test_coordination_start_needs_every_conjunct_to_be_a_name():
     assert widened("Seen. Breast and ovarian cancer", "ovarian cancer") == "Breast and ovarian cancer"  # not across the sentence
     assert widened("lung, breast and ovarian cancer", "ovarian cancer") == "breast and ovarian cancer"  # the names among them
     assert widened("pain and ovarian cancer", "ovarian cancer") is None
+    assert widened("Patients with type 1 and type 2 diabetes", "type 2 diabetes") == "type 1 and type 2 diabetes"  # a numbered conjunct
+    assert widened("Patients with type 3 and type 2 diabetes", "type 2 diabetes") is None
 
 
 def test_a_composite_is_decided_by_its_parts_not_by_its_whole_string(linker):

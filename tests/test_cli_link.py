@@ -30,7 +30,7 @@ def test_link_arguments_json(index_dir):
     assert set(best["scores"]) == {"exact", "tfidf", "bm25"} and len(out[0]["candidates"]) == 2
     assert out[1] == {"mention": "", "candidates": [], "error": "empty mention"}
     assert out[2]["candidates"] == [] and "only punctuation" in out[2]["error"]
-    assert "2 mention(s) not linked" in result.stderr
+    assert "2 mention(s) not linked (number 2, 3 in input order)" in result.stderr
 
 
 def test_link_reads_stdin_and_files(index_dir, tmp_path):

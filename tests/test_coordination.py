@@ -21,6 +21,11 @@ from medlink.text.coordination import expand_coordination
     ("spinocerebellar ataxias 1 and 2", ["spinocerebellar ataxias 1", "spinocerebellar ataxias 2"]),
     ("breast cancer and ovarian cancer", ["breast cancer", "ovarian cancer"]),
     ("C6 or C7 deficiency", ["C6 deficiency", "C7 deficiency"]),
+    ("type 1 and type 2 diabetes", ["type 1 diabetes", "type 2 diabetes"]),
+    ("type 1 or 2 diabetes", ["type 1 diabetes", "type 2 diabetes"]),
+    ("type I, II and III collagenopathies", ["type I collagenopathies", "type II collagenopathies", "type III collagenopathies"]),
+    ("MEN 1 or MEN 2 syndrome", ["MEN 1 syndrome", "MEN 2 syndrome"]),
+    ("breast cancer and breast cancer susceptibility", ["breast cancer", "breast cancer susceptibility"]),
 ])
 def test_conjuncts_take_the_words_they_share(text, parts):
     assert expand_coordination(text) == parts

@@ -19,6 +19,13 @@ def test_a_bar_off_a_terminal_writes_lines(monkeypatch, capsys):
     assert "silent" not in capsys.readouterr().err
 
 
+def test_a_quick_run_off_a_terminal_writes_no_bar(capsys):
+    """A one-document annotate on a pipe: no '0doc' line before and none after (the summary line reports the counts)."""
+    with progress.bar(desc="annotate", unit="doc") as bar:
+        bar.update(1)
+    assert "annotate" not in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_an_index_build_names_its_phases_on_stderr(tmp_path):
     medlink("kb", "build", tmp_path / "kb.sqlite", f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}", "-q")

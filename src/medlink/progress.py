@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 log = logging.getLogger("medlink")
 LOG_EVERY = 30.0  # seconds between two progress lines when stderr is not a terminal
+FIRST_LINE_AFTER = 5.0  # off a terminal, a bar writes nothing before this: a quick run's summary line says it all
 
 
 class _Lines:
@@ -37,7 +38,8 @@ def bar(enabled: bool = True, **options) -> tqdm:
         return tqdm(disable=True, **options)
     if sys.stderr.isatty():
         return tqdm(**options)
-    return tqdm(file=_Lines(), mininterval=LOG_EVERY, maxinterval=LOG_EVERY, ascii=True, **{k: v for k, v in options.items() if k != "mininterval"})
+    return tqdm(file=_Lines(), mininterval=LOG_EVERY, maxinterval=LOG_EVERY, ascii=True, delay=min(FIRST_LINE_AFTER, LOG_EVERY),
+                **{k: v for k, v in options.items() if k not in ("mininterval", "delay")})
 
 
 @contextmanager

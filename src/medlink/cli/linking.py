@@ -56,15 +56,18 @@ def link(
         if input_path is None and sys.stdin.isatty():
             fail("no mentions: give them as arguments, with --input FILE, or on stdin")
         stream = read_mentions(input_path, input_format or guess_format(input_path), column, header)
-    errors = 0
-    for result in link_stream(linker, stream, k, selected, batch_size, prefer_prefix):
-        errors += result.error is not None
+    errors: list[int] = []  # positions (1-based, input order) of the mentions not linked
+    for position, result in enumerate(link_stream(linker, stream, k, selected, batch_size, prefer_prefix), 1):
+        if result.error is not None:
+            errors.append(position)
         if as_json:
             typer.echo(json.dumps(result_json(result, explain), ensure_ascii=False))
         else:
             typer.echo("\n".join(explanation_lines(result) if explain else result_lines(result)))
     if errors:
-        typer.echo(f"{errors} mention(s) not linked: empty, not UTF-8, or nothing left after normalisation (marked 'error' in the output)", err=True)
+        shown = ", ".join(map(str, errors[:10])) + (", ..." if len(errors) > 10 else "")
+        typer.echo(f"{len(errors)} mention(s) not linked (number {shown} in input order): empty, not UTF-8, or nothing left after "
+                   "normalisation (marked 'error' in the output)", err=True)
 
 
 @app.command("eval")

@@ -9,6 +9,9 @@ conjuncts the way a reader fills in the shared words (coordination ellipsis):
 - a last conjunct of one word (or a number) takes the first conjunct's modifiers: "colorectal adenomas and
   carcinoma" -> "colorectal adenomas", "colorectal carcinoma"; "spinocerebellar ataxias 1 and 2" -> "... 1",
   "... 2";
+- an earlier conjunct that repeats the last one's first words takes the rest of it as its head: "type 1 and
+  type 2 diabetes" -> "type 1 diabetes", "type 2 diabetes";
+- numbered conjuncts share the words either side: "type 1 or 2 diabetes" -> "type 1 diabetes", "type 2 diabetes";
 - conjuncts of several words stand as they are: "breast cancer and ovarian cancer".
 
 Only the text is expanded; which expansion to believe (the whole span may itself be a name, "Hereditary Breast
@@ -28,6 +31,7 @@ _COORDINATOR = re.compile(r"\s*,\s*(?:and/or|and|or)\s+|\s*,\s*|\s+(?:and/or|and
 _HAS_COORDINATOR = re.compile(r",|\band\b|\bor\b|[A-Za-z]/[A-Za-z]")
 MAX_CONJUNCTS = 6
 _COORDINATOR_WORDS = {"and", "or"}  # a conjunct that is one of these: a dangling "and/or", no coordination
+_NUMBERED = re.compile(r"^(?:\d+[A-Za-z]?|[IVX]+|[A-Z])$")  # "1", "2A", "II", "B": a type or subtype's number
 
 
 def expand_coordination(text: str) -> list[str] | None:
@@ -42,6 +46,14 @@ def expand_coordination(text: str) -> list[str] | None:
     if len(last) == 1 and len(first) >= 2:  # "colorectal adenomas and carcinoma", "ataxias 1 and 2"
         modifiers = " ".join(first[:-1])
         return [conjuncts[0]] + [f"{modifiers} {part}" if len(part.split()) == 1 else part for part in conjuncts[1:]]
+    if len(last) > len(first) >= 2 and [w.lower() for w in first[:-1]] == [w.lower() for w in last[:len(first) - 1]] \
+            and first[-1].lower() != last[len(first) - 1].lower():
+        head = " ".join(last[len(first):])  # "type 1 and type 2 diabetes"
+        return [f"{part} {head}" for part in conjuncts[:-1]] + [conjuncts[-1]]
+    if len(first) >= 2 and len(last) >= 2 and _NUMBERED.match(first[-1]) and _NUMBERED.match(last[0]) \
+            and all(_NUMBERED.match(part) for part in conjuncts[1:-1]):  # "type 1 or 2 diabetes"
+        modifiers, head = " ".join(first[:-1]), " ".join(last[1:])
+        return [f"{conjuncts[0]} {head}"] + [f"{modifiers} {part} {head}" for part in conjuncts[1:-1]] + [f"{modifiers} {conjuncts[-1]}"]
     if len(last) >= 2:  # "breast and ovarian cancer"
         head = " ".join(last[1:])
         return [f"{part} {head}" if len(part.split()) == 1 else part for part in conjuncts[:-1]] + [conjuncts[-1]]
@@ -52,7 +64,8 @@ def expand_coordination(text: str) -> list[str] | None:
 _CONJUNCT = r"[^\W\d_][\w'-]*"
 _COORDINATOR_BEFORE = r"(?:\s*,?\s*(?:and/or|and|or)\s+|/)$"
 _BEFORE = (re.compile(rf"{_CONJUNCT}(?:\s*,\s*{_CONJUNCT}){{0,{MAX_CONJUNCTS - 2}}}{_COORDINATOR_BEFORE}"),  # every conjunct
-           re.compile(rf"{_CONJUNCT}{_COORDINATOR_BEFORE}"))  # the nearest one alone
+           re.compile(rf"{_CONJUNCT}{_COORDINATOR_BEFORE}"),  # the nearest one alone
+           re.compile(rf"{_CONJUNCT}\s+(?:\d+[A-Za-z]?|[IVX]+){_COORDINATOR_BEFORE}"))  # a numbered one: "type 1 and "
 LOOKBACK = 160  # characters searched before a span for its conjuncts
 _JUST_BEFORE = re.compile(r"(?:\band/or|\band|\bor|,)\s+$|[A-Za-z]/$")
 
