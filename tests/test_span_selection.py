@@ -135,12 +135,33 @@ def test_a_selector_needs_right_and_wrong_candidates():
         fit_span_selector(StandInTagger(documents), StandInDictionary(), documents, "abc", progress=False)
 
 
+def test_fitting_documents_refuse_what_the_tagger_or_the_memory_saw_even_copied_or_in_part(tmp_path):
+    from medlink.training.span_selector import fitting_documents
+    from medlink.training.tagger_data import read_annotated
+
+    dev = FIXTURES / "tagger" / "dev.pubtator"
+    records = dev.read_text(encoding="utf-8").strip().split("\n\n")
+    (tmp_path / "part.pubtator").write_text(records[1] + "\n\n" + records[4] + "\n\n", encoding="utf-8")  # two of its six
+    (tmp_path / "copy.pubtator").write_bytes(dev.read_bytes())
+    _, dev_record = read_annotated(f"pubtator:{dev}")
+    saw_dev = {"data": {"train": [dev_record]}}
+    with pytest.raises(MedlinkError, match="the tagger was trained on 2 of its 2 documents"):
+        fitting_documents([f"pubtator:{tmp_path / 'part.pubtator'}"], saw_dev, [])
+    with pytest.raises(MedlinkError, match="the index holds the mentions of 6 of its 6 documents as memory"):
+        fitting_documents([f"pubtator:{tmp_path / 'copy.pubtator'}"], {}, [f"pubtator:{dev}"])
+    documents, records_kept, repeated = fitting_documents([f"pubtator:{dev}", f"pubtator:{tmp_path / 'part.pubtator'}"], {}, ["biosyn:elsewhere"])
+    assert len(documents) == 6 and repeated == 2 and len(records_kept) == 2 and "document_sha256" not in records_kept[0]
+    (tmp_path / "bare.pubtator").write_text("\n\n".join(r.split("\n")[0] + "\n" + r.split("\n")[1] for r in records) + "\n\n", encoding="utf-8")
+    with pytest.raises(MedlinkError, match="no annotated mention in its 6 documents"):
+        fitting_documents([f"pubtator:{tmp_path / 'bare.pubtator'}"], {}, [])
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda d: {**d, "format": "something"}, "not a span selector"),
     (lambda d: {**d, "features": d["features"][:-1]}, "other features"),
     (lambda d: {**d, "coef": d["coef"][:-1]}, "do not fit"),
     (lambda d: {**d, "scale": [0.0] * len(d["scale"])}, "do not fit"),
-    (lambda d: {**d, "threshold": 1.5}, "do not fit"),
+    (lambda d: {**d, "threshold": 1.5}, "threshold 1.5 is outside"),
     (lambda d: {k: v for k, v in d.items() if k != "intercept"}, "damaged"),
 ])
 def test_an_edited_or_foreign_selector_file_is_refused(tmp_path, edit, message):
@@ -193,11 +214,18 @@ def test_train_selector_then_annotate_with_it(tagger_and_index, tmp_path):
     assert "breast cancer" in [a["text"] for a in found] and all(0 <= float(a["infons"]["span_probability"]) <= 1 for a in found)
     confirmed = json.loads(medlink("annotate", "--index", index, "--finder", "both", "--tagger", tagger, "--json", text).stdout)  # the default
     assert confirmed["annotations"] and not any("span_probability" in a.get("infons", {}) for a in confirmed["annotations"])
+    (tmp_path / "exclude.txt").write_text("renal\n")
+    warned = medlink(*learned, "--tagger", tagger, "--exclude-names", tmp_path / "exclude.txt", text)
+    assert "fitted with another dictionary (names excluded differ)" in warned.stderr
     nothing = json.loads(medlink(*learned, "--tagger", tagger, "--span-threshold", "1", "--json", text).stdout)
     assert nothing["annotations"] == []
     # refused: the tagger's own training documents, another tagger's selector, a threshold without a selector
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"mine": 1}')
+    kept = medlink("train", "selector", "--tagger", tagger, "--index", index, "--documents", dev, "--out", notes, check=False)
+    assert kept.returncode == 2 and "is not a span selector" in kept.stderr and notes.read_text() == '{"mine": 1}'
     own = medlink("train", "selector", "--tagger", tagger, "--index", index, "--documents", f"pubtator:{FIXTURES / 'tagger' / 'train.pubtator'}", check=False)
-    assert own.returncode == 2 and "trained on these documents" in own.stderr
+    assert own.returncode == 2 and "the tagger was trained on 8 of its 8 documents" in own.stderr
     other = tmp_path / "other-tagger"
     other.mkdir()
     for item in tagger.iterdir():
@@ -209,7 +237,7 @@ def test_train_selector_then_annotate_with_it(tagger_and_index, tmp_path):
     alone = medlink("annotate", "--index", index, "--finder", "tagger", "--tagger", tagger, "--span-threshold", "0.5", text, check=False)
     assert alone.returncode == 2 and "needs --finder both" in alone.stderr
     not_learned = medlink("annotate", "--index", index, "--finder", "both", "--tagger", tagger, "--span-threshold", "0.5", text, check=False)
-    assert not_learned.returncode == 2 and "for --combine learned, not confirmed" in not_learned.stderr
+    assert not_learned.returncode == 2 and "for --combine learned; this run combines by confirmed (the default)" in not_learned.stderr
     (other / "span_selector.json").unlink()
     without = medlink(*learned, "--tagger", other, text, check=False)
     assert without.returncode == 2 and "has none" in without.stderr and "medlink train selector" in without.stderr

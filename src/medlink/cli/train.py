@@ -1,4 +1,4 @@
-"""``medlink train``: mine KB pairs, train bi-encoders, cross-encoders, pairwise rankers and mention taggers."""
+"""``medlink train``: mine KB pairs, train bi-encoders, cross-encoders, pairwise rankers, mention taggers and span selectors."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from medlink.cli.common import PRECISION_HELP, fail, new_app, open_kb, use_preci
 from medlink.encoders.precision import ENV
 from medlink.errors import MedlinkError
 
-app = new_app("Mine training pairs from a KB and train bi-encoders, cross-encoders, pairwise rankers and mention taggers.")
+app = new_app("Mine training pairs from a KB and train bi-encoders, cross-encoders, pairwise rankers, mention taggers and span selectors.")
 
 
 def _settings(ctx: typer.Context, cls, config_file: Optional[Path], flags: dict):
@@ -346,47 +346,41 @@ def train_selector_command(
     tagger: Path = typer.Option(..., "--tagger", help="Tagger folder from 'medlink train tagger' whose spans, beside the dictionary's, are chosen from."),
     documents: List[str] = typer.Option(..., "--documents", help="Annotated documents FORMAT:PATH the tagger did not learn from and the index's memory "
                                                                  "does not hold, e.g. a dev split (repeatable; FORMAT: pubtator)."),
-    index: str = typer.Option("default", "--index", help="Index directory whose dictionary finder is used when annotating ('default': the embedded KB's)."),
-    exclude_names: Optional[Path] = typer.Option(None, "--exclude-names", help="Names the dictionary must not report, as 'medlink annotate --exclude-names' gets them."),
+    index: str = typer.Option("default", "--index", help="The index you will annotate with: its dictionary finder's spans are the "
+                                                        "selector's candidates ('default': the embedded KB's)."),
+    exclude_names: Optional[Path] = typer.Option(None, "--exclude-names", help="The names file you will give 'medlink annotate --exclude-names', if any."),
     out: Optional[Path] = typer.Option(None, "--out", help="Selector file to write (default: span_selector.json in the tagger folder, which "
                                                           "'medlink annotate --finder both --combine learned' then uses)."),
     folds: int = typer.Option(5, "--folds", min=2, help="Document folds the threshold is chosen over (out of fold strict-span F1)."),
 ) -> None:
-    """Fit the span selector that chooses between a tagger's and the dictionary's spans (annotate --combine learned)."""
+    """Fit the span selector that chooses between a tagger's and the dictionary's spans (annotate --combine learned). Its
+    threshold is the one with the best strict-span F1 out of fold; for linking, a higher --span-threshold may do better
+    (NCBI Disease dev: 0.7)."""
     from medlink.encoders.transformer import require_dense_extra
 
     require_dense_extra()
-    from medlink.linking.annotator import AnnotateOptions, Annotator
+    from medlink.directories import require_replaceable_file
+    from medlink.linking.annotator import AnnotateOptions, Annotator, dictionary_signature
     from medlink.linking.index import resolve_index
     from medlink.linking.manifest import index_memory_sources
-    from medlink.text.finders.selection import SELECTOR_FILE, tagger_fingerprint
+    from medlink.text.finders.selection import SELECTOR_FILE, is_selector_file, tagger_fingerprint
     from medlink.text.finders.tagger import read_tagger_info
-    from medlink.training.span_selector import fit_span_selector
-    from medlink.training.tagger_data import read_annotated
+    from medlink.training.span_selector import fit_span_selector, fitting_documents
 
     info = read_tagger_info(tagger)
-    learned_from = {record.get("sha256") for record in info.get("data", {}).get("train", [])}
+    target = out or Path(tagger) / SELECTOR_FILE
+    require_replaceable_file(target, "a span selector", is_selector_file, [Path(spec.partition(":")[2]) for spec in documents])
     index_folder = resolve_index(index)
-    remembered = {str(Path(source.partition(":")[2]).resolve()) for source in index_memory_sources(index_folder)}
-    read, records = [], []
-    for spec in documents:
-        found, record = read_annotated(spec)
-        if not found:
-            fail(f"--documents {spec}: no documents in it")
-        if record["sha256"] in learned_from:
-            fail(f"--documents {spec}: the tagger was trained on these documents; fit the selector on documents it did not learn from (a dev split)")
-        if record["path"] in remembered:
-            fail(f"--documents {spec}: the index holds these documents' mentions as memory; fit the selector on other documents (a dev split)")
-        read += found
-        records.append(record)
+    read, records, repeated = fitting_documents(documents, info, index_memory_sources(index_folder))
     annotator = Annotator.load(index_folder, "both", tagger, AnnotateOptions(combine="confirmed"), exclude_names)
-    fitted_on = {"documents_files": records, "index": str(index), "exclude_names": str(exclude_names) if exclude_names else None}
+    fitted_on = {"documents_files": records, "repeated_documents_dropped": repeated, "dictionary": dictionary_signature(index_folder, exclude_names)}
     selector, report = fit_span_selector(*annotator.finders, read, tagger_fingerprint(tagger), folds=folds, fitted_on=fitted_on)
-    target = selector.save(out or Path(tagger) / SELECTOR_FILE)
+    selector.save(target)
     fold, confirmed, union = report["out_of_fold"], report["confirmed"], report["union"]
+    notes = [f"{repeated} repeated document(s) dropped"] * bool(repeated) + [f"{report['folds']} folds: one per document"] * (report["folds"] < folds)
     typer.echo(f"wrote {target}: threshold {report['threshold']:.2f}; out of fold on {report['documents']} documents strict-span "
                f"P / R / F1 {fold['precision']:.4f} / {fold['recall']:.4f} / {fold['f1']:.4f} (confirmed {confirmed['f1']:.4f}, union {union['f1']:.4f}; "
-               f"{report['gold_among_candidates']} of {report['gold_mentions']} gold spans among the candidates)")
+               f"{report['gold_among_candidates']} of {report['gold_mentions']} gold spans among the candidates)" + "".join(f"; {n}" for n in notes))
 
 
 from medlink.cli.align import register_train  # noqa: E402  (medlink train aligner: defined with the alignment commands)

@@ -10,6 +10,7 @@ fitted on every document. The report sets the fixed policies (confirmed, union) 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -104,3 +105,46 @@ def fit_span_selector(tagger, dictionary, documents: Sequence[Document], tagger_
               "out_of_fold": by_threshold[threshold], **fixed_policies(labelled)}
     selector.fitted_on = {**(fitted_on or {}), **report}
     return selector, report
+
+
+def fitting_documents(specs: Sequence[str], tagger_info: dict, memory_sources: Sequence[str]) -> tuple[list[Document], list[dict], int]:
+    """The annotated documents of ``specs`` (FORMAT:PATH) to fit a selector on, their source records, and how many
+    repeated documents were dropped (the same text twice would sit in a training fold and a held-out one). Refused:
+    documents without one annotated mention, and any document the tagger was trained on (``tagger_info``'s records)
+    or whose mentions the index holds as memory (``memory_sources``' PubTator files): a whole file, a copy or a subset
+    of one, known by each document's text."""
+    from medlink.training.tagger_data import document_hash, document_hashes, read_annotated
+
+    train_records = tagger_info.get("data", {}).get("train", [])
+    learned = {h for record in train_records for h in record.get("document_sha256", [])}
+    learned_files = {record.get("sha256") for record in train_records}
+    remembered: set[str] = set()
+    for source in memory_sources:
+        format_name, _, path = source.partition(":")
+        if format_name == "pubtator" and Path(path).is_file():
+            remembered |= document_hashes(read_annotated(source)[0])
+    documents: list[Document] = []
+    records, seen, repeated = [], set(), 0
+    for spec in specs:
+        found, record = read_annotated(spec)
+        if not found:
+            raise MedlinkError(f"--documents {spec}: no documents in it")
+        if not any(d.annotations for d in found):
+            raise MedlinkError(f"--documents {spec}: no annotated mention in its {len(found)} documents; a selector learns from gold spans")
+        hashes = [document_hash(d) for d in found]
+        tagger_saw = sum(h in learned for h in hashes) or (len(found) if record["sha256"] in learned_files else 0)
+        if tagger_saw:
+            raise MedlinkError(f"--documents {spec}: the tagger was trained on {tagger_saw} of its {len(found)} documents; fit the selector "
+                               "on documents it did not learn from (a dev split)")
+        in_memory = sum(h in remembered for h in hashes)
+        if in_memory:
+            raise MedlinkError(f"--documents {spec}: the index holds the mentions of {in_memory} of its {len(found)} documents as memory; "
+                               "fit the selector on other documents (a dev split)")
+        for document, digest in zip(found, hashes):
+            if digest in seen:
+                repeated += 1
+                continue
+            seen.add(digest)
+            documents.append(document)
+        records.append({key: value for key, value in record.items() if key != "document_sha256"})
+    return documents, records, repeated

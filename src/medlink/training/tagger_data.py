@@ -47,8 +47,19 @@ def read_annotated(spec: str) -> tuple[list[Document], dict]:
         document.annotations = [Annotation(m.start, m.end, text[m.start:m.end], m.semantic_type, source="gold") for m in source.mentions]
         documents.append(document)
     record = {"format": format_name, "path": str(Path(path).resolve()), "sha256": file_checksum(Path(path)),
-              "documents": len(documents), "mentions": sum(len(d.annotations) for d in documents)}
+              "documents": len(documents), "mentions": sum(len(d.annotations) for d in documents),
+              "document_sha256": sorted(document_hashes(documents))}
     return documents, record
+
+
+def document_hash(document: Document) -> str:
+    """The first 16 hex digits of sha256 over a document's text: the same abstract in another file (a copy, a
+    subset) is known again, whatever its id."""
+    return hashlib.sha256(document.text.encode("utf-8")).hexdigest()[:16]
+
+
+def document_hashes(documents: Iterable[Document]) -> set[str]:
+    return {document_hash(document) for document in documents}
 
 
 def gold_spans(document: Document, collapse_types: bool) -> list[Span]:

@@ -46,6 +46,15 @@ def tagger_fingerprint(tagger_folder: Path) -> str:
     return hashlib.sha256((Path(tagger_folder) / TAGGER_FILE).read_bytes()).hexdigest()
 
 
+def is_selector_file(path: Path) -> bool:
+    """Is ``path`` a span selector medlink wrote (the one kind of file ``medlink train selector`` may replace)?"""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and data.get("format") == SELECTOR_FORMAT
+
+
 def word_features(words, starts: list[int], start: int, end: int) -> list[float]:
     """What the tagger thought of the words of [start, end) and of the words either side (``words``: its
     ``TaggedWord``s in text order, ``starts`` their start offsets)."""
@@ -151,7 +160,9 @@ class SpanSelector:
             intercept, threshold, tagger = float(data["intercept"]), float(data["threshold"]), str(data["tagger_sha256"])
         except (KeyError, TypeError, ValueError) as error:
             raise MedlinkError(f"{path}: damaged span selector ({error!r}); fit it again ('medlink train selector')") from error
-        if any(a.shape != (len(FEATURES),) for a in arrays) or not np.all(arrays[1] > 0) or not 0.0 <= threshold <= 1.0 \
+        if not 0.0 <= threshold <= 1.0:
+            raise MedlinkError(f"{path}: the span selector's threshold {threshold} is outside [0, 1] (edited or damaged); fit it again")
+        if any(a.shape != (len(FEATURES),) for a in arrays) or not np.all(arrays[1] > 0) \
                 or not all(np.all(np.isfinite(a)) for a in arrays) or not np.isfinite(intercept):
             raise MedlinkError(f"{path}: the span selector's numbers do not fit its {len(FEATURES)} features (edited or damaged); fit it again")
         return cls(*arrays, intercept, threshold, tagger, data.get("fitted_on"))
