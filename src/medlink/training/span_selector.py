@@ -17,7 +17,7 @@ import numpy as np
 
 from medlink.core import Annotation, Document
 from medlink.errors import MedlinkError
-from medlink.logistic import fit_logistic
+from medlink.logistic import fit_logistic, logistic
 from medlink.progress import bar
 from medlink.text.finders.base import resolve_overlaps
 from medlink.text.finders.selection import FEATURES, SpanSelector, choose, document_candidates
@@ -95,8 +95,7 @@ def fit_span_selector(tagger, dictionary, documents: Sequence[Document], tagger_
         else:
             parameters = fit_logistic(np.vstack([d.features for d in train]), train_labels)
         for i in np.flatnonzero(fold_of == fold):
-            probe = SpanSelector(*parameters, 0.5, tagger_sha256) if parameters else None
-            held_out[i] = probe.predict(labelled[i].features) if probe else np.full(len(labelled[i].spans), train_labels.mean())
+            held_out[i] = logistic(labelled[i].features, *parameters) if parameters else np.full(len(labelled[i].spans), train_labels.mean())
     by_threshold = {t: scores(selected(labelled, held_out, t), labelled) for t in THRESHOLDS}
     threshold = max(THRESHOLDS, key=lambda t: (by_threshold[t]["f1"], -abs(t - 0.5)))
     selector = SpanSelector(*fit_logistic(rows, labels), threshold, tagger_sha256)
