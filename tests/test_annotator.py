@@ -75,6 +75,14 @@ def test_propagation_finds_the_occurrences_a_finder_missed(linker):
     assert [a.text for a in capitals] == ["RENAL"]  # a string without lower-case letters stays case-sensitive
 
 
+def test_spans_made_from_a_typed_span_keep_its_type():
+    """A PubTator output needs a type: short forms take their long form's, propagated occurrences their string's."""
+    text = "Adenomatous polyposis coli (APC) is rare. APC again; adenomatous polyposis coli again."
+    spans = with_short_forms(text, [Annotation(0, 26, text[:26], type="SpecificDisease", source="tagger")])
+    assert [(a.text, a.type) for a in spans] == [("Adenomatous polyposis coli", "SpecificDisease"), ("APC", "SpecificDisease"), ("APC", "SpecificDisease")]
+    assert [(a.text, a.type) for a in propagated(text, spans)] == [("adenomatous polyposis coli", "SpecificDisease")]
+
+
 def test_propagation_skips_partial_words_and_taken_spans():
     text = "tumour, tumours, tumour."
     spans = [Annotation(0, 6, "tumour")]

@@ -311,7 +311,9 @@ def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:
             long_of[abbreviation.short] = long_span.span
             occurrences.append((abbreviation.short_start, abbreviation.short_end))
     occurrences += [(start, end) for start, end, abbreviation in abbreviation_occurrences(text, [a for a, _ in defined])]
-    short_spans = [Annotation(start, end, text[start:end], source="abbreviation", short_form_of=long_of[text[start:end]])
+    type_of = {long_span.span: long_span.type for _abbreviation, long_span in defined}
+    short_spans = [Annotation(start, end, text[start:end], type=type_of.get(long_of[text[start:end]]), source="abbreviation",
+                              short_form_of=long_of[text[start:end]])
                    for start, end in occurrences if text[start:end] in long_of]
     covered = overlap_test(short_spans)
     kept = [span for span in spans if not covered(span.start, span.end)]

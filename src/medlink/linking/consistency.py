@@ -29,7 +29,13 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
     """New spans for the other whole-word occurrences of each span's exact text that overlap no span."""
     lowered = text.lower()
     folded = len(lowered) == len(text)  # lower-casing kept every offset (it does not for a few characters, e.g. "İ")
-    strings = {span.text.lower() if folded and _has_lower(span.text) else span.text for span in spans if span.text.strip()}
+    types: dict[str, str | None] = {}  # each string's type, from the first span that has one: an occurrence is typed as it
+    for span in spans:
+        if span.text.strip():
+            key = span.text.lower() if folded and _has_lower(span.text) else span.text
+            if types.get(key) is None:
+                types[key] = span.type
+    strings = set(types)
     if not strings:
         return []
     automaton = ahocorasick.Automaton()
@@ -44,7 +50,8 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
             if haystack is lowered and not _has_lower(text[start:end]) and text[start:end] in strings:
                 continue  # an all-capitals occurrence of a string found in lower case elsewhere: found on the exact pass
             if _word_bounded(text, start, end) and not taken(start, end):
-                found.setdefault((start, end), Annotation(start, end, text[start:end], source=source))
+                kind = types.get(text[start:end]) if haystack is text else types.get(text[start:end].lower(), types.get(text[start:end]))
+                found.setdefault((start, end), Annotation(start, end, text[start:end], type=kind, source=source))
     return resolve_overlaps(found.values(), "longest")
 
 
