@@ -360,7 +360,8 @@ def train_selector_command(
 
     require_dense_extra()
     from medlink.directories import require_replaceable_file
-    from medlink.linking.annotator import AnnotateOptions, Annotator, dictionary_signature
+    from medlink.linking.annotator import AnnotateOptions, Annotator
+    from medlink.linking.selecting import dictionary_signature
     from medlink.linking.index import resolve_index
     from medlink.linking.manifest import index_memory_sources
     from medlink.text.finders.selection import SELECTOR_FILE, is_selector_file, tagger_fingerprint

@@ -21,6 +21,7 @@ OVERLAP_POLICIES = ("longest", "all")
 # fitted on annotated documents chooses (``medlink.text.finders.selection``: one finder that wraps the tagger and the
 # dictionary).
 COMBINE_POLICIES = ("union", "confirmed", "confirmed+missed", "learned")
+DEFAULT_COMBINE = "confirmed"  # NCBI Disease dev linked best with it (benchmarks/documents)
 _SENTENCE_BREAK = re.compile(r"[.!?;](?:\s|$)")
 _BRACKETS = {")": "(", "]": "[", "}": "{"}
 _WORD = re.compile(r"\w+")
