@@ -106,6 +106,15 @@ def test_default_index_links_out_of_the_box():
     assert [o["candidates"][0]["id"] for o in out] == ["HP:0001658", "HP:0100749"]
 
 
+def test_the_readme_sentence_finds_its_shorthand_on_the_default_index():
+    """The default KB adds medlink's clinical shorthand list ("T2DM", "can't sleep") to ICD-10-CM and HPO concepts."""
+    document = json.loads(medlink("annotate", "--json", "Pt with hx of MI and T2DM, c/o chest pain and can't sleep.").stdout)
+    found = {a["text"]: a["ids"][0] for a in document["annotations"]}
+    assert set(found) == {"MI", "T2DM", "chest pain", "can't sleep"}
+    assert found["T2DM"] in ("ICD10CM:E11", "HP:0005978") and found["can't sleep"] in ("ICD10CM:G47.00", "HP:0100785")
+    assert "HTN" not in {a["text"] for a in json.loads(medlink("annotate", "--json", "The htn was not mentioned.").stdout)["annotations"]}
+
+
 @pytest.fixture(scope="module")
 def lay_kb(tmp_path_factory):
     """139 HPO sleep / heart / nausea / pain terms (a slice of the default KB): small enough to encode in seconds on any CPU."""

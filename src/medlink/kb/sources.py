@@ -54,8 +54,14 @@ def packaged_hpo_obo() -> Path:
     return path
 
 
+CLINICAL_SHORTHAND = Path(__file__).parent / "data" / "clinical_shorthand.jsonl"
+
+
 def default_sources() -> list[SourceSpec]:
-    return [SourceSpec("icd10cm", packaged_tabular_xml(), "ICD10CM"), SourceSpec("obo", packaged_hpo_obo(), "")]
+    """ICD-10-CM and HPO from their packages, then medlink's own short list of clinical shorthand ("T2DM", "HTN", "can't
+    sleep") added to their concepts: neither terminology spells what notes write most."""
+    return [SourceSpec("icd10cm", packaged_tabular_xml(), "ICD10CM"), SourceSpec("obo", packaged_hpo_obo(), ""),
+            SourceSpec("jsonl", CLINICAL_SHORTHAND, "")]
 
 
 def expand_sources(sources: Iterable[str | SourceSpec]) -> list[SourceSpec]:
