@@ -115,7 +115,8 @@ def test_a_fitted_selector_keeps_mentions_and_drops_dictionary_words_that_are_no
     documents = dev_documents()
     selector, report = fit_span_selector(StandInTagger(documents), StandInDictionary(), documents, "abc", folds=3, progress=False)
     assert report["documents"] == 6 and report["gold_mentions"] == 18 and 0.05 <= report["threshold"] <= 0.95
-    assert report["out_of_fold"]["f1"] >= report["confirmed"]["f1"] and report["union"]["precision"] < 1.0
+    assert report["threshold_for"] == "spans" and "linking" not in report["out_of_fold"]  # no linker given
+    assert report["out_of_fold"]["spans"]["f1"] >= report["confirmed"]["spans"]["f1"] and report["union"]["spans"]["precision"] < 1.0
     document = Document.from_text(TEXT, "new")
     document.annotations = [span(TEXT, "breast cancer", "gold")]
     found, words = StandInTagger([document]).tag(document)
@@ -125,6 +126,44 @@ def test_a_fitted_selector_keeps_mentions_and_drops_dictionary_words_that_are_no
     again = SpanSelector.load(selector.save(tmp_path / "selector.json"))
     assert np.allclose(again.predict(rows), selector.predict(rows), atol=1e-6) and again.threshold == selector.threshold
     assert again.tagger == "abc" and again.fitted_on["documents"] == 6
+
+
+class StandInLinker:
+    """Links every text to a concept whose ids are every gold id it is annotated with, except the texts it is told to miss."""
+
+    def __init__(self, documents, misses=()):
+        self.ids: dict[str, list[str]] = {}
+        for document in documents:
+            for annotation in document.annotations:
+                self.ids.setdefault(annotation.text, []).extend(annotation.ids)
+        self.misses = set(misses)
+
+    def link(self, texts, k):
+        from medlink.core import Candidate, LinkResult, Mention
+
+        def best(text):
+            ids = self.ids.get(text, ["D0"])
+            return Candidate(ids[0], 1.0, text, alt_ids=ids[1:])
+
+        return [LinkResult(Mention(t), [] if t in self.misses else [best(t)]) for t in texts]
+
+
+def test_with_a_linker_the_threshold_serves_linking():
+    """Spans the linker gets wrong are no use to a user who links: the linking F1 counts a span only when its concept is right."""
+    from medlink.training.span_selector import collect
+
+    documents = dev_documents()
+    linker = StandInLinker(documents, misses={"tumour"})
+    labelled = collect(StandInTagger(documents), StandInDictionary(), documents, progress=False, linker=linker)
+    for d in labelled:
+        expected = [int(right and span.text != "tumour") for span, right in zip(d.spans, d.labels)]
+        assert d.linked.tolist() == expected
+    assert sum(d.linked.sum() for d in labelled) < sum(d.labels.sum() for d in labelled)
+    selector, report = fit_span_selector(StandInTagger(documents), StandInDictionary(), documents, "abc", folds=3, progress=False, linker=linker)
+    assert report["threshold_for"] == "linking" and set(report["out_of_fold"]) == {"spans", "linking"}
+    assert report["out_of_fold"]["linking"]["right"] <= report["out_of_fold"]["spans"]["right"]
+    assert report["confirmed"]["linking"] == report["confirmed"]["spans"]  # the tagger never finds "tumour": confirmed keeps none
+    assert report["union"]["linking"]["right"] < report["union"]["spans"]["right"]  # the dictionary does, and it is linked wrong
 
 
 def test_a_selector_needs_right_and_wrong_candidates():
@@ -205,6 +244,7 @@ def test_train_selector_then_annotate_with_it(tagger_and_index, tmp_path):
     dev = f"pubtator:{FIXTURES / 'tagger' / 'dev.pubtator'}"
     fitted = medlink("train", "selector", "--tagger", tagger, "--index", index, "--documents", dev, "--folds", "3")
     assert f"wrote {tagger / 'span_selector.json'}" in fitted.stdout and "confirmed" in fitted.stdout
+    assert "(the best strict-span F1 out of fold)" in fitted.stdout  # the fixture's ids are not the KB's: spans decide
     saved = json.loads((tagger / "span_selector.json").read_text())
     assert saved["fitted_on"]["documents"] == 6 and saved["fitted_on"]["documents_files"][0]["documents"] == 6
     text = "Women with breast cancer had normal renal function."

@@ -121,7 +121,7 @@ def span_selector(workdir: Path, tagger: Path, held_out: int | None = None, fold
         index = ncbi_index(workdir, True)
         annotator = Annotator.load(index, "both", tagger, AnnotateOptions(combine="confirmed"), exclusions(workdir, index))
         documents = [d for i, d in enumerate(read_pubtator(DEV)) if held_out is None or i % folds != held_out]
-        fit_span_selector(*annotator.finders, documents, tagger_fingerprint(Path(tagger)), progress=False)[0].save(out)
+        fit_span_selector(*annotator.finders, documents, tagger_fingerprint(Path(tagger)), progress=False, linker=annotator.linker)[0].save(out)
     return out
 
 

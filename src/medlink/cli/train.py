@@ -354,8 +354,8 @@ def train_selector_command(
     folds: int = typer.Option(5, "--folds", min=2, help="Document folds the threshold is chosen over (out of fold strict-span F1)."),
 ) -> None:
     """Fit the span selector that chooses between a tagger's and the dictionary's spans (annotate --combine learned). Its
-    threshold is the one with the best strict-span F1 out of fold; for linking, a higher --span-threshold may do better
-    (NCBI Disease dev: 0.7)."""
+    threshold is the one with the best linking F1 out of fold (span and the index's concept right) when the documents
+    carry concept ids, else the best strict-span F1."""
     from medlink.encoders.transformer import require_dense_extra
 
     require_dense_extra()
@@ -375,13 +375,24 @@ def train_selector_command(
     read, records, repeated = fitting_documents(documents, info, index_memory_sources(index_folder))
     annotator = Annotator.load(index_folder, "both", tagger, AnnotateOptions(combine="confirmed"), exclude_names)
     fitted_on = {"documents_files": records, "repeated_documents_dropped": repeated, "dictionary": dictionary_signature(index_folder, exclude_names)}
-    selector, report = fit_span_selector(*annotator.finders, read, tagger_fingerprint(tagger), folds=folds, fitted_on=fitted_on)
+    selector, report = fit_span_selector(*annotator.finders, read, tagger_fingerprint(tagger), folds=folds, fitted_on=fitted_on, linker=annotator.linker)
     selector.save(target)
-    fold, confirmed, union = report["out_of_fold"], report["confirmed"], report["union"]
-    notes = [f"{repeated} repeated document(s) dropped"] * bool(repeated) + [f"{report['folds']} folds: one per document"] * (report["folds"] < folds)
-    typer.echo(f"wrote {target}: threshold {report['threshold']:.2f}; out of fold on {report['documents']} documents strict-span "
-               f"P / R / F1 {fold['precision']:.4f} / {fold['recall']:.4f} / {fold['f1']:.4f} (confirmed {confirmed['f1']:.4f}, union {union['f1']:.4f}; "
-               f"{report['gold_among_candidates']} of {report['gold_mentions']} gold spans among the candidates)" + "".join(f"; {n}" for n in notes))
+    measure = {"spans": "strict-span", "linking": "linking"}[report["threshold_for"]]
+    typer.echo(f"wrote {target}: threshold {report['threshold']:.2f} (the best {measure} F1 out of fold); " + selector_summary(report, folds, repeated))
+
+
+def selector_summary(report: dict, folds: int, repeated: int) -> str:
+    """The fit's out-of-fold figures beside the fixed policies', in one line."""
+    def figures(by_measure: dict) -> str:
+        spans = by_measure["spans"]
+        text = f"spans P / R / F1 {spans['precision']:.4f} / {spans['recall']:.4f} / {spans['f1']:.4f}"
+        return text + (f", linking F1 {by_measure['linking']['f1']:.4f}" if "linking" in by_measure else "")
+
+    notes = [f"{repeated} repeated document(s) dropped"] * bool(repeated)
+    notes += [f"{report['folds']} folds: one per document"] * (report["folds"] < folds)
+    return (f"on {report['documents']} documents {figures(report['out_of_fold'])} (confirmed: {figures(report['confirmed'])}; union: "
+            f"{figures(report['union'])}; {report['gold_among_candidates']} of {report['gold_mentions']} gold spans among the candidates)"
+            + "".join(f"; {note}" for note in notes))
 
 
 from medlink.cli.align import register_train  # noqa: E402  (medlink train aligner: defined with the alignment commands)

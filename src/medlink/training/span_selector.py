@@ -3,8 +3,11 @@
 The documents must be ones the tagger did not learn from, and whose mentions the index's memory does not hold: on
 its own training documents a tagger is sure of every gold word and the dictionary finds every remembered mention,
 and a selector fitted there would learn to trust both blindly. A development split is the natural choice. The
-threshold is the one with the best strict-span F1 out of fold (documents split in ``folds``), then the model is
-fitted on every document. The report sets the fixed policies (confirmed, union) beside it on the same documents.
+threshold is chosen out of fold (documents split in ``folds``), then the model is fitted on every document. When the
+gold spans carry concept ids and a linker is given, the threshold is the one with the best linking F1 (a span counts
+when it is gold and the linker's first candidate is one of its ids: what ``medlink annotate`` is for; spans a
+tagger finds that no KB name spells are often mentions the linker gets wrong); else the best strict-span F1. The
+report sets the fixed policies (confirmed, union) beside it on the same documents, by both measures.
 """
 
 from __future__ import annotations
@@ -27,30 +30,51 @@ THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.05, 0.96, 0.05))
 
 @dataclass
 class Candidates:
-    """One document's candidate spans, their features, which are gold spans, and how many gold spans it has."""
+    """One document's candidate spans, their features, which are gold spans (``labels``), which of those the linker
+    links right (``linked``, None without a linker or ids), and how many gold spans it has."""
 
     spans: list[Annotation]
     features: np.ndarray
     labels: np.ndarray
     gold: int
+    linked: np.ndarray | None = None
 
 
-def collect(tagger, dictionary, documents: Sequence[Document], progress: bool = True) -> list[Candidates]:
-    """Every document's candidates, labelled by its gold annotations (a candidate is right when its span is one)."""
+def collect(tagger, dictionary, documents: Sequence[Document], progress: bool = True, linker=None) -> list[Candidates]:
+    """Every document's candidates, labelled by its gold annotations (a candidate is right when its span is one), and,
+    with a ``linker`` and gold ids, whether the linker's first candidate for a gold span is one of its ids."""
     out = []
     for document in bar(progress, iterable=documents, desc="selector: reading documents", unit="doc"):
         spans, features = document_candidates(tagger, dictionary, document)
         gold = {a.span for a in document.annotations}
         out.append(Candidates(spans, features, np.array([s.span in gold for s in spans], np.int8), len(gold)))
+    if linker is not None and any(a.ids for d in documents for a in d.annotations):
+        label_links(out, documents, linker)
     return out
 
 
-def scores(kept: Sequence[Sequence[Annotation]], documents: Sequence[Candidates]) -> dict:
-    """Strict-span precision / recall / F1 of ``kept`` spans (one list per document)."""
+def label_links(labelled: Sequence[Candidates], documents: Sequence[Document], linker) -> None:
+    """Fill each document's ``linked``: its gold-span candidates whose linked concept (id or alt id) is a gold id there;
+    each distinct text is linked once."""
+    texts = sorted({span.text for d, document in zip(labelled, documents) for span, right in zip(d.spans, d.labels) if right})
+    best = {text: result.best for text, result in zip(texts, linker.link(texts, 1))} if texts else {}
+    for d, document in zip(labelled, documents):
+        ids = {a.span: set(a.ids) for a in document.annotations}
+        linked = []
+        for span, right in zip(d.spans, d.labels):
+            top = best.get(span.text) if right else None
+            linked.append(top is not None and bool(({top.concept_id} | set(top.alt_ids or ())) & ids.get(span.span, set())))
+        d.linked = np.array(linked, np.int8)
+
+
+def scores(kept: Sequence[Sequence[Annotation]], documents: Sequence[Candidates], measure: str = "spans") -> dict:
+    """Precision / recall / F1 of ``kept`` spans (one list per document): strict span (``spans``), or strict span and
+    the linker's concept right (``linking``)."""
     found = sum(len(spans) for spans in kept)
     right = 0
     for spans, labelled in zip(kept, documents):
-        label = {id(span): int(value) for span, value in zip(labelled.spans, labelled.labels)}
+        values = labelled.labels if measure == "spans" else labelled.linked
+        label = {id(span): int(value) for span, value in zip(labelled.spans, values)}
         right += sum(label[id(span)] for span in spans)
     gold = sum(d.gold for d in documents)
     precision, recall = right / found if found else 0.0, right / gold if gold else 0.0
@@ -62,19 +86,19 @@ def selected(documents: Sequence[Candidates], probabilities: Sequence[np.ndarray
     return [[d.spans[i] for i in choose(d.spans, p, threshold)] for d, p in zip(documents, probabilities)]
 
 
-def fixed_policies(documents: Sequence[Candidates]) -> dict:
-    """What ``--combine confirmed`` and ``union`` keep of the same candidates, for the report."""
+def fixed_policies(documents: Sequence[Candidates], measures: Sequence[str]) -> dict:
+    """What ``--combine confirmed`` and ``union`` keep of the same candidates, by each measure, for the report."""
     tagger, overlapped = FEATURES.index("from_tagger"), FEATURES.index("overlaps_dictionary")
     confirmed = [resolve_overlaps([s for s, row in zip(d.spans, d.features) if row[tagger] and row[overlapped]]) for d in documents]
     union = [resolve_overlaps(d.spans) for d in documents]
-    return {"confirmed": scores(confirmed, documents), "union": scores(union, documents)}
+    return {name: {measure: scores(kept, documents, measure) for measure in measures} for name, kept in (("confirmed", confirmed), ("union", union))}
 
 
 def fit_span_selector(tagger, dictionary, documents: Sequence[Document], tagger_sha256: str, *, folds: int = 5,
-                      seed: int = 0, progress: bool = True, fitted_on: dict | None = None) -> tuple[SpanSelector, dict]:
+                      seed: int = 0, progress: bool = True, fitted_on: dict | None = None, linker=None) -> tuple[SpanSelector, dict]:
     """A selector for ``tagger`` (a ``TaggerFinder``) beside ``dictionary`` (a ``DictionaryFinder``), fitted on
-    ``documents`` (gold annotations), and its report."""
-    labelled = collect(tagger, dictionary, documents, progress)
+    ``documents`` (gold annotations), and its report; with ``linker`` (and gold ids) the threshold serves linking."""
+    labelled = collect(tagger, dictionary, documents, progress, linker)
     rows = np.vstack([d.features for d in labelled]) if labelled else np.zeros((0, len(FEATURES)))
     labels = np.concatenate([d.labels for d in labelled]) if labelled else np.zeros(0, np.int8)
     positives = int(labels.sum())
@@ -96,12 +120,15 @@ def fit_span_selector(tagger, dictionary, documents: Sequence[Document], tagger_
             parameters = fit_logistic(np.vstack([d.features for d in train]), train_labels)
         for i in np.flatnonzero(fold_of == fold):
             held_out[i] = logistic(labelled[i].features, *parameters) if parameters else np.full(len(labelled[i].spans), train_labels.mean())
-    by_threshold = {t: scores(selected(labelled, held_out, t), labelled) for t in THRESHOLDS}
-    threshold = max(THRESHOLDS, key=lambda t: (by_threshold[t]["f1"], -abs(t - 0.5)))
+    # linking F1 decides when the linker gets some gold span right (ids in another namespace than the KB's: spans decide)
+    linked = all(d.linked is not None for d in labelled) and any(d.linked.any() for d in labelled)
+    measures = ("spans", "linking") if linked else ("spans",)
+    by_threshold = {t: {m: scores(kept, labelled, m) for m in measures} for t in THRESHOLDS for kept in [selected(labelled, held_out, t)]}
+    threshold = max(THRESHOLDS, key=lambda t: (by_threshold[t][measures[-1]]["f1"], -abs(t - 0.5)))
     selector = SpanSelector(*fit_logistic(rows, labels), threshold, tagger_sha256)
     report = {"documents": len(labelled), "candidates": len(labels), "gold_mentions": sum(d.gold for d in labelled),
-              "gold_among_candidates": positives, "folds": folds, "threshold": threshold,
-              "out_of_fold": by_threshold[threshold], **fixed_policies(labelled)}
+              "gold_among_candidates": positives, "folds": folds, "threshold": threshold, "threshold_for": measures[-1],
+              "out_of_fold": by_threshold[threshold], **fixed_policies(labelled, measures)}
     selector.fitted_on = {**(fitted_on or {}), **report}
     return selector, report
 

@@ -44,7 +44,8 @@ def read_annotated(spec: str) -> tuple[list[Document], dict]:
     for source in load_pubtator_documents(path, keep_unlinked=True):
         document = Document.from_title_abstract(source.doc_id, source.title, source.abstract)
         text = document.text
-        document.annotations = [Annotation(m.start, m.end, text[m.start:m.end], m.semantic_type, source="gold") for m in source.mentions]
+        document.annotations = [Annotation(m.start, m.end, text[m.start:m.end], m.semantic_type, ids=tuple(sorted(m.gold)), source="gold")
+                                for m in source.mentions]
         documents.append(document)
     record = {"format": format_name, "path": str(Path(path).resolve()), "sha256": file_checksum(Path(path)),
               "documents": len(documents), "mentions": sum(len(d.annotations) for d in documents),
