@@ -351,7 +351,7 @@ def train_selector_command(
     exclude_names: Optional[Path] = typer.Option(None, "--exclude-names", help="The names file you will give 'medlink annotate --exclude-names', if any."),
     out: Optional[Path] = typer.Option(None, "--out", help="Selector file to write (default: span_selector.json in the tagger folder, which "
                                                           "'medlink annotate --finder both --combine learned' then uses)."),
-    folds: int = typer.Option(5, "--folds", min=2, help="Document folds the threshold is chosen over (out of fold strict-span F1)."),
+    folds: int = typer.Option(5, "--folds", min=2, help="Document folds the threshold is chosen over (out of fold)."),
 ) -> None:
     """Fit the span selector that chooses between a tagger's and the dictionary's spans (annotate --combine learned). Its
     threshold is the one with the best linking F1 out of fold (span and the index's concept right) when the documents
