@@ -83,6 +83,16 @@ def test_spans_made_from_a_typed_span_keep_its_type():
     assert [(a.text, a.type) for a in propagated(text, spans)] == [("adenomatous polyposis coli", "SpecificDisease")]
 
 
+def test_a_short_form_the_document_defines_otherwise_is_no_mention():
+    text = "We used computer-aided design (CAD). The CAD model fitted; CAD risk was not studied."
+    spans = [Annotation(m, m + 3, "CAD", source="dictionary") for m in (31, 42, 59)]
+    assert with_short_forms(text, spans) == []
+    kept = "Coronary artery disease (CAD) was common. CAD again."
+    found = [Annotation(0, 23, kept[:23], source="dictionary"), Annotation(42, 45, "CAD", source="dictionary")]
+    assert [(a.text, a.source) for a in with_short_forms(kept, found)] == [("Coronary artery disease", "dictionary"), ("CAD", "abbreviation"),
+                                                                          ("CAD", "abbreviation")]
+
+
 def test_propagation_skips_partial_words_and_taken_spans():
     text = "tumour, tumours, tumour."
     spans = [Annotation(0, 6, "tumour")]

@@ -113,6 +113,8 @@ def test_the_readme_sentence_finds_its_shorthand_on_the_default_index():
     assert set(found) == {"MI", "T2DM", "chest pain", "can't sleep"}
     assert found["T2DM"] in ("ICD10CM:E11", "HP:0005978") and found["can't sleep"] in ("ICD10CM:G47.00", "HP:0100785")
     assert "HTN" not in {a["text"] for a in json.loads(medlink("annotate", "--json", "The htn was not mentioned.").stdout)["annotations"]}
+    design = json.loads(medlink("annotate", "--json", "We used computer-aided design (CAD). The CAD model fitted.").stdout)
+    assert design["annotations"] == []  # the document says what its CAD is
 
 
 @pytest.fixture(scope="module")

@@ -254,13 +254,21 @@ def widened_to_coordinations(text: str, spans: list[Annotation], is_name) -> lis
 
 def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:
     """``spans`` plus the short forms of abbreviations whose long form ends with a found span, each pointing at
-    that span (``short_form_of``); a found span overlapping a short form occurrence gives way to it."""
+    that span (``short_form_of``); a found span overlapping a short form occurrence gives way to it. A short form the
+    document defines with a long form no span touches means something else here ("computer-aided design (CAD)"): its
+    found occurrences are dropped (NCBI Disease dev linking F1 0.7796 -> 0.7816 on the chosen pipeline)."""
     by_end = {span.end: span for span in spans}
     defined = []
+    other_meaning = set()  # short forms the document defines with a long form that is no mention ("computer-aided design (CAD)")
     for abbreviation in find_abbreviations(text):
         long_span = by_end.get(abbreviation.long_end)
         if long_span is not None and long_span.start >= abbreviation.long_start:
             defined.append((abbreviation, long_span))
+        elif not any(span.start < abbreviation.long_end and abbreviation.long_start < span.end for span in spans):
+            other_meaning.add(abbreviation.short)
+    other_meaning -= {abbreviation.short for abbreviation, _ in defined}
+    if other_meaning:
+        spans = [span for span in spans if span.text not in other_meaning]
     if not defined:
         return spans
     long_of = {}
