@@ -41,6 +41,9 @@ def test_stdin_and_pubtator_round_trip_keep_offsets(index_dir, tmp_path):
     piped = subprocess.run([sys.executable, "-m", "medlink", "annotate", "--index", str(index_dir), "--json"], input=TEXT,
                            capture_output=True, text=True, check=True)
     assert len(json.loads(piped.stdout)["annotations"]) == 5
+    dash = subprocess.run([sys.executable, "-m", "medlink", "annotate", "--index", str(index_dir), "--json", "-"], input=TEXT,
+                          capture_output=True, text=True, check=True)  # "-" is stdin, not a text
+    assert dash.stdout == piped.stdout
     source = tmp_path / "in.pubtator"
     source.write_text(f"1|t|Renal hamartoma.\n1|a|{TEXT}\n\n2|t|Nothing here.\n2|a|\n")
     out = tmp_path / "out.pubtator"
@@ -65,6 +68,7 @@ def test_bioc_out_and_in(index_dir, tmp_path):
 
     (document,) = list(read_documents(out, "bioc"))
     assert [(a.text, a.ids) for a in document.annotations][0] == ("Adenomatous polyposis coli", ("D011125",))
+    assert out.read_text().endswith("</collection>\n")
 
 
 def test_bad_input_and_unsafe_outputs_are_refused(index_dir, tmp_path):

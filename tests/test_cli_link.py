@@ -158,6 +158,11 @@ def test_default_dense_index_is_the_preset_over_the_default_kb(lay_kb, tmp_path,
 
 
 @pytest.mark.dense
+def test_a_misspelt_default_index_is_named():
+    result = medlink("link", "--index", "defualt", "asthma", check=False)
+    assert result.returncode == 2 and "did you mean 'default'" in result.stderr
+
+
 def test_default_dense_without_faiss_says_what_to_install():
     result = medlink_without("faiss", "link", "--index", "default-dense", "can't sleep")
     assert result.returncode == 2 and "neural models need faiss: pip install 'medlink[dense]'" in result.stderr

@@ -59,6 +59,8 @@ def annotate(
 
     if out is not None and str(out) == "-":  # as for --input: stdout
         out = None
+    if text == ["-"] and input_path is None:  # "medlink annotate -": stdin, as the convention goes
+        text, input_path = [], Path("-")
     if text and input_path is not None:
         fail(f"give texts as arguments or --input {input_path}, not both (nothing was annotated)")
     if as_json and output_format not in (None, "jsonl"):

@@ -378,13 +378,15 @@ class _TextSink:
 
 def write_bioc(documents: Iterable[core.Document], target) -> None:
     """A BioC XML collection, one document at a time (a file is written atomically)."""
-    with open_text_target(target) as out, biocxml.iterwrite(_TextSink(out), encoding="utf-8") as writer:
-        writer.write_collection_info(_collection())
-        for document in documents:
-            try:
-                writer.write_document(to_bioc(document))
-            except ValueError as error:  # lxml: a control character or a lone surrogate that XML cannot hold
-                raise MedlinkError(f"document {document.doc_id}: cannot be written as XML ({error})") from None
+    with open_text_target(target) as out:
+        with biocxml.iterwrite(_TextSink(out), encoding="utf-8") as writer:
+            writer.write_collection_info(_collection())
+            for document in documents:
+                try:
+                    writer.write_document(to_bioc(document))
+                except ValueError as error:  # lxml: a control character or a lone surrogate that XML cannot hold
+                    raise MedlinkError(f"document {document.doc_id}: cannot be written as XML ({error})") from None
+        out.write("\n")  # a text file ends with a newline (lxml's writer stops at </collection>)
 
 
 def write_bioc_json(documents: Iterable[core.Document], target) -> None:

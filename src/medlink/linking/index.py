@@ -102,5 +102,14 @@ def default_index_dir(name: str = "default") -> Path:
 
 
 def resolve_index(index: str | Path) -> Path:
-    """``default`` / ``default-dense`` -> that default index's directory; anything else is a path."""
-    return default_index_dir(str(index)) if str(index) in DEFAULT_INDEXES else Path(index)
+    """``default`` / ``default-dense`` -> that default index's directory; anything else is a path (a missing one spelt
+    like a default index's name is refused with that name: "defualt")."""
+    if str(index) in DEFAULT_INDEXES:
+        return default_index_dir(str(index))
+    if not Path(index).exists():
+        import difflib
+
+        close = difflib.get_close_matches(str(index), list(DEFAULT_INDEXES), n=1, cutoff=0.75)
+        if close:
+            raise MedlinkError(f"no index folder {str(index)!r}; did you mean '{close[0]}' (the default index)?")
+    return Path(index)
