@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import hashlib
 import os
 import shutil
 import sys
@@ -269,6 +270,15 @@ def replaced_file(final: Path, binary: bool = False) -> Iterator[IO]:
         clean_stale(final)
         with atomic_file(final, binary) as out:
             yield out
+
+
+def file_checksum(path: Path) -> str:
+    """sha256 of a file's bytes, read in blocks: which data a model saw, which tagger a selector belongs to."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_atomic(path: Path, data: str | bytes) -> Path:

@@ -50,7 +50,7 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
             if haystack is lowered and not _has_lower(text[start:end]) and text[start:end] in strings:
                 continue  # an all-capitals occurrence of a string found in lower case elsewhere: found on the exact pass
             if _word_bounded(text, start, end) and not taken(start, end):
-                kind = types.get(text[start:end]) if haystack is text else types.get(text[start:end].lower(), types.get(text[start:end]))
+                kind = types.get(haystack[start:end])  # the automaton matched this key in this haystack
                 found.setdefault((start, end), Annotation(start, end, text[start:end], type=kind, source=source))
     return resolve_overlaps(found.values(), "longest")
 

@@ -55,9 +55,11 @@ def _alt_ids(kb: KB) -> dict[str, list[str]]:
     """Concept id -> its other ids (MEDIC's MeSH id beside an OMIM one), in the KB's order; replaced ids are not listed."""
     alt: dict[str, list[str]] = {}
     for alias, concept_id, reason in kb.iter_id_aliases():
-        if reason != "replaced" and alias not in alt.setdefault(concept_id, []):  # HPO lists some alt ids twice
-            alt[concept_id].append(alias)
-    return {concept_id: ids for concept_id, ids in alt.items() if ids}
+        if reason != "replaced":
+            ids = alt.setdefault(concept_id, [])
+            if alias not in ids:  # HPO lists some alt ids twice
+                ids.append(alias)
+    return alt
 
 
 def finder_skipped(kb: KB, roots: Sequence[str]) -> set[str]:

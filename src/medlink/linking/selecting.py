@@ -19,8 +19,8 @@ log = logging.getLogger(__name__)
 def dictionary_signature(index: Path, exclude_names: Path | str | None) -> dict:
     """What decides the dictionary finder's spans: the index's KB and memory, and the names excluded. A span selector
     records it when fitted, and a run with another dictionary is warned (its candidates are not the ones it learned on)."""
+    from medlink.directories import file_checksum
     from medlink.linking.manifest import read_manifest
-    from medlink.training.tagger_data import file_checksum
 
     manifest = read_manifest(index)
     memory = manifest.get("memory") or {}

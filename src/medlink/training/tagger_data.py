@@ -14,21 +14,13 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from medlink.core import Annotation, Document
+from medlink.directories import file_checksum
 from medlink.errors import MedlinkError
 from medlink.text.bio import IGNORE, SINGLE_TYPE, Span, encode_labels, pack, tokenize_sentences
 from medlink.text.finders.base import resolve_overlaps
 from medlink.text.sentences import split_sentences
 
 TRAINING_FORMATS = ("pubtator",)
-
-
-def file_checksum(path: Path) -> str:
-    """sha256 of a file's bytes: which training data a tagger saw, recorded in its folder."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_annotated(spec: str) -> tuple[list[Document], dict]:

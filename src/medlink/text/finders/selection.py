@@ -19,7 +19,6 @@ It belongs to one tagger (the ``medlink_tagger.json`` it was fitted with is fing
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from medlink.core import Annotation, Document
-from medlink.directories import write_atomic
+from medlink.directories import file_checksum, write_atomic
 from medlink.errors import MedlinkError
 from medlink.logistic import logistic, rounded
 from medlink.text.finders.base import OVERLAP_POLICIES, overlap_test
@@ -46,7 +45,7 @@ def tagger_fingerprint(tagger_folder: Path) -> str:
     """sha256 of the tagger's ``medlink_tagger.json`` (its training record: a retrained tagger has another)."""
     from medlink.text.finders.tagger import TAGGER_FILE
 
-    return hashlib.sha256((Path(tagger_folder) / TAGGER_FILE).read_bytes()).hexdigest()
+    return file_checksum(Path(tagger_folder) / TAGGER_FILE)
 
 
 def is_selector_file(path: Path) -> bool:

@@ -84,6 +84,8 @@ class TaggerFinder:
         self.model = model
         self.tokenizer = tokenizer
         self.labels = list(labels)
+        self.begin_labels = [i for i, label in enumerate(self.labels) if label.startswith("B-")]  # summed in TaggedWord
+        self.inside_labels = [i for i, label in enumerate(self.labels) if label.startswith("I-")]
         self.max_length = max_length
         self.before, self.after = special_template(tokenizer)  # [CLS], [SEP]
         self.body = max_length - len(self.before) - len(self.after)  # sub-tokens of text per window
@@ -140,8 +142,6 @@ class TaggerFinder:
         """Typed spans of ``text`` found in the given sentence spans (consecutive ones, in text order), and (``words``) the words read, each with P(outside), P(begins), P(inside a mention)."""
         found: list[Span] = []
         tagged: list[TaggedWord] = []
-        begin = [i for i, label in enumerate(self.labels) if label.startswith("B-")]
-        inside = [i for i, label in enumerate(self.labels) if label.startswith("I-")]
         for first in range(0, len(sentences), SENTENCE_GROUP):
             tokenized = tokenize_sentences(self.tokenizer, text, sentences[first:first + SENTENCE_GROUP])
             stream = [token for sentence in tokenized for token in sentence.ids]
@@ -152,7 +152,7 @@ class TaggerFinder:
                 found += decode_labels(sentence, predicted[at:at + len(sentence.ids)], self.labels, text)
                 if words:
                     tagged += [TaggedWord(sentence.offsets[i][0], sentence.word_end[i], float(probabilities[at + i, 0]),
-                                          float(probabilities[at + i, begin].sum()), float(probabilities[at + i, inside].sum()))
+                                          float(probabilities[at + i, self.begin_labels].sum()), float(probabilities[at + i, self.inside_labels].sum()))
                                for i in sentence.first_tokens()]
                 at += len(sentence.ids)
         return found, tagged
