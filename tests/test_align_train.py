@@ -25,8 +25,12 @@ def test_train_aligner_then_align(tmp_path):
     out = tmp_path / "aligner"
     trained = CliRunner().invoke(command(), ["train", "aligner", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),
                                              "--gold", str(FIXTURES / "gold.tsv"), "--out", str(out), "--max-steps-per-epoch", "2",
-                                             "--batch-size", "2", "--depth", "4", "--max-length", "32", "--precision", "fp32"])
+                                             "--batch-size", "2", "--depth", "4", "--max-length", "32", "--precision", "fp32",
+                                             "--target-synonyms", "3"])
     assert trained.exit_code == 0, trained.output + repr(trained.exception)
+    import json
+
+    assert 1 <= json.loads((out / "training.json").read_text())["examples"]["target_synonyms"] <= 3
     calibration = Calibration.load(out)
     assert set(calibration.inputs()) == set(FEATURES) and 0 <= calibration.threshold <= 1 and calibration.depth == 4
     assert (out / "training.json").is_file()
@@ -40,3 +44,24 @@ def test_train_aligner_then_align(tmp_path):
     wrong = CliRunner().invoke(command(), ["align", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),
                                            "--out", str(mapped), "--aligner", str(tmp_path), "-q"])
     assert wrong.exit_code != 0 and "not an aligner" in str(wrong.exception)
+
+
+def test_target_synonyms_become_queries_whose_own_name_is_hidden_from_the_answer(tmp_path):
+    from medlink.align.candidates import TargetIndex, generate
+    from medlink.align.training import _examples, target_synonym_queries
+    from medlink.kb.store import KB
+
+    build_kb(tmp_path / "t.sqlite", [f"tsv=ICD10CM:{FIXTURES / 'target.tsv'}"], progress=False)
+    target = KB.open(tmp_path / "t.sqlite")
+    index = TargetIndex.build(target)
+    queries, gold = target_synonym_queries(target, index, 50, seed=1)
+    asked = {name: index.concept_ids[next(iter(gold[i]))] for i, name in enumerate(queries.names)}
+    assert asked["Juvenile onset diabetes"] == "ICD10CM:E10" and asked["High blood pressure"] == "ICD10CM:I10"
+    assert not set(asked) & set(index.names)  # preferred names are not asked
+    assert len(target_synonym_queries(target, index, 2, seed=1)[0].names) == 2
+    examples = _examples(generate(index, queries, k=8, ancestors=0), gold, depth=8, synonyms=True)
+    juvenile = next(e for e in examples if e.left == "Juvenile onset diabetes")
+    assert juvenile.hide == "Juvenile onset diabetes" and index.concept_ids[juvenile.positives[0]] == "ICD10CM:E10"
+    assert all(index.concept_ids[c] != "ICD10CM:E10" for c in juvenile.wrong)
+    position = index.concept_ids.index("ICD10CM:E10")
+    assert "Juvenile" in index.text(position) and "Juvenile" not in index.text(position, hide=juvenile.hide)

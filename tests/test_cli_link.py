@@ -31,6 +31,8 @@ def test_link_arguments_json(index_dir):
     assert out[1] == {"mention": "", "candidates": [], "error": "empty mention"}
     assert out[2]["candidates"] == [] and "only punctuation" in out[2]["error"]
     assert "2 mention(s) not linked (number 2, 3 in input order)" in result.stderr
+    nothing = medlink("link", "--index", index_dir, "", "?!", check=False)  # nothing linkable: a failure a script sees
+    assert nothing.returncode == 1 and "2 mention(s) not linked" in nothing.stderr
 
 
 def test_link_reads_stdin_and_files(index_dir, tmp_path):

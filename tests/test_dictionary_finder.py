@@ -33,7 +33,7 @@ def finder():
 def test_tokens_keep_offsets_and_normalise_like_names():
     text = "Sjögren's  syndrome—ﬁbrosis (T2DM)"
     tokens = tokenize(text, normalize)
-    assert [t.norm for t in tokens] == ["sjögren", "s", "syndrome", "fibrosis", "t2dm"]
+    assert [t.norm for t in tokens] == ["sjogren", "s", "syndrome", "fibrosis", "t2dm"]
     assert [text[t.start:t.end] for t in tokens] == ["Sjögren", "s", "syndrome", "ﬁbrosis", "T2DM"]
     assert " ".join(t.norm for t in tokens[2:4]) == normalize("syndrome ﬁbrosis")
 

@@ -98,6 +98,8 @@ def main() -> None:
                         "similarities (rows named '+ bi-encoder')")
     parser.add_argument("--calibration", default="auto", help="comma-separated calibration models to compare: auto, trees, logistic")
     parser.add_argument("--lr", type=float, default=4e-5)
+    parser.add_argument("--target-synonyms", type=int, default=0, help="--train aligners also train on this many target synonyms")
+    parser.add_argument("--only-bi-encoder", action="store_true", help="train only the aligners with --bi-encoder (trials)")
     parser.add_argument("--peers", action="store_true", help="add text2term (pip install text2term) on the same split")
     parser.add_argument("--name", default=None)
     args = parser.parse_args()
@@ -139,7 +141,7 @@ def main() -> None:
     folders = []
     gold_train, gold_dev = {s: gold[s] for s in splits["train"]}, {s: gold[s] for s in splits["dev"]}
     models = [m.strip() for m in args.calibration.split(",") if m.strip()]
-    for bi_encoder in [None, *([args.bi_encoder] if args.bi_encoder else [])]:  # each aligner without, then with the bi-encoder
+    for bi_encoder in [*([] if args.only_bi_encoder else [None]), *([args.bi_encoder] if args.bi_encoder else [])]:  # each aligner without, then with the bi-encoder
         for model_kind in models:
             suffix = ("-dense" if bi_encoder else "") + f"-{model_kind}"
             common = {"bi_encoder": bi_encoder, "calibration": model_kind}
@@ -153,7 +155,8 @@ def main() -> None:
                 folder = args.workdir / f"aligner-{args.target}{suffix}"
                 started = time.perf_counter()
                 config = AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives, depth=args.depth,
-                                            max_length=args.max_length, learning_rate=args.lr, **common)
+                                            max_length=args.max_length, learning_rate=args.lr, target_synonyms=args.target_synonyms,
+                                            **common)
                 report, calibration = train_aligner(source, target, gold_train, folder, dev=gold_dev, config=config, progress=True)
                 folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,
                                          "precision": report.precision}))

@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from benchmarks._common.data import cached_kb_path
 from benchmarks._common.harness import SHARED_DATA
 
-from medlink.kb.build import build_kb
 from medlink.kb.readers.icd10cm import packaged_tabular_xml
 from medlink.kb.sources import packaged_hpo_obo
 from medlink.kb.store import KB
@@ -23,39 +23,32 @@ MEDIC = SHARED_DATA / "medic" / "medic_06Jul2012.txt"
 SPLIT = {"train": 0.6, "dev": 0.2, "test": 0.2}
 
 
-def _kb(workdir: Path, name: str, sources: list[str]) -> Path:
-    path = workdir / f"{name}.sqlite"
-    if not path.exists():
-        build_kb(path, sources, progress=False)
-    return path
-
-
 def do_without_xrefs(workdir: Path) -> Path:
     """The DO KB the aligner sees: the OBO without its xref lines (asserted: no xref reached the KB)."""
     stripped = workdir / "doid-noxref.obo"
     if not stripped.exists():
         lines = DO_OBO.read_text(encoding="utf-8").splitlines(keepends=True)
         stripped.write_text("".join(line for line in lines if not line.startswith("xref:")), encoding="utf-8")
-    path = _kb(workdir, "do-noxref", [f"obo:{stripped}"])
+    path = cached_kb_path(workdir, "do-noxref", [f"obo:{stripped}"])
     with KB.open(path) as kb:
         assert kb.stats()["xrefs"] == 0, f"{path} holds xrefs: the gold would leak"
     return path
 
 
 def do_full(workdir: Path) -> Path:
-    return _kb(workdir, "do-full", [f"obo:{DO_OBO}"])
+    return cached_kb_path(workdir, "do-full", [f"obo:{DO_OBO}"])
 
 
 def icd10cm(workdir: Path) -> Path:
-    return _kb(workdir, "icd10cm-2026", [f"icd10cm:{packaged_tabular_xml()}"])
+    return cached_kb_path(workdir, "icd10cm-2026", [f"icd10cm:{packaged_tabular_xml()}"])
 
 
 def medic(workdir: Path) -> Path:
-    return _kb(workdir, "medic", [f"biosyn:{MEDIC}"])
+    return cached_kb_path(workdir, "medic", [f"biosyn:{MEDIC}"])
 
 
 def icd10cm_hpo(workdir: Path) -> Path:
-    return _kb(workdir, "icd10cm-hpo", [f"icd10cm:{packaged_tabular_xml()}", f"obo:{packaged_hpo_obo()}"])
+    return cached_kb_path(workdir, "icd10cm-hpo", [f"icd10cm:{packaged_tabular_xml()}", f"obo:{packaged_hpo_obo()}"])
 
 
 def gold(workdir: Path, target_name: str, target: Path) -> dict[str, set[str]]:

@@ -92,9 +92,10 @@ class TargetIndex:
         """How many is_a children each concept has."""
         return np.bincount(self.parents, minlength=len(self.concept_ids))
 
-    def text(self, position: int, parent: bool = True) -> str:
-        """What a reranker reads for a target concept: its name, a few other names, and its first parent's name."""
-        parts = [self.names[position], *self.synonyms.get(position, [])]
+    def text(self, position: int, parent: bool = True, hide: str | None = None) -> str:
+        """What a reranker reads for a target concept: its name, a few other names (``hide`` left out), and its first
+        parent's name."""
+        parts = [self.names[position], *(name for name in self.synonyms.get(position, []) if name != hide)]
         text = " ; ".join(parts)
         if parent and self.parent_indptr[position] < self.parent_indptr[position + 1]:
             text += " < " + self.names[int(self.parents[self.parent_indptr[position]])]

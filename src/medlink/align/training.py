@@ -44,12 +44,14 @@ class AlignerTrainConfig:
     bi_encoder: str | None = None  # "packaged" or a bi-encoder folder: its similarities join the calibration (align.dense)
     dense_candidates: bool = True  # with a bi-encoder: its nearest target names join the candidates too
     calibration: str = "auto"  # logistic | trees | auto (the better out of fold; scoring.fit_calibration)
+    target_synonyms: int = 0  # the target's own other names used as extra training queries (paper 000: pairs from the KB)
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
         check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every,
                                at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "negatives": (self.negatives, 1),
-                                         "depth": (self.depth, 2), "max_length": (self.max_length, 8)})
+                                         "depth": (self.depth, 2), "max_length": (self.max_length, 8),
+                                         "target_synonyms": (self.target_synonyms, 0)})
         if self.calibration not in CHOICES:
             raise MedlinkError(f"calibration (--calibration) must be one of {', '.join(CHOICES)}, not {self.calibration!r}")
 
@@ -76,8 +78,20 @@ def _hierarchy_neighbours(target: TargetIndex, concepts: set[int]) -> set[int]:
     return out | {int(h) for h in heads}
 
 
-def _examples(candidates: CandidateSet, gold: dict[int, set[int]], depth: int) -> list[tuple[int, list[int], list[int]]]:
-    """(source position, gold targets, wrong targets among its first ``depth`` candidates) per gold source.
+@dataclass
+class Example:
+    """One training query: what the model reads for it, its gold targets, the wrong targets it must beat, and a
+    name the gold target's text leaves out (a target synonym asked about must not be copied from the answer)."""
+
+    left: str
+    positives: list[int]
+    wrong: list[int]
+    hide: str | None = None
+
+
+def _examples(candidates: CandidateSet, gold: dict[int, set[int]], depth: int, synonyms: bool = False) -> list[Example]:
+    """The examples of gold sources: wrong targets among each one's first ``depth`` candidates (``synonyms``: the
+    queries are target names, hidden from their own concept's text).
 
     A gold target's parent or child is not taken as a wrong target: known mappings often name a category that the
     target has since split (DO 2016's Q87.1 for Prader-Willi; ICD-10-CM 2026's Q87.11 carries the name), so such a
@@ -89,8 +103,24 @@ def _examples(candidates: CandidateSet, gold: dict[int, set[int]], depth: int) -
             continue
         unclear = _hierarchy_neighbours(candidates.target, gold[i])
         wrong = [int(c) for c in hits.concepts[hits.row(i)][:depth] if int(c) not in gold[i] and int(c) not in unclear]
-        out.append((i, sorted(gold[i]), wrong))
+        if wrong:
+            queries = candidates.queries
+            out.append(Example(queries.text(i), sorted(gold[i]), wrong, queries.alias_sets[i][0] if synonyms else None))
     return out
+
+
+def target_synonym_queries(target: KB, index: TargetIndex, count: int, seed: int) -> tuple[SourceQueries, dict[int, set[int]]]:
+    """Up to ``count`` of the target's own non-preferred names (seeded sample), each a one-alias query whose gold is its
+    concept: pairs mined from the KB itself (paper 000) that teach the reranker the target's own distinctions
+    ("Classical cholera" is A00.0, not its siblings), beside the known mappings."""
+    position = {c: i for i, c in enumerate(index.concept_ids)}
+    names = sorted({(cid, text) for cid, text, kind in target.iter_names() if kind != "preferred" and text != index.names[position[cid]]})
+    names = random.Random(seed).sample(names, min(count, len(names)))
+    keys = [target.normalize(text) for _, text in names]
+    names, keys = [n for n, k in zip(names, keys) if k], [k for k in keys if k]
+    queries = SourceQueries([f"{cid}#{text}" for cid, text in names], [text for _, text in names], keys,
+                            np.arange(len(names), dtype=np.int64), [[text] for _, text in names])
+    return queries, {i: {position[cid]} for i, (cid, _) in enumerate(names)}
 
 
 def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, *, dev: dict[str, set[str]] | None = None,
@@ -115,9 +145,14 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     if not config.cross_encoder:
         return None, _lexical_aligner(out, train_candidates, gold, generate(target_index, dev_queries, progress=progress) if dev_rows else None,
                                       dev, config, progress)
-    examples = [e for e in _examples(train_candidates, gold_positions(train_queries, target_index, gold), config.depth) if e[2]]
+    examples = _examples(train_candidates, gold_positions(train_queries, target_index, gold), config.depth)
     if not examples:
         raise MedlinkError("no gold mapping names a target concept of --target: check the gold file's object ids")
+    mined = 0
+    if config.target_synonyms:
+        synonym_queries, synonym_gold = target_synonym_queries(target, target_index, config.target_synonyms, config.seed)
+        extra = _examples(generate(target_index, synonym_queries, progress=progress), synonym_gold, config.depth, synonyms=True)
+        examples, mined = examples + extra, len(extra)
     import torch
 
     run = TrainingRun(out, resume, config.seed, progress)
@@ -126,7 +161,7 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     if config.max_steps:
         steps = min(steps, config.max_steps)
     run.prepare(model, config.learning_rate, config.warmup, steps * config.epochs, asdict(config),
-                {"sources": len(examples), "dev": len(dev_rows)})
+                {"sources": len(examples) - mined, "target_synonyms": mined, "dev": len(dev_rows)})
     loss_function = torch.nn.BCEWithLogitsLoss()
     for epoch in run.epochs(config.epochs):
         rng = random.Random(config.seed + epoch)
@@ -134,10 +169,9 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
         rng.shuffle(order)
         pairs: list[list[tuple[str, str, float]]] = []
         for i in order:
-            source_position, positives, wrong = examples[i]
-            left = train_queries.text(source_position)
-            group = [(left, target_index.text(rng.choice(positives)), 1.0)]
-            group += [(left, target_index.text(c), 0.0) for c in rng.sample(wrong, min(config.negatives, len(wrong)))]
+            example = examples[i]
+            group = [(example.left, target_index.text(rng.choice(example.positives), hide=example.hide), 1.0)]
+            group += [(example.left, target_index.text(c), 0.0) for c in rng.sample(example.wrong, min(config.negatives, len(example.wrong)))]
             pairs.append(group)
 
         def step_loss(step: int):

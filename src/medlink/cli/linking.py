@@ -57,6 +57,7 @@ def link(
             fail("no mentions: give them as arguments, with --input FILE, or on stdin")
         stream = read_mentions(input_path, input_format or guess_format(input_path), column, header)
     errors: list[int] = []  # positions (1-based, input order) of the mentions not linked
+    position = 0
     for position, result in enumerate(link_stream(linker, stream, k, selected, batch_size, prefer_prefix), 1):
         if result.error is not None:
             errors.append(position)
@@ -68,6 +69,8 @@ def link(
         shown = ", ".join(map(str, errors[:10])) + (", ..." if len(errors) > 10 else "")
         typer.echo(f"{len(errors)} mention(s) not linked (number {shown} in input order): empty, not UTF-8, or nothing left after "
                    "normalisation (marked 'error' in the output)", err=True)
+        if len(errors) == position:  # nothing could be linked: a script must see that as a failure
+            raise typer.Exit(1)
 
 
 @app.command("eval")

