@@ -25,12 +25,8 @@ def test_train_aligner_then_align(tmp_path):
     out = tmp_path / "aligner"
     trained = CliRunner().invoke(command(), ["train", "aligner", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),
                                              "--gold", str(FIXTURES / "gold.tsv"), "--out", str(out), "--max-steps-per-epoch", "2",
-                                             "--batch-size", "2", "--depth", "4", "--max-length", "32", "--precision", "fp32",
-                                             "--target-synonyms", "3"])
+                                             "--batch-size", "2", "--depth", "4", "--max-length", "32", "--precision", "fp32"])
     assert trained.exit_code == 0, trained.output + repr(trained.exception)
-    import json
-
-    assert 1 <= json.loads((out / "training.json").read_text())["examples"]["target_synonyms"] <= 3
     calibration = Calibration.load(out)
     assert set(calibration.inputs()) == set(FEATURES) and 0 <= calibration.threshold <= 1 and calibration.depth == 4
     assert (out / "training.json").is_file()
@@ -44,6 +40,27 @@ def test_train_aligner_then_align(tmp_path):
     wrong = CliRunner().invoke(command(), ["align", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),
                                            "--out", str(mapped), "--aligner", str(tmp_path), "-q"])
     assert wrong.exit_code != 0 and "not an aligner" in str(wrong.exception)
+
+
+@pytest.mark.slow
+@pytest.mark.dense
+def test_train_aligner_listwise_with_target_synonyms(tmp_path):
+    pytest.importorskip("torch")
+    import json
+
+    from medlink.cli import command
+
+    build_kb(tmp_path / "s.sqlite", [f"obo:{FIXTURES / 'source.obo'}"], progress=False)
+    build_kb(tmp_path / "t.sqlite", [f"tsv=ICD10CM:{FIXTURES / 'target.tsv'}"], progress=False)
+    args = ["train", "aligner", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"), "--gold",
+            str(FIXTURES / "gold.tsv"), "--max-steps-per-epoch", "2", "--batch-size", "2", "--depth", "4", "--max-length", "32",
+            "--precision", "fp32", "--target-synonyms", "3"]
+    trained = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "a"), "--loss", "listwise"])
+    assert trained.exit_code == 0, trained.output + repr(trained.exception)
+    record = json.loads((tmp_path / "a" / "training.json").read_text())
+    assert record["config"]["loss"] == "listwise" and 1 <= record["examples"]["target_synonyms"] <= 3
+    unknown = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "b"), "--loss", "pairwise"])
+    assert unknown.exit_code != 0 and "--loss" in str(unknown.exception) and "listwise" in str(unknown.exception)
 
 
 def test_target_synonyms_become_queries_whose_own_name_is_hidden_from_the_answer(tmp_path):

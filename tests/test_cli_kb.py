@@ -46,13 +46,14 @@ def test_show_and_search(kb_file):
 
 def test_normalisation_options_are_recorded_and_used_by_search(tmp_path):
     tsv = tmp_path / "names.tsv"
-    tsv.write_text("id\tname\nC1\tHER2+ breast cancer\nC2\tHER2- breast cancer\nC3\tAIDS\n")
+    tsv.write_text("id\tname\nC1\tHER2+ breast cancer\nC2\tHER2- breast cancer\nC3\tAIDS\nC4\tBehçet disease\n", encoding="utf-8")
     plain, kept = tmp_path / "plain.sqlite", tmp_path / "kept.sqlite"
     medlink("kb", "build", plain, f"tsv:{tsv}", "-q")
-    medlink("kb", "build", kept, f"tsv:{tsv}", "-q", "--keep-punctuation", "+-", "--keep-case")
+    medlink("kb", "build", kept, f"tsv:{tsv}", "-q", "--keep-punctuation", "+-", "--keep-case", "--keep-accents")
     ids = lambda kb, text: [m["id"] for m in json.loads(medlink("kb", "search", kb, text, "--json").stdout)["matches"]]  # noqa: E731
     assert sorted(ids(plain, "her2+ breast cancer")) == ["C1", "C2"]  # "+" and "-" both become spaces
     assert ids(kept, "HER2+ breast cancer") == ["C1"] and ids(kept, "aids") == [] and ids(kept, "AIDS") == ["C3"]
+    assert ids(plain, "behcet disease") == ["C4"] and ids(kept, "Behcet disease") == [] and ids(kept, "Behçet disease") == ["C4"]
 
 
 def test_unknown_concept_exit_code(kb_file):

@@ -99,6 +99,7 @@ def main() -> None:
     parser.add_argument("--calibration", default="auto", help="comma-separated calibration models to compare: auto, trees, logistic")
     parser.add_argument("--lr", type=float, default=4e-5)
     parser.add_argument("--target-synonyms", type=int, default=0, help="--train aligners also train on this many target synonyms")
+    parser.add_argument("--loss", default="binary", choices=["binary", "listwise"])
     parser.add_argument("--only-bi-encoder", action="store_true", help="train only the aligners with --bi-encoder (trials)")
     parser.add_argument("--peers", action="store_true", help="add text2term (pip install text2term) on the same split")
     parser.add_argument("--name", default=None)
@@ -155,7 +156,7 @@ def main() -> None:
                 folder = args.workdir / f"aligner-{args.target}{suffix}"
                 started = time.perf_counter()
                 config = AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives, depth=args.depth,
-                                            max_length=args.max_length, learning_rate=args.lr, target_synonyms=args.target_synonyms,
+                                            max_length=args.max_length, learning_rate=args.lr, target_synonyms=args.target_synonyms, loss=args.loss,
                                             **common)
                 report, calibration = train_aligner(source, target, gold_train, folder, dev=gold_dev, config=config, progress=True)
                 folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,

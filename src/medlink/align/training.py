@@ -27,6 +27,9 @@ from medlink.kb.store import KB
 from medlink.training.run import TrainingRun, TrainReport, check_training_numbers
 
 
+LOSSES = ("binary", "listwise")
+
+
 @dataclass
 class AlignerTrainConfig:
     epochs: int = 1
@@ -44,6 +47,7 @@ class AlignerTrainConfig:
     bi_encoder: str | None = None  # "packaged" or a bi-encoder folder: its similarities join the calibration (align.dense)
     dense_candidates: bool = True  # with a bi-encoder: its nearest target names join the candidates too
     calibration: str = "auto"  # logistic | trees | auto (the better out of fold; scoring.fit_calibration)
+    loss: str = "binary"  # binary: each pair right or wrong (paper 003); listwise: softmax over a source's gold and negatives
     target_synonyms: int = 0  # the target's own other names used as extra training queries (paper 000: pairs from the KB)
 
     def __post_init__(self) -> None:
@@ -52,6 +56,8 @@ class AlignerTrainConfig:
                                at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "negatives": (self.negatives, 1),
                                          "depth": (self.depth, 2), "max_length": (self.max_length, 8),
                                          "target_synonyms": (self.target_synonyms, 0)})
+        if self.loss not in LOSSES:
+            raise MedlinkError(f"loss (--loss) must be one of {', '.join(LOSSES)}, not {self.loss!r}")
         if self.calibration not in CHOICES:
             raise MedlinkError(f"calibration (--calibration) must be one of {', '.join(CHOICES)}, not {self.calibration!r}")
 
@@ -175,9 +181,13 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
             pairs.append(group)
 
         def step_loss(step: int):
-            batch = [pair for group in pairs[step * config.batch_size : (step + 1) * config.batch_size] for pair in group]
+            groups = pairs[step * config.batch_size : (step + 1) * config.batch_size]
+            batch = [pair for group in groups for pair in group]
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=model.precision == "bf16"):
                 scores = model.forward([p[0] for p in batch], [p[1] for p in batch])
+            if config.loss == "listwise":  # each group's gold pair comes first
+                split = torch.split(scores.float(), [len(group) for group in groups])
+                return torch.stack([torch.logsumexp(g, 0) - g[0] for g in split]).mean()
             return loss_function(scores, torch.tensor([p[2] for p in batch]))
 
         losses = run.train_epoch(epoch, config.epochs, steps, step_loss, config.checkpoint_every)

@@ -82,6 +82,9 @@ def train_aligner_command(
     calibration_model: str = typer.Option("auto", "--calibration", help="What turns the evidence into a confidence: 'trees' "
                                           "(gradient-boosted trees: the evidence may interact), 'logistic', or 'auto': both fitted, "
                                           "the one that ranks the known mappings better out of fold kept (a tie, or fewer than 20 known sources: logistic)."),
+    loss: str = typer.Option("binary", "--loss", help="'binary': each (source, target) pair judged right or wrong, as WikiUMLS "
+                             "trains its reranker; 'listwise': a softmax over each source's gold target and its negatives (a "
+                             "stronger reranker alone, no better once calibrated on DO -> ICD-10-CM: BENCHMARKS.md)."),
     target_synonyms: int = typer.Option(0, "--target-synonyms", min=0, help="Also train on up to N of the target's own "
                                         "synonyms as queries (a seeded sample; each against its concept, its own name hidden): "
                                         "pairs from the terminology itself beside the known mappings."),
@@ -108,7 +111,7 @@ def train_aligner_command(
                                 max_length=max_length, seed=seed, precision=precision or os.environ.get("MEDLINK_PRECISION") or "auto",
                                 max_steps=max_steps, cross_encoder=not no_cross_encoder,
                                 bi_encoder=bi_encoder, dense_candidates=dense_candidates is not False, calibration=calibration_model,
-                                target_synonyms=target_synonyms)
+                                loss=loss, target_synonyms=target_synonyms)
     if dense_candidates is not None and bi_encoder is None:
         typer.echo("warning: --dense-candidates / --no-dense-candidates do nothing without --bi-encoder", err=True)
     use_precision(config.precision)

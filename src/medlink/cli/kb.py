@@ -23,6 +23,8 @@ def kb_build(
     keep: str = typer.Option("", "--keep-punctuation", help="Punctuation characters that normalisation keeps (e.g. '+' for 'HER2+')."),
     keep_case: bool = typer.Option(False, "--keep-case", help="Do not case-fold names and mentions (e.g. to tell 'AIDS' from 'aids')."),
     no_nfkc: bool = typer.Option(False, "--no-nfkc", help="Skip Unicode NFKC normalisation."),
+    keep_accents: bool = typer.Option(False, "--keep-accents", help="Do not fold accents on Latin letters (by default 'Behçet' "
+                                      "and 'Behcet' meet)."),
 ) -> None:
     """Build a KB from one or more sources (several make a composite KB with namespaced ids).
 
@@ -37,7 +39,7 @@ def kb_build(
             fail("give the KB file to write and at least one source: medlink kb build OUT FORMAT:PATH (or --out OUT FORMAT:PATH)")
         out, arguments = Path(arguments[0]), arguments[1:]
     sources = arguments
-    normalizer = Normalizer(nfkc=not no_nfkc, casefold=not keep_case, keep=keep)
+    normalizer = Normalizer(nfkc=not no_nfkc, casefold=not keep_case, keep=keep, fold_accents=not keep_accents)
     report = build_kb(out, sources, skip_invalid=skip_invalid, progress=not quiet, normalizer=normalizer)
     for source, count in report.records.items():
         typer.echo(f"{source}: {count:,} records", err=True)
