@@ -3,6 +3,7 @@ finder at scale (``report.py`` calls ``documents``; kept apart so report.py stay
 
 from __future__ import annotations
 
+MAIN_RUN = "documents_ncbi"  # the stage table's run; other runs of annotate_ncbi.py (--name, another --tagger) get a sentence
 KINDS = {
     "documents_ncbi": lambda d: "chosen_on_dev" in d,
     "peers_documents": lambda d: "dev_grid" in d and "rows" in d,
@@ -87,12 +88,31 @@ def context_sentence(run: dict, provenance) -> list[str]:
             + " (" + ", ".join(provenance(run)) + ")"]
 
 
+def other_tagger_sentence(name: str, run: dict, main: dict | None, provenance) -> list[str]:
+    """A run of the same benchmark with another tagger, in one sentence: its dev-chosen row against the main run's."""
+    def chosen(r: dict) -> dict:
+        return next(row for row in r["rows"] if "dev" in row and row["stage"].strip() == r["chosen_on_dev"].strip())
+
+    def summary(row: dict) -> str:
+        return (f"dev linking F1 {_f1(row['dev']['linking'])}, test linking F1 {_f1(row['test']['linking'])}, test mentions F1 "
+                f"{_f1(row['test']['mentions'])}, concept F1 {_f1(row['test']['concepts'])}, {row['abstracts_per_second']:.0f} abstracts/s")
+
+    text = f"**With the tagger {run.get('tagger', '?').rsplit('/', 1)[-1]}** (`{name}`; dev chose *{run['chosen_on_dev']}*): {summary(chosen(run))}"
+    if main is not None:
+        text += f"; the table's chosen row: {summary(chosen(main))}"
+    return [text + ". (" + ", ".join(provenance(run)) + ")"]
+
+
 def documents(ncbi_runs, peers_runs, scale_runs, context_runs=(), *, table, provenance, PROVENANCE, secs, mb) -> list[str]:
     lines = ["## Documents: linking in running text", "",
              "NCBI Disease PubTator abstracts (dev 100, test 100), MEDIC as the KB, `medlink annotate`'s pipeline. Mentions: strict span; "
              "linking: span and concept right; concept F1: per abstract over its set of concept ids (BioCreative).", ""]
-    for _, run in ncbi_runs[-1:]:
+    main = [run for name, run in ncbi_runs if name == MAIN_RUN][-1:] or [run for _, run in ncbi_runs][-1:]
+    for run in main:
         lines += [*stage_table(run, table, provenance, PROVENANCE), ""]
+    for name, run in ncbi_runs:
+        if main and run is not main[0]:
+            lines += [*other_tagger_sentence(name, run, main[0], provenance), ""]
     for _, run in list(context_runs)[-1:]:
         lines += [*context_sentence(run, provenance), ""]
     for _, run in peers_runs[-1:]:
