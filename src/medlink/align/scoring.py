@@ -11,8 +11,8 @@ cross-encoder, its logit for the first ``depth`` candidates: the confidence is t
 right, and the same number orders the list. The calibration is a logistic regression or, where the evidence interacts
 (a weak string match that the bi-encoder and the hierarchy level vouch for), gradient-boosted trees
 (``medlink.boosted_trees``): ``--calibration auto`` fits both and keeps the one that ranks better on mappings its fit
-did not see (BENCHMARKS.md: on DO -> ICD-10-CM the trees by 0.8-0.9 points, and test agrees; on DO -> MEDIC by
-0.05-0.15, where dev and test slightly prefer the logistic model: a near tie is a coin toss either way).
+did not see (BENCHMARKS.md: on DO -> ICD-10-CM the trees by 1 point with the bi-encoder, and test agrees; on DO -> MEDIC the two
+are within 0.6 points either way: a near tie is a coin toss).
 """
 
 from __future__ import annotations

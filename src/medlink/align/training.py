@@ -121,12 +121,10 @@ def target_synonym_queries(target: KB, index: TargetIndex, count: int, seed: int
     ("Classical cholera" is A00.0, not its siblings), beside the known mappings."""
     position = {c: i for i, c in enumerate(index.concept_ids)}
     names = sorted({(cid, text) for cid, text, kind in target.iter_names() if kind != "preferred" and text != index.names[position[cid]]})
-    names = random.Random(seed).sample(names, min(count, len(names)))
-    keys = [target.normalize(text) for _, text in names]
-    names, keys = [n for n, k in zip(names, keys) if k], [k for k in keys if k]
-    queries = SourceQueries([f"{cid}#{text}" for cid, text in names], [text for _, text in names], keys,
-                            np.arange(len(names), dtype=np.int64), [[text] for _, text in names])
-    return queries, {i: {position[cid]} for i, (cid, _) in enumerate(names)}
+    picked = [(cid, text, key) for cid, text in random.Random(seed).sample(names, min(count, len(names))) if (key := target.normalize(text))]
+    queries = SourceQueries([f"{cid}#{text}" for cid, text, _ in picked], [text for _, text, _ in picked], [key for *_, key in picked],
+                            np.arange(len(picked), dtype=np.int64), [[text] for _, text, _ in picked])
+    return queries, {i: {position[cid]} for i, (cid, _, _) in enumerate(picked)}
 
 
 def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, *, dev: dict[str, set[str]] | None = None,
