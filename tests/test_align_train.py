@@ -59,8 +59,18 @@ def test_train_aligner_listwise_with_target_synonyms(tmp_path):
     assert trained.exit_code == 0, trained.output + repr(trained.exception)
     record = json.loads((tmp_path / "a" / "training.json").read_text())
     assert record["config"]["loss"] == "listwise" and 1 <= record["examples"]["target_synonyms"] <= 3
+    assert "target synonyms trained on (of 3 asked" in trained.output
     unknown = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "b"), "--loss", "pairwise"])
     assert unknown.exit_code != 0 and "--loss" in str(unknown.exception) and "listwise" in str(unknown.exception)
+    lines = (FIXTURES / "target.tsv").read_text().splitlines()
+    (tmp_path / "plain.tsv").write_text("\n".join(line for line in lines if "\tinclusion\t" not in line) + "\n")
+    build_kb(tmp_path / "plain.sqlite", [f"tsv=ICD10CM:{tmp_path / 'plain.tsv'}"], progress=False)  # a target with no synonyms
+    args[args.index("--target") + 1] = str(tmp_path / "plain.sqlite")
+    plain = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "c")])
+    assert plain.exit_code == 0, plain.output + repr(plain.exception)
+    assert json.loads((tmp_path / "c" / "training.json").read_text())["examples"]["target_synonyms"] == 0
+    calibration_only = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "d"), "--no-cross-encoder", "--loss", "listwise"])
+    assert calibration_only.exit_code == 0 and "with --no-cross-encoder they do nothing" in calibration_only.output
 
 
 def test_target_synonyms_become_queries_whose_own_name_is_hidden_from_the_answer(tmp_path):

@@ -54,6 +54,9 @@ def test_normalisation_options_are_recorded_and_used_by_search(tmp_path):
     assert sorted(ids(plain, "her2+ breast cancer")) == ["C1", "C2"]  # "+" and "-" both become spaces
     assert ids(kept, "HER2+ breast cancer") == ["C1"] and ids(kept, "aids") == [] and ids(kept, "AIDS") == ["C3"]
     assert ids(plain, "behcet disease") == ["C4"] and ids(kept, "Behcet disease") == [] and ids(kept, "Behçet disease") == ["C4"]
+    shown = json.loads(medlink("kb", "info", kept, "--json").stdout)["normalizer"]
+    assert shown["fold_accents"] is False and shown["casefold"] is False and shown["keep"] == "+-"
+    assert "fold_accents off" in medlink("kb", "info", kept).stdout
 
 
 def test_unknown_concept_exit_code(kb_file):

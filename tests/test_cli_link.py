@@ -21,7 +21,7 @@ def json_lines(text):
     return [json.loads(line) for line in text.splitlines()]
 
 
-def test_link_arguments_json(index_dir):
+def test_link_arguments_json(index_dir, tmp_path):
     result = medlink("link", "--index", index_dir, "--json", "--k", "2", "colorectal cancer", "", "?!")
     out = json_lines(result.stdout)
     assert out[0]["mention"] == "colorectal cancer"
@@ -33,6 +33,9 @@ def test_link_arguments_json(index_dir):
     assert "2 mention(s) not linked (number 2, 3 in input order)" in result.stderr
     nothing = medlink("link", "--index", index_dir, "", "?!", check=False)  # nothing linkable: a failure a script sees
     assert nothing.returncode == 1 and "2 mention(s) not linked" in nothing.stderr
+    (tmp_path / "empty.txt").write_text("")
+    empty = medlink("link", "--index", index_dir, "--input", tmp_path / "empty.txt", check=False)  # nothing to do: no failure, but said
+    assert empty.returncode == 0 and empty.stdout == "" and "no mentions read from" in empty.stderr
 
 
 def test_link_reads_stdin_and_files(index_dir, tmp_path):

@@ -118,7 +118,8 @@ def _examples(candidates: CandidateSet, gold: dict[int, set[int]], depth: int, s
 def target_synonym_queries(target: KB, index: TargetIndex, count: int, seed: int) -> tuple[SourceQueries, dict[int, set[int]]]:
     """Up to ``count`` of the target's own non-preferred names (seeded sample), each a one-alias query whose gold is its
     concept: pairs mined from the KB itself (paper 000) that teach the reranker the target's own distinctions
-    ("Classical cholera" is A00.0, not its siblings), beside the known mappings."""
+    ("Classical cholera" is A00.0, not its siblings), beside the known mappings. A target with none gives none (the
+    training report counts what was used; a synonym whose candidates hold no wrong target teaches nothing and is dropped)."""
     position = {c: i for i, c in enumerate(index.concept_ids)}
     names = sorted({(cid, text) for cid, text, kind in target.iter_names() if kind != "preferred" and text != index.names[position[cid]]})
     picked = [(cid, text, key) for cid, text in random.Random(seed).sample(names, min(count, len(names))) if (key := target.normalize(text))]
@@ -155,7 +156,8 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     mined = 0
     if config.target_synonyms:
         synonym_queries, synonym_gold = target_synonym_queries(target, target_index, config.target_synonyms, config.seed)
-        extra = _examples(generate(target_index, synonym_queries, progress=progress), synonym_gold, config.depth, synonyms=True)
+        extra = _examples(generate(target_index, synonym_queries, progress=progress), synonym_gold, config.depth,
+                          synonyms=True) if synonym_gold else []
         examples, mined = examples + extra, len(extra)
     import torch
 

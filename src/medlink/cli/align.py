@@ -82,7 +82,7 @@ def train_aligner_command(
     calibration_model: str = typer.Option("auto", "--calibration", help="What turns the evidence into a confidence: 'trees' "
                                           "(gradient-boosted trees: the evidence may interact), 'logistic', or 'auto': both fitted, "
                                           "the one that ranks the known mappings better out of fold kept (a tie, or fewer than 20 known sources: logistic)."),
-    loss: str = typer.Option("binary", "--loss", help="'binary': each (source, target) pair judged right or wrong, as WikiUMLS "
+    loss: str = typer.Option("binary", "--loss", metavar="binary|listwise", help="'binary': each (source, target) pair judged right or wrong, as WikiUMLS "
                              "trains its reranker; 'listwise': a softmax over each source's gold target and its negatives (a "
                              "stronger reranker alone, no better once calibrated on DO -> ICD-10-CM: BENCHMARKS.md)."),
     target_synonyms: int = typer.Option(0, "--target-synonyms", min=0, help="Also train on up to N of the target's own "
@@ -93,7 +93,7 @@ def train_aligner_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
     """Train an aligner on known mappings: a cross-encoder reading them against the candidates' top wrong targets
-    (binary loss), then a calibration of all the evidence; --no-cross-encoder: the calibration alone (seconds)."""
+    (binary loss, or listwise), then a calibration of all the evidence; --no-cross-encoder: the calibration alone (seconds)."""
     if bi_encoder is not None:
         from medlink.align.dense import bi_encoder_setting
 
@@ -114,6 +114,8 @@ def train_aligner_command(
                                 loss=loss, target_synonyms=target_synonyms)
     if dense_candidates is not None and bi_encoder is None:
         typer.echo("warning: --dense-candidates / --no-dense-candidates do nothing without --bi-encoder", err=True)
+    if no_cross_encoder and (loss != "binary" or target_synonyms):
+        typer.echo("warning: --loss and --target-synonyms train the cross-encoder: with --no-cross-encoder they do nothing", err=True)
     use_precision(config.precision)
     check_training_output(out)
     source_kb, target_kb = open_pair(source, target)
@@ -131,7 +133,9 @@ def train_aligner_command(
     fitted = {} if note else calibration.fitted_on.get("threshold_mapping", {})
     typer.echo(f"wrote {out}" + (f" in {report.seconds / 60:.1f} min" if report else "") + f"; calibration {calibration.model} "
                f"({calibration.fitted_on.get('model_choice', {}).get('why', 'fixed')}); threshold {calibration.threshold:.4f}"
-               + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + (f"; epochs: {json.dumps(report.epochs)}" if report else ""))
+               + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + (f"; epochs: {json.dumps(report.epochs)}" if report else "")
+               + (f"; {report.examples.get('target_synonyms', 0)} target synonyms trained on (of {target_synonyms} asked: the target's "
+                  "other names whose candidates hold a wrong target)" if report and target_synonyms else ""))
 
 
 def kb_augment_command(

@@ -70,6 +70,7 @@ def kb_info(kb: str = typer.Argument(..., help="KB file, or 'default'."), as_jso
         return
     for key in ("path", "checksum", "concepts", "names", "distinct_normalized_names", "relations", "xrefs", "types", "id_aliases", "with_definition"):
         typer.echo(f"{key:26} {stats[key]:,}" if isinstance(stats[key], int) else f"{key:26} {stats[key]}")
+    typer.echo("normalisation:     " + ", ".join(f"{k} {v!r}" if k == "keep" else f"{k} {'on' if v else 'off'}" for k, v in stats["normalizer"].items()))
     typer.echo("names by kind:     " + ", ".join(f"{k} {v:,}" for k, v in stats["names_by_kind"].items()))
     typer.echo("relations by type: " + ", ".join(f"{k} {v:,}" for k, v in stats["relations_by_type"].items()))
     for source in stats["sources"]:

@@ -65,6 +65,8 @@ def link(
             typer.echo(json.dumps(result_json(result, explain), ensure_ascii=False))
         else:
             typer.echo("\n".join(explanation_lines(result) if explain else result_lines(result)))
+    if not position:
+        typer.echo(f"no mentions read from {input_path or 'stdin'}", err=True)
     if errors:
         shown = ", ".join(map(str, errors[:10])) + (", ..." if len(errors) > 10 else "")
         typer.echo(f"{len(errors)} mention(s) not linked (number {shown} in input order): empty, not UTF-8, or nothing left after "

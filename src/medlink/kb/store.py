@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import asdict
 from pathlib import Path
 from typing import Iterator
 
@@ -195,6 +196,7 @@ class KB:
             "types": one("SELECT COUNT(*) FROM types"),
             "id_aliases": one("SELECT COUNT(*) FROM id_aliases"),
             "with_definition": one("SELECT COUNT(*) FROM concepts WHERE definition IS NOT NULL"),
+            "normalizer": asdict(self.normalize),
             "names_by_kind": dict(self._db.execute("SELECT kind, COUNT(*) FROM names GROUP BY kind ORDER BY kind")),
             "relations_by_type": dict(self._db.execute("SELECT relation, COUNT(*) FROM relations GROUP BY relation ORDER BY 2 DESC LIMIT 20")),
             "concepts_by_source": dict(self._db.execute("SELECT COALESCE(source, '?'), COUNT(*) FROM concepts GROUP BY 1 ORDER BY 1")),
