@@ -58,6 +58,7 @@ def test_touching_passages_end_words_and_names(finder):
 def test_short_forms_are_case_sensitive(finder):
     assert spans(finder, "an MI and T2DM; ALL relapsed") == [("MI", "exact"), ("T2DM", "exact"), ("ALL", "exact")]
     assert spans(finder, "mi casa, all of them, t2dm") == []
+    assert spans(finder, "two MIs; Mis and mis") == [("MIs", "exact")]  # a plural in capitals is the short form
 
 
 def test_stop_words_and_short_names_are_left_out(finder):

@@ -34,3 +34,11 @@ def test_accents_fold_on_latin_letters_only():
 def test_a_signature_written_before_accent_folding_keeps_accents():
     old = '{"casefold": true, "keep": "", "nfkc": true, "strip_punctuation": true}'
     assert Normalizer.from_signature(old)("Sjögren") == "sjögren"
+
+
+def test_a_capitals_short_forms_plural_is_the_short_form():
+    assert normalize("recurrent UTIs") == "recurrent uti" and normalize("two DVTs") == "two dvt" and normalize("MIs") == "mi"
+    assert normalize("AIDS") == "aids" and normalize("Is") == "is" and normalize("utis") == "utis" and normalize("LCR22s") == "lcr22s"
+    assert Normalizer(singular_short_forms=False)("UTIs") == "utis"
+    old = '{"casefold": true, "keep": "", "nfkc": true, "strip_punctuation": true}'
+    assert Normalizer.from_signature(old)("UTIs") == "utis"

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from benchmarks._common.data import cached_kb
 from benchmarks._common.harness import MODELS, SHARED_DATA
 
 from medlink.core import Document
-from medlink.kb.build import build_kb
 from medlink.kb.store import KB
 from medlink.linking.annotator import AnnotateOptions, Annotator, dictionary_for
 from medlink.linking.index import build_index
@@ -33,10 +33,7 @@ TAGGER_TRAINDEV = MODELS / "tagger-ncbi-traindev"  # medlink train tagger --trai
 
 
 def medic_kb(workdir: Path) -> KB:
-    path = workdir / "medic.sqlite"
-    if not path.exists():
-        build_kb(path, [f"biosyn:{MEDIC}"], progress=False)
-    return KB.open(path)
+    return cached_kb(workdir, "medic", [f"biosyn:{MEDIC}"])
 
 
 def ncbi_index(workdir: Path, memory: bool | str = True, bi_encoder: str | None = None, dense_weight: float = 0.0) -> Path:
@@ -51,9 +48,10 @@ def ncbi_index(workdir: Path, memory: bool | str = True, bi_encoder: str | None 
     if bi_encoder:
         out = out.with_name(f"{out.name}+{Path(bi_encoder).name}-{dense_weight:g}")
         config = default_dense_config(dense_weight, bi_encoder)
-    if not (out / "manifest.json").exists():
+    kb = medic_kb(workdir)
+    if not (out / "manifest.json").exists() or json.loads((out / "manifest.json").read_text())["kb"]["checksum"] != kb.checksum:
         # no probabilities: the figures recorded before indexes had them (NIL decisions would leave spans unlinked)
-        build_index(medic_kb(workdir), out, config=config, memory=[f"pubtator:{path}" for path in files], calibrate="none")
+        build_index(kb, out, config=config, memory=[f"pubtator:{path}" for path in files], calibrate="none")
     return out
 
 
@@ -63,10 +61,11 @@ def reranked_index(workdir: Path, cross_encoder: Path) -> Path:
     from medlink.linking.config import LEXICAL_GENERATORS, LEXICAL_WEIGHTS, LinkerConfig
 
     out = workdir / f"medic-train-index+{Path(cross_encoder).name}"
+    kb = medic_kb(workdir)
     if not (out / "manifest.json").exists():
         config = LinkerConfig.from_dict({"generators": LEXICAL_GENERATORS, "fusion": {"method": "weighted", "weights": dict(LEXICAL_WEIGHTS)},
                                          "rerankers": [{"type": "cross-encoder", "model": str(cross_encoder)}]})
-        build_index(medic_kb(workdir), out, config=config, memory=[f"pubtator:{TRAIN}"], calibrate="none")
+        build_index(kb, out, config=config, memory=[f"pubtator:{TRAIN}"], calibrate="none")
     return out
 
 

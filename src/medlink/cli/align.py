@@ -84,7 +84,7 @@ def train_aligner_command(
                                           "the one that ranks the known mappings better out of fold kept (a tie, or fewer than 20 known sources: logistic)."),
     loss: str = typer.Option("binary", "--loss", metavar="binary|listwise", help="'binary': each (source, target) pair judged right or wrong, as WikiUMLS "
                              "trains its reranker; 'listwise': a softmax over each source's gold target and its negatives (a "
-                             "stronger reranker alone, no better once calibrated on DO -> ICD-10-CM: BENCHMARKS.md)."),
+                             "stronger reranker alone, no better once calibrated on DO -> ICD-10-CM: docs/benchmark-history.md)."),
     target_synonyms: int = typer.Option(0, "--target-synonyms", min=0, help="Also train on up to N of the target's own "
                                         "synonyms as queries (a seeded sample; each against its concept, its own name hidden): "
                                         "pairs from the terminology itself beside the known mappings."),

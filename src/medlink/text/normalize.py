@@ -13,6 +13,7 @@ from functools import cached_property
 import json
 
 _SPACES = re.compile(r"\s+")
+_PLURAL_SHORT_FORM = re.compile(r"\b([A-Z][A-Z0-9]*[A-Z])s\b")  # "UTIs", "DVTs", "MIs"; not "AIDS", "Is", "LCR22s"
 
 
 def _punctuation_table(keep: str) -> dict[int, str]:
@@ -35,6 +36,7 @@ class Normalizer:
     strip_punctuation: bool = True
     keep: str = ""
     fold_accents: bool = True
+    singular_short_forms: bool = True  # "UTIs" -> "UTI": a capitals short form's plural is the short form
 
     @cached_property
     def _table(self) -> dict[int, str]:
@@ -46,6 +48,8 @@ class Normalizer:
                 text = unicodedata.normalize("NFKC", text)
             if self.fold_accents:
                 text = fold_accents(text)
+        if self.singular_short_forms and "s" in text:
+            text = _PLURAL_SHORT_FORM.sub(r"\1", text)
         if self.casefold:
             text = text.casefold()
         if self._table:
@@ -79,7 +83,7 @@ class Normalizer:
     @classmethod
     def from_signature(cls, signature: str) -> "Normalizer":
         """The normaliser a signature describes; one written before a switch existed had it off."""
-        return cls(**{"fold_accents": False, **json.loads(signature)})
+        return cls(**{"fold_accents": False, "singular_short_forms": False, **json.loads(signature)})
 
 
 # Latin letters with no decomposition into a base letter and a mark
