@@ -14,6 +14,7 @@ import json
 
 _SPACES = re.compile(r"\s+")
 _PLURAL_SHORT_FORM = re.compile(r"\b([A-Z][A-Z0-9]*[A-Z])s\b")  # "UTIs", "DVTs", "MIs"; not "AIDS", "Is", "LCR22s"
+_CAPITAL_S = re.compile(r"[A-Z]s\b")
 
 
 def _punctuation_table(keep: str) -> dict[int, str]:
@@ -48,7 +49,7 @@ class Normalizer:
                 text = unicodedata.normalize("NFKC", text)
             if self.fold_accents:
                 text = fold_accents(text)
-        if self.singular_short_forms and "s" in text:
+        if self.singular_short_forms and _CAPITAL_S.search(text):  # the cheap test first: most names have no such word
             text = _PLURAL_SHORT_FORM.sub(r"\1", text)
         if self.casefold:
             text = text.casefold()
