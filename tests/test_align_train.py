@@ -13,19 +13,26 @@ from medlink.kb.build import build_kb
 FIXTURES = Path(__file__).parent / "fixtures" / "align"
 
 
+@pytest.fixture
+def tiny_training(tmp_path) -> list[str]:
+    """The fixture source and target KBs built in ``tmp_path``, and 'medlink train aligner' arguments for two tiny steps
+    over them (without --out)."""
+    build_kb(tmp_path / "s.sqlite", [f"obo:{FIXTURES / 'source.obo'}"], progress=False)
+    build_kb(tmp_path / "t.sqlite", [f"tsv=ICD10CM:{FIXTURES / 'target.tsv'}"], progress=False)
+    return ["train", "aligner", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"), "--gold",
+            str(FIXTURES / "gold.tsv"), "--max-steps-per-epoch", "2", "--batch-size", "2", "--depth", "4", "--max-length", "32",
+            "--precision", "fp32"]
+
+
 @pytest.mark.slow
 @pytest.mark.dense
-def test_train_aligner_then_align(tmp_path):
+def test_train_aligner_then_align(tmp_path, tiny_training):
     pytest.importorskip("torch")
     from medlink.align.scoring import FEATURES, Calibration
     from medlink.cli import command
 
-    build_kb(tmp_path / "s.sqlite", [f"obo:{FIXTURES / 'source.obo'}"], progress=False)
-    build_kb(tmp_path / "t.sqlite", [f"tsv=ICD10CM:{FIXTURES / 'target.tsv'}"], progress=False)
     out = tmp_path / "aligner"
-    trained = CliRunner().invoke(command(), ["train", "aligner", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),
-                                             "--gold", str(FIXTURES / "gold.tsv"), "--out", str(out), "--max-steps-per-epoch", "2",
-                                             "--batch-size", "2", "--depth", "4", "--max-length", "32", "--precision", "fp32"])
+    trained = CliRunner().invoke(command(), [*tiny_training, "--out", str(out)])
     assert trained.exit_code == 0, trained.output + repr(trained.exception)
     calibration = Calibration.load(out)
     assert set(calibration.inputs()) == set(FEATURES) and 0 <= calibration.threshold <= 1 and calibration.depth == 4
@@ -44,17 +51,13 @@ def test_train_aligner_then_align(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.dense
-def test_train_aligner_listwise_with_target_synonyms(tmp_path):
+def test_train_aligner_listwise_with_target_synonyms(tmp_path, tiny_training):
     pytest.importorskip("torch")
     import json
 
     from medlink.cli import command
 
-    build_kb(tmp_path / "s.sqlite", [f"obo:{FIXTURES / 'source.obo'}"], progress=False)
-    build_kb(tmp_path / "t.sqlite", [f"tsv=ICD10CM:{FIXTURES / 'target.tsv'}"], progress=False)
-    args = ["train", "aligner", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"), "--gold",
-            str(FIXTURES / "gold.tsv"), "--max-steps-per-epoch", "2", "--batch-size", "2", "--depth", "4", "--max-length", "32",
-            "--precision", "fp32", "--target-synonyms", "3"]
+    args = [*tiny_training, "--target-synonyms", "3"]
     trained = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "a"), "--loss", "listwise"])
     assert trained.exit_code == 0, trained.output + repr(trained.exception)
     record = json.loads((tmp_path / "a" / "training.json").read_text())

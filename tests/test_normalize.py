@@ -40,5 +40,7 @@ def test_a_capitals_short_forms_plural_is_the_short_form():
     assert normalize("recurrent UTIs") == "recurrent uti" and normalize("two DVTs") == "two dvt" and normalize("MIs") == "mi"
     assert normalize("AIDS") == "aids" and normalize("Is") == "is" and normalize("utis") == "utis" and normalize("LCR22s") == "lcr22s"
     assert Normalizer(singular_short_forms=False)("UTIs") == "utis"
+    assert normalize.in_capitals("UTIs") and normalize.in_capitals("MI") and not normalize.in_capitals("Mis")
+    assert not Normalizer(singular_short_forms=False).in_capitals("UTIs")
     old = '{"casefold": true, "keep": "", "nfkc": true, "strip_punctuation": true}'
     assert Normalizer.from_signature(old)("UTIs") == "utis"

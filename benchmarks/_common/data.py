@@ -24,12 +24,14 @@ def cached_kb_path(workdir: Path, name: str, sources: list[str]) -> Path:
     """Build a KB once per work directory (benchmarks rebuild nothing they do not measure), again when medlink's
     normaliser has changed since (a cached KB would measure the old one)."""
     path = workdir / f"{name}.sqlite"
-    if path.exists():
-        with KB.open(path) as kb:
-            current = kb.meta["normalizer"] == normalize.signature
-    if not path.exists() or not current:
+    if not path.exists() or _normalizer_of(path) != normalize.signature:
         build_kb(path, sources, progress=False)
     return path
+
+
+def _normalizer_of(path: Path) -> str:
+    with KB.open(path) as kb:
+        return kb.meta["normalizer"]
 
 
 def cached_kb(workdir: Path, name: str, sources: list[str]) -> KB:

@@ -102,7 +102,7 @@ def _examples(candidates: CandidateSet, gold: dict[int, set[int]], depth: int, s
     A gold target's parent or child is not taken as a wrong target: known mappings often name a category that the
     target has since split (DO 2016's Q87.1 for Prader-Willi; ICD-10-CM 2026's Q87.11 carries the name), so such a
     "negative" would teach the model that an exact name is wrong. The calibration's depth features learn the level."""
-    hits = candidates.hits
+    hits, queries = candidates.hits, candidates.queries
     out = []
     for i in range(hits.n_queries):
         if i not in gold:
@@ -110,7 +110,6 @@ def _examples(candidates: CandidateSet, gold: dict[int, set[int]], depth: int, s
         unclear = _hierarchy_neighbours(candidates.target, gold[i])
         wrong = [int(c) for c in hits.concepts[hits.row(i)][:depth] if int(c) not in gold[i] and int(c) not in unclear]
         if wrong:
-            queries = candidates.queries
             out.append(Example(queries.text(i), sorted(gold[i]), wrong, queries.alias_sets[i][0] if synonyms else None))
     return out
 

@@ -27,8 +27,9 @@ def _punctuation_table(keep: str) -> dict[int, str]:
 class Normalizer:
     """Configurable string normaliser.
 
-    Defaults: Unicode NFKC, accents folded ("Behçet" meets "Behcet": terminologies spell eponyms both ways),
-    case folding, punctuation and hyphens to spaces, whitespace collapsed. ``keep`` lists punctuation characters to
+    Defaults: Unicode NFKC, accents folded ("Behçet" meets "Behcet": terminologies spell eponyms both ways), a
+    capitals short form's plural read as the short form ("UTIs" is "UTI"), case folding, punctuation and hyphens to
+    spaces, whitespace collapsed. ``keep`` lists punctuation characters to
     preserve (e.g. ``"+"`` for "HER2+").
     """
 
@@ -56,6 +57,13 @@ class Normalizer:
         if self._table:
             text = text.translate(self._table)
         return _SPACES.sub(" ", text).strip()
+
+    def in_capitals(self, written: str) -> bool:
+        """Whether ``written`` has no lower-case letter, as a short form is written ("MI", not "mi"), the plural's "s"
+        aside where this normaliser reads "MIs" as "MI"."""
+        if self.singular_short_forms:
+            written = _PLURAL_SHORT_FORM.sub(r"\1", written)
+        return not any(c.islower() for c in written)
 
     def word(self, piece: str) -> str:
         """``self(piece)`` for one word of running text, remembered (a corpus repeats its words endlessly)."""

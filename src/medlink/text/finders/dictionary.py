@@ -124,7 +124,7 @@ class DictionaryFinder:
         for tokens in passage_tokens(document, self.normalize):  # a passage ends a word and a name, even where the next one touches it
             for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT):
                 start, end = tokens[first].start, tokens[last - 1].end
-                if value & SHORT_FORM and not self._in_capitals(text[start:end]) or crosses_boundary(text, start, end):
+                if value & SHORT_FORM and not self.normalize.in_capitals(text[start:end]) or crosses_boundary(text, start, end):
                     continue
                 spans.append(Annotation(start, end, text[start:end], source=self.name))
             if self.options.approximate:
@@ -132,12 +132,6 @@ class DictionaryFinder:
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         return resolve_overlaps(spans, self.options.overlap)
-
-    def _in_capitals(self, written: str) -> bool:
-        """Whether a short form is written as one ("MI", not "mi"), its plural too where the normaliser reads "MIs" as "MI"."""
-        if self.normalize.singular_short_forms and written.endswith("s") and written[-2:-1].isupper():
-            written = written[:-1]
-        return not any(c.islower() for c in written)
 
     def is_name(self, text: str) -> bool:
         """Whether ``text`` is, word for word after normalisation, one of the names this finder reports, or (with
