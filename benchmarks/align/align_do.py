@@ -101,6 +101,8 @@ def main() -> None:
     parser.add_argument("--target-synonyms", type=int, default=0, help="--train aligners also train on this many target synonyms")
     parser.add_argument("--loss", default="binary", choices=["binary", "listwise"])
     parser.add_argument("--only-bi-encoder", action="store_true", help="train only the aligners with --bi-encoder (trials)")
+    parser.add_argument("--seed", type=int, default=13, help="the aligners' training seed (the split's stays 13)")
+    parser.add_argument("--no-substitutions", action="store_true", help="aligners without the substitutions learned from train")
     parser.add_argument("--peers", action="store_true", help="add text2term (pip install text2term) on the same split")
     parser.add_argument("--name", default=None)
     args = parser.parse_args()
@@ -145,7 +147,7 @@ def main() -> None:
     for bi_encoder in [*([] if args.only_bi_encoder else [None]), *([args.bi_encoder] if args.bi_encoder else [])]:  # each aligner without, then with the bi-encoder
         for model_kind in models:
             suffix = ("-dense" if bi_encoder else "") + f"-{model_kind}"
-            common = {"bi_encoder": bi_encoder, "calibration": model_kind}
+            common = {"bi_encoder": bi_encoder, "calibration": model_kind, "seed": args.seed, "substitutions": not args.no_substitutions}
             if args.calibrated:  # the calibration alone, fitted on the train split (seconds)
                 folder = args.workdir / f"aligner-{args.target}-calibrated{suffix}"
                 started = time.perf_counter()
@@ -175,7 +177,7 @@ def main() -> None:
                          "source_concepts": len(wanted), "peak_rss_mb": round(peak_mb())})
             started = time.perf_counter()
         index = dense_indexes[calibration.bi_encoder] if calibration.dense_candidates else target_index
-        ranking = score_candidates(generate(index, subset), model, calibration, progress=True)
+        ranking = score_candidates(generate(index, calibration.queries(subset, target.normalize)), model, calibration, progress=True)
         seconds = time.perf_counter() - started
         name = (f"medlink + aligner cross-encoder (top {calibration.depth} read) + calibration" if model is not None
                 else "medlink calibrated (lexical + hierarchy evidence, fitted on train)")

@@ -38,7 +38,7 @@ def main() -> None:
     position = {c: i for i, c in enumerate(queries.concept_ids)}
     for split in ("dev", "test"):
         subset = queries.subset([position[s] for s in splits[split]])
-        candidates = generate(index, subset)
+        candidates = generate(index, aligners[0][2].queries(subset, target.normalize))  # read as the first aligner reads them
         for folder, model, calibration in aligners:
             logits = cross_logits(model, candidates, calibration.depth)
             right = 0

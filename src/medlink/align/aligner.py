@@ -66,6 +66,8 @@ def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progre
     if target_index is None:
         target_index = target_index_for(target, calibration)
     queries = SourceQueries.from_kb(source, target.normalize)
+    if calibration is not None:
+        queries = calibration.queries(queries, target.normalize)
     candidates = generate(target_index, queries, options.k, ancestors=options.ancestors, progress=progress)
     return score_candidates(candidates, model, calibration, options.depth, progress)
 

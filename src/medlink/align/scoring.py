@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from medlink.align.candidates import CandidateSet
+from medlink.align import substitutions as word_substitutions
+from medlink.align.candidates import CandidateSet, SourceQueries
 from medlink.boosted_trees import BoostedTrees
 from medlink.errors import MedlinkError
 
@@ -54,6 +55,12 @@ class Calibration:
     model: str = "logistic"  # MODELS
     features: list[str] = field(default_factory=list)  # the trees' inputs, in column order
     trees: dict | None = None  # BoostedTrees.to_dict()
+    substitutions: dict[str, str] = field(default_factory=dict)  # source word -> target phrase, learned (align.substitutions)
+
+    def queries(self, queries: SourceQueries, normalize) -> SourceQueries:
+        """The source queries as this aligner was trained to read them: with its substitutions' twins (``normalize``:
+        the target's normaliser, which made the queries' keys; hand-edited entries are read through it)."""
+        return word_substitutions.expand(queries, self.substitutions, normalize)
 
     def inputs(self) -> tuple[str, ...]:
         """The evidence this calibration reads."""
@@ -85,9 +92,9 @@ class Calibration:
                 raise ValueError(f'"kind" is not "{ALIGNER_KIND}"')
             calibration = cls(**data)
             calibration.check()
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
             raise MedlinkError(f"{path}: not an aligner 'medlink train aligner' wrote, or damaged ({error}); "
-                               "train it again with --out") from None
+                               "correct that entry, or train it again with --out") from None
         if calibration.model == "trees":
             BoostedTrees.from_dict(calibration.trees or {}, len(calibration.features), str(path))
         if calibration.bi_encoder not in (None, "packaged"):
@@ -114,6 +121,7 @@ class Calibration:
                 raise ValueError(f'"{name}" {value!r} must be a number' + (f" in [{low}, {high}]" if high != math.inf else ""))
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 1:
             raise ValueError(f'"depth" {self.depth!r} must be a whole number of at least 1')
+        word_substitutions.check(self.substitutions)
 
 
 @dataclass

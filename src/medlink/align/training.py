@@ -3,7 +3,9 @@ generators' top wrong targets, a binary loss (is this the source's target?), on 
 
 The pair texts are what scoring reads (``SourceQueries.text`` / ``TargetIndex.text``), and the negatives are what the
 aligner will have to beat: the wrong targets among each source's first ``depth`` fused candidates (ancestors of strong
-candidates included), drawn afresh each epoch. After training, the held-out gold (``dev``) fits the calibration and
+candidates included), drawn afresh each epoch. The training mappings also teach the sources' words in the target's
+vocabulary ("cancer" -> "malignant neoplasm", ``align.substitutions``): every query is read with them, here and when
+aligning. After training, the held-out gold (``dev``) fits the calibration and
 the threshold (``scoring.fit_calibration``), saved beside the model in ``medlink_aligner.json``. Model, optimiser,
 checkpoints and the final save are ``TrainingRun``'s, as for every medlink trainer.
 """
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from medlink.align import substitutions
 from medlink.align.candidates import CandidateSet, SourceQueries, TargetIndex, generate
 from medlink.align.dense import dense_similarity, with_dense_candidates
 from medlink.align.scoring import CHOICES, Calibration, cross_logits, fit_calibration
@@ -49,6 +52,7 @@ class AlignerTrainConfig:
     calibration: str = "auto"  # logistic | trees | auto (the better out of fold; scoring.fit_calibration)
     loss: str = "binary"  # binary: each pair right or wrong (paper 003); listwise: softmax over a source's gold and negatives
     target_synonyms: int = 0  # the target's own other names used as extra training queries (paper 000: pairs from the KB)
+    substitutions: bool = True  # learn word -> phrase substitutions from the mappings; sources read with them (align.substitutions)
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
@@ -133,6 +137,9 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     """Train and save an aligner folder at ``out``; ``dev`` (else ``dev_fraction`` of the gold sources, seeded) fits
     the calibration and threshold and is never trained on."""
     if dev is None:
+        if len(gold) < 2:
+            raise MedlinkError(f"{len(gold)} known source concept(s): too few to train on and hold a fifth out for the calibration; "
+                               "give more known mappings, or held-out ones with --dev")
         ids = sorted(gold)
         random.Random(config.seed).shuffle(ids)
         held = set(ids[: max(1, int(dev_fraction * len(ids)))])
@@ -145,11 +152,14 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     if not train_rows:
         raise MedlinkError("no gold mapping names a source concept of --source: check the gold file's subject ids")
     train_queries, dev_queries = queries.subset(train_rows), queries.subset(dev_rows)
+    train_gold = gold_positions(train_queries, target_index, gold)
+    learned = substitutions.learn(train_queries, target_index, train_gold, target.normalize) if config.substitutions else {}
+    train_queries, dev_queries = substitutions.expand(train_queries, learned), substitutions.expand(dev_queries, learned)
     train_candidates = generate(target_index, train_queries, progress=progress)
     if not config.cross_encoder:
         return None, _lexical_aligner(out, train_candidates, gold, generate(target_index, dev_queries, progress=progress) if dev_rows else None,
-                                      dev, config, progress)
-    examples = _examples(train_candidates, gold_positions(train_queries, target_index, gold), config.depth)
+                                      dev, config, learned, progress)
+    examples = _examples(train_candidates, train_gold, config.depth)
     if not examples:
         raise MedlinkError("no gold mapping names a target concept of --target: check the gold file's object ids")
     mined = 0
@@ -166,7 +176,7 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     if config.max_steps:
         steps = min(steps, config.max_steps)
     run.prepare(model, config.learning_rate, config.warmup, steps * config.epochs, asdict(config),
-                {"sources": len(examples) - mined, "target_synonyms": mined, "dev": len(dev_rows)})
+                {"sources": len(examples) - mined, "target_synonyms": mined, "dev": len(dev_rows), "substitutions": len(learned)})
     loss_function = torch.nn.BCEWithLogitsLoss()
     for epoch in run.epochs(config.epochs):
         rng = random.Random(config.seed + epoch)
@@ -197,6 +207,7 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
         dev_candidates = generate(target_index, dev_queries, progress=progress)
         calibration = fit_calibration(dev_candidates, cross_logits(model, dev_candidates, config.depth, progress), dev, config.depth,
                                       **_evidence(dev_candidates, config, progress))
+    calibration.substitutions = learned
     calibration.save(out)
     return report, calibration
 
@@ -211,7 +222,7 @@ def _evidence(candidates: CandidateSet, config: AlignerTrainConfig, progress: bo
 
 
 def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], dev: CandidateSet | None, dev_gold: dict[str, set[str]],
-                     config: AlignerTrainConfig, progress: bool = False) -> Calibration:
+                     config: AlignerTrainConfig, learned: dict[str, str], progress: bool = False) -> Calibration:
     """An aligner without a cross-encoder: the calibration fitted on the training mappings, its threshold on dev's."""
     from medlink.directories import staged_directory
 
@@ -226,6 +237,7 @@ def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], 
         calibration = fit_calibration(both, None, gold, config.depth, threshold_gold=dev_gold, **_evidence(both, config, progress))
     else:
         calibration = fit_calibration(train, None, gold, config.depth, **_evidence(train, config, progress))
+    calibration.substitutions = learned
     with staged_directory(out) as staging:
         calibration.save(staging)
     return calibration

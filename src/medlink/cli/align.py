@@ -88,6 +88,11 @@ def train_aligner_command(
     target_synonyms: int = typer.Option(0, "--target-synonyms", min=0, help="Also train on up to N of the target's own "
                                         "synonyms as queries (a seeded sample; each against its concept, its own name hidden): "
                                         "pairs from the terminology itself beside the known mappings."),
+    substitutions: bool = typer.Option(True, "--substitutions/--no-substitutions", help="Learn from the mappings trained on how the "
+                                       "source's words read in the target ('cancer' -> 'malignant neoplasm': traded in at least 3 "
+                                       "of them, and by at least a fifth of those whose names use the word); every source name "
+                                       "holding such a word is also searched with the phrase in its place, in training and by "
+                                       "'medlink align'. Kept, and editable, in OUT/medlink_aligner.json."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
@@ -104,6 +109,7 @@ def train_aligner_command(
         require_dense_extra()
     from medlink.align.inputs import open_pair
     from medlink.align.sssom import read_gold
+    from medlink.align.scoring import ALIGNER_FILE
     from medlink.align.training import AlignerTrainConfig, train_aligner
     from medlink.training.run import check_training_output
 
@@ -111,7 +117,7 @@ def train_aligner_command(
                                 max_length=max_length, seed=seed, precision=precision or os.environ.get("MEDLINK_PRECISION") or "auto",
                                 max_steps=max_steps, cross_encoder=not no_cross_encoder,
                                 bi_encoder=bi_encoder, dense_candidates=dense_candidates is not False, calibration=calibration_model,
-                                loss=loss, target_synonyms=target_synonyms)
+                                loss=loss, target_synonyms=target_synonyms, substitutions=substitutions)
     if dense_candidates is not None and bi_encoder is None:
         typer.echo("warning: --dense-candidates / --no-dense-candidates do nothing without --bi-encoder", err=True)
     if no_cross_encoder and (loss != "binary" or target_synonyms):
@@ -131,6 +137,14 @@ def train_aligner_command(
     if note:
         typer.echo(f"warning: {note}; give --dev with more known mappings to choose it", err=True)
     fitted = {} if note else calibration.fitted_on.get("threshold_mapping", {})
+    learned = calibration.substitutions
+    if learned:
+        typer.echo(f"{len(learned)} substitution(s) learned from the known mappings: "
+                   + ", ".join(f"{word} -> {phrase}" for word, phrase in list(learned.items())[:8])
+                   + (f" ... (all in {out / ALIGNER_FILE})" if len(learned) > 8 else ""))
+    elif substitutions:
+        typer.echo("no substitution learned: no source word is traded for the same target words often enough (in 3 known mappings "
+                   "and a fifth of those whose names use it)")
     typer.echo(f"wrote {out}" + (f" in {report.seconds / 60:.1f} min" if report else "") + f"; calibration {calibration.model} "
                f"({calibration.fitted_on.get('model_choice', {}).get('why', 'fixed')}); threshold {calibration.threshold:.4f}"
                + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + (f"; epochs: {json.dumps(report.epochs)}" if report else "")
