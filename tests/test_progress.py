@@ -32,3 +32,15 @@ def test_an_index_build_names_its_phases_on_stderr(tmp_path):
     err = medlink("index", "build", "--kb", tmp_path / "kb.sqlite", "--out", tmp_path / "index").stderr
     assert "medlink: index: tfidf (tfidf) over" in err and "medlink: index: bm25 (bm25) over" in err and ": done in" in err
     assert "\r" not in err
+
+
+@pytest.mark.slow
+def test_quiet_silences_the_phase_lines_too(tmp_path):
+    """'medlink align -q' (and kb build -q): no bars and no 'medlink: indexing ...' lines; without -q the phase shows."""
+    align = FIXTURES / "align"
+    medlink("kb", "build", tmp_path / "s.sqlite", f"obo:{align / 'source.obo'}", "-q")
+    medlink("kb", "build", tmp_path / "t.sqlite", f"tsv=ICD10CM:{align / 'target.tsv'}", "-q")
+    args = ("align", "--source", tmp_path / "s.sqlite", "--target", tmp_path / "t.sqlite", "--out", tmp_path / "m.sssom.tsv")
+    assert "medlink: indexing the target's names" in medlink(*args).stderr
+    quiet = medlink(*args, "-q")
+    assert "medlink:" not in quiet.stderr and "wrote" in quiet.stdout

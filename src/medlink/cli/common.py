@@ -15,6 +15,23 @@ PRECISION_HELP = ("Number format of neural models: auto (bf16 where this CPU run
                   "Default: the index's or model's setting (auto); also MEDLINK_PRECISION.")
 
 
+def quiet_phases(quiet: bool) -> None:
+    """``--quiet``: besides the bars, no phase lines ("medlink: indexing ...") for the rest of this command; warnings and
+    errors still show."""
+    if not quiet:
+        return
+    import logging
+
+    import click
+
+    logger = logging.getLogger("medlink")
+    before = logger.level
+    logger.setLevel(logging.WARNING)
+    context = click.get_current_context(silent=True)  # none where the command body runs in a worker thread (a process per command)
+    if context is not None:  # in-process callers (tests, scripts) get the level back when the command ends
+        context.call_on_close(lambda: logger.setLevel(before))
+
+
 # what an option's value looks like in --help (instead of <str>, <path>, <int range>), by parameter name
 METAVARS = {"index": "INDEX", "kb": "KB", "out": "PATH", "config": "CONFIG", "memory": "FORMAT:PATH", "dataset": "FORMAT:PATH",
             "dev": "FORMAT:PATH", "train": "FORMAT:PATH", "input_path": "FILE", "input_format": "FORMAT", "generators": "NAMES",
