@@ -102,6 +102,7 @@ def main() -> None:
     parser.add_argument("--loss", default="binary", choices=["binary", "listwise"])
     parser.add_argument("--only-bi-encoder", action="store_true", help="train only the aligners with --bi-encoder (trials)")
     parser.add_argument("--seed", type=int, default=13, help="the aligners' training seed (the split's stays 13)")
+    parser.add_argument("--model", type=Path, help="the cross-encoder's base model folder (default: the packaged MiniLM)")
     parser.add_argument("--no-substitutions", action="store_true", help="aligners without the substitutions learned from train")
     parser.add_argument("--peers", action="store_true", help="add text2term (pip install text2term) on the same split")
     parser.add_argument("--name", default=None)
@@ -160,7 +161,8 @@ def main() -> None:
                 config = AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives, depth=args.depth,
                                             max_length=args.max_length, learning_rate=args.lr, target_synonyms=args.target_synonyms, loss=args.loss,
                                             **common)
-                report, calibration = train_aligner(source, target, gold_train, folder, dev=gold_dev, config=config, progress=True)
+                report, calibration = train_aligner(source, target, gold_train, folder, dev=gold_dev, config=config, progress=True,
+                                                    base_model=args.model)
                 folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,
                                          "precision": report.precision}))
     if args.aligner is not None and not args.train:

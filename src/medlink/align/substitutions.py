@@ -43,14 +43,13 @@ def learn(queries: SourceQueries, target: TargetIndex, gold: dict[int, set[int]]
     for key, owner in zip(queries.aliases, queries.owner.tolist()):
         keys[owner].append(key)
     for source, targets in gold.items():
-        names = [normalize(name) for t in targets for name in (target.names[t], *target.synonyms.get(t, ()))]
+        names = [(key, content_words(key)) for t in targets for key in map(normalize, (target.names[t], *target.synonyms.get(t, ())))]
         found: set[tuple[str, str]] = set()
         used: set[str] = set()
         for key in keys[source]:
             words = content_words(key)
             used |= words
-            for name in names:
-                name_words = content_words(name)
+            for name, name_words in names:
                 only_source, only_target = words - name_words, name_words - words
                 if words & name_words and len(only_source) == 1 and 1 <= len(only_target) <= MAX_PHRASE:
                     found.add((next(iter(only_source)), " ".join(w for w in dict.fromkeys(name.split()) if w in only_target)))
