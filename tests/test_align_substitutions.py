@@ -96,16 +96,31 @@ def test_train_aligner_stores_the_substitutions_and_align_reads_with_them(kbs, t
     assert Calibration.load(tmp_path / "b").substitutions == {}
 
 
-def test_hand_edited_substitutions_are_read_through_the_target_normaliser(kbs):
+def test_hand_edited_substitutions_are_read_through_the_target_normaliser(kbs, caplog):
+    import logging
+
     from medlink.align.candidates import SourceQueries
     from medlink.align.scoring import Calibration
+    from medlink.align.substitutions import normalized
 
     source, target = kbs
     queries = SourceQueries.from_kb(source, target.normalize)
-    edited = Calibration({"tfidf": 1.0}, substitutions={"Cancer": "MALIGNANT  Neoplasm", "kid-ney": "renal"}).queries(queries, target.normalize)
+    with caplog.at_level(logging.WARNING, logger="medlink"):
+        edited = Calibration({"tfidf": 1.0}, substitutions={"Cancer": "MALIGNANT  Neoplasm", "kid-ney": "renal"}).queries(queries, target.normalize)
     kidney = queries.concept_ids.index("DOID:4")
-    # "kid-ney" normalises to two words: not a word a key can hold, dropped rather than matched half
     assert [a for a, o in zip(edited.aliases, edited.owner) if o == kidney] == ["kidney cancer", "kidney malignant neoplasm"]
+    # "kid-ney" normalises to two words, which no single word of a name can match: dropped, and the user told which
+    assert normalized({"kid-ney": "renal", "?": "x"}, target.normalize) == {} and "'kid-ney'" in caplog.text
+
+
+def test_a_twin_does_not_repeat_words_its_alias_already_has():
+    import numpy as np
+
+    from medlink.align.candidates import SourceQueries
+    from medlink.align.substitutions import expand
+
+    queries = SourceQueries(["C1"], ["malignant cancer"], ["malignant cancer"], np.zeros(1, np.int64), [["malignant cancer"]])
+    assert expand(queries, {"cancer": "malignant neoplasm"}).aliases == ["malignant cancer", "malignant neoplasm"]
 
 
 def test_an_aligner_file_with_damaged_substitutions_is_refused(kbs, tmp_path):
@@ -120,9 +135,10 @@ def test_an_aligner_file_with_damaged_substitutions_is_refused(kbs, tmp_path):
         (tmp_path / ALIGNER_FILE).write_text(json.dumps(data))
         with pytest.raises(MedlinkError, match="substitutions"):
             Calibration.load(tmp_path)
-    text = (tmp_path / ALIGNER_FILE).read_text()
-    (tmp_path / ALIGNER_FILE).write_text(text.replace('"substitutions": ["cancer"]', '"substitutions": ' + "[" * 100_000 + "]" * 100_000))
-    with pytest.raises(MedlinkError, match="damaged"):  # nested past the parser's depth: refused, not a traceback
+    data["substitutions"] = 0
+    nested = json.dumps(data).replace('"substitutions": 0', '"substitutions": ' + "[" * 100_000 + "]" * 100_000)
+    (tmp_path / ALIGNER_FILE).write_text(nested)
+    with pytest.raises(MedlinkError, match="recursion"):  # nested past the parser's depth: refused, not a traceback
         Calibration.load(tmp_path)
 
 
@@ -132,4 +148,4 @@ def test_one_known_mapping_without_dev_says_it_is_too_few(kbs, tmp_path):
     (tmp_path / "gold.tsv").write_text("DOID:0\tICD:M0\n")
     result = CliRunner().invoke(command(), ["train", "aligner", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),
                                             "--gold", str(tmp_path / "gold.tsv"), "--no-cross-encoder", "--out", str(tmp_path / "a")])
-    assert result.exit_code != 0 and "too few to train on and hold a fifth out" in str(result.exception)
+    assert result.exit_code != 0 and "too few to train on and hold 20% out" in str(result.exception)

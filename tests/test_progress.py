@@ -36,7 +36,7 @@ def test_an_index_build_names_its_phases_on_stderr(tmp_path):
 
 @pytest.mark.slow
 def test_quiet_silences_the_phase_lines_too(tmp_path):
-    """'medlink align -q' (and kb build -q): no bars and no 'medlink: indexing ...' lines; without -q the phase shows."""
+    """'medlink align -q': no bars and no 'medlink: indexing ...' lines; without -q the phase shows."""
     align = FIXTURES / "align"
     medlink("kb", "build", tmp_path / "s.sqlite", f"obo:{align / 'source.obo'}", "-q")
     medlink("kb", "build", tmp_path / "t.sqlite", f"tsv=ICD10CM:{align / 'target.tsv'}", "-q")

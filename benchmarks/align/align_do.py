@@ -193,7 +193,8 @@ def main() -> None:
     for row in rows:
         print(row["system"], {s: row[s].get("mapping") for s in ("dev", "test")}, {k: row["test"].get(k) for k in ("recall@1", "recall@64")})
     payload = {"alignment": {"source": "Disease Ontology 2016-09-01 (xrefs removed)", "target": args.target, "gold_sources": len(gold),
-                             "split": {k: len(v) for k, v in splits.items()}, "seed": 13},
+                             "split": {k: len(v) for k, v in splits.items()}, "seed": 13, "aligner_seed": args.seed,
+                             "substitutions": not args.no_substitutions},
                "alignment_rows": rows, "command": command_line(__file__, sys.argv[1:])}
     publish(args.name or f"align_do_{args.target}", payload)
 

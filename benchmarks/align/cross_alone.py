@@ -4,7 +4,8 @@ test of ``align_do.py``'s split). A diagnostic for comparing trainings (a loss, 
 
     python benchmarks/align/cross_alone.py --workdir /tmp/alignwork2 ALIGNER_FOLDER [ALIGNER_FOLDER ...]
 
-Every folder must come from ``align_do.py --train`` in that work directory (the same KBs, so the same candidates).
+Every folder must come from ``align_do.py --train`` in that work directory (the same KBs); the candidates are the
+first folder's (its bi-encoder and substitutions), so compare aligners trained with the same ones.
 """
 
 from __future__ import annotations

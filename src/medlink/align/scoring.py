@@ -94,7 +94,7 @@ class Calibration:
             calibration.check()
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
             raise MedlinkError(f"{path}: not an aligner 'medlink train aligner' wrote, or damaged ({error}); "
-                               "correct that entry, or train it again with --out") from None
+                               "fix the file, or train it again with --out") from None
         if calibration.model == "trees":
             BoostedTrees.from_dict(calibration.trees or {}, len(calibration.features), str(path))
         if calibration.bi_encoder not in (None, "packaged"):

@@ -13,11 +13,14 @@ aligner`` from its training mappings only and stored with the aligner (BENCHMARK
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 
 import numpy as np
 
 from medlink.align.candidates import SourceQueries, TargetIndex
+
+log = logging.getLogger(__name__)
 
 MIN_COUNT = 3  # known source concepts voting for a substitution (2 let in "lateral" -> "posterior" on DO -> ICD-10-CM)
 MIN_SHARE = 0.2  # of the known source concepts whose aliases use the word
@@ -29,8 +32,8 @@ FUNCTION_WORDS = frozenset("a an and or of the in on with without to due by for 
 
 
 def content_words(key: str) -> set[str]:
-    """The words of a normalised name that can differ meaningfully."""
-    return set(key.split()) - FUNCTION_WORDS
+    """The words of a normalised name that can differ meaningfully (function words told apart whatever their case)."""
+    return {w for w in key.split() if w.lower() not in FUNCTION_WORDS}
 
 
 def learn(queries: SourceQueries, target: TargetIndex, gold: dict[int, set[int]], normalize, min_count: int = MIN_COUNT,
@@ -64,38 +67,55 @@ def learn(queries: SourceQueries, target: TargetIndex, gold: dict[int, set[int]]
 
 def normalized(substitutions: dict[str, str], normalize) -> dict[str, str]:
     """``substitutions`` in the form the queries' keys take (a hand-edited "Cancer" -> "MALIGNANT NEOPLASM" meets the key
-    "bladder cancer"); an entry whose word does not stay one word, or whose phrase normalises to nothing, is dropped."""
+    "bladder cancer" where the target folds case); an entry whose word does not stay one word ("kid-ney" -> "kid ney"),
+    or that normalises to nothing, cannot match a word: it is dropped with a warning naming it."""
     out: dict[str, str] = {}
+    dropped = []
     for word, phrase in substitutions.items():
         key, value = normalize(word), normalize(phrase)
         if key and value and len(key.split()) == 1:
             out.setdefault(key, value)
+        else:
+            dropped.append(word)
+    if dropped:
+        log.warning("substitutions ignored (not one word once normalised, or nothing left): %s", ", ".join(map(repr, dropped[:10])))
     return out
 
 
+def _twin(words: list[str], substitutions: dict[str, str]) -> str:
+    """The alias with each substituted word replaced by its phrase, less the phrase's words the alias already has
+    ("malignant cancer" -> "malignant neoplasm", not "malignant malignant neoplasm")."""
+    out: list[str] = []
+    for word in words:
+        out.extend([w for w in substitutions[word].split() if w not in words] if word in substitutions else [word])
+    return " ".join(out)
+
+
 def expand(queries: SourceQueries, substitutions: dict[str, str], normalize=None) -> SourceQueries:
-    """``queries`` with, after each concept's own aliases, a twin of every alias holding a substituted word (all its
-    substitutable words replaced); a twin equal to one of the concept's keys is left out. The display aliases (what a
-    reranker reads) stay the concept's own names. ``normalize``: the queries' normaliser, for substitutions not written
-    in normalised form (``normalized``)."""
+    """``queries`` with, after each concept's own aliases, a twin of every alias holding a substituted word (``_twin``);
+    a twin equal to one of the concept's keys is left out. The display aliases (what a reranker reads) stay the
+    concept's own names. ``normalize``: the queries' normaliser, for substitutions not written in normalised form
+    (``normalized``)."""
     if normalize is not None:
         substitutions = normalized(substitutions, normalize)
     if not substitutions:
         return queries
-    aliases, owner = list(queries.aliases), queries.owner.tolist()
-    seen = [set() for _ in queries.concept_ids]
-    for key, o in zip(aliases, owner):
-        seen[o].add(key)
-    for key, o in zip(queries.aliases, queries.owner.tolist()):
-        words = key.split()
-        if not any(w in substitutions for w in words):
-            continue
-        twin = " ".join(substitutions.get(w, w) for w in words)
-        if twin not in seen[o]:
+    owners = queries.owner.tolist()
+    split = ((o, key.split()) for key, o in zip(queries.aliases, owners))
+    twins = [(o, _twin(words, substitutions)) for o, words in split if any(w in substitutions for w in words)]
+    if not twins:
+        return queries
+    seen: dict[int, set[str]] = {o: set() for o, _ in twins}  # keys only of the concepts that get a twin
+    for key, o in zip(queries.aliases, owners):
+        if o in seen:
+            seen[o].add(key)
+    aliases, owner = list(queries.aliases), owners
+    for o, twin in twins:
+        if twin and twin not in seen[o]:
             seen[o].add(twin)
             aliases.append(twin)
             owner.append(o)
-    order = np.argsort(np.asarray(owner, dtype=np.int64), kind="stable")
+    order = np.argsort(np.asarray(owner, dtype=np.int64), kind="stable")  # each concept's aliases together, as from_kb writes them
     return SourceQueries(queries.concept_ids, queries.names, [aliases[i] for i in order], np.asarray(owner, dtype=np.int64)[order],
                          queries.alias_sets)
 

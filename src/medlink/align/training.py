@@ -138,7 +138,7 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     the calibration and threshold and is never trained on."""
     if dev is None:
         if len(gold) < 2:
-            raise MedlinkError(f"{len(gold)} known source concept(s): too few to train on and hold a fifth out for the calibration; "
+            raise MedlinkError(f"{len(gold)} known source concept(s): too few to train on and hold {dev_fraction:.0%} out for the calibration; "
                                "give more known mappings, or held-out ones with --dev")
         ids = sorted(gold)
         random.Random(config.seed).shuffle(ids)

@@ -165,10 +165,9 @@ def kb_augment_command(
                               help="What to carry, comma-separated: definitions, types, ancestors, synonyms."),
     shared_synonyms: bool = typer.Option(False, "--shared-synonyms", help="Also carry the synonyms of a target concept that "
                                          "several KB concepts map to (by default they would make those concepts tie, so they are not)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or phase lines."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Carry definitions, types / ancestors and synonyms from another KB through mappings, each with its provenance."""
-    quiet_phases(quiet)
     from medlink.align.augment import augment_kb
 
     report = augment_kb(kb, mappings, other, out, min_confidence=min_confidence, carry=[c.strip() for c in carry.split(",") if c.strip()],

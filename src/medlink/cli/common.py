@@ -27,7 +27,7 @@ def quiet_phases(quiet: bool) -> None:
     logger = logging.getLogger("medlink")
     before = logger.level
     logger.setLevel(logging.WARNING)
-    context = click.get_current_context(silent=True)  # none where the command body runs in a worker thread (a process per command)
+    context = click.get_current_context(silent=True)
     if context is not None:  # in-process callers (tests, scripts) get the level back when the command ends
         context.call_on_close(lambda: logger.setLevel(before))
 
