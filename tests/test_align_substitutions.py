@@ -149,3 +149,29 @@ def test_one_known_mapping_without_dev_says_it_is_too_few(kbs, tmp_path):
     result = CliRunner().invoke(command(), ["train", "aligner", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),
                                             "--gold", str(tmp_path / "gold.tsv"), "--no-cross-encoder", "--out", str(tmp_path / "a")])
     assert result.exit_code != 0 and "too few to train on and hold 20% out" in str(result.exception)
+
+
+def test_a_twin_is_one_name_read_two_ways_not_a_second_synonym(kbs):
+    """Pooling takes the better of an alias and its twin: a target both match only on the unchanged words ("Calculus of
+    kidney" for "kidney cancer" / "kidney malignant neoplasm") scores as without the twin, with no agreement bonus."""
+    import numpy as np
+
+    from medlink.align import substitutions
+    from medlink.align.candidates import SourceQueries, TargetIndex, generate
+
+    source, target = kbs
+    queries, index = SourceQueries.from_kb(source, target.normalize), TargetIndex.build(target)
+    expanded = substitutions.expand(queries, {"cancer": "malignant neoplasm"})
+    assert expanded.reads is not None and [expanded.aliases[r] for r in expanded.reads] == [
+        a if "malignant" not in a else a.replace("malignant neoplasm", "cancer") for a in expanded.aliases]
+    kidney = queries.concept_ids.index("DOID:4")
+    part = expanded.subset([kidney])
+    assert part.aliases == ["kidney cancer", "kidney malignant neoplasm"] and part.reads.tolist() == [0, 0]
+
+    def bm25(q, concept: str) -> float:
+        hits = generate(index, q, k=8, ancestors=0).per_stage["bm25"]
+        row = hits.row(kidney)
+        return float(dict(zip(hits.concepts[row].tolist(), hits.scores[row].tolist()))[index.concept_ids.index(concept)])
+
+    assert np.isclose(bm25(expanded, "ICD:S4"), bm25(queries, "ICD:S4"))
+    assert bm25(expanded, "ICD:M4") > bm25(queries, "ICD:M4")

@@ -120,6 +120,7 @@ class SourceQueries:
     aliases: list[str]
     owner: np.ndarray
     alias_sets: list[list[str]] = field(default_factory=list)  # the display aliases per concept (what a reranker reads)
+    reads: np.ndarray | None = None  # per alias, the alias it is another reading of (a substitution's twin: align.substitutions); None: itself
 
     @classmethod
     def from_kb(cls, kb: KB, normalize, max_aliases: int = 32) -> "SourceQueries":
@@ -151,8 +152,12 @@ class SourceQueries:
         """Only some source concepts (a split), in the given order."""
         keep = {p: j for j, p in enumerate(positions)}
         rows = [i for i, o in enumerate(self.owner.tolist()) if o in keep]
+        reads = None
+        if self.reads is not None:  # a twin's original is its concept's, so kept with it
+            moved = {old: new for new, old in enumerate(rows)}
+            reads = np.asarray([moved[int(self.reads[i])] for i in rows], dtype=np.int64)
         return SourceQueries([self.concept_ids[p] for p in positions], [self.names[p] for p in positions], [self.aliases[i] for i in rows],
-                             np.asarray([keep[int(self.owner[i])] for i in rows], dtype=np.int64), [self.alias_sets[p] for p in positions])
+                             np.asarray([keep[int(self.owner[i])] for i in rows], dtype=np.int64), [self.alias_sets[p] for p in positions], reads)
 
 
 @dataclass
@@ -174,9 +179,15 @@ class CandidateSet:
         return np.where(found, values[at] if len(values) else 0, 0).astype(np.float32)
 
 
-def pool_aliases(alias_hits: Hits, owner: np.ndarray, n_concepts: int, k: int, alias_bonus: float) -> Hits:
+def pool_aliases(alias_hits: Hits, owner: np.ndarray, n_concepts: int, k: int, alias_bonus: float, reads: np.ndarray | None = None) -> Hits:
     """Alias-level hits -> source-concept hits: max over the concept's aliases, plus ``alias_bonus`` x the mean of the
-    other aliases' scores for the same target (relative to the max), so several synonyms agreeing beat one."""
+    other aliases' scores for the same target (relative to the max), so several synonyms agreeing beat one. ``reads``
+    (per alias, the alias it is another reading of): a twin first merges with its original by max, so one name read two
+    ways is one voice, not two synonyms agreeing."""
+    if reads is not None:
+        alias_hits = ranked(reads[alias_hits.query_index()], alias_hits.concepts, alias_hits.scores, alias_hits.keys, alias_hits.stages,
+                            alias_hits.priors, len(owner), len(alias_hits.concepts))
+        owner = np.where(reads == np.arange(len(reads)), owner, -1)  # only the originals are counted as aliases below
     query = owner[alias_hits.query_index()]
     if alias_bonus and len(query):
         order = np.lexsort((-alias_hits.scores, alias_hits.concepts, query))
@@ -185,7 +196,7 @@ def pool_aliases(alias_hits: Hits, owner: np.ndarray, n_concepts: int, k: int, a
         first[1:] = (q[1:] != q[:-1]) | (c[1:] != c[:-1])
         starts = np.flatnonzero(first)
         best, total = s[starts], np.add.reduceat(s, starts)
-        aliases = np.bincount(owner, minlength=n_concepts)[q[starts]]
+        aliases = np.bincount(owner[owner >= 0], minlength=n_concepts)[q[starts]]
         pooled = best + alias_bonus * (total - best) / np.maximum(aliases - 1, 1)
         pick = order[starts]
         return ranked(q[starts], c[starts], pooled.astype(np.float32), alias_hits.keys[pick], alias_hits.stages[pick],
@@ -235,10 +246,15 @@ def generate(target: TargetIndex, queries: SourceQueries, k: int = DEFAULT_K, we
             rows = np.flatnonzero((queries.owner >= start) & (queries.owner < stop))
             aliases = [queries.aliases[i] for i in rows]
             owner = queries.owner[rows] - start
+            reads = None
+            if queries.reads is not None:  # as positions in this batch (a twin's original is in the batch: same concept)
+                position = np.full(len(queries.aliases), -1, np.int64)
+                position[rows] = np.arange(len(rows))
+                reads = position[queries.reads[rows]]
             pooled = {}
             for stage, name in enumerate(stages):
                 alias_hits = target.generators[name].search_hits(aliases, 2 * k, stage)
-                pooled[name] = pool_aliases(alias_hits, owner, stop - start, k, alias_bonus)
+                pooled[name] = pool_aliases(alias_hits, owner, stop - start, k, alias_bonus, reads)
                 per_stage[name].append(pooled[name])
             joined = fusion.fuse(pooled, k)
             fused.append(with_ancestors(joined, target, k, ancestors) if ancestors else joined)

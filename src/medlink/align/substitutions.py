@@ -93,31 +93,36 @@ def _twin(words: list[str], substitutions: dict[str, str]) -> str:
 
 def expand(queries: SourceQueries, substitutions: dict[str, str], normalize=None) -> SourceQueries:
     """``queries`` with, after each concept's own aliases, a twin of every alias holding a substituted word (``_twin``);
-    a twin equal to one of the concept's keys is left out. The display aliases (what a reranker reads) stay the
-    concept's own names. ``normalize``: the queries' normaliser, for substitutions not written in normalised form
+    a twin equal to one of the concept's keys is left out. Each twin records the alias it reads (``reads``), so pooling
+    takes the better of the two rather than counting them as two synonyms; the display aliases (what a reranker reads)
+    stay the concept's own names. ``normalize``: the queries' normaliser, for substitutions not written in normalised form
     (``normalized``)."""
     if normalize is not None:
         substitutions = normalized(substitutions, normalize)
     if not substitutions:
         return queries
     owners = queries.owner.tolist()
-    split = ((o, key.split()) for key, o in zip(queries.aliases, owners))
-    twins = [(o, _twin(words, substitutions)) for o, words in split if any(w in substitutions for w in words)]
+    split = ((i, o, key.split()) for i, (key, o) in enumerate(zip(queries.aliases, owners)))
+    twins = [(i, o, _twin(words, substitutions)) for i, o, words in split if any(w in substitutions for w in words)]
     if not twins:
         return queries
-    seen: dict[int, set[str]] = {o: set() for o, _ in twins}  # keys only of the concepts that get a twin
+    seen: dict[int, set[str]] = {o: set() for _, o, _ in twins}  # keys only of the concepts that get a twin
     for key, o in zip(queries.aliases, owners):
         if o in seen:
             seen[o].add(key)
     aliases, owner = list(queries.aliases), owners
-    for o, twin in twins:
+    reads = list(range(len(aliases))) if queries.reads is None else queries.reads.tolist()
+    for i, o, twin in twins:
         if twin and twin not in seen[o]:
             seen[o].add(twin)
             aliases.append(twin)
             owner.append(o)
+            reads.append(reads[i])
     order = np.argsort(np.asarray(owner, dtype=np.int64), kind="stable")  # each concept's aliases together, as from_kb writes them
+    moved = np.empty(len(order), np.int64)
+    moved[order] = np.arange(len(order))
     return SourceQueries(queries.concept_ids, queries.names, [aliases[i] for i in order], np.asarray(owner, dtype=np.int64)[order],
-                         queries.alias_sets)
+                         queries.alias_sets, moved[np.asarray(reads, dtype=np.int64)[order]])
 
 
 MAX_EDITED_PHRASE = 8  # words a hand-edited phrase may hold (learning writes at most MAX_PHRASE)
