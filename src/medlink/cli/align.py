@@ -145,8 +145,10 @@ def train_aligner_command(
                    + ", ".join(f"{word} -> {phrase}" for word, phrase in list(learned.items())[:8])
                    + (f" ... (all in {out / ALIGNER_FILE})" if len(learned) > 8 else ""))
     elif substitutions:
-        typer.echo("no substitution learned: no source word is traded for the same target words often enough (in 3 known mappings "
-                   "and a fifth of those whose names use it)")
+        from medlink.align.substitutions import MIN_COUNT, MIN_SHARE
+
+        typer.echo("no substitution learned: no source word is traded for the same target words often enough (in "
+                   f"{MIN_COUNT} known mappings and {MIN_SHARE:.0%} of those whose names use it)")
     typer.echo(f"wrote {out}" + (f" in {report.seconds / 60:.1f} min" if report else "") + f"; calibration {calibration.model} "
                f"({calibration.fitted_on.get('model_choice', {}).get('why', 'fixed')}); threshold {calibration.threshold:.4f}"
                + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + (f"; epochs: {json.dumps(report.epochs)}" if report else "")
