@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from medlink.core import Document
-from medlink.text.bio import IGNORE, Span, decode_labels, encode_labels, labels_for, pack, tokenize_sentences, trim_span, windows
+from medlink.text.bio import (IGNORE, Span, constrained_labels, decode_labels, encode_labels, follows, labels_for, pack, tokenize_sentences,
+                              trim_span, windows)
 from medlink.text.sentences import split_sentences
 from tests.conftest import FIXTURES
 from tests.test_cli_kb import medlink
@@ -167,6 +168,30 @@ def test_an_i_after_o_or_another_type_starts_a_span(tokenizer):
     assert decode_labels(sentence, predicted, labels, text) == [Span(0, 12, "A"), Span(17, 23, "A"), Span(24, 30, "B")]
 
 
+def test_constrained_decoding_reads_the_whole_sentence():
+    """A word the argmax calls outside between two inside-leaning words: the best whole sequence keeps one span."""
+    import numpy as np
+
+    labels = labels_for(["Disease"])  # O, B-Disease, I-Disease
+    rows = np.array([[0.05, 0.90, 0.05], [0.55, 0.00, 0.45], [0.05, 0.05, 0.90]])
+    assert rows.argmax(1).tolist() == [1, 0, 2]  # argmax: "colon" alone, then an I after an O starts a second span
+    assert constrained_labels(rows, labels).tolist() == [1, 2, 2]  # .9 x .45 x .9 beats .9 x .55 x .05 (B O B)
+    # an I never opens a sentence nor follows O: the best legal sequence turns it into B
+    assert constrained_labels(np.array([[0.1, 0.3, 0.6], [0.9, 0.05, 0.05]]), labels).tolist() == [1, 0]
+    assert constrained_labels(np.zeros((0, 3)), labels).tolist() == []
+
+
+def test_constrained_decoding_keeps_types_apart():
+    import numpy as np
+
+    labels = labels_for(["A", "B"])  # O, B-A, I-A, B-B, I-B
+    allowed = follows(labels)
+    assert allowed[labels.index("B-A"), labels.index("I-A")] and not allowed[labels.index("B-A"), labels.index("I-B")]
+    assert not allowed[0, labels.index("I-A")] and allowed[labels.index("I-B"), labels.index("B-A")]
+    rows = np.array([[0.0, 0.9, 0.0, 0.1, 0.0], [0.0, 0.0, 0.4, 0.0, 0.6]])  # I-B after B-A is not a sequence: I-A or B-B
+    assert [labels[i] for i in constrained_labels(rows, labels)] == ["B-A", "I-A"]
+
+
 # -- training, the finder, folder safety --------------------------------------------------------------------------
 
 def gold_documents():
@@ -250,6 +275,24 @@ def test_a_long_document_goes_through_in_windows(tiny_model, tmp_path):
     tokens = sum(n for n, _ in calls)
     windows_read = sum(len(items) for _, items in calls)
     assert tokens > 20_000 and windows_read <= tokens / (62 - 15) + 2 * len(calls)  # linear: no window read twice
+
+
+@pytest.mark.dense
+def test_the_finder_decodes_each_sentence_as_one_sequence(tiny_model, tokenizer):
+    """The finder reads its label probabilities through the constrained decoder (the argmax kept for comparison)."""
+    import numpy as np
+    from transformers import AutoModelForTokenClassification
+
+    from medlink.text.finders.tagger import TaggerFinder
+
+    finder = TaggerFinder(AutoModelForTokenClassification.from_pretrained(tiny_model), tokenizer, labels_for(["Disease"]), 64)
+    text = "alpha beta gamma. delta"
+    words = {"alpha": [0.05, 0.9, 0.05], "beta": [0.55, 0.0, 0.45], "gamma": [0.05, 0.05, 0.9], "delta": [0.2, 0.3, 0.5]}
+    finder.probabilities = lambda stream, items: np.array([words.get(tokenizer.convert_ids_to_tokens(t), [1.0, 0.0, 0.0]) for t in stream])
+    found = lambda: [a.text for a in finder.find(Document.from_text(text))]  # noqa: E731
+    assert finder.decoding == "constrained" and found() == ["alpha beta gamma", "delta"]  # "delta" opens its sentence: B, not I
+    finder.decoding = "argmax"
+    assert found() == ["alpha", "gamma", "delta"]
 
 
 @pytest.mark.dense

@@ -57,10 +57,12 @@ STAGES = [
 SPAN_THRESHOLDS = (None, 0.5, 0.6, 0.7)  # the selector's own (best span F1 on dev), and higher ones: dev chooses by linking F1
 TAGGER_STAGES = [
     ("tagger alone", {"finder": "tagger", "memory": True}),
+    ("  tagger alone: each word's argmax", {"finder": "tagger", "memory": True, "decoding": "argmax"}),
     ("tagger + abbreviations + consistency + composites", {"finder": "tagger", "memory": True, "abbreviations": True, "consistency": "both",
                                                           "composites": True}),
     ("tagger + dictionary, union, + all", {"finder": "both", "combine": "union", **ALL}),
     ("tagger + dictionary, confirmed, + all", {"finder": "both", "combine": "confirmed", **ALL}),
+    ("  tagger: each word's argmax (not the best label sequence)", {"finder": "both", "combine": "confirmed", **ALL, "decoding": "argmax"}),
     ("tagger + dictionary, confirmed + missed, + all", {"finder": "both", "combine": "confirmed+missed", **ALL}),
     *((f"tagger + dictionary, learned span selector{'' if t is None else f' at {t}'}, + all",
        {"finder": "both", "combine": "learned", "span_threshold": t, **ALL}) for t in SPAN_THRESHOLDS),

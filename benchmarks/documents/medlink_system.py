@@ -127,12 +127,13 @@ def span_selector(workdir: Path, tagger: Path, held_out: int | None = None, fold
 def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timings: dict | None = None, memory: bool | str = True,
                      exclude: bool = True, finder: str = "dictionary", tagger: str | None = None, backoff: float | None = None,
                      equivalent=None, bi_encoder: str | None = None, dense_weight: float = 0.0, selector: Path | None = None,
-                     **options) -> list[Document]:
+                     decoding: str = "constrained", **options) -> list[Document]:
     """Annotate ``documents`` with medlink (``options``: AnnotateOptions fields); setup and annotation timed apart.
     ``backoff``: link through ``calibrated_index`` (``equivalent``: the KB's equivalent ids, for its fit), backing off
     to the closest-spelt candidate under that probability (no NIL: every found span stays linked); ``bi_encoder``
     and ``dense_weight``: a bi-encoder fused into the linker (``ncbi_index``); ``selector``: a span selector file
-    (``combine`` learned; default ``span_selector``'s fit on all of dev)."""
+    (``combine`` learned; default ``span_selector``'s fit on all of dev); ``decoding``: how the tagger reads its
+    labels (``TaggerFinder.decoding``: constrained, or each word's argmax as before session 18)."""
     from medlink.linking.calibration import with_decisions
 
     workdir = Path(workdir)
@@ -146,6 +147,10 @@ def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timi
     if options.get("combine") == "learned" and selector is None:
         selector = span_selector(workdir, Path(tagger))
     annotator = Annotator.load(index, finder, tagger, AnnotateOptions(**options), excluded, selector)
+    for found in annotator.finders:
+        for reader in (found, getattr(found, "tagger", None)):
+            if hasattr(reader, "decoding"):
+                reader.decoding = decoding
     if backoff is not None:
         with_decisions(annotator.linker, nil_threshold=0.0, backoff_below=backoff)
     ready = time.perf_counter()

@@ -24,7 +24,7 @@ from medlink.encoders import precision as precisions
 from medlink.encoders.precision import Bf16Copy
 from medlink.errors import MedlinkError, MissingInputError
 from medlink.text.finders.base import is_plausible_mention
-from medlink.text.bio import Span, decode_labels, pack, special_template, tokenize_sentences
+from medlink.text.bio import Span, constrained_labels, decode_labels, pack, special_template, tokenize_sentences
 from medlink.text.sentences import split_sentences
 
 TAGGER_FILE = "medlink_tagger.json"
@@ -68,6 +68,9 @@ def read_tagger_info(folder: Path) -> dict:
     return info
 
 
+DECODINGS = ("constrained", "argmax")  # medlink.text.bio.constrained_labels, or each word alone
+
+
 class TaggerFinder:
     """Finds mentions with a token-classification model; ``source`` and ``name`` are "tagger"."""
 
@@ -94,6 +97,7 @@ class TaggerFinder:
         self.batch_size = batch_size
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self._bf16 = Bf16Copy()
+        self.decoding = "constrained"  # DECODINGS: the best label sequence per sentence, or each word's argmax
 
     @classmethod
     def load(cls, folder: str | Path, precision: str | None = None, batch_size: int = INFER_BATCH,
@@ -149,6 +153,9 @@ class TaggerFinder:
             predicted = probabilities.argmax(-1)
             at = 0
             for sentence in tokenized:
+                if self.decoding == "constrained":  # one label sequence per sentence, read at its words' first tokens
+                    first = [at + i for i in sentence.first_tokens()]
+                    predicted[first] = constrained_labels(probabilities[first], self.labels)
                 found += decode_labels(sentence, predicted[at:at + len(sentence.ids)], self.labels, text)
                 if words:
                     tagged += [TaggedWord(sentence.offsets[i][0], sentence.word_end[i], float(probabilities[at + i, 0]),
