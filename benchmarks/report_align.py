@@ -8,6 +8,7 @@ KINDS = {
     "align_quality": lambda d: "alignment_rows" in d,
     "align_speed": lambda d: "alignment_speed" in d,
     "align_augment": lambda d: "augmentation" in d,
+    "align_seeds": lambda d: "alignment_seeds" in d,
 }
 
 
@@ -55,12 +56,30 @@ def augment_table(runs, table, provenance, PROVENANCE) -> list[str]:
             *table(["KB", "dev Acc@1", "test Acc@1", *PROVENANCE], rows)]
 
 
-def align_section(quality_runs, speed_runs=(), augment_runs=(), *, table, provenance, PROVENANCE, secs, mb) -> list[str]:
+def seeds_lines(runs, provenance, wrap) -> list[str]:
+    """How far the training seed moves a trained aligner: per seed and the median (the latest run per target)."""
+    out = []
+    for _, d in runs:
+        seeds = d["alignment"]["aligner_seed"]
+        for entry in d["alignment_seeds"]:
+            per, median = entry["per_seed"], entry["median"]
+            figures = "; ".join(f"{label} {' / '.join(_r(r[key]) for r in per)} (median {_r(median.get(key))})"
+                                for key, label in (("test_recall@1", "test R@1"), ("test_mapping_f1", "test mapping F1"),
+                                                   ("dev_out_of_fold_top1", "dev out of fold")))
+            cpu, command, commit, results = provenance(d)
+            out += wrap(f"**Training seeds** (DO -> {d['alignment']['target']}, {entry['system']}; seeds {' / '.join(map(str, seeds))}, the "
+                        f"same split): {figures}. ({cpu}, {command}, {commit}, {results})") + [""]
+    return out
+
+
+def align_section(quality_runs, speed_runs=(), augment_runs=(), seeds_runs=(), *, table, provenance, PROVENANCE, secs, mb, wrap) -> list[str]:
     """``*_runs``: (results name, JSON) pairs of each kind in KINDS; the latest run of each kind is shown."""
     lines = ["## Aligning terminologies (SSSOM out)", ""]
     latest = {d["alignment"]["target"]: (name, d) for name, d in quality_runs}  # the last run per target KB
     if latest:
         lines += [*quality_table(list(latest.values()), table, provenance, PROVENANCE, secs, mb), ""]
+    if seeds_runs:
+        lines += seeds_lines(list({d["alignment"]["target"]: (name, d) for name, d in seeds_runs}.values()), provenance, wrap)
     if speed_runs:
         lines += [*speed_table(list(speed_runs)[-1:], table, provenance, PROVENANCE, secs, mb), ""]
     if augment_runs:

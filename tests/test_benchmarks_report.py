@@ -105,3 +105,18 @@ def test_an_unknown_results_file_is_named_not_dropped(report, tmp_path):
 
 def test_the_checked_in_benchmarks_md_is_what_the_results_give(report):
     assert (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8") == report.render(), "run: python benchmarks/report.py"
+
+
+def test_training_seeds_are_reported_per_seed_with_their_median(report, tmp_path):
+    shutil.copytree(FIXTURES, tmp_path / "results")
+    per_seed = [{"seed": 13, "test_recall@1": 0.8364, "test_mapping_f1": 0.8506, "dev_out_of_fold_top1": 0.8711},
+                {"seed": 14, "test_recall@1": 0.8240, "test_mapping_f1": 0.8400, "dev_out_of_fold_top1": 0.8690},
+                {"seed": 15, "test_recall@1": 0.8261, "test_mapping_f1": 0.8419, "dev_out_of_fold_top1": None}]
+    median = {"test_recall@1": 0.8261, "test_mapping_f1": 0.8419}  # dev's is absent: one seed has no figure
+    (tmp_path / "results" / "align_seeds_icd10cm.json").write_text(json.dumps({
+        "commit": "eee5555", "command": "python benchmarks/align/align_do.py --seeds 13,14,15", "alignment": {"target": "icd10cm", "aligner_seed": [13, 14, 15]},
+        "alignment_seeds": [{"system": "medlink + aligner", "per_seed": per_seed, "median": median}], "seed_rows": []}))
+    text = " ".join(report.render(tmp_path / "results", None).split())
+    assert ("**Training seeds** (DO -> icd10cm, medlink + aligner; seeds 13 / 14 / 15, the same split): test R@1 0.836 / 0.824 / 0.826 "
+            "(median 0.826); test mapping F1 0.851 / 0.840 / 0.842 (median 0.842); dev out of fold 0.871 / 0.869 / - (median -).") in text
+    assert "align_seeds_icd10cm)" in text and "Results no table shows yet: align_seeds" not in text

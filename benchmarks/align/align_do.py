@@ -102,6 +102,8 @@ def main() -> None:
     parser.add_argument("--loss", default="binary", choices=["binary", "listwise"])
     parser.add_argument("--only-bi-encoder", action="store_true", help="train only the aligners with --bi-encoder (trials)")
     parser.add_argument("--seed", type=int, default=13, help="the aligners' training seed (the split's stays 13)")
+    parser.add_argument("--seeds", help="comma-separated training seeds (e.g. 13,14,15): each trained aligner once per seed, "
+                        "results as per-seed figures and their medians (name align_seeds_<target>), not the table's rows")
     parser.add_argument("--model", type=Path, help="the cross-encoder's base model folder (default: the packaged MiniLM)")
     parser.add_argument("--no-substitutions", action="store_true", help="aligners without the substitutions learned from train")
     parser.add_argument("--peers", action="store_true", help="add text2term (pip install text2term) on the same split")
@@ -145,26 +147,28 @@ def main() -> None:
     folders = []
     gold_train, gold_dev = {s: gold[s] for s in splits["train"]}, {s: gold[s] for s in splits["dev"]}
     models = [m.strip() for m in args.calibration.split(",") if m.strip()]
-    for bi_encoder in [*([] if args.only_bi_encoder else [None]), *([args.bi_encoder] if args.bi_encoder else [])]:  # each aligner without, then with the bi-encoder
-        for model_kind in models:
-            suffix = ("-dense" if bi_encoder else "") + f"-{model_kind}"
-            common = {"bi_encoder": bi_encoder, "calibration": model_kind, "seed": args.seed, "substitutions": not args.no_substitutions}
-            if args.calibrated:  # the calibration alone, fitted on the train split (seconds)
-                folder = args.workdir / f"aligner-{args.target}-calibrated{suffix}"
-                started = time.perf_counter()
-                train_aligner(source, target, gold_train, folder, dev=gold_dev, config=AlignerTrainConfig(cross_encoder=False, **common),
-                              progress=False)
-                folders.append((folder, {"seconds": round(time.perf_counter() - started, 1)}))
-            if args.train:
-                folder = args.workdir / f"aligner-{args.target}{suffix}"
-                started = time.perf_counter()
-                config = AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives, depth=args.depth,
-                                            max_length=args.max_length, learning_rate=args.lr, target_synonyms=args.target_synonyms, loss=args.loss,
-                                            **common)
-                report, calibration = train_aligner(source, target, gold_train, folder, dev=gold_dev, config=config, progress=True,
-                                                    base_model=args.model)
-                folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,
-                                         "precision": report.precision}))
+    seeds = [int(seed) for seed in args.seeds.split(",")] if args.seeds else [args.seed]
+    for seed, bi_encoder, model_kind in ((seed, bi_encoder, model_kind) for seed in seeds
+                                         for bi_encoder in [*([] if args.only_bi_encoder else [None]), *([args.bi_encoder] if args.bi_encoder else [])]
+                                         for model_kind in models):  # each aligner without, then with the bi-encoder
+        suffix = ("-dense" if bi_encoder else "") + f"-{model_kind}" + (f"-s{seed}" if len(seeds) > 1 else "")
+        common = {"bi_encoder": bi_encoder, "calibration": model_kind, "seed": seed, "substitutions": not args.no_substitutions}
+        if args.calibrated:  # the calibration alone, fitted on the train split (seconds)
+            folder = args.workdir / f"aligner-{args.target}-calibrated{suffix}"
+            started = time.perf_counter()
+            train_aligner(source, target, gold_train, folder, dev=gold_dev, config=AlignerTrainConfig(cross_encoder=False, **common),
+                          progress=False)
+            folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "seed": seed}))
+        if args.train:
+            folder = args.workdir / f"aligner-{args.target}{suffix}"
+            started = time.perf_counter()
+            config = AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives, depth=args.depth,
+                                        max_length=args.max_length, learning_rate=args.lr, target_synonyms=args.target_synonyms, loss=args.loss,
+                                        **common)
+            report, calibration = train_aligner(source, target, gold_train, folder, dev=gold_dev, config=config, progress=True,
+                                                base_model=args.model)
+            folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,
+                                     "precision": report.precision, "seed": seed}))
     if args.aligner is not None and not args.train:
         folders.append((args.aligner, None))
     dense_indexes = {}  # one target index with a bi-encoder's candidates per bi-encoder
@@ -193,10 +197,32 @@ def main() -> None:
     for row in rows:
         print(row["system"], {s: row[s].get("mapping") for s in ("dev", "test")}, {k: row["test"].get(k) for k in ("recall@1", "recall@64")})
     payload = {"alignment": {"source": "Disease Ontology 2016-09-01 (xrefs removed)", "target": args.target, "gold_sources": len(gold),
-                             "split": {k: len(v) for k, v in splits.items()}, "seed": 13, "aligner_seed": args.seed,
+                             "split": {k: len(v) for k, v in splits.items()}, "seed": 13, "aligner_seed": seeds[0] if len(seeds) == 1 else seeds,
                              "substitutions": not args.no_substitutions},
-               "alignment_rows": rows, "command": command_line(__file__, sys.argv[1:])}
-    publish(args.name or f"align_do_{args.target}", payload)
+               "command": command_line(__file__, sys.argv[1:])}
+    if len(seeds) > 1:  # a kind of its own: the table keeps the single-seed rows; this says how far a seed moves them
+        publish(args.name or f"align_seeds_{args.target}", {**payload, "alignment_seeds": seed_medians(rows), "seed_rows": rows})
+    else:
+        publish(args.name or f"align_do_{args.target}", {**payload, "alignment_rows": rows})
+
+
+def seed_medians(rows: list[dict]) -> list[dict]:
+    """Per system trained under several seeds: each seed's test R@1, mapping F1 and dev out-of-fold top-1 (the kept
+    calibration's), and their medians."""
+    import statistics
+
+    by_system: dict[str, list[dict]] = {}
+    for row in rows:
+        if (row.get("training") or {}).get("seed") is None:
+            continue
+        choice = (row.get("calibration") or {}).get("choice") or {}
+        by_system.setdefault(row["system"], []).append({
+            "seed": row["training"]["seed"], "test_recall@1": row["test"].get("recall@1"), "test_mapping_f1": row["test"].get("mapping", {}).get("f1"),
+            "dev_out_of_fold_top1": choice.get(f"{choice.get('kept')} out-of-fold top-1")})
+    return [{"system": system, "per_seed": runs,
+             "median": {key: statistics.median(r[key] for r in runs) for key in ("test_recall@1", "test_mapping_f1", "dev_out_of_fold_top1")
+                        if all(r[key] is not None for r in runs)}}
+            for system, runs in by_system.items() if len(runs) > 1]
 
 
 if __name__ == "__main__":

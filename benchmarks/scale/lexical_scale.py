@@ -53,7 +53,8 @@ def exhaustive_agreement(index: Path, queries: list[str]) -> dict:
     fast = linker.link(queries, k=1)
     generator.impact = None
     exhaustive = linker.link(queries, k=1)
-    same = sum(bool(a) and bool(b) and abs(a[0].score - b[0].score) < 1e-5 for a, b in zip(fast, exhaustive))
+    same = sum(bool(a.candidates) and bool(b.candidates) and abs(a.candidates[0].score - b.candidates[0].score) < 1e-5
+               for a, b in zip(fast, exhaustive))
     return {"agreement_queries": len(queries), "without_selective_ngram": without_selective, "top1_score_as_exhaustive": same / len(queries)}
 
 
