@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -95,3 +96,25 @@ def test_target_synonyms_become_queries_whose_own_name_is_hidden_from_the_answer
     assert all(index.concept_ids[c] != "ICD10CM:E10" for c in juvenile.wrong)
     position = index.concept_ids.index("ICD10CM:E10")
     assert "Juvenile" in index.text(position) and "Juvenile" not in index.text(position, hide=juvenile.hide)
+
+
+def test_a_gold_targets_parent_and_child_are_negatives_only_when_asked(tmp_path):
+    """By default a known target's parent or child is not trained as wrong (a split category's child carries the name);
+    --hierarchy-negatives makes them negatives like any other candidate."""
+    from medlink.align.candidates import SourceQueries, TargetIndex, generate
+    from medlink.align.training import _examples
+    from medlink.kb.store import KB
+
+    build_kb(tmp_path / "t.sqlite", [f"tsv=ICD10CM:{FIXTURES / 'target.tsv'}"], progress=False)
+    target = KB.open(tmp_path / "t.sqlite")
+    index = TargetIndex.build(target)
+    name = "type 2 diabetes mellitus"
+    queries = SourceQueries(["DOID:9352"], [name], [target.normalize(name)], np.zeros(1, np.int64), [[name]])
+    gold = {0: {index.concept_ids.index("ICD10CM:E11")}}
+    candidates = generate(index, queries, k=8, ancestors=0)
+    named = lambda example: {index.concept_ids[c] for c in example.wrong}  # noqa: E731
+    [default] = _examples(candidates, gold, depth=8)
+    [hierarchy] = _examples(candidates, gold, depth=8, hierarchy=True)
+    neighbours = {"ICD10CM:E11.9", "ICD10CM:E11.65", "ICD10CM:E08-E13"}  # E11's children and its block
+    assert not named(default) & neighbours and named(hierarchy) & neighbours
+    assert named(default) <= named(hierarchy) and "ICD10CM:E11" not in named(hierarchy)

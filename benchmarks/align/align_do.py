@@ -106,6 +106,7 @@ def main() -> None:
                         "results as per-seed figures and their medians (name align_seeds_<target>), not the table's rows")
     parser.add_argument("--model", type=Path, help="the cross-encoder's base model folder (default: the packaged MiniLM)")
     parser.add_argument("--no-substitutions", action="store_true", help="aligners without the substitutions learned from train")
+    parser.add_argument("--hierarchy-negatives", action="store_true", help="--train aligners also learn a gold target's parent / child as wrong")
     parser.add_argument("--peers", action="store_true", help="add text2term (pip install text2term) on the same split")
     parser.add_argument("--name", default=None)
     args = parser.parse_args()
@@ -164,7 +165,7 @@ def main() -> None:
             started = time.perf_counter()
             config = AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives, depth=args.depth,
                                         max_length=args.max_length, learning_rate=args.lr, target_synonyms=args.target_synonyms, loss=args.loss,
-                                        **common)
+                                        hierarchy_negatives=args.hierarchy_negatives, **common)
             report, calibration = train_aligner(source, target, gold_train, folder, dev=gold_dev, config=config, progress=True,
                                                 base_model=args.model)
             folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,
@@ -198,7 +199,7 @@ def main() -> None:
         print(row["system"], {s: row[s].get("mapping") for s in ("dev", "test")}, {k: row["test"].get(k) for k in ("recall@1", "recall@64")})
     payload = {"alignment": {"source": "Disease Ontology 2016-09-01 (xrefs removed)", "target": args.target, "gold_sources": len(gold),
                              "split": {k: len(v) for k, v in splits.items()}, "seed": 13, "aligner_seed": seeds[0] if len(seeds) == 1 else seeds,
-                             "substitutions": not args.no_substitutions},
+                             "substitutions": not args.no_substitutions, "hierarchy_negatives": args.hierarchy_negatives},
                "command": command_line(__file__, sys.argv[1:])}
     if len(seeds) > 1:  # a kind of its own: the table keeps the single-seed rows; this says how far a seed moves them
         publish(args.name or f"align_seeds_{args.target}", {**payload, "alignment_seeds": seed_medians(rows), "seed_rows": rows})

@@ -53,6 +53,7 @@ class AlignerTrainConfig:
     loss: str = "binary"  # binary: each pair right or wrong (paper 003); listwise: softmax over a source's gold and negatives
     target_synonyms: int = 0  # the target's own other names used as extra training queries (paper 000: pairs from the KB)
     substitutions: bool = True  # learn word -> phrase substitutions from the mappings; sources read with them (align.substitutions)
+    hierarchy_negatives: bool = False  # a gold target's parent or child may be a negative too (_examples)
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
@@ -99,19 +100,21 @@ class Example:
     hide: str | None = None
 
 
-def _examples(candidates: CandidateSet, gold: dict[int, set[int]], depth: int, synonyms: bool = False) -> list[Example]:
+def _examples(candidates: CandidateSet, gold: dict[int, set[int]], depth: int, synonyms: bool = False,
+              hierarchy: bool = False) -> list[Example]:
     """The examples of gold sources: wrong targets among each one's first ``depth`` candidates (``synonyms``: the
     queries are target names, hidden from their own concept's text).
 
     A gold target's parent or child is not taken as a wrong target: known mappings often name a category that the
     target has since split (DO 2016's Q87.1 for Prader-Willi; ICD-10-CM 2026's Q87.11 carries the name), so such a
-    "negative" would teach the model that an exact name is wrong. The calibration's depth features learn the level."""
+    "negative" would teach the model that an exact name is wrong. The calibration's depth features learn the level.
+    With ``hierarchy`` they are negatives like any other: the model then learns the level the known mappings choose."""
     hits, queries = candidates.hits, candidates.queries
     out = []
     for i in range(hits.n_queries):
         if i not in gold:
             continue
-        unclear = _hierarchy_neighbours(candidates.target, gold[i])
+        unclear = set() if hierarchy else _hierarchy_neighbours(candidates.target, gold[i])
         wrong = [int(c) for c in hits.concepts[hits.row(i)][:depth] if int(c) not in gold[i] and int(c) not in unclear]
         if wrong:
             out.append(Example(queries.text(i), sorted(gold[i]), wrong, queries.alias_sets[i][0] if synonyms else None))
@@ -159,14 +162,14 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     if not config.cross_encoder:
         return None, _lexical_aligner(out, train_candidates, gold, generate(target_index, dev_queries, progress=progress) if dev_rows else None,
                                       dev, config, learned, progress)
-    examples = _examples(train_candidates, train_gold, config.depth)
+    examples = _examples(train_candidates, train_gold, config.depth, hierarchy=config.hierarchy_negatives)
     if not examples:
         raise MedlinkError("no gold mapping names a target concept of --target: check the gold file's object ids")
     mined = 0
     if config.target_synonyms:
         synonym_queries, synonym_gold = target_synonym_queries(target, target_index, config.target_synonyms, config.seed)
         extra = _examples(generate(target_index, synonym_queries, progress=progress), synonym_gold, config.depth,
-                          synonyms=True) if synonym_gold else []
+                          synonyms=True, hierarchy=config.hierarchy_negatives) if synonym_gold else []
         examples, mined = examples + extra, len(extra)
     import torch
 

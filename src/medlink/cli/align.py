@@ -94,6 +94,10 @@ def train_aligner_command(
                                        "of them, and by at least a fifth of those whose names use the word); every source name "
                                        "holding such a word is also searched with the phrase in its place, in training and by "
                                        "'medlink align'. Kept, and editable, in OUT/medlink_aligner.json."),
+    hierarchy_negatives: bool = typer.Option(False, "--hierarchy-negatives/--no-hierarchy-negatives", help="Also teach the "
+                                             "cross-encoder that a known target's parent or child is wrong. Off by default: "
+                                             "known mappings often name a category the target has since split, whose child "
+                                             "carries the source's name."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or phase lines."),
@@ -119,7 +123,8 @@ def train_aligner_command(
                                 max_length=max_length, seed=seed, precision=precision or os.environ.get("MEDLINK_PRECISION") or "auto",
                                 max_steps=max_steps, cross_encoder=not no_cross_encoder,
                                 bi_encoder=bi_encoder, dense_candidates=dense_candidates is not False, calibration=calibration_model,
-                                loss=loss, target_synonyms=target_synonyms, substitutions=substitutions)
+                                loss=loss, target_synonyms=target_synonyms, substitutions=substitutions,
+                                hierarchy_negatives=hierarchy_negatives)
     if dense_candidates is not None and bi_encoder is None:
         typer.echo("warning: --dense-candidates / --no-dense-candidates do nothing without --bi-encoder", err=True)
     if no_cross_encoder and (loss != "binary" or target_synonyms):
