@@ -29,15 +29,21 @@ def tiny_training(tmp_path) -> list[str]:
 @pytest.mark.dense
 def test_train_aligner_then_align(tmp_path, tiny_training):
     pytest.importorskip("torch")
+    import json
+
     from medlink.align.scoring import FEATURES, Calibration
     from medlink.cli import command
 
     out = tmp_path / "aligner"
     trained = CliRunner().invoke(command(), [*tiny_training, "--out", str(out)])
     assert trained.exit_code == 0, trained.output + repr(trained.exception)
-    calibration = Calibration.load(out)
-    assert set(calibration.inputs()) == set(FEATURES) and 0 <= calibration.threshold <= 1 and calibration.depth == 4
-    assert (out / "training.json").is_file()
+    calibration = Calibration.load(out)  # a cross-encoder's aligner weighs the packaged bi-encoder unless told not to
+    assert set(calibration.inputs()) == {*FEATURES, "dense"} and calibration.bi_encoder == "packaged" and calibration.dense_candidates
+    assert 0 <= calibration.threshold <= 1 and calibration.depth == 4 and (out / "training.json").is_file()
+    record = json.loads((out / "training.json").read_text())["config"]
+    assert (record["epochs"], record["learning_rate"], record["negatives"]) == (2, 1e-4, 3)  # the recipe measured best
+    plain = CliRunner().invoke(command(), [*tiny_training, "--out", str(tmp_path / "plain"), "--bi-encoder", "none"])
+    assert plain.exit_code == 0 and set(Calibration.load(tmp_path / "plain").inputs()) == set(FEATURES)
     mapped = tmp_path / "m.sssom.tsv"
     aligned = CliRunner().invoke(command(), ["align", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),
                                              "--out", str(mapped), "--aligner", str(out), "--threshold", "0", "-q"])

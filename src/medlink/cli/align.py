@@ -65,18 +65,20 @@ def train_aligner_command(
                                                 "file) that fit the calibration and threshold; default: 20% of --gold's source concepts, "
                                                 "seeded, never trained on."),
     model: Optional[Path] = typer.Option(None, "--model", help="Base model folder (default: packaged all-MiniLM-L6-v2, new score head)."),
-    epochs: int = typer.Option(1, "--epochs", min=1, help="Passes over the gold source concepts."),
+    epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the gold source concepts."),
     batch_size: int = typer.Option(8, "--batch-size", min=1, help="Source concepts per step (each: its gold pair and --negatives wrong ones)."),
-    negatives: int = typer.Option(7, "--negatives", min=1, help="Wrong candidates per gold pair, drawn from the first --depth."),
-    depth: int = typer.Option(16, "--depth", min=2, help="Candidates per source the negatives come from and the aligner reads."),
-    learning_rate: float = typer.Option(4e-5, "--lr", help="Peak learning rate (AdamW, linear warm-up and decay)."),
-    max_length: int = typer.Option(64, "--max-length", min=8, help="Word pieces of a (source names, target names) pair."),
+    negatives: int = typer.Option(3, "--negatives", min=1, help="Wrong candidates per gold pair, drawn from the first --depth."),
+    depth: int = typer.Option(8, "--depth", min=2, help="Candidates per source the negatives come from and the aligner reads."),
+    learning_rate: float = typer.Option(1e-4, "--lr", help="Peak learning rate (AdamW, linear warm-up and decay)."),
+    max_length: int = typer.Option(48, "--max-length", min=8, help="Word pieces of a (source names, target names) pair."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps-per-epoch", min=1, help="Cap the steps of each epoch (quick trials)."),
     seed: int = typer.Option(13, "--seed", help="Random seed (split, sampling, initialisation)."),
     no_cross_encoder: bool = typer.Option(False, "--no-cross-encoder", help="Fit only the calibration over lexical and hierarchy "
                                           "evidence (seconds; no model): --gold fits it, --dev chooses the threshold."),
     bi_encoder: Optional[str] = typer.Option(None, "--bi-encoder", help="Also weigh a bi-encoder's similarity between source aliases "
-                                             "and target names: 'packaged' (the MiniLM of the dense extra) or a model folder."),
+                                             "and target names: 'packaged' (the MiniLM of the dense extra), a model folder, or "
+                                             "'none'. Default: packaged when a cross-encoder is trained (it needs the dense "
+                                             "extra anyway), none with --no-cross-encoder."),
     dense_candidates: Optional[bool] = typer.Option(None, "--dense-candidates/--no-dense-candidates", help="With --bi-encoder: the "
                                                     "target names nearest to a source alias join the candidates (one pass over the "
                                                     "target's names; the default)."),
@@ -105,10 +107,11 @@ def train_aligner_command(
     """Train an aligner on known mappings: a cross-encoder reading them against the candidates' top wrong targets
     (binary loss, or listwise), then a calibration of all the evidence; --no-cross-encoder: the calibration alone (seconds)."""
     quiet_phases(quiet)
-    if bi_encoder is not None:
-        from medlink.align.dense import bi_encoder_setting
+    from medlink.align.dense import PACKAGED, bi_encoder_setting
 
-        bi_encoder = bi_encoder_setting(bi_encoder)
+    if bi_encoder is None and not no_cross_encoder:  # the defaults are the recipe measured best (docs/training-recipes.md)
+        bi_encoder = PACKAGED
+    bi_encoder = None if bi_encoder in (None, "none") else bi_encoder_setting(bi_encoder)
     if not no_cross_encoder or bi_encoder is not None:
         from medlink.encoders.transformer import require_dense_extra
 
