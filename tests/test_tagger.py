@@ -283,6 +283,7 @@ def test_the_finder_decodes_each_sentence_as_one_sequence(tiny_model, tokenizer)
     import numpy as np
     from transformers import AutoModelForTokenClassification
 
+    from medlink.errors import MedlinkError
     from medlink.text.finders.tagger import TaggerFinder
 
     finder = TaggerFinder(AutoModelForTokenClassification.from_pretrained(tiny_model), tokenizer, labels_for(["Disease"]), 64)
@@ -293,6 +294,8 @@ def test_the_finder_decodes_each_sentence_as_one_sequence(tiny_model, tokenizer)
     assert finder.decoding == "constrained" and found() == ["alpha beta gamma", "delta"]  # "delta" opens its sentence: B, not I
     finder.decoding = "argmax"
     assert found() == ["alpha", "gamma", "delta"]
+    with pytest.raises(MedlinkError, match="constrained, argmax"):
+        finder.decoding = "viterbi"
 
 
 @pytest.mark.dense

@@ -97,7 +97,18 @@ class TaggerFinder:
         self.batch_size = batch_size
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self._bf16 = Bf16Copy()
-        self.decoding = "constrained"  # DECODINGS: the best label sequence per sentence, or each word's argmax
+        self.decoding = "constrained"
+
+    @property
+    def decoding(self) -> str:
+        """How label probabilities become spans (DECODINGS): each sentence's best legal sequence, or each word's argmax."""
+        return self._decoding
+
+    @decoding.setter
+    def decoding(self, value: str) -> None:
+        if value not in DECODINGS:
+            raise MedlinkError(f"tagger decoding must be one of {', '.join(DECODINGS)}, not {value!r}")
+        self._decoding = value
 
     @classmethod
     def load(cls, folder: str | Path, precision: str | None = None, batch_size: int = INFER_BATCH,
