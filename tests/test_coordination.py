@@ -26,6 +26,8 @@ from medlink.text.coordination import expand_coordination
     ("type I, II and III collagenopathies", ["type I collagenopathies", "type II collagenopathies", "type III collagenopathies"]),
     ("MEN 1 or MEN 2 syndrome", ["MEN 1 syndrome", "MEN 2 syndrome"]),
     ("breast cancer and breast cancer susceptibility", ["breast cancer", "breast cancer susceptibility"]),
+    ("hypertension or type 2 diabetes mellitus", ["hypertension", "type 2 diabetes mellitus"]),  # not "hypertension 2 diabetes"
+    ("T and B cell lymphomas", ["T cell lymphomas", "B cell lymphomas"]),
 ])
 def test_conjuncts_take_the_words_they_share(text, parts):
     assert expand_coordination(text) == parts

@@ -12,7 +12,8 @@ conjuncts the way a reader fills in the shared words (coordination ellipsis):
 - an earlier conjunct that repeats the last one's first words takes the rest of it as its head: "type 1 and
   type 2 diabetes" -> "type 1 diabetes", "type 2 diabetes";
 - numbered conjuncts share the words either side: "type 1 or 2 diabetes" -> "type 1 diabetes", "type 2 diabetes";
-- conjuncts of several words stand as they are: "breast cancer and ovarian cancer".
+- conjuncts of several words stand as they are: "breast cancer and ovarian cancer"; so do those before a last
+  conjunct whose second word is a number, which leaves no head to share: "hypertension or type 2 diabetes".
 
 Only the text is expanded; which expansion to believe (the whole span may itself be a name, "Hereditary Breast
 and Ovarian Cancer Syndrome") is the annotator's decision. A dictionary finds only the last conjunct ("ovarian cancer"
@@ -54,6 +55,8 @@ def expand_coordination(text: str) -> list[str] | None:
             and all(_NUMBERED.match(part) for part in conjuncts[1:-1]):  # "type 1 or 2 diabetes"
         modifiers, head = " ".join(first[:-1]), " ".join(last[1:])
         return [f"{conjuncts[0]} {head}"] + [f"{modifiers} {part} {head}" for part in conjuncts[1:-1]] + [f"{modifiers} {conjuncts[-1]}"]
+    if len(last) >= 2 and _NUMBERED.match(last[1]):  # "hypertension or type 2 diabetes": "2 diabetes" is no head to share
+        return conjuncts
     if len(last) >= 2:  # "breast and ovarian cancer"
         head = " ".join(last[1:])
         return [f"{part} {head}" if len(part.split()) == 1 else part for part in conjuncts[:-1]] + [conjuncts[-1]]
