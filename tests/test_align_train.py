@@ -42,8 +42,9 @@ def test_train_aligner_then_align(tmp_path, tiny_training):
     assert 0 <= calibration.threshold <= 1 and calibration.depth == 4 and (out / "training.json").is_file()
     record = json.loads((out / "training.json").read_text())["config"]
     assert (record["epochs"], record["learning_rate"], record["negatives"]) == (2, 1e-4, 3)  # the recipe measured best
-    plain = CliRunner().invoke(command(), [*tiny_training, "--out", str(tmp_path / "plain"), "--bi-encoder", "none"])
+    plain = CliRunner().invoke(command(), [*tiny_training, "--out", str(tmp_path / "plain"), "--bi-encoder", "None"])
     assert plain.exit_code == 0 and set(Calibration.load(tmp_path / "plain").inputs()) == set(FEATURES)
+    assert json.loads((tmp_path / "plain" / "training.json").read_text())["config"]["dense_candidates"] is False  # as the aligner says
     mapped = tmp_path / "m.sssom.tsv"
     aligned = CliRunner().invoke(command(), ["align", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),
                                              "--out", str(mapped), "--aligner", str(out), "--threshold", "0", "-q"])
@@ -79,7 +80,7 @@ def test_train_aligner_listwise_with_target_synonyms(tmp_path, tiny_training):
     plain = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "c")])
     assert plain.exit_code == 0, plain.output + repr(plain.exception)
     assert json.loads((tmp_path / "c" / "training.json").read_text())["examples"]["target_synonyms"] == 0
-    calibration_only = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "d"), "--no-cross-encoder", "--loss", "listwise"])
+    calibration_only = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "d"), "--no-cross-encoder", "--hierarchy-negatives"])
     assert calibration_only.exit_code == 0 and "with --no-cross-encoder they do nothing" in calibration_only.output
 
 

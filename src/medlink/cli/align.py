@@ -111,7 +111,7 @@ def train_aligner_command(
 
     if bi_encoder is None and not no_cross_encoder:  # the defaults are the recipe measured best (docs/training-recipes.md)
         bi_encoder = PACKAGED
-    bi_encoder = None if bi_encoder in (None, "none") else bi_encoder_setting(bi_encoder)
+    bi_encoder = None if bi_encoder is None or bi_encoder.lower() == "none" else bi_encoder_setting(bi_encoder)
     if not no_cross_encoder or bi_encoder is not None:
         from medlink.encoders.transformer import require_dense_extra
 
@@ -125,13 +125,14 @@ def train_aligner_command(
     config = AlignerTrainConfig(epochs=epochs, batch_size=batch_size, negatives=negatives, depth=depth, learning_rate=learning_rate,
                                 max_length=max_length, seed=seed, precision=precision or os.environ.get("MEDLINK_PRECISION") or "auto",
                                 max_steps=max_steps, cross_encoder=not no_cross_encoder,
-                                bi_encoder=bi_encoder, dense_candidates=dense_candidates is not False, calibration=calibration_model,
+                                bi_encoder=bi_encoder, dense_candidates=bi_encoder is not None and dense_candidates is not False, calibration=calibration_model,
                                 loss=loss, target_synonyms=target_synonyms, substitutions=substitutions,
                                 hierarchy_negatives=hierarchy_negatives)
     if dense_candidates is not None and bi_encoder is None:
         typer.echo("warning: --dense-candidates / --no-dense-candidates do nothing without --bi-encoder", err=True)
-    if no_cross_encoder and (loss != "binary" or target_synonyms):
-        typer.echo("warning: --loss and --target-synonyms train the cross-encoder: with --no-cross-encoder they do nothing", err=True)
+    if no_cross_encoder and (loss != "binary" or target_synonyms or hierarchy_negatives):
+        typer.echo("warning: --loss, --target-synonyms and --hierarchy-negatives train the cross-encoder: with --no-cross-encoder "
+                   "they do nothing", err=True)
     use_precision(config.precision)
     check_training_output(out)
     source_kb, target_kb = open_pair(source, target)
