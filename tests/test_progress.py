@@ -32,6 +32,26 @@ def test_an_index_build_names_its_phases_on_stderr(tmp_path):
     err = medlink("index", "build", "--kb", tmp_path / "kb.sqlite", "--out", tmp_path / "index").stderr
     assert "medlink: index: tfidf (tfidf) over" in err and "medlink: index: bm25 (bm25) over" in err and ": done in" in err
     assert "\r" not in err
+    quiet = medlink("index", "build", "--kb", tmp_path / "kb.sqlite", "--out", tmp_path / "index", "-q")
+    assert "medlink:" not in quiet.stderr and "wrote" in quiet.stdout
+    for command in (("link", "heart attack"), ("annotate", "He had a heart attack.")):  # -q where a user runs medlink most
+        loud, silent = (medlink(*command, "--index", tmp_path / "index", *flag) for flag in ((), ("-q",)))
+        assert silent.stdout == loud.stdout and "medlink:" not in silent.stderr
+
+
+def test_silence_turns_off_every_bar_until_restored(capsys, monkeypatch):
+    monkeypatch.setattr(progress, "FIRST_LINE_AFTER", 0.0)
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
+    before = progress.silence(True)
+    try:
+        with progress.bar(total=2, desc="hushed") as hushed:
+            hushed.update(2)
+    finally:
+        progress.silence(before)
+    assert "hushed" not in capsys.readouterr().err
+    with progress.bar(total=2, desc="heard") as heard:
+        heard.update(2)
+    assert "heard" in capsys.readouterr().err
 
 
 @pytest.mark.slow

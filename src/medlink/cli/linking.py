@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, fail, index_and_kb, new_app, use_precision
+from medlink.cli.common import PRECISION_HELP, fail, index_and_kb, new_app, quiet_phases, use_precision
 
 app = new_app()  # its commands join the main app's top level
 NIL_HELP = ("Link a mention only when its best candidate's probability reaches this (0-1); under it the mention is NIL, "
@@ -34,6 +34,7 @@ def link(
     explain: bool = typer.Option(False, "--explain", help="Say why: for each candidate the alias that matched, each stage's score, "
                                  "the training mentions that voted, its probability, and the NIL decision."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or phase lines."),
 ) -> None:
     """Link mentions to ranked concepts."""
     from medlink.linking.index import resolve_index
@@ -46,6 +47,7 @@ def link(
         fail(f"unknown --format {input_format!r}; known: {', '.join(FORMATS)}")
     if mentions and input_path is not None:
         fail(f"give mentions as arguments or --input {input_path}, not both (nothing was linked)")
+    quiet_phases(quiet)
     use_precision(precision)
     linker = Linker.load(resolve_index(index))
     with_decisions(linker, nil_threshold)
