@@ -39,21 +39,6 @@ def test_an_index_build_names_its_phases_on_stderr(tmp_path):
         assert silent.stdout == loud.stdout and "medlink:" not in silent.stderr
 
 
-def test_silence_turns_off_every_bar_until_restored(capsys, monkeypatch):
-    monkeypatch.setattr(progress, "FIRST_LINE_AFTER", 0.0)
-    monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
-    before = progress.silence(True)
-    try:
-        with progress.bar(total=2, desc="hushed") as hushed:
-            hushed.update(2)
-    finally:
-        progress.silence(before)
-    assert "hushed" not in capsys.readouterr().err
-    with progress.bar(total=2, desc="heard") as heard:
-        heard.update(2)
-    assert "heard" in capsys.readouterr().err
-
-
 @pytest.mark.slow
 def test_quiet_silences_the_phase_lines_too(tmp_path):
     """'medlink align -q': no bars and no 'medlink: indexing ...' lines; without -q the phase shows."""

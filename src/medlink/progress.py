@@ -32,19 +32,9 @@ class _Lines:
         sys.stderr.flush()
 
 
-_silenced = False  # a command's --quiet: every bar off, wherever it is made
-
-
-def silence(on: bool) -> bool:
-    """Turn every bar off (``on``) or back on; returns the previous setting, for restoring it."""
-    global _silenced
-    before, _silenced = _silenced, on
-    return before
-
-
 def bar(enabled: bool = True, **options) -> tqdm:
-    """A tqdm bar (``options`` as tqdm's); off when ``enabled`` is false or a command asked for quiet (``silence``)."""
-    if not enabled or _silenced:
+    """A tqdm bar (``options`` as tqdm's); off when ``enabled`` is false."""
+    if not enabled:
         return tqdm(disable=True, **options)
     if sys.stderr.isatty():
         return tqdm(**options)

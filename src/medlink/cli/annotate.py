@@ -94,7 +94,7 @@ def annotate(
     signature = f"medlink {package_versions(['medlink'])['medlink']}"
     with ExitStack() as stack:
         stream = stack.enter_context(replaced_file(out)) if out is not None else sys.stdout  # a killed run's temporary file goes
-        progress = stack.enter_context(bar(enabled=not text, desc="annotate", unit="doc"))
+        progress = stack.enter_context(bar(enabled=not text and not quiet, desc="annotate", unit="doc"))
 
         def annotated():
             for document in annotator.annotate(documents):

@@ -16,22 +16,20 @@ PRECISION_HELP = ("Number format of neural models: auto (bf16 where this CPU run
 
 
 def quiet_phases(quiet: bool) -> None:
-    """``--quiet``: no progress bars (wherever a bar is made) and no phase lines ("medlink: indexing ...") for the rest
-    of this command; warnings and errors still show."""
+    """``--quiet``: besides the bars, no phase lines ("medlink: indexing ...") for the rest of this command; warnings and
+    errors still show."""
     if not quiet:
         return
     import logging
 
     import click
 
-    from medlink import progress
-
     logger = logging.getLogger("medlink")
-    before, bars_before = logger.level, progress.silence(True)
+    before = logger.level
     logger.setLevel(logging.WARNING)
     context = click.get_current_context(silent=True)
-    if context is not None:  # in-process callers (tests, scripts) get both back when the command ends
-        context.call_on_close(lambda: (logger.setLevel(before), progress.silence(bars_before)))
+    if context is not None:  # in-process callers (tests, scripts) get the level back when the command ends
+        context.call_on_close(lambda: logger.setLevel(before))
 
 
 # what an option's value looks like in --help (instead of <str>, <path>, <int range>), by parameter name
