@@ -49,3 +49,18 @@ def test_quiet_silences_the_phase_lines_too(tmp_path):
     assert "medlink: indexing the target's names" in medlink(*args).stderr
     quiet = medlink(*args, "-q")
     assert "medlink:" not in quiet.stderr and "wrote" in quiet.stdout
+
+
+def test_quiet_in_process_gives_the_log_level_back(tmp_path):
+    """A command run in-process with -q (a test, a script) restores the 'medlink' logger when it ends, even on an error."""
+    import logging
+
+    from click.testing import CliRunner
+
+    from medlink.cli import command
+
+    logger = logging.getLogger("medlink")
+    before = logger.level
+    result = CliRunner().invoke(command(), ["align", "--source", str(tmp_path / "none.sqlite"), "--target", str(tmp_path / "t.sqlite"),
+                                            "--out", str(tmp_path / "m.tsv"), "-q"])
+    assert result.exit_code != 0 and logger.level == before

@@ -22,12 +22,15 @@ def quiet_phases(quiet: bool) -> None:
         return
     import logging
 
-    import click
+    try:  # typer runs its commands on a copy of click of its own: their context is on that copy's stack
+        from typer._click.globals import get_current_context
+    except ImportError:
+        from click import get_current_context
 
     logger = logging.getLogger("medlink")
     before = logger.level
     logger.setLevel(logging.WARNING)
-    context = click.get_current_context(silent=True)
+    context = get_current_context(silent=True)
     if context is not None:  # in-process callers (tests, scripts) get the level back when the command ends
         context.call_on_close(lambda: logger.setLevel(before))
 
