@@ -29,6 +29,9 @@ from medlink.align.candidates import SourceQueries, TargetIndex, generate  # noq
 from medlink.align.inputs import open_pair  # noqa: E402
 from medlink.align.metrics import mapping_prf  # noqa: E402
 from medlink.align.scoring import rank  # noqa: E402
+from medlink.align.training import AlignerTrainConfig  # noqa: E402
+
+RECIPE = AlignerTrainConfig()  # --train's defaults: medlink train aligner's (every recorded command spells them out)
 
 TARGETS = {"icd10cm": data.icd10cm, "medic": data.medic}
 
@@ -88,16 +91,16 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=scratch("medlink-align-bench"))
     parser.add_argument("--aligner", type=Path, help="a 'medlink train aligner' folder (trained on the train split)")
     parser.add_argument("--train", action="store_true", help="train the aligner here on the train split (dev: calibration)")
-    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--epochs", type=int, default=RECIPE.epochs)
     parser.add_argument("--max-steps", type=int, default=None, help="cap training steps (smoke runs)")
-    parser.add_argument("--negatives", type=int, default=3)
-    parser.add_argument("--depth", type=int, default=8)
-    parser.add_argument("--max-length", type=int, default=48)
+    parser.add_argument("--negatives", type=int, default=RECIPE.negatives)
+    parser.add_argument("--depth", type=int, default=RECIPE.depth)
+    parser.add_argument("--max-length", type=int, default=RECIPE.max_length)
     parser.add_argument("--calibrated", action="store_true", help="fit the calibration-only aligner on the train split")
     parser.add_argument("--bi-encoder", help="'packaged' or a bi-encoder folder: --calibrated and --train aligners also weigh its "
                         "similarities (rows named '+ bi-encoder')")
     parser.add_argument("--calibration", default="auto", help="comma-separated calibration models to compare: auto, trees, logistic")
-    parser.add_argument("--lr", type=float, default=4e-5)
+    parser.add_argument("--lr", type=float, default=RECIPE.learning_rate)
     parser.add_argument("--target-synonyms", type=int, default=0, help="--train aligners also train on this many target synonyms")
     parser.add_argument("--loss", default="binary", choices=["binary", "listwise"])
     parser.add_argument("--only-bi-encoder", action="store_true", help="train only the aligners with --bi-encoder (trials)")
@@ -139,7 +142,7 @@ def main() -> None:
                      "seconds": round(time.perf_counter() - started, 1), "peak_rss_mb": round(peak_mb())})
 
     from medlink.align.aligner import load_aligner, score_candidates, target_index_for
-    from medlink.align.training import AlignerTrainConfig, train_aligner
+    from medlink.align.training import train_aligner
 
     wanted = sorted(set(splits["dev"]) | set(splits["test"]))
     queries = SourceQueries.from_kb(source, target.normalize)
