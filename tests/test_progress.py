@@ -64,3 +64,19 @@ def test_quiet_in_process_gives_the_log_level_back(tmp_path):
     result = CliRunner().invoke(command(), ["align", "--source", str(tmp_path / "none.sqlite"), "--target", str(tmp_path / "t.sqlite"),
                                             "--out", str(tmp_path / "m.tsv"), "-q"])
     assert result.exit_code != 0 and logger.level == before
+
+
+def test_quiet_silences_every_bar_of_the_command_and_only_of_it(tmp_path, monkeypatch):
+    """-q reaches bars deep in library code (pair mining asks for its own), and bars show again once the command ends."""
+    from click.testing import CliRunner
+
+    from medlink.cli import command
+
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.0)  # off a terminal, a line at every refresh
+    kb = tmp_path / "kb.sqlite"
+    medlink("kb", "build", kb, f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}", "-q")
+    runs = {flags: CliRunner().invoke(command(), ["train", "pairs", "--kb", str(kb), "--out", str(tmp_path / f"pairs{len(flags)}"),
+                                                  "--tasks", "syn", *flags]) for flags in ((), ("-q",))}
+    assert all(run.exit_code == 0 for run in runs.values())
+    assert "syn: names" in runs[()].output and "syn: names" not in runs[("-q",)].output
+    assert progress.silence_bars(False) is False  # given back when the command ended

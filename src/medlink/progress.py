@@ -18,6 +18,7 @@ from tqdm import tqdm
 log = logging.getLogger("medlink")
 LOG_EVERY = 30.0  # seconds between two progress lines when stderr is not a terminal
 FIRST_LINE_AFTER = 5.0  # off a terminal, a bar writes nothing before this: a quick run's summary line says it all
+_silenced = False  # a command's --quiet: no bar anywhere in this process until it ends (``silence_bars``)
 
 
 class _Lines:
@@ -32,9 +33,18 @@ class _Lines:
         sys.stderr.flush()
 
 
+def silence_bars(silent: bool) -> bool:
+    """Turn every bar of this process off (or back on), whoever asks for one; returns the setting before, to restore.
+
+    Why: a ``--quiet`` command should not have to thread a flag through every library call that may show a bar."""
+    global _silenced
+    before, _silenced = _silenced, silent
+    return before
+
+
 def bar(enabled: bool = True, **options) -> tqdm:
-    """A tqdm bar (``options`` as tqdm's); off when ``enabled`` is false."""
-    if not enabled:
+    """A tqdm bar (``options`` as tqdm's); off when ``enabled`` is false or the bars are silenced."""
+    if not enabled or _silenced:
         return tqdm(disable=True, **options)
     if sys.stderr.isatty():
         return tqdm(**options)

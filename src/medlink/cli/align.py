@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, new_app, quiet_phases, use_precision
+from medlink.cli.common import PRECISION_HELP, new_app, quiet_option, quiet_phases, use_precision
 
 app = new_app()
 
@@ -32,7 +32,7 @@ def align_command(
                                                    "(default: the aligner's dev-chosen threshold, else 0.8 for lexical)."),
     candidates: int = typer.Option(64, "--candidates", min=1, help="Candidates per source concept from BM25 + char n-gram TF-IDF (+ the aligner's bi-encoder) (64, as WikiUMLS aligns UMLS to Wikipedia)."),
     depth: Optional[int] = typer.Option(None, "--depth", min=1, help="Candidates the aligner reads per source (default: as trained)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or phase lines."),
+    quiet: bool = quiet_option(),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
     """Align the concepts of one KB to those of another; write the mappings as SSSOM TSV."""
@@ -102,7 +102,7 @@ def train_aligner_command(
                                              "carries the source's name."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or phase lines."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Train an aligner on known mappings: a cross-encoder reading them against the candidates' top wrong targets
     (binary loss, or listwise), then a calibration of all the evidence; --no-cross-encoder: the calibration alone (seconds)."""
@@ -176,9 +176,10 @@ def kb_augment_command(
                               help="What to carry, comma-separated: definitions, types, ancestors, synonyms."),
     shared_synonyms: bool = typer.Option(False, "--shared-synonyms", help="Also carry the synonyms of a target concept that "
                                          "several KB concepts map to (by default they would make those concepts tie, so they are not)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Carry definitions, types / ancestors and synonyms from another KB through mappings, each with its provenance."""
+    quiet_phases(quiet)
     from medlink.align.augment import augment_kb
 
     report = augment_kb(kb, mappings, other, out, min_confidence=min_confidence, carry=[c.strip() for c in carry.split(",") if c.strip()],

@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, fail, new_app, quiet_phases, use_precision
+from medlink.cli.common import PRECISION_HELP, fail, new_app, quiet_option, quiet_phases, use_precision
 from medlink.cli.linking import NIL_HELP
 
 app = new_app()  # its command joins the main app's top level
@@ -44,7 +44,7 @@ def annotate(
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."),
     nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", min=0.0, max=1.0, help=NIL_HELP),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or phase lines."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Find the medical mentions in text and link each to ranked concepts."""
     from medlink.corpora.document_files import DOCUMENT_FORMATS, guess_document_format, read_documents, write_documents

@@ -15,12 +15,19 @@ PRECISION_HELP = ("Number format of neural models: auto (bf16 where this CPU run
                   "Default: the index's or model's setting (auto); also MEDLINK_PRECISION.")
 
 
+def quiet_option() -> typer.models.OptionInfo:
+    """The ``-q/--quiet`` every long-running command takes (pass its value to ``quiet_phases``)."""
+    return typer.Option(False, "--quiet", "-q", help="No progress bars or phase lines (warnings and errors still show).")
+
+
 def quiet_phases(quiet: bool) -> None:
-    """``--quiet``: besides the bars, no phase lines ("medlink: indexing ...") for the rest of this command; warnings and
+    """``--quiet``: no progress bar and no phase line ("medlink: indexing ...") for the rest of this command; warnings and
     errors still show."""
     if not quiet:
         return
     import logging
+
+    from medlink.progress import silence_bars
 
     try:  # typer runs its commands on a copy of click of its own: their context is on that copy's stack
         from typer._click.globals import get_current_context
@@ -28,11 +35,11 @@ def quiet_phases(quiet: bool) -> None:
         from click import get_current_context
 
     logger = logging.getLogger("medlink")
-    before = logger.level
+    before, bars_before = logger.level, silence_bars(True)
     logger.setLevel(logging.WARNING)
     context = get_current_context(silent=True)
-    if context is not None:  # in-process callers (tests, scripts) get the level back when the command ends
-        context.call_on_close(lambda: logger.setLevel(before))
+    if context is not None:  # in-process callers (tests, scripts) get both back when the command ends
+        context.call_on_close(lambda: (logger.setLevel(before), silence_bars(bars_before)))
 
 
 # what an option's value looks like in --help (instead of <str>, <path>, <int range>), by parameter name

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, new_app, open_kb, quiet_phases, use_precision
+from medlink.cli.common import PRECISION_HELP, new_app, open_kb, quiet_option, quiet_phases, use_precision
 
 app = new_app("Build linker indices (lexical generators, mention memory, manifest).")
 
@@ -25,7 +25,7 @@ def index_build(
                                           "('medlink annotate') leaves out: qualifiers that are no finding (HPO's Clinical modifier "
                                           "HP:0012823: 'Mild', 'Left'; SNOMED CT's qualifier values). Still linked when given as mentions. Repeatable."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or phase lines."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Build an index directory for 'medlink link' and 'medlink eval'."""
     import time

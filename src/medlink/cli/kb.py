@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import fail, new_app, open_kb
+from medlink.cli.common import fail, new_app, open_kb, quiet_option, quiet_phases
 
 app = new_app("Build and inspect knowledge bases (one SQLite file per KB).")
 
@@ -19,7 +19,7 @@ def kb_build(
                                                "formats: biosyn obo icd10cm umls snomed mesh jsonl tsv askapatient default"),
     out: Optional[Path] = typer.Option(None, "--out", help="The KB file to write (SQLite), as 'index build --out' names its folder."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed lines (counted and reported) instead of failing."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: bool = quiet_option(),
     keep: str = typer.Option("", "--keep-punctuation", help="Punctuation characters that normalisation keeps (e.g. '+' for 'HER2+')."),
     keep_case: bool = typer.Option(False, "--keep-case", help="Do not case-fold names and mentions (e.g. to tell 'AIDS' from 'aids')."),
     no_nfkc: bool = typer.Option(False, "--no-nfkc", help="Skip Unicode NFKC normalisation."),
@@ -31,6 +31,7 @@ def kb_build(
     The normalisation chosen here is recorded in the KB; every index and lookup over it normalises
     mentions the same way.
     """
+    quiet_phases(quiet)
     from medlink.kb.build import build_kb
     from medlink.text.normalize import Normalizer
 

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, fail, index_and_kb, new_app, quiet_phases, use_precision
+from medlink.cli.common import PRECISION_HELP, fail, index_and_kb, new_app, quiet_option, quiet_phases, use_precision
 
 app = new_app()  # its commands join the main app's top level
 NIL_HELP = ("Link a mention only when its best candidate's probability reaches this (0-1); under it the mention is NIL, "
@@ -34,7 +34,7 @@ def link(
     explain: bool = typer.Option(False, "--explain", help="Say why: for each candidate the alias that matched, each stage's score, "
                                  "the training mentions that voted, its probability, and the NIL decision."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or phase lines."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Link mentions to ranked concepts."""
     from medlink.linking.index import resolve_index
@@ -88,8 +88,10 @@ def evaluate_command(
     out: Optional[Path] = typer.Option(None, "--out", help="Directory for report.json, report.md, subpopulations.png, records.jsonl."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a Markdown table."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Evaluate an index on labelled mentions: Acc@k, Recall@k, MRR, normalised recall, subpopulations."""
+    quiet_phases(quiet)
     from medlink.eval import evaluate, load_dataset
     from medlink.eval.metrics import equivalent_ids_from_kb
     from medlink.eval.report import require_report_folder, save_report
@@ -129,8 +131,10 @@ def tune_command(
     backoff: bool = typer.Option(True, "--backoff/--no-backoff", help="Let dev choose a probability under which the candidate whose alias "
                                  "spells the mention most closely goes first."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Choose fusion weights, reranker settings and probabilities on dev data: each stage retrieves once, settings are tried over the cache."""
+    quiet_phases(quiet)
     from medlink.eval import load_dataset
     from medlink.eval.metrics import equivalent_ids_from_kb
     from medlink.directories import require_replaceable_file

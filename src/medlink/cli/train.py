@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, fail, new_app, open_kb, use_precision
+from medlink.cli.common import PRECISION_HELP, fail, new_app, open_kb, quiet_option, quiet_phases, use_precision
 from medlink.encoders.precision import ENV
 from medlink.errors import MedlinkError
 
@@ -86,8 +86,10 @@ def train_pairs(
     per_concept: int = typer.Option(10, "--per-concept", help="Cap of pairs per concept and task."),
     seed: int = typer.Option(13, "--seed", help="Random seed (sampling, shuffling, initialisation): the same seed and data give the same run."),
     dev_fraction: float = typer.Option(0.2, "--dev-fraction", help="Share of concepts held out (node-level split)."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Mine synonym / graph / ICD-10 pairs from a KB (knowledge-graph training pairs), split 80:20 by concept."""
+    quiet_phases(quiet)
     from medlink.training.pairs import mine_pairs
 
     report = mine_pairs(open_kb(kb), out, tasks, max_pairs_per_concept=per_concept, seed=seed, dev_fraction=dev_fraction)
@@ -124,8 +126,10 @@ def train_bi_encoder_command(
     no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),
     config_file: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
     pooling: Optional[str] = typer.Option(None, "--pooling", help="mean or cls (default: what the base model folder declares, else mean)."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Train a bi-encoder: in-batch + dynamic hard negatives, KG pairs as zero-shot or auxiliary task."""
+    quiet_phases(quiet)
     from medlink.encoders.transformer import require_dense_extra
 
     require_dense_extra()
@@ -189,8 +193,10 @@ def train_cross_encoder_command(
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     no_bf16: bool = typer.Option(False, "--no-bf16", hidden=True, help="Same as --precision fp32 (kept for old scripts)."),
     config_file: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Train a cross-encoder reranker on annotated mentions against a bi-encoder's close calls."""
+    quiet_phases(quiet)
     from medlink.encoders.transformer import require_dense_extra
 
     require_dense_extra()
@@ -246,8 +252,10 @@ def train_ranker_command(
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch threads (default: torch's; 1 on a CPU shared with other work)."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="A JSON file of training settings (keys as in medlink_ranker.json's "
                                                "training 'config'); flags given on the command line win over it."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Train a pairwise neural ranker (feed-forward scorer, adaptive hinge loss) to reorder an index's candidate lists."""
+    quiet_phases(quiet)
     from medlink.encoders.transformer import require_dense_extra
 
     require_dense_extra()
@@ -311,8 +319,10 @@ def train_tagger_command(
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     config_file: Optional[Path] = typer.Option(None, "--config", help="A JSON file of training settings (keys as in medlink_tagger.json's "
                                                "'config'; an earlier tagger's medlink_tagger.json works); flags given on the command line win over it."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Train a mention tagger (BIO token classification) on documents with annotated mention spans."""
+    quiet_phases(quiet)
     from medlink.encoders.transformer import require_dense_extra
 
     require_dense_extra()
@@ -352,10 +362,12 @@ def train_selector_command(
     out: Optional[Path] = typer.Option(None, "--out", help="Selector file to write (default: span_selector.json in the tagger folder, which "
                                                           "'medlink annotate --finder both --combine learned' then uses)."),
     folds: int = typer.Option(5, "--folds", min=2, help="Document folds the threshold is chosen over (out of fold)."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Fit the span selector that chooses between a tagger's and the dictionary's spans (annotate --combine learned). Its
     threshold is the one with the best linking F1 out of fold (span and the index's concept right) when the documents
     carry concept ids, else the best strict-span F1."""
+    quiet_phases(quiet)
     from medlink.encoders.transformer import require_dense_extra
 
     require_dense_extra()
