@@ -72,9 +72,12 @@ def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progre
     return score_candidates(candidates, model, calibration, options.depth, progress)
 
 
-def mappings(ranking: Ranking, threshold: float, top_k: int = 1) -> list[sssom.Mapping]:
-    """Each source's targets with confidence >= ``threshold`` (at most ``top_k``): the first skos:exactMatch, the
-    others skos:closeMatch; a source with none gets a sssom:NoTermFound row carrying its best confidence."""
+def mappings(ranking: Ranking, threshold: float, top_k: int = 1, exact_at: float | None = None) -> list[sssom.Mapping]:
+    """Each source's targets with confidence >= ``threshold`` (at most ``top_k``): the first skos:exactMatch when its
+    confidence reaches ``exact_at`` (default: ``threshold``; the level at which the method claims an equivalence, when
+    a user keeps more with a lower threshold), else skos:closeMatch, as the others are; a source with none gets a
+    sssom:NoTermFound row carrying its best confidence."""
+    exact_at = threshold if exact_at is None else exact_at
     candidates = ranking.candidates
     names, ids = candidates.target.names, candidates.target.concept_ids
     # a model that reads meaning (cross-encoder, bi-encoder) decided: semantic similarity; the calibration alone weighs lexical evidence
@@ -85,7 +88,7 @@ def mappings(ranking: Ranking, threshold: float, top_k: int = 1) -> list[sssom.M
         targets, confidence = ranking.targets[row], ranking.confidence[row]
         kept = [(int(t), float(c)) for t, c in zip(targets[:top_k], confidence[:top_k]) if c >= threshold]
         for rank_, (t, c) in enumerate(kept):
-            out.append(sssom.Mapping(source_id, source_name, sssom.EXACT if rank_ == 0 else sssom.CLOSE, ids[t], names[t], justification,
+            out.append(sssom.Mapping(source_id, source_name, sssom.EXACT if rank_ == 0 and c >= exact_at else sssom.CLOSE, ids[t], names[t], justification,
                                      c, f"rank {rank_ + 1} ({ranking.method})"))
         if not kept:
             best = f"; best candidate {ids[int(targets[0])]} at {float(confidence[0]):.4f}" if len(targets) else "; no candidate"

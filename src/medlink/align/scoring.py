@@ -1,8 +1,9 @@
 """From candidates to a ranked, scored list per source concept, with a confidence a user can threshold.
 
 Without a trained aligner the ranking is the lexical fusion and the confidence is the best alias's character n-gram
-TF-IDF cosine (clipped to [0, 1]: 1 means an alias equals a target name after normalisation), an absolute string
-similarity rather than the fused score, which is relative to each query's best. With a trained aligner
+TF-IDF cosine (clipped to [0, 1]), an absolute string similarity rather than the fused score, which is relative to each
+query's best; a candidate whose names disagree with the source's on an identifying word (a number, a letter, a side:
+``align.identifiers``) goes after those that agree, at half that confidence. With a trained aligner
 (``medlink train aligner``) every candidate is ranked by a logistic calibration fitted on known mappings over its
 lexical evidence (fused score, TF-IDF cosine, BM25 relative to the query's best, its fused rank), where it sits in the
 target's hierarchy (depth, children: a terminology's mappings favour some levels, as DO's xrefs favour ICD-10-CM
@@ -26,6 +27,7 @@ import numpy as np
 
 from medlink.align import substitutions as word_substitutions
 from medlink.align.candidates import CandidateSet, SourceQueries
+from medlink.align.identifiers import MISMATCH_FACTOR, IdentifierSets, mismatched
 from medlink.boosted_trees import BoostedTrees
 from medlink.errors import MedlinkError
 
@@ -177,6 +179,26 @@ def features(candidates: CandidateSet, cross: np.ndarray | None = None, dense: n
     return out
 
 
+def identifiers_differ(candidates: CandidateSet) -> np.ndarray:
+    """Per fused hit: do the source's and the target's names disagree on their identifying words (``align.identifiers``)?"""
+    hits, queries, table = candidates.hits, candidates.queries, candidates.target.table
+    if table is None or not len(hits.concepts):
+        return np.zeros(len(hits.concepts), bool)
+    per_source: list[list[str]] = [[] for _ in queries.concept_ids]
+    for alias, owner in zip(queries.aliases, queries.owner.tolist()):
+        per_source[owner].append(alias)
+    wanted = np.unique(hits.concepts)
+    slot = {int(c): j for j, c in enumerate(wanted)}
+    per_target: list[list[str]] = [[] for _ in wanted]
+    for row, key in enumerate(table.keys):
+        for concept in table.concept_index[table.indptr[row] : table.indptr[row + 1]].tolist():
+            if concept in slot:
+                per_target[slot[concept]].append(key)
+    numbering = IdentifierSets()
+    source_sets, target_sets = numbering.sets(per_source), numbering.sets(per_target)
+    return mismatched(source_sets, target_sets, hits.query_index(), np.searchsorted(wanted, hits.concepts))
+
+
 def in_depth(candidates: CandidateSet, depth: int) -> np.ndarray:
     """Whether each fused hit is among its source's first ``depth`` (what the cross-encoder reads)."""
     hits = candidates.hits
@@ -211,9 +233,12 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
     hits = candidates.hits
     query = hits.query_index()
     feats = features(candidates, cross, dense)
-    if calibration is None:
-        return Ranking(candidates, hits.indptr.copy(), hits.concepts.astype(np.int64), hits.scores.astype(np.float64),
-                       feats["tfidf"], "lexical")
+    if calibration is None:  # string evidence alone: a candidate whose identifying words differ goes last, at half confidence
+        differ = identifiers_differ(candidates)
+        order = np.lexsort((-hits.scores, differ, query))
+        confidence = np.where(differ, MISMATCH_FACTOR, 1.0) * feats["tfidf"]
+        return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), hits.scores[order].astype(np.float64),
+                       confidence[order], "lexical")
     inputs = calibration.inputs()
     if "dense" in inputs and dense is None:
         raise MedlinkError(f"this aligner's calibration weighs a bi-encoder's similarities ({calibration.bi_encoder}): compute them "

@@ -26,10 +26,11 @@ def align_command(
     aligner: Optional[Path] = typer.Option(None, "--aligner", help="A 'medlink train aligner' folder: its cross-encoder reranks the "
                                            "candidates, its bi-encoder (if trained with one) adds candidates and evidence, and its "
                                            "calibration gives the confidence (default: lexical only)."),
-    top_k: int = typer.Option(1, "--top-k", min=1, help="Mappings kept per source concept (the first skos:exactMatch, the rest closeMatch)."),
+    top_k: int = typer.Option(1, "--top-k", min=1, help="Mappings kept per source concept (the first skos:exactMatch if it reaches the aligner's own threshold, the rest closeMatch)."),
     threshold: Optional[float] = typer.Option(None, "--threshold", min=0.0, max=1.0,
                                               help="Lowest confidence kept; below it a source gets a sssom:NoTermFound row "
-                                                   "(default: the aligner's dev-chosen threshold, else 0.8 for lexical)."),
+                                                   "(default: the aligner's dev-chosen threshold, else 0.8 for lexical). A first "
+                                                   "target kept under that default is written as skos:closeMatch."),
     candidates: int = typer.Option(64, "--candidates", min=1, help="Candidates per source concept from BM25 + char n-gram TF-IDF (+ the aligner's bi-encoder) (64, as WikiUMLS aligns UMLS to Wikipedia)."),
     depth: Optional[int] = typer.Option(None, "--depth", min=1, help="Candidates the aligner reads per source (default: as trained)."),
     quiet: bool = quiet_option(),
@@ -47,11 +48,11 @@ def align_command(
         Calibration.load(aligner)  # a wrong folder fails before the work
     check_mappings_output(out, source_kb, target_kb)  # so does an --out medlink may not replace
     ranking = align(source_kb, target_kb, AlignOptions(k=candidates, aligner=aligner, depth=depth), progress=not quiet)
-    if threshold is None:
-        threshold = Calibration.load(aligner).threshold if aligner is not None else LEXICAL_THRESHOLD
-    rows = mappings(ranking, threshold, top_k)
+    claims = Calibration.load(aligner).threshold if aligner is not None else LEXICAL_THRESHOLD  # where a first target is an exactMatch
+    threshold = claims if threshold is None else threshold
+    rows = mappings(ranking, threshold, top_k, exact_at=claims)
     write_mappings(out, rows, source_kb, target_kb, {"comment": f"medlink align ({ranking.method}); threshold {threshold:g}; top-k {top_k}"})
-    found = sum(r.object_id != "sssom:NoTermFound" and r.predicate_id == "skos:exactMatch" for r in rows)
+    found = len({r.subject_id for r in rows if r.object_id != "sssom:NoTermFound"})
     typer.echo(f"wrote {out}: {found:,} of {len(ranking.candidates.queries.concept_ids):,} source concepts mapped "
                f"({ranking.method}, confidence >= {threshold:g}), {len(rows):,} rows")
 

@@ -1,0 +1,61 @@
+"""Names that differ in an identifying word (a number, a letter, a side) are not a string match however alike they spell:
+without a trained aligner such a candidate goes after those that agree, at half its confidence, and a first target
+kept only under a lowered threshold is a closeMatch, not an exactMatch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from medlink.align import sssom
+from medlink.align.aligner import AlignOptions, align, mappings
+from medlink.align.identifiers import IdentifierSets, identifying_words, mismatched
+from medlink.align.inputs import open_pair
+from medlink.kb.build import build_kb
+
+
+def test_identifying_words():
+    assert identifying_words("type 1 diabetes mellitus") == {"1"}
+    assert identifying_words("diabetes mellitus type ii") == {"2"}  # a roman numeral reads as its number
+    assert identifying_words("vitamin b12 deficiency") == {"b12"} and identifying_words("hepatitis b") == {"b"}
+    assert identifying_words("left knee pain") == {"left"}
+    assert identifying_words("crohn s disease") == frozenset() == identifying_words("a disease of the heart")
+
+
+def test_a_concept_agrees_when_any_of_its_names_does():
+    numbering = IdentifierSets()
+    sources = numbering.sets([["type 2 diabetes", "t2dm"], ["hepatitis b"], ["fever"]])
+    targets = numbering.sets([["diabetes mellitus type ii"], ["hepatitis c"], ["fever"]])
+    differ = mismatched(sources, targets, np.array([0, 1, 2, 2]), np.array([0, 1, 2, 1]))
+    assert differ.tolist() == [False, True, False, True]  # no identifying word against one ("fever", "hepatitis c") differs too
+
+
+@pytest.fixture(scope="module")
+def near_misses(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("near")
+    (folder / "s.tsv").write_text("id\tname\nA1\tHepatitis B\nA2\tType 1 diabetes mellitus\nA3\tVitamin B12 deficiency\n"
+                                  "A4\tLeft knee pain\nA5\tFever\n")
+    (folder / "t.tsv").write_text("id\tname\nB1\tHepatitis C\nB2\tDiabetes mellitus type 2\nB3\tVitamin D deficiency\n"
+                                  "B4\tRight knee pain\nB5\tFever\nB6\tHepatitis B virus infection\nB7\tKnee pain, left\n")
+    build_kb(folder / "s.sqlite", [f"tsv=S:{folder / 's.tsv'}"], progress=False)
+    build_kb(folder / "t.sqlite", [f"tsv=T:{folder / 't.tsv'}"], progress=False)
+    return open_pair(folder / "s.sqlite", folder / "t.sqlite")
+
+
+def test_near_misses_go_last_and_lose_confidence(near_misses):
+    ranking = align(*near_misses, AlignOptions(), progress=False)
+    ranked, top = ranking.ranked_ids(), ranking.top()
+    assert ranked["S:A4"][0] == "T:B7"  # "Knee pain, left" before "Right knee pain", which spells the source closer
+    assert ranked["S:A1"].index("T:B6") < ranked["S:A1"].index("T:B1")
+    for source in ("S:A2", "S:A3"):  # only near misses on offer: kept first, but under the lexical threshold
+        assert top[source][1] < 0.6
+    assert top["S:A5"] == ("T:B5", pytest.approx(1.0))
+
+
+def test_a_first_target_under_the_methods_own_threshold_is_a_close_match(near_misses):
+    ranking = align(*near_misses, AlignOptions(), progress=False)
+    rows = {r.subject_id: r for r in mappings(ranking, threshold=0.3, exact_at=0.8)}
+    assert rows["S:A5"].predicate_id == sssom.EXACT
+    assert rows["S:A2"].predicate_id == sssom.CLOSE and rows["S:A2"].object_id == "T:B2"
+    strict = {r.subject_id: r for r in mappings(ranking, threshold=0.8)}
+    assert strict["S:A2"].object_id == sssom.NO_TERM and strict["S:A5"].object_id == "T:B5"
