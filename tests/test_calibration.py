@@ -196,6 +196,10 @@ def test_tune_fits_probabilities_on_dev_and_they_apply_to_the_index(kb, tmp_path
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     assert 0 <= report["calibration"]["ece"] <= 1 and report["calibration"]["n"] > 0
     assert (tmp_path / "report" / "reliability.png").read_bytes()[:4] == b"\x89PNG"
+    records = [json.loads(line) for line in (tmp_path / "report" / "records.jsonl").read_text().splitlines()]
+    nil = report["nil"]  # the index has a NIL threshold now: eval says what it left unlinked
+    assert nil["n"] == len(records) and nil["nil"] == sum(r["nil"] for r in records)
+    assert nil["linked_recall"] == pytest.approx(sum(r["correct@1"] and not r["nil"] for r in records) / len(records))
 
 
 @pytest.mark.slow
@@ -221,6 +225,35 @@ def test_expected_calibration_error_by_hand(tmp_path):
     assert sum(b["n"] for b in reliability(probabilities, right)) == 4
     png = reliability_diagram({"model": (probabilities, right)}, tmp_path / "plot.png")
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_eval_reports_what_a_nil_threshold_left_unlinked():
+    from medlink.corpora.mentions import LabeledMention
+    from medlink.eval.harness import evaluate_rankings
+
+    mentions = [LabeledMention(t, (t,), frozenset({g})) for t, g in (("a", "A"), ("b", "B"), ("c", "C"), ("d", "D"))]
+    results = [LinkResult(Mention("a"), [Candidate("A", 1.0)], nil=False), LinkResult(Mention("b"), [Candidate("B", 1.0)], nil=True),
+               LinkResult(Mention("c"), [Candidate("X", 1.0)], nil=False), LinkResult(Mention("d"), [Candidate("Y", 1.0)], nil=True)]
+    report = evaluate_rankings(results, mentions, subpopulations=False)
+    assert report.metrics["acc@1"] == pytest.approx(0.5)  # the ranking: A and B first
+    assert report.nil == {"n": 4, "nil": 2, "nil_first_right": 1, "linked_precision": 0.5, "linked_recall": 0.25,
+                          "linked_f1": pytest.approx(1 / 3)}
+    assert "2 of 4 mentions left unlinked" in report.to_markdown()
+    assert evaluate_rankings([r.candidates for r in results], mentions, subpopulations=False).nil is None  # no threshold, no figures
+
+
+def test_eval_warns_when_gold_ids_are_not_the_kbs(tmp_path):
+    from medlink.corpora.mentions import LabeledMention
+    from medlink.eval.harness import gold_outside_kb
+
+    (tmp_path / "k.tsv").write_text("id\tname\nC002\tAsthma\nC003\tFever\n")
+    build_kb(tmp_path / "k.sqlite", [f"tsv=MYT:{tmp_path / 'k.tsv'}"], progress=False)
+    kb = KB.open(tmp_path / "k.sqlite")
+    unprefixed = [LabeledMention("asthma", ("asthma",), frozenset({"C002"})), LabeledMention("fever", ("fever",), frozenset({"C003"}))]
+    assert "none of the 2 mentions" in gold_outside_kb(unprefixed, kb) and "MYT:C002 is in it" in gold_outside_kb(unprefixed, kb)
+    some = [LabeledMention("asthma", ("asthma",), frozenset({"MYT:C002"})), unprefixed[1]]
+    assert gold_outside_kb(some, kb).startswith("1 of 2 mentions")
+    assert gold_outside_kb(some[:1], kb) is None
 
 
 def test_nil_scoring_counts_nil_as_a_candidate_at_its_place():

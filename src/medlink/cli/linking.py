@@ -93,6 +93,7 @@ def evaluate_command(
     """Evaluate an index on labelled mentions: Acc@k, Recall@k, MRR, normalised recall, subpopulations."""
     quiet_phases(quiet)
     from medlink.eval import evaluate, load_dataset
+    from medlink.eval.harness import gold_outside_kb
     from medlink.eval.metrics import equivalent_ids_from_kb
     from medlink.eval.report import require_report_folder, save_report
     from medlink.linking.index import resolve_index
@@ -103,6 +104,9 @@ def evaluate_command(
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
     mentions = load_dataset(dataset)
+    outside = gold_outside_kb(mentions, store)
+    if outside:
+        typer.echo(f"warning: --dataset {dataset}: {outside}", err=True)
     train_mentions = [m for spec in train for m in load_dataset(spec)] or None
     selected = generators.split(",") if generators else None
     report = evaluate(lambda texts: linker.link(texts, k=k, generators=selected), mentions,
@@ -139,6 +143,7 @@ def tune_command(
     from medlink.eval.metrics import equivalent_ids_from_kb
     from medlink.directories import require_replaceable_file
     from medlink.linking.config import is_config_json
+    from medlink.eval.harness import gold_outside_kb
     from medlink.linking.index import DEFAULT_INDEXES, apply_config, resolve_index
     from medlink.tuning import tune
 
@@ -156,6 +161,9 @@ def tune_command(
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
     mentions = [m for spec in dev for m in load_dataset(spec)]
+    outside = gold_outside_kb(mentions, store)
+    if outside:
+        typer.echo(f"warning: --dev: {outside}", err=True)
     config, report = tune(linker, mentions, searches, equivalent_ids_from_kb(store), ",".join(dev),
                           calibration={"nil_target": nil_target, "backoff": backoff})
     if out is not None:

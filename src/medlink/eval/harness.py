@@ -52,6 +52,8 @@ def evaluate_rankings(
     ``kb`` (optional) gives concept names in the records and the direct-match subpopulation;
     ``train`` (optional) gives the seen / unseen / frequency subpopulations.
     """
+    judged_nil = [bool(getattr(result, "nil", None)) for result in rankings]
+    decided = any(getattr(result, "nil", None) is not None for result in rankings)  # the index has a NIL threshold
     rankings = [ranking_of(result) for result in rankings]
     expected = sum(len(m.parts) for m in mentions)
     if len(rankings) != expected:
@@ -77,6 +79,11 @@ def evaluate_rankings(
             for i, record in enumerate(mention_records):
                 record["subpopulations"] = [name for name, mask in masks.items() if mask[i]]
     report = EvalReport(metrics, by_subpopulation, mention_records)
+    if decided:
+        nil = per_mention(judged_nil, mentions)
+        report.nil = nil_decisions(ranks, nil)
+        for record, unlinked in zip(mention_records, nil):
+            record["nil"] = unlinked
     report.first_candidates = first_candidate_points(rankings, mentions, equivalent_ids)
     if report.first_candidates:
         from medlink.eval.calibration import expected_calibration_error, reliability
@@ -84,6 +91,29 @@ def evaluate_rankings(
         probabilities, right = zip(*report.first_candidates)
         report.calibration = {"ece": expected_calibration_error(probabilities, right), "n": len(right), "bins": reliability(probabilities, right)}
     return report
+
+
+def per_mention(judged_nil: Sequence[bool], mentions: Sequence[LabeledMention]) -> list[bool]:
+    """Per mention, whether it was left unlinked (a composite when any of its parts was)."""
+    out, position = [], 0
+    for mention in mentions:
+        out.append(any(judged_nil[position : position + len(mention.parts)]))
+        position += len(mention.parts)
+    return out
+
+
+def nil_decisions(ranks: Sequence[float], nil: Sequence[bool]) -> dict[str, Any]:
+    """What the index's NIL threshold did: how many mentions it left unlinked, how many of those its first candidate had
+    right, and the links a user gets: precision over the linked mentions, recall and F1 over all of them (Acc@1 ignores
+    the threshold: it scores the ranking)."""
+    right = [rank <= 1 for rank in ranks]
+    linked = sum(1 for n in nil if not n)
+    linked_right = sum(1 for n, r in zip(nil, right) if r and not n)
+    precision = linked_right / linked if linked else 0.0
+    recall = linked_right / len(ranks) if ranks else 0.0
+    return {"n": len(ranks), "nil": len(ranks) - linked, "nil_first_right": sum(1 for n, r in zip(nil, right) if r and n),
+            "linked_precision": precision, "linked_recall": recall,
+            "linked_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0}
 
 
 def first_candidate_points(rankings: Sequence[Sequence[Any]], mentions: Sequence[LabeledMention],
@@ -96,6 +126,22 @@ def first_candidate_points(rankings: Sequence[Sequence[Any]], mentions: Sequence
         if getattr(top, "probability", None) is not None:
             points.append((float(top.probability), candidate_matches(top, mention.gold, equivalent_ids)))
     return points
+
+
+def gold_outside_kb(mentions: Sequence[LabeledMention], kb: Any) -> str | None:
+    """A warning when some mentions have no gold id the KB knows (they can only count as wrong), or None. All of them
+    is most often an id spelling the KB does not share ("C002" for "MYT:C002", MeSH ids against another KB): it says so."""
+    outside = [m for m in mentions if m.gold and not any(kb.resolve(g) for g in m.gold)]
+    if not outside:
+        return None
+    example = sorted(outside[0].gold)[0]
+    if len(outside) < len(mentions):
+        return f"{len(outside):,} of {len(mentions):,} mentions have no gold id in the KB (e.g. {example}): they count as wrong"
+    kb_example = next((cid for cid, _ in kb.iter_concepts()), None)
+    prefix = kb_example.split(":", 1)[0] + ":" if kb_example and ":" in kb_example else ""
+    hint = (f"; with the KB's prefix, {prefix}{example} is in it: give the KB without a prefix, or the dataset's ids with it"
+            if prefix and kb.resolve(prefix + example) else f"; the KB's ids look like {kb_example}" if kb_example else "")
+    return f"none of the {len(mentions):,} mentions has a gold id in the KB (e.g. {example}){hint}: every figure will be 0"
 
 
 def ranking_of(result: LinkResult | Sequence[Candidate]) -> Sequence[Candidate]:

@@ -27,6 +27,7 @@ class EvalReport:
     timing: dict[str, float] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     calibration: dict[str, Any] | None = None  # ECE and reliability bins of the first candidates' probabilities (calibrated indexes)
+    nil: dict[str, Any] | None = None  # what the index's NIL threshold left unlinked, and the links' precision / recall (harness.nil_decisions)
     first_candidates: list[tuple[float, bool]] = field(default_factory=list, repr=False)  # (probability, right): the diagram's points
 
     def __getitem__(self, key: str) -> Any:
@@ -40,6 +41,8 @@ class EvalReport:
         out["meta"] = self.meta
         if self.calibration is not None:
             out["calibration"] = self.calibration
+        if self.nil is not None:
+            out["nil"] = self.nil
         if include_records:
             out["records"] = self.records
         return out
@@ -58,6 +61,11 @@ class EvalReport:
             lines.append(f"| {name} | " + " | ".join(_cell(c, values.get(c)) for c in columns) + " |")
         if self.calibration is not None:
             lines += ["", f"Calibration of the first candidates' probabilities: ECE {self.calibration['ece']:.4f} over {self.calibration['n']:,} mention parts."]
+        if self.nil is not None:
+            nil = self.nil
+            lines += ["", f"NIL threshold: {nil['nil']:,} of {nil['n']:,} mentions left unlinked ({nil['nil_first_right']:,} of them with a "
+                          f"right first candidate); the links a user gets: precision {100 * nil['linked_precision']:.1f}, recall "
+                          f"{100 * nil['linked_recall']:.1f}, F1 {100 * nil['linked_f1']:.1f} (Acc@1 above scores the ranking alone)."]
         return "\n".join(lines) + "\n"
 
     def write_records(self, path: Path | str) -> Path:
