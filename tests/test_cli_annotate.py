@@ -61,6 +61,27 @@ def test_stdin_and_pubtator_round_trip_keep_offsets(index_dir, tmp_path):
     assert spans == [(a.start, a.end) for a in documents[0].annotations]
 
 
+def test_finder_given_links_the_inputs_own_spans_as_they_are(index_dir, tmp_path):
+    """PubTator spans someone else found (overlapping ones too) come back as given, with types kept and concepts filled
+    in, a short form among them linked through its long form; without --finder given, a note says they were replaced."""
+    title, abstract = "Adenomatous polyposis coli (APC).", "APC carriers and APC carrier families get colorectal cancer."
+    text = f"{title} {abstract}"
+    at = lambda s, n=0: [i for i in range(len(text)) if text.startswith(s, i)][n]  # noqa: E731
+    given = [(0, 26, "Adenomatous polyposis coli"), (at("APC"), at("APC") + 3, "APC"), (at("APC", 1), at("APC", 1) + 3, "APC"),
+             (at("APC", 2), at("APC", 2) + 19, "APC carrier families"[:19]), (at("colorectal"), at("colorectal") + 10, "colorectal")]
+    source = tmp_path / "given.pubtator"
+    source.write_text(f"7|t|{title}\n7|a|{abstract}\n" + "".join(f"7\t{s}\t{e}\t{t}\tDisease\tD000000\n" for s, e, t in given) + "\n")
+    result = medlink("annotate", "--index", index_dir, "--input", source, "--finder", "given", "--json")
+    annotations = json.loads(result.stdout)["annotations"]
+    assert [(a["start"], a["end"]) for a in annotations] == [(s, e) for s, e, _ in given]  # exactly the given spans, overlaps too
+    assert all(a["source"] == "given" and a["type"] == "Disease" for a in annotations)
+    assert annotations[0]["ids"] == annotations[1]["ids"] == annotations[2]["ids"] == ["D011125"]  # the short forms through the long form
+    assert annotations[1]["infons"].get("linked_through") == "0-26"
+    assert "replaced" not in result.stderr
+    found = medlink("annotate", "--index", index_dir, "--input", source, "--json")
+    assert "the input's own 5 annotation(s) were replaced by the spans medlink found" in found.stderr
+
+
 def test_bioc_out_and_in(index_dir, tmp_path):
     out = tmp_path / "out.xml"
     medlink("annotate", "--index", index_dir, "--output-format", "bioc", "--out", out, TEXT)

@@ -26,7 +26,8 @@ def annotate(
     out: Optional[Path] = typer.Option(None, "--out", help="Write the output to this file (atomically) instead of stdout. An existing file is replaced only if 'medlink annotate' wrote it (a PubTator file carries no such mark: only an empty one is replaced)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per document: spans with their candidates."),
     k: int = typer.Option(5, "--k", "--top-k", min=1, help="Candidates kept per mention."),
-    finder: str = typer.Option("dictionary", "--finder", help="dictionary (the KB's names) | tagger (a trained model, --tagger) | both."),
+    finder: str = typer.Option("dictionary", "--finder", help="dictionary (the KB's names) | tagger (a trained model, --tagger) | both | given "
+                               "(link the spans the input already carries, PubTator / BioC / JSONL annotations, exactly as given)."),
     tagger: Optional[Path] = typer.Option(None, "--tagger", help="Tagger folder from 'medlink train tagger' (for --finder tagger|both)."),
     context: int = typer.Option(0, "--context", min=0, help="Characters of text each side of a mention given to the linker (a context-trained cross-encoder reads them)."),
     abbreviations: bool = typer.Option(True, "--abbreviations/--no-abbreviations", help="Link 'long form (SF)' short forms through their long form."),
@@ -78,7 +79,8 @@ def annotate(
     annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector)
     with_decisions(annotator.linker, nil_threshold)
     if out is not None:
-        what = "an output of 'medlink annotate' (a PubTator file carries no mark of the program that wrote it: only an empty one is replaced)"
+        what = "an output of 'medlink annotate'" + (" (a PubTator file carries no mark of the program that wrote it: only an empty one is "
+                                                    "replaced)" if output_format == "pubtator" else "")
         require_replaceable_file(out, what, looks_like,
                                  [input_path] if input_path is not None and str(input_path) != "-" else [])
     policy = InvalidLinePolicy(skip_invalid=skip_invalid)
@@ -91,13 +93,20 @@ def annotate(
     else:
         documents = read_documents(input_path, input_format or guess_document_format(input_path), policy=policy)
     counts = AnnotationCounts()
+    replaced = [0]  # annotations the input carried, which found spans replace (unless --finder given links them)
+
+    def counted(stream):
+        for document in stream:
+            replaced[0] += len(document.annotations)
+            yield document
+
     signature = f"medlink {package_versions(['medlink'])['medlink']}"
     with ExitStack() as stack:
         stream = stack.enter_context(replaced_file(out)) if out is not None else sys.stdout  # a killed run's temporary file goes
         progress = stack.enter_context(bar(enabled=not text and not quiet, desc="annotate", unit="doc"))
 
         def annotated():
-            for document in annotator.annotate(documents):
+            for document in annotator.annotate(counted(documents)):
                 with_preferred_document_ids(document, prefer_prefix)
                 document.infons[SIGNATURE] = signature  # provenance, and the mark that lets --out replace the file
                 counts.add(document)
@@ -111,6 +120,9 @@ def annotate(
             write_documents(annotated(), stream, output_format)
     skipped = f"; {policy.total_skipped} malformed record(s) skipped" if policy.total_skipped else ""
     typer.echo(f"{counts.documents} document(s), {counts.mentions} mention(s), {counts.linked} linked{skipped}", err=True)
+    if replaced[0] and finder != "given":
+        typer.echo(f"note: the input's own {replaced[0]} annotation(s) were replaced by the spans medlink found; --finder given "
+                   "links them as they are", err=True)
 
 
 SIGNATURE = "medlink_version"  # a document infon every written document carries (a key of medlink's own: no user infon is overwritten)

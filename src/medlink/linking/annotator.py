@@ -42,9 +42,10 @@ from medlink.text.coordination import coordination_start, expand_coordination
 from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, MentionFinder, find_all, overlap_test
 from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
+from medlink.text.finders.given import GIVEN, GivenSpans
 
 log = logging.getLogger(__name__)
-FINDER_CHOICES = ("dictionary", "tagger", "both")
+FINDER_CHOICES = ("dictionary", "tagger", "both", "given")  # given: the spans the documents carry
 RESULTS_KEPT = 100_000  # link results remembered by an annotator (by normalised mention text)
 ABBREVIATION_CHOICES = ("long", "best")
 
@@ -119,7 +120,7 @@ class Annotator:
         if (options.combine == "learned" or selector is not None or options.span_threshold is not None) and finder != "both":
             raise MedlinkError("a span selector chooses between the tagger's and the dictionary's spans: it needs --finder both")
         linker = Linker.load(index)
-        finders: list[MentionFinder] = []
+        finders: list[MentionFinder] = [GivenSpans()] if finder == GIVEN else []
         if finder in ("tagger", "both"):
             from medlink.text.finders.tagger import TaggerFinder  # needs torch: imported only when asked for
 
@@ -212,8 +213,15 @@ class Annotator:
         return out
 
     def spans(self, document: Document) -> list[Annotation]:
-        """Every span to link in ``document`` (finders, then abbreviations, then propagation), in text order."""
+        """Every span to link in ``document`` (finders, then abbreviations, then propagation), in text order; given
+        spans (``--finder given``) exactly as given, a short form among them linked through its long form."""
         text = document.text
+        if isinstance(self.finders[0], GivenSpans):
+            given = self.finders[0].find(document)
+            if self.options.abbreviations:
+                short = {s.span: s.short_form_of for s in with_short_forms(text, given) if s.short_form_of is not None}
+                given = [replace(s, short_form_of=short[s.span]) if s.span in short else s for s in given]
+            return given
         spans = find_all(self.finders, document, self.options.overlap, self.options.combine)
         if self.options.composites and self.dictionary is not None:
             spans = widened_to_coordinations(text, spans, self.dictionary.is_name)
