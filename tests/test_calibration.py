@@ -171,6 +171,7 @@ def test_an_index_built_from_a_kb_gets_probabilities_that_mean_something(organ_k
     exact, nonsense = loaded.link(["renal failure", "qqqq zzzz"], k=3)
     assert exact.candidates[0].concept_id == "C0016" and exact.probability > 0.5 and exact.nil is False
     assert nonsense.nil is True  # nothing like it in the KB: NIL, not a guess
+    assert nonsense.nil_threshold == exact.nil_threshold is not None  # the threshold it was decided at, for explanations
     assert all(c.probability is not None for c in exact.candidates)
 
 
@@ -281,11 +282,12 @@ def test_explain_says_what_decided_and_why():
                     evidence=[{"neighbour": "heart attacks", "similarity": 0.97}], probability=0.91)
     linked = LinkResult(Mention("heart attack"), [top], nil=False, probability=0.91)
     lines = explanation_lines(linked)
-    assert lines[0] == "heart attack: linked to HP:1 (Myocardial infarction) with probability 0.91"
+    assert lines[0] == "heart attack: linked to HP:1 (Myocardial infarction) with probability 0.910"
     assert "p=0.910" in lines[1] and "matched 'heart attack'" in lines[1] and "exact 1.000" in lines[1] and "'heart attacks' 0.97" in lines[1]
-    nil = LinkResult(Mention("can't sleep"), [top.copy(probability=0.12)], nil=True, probability=0.12)
+    nil = LinkResult(Mention("can't sleep"), [top.copy(probability=0.12)], nil=True, probability=0.12, nil_threshold=0.29)
     payload = result_json(nil, explain=True)
-    assert payload["nil"] is True and payload["candidates"][0]["probability"] == 0.12 and payload["why"].startswith("NIL:")
+    assert payload["nil"] is True and payload["candidates"][0]["probability"] == 0.12 and payload["nil_threshold"] == 0.29
+    assert payload["why"] == "NIL: its first candidate, HP:1 (Myocardial infarction), has probability 0.120, under the NIL threshold 0.290"
 
 
 def test_a_model_with_other_features_is_refused_by_name(kb, tmp_path):

@@ -68,6 +68,7 @@ class LinkResult:
     error: str | None = None
     nil: bool | None = None
     probability: float | None = None
+    nil_threshold: float | None = None  # the threshold ``nil`` was decided at (what an explanation quotes)
 
     @property
     def best(self) -> Candidate | None:
@@ -75,7 +76,7 @@ class LinkResult:
         return None if self.nil or not self.candidates else self.candidates[0]
 
     def copy(self, mention: Mention | None = None) -> "LinkResult":
-        return LinkResult(mention or self.mention, [c.copy() for c in self.candidates], self.error, self.nil, self.probability)
+        return LinkResult(mention or self.mention, [c.copy() for c in self.candidates], self.error, self.nil, self.probability, self.nil_threshold)
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,7 +119,7 @@ class CalibrationStage:
         probability = candidates[0].probability if candidates else None
         threshold = self.settings["nil_threshold"]
         nil = None if threshold is None else (probability is None or probability < threshold)
-        return LinkResult(result.mention, candidates, result.error, nil, probability)
+        return LinkResult(result.mention, candidates, result.error, nil, probability, threshold)
 
 
 def ties_by_probability(candidates: list) -> list:

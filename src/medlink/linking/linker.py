@@ -8,6 +8,7 @@ has changed since (checksum in the manifest).
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -358,5 +359,5 @@ class Linker:
                 continue
             # a fresh list per mention: duplicates share the search, not the objects
             candidates = [c.copy(alt_ids=list(self.alt_ids.get(c.concept_id, ()))) for c in found.candidates[:k]]
-            out.append(LinkResult(mention, candidates, found.error, found.nil, found.probability))
+            out.append(replace(found, mention=mention, candidates=candidates))
         return out

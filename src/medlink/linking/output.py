@@ -8,6 +8,7 @@ only turns its input into mentions and writes these out.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from itertools import islice
 from typing import Iterable, Iterator, Sequence
 
@@ -40,7 +41,7 @@ def prefer_namespace(candidate: Candidate, prefixes: Sequence[str]) -> Candidate
 def with_preferred_ids(result: LinkResult, prefixes: Sequence[str]) -> LinkResult:
     if not prefixes:
         return result
-    return LinkResult(result.mention, [prefer_namespace(c, prefixes) for c in result.candidates], result.error, result.nil, result.probability)
+    return replace(result, candidates=[prefer_namespace(c, prefixes) for c in result.candidates])
 
 
 def link_stream(linker, mentions: Iterable[str | Mention], k: int, generators: Sequence[str] | None = None,
@@ -73,8 +74,8 @@ def result_json(result: LinkResult, explain: bool = False) -> dict:
     payload: dict = {"mention": printable(mention.text)}
     payload.update({key: value for key, value in (("doc_id", mention.doc_id), ("start", mention.start), ("end", mention.end)) if value is not None})
     payload["candidates"] = [candidate_json(c) for c in result.candidates]
-    payload.update({key: value for key, value in (("error", result.error), ("nil", result.nil), ("probability", result.probability))
-                    if value is not None})
+    payload.update({key: value for key, value in (("error", result.error), ("nil", result.nil), ("probability", result.probability),
+                                                  ("nil_threshold", result.nil_threshold)) if value is not None})
     if explain:
         payload["why"] = decision_text(result)
     return payload
@@ -87,10 +88,11 @@ def decision_text(result: LinkResult) -> str:
     if not result.candidates:
         return "not linked: no candidate"
     top = result.candidates[0]
-    sure = f" with probability {top.probability:.2f}" if top.probability is not None else " (this index has no probabilities: scores only)"
+    sure = f" with probability {top.probability:.3f}" if top.probability is not None else " (this index has no probabilities: scores only)"
+    threshold = f" {result.nil_threshold:.3f}" if result.nil_threshold is not None else ""
     if result.nil:
-        return f"NIL: the best candidate, {top.concept_id} ({top.name}), has probability {top.probability:.2f}, under the NIL threshold"
-    return f"linked to {top.concept_id} ({top.name}){sure}"
+        return f"NIL: its first candidate, {top.concept_id} ({top.name}), has probability {top.probability:.3f}, under the NIL threshold{threshold}"
+    return f"linked to {top.concept_id} ({top.name}){sure}" + (f" (NIL threshold{threshold})" if threshold else "")
 
 
 def explanation_lines(result: LinkResult) -> list[str]:
@@ -113,7 +115,8 @@ def result_lines(result: LinkResult) -> list[str]:
         return [f"{text!r}\terror: {result.error}"]
     if not result.candidates:
         return [f"{text}\t(no candidate)"]
-    lines = [f"{text}\tNIL\t(best candidate's probability {result.probability:.3f} is under the NIL threshold; candidates follow)"] if result.nil else []
+    threshold = f" {result.nil_threshold:.3f}" if result.nil_threshold is not None else ""
+    lines = [f"{text}\tNIL\t(first candidate's probability {result.probability:.3f} is under the NIL threshold{threshold}; candidates follow)"] if result.nil else []
     for rank, c in enumerate(result.candidates, 1):
         also = f"; also {' '.join(c.alt_ids)}" if c.alt_ids else ""
         probability = f"\tp={c.probability:.3f}" if c.probability is not None else ""

@@ -9,7 +9,7 @@ is one module with a class and its ``PARAMS`` schema, and one line in ``RERANKER
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import import_module
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
@@ -106,4 +106,4 @@ def load_reranker(directory: Path, settings: dict, parts: LinkerParts) -> Rerank
 
 def replaced_candidates(results: Sequence[LinkResult], candidates: Sequence[list[Candidate]]) -> list[LinkResult]:
     """New results with each one's candidates replaced (the mention and any decisions kept)."""
-    return [LinkResult(result.mention, list(ranked), result.error, result.nil, result.probability) for result, ranked in zip(results, candidates)]
+    return [replace(result, candidates=list(ranked)) for result, ranked in zip(results, candidates)]
