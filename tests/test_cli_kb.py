@@ -75,3 +75,10 @@ def test_bad_input_messages(tmp_path, fixtures):
     assert not (tmp_path / "x.sqlite").exists()
     skipped = medlink("kb", "build", tmp_path / "x.sqlite", f"biosyn:{malformed}", "-q", "--skip-invalid")
     assert "skipped 2 invalid lines" in skipped.stderr and f"{malformed}:2:" in skipped.stderr
+
+
+def test_a_dense_index_build_without_the_dense_extra_stops_before_any_work(kb_file, tmp_path):
+    """It says what to install at once, not after fitting probabilities on the KB, and leaves no folder behind."""
+    result = medlink_without("faiss", "index", "build", "--kb", kb_file, "--out", tmp_path / "index", "--config", "default-dense")
+    assert result.returncode == 2 and "neural models need faiss: install medlink's dense extra" in result.stderr
+    assert "pseudo-mention" not in result.stderr and "Traceback" not in result.stderr and not (tmp_path / "index").exists()

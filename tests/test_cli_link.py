@@ -170,7 +170,7 @@ def test_a_misspelt_default_index_is_named():
 
 def test_default_dense_without_faiss_says_what_to_install():
     result = medlink_without("faiss", "link", "--index", "default-dense", "can't sleep")
-    assert result.returncode == 2 and "neural models need faiss: pip install 'medlink[dense]'" in result.stderr
+    assert result.returncode == 2 and "neural models need faiss: install medlink's dense extra (in medlink's source folder: pip install '.[dense]'" in result.stderr
     assert "Traceback" not in result.stderr
 
 

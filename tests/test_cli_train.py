@@ -79,7 +79,7 @@ def test_cross_encoder_training_refuses_mentions_outside_the_kb(kb_file, tmp_pat
 @pytest.mark.parametrize("kind", ["bi-encoder", "cross-encoder"])
 def test_training_without_the_dense_extra_says_what_to_install(kb_file, tmp_path, kind):
     result = medlink_without("torch", "train", kind, "--kb", kb_file, "--out", tmp_path / "m", "--train", f"biosyn:{tmp_path / 'mentions'}")
-    assert result.returncode == 2 and "neural models need torch: pip install 'medlink[dense]'" in result.stderr
+    assert result.returncode == 2 and "neural models need torch: install medlink's dense extra (in medlink's source folder: pip install '.[dense]'" in result.stderr
     assert "Traceback" not in result.stderr
 
 

