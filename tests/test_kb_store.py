@@ -126,6 +126,8 @@ def test_skip_invalid_is_reported_per_source(tmp_path, fixtures):
 def test_source_spec_errors_are_actionable():
     with pytest.raises(MedlinkError, match="known formats: .*biosyn.*umls"):
         SourceSpec.parse("rrf:/some/where")
+    with pytest.raises(MedlinkError, match=r"a source is FORMAT:PATH, e.g. tsv:codes.tsv"):  # a bare file name: the fix spelt out
+        SourceSpec.parse("codes.tsv")
     with pytest.raises(MedlinkError, match="needs a path"):
         SourceSpec.parse("obo")
     assert SourceSpec.parse("umls=:/meta").prefix == ""

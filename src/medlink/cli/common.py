@@ -9,10 +9,9 @@ import typer
 
 from medlink.errors import MedlinkError
 
-PRECISION_HELP = ("Number format of neural models: auto (bf16 where this CPU runs it faster, measured once per machine; "
-                  "else float32, and int8 for encoding), fp32, bf16, or int8 (encoding only: int8 weights and per-token int8 activations, "
-                  "~1.4x float32's speed on an AMD EPYC limited to AVX2, vectors ~0.997 cosine to float32's; training stays float32). "
-                  "Default: the index's or model's setting (auto); also MEDLINK_PRECISION.")
+PRECISION_HELP = ("Number format of neural models: auto (bf16 where this CPU runs it faster, measured once per machine, else "
+                  "float32; int8 for encoding), fp32, bf16, or int8 (encoding only). Default: the index's or model's setting; "
+                  "also MEDLINK_PRECISION. docs/reference.md, Precision.")
 
 
 def quiet_option() -> typer.models.OptionInfo:

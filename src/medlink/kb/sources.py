@@ -32,7 +32,10 @@ class SourceSpec:
         format_name, has_prefix, prefix = head.partition("=")
         if format_name not in READERS:
             known = ", ".join(sorted(READERS))
-            raise MedlinkError(f"unknown KB format {format_name!r} in {text!r}; known formats: {known}, default")
+            suffix = Path(text).suffix.lstrip(".").lower()
+            guess = {"obo": "obo", "tsv": "tsv", "jsonl": "jsonl", "rrf": "umls"}.get(suffix) if not sep else None
+            hint = f" (a source is FORMAT:PATH, e.g. {guess}:{text})" if guess else ""
+            raise MedlinkError(f"unknown KB format {format_name!r} in {text!r}{hint}; known formats: {known}, default")
         spec = READERS[format_name]
         if not path and spec.path_kind != "optional-file":
             raise MedlinkError(f"{text!r}: format {format_name!r} needs a path ({spec.description}); write {format_name}:PATH")
