@@ -97,6 +97,17 @@ def test_merging_fills_missing_facts_and_names_unnamed_concepts(tmp_path, monkey
     assert report.finish.nameless_concepts_dropped == 1 and report.finish.orphan_rows_dropped == 1
 
 
+def test_a_repeated_ids_other_preferred_names_become_synonyms(tmp_path):
+    """kb-schema.md: the first preferred name stays the concept's name, a repeated id's name is added as a synonym."""
+    (tmp_path / "a.tsv").write_text("id\tname\nC1\tAsthma\nC2\tFever\n")
+    (tmp_path / "b.tsv").write_text("id\tname\nC1\tBronchial asthma\nC2\tFever\n")
+    report = build_kb(tmp_path / "ab.sqlite", [f"tsv=X:{tmp_path / 'a.tsv'}", f"tsv=X:{tmp_path / 'b.tsv'}"], progress=False)
+    kb = KB.open(tmp_path / "ab.sqlite")
+    kinds = {(text, kind) for cid, text, kind in kb.iter_names() if cid == "X:C1"}
+    assert kinds == {("Asthma", "preferred"), ("Bronchial asthma", "synonym")} and kb.concept("X:C1").name == "Asthma"
+    assert report.finish.repeated_preferred_as_synonyms == 1  # "Fever" twice is the same name: left as it is
+
+
 def test_interrupted_build_leaves_nothing_behind(tmp_path, monkeypatch):
     def exploding(*args, **kwargs):
         yield NameRecord("C1", "a name")

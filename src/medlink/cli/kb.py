@@ -50,6 +50,7 @@ def kb_build(
         ("concepts without any name dropped", finish.nameless_concepts_dropped),
         ("relations to unknown concepts dropped", finish.dangling_relations_dropped),
         ("rows of unknown concepts dropped", finish.orphan_rows_dropped),
+        ("preferred names of a repeated id kept as synonyms", finish.repeated_preferred_as_synonyms),
     ):
         if value:
             typer.echo(f"{label}: {value:,}", err=True)

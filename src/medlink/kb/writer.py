@@ -50,6 +50,7 @@ class FinishReport:
     nameless_concepts_dropped: int = 0
     dangling_relations_dropped: int = 0
     orphan_rows_dropped: int = 0
+    repeated_preferred_as_synonyms: int = 0  # a repeated id's other "preferred" names: synonyms (the first one names the concept)
 
 
 class KBWriter:
@@ -133,6 +134,13 @@ class KBWriter:
         ).rowcount
         # A concept with no name at all cannot be linked (e.g. a UMLS definition of a filtered-out CUI).
         report.nameless_concepts_dropped = sql("DELETE FROM concepts WHERE name IS NULL").rowcount
+        # An id repeated (in one source or several) brings a preferred name each time: the concept keeps its first, the
+        # others become synonyms (one preferred name per concept; a second spelling of the same text stays as it is).
+        report.repeated_preferred_as_synonyms = sql(
+            "UPDATE names SET kind = 'synonym' WHERE kind = 'preferred' AND concept_id IN "
+            "(SELECT concept_id FROM names WHERE kind = 'preferred' GROUP BY concept_id HAVING COUNT(*) > 1) "
+            "AND text <> (SELECT name FROM concepts WHERE concepts.id = names.concept_id)"
+        ).rowcount
         # Every preferred name is also a row of names, so streaming names sees it.
         rows = sql(
             "SELECT id, name, source FROM concepts c WHERE NOT EXISTS "
