@@ -85,10 +85,13 @@ def test_not_an_index(tmp_path):
 def test_load_reads_a_default_index_name_as_the_cli_does(index_dir, monkeypatch):
     from medlink.linking import index as index_module
 
+    import medlink
+
     monkeypatch.setattr(index_module, "default_index_dir", lambda name: index_dir)  # the default index, without building it here
-    assert top(Linker.load("default").link(["colorectal cancer"])) == top(Linker.load(index_dir).link(["colorectal cancer"]))
+    assert top(medlink.load_index("default").link(["colorectal cancer"])) == top(Linker.load(index_dir).link(["colorectal cancer"]))
+    assert top(medlink.load_index(index_dir).link(["colorectal cancer"])) == top(Linker.load(index_dir).link(["colorectal cancer"]))
     with pytest.raises(MedlinkError, match="did you mean 'default'"):
-        Linker.load("defualt")
+        medlink.load_index("defualt")
 
 
 def test_long_mentions_are_truncated_with_a_warning(index_dir, caplog):

@@ -196,3 +196,19 @@ def test_two_trainings_into_one_folder_are_refused(tmp_path):
         TrainingRun(tmp_path / "model", False, 13, False)
     first._lock.close()
     TrainingRun(tmp_path / "model", False, 13, False)._lock.close()
+
+
+def test_an_output_in_a_new_folder_says_it_created_the_folder(tmp_path, caplog):
+    """A mistyped --out folder is not created silently: the output lands, and a warning names the new folder."""
+    from medlink.directories import replaced_file
+
+    with caplog.at_level("WARNING", logger="medlink"):
+        with replaced_file(tmp_path / "new" / "sub" / "out.jsonl") as out:
+            out.write("{}\n")
+    assert (tmp_path / "new" / "sub" / "out.jsonl").read_text() == "{}\n"
+    assert f"created the folder {tmp_path / 'new' / 'sub'}" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="medlink"):
+        with replaced_file(tmp_path / "new" / "sub" / "out.jsonl") as out:  # the folder is there now: nothing to say
+            out.write("{}\n")
+    assert "created the folder" not in caplog.text

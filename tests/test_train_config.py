@@ -41,7 +41,7 @@ def test_train_takes_a_config_file_and_flags_win(tmp_path):
     ({"batch_size": 1}, "batch_size (--batch-size) must be at least 2, not 1"),
 ])
 def test_values_out_of_range_are_refused_naming_the_file(settings, message, tmp_path):
-    from medlink.cli.train import _settings
+    from medlink.cli.train_inputs import settings_from
 
     path = tmp_path / "train.json"
     path.write_text(json.dumps(settings))
@@ -52,4 +52,4 @@ def test_values_out_of_range_are_refused_naming_the_file(settings, message, tmp_
             return None  # no flag given on the command line
 
     with pytest.raises(MedlinkError, match=f"train.json: {message.replace('(', '[(]').replace(')', '[)]')}"):
-        _settings(Context(), TrainConfig, path, {"epochs": ("epochs", 1), "batch_size": ("batch_size", 64)})
+        settings_from(Context(), TrainConfig, path, {"epochs": ("epochs", 1), "batch_size": ("batch_size", 64)})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import json
 import hashlib
+import logging
 import os
 import shutil
 import sys
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
 from medlink.errors import MedlinkError
+
+log = logging.getLogger("medlink")
 
 try:
     import fcntl
@@ -88,6 +91,8 @@ def output_lock(final: Path) -> Iterator[None]:
     """Hold ``.NAME.lock`` beside ``final`` while writing it: a second process writing the same output is refused
     at once instead of interleaving with the first (advisory lock; released when the process ends, however it ends)."""
     final = Path(final)
+    if not final.parent.is_dir():  # said, not silent: a mistyped folder would otherwise hold the output unnoticed
+        log.warning("created the folder %s for %s", final.parent, final.name)
     final.parent.mkdir(parents=True, exist_ok=True)
     lock = final.with_name(f".{final.name}.lock")
     while True:

@@ -10,72 +10,10 @@ from typing import List, Optional
 import typer
 
 from medlink.cli.common import PRECISION_HELP, fail, new_app, open_kb, quiet_option, quiet_phases, use_precision
+from medlink.cli.train_inputs import CONFIG_HELP, DOCUMENTS, cross_mentions, settings_from, training_mentions
 from medlink.encoders.precision import ENV
-from medlink.errors import MedlinkError
 
 app = new_app("Mine training pairs from a KB and train bi-encoders, cross-encoders, pairwise rankers, mention taggers and span selectors.")
-
-
-def _settings(ctx: typer.Context, cls, config_file: Optional[Path], flags: dict):
-    """``cls``'s settings: the --config file's values, and each flag the command line gave (flags win; a flag left at
-    its default does not override the file). ``flags``: field -> (CLI parameter name, value)."""
-    from typer._click.core import ParameterSource
-
-    from medlink.params import read_settings_file
-
-    settings = read_settings_file(config_file, cls) if config_file else {}
-    for field, (parameter, value) in flags.items():
-        if field not in settings or ctx.get_parameter_source(parameter) == ParameterSource.COMMANDLINE:
-            settings[field] = value
-    try:
-        return cls(**settings)
-    except MedlinkError as error:  # a value out of range: say where it came from
-        raise MedlinkError(f"{config_file}: {error}" if config_file else str(error)) from None
-
-
-CONFIG_HELP = ("A JSON file of training settings (keys as in training.json's 'config'; a training.json itself works); "
-               "flags given on the command line win over it.")
-
-
-def _training_mentions(store, datasets: List[str], option: str, required: bool = False) -> list[tuple[str, str]]:
-    """Annotated (mention, concept) pairs of ``datasets``; says on stderr how many were left out and why.
-    ``required``: given datasets without one usable mention are an error."""
-    from medlink.training.examples import counted_supervised_mentions
-
-    if not datasets:
-        return []
-    mentions, skipped = counted_supervised_mentions(store, datasets)
-    if skipped:
-        reasons = ", ".join(f"{count} {reason}" for reason, count in skipped.items())
-        typer.echo(f"{option}: {len(mentions)} mentions used, {sum(skipped.values())} left out ({reasons})", err=True)
-    if not mentions and required:
-        fail(f"{option}: no mention has its gold concept in the KB")
-    return mentions
-
-
-DOCUMENTS = "pubtator"  # the dataset format whose mentions come with their text (what --context reads)
-
-
-def _cross_mentions(store, datasets: List[str], option: str, context: int, required: bool = False) -> list:
-    """A cross-encoder's (mention, concept) pairs of ``datasets``, each distinct pair once: PubTator annotations through
-    ``pubtator_mentions`` (with ``context``: each in its text, a ``Mention``), other formats as ``_training_mentions``."""
-    from collections import Counter
-
-    from medlink.training.cross_trainer import pubtator_mentions
-
-    documents = [spec for spec in datasets if spec.startswith(f"{DOCUMENTS}:")]
-    mentions: list = _training_mentions(store, [spec for spec in datasets if spec not in documents], option)
-    skipped: Counter = Counter()
-    for spec in documents:
-        found, left_out = pubtator_mentions(store, spec.partition(":")[2], context)
-        mentions += found if context else [(mention.text, concept) for mention, concept in found]
-        skipped += left_out
-    if skipped:
-        reasons = ", ".join(f"{count} {reason}" for reason, count in skipped.items())
-        typer.echo(f"{option} ({DOCUMENTS}): {sum(skipped.values())} annotations left out ({reasons})", err=True)
-    if datasets and not mentions and required:
-        fail(f"{option}: no mention has its gold concept in the KB")
-    return list(dict.fromkeys(mentions))
 
 
 @app.command("pairs")
@@ -138,7 +76,7 @@ def train_bi_encoder_command(
     from medlink.training.run import check_training_output
     from medlink.training.trainer import TrainConfig, train_bi_encoder
 
-    config = _settings(ctx, TrainConfig, config_file, {
+    config = settings_from(ctx, TrainConfig, config_file, {
         "epochs": ("epochs", epochs), "batch_size": ("batch_size", batch_size), "learning_rate": ("learning_rate", learning_rate),
         "tau": ("tau", tau), "hard_negatives": ("hard_negatives", hard_negatives), "mention_positives": ("mention_positives", mention_positives),
         "distinct_mentions": ("distinct_mentions", distinct_mentions), "kg_weight": ("kg_weight", kg_weight), "seed": ("seed", seed),
@@ -153,9 +91,9 @@ def train_bi_encoder_command(
         fail(f"--pairs expects the folder 'medlink train pairs --out' wrote, not {pairs}")
     if hard_negatives and not train:
         typer.echo("note: --hard-negatives applies to --train mentions; with --pairs alone it is not used", err=True)
-    mentions = _training_mentions(store, train, "--train")
+    mentions = training_mentions(store, train, "--train")
     kg = pair_examples(read_pairs(pairs / "pairs.train.tsv")) if pairs else []
-    dev_mentions = _training_mentions(store, dev, "--dev", required=True)
+    dev_mentions = training_mentions(store, dev, "--dev", required=True)
     held_out = pairs / "pairs.dev.tsv" if pairs else None
     kg_dev = pair_examples(read_pairs(held_out)) if (held_out and not dev and held_out.is_file()) else []  # no --dev: judge on held-out concepts
     report = train_bi_encoder(store, out, mentions=mentions, kg_examples=kg, dev=dev_mentions, kg_dev=kg_dev, base_model=model,
@@ -203,7 +141,7 @@ def train_cross_encoder_command(
     from medlink.training.cross_trainer import CrossTrainConfig, retrieved_negatives, train_cross_encoder
     from medlink.training.run import check_training_output
 
-    config = _settings(ctx, CrossTrainConfig, config_file, {
+    config = settings_from(ctx, CrossTrainConfig, config_file, {
         "epochs": ("epochs", epochs), "batch_size": ("batch_size", batch_size), "candidates": ("candidates", candidates),
         "learning_rate": ("learning_rate", learning_rate), "seed": ("seed", seed), "concept_text": ("concept_text", concept_text),
         "context": ("context", context), "max_length": ("max_length", max_length),
@@ -215,10 +153,10 @@ def train_cross_encoder_command(
     use_precision(config.precision)
     check_training_output(out)
     store = open_kb(kb)
-    mentions = _cross_mentions(store, train, "--train", config.context)
+    mentions = cross_mentions(store, train, "--train", config.context)
     if not mentions:
         fail("no training mention has a gold concept in the KB")
-    dev_mentions = _cross_mentions(store, dev, "--dev", config.context, required=True)
+    dev_mentions = cross_mentions(store, dev, "--dev", config.context, required=True)
     retriever = None if candidates_model in (None, "default") else candidates_model
     depth = max(16, 2 * candidates)
     retrieved = retrieved_negatives(store, mentions + dev_mentions, retriever, depth)  # one index serves both
@@ -265,7 +203,7 @@ def train_ranker_command(
     from medlink.training.ranker import RankerConfig, check_ranker_output, retrieval_accuracy, train_ranker
     from medlink.training.ranker_data import cross_fitted_groups, index_memory, memory_holds, retrieved_groups, synonym_queries
 
-    config = _settings(ctx, RankerConfig, config_file, {
+    config = settings_from(ctx, RankerConfig, config_file, {
         "pooling": ("pooling", pooling), "epochs": ("epochs", epochs), "negatives": ("negatives", negatives), "top": ("top", top),
         "batch_size": ("batch_size", batch_size), "learning_rate": ("learning_rate", learning_rate), "folds": ("folds", folds),
         "seed": ("seed", seed), "pretrain_synonyms": ("pretrain_synonyms", pretrain_synonyms)})
@@ -273,10 +211,10 @@ def train_ranker_command(
     if threads:
         torch.set_num_threads(threads)
     store, linker = index_and_kb(index, None)
-    mentions = _training_mentions(store, train, "--train", required=True)
+    mentions = training_mentions(store, train, "--train", required=True)
     if not mentions:
         fail("--train: no mentions in it")
-    dev_mentions = _training_mentions(store, dev, "--dev", required=True)
+    dev_mentions = training_mentions(store, dev, "--dev", required=True)
     memory = index_memory(index)
     cross_fitted = memory_holds(store, memory, mentions)
     if cross_fitted:
@@ -329,7 +267,7 @@ def train_tagger_command(
     from medlink.training.tagger import TaggerConfig, check_tagger_output, train_tagger
     from medlink.training.tagger_data import read_annotated
 
-    config = _settings(ctx, TaggerConfig, config_file, {
+    config = settings_from(ctx, TaggerConfig, config_file, {
         "epochs": ("epochs", epochs), "batch_size": ("batch_size", batch_size), "learning_rate": ("learning_rate", learning_rate),
         "max_length": ("max_length", max_length), "collapse_types": ("collapse_types", collapse_types), "seed": ("seed", seed),
         "precision": ("precision", precision or os.environ.get(ENV) or "auto")})

@@ -200,12 +200,8 @@ class Linker:
 
     @classmethod
     def load(cls, directory: Path | str, kb: KB | None = None) -> "Linker":
-        """Load an index offline (``default`` / ``default-dense``: the default index, built on first use, as the CLI
-        reads those names). The KB it was built from is checked when present (or given)."""
-        if not Path(directory).exists():
-            from medlink.linking.index import resolve_index  # a default index's name (or the name's misspelling, refused)
-
-            directory = resolve_index(directory)
+        """Load an index folder offline (``medlink.load_index`` also takes the default indexes' names). The KB it was
+        built from is checked when present (or given)."""
         directory = Path(directory)
         manifest = read_manifest(directory)
         with reading(directory / MANIFEST):  # a key missing or of the wrong kind: the manifest was edited or damaged
