@@ -208,6 +208,9 @@ def test_a_nil_threshold_needs_a_probability_model(kb, tmp_path):
     build_index(kb, tmp_path / "index", default_config(), calibrate="none")
     result = medlink("link", "--index", str(tmp_path / "index"), "--nil-threshold", "0.5", "breast cancer", check=False)
     assert result.returncode == 2 and "no probability model" in result.stderr
+    plain = medlink("link", "--index", str(tmp_path / "index"), "breast cancer")  # its scores are no certainty: said once
+    assert plain.stderr.count("this index has no probabilities") == 1
+    assert "no probabilities" not in medlink("link", "--index", str(tmp_path / "index"), "--json", "breast cancer").stderr
     with pytest.raises(MedlinkError, match="between 0 and 1"):
         linker = Linker.load(tmp_path / "index")
         linker.rerankers.append(stage_with([0.5]))

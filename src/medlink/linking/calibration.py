@@ -150,6 +150,10 @@ def calibration_stage(linker) -> CalibrationStage | None:
     return next((r for r in linker.rerankers if r.type == TYPE), None)
 
 
+NO_PROBABILITIES = ("this index has no probabilities: a score is relative to each mention's best (1.000 = the best found, "
+                    "not a sure match); fit them on dev data with 'medlink tune --index DIR --dev FORMAT:PATH --calibrate --apply'")
+
+
 def with_decisions(linker, nil_threshold: float | None = None, backoff_below: float | None = None) -> None:
     """Override the index's NIL threshold / backoff for this linker (``--nil-threshold``): refused without a probability model."""
     if nil_threshold is None and backoff_below is None:
