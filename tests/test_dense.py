@@ -137,7 +137,7 @@ def test_without_the_dense_extra_encoders_say_what_to_install(kb, monkeypatch, m
 
     monkeypatch.setitem(sys.modules, missing, None)  # find_spec then reports the package as absent
     for make in (lambda: Linker.build(kb, config()), CrossEncoder):
-        with pytest.raises(MedlinkError, match=rf"need {missing}: pip install 'medlink\[dense\]'"):
+        with pytest.raises(MedlinkError, match=rf"need {missing}: install medlink's dense extra \(in medlink's source folder: pip install '\.\[dense\]'"):
             make()
 
 
