@@ -27,7 +27,7 @@ import numpy as np
 
 from medlink.align import substitutions as word_substitutions
 from medlink.align.candidates import CandidateSet, SourceQueries
-from medlink.align.identifiers import MISMATCH_FACTOR, IdentifierSets, mismatched
+from medlink.align.identifiers import MISMATCH_FACTOR, identifying_sets, mismatched
 from medlink.boosted_trees import BoostedTrees
 from medlink.errors import MedlinkError
 
@@ -171,7 +171,8 @@ def features(candidates: CandidateSet, cross: np.ndarray | None = None, dense: n
     target = candidates.target
     out = {"fused": hits.scores.astype(np.float64), "tfidf": tfidf, "bm25": np.divide(bm25, best[query], out=np.zeros_like(bm25), where=best[query] > 0),
            "rank": np.log1p(np.arange(len(query)) - hits.indptr[query]), "structural": ((bm25 == 0) & (tfidf == 0)).astype(np.float64),
-           "depth": target.depth()[hits.concepts].astype(np.float64), "children": np.log1p(target.children()[hits.concepts])}
+           "depth": target.depth()[hits.concepts].astype(np.float64), "children": np.log1p(target.children()[hits.concepts]),
+           "identifiers": identifiers_differ(candidates).astype(np.float64)}
     if cross is not None:
         out["cross"] = cross.astype(np.float64)
     if dense is not None:
@@ -180,7 +181,7 @@ def features(candidates: CandidateSet, cross: np.ndarray | None = None, dense: n
 
 
 def identifiers_differ(candidates: CandidateSet) -> np.ndarray:
-    """Per fused hit: do the source's and the target's names disagree on their identifying words (``align.identifiers``)?"""
+    """Per fused hit: does the target name an identifying word the source does not (``align.identifiers``)?"""
     hits, queries, table = candidates.hits, candidates.queries, candidates.target.table
     if table is None or not len(hits.concepts):
         return np.zeros(len(hits.concepts), bool)
@@ -194,9 +195,7 @@ def identifiers_differ(candidates: CandidateSet) -> np.ndarray:
         for concept in table.concept_index[table.indptr[row] : table.indptr[row + 1]].tolist():
             if concept in slot:
                 per_target[slot[concept]].append(key)
-    numbering = IdentifierSets()
-    source_sets, target_sets = numbering.sets(per_source), numbering.sets(per_target)
-    return mismatched(source_sets, target_sets, hits.query_index(), np.searchsorted(wanted, hits.concepts))
+    return mismatched(identifying_sets(per_source), identifying_sets(per_target), hits.query_index(), np.searchsorted(wanted, hits.concepts))
 
 
 def in_depth(candidates: CandidateSet, depth: int) -> np.ndarray:
@@ -234,7 +233,7 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
     query = hits.query_index()
     feats = features(candidates, cross, dense)
     if calibration is None:  # string evidence alone: a candidate whose identifying words differ goes last, at half confidence
-        differ = identifiers_differ(candidates)
+        differ = feats["identifiers"] > 0
         order = np.lexsort((-hits.scores, differ, query))
         confidence = np.where(differ, MISMATCH_FACTOR, 1.0) * feats["tfidf"]
         return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), hits.scores[order].astype(np.float64),
