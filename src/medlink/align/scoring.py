@@ -2,7 +2,7 @@
 
 Without a trained aligner the ranking is the lexical fusion and the confidence is the best alias's character n-gram
 TF-IDF cosine (clipped to [0, 1]), an absolute string similarity rather than the fused score, which is relative to each
-query's best; a candidate whose names disagree with the source's on an identifying word (a number, a letter, a side:
+query's best; a candidate whose names carry an identifying word the source's do not (a number, a letter, a side:
 ``align.identifiers``) goes after those that agree, at half that confidence. With a trained aligner
 (``medlink train aligner``) every candidate is ranked by a logistic calibration fitted on known mappings over its
 lexical evidence (fused score, TF-IDF cosine, BM25 relative to the query's best, its fused rank), where it sits in the
@@ -232,7 +232,7 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
     hits = candidates.hits
     query = hits.query_index()
     feats = features(candidates, cross, dense)
-    if calibration is None:  # string evidence alone: a candidate whose identifying words differ goes last, at half confidence
+    if calibration is None:  # string evidence alone: a candidate naming what the source does not goes last, at half confidence
         differ = feats["identifiers"] > 0
         order = np.lexsort((-hits.scores, differ, query))
         confidence = np.where(differ, MISMATCH_FACTOR, 1.0) * feats["tfidf"]
