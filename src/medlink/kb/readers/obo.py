@@ -79,7 +79,7 @@ STANZAS = ("[Term]", "[Typedef]", "[Instance]")  # OBO 1.2 / 1.4 stanza types
 def _parse_tag(stanza: _Stanza, tag: str, value: str, fail) -> None:
     """Store one ``tag: value`` line in ``stanza``; ``fail(message)`` reports a malformed value."""
     if tag in ("id", "name") and getattr(stanza, tag):  # OBO allows one of each: a second one is a merge gone wrong
-        fail(f"a second '{tag}:' tag in this [Term] (the first: {getattr(stanza, tag)!r}); the stanza keeps the first")
+        fail(f"a second '{tag}:' tag in this [Term] (the first: {getattr(stanza, tag)!r}); with --skip-invalid this line is skipped and the first kept")
     elif tag == "id":
         stanza.id = _strip_comment(value)
     elif tag == "name":
