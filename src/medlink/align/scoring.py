@@ -171,8 +171,7 @@ def features(candidates: CandidateSet, cross: np.ndarray | None = None, dense: n
     target = candidates.target
     out = {"fused": hits.scores.astype(np.float64), "tfidf": tfidf, "bm25": np.divide(bm25, best[query], out=np.zeros_like(bm25), where=best[query] > 0),
            "rank": np.log1p(np.arange(len(query)) - hits.indptr[query]), "structural": ((bm25 == 0) & (tfidf == 0)).astype(np.float64),
-           "depth": target.depth()[hits.concepts].astype(np.float64), "children": np.log1p(target.children()[hits.concepts]),
-           "identifiers": identifiers_differ(candidates).astype(np.float64)}
+           "depth": target.depth()[hits.concepts].astype(np.float64), "children": np.log1p(target.children()[hits.concepts])}
     if cross is not None:
         out["cross"] = cross.astype(np.float64)
     if dense is not None:
@@ -233,7 +232,7 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
     query = hits.query_index()
     feats = features(candidates, cross, dense)
     if calibration is None:  # string evidence alone: a candidate naming what the source does not goes last, at half confidence
-        differ = feats["identifiers"] > 0
+        differ = identifiers_differ(candidates)
         order = np.lexsort((-hits.scores, differ, query))
         confidence = np.where(differ, MISMATCH_FACTOR, 1.0) * feats["tfidf"]
         return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), hits.scores[order].astype(np.float64),
