@@ -31,6 +31,7 @@ def test_a_target_may_be_broader_but_not_other_or_narrower():
     # same type; another letter; no identifying word either side; a broader category; a side the source does not name;
     # a letter the source does not name
     assert differ.tolist() == [False, True, False, False, True, True]
+    assert identifying_words("diabetes mellitus e08 e13") == frozenset()  # an ICD block's code range is no identifying word
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def near_misses(tmp_path_factory):
     (folder / "s.tsv").write_text("id\tname\nA1\tHepatitis B\nA2\tType 1 diabetes mellitus\nA3\tVitamin B12 deficiency\n"
                                   "A4\tLeft knee pain\nA5\tFever\n")
     (folder / "t.tsv").write_text("id\tname\nB1\tHepatitis C\nB2\tDiabetes mellitus type 2\nB3\tVitamin D deficiency\n"
-                                  "B4\tRight knee pain\nB5\tFever\nB6\tHepatitis B virus infection\nB7\tKnee pain, left\n")
+                                  "B4\tRight knee pain\nB5\tFever\nB6\tHepatitis B virus infection\nB7\tKnee pain, left\nB8\tSleep disorder\n")
     build_kb(folder / "s.sqlite", [f"tsv=S:{folder / 's.tsv'}"], progress=False)
     build_kb(folder / "t.sqlite", [f"tsv=T:{folder / 't.tsv'}"], progress=False)
     return open_pair(folder / "s.sqlite", folder / "t.sqlite")
@@ -53,6 +54,7 @@ def test_near_misses_go_last_and_lose_confidence(near_misses):
     for source in ("S:A2", "S:A3"):  # only near misses on offer: kept first, but under the lexical threshold
         assert top[source][1] < 0.6
     assert top["S:A5"] == ("T:B5", pytest.approx(1.0))
+    assert ranked["S:A2"][0] == "T:B2"  # halved, yet ahead of what merely shares a word ("Sleep disorder" spells nothing alike)
 
 
 def test_a_first_target_under_the_methods_own_threshold_is_a_close_match(near_misses):
@@ -62,3 +64,6 @@ def test_a_first_target_under_the_methods_own_threshold_is_a_close_match(near_mi
     assert rows["S:A2"].predicate_id == sssom.CLOSE and rows["S:A2"].object_id == "T:B2"
     strict = {r.subject_id: r for r in mappings(ranking, threshold=0.8)}
     assert strict["S:A2"].object_id == sssom.NO_TERM and strict["S:A5"].object_id == "T:B5"
+    for top_k in (1, 3):  # the first target decides NoTermFound, however many are asked for
+        kept = [r for r in mappings(ranking, threshold=0.8, top_k=top_k) if r.subject_id == "S:A2"]
+        assert [r.object_id for r in kept] == [sssom.NO_TERM]

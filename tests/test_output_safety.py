@@ -212,3 +212,6 @@ def test_an_output_in_a_new_folder_says_it_created_the_folder(tmp_path, caplog):
         with replaced_file(tmp_path / "new" / "sub" / "out.jsonl") as out:  # the folder is there now: nothing to say
             out.write("{}\n")
     assert "created the folder" not in caplog.text
+    with caplog.at_level("WARNING", logger="medlink"):  # a KB build (staged, then renamed) says it too
+        build_kb(tmp_path / "kbs" / "k.sqlite", [f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"], progress=False)
+    assert f"created the folder {tmp_path / 'kbs'}" in caplog.text

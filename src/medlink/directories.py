@@ -86,14 +86,19 @@ def glob_escape(name: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
+def make_parent(final: Path) -> None:
+    """The folder an output goes in, created if missing, and said so: a mistyped folder would otherwise hold it unnoticed."""
+    if not final.parent.is_dir():
+        log.warning("created the folder %s for %s", final.parent, final.name)
+        final.parent.mkdir(parents=True, exist_ok=True)
+
+
 @contextmanager
 def output_lock(final: Path) -> Iterator[None]:
     """Hold ``.NAME.lock`` beside ``final`` while writing it: a second process writing the same output is refused
     at once instead of interleaving with the first (advisory lock; released when the process ends, however it ends)."""
     final = Path(final)
-    if not final.parent.is_dir():  # said, not silent: a mistyped folder would otherwise hold the output unnoticed
-        log.warning("created the folder %s for %s", final.parent, final.name)
-    final.parent.mkdir(parents=True, exist_ok=True)
+    make_parent(final)
     lock = final.with_name(f".{final.name}.lock")
     while True:
         handle = open(lock, "a")
@@ -163,7 +168,7 @@ def staged_file(final: Path) -> Iterator[Path]:
     """A path beside ``final`` (``.NAME.PID.tmp``) to build a file at (a KB's SQLite database): renamed over ``final``
     when the block succeeds, removed when it fails. One writer at a time; what killed writers left is removed first."""
     final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
+    make_parent(final)
     staging = final.with_name(f".{final.name}.{os.getpid()}.tmp")
     with output_lock(final):
         clean_stale(final)

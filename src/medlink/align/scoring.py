@@ -3,7 +3,7 @@
 Without a trained aligner the ranking is the lexical fusion and the confidence is the best alias's character n-gram
 TF-IDF cosine (clipped to [0, 1]), an absolute string similarity rather than the fused score, which is relative to each
 query's best; a candidate whose names carry an identifying word the source's do not (a number, a letter, a side:
-``align.identifiers``) goes after those that agree, at half that confidence. With a trained aligner
+``align.identifiers``) counts half, in its fused score (its rank) and its confidence. With a trained aligner
 (``medlink train aligner``) every candidate is ranked by a logistic calibration fitted on known mappings over its
 lexical evidence (fused score, TF-IDF cosine, BM25 relative to the query's best, its fused rank), where it sits in the
 target's hierarchy (depth, children: a terminology's mappings favour some levels, as DO's xrefs favour ICD-10-CM
@@ -231,11 +231,11 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
     hits = candidates.hits
     query = hits.query_index()
     feats = features(candidates, cross, dense)
-    if calibration is None:  # string evidence alone: a candidate naming what the source does not goes last, at half confidence
-        differ = identifiers_differ(candidates)
-        order = np.lexsort((-hits.scores, differ, query))
-        confidence = np.where(differ, MISMATCH_FACTOR, 1.0) * feats["tfidf"]
-        return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), hits.scores[order].astype(np.float64),
+    if calibration is None:  # string evidence alone: a candidate naming what the source does not counts half, in rank and confidence
+        factor = np.where(identifiers_differ(candidates), MISMATCH_FACTOR, 1.0)
+        scores, confidence = factor * hits.scores, factor * feats["tfidf"]
+        order = np.lexsort((-scores, query))
+        return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), scores[order].astype(np.float64),
                        confidence[order], "lexical")
     inputs = calibration.inputs()
     if "dense" in inputs and dense is None:

@@ -170,8 +170,9 @@ def tune_command(
     config, report = tune(linker, mentions, searches, equivalent_ids_from_kb(store), ",".join(dev),
                           calibration={"nil_target": nil_target, "backoff": backoff})
     if out is not None:
-        from medlink.directories import write_atomic
+        from medlink.directories import make_parent, write_atomic
 
+        make_parent(out)
         write_atomic(out, json.dumps(config.to_dict(), indent=2) + "\n")
     if apply:
         apply_config(directory, config)
