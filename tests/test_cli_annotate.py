@@ -78,6 +78,7 @@ def test_finder_given_links_the_inputs_own_spans_as_they_are(index_dir, tmp_path
     assert annotations[0]["ids"] == annotations[1]["ids"] == annotations[2]["ids"] == ["D011125"]  # the short forms through the long form
     assert annotations[1]["infons"].get("linked_through") == "0-26"
     assert "replaced" not in result.stderr
+    assert "it carried none" in medlink("annotate", "--index", index_dir, "--finder", "given", "A text without spans.").stderr
     found = medlink("annotate", "--index", index_dir, "--input", source, "--json")
     assert "the input's own 5 annotation(s) were replaced by the spans medlink found" in found.stderr
 

@@ -123,6 +123,9 @@ def annotate(
             write_documents(annotated(), stream, output_format)
     skipped = f"; {policy.total_skipped} malformed record(s) skipped" if policy.total_skipped else ""
     typer.echo(f"{counts.documents} document(s), {counts.mentions} mention(s), {counts.linked} linked{skipped}", err=True)
+    if finder == "given" and not replaced[0]:
+        typer.echo("note: --finder given links the spans the input carries, and it carried none (PubTator, BioC and JSONL "
+                   "inputs can; plain text cannot)", err=True)
     if replaced[0] and finder != "given":
         typer.echo(f"note: the input's own {replaced[0]} annotation(s) were replaced by the spans medlink found; --finder given "
                    "links them as they are", err=True)

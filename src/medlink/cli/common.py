@@ -48,7 +48,7 @@ METAVARS = {"index": "INDEX", "kb": "KB", "out": "PATH", "config": "CONFIG", "me
             "candidates_model": "DIR", "config_file": "CONFIG", "tasks": "TASKS", "concept_text": "name|alias", "pooling": "mean|cls", "keep": "CHARS",
             "learning_rate": "RATE", "tau": "T", "kg_weight": "W", "dev_fraction": "F", "older_than": "DAYS",
             "output_format": "FORMAT", "tagger": "DIR", "exclude_names": "FILE", "abbreviation_choice": "long|best",
-            "calibration_model": "auto|trees|logistic", "dev_mappings": "FILE", "consistency": "both|propagate|vote|off", "overlap": "longest|all", "combine": "union|confirmed|confirmed+missed|learned", "selector": "FILE", "documents": "FORMAT:PATH", "finder": "dictionary|tagger|both"}
+            "calibration_model": "auto|trees|logistic", "dev_mappings": "FILE", "consistency": "both|propagate|vote|off", "overlap": "longest|all", "combine": "union|confirmed|confirmed+missed|learned", "selector": "FILE", "documents": "FORMAT:PATH", "finder": "dictionary|tagger|both|given"}
 
 
 ARGUMENTS = {"arguments": "[OUT] FORMAT:PATH", "mentions": "MENTION", "sources": "FORMAT:PATH", "texts": "NAME", "concept_id": "ID"}
