@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ class LinkResult:
         return None if self.nil or not self.candidates else self.candidates[0]
 
     def copy(self, mention: Mention | None = None) -> "LinkResult":
-        return LinkResult(mention or self.mention, [c.copy() for c in self.candidates], self.error, self.nil, self.probability, self.nil_threshold)
+        return replace(self, mention=mention or self.mention, candidates=[c.copy() for c in self.candidates])
 
 
 @dataclass(frozen=True, slots=True)

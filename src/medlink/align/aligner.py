@@ -6,6 +6,7 @@ Library callers (benchmarks) use ``align`` and ``mappings``; ``medlink align`` a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import takewhile
 from pathlib import Path
 
 from medlink.align import sssom
@@ -86,11 +87,8 @@ def mappings(ranking: Ranking, threshold: float, top_k: int = 1, exact_at: float
     for i, (source_id, source_name) in enumerate(zip(candidates.queries.concept_ids, candidates.queries.names)):
         row = ranking.row(i)
         targets, confidence = ranking.targets[row], ranking.confidence[row]
-        kept = []  # the first target decides: under the threshold, NoTermFound whatever --top-k; above it, the next ones that pass
-        for t, c in zip(targets[:top_k].tolist(), confidence[:top_k].tolist()):
-            if c < threshold:
-                break
-            kept.append((int(t), float(c)))
+        # the first target decides: under the threshold, NoTermFound whatever --top-k; above it, the next ones that pass
+        kept = list(takewhile(lambda pair: pair[1] >= threshold, zip(targets[:top_k].tolist(), confidence[:top_k].tolist())))
         for rank_, (t, c) in enumerate(kept):
             out.append(sssom.Mapping(source_id, source_name, sssom.EXACT if rank_ == 0 and c >= exact_at else sssom.CLOSE, ids[t], names[t], justification,
                                      c, f"rank {rank_ + 1} ({ranking.method})"))

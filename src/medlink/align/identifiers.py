@@ -4,16 +4,18 @@ Why: a character n-gram similarity scores "Hepatitis B" against "Hepatitis C" at
 against "Vitamin D deficiency" at 0.96, "Type 1 diabetes mellitus" against "Diabetes mellitus type 2" near 1, and
 "Left knee pain" against "Right knee pain" as high: the one word that differs is a few n-grams among many. A
 terminology uses exactly these words to split one concept into several (ICD-10-CM's laterality, vitamin and hepatitis
-letters, diabetes types), so a target whose names carry such a word that none of the source's names has ("Right knee pain"
-for "Knee pain", "Hepatitis C" for "Hepatitis B") is not the source's concept however alike they spell. The other way
-round is allowed: a target terminology's broader category need not repeat the source's identifying words ("Other
+letters, diabetes types), so a target whose names carry such a word that none of the source's names has ("Right knee
+pain" for "Knee pain", "Hepatitis C" for "Hepatitis B") is not the source's concept however alike they spell. The other
+way round is allowed: a target terminology's broader category need not repeat the source's identifying words ("Other
 deletions of part of a chromosome" for "chromosome 13q14 deletion syndrome" is how DO maps to ICD-10-CM). Without a
 trained aligner, ``medlink align`` halves such a candidate's fused score (so it ranks below an agreeing one that matches
-about as well, not below every weak one) and its confidence (``MISMATCH_FACTOR``). One name of the target without such a
-word is enough to agree ("T2DM" for "Type 2 diabetes mellitus"): counting every name's words together, as one concept,
-took DO -> MEDIC dev R@1 from 0.945 to 0.849 (MeSH concepts list numbered OMIM names as synonyms), so a near miss with such a
-synonym still needs a trained aligner to be told apart. A trained aligner decides from its own evidence: given this one as well, its calibration chose
-no better on DO -> ICD-10-CM dev over three training seeds (docs/benchmark-history.md, session 19).
+about as well, not below every weak one) and its confidence (``MISMATCH_FACTOR``).
+
+One name of the target without such a word is enough to agree ("T2DM" for "Type 2 diabetes mellitus"): counting every
+name's words together, as one concept, took DO -> MEDIC dev R@1 from 0.945 to 0.849 (MeSH concepts list numbered OMIM
+names as synonyms), so a near miss with such a synonym still needs a trained aligner to be told apart. A trained aligner
+decides from its own evidence: given this one as well, its calibration chose no better on DO -> ICD-10-CM dev over three
+training seeds (docs/benchmark-history.md, session 19).
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ SIDES = frozenset({"left", "right", "bilateral", "unilateral"})
 SHORT = 3  # letters and digits mixed up to this length identify ("b12"); longer ones are symbols
 NOT_LETTERS = frozenset({"a", "s", "t"})  # an article, and what normalisation leaves of "Crohn's" and "can't"
 MISMATCH_FACTOR = 0.5  # a lexical confidence's share kept when the identifying words differ: under any usual threshold
-
-
 _CODE = re.compile(r"[a-z]\d\d[a-z0-9]*$")  # an ICD-style code: two in a row are a block's range ("Diabetes mellitus (E08-E13)")
 
 

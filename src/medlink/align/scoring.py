@@ -191,7 +191,7 @@ def identifiers_differ(candidates: CandidateSet) -> np.ndarray:
     slot = {int(c): j for j, c in enumerate(wanted)}
     per_target: list[list[str]] = [[] for _ in wanted]
     for row, key in enumerate(table.keys):
-        for concept in table.concept_index[table.indptr[row] : table.indptr[row + 1]].tolist():
+        for concept in table.concepts_of(row).tolist():
             if concept in slot:
                 per_target[slot[concept]].append(key)
     return mismatched(identifying_sets(per_source), identifying_sets(per_target), hits.query_index(), np.searchsorted(wanted, hits.concepts))

@@ -44,11 +44,10 @@ def align_command(
 
     use_precision(precision or os.environ.get("MEDLINK_PRECISION"))
     source_kb, target_kb = open_pair(source, target)
-    if aligner is not None:
-        Calibration.load(aligner)  # a wrong folder fails before the work
+    calibration = Calibration.load(aligner) if aligner is not None else None  # a wrong folder fails before the work
     check_mappings_output(out, source_kb, target_kb)  # so does an --out medlink may not replace
     ranking = align(source_kb, target_kb, AlignOptions(k=candidates, aligner=aligner, depth=depth), progress=not quiet)
-    claims = Calibration.load(aligner).threshold if aligner is not None else LEXICAL_THRESHOLD  # where a first target is an exactMatch
+    claims = calibration.threshold if calibration is not None else LEXICAL_THRESHOLD  # where a first target is an exactMatch
     threshold = claims if threshold is None else threshold
     rows = mappings(ranking, threshold, top_k, exact_at=claims)
     write_mappings(out, rows, source_kb, target_kb, {"comment": f"medlink align ({ranking.method}); threshold {threshold:g}; top-k {top_k}"})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 import sys
 from contextlib import ExitStack
@@ -54,7 +53,7 @@ def annotate(
     from medlink.directories import replaced_file, require_replaceable_file
     from medlink.kb.errors_policy import InvalidLinePolicy
     from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator
-    from medlink.linking.calibration import NO_PROBABILITIES, calibration_stage, with_decisions
+    from medlink.linking.calibration import say_if_uncalibrated, with_decisions
     from medlink.linking.index import resolve_index
     from medlink.linking.output import annotation_lines, with_preferred_document_ids
     from medlink.progress import bar
@@ -79,8 +78,8 @@ def annotate(
                               batch_documents=batch_size)
     annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector)
     with_decisions(annotator.linker, nil_threshold)
-    if output_format == "text" and calibration_stage(annotator.linker) is None:
-        logging.getLogger("medlink").info(NO_PROBABILITIES)
+    if output_format == "text":
+        say_if_uncalibrated(annotator.linker)
     if out is not None:
         what = "an output of 'medlink annotate'" + (" (a PubTator file carries no mark of the program that wrote it: only an empty one is "
                                                     "replaced)" if output_format == "pubtator" else "")

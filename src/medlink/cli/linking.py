@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import json
 import sys
 from pathlib import Path
@@ -41,7 +40,7 @@ def link(
     from medlink.linking.index import resolve_index
     from medlink.corpora.mention_files import FORMATS, guess_format, read_mentions
     from medlink.linking.linker import Linker
-    from medlink.linking.calibration import NO_PROBABILITIES, calibration_stage, with_decisions
+    from medlink.linking.calibration import say_if_uncalibrated, with_decisions
     from medlink.linking.output import explanation_lines, link_stream, result_json, result_lines
 
     if input_format and input_format not in FORMATS:
@@ -52,8 +51,8 @@ def link(
     use_precision(precision)
     linker = Linker.load(resolve_index(index))
     with_decisions(linker, nil_threshold)
-    if not as_json and calibration_stage(linker) is None:  # JSON shows no probability field; plain text would read as certainty
-        logging.getLogger("medlink").info(NO_PROBABILITIES)
+    if not as_json:  # JSON shows no probability field; plain text would read as certainty
+        say_if_uncalibrated(linker)
     selected = generators.split(",") if generators else None
     if mentions:
         stream = iter(mentions)

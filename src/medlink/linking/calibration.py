@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import logging
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -152,6 +153,12 @@ def calibration_stage(linker) -> CalibrationStage | None:
 
 NO_PROBABILITIES = ("this index has no probabilities: a score is relative to each mention's best (1.000 = the best found, "
                     "not a sure match); fit them on dev data with 'medlink tune --index DIR --dev FORMAT:PATH --calibrate --apply'")
+
+
+def say_if_uncalibrated(linker) -> None:
+    """One line (a phase line: -q hides it) where plain scores would read as certainty: the linker has no probabilities."""
+    if calibration_stage(linker) is None:
+        logging.getLogger("medlink").info(NO_PROBABILITIES)
 
 
 def with_decisions(linker, nil_threshold: float | None = None, backoff_below: float | None = None) -> None:

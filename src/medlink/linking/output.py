@@ -89,10 +89,15 @@ def decision_text(result: LinkResult) -> str:
         return "not linked: no candidate"
     top = result.candidates[0]
     sure = f" with probability {top.probability:.3f}" if top.probability is not None else " (this index has no probabilities: scores only)"
-    threshold = f" {result.nil_threshold:.3f}" if result.nil_threshold is not None else ""
+    threshold = _threshold(result)
     if result.nil:
         return f"NIL: its first candidate, {top.concept_id} ({top.name}), has probability {top.probability:.3f}, under the NIL threshold{threshold}"
     return f"linked to {top.concept_id} ({top.name}){sure}" + (f" (NIL threshold{threshold})" if threshold else "")
+
+
+def _threshold(result: LinkResult) -> str:
+    """" 0.290": the NIL threshold the result was decided at, for the sentences that quote it ("" when none)."""
+    return f" {result.nil_threshold:.3f}" if result.nil_threshold is not None else ""
 
 
 def explanation_lines(result: LinkResult) -> list[str]:
@@ -115,8 +120,8 @@ def result_lines(result: LinkResult) -> list[str]:
         return [f"{text!r}\terror: {result.error}"]
     if not result.candidates:
         return [f"{text}\t(no candidate)"]
-    threshold = f" {result.nil_threshold:.3f}" if result.nil_threshold is not None else ""
-    lines = [f"{text}\tNIL\t(first candidate's probability {result.probability:.3f} is under the NIL threshold{threshold}; candidates follow)"] if result.nil else []
+    lines = [f"{text}\tNIL\t(first candidate's probability {result.probability:.3f} is under the NIL threshold{_threshold(result)}; "
+             "candidates follow)"] if result.nil else []
     for rank, c in enumerate(result.candidates, 1):
         also = f"; also {' '.join(c.alt_ids)}" if c.alt_ids else ""
         probability = f"\tp={c.probability:.3f}" if c.probability is not None else ""
