@@ -54,3 +54,14 @@ def test_kb_build_takes_its_output_as_index_build_does(tmp_path):
     assert (tmp_path / "a.sqlite").read_bytes()[:16] == (tmp_path / "b.sqlite").read_bytes()[:16] == b"SQLite format 3\x00"
     refused = medlink("kb", "build", tmp_path / "c.sqlite", check=False)
     assert refused.returncode == 2 and "at least one source" in refused.stderr
+
+
+@pytest.mark.parametrize("group", [[], ["kb"], ["train"], ["cache"], ["index"]])
+def test_command_lists_give_whole_sentences(group):
+    listing = medlink(*group, "--help").stdout.split("Commands:")[1]
+    assert listing.strip() and "..." not in listing  # click cuts a long first line at ~45 characters unless given whole
+
+
+def test_a_command_line_is_its_first_sentence_whole():
+    assert " ".join(medlink("cache", "--help").stdout.split()).endswith(
+        "clear Remove cached encodings (indexes keep their own vectors; a rebuild of the same names re-encodes them)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -72,7 +73,15 @@ def with_metavars(command) -> None:
         kind = param.bare_type() if hasattr(param, "bare_type") else ""
         param.metavar = METAVARS.get(param.name) or ("N" if kind.startswith("int") else "X" if kind.startswith("float") else param.name.upper())
     for sub in getattr(command, "commands", {}).values():
+        if sub.short_help is None and sub.help:
+            sub.short_help = first_sentence(sub.help)  # click would cut it at ~45 characters with "..."; it wraps instead
         with_metavars(sub)
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a command's help, as its line in the parent's command list."""
+    paragraph = text.strip().split("\n\n")[0]
+    return re.split(r"(?<=\.)\s", " ".join(paragraph.split()), maxsplit=1)[0].rstrip(".")
 
 
 def use_precision(precision: Optional[str]) -> None:
