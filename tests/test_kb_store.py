@@ -105,7 +105,8 @@ def test_a_repeated_ids_other_preferred_names_become_synonyms(tmp_path):
     kb = KB.open(tmp_path / "ab.sqlite")
     kinds = {(text, kind) for cid, text, kind in kb.iter_names() if cid == "X:C1"}
     assert kinds == {("Asthma", "preferred"), ("Bronchial asthma", "synonym")} and kb.concept("X:C1").name == "Asthma"
-    assert report.finish.repeated_preferred_as_synonyms == 1  # "Fever" twice is the same name: left as it is
+    assert report.finish.repeated_preferred_as_synonyms == 1 and report.finish.repeated_preferred_merged == 1
+    assert [(text, kind) for cid, text, kind in kb.iter_names() if cid == "X:C2"] == [("Fever", "preferred")]  # the same name, once
 
 
 def test_interrupted_build_leaves_nothing_behind(tmp_path, monkeypatch):

@@ -51,6 +51,7 @@ def kb_build(
         ("relations to unknown concepts dropped", finish.dangling_relations_dropped),
         ("rows of unknown concepts dropped", finish.orphan_rows_dropped),
         ("preferred names of a repeated id kept as synonyms", finish.repeated_preferred_as_synonyms),
+        ("preferred names of a repeated id given again, kept once", finish.repeated_preferred_merged),
     ):
         if value:
             typer.echo(f"{label}: {value:,}", err=True)

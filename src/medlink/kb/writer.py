@@ -42,6 +42,9 @@ _INSERTS = {
 }
 
 
+FINISH_RULES = "2"  # bump when finish() changes what a KB holds (2: a repeated preferred name kept once): cached KBs rebuild
+
+
 @dataclass
 class FinishReport:
     """What finishing the KB changed: concepts named from their first name, orphans dropped."""
@@ -51,6 +54,7 @@ class FinishReport:
     dangling_relations_dropped: int = 0
     orphan_rows_dropped: int = 0
     repeated_preferred_as_synonyms: int = 0  # a repeated id's other "preferred" names: synonyms (the first one names the concept)
+    repeated_preferred_merged: int = 0  # a repeated id's preferred name given again with the same text: one row, the first source's
 
 
 class KBWriter:
@@ -135,7 +139,11 @@ class KBWriter:
         # A concept with no name at all cannot be linked (e.g. a UMLS definition of a filtered-out CUI).
         report.nameless_concepts_dropped = sql("DELETE FROM concepts WHERE name IS NULL").rowcount
         # An id repeated (in one source or several) brings a preferred name each time: the concept keeps its first, the
-        # others become synonyms (one preferred name per concept; a second spelling of the same text stays as it is).
+        # others become synonyms (one preferred name per concept); the same text again is the same name, kept once.
+        report.repeated_preferred_merged = sql(
+            "DELETE FROM names WHERE kind = 'preferred' AND rowid NOT IN "
+            "(SELECT MIN(rowid) FROM names WHERE kind = 'preferred' GROUP BY concept_id, text)"
+        ).rowcount
         report.repeated_preferred_as_synonyms = sql(
             "UPDATE names SET kind = 'synonym' WHERE kind = 'preferred' AND concept_id IN "
             "(SELECT concept_id FROM names WHERE kind = 'preferred' GROUP BY concept_id HAVING COUNT(*) > 1) "
