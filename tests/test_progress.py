@@ -19,6 +19,15 @@ def test_a_bar_off_a_terminal_writes_lines(monkeypatch, capsys):
     assert "silent" not in capsys.readouterr().err
 
 
+def test_a_count_without_a_total_is_a_whole_number(monkeypatch, capsys):
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
+    monkeypatch.setattr(progress, "FIRST_LINE_AFTER", 0.0)
+    with progress.bar(desc="building kb.sqlite", unit=" records", unit_scale=True) as bar:
+        bar.update(12345)
+    err = capsys.readouterr().err
+    assert "building kb.sqlite: 12,345 records [" in err and "records/s" in err and "12.3k records" not in err
+
+
 def test_a_quick_run_off_a_terminal_writes_no_bar(capsys):
     """A one-document annotate on a pipe: no '0doc' line before and none after (the summary line reports the counts)."""
     with progress.bar(desc="annotate", unit="doc") as bar:

@@ -42,8 +42,13 @@ def silence_bars(silent: bool) -> bool:
     return before
 
 
+COUNT_ONLY = "{desc}: {n:,}{unit} [{elapsed}, {rate_fmt}{postfix}]"
+
+
 def bar(enabled: bool = True, **options) -> tqdm:
     """A tqdm bar (``options`` as tqdm's); off when ``enabled`` is false or the bars are silenced."""
+    if options.get("total") is None and not hasattr(options.get("iterable"), "__len__"):
+        options.setdefault("bar_format", COUNT_ONLY)  # no total: tqdm's scaled count reads "0.00 records", "25.0 records"
     if not enabled or _silenced:
         return tqdm(disable=True, **options)
     if sys.stderr.isatty():
