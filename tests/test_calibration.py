@@ -12,7 +12,7 @@ from medlink.eval.nil import nil_metrics, nil_outcome
 from medlink.kb.build import build_kb
 from medlink.kb.store import KB
 from medlink.linking.calibration import CalibrationStage, calibration_stage, with_decisions
-from medlink.linking.calibration_fit import Labelled, fit_calibration, nil_threshold
+from medlink.linking.calibration_fit import MIN_PSEUDO_MENTIONS, Labelled, fit_calibration, fit_on_kb, nil_threshold
 from medlink.linking.config import LinkerConfig, default_config
 from medlink.linking.index import build_index
 from medlink.linking.linker import Linker
@@ -173,6 +173,15 @@ def test_an_index_built_from_a_kb_gets_probabilities_that_mean_something(organ_k
     assert nonsense.nil is True  # nothing like it in the KB: NIL, not a guess
     assert nonsense.nil_threshold == exact.nil_threshold is not None  # the threshold it was decided at, for explanations
     assert all(c.probability is not None for c in exact.candidates)
+
+
+def test_a_kb_of_one_name_per_concept_gets_no_model_from_itself(tmp_path):
+    """Nothing to hold out: a model of exact names and absent concepts only would put every other wording near 0."""
+    lines = [f"C{i:04d}||{c} of the {organ}" for i, ((organ, _), c) in enumerate((o, c) for o in ORGANS for c in CONDITIONS)]
+    (tmp_path / "one.txt").write_text("\n".join(lines) + "\n")
+    build_kb(tmp_path / "one.sqlite", [f"biosyn:{tmp_path / 'one.txt'}"], progress=False)
+    kb = KB.open(tmp_path / "one.sqlite")
+    assert len(lines) >= MIN_PSEUDO_MENTIONS and fit_on_kb(kb, default_config()) is None
 
 
 @pytest.mark.slow
