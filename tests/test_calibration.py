@@ -12,6 +12,7 @@ from medlink.eval.nil import nil_metrics, nil_outcome
 from medlink.kb.build import build_kb
 from medlink.kb.store import KB
 from medlink.linking.calibration import CalibrationStage, calibration_stage, with_decisions
+from medlink.linking.memory import MemoryEntries
 from medlink.linking.calibration_fit import MIN_PSEUDO_MENTIONS, Labelled, fit_calibration, fit_on_kb, nil_threshold
 from medlink.linking.config import LinkerConfig, default_config
 from medlink.linking.index import build_index
@@ -191,6 +192,10 @@ def test_a_model_fitted_on_one_index_refuses_another(organ_kb, tmp_path):
     config["fusion"]["weights"]["bm25"] = 2.0  # other scores: the model would misread them
     with pytest.raises(MedlinkError, match="fitted on another index"):
         Linker.build(organ_kb, LinkerConfig.from_dict(config))
+    fitted = LinkerConfig.from_dict(linker.config.to_dict())  # unchanged stages, but a mention memory the model never saw
+    with pytest.raises(MedlinkError, match="another mention memory"):
+        Linker.build(organ_kb, fitted, MemoryEntries(pairs=[("sore kidney", "C0001")]))
+    assert Linker.build(organ_kb, fitted).rerankers[-1].type == "calibration"  # the index it was fitted on takes it
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from medlink.core import LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.eval.harness import evaluate_rankings
 from medlink.eval.metrics import EquivalentIds, candidate_matches
-from medlink.linking.calibration import TYPE as CALIBRATION, index_fingerprint
+from medlink.linking.calibration import TYPE as CALIBRATION, index_fingerprint, memory_tag
 from medlink.linking.calibration_fit import fit_calibration, labelled_items
 from medlink.linking.config import LinkerConfig
 from medlink.linking.linker import Linker
@@ -128,7 +128,8 @@ class Tuner:
                                [any(gold in known for gold in m.gold) for m, _ in parts],
                                lambda candidate, gold: candidate_matches(candidate, gold, self.equivalent_ids))
         fitted_on = {"source": self.dev_name, "mentions": len(self.mentions)}
-        return fit_calibration(items, self.linker.normalize, fingerprint, fitted_on=fitted_on, **options)
+        return fit_calibration(items, self.linker.normalize, fingerprint, fitted_on=fitted_on, memory=memory_tag(self.linker.manifest.get("memory")),
+                               **options)
 
     # -- searches ------------------------------------------------------------------------------
     def search_fusions(self, fusions: Sequence[Fusion], rerankers: Sequence[Any] = ()) -> tuple[Fusion, list[Trial]]:

@@ -39,7 +39,10 @@ PARAMS = {
     "backoff_top": Param(int, minimum=2, default=10),
     "order": Param(str, choices=ORDERS, default="score"),
     "fitted_for": Param(str, default=""),
+    # the mention memory the model saw ("none": none); absent in stages fitted before it was recorded (not checked)
+    "fitted_memory": Param(str, nullable=True, default=None),
 }
+NO_MEMORY = "none"
 
 
 def index_fingerprint(kb_checksum: str, config_dict: dict, position: int) -> str:
@@ -49,8 +52,14 @@ def index_fingerprint(kb_checksum: str, config_dict: dict, position: int) -> str
     return hashlib.sha256(json.dumps(stages, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def check_calibration(config_dict: dict, kb_checksum: str, where: str) -> None:
-    """Refuse a calibration stage that is not last, or whose model was fitted on another index."""
+def memory_tag(memory_summary: dict | None) -> str:
+    """The ``fitted_memory`` of a model fitted over an index with this memory (its manifest's summary, or None)."""
+    return (memory_summary or {}).get("digest") or NO_MEMORY
+
+
+def check_calibration(config_dict: dict, kb_checksum: str, where: str, memory_summary: dict | None = None) -> None:
+    """Refuse a calibration stage that is not last, or whose model was fitted on another index (its KB, stages or mention
+    memory)."""
     rerankers = config_dict["rerankers"]
     for position, settings in enumerate(rerankers):
         if settings["type"] != TYPE:
@@ -61,6 +70,11 @@ def check_calibration(config_dict: dict, kb_checksum: str, where: str) -> None:
         if settings["fitted_for"] != expected:
             raise MedlinkError(f"{where}: the probability model was fitted on another index (fingerprint {settings['fitted_for'] or 'none'}, "
                                f"this index's stages give {expected}): its scores would mean something else. Re-fit it on this index: "
+                               "medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply")
+        fitted_memory = settings.get("fitted_memory")
+        if fitted_memory is not None and fitted_memory != memory_tag(memory_summary):
+            raise MedlinkError(f"{where}: the probability model was fitted over another mention memory ({fitted_memory}; this index's: "
+                               f"{memory_tag(memory_summary)}): its candidate lists would differ. Re-fit it on this index: "
                                "medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply")
 
 

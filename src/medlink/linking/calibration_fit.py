@@ -20,7 +20,7 @@ import numpy as np
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.eval.calibration import expected_calibration_error
-from medlink.linking.calibration import ORDERS, TYPE, CalibrationStage, index_fingerprint
+from medlink.linking.calibration import ORDERS, TYPE, CalibrationStage, index_fingerprint, memory_tag
 from medlink.linking.probability import ProbabilityModel, candidate_features, stages_of
 
 FIT_TOP = 10  # candidates per mention the model is fitted on: the ones a threshold or backoff ever looks at
@@ -120,11 +120,13 @@ def _decided(stage: CalibrationStage, items: Sequence[Labelled], probabilities: 
 
 
 def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], fingerprint: str, *, nil_target: str = "f1",
-                    backoff: bool = True, isotonic: bool | None = None, fitted_on: dict | None = None, choose_order: bool = True) -> tuple[dict, dict]:
+                    backoff: bool = True, isotonic: bool | None = None, fitted_on: dict | None = None, choose_order: bool = True,
+                    memory: str | None = None) -> tuple[dict, dict]:
     """The calibration stage's settings fitted on ``items``, and the dev figures that chose them: isotonic steps over the
     logistic output or not (``isotonic=None``: whichever gives the lower first-candidate ECE), the order (score or
     probability) and backoff by Acc@1 (then MRR; ``choose_order=False`` keeps the ranking as it is), then the NIL
-    threshold for ``nil_target``, all on out-of-fold probabilities."""
+    threshold for ``nil_target``, all on out-of-fold probabilities; ``memory``: the index's ``memory_tag``, checked where the
+    model is applied."""
     if not items:
         raise MedlinkError("calibration needs labelled mentions; none were given")
     items = [Labelled(i.key, i.candidates[:FIT_TOP], i.right[:FIT_TOP], i.in_kb) for i in items if i.candidates]  # none: NIL whatever the model
@@ -139,7 +141,7 @@ def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], 
     ece, oof = variants[isotonic]
     model = ProbabilityModel.fit(features, labels, stages, isotonic, fitted_on)
     per_mention = np.split(oof, firsts[1:])
-    base = {"type": TYPE, "model": model.to_dict(), "fitted_for": fingerprint}
+    base = {"type": TYPE, "model": model.to_dict(), "fitted_for": fingerprint} | ({"fitted_memory": memory} if memory else {})
     trials = []
     for order in ORDERS if choose_order else ("score",):
         for below in BACKOFF_GRID if backoff and choose_order else (None,):
@@ -203,7 +205,8 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
         fingerprint = index_fingerprint(kb.checksum, base.to_dict(), len(base.rerankers))
         try:
             # the order and backoff stay as the index ranks: pseudo-mentions are not real enough to choose a ranking by
-            return fit_calibration(items, kb.normalize, fingerprint, nil_target=nil_target, fitted_on=fitted_on, choose_order=False)
+            return fit_calibration(items, kb.normalize, fingerprint, nil_target=nil_target, fitted_on=fitted_on, choose_order=False,
+                                   memory=memory_tag(memory.summary() if memory is not None else None))
         except MedlinkError:  # no right or no wrong candidate at all: nothing to learn a probability from
             return None
 

@@ -76,7 +76,7 @@ def apply_config(directory: Path, config: LinkerConfig) -> None:
                            "build a new index with it (medlink index build --config ...)")
     if any(r.get("model") != b.get("model") for r, b in zip(config.rerankers, built.rerankers) if r["type"] != CALIBRATION):
         raise MedlinkError(f"{directory}: a reranker's model differs from the one this index was built with; build a new index with it")
-    check_calibration(config.to_dict(), manifest["kb"]["checksum"], str(directory))
+    check_calibration(config.to_dict(), manifest["kb"]["checksum"], str(directory), manifest.get("memory"))
     write_atomic(directory / MANIFEST, json.dumps({**manifest, "config": config.to_dict()}, indent=2, sort_keys=True))
 
 

@@ -161,7 +161,7 @@ class Linker:
                     generators[generator.name] = build_generator(generator.type, table, concept_ids, generator.name, generator.params, descriptions)
         manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
         manifest["tables"] = sources
-        check_calibration(config.to_dict(), kb.checksum, "config")
+        check_calibration(config.to_dict(), kb.checksum, "config", manifest["memory"])
         linker = cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory, _alt_ids(kb))
         parts = linker.parts([(kb.normalize(text), concept) for text, concept in memory.pairs] if has_memory else [])
         for settings in config.rerankers:
@@ -209,7 +209,7 @@ class Linker:
             config = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
             normalizer = Normalizer.from_signature(manifest["normalizer"])
             sources: dict[str, str] = dict(manifest["tables"])
-            check_calibration(config.to_dict(), manifest["kb"]["checksum"], str(directory / MANIFEST))
+            check_calibration(config.to_dict(), manifest["kb"]["checksum"], str(directory / MANIFEST), manifest.get("memory"))
         if any(s not in NAME_SOURCES or n not in {g.name for g in config.generators} for n, s in sources.items()):
             raise MedlinkError(f"{directory / MANIFEST}: 'tables' must map this config's generators to {', '.join(NAME_SOURCES)}; "
                                "the manifest was changed by hand or damaged: rebuild the index")

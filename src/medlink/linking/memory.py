@@ -8,6 +8,8 @@ not in the KB and composite mentions (several parts, several concepts) are count
 
 from __future__ import annotations
 
+import hashlib
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -27,9 +29,13 @@ class MemoryEntries:
 
     def summary(self) -> dict:
         return {
-            "sources": self.sources, "entries": len(self.pairs),
+            "sources": self.sources, "entries": len(self.pairs), "digest": self.digest(),
             "skipped_composite": self.skipped_composite, "skipped_unknown_concept": self.skipped_unknown_concept,
         }
+
+    def digest(self) -> str:
+        """What the memory holds, order aside: a probability model fitted over one memory is refused with another."""
+        return hashlib.sha256("\n".join(sorted(f"{t}\t{c}" for t, c in self.pairs)).encode()).hexdigest()[:16]
 
     def save(self, path: Path) -> None:
         with open(path, "w", encoding="utf-8", newline="\n") as handle:
