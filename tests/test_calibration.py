@@ -218,6 +218,37 @@ def test_tune_fits_probabilities_on_dev_and_they_apply_to_the_index(kb, tmp_path
 
 
 @pytest.mark.slow
+def test_tune_without_calibrate_keeps_the_index_probabilities(organ_kb, tmp_path):
+    """Tuning the fusion changes the scores a model reads: it is re-fitted on the dev mentions, not silently dropped."""
+    build_index(organ_kb, tmp_path / "index", default_config())
+    concepts = list(organ_kb.iter_concepts())[:40:4]  # mentions misspelt (a letter dropped): some right first, some not
+    (tmp_path / "dev.txt").write_text("".join(f"1||0|5||Disease||{name[:-1]}||{cid}\n" for cid, name in concepts))
+    result = medlink("tune", "--index", str(tmp_path / "index"), "--dev", f"biosyn:{tmp_path / 'dev.txt'}", "--search", "fusion", "--apply")
+    assert "probabilities kept" in result.stdout or "probabilities re-fitted on the dev mentions" in result.stdout
+    assert calibration_stage(Linker.load(tmp_path / "index")) is not None
+
+
+def test_a_nil_threshold_given_at_link_time_decides(kb, tmp_path):
+    linker = build_index(kb, tmp_path / "index", default_config(), calibrate="none")
+    linker.rerankers.append(stage_with([0.5, 0.1]))
+    decided = []
+    for threshold in (0.0, 1.0):
+        with_decisions(linker, threshold)
+        decided.append(linker.link(["colorectal cancer"], k=2)[0])
+    sure, unsure = decided
+    assert sure.nil is False and unsure.nil is True and unsure.candidates == sure.candidates  # NIL keeps its candidates
+    assert unsure.nil_threshold == 1.0
+
+
+@pytest.mark.slow
+def test_link_explains_its_decision_at_the_threshold_given(organ_kb, tmp_path):
+    build_index(organ_kb, tmp_path / "index", default_config())
+    name = next(iter(organ_kb.iter_concepts()))[1]
+    explain = lambda t: medlink("link", "--index", str(tmp_path / "index"), "--explain", "--nil-threshold", t, name[:-1]).stdout  # noqa: E731
+    assert "under the NIL threshold 1.000" in explain("1.0") and f"{name[:-1]}: linked to" in explain("0")
+
+
+@pytest.mark.slow
 def test_a_nil_threshold_needs_a_probability_model(kb, tmp_path):
     build_index(kb, tmp_path / "index", default_config(), calibrate="none")
     result = medlink("link", "--index", str(tmp_path / "index"), "--nil-threshold", "0.5", "breast cancer", check=False)

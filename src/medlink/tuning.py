@@ -55,6 +55,7 @@ class TuneReport:
     trials: list[Trial] = field(default_factory=list)
     seconds: float = 0.0
     calibration: dict | None = None  # what fitting the calibration stage chose, on out-of-fold dev probabilities
+    calibration_note: str | None = None  # what became of the index's probabilities when not asked to fit them
 
     def to_dict(self) -> dict:
         payload = {"dev": self.dev, "before": self.before, "after": self.after, "seconds": round(self.seconds, 1), "trials": len(self.trials),
@@ -197,14 +198,16 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
          dev_name: str = "dev", calibration: dict | None = None) -> tuple[LinkerConfig, TuneReport]:
     """Search ``searches`` ("fusion", "rerankers", or a reranker type) in that order, each over the previous one's choice,
     then fit the calibration stage when ``searches`` holds "calibration" (``calibration``: ``fit_calibration``'s options);
-    returns the index's config with the choices in it, and the report. An index's old calibration stage is dropped
-    first: fitted for the stages as they were, it is re-fitted or left out."""
+    returns the index's config with the choices in it, and the report. An index's old calibration stage is set aside
+    first (fitted for the stages as they were): kept when the choices leave those stages as they were, else re-fitted on
+    the dev mentions, so an index with probabilities keeps them (the report's ``calibration_note`` says which)."""
     unknown = [s for s in searches if s not in SEARCHES and s not in {r.type for r in linker.rerankers}]
     if unknown:
         kinds = ", ".join(dict.fromkeys([*SEARCHES, *(r.type for r in linker.rerankers)]))  # a calibration stage is a search too: once
         raise MedlinkError(f"unknown search {', '.join(map(repr, unknown))}; this index can tune: {kinds}")
     started = time.perf_counter()
-    linker.rerankers = [r for r in linker.rerankers if r.type != CALIBRATION]  # fitted for the old stages: re-fitted or dropped
+    old_stage = next((r for r in linker.rerankers if r.type == CALIBRATION), None)
+    linker.rerankers = [r for r in linker.rerankers if r.type != CALIBRATION]  # fitted for the old stages: kept or re-fitted below
     tuner = Tuner(linker, mentions, equivalent_ids, dev_name=dev_name)
     config = linker.config
     report = TuneReport(dev_name, tuner.evaluate(config.fusion, linker.rerankers))
@@ -223,10 +226,20 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
     linker.rerankers = rerankers
     report.after = tuner.evaluate(fusion, rerankers)
     chosen = LinkerConfig(config.generators, fusion, config.k_per_generator, [dict(r.settings) for r in rerankers])
-    if "calibration" in searches:
-        settings, report.calibration = tuner.calibrate(fusion, rerankers, index_fingerprint(linker.manifest["kb"]["checksum"], chosen.to_dict(),
-                                                                                                len(rerankers)), **(calibration or {}))
-        chosen.rerankers.append(settings)
+    fingerprint = index_fingerprint(linker.manifest["kb"]["checksum"], chosen.to_dict(), len(rerankers))
+    if "calibration" not in searches and old_stage is not None and old_stage.settings["fitted_for"] == fingerprint:
+        chosen.rerankers.append(dict(old_stage.settings))
+        report.calibration_note = "probabilities kept: the choices leave the stages they were fitted for as they were"
+    elif "calibration" in searches or old_stage is not None:
+        try:
+            settings, report.calibration = tuner.calibrate(fusion, rerankers, fingerprint, **(calibration or {}))
+            chosen.rerankers.append(settings)
+            if "calibration" not in searches:
+                report.calibration_note = "probabilities re-fitted on the dev mentions: the new choices change the scores the old ones read"
+        except MedlinkError as error:
+            if "calibration" in searches:
+                raise
+            report.calibration_note = f"probabilities dropped: the new choices change the scores they read, and re-fitting them failed ({error})"
     report.seconds = time.perf_counter() - started
     chosen.tuned = report.to_dict()
     return chosen, report

@@ -187,5 +187,7 @@ def tune_command(
         typer.echo(f"probabilities: fitted on {report.calibration['mentions']:,} dev mention parts; out of fold: Acc@1 {oof['acc@1']:.4f}; "
                    f"at NIL threshold {oof['at_threshold']['threshold']:.2f}: linking precision {oof['at_threshold']['precision']:.3f}, "
                    f"recall {oof['at_threshold']['recall']:.3f}")
+    if report.calibration_note:
+        typer.echo(report.calibration_note)
     for where in ([str(out)] if out else []) + ([f"{directory} (applied)"] if apply else []):
         typer.echo(f"wrote {where}")
