@@ -83,6 +83,16 @@ def test_overlap_policy_all_keeps_alternatives():
         DictionaryOptions(overlap="widest")
 
 
+def test_the_merging_policy_overrides_the_finders_own(finder):
+    """``medlink annotate --overlap all`` over an index whose finder was built with ``longest``: the annotator's
+    policy reaches the finder (``find_all``), else the alternatives are gone before the merge sees them."""
+    from medlink.text.finders.base import find_all
+
+    document = Document.from_text("breast cancer")
+    assert [a.text for a in find_all([finder], document, "all")] == ["breast", "breast cancer", "cancer"]
+    assert [a.text for a in find_all([finder], document, "longest")] == ["breast cancer"] == [a.text for a in finder.find(document)]
+
+
 def test_resolve_overlaps_prefers_longer_then_earlier_then_first_given():
     a, b, c = Annotation(0, 5, "aaaaa", source="x"), Annotation(3, 9, "bbbbbb"), Annotation(0, 5, "aaaaa", source="y")
     assert resolve_overlaps([a, b, c]) == [b]

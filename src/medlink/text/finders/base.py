@@ -65,7 +65,7 @@ def find_all(finders: Sequence[MentionFinder], document: Document, policy: str =
         raise ValueError(f"unknown combine policy {combine!r}; known: {', '.join(COMBINE_POLICIES)}")
     if combine == "learned" and len(finders) > 1:
         raise ValueError("the learned combination is a SelectingFinder of its own (medlink.text.finders.selection), not a merge of finders")
-    found = [finder.find(document) for finder in finders]
+    found = [found_by(finder, document, policy) for finder in finders]
     if combine == "union" or len(found) < 2:
         return resolve_overlaps((span for spans in found for span in spans), policy)
     lead, others = found[0], [span for spans in found[1:] for span in spans]
@@ -75,6 +75,15 @@ def find_all(finders: Sequence[MentionFinder], document: Document, policy: str =
         in_lead = overlap_test(lead)
         kept += [span for span in others if not in_lead(span.start, span.end)]
     return resolve_overlaps(kept, policy)
+
+
+def found_by(finder: MentionFinder, document: Document, policy: str) -> list[Annotation]:
+    """``finder``'s spans in ``document``; a finder that resolves overlaps among its own spans (``resolves_overlaps``,
+    the dictionary) is handed ``policy``, so the annotator's ``all`` reaches it (its own build-time option would
+    otherwise have dropped the alternatives before the merge saw them)."""
+    if getattr(finder, "resolves_overlaps", False):
+        return finder.find(document, overlap=policy)  # type: ignore[call-arg]
+    return finder.find(document)
 
 
 def overlap_test(others: Sequence[Annotation]) -> Callable[[int, int], bool]:

@@ -78,6 +78,7 @@ class DictionaryFinder:
     """Finds KB names in text (``name = "dictionary"``); build it from names, or load it from an index folder."""
 
     name = "dictionary"
+    resolves_overlaps = True  # ``find`` takes the overlap policy of whoever merges its spans (``base.found_by``)
 
     def __init__(self, normalize: Normalizer, options: DictionaryOptions, automaton: WordAutomaton, names: int):
         self.normalize = normalize
@@ -118,7 +119,8 @@ class DictionaryFinder:
         return cls(normalize, options, automaton.finish(), kept)
 
     # -- finding ------------------------------------------------------------------------------
-    def find(self, document: Document) -> list[Annotation]:
+    def find(self, document: Document, overlap: str | None = None) -> list[Annotation]:
+        """Names in ``document.text``, in text order; overlaps resolved by ``overlap`` (None: the finder's own option)."""
         text = document.text
         spans = []
         for tokens in passage_tokens(document, self.normalize):  # a passage ends a word and a name, even where the next one touches it
@@ -131,7 +133,7 @@ class DictionaryFinder:
                 spans.extend(self._approximate(text, tokens))
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
-        return resolve_overlaps(spans, self.options.overlap)
+        return resolve_overlaps(spans, overlap or self.options.overlap)
 
     def is_name(self, text: str) -> bool:
         """Whether ``text`` is, word for word after normalisation, one of the names this finder reports, or (with
