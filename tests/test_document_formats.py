@@ -280,7 +280,39 @@ def test_pubtator_reports_mismatched_text_and_stray_annotations(tmp_path):
     policy.invalid = lambda where, line, message: reasons.append(f"{where}:{line}: {message}")  # every report, not just the first
     list(read_documents(path, "pubtator", policy=policy))
     assert any(":5: document 1: mention 'cat' is not the text at 4..7 ('and')" in r for r in reasons)
-    assert any(":6: expected" in r for r in reasons) and any(":7: annotation for document '2' outside that document" in r for r in reasons)
+    assert any(":6: document 1: expected" in r for r in reasons) and any(":7: annotation for document '2' outside that document" in r for r in reasons)
+
+
+def test_a_damaged_row_is_no_relation_line_and_every_error_names_its_document(tmp_path):
+    """BC5CDR's relation lines (PMID, CID, id, id) are skipped unsaid; a row damaged down to four fields (an offset and
+    a mention where the ids go) is a malformed record, named with file, line and document, as are a row of five fields
+    and a line that is not UTF-8."""
+    path = tmp_path / "bad.pubtator"
+    path.write_bytes(b"1|t|Fever.\n1|a|\n1\tCID\tD008750\tD003866\n1\tCID\tC012345\tMESH:D007022\n\n"
+                     b"2|t|Fever.\n2|a|\n2\tx\t9\tFever\n2\t0\t5\tFever\tDisease\n2\t0\t5\tFev\xe9r\tDisease\tD1\n\n3|t|Fever.\n3|a|\n")
+    with pytest.raises(InputFormatError, match=r"bad.pubtator:8: document 2: expected .*found 4 tab-separated field\(s\)"):
+        list(read_documents(path, "pubtator"))
+    reasons = []
+    policy = InvalidLinePolicy(skip_invalid=True)
+    policy.invalid = lambda where, line, message: reasons.append(f"{line}: {message}")
+    assert [(d.doc_id, d.annotations) for d in read_documents(path, "pubtator", policy=policy)] == [("1", []), ("2", []), ("3", [])]
+    assert [r[:len(start)] for r, start in zip(reasons, ["8: document 2: expected", "9: document 2: expected", "10: document 2: not valid UTF-8"])] == [
+        "8: document 2: expected", "9: document 2: expected", "10: document 2: not valid UTF-8"]
+    assert len(reasons) == 3 and "found 4 tab-separated" in reasons[0] and "found 5 tab-separated" in reasons[1]
+
+
+def test_named_skips_keep_the_first_few_reasons_and_count_the_rest(tmp_path):
+    from medlink.corpora.document_io import NamedSkips
+
+    path = tmp_path / "bad.pubtator"
+    path.write_text("".join(f"{n}|t|Fever.\n{n}|a|\n{n}\t0\t99\tFever\tDisease\tD1\n\n" for n in range(1, 8)))
+    policy = NamedSkips(skip_invalid=True, kept=3)
+    assert len(list(read_documents(path, "pubtator", policy=policy))) == 7 and policy.total_skipped == 7
+    report = policy.report()
+    assert [line.split(": ")[0:2] for line in report[:3]] == [[f"skipped {path}:{3 + 4 * n}", f"document {n + 1}"] for n in range(3)]
+    assert report[3:] == ["skipped 4 more malformed record(s)"]
+    with pytest.raises(InputFormatError, match="document 1"):
+        list(read_documents(path, "pubtator", policy=NamedSkips()))
 
 
 def test_bioc_json_reports_documents_by_line(tmp_path):
@@ -307,7 +339,7 @@ def test_bioc_json_reports_documents_by_line(tmp_path):
 
 
 @pytest.mark.parametrize("fmt, data, where", [
-    ("pubtator", b"1|t|Flu\n1|a|caf\xe9\n", r"bad:2: not valid UTF-8 at byte 8 of the line"),
+    ("pubtator", b"1|t|Flu\n1|a|caf\xe9\n", r"bad:2: document 1: not valid UTF-8 at byte 8 of the line"),
     ("jsonl", b'{"text": "ok"}\n{"text": "caf\xe9"}\n', r"bad:2: not valid UTF-8 at byte 14"),
     ("text", b"line one\ncaf\xe9\n", r"bad:2: not valid UTF-8 at byte 13 of the file"),
     ("bioc-json", b'{"id": "1", "passages": [{"offset": 0, "text": "caf\xe9"}]}', r"bad:1: not valid UTF-8 at byte 52 of the file"),

@@ -10,9 +10,9 @@ import logging
 import re
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable, Iterator, Sequence
+from typing import IO, Callable, Iterable, Iterator, Sequence
 
 from medlink import core
 from medlink.directories import replaced_file
@@ -25,6 +25,25 @@ Source = Path | str | IO[bytes] | IO[str]  # a path ("-": stdin) or an open stre
 MAX_GAP = 100_000  # characters between passages; more is a damaged offset (and would fill memory with spaces)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ufeff]")
+
+
+@dataclass
+class NamedSkips(InvalidLinePolicy):
+    """An ``InvalidLinePolicy`` that also keeps what was wrong with the first ``kept`` skipped records (file, line,
+    document), for the end-of-run report: a count alone leaves the user searching the file for them."""
+
+    kept: int = 5
+    reasons: list[str] = field(default_factory=list)
+
+    def invalid(self, path: str | Path, line: int | None, message: str) -> None:
+        super().invalid(path, line, message)  # raises unless skipping
+        if len(self.reasons) < self.kept:
+            self.reasons.append(str(InputFormatError(path, line, message)))
+
+    def report(self) -> list[str]:
+        """Lines for stderr: each kept reason, then how many more were skipped."""
+        more = self.total_skipped - len(self.reasons)
+        return [f"skipped {reason}" for reason in self.reasons] + ([f"skipped {more:,} more malformed record(s)"] if more > 0 else [])
 
 
 def source_name(source: Source) -> str:
@@ -52,16 +71,20 @@ def open_source(source: Source, what: str) -> Iterator[IO[bytes]]:
     yield stream
 
 
-def source_lines(source: Source, policy: InvalidLinePolicy, what: str) -> Iterator[tuple[int, str]]:
+def source_lines(source: Source, policy: InvalidLinePolicy, what: str,
+                 document_of: Callable[[str], str | None] | None = None) -> Iterator[tuple[int, str]]:
     """(line number, text) of an input, LF / CRLF / CR, a BOM dropped; a line that is not UTF-8 goes to ``policy``
-    with its line and byte (``decoded_lines`` for streams too: stdin works)."""
+    with its line and byte, and its document where ``document_of`` reads one from the line (PubTator's leading id;
+    ``decoded_lines`` for streams too: stdin works)."""
     where = source_name(source)
     with open_source(source, what) as handle:
         for lineno, raw in enumerate(raw_lines(handle), 1):
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                policy.invalid(where, lineno, f"not valid UTF-8 at byte {error.start + 1} of the line (save the file as UTF-8)")
+                document = document_of(raw.decode("utf-8", "replace")) if document_of is not None else None
+                policy.invalid(where, lineno, (f"document {document}: " if document else "")
+                               + f"not valid UTF-8 at byte {error.start + 1} of the line (save the file as UTF-8)")
                 continue
             yield lineno, text.removeprefix("\ufeff") if lineno == 1 else text
 

@@ -3,7 +3,8 @@
 Format: a title line ``PMID|t|text``, an abstract line ``PMID|a|text``, then one annotation per line
 ``PMID<TAB>start<TAB>end<TAB>mention<TAB>type<TAB>ids[<TAB>parts]``; blank lines separate documents.
 Offsets are Python character offsets into ``title + " " + abstract``. Relation lines (BC5CDR's
-``PMID<TAB>CID<TAB>id<TAB>id``) are skipped, and not written back.
+``PMID<TAB>CID<TAB>id<TAB>id``: a relation type and two concept ids) are skipped, and not written back; a four-field
+line with an offset or a mention where the ids go (``2<TAB>x<TAB>9<TAB>Fever``) is a damaged annotation row, reported.
 
 One parser (``iter_pubtator``) gives ``core.Document``s with gold annotations (``ids`` the split ids,
 sorted; ``source="gold"``; a 7th "parts" column in ``infons["parts"]``); ``load_pubtator_documents``
@@ -19,7 +20,7 @@ Duplicate documents (PMID 8528200 twice in NCBI train) are kept unless ``skip_du
 
 Bad input (``InvalidLinePolicy``: fail at the first, or skip and count): a line that is neither text
 nor annotation, a document id with a control character (a NUL byte, a BOM mid-file), offsets outside
-the text, or a mention that is not the slice it claims is reported
+the text, a line that is not UTF-8, or a mention that is not the slice it claims is reported
 with file, line and document id, in line order; the rest goes on. Surrounding whitespace of the
 mention is ignored (NCBI train line 3249 pads it). Overlapping or nested gold spans are kept, not
 skipped: the three NCBI files have none (checked), nested mentions are legitimate in other schemes,
@@ -53,6 +54,9 @@ from medlink.kb.errors_policy import InvalidLinePolicy
 log = logging.getLogger(__name__)
 _TEXT_LINE = re.compile(r"^([^|\t]+)\|([ta])\|(.*)$")
 _OFFSET = re.compile(r"[0-9]{1,12}")
+_LINE_ID = re.compile(r"([^|\t]{1,40})(?:\|[ta]\||\t)")  # the PMID every line starts with
+_RELATION_TYPE = re.compile(r"[A-Za-z][\w-]*")  # CID
+_CONCEPT_ID = re.compile(r"(?=\S*[0-9])(?![0-9]+$)\S+")  # D008750, OMIM:201400: a digit, no bare number (an offset), no space
 DEFAULT_STRIP_PREFIXES = ("OMIM:",)
 NO_IDS = "-1"
 _EXPECTED = "expected 'PMID<TAB>start<TAB>end<TAB>mention<TAB>type<TAB>ids' or a 'PMID|t|' / 'PMID|a|' text line"
@@ -87,7 +91,7 @@ def iter_pubtator(source: Source, *, policy: InvalidLinePolicy | None = None,
     """Documents in file order (a path, ``.gz`` too, or a binary / text stream such as stdin), streamed."""
     policy = policy if policy is not None else InvalidLinePolicy()
     where, tally = source_name(source), OverlapTally()
-    for block in _blocks(source_lines(source, policy, "PubTator file"), where, policy, strip_id_prefixes):
+    for block in _blocks(source_lines(source, policy, "PubTator file", _line_document), where, policy, strip_id_prefixes):
         tally.add(block.doc_id, block.accepted)
         yield block.document()
     report_overlaps(where, tally)
@@ -127,13 +131,28 @@ def _blocks(lines: Iterable[tuple[int, str]], where: str, policy: InvalidLinePol
         yield block
 
 
+def _line_document(line: str) -> str | None:
+    """The document id a line starts with (``PMID|t|``, ``PMID<TAB>``), when it is a clean one: what names the document of
+    a line that is not even UTF-8 (decoded with replacement characters to find it)."""
+    found = _LINE_ID.match(line)
+    return found[1].strip() if found and not control_character(found[1]) and "\ufffd" not in found[1] else None
+
+
+def is_relation(fields: list[str]) -> bool:
+    """A relation line (BC5CDR's ``PMID<TAB>CID<TAB>id<TAB>id``), told from an annotation row damaged down to four
+    fields (``2<TAB>x<TAB>9<TAB>Fever``): a relation type, then two concept ids where a row has an offset and a mention.
+    Why not "four fields, no number second", as before: that took the damaged row for a relation and dropped it unsaid."""
+    return len(fields) == 4 and bool(_RELATION_TYPE.fullmatch(fields[1].strip())) and all(_CONCEPT_ID.fullmatch(f.strip()) for f in fields[2:])
+
+
 def _add_row(block: _Block | None, line: str, lineno: int, where: str, policy: InvalidLinePolicy) -> bool:
     """Queue an annotation row on its document; False for a relation line or a malformed one (reported)."""
     fields = line.split("\t")
-    if len(fields) == 4 and not fields[1].strip().isdigit():
-        return False  # relation line (BC5CDR chemical-induced disease)
+    if is_relation(fields):
+        return False
     if len(fields) not in (6, 7):
-        policy.invalid(where, lineno, f"{_EXPECTED}; found {len(fields)} tab-separated field(s)")
+        document = f"document {block.doc_id}" if block is not None else "before any document's title line"
+        policy.invalid(where, lineno, f"{document}: {_EXPECTED}; found {len(fields)} tab-separated field(s)")
     elif block is None or block.doc_id != fields[0].strip():
         policy.invalid(where, lineno, f"annotation for document {fields[0].strip()[:40]!r} outside that document "
                                       "(its title line must come first)")
