@@ -100,6 +100,7 @@ def test_bad_input_and_unsafe_outputs_are_refused(index_dir, tmp_path):
     assert result.returncode == 2 and str(broken) in result.stderr and ":3" in result.stderr
     skipped = medlink("annotate", "--index", index_dir, "--input", broken, "--format", "pubtator", "--skip-invalid")
     assert "2 document(s)" in skipped.stderr and "1 malformed record(s) skipped" in skipped.stderr
+    assert f"skipped {broken}:3: document 1: " in skipped.stderr  # which record, not only how many
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes("renal na\xefve\n".encode("latin-1"))
     result = medlink("annotate", "--index", index_dir, "--input", latin1, check=False)
@@ -149,3 +150,32 @@ def test_bad_input_and_unsafe_outputs_are_refused(index_dir, tmp_path):
     assert result.returncode == 2 and "--json writes JSONL" in result.stderr
     result = medlink("annotate", "--index", index_dir, "--finder", "tagger", TEXT, check=False)
     assert result.returncode == 2 and "--tagger" in result.stderr
+
+
+def test_skipped_records_are_named_and_a_damaged_row_is_one_of_them(index_dir, tmp_path):
+    """With --skip-invalid each skipped record is named (file, line, document), the first few and then a count; a row
+    damaged down to four fields is one of them, not a relation line dropped unsaid; real relation lines are ignored."""
+    source = tmp_path / "b.pubtator"
+    source.write_text("1|t|Renal hamartoma.\n1|a|\n1\tCID\tD007674\tD006222\n\n2|t|Fever.\n2|a|\n2\tx\t9\tFever\n\n"
+                      + "".join(f"{n}|t|hamartoma\n{n}|a|\n{n}\t0\t99\thamartoma\tDisease\tD1\n\n" for n in range(3, 10)))
+    result = medlink("annotate", "--index", index_dir, "--input", source, "--finder", "given", check=False)
+    assert result.returncode == 2 and f"error: {source}:7: document 2: expected" in result.stderr
+    skipped = medlink("annotate", "--index", index_dir, "--input", source, "--skip-invalid").stderr
+    assert "9 document(s)" in skipped and "8 malformed record(s) skipped" in skipped
+    named = [line.strip() for line in skipped.splitlines() if line.strip().startswith("skipped ")]
+    assert named[0].startswith(f"skipped {source}:7: document 2: expected") and named[1].startswith(f"skipped {source}:11: document 3: ")
+    assert len(named) == 6 and named[-1] == "skipped 3 more malformed record(s)"
+
+
+def test_overlap_all_keeps_alternatives_and_bad_options_are_clean_errors(index_dir):
+    """--overlap all reaches the dictionary finder ("neoplasms" inside "colorectal neoplasms"); an unknown policy is a
+    usage error before the index loads; --context without a reranker that reads it says it has no effect."""
+    spans = lambda *options: [(a["start"], a["text"]) for a in json.loads(medlink("annotate", "--index", index_dir, "--json", *options,
+                                                                                  "Two colorectal neoplasms.").stdout)["annotations"]]  # noqa: E731
+    assert spans() == [(4, "colorectal neoplasms")]
+    assert spans("--overlap", "all") == [(4, "colorectal neoplasms"), (15, "neoplasms")]
+    bogus = medlink("annotate", "--index", index_dir, "--overlap", "bogus", "asthma", check=False)
+    assert bogus.returncode == 2 and bogus.stderr.startswith("error: unknown --overlap 'bogus'; known: longest, all") and "Traceback" not in bogus.stderr
+    noted = medlink("annotate", "--index", index_dir, "--context", "50", "asthma").stderr
+    assert noted.count("--context 50 has no effect") == 1
+    assert "no effect" not in medlink("annotate", "--index", index_dir, "asthma").stderr

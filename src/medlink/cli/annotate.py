@@ -51,12 +51,14 @@ def annotate(
     from medlink.corpora.document_files import DOCUMENT_FORMATS, guess_document_format, read_documents, write_documents
     from medlink.core import Document
     from medlink.directories import replaced_file, require_replaceable_file
-    from medlink.kb.errors_policy import InvalidLinePolicy
+    from medlink.corpora.document_io import NamedSkips
     from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator
     from medlink.linking.calibration import say_if_uncalibrated, with_decisions
     from medlink.linking.index import resolve_index
     from medlink.linking.output import annotation_lines, with_preferred_document_ids
     from medlink.progress import bar
+    from medlink.rerank.base import reads_context
+    from medlink.text.finders.base import OVERLAP_POLICIES
     from medlink.versions import package_versions
 
     if out is not None and str(out) == "-":  # as for --input: stdout
@@ -68,7 +70,8 @@ def annotate(
     if as_json and output_format not in (None, "jsonl"):
         fail(f"--json writes JSONL; it cannot be combined with --output-format {output_format}")
     output_format = output_format or ("jsonl" if as_json else "text")
-    for value, known, option in ((input_format, DOCUMENT_FORMATS, "--format"), (output_format, ("text",) + tuple(f for f in DOCUMENT_FORMATS if f not in ("text", "lines")), "--output-format")):
+    for value, known, option in ((input_format, DOCUMENT_FORMATS, "--format"), (output_format, ("text",) + tuple(f for f in DOCUMENT_FORMATS if f not in ("text", "lines")), "--output-format"),
+                                 (overlap, OVERLAP_POLICIES, "--overlap")):
         if value is not None and value not in known:
             fail(f"unknown {option} {value!r}; known: {', '.join(known)}")
     quiet_phases(quiet)
@@ -78,6 +81,9 @@ def annotate(
                               batch_documents=batch_size)
     annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector)
     with_decisions(annotator.linker, nil_threshold)
+    if context and not any(reads_context(reranker) for reranker in annotator.linker.rerankers):
+        typer.echo(f"note: --context {context} has no effect: this index has no reranker that reads context (a cross-encoder "
+                   "trained with 'medlink train cross-encoder --context'); its mentions are linked on their own", err=True)
     if output_format == "text":
         say_if_uncalibrated(annotator.linker)
     if out is not None:
@@ -85,7 +91,7 @@ def annotate(
                                                     "replaced)" if output_format == "pubtator" else "")
         require_replaceable_file(out, what, looks_like,
                                  [input_path] if input_path is not None and str(input_path) != "-" else [])
-    policy = InvalidLinePolicy(skip_invalid=skip_invalid)
+    policy = NamedSkips(skip_invalid=skip_invalid)
     if text:
         documents = (Document.from_text(item, str(number)) for number, item in enumerate(text, 1))
     elif input_path is None or str(input_path) == "-":
@@ -122,6 +128,8 @@ def annotate(
             write_documents(annotated(), stream, output_format)
     skipped = f"; {policy.total_skipped} malformed record(s) skipped" if policy.total_skipped else ""
     typer.echo(f"{counts.documents} document(s), {counts.mentions} mention(s), {counts.linked} linked{skipped}", err=True)
+    for line in policy.report():
+        typer.echo(f"  {line}", err=True)
     if finder == "given" and not replaced[0]:
         typer.echo("note: --finder given links the spans the input carries, and it carried none (PubTator, BioC and JSONL "
                    "inputs can; plain text cannot)", err=True)
