@@ -228,6 +228,26 @@ def test_tune_without_calibrate_keeps_the_index_probabilities(organ_kb, tmp_path
     assert calibration_stage(Linker.load(tmp_path / "index")) is not None
 
 
+@pytest.mark.slow
+def test_mentions_annotated_without_a_concept_teach_nil_and_are_scored_as_nil(organ_kb, tmp_path):
+    """Paper 001's CUI-less mentions (id -1): NIL examples for the calibration, and NIL figures over all mentions in eval."""
+    build_index(organ_kb, tmp_path / "index", default_config(), calibrate="none")
+    concepts = list(organ_kb.iter_concepts())[:200:5]
+    unlinked = ["qqq zzz", "xylophone", "bright yellow", "toothbrush", "violin string", "paper clip", "tea cup", "cloud"] * 2
+    (tmp_path / "dev.txt").write_text("".join(f"1||0|5||Disease||{name[:-1]}||{cid}\n" for cid, name in concepts)
+                                      + "".join(f"2||0|5||Disease||{text}||-1\n" for text in unlinked))
+    dev = f"biosyn:{tmp_path / 'dev.txt'}"
+    tuned = medlink("tune", "--index", str(tmp_path / "index"), "--dev", dev, "--search", "fusion", "--calibrate", "--nil-target", "nil-f1",
+                    "--out", str(tmp_path / "tuned.json"), "--apply")
+    fitted = json.loads((tmp_path / "tuned.json").read_text())["tuned"]["calibration"]
+    assert fitted["mentions"] > len(concepts) and fitted["in_kb"] == len(concepts)  # (one with no candidate at all is NIL anyway)
+    assert fitted["chosen"]["nil_threshold"] > 0 and "dev Acc@1" in tuned.stdout
+    report = medlink("eval", "--index", str(tmp_path / "index"), "--dataset", dev, "--json").stdout
+    payload = json.loads(report)
+    assert payload["nil_all"]["gold_nil"] == len(unlinked) and payload["nil_all"]["mentions"] == len(concepts) + len(unlinked)
+    assert payload["nil_all"]["nil_recall"] > 0.5 and payload["nil"]["n"] == len(concepts)  # Acc@k over annotated mentions only
+
+
 def test_a_nil_threshold_given_at_link_time_decides(kb, tmp_path):
     linker = build_index(kb, tmp_path / "index", default_config(), calibrate="none")
     linker.rerankers.append(stage_with([0.5, 0.1]))

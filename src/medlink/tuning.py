@@ -20,6 +20,7 @@ from medlink.core import LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.eval.harness import evaluate_rankings
 from medlink.eval.metrics import EquivalentIds, candidate_matches
+from medlink.corpora.mentions import is_unlinked
 from medlink.linking.calibration import TYPE as CALIBRATION, index_fingerprint, memory_tag
 from medlink.linking.calibration_fit import fit_calibration, labelled_items
 from medlink.linking.config import LinkerConfig
@@ -72,8 +73,8 @@ class Tuner:
     def __init__(self, linker: Linker, mentions: Sequence[Any], equivalent_ids: EquivalentIds | None = None, depth: int = DEPTH,
                  dev_name: str = "dev"):
         """``mentions``: labelled dev mentions (``LabeledMention``: their parts are linked, their gold ids score)."""
-        if not mentions:
-            raise MedlinkError("tuning needs dev mentions; none were given")
+        if not mentions or all(is_unlinked(m.gold) for m in mentions):
+            raise MedlinkError("tuning needs dev mentions annotated with a concept; none were given")
         # as linking with k = depth: rerankers, when there are any, see max(k, k_per_generator) candidates
         self.linker, self.mentions, self.equivalent_ids, self.dev_name = linker, list(mentions), equivalent_ids, dev_name
         self.depth = max(depth, linker.config.k_per_generator) if linker.rerankers else depth
@@ -111,9 +112,15 @@ class Tuner:
         return [results[row].candidates if row is not None else [] for row in self.part_rows]
 
     def score(self, results: list[LinkResult]) -> dict:
-        """Acc@1/5, MRR and recall of per-key results over the dev mentions."""
-        report = evaluate_rankings(self.rankings(results), self.mentions, equivalent_ids=self.equivalent_ids, recall_ks=(1, 5, 25, 64),
-                                   records=False, subpopulations=False)
+        """Acc@1/5, MRR and recall of per-key results over the dev mentions annotated with a concept (CUI-less ones, id -1,
+        have no right candidate to rank: they only teach the calibration NIL)."""
+        rankings, position, annotated = self.rankings(results), 0, []
+        for mention in self.mentions:
+            if not is_unlinked(mention.gold):
+                annotated.append((mention, rankings[position: position + len(mention.parts)]))
+            position += len(mention.parts)
+        report = evaluate_rankings([r for _, parts in annotated for r in parts], [m for m, _ in annotated], equivalent_ids=self.equivalent_ids,
+                                   recall_ks=(1, 5, 25, 64), records=False, subpopulations=False)
         return {name: report[name] for name in ("acc@1", "acc@5", "mrr", "recall@25", "recall@64")}
 
     def evaluate(self, fusion: Fusion, rerankers: Sequence[Any]) -> dict:

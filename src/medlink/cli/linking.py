@@ -105,19 +105,49 @@ def evaluate_command(
     use_precision(precision)
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
-    mentions = load_dataset(dataset)
+    mentions, cuiless = split_unlinked(load_dataset(dataset, keep_unlinked=True))
     outside = gold_outside_kb(mentions, store)
     if outside:
         typer.echo(f"warning: --dataset {dataset}: {outside}", err=True)
     train_mentions = [m for spec in train for m in load_dataset(spec)] or None
     selected = generators.split(",") if generators else None
-    report = evaluate(lambda texts: linker.link(texts, k=k, generators=selected), mentions,
-                      equivalent_ids=equivalent_ids_from_kb(store), train=train_mentions, kb=store)
+    kept: list = []  # the link results evaluate scores, for the NIL figures
+
+    def link(texts: list[str]) -> list:
+        kept.extend(linker.link(texts, k=k, generators=selected))
+        return kept[-len(texts):]
+
+    equivalent_ids = equivalent_ids_from_kb(store)
+    report = evaluate(link, mentions, equivalent_ids=equivalent_ids, train=train_mentions, kb=store)
+    if cuiless:
+        in_kb_results = list(kept)
+        report.nil_all = nil_with_cuiless(in_kb_results, mentions, link([m.text for m in cuiless]), equivalent_ids)
+        if report.nil_all is None:
+            typer.echo(f"note: {len(cuiless):,} mentions annotated without a concept (-1) are not scored: this index has no NIL "
+                       "threshold (fit one: medlink tune --calibrate)", err=True)
     report.meta.update({"index": str(directory), "dataset": dataset, "train": list(train), "kb": str(store.path), "k": k,
                         "generators": selected or list(linker.generators), "precision": linker.precisions()})
     if out:
         save_report(report, out)
     typer.echo(report.to_json(indent=None) if as_json else report.to_markdown())
+
+
+def split_unlinked(mentions: list) -> tuple[list, list]:
+    """A dataset's mentions annotated with a concept, and those annotated with none (id -1, "CUI-less": NIL examples)."""
+    from medlink.corpora.mentions import is_unlinked
+
+    return [m for m in mentions if not is_unlinked(m.gold)], [m for m in mentions if is_unlinked(m.gold)]
+
+
+def nil_with_cuiless(results: list, mentions: list, cuiless_results: list, equivalent_ids) -> dict | None:
+    """NIL figures over the annotated mentions (one-part ones: a composite's parts have no single answer) and the CUI-less."""
+    from medlink.eval.metrics import candidate_matches
+    from medlink.eval.nil import annotated_nil
+
+    owners = [m for m in mentions for _ in m.parts]
+    single = [(result, m.gold) for result, m in zip(results, owners) if not m.is_composite]
+    return annotated_nil([r for r, _ in single], [g for _, g in single], cuiless_results,
+                         lambda candidate, gold: candidate_matches(candidate, gold, equivalent_ids))
 
 
 @app.command("tune")
@@ -162,8 +192,8 @@ def tune_command(
     use_precision(precision)
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
-    mentions = [m for spec in dev for m in load_dataset(spec)]
-    outside = gold_outside_kb(mentions, store)
+    mentions = [m for spec in dev for m in load_dataset(spec, keep_unlinked=True)]  # CUI-less ones: NIL examples for the calibration
+    outside = gold_outside_kb(split_unlinked(mentions)[0], store)
     if outside:
         typer.echo(f"warning: --dev: {outside}", err=True)
     config, report = tune(linker, mentions, searches, equivalent_ids_from_kb(store), ",".join(dev),

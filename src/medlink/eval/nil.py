@@ -74,3 +74,17 @@ def nil_metrics(outcomes: Sequence[NilOutcome]) -> dict:
             "in_kb_acc@1": sum(o.right_at_1 for o in in_kb) / len(in_kb) if in_kb else None,
             "in_kb_linked_right": sum(o.right_at_1 and not o.said_nil for o in in_kb) / len(in_kb) if in_kb else None,
             "accuracy_all": accuracy(outcomes), "mrr_all": mrr(outcomes), "accuracy_in_kb": accuracy(in_kb), "mrr_in_kb": mrr(in_kb)}
+
+
+def annotated_nil(in_kb: Sequence[LinkResult], in_kb_gold: Sequence[frozenset[str]], cuiless: Sequence[LinkResult],
+                  matches) -> dict | None:
+    """``nil_metrics`` over a dataset's mentions annotated with a concept (their link results and gold ids) and those
+    annotated with none ("-1", CUI-less: every candidate wrong); None when the index decides no NIL (no threshold).
+    ``matches(candidate, gold)`` says whether a candidate is right."""
+    results = [*in_kb, *cuiless]
+    if not any(result.nil is not None for result in results):
+        return None
+    threshold = next((r.nil_threshold for r in results if r.nil_threshold is not None), None)
+    outcomes = [nil_outcome(r, False, [matches(c, gold) for c in r.candidates], threshold) for r, gold in zip(in_kb, in_kb_gold)]
+    outcomes += [nil_outcome(r, True, [False] * len(r.candidates), threshold) for r in cuiless]
+    return nil_metrics(outcomes)

@@ -28,6 +28,7 @@ class EvalReport:
     meta: dict[str, Any] = field(default_factory=dict)
     calibration: dict[str, Any] | None = None  # ECE and reliability bins of the first candidates' probabilities (calibrated indexes)
     nil: dict[str, Any] | None = None  # what the index's NIL threshold left unlinked, and the links' precision / recall (harness.nil_decisions)
+    nil_all: dict[str, Any] | None = None  # with mentions annotated CUI-less (id -1) too: NIL P / R / F1, paper 001's Accuracy / MRR (nil.annotated_nil)
     first_candidates: list[tuple[float, bool]] = field(default_factory=list, repr=False)  # (probability, right): the diagram's points
 
     def __getitem__(self, key: str) -> Any:
@@ -43,6 +44,8 @@ class EvalReport:
             out["calibration"] = self.calibration
         if self.nil is not None:
             out["nil"] = self.nil
+        if self.nil_all is not None:
+            out["nil_all"] = self.nil_all
         if include_records:
             out["records"] = self.records
         return out
@@ -66,6 +69,12 @@ class EvalReport:
             lines += ["", f"NIL threshold: {nil['nil']:,} of {nil['n']:,} mentions left unlinked ({nil['nil_first_right']:,} of them with a "
                           f"right first candidate); the links a user gets: precision {100 * nil['linked_precision']:.1f}, recall "
                           f"{100 * nil['linked_recall']:.1f}, F1 {100 * nil['linked_f1']:.1f} (Acc@1 above scores the ranking alone)."]
+        if self.nil_all is not None:
+            every = self.nil_all
+            lines += ["", f"With the {every['gold_nil']:,} mentions annotated without a concept (CUI-less), {every['mentions']:,} in all: NIL "
+                          f"precision {100 * every['nil_precision']:.1f}, recall {100 * every['nil_recall']:.1f}, F1 {100 * every['nil_f1']:.1f}; "
+                          f"Accuracy {100 * every['accuracy_all']:.1f} and MRR {100 * every['mrr_all']:.1f} over all of them (NIL ranked "
+                          "as a candidate where the threshold falls)."]
         return "\n".join(lines) + "\n"
 
     def write_records(self, path: Path | str) -> Path:
