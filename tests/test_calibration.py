@@ -381,3 +381,9 @@ def test_probabilities_are_left_out_when_a_call_uses_some_generators_only(kb):
     attach_calibration(linker, stage_with([0.5]).settings | {"fitted_for": fingerprint_for(linker)})
     assert linker.link(["breast cancer"], k=1)[0].probability is not None
     assert linker.link(["breast cancer"], k=1, generators=["tfidf"])[0].probability is None
+
+
+def test_a_bad_nil_target_is_refused_before_any_work(tmp_path):
+    refused = medlink("tune", "--index", str(tmp_path / "no-index"), "--dev", "biosyn:none", "--calibrate", "--nil-target", "precision=2",
+                      "--out", str(tmp_path / "t.json"), check=False)
+    assert refused.returncode == 2 and "--nil-target must be" in refused.stderr  # named before the (missing) index is even read

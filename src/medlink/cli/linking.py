@@ -189,6 +189,10 @@ def tune_command(
              "and build your own index with it (medlink index build --config CONFIG)")
     if out is not None:
         require_replaceable_file(out, "a medlink config (JSON with 'generators')", is_config_json)
+    if "calibration" in searches:
+        from medlink.linking.calibration_fit import check_nil_target
+
+        check_nil_target(nil_target)  # before retrieval and fitting, not after them
     use_precision(precision)
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)

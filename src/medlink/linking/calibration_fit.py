@@ -95,6 +95,11 @@ def nil_threshold(top_probability: np.ndarray, top_right: np.ndarray, in_kb: np.
     return best[0], best[1]
 
 
+def check_nil_target(target: str) -> None:
+    """Refuse a ``--nil-target`` that is not f1, nil-f1 or precision=P (P in (0, 1])."""
+    _precision_goal(target)
+
+
 def _precision_goal(target: str) -> float | None:
     if target in NIL_TARGETS:
         return None
