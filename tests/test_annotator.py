@@ -52,6 +52,62 @@ def test_abbreviations_link_through_their_long_form(linker):
     assert [a.text for a in annotate(linker, text, abbreviations=False).annotations] == ["Adenomatous polyposis coli"]
 
 
+def test_overlap_all_keeps_overlapping_dictionary_spans_as_alternatives(linker):
+    """``overlap="all"`` (``--overlap all``): "colorectal neoplasms" and the "neoplasms" inside it, each linked; the
+    default keeps the longest only."""
+    text = "Two colorectal neoplasms."
+    assert [(a.text, a.ids) for a in annotate(linker, text).annotations] == [("colorectal neoplasms", ("D015179",))]
+    assert [(a.start, a.text, a.ids) for a in annotate(linker, text, overlap="all").annotations] == [
+        (4, "colorectal neoplasms", ("D015179",)), (15, "neoplasms", ("D009369",))]
+
+
+def test_abbreviation_choice_best_keeps_the_higher_scoring_answer(linker):
+    """``long``: a short form takes its long form's answer; ``best``: its own when that scored higher, else the long form's."""
+
+    class OwnAnswer:
+        def __init__(self, inner, score):
+            self.inner, self.score, self.rerankers = inner, score, inner.rerankers
+
+        def link(self, mentions, k, generators=None):
+            own = [LinkResult(m, [Candidate("OWN", self.score)]) for m in mentions if m.text == "APC"]
+            inner = iter(self.inner.link([m for m in mentions if m.text != "APC"], k, generators))
+            return [own.pop(0) if m.text == "APC" else next(inner) for m in mentions]
+
+        def key(self, text):
+            return self.inner.key(text)
+
+    text = "Adenomatous polyposis coli (APC) is inherited. APC again."
+    long_score = linker.link(["Adenomatous polyposis coli"])[0].best.score
+
+    def ids(score, choice):
+        annotator = Annotator(OwnAnswer(linker, score), [dictionary_for(linker)], AnnotateOptions(abbreviation_choice=choice))
+        return [(a.text, a.ids, "linked_through" in a.infons) for a in annotator.annotate_text(text).annotations]
+
+    through = [("Adenomatous polyposis coli", ("D011125",), False), ("APC", ("D011125",), True), ("APC", ("D011125",), True)]
+    assert ids(long_score + 1.0, "long") == ids(long_score - 1.0, "best") == through
+    assert ids(long_score + 1.0, "best") == [("Adenomatous polyposis coli", ("D011125",), False), ("APC", ("OWN",), False), ("APC", ("OWN",), False)]
+
+
+def test_pubtator_output_types_a_span_the_tagger_found(linker):
+    """The type column: the tagger's entity type for a span it found (kept whichever finder also found it); a span only
+    the dictionary found has no type (the KB's names carry none), written as an empty column."""
+    from medlink.corpora.pubtator import pubtator_record
+
+    class Tagger:
+        name = "tagger"
+
+        def find(self, document):
+            at = document.text.index("breast cancer")
+            return [Annotation(at, at + 13, "breast cancer", type="SpecificDisease", source=self.name)]
+
+    text = "Breast cancer risk; breast cancer and hamartoma."
+    for combine in ("union", "confirmed+missed"):
+        annotator = Annotator(linker, [Tagger(), dictionary_for(linker)], AnnotateOptions(combine=combine, consistency="off"))
+        rows = [line.split("\t") for line in pubtator_record(annotator.annotate_text(text)).splitlines()[2:] if line]
+        assert [(row[3], row[4], row[5]) for row in rows] == [("Breast cancer", "", "D001943"), ("breast cancer", "SpecificDisease", "D001943"),
+                                                              ("hamartoma", "", "D006222")], combine
+
+
 def test_a_definition_whose_long_form_is_not_a_mention_adds_nothing(linker):
     text = "Heat shock factor (HSF) binds. HSF again; breast cancer."
     assert [a.text for a in with_short_forms(text, [Annotation(42, 55, "breast cancer")])] == ["breast cancer"]
