@@ -7,6 +7,7 @@ import pytest
 from medlink.core import Annotation, Candidate, Document, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator, dictionary_for, with_short_forms
+from medlink.linking.annotator import annotate as medlink_annotate
 from medlink.linking.consistency import propagated, vote
 from medlink.linking.linker import Linker
 
@@ -59,6 +60,16 @@ def test_overlap_all_keeps_overlapping_dictionary_spans_as_alternatives(linker):
     assert [(a.text, a.ids) for a in annotate(linker, text).annotations] == [("colorectal neoplasms", ("D015179",))]
     assert [(a.start, a.text, a.ids) for a in annotate(linker, text, overlap="all").annotations] == [
         (4, "colorectal neoplasms", ("D015179",)), (15, "neoplasms", ("D009369",))]
+    defined = "Two colorectal neoplasms (CRN)."  # the short form reads its longest long form, not the span inside it
+    short = [a for a in annotate(linker, defined, overlap="all").annotations if a.text == "CRN"]
+    assert [a.ids for a in short] == [("D015179",)]
+
+
+def test_bad_options_and_inputs_are_named_before_any_work():
+    with pytest.raises(MedlinkError, match="unknown overlap policy 'bogus'"):
+        AnnotateOptions(overlap="bogus")
+    with pytest.raises(TypeError, match="one text .str. or one Document"):
+        medlink_annotate(["a", "b"])
 
 
 def test_abbreviation_choice_best_keeps_the_higher_scoring_answer(linker):

@@ -39,7 +39,7 @@ from medlink.linking.selecting import dictionary_signature, with_selector
 from medlink.progress import phase
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
 from medlink.text.coordination import coordination_start, expand_coordination
-from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, MentionFinder, find_all, overlap_test
+from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP_POLICIES, MentionFinder, find_all, overlap_test
 from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.finders.given import GIVEN, GivenSpans
@@ -68,7 +68,8 @@ class AnnotateOptions:
 
     def __post_init__(self) -> None:
         for value, choices, what in ((self.consistency, CONSISTENCY_MODES, "consistency"), (self.combine, COMBINE_POLICIES, "combine policy"),
-                                     (self.abbreviation_choice, ABBREVIATION_CHOICES, "abbreviation choice")):
+                                     (self.abbreviation_choice, ABBREVIATION_CHOICES, "abbreviation choice"),
+                                     (self.overlap, OVERLAP_POLICIES, "overlap policy")):
             if value not in choices:
                 raise MedlinkError(f"unknown {what} {value!r}; known: {', '.join(choices)}")
         if self.k < 1 or self.context < 0 or self.batch_documents < 1:
@@ -265,7 +266,9 @@ def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:
     that span (``short_form_of``); a found span overlapping a short form occurrence gives way to it. A short form the
     document defines with a long form no span touches means something else here ("computer-aided design (CAD)"): its
     found occurrences are dropped (NCBI Disease dev linking F1 0.7796 -> 0.7816 on the chosen pipeline)."""
-    by_end = {span.end: span for span in spans}
+    by_end: dict[int, Annotation] = {}
+    for span in sorted(spans, key=lambda s: (s.end, s.start)):
+        by_end.setdefault(span.end, span)  # the longest span ending there (--overlap all keeps shorter ones beside it)
     touched = overlap_test(spans)
     defined = []
     other_meaning = set()  # short forms the document defines with a long form that is no mention ("computer-aided design (CAD)")
@@ -322,6 +325,9 @@ def annotate(text_or_document: str | Document, index: Path | str = "default", *,
     ``AnnotateOptions`` fields (k, context, abbreviations, consistency, ...). The index is loaded once per process."""
     from medlink.linking.index import resolve_index
 
+    if not isinstance(text_or_document, (str, Document)):
+        raise TypeError(f"medlink.annotate takes one text (str) or one Document, not {type(text_or_document).__name__}; "
+                        "for many, Annotator.load(...).annotate(documents)")
     chosen = AnnotateOptions(**options)
     key = (str(index), finder, str(tagger), str(exclude_names), str(selector), chosen.combine, chosen.overlap)
     if key not in _LOADED:
