@@ -124,7 +124,8 @@ def test_sides_given_as_source_specs_are_named_after_their_files(tmp_path):
     assert side_prefix(target) == "TARGET" and target.meta.get("name") == "target.tsv"  # not a placeholder shared by both sides
     rows = mappings(align(source, target, AlignOptions(), progress=False), 0.0)
     written = write_mappings(tmp_path / "m.sssom.tsv", rows, source, target).read_text()
-    assert "\tsource.obo\ttarget.tsv\t" in written and "TARGET:" in written
+    assert "\tmedlinkkb:source\tmedlinkkb:target\t" in written and "TARGET:" in written  # entity references, not file names
+    assert "#   medlinkkb: https://w3id.org/medlink/kb/" in written
     # a file name that is no valid prefix, and two sides of the same name (two versions of one code list)
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     for folder in ("a", "b"):
@@ -387,3 +388,106 @@ def test_calibration_with_a_bi_encoder(kbs, pair, tmp_path):
     assert {r.justification for r in mappings(ranking, calibration.threshold)} == {sssom.SEMANTIC}  # a model that reads meaning decided
     missing = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "other"), "--bi-encoder", str(tmp_path / "no-model")])
     assert missing.exit_code != 0 and "model folder not found" in str(missing.exception)
+
+
+@pytest.mark.slow  # importing sssom (linkml, pandas, rdflib) takes ~6 s
+def test_sssom_converts_to_rdf_and_owl(pair, ranking, tmp_path):
+    """subject_source / object_source are CURIEs in the curie map (file names made 'sssom convert -O rdf|owl' fail)."""
+    pytest.importorskip("sssom")
+    from sssom.constants import SchemaValidationType
+    from sssom.parsers import parse_sssom_table
+    from sssom.validators import validate
+    from sssom.writers import write_owl, write_rdf
+
+    out = write_mappings(tmp_path / "m.sssom.tsv", mappings(ranking, 0.8, 2), pair[0], pair[1])
+    parsed = parse_sssom_table(out)
+    assert set(parsed.df["subject_source"]) == {"medlinkkb:source"} and set(parsed.df["object_source"]) == {"medlinkkb:target"}
+    validate(parsed, [SchemaValidationType.JsonSchema, SchemaValidationType.PrefixMapCompleteness, SchemaValidationType.StrictCurieFormat],
+             fail_on_error=True)
+    with open(tmp_path / "m.ttl", "w") as rdf, open(tmp_path / "m.owl", "w") as owl:
+        write_rdf(parsed, rdf)
+        write_owl(parsed, owl)
+    assert "https://w3id.org/medlink/kb/" in (tmp_path / "m.ttl").read_text()
+
+
+ODD_IDS = ["A 01", "http://x.org/1", "http://x.org/a b", "B%41", "C|1", "Dé", "E:1"]  # no CURIE local part can hold them as they are
+
+
+@pytest.fixture(scope="module")
+def odd_kbs(tmp_path_factory):
+    """A local code list whose ids no CURIE holds as written, built with a prefix (LOCAL:A 01) and without (A 01)."""
+    folder = tmp_path_factory.mktemp("odd")
+    names = ["asthma", "psoriasis", "hypertension", "lung cancer", "myocardial infarction", "type 2 diabetes mellitus",
+             "type 1 diabetes mellitus"]
+    (folder / "codes.tsv").write_text("id\tname\n" + "".join(f"{i}\t{n}\n" for i, n in zip(ODD_IDS, names)), encoding="utf-8")
+    fixtures = Path(__file__).parent / "fixtures" / "align"
+    build_kb(folder / "source.sqlite", [f"obo:{fixtures / 'source.obo'}"], progress=False)
+    build_kb(folder / "prefixed.sqlite", [f"tsv=LOCAL:{folder / 'codes.tsv'}"], progress=False)
+    build_kb(folder / "bare.sqlite", [f"tsv:{folder / 'codes.tsv'}"], progress=False)
+    return folder
+
+
+@pytest.mark.parametrize("target", ["prefixed", "bare"])
+def test_ids_no_curie_holds_are_encoded_and_read_back(odd_kbs, target, tmp_path):
+    source, codes = open_pair(odd_kbs / "source.sqlite", odd_kbs / f"{target}.sqlite")
+    rows = mappings(align(source, codes, progress=False), 0.5)
+    mapped = {r.object_id for r in rows if r.object_id != sssom.NO_TERM}
+    assert len(mapped) == len(ODD_IDS)  # every odd id is some source's best target
+    out = write_mappings(tmp_path / "m.sssom.tsv", rows, source, codes)
+    text = out.read_text(encoding="utf-8")
+    written = {m.object_id for m in sssom.read_sssom(out) if m.object_id != sssom.NO_TERM}
+    assert all(" " not in w and "|" not in w and w.isascii() for w in written)
+    prefix = "LOCAL" if target == "prefixed" else "BARE"
+    assert f"{prefix}:A%2001" in written and f"{prefix}:B%2541" in written and f"{prefix}:D%C3%A9" in written
+    # a well-formed URI is written as it is, and brings no "http" prefix into the curie map
+    assert ("http://x.org/1" in written) == (target == "bare") and "#   http:" not in text
+    assert {sssom.resolve(codes, w) for w in written} == mapped  # each reads back to the id the KB keeps
+
+
+def test_sssom_ids_written_before_the_encoding_still_resolve(odd_kbs):
+    with open_pair(odd_kbs / "source.sqlite", odd_kbs / "prefixed.sqlite")[1] as codes:
+        assert sssom.resolve(codes, "LOCAL:A 01") == "LOCAL:A 01" and sssom.resolve(codes, "LOCAL:B%41") == "LOCAL:B%41"
+        assert sssom.resolve(codes, "LOCAL:B%2541") == "LOCAL:B%41" and sssom.resolve(codes, "LOCAL:Z%2099") is None
+
+
+@pytest.mark.slow  # importing sssom takes ~6 s
+def test_the_sssom_package_keeps_every_row_with_an_odd_id(odd_kbs, tmp_path):
+    """sssom drops a row whose id is neither a CURIE nor a URI with only a warning ('not well-formed'), so 'sssom
+    validate' still passes: the count of rows it keeps is the check."""
+    pytest.importorskip("sssom")
+    from sssom.parsers import parse_sssom_table
+    from sssom.writers import write_rdf
+
+    for target in ("prefixed", "bare"):
+        source, codes = open_pair(odd_kbs / "source.sqlite", odd_kbs / f"{target}.sqlite")
+        out = write_mappings(tmp_path / f"{target}.sssom.tsv", mappings(align(source, codes, progress=False), 0.5), source, codes)
+        parsed = parse_sssom_table(out)
+        assert len(parsed.df) == len(list(sssom.read_sssom(out)))
+        with open(tmp_path / f"{target}.ttl", "w") as rdf:
+            write_rdf(parsed, rdf)
+
+
+def test_a_file_not_in_utf8_names_file_line_and_byte(pair, tmp_path):
+    path = tmp_path / "latin1.sssom.tsv"
+    path.write_bytes(b"subject_id\tpredicate_id\tobject_id\nDOID:9352\tskos:exactMatch\tICD10CM:E11\nDOID:1\tskos:exactMatch\tX:caf\xe9\n")
+    with pytest.raises(InputFormatError, match=r"latin1.sssom.tsv:3: not UTF-8 \(byte 0xe9 at byte offset 100\)"):
+        list(sssom.read_sssom(path))
+    with pytest.raises(InputFormatError, match=r"latin1.sssom.tsv:3: not UTF-8"):
+        sssom.read_gold(path, pair[0], pair[1])
+    gold = tmp_path / "gold.tsv"
+    gold.write_bytes(b"latin\xe9\tx\n")
+    with pytest.raises(InputFormatError, match=r"gold.tsv:1: not UTF-8 \(byte 0xe9 at byte offset 5\)"):
+        sssom.read_gold(gold, pair[0], pair[1])
+
+
+@pytest.mark.slow  # a subprocess: the user's exit code and stderr
+def test_train_aligner_with_a_gold_file_not_in_utf8_exits_2(kbs, tmp_path):
+    import subprocess
+    import sys
+
+    gold = tmp_path / "m.tsv"
+    gold.write_bytes(b"latin\xe9\tx\n")
+    result = subprocess.run([sys.executable, "-m", "medlink", "train", "aligner", "--source", str(kbs[0]), "--target", str(kbs[1]),
+                             "--gold", str(gold), "--out", str(tmp_path / "aligner"), "--no-cross-encoder", "-q"], capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"error: {gold}:1: not UTF-8 (byte 0xe9" in result.stderr

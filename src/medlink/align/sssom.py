@@ -6,16 +6,22 @@ block of ``#`` lines (curie_map, mapping_set_id, license, tool, sources), then o
 justification and a confidence; a source with nothing above the threshold gets one ``sssom:NoTermFound`` row. The
 ``sssom`` package itself (linkml, pandas, rdflib...) is far heavier than medlink's core, so it is only a test / extra
 dependency (``pip install 'medlink[align]'``). Ids a KB keeps without a prefix (MEDIC's "D003924") are written with
-the side's prefix (``MEDIC:D003924``) and resolved back without it.
+the side's prefix (``MEDIC:D003924``) and resolved back without it. A local part with characters a CURIE may not hold
+(a space, "|", a non-ASCII letter, a URI's "://") is percent-encoded (``LOCAL:A%2001`` for "A 01"), because sssom
+silently drops a row whose id is neither a CURIE nor a URI; an id that is itself a well-formed absolute URI is written as
+it is. Reading decodes, so every id comes back as the KB keeps it. Each side's ``subject_source`` / ``object_source``
+is an entity reference, ``medlinkkb:STEM`` (https://w3id.org/medlink/kb/STEM), so ``sssom convert -O rdf|owl`` works.
 """
 
 from __future__ import annotations
 
 import csv
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
+from urllib.parse import quote, unquote
 
 from medlink.directories import replaced_file
 from medlink.errors import InputFormatError, MissingInputError
@@ -31,7 +37,12 @@ KNOWN_PREFIXES = {
     "ICD10CM": "http://purl.bioontology.org/ontology/ICD10CM/", "MESH": "http://id.nlm.nih.gov/mesh/", "OMIM": "https://omim.org/entry/",
     "UMLS": "https://uts.nlm.nih.gov/uts/umls/concept/", "SNOMEDCT": "http://snomed.info/id/", "NCIT": "http://purl.obolibrary.org/obo/NCIT_",
     "skos": "http://www.w3.org/2004/02/skos/core#", "semapv": "https://w3id.org/semapv/vocab/", "sssom": "https://w3id.org/sssom/",
+    "medlinkkb": "https://w3id.org/medlink/kb/",
 }
+SOURCE_PREFIX = "medlinkkb"  # subject_source / object_source: the KB a side came from, by its name's stem
+PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")  # what both an XML NCName and sssom's own CURIE pattern accept
+URI_CHARS = r"[A-Za-z0-9\-._~:/?@!$&'()*+,;=%]"  # RFC 3986's unreserved, reserved but "#[]", and escapes
+URI = re.compile(rf"[A-Za-z][A-Za-z0-9+.-]*://{URI_CHARS}+(?:#{URI_CHARS}*)?")  # at most one fragment
 
 
 @dataclass
@@ -46,10 +57,34 @@ class Mapping:
     comment: str = ""
 
 
+def is_uri(identifier: str) -> bool:
+    """Is the id a well-formed absolute URI (written as it is: sssom keeps it, and it needs no prefix)?"""
+    return URI.fullmatch(identifier) is not None and all(re.match(r"[0-9A-Fa-f]{2}", part) for part in identifier.split("%")[1:])
+
+
 def curie(identifier: str, default_prefix: str) -> str:
-    """A CURIE for an id: as it is when it has a prefix, else under ``default_prefix``."""
+    """A CURIE for an id (a well-formed URI stays as it is): its own prefix when it has a valid one, else
+    ``default_prefix``; the local part percent-encoded except for letters, digits and "-._~" (``resolve`` decodes)."""
+    if is_uri(identifier):
+        return identifier
     prefix, sep, local = identifier.partition(":")
-    return identifier if sep and prefix and local and " " not in prefix else f"{default_prefix}:{identifier}"
+    if sep and local and PREFIX.fullmatch(prefix) and not local.startswith("//"):  # "http://x/a b" is no CURIE of "http"
+        return f"{prefix}:{quote(local, safe='')}"
+    return f"{default_prefix}:{quote(identifier, safe='')}"
+
+
+def source_reference(name: str) -> str:
+    """A side's ``subject_source`` / ``object_source``: ``medlinkkb:`` and the KB's name without its extensions
+    ("doid.obo", "do.sqlite" -> ``medlinkkb:doid``, ``medlinkkb:do``); an entity reference already is kept."""
+    if is_uri(name) or name.startswith(f"{SOURCE_PREFIX}:"):
+        return name
+    stem = Path(name.removesuffix(".gz")).stem or name
+    return f"{SOURCE_PREFIX}:{quote(stem, safe='')}"
+
+
+def prefix_of(reference: str) -> str | None:
+    """The CURIE prefix of a written id (None for a URI)."""
+    return None if is_uri(reference) else reference.split(":", 1)[0]
 
 
 def _expansion(prefix: str) -> str:
@@ -61,10 +96,12 @@ def render(mappings: list[Mapping], *, subject_source: str, object_source: str, 
     """The whole SSSOM TSV text (metadata block, header, rows)."""
     from importlib.metadata import version
 
+    subject_source, object_source = source_reference(subject_source), source_reference(object_source)
     rows = [(curie(m.subject_id, subject_prefix), m.subject_label, m.predicate_id,
              m.object_id if m.object_id == NO_TERM else curie(m.object_id, object_prefix), m.object_label, m.justification,
              "" if m.confidence is None else f"{m.confidence:.4f}", subject_source, object_source, m.comment) for m in mappings]
-    prefixes = sorted({r[0].split(":", 1)[0] for r in rows} | {r[3].split(":", 1)[0] for r in rows} | {"skos", "semapv", "sssom"})
+    used = {prefix_of(r[i]) for r in rows for i in (0, 3, 7, 8)} | {"skos", "semapv", "sssom"}
+    prefixes = sorted(p for p in used if p)
     lines = ["# curie_map:", *(f"#   {p}: {_expansion(p)}" for p in prefixes),
              f"# mapping_set_id: https://w3id.org/medlink/mappings/{subject_prefix.lower()}-to-{object_prefix.lower()}",
              "# license: https://creativecommons.org/publicdomain/zero/1.0/",
@@ -116,12 +153,27 @@ class ReadMapping:
     negated: bool = False  # predicate_modifier "Not": the subject is NOT the predicate of the object
 
 
+def utf8_lines(binary: Iterable[bytes], path: Path) -> Iterator[str]:
+    """The lines of a file opened in binary, decoded as UTF-8 (a leading BOM dropped); a line that is not UTF-8 is an
+    error naming the file, the line and the byte offset, not a UnicodeDecodeError traceback."""
+    offset = 0
+    for lineno, line in enumerate(binary, 1):
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise InputFormatError(path, lineno, f"not UTF-8 (byte 0x{line[error.start]:02x} at byte offset {offset + error.start}): "
+                                   "save the file as UTF-8") from None
+        yield text.removeprefix("\ufeff") if lineno == 1 else text
+        offset += len(line)
+
+
 def read_sssom(path: Path | str) -> Iterator[ReadMapping]:
     """The mapping rows of an SSSOM TSV (metadata lines skipped); a malformed row names file, line and field."""
     path = Path(path)
     if not path.is_file():
         raise MissingInputError(f"SSSOM file not found: {path}")
-    with open(path, encoding="utf-8", newline="") as handle:
+    with open(path, "rb") as binary:
+        handle = utf8_lines(binary, path)
         lineno, header = 0, None
         for raw in handle:
             lineno += 1
@@ -158,8 +210,14 @@ def read_sssom(path: Path | str) -> Iterator[ReadMapping]:
 
 
 def resolve(kb, identifier: str) -> str | None:
-    """A mapping's id in ``kb``: the CURIE itself, else its local part (an id the KB keeps without prefix)."""
-    return kb.resolve(identifier) or kb.resolve(identifier.partition(":")[2])
+    """A mapping's id in ``kb``: the CURIE itself, else its local part (an id the KB keeps without prefix); decoded
+    first (``curie`` percent-encodes), then as written (files from before the encoding, other tools' files)."""
+    for text in dict.fromkeys((unquote(identifier), identifier)):
+        local = text.partition(":")[2]
+        found = kb.resolve(text) or (kb.resolve(local) if local else None)
+        if found is not None:
+            return found
+    return None
 
 
 def read_gold(path: Path | str, source, target) -> dict[str, set[str]]:
@@ -168,14 +226,14 @@ def read_gold(path: Path | str, source, target) -> dict[str, set[str]]:
     path = Path(path)
     if not path.is_file():
         raise MissingInputError(f"gold mappings file not found: {path}")
-    with open(path, encoding="utf-8") as handle:
-        first = next((line for line in handle if not line.startswith("#") and line.strip()), "")
+    with open(path, "rb") as binary:
+        first = next((line for line in utf8_lines(binary, path) if not line.startswith("#") and line.strip()), "")
     if {"subject_id", "predicate_id", "object_id"} <= set(first.rstrip("\r\n").split("\t")):
         pairs = [(m.line, m.subject_id, m.object_id) for m in read_sssom(path) if m.object_id != NO_TERM and not m.negated]
     else:
         pairs = []
-        with open(path, encoding="utf-8") as handle:
-            for lineno, line in enumerate(handle, 1):
+        with open(path, "rb") as binary:
+            for lineno, line in enumerate(utf8_lines(binary, path), 1):
                 cells = line.rstrip("\r\n").split("\t")
                 if line.startswith("#") or not line.strip() or (lineno == 1 and cells[0].strip() == "subject_id"):
                     continue
