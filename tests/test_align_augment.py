@@ -119,3 +119,76 @@ def test_negated_and_narrower_rows_carry_nothing(kbs, tmp_path):
     with KB.open(tmp_path / "n.sqlite") as kb:
         assert "category" not in kb.concept("DOID:2841").types and "category" not in kb.concept("DOID:8893").types
         assert "category" in kb.concept("DOID:10763").types  # a broader match says what kind of thing it is
+
+
+def test_undoing_two_rounds_gives_back_the_original_checksum(kbs, tmp_path):
+    """The second round's 'augmented_from' was the first round's KB: undo once wrote its checksum over the original
+    content, and an index built for that middle KB would have been taken for the result."""
+    source, target = kbs
+    mappings = sssom_file(tmp_path / "m.sssom.tsv", ["DOID:8893\tskos:exactMatch\tICD10CM:L40\t0.95",
+                                                     "DOID:10763\tskos:exactMatch\tICD10CM:I10\t0.90"])
+    first, second = tmp_path / "r1.sqlite", tmp_path / "r2.sqlite"
+    augment_kb(source, mappings, target, first, carry=["types"], progress=False)
+    augment_kb(first, mappings, target, second, carry=["synonyms"], progress=False)
+    with KB.open(source) as original, KB.open(first) as middle, KB.open(second) as kb:
+        checksums = original.checksum, middle.checksum
+        assert kb.meta["augmented_from"] == f"{source} (checksum {original.checksum})"  # the KB before the first round
+        assert kb.meta["augmented_with"].count(f"{mappings} with {target}") == 2
+    for augmented, rounds in ((second, 2), (first, 1)):
+        undone = tmp_path / f"undone-{rounds}.sqlite"
+        report = undo_augmentation(augmented, undone)
+        assert (report.rounds, report.checksum, report.matches_original) == (rounds, checksums[0], True)
+        with KB.open(undone) as kb, KB.open(source) as original:
+            assert kb.checksum == checksums[0] != checksums[1]
+            assert kb.concept("DOID:8893").types == original.concept("DOID:8893").types
+            assert kb.concept("DOID:10763").synonyms == original.concept("DOID:10763").synonyms
+            assert "augmented_from" not in kb.meta and "augmented_with" not in kb.meta
+    with pytest.raises(MedlinkError, match="not an augmented KB"):
+        undo_augmentation(source, tmp_path / "nothing.sqlite")
+
+
+def test_provenance_of_each_carried_fact(kbs, tmp_path):
+    from medlink.align.augment import augmentation_summary, provenance
+
+    source, target = kbs
+    mappings = sssom_file(tmp_path / "m.sssom.tsv", ["DOID:10763\tskos:exactMatch\tICD10CM:I10\t0.90"])
+    augment_kb(source, mappings, target, tmp_path / "a.sqlite", carry=["synonyms", "types"], progress=False)
+    with KB.open(tmp_path / "a.sqlite") as kb, KB.open(source) as original:
+        facts = provenance(kb, "DOID:10763")
+        assert {(f["field"], f["value"]) for f in facts} >= {("synonym", "Essential (primary) hypertension"), ("type", "category")}
+        assert {(f["object_id"], f["predicate_id"], f["confidence"], f["mapping_file"], f["line"]) for f in facts} == \
+            {("ICD10CM:I10", "skos:exactMatch", 0.9, str(mappings), 4)}
+        assert provenance(kb, "DOID:8893") == [] and provenance(original, "DOID:10763") == []
+        summary = augmentation_summary(kb)
+        assert summary["concepts"] == 1 and summary["facts"]["synonym"] >= 1 and len(summary["rounds"]) == 1
+        assert augmentation_summary(original) is None
+
+
+def test_augment_errors_name_its_own_arguments(kbs, tmp_path):
+    source, target = kbs
+    good = sssom_file(tmp_path / "g.sssom.tsv", ["DOID:8893\tskos:exactMatch\tICD10CM:L40\t0.9"])
+    with pytest.raises(MedlinkError, match=r"^KB .*nope.sqlite: no such KB file"):
+        augment_kb(tmp_path / "nope.sqlite", good, target, tmp_path / "x.sqlite", progress=False)
+    with pytest.raises(MedlinkError, match=r"^--with .*nope.sqlite: no such KB file"):
+        augment_kb(source, good, tmp_path / "nope.sqlite", tmp_path / "x.sqlite", progress=False)
+    with pytest.raises(MedlinkError, match="KB and --with are the same file .*augmenting a KB from itself") as same:
+        augment_kb(source, good, source, tmp_path / "x.sqlite", progress=False)
+    assert "--source" not in str(same.value) and "align" not in str(same.value)
+
+
+def test_a_mappings_file_not_in_utf8_is_an_error_naming_it(kbs, tmp_path):
+    source, target = kbs
+    latin = tmp_path / "m.tsv"
+    latin.write_bytes(b"latin\xe9\tx\n")
+    with pytest.raises(InputFormatError, match=r"m.tsv:1: not UTF-8 \(byte 0xe9 at byte offset 5\)"):
+        augment_kb(source, latin, target, tmp_path / "x.sqlite", progress=False)
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_an_sssom_file_from_before_entity_references_still_augments(kbs, tmp_path):
+    """Files medlink wrote earlier name each side by its file (subject_source 'source.sqlite'): still read."""
+    source, target = kbs
+    path = tmp_path / "old.sssom.tsv"
+    path.write_text(HEADER.replace("confidence\n", "confidence\tsubject_source\tobject_source\n")
+                    + "DOID:8893\tskos:exactMatch\tICD10CM:L40\t0.9\tsource.sqlite\ttarget.sqlite\n")
+    assert augment_kb(source, path, target, tmp_path / "a.sqlite", progress=False).mappings_used == 1

@@ -82,3 +82,63 @@ def test_a_dense_index_build_without_the_dense_extra_stops_before_any_work(kb_fi
     result = medlink_without("faiss", "index", "build", "--kb", kb_file, "--out", tmp_path / "index", "--config", "default-dense")
     assert result.returncode == 2 and "neural models need faiss: install medlink's dense extra" in result.stderr
     assert "pseudo-mention" not in result.stderr and "Traceback" not in result.stderr and not (tmp_path / "index").exists()
+
+
+@pytest.fixture
+def align_kbs(tmp_path):
+    """The alignment fixture's two KBs and an SSSOM file between them (what 'medlink kb augment' reads)."""
+    from pathlib import Path
+
+    from medlink.kb.build import build_kb
+
+    fixtures = Path(__file__).parent / "fixtures" / "align"
+    build_kb(tmp_path / "src.sqlite", [f"obo:{fixtures / 'source.obo'}"], progress=False)
+    build_kb(tmp_path / "tgt.sqlite", [f"tsv=ICD10CM:{fixtures / 'target.tsv'}"], progress=False)
+    mappings = tmp_path / "m.sssom.tsv"
+    mappings.write_text("# curie_map:\n#   DOID: http://purl.obolibrary.org/obo/DOID_\nsubject_id\tpredicate_id\tobject_id\tconfidence\n"
+                        "DOID:10763\tskos:exactMatch\tICD10CM:I10\t0.90\nDOID:8893\tskos:exactMatch\tICD10CM:L40\t0.95\n")
+    return tmp_path / "src.sqlite", tmp_path / "tgt.sqlite", mappings
+
+
+@pytest.mark.slow  # subprocesses: the user's exit codes and output
+def test_kb_augment_show_info_and_unaugment(align_kbs, tmp_path):
+    source, target, mappings = align_kbs
+    out, back = tmp_path / "aug.sqlite", tmp_path / "back.sqlite"
+    done = medlink("kb", "augment", source, "--from", mappings, "--with", target, "--out", out, "-q")
+    assert f"wrote {out}: 2 mappings used" in done.stdout
+    shown = medlink("kb", "show", out, "DOID:10763").stdout
+    assert f"Essential (primary) hypertension  [carried: ICD10CM:I10 skos:exactMatch 0.9000; {mappings}:4]" in shown
+    assert f"type:       category  [carried: ICD10CM:I10 skos:exactMatch 0.9000; {mappings}:4]" in shown
+    assert "high blood pressure  [carried" not in shown  # the KB's own synonym is not marked
+    carried = json.loads(medlink("kb", "show", out, "DOID:8893", "--json").stdout)["augmented"]
+    assert {(c["field"], c["object_id"], c["confidence"]) for c in carried} >= {("definition", "ICD10CM:L40", 0.95)}
+    info = medlink("kb", "info", out).stdout
+    assert "augmented:" in info and "kb unaugment" in info and f"augmented from:    {source} (checksum" in info
+    assert f"augmentation 1:    {mappings} with {target}" in info
+    assert json.loads(medlink("kb", "info", out, "--json").stdout)["augmentation"]["concepts"] == 2
+    assert json.loads(medlink("kb", "info", source, "--json").stdout)["augmentation"] is None
+    undone = medlink("kb", "unaugment", out, "--out", back)
+    original = json.loads(medlink("kb", "info", source, "--json").stdout)["checksum"]
+    assert "the original's" in undone.stdout and json.loads(medlink("kb", "info", back, "--json").stdout)["checksum"] == original
+    assert "[carried" not in medlink("kb", "show", back, "DOID:10763").stdout
+    refused = medlink("kb", "unaugment", source, "--out", tmp_path / "x.sqlite", check=False)
+    assert refused.returncode == 2 and "not an augmented KB" in refused.stderr
+
+
+@pytest.mark.slow  # subprocesses: the user's exit codes and stderr
+def test_kb_augment_errors_speak_of_kb_and_with(align_kbs, tmp_path):
+    source, target, mappings = align_kbs
+    out = tmp_path / "aug.sqlite"
+    missing = medlink("kb", "augment", tmp_path / "nope.sqlite", "--from", mappings, "--with", target, "--out", out, check=False)
+    assert missing.returncode == 2 and f"error: KB {tmp_path / 'nope.sqlite'}: no such KB file" in missing.stderr
+    other = medlink("kb", "augment", source, "--from", mappings, "--with", tmp_path / "nope.sqlite", "--out", out, check=False)
+    assert other.returncode == 2 and f"error: --with {tmp_path / 'nope.sqlite'}: no such KB file" in other.stderr
+    itself = medlink("kb", "augment", source, "--from", mappings, "--with", source, "--out", out, check=False)
+    assert itself.returncode == 2 and "KB and --with are the same file" in itself.stderr and "augmenting a KB from itself" in itself.stderr
+    latin = tmp_path / "latin.tsv"
+    latin.write_bytes(b"latin\xe9\tx\n")
+    undecodable = medlink("kb", "augment", source, "--from", latin, "--with", target, "--out", out, check=False)
+    assert undecodable.returncode == 2 and f"error: {latin}:1: not UTF-8 (byte 0xe9 at byte offset 5)" in undecodable.stderr
+    for result in (missing, other, itself, undecodable):
+        assert "--source" not in result.stderr and "--target" not in result.stderr and "Traceback" not in result.stderr
+    assert not out.exists()

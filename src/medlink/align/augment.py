@@ -5,9 +5,11 @@ The augmented KB is a copy of the source KB (the original is never changed) with
 ``synonym``, scope ``augmented``, source ``augment:OBJECT_ID``), types (the target's types, and ``ancestors``: its
 is_a ancestors' names, up to three levels), and the definition of a concept that had none. Every added row is also
 listed in the table ``augmentations`` (concept, field, value, the mapping's object id, predicate and confidence, the
-SSSOM file), so a user can see exactly what came from where and undo it: ``undo_augmentation`` (or dropping the rows
-the table lists) gives back the source KB's content. The checksum is recomputed over the new content, so indexes
-built on the source KB are not mistaken for the augmented one's.
+SSSOM file), so a user can see exactly what came from where (``medlink kb show`` / ``kb info``) and undo it: ``medlink
+kb unaugment`` (``undo_augmentation``) gives back the source KB's content. The checksum is recomputed over the new
+content, so indexes built on the source KB are not mistaken for the augmented one's. An augmented KB may be augmented
+again: the table and ``augmented_with`` accumulate the rounds, ``augmented_from`` keeps the KB before the first, and
+undo removes every round, its checksum recomputed from the content it leaves (the first round's source's again).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from medlink.align.sssom import EXACT, NO_TERM, read_sssom, resolve
 from medlink.directories import require_replaceable_file, staged_file
@@ -57,11 +60,12 @@ class AugmentReport:
                 f"matches carrying nothing), {self.concepts_augmented:,} concepts augmented: added {added}")
 
 
-def checksum(connection: sqlite3.Connection) -> str:
-    """The KB content checksum as ``KBWriter`` computes it, plus the augmentations (what makes this KB differ)."""
+def checksum(connection: sqlite3.Connection, augmented: bool = True) -> str:
+    """The KB content checksum as ``KBWriter`` computes it, plus (``augmented``) the augmentations (what makes this KB
+    differ); without them, a KB whose augmentations are all undone gets its source's checksum back."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(FORMAT_VERSION.encode())
-    for query in (*CHECKSUM_QUERIES, "SELECT * FROM augmentations ORDER BY rowid"):
+    for query in (*CHECKSUM_QUERIES, *(["SELECT * FROM augmentations ORDER BY rowid"] if augmented else [])):
         cursor = connection.execute(query)
         while rows := cursor.fetchmany(100_000):
             digest.update(repr(rows).encode("utf-8", "surrogatepass"))
@@ -104,9 +108,9 @@ def augment_kb(kb: str | Path, mappings: Path, other: str | Path, out: Path, *, 
     unknown = [c for c in carry if c not in CARRY]
     if unknown or not carry:
         raise MedlinkError(f"--carry {','.join(carry)}: choose among {', '.join(CARRY)}")
-    from medlink.align.inputs import open_pair
+    from medlink.align.inputs import AUGMENT, open_pair
 
-    source, target = open_pair(kb, other)
+    source, target = open_pair(kb, other, AUGMENT)
     out = Path(out)
     require_replaceable_file(out, "a medlink KB", is_kb_file, [Path(source.path), Path(target.path), Path(mappings)])
     report = AugmentReport()
@@ -142,14 +146,16 @@ def augment_kb(kb: str | Path, mappings: Path, other: str | Path, out: Path, *, 
         with sqlite3.connect(f"file:{Path(source.path).resolve()}?mode=ro", uri=True) as original:
             original.backup(destination)
         try:
-            _apply(destination, source, rows, str(mappings), report, progress)
+            _apply(destination, source, target, rows, str(mappings), report, progress)
         finally:
             destination.close()
     return report
 
 
-def _apply(db: sqlite3.Connection, source: KB, rows: list[tuple], mapping_file: str, report: AugmentReport, progress: bool) -> None:
-    """Insert the facts not already there, each listed in ``augmentations``; then the new checksum and meta."""
+def _apply(db: sqlite3.Connection, source: KB, target: KB, rows: list[tuple], mapping_file: str, report: AugmentReport,
+           progress: bool) -> None:
+    """Insert the facts not already there, each listed in ``augmentations``; then the new checksum and meta (this
+    round appended to ``augmented_with``; ``augmented_from`` stays the KB before the first round)."""
     db.execute(AUGMENTATIONS)
     names = {(c, t) for c, t in db.execute("SELECT concept_id, norm FROM names")}
     types = {(c, t) for c, t in db.execute("SELECT concept_id, type FROM types")}
@@ -179,24 +185,49 @@ def _apply(db: sqlite3.Connection, source: KB, rows: list[tuple], mapping_file: 
             report.added[field_ + "s"] = report.added.get(field_ + "s", 0) + 1
             touched.add(concept)
     report.concepts_augmented = len(touched)
-    meta = {"checksum": checksum(db), "augmented_from": f"{source.path} (checksum {source.checksum})", "augmented_with": mapping_file,
+    earlier = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('augmented_from', 'augmented_with')"))
+    meta = {"checksum": checksum(db), "augmented_from": earlier.get("augmented_from") or f"{source.path} (checksum {source.checksum})",
+            "augmented_with": "; ".join(filter(None, (earlier.get("augmented_with"),
+                                                      f"{mapping_file} with {target.path} (checksum {target.checksum})"))),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", sorted(meta.items()))
     db.commit()
 
 
-def undo_augmentation(kb: str | Path, out: Path) -> int:
-    """Write ``out``: ``kb`` without the rows its ``augmentations`` table lists (the KB before ``augment_kb``)."""
+@dataclass
+class UndoReport:
+    removed: int  # rows deleted or definitions cleared
+    rounds: int  # augmentations undone (every 'kb augment' that wrote into this KB's line)
+    checksum: str  # recomputed from the content left
+    original: str  # augmented_from: the KB before the first round, with the checksum it had
+
+    @property
+    def matches_original(self) -> bool:
+        return self.original.endswith(f"(checksum {self.checksum})")
+
+    def summary(self) -> str:
+        same = f"checksum {self.checksum}" + (", the original's" if self.matches_original else f"; the original was {self.original}")
+        return f"removed {self.removed:,} carried facts ({self.rounds} augmentation round{'s' * (self.rounds != 1)}): {same}"
+
+
+def is_augmented(kb: KB) -> bool:
+    return kb._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'augmentations'").fetchone() is not None
+
+
+def undo_augmentation(kb: str | Path, out: Path) -> UndoReport:
+    """Write ``out``: ``kb`` without the rows its ``augmentations`` table lists, every round of them (the KB before the
+    first ``augment_kb``), its checksum recomputed from that content."""
     with KB.open(kb) as store:
-        if store._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'augmentations'").fetchone() is None:
-            raise MedlinkError(f"{kb}: not an augmented KB (no augmentations table)")
-        path = Path(store.path)
+        if not is_augmented(store):
+            raise MedlinkError(f"{kb}: not an augmented KB (no augmentations table); nothing to undo")
+        path, original = Path(store.path), store.meta.get("augmented_from", "?")
+        rounds = len(store.meta.get("augmented_with", "").split("; "))
     out = Path(out)
     require_replaceable_file(out, "a medlink KB", is_kb_file, [path])
     with staged_file(out) as staging:
         db = sqlite3.connect(staging)
-        with sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True) as original:
-            original.backup(db)
+        with sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True) as source:
+            source.backup(db)
         try:
             removed = 0
             for concept, field_, value, obj in db.execute("SELECT concept_id, field, value, object_id FROM augmentations").fetchall():
@@ -208,10 +239,30 @@ def undo_augmentation(kb: str | Path, out: Path) -> int:
                 else:
                     removed += db.execute("UPDATE concepts SET definition = NULL WHERE id = ?", (concept,)).rowcount
             db.execute("DROP TABLE augmentations")
-            original_checksum = db.execute("SELECT value FROM meta WHERE key = 'augmented_from'").fetchone()[0].rsplit("checksum ", 1)[1].rstrip(")")
             db.execute("DELETE FROM meta WHERE key IN ('augmented_from', 'augmented_with')")
-            db.execute("UPDATE meta SET value = ? WHERE key = 'checksum'", (original_checksum,))
+            restored = checksum(db, augmented=False)  # not a recorded one: after two rounds that was the middle KB's
+            db.execute("UPDATE meta SET value = ? WHERE key = 'checksum'", (restored,))
             db.commit()
         finally:
             db.close()
-    return removed
+    return UndoReport(removed, rounds, restored, original)
+
+
+def provenance(kb: KB, concept_id: str | None = None) -> list[dict[str, Any]]:
+    """The carried facts (of one concept, or all), each with the mapping that brought it: what ``kb show`` marks."""
+    if not is_augmented(kb):
+        return []
+    columns = ("concept_id", "field", "value", "object_id", "predicate_id", "confidence", "mapping_file", "line")
+    where, params = ("WHERE concept_id = ?", (concept_id,)) if concept_id is not None else ("", ())
+    rows = kb._db.execute(f"SELECT {', '.join(columns)} FROM augmentations {where} ORDER BY rowid", params)
+    return [dict(zip(columns, row)) for row in rows]
+
+
+def augmentation_summary(kb: KB) -> dict[str, Any] | None:
+    """What ``kb info`` says of an augmented KB (None for one that is not): where from, through what, how much."""
+    if not is_augmented(kb):
+        return None
+    facts = dict(kb._db.execute("SELECT field, COUNT(*) FROM augmentations GROUP BY field ORDER BY field"))
+    concepts = kb._db.execute("SELECT COUNT(DISTINCT concept_id) FROM augmentations").fetchone()[0]
+    return {"augmented_from": kb.meta.get("augmented_from"), "rounds": [r for r in kb.meta.get("augmented_with", "").split("; ") if r],
+            "facts": facts, "concepts": concepts}

@@ -4,10 +4,26 @@ the same message."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from medlink.errors import MedlinkError, MissingInputError
 from medlink.kb.store import KB
+
+
+@dataclass(frozen=True)
+class Sides:
+    """How a command names its two KBs and the mistakes refused, so each error speaks the command's own words."""
+    source: str = "--source"
+    target: str = "--target"
+    itself: str = "aligning a KB to itself maps every concept to itself"
+    no_concepts: str = "the KB has no concepts to align"
+    no_names: str = "the KB has no names to align to"
+
+
+ALIGN = Sides()
+AUGMENT = Sides("KB", "--with", "augmenting a KB from itself carries nothing new", "the KB has no concepts to augment",
+                "the KB has no names to carry from")
 
 
 def _is_source_spec(text: str) -> bool:
@@ -35,35 +51,36 @@ def _built_from_spec(text: str) -> Path:
     return path
 
 
-def open_side(path: str | Path, side: str) -> KB:
-    """A KB file, ``default``, or a source spec FORMAT:PATH (built for this run) for one side of an alignment; a
-    missing file names the side and the option."""
+def open_side(path: str | Path, label: str) -> KB:
+    """A KB file, ``default``, or a source spec FORMAT:PATH (built for this run) for one side; a missing file names the
+    side as the command calls it (``label``: "--source", "KB", "--with")."""
     if str(path) != "default" and not Path(path).is_file():
         if _is_source_spec(str(path)):
             try:
                 return KB.open(_built_from_spec(str(path)))
             except MedlinkError as error:
-                raise MedlinkError(f"--{side}: {error}") from None
-        raise MissingInputError(f"--{side} {path}: no such KB file (build one with 'medlink kb build {path} FORMAT:PATH', "
+                raise MedlinkError(f"{label}: {error}") from None
+        raise MissingInputError(f"{label} {path}: no such KB file (build one with 'medlink kb build {path} FORMAT:PATH', "
                                 "or give a source FORMAT:PATH)")
     try:
         return KB.open(path)
     except MedlinkError as error:
-        raise MedlinkError(f"--{side}: {error}") from None
+        raise MedlinkError(f"{label}: {error}") from None
 
 
-def open_pair(source: str | Path, target: str | Path) -> tuple[KB, KB]:
+def open_pair(source: str | Path, target: str | Path, sides: Sides = ALIGN) -> tuple[KB, KB]:
     """Source and target KBs, refused when they are one file, the source has no concept or the target no name."""
+    s, t = sides.source, sides.target
     if str(source) != "default" and str(target) != "default" and Path(source).exists() and Path(target).exists() \
             and Path(source).resolve() == Path(target).resolve():
-        raise MedlinkError(f"--source and --target are the same file ({source}); aligning a KB to itself maps every concept to itself")
+        raise MedlinkError(f"{s} and {t} are the same file ({source}); {sides.itself}")
     if str(source) == str(target):
-        raise MedlinkError(f"--source and --target are the same ({source}); aligning a KB to itself maps every concept to itself")
-    source_kb, target_kb = open_side(source, "source"), open_side(target, "target")
+        raise MedlinkError(f"{s} and {t} are the same ({source}); {sides.itself}")
+    source_kb, target_kb = open_side(source, s), open_side(target, t)
     if source_kb.checksum == target_kb.checksum:
-        raise MedlinkError(f"--source {source} and --target {target} hold the same KB (checksum {source_kb.checksum}); give two different KBs")
+        raise MedlinkError(f"{s} {source} and {t} {target} hold the same KB (checksum {source_kb.checksum}); give two different KBs")
     if len(source_kb) == 0:
-        raise MedlinkError(f"--source {source}: the KB has no concepts to align")
+        raise MedlinkError(f"{s} {source}: {sides.no_concepts}")
     if next(target_kb.iter_names(batch=1), None) is None:
-        raise MedlinkError(f"--target {target}: the KB has no names to align to")
+        raise MedlinkError(f"{t} {target}: {sides.no_names}")
     return source_kb, target_kb

@@ -1,4 +1,4 @@
-"""``medlink kb``: build a KB and look into one (info, show, search)."""
+"""``medlink kb``: build a KB and look into one (info, show, search); undo an augmentation (unaugment)."""
 
 from __future__ import annotations
 
@@ -66,10 +66,13 @@ def kb_build(
 @app.command("info")
 def kb_info(kb: str = typer.Argument(..., help="KB file, or 'default'."), as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
     """Counts of concepts, names, relations, xrefs and sources."""
+    from medlink.align.augment import augmentation_summary
+
     with open_kb(kb) as store:
         stats = store.stats()
+        augmented = augmentation_summary(store)
     if as_json:
-        typer.echo(json.dumps(stats))
+        typer.echo(json.dumps({**stats, "augmentation": augmented}))
         return
     for key in ("path", "checksum", "concepts", "names", "distinct_normalized_names", "relations", "xrefs", "types", "id_aliases", "with_definition"):
         typer.echo(f"{key:26} {stats[key]:,}" if isinstance(stats[key], int) else f"{key:26} {stats[key]}")
@@ -78,12 +81,21 @@ def kb_info(kb: str = typer.Argument(..., help="KB file, or 'default'."), as_jso
     typer.echo("relations by type: " + ", ".join(f"{k} {v:,}" for k, v in stats["relations_by_type"].items()))
     for source in stats["sources"]:
         typer.echo(f"source: {source['format']}:{source['path'] or '(packaged)'} prefix={source['prefix']!r} records={source['records']:,} skipped={source['skipped']:,}")
+    if augmented:
+        facts = ", ".join(f"{count:,} {field}s" for field, count in augmented["facts"].items()) or "no facts"
+        typer.echo(f"augmented:         {facts} carried into {augmented['concepts']:,} concepts (see 'medlink kb show'; undo: "
+                   "'medlink kb unaugment')")
+        typer.echo(f"augmented from:    {augmented['augmented_from']}")
+        for number, round_ in enumerate(augmented["rounds"], 1):
+            typer.echo(f"augmentation {number}:    {round_}")
 
 
 @app.command("show")
 def kb_show(kb: str = typer.Argument(..., help="KB file, or 'default'."), concept_id: str = typer.Argument(..., help="The concept's id (an alt or replaced id finds it too)."), as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
-    """Everything the KB knows about one concept."""
+    """Everything the KB knows about one concept (facts 'kb augment' carried in: marked, with their mapping)."""
     from dataclasses import asdict
+
+    from medlink.align.augment import provenance
 
     with open_kb(kb) as store:
         concept = store.concept(concept_id)
@@ -91,18 +103,26 @@ def kb_show(kb: str = typer.Argument(..., help="KB file, or 'default'."), concep
             fail(f"no concept {concept_id!r} in {store.path}", code=1)
         children = store.children(concept.id)
         names = {cid: store.name_of(cid) for cid in concept.parents + children + [t for _, t in concept.relations]}
+        carried = provenance(store, concept.id)
     if as_json:
-        typer.echo(json.dumps({**asdict(concept), "children": children}))
+        typer.echo(json.dumps({**asdict(concept), "children": children, "augmented": carried}))
         return
+    marks = {(fact["field"], fact["value"]): _carried_mark(fact) for fact in carried}
     typer.echo(f"{concept.id}  {concept.name}" + (f"  (requested {concept_id})" if concept.id != concept_id else ""))
     if concept.source:
         typer.echo(f"  source:     {concept.source}")
-    if concept.types:
-        typer.echo(f"  types:      {', '.join(concept.types)}")
+    own_types = [t for t in concept.types if ("type", t) not in marks]
+    if own_types:
+        typer.echo(f"  types:      {', '.join(own_types)}")
+    for type_ in concept.types:
+        if ("type", type_) in marks:
+            typer.echo(f"  type:       {type_}  {marks['type', type_]}")
     if concept.definition:
-        typer.echo(f"  definition: {concept.definition}")
+        typer.echo(f"  definition: {concept.definition}" + (f"  {marks['definition', concept.definition]}"
+                                                          if ("definition", concept.definition) in marks else ""))
     for text, kind in concept.synonyms:
-        typer.echo(f"  {kind + ':':<{max(12, len(kind) + 2)}}{text}")  # a long kind ("abbreviation") keeps a space before the name
+        mark = f"  {marks['synonym', text]}" if ("synonym", text) in marks else ""
+        typer.echo(f"  {kind + ':':<{max(12, len(kind) + 2)}}{text}{mark}")  # a long kind ("abbreviation") keeps a space before the name
     for parent in concept.parents:
         typer.echo(f"  parent:     {parent}  {names.get(parent) or ''}")
     for child in children[:20]:
@@ -136,6 +156,28 @@ def kb_search(
                 typer.echo(f"{text}\t{concept_id}\t{store.name_of(concept_id)}\t(matched {kind} '{name}')")
 
 
+def _carried_mark(fact: dict) -> str:
+    confidence = "" if fact["confidence"] is None else f" {fact['confidence']:.4f}"
+    line = f":{fact['line']}" if fact["line"] is not None else ""
+    return f"[carried: {fact['object_id']} {fact['predicate_id']}{confidence}; {fact['mapping_file']}{line}]"
+
+
 from medlink.cli.align import register_kb  # noqa: E402  (medlink kb augment: defined with the alignment commands)
 
 register_kb(app)
+
+
+@app.command("unaugment")
+def kb_unaugment(
+    kb: str = typer.Argument(..., help="A KB 'medlink kb augment' wrote."),
+    out: Path = typer.Option(..., "--out", help="The KB file to write (atomically; never KB itself)."),
+) -> None:
+    """Undo 'kb augment': write KB without every fact it carried in (all rounds), as it was before.
+
+    The checksum is recomputed from what is left, so it is the original KB's again and indexes built
+    for that KB fit the result.
+    """
+    from medlink.align.augment import undo_augmentation
+
+    report = undo_augmentation(kb, out)
+    typer.echo(f"wrote {out}: {report.summary()}")
