@@ -156,10 +156,24 @@ def test_fitting_on_labelled_lists_chooses_on_out_of_fold_probabilities():
 # -- the index ----------------------------------------------------------------------------------------
 
 def test_pseudo_mentions_are_held_out_of_the_index(organ_kb):
-    mentions, held = draw_pseudo_mentions(organ_kb, held_out=50, present=50)
+    mentions, held = draw_pseudo_mentions(organ_kb, held_out=50, present=50, variants=40)
     names = {(cid, normalize(text)) for cid, text, _ in held.iter_names()}
-    held_out = [m for m in mentions if not m.nil and (m.concept_id, normalize(m.text)) not in names]
-    assert len(held_out) == 50
+    not_in_index = [m for m in mentions if not m.nil and (m.concept_id, normalize(m.text)) not in names]
+    misspelt = [m for m in not_in_index if not any(cid == m.concept_id for cid, _ in held.held_names)]
+    assert len(not_in_index) == 50 + len(misspelt) and 30 <= len(misspelt) <= 40  # held-out synonyms, and names asked about misspelt
+    assert all(any(text_distance_one(m.text, text) for c, text, _ in held.iter_names() if c == m.concept_id)
+                                       for m in misspelt)
+
+
+def text_distance_one(a: str, b: str) -> bool:
+    """One edit apart: a letter dropped, added (a plural "s", a doubled letter) or two neighbours swapped."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
     assert all(m.concept_id not in {cid for cid, _ in held.iter_concepts()} for m in mentions if m.nil)
 
 

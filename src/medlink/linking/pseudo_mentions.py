@@ -6,7 +6,10 @@ was taken out of the index* (otherwise it matches itself exactly and everything 
 concepts gives up one synonym each (every name of the concept with the same normalised form), and a smaller sample
 of concepts leaves the index entirely, their names becoming NIL mentions. Real mentions also often *are* a KB name,
 and a model that never saw an exact match would learn that exact matches are rare and wrong: as many names again are
-asked about as they stand in the index (right when the name is that concept's alone, ambiguous when shared). A
+asked about as they stand in the index (right when the name is that concept's alone, ambiguous when shared). And real
+mentions are often a name misspelt or inflected ("heart failures", "diabetis mellitus"): a model that saw only exact
+names and held-out synonyms (which read unlike the names left) learns that a near-miss spelling is wrong, so some
+names are asked about with one edit (a letter dropped, doubled or swapped, a plural "s" added or taken away). A
 linker built with the index's own config over what is left links them all; its candidate lists are the fitting data.
 """
 
@@ -21,6 +24,7 @@ from medlink.kb.store import KB
 HELD_OUT = 1500  # concepts that give up a synonym
 PRESENT = 1500  # names asked about as they stand in the index
 NIL_SHARE = 0.15  # of HELD_OUT + PRESENT, concepts removed whole: their preferred names become NIL mentions
+VARIANTS = 750  # names asked about with one edit (still in the index)
 
 
 @dataclass
@@ -52,8 +56,29 @@ class HeldOutKB:
         return ((alias, cid, reason) for alias, cid, reason in self.kb.iter_id_aliases() if cid not in self.removed)
 
 
+def misspelt(text: str, rng: random.Random) -> str:
+    """``text`` with one edit in one of its longer words: a plural "s" added or taken away, or a letter inside the word
+    dropped, doubled or swapped with the next (the first letter stays: people rarely miss it)."""
+    words = text.split(" ")
+    long_words = [i for i, w in enumerate(words) if len(w) >= 5 and w.isalpha()]
+    if not long_words:
+        return text
+    i = rng.choice(long_words)
+    word, at = words[i], rng.randrange(1, len(words[i]) - 1)
+    edit = rng.choice(("plural", "drop", "double", "swap"))
+    if edit == "plural":
+        word = word[:-1] if word.endswith("s") else word + "s"
+    elif edit == "drop":
+        word = word[:at] + word[at + 1:]
+    elif edit == "double":
+        word = word[:at] + word[at] + word[at:]
+    else:
+        word = word[:at] + word[at + 1] + word[at] + word[at + 2:]
+    return " ".join(words[:i] + [word] + words[i + 1:])
+
+
 def draw_pseudo_mentions(kb: KB, held_out: int = HELD_OUT, present: int = PRESENT, nil_share: float = NIL_SHARE,
-                         seed: int = 0) -> tuple[list[PseudoMention], HeldOutKB]:
+                         seed: int = 0, variants: int = VARIANTS) -> tuple[list[PseudoMention], HeldOutKB]:
     """Seeded pseudo-mentions and the KB they must be linked against."""
     names: dict[str, dict[str, str]] = {}  # concept -> normalised form -> one spelling of it
     for cid, text, _kind in kb.iter_names():
@@ -70,6 +95,7 @@ def draw_pseudo_mentions(kb: KB, held_out: int = HELD_OUT, present: int = PRESEN
     others = [cid for cid in concepts if cid not in taken]
     as_they_stand = others[:present]
     removed = others[present: present + int(round((len(chosen) + len(as_they_stand)) * nil_share))]
+    varied = others[present + len(removed): present + len(removed) + variants]
     mentions, held_names = [], set()
     for cid in chosen:
         preferred_key = kb.normalize(preferred.get(cid, ""))
@@ -80,4 +106,8 @@ def draw_pseudo_mentions(kb: KB, held_out: int = HELD_OUT, present: int = PRESEN
         mentions.append(PseudoMention(names[cid][rng.choice(sorted(names[cid]))], cid, False))
     for cid in removed:
         mentions.append(PseudoMention(preferred.get(cid) or next(iter(names[cid].values())), cid, True))
+    for cid in varied:
+        variant = misspelt(names[cid][rng.choice(sorted(names[cid]))], rng)
+        if kb.normalize(variant) not in names[cid]:  # a name of short words only stays as it is: asked about as it stands already
+            mentions.append(PseudoMention(variant, cid, False))
     return mentions, HeldOutKB(kb, held_names, set(removed))
