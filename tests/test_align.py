@@ -91,7 +91,9 @@ def test_sssom_validates_with_the_sssom_package(pair, ranking, tmp_path):
     out = write_mappings(tmp_path / "m.sssom.tsv", mappings(ranking, 0.8, 2), pair[0], pair[1])
     parsed = parse_sssom_table(out)
     assert len(parsed.df) == len(list(sssom.read_sssom(out)))
-    assert set(parsed.df["predicate_id"]) <= {sssom.EXACT, sssom.CLOSE}
+    assert set(parsed.df["predicate_id"]) <= {sssom.EXACT, sssom.CLOSE, sssom.BROAD, sssom.NARROW}
+    first = parsed.df[parsed.df["comment"].str.startswith("rank 1")]
+    assert dict(zip(first["subject_id"], first["predicate_id"])).get("DOID:5844") == sssom.NARROW  # myocardial infarction -> Acute myocardial infarction: the target says more
     assert {"DOID", "ICD10CM", "skos", "semapv"} <= set(parsed.converter.prefix_map)
     validate(parsed, [SchemaValidationType.JsonSchema, SchemaValidationType.PrefixMapCompleteness, SchemaValidationType.StrictCurieFormat],
              fail_on_error=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from medlink.align import sssom
 from medlink.align.candidates import DEFAULT_K, CandidateSet, SourceQueries, TargetIndex, generate
 from medlink.align.dense import dense_similarity, with_dense_candidates
+from medlink.align.predicates import predicate
 from medlink.align.scoring import Calibration, Ranking, cross_logits, rank
 from medlink.directories import require_replaceable_file
 from medlink.errors import MedlinkError
@@ -76,7 +77,8 @@ def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progre
 def mappings(ranking: Ranking, threshold: float, top_k: int = 1, exact_at: float | None = None) -> list[sssom.Mapping]:
     """Each source's targets with confidence >= ``threshold`` (at most ``top_k``): the first skos:exactMatch when its
     confidence reaches ``exact_at`` (default: ``threshold``; the level at which the method claims an equivalence, when
-    a user keeps more with a lower threshold), else skos:closeMatch, as the others are; a source with none gets a
+    a user keeps more with a lower threshold) and its names do not read as broader or narrower than the source's (then
+    skos:broadMatch / narrowMatch: ``align.predicates``), else skos:closeMatch, as the others are; a source with none gets a
     sssom:NoTermFound row carrying its best confidence."""
     exact_at = threshold if exact_at is None else exact_at
     candidates = ranking.candidates
@@ -84,14 +86,18 @@ def mappings(ranking: Ranking, threshold: float, top_k: int = 1, exact_at: float
     # a model that reads meaning (cross-encoder, bi-encoder) decided: semantic similarity; the calibration alone weighs lexical evidence
     justification = sssom.SEMANTIC if ranking.method in ("cross-encoder", "calibrated + bi-encoder") else sssom.LEXICAL
     out: list[sssom.Mapping] = []
+    alias_sets = candidates.queries.alias_sets
+    target_names = lambda t: [names[t], *candidates.target.synonyms.get(t, [])]  # noqa: E731
     for i, (source_id, source_name) in enumerate(zip(candidates.queries.concept_ids, candidates.queries.names)):
         row = ranking.row(i)
         targets, confidence = ranking.targets[row], ranking.confidence[row]
         # the first target decides: under the threshold, NoTermFound whatever --top-k; above it, the next ones that pass
         kept = list(takewhile(lambda pair: pair[1] >= threshold, zip(targets[:top_k].tolist(), confidence[:top_k].tolist())))
         for rank_, (t, c) in enumerate(kept):
-            out.append(sssom.Mapping(source_id, source_name, sssom.EXACT if rank_ == 0 and c >= exact_at else sssom.CLOSE, ids[t], names[t], justification,
-                                     c, f"rank {rank_ + 1} ({ranking.method})"))
+            match = sssom.CLOSE
+            if rank_ == 0 and c >= exact_at:
+                match = predicate([source_name, *(alias_sets[i] if i < len(alias_sets) else [])], target_names(t))
+            out.append(sssom.Mapping(source_id, source_name, match, ids[t], names[t], justification, c, f"rank {rank_ + 1} ({ranking.method})"))
         if not kept:
             best = f"; best candidate {ids[int(targets[0])]} at {float(confidence[0]):.4f}" if len(targets) else "; no candidate"
             out.append(sssom.Mapping(source_id, source_name, sssom.EXACT, sssom.NO_TERM, "", justification, None,

@@ -2,8 +2,9 @@
 
 Written by hand, following the SSSOM conventions the ``sssom`` package checks (``sssom validate``): a YAML metadata
 block of ``#`` lines (curie_map, mapping_set_id, license, tool, sources), then one row per mapping with CURIE ids,
-``skos:exactMatch`` for a source's best target and ``skos:closeMatch`` for the runners-up kept, a semapv
-justification and a confidence; a source with nothing above the threshold gets one ``sssom:NoTermFound`` row. The
+``skos:exactMatch`` for a source's best target (broadMatch / narrowMatch when it reads as broader / narrower:
+``align.predicates``) and
+``skos:closeMatch`` for the runners-up kept, a semapv justification and a confidence; a source with nothing above the threshold gets one ``sssom:NoTermFound`` row. The
 ``sssom`` package itself (linkml, pandas, rdflib...) is far heavier than medlink's core, so it is only a test / extra
 dependency (``pip install 'medlink[align]'``). Ids a KB keeps without a prefix (MEDIC's "D003924") are written with
 the side's prefix (``MEDIC:D003924``) and resolved back without it. A local part with characters a CURIE may not hold
@@ -27,7 +28,7 @@ from medlink.directories import replaced_file
 from medlink.errors import InputFormatError, MissingInputError
 
 SIGNATURE = "# mapping_tool: medlink"  # how an SSSOM file medlink wrote is recognised (outputs only replace their own kind)
-EXACT, CLOSE = "skos:exactMatch", "skos:closeMatch"
+EXACT, CLOSE, BROAD, NARROW = "skos:exactMatch", "skos:closeMatch", "skos:broadMatch", "skos:narrowMatch"
 NO_TERM = "sssom:NoTermFound"
 LEXICAL, SEMANTIC = "semapv:LexicalMatching", "semapv:SemanticSimilarityThresholdMatching"
 COLUMNS = ("subject_id", "subject_label", "predicate_id", "object_id", "object_label", "mapping_justification", "confidence",
