@@ -493,3 +493,14 @@ def test_train_aligner_with_a_gold_file_not_in_utf8_exits_2(kbs, tmp_path):
                              "--gold", str(gold), "--out", str(tmp_path / "aligner"), "--no-cross-encoder", "-q"], capture_output=True, text=True)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"error: {gold}:1: not UTF-8 (byte 0xe9" in result.stderr
+
+
+def test_a_bi_encoder_without_an_aligner_adds_candidates(pair):
+    """--bi-encoder packaged: the MiniLM's nearest target names join the lexical candidates (no training needed)."""
+    pytest.importorskip("torch")
+    source, target, gold = pair
+    ranking = align(source, target, AlignOptions(bi_encoder="packaged"), progress=False)
+    assert ranking.method == "lexical + bi-encoder candidates"
+    assert ranking_measures(gold_ranks(ranking.ranked_ids(), gold))["recall@4"] == 1.0
+    with pytest.raises(MedlinkError, match="--bi-encoder is for aligning without an aligner"):
+        align(source, target, AlignOptions(bi_encoder="packaged", aligner=Path("any-aligner")), progress=False)

@@ -5,7 +5,7 @@ Library callers (benchmarks) use ``align`` and ``mappings``; ``medlink align`` a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import takewhile
 from pathlib import Path
 
@@ -28,6 +28,7 @@ class AlignOptions:
     aligner: Path | None = None  # a 'medlink train aligner' folder
     depth: int | None = None  # candidates the aligner reads (None: what it was trained with)
     ancestors: int = 8  # top candidates whose is_a ancestors join the candidates
+    bi_encoder: str | None = None  # without an aligner: "packaged" or a model folder whose nearest target names join the candidates
 
 
 def load_aligner(folder: Path):
@@ -40,11 +41,12 @@ def load_aligner(folder: Path):
     return CrossEncoder(folder, trained=True), calibration
 
 
-def target_index_for(target: KB, calibration: Calibration | None = None) -> TargetIndex:
-    """The target's generators as ``calibration`` was fitted with them (its bi-encoder's dense candidates or not)."""
+def target_index_for(target: KB, calibration: Calibration | None = None, bi_encoder: str | None = None) -> TargetIndex:
+    """The target's generators as ``calibration`` was fitted with them (its bi-encoder's dense candidates or not), or with
+    ``bi_encoder``'s (aligning without an aligner)."""
     with phase(f"indexing the target's names ({Path(target.path).name})"):
         index = TargetIndex.build(target)
-    return with_dense_candidates(index, calibration.bi_encoder if calibration is not None and calibration.dense_candidates else None)
+    return with_dense_candidates(index, calibration.bi_encoder if calibration is not None and calibration.dense_candidates else bi_encoder)
 
 
 def score_candidates(candidates: CandidateSet, model, calibration: Calibration | None, depth: int | None = None,
@@ -64,14 +66,18 @@ def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progre
     """Rank target concepts for every source concept (module docstring)."""
     model = calibration = None
     if options.aligner is not None:
+        if options.bi_encoder is not None:
+            raise MedlinkError("--bi-encoder is for aligning without an aligner: a trained aligner brings its own (medlink train aligner --bi-encoder)")
         model, calibration = load_aligner(Path(options.aligner))
     if target_index is None:
-        target_index = target_index_for(target, calibration)
+        target_index = target_index_for(target, calibration, options.bi_encoder)
     queries = SourceQueries.from_kb(source, target.normalize)
     if calibration is not None:
         queries = calibration.queries(queries, target.normalize)
     candidates = generate(target_index, queries, options.k, ancestors=options.ancestors, progress=progress)
-    return score_candidates(candidates, model, calibration, options.depth, progress)
+    ranking = score_candidates(candidates, model, calibration, options.depth, progress)
+    # the bi-encoder's names join the candidates and their fused rank; the confidence stays the string similarity
+    return replace(ranking, method="lexical + bi-encoder candidates") if "dense" in target_index.generators and calibration is None else ranking
 
 
 def mappings(ranking: Ranking, threshold: float, top_k: int = 1, exact_at: float | None = None) -> list[sssom.Mapping]:

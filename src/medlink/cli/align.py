@@ -31,8 +31,11 @@ def align_command(
                                               help="Lowest confidence kept; below it a source gets a sssom:NoTermFound row "
                                                    "(default: the aligner's dev-chosen threshold, else 0.8 for lexical). A first "
                                                    "target kept under that default is written as skos:closeMatch."),
-    candidates: int = typer.Option(64, "--candidates", min=1, help="Candidates per source concept from BM25 + char n-gram TF-IDF (+ the aligner's bi-encoder) (64, as WikiUMLS aligns UMLS to Wikipedia)."),
+    candidates: int = typer.Option(64, "--candidates", min=1, help="Candidates per source concept from BM25 + char n-gram TF-IDF (+ a bi-encoder's) (64, as WikiUMLS aligns UMLS to Wikipedia)."),
     depth: Optional[int] = typer.Option(None, "--depth", min=1, help="Candidates the aligner reads per source (default: as trained)."),
+    bi_encoder: Optional[str] = typer.Option(None, "--bi-encoder", help="Without --aligner: a bi-encoder's nearest target names join "
+                                             "the candidates and their rank ('packaged': the MiniLM of the dense extra, or a model "
+                                             "folder); the confidence stays the string similarity."),
     quiet: bool = quiet_option(),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
 ) -> None:
@@ -46,7 +49,7 @@ def align_command(
     source_kb, target_kb = open_pair(source, target)
     calibration = Calibration.load(aligner) if aligner is not None else None  # a wrong folder fails before the work
     check_mappings_output(out, source_kb, target_kb)  # so does an --out medlink may not replace
-    ranking = align(source_kb, target_kb, AlignOptions(k=candidates, aligner=aligner, depth=depth), progress=not quiet)
+    ranking = align(source_kb, target_kb, AlignOptions(k=candidates, aligner=aligner, depth=depth, bi_encoder=bi_encoder), progress=not quiet)
     claims = calibration.threshold if calibration is not None else LEXICAL_THRESHOLD  # where a first target is an exactMatch
     threshold = claims if threshold is None else threshold
     rows = mappings(ranking, threshold, top_k, exact_at=claims)
