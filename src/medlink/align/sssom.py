@@ -3,10 +3,10 @@
 Written by hand, following the SSSOM conventions the ``sssom`` package checks (``sssom validate``): a YAML metadata
 block of ``#`` lines (curie_map, mapping_set_id, license, tool, sources), then one row per mapping with CURIE ids,
 ``skos:exactMatch`` for a source's best target (broadMatch / narrowMatch when it reads as broader / narrower:
-``align.predicates``) and
-``skos:closeMatch`` for the runners-up kept, a semapv justification and a confidence; a source with nothing above the threshold gets one ``sssom:NoTermFound`` row. The
-``sssom`` package itself (linkml, pandas, rdflib...) is far heavier than medlink's core, so it is only a test / extra
-dependency (``pip install 'medlink[align]'``). Ids a KB keeps without a prefix (MEDIC's "D003924") are written with
+``align.predicates``) and ``skos:closeMatch`` for the runners-up kept, a semapv justification and a confidence; a
+source with nothing above the threshold gets one ``sssom:NoTermFound`` row. The ``sssom`` package itself (linkml,
+pandas, rdflib...) is far heavier than medlink's core, so it is only a test / extra dependency (``pip install
+'medlink[align]'``). Ids a KB keeps without a prefix (MEDIC's "D003924") are written with
 the side's prefix (``MEDIC:D003924``) and resolved back without it. A local part with characters a CURIE may not hold
 (a space, "|", a non-ASCII letter, a URI's "://") is percent-encoded (``LOCAL:A%2001`` for "A 01"), because sssom
 silently drops a row whose id is neither a CURIE nor a URI; an id that is itself a well-formed absolute URI is written as
