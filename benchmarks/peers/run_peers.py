@@ -1,6 +1,6 @@
 """Peers side by side on NCBI Disease documents (PubTator: title + abstract), one KB for all: MEDIC.
 
-    python benchmarks/peers/run_peers.py [--systems quickumls gilda] [--workdir DIR] [--repeats 3] [--no-tuning]
+    python benchmarks/peers/run_peers.py [--systems quickumls gilda "longest-match dictionary"] [--workdir DIR] [--repeats 3] [--no-tuning]
                                          [--tuning-from benchmarks/results/peers_documents.json] [--name peers_documents]
 
 For each system: its options are chosen on the dev split (``GRIDS``: the option sets tried; the best by end-to-end
@@ -50,7 +50,8 @@ SPLIT_FILES = {"train": "NCBItrainset_corpus.txt", "dev": "NCBIdevelopset_corpus
 System = Callable[..., list[Document]]
 TAGGER_READY = (TAGGER / "medlink_tagger.json").exists()
 
-SYSTEMS: dict[str, System] = {"medlink": medlink_annotate, "quickumls": drivers.quickumls_annotate, "gilda": drivers.gilda_annotate}
+SYSTEMS: dict[str, System] = {"medlink": medlink_annotate, "quickumls": drivers.quickumls_annotate, "gilda": drivers.gilda_annotate,
+                               "longest-match dictionary": drivers.dictionary_annotate}
 GRIDS: dict[str, list[dict]] = {
     "quickumls": [{"threshold": t, "similarity_name": s, "window": w, "overlapping_criteria": o}
                   for t in (0.6, 0.7, 0.8, 0.9, 1.0) for s in ("jaccard", "cosine") for w in (5, 8) for o in ("score", "length")],
@@ -65,6 +66,7 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "medlink (MEDIC only)": ("medlink", {"memory": False, "exclude": False}),
     "quickumls + train mentions": ("quickumls", {"train_mentions": True}),
     "gilda + train mentions": ("gilda", {"train_mentions": True}),
+    "longest-match dictionary + train mentions": ("longest-match dictionary", {"train_mentions": True}),
 }
 if TAGGER_READY:
     VARIANTS["medlink (tagger + dictionary)"] = ("medlink", {"finder": "both"})
