@@ -188,7 +188,7 @@ def test_the_reranker_reads_preferred_names_or_the_matched_alias(cross):
         settings = {"model": "recorder", "top": 1, "weight": 1.0, "text": text}
         CrossEncoderReranker(Recorder(), settings).rerank([Mention("mi")], [LinkResult(Mention("mi"), candidates[0])])
         assert seen["pairs"] == [("mi", expected)]
-    with pytest.raises(MedlinkError, match="'text' must be one of name, matched, not 'definition'"):
+    with pytest.raises(MedlinkError, match="'text' must be one of name, matched, entity, not 'definition'"):
         CrossEncoderReranker.build({"model": "anything", "text": "definition"})  # refused before any model is loaded
 
 
@@ -208,7 +208,7 @@ def test_alias_training_reads_any_name_of_the_concept(kb, mentions, tmp_path, mo
     preferred = set(dict(kb.iter_concepts()).values())
     synonyms = {"breast cancer", "ovarian cancer", "colorectal cancer", "tumour", "renal"}  # the fixture's non-preferred names
     assert synonyms.isdisjoint(preferred) and read & synonyms
-    with pytest.raises(MedlinkError, match="'name' or 'alias'"):
+    with pytest.raises(MedlinkError, match="one of name, alias, entity"):
         train_cross_encoder(kb, tmp_path / "x", mentions, negatives, config=CrossTrainConfig(concept_text="title"), progress=False)
 
 
@@ -222,3 +222,35 @@ def test_a_model_without_a_score_head_is_refused_as_a_reranker():
 def test_a_cross_encoder_reranker_without_a_model_is_refused_when_the_config_is_read():
     with pytest.raises(MedlinkError, match="rerank.json: reranker \\(cross-encoder\\): 'model' is required: a trained cross-encoder folder"):
         LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf"}], "reranker": {"type": "cross-encoder", "top": 3}}, "rerank.json")
+
+
+def test_entity_text_training_and_reranking_read_types_and_definitions(tmp_path, monkeypatch):
+    """Paper 002's entity text: the model trains on, and the index's reranker reads, "name [SEP] types [SEP] definition"."""
+    from pathlib import Path
+
+    from medlink.text.concept_text import entity_texts
+
+    target = Path(__file__).parent / "fixtures" / "align" / "target.tsv"  # types for every code, definitions for two
+    build_kb(tmp_path / "t.sqlite", [f"tsv=ICD10CM:{target}"], progress=False)
+    kb = KB.open(tmp_path / "t.sqlite")
+    described = entity_texts(kb)
+    assert described["ICD10CM:E11"] == "Type 2 diabetes mellitus [SEP] category [SEP] Diabetes with insulin resistance."
+    pairs = [("adult onset diabetes", "ICD10CM:E11"), ("juvenile diabetes", "ICD10CM:E10"), ("psoriasis of skin", "ICD10CM:L40"),
+             ("asthma attack", "ICD10CM:J45"), ("high blood pressure", "ICD10CM:I10"), ("heart attack", "ICD10CM:I21")]
+    read = set()
+    real = CrossEncoder.forward
+    monkeypatch.setattr(CrossEncoder, "forward", lambda self, left, right: read.update(right) or real(self, left, right))
+    config = CrossTrainConfig(epochs=1, batch_size=3, candidates=3, concept_text="entity", precision="fp32")
+    train_cross_encoder(kb, tmp_path / "ce", pairs, [["ICD10CM:J45", "ICD10CM:L40"]] * len(pairs), config=config, progress=False)
+    assert described["ICD10CM:E11"] in read and described["ICD10CM:L40"] in read
+    monkeypatch.setattr(CrossEncoder, "forward", real)
+    index_config = LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf"}],
+                                           "rerankers": [{"type": "cross-encoder", "model": str(tmp_path / "ce"), "text": "entity", "top": 3}]})
+    Linker.build(kb, index_config).save(tmp_path / "index")
+    reloaded = Linker.load(tmp_path / "index", kb).rerankers[0]
+    assert reloaded.entity_texts == described  # saved beside the reranker, so linking needs no KB
+    groups = []
+    monkeypatch.setattr(reloaded.model, "score", lambda left, right: groups.append(list(right)) or np.zeros(len(right)))
+    reloaded.scores(["type 2 diabetes"], [[Candidate("ICD10CM:E11", 1.0, name="Type 2 diabetes mellitus"),
+                                            Candidate("ICD10CM:E10", 0.9, name="Type 1 diabetes mellitus")]])
+    assert groups == [[described["ICD10CM:E11"], described["ICD10CM:E10"]]]

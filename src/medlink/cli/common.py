@@ -46,7 +46,7 @@ def quiet_phases(quiet: bool) -> None:
 METAVARS = {"index": "INDEX", "kb": "KB", "out": "PATH", "config": "CONFIG", "memory": "FORMAT:PATH", "dataset": "FORMAT:PATH",
             "dev": "FORMAT:PATH", "train": "FORMAT:PATH", "input_path": "FILE", "input_format": "FORMAT", "generators": "NAMES",
             "prefer_prefix": "PREFIX", "bi_encoder": "packaged|DIR", "precision": "auto|fp32|bf16|int8", "search": "STAGES", "pairs": "DIR", "model": "DIR",
-            "candidates_model": "DIR", "config_file": "CONFIG", "tasks": "TASKS", "concept_text": "name|alias", "pooling": "mean|cls", "keep": "CHARS",
+            "candidates_model": "DIR", "config_file": "CONFIG", "tasks": "TASKS", "concept_text": "name|alias|entity", "pooling": "mean|cls", "keep": "CHARS",
             "learning_rate": "RATE", "tau": "T", "kg_weight": "W", "dev_fraction": "F", "older_than": "DAYS",
             "output_format": "FORMAT", "tagger": "DIR", "exclude_names": "FILE", "abbreviation_choice": "long|best",
             "calibration_model": "auto|trees|logistic", "dev_mappings": "FILE", "consistency": "both|propagate|vote|off", "overlap": "longest|all", "combine": "union|confirmed|confirmed+missed|learned", "selector": "FILE", "documents": "FORMAT:PATH", "finder": "dictionary|tagger|both|given"}

@@ -125,7 +125,8 @@ def train_cross_encoder_command(
     learning_rate: float = typer.Option(3e-5, "--lr", help="Peak learning rate (AdamW, linear warm-up and decay)."),
     concept_text: str = typer.Option("name", "--concept-text",
                                      help="'name': read mentions against preferred names; 'alias': against any KB name of the concept "
-                                          "(for a reranker with text 'matched')."),
+                                          "(for a reranker with text 'matched'); 'entity': against 'name [SEP] types [SEP] definition' "
+                                          "(for a reranker with text 'entity'; a KB with types and definitions, e.g. after kb augment)."),
     seed: int = typer.Option(13, "--seed", help="Random seed (sampling, shuffling, initialisation): the same seed and data give the same run."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.directories import require_replaceable, staged_directory
@@ -27,6 +27,7 @@ from medlink.retrieval.base import CandidateGenerator, build_generator, load_gen
 from medlink.retrieval.fusion import Fusion
 from medlink.retrieval.hits import Hits, top_k as ranked_top
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable, read_lines, write_json, write_lines
+from medlink.text.concept_text import entity_texts
 from medlink.text.normalize import Normalizer
 from medlink.text.finders.dictionary import DictionaryFinder
 
@@ -122,9 +123,10 @@ class Linker:
         self.directory: Path | None = None  # the index folder this linker was loaded from
         self._position = {cid: i for i, cid in enumerate(concept_ids)}
 
-    def parts(self, memory: Sequence[tuple[str, str]] = ()) -> LinkerParts:
-        """What rerankers may use of this linker (``memory``: normalised (mention, concept) pairs, when building)."""
-        return LinkerParts(self.generators, self.candidate_for, memory, self.memory.summary() if self.memory else None, self.normalize)
+    def parts(self, memory: Sequence[tuple[str, str]] = (), describe: Callable[[], dict[str, str]] | None = None) -> LinkerParts:
+        """What rerankers may use of this linker (``memory``: normalised (mention, concept) pairs, and ``describe``: the
+        KB's entity texts, when building)."""
+        return LinkerParts(self.generators, self.candidate_for, memory, self.memory.summary() if self.memory else None, self.normalize, describe)
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
@@ -163,7 +165,7 @@ class Linker:
         manifest["tables"] = sources
         check_calibration(config.to_dict(), kb.checksum, "config", manifest["memory"])
         linker = cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory, _alt_ids(kb))
-        parts = linker.parts([(kb.normalize(text), concept) for text, concept in memory.pairs] if has_memory else [])
+        parts = linker.parts([(kb.normalize(text), concept) for text, concept in memory.pairs] if has_memory else [], lambda: entity_texts(kb))
         for settings in config.rerankers:
             with phase(f"index: {settings['type']} reranker"):
                 linker.rerankers.append(build_reranker(settings, parts))

@@ -29,6 +29,7 @@ class LinkerParts:
     memory: Sequence[tuple[str, str]] = field(default_factory=list)
     memory_summary: dict | None = None  # what the memory given held and skipped (None: no memory was given)
     normalize: Callable[[str], str] | None = None  # the index's normaliser (the calibration stage compares aliases with mentions)
+    describe: Callable[[], dict[str, str]] | None = None  # when building: concept id -> entity text (text.concept_text.entity_texts)
 
 
 @runtime_checkable

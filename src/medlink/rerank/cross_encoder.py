@@ -30,15 +30,18 @@ import numpy as np
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.encoders.cross import CrossEncoder, CrossEncoderSpec, mention_side
 from medlink.encoders.precision import from_legacy
-from medlink.errors import MedlinkError
+from medlink.errors import DamagedFileError, MedlinkError
 from medlink.params import PRECISIONS, Param
 from medlink.rerank.base import LinkerParts, own_settings, replaced_candidates
-from medlink.retrieval.names import read_json
+from medlink.retrieval.names import read_json, read_lines, write_lines
 
 STAGE = "cross-encoder"
 PARAMS_FILE = "params.json"
 MEMO_PAIRS = 500_000  # scored (mention, text) pairs kept for reuse
-TEXTS = ("name", "matched")  # what the mention is read against: the preferred name, or the alias / memory mention that matched
+# what the mention is read against: the preferred name, the alias / memory mention that matched, or paper 002's entity
+# text ("name [SEP] types [SEP] definition", from the KB when the index is built: a model trained with --concept-text entity)
+TEXTS = ("name", "matched", "entity")
+ENTITY_TEXTS = "entity_texts.tsv"  # beside the reranker's params: concept id <TAB> entity text (text "entity" only)
 PARAMS = {
     "model": Param(str, note="a trained cross-encoder folder ('medlink train cross-encoder --out DIR')"),
     "top": Param(int, minimum=1, default=8),
@@ -58,9 +61,10 @@ class CrossEncoderReranker:
     TUNING_GRID = {"top": (4, 8, 16), "weight": (0.0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1)}  # weight 0: off
     requires_generator = None
 
-    def __init__(self, model: CrossEncoder, settings: dict):
+    def __init__(self, model: CrossEncoder, settings: dict, entity_texts: dict[str, str] | None = None):
         self.model = model
         self.settings = own_settings(self.type, PARAMS, settings)
+        self.entity_texts = entity_texts or {}  # concept id -> entity text (text "entity"; the name where the KB says nothing more)
         self._memo: dict[tuple[str, str], float] = {}  # (mention, text) -> score, shared with with_settings copies: tuning scores once
 
     @property
@@ -72,12 +76,17 @@ class CrossEncoderReranker:
     def build(cls, settings: dict, parts: LinkerParts | None = None) -> "CrossEncoderReranker":
         """From a config's reranker entry: ``model`` (a trained cross-encoder folder), ``top``, ``weight``, ``text``, ``max_length``, ``precision``."""
         settings = own_settings(cls.type, PARAMS, from_legacy(settings))
-        return cls(CrossEncoder(settings["model"], settings["max_length"], settings["precision"], trained=True), settings)
+        if settings["text"] == "entity" and (parts is None or parts.describe is None):
+            raise MedlinkError("a cross-encoder reading entity texts (text 'entity') is built with its index, from the KB's types and definitions")
+        texts = parts.describe() if settings["text"] == "entity" else None
+        return cls(CrossEncoder(settings["model"], settings["max_length"], settings["precision"], trained=True), settings, texts)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         payload = {"params": self.settings, "model": self.model.spec.to_dict()}
         (directory / PARAMS_FILE).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+        if self.entity_texts:
+            write_lines(directory / ENTITY_TEXTS, [f"{cid}\t{' '.join(text.split())}" for cid, text in self.entity_texts.items()])
 
     @classmethod
     def load(cls, directory: Path, settings: dict | None = None, parts: LinkerParts | None = None) -> "CrossEncoderReranker":
@@ -87,7 +96,7 @@ class CrossEncoderReranker:
             model = CrossEncoder.from_spec(CrossEncoderSpec.from_dict(saved["model"]))
         except MedlinkError as error:
             raise MedlinkError(f"{directory}: cannot use its cross-encoder: {error}. Restore that model folder or rebuild the index") from error
-        return cls(model, from_legacy({**saved["params"], **(settings or {})}))
+        return cls(model, from_legacy({**saved["params"], **(settings or {})}), _read_entity_texts(directory / ENTITY_TEXTS))
 
     def with_settings(self, **changes: Any) -> "CrossEncoderReranker":
         """The same model with another top / weight / text (dev tuning)."""
@@ -100,6 +109,8 @@ class CrossEncoderReranker:
         context is read when the model was trained with context."""
         if self.settings["text"] == "matched":
             text_of = lambda c: c.matched_name or c.name or c.concept_id  # noqa: E731
+        elif self.settings["text"] == "entity":
+            text_of = lambda c: self.entity_texts.get(c.concept_id) or c.name or c.concept_id  # noqa: E731
         else:
             text_of = lambda c: c.name or c.matched_name or c.concept_id  # noqa: E731
         groups = [[text_of(c) for c in row[: self.settings["top"]]] for row in candidates]
@@ -114,6 +125,16 @@ class CrossEncoderReranker:
     def rerank(self, mentions: Sequence[Mention], results: list[LinkResult]) -> list[LinkResult]:
         candidates = [r.candidates for r in results]
         return replaced_candidates(results, combine(candidates, self.scores(mentions, candidates), self.settings["weight"]))
+
+
+def _read_entity_texts(path: Path) -> dict[str, str] | None:
+    """The entity texts an index saved beside its reranker (None: it reads names); a line without its tab is damage."""
+    if not path.is_file():
+        return None
+    rows = [line.split("\t", 1) for line in read_lines(path)]
+    if any(len(row) != 2 for row in rows):
+        raise DamagedFileError(path, ValueError("a line without 'concept id<TAB>entity text': rebuild the index"))
+    return dict(rows)
 
 
 def combine(candidates: list[list[Candidate]], cross_scores: list[np.ndarray], weight: float) -> list[list[Candidate]]:

@@ -1,7 +1,7 @@
 """Training a cross-encoder reranker on annotated mentions (papers 002 and 003), on the CPU.
 
 Each training mention forms a group: its gold concept's preferred name (or, with ``concept_text =
-"alias"``, any of its KB names, drawn each epoch) and ``candidates - 1`` names of wrong concepts drawn (afresh each epoch) from the ones a bi-encoder ranks highest for it
+"alias"``, any of its KB names, drawn each epoch; with "entity", paper 002's "name [SEP] types [SEP] definition") and ``candidates - 1`` names of wrong concepts drawn (afresh each epoch) from the ones a bi-encoder ranks highest for it
 over the KB's names: the close calls a reranker exists to settle. The loss is a softmax over the
 group with the gold first (listwise cross-entropy, as paper 002's reranker). KB names only, never
 the mention memory: a training mention would find itself there and teach nothing.
@@ -28,9 +28,13 @@ from medlink.corpora.pubtator import iter_pubtator
 from medlink.encoders.cross import CONTEXT_MAX_LENGTH, MAX_LENGTH, CrossEncoder
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
+from medlink.text.concept_text import entity_texts
 from medlink.training.examples import ConceptNames
 from medlink.encoders.precision import check_precision
 from medlink.training.run import TrainingRun, TrainReport, check_training_numbers
+
+
+CROSS_CONCEPT_TEXTS = ("name", "alias", "entity")
 
 
 @dataclass
@@ -44,7 +48,8 @@ class CrossTrainConfig:
     precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto: bf16 only where this CPU runs it faster
     max_length: int | None = None  # None: MAX_LENGTH, or CONTEXT_MAX_LENGTH with context
     checkpoint_every: int = 100
-    concept_text: str = "name"  # "name": the preferred name; "alias": a random KB name of the concept, drawn each epoch
+    concept_text: str = "name"  # "name": the preferred name; "alias": a random KB name of the concept, drawn each epoch;
+    # "entity": "name [SEP] types [SEP] definition" (paper 002; the name alone for a concept the KB does not describe)
     context: int = 0  # characters of text each side of the mention the model reads (0: the mention alone)
 
     def __post_init__(self) -> None:
@@ -56,8 +61,8 @@ class CrossTrainConfig:
         check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every,
                                at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "candidates": (self.candidates, 2),
                                          "max_length": (self.max_length, 2)})
-        if self.concept_text not in ("name", "alias"):
-            raise MedlinkError(f"concept_text (--concept-text) must be 'name' or 'alias', not {self.concept_text!r}")
+        if self.concept_text not in CROSS_CONCEPT_TEXTS:
+            raise MedlinkError(f"concept_text (--concept-text) must be one of {', '.join(CROSS_CONCEPT_TEXTS)}, not {self.concept_text!r}")
 
 
 def pubtator_mentions(kb: KB, path: Path | str, context: int) -> tuple[list[tuple[Mention, str]], Counter]:
@@ -152,9 +157,9 @@ def train_cross_encoder(
     normalised string, or a ``Mention`` whose left / right context the model reads when ``config.context`` > 0."""
     import torch
 
-    if config.concept_text not in ("name", "alias"):
-        raise MedlinkError(f"concept text must be 'name' or 'alias', not {config.concept_text!r}")
     names = dict(kb.iter_concepts())
+    if config.concept_text == "entity":
+        names |= entity_texts(kb)  # what the model reads for each concept, gold and wrong alike
     aliases = ConceptNames.from_kb(kb).names if config.concept_text == "alias" else {}
     if len(names) < 2:
         raise MedlinkError(f"{kb.path}: a cross-encoder needs at least two concepts to tell apart, the KB has {len(names)}")
