@@ -575,8 +575,9 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 robustness(get("robustness"), get("json_scorer")) if get("robustness", "json_scorer") else [],
                 documents(get("documents_ncbi"), get("peers_documents"), get("dictionary_scale"), get("documents_context"), table=table, provenance=provenance,
                           PROVENANCE=PROVENANCE, secs=secs, mb=mb) if get("documents_ncbi", "peers_documents", "dictionary_scale") else [],
-                align_section(get("align_quality"), get("align_speed"), get("align_augment"), get("align_seeds"), table=table, provenance=provenance,
-                              PROVENANCE=PROVENANCE, secs=secs, mb=mb, wrap=wrap) if get("align_quality", "align_speed", "align_augment", "align_seeds") else [],
+                align_section(get("align_quality"), get("align_speed"), get("align_augment"), get("align_seeds"), get("align_entity_text"),
+                              table=table, provenance=provenance, PROVENANCE=PROVENANCE, secs=secs, mb=mb, wrap=wrap)
+                if get("align_quality", "align_speed", "align_augment", "align_seeds", "align_entity_text") else [],
                 did_not_help(kinds)]
     for section in sections:
         lines += [*section, ""] if section else []

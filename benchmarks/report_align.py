@@ -1,6 +1,6 @@
 """BENCHMARKS.md's section on aligning one terminology to another (``report.py`` calls ``align_section``; kept apart, as
 report_documents.py is). Reads what benchmarks/align/*.py write: quality rows (align_do.py), speed (align_speed.py)
-and metadata transfer (augment_ncbi.py)."""
+and metadata transfer (augment_ncbi.py, augment_entity_text.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ KINDS = {
     "align_speed": lambda d: "alignment_speed" in d,
     "align_augment": lambda d: "augmentation" in d,
     "align_seeds": lambda d: "alignment_seeds" in d,
+    "align_entity_text": lambda d: "entity_text" in d,
 }
 
 
@@ -56,6 +57,17 @@ def augment_table(runs, table, provenance, PROVENANCE) -> list[str]:
             *table(["KB", "dev Acc@1", "test Acc@1", *PROVENANCE], rows)]
 
 
+def entity_text_lines(run: dict, provenance, wrap) -> list[str]:
+    """The metadata read by a cross-encoder (paper 002's entity text), before and after augmentation, in one paragraph."""
+    block = run["entity_text"]
+    figures = "; ".join(f"{r['variant']}: dev {_r(r['dev_acc@1'])}, test {_r(r['test_acc@1'])}"
+                        + (f" (dev's top {r['chosen_on_dev']['top']}, weight {r['chosen_on_dev']['weight']:g})" if r.get("chosen_on_dev") else "")
+                        for r in block["rows"])
+    return wrap(f"**Metadata read as paper 002 reads it** (the same linker; a cross-encoder trained on NCBI train reranks its candidates; "
+                f"{block['concepts_described']:,} MEDIC concepts get types or a definition from DO): {figures}. ("
+                + ", ".join(provenance(run)) + ")")
+
+
 def seeds_lines(runs, provenance, wrap) -> list[str]:
     """How far the training seed moves a trained aligner: per seed and the median (the latest run per target)."""
     out = []
@@ -72,7 +84,8 @@ def seeds_lines(runs, provenance, wrap) -> list[str]:
     return out
 
 
-def align_section(quality_runs, speed_runs=(), augment_runs=(), seeds_runs=(), *, table, provenance, PROVENANCE, secs, mb, wrap) -> list[str]:
+def align_section(quality_runs, speed_runs=(), augment_runs=(), seeds_runs=(), entity_runs=(), *, table, provenance, PROVENANCE, secs, mb,
+                  wrap) -> list[str]:
     """``*_runs``: (results name, JSON) pairs of each kind in KINDS; the latest run of each kind is shown."""
     lines = ["## Aligning terminologies (SSSOM out)", ""]
     latest = {d["alignment"]["target"]: (name, d) for name, d in quality_runs}  # the last run per target KB
@@ -84,4 +97,6 @@ def align_section(quality_runs, speed_runs=(), augment_runs=(), seeds_runs=(), *
         lines += [*speed_table(list(speed_runs)[-1:], table, provenance, PROVENANCE, secs, mb), ""]
     if augment_runs:
         lines += augment_table(list(augment_runs)[-1:], table, provenance, PROVENANCE)
+    for _, run in list(entity_runs)[-1:]:
+        lines += ["", *entity_text_lines(run, provenance, wrap)]
     return lines
