@@ -83,7 +83,8 @@ def context_sentence(run: dict, provenance) -> list[str]:
              + (f", {r['test']['speed']['rerank_ms_per_mention']:.0f} ms per mention" if r["test"].get("speed", {}).get("rerank_ms_per_mention") else "")
              for r in run["rows"]]
     prefers_off = all(r.get("chosen_on_dev", {}).get("dev_prefers_off", False) for r in run["rows"] if "chosen_on_dev" in r)
-    return [f"**Reranking spans with a cross-encoder** (the + consistency row; NCBI test): {'; '.join(parts)}."
+    return [f"**Reranking spans with a cross-encoder, without and with context** (the annotator's dictionary pipeline with its defaults, "
+            f"the stage table's + composite mentions row; NCBI test): {'; '.join(parts)}."
             + (" Dev preferred no reranking to either, so the annotator's default has none." if prefers_off else "")
             + " (" + ", ".join(provenance(run)) + ")"]
 

@@ -4,8 +4,8 @@
 
 ``--without``: a cross-encoder trained on the mentions alone (``medlink train cross-encoder ... --train
 pubtator:NCBItrainset_corpus.txt``); ``--with``: the same recipe with ``--context N`` (docs/training-recipes.md).
-Three rows, each the annotator of annotate_ncbi.py's "+ consistency" row (dictionary finder over MEDIC's names and
-the NCBI train mentions, names excluded as learned on train, abbreviations, propagation and voting): no
+Three rows, each the annotator of annotate_ncbi.py's "+ composite mentions" row (dictionary finder over MEDIC's names and
+the NCBI train mentions, names excluded as learned on train, abbreviations, propagation and voting, composites): no
 cross-encoder; + the cross-encoder without context; + the one with context (the annotator then gives each mention
 the model's N characters either side, and the linker reranks every occurrence of a string in its own context).
 Each cross-encoder reranks the lexical index's candidates (an index with a ``rerankers`` entry); its top and weight
