@@ -1,6 +1,7 @@
-"""How long ``medlink align`` takes on a large pair: the Disease Ontology (xrefs removed) onto ICD-10-CM 2026 + HPO.
+"""How long ``medlink align`` takes on a large pair: the Disease Ontology (xrefs removed; with ``--source-concepts N``,
+and a seeded sample of MEDIC concepts up to N) onto ICD-10-CM 2026 + HPO.
 
-    python benchmarks/align/align_speed.py [--workdir DIR] [--aligner DIR ...] [--depth N] [--name align_speed]
+    python benchmarks/align/align_speed.py [--workdir DIR] [--aligner DIR ...] [--depth N] [--source-concepts N] [--name align_speed]
 
 The whole command in a fresh process (KB opening, target indexing, candidates, scoring, SSSOM writing): wall time and
 that process's peak RSS (benchmarks/_common/harness.py). Each ``--aligner`` adds a row: a cross-encoder reads the
@@ -27,10 +28,13 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=scratch("medlink-align-bench"))
     parser.add_argument("--aligner", type=Path, action="append", default=[])
     parser.add_argument("--depth", type=int, default=4)
+    parser.add_argument("--source-concepts", type=int, default=0, help="make the source this large with a seeded sample of MEDIC "
+                        "concepts beside DO's (the issue's 10k-concept source; 0: DO alone)")
     parser.add_argument("--name", default="align_speed")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
-    source, target = data.do_without_xrefs(args.workdir), data.icd10cm_hpo(args.workdir)
+    source, target = data.do_and_medic(args.workdir, args.source_concepts), data.icd10cm_hpo(args.workdir)
+    pair = "DO -> ICD-10-CM 2026 + HPO" if source == data.do_without_xrefs(args.workdir) else "DO + MEDIC sample -> ICD-10-CM 2026 + HPO"
     with KB.open(source) as s, KB.open(target) as t:
         sizes = {"source_concepts": len(s), "target_concepts": len(t)}
     base = [sys.executable, "-m", "medlink", "align", "--source", str(source), "--target", str(target), "--quiet"]
@@ -42,7 +46,7 @@ def main() -> None:
         out = args.workdir / f"speed-{len(rows)}.sssom.tsv"
         with tempfile.TemporaryDirectory(prefix="medlink-home-") as home:
             measured = measure_in_fresh_process([*base, "--out", str(out), *extra], repeats=1, env={"MEDLINK_HOME": home})
-        rows.append({"pair": "DO -> ICD-10-CM 2026 + HPO", "system": system, **sizes, "seconds": round(measured["seconds_median"], 1),
+        rows.append({"pair": pair, "system": system, **sizes, "seconds": round(measured["seconds_median"], 1),
                      "peak_rss_mb": round(measured["peak_rss_mb_median"]), "stdout": measured["stdout"].strip()})
         print(rows[-1], flush=True)
     publish(args.name, {"alignment_speed": rows, "command": command_line(__file__, sys.argv[1:])})
