@@ -504,3 +504,10 @@ def test_a_bi_encoder_without_an_aligner_adds_candidates(pair):
     assert ranking_measures(gold_ranks(ranking.ranked_ids(), gold))["recall@4"] == 1.0
     with pytest.raises(MedlinkError, match="--bi-encoder is for aligning without an aligner"):
         align(source, target, AlignOptions(bi_encoder="packaged", aligner=Path("any-aligner")), progress=False)
+
+
+def test_a_lexical_runner_up_never_claims_more_than_the_first(ranking):
+    """Ranked by the fused score, confidences by string similarity: capped down the list, so a threshold keeps a prefix."""
+    for i in range(len(ranking.candidates.queries.concept_ids)):
+        kept = ranking.confidence[ranking.row(i)]
+        assert np.all(np.diff(kept) <= 1e-12), (ranking.candidates.queries.names[i], kept[:4])
