@@ -260,6 +260,9 @@ def test_mentions_annotated_without_a_concept_teach_nil_and_are_scored_as_nil(or
     payload = json.loads(report)
     assert payload["nil_all"]["gold_nil"] == len(unlinked) and payload["nil_all"]["mentions"] == len(concepts) + len(unlinked)
     assert payload["nil_all"]["nil_recall"] > 0.5 and payload["nil"]["n"] == len(concepts)  # Acc@k over annotated mentions only
+    medlink("tune", "--index", str(tmp_path / "index"), "--dev", dev, "--search", "fusion", "--out", str(tmp_path / "again.json"))
+    again = json.loads((tmp_path / "again.json").read_text())["rerankers"][-1]
+    assert again["model"]["fitted_on"]["nil_target"] == "nil-f1"  # kept or re-fitted, the probabilities keep how NIL was chosen
 
 
 def test_a_nil_threshold_given_at_link_time_decides(kb, tmp_path):
@@ -401,3 +404,8 @@ def test_a_bad_nil_target_is_refused_before_any_work(tmp_path):
     refused = medlink("tune", "--index", str(tmp_path / "no-index"), "--dev", "biosyn:none", "--calibrate", "--nil-target", "precision=2",
                       "--out", str(tmp_path / "t.json"), check=False)
     assert refused.returncode == 2 and "--nil-target must be" in refused.stderr  # named before the (missing) index is even read
+
+
+def test_nil_f1_needs_nil_examples():
+    with pytest.raises(MedlinkError, match="every dev mention's concept is in the KB"):
+        nil_threshold(np.array([0.9, 0.2]), np.array([True, False]), np.array([True, True]), "nil-f1")

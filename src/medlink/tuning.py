@@ -239,7 +239,9 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
         report.calibration_note = "probabilities kept: the choices leave the stages they were fitted for as they were"
     elif "calibration" in searches or old_stage is not None:
         try:
-            settings, report.calibration = tuner.calibrate(fusion, rerankers, fingerprint, **(calibration or {}))
+            kept_target = (old_stage.probability_model.fitted_on or {}).get("nil_target") if old_stage is not None else None
+            options = calibration or ({"nil_target": kept_target} if kept_target and "calibration" not in searches else {})
+            settings, report.calibration = tuner.calibrate(fusion, rerankers, fingerprint, **options)
             chosen.rerankers.append(settings)
             if "calibration" not in searches:
                 report.calibration_note = "probabilities re-fitted on the dev mentions: the new choices change the scores the old ones read"

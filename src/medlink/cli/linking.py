@@ -218,9 +218,10 @@ def tune_command(
         typer.echo(f"reranker: {json.dumps(shown)}")
     if report.calibration:
         oof = report.calibration["dev_out_of_fold"]
+        at = oof["at_threshold"]
+        nil_f1 = f", NIL F1 {at['nil_f1']:.3f}" if report.calibration["in_kb"] < report.calibration["mentions"] else ""
         typer.echo(f"probabilities: fitted on {report.calibration['mentions']:,} dev mention parts; out of fold: Acc@1 {oof['acc@1']:.4f}; "
-                   f"at NIL threshold {oof['at_threshold']['threshold']:.2f}: linking precision {oof['at_threshold']['precision']:.3f}, "
-                   f"recall {oof['at_threshold']['recall']:.3f}")
+                   f"at NIL threshold {at['threshold']:.2f}: linking precision {at['precision']:.3f}, recall {at['recall']:.3f}{nil_f1}")
     if report.calibration_note:
         typer.echo(report.calibration_note)
     for where in ([str(out)] if out else []) + ([f"{directory} (applied)"] if apply else []):

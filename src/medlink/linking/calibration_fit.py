@@ -71,6 +71,9 @@ def nil_threshold(top_probability: np.ndarray, top_right: np.ndarray, in_kb: np.
     Linking precision: right links / links made; recall: right links / mentions whose concept is in the KB.
     """
     precision_goal = _precision_goal(target)
+    if target == "nil-f1" and in_kb.all():
+        raise MedlinkError("--nil-target nil-f1 chooses the threshold by the F1 of NIL decisions, and every dev mention's concept is "
+                           "in the KB: give mentions annotated with id -1 (CUI-less) or of concepts the KB lacks, or use --nil-target f1")
     best: tuple[float, dict] | None = None
     in_kb_total = max(int(in_kb.sum()), 1)
     for threshold in np.round(np.arange(0.0, 1.0001, 0.01), 2):
@@ -136,6 +139,7 @@ def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], 
         raise MedlinkError("calibration needs labelled mentions; none were given")
     items = [Labelled(i.key, i.candidates[:FIT_TOP], i.right[:FIT_TOP], i.in_kb) for i in items if i.candidates]  # none: NIL whatever the model
     stages = stages_of([item.candidates for item in items])
+    fitted_on = {**(fitted_on or {}), "nil_target": nil_target}  # a later re-fit (medlink tune without --calibrate) keeps it
     features, labels, groups = fit_rows(items, stages, normalize)
     firsts = np.cumsum([0] + [len(item.candidates) for item in items])[:-1]  # each mention's first candidate's row
     variants = {}
@@ -146,13 +150,14 @@ def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], 
     ece, oof = variants[isotonic]
     model = ProbabilityModel.fit(features, labels, stages, isotonic, fitted_on)
     per_mention = np.split(oof, firsts[1:])
+    annotated = max(sum(item.in_kb for item in items), 1)  # Acc@1 and MRR over mentions with a concept to find (as eval counts them)
     base = {"type": TYPE, "model": model.to_dict(), "fitted_for": fingerprint} | ({"fitted_memory": memory} if memory else {})
     trials = []
     for order in ORDERS if choose_order else ("score",):
         for below in BACKOFF_GRID if backoff and choose_order else (None,):
             ranks = [rank for rank, _ in _decided(CalibrationStage(base | {"order": order, "backoff_below": below}, normalize), items, per_mention)]
-            acc1 = sum(r == 1 for r in ranks) / len(ranks)
-            mrr = sum(1 / r for r in ranks if r) / len(ranks)
+            acc1 = sum(r == 1 for r in ranks) / annotated
+            mrr = sum(1 / r for r in ranks if r) / annotated
             trials.append({"order": order, "backoff_below": below, "acc@1": acc1, "mrr": mrr})
     best = max(trials, key=lambda t: (t["acc@1"], t["mrr"]))
     chosen = {"order": best["order"], "backoff_below": best["backoff_below"]}
