@@ -62,9 +62,10 @@ def entity_text_lines(run: dict, provenance, wrap) -> list[str]:
     block = run["entity_text"]
     figures = "; ".join(f"{r['variant']}: dev {_r(r['dev_acc@1'])}, test {_r(r['test_acc@1'])}"
                         + (f" (dev's top {r['chosen_on_dev']['top']}, weight {r['chosen_on_dev']['weight']:g})" if r.get("chosen_on_dev") else "")
+                        + (f", reranking alone dev {_r(r['alone']['dev_acc@1'])} / test {_r(r['alone']['test_acc@1'])}" if r.get("alone") else "")
                         for r in block["rows"])
-    return wrap(f"**Metadata read as paper 002 reads it** (the same linker; a cross-encoder trained on NCBI train reranks its candidates; "
-                f"{block['concepts_described']:,} MEDIC concepts get types or a definition from DO): {figures}. ("
+    return wrap(f"**Metadata read as paper 002 reads it** (cross-encoders trained on NCBI train; {block['concepts_described']:,} "
+                f"MEDIC concepts described from DO): {figures}. ("
                 + ", ".join(provenance(run)) + ")")
 
 
