@@ -511,3 +511,11 @@ def test_a_lexical_runner_up_never_claims_more_than_the_first(ranking):
     for i in range(len(ranking.candidates.queries.concept_ids)):
         kept = ranking.confidence[ranking.row(i)]
         assert np.all(np.diff(kept) <= 1e-12), (ranking.candidates.queries.names[i], kept[:4])
+
+
+def test_a_bi_encoder_folder_that_is_not_there_is_named(kbs, tmp_path):
+    from tests.test_cli_kb import medlink
+
+    refused = medlink("align", "--source", kbs[0], "--target", kbs[1], "--out", tmp_path / "m.sssom.tsv", "--bi-encoder",
+                      tmp_path / "nowhere", check=False)
+    assert refused.returncode == 2 and "--bi-encoder" in refused.stderr and "no such model folder" in refused.stderr

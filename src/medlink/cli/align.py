@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, new_app, quiet_option, quiet_phases, use_precision
+from medlink.cli.common import PRECISION_HELP, fail, new_app, quiet_option, quiet_phases, use_precision
 
 app = new_app()
 
@@ -46,6 +46,8 @@ def align_command(
     from medlink.align.scoring import Calibration
 
     use_precision(precision or os.environ.get("MEDLINK_PRECISION"))
+    if bi_encoder not in (None, "packaged") and not Path(bi_encoder).is_dir():
+        fail(f"--bi-encoder {bi_encoder}: no such model folder (give 'packaged' or a bi-encoder folder)")
     source_kb, target_kb = open_pair(source, target)
     calibration = Calibration.load(aligner) if aligner is not None else None  # a wrong folder fails before the work
     check_mappings_output(out, source_kb, target_kb)  # so does an --out medlink may not replace

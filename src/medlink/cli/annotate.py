@@ -25,7 +25,7 @@ def annotate(
     output_format: Optional[str] = typer.Option(None, "--output-format", help="text (readable lines) | jsonl | pubtator | bioc | bioc-json (default: text; jsonl with --json)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the output to this file (atomically) instead of stdout. An existing file is replaced only if 'medlink annotate' wrote it (a PubTator file carries no such mark: only an empty one is replaced)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per document: spans with their candidates."),
-    k: int = typer.Option(5, "--k", "--top-k", min=1, help="Candidates kept per mention."),
+    k: int = typer.Option(5, "--top-k", "--k", min=1, help="Candidates kept per mention."),
     finder: str = typer.Option("dictionary", "--finder", help="dictionary (the KB's names) | tagger (a trained model, --tagger) | both | given "
                                "(link the spans the input already carries, PubTator / BioC / JSONL annotations, exactly as given)."),
     tagger: Optional[Path] = typer.Option(None, "--tagger", help="Tagger folder from 'medlink train tagger' (for --finder tagger|both)."),

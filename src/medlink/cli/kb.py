@@ -78,7 +78,8 @@ def kb_info(kb: str = typer.Argument(..., help="KB file, or 'default'."), as_jso
         typer.echo(f"{key:26} {stats[key]:,}" if isinstance(stats[key], int) else f"{key:26} {stats[key]}")
     typer.echo("normalisation:     " + ", ".join(f"{k} {v!r}" if k == "keep" else f"{k} {'on' if v else 'off'}" for k, v in stats["normalizer"].items()))
     typer.echo("names by kind:     " + ", ".join(f"{k} {v:,}" for k, v in stats["names_by_kind"].items()))
-    typer.echo("relations by type: " + ", ".join(f"{k} {v:,}" for k, v in stats["relations_by_type"].items()))
+    if stats["relations_by_type"]:
+        typer.echo("relations by type: " + ", ".join(f"{k} {v:,}" for k, v in stats["relations_by_type"].items()))
     for source in stats["sources"]:
         typer.echo(f"source: {source['format']}:{source['path'] or '(packaged)'} prefix={source['prefix']!r} records={source['records']:,} skipped={source['skipped']:,}")
     if augmented:

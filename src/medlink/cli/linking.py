@@ -20,7 +20,7 @@ NIL_HELP = ("Link a mention only when its best candidate's probability reaches t
 def link(
     mentions: List[str] = typer.Argument(None, help="Mentions to link; none: read --input or stdin."),
     index: str = typer.Option("default", "--index", help="Index directory, 'default' (ICD-10-CM + HPO, lexical, built on first use) or 'default-dense' (+ the packaged MiniLM; the dense extra)."),
-    k: int = typer.Option(5, "--k", "--top-k", min=1, help="Candidates per mention."),
+    k: int = typer.Option(5, "--top-k", "--k", min=1, help="Candidates per mention."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per mention."),
     input_path: Optional[Path] = typer.Option(None, "--input", help="File of mentions (plain lines, .tsv, .jsonl)."),
     input_format: Optional[str] = typer.Option(None, "--format", help="lines | tsv | jsonl (default: from the file suffix)."),
@@ -85,7 +85,7 @@ def evaluate_command(
     dataset: str = typer.Option(..., "--dataset", help="FORMAT:PATH of the labelled mentions (biosyn, askapatient, pubtator)."),
     train: List[str] = typer.Option([], "--train", help="Training data FORMAT:PATH for seen/unseen subpopulations (repeatable)."),
     kb: Optional[str] = typer.Option(None, "--kb", help="KB for id equivalence and direct-match subpopulation (default: the index's)."),
-    k: int = typer.Option(64, "--k", "--top-k", min=1, help="Candidates per mention (recall@k is reported up to k)."),
+    k: int = typer.Option(64, "--top-k", "--k", min=1, help="Candidates per mention (recall@k is reported up to k)."),
     generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Directory for report.json, report.md, subpopulations.png, records.jsonl."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a Markdown table."),
@@ -193,6 +193,9 @@ def tune_command(
         from medlink.linking.calibration_fit import check_nil_target
 
         check_nil_target(nil_target)  # before retrieval and fitting, not after them
+    elif nil_target != "f1":
+        typer.echo("note: --nil-target chooses the NIL threshold of probabilities fitted here: add --calibrate (without it, "
+                   "probabilities the index has are kept, or re-fitted for their own target)", err=True)
     use_precision(precision)
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
