@@ -83,9 +83,9 @@ def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progre
 def mappings(ranking: Ranking, threshold: float, top_k: int = 1, exact_at: float | None = None) -> list[sssom.Mapping]:
     """Each source's targets with confidence >= ``threshold`` (at most ``top_k``): the first skos:exactMatch when its
     confidence reaches ``exact_at`` (default: ``threshold``; the level at which the method claims an equivalence, when
-    a user keeps more with a lower threshold) and its names do not read as broader or narrower than the source's (then
-    skos:broadMatch / narrowMatch: ``align.predicates``), else skos:closeMatch, as the others are; a source with none gets a
-    sssom:NoTermFound row carrying its best confidence."""
+    a user keeps more with a lower threshold) and its names do not read as broader or narrower than the source's
+    (then skos:broadMatch / narrowMatch: ``align.predicates``), else skos:closeMatch, as the others are; a source with
+    none gets a sssom:NoTermFound row carrying its best confidence."""
     exact_at = threshold if exact_at is None else exact_at
     candidates = ranking.candidates
     names, ids = candidates.target.names, candidates.target.concept_ids
