@@ -260,6 +260,10 @@ def test_mentions_annotated_without_a_concept_teach_nil_and_are_scored_as_nil(or
     payload = json.loads(report)
     assert payload["nil_all"]["gold_nil"] == len(unlinked) and payload["nil_all"]["mentions"] == len(concepts) + len(unlinked)
     assert payload["nil_all"]["nil_recall"] > 0.5 and payload["nil"]["n"] == len(concepts)  # Acc@k over annotated mentions only
+    medlink("eval", "--index", str(tmp_path / "index"), "--dataset", dev, "--out", str(tmp_path / "report"))
+    records = [json.loads(line) for line in (tmp_path / "report" / "records.jsonl").read_text().splitlines()]
+    unlinked_records = [r for r in records if r.get("cuiless")]
+    assert len(unlinked_records) == len(unlinked) and all(r["correct@1"] == r["nil"] for r in unlinked_records)
     medlink("tune", "--index", str(tmp_path / "index"), "--dev", dev, "--search", "fusion", "--out", str(tmp_path / "again.json"))
     again = json.loads((tmp_path / "again.json").read_text())["rerankers"][-1]
     assert again["model"]["fitted_on"]["nil_target"] == "nil-f1"  # kept or re-fitted, the probabilities keep how NIL was chosen

@@ -120,8 +120,12 @@ def evaluate_command(
     equivalent_ids = equivalent_ids_from_kb(store)
     report = evaluate(link, mentions, equivalent_ids=equivalent_ids, train=train_mentions, kb=store)
     if cuiless:
+        from medlink.eval.harness import cuiless_records
+
         in_kb_results = list(kept)
-        report.nil_all = nil_with_cuiless(in_kb_results, mentions, link([m.text for m in cuiless]), equivalent_ids)
+        cuiless_results = link([m.text for m in cuiless])
+        report.nil_all = nil_with_cuiless(in_kb_results, mentions, cuiless_results, equivalent_ids)
+        report.records += cuiless_records(cuiless, cuiless_results, store)  # correct@1: said NIL
         if report.nil_all is None:
             typer.echo(f"note: {len(cuiless):,} mentions annotated without a concept (-1) are not scored: this index has no NIL "
                        "threshold (fit one: medlink tune --calibrate)", err=True)

@@ -180,6 +180,16 @@ def _record(mention: LabeledMention, parts: Sequence[Sequence[Any]], rank: float
     }
 
 
+def cuiless_records(mentions: Sequence[LabeledMention], results: Sequence[LinkResult], kb: Any = None) -> list[dict[str, Any]]:
+    """Records of mentions annotated without a concept (id -1), each linked as one string: what the linker offered and
+    whether it said NIL (the right answer for them), for records.jsonl beside the annotated mentions'."""
+    out = []
+    for mention, result in zip(mentions, results):
+        record = _record(mention, [ranking_of(result)], NOT_FOUND, None, kb)
+        out.append({**record, "correct@1": bool(result.nil), "nil": result.nil, "cuiless": True})
+    return out
+
+
 def _name(kb: Any, concept_id: str) -> str | None:
     """Preferred name of a concept (alt ids resolve), or None without a KB."""
     if kb is None:
