@@ -196,3 +196,9 @@ def test_a_default_index_is_rebuilt_when_its_config_changes(monkeypatch):
     assert read_manifest(directory)["dictionary"]["skip_under"] == sorted(NOT_FINDINGS)
     found = [a.text for a in Annotator.load(directory).annotate_text("Mild headache, episodic; acute onset.").annotations]
     assert "headache" in found and not {"Mild", "episodic", "acute onset"} & set(found)
+
+
+def test_a_column_asked_of_input_that_is_not_tsv_is_said(index_dir, tmp_path):
+    (tmp_path / "m.txt").write_text("1\tcolorectal cancer\n")
+    result = medlink("link", "--index", index_dir, "--input", tmp_path / "m.txt", "--column", "1", "--json", "--top-k", "1")
+    assert "--column 1 is for TSV input" in result.stderr and "--format tsv" in result.stderr

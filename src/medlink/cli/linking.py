@@ -59,7 +59,11 @@ def link(
     else:
         if input_path is None and sys.stdin.isatty():
             fail("no mentions: give them as arguments, with --input FILE, or on stdin")
-        stream = read_mentions(input_path, input_format or guess_format(input_path), column, header)
+        chosen_format = input_format or guess_format(input_path)
+        if column and chosen_format != "tsv":
+            typer.echo(f"note: --column {column} is for TSV input; this input is read as {chosen_format} (one mention per "
+                       f"{'line' if chosen_format == 'lines' else 'JSON object'}): give --format tsv to pick a column", err=True)
+        stream = read_mentions(input_path, chosen_format, column, header)
     errors: list[int] = []  # positions (1-based, input order) of the mentions not linked
     position = 0
     for position, result in enumerate(link_stream(linker, stream, k, selected, batch_size, prefer_prefix), 1):
