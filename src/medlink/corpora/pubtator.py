@@ -151,7 +151,7 @@ def _add_row(block: _Block | None, line: str, lineno: int, where: str, policy: I
     if is_relation(fields):
         return False
     if len(fields) not in (6, 7):
-        document = f"document {block.doc_id}" if block is not None else "before any document's title line"
+        document = f"document {block.doc_id}" if block is not None else "outside a document (no title line 'PMID|t|' opens one here)"
         policy.invalid(where, lineno, f"{document}: {_EXPECTED}; found {len(fields)} tab-separated field(s)")
     elif block is None or block.doc_id != fields[0].strip():
         policy.invalid(where, lineno, f"annotation for document {fields[0].strip()[:40]!r} outside that document "
