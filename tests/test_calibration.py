@@ -267,6 +267,13 @@ def test_mentions_annotated_without_a_concept_teach_nil_and_are_scored_as_nil(or
     medlink("tune", "--index", str(tmp_path / "index"), "--dev", dev, "--search", "fusion", "--out", str(tmp_path / "again.json"))
     again = json.loads((tmp_path / "again.json").read_text())["rerankers"][-1]
     assert again["model"]["fitted_on"]["nil_target"] == "nil-f1"  # kept or re-fitted, the probabilities keep how NIL was chosen
+    from medlink.eval import load_dataset
+    from medlink.tuning import tune
+
+    linker = Linker.load(tmp_path / "index")
+    calibration_stage(linker).settings["fitted_for"] = "other stages"  # as after a fusion change: a re-fit, not a keep
+    config, report = tune(linker, load_dataset(dev, keep_unlinked=True), ["fusion"], calibration={"nil_target": "f1", "backoff": True})
+    assert "re-fitted" in report.calibration_note and config.rerankers[-1]["model"]["fitted_on"]["nil_target"] == "nil-f1"
 
 
 def test_a_nil_threshold_given_at_link_time_decides(kb, tmp_path):

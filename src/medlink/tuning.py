@@ -73,12 +73,16 @@ class Tuner:
     def __init__(self, linker: Linker, mentions: Sequence[Any], equivalent_ids: EquivalentIds | None = None, depth: int = DEPTH,
                  dev_name: str = "dev"):
         """``mentions``: labelled dev mentions (``LabeledMention``: their parts are linked, their gold ids score)."""
-        if not mentions or all(is_unlinked(m.gold) for m in mentions):
-            raise MedlinkError("tuning needs dev mentions annotated with a concept; none were given")
         # as linking with k = depth: rerankers, when there are any, see max(k, k_per_generator) candidates
         self.linker, self.mentions, self.equivalent_ids, self.dev_name = linker, list(mentions), equivalent_ids, dev_name
         self.depth = max(depth, linker.config.k_per_generator) if linker.rerankers else depth
         self.parts = [part for m in self.mentions for part in m.parts]
+        # Acc@1 and MRR count mentions annotated with a concept: a CUI-less one (id -1) has no right candidate to rank, it
+        # only teaches the calibration NIL
+        self.scored = [m for m in self.mentions if not is_unlinked(m.gold)]
+        self.scored_parts = [i for i, m in enumerate(m for m in self.mentions for _ in m.parts) if not is_unlinked(m.gold)]
+        if not self.scored:
+            raise MedlinkError("tuning needs dev mentions annotated with a concept; none were given")
         part_keys = [linker.key(text) for text in self.parts]
         self.keys = sorted({key for key in part_keys if key})
         position = {key: i for i, key in enumerate(self.keys)}
@@ -112,14 +116,9 @@ class Tuner:
         return [results[row].candidates if row is not None else [] for row in self.part_rows]
 
     def score(self, results: list[LinkResult]) -> dict:
-        """Acc@1/5, MRR and recall of per-key results over the dev mentions annotated with a concept (CUI-less ones, id -1,
-        have no right candidate to rank: they only teach the calibration NIL)."""
-        rankings, position, annotated = self.rankings(results), 0, []
-        for mention in self.mentions:
-            if not is_unlinked(mention.gold):
-                annotated.append((mention, rankings[position: position + len(mention.parts)]))
-            position += len(mention.parts)
-        report = evaluate_rankings([r for _, parts in annotated for r in parts], [m for m, _ in annotated], equivalent_ids=self.equivalent_ids,
+        """Acc@1/5, MRR and recall of per-key results over the dev mentions annotated with a concept (``scored``)."""
+        rankings = self.rankings(results)
+        report = evaluate_rankings([rankings[i] for i in self.scored_parts], self.scored, equivalent_ids=self.equivalent_ids,
                                    recall_ks=(1, 5, 25, 64), records=False, subpopulations=False)
         return {name: report[name] for name in ("acc@1", "acc@5", "mrr", "recall@25", "recall@64")}
 
@@ -239,8 +238,9 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
         report.calibration_note = "probabilities kept: the choices leave the stages they were fitted for as they were"
     elif "calibration" in searches or old_stage is not None:
         try:
-            kept_target = (old_stage.probability_model.fitted_on or {}).get("nil_target") if old_stage is not None else None
-            options = calibration or ({"nil_target": kept_target} if kept_target and "calibration" not in searches else {})
+            options = dict(calibration or {})
+            if "calibration" not in searches:  # not asked to fit: a re-fit keeps the NIL target the old model was fitted for
+                options["nil_target"] = (old_stage.probability_model.fitted_on or {}).get("nil_target", options.get("nil_target", "f1"))
             settings, report.calibration = tuner.calibrate(fusion, rerankers, fingerprint, **options)
             chosen.rerankers.append(settings)
             if "calibration" not in searches:

@@ -210,6 +210,11 @@ class UndoReport:
         return f"removed {self.removed:,} carried facts ({self.rounds} augmentation round{'s' * (self.rounds != 1)}): {same}"
 
 
+def augmentation_rounds(kb: KB) -> list[str]:
+    """Each ``augment_kb`` round the KB went through: its mappings file and --with KB, as the meta records them."""
+    return [r for r in kb.meta.get("augmented_with", "").split("; ") if r]
+
+
 def is_augmented(kb: KB) -> bool:
     return kb._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'augmentations'").fetchone() is not None
 
@@ -221,7 +226,7 @@ def undo_augmentation(kb: str | Path, out: Path) -> UndoReport:
         if not is_augmented(store):
             raise MedlinkError(f"{kb}: not an augmented KB (no augmentations table); nothing to undo")
         path, original = Path(store.path), store.meta.get("augmented_from", "?")
-        rounds = len(store.meta.get("augmented_with", "").split("; "))
+        rounds = len(augmentation_rounds(store))
     out = Path(out)
     require_replaceable_file(out, "a medlink KB", is_kb_file, [path])
     with staged_file(out) as staging:
@@ -264,5 +269,5 @@ def augmentation_summary(kb: KB) -> dict[str, Any] | None:
         return None
     facts = dict(kb._db.execute("SELECT field, COUNT(*) FROM augmentations GROUP BY field ORDER BY field"))
     concepts = kb._db.execute("SELECT COUNT(DISTINCT concept_id) FROM augmentations").fetchone()[0]
-    return {"augmented_from": kb.meta.get("augmented_from"), "rounds": [r for r in kb.meta.get("augmented_with", "").split("; ") if r],
+    return {"augmented_from": kb.meta.get("augmented_from"), "rounds": augmentation_rounds(kb),
             "facts": facts, "concepts": concepts}

@@ -51,8 +51,8 @@ def predicate(source_names: Iterable[str], target_names: Iterable[str]) -> str:
     exactMatch, broadMatch (the target broader) or narrowMatch (the target says more: "Acute myocardial infarction"
     for "myocardial infarction", where the target terminology has nothing as general)."""
     sources, targets = list(source_names), list(target_names)
-    source_words = [words for name in sources for words in map(telling_words, readings(name)) if words]
-    target_words = [words for name in targets for words in map(telling_words, readings(name)) if words]
+    source_words = [told for name in sources for told in map(telling_words, readings(name)) if told]
+    target_words = [told for name in targets for told in map(telling_words, readings(name)) if told]
     if any(t == s for t in target_words for s in source_words):
         return EXACT  # a name in common, word for word: an equivalent
     if any(t < s for t in target_words for s in source_words):

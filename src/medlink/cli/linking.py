@@ -98,6 +98,7 @@ def evaluate_command(
 ) -> None:
     """Evaluate an index on labelled mentions: Acc@k, Recall@k, MRR, normalised recall, subpopulations."""
     quiet_phases(quiet)
+    from medlink.corpora.mentions import split_unlinked
     from medlink.eval import evaluate, load_dataset
     from medlink.eval.harness import gold_outside_kb
     from medlink.eval.metrics import equivalent_ids_from_kb
@@ -125,10 +126,11 @@ def evaluate_command(
     report = evaluate(link, mentions, equivalent_ids=equivalent_ids, train=train_mentions, kb=store)
     if cuiless:
         from medlink.eval.harness import cuiless_records
+        from medlink.eval.nil import annotated_nil
 
         in_kb_results = list(kept)
         cuiless_results = link([m.text for m in cuiless])
-        report.nil_all = nil_with_cuiless(in_kb_results, mentions, cuiless_results, equivalent_ids)
+        report.nil_all = annotated_nil(mentions, in_kb_results, cuiless_results, equivalent_ids)
         report.records += cuiless_records(cuiless, cuiless_results, store)  # correct@1: said NIL
         if report.nil_all is None:
             typer.echo(f"note: {len(cuiless):,} mentions annotated without a concept (-1) are not scored: this index has no NIL "
@@ -138,24 +140,6 @@ def evaluate_command(
     if out:
         save_report(report, out)
     typer.echo(report.to_json(indent=None) if as_json else report.to_markdown())
-
-
-def split_unlinked(mentions: list) -> tuple[list, list]:
-    """A dataset's mentions annotated with a concept, and those annotated with none (id -1, "CUI-less": NIL examples)."""
-    from medlink.corpora.mentions import is_unlinked
-
-    return [m for m in mentions if not is_unlinked(m.gold)], [m for m in mentions if is_unlinked(m.gold)]
-
-
-def nil_with_cuiless(results: list, mentions: list, cuiless_results: list, equivalent_ids) -> dict | None:
-    """NIL figures over the annotated mentions (one-part ones: a composite's parts have no single answer) and the CUI-less."""
-    from medlink.eval.metrics import candidate_matches
-    from medlink.eval.nil import annotated_nil
-
-    owners = [m for m in mentions for _ in m.parts]
-    single = [(result, m.gold) for result, m in zip(results, owners) if not m.is_composite]
-    return annotated_nil([r for r, _ in single], [g for _, g in single], cuiless_results,
-                         lambda candidate, gold: candidate_matches(candidate, gold, equivalent_ids))
 
 
 @app.command("tune")
@@ -179,6 +163,7 @@ def tune_command(
 ) -> None:
     """Choose fusion weights, reranker settings and probabilities on dev data: each stage retrieves once, settings are tried over the cache."""
     quiet_phases(quiet)
+    from medlink.corpora.mentions import split_unlinked
     from medlink.eval import load_dataset
     from medlink.eval.metrics import equivalent_ids_from_kb
     from medlink.directories import require_replaceable_file

@@ -61,6 +61,12 @@ def is_unlinked(gold: frozenset[str]) -> bool:
     return not gold or gold <= {UNLINKED}
 
 
+def split_unlinked(mentions: Iterable[LabeledMention]) -> tuple[list[LabeledMention], list[LabeledMention]]:
+    """Mentions annotated with a concept, and those annotated with none (id -1, "CUI-less": NIL examples)."""
+    mentions = list(mentions)
+    return [m for m in mentions if not is_unlinked(m.gold)], [m for m in mentions if is_unlinked(m.gold)]
+
+
 def all_gold_ids(mentions: Iterable[LabeledMention]) -> set[str]:
     """Every gold id used by ``mentions`` (e.g. to check a KB covers the dataset)."""
     return {i for m in mentions for i in m.gold}

@@ -76,15 +76,17 @@ def nil_metrics(outcomes: Sequence[NilOutcome]) -> dict:
             "accuracy_all": accuracy(outcomes), "mrr_all": mrr(outcomes), "accuracy_in_kb": accuracy(in_kb), "mrr_in_kb": mrr(in_kb)}
 
 
-def annotated_nil(in_kb: Sequence[LinkResult], in_kb_gold: Sequence[frozenset[str]], cuiless: Sequence[LinkResult],
-                  matches) -> dict | None:
-    """``nil_metrics`` over a dataset's mentions annotated with a concept (their link results and gold ids) and those
-    annotated with none ("-1", CUI-less: every candidate wrong); None when the index decides no NIL (no threshold).
-    ``matches(candidate, gold)`` says whether a candidate is right."""
-    results = [*in_kb, *cuiless]
-    if not any(result.nil is not None for result in results):
+def annotated_nil(mentions: Sequence, part_results: Sequence[LinkResult], cuiless: Sequence[LinkResult], equivalent_ids=None) -> dict | None:
+    """``nil_metrics`` over a dataset's mentions annotated with a concept (``part_results``: one per part, in order; a
+    composite's parts have no single answer and are left out) and those annotated with none ("-1", CUI-less: every
+    candidate wrong); None when the index decides no NIL (no threshold)."""
+    from medlink.eval.metrics import candidate_matches
+
+    if not any(result.nil is not None for result in [*part_results, *cuiless]):
         return None
-    threshold = next((r.nil_threshold for r in results if r.nil_threshold is not None), None)
-    outcomes = [nil_outcome(r, False, [matches(c, gold) for c in r.candidates], threshold) for r, gold in zip(in_kb, in_kb_gold)]
+    threshold = next((r.nil_threshold for r in [*part_results, *cuiless] if r.nil_threshold is not None), None)
+    owners = [m for m in mentions for _ in m.parts]
+    outcomes = [nil_outcome(r, False, [candidate_matches(c, m.gold, equivalent_ids) for c in r.candidates], threshold)
+                for r, m in zip(part_results, owners) if not m.is_composite]
     outcomes += [nil_outcome(r, True, [False] * len(r.candidates), threshold) for r in cuiless]
     return nil_metrics(outcomes)
