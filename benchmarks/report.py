@@ -36,7 +36,7 @@ ROOT = HERE.parent
 RESULTS, NOTES, OUT = HERE / "results", HERE / "notes.md", ROOT / "BENCHMARKS.md"
 FLAGS = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_bf16": "AVX512-BF16", "amx_bf16": "AMX"}
 PROVENANCE = ["CPU", "command", "commit", "results"]
-LINE_BUDGET = 420  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22)
+LINE_BUDGET = 436  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16)
 NUMERIC = re.compile(r"^[\d,.]+([-/][\d,.]+)?(%| |$)")  # a right-aligned cell: 0.9177, 1,751, 3.6 min, 98.6%, 15 of 500
 
 # A results file's kind, by the keys its script writes (first match wins).
@@ -569,15 +569,15 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 if get("dense_linking", "ensemble", "default_dense") else [],
                 reranking(get("rerank")) if get("rerank") else [],
                 ranker(get("pairwise_ranker"), table=table, provenance=provenance) if get("pairwise_ranker") else [],
-                calibration_section(get("calibration_nil"), table, provenance, get("nil_documents")) if get("calibration_nil") else [],
+                calibration_section(get("calibration_nil"), table, provenance, get("nil_documents"), get("calibration_variants")) if get("calibration_nil") else [],
                 scale(get("lexical_scale")) if get("lexical_scale") else [],
                 speed(get("lexical_linking"), get("dense_speed")) if get("lexical_linking", "dense_speed") else [],
                 robustness(get("robustness"), get("json_scorer")) if get("robustness", "json_scorer") else [],
                 documents(get("documents_ncbi"), get("peers_documents"), get("dictionary_scale"), get("documents_context"), table=table, provenance=provenance,
                           PROVENANCE=PROVENANCE, secs=secs, mb=mb) if get("documents_ncbi", "peers_documents", "dictionary_scale") else [],
                 align_section(get("align_quality"), get("align_speed"), get("align_augment"), get("align_seeds"), get("align_entity_text"),
-                              table=table, provenance=provenance, PROVENANCE=PROVENANCE, secs=secs, mb=mb, wrap=wrap)
-                if get("align_quality", "align_speed", "align_augment", "align_seeds", "align_entity_text") else [],
+                              get("align_predicates"), table=table, provenance=provenance, PROVENANCE=PROVENANCE, secs=secs, mb=mb, wrap=wrap)
+                if get("align_quality", "align_speed", "align_augment", "align_seeds", "align_entity_text", "align_predicates") else [],
                 did_not_help(kinds)]
     for section in sections:
         lines += [*section, ""] if section else []

@@ -10,6 +10,7 @@ KINDS = {
     "align_augment": lambda d: "augmentation" in d,
     "align_seeds": lambda d: "alignment_seeds" in d,
     "align_entity_text": lambda d: "entity_text" in d,
+    "align_predicates": lambda d: "alignment_predicates" in d,
 }
 
 
@@ -69,6 +70,16 @@ def entity_text_lines(run: dict, provenance, wrap) -> list[str]:
                 + ", ".join(provenance(run)) + ")")
 
 
+def predicate_lines(run: dict, provenance, wrap) -> list[str]:
+    """How the first targets are called (exact / broad / narrow), per system, and how many of each are the gold xref."""
+    block = run["alignment_predicates"]
+    short = {"skos:exactMatch": "exact", "skos:broadMatch": "broad", "skos:narrowMatch": "narrow"}
+    figures = "; ".join(f"{r['system']}: " + ", ".join(f"{r['by_predicate'].get(p, 0):,} {label} ({r['gold_by_predicate'].get(p, 0):,} the gold xref)"
+                                                        for p, label in short.items()) for r in block["rows"])
+    return wrap(f"**Predicates of the first targets** ({block['pair']}, every DO concept, `align.predicates`; samples in the JSON): "
+                f"{figures}. (" + ", ".join(provenance(run)) + ")")
+
+
 def seeds_lines(runs, provenance, wrap) -> list[str]:
     """How far the training seed moves a trained aligner: per seed and the median (the latest run per target)."""
     out = []
@@ -85,13 +96,15 @@ def seeds_lines(runs, provenance, wrap) -> list[str]:
     return out
 
 
-def align_section(quality_runs, speed_runs=(), augment_runs=(), seeds_runs=(), entity_runs=(), *, table, provenance, PROVENANCE, secs, mb,
-                  wrap) -> list[str]:
+def align_section(quality_runs, speed_runs=(), augment_runs=(), seeds_runs=(), entity_runs=(), predicate_runs=(), *, table, provenance,
+                  PROVENANCE, secs, mb, wrap) -> list[str]:
     """``*_runs``: (results name, JSON) pairs of each kind in KINDS; the latest run of each kind is shown."""
     lines = ["## Aligning terminologies (SSSOM out)", ""]
     latest = {d["alignment"]["target"]: (name, d) for name, d in quality_runs}  # the last run per target KB
     if latest:
         lines += [*quality_table(list(latest.values()), table, provenance, PROVENANCE, secs, mb), ""]
+    for _, run in list(predicate_runs)[-1:]:
+        lines += [*predicate_lines(run, provenance, wrap), ""]
     if seeds_runs:
         lines += seeds_lines(list({d["alignment"]["target"]: (name, d) for name, d in seeds_runs}.values()), provenance, wrap)
     if speed_runs:

@@ -5,7 +5,8 @@ the first candidates' probabilities, the ranking with and without the decision s
 from __future__ import annotations
 
 KINDS = {"calibration_nil": lambda d: "runs" in d and "nil" in (d.get("runs") or [{}])[0],
-         "nil_documents": lambda d: "thresholds" in d and "chosen_threshold_on_dev" in d}
+         "nil_documents": lambda d: "thresholds" in d and "chosen_threshold_on_dev" in d,
+         "calibration_variants": lambda d: "variants_trial" in d}
 
 
 def _f(value: float | None, digits: int = 4) -> str:
@@ -23,7 +24,16 @@ def documents_line(runs: list[dict], provenance) -> list[str]:
             + ", ".join(provenance(run)) + ")"]
 
 
-def calibration_section(runs: list[dict], table, provenance, document_runs: list | None = None) -> list[str]:
+def variants_line(runs: list, provenance) -> list[str]:
+    """One sentence: the KB-fitted probabilities with and without misspelt-name pseudo-mentions (NCBI dev)."""
+    _name, run = runs[-1]
+    trial = run["variants_trial"]
+    cells = [f"{row['config']}, {row['variants']} misspelt: ECE {row['ece']:.4f}, linked F1 {row['linked']['linked_f1']:.3f}" for row in trial["rows"]]
+    return ["", f"**Probabilities fitted on the KB itself** ({trial['dataset']}, {trial['kb']}; ECE of the first candidates, links kept at "
+            f"the fitted NIL threshold): {'; '.join(cells)}. (" + ", ".join(provenance(run)) + ")"]
+
+
+def calibration_section(runs: list[dict], table, provenance, document_runs: list | None = None, variant_runs: list | None = None) -> list[str]:
     """Rows from every run (the lexical configs, and any run with the packaged MiniLM added: "+ MiniLM")."""
     ece_rows, nil_rows = [], []
     every = [(data | {"dataset": data["dataset"] + (f" + MiniLM ({data['dense_weight']:g})" if data.get("dense_weight") else "")})
@@ -61,4 +71,5 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
             "could reach):", "",
             *table(["dataset", "concepts removed", "NIL test mentions", "threshold", "NIL P / R / F1", "NIL F1 if NIL = first wrong", "if not listed", "in-KB linked right",
                     "in-KB Acc@1 (no NIL)", "full KB Acc@1", "all: Acc / MRR", "in-KB: Acc / MRR"], nil_rows),
-            *(documents_line(document_runs, provenance) if document_runs else [])]
+            *(documents_line(document_runs, provenance) if document_runs else []),
+            *(variants_line(variant_runs, provenance) if variant_runs else [])]
