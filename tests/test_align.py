@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from medlink.align import sssom
 from medlink.align.aligner import AlignOptions, align, mappings, write_mappings
-from medlink.align.candidates import SourceQueries, TargetIndex, generate
+from medlink.align.candidates import CandidateSet, SourceQueries, TargetIndex, generate
 from medlink.align.inputs import open_pair
 from medlink.align.metrics import best_threshold, gold_ranks, mapping_prf, ranking_measures
 from medlink.errors import InputFormatError, MedlinkError, MissingInputError
@@ -337,14 +337,13 @@ def test_auto_calibration_keeps_the_kind_that_ranks_better_out_of_fold():
 def test_bi_encoder_similarity_sees_meaning_beyond_spelling(pair):
     """Each candidate pair's best alias-to-name cosine: 'heart attack' shares no word with 'Acute myocardial infarction'
     yet scores it above an unrelated target."""
-    from medlink.align.candidates import CandidateSet
-    from medlink.align.dense import bi_encoder_similarity, load_bi_encoder
+    from medlink.align.dense import KeyVectors, bi_encoder_similarity
     from medlink.retrieval.hits import Hits
 
     pytest.importorskip("torch")
     source, target, _gold = pair
     index = TargetIndex.build(target)
-    encoder = load_bi_encoder("packaged")
+    encoder = KeyVectors(index, "packaged")
     candidates = generate(index, SourceQueries.from_kb(source, target.normalize))
     scores = bi_encoder_similarity(candidates, encoder)
     assert scores.shape == candidates.hits.concepts.shape and np.all((-1 <= scores) & (scores <= 1 + 1e-6))
@@ -371,6 +370,27 @@ def test_bi_encoder_proposes_candidates_no_string_measure_finds(pair):
     infarction = index.concept_ids.index("ICD10CM:I21")
     assert infarction not in lexical.hits.concepts and infarction in with_dense.hits.concepts
     assert with_dense.stage_score("dense")[list(with_dense.hits.concepts).index(infarction)] > 0
+
+
+def test_bi_encoder_similarities_encode_nothing_the_candidates_encoded(pair):
+    """With the bi-encoder's candidates, its similarities read the target's names from the index and the source aliases
+    from what the searches encoded (an alignment encoded both twice: 51 s of a 10k-concept run); without that
+    generator the bi-encoder encodes the same texts, and the two ways agree."""
+    from medlink.align.dense import KeyVectors, bi_encoder_similarity, with_dense_candidates
+
+    pytest.importorskip("torch")
+    source, target, _gold = pair
+    index = with_dense_candidates(TargetIndex.build(target), "packaged")
+    candidates = generate(index, SourceQueries.from_kb(source, target.normalize))
+    generator = index.generators["dense"]
+    encode = generator.encoder.encode
+    generator.encoder.encode = lambda *a, **k: pytest.fail("encoded again")
+    shared = bi_encoder_similarity(candidates, KeyVectors(index, "packaged"))
+    generator.encoder.encode = encode
+    plain = TargetIndex.build(target)
+    alone = bi_encoder_similarity(CandidateSet(candidates.queries, plain, candidates.hits, {}), KeyVectors(plain, "packaged"))
+    assert len(shared) == len(candidates.hits.concepts) and (shared > 0).mean() > 0.9
+    assert np.allclose(shared, alone, atol=0.02), np.abs(shared - alone).max()
 
 
 def test_calibration_with_a_bi_encoder(kbs, pair, tmp_path):
@@ -519,3 +539,16 @@ def test_a_bi_encoder_folder_that_is_not_there_is_named(kbs, tmp_path):
     refused = medlink("align", "--source", kbs[0], "--target", kbs[1], "--out", tmp_path / "m.sssom.tsv", "--bi-encoder",
                       tmp_path / "nowhere", check=False)
     assert refused.returncode == 2 and "--bi-encoder" in refused.stderr and "no such model folder" in refused.stderr
+
+
+def test_first_aliases_are_each_concepts_own_in_order():
+    """What a bi-encoder searches and compares: a concept's first own aliases, never a substitution's twin."""
+    aliases = ["a1", "a2", "a3", "b1", "a2 twin", "c1", "c2"]
+    owner = np.array([0, 0, 0, 1, 0, 2, 2])
+    order = np.argsort(owner, kind="stable")  # as substitutions.expand leaves them: a concept's aliases together
+    moved = np.empty(len(order), np.int64)
+    moved[order] = np.arange(len(order))
+    reads = moved[np.array([0, 1, 2, 3, 1, 5, 6])][order]  # the twin reads "a2"
+    queries = SourceQueries(["A", "B", "C"], ["a1", "b1", "c1"], [aliases[i] for i in order], owner[order], [], reads)
+    assert [queries.aliases[i] for i in queries.first_aliases(2)] == ["a1", "a2", "b1", "c1", "c2"]
+    assert [queries.aliases[i] for i in queries.first_aliases(8)] == ["a1", "a2", "a3", "b1", "c1", "c2"]

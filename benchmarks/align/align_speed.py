@@ -5,8 +5,9 @@ and a seeded sample of MEDIC concepts up to N) onto ICD-10-CM 2026 + HPO.
 
 The whole command in a fresh process (KB opening, target indexing, candidates, scoring, SSSOM writing): wall time and
 that process's peak RSS (benchmarks/_common/harness.py). Each ``--aligner`` adds a row: a cross-encoder reads the
-first ``--depth`` candidates of every source concept; a bi-encoder embeds the target's names, and runs with an empty
-medlink home (MEDLINK_HOME: no encode cache, a first use) so that embedding is counted.
+first ``--depth`` candidates of every source concept; a bi-encoder embeds the target's names: each aligner runs first
+with an empty medlink home (MEDLINK_HOME: no encode cache, a first use) so that embedding is counted, then again in the
+same home (a later alignment onto the same target reads the names' vectors from the cache).
 """
 
 from __future__ import annotations
@@ -38,17 +39,19 @@ def main() -> None:
     with KB.open(source) as s, KB.open(target) as t:
         sizes = {"source_concepts": len(s), "target_concepts": len(t)}
     base = [sys.executable, "-m", "medlink", "align", "--source", str(source), "--target", str(target), "--quiet"]
-    variants = [("medlink lexical", [])]
+    variants = [("medlink lexical", [], ("",))]
     for aligner in args.aligner:
-        variants.append((f"medlink + aligner {aligner.name} (depth {args.depth}; cold encode cache)", ["--aligner", str(aligner), "--depth", str(args.depth)]))
+        variants.append((f"medlink + aligner {aligner.name} (depth {args.depth}", ["--aligner", str(aligner), "--depth", str(args.depth)],
+                         ("; cold encode cache)", "; target's names cached by the run before)")))
     rows = []
-    for system, extra in variants:
-        out = args.workdir / f"speed-{len(rows)}.sssom.tsv"
-        with tempfile.TemporaryDirectory(prefix="medlink-home-") as home:
-            measured = measure_in_fresh_process([*base, "--out", str(out), *extra], repeats=1, env={"MEDLINK_HOME": home})
-        rows.append({"pair": pair, "system": system, **sizes, "seconds": round(measured["seconds_median"], 1),
-                     "peak_rss_mb": round(measured["peak_rss_mb_median"]), "stdout": measured["stdout"].strip()})
-        print(rows[-1], flush=True)
+    for system, extra, runs in variants:
+        with tempfile.TemporaryDirectory(prefix="medlink-home-") as home:  # one home per variant: its second run finds the first's cache
+            for run in runs:
+                out = args.workdir / f"speed-{len(rows)}.sssom.tsv"
+                measured = measure_in_fresh_process([*base, "--out", str(out), *extra], repeats=1, env={"MEDLINK_HOME": home})
+                rows.append({"pair": pair, "system": system + run, **sizes, "seconds": round(measured["seconds_median"], 1),
+                             "peak_rss_mb": round(measured["peak_rss_mb_median"]), "stdout": measured["stdout"].strip()})
+                print(rows[-1], flush=True)
     publish(args.name, {"alignment_speed": rows, "command": command_line(__file__, sys.argv[1:])})
 
 

@@ -28,6 +28,10 @@ from medlink.retrieval.tfidf import TfidfGenerator
 
 DEFAULT_K = 64
 DEFAULT_WEIGHTS = {"bm25": 1.0, "tfidf": 1.0, "definition": 0.3, "dense": 2.0}  # dense: DO -> ICD-10-CM dev recall@4 and @64
+# a bi-encoder searches each source concept's first 8 own aliases, not every alias and substitution twin: a model that
+# reads meaning gains little from more spellings of one concept, and its exhaustive search is the candidates' costliest
+# (a fifth fewer searches on the 10k-concept source; DO -> ICD-10-CM recall unchanged: BENCHMARKS.md training seeds)
+SEARCHED_ALIASES = {"dense": 8}
 TFIDF = {"ngram_range": [1, 5]}  # paper 003's character n-grams (1-5)
 
 
@@ -88,6 +92,17 @@ class TargetIndex:
             self._depth = depth
         return self._depth
 
+    def name_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each concept's rows in the name table, CSR over concept positions (every name the target gives it; cached)."""
+        if getattr(self, "_name_rows", None) is None:
+            table = self.table
+            key_rows = np.repeat(np.arange(len(table.keys)), np.diff(table.indptr))
+            order = np.argsort(table.concept_index, kind="stable")
+            indptr = np.zeros(len(self.concept_ids) + 1, np.int64)
+            np.cumsum(np.bincount(table.concept_index, minlength=len(self.concept_ids)), out=indptr[1:])
+            self._name_rows = (indptr, key_rows[order].astype(np.int64))
+        return self._name_rows
+
     def children(self) -> np.ndarray:
         """How many is_a children each concept has."""
         return np.bincount(self.parents, minlength=len(self.concept_ids))
@@ -143,6 +158,16 @@ class SourceQueries:
             aliases.append(key)
             owner.append(i)
         return cls(concept_ids, names, aliases, np.asarray(owner, dtype=np.int64), alias_sets)
+
+    def first_aliases(self, aliases: int) -> np.ndarray:
+        """Positions in ``aliases`` of each source concept's first ``aliases`` own aliases (preferred first; a
+        substitution's twin is another reading of one, not another alias)."""
+        n = len(self.aliases)
+        own = np.ones(n, bool) if self.reads is None else self.reads == np.arange(n)
+        positions = np.flatnonzero(own)
+        owner = self.owner[positions]
+        first = np.searchsorted(owner, owner, side="left")  # each concept's aliases sit together, in order
+        return positions[np.arange(len(positions)) - first < aliases]
 
     def text(self, position: int, aliases: int = 4) -> str:
         """What a reranker reads for a source concept: its first ``aliases`` names (preferred first)."""
@@ -237,6 +262,8 @@ def generate(target: TargetIndex, queries: SourceQueries, k: int = DEFAULT_K, we
     weights = {**DEFAULT_WEIGHTS, **(weights or {})}
     stages = [name for name in target.generators if weights.get(name, 1.0)]
     n = len(queries.concept_ids)
+    limited = {name: np.isin(np.arange(len(queries.aliases)), queries.first_aliases(SEARCHED_ALIASES[name]))
+               for name in stages if name in SEARCHED_ALIASES}
     per_stage: dict[str, list[Hits]] = {name: [] for name in stages}
     fused: list[Hits] = []
     fusion = Fusion("weighted", {name: weights.get(name, 1.0) for name in stages})
@@ -253,8 +280,13 @@ def generate(target: TargetIndex, queries: SourceQueries, k: int = DEFAULT_K, we
                 reads = position[queries.reads[rows]]
             pooled = {}
             for stage, name in enumerate(stages):
-                alias_hits = target.generators[name].search_hits(aliases, 2 * k, stage)
-                pooled[name] = pool_aliases(alias_hits, owner, stop - start, k, alias_bonus, reads)
+                if name in limited:  # only the first own aliases: no twin among them (reads: none)
+                    searched = limited[name][rows]
+                    alias_hits = target.generators[name].search_hits([a for a, keep in zip(aliases, searched) if keep], 2 * k, stage)
+                    pooled[name] = pool_aliases(alias_hits, owner[searched], stop - start, k, alias_bonus)
+                else:
+                    alias_hits = target.generators[name].search_hits(aliases, 2 * k, stage)
+                    pooled[name] = pool_aliases(alias_hits, owner, stop - start, k, alias_bonus, reads)
                 per_stage[name].append(pooled[name])
             joined = fusion.fuse(pooled, k)
             fused.append(with_ancestors(joined, target, k, ancestors) if ancestors else joined)

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from medlink.align.candidates import CandidateSet, TargetIndex
+from medlink.align.candidates import SEARCHED_ALIASES, CandidateSet, TargetIndex
 from medlink.retrieval.names import NameTable
 
 PACKAGED = "packaged"  # the bi-encoder setting that means the packaged MiniLM
-SOURCE_ALIASES = 8  # a source concept's first aliases (preferred first) that are encoded
+SOURCE_ALIASES = SEARCHED_ALIASES["dense"]  # a source concept's first aliases (preferred first): those the bi-encoder searched
 
 
 def bi_encoder_setting(value: str) -> str:
@@ -51,42 +51,71 @@ def dense_generator(table: NameTable, concept_ids: list[str], setting: str):
 def with_dense_candidates(index: TargetIndex, setting: str | None) -> TargetIndex:
     """``index`` with the bi-encoder ``setting`` names as its "dense" generator (unchanged for None)."""
     if setting is not None:
-        index.generators["dense"] = dense_generator(index.table, index.concept_ids, setting)
+        generator = index.generators["dense"] = dense_generator(index.table, index.concept_ids, setting)
+        generator.mention_memo = {}  # the source aliases it searches are read again for their similarities (KeyVectors)
     return index
 
 
-def encoder_for(generators: dict, setting: str):
-    """The bi-encoder ``setting`` names: the target index's dense generator's when it has one (loaded once), else loaded."""
-    dense = generators.get("dense")
-    return dense.encoder if dense is not None else load_bi_encoder(setting)
+class KeyVectors:
+    """Unit vectors of normalised names for the bi-encoder similarities, none encoded twice in an alignment: through the
+    target index's dense generator (its index holds the target's names, embedded when it was built, and it remembers the
+    source aliases it searched: ``with_dense_candidates``), or, for an aligner without dense candidates, the bi-encoder."""
+
+    def __init__(self, target: TargetIndex, setting: str, progress: bool = False):
+        self.table, self.progress = target.table, progress
+        self.generator = target.generators.get("dense")
+        self.encoder = self.generator.encoder if self.generator is not None else load_bi_encoder(setting)
+
+    def of_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The target's names at these table rows."""
+        if self.generator is not None:
+            return self.generator.name_vectors(rows)
+        return self.of_texts([self.table.keys[int(r)] for r in rows])
+
+    def of_texts(self, texts: list[str]) -> np.ndarray:
+        """Normalised texts (source aliases)."""
+        if not texts:
+            return np.zeros((0, self.encoder.dimension), np.float32)
+        if self.generator is not None:
+            return self.generator.encode_mentions(texts)
+        return self.encoder.encode(texts, progress=self.progress)
 
 
 def dense_similarity(candidates: CandidateSet, setting: str, progress: bool = False) -> np.ndarray:
     """``bi_encoder_similarity`` with the bi-encoder ``setting`` names (the target index's own when it embedded the names)."""
-    return bi_encoder_similarity(candidates, encoder_for(candidates.target.generators, setting), progress=progress)
+    return bi_encoder_similarity(candidates, KeyVectors(candidates.target, setting, progress))
 
 
-def bi_encoder_similarity(candidates: CandidateSet, encoder, aliases: int = SOURCE_ALIASES, progress: bool = False) -> np.ndarray:
-    """Per fused hit of ``candidates``: the best cosine between the source's first ``aliases`` aliases and the
-    target concept's names (-1 for a source or target without text)."""
+def bi_encoder_similarity(candidates: CandidateSet, vectors: KeyVectors, aliases: int = SOURCE_ALIASES) -> np.ndarray:
+    """Per fused hit of ``candidates``: the best cosine between the source's first ``aliases`` aliases and any of the
+    target concept's names, all normalised as the target normalises them (-1 for a source or target without one)."""
     hits, queries, target = candidates.hits, candidates.queries, candidates.target
-    source_texts = [queries.alias_sets[q][:aliases] for q in range(hits.n_queries)]
+    chosen = queries.first_aliases(aliases)
+    source_indptr = np.searchsorted(queries.owner[chosen], np.arange(hits.n_queries + 1))
+    source = vectors.of_texts([queries.aliases[int(i)] for i in chosen])
+    name_indptr, name_rows = target.name_rows()
     used = np.unique(hits.concepts)
-    target_texts = {int(c): [target.names[c], *target.synonyms.get(int(c), [])] for c in used}
-    distinct = sorted({t for texts in source_texts for t in texts} | {t for texts in target_texts.values() for t in texts})
-    row_of = {text: i for i, text in enumerate(distinct)}
-    vectors = encoder.encode(distinct, progress=progress) if distinct else np.zeros((0, 1), np.float32)
+    counts = name_indptr[used + 1] - name_indptr[used]
+    rows = name_rows[np.repeat(name_indptr[used], counts) + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)]
+    names = vectors.of_rows(rows) if len(rows) else np.zeros((0, source.shape[1]), np.float32)
+    first_name = np.zeros(len(target.concept_ids) + 1, np.int64)
+    first_name[used] = np.cumsum(counts) - counts
+    has_names = np.zeros(len(target.concept_ids), bool)
+    has_names[used] = counts > 0
     out = np.full(len(hits.concepts), -1.0, dtype=np.float64)
     for q in range(hits.n_queries):
         row = hits.row(q)
-        concepts = hits.concepts[row]
-        if not len(concepts) or not source_texts[q]:
+        concepts = hits.concepts[row].astype(np.int64)
+        if source_indptr[q] == source_indptr[q + 1]:
             continue
-        names = [target_texts[int(c)] for c in concepts]
-        counts = np.array([len(n) for n in names])
-        name_rows = [row_of[t] for n in names for t in n]
-        similarity = vectors[[row_of[t] for t in source_texts[q]]] @ vectors[name_rows].T  # aliases x all candidate names
-        best_per_name = similarity.max(axis=0)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        out[row] = np.maximum.reduceat(best_per_name, starts)
+        concepts_named = concepts[has_names[concepts]]
+        if not len(concepts_named):
+            continue
+        n = name_indptr[concepts_named + 1] - name_indptr[concepts_named]
+        take = np.repeat(first_name[concepts_named], n) + np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
+        similarity = source[source_indptr[q] : source_indptr[q + 1]] @ names[take].T  # aliases x the candidates' names
+        best = np.maximum.reduceat(similarity.max(axis=0), np.cumsum(n) - n)
+        values = out[row]
+        values[has_names[concepts]] = best
+        out[row] = values
     return out

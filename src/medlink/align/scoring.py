@@ -204,6 +204,9 @@ def in_depth(candidates: CandidateSet, depth: int) -> np.ndarray:
     return (np.arange(len(query)) - hits.indptr[query]) < depth
 
 
+CROSS_BATCH = 64  # pairs per forward: for the aligner's short pairs (48 tokens) 64 ran a little faster than 128 (AMD EPYC, bf16)
+
+
 def cross_logits(model, candidates: CandidateSet, depth: int, progress: bool = False) -> np.ndarray:
     """The cross-encoder's logit for each source's first ``depth`` candidates (NaN beyond), batched by source."""
     from medlink.progress import bar as progress_bar
@@ -220,7 +223,7 @@ def cross_logits(model, candidates: CandidateSet, depth: int, progress: bool = F
             part = rows[start : start + step]
             left = [sources[int(q)] for q in query[start : start + step]]
             right = [candidates.target.text(int(c)) for c in hits.concepts[part]]
-            out[part] = model.score(left, right)
+            out[part] = model.score(left, right, batch_size=CROSS_BATCH)
             bar.update(len(part))
     return out
 

@@ -162,6 +162,9 @@ class DenseGenerator(GeneratorBase):
         self.index = index
         self.params = params
         self._last_batch: tuple[tuple[str, ...], np.ndarray] | None = None
+        # text -> vector for every mention encoded, kept by a caller that reads the same mentions again (an alignment
+        # searches every source alias, then weighs the same aliases' similarities); None: kept no longer than a batch
+        self.mention_memo: dict[str, np.ndarray] | None = None
         tune(index, params)
         import torch
 
@@ -225,9 +228,20 @@ class DenseGenerator(GeneratorBase):
         texts = tuple(texts)
         if self._last_batch is not None and self._last_batch[0] == texts:
             return self._last_batch[1]
-        vectors = self.encoder.encode(list(texts), batch_size=self.params["batch_size"])
+        memo = self.mention_memo
+        if memo is None:
+            vectors = self.encoder.encode(list(texts), batch_size=self.params["batch_size"])
+        else:
+            missing = list(dict.fromkeys(text for text in texts if text not in memo))
+            if missing:
+                memo.update(zip(missing, self.encoder.encode(missing, batch_size=self.params["batch_size"])))
+            vectors = np.stack([memo[text] for text in texts]) if texts else np.zeros((0, self.encoder.dimension), np.float32)
         self._last_batch = (texts, vectors)
         return vectors
+
+    def name_vectors(self, rows: np.ndarray) -> np.ndarray:
+        """The embedded names at these table rows, read back from the index (not encoded again)."""
+        return self.index.reconstruct_batch(np.asarray(rows, dtype=np.int64))
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         fetch = min(2 * k, int(self.index.ntotal))

@@ -52,11 +52,13 @@ def ranked(query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.nd
     """
     if len(query) == 0:
         return Hits.empty(n_queries)
-    # best hit per (query, concept): sort by query, concept, -score, -prior and keep the first of each run
-    order = np.lexsort((-prior, -score, concept, query))
-    query, concept, score, key, stage, prior = query[order], concept[order], score[order], key[order], stage[order], prior[order]
+    # best hit per (query, concept): sort by query, concept, -score, -prior and keep the first of each run (query and
+    # concept as one int64 key: a sort pass fewer over millions of hits)
+    pair = query.astype(np.int64) * (int(concept.max()) + 1) + concept
+    order = np.lexsort((-prior, -score, pair))
+    pair, query, concept, score, key, stage, prior = pair[order], query[order], concept[order], score[order], key[order], stage[order], prior[order]
     first = np.ones(len(query), dtype=bool)
-    first[1:] = (query[1:] != query[:-1]) | (concept[1:] != concept[:-1])
+    first[1:] = pair[1:] != pair[:-1]
     query, concept, score, key, stage, prior = query[first], concept[first], score[first], key[first], stage[first], prior[first]
     # rank within each query: by -score, -prior, then concept position; keep k
     order = np.lexsort((concept, -prior, -score, query))
