@@ -22,7 +22,7 @@ from medlink.progress import bar as progress_bar
 from medlink.retrieval.base import stage_scores
 from medlink.retrieval.bm25 import BM25Generator
 from medlink.retrieval.fusion import Fusion
-from medlink.retrieval.hits import Hits, concatenate_hits, ranked
+from medlink.retrieval.hits import Hits, concatenate_hits, ranked, runs
 from medlink.retrieval.names import KB_ORIGIN, NameTable
 from medlink.retrieval.tfidf import TfidfGenerator
 
@@ -247,7 +247,7 @@ def with_ancestors(hits: Hits, target: TargetIndex, k: int, top: int = 8, depth:
         counts = target.parent_indptr[c + 1] - target.parent_indptr[c]
         if not counts.sum():
             break
-        run = np.repeat(target.parent_indptr[c], counts) + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        run = runs(target.parent_indptr[c], counts)
         frontier = (np.repeat(q, counts), target.parents[run], np.repeat(s, counts) * factor, np.repeat(key, counts),
                     np.repeat(stage, counts), np.repeat(prior, counts))
         parts.append(frontier)

@@ -2,7 +2,7 @@
 
 Why: BM25 and character n-grams see spelling; a bi-encoder sees that "Neoplasm of kidney" and "renal tumour" say the
 same thing. Each candidate pair (source concept, target concept) gets the best cosine between any of the source's
-first aliases and any of the target's names (its preferred name and the synonyms the target index keeps), a feature
+first aliases and any of the target's names (every name its table holds, read back from the index), a feature
 the aligner's calibration weighs beside the lexical ones. The same bi-encoder also proposes candidates: the target
 concepts whose names lie nearest to a source alias (``dense_generator``; on DO -> ICD-10-CM it lifts recall@64 from
 0.955 to 0.971, BENCHMARKS.md). Any medlink bi-encoder folder works; "packaged" is the MiniLM that ships with the
@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from medlink.align.candidates import SEARCHED_ALIASES, CandidateSet, TargetIndex
+from medlink.retrieval.hits import runs
 from medlink.retrieval.names import NameTable
 
 PACKAGED = "packaged"  # the bi-encoder setting that means the packaged MiniLM
@@ -96,7 +97,7 @@ def bi_encoder_similarity(candidates: CandidateSet, vectors: KeyVectors, aliases
     name_indptr, name_rows = target.name_rows()
     used = np.unique(hits.concepts)
     counts = name_indptr[used + 1] - name_indptr[used]
-    rows = name_rows[np.repeat(name_indptr[used], counts) + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)]
+    rows = name_rows[runs(name_indptr[used], counts)]
     names = vectors.of_rows(rows) if len(rows) else np.zeros((0, source.shape[1]), np.float32)
     first_name = np.zeros(len(target.concept_ids) + 1, np.int64)
     first_name[used] = np.cumsum(counts) - counts
@@ -112,8 +113,7 @@ def bi_encoder_similarity(candidates: CandidateSet, vectors: KeyVectors, aliases
         if not len(concepts_named):
             continue
         n = name_indptr[concepts_named + 1] - name_indptr[concepts_named]
-        take = np.repeat(first_name[concepts_named], n) + np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
-        similarity = source[source_indptr[q] : source_indptr[q + 1]] @ names[take].T  # aliases x the candidates' names
+        similarity = source[source_indptr[q] : source_indptr[q + 1]] @ names[runs(first_name[concepts_named], n)].T  # aliases x the candidates' names
         best = np.maximum.reduceat(similarity.max(axis=0), np.cumsum(n) - n)
         values = out[row]
         values[has_names[concepts]] = best

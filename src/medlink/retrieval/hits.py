@@ -73,6 +73,12 @@ def ranked(query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.nd
                 stage[keep].astype(np.int8), prior[keep].astype(np.float64))
 
 
+def runs(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``starts[i], starts[i] + 1, ..., starts[i] + counts[i] - 1`` for every i, concatenated: the positions of CSR rows."""
+    counts = np.asarray(counts, dtype=np.int64)
+    return np.repeat(np.asarray(starts, dtype=np.int64), counts) + np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
 def from_key_hits(query: np.ndarray, key: np.ndarray, score: np.ndarray, table_indptr: np.ndarray, table_concepts: np.ndarray,
                   table_priors: np.ndarray, stage: int, n_queries: int, k: int) -> Hits:
     """Alias-level hits -> concept-level hits: each key expands to the concepts it names (max per concept)."""
@@ -80,10 +86,7 @@ def from_key_hits(query: np.ndarray, key: np.ndarray, score: np.ndarray, table_i
     expanded_query = np.repeat(query, counts)
     expanded_key = np.repeat(key, counts)
     expanded_score = np.repeat(score, counts)
-    # positions of each key's concepts in table_concepts: a ramp within each key's run
-    run_start = np.repeat(table_indptr[key], counts)
-    offset = np.arange(len(expanded_key)) - np.repeat(np.cumsum(counts) - counts, counts)
-    position = run_start + offset
+    position = runs(table_indptr[key], counts)  # each key's concepts in table_concepts
     return ranked(expanded_query, table_concepts[position], expanded_score, expanded_key, np.full(len(position), stage, np.int8),
                   table_priors[position].astype(np.float64), n_queries, k)
 
