@@ -262,8 +262,10 @@ def generate(target: TargetIndex, queries: SourceQueries, k: int = DEFAULT_K, we
     weights = {**DEFAULT_WEIGHTS, **(weights or {})}
     stages = [name for name in target.generators if weights.get(name, 1.0)]
     n = len(queries.concept_ids)
-    limited = {name: np.isin(np.arange(len(queries.aliases)), queries.first_aliases(SEARCHED_ALIASES[name]))
-               for name in stages if name in SEARCHED_ALIASES}
+    limited = {}  # per generator that searches only some aliases: which
+    for name in set(stages) & set(SEARCHED_ALIASES):
+        limited[name] = np.zeros(len(queries.aliases), bool)
+        limited[name][queries.first_aliases(SEARCHED_ALIASES[name])] = True
     per_stage: dict[str, list[Hits]] = {name: [] for name in stages}
     fused: list[Hits] = []
     fusion = Fusion("weighted", {name: weights.get(name, 1.0) for name in stages})
