@@ -552,3 +552,28 @@ def test_first_aliases_are_each_concepts_own_in_order():
     queries = SourceQueries(["A", "B", "C"], ["a1", "b1", "c1"], [aliases[i] for i in order], owner[order], [], reads)
     assert [queries.aliases[i] for i in queries.first_aliases(2)] == ["a1", "a2", "b1", "c1", "c2"]
     assert [queries.aliases[i] for i in queries.first_aliases(8)] == ["a1", "a2", "a3", "b1", "c1", "c2"]
+    twice = queries.followed_by(queries)  # the second copy's twin still reads its own "a2"
+    assert [twice.aliases[i] for i in twice.first_aliases(2)] == ["a1", "a2", "b1", "c1", "c2"] * 2
+    assert twice.owner.tolist() == [*owner[order].tolist(), *(owner[order] + 3).tolist()] and twice.reads[10] == 8
+
+
+def test_candidate_sets_joined_keep_each_sources_aliases(pair):
+    """Train and dev candidates joined for one calibration fit (an aligner without a cross-encoder) keep every source's
+    aliases: the joined set's bi-encoder similarities are each part's (they were -1 throughout, the queries' aliases
+    dropped, so a calibration learnt a constant and its confidences came out near 1 at align time)."""
+    from medlink.align.dense import KeyVectors, bi_encoder_similarity, with_dense_candidates
+
+    pytest.importorskip("torch")
+    source, target, _gold = pair
+    index = with_dense_candidates(TargetIndex.build(target), "packaged")
+    queries = SourceQueries.from_kb(source, target.normalize)
+    half = len(queries.concept_ids) // 2
+    first, second = (generate(index, queries.subset(part)) for part in (range(half), range(half, len(queries.concept_ids))))
+    vectors = KeyVectors(index, "packaged")
+    joined = first.followed_by(second)
+    together = bi_encoder_similarity(joined, vectors)
+    assert np.array_equal(together, np.concatenate([bi_encoder_similarity(first, vectors), bi_encoder_similarity(second, vectors)]))
+    assert (together > -1).all() and joined.queries.concept_ids == queries.concept_ids
+    aliasless = CandidateSet(SourceQueries(joined.queries.concept_ids, joined.queries.names, [], np.zeros(0, np.int64)), index, joined.hits, {})
+    with pytest.raises(ValueError, match="do not belong together"):
+        bi_encoder_similarity(aliasless, vectors)

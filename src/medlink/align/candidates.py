@@ -169,6 +169,15 @@ class SourceQueries:
         first = np.searchsorted(owner, owner, side="left")  # each concept's aliases sit together, in order
         return positions[np.arange(len(positions)) - first < aliases]
 
+    def followed_by(self, other: "SourceQueries") -> "SourceQueries":
+        """These source concepts, then ``other``'s (aliases, owners and twins' readings moved along)."""
+        shift, reads = len(self.concept_ids), None
+        if self.reads is not None or other.reads is not None:
+            own = lambda q: q.reads if q.reads is not None else np.arange(len(q.aliases))  # noqa: E731
+            reads = np.concatenate([own(self), own(other) + len(self.aliases)])
+        return SourceQueries(self.concept_ids + other.concept_ids, self.names + other.names, self.aliases + other.aliases,
+                             np.concatenate([self.owner, other.owner + shift]), self.alias_sets + other.alias_sets, reads)
+
     def text(self, position: int, aliases: int = 4) -> str:
         """What a reranker reads for a source concept: its first ``aliases`` names (preferred first)."""
         return " ; ".join(self.alias_sets[position][:aliases])
@@ -193,6 +202,11 @@ class CandidateSet:
     target: TargetIndex
     hits: Hits
     per_stage: dict[str, Hits]
+
+    def followed_by(self, other: "CandidateSet") -> "CandidateSet":
+        """One candidate set of both's source concepts (the same target): these first, then ``other``'s."""
+        return CandidateSet(self.queries.followed_by(other.queries), self.target, concatenate_hits([self.hits, other.hits]),
+                            {k: concatenate_hits([self.per_stage[k], other.per_stage[k]]) for k in self.per_stage})
 
     def stage_score(self, stage: str) -> np.ndarray:
         """The stage's pooled score of every fused hit (0 where that stage did not find it)."""

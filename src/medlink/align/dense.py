@@ -93,6 +93,9 @@ def bi_encoder_similarity(candidates: CandidateSet, vectors: KeyVectors, aliases
     hits, queries, target = candidates.hits, candidates.queries, candidates.target
     chosen = queries.first_aliases(aliases)
     source_indptr = np.searchsorted(queries.owner[chosen], np.arange(hits.n_queries + 1))
+    unread = (np.diff(hits.indptr) > 0) & (np.diff(source_indptr) == 0)
+    if unread.any():  # candidates come from aliases: queries without them are not the ones the hits were found for
+        raise ValueError(f"{int(unread.sum())} source concept(s) with candidates but no alias in the queries: the queries and hits do not belong together")
     source = vectors.of_texts([queries.aliases[int(i)] for i in chosen])
     name_indptr, name_rows = target.name_rows()
     used = np.unique(hits.concepts)

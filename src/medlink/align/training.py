@@ -232,13 +232,7 @@ def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], 
     from medlink.directories import staged_directory
 
     if dev is not None:  # one candidate set holding both, so the fit and the threshold see the same features
-        from medlink.retrieval.hits import concatenate_hits
-
-        queries = train.queries
-        merged = type(queries)(queries.concept_ids + dev.queries.concept_ids, queries.names + dev.queries.names, [], queries.owner[:0],
-                               queries.alias_sets + dev.queries.alias_sets)
-        both = CandidateSet(merged, train.target, concatenate_hits([train.hits, dev.hits]),
-                            {k: concatenate_hits([train.per_stage[k], dev.per_stage[k]]) for k in train.per_stage})
+        both = train.followed_by(dev)
         calibration = fit_calibration(both, None, gold, config.depth, threshold_gold=dev_gold, **_evidence(both, config, progress))
     else:
         calibration = fit_calibration(train, None, gold, config.depth, **_evidence(train, config, progress))
