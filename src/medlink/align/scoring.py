@@ -204,7 +204,7 @@ def in_depth(candidates: CandidateSet, depth: int) -> np.ndarray:
     return (np.arange(len(query)) - hits.indptr[query]) < depth
 
 
-CROSS_BATCH = 64  # pairs per forward: for the aligner's short pairs (48 tokens) 64 ran a little faster than 128 (AMD EPYC, bf16)
+CROSS_BATCH = 64  # pairs per forward for the aligner's short pairs (48 tokens); align_speed's figures are measured with it
 
 
 def cross_logits(model, candidates: CandidateSet, depth: int, progress: bool = False) -> np.ndarray:

@@ -82,9 +82,10 @@ def annotated_nil(mentions: Sequence, part_results: Sequence[LinkResult], cuiles
     candidate wrong); None when the index decides no NIL (no threshold)."""
     from medlink.eval.metrics import candidate_matches
 
-    if not any(result.nil is not None for result in [*part_results, *cuiless]):
+    every = [*part_results, *cuiless]
+    if not any(result.nil is not None for result in every):
         return None
-    threshold = next((r.nil_threshold for r in [*part_results, *cuiless] if r.nil_threshold is not None), None)
+    threshold = next((r.nil_threshold for r in every if r.nil_threshold is not None), None)
     owners = [m for m in mentions for _ in m.parts]
     outcomes = [nil_outcome(r, False, [candidate_matches(c, m.gold, equivalent_ids) for c in r.candidates], threshold)
                 for r, m in zip(part_results, owners) if not m.is_composite]
