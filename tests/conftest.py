@@ -56,9 +56,21 @@ def _precision_override_stays_in_its_test():
 
 
 def pytest_configure(config):
-    """Keep caches (the default KB) out of the user's home; one cache shared by the whole test run."""
-    os.environ["MEDLINK_HOME"] = tempfile.mkdtemp(prefix="medlink-home-")
+    """Keep caches (the default KB) out of the user's home; one cache shared by the whole test run, its parallel
+    workers included (they inherit the variable; the first to need the default KB or index builds it, the other waits)."""
+    if not _is_worker(config):
+        os.environ["MEDLINK_HOME"] = tempfile.mkdtemp(prefix="medlink-home-")
 
 
 def pytest_unconfigure(config):
-    shutil.rmtree(os.environ.get("MEDLINK_HOME", ""), ignore_errors=True)
+    if not _is_worker(config):
+        shutil.rmtree(os.environ.get("MEDLINK_HOME", ""), ignore_errors=True)
+
+
+def _is_worker(config) -> bool:
+    return hasattr(config, "workerinput")  # a pytest-xdist worker process
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto`` (pyproject's addopts): one worker per CPU, at most 4 (each may hold a transformer, ~1.5 GB)."""
+    return max(1, min(4, os.cpu_count() or 1))

@@ -96,10 +96,9 @@ def test_int8_is_an_encoding_format_only(monkeypatch):
 
 def test_auto_encoding_follows_the_machine_choice(monkeypatch):
     monkeypatch.delenv(precision.ENV, raising=False)
-    for choice, int8_for_auto, expected in (("bf16", True, "bf16"), ("fp32", True, "int8"), ("fp32", False, "fp32")):
-        monkeypatch.setattr(precision, "_choice", precision.MachineChoice(choice, "test"))
-        monkeypatch.setattr(precision, "INT8_FOR_AUTO", int8_for_auto)
-        assert precision.resolve_encoding("auto") == expected
+    for choice, encoding in (("bf16", "bf16"), ("fp32", "int8"), ("fp32", "fp32")):
+        monkeypatch.setattr(precision, "_choice", precision.MachineChoice(choice, encoding, "test"))
+        assert precision.resolve_encoding("auto") == encoding
         assert precision.resolve("auto") == choice
 
 
@@ -112,7 +111,7 @@ def test_an_index_encodes_mentions_as_its_names_were_and_records_it(kb, tmp_path
     saved = json.loads((tmp_path / "index" / "generators" / "dense" / dense.PARAMS_FILE).read_text())
     assert saved["encoded_with"] == "int8" and saved["encoder"]["precision"] == "auto"
     monkeypatch.delenv(precision.ENV)
-    monkeypatch.setattr(precision, "_choice", precision.MachineChoice("bf16", "test"))  # a machine where auto means bf16
+    monkeypatch.setattr(precision, "_choice", precision.MachineChoice("bf16", "bf16", "test"))  # a machine where auto means bf16
     loaded = Linker.load(tmp_path / "index")
     assert loaded.precisions() == {"dense": "int8"} and loaded.generators["dense"].encoder.fast
     first = [c.concept_id for c in built.link(["breast tumours"], k=3)[0].candidates]

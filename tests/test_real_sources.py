@@ -63,3 +63,38 @@ def test_ncbi_train_dictionary(tmp_path):
     path = shared_data("ncbi-disease/train_dictionary.txt")
     kb = KB.open(build_kb(tmp_path / "ncbi.sqlite", [f"biosyn:{path}"], progress=False).path)
     assert kb.stats()["names"] == 71_924
+
+
+def test_two_first_uses_at_once_build_the_default_kb_once(monkeypatch, tmp_path):
+    """A second process (here a thread: flock locks conflict between two opens of one file) waits for the first's
+    build and uses it, rather than being refused or building it again."""
+    import threading
+
+    from medlink.kb import default as default_module
+    from medlink.kb.sources import SourceSpec
+    from tests.conftest import FIXTURES
+
+    monkeypatch.setenv("MEDLINK_HOME", str(tmp_path))
+    monkeypatch.setattr(default_module, "default_sources", lambda: [SourceSpec("biosyn", FIXTURES / "eval" / "dictionary.txt", "")])
+    builds, building, may_finish = [], threading.Event(), threading.Event()
+
+    def slow_build(*args, **kwargs):
+        builds.append(args[0])
+        building.set()
+        assert may_finish.wait(30)
+        return build_kb(*args, **kwargs)
+
+    monkeypatch.setattr(default_module, "build_kb", slow_build)
+    paths = []
+    first = threading.Thread(target=lambda: paths.append(default_kb_path(progress=False)))
+    first.start()
+    assert building.wait(30)
+    second = threading.Thread(target=lambda: paths.append(default_kb_path(progress=False)))
+    second.start()
+    second.join(0.5)
+    assert second.is_alive() and len(builds) == 1  # waiting on the first, not refused and not building
+    may_finish.set()
+    first.join(30)
+    second.join(30)
+    assert len(builds) == 1 and paths == [tmp_path / default_module.DEFAULT_KB_NAME] * 2
+    assert KB.open(paths[0]).meta["recipe"] == default_recipe()

