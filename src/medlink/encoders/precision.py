@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 PRECISIONS = ("auto", "fp32", "bf16", "int8")  # int8: encoding only (see resolve_encoding)
 ENV = "MEDLINK_PRECISION"  # set by the CLI's --precision; wins over configs for the whole process (and its children)
 PROBE_FILE = "precision.json"
+PROBE_VERSION = 2  # part of the machine key: a change to the probe or the kernels it times re-probes (2: int8 timed too)
 # Whether 'auto' may encode in int8 where the probe times it fastest. int8 here is per-token (``Int8Linear``):
 # default-dense test Acc@1 NCBI 0.8438 vs float32 0.8427, AskAPatient (10 folds) 0.6390 vs 0.6389 (BENCHMARKS.md,
 # default_dense_int8 / default_dense_fp32), vectors ~0.997 cosine to float32's, the same whatever they are batched with;
@@ -145,11 +146,12 @@ def _cpu_model_and_flags() -> tuple[str, list[str]]:
 
 
 def machine_key() -> str:
-    """Identifies what the probe's answer depends on: CPU model and flags, torch, its threads and any ISA limit."""
+    """Identifies what the probe's answer depends on: the probe's version, CPU model and flags, torch, its threads and
+    any ISA limit."""
     import torch
 
     model, flags = _cpu_model_and_flags()
-    parts = [model, " ".join(sorted(flags)), torch.__version__, str(torch.get_num_threads()),
+    parts = [f"probe {PROBE_VERSION}", model, " ".join(sorted(flags)), torch.__version__, str(torch.get_num_threads()),
              *(f"{name}={os.environ.get(name, '')}" for name in _LIMITS)]
     return hashlib.blake2b("\n".join(parts).encode(), digest_size=12).hexdigest()
 
@@ -255,8 +257,9 @@ class Bf16Copy(InferenceCopy):
 
 
 class Int8Copy(InferenceCopy):
-    """Every Linear layer in int8 (``Int8Linear``): ~1.4x float32's speed with AVX2 only (AMD EPYC, limited), where bf16 is
-    emulated. Activations are quantised per token, so a string's vector does not depend on what it is batched with."""
+    """Every Linear layer in int8 (``Int8Linear``): ~2.2x float32's speed on an AMD EPYC with AVX-512 VNNI, ~50x slower
+    than float32 on an AVX2-only one (so 'auto' times it first). Activations are quantised per token, so a string's
+    vector does not depend on what it is batched with."""
 
     def _make(self, model):
         import torch
