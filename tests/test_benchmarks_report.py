@@ -120,3 +120,23 @@ def test_training_seeds_are_reported_per_seed_with_their_median(report, tmp_path
     assert ("**Training seeds** (DO -> icd10cm, medlink + aligner; seeds 13 / 14 / 15, the same split): test R@1 0.836 / 0.824 / 0.826 "
             "(median 0.826); test mapping F1 0.851 / 0.840 / 0.842 (median 0.842); dev out of fold 0.871 / 0.869 / - (median -).") in text
     assert "align_seeds_icd10cm)" in text and "Results no table shows yet: align_seeds" not in text
+
+
+def test_warm_starts_of_every_run_share_one_table_with_their_index(report, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    lexical = shutil.copy(FIXTURES / "lexical_linking.json", results / "lexical_linking.json")
+    assert lexical
+    steps = {"import medlink.cli": 0.2, "default index check": 0.05, "rest of index load": 0.8, "first link": 0.06}
+    for section, index, cpu in (("speed_dense", "default-dense", "AMD EPYC"), ("speed_lexical", "default", "AMD EPYC")):
+        (results / f"{section}.json").write_text(json.dumps({
+            "commit": "eee5555", "command": f"python benchmarks/scale/dense_speed.py --section {section}", "date": "2026-11-27",
+            "machine": {"cpu_model": cpu, "cpu_flags": {"avx2": True}}, "encoding": [], "linking": None, "first_use": [],
+            "isa_limit": None, "startup": [{"code": "this commit", "index": index, "cli_seconds_median": 1.25, "repeats": 5,
+                                            "steps_median": {**steps, **({"import torch": 1.3} if index == "default-dense" else {})},
+                                            "precisions": {"dense": "fp32"} if index == "default-dense" else {}}]}))
+    text = report.render(results, None)
+    rows = table_under(text, "Warm `medlink link --index INDEX")
+    assert [(r["index"], r["CLI (runs)"], r["torch import"], r["encodes in"]) for r in rows] == [
+        ("default-dense", "1.25 s (5)", "1.30 s", "fp32"), ("default", "1.25 s (5)", "-", "-")]
+    assert text.count("Warm `medlink link") == 1

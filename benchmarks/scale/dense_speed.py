@@ -2,6 +2,7 @@
 
     python benchmarks/scale/dense_speed.py [--model PATH] [--repeats 3] [--avx2-only --section dense_speed_avx2]
     python benchmarks/scale/dense_speed.py --avx2-only --first-use fp32,auto --startup 5 [--code-at COMMIT] --skip-encoding --section NAME
+    python benchmarks/scale/dense_speed.py --startup 5 --startup-index default --skip-encoding --skip-linking --section NAME
 
 Encoding: 10,000 MEDIC names (BioSyn train dictionary) with precision auto (what this machine's probe
 chose), bf16 and fp32, 1 and 2 threads, batches of 64, 128 (the default) and 256 texts grouped by token
@@ -17,6 +18,7 @@ and the build's phases as it logs them. ``--startup N``: then, with the last of 
 ``medlink link --index default-dense "heart attack"`` (wall time) and N of a child that times the same steps one by one
 (imports, default-index check, model load, FAISS read, the rest of the index, first link). ``--code-at COMMIT`` runs
 the startup children on that commit's code too (a temporary git worktree), interleaved: a before/after.
+``--startup-index default`` times the lexical default index's warm start instead (a first run builds it if missing).
 ``--skip-encoding`` / ``--skip-linking`` leave out the encoding grid / the MEDIC linking run.
 """
 
@@ -69,11 +71,11 @@ import json, sys
 marks = {}
 def mark(name, since):
     marks[name] = round(time.perf_counter() - since, 4)
-for module in ("medlink.cli", "torch", "faiss"):  # transformers only if the encoder imports it (its model load then)
+INDEX = sys.argv[1]
+DENSE = INDEX == "default-dense"  # the lexical default index needs neither torch nor faiss: not imported for it
+for module in ("medlink.cli", "torch", "faiss") if DENSE else ("medlink.cli",):  # transformers only if the encoder imports it
     t = time.perf_counter(); __import__(module); mark("import " + module, t)
-from medlink.encoders import transformer
-from medlink.retrieval import dense
-spent = {"model load": 0.0, "FAISS read": 0.0}
+spent = {"model load": 0.0, "FAISS read": 0.0} if DENSE else {}
 def timed(key, fn):
     def wrapper(*a, **k):
         s = time.perf_counter()
@@ -82,11 +84,14 @@ def timed(key, fn):
         finally:
             spent[key] += time.perf_counter() - s
     return wrapper
-transformer.Encoder.__init__ = timed("model load", transformer.Encoder.__init__)
-dense.read_index = timed("FAISS read", dense.read_index)
+if DENSE:
+    from medlink.encoders import transformer
+    from medlink.retrieval import dense
+    transformer.Encoder.__init__ = timed("model load", transformer.Encoder.__init__)
+    dense.read_index = timed("FAISS read", dense.read_index)
 from medlink.linking.index import resolve_index
 from medlink.linking.linker import Linker
-t = time.perf_counter(); directory = resolve_index("default-dense"); mark("default index check", t)
+t = time.perf_counter(); directory = resolve_index(INDEX); mark("default index check", t)
 t = time.perf_counter(); linker = Linker.load(directory); load = time.perf_counter() - t
 marks.update({k: round(v, 4) for k, v in spent.items()}); marks["rest of index load"] = round(load - sum(spent.values()), 4)
 t = time.perf_counter(); top = linker.link(["heart attack"], k=5)[0].candidates[0].concept_id; mark("first link", t)
@@ -114,11 +119,13 @@ def first_use(precision: str, env: dict, workdir: Path) -> dict:
     return row
 
 
-def startup(home: Path, env: dict, repeats: int, codes: dict[str, Path | None]) -> list[dict]:
-    """Warm start of ``medlink link --index default-dense "heart attack"`` with each code ({label: worktree, None: this
-    checkout}), interleaved (load drifts on a shared machine): wall time, and each step in a timing child."""
+def startup(home: Path, env: dict, repeats: int, codes: dict[str, Path | None], index: str = "default-dense") -> list[dict]:
+    """Warm start of ``medlink link --index INDEX "heart attack"`` (default-dense or the lexical default) with each code
+    ({label: worktree, None: this checkout}), interleaved (load drifts on a shared machine): wall time, and each step in
+    a timing child. One untimed run first builds the index if the home lacks it."""
     env = {**env, "MEDLINK_HOME": str(home)}
-    command = [sys.executable, "-m", "medlink", "link", "--index", "default-dense", "heart attack"]
+    command = [sys.executable, "-m", "medlink", "link", "--index", index, "heart attack"]
+    subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     walls, children = {label: [] for label in codes}, {label: [] for label in codes}
     for _ in range(repeats):
         for label, code in codes.items():
@@ -126,13 +133,13 @@ def startup(home: Path, env: dict, repeats: int, codes: dict[str, Path | None]) 
             started = time.perf_counter()
             subprocess.run(command, capture_output=True, text=True, check=True, env=run_env)
             walls[label].append(time.perf_counter() - started)
-            out = subprocess.run([sys.executable, "-c", STARTUP], capture_output=True, text=True, check=True, env=run_env)
+            out = subprocess.run([sys.executable, "-c", STARTUP, index], capture_output=True, text=True, check=True, env=run_env)
             children[label].append(json.loads(out.stdout.strip().splitlines()[-1]))
     results = []
     for label in codes:
         runs = children[label]
         steps = {key: statistics.median(c["marks"][key] for c in runs) for key in runs[0]["marks"]}
-        results.append({"code": label, "cli_seconds_median": statistics.median(walls[label]), "cli_seconds_all": [round(w, 3) for w in walls[label]],
+        results.append({"code": label, "index": index, "cli_seconds_median": statistics.median(walls[label]), "cli_seconds_all": [round(w, 3) for w in walls[label]],
                         "steps_median": steps, "precisions": runs[0]["precisions"], "top": runs[0]["top"], "repeats": repeats})
         print(results[-1], flush=True)
     return results
@@ -164,6 +171,7 @@ def main() -> None:
     parser.add_argument("--first-use", default="", help="comma-separated precisions: time default-dense's first use with each")
     parser.add_argument("--startup", type=int, default=0, help="fresh warm-start processes of medlink link --index default-dense")
     parser.add_argument("--code-at", default=None, help="also run the startup children on this commit's code (the before)")
+    parser.add_argument("--startup-index", default="default-dense", choices=("default-dense", "default"), help="the index --startup times")
     parser.add_argument("--skip-encoding", action="store_true")
     parser.add_argument("--skip-linking", action="store_true")
     args = parser.parse_args()
@@ -174,7 +182,7 @@ def main() -> None:
     if args.startup:
         with code_at(args.code_at) as code:
             codes = {**({args.code_at: code} if code else {}), "this commit": None}
-            started_up = startup(first_uses[-1]["home"] if first_uses else medlink_home(), env, args.startup, codes)
+            started_up = startup(first_uses[-1]["home"] if first_uses else medlink_home(), env, args.startup, codes, args.startup_index)
     for row in first_uses:
         shutil.rmtree(row.pop("home"), ignore_errors=True)
     kb = ncbi_kb(args.workdir, "train")

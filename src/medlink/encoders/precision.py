@@ -10,7 +10,7 @@ probe and a config's own setting for one process.
 
 int8 is a format for *encoding* only (a bi-encoder's forward without gradients, ``resolve_encoding``), asked for with
 ``--precision int8`` or chosen by 'auto' where the same probe times it faster than the other formats (with ``INT8_FOR_AUTO``):
-torch's int8 product is fast with AVX-512 VNNI and ~50x slower than float32 on an AVX2-only AMD EPYC, so neither can be
+torch's int8 product is fast with AVX-512 VNNI and ~30x slower than float32 on an AVX2-only AMD EPYC, so neither can be
 assumed. Training, the cross-encoder and the tagger run float32 when int8 is asked for (``resolve``).
 """
 
@@ -257,7 +257,7 @@ class Bf16Copy(InferenceCopy):
 
 
 class Int8Copy(InferenceCopy):
-    """Every Linear layer in int8 (``Int8Linear``): ~2.2x float32's speed on an AMD EPYC with AVX-512 VNNI, ~50x slower
+    """Every Linear layer in int8 (``Int8Linear``): ~2.2x float32's speed on an AMD EPYC with AVX-512 VNNI, ~30x slower
     than float32 on an AVX2-only one (so 'auto' times it first). Activations are quantised per token, so a string's
     vector does not depend on what it is batched with."""
 
