@@ -3,8 +3,8 @@
 Why decided per machine: bfloat16 weights double MiniLM's throughput on a CPU with bf16
 instructions (AVX-512 BF16, AMX) and make it 5-8x *slower* on one without them (AVX2 only), where
 oneDNN emulates them. So ``auto`` (the default everywhere) asks torch which instruction set it
-dispatches to and, where bf16 might pay, times a transformer-shaped probe once in each format; the
-answer is cached per machine (CPU model, flags, torch version, instruction-set limits) in
+dispatches to and times a transformer-shaped probe once in float32, int8 and (where bf16 might pay)
+bf16; the answer is cached per machine (CPU model, flags, torch version, instruction-set limits) in
 ``$MEDLINK_HOME/precision.json``. ``--precision`` (or ``MEDLINK_PRECISION``) overrides both the
 probe and a config's own setting for one process.
 
@@ -40,7 +40,7 @@ PROBE_VERSION = 2  # part of the machine key: a change to the probe or the kerne
 # on an AMD EPYC with AVX-512 VNNI 2.2-2.3x float32's encoding speed, on an AVX2-only one far slower (BENCHMARKS.md).
 INT8_FOR_AUTO = True
 BF16_GAIN = 1.1  # bf16 (or int8) must be at least this much faster in the probe: a near tie keeps float32's exact vectors
-_NO_BF16 = ("DEFAULT", "NO AVX", "AVX", "AVX2")  # torch CPU capabilities with no bf16 instructions: no probe needed
+_NO_BF16 = ("DEFAULT", "NO AVX", "AVX", "AVX2")  # torch CPU capabilities with no bf16 instructions: bf16 not timed
 _LIMITS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")  # env vars that change what the probe would see
 
 
@@ -220,11 +220,8 @@ def _probe(bf16: bool = True, int8: bool = True, repeats: int = 7) -> MachineCho
     fp32 = timings["fp32"]
     precision = "bf16" if "bf16" in timings and timings["bf16"] * BF16_GAIN <= fp32 else "fp32"
     encoding = "int8" if "int8" in timings and timings["int8"] * BF16_GAIN <= timings[precision] else precision
-    reason = "probe: " + ", ".join(f"{LABELS[name]} {ms:.2f} ms" for name, ms in timings.items()) + " per block"
+    reason = "probe: " + ", ".join(f"{'float32' if name == 'fp32' else name} {ms:.2f} ms" for name, ms in timings.items()) + " per block"
     return MachineChoice(precision, encoding, reason, *(round(timings[f], 3) if f in timings else None for f in ("fp32", "bf16", "int8")))
-
-
-LABELS = {"fp32": "float32", "bf16": "bf16", "int8": "int8"}
 
 
 class InferenceCopy:
