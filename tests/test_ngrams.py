@@ -47,3 +47,22 @@ def test_linking_with_a_saved_index_does_not_import_scikit_learn(tmp_path):
             f"print(Linker.load({str(tmp_path / 'index')!r}).link(['colorectal cancer'], k=1)[0].best.concept_id, 'sklearn' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["D015179", "False"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(fit=st.lists(TEXT, min_size=1, max_size=30), low=st.integers(1, 3), width=st.integers(0, 2), sublinear=st.booleans(),
+       min_df=st.integers(1, 3))
+def test_fitting_word_by_word_gives_scikit_learns_vocabulary_idf_and_vectors(fit, low, width, sublinear, min_df):
+    from medlink.retrieval.ngrams import fit_word_bounded
+
+    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(low, low + width), sublinear_tf=sublinear, lowercase=False,
+                                 dtype=np.float32, min_df=min_df)
+    try:
+        expected = vectorizer.fit_transform(fit)
+    except ValueError:  # no n-gram kept: ours says so with None
+        assert fit_word_bounded(fit, (low, low + width), sublinear, min_df) is None
+        return
+    ours, matrix = fit_word_bounded(fit, (low, low + width), sublinear, min_df)
+    assert ours.vocabulary_ == vectorizer.vocabulary_
+    np.testing.assert_allclose(ours.idf_, vectorizer.idf_, rtol=1e-6)
+    np.testing.assert_allclose(matrix.toarray(), expected.toarray(), atol=1e-6)

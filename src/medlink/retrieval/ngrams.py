@@ -4,12 +4,14 @@ scikit-learn fits the vocabulary and idf when an index is built; linking only ha
 mentions into vectors, and importing scikit-learn for that costs most of a second of every
 ``medlink link`` call. ``VocabularyTfidf.transform`` gives what ``TfidfVectorizer.transform`` gives
 for the ``char`` and ``char_wb`` analyzers (tests compare the two on random strings); the ``word``
-analyzer keeps scikit-learn's vectorizer.
+analyzer keeps scikit-learn's vectorizer. ``fit_word_bounded`` fits what scikit-learn fits for char_wb, word by word
+(an index build's TF-IDF in a third of the time; tests compare the two).
 """
 
 from __future__ import annotations
 
 import re
+from array import array
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -78,3 +80,54 @@ class VocabularyTfidf:
                                shape=(n, len(self.idf_))).tocsr()  # duplicates summed: term counts
         counts.sort_indices()
         return weigh(counts, self.idf_, self.sublinear_tf)
+
+
+def fit_word_bounded(texts: Sequence[str], ngram_range: Sequence[int], sublinear_tf: bool, min_df: int) -> tuple[VocabularyTfidf, sp.csr_matrix] | None:
+    """What scikit-learn's ``TfidfVectorizer(analyzer="char_wb", lowercase=False).fit_transform`` gives (vocabulary in its
+    sorted order, smoothed idf, L2-normalised rows), several times faster on KB names: a char_wb n-gram never crosses a
+    word, so each distinct word is analysed once and a name's counts are its words' counts summed, a sparse product
+    (names x words) @ (words x n-grams). None when no n-gram is kept (scikit-learn then raises its own error)."""
+    low, high = (int(n) for n in ngram_range)
+    word_ids: dict[str, int] = {}
+    name_rows, name_words = array("q"), array("q")  # 8 bytes an entry, not a Python int's ~36
+    for row, text in enumerate(texts):
+        for word in _RUNS_OF_SPACE.sub(" ", text).split():
+            name_rows.append(row)
+            name_words.append(word_ids.setdefault(word, len(word_ids)))
+    gram_ids: dict[str, int] = {}
+    word_rows, word_grams = array("q"), array("q")
+    for word, row in word_ids.items():
+        for gram in char_ngrams(word, low, high, True):
+            word_rows.append(row)
+            word_grams.append(gram_ids.setdefault(gram, len(gram_ids)))
+    if not gram_ids:
+        return None
+    names_by_words = sp.csr_matrix((np.ones(len(name_rows), np.float32), (np.frombuffer(name_rows, np.int64), np.frombuffer(name_words, np.int64))),
+                                   shape=(len(texts), len(word_ids)))
+    words_by_grams = sp.csr_matrix((np.ones(len(word_rows), np.float32), (np.frombuffer(word_rows, np.int64), np.frombuffer(word_grams, np.int64))),
+                                   shape=(len(word_ids), len(gram_ids)))
+    counts = (names_by_words @ words_by_grams).tocsr()  # duplicates summed by both constructors: term counts
+    del names_by_words, words_by_grams
+    document_frequency = np.bincount(counts.indices, minlength=len(gram_ids))
+    terms = sorted((gram for gram, column in gram_ids.items() if document_frequency[column] >= min_df))
+    if not terms:
+        return None
+    order = np.asarray([gram_ids[gram] for gram in terms], dtype=np.int64)
+    if len(order) == len(gram_ids):  # min_df 1: every n-gram kept, columns renumbered in place (no copy of the matrix)
+        position = np.empty(len(order), dtype=counts.indices.dtype)
+        position[order] = np.arange(len(order), dtype=counts.indices.dtype)
+        np.take(position, counts.indices, out=counts.indices, mode="clip")  # element by element: safe in place, unbuffered
+        counts.has_sorted_indices = False
+    else:
+        counts = counts[:, order].tocsr()
+    counts.sort_indices()
+    idf = np.log((1 + len(texts)) / (1 + document_frequency[order])) + 1  # scikit-learn's smooth_idf
+    vectorizer = VocabularyTfidf({gram: i for i, gram in enumerate(terms)}, idf, "char_wb", (low, high), sublinear_tf)
+    if sublinear_tf:  # weighed in place, as scikit-learn's TfidfTransformer does (``weigh`` makes temporaries the size of the matrix)
+        np.log(counts.data, out=counts.data)
+        counts.data += 1
+    for start in range(0, counts.nnz, 1 << 22):  # in slices: no temporary the size of the matrix
+        counts.data[start : start + (1 << 22)] *= vectorizer.idf_[counts.indices[start : start + (1 << 22)]]
+    from sklearn.preprocessing import normalize  # build time only
+
+    return vectorizer, normalize(counts, copy=False)
