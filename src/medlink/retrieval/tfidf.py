@@ -91,7 +91,7 @@ class TfidfGenerator(GeneratorBase):
                        impact_postings(common, int(params["impact_depth"]), int(params["impact_full_df"])))
         fitted = fit_word_bounded(table.keys, params["ngram_range"], params["sublinear_tf"], params["min_df"]) if params["analyzer"] == "char_wb" else None
         if fitted is not None:
-            vectorizer, matrix = fitted
+            (vectorizer, matrix), fitted = fitted, None  # the tuple must not keep the whole matrix alive past ``del matrix``
         else:
             vectorizer = _vectorizer(params)
             matrix = vectorizer.fit_transform(table.keys).tocsr()
