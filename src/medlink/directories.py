@@ -123,11 +123,13 @@ def output_lock(final: Path) -> Iterator[None]:
         handle.close()
 
 
-@contextmanager
-def one_builder_at_a_time(final: Path, what: str) -> Iterator[None]:
-    """Hold ``.NAME.first-use.lock`` beside a cache built on first use (the default KB, a default index), *waiting* for
-    another process that holds it: two medlink commands started at once on a new machine then build it once, the
-    second using the first's result, instead of the second being refused. The lock file stays (0 bytes)."""
+def build_once(final: Path, what: str, is_current: Callable[[], bool], build: Callable[[], object]) -> None:
+    """Build a cache made on first use (the default KB, a default index) unless ``is_current()``, holding
+    ``.NAME.first-use.lock`` beside it and *waiting* for another process that holds it, then asking again: two medlink
+    commands started at once on a new machine build it once, the second using the first's result, instead of the
+    second being refused. The lock file stays (0 bytes)."""
+    if is_current():
+        return
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     with open(final.with_name(f".{final.name}.first-use.lock"), "a") as handle:
@@ -137,7 +139,8 @@ def one_builder_at_a_time(final: Path, what: str) -> Iterator[None]:
             except BlockingIOError:
                 log.info("waiting for another medlink process building %s", what)
                 fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
+        if not is_current():
+            build()
 
 
 @contextmanager

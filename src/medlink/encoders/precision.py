@@ -24,7 +24,7 @@ import logging
 import os
 import platform
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from medlink.errors import MedlinkError
 
@@ -171,8 +171,7 @@ def _cached_or_probed() -> MachineChoice:
             pass  # an older record (no 'encoding'): probe again
     choice = _probe(bf16=capability not in _NO_BF16, int8=INT8_FOR_AUTO and int8_runs())
     if capability in _NO_BF16:
-        choice = MachineChoice(**{**asdict(choice), "reason": f"torch dispatches {capability}: bf16 would be emulated (several "
-                                                                 f"times slower), not timed; {choice.reason}"})
+        choice = replace(choice, reason=f"torch dispatches {capability}: bf16 would be emulated (several times slower), not timed; {choice.reason}")
     log.info("precision: %s", choice.reason)
     from medlink.directories import write_atomic
 

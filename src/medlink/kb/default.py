@@ -12,7 +12,7 @@ import json
 from importlib import metadata
 from pathlib import Path
 
-from medlink.directories import one_builder_at_a_time
+from medlink.directories import build_once
 from medlink.kb.build import build_kb
 from medlink.kb.schema import FORMAT_VERSION
 from medlink.kb.writer import FINISH_RULES
@@ -60,9 +60,6 @@ def default_kb_path(progress: bool = True) -> Path:
     """Path of the default KB, building it first if it is missing or out of date."""
     path = medlink_home() / DEFAULT_KB_NAME
     recipe = default_recipe()
-    if path.is_file() and _stored_recipe(path) == recipe:
-        return path
-    with one_builder_at_a_time(path, "the default KB"):
-        if not path.is_file() or _stored_recipe(path) != recipe:  # again: another process may have built it meanwhile
-            build_kb(path, default_sources(), progress=progress, extra_meta={"recipe": recipe, "name": "default (ICD-10-CM 2026 + HPO)"})
+    build_once(path, "the default KB", lambda: path.is_file() and _stored_recipe(path) == recipe,
+               lambda: build_kb(path, default_sources(), progress=progress, extra_meta={"recipe": recipe, "name": "default (ICD-10-CM 2026 + HPO)"}))
     return path

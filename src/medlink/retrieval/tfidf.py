@@ -46,6 +46,17 @@ def _vectorizer(params: dict):
     )
 
 
+def _fit_exact(keys: Sequence[str], params: dict):
+    """The fitted vectorizer and the names' L2-normalised TF-IDF rows: word by word for char_wb (``fit_word_bounded``,
+    the same numbers), else scikit-learn."""
+    if params["analyzer"] == "char_wb":
+        fitted = fit_word_bounded(keys, params["ngram_range"], params["sublinear_tf"], params["min_df"])
+        if fitted is not None:
+            return fitted
+    vectorizer = _vectorizer(params)
+    return vectorizer, vectorizer.fit_transform(keys).tocsr()
+
+
 def _full_width_transpose(columns: sp.csc_matrix, column_ids: np.ndarray, width: int) -> sp.csr_matrix:
     """The transpose of a column subset, as a CSR matrix with one (possibly empty) row per original column."""
     indptr = np.zeros(width + 1, dtype=np.int64)
@@ -89,12 +100,7 @@ class TfidfGenerator(GeneratorBase):
             vectorizer, postings, common_columns, common = fit_halves(table.keys, params)
             return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name,
                        impact_postings(common, int(params["impact_depth"]), int(params["impact_full_df"])))
-        fitted = fit_word_bounded(table.keys, params["ngram_range"], params["sublinear_tf"], params["min_df"]) if params["analyzer"] == "char_wb" else None
-        if fitted is not None:
-            (vectorizer, matrix), fitted = fitted, None  # the tuple must not keep the whole matrix alive past ``del matrix``
-        else:
-            vectorizer = _vectorizer(params)
-            matrix = vectorizer.fit_transform(table.keys).tocsr()
+        vectorizer, matrix = _fit_exact(table.keys, params)
         document_frequency = np.bincount(matrix.indices, minlength=matrix.shape[1])
         selective = document_frequency <= selective_threshold(params, matrix.shape[0])
         common_columns = np.flatnonzero(~selective)
