@@ -36,7 +36,7 @@ ROOT = HERE.parent
 RESULTS, NOTES, OUT = HERE / "results", HERE / "notes.md", ROOT / "BENCHMARKS.md"
 FLAGS = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_bf16": "AVX512-BF16", "amx_bf16": "AMX"}
 PROVENANCE = ["CPU", "command", "commit", "results"]
-LINE_BUDGET = 436  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16)
+LINE_BUDGET = 448  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16); session 23: default-dense's strip, its cost and saving, and the first use before it (+12)
 NUMERIC = re.compile(r"^[\d,.]+([-/][\d,.]+)?(%| |$)")  # a right-aligned cell: 0.9177, 1,751, 3.6 min, 98.6%, 15 of 500
 
 # A results file's kind, by the keys its script writes (first match wins).
@@ -47,6 +47,7 @@ KINDS = {
     "lexical_ties": lambda d: "ties_with_gold" in d,
     "lexical_scale": lambda d: "agreement_queries" in d,
     "dense_speed": lambda d: "encoding" in d and "linking" in d,
+    "episode_strip": lambda d: "texts_after_strip" in d,
     "default_dense": lambda d: "chosen_dense_weight" in d,
     "concept_text": lambda d: "coverage" in d,
     "xref_enrichment": lambda d: "names_added" in d,
@@ -343,7 +344,24 @@ def scale(runs) -> list[str]:
                     "queries without a selective n-gram", "top-1 score = exhaustive", *PROVENANCE], rows)]
 
 
-def speed(lexical_runs, dense_runs) -> list[str]:
+def episode_strip(runs) -> list[str]:
+    """default-dense's ``strip``: the encoder's work saved over the default KB, and accuracy with and without it."""
+    lines = []
+    for _, d in runs:
+        groups = [g for g in d["rows"][0] if isinstance(d["rows"][0][g], dict)]
+        rows = [["on" if r["strip"] else "off", secs(r["build_seconds"]), r["cache"],
+                 *(cell for g in groups for cell in (num(r[g]["mentions"]), acc(r[g]["acc@1"]), acc(r[g]["acc@5"]), acc(r[g]["dense acc@1"]))),
+                 *provenance(d)] for r in d["rows"]]
+        lines += ["", f"default-dense's `strip` (ICD-10-CM's episode-of-care qualifiers left out of the dense stage only): the default KB's "
+                  f"{d['names']:,} names are {d['texts_after_strip']:,} texts to encode, tokens {d['tokens']:,} -> {d['tokens_after_strip']:,}. "
+                  f"Pseudo-mentions drawn from the default KB (seed {d['seed']}; held-out synonyms, names, names with one edit), linked "
+                  f"by default-dense without calibration: every in-KB one, and those whose concept has a qualified name:", "",
+                  *table(["strip", "index build", "encode cache", *(c for g in groups for c in (f"n ({g})", "Acc@1", "Acc@5", "dense Acc@1")),
+                          *PROVENANCE], rows)]
+    return lines
+
+
+def speed(lexical_runs, dense_runs, strip_runs=()) -> list[str]:
     rows = []
     for _, d in lexical_runs:
         s = d["speed"]
@@ -366,7 +384,7 @@ def speed(lexical_runs, dense_runs) -> list[str]:
              "the same names were encoded with the same precision before. Fastest first.", "",
              *table(["linker", "KB", "index build", "load", "mentions/s stream (n)", "mentions/s unique (n)", "index", "peak RSS", *PROVENANCE],
                     best_first(rows))]
-    lines += default_dense_speed(dense_runs)
+    lines += default_dense_speed(dense_runs) + episode_strip(strip_runs)
     for _, d in dense_runs:
         if not d["encoding"]:
             continue
@@ -399,7 +417,8 @@ def default_dense_speed(dense_runs) -> list[str]:
                          secs(r.get("dense_seconds")), rate, *provenance(d)])
         if rows:
             lines += ["", f"default-dense's first use (fresh MEDLINK_HOME: default KB, lexical stages, {d['first_use'][0].get('dense_names') or 0:,} "
-                      f"names encoded, calibration fit; one run each{limit}; dense phase = model load + encoding + FAISS):", "",
+                      f"names indexed, calibration fit; one run each{limit}; dense phase = model load + encoding + FAISS; names/s = names indexed per "
+                      "second of it, each distinct text encoded once):", "",
                       *table(["run", "total", "CPU time", "dense phase", "names/s", *PROVENANCE], rows)]
     rows = []  # every run's warm starts in one table
     for _, d in dense_runs:
@@ -573,7 +592,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 ranker(get("pairwise_ranker"), table=table, provenance=provenance) if get("pairwise_ranker") else [],
                 calibration_section(get("calibration_nil"), table, provenance, get("nil_documents"), get("calibration_variants")) if get("calibration_nil") else [],
                 scale(get("lexical_scale")) if get("lexical_scale") else [],
-                speed(get("lexical_linking"), get("dense_speed")) if get("lexical_linking", "dense_speed") else [],
+                speed(get("lexical_linking"), get("dense_speed"), get("episode_strip")) if get("lexical_linking", "dense_speed") else [],
                 robustness(get("robustness"), get("json_scorer")) if get("robustness", "json_scorer") else [],
                 documents(get("documents_ncbi"), get("peers_documents"), get("dictionary_scale"), get("documents_context"), table=table, provenance=provenance,
                           PROVENANCE=PROVENANCE, secs=secs, mb=mb) if get("documents_ncbi", "peers_documents", "dictionary_scale") else [],

@@ -387,3 +387,43 @@ def test_names_encoded_before_are_reused_by_a_table_with_more_names(kb, monkeypa
     fresh = with_memory.generators["dense"].encoder.encode(table.keys)
     np.testing.assert_allclose(dense.encode_cached(with_memory.generators["dense"].encoder, table.keys), fresh, atol=2e-2)
     assert with_memory.link(["bowel cancer"], k=1)[0].candidates[0].concept_id == "D015179"
+
+
+def test_strip_encodes_each_condition_once_and_keeps_the_qualified_names_apart(monkeypatch, tmp_path):
+    """'strip' (default-dense: ICD-10-CM's episode of care) encodes names that differ only in it once, under one vector;
+    the lexical stages still tell the episodes apart, and a bad expression is refused naming the knob."""
+    from medlink.linking.config import EPISODE_OF_CARE, default_dense_config
+
+    monkeypatch.setenv("MEDLINK_HOME", str(tmp_path / "home"))
+    terms = tmp_path / "icd.jsonl"
+    terms.write_text("\n".join(json.dumps(row) for row in [
+        {"id": "S72.0", "name": "Fracture of neck of femur"},
+        {"id": "S72.0A", "name": "Fracture of neck of femur, initial encounter for closed fracture"},
+        {"id": "S72.0D", "name": "Fracture of neck of femur, subsequent encounter for fracture with routine healing"},
+        {"id": "S72.0S", "name": "Fracture of neck of femur, sequela"},
+        {"id": "B90", "name": "Sequela of tuberculosis"},
+        {"id": "I21", "name": "Heart attack"},
+    ]) + "\n")
+    kb = KB.open(build_kb(tmp_path / "icd.sqlite", [f"jsonl:{terms}"], progress=False).path)
+    original, encoded = Encoder.encode, []
+
+    def counting(self, texts, *args, **kwargs):
+        encoded.extend(texts)
+        return original(self, texts, *args, **kwargs)
+
+    monkeypatch.setattr(Encoder, "encode", counting)
+    linker = Linker.build(kb, config(strip=EPISODE_OF_CARE))
+    assert sorted(encoded) == ["fracture of neck of femur", "heart attack", "sequela of tuberculosis"]
+    generator, keys = linker.generators["dense"], linker.tables["kb"].keys
+    vectors = generator.name_vectors(np.arange(len(keys)))
+    base = vectors[keys.index("fracture of neck of femur")]
+    for key in keys:
+        if key.startswith("fracture of neck of femur"):
+            np.testing.assert_array_equal(vectors[keys.index(key)], base)
+    linker.save(tmp_path / "idx")
+    assert ranking(Linker.load(tmp_path / "idx", kb), ["hip fracture"]) == ranking(linker, ["hip fracture"])
+    fused = Linker.build(kb, default_dense_config())
+    assert fused.config.generators[-1].params["strip"] == EPISODE_OF_CARE
+    assert fused.link(["fracture of neck of femur, sequela"], k=1)[0].candidates[0].concept_id == "S72.0S"
+    with pytest.raises(MedlinkError, match=r"'strip' is not a regular expression"):
+        Linker.build(kb, config(strip="(unclosed"))

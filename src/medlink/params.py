@@ -148,6 +148,9 @@ DENSE_PARAMS = {
     "fp16": Param(bool, default=False),  # store vectors as float16 (flat and hnsw)
     "batch_size": Param(int, minimum=1, default=128),  # texts per forward pass (BENCHMARKS.md dense_speed)
     "text": Param(str, choices=CONCEPT_TEXTS, default="name"),  # the name, or name [SEP] types [SEP] definition
+    # a regular expression removed from each name's text before encoding (names that then read alike are encoded once):
+    # qualifiers that name no condition, such as ICD-10-CM's episode of care; the lexical stages still read them
+    "strip": Param(str, nullable=True, default=None),
     "definition_words": Param(int, minimum=0, default=24),
     "hnsw_m": Param(int, minimum=2, default=32),
     "ef_construction": Param(int, minimum=1, default=40),

@@ -110,10 +110,16 @@ def default_config() -> LinkerConfig:
     return LinkerConfig.from_dict({"generators": LEXICAL_GENERATORS, "fusion": {"method": "weighted", "weights": dict(LEXICAL_WEIGHTS)}})
 
 
+# ICD-10-CM's seventh-character qualifiers as normalised names end ("... initial encounter for open fracture",
+# "... sequela"): the episode of care, not the condition. The dense stage encodes each condition once without them
+# (a third of the default KB's names, 44% of its tokens: benchmarks/dense/episode_strip.py); the lexical stages read them.
+EPISODE_OF_CARE = r" (?:initial|subsequent) encounter(?: for .*)?$| sequela$"
+
+
 def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT, model: str | None = None) -> LinkerConfig:
     """The default config plus the packaged MiniLM (untrained; or ``model``, a bi-encoder folder): lay wording ("can't
     sleep") that shares no characters with a KB name can still land on it. Needs the dense extra."""
-    dense = {"name": "dense", "type": "dense", **({"params": {"model": str(model)}} if model else {})}
+    dense = {"name": "dense", "type": "dense", "params": {"strip": EPISODE_OF_CARE, **({"model": str(model)} if model else {})}}
     return LinkerConfig.from_dict({
         "generators": [*LEXICAL_GENERATORS, dense],
         "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "dense": dense_weight}},

@@ -21,6 +21,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Sequence
 
@@ -63,6 +64,38 @@ def _check_params(params: dict, name: str) -> None:
     check_params(f"dense generator {name!r}", params, DENSE_PARAMS)
     if params["fp16"] and params["index"] == "ivfpq":
         raise MedlinkError(f"dense generator {name!r}: fp16 applies to flat and hnsw indexes (ivfpq is already compressed)")
+    if params["strip"] is not None:
+        try:
+            re.compile(params["strip"])
+        except re.error as error:
+            raise MedlinkError(f"dense generator {name!r}: 'strip' is not a regular expression ({error}): {params['strip']!r}") from None
+
+
+class RepeatedRows:
+    """``vectors[rows]`` read lazily: one vector per distinct text, seen in table order (FAISS adds it chunk by chunk,
+    so the repeated rows never sit in memory all at once)."""
+
+    def __init__(self, vectors: np.ndarray, rows: np.ndarray):
+        self.vectors, self.rows = vectors, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, key) -> np.ndarray:
+        return self.vectors[self.rows[key]]
+
+
+def encode_distinct(encoder: Encoder, texts: Sequence[str], strip: str | None, batch_size: int) -> np.ndarray | RepeatedRows:
+    """Each row's vector, every distinct text (after ``strip``) encoded once through the cache."""
+    if strip is not None:
+        pattern = re.compile(strip)
+        texts = [pattern.sub("", text).strip() or text for text in texts]  # a name that is all qualifier keeps its text
+    position: dict[str, int] = {}
+    rows = np.fromiter((position.setdefault(text, len(position)) for text in texts), dtype=np.int64, count=len(texts))
+    if len(position) == len(texts):
+        return encode_cached(encoder, texts, batch_size)
+    log.info("encoding names: %s distinct texts for %s names", f"{len(position):,}", f"{len(texts):,}")
+    return RepeatedRows(encode_cached(encoder, list(position), batch_size), rows)
 
 
 # -- resumable encoding -------------------------------------------------------------------------
@@ -183,7 +216,7 @@ class DenseGenerator(GeneratorBase):
             kind = MissingInputError if isinstance(error, MissingInputError) else MedlinkError
             raise kind(f"dense generator {name!r}: {error}{hint}") from error
         texts = row_texts(table, params, descriptions, encoder.tokenizer.sep_token or "[SEP]")
-        vectors = encode_cached(encoder, texts, params["batch_size"])
+        vectors = encode_distinct(encoder, texts, params["strip"], params["batch_size"])
         index = configured_index(params, encoder.dimension, vectors)
         add_in_chunks(index, vectors, CHUNK_ROWS * 8)
         return cls(table, concept_ids, encoder, index, params, name)
