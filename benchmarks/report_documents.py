@@ -99,6 +99,10 @@ def other_tagger_sentence(name: str, run: dict, main: dict | None, provenance) -
                 f"{_f1(row['test']['mentions'])}, concept F1 {_f1(row['test']['concepts'])}, {row['abstracts_per_second']:.0f} abstracts/s")
 
     text = f"**With the tagger {run.get('tagger', '?').rsplit('/', 1)[-1]}** (`{name}`; dev chose *{run['chosen_on_dev']}*): {summary(chosen(run))}"
+    dictionary = next((row for row in run["rows"] if row["stage"].strip() == "+ composite mentions"), None)
+    if dictionary is not None:
+        text += f" (the dictionary pipeline, + composite mentions: {dictionary['abstracts_per_second']:.0f} abstracts/s"
+        text += ")" if any("bi-encoder" in row["stage"] for row in run["rows"]) else "; no bi-encoder in this run)"
     if main is not None:
         text += f"; the table's chosen row: {summary(chosen(main))}"
     return [text + ". (" + ", ".join(provenance(run)) + ")"]
