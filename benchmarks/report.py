@@ -356,7 +356,7 @@ def episode_strip(runs) -> list[str]:
                   f"{d['names']:,} names are {d['texts_after_strip']:,} texts to encode, tokens {d['tokens']:,} -> {d['tokens_after_strip']:,}. "
                   f"Pseudo-mentions drawn from the default KB (seed {d['seed']}; held-out synonyms, names, names with one edit), linked "
                   f"by default-dense without calibration: every in-KB one, and those whose concept has a qualified name:", "",
-                  *table(["strip", "index build", "encode cache", *(c for g in groups for c in (f"n ({g})", "Acc@1", "Acc@5", "dense Acc@1")),
+                  *table(["strip", "index build", "encode cache", *(f"{g} {c}" for g in groups for c in ("n", "Acc@1", "Acc@5", "dense Acc@1")),
                           *PROVENANCE], rows)]
     return lines
 

@@ -140,3 +140,21 @@ def test_warm_starts_of_every_run_share_one_table_with_their_index(report, tmp_p
     assert [(r["index"], r["CLI (runs)"], r["torch import"], r["encodes in"]) for r in rows] == [
         ("default-dense", "1.25 s (5)", "1.30 s", "fp32"), ("default", "1.25 s (5)", "-", "-")]
     assert text.count("Warm `medlink link") == 1
+
+
+def test_the_dense_strip_check_shows_its_saving_and_both_accuracies(report, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    shutil.copy(FIXTURES / "lexical_linking.json", results / "lexical_linking.json")
+    group = lambda acc1: {"mentions": 10, "acc@1": acc1, "acc@5": 0.9, "dense acc@1": 0.5}  # noqa: E731
+    (results / "episode_strip.json").write_text(json.dumps({
+        "commit": "eee5555", "command": "python benchmarks/dense/episode_strip.py", "machine": {"cpu_model": "AMD EPYC", "cpu_flags": {"avx2": True}},
+        "seed": 1, "names": 150, "texts_after_strip": 100, "tokens": 2000, "tokens_after_strip": 1100,
+        "rows": [{"strip": True, "build_seconds": 200.0, "cache": "cold", "in-KB": group(0.6), "qualified": group(0.7)},
+                 {"strip": False, "build_seconds": 150.0, "cache": "warm", "in-KB": group(0.65), "qualified": group(0.75)}]}))
+    text = report.render(results, None)
+    assert "150 names are 100 texts to encode, tokens 2,000 -> 1,100" in " ".join(text.split())
+    rows = table_under(text, "default-dense's `strip`")
+    assert [(r["strip"], r["index build"], r["in-KB Acc@1"], r["qualified Acc@1"], r["qualified dense Acc@1"]) for r in rows] == [
+        ("on", "3.3 min", "0.6000", "0.7000", "0.5000"), ("off", "2.5 min", "0.6500", "0.7500", "0.5000")]
+    assert "Results no table shows yet" not in text
