@@ -96,6 +96,21 @@ def test_tfidf_two_stage_scores_are_exact_cosines(table):
     assert len(two_stage.search(["myocardial"], k=4)[0]) < len(exhaustive.search(["myocardial"], k=4)[0])
 
 
+def test_tfidf_rescores_beyond_its_shortlist_a_name_whose_common_words_match(monkeypatch):
+    """A name whose words beyond the mention's selective ones are common ("initial encounter") scores low on the
+    selective n-grams alone; stage 2 rescores RESCORED x shortlist names exactly, so it is still found first."""
+    from medlink.retrieval import tfidf
+
+    names = [("femur fracture initial encounter", "T", KB_ORIGIN), ("femur fracture", "A", KB_ORIGIN), ("fracture femur", "B", KB_ORIGIN)]
+    names += [(f"{word} initial encounter", f"F{i}", KB_ORIGIN) for i, word in enumerate(["wrist", "ankle", "elbow", "skull", "pelvis", "thumb", "knee", "hip"])]
+    concepts = sorted({concept for _, concept, _ in names})
+    table = NameTable.build(names, {c: i for i, c in enumerate(concepts)}, normalize)
+    generator = TfidfGenerator.build(table, concepts, common_df=0.3, shortlist=1)  # "initial encounter": in 9 of 10 names, common
+    assert ids(generator.search(["femur fracture initial encounter"], k=1)[0]) == ["T"]
+    monkeypatch.setattr(tfidf, "RESCORED", 1)  # stage 1's best two by the selective n-grams alone: the shorter names
+    assert ids(generator.search(["femur fracture initial encounter"], k=1)[0]) in (["A"], ["B"])
+
+
 def test_bm25_keeps_single_character_tokens(table, tmp_path):
     generator = BM25Generator.build(table, CONCEPTS)
     result = generator.search(["type 2 diabetes", "zzz"], k=2)

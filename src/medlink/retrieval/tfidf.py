@@ -5,9 +5,10 @@ are L2-normalised rows of a CSR matrix. Exact cosine against every name is too s
 bigrams such as "s " occur in most names, so the product of a mention batch with all names is nearly dense. Search is
 therefore two-stage, like an inverted index with a stop list: (1) a partial score from the
 *selective* n-grams only (those in at most ``common_df`` of the names; their postings are short),
-keeping the best ``shortlist`` names per mention; (2) the exact cosine of those names with the
-full vectors. The common n-grams left out of stage 1 have low idf, so they rarely change which
-names make the shortlist. A mention with no selective n-gram at all is shortlisted instead from
+keeping the best ``RESCORED`` x ``shortlist`` names per mention; (2) the exact cosine of those names with the
+full vectors, the best ``shortlist`` going on. The common n-grams left out of stage 1 have low idf, yet a name whose
+words beyond the mention's selective ones are common ones the mention shares ("..., initial encounter for closed
+fracture") scores low in stage 1 and high in stage 2: hence the wider stage 1. A mention with no selective n-gram at all is shortlisted instead from
 postings of the common n-grams (whole lists for the rarer ones, only the highest-weighted names
 for the most common; see ``tfidf_impact``), so it never costs a scan of the whole table.
 The vocabulary and idf are saved as plain arrays (not a pickle) so an index survives a
@@ -34,6 +35,9 @@ from medlink.retrieval.tfidf_impact import impact_postings
 
 DEFAULTS = defaults(TFIDF_PARAMS)
 HASHED_ABOVE = 1_000_000  # "auto": exact vocabulary up to this many names, hashed features above (memory)
+# names per kept shortlist place whose exact cosine is computed: with 1 a mention of ICD-10-CM's "fracture of neck of right
+# femur, initial encounter for closed fracture" (cosine 0.91 to that code's name) missed it, 571st by its partial score
+RESCORED = 4
 
 
 def _vectorizer(params: dict):
@@ -183,13 +187,13 @@ class TfidfGenerator(GeneratorBase):
         common_queries = common_sparse.toarray()
         shortlist = max(2 * k, self.params["shortlist"])
         without_selective = np.flatnonzero((np.diff(partial.indptr) == 0) & (np.diff(queries.indptr) > 0))
-        impact_rows = self._impact_shortlists(common_sparse, without_selective, 4 * shortlist)
+        impact_rows = self._impact_shortlists(common_sparse, without_selective, RESCORED * shortlist)
         query_parts, row_parts, cosine_parts = [], [], []
         for i in range(len(mentions)):
             start, end = partial.indptr[i], partial.indptr[i + 1]
             if start < end:
-                rows, values = _best(partial.indices[start:end], partial.data[start:end], shortlist)
-                cosine = values + self.common[rows] @ common_queries[i]
+                rows, values = _best(partial.indices[start:end], partial.data[start:end], RESCORED * shortlist)
+                rows, cosine = _best(rows, values + self.common[rows] @ common_queries[i], shortlist)
             elif queries.indptr[i] == queries.indptr[i + 1]:
                 continue  # no known n-gram at all
             elif i in impact_rows:  # nothing selective: shortlisted by the common n-grams' postings
