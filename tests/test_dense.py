@@ -425,5 +425,5 @@ def test_strip_encodes_each_condition_once_and_keeps_the_qualified_names_apart(m
     fused = Linker.build(kb, default_dense_config())
     assert fused.config.generators[-1].params["strip"] == EPISODE_OF_CARE
     assert fused.link(["fracture of neck of femur, sequela"], k=1)[0].candidates[0].concept_id == "S72.0S"
-    with pytest.raises(MedlinkError, match=r"'strip' is not a regular expression"):
-        Linker.build(kb, config(strip="(unclosed"))
+    with pytest.raises(MedlinkError, match=r"'strip' must be a regular expression \(Python's re\) \(or null\), not '\(unclosed'"):
+        config(strip="(unclosed")  # refused as the config is read, before anything is built

@@ -34,6 +34,7 @@ class Param:
     length: int | None = None  # list knobs: exactly this many items
     note: str | None = None  # what to give, said when a required knob is missing
     pattern: str | None = None  # strings: a regular expression the whole value must match
+    regex: bool = False  # strings: the value is itself a regular expression, refused when it does not compile
 
     @property
     def required(self) -> bool:
@@ -45,6 +46,8 @@ class Param:
             kind = "one of " + ", ".join(map(str, self.choices))
         elif self.pattern:
             kind = f"a string matching {self.pattern}"
+        elif self.regex:
+            kind = "a regular expression (Python's re)"
         elif self.kind in (list, dict):
             item = {dict: "object", object: "value"}.get(self.items) or names[self.items].split(" ", 1)[-1]
             kind = (f"a list of {self.length or 'any number of'} {item}s" if self.kind is list else f"an object whose values are {item}s")
@@ -78,6 +81,12 @@ class Param:
             return value in self.choices
         if self.pattern is not None:
             return re.fullmatch(self.pattern, value) is not None
+        if self.regex:
+            try:
+                re.compile(value)
+            except (re.error, RecursionError, OverflowError):
+                return False
+            return True
         return ((self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
                 and (self.above is None or value > self.above))
 
@@ -150,7 +159,7 @@ DENSE_PARAMS = {
     "text": Param(str, choices=CONCEPT_TEXTS, default="name"),  # the name, or name [SEP] types [SEP] definition
     # a regular expression removed from each name's text before encoding (names that then read alike are encoded once):
     # qualifiers that name no condition, such as ICD-10-CM's episode of care; the lexical stages still read them
-    "strip": Param(str, nullable=True, default=None),
+    "strip": Param(str, nullable=True, default=None, regex=True),
     "definition_words": Param(int, minimum=0, default=24),
     "hnsw_m": Param(int, minimum=2, default=32),
     "ef_construction": Param(int, minimum=1, default=40),

@@ -172,7 +172,8 @@ def _cached_or_probed() -> MachineChoice:
     choice = _probe(bf16=capability not in _NO_BF16, int8=INT8_FOR_AUTO and int8_runs())
     if capability in _NO_BF16:
         choice = replace(choice, reason=f"torch dispatches {capability}: bf16 would be emulated (several times slower), not timed; {choice.reason}")
-    log.info("precision: %s", choice.reason)
+    log.info("precision: encoding in %s on this CPU, the fastest format timed (once per machine, kept in %s): %s",
+             {"fp32": "float32", "bf16": "bfloat16"}.get(choice.encoding, choice.encoding), path, choice.reason)
     from medlink.directories import write_atomic
 
     try:

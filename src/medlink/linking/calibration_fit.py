@@ -206,7 +206,8 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
         return None
     base = replace(config, rerankers=[r for r in config.rerankers if r["type"] != TYPE], tuned=None)
     kept = replace(memory, pairs=[(t, cid) for t, cid in memory.pairs if cid not in held_out_kb.removed]) if memory is not None else None
-    with phase(f"index: probabilities fitted on {len(mentions):,} pseudo-mentions held out of the KB"):
+    with phase(f"index: probabilities fitted on {len(mentions):,} pseudo-mentions held out of the KB (first an index over the rest of the "
+               "KB, whose work the final index then reuses)"):
         linker = Linker.build(held_out_kb, base, kept, dictionary=False)
         results = linker.link([m.text for m in mentions], k=FIT_TOP)
         items = [Labelled(linker.key(m.text), r.candidates, [c.concept_id == m.concept_id or m.concept_id in c.alt_ids for c in r.candidates], not m.nil)

@@ -64,11 +64,6 @@ def _check_params(params: dict, name: str) -> None:
     check_params(f"dense generator {name!r}", params, DENSE_PARAMS)
     if params["fp16"] and params["index"] == "ivfpq":
         raise MedlinkError(f"dense generator {name!r}: fp16 applies to flat and hnsw indexes (ivfpq is already compressed)")
-    if params["strip"] is not None:
-        try:
-            re.compile(params["strip"])
-        except re.error as error:
-            raise MedlinkError(f"dense generator {name!r}: 'strip' is not a regular expression ({error}): {params['strip']!r}") from None
 
 
 class RepeatedRows:
