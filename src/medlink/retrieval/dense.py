@@ -67,8 +67,8 @@ def _check_params(params: dict, name: str) -> None:
 
 
 class RepeatedRows:
-    """``vectors[rows]`` read lazily: one vector per distinct text, seen in table order (FAISS adds it chunk by chunk,
-    so the repeated rows never sit in memory all at once)."""
+    """``vectors[rows]``, read on demand: each table row's vector is its distinct text's (FAISS adds the rows chunk by
+    chunk, so the repeated vectors never sit in memory all at once)."""
 
     def __init__(self, vectors: np.ndarray, rows: np.ndarray):
         self.vectors, self.rows = vectors, rows

@@ -8,8 +8,8 @@ therefore two-stage, like an inverted index with a stop list: (1) a partial scor
 keeping the best ``RESCORED`` x ``shortlist`` names per mention; (2) the exact cosine of those names with the
 full vectors, the best ``shortlist`` going on. The common n-grams left out of stage 1 have low idf, yet a name whose
 words beyond the mention's selective ones are common ones the mention shares ("..., initial encounter for closed
-fracture") scores low in stage 1 and high in stage 2: hence the wider stage 1. A mention with no selective n-gram at all is shortlisted instead from
-postings of the common n-grams (whole lists for the rarer ones, only the highest-weighted names
+fracture") scores low in stage 1 and high in stage 2: hence the wider stage 1. A mention with no selective n-gram at
+all is shortlisted instead from postings of the common n-grams (whole lists for the rarer ones, only the highest-weighted names
 for the most common; see ``tfidf_impact``), so it never costs a scan of the whole table.
 The vocabulary and idf are saved as plain arrays (not a pickle) so an index survives a
 scikit-learn upgrade.
