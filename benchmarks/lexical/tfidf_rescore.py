@@ -7,11 +7,14 @@ dev and test, AskAPatient's ontology for fold-0 validation and test, and the def
 pseudo-mentions drawn from it (``medlink.linking.pseudo_mentions``, seed 1, in-KB ones, linked over the KB without
 their held-out names). Acc@1 and Acc@5 of the fused ranking, and mentions/s of one call over all of them (median of
 ``--repeats``, the two settings interleaved), for each setting; the index is built once, RESCORED set at query time.
+``--scale-index DIR --scale-queries FILE`` adds the speed of an index already built (benchmarks/scale/lexical_scale.py's
+5M-name synthetic one and its perturbed queries; no gold, so no accuracy), and how many first candidates differ.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import resource
 import statistics
 import sys
@@ -48,22 +51,36 @@ def datasets(workdir: Path):
            [frozenset({m.concept_id}) for m in in_kb])
 
 
-def scored(linker: Linker, texts: list[str], golds: list[frozenset[str]]) -> tuple[dict, float]:
+def scale_set(index: Path | None, queries: Path | None):
+    """The index built before and its queries (no gold), loaded only when its turn comes (it may take gigabytes)."""
+    if index is not None:
+        texts = [line.strip() for line in queries.read_text(encoding="utf-8").splitlines() if line.strip()]
+        yield f"{index.name} (perturbed names, no gold)", Linker.load(index), texts, None
+
+
+def scored(linker: Linker, texts: list[str], golds: list[frozenset[str]] | None) -> tuple[dict, float]:
+    """Acc@1 and Acc@5 (None without gold) and the first candidates; mentions/s of the one call."""
     started = time.perf_counter()
     results = linker.link(texts, k=5, rerank=False)
     seconds = time.perf_counter() - started
+    firsts = [r.candidates[0].concept_id if r.candidates else None for r in results]
+    if golds is None:
+        return {"acc@1": None, "acc@5": None, "firsts": firsts}, len(texts) / seconds
     right = [[c.concept_id in gold or any(a in gold for a in c.alt_ids) for c in r.candidates] for r, gold in zip(results, golds)]
     n = max(1, len(texts))
-    return {"acc@1": round(sum(r[:1] == [True] for r in right) / n, 4), "acc@5": round(sum(any(r) for r in right) / n, 4)}, len(texts) / seconds
+    return ({"acc@1": round(sum(r[:1] == [True] for r in right) / n, 4), "acc@5": round(sum(any(r) for r in right) / n, 4), "firsts": firsts},
+            len(texts) / seconds)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
+    parser.add_argument("--scale-index", type=Path, help="an index folder built before (speed only)")
+    parser.add_argument("--scale-queries", type=Path, help="its queries, one per line")
     args = parser.parse_args()
     rows = []
-    for name, linker, texts, golds in datasets(args.workdir):
+    for name, linker, texts, golds in itertools.chain(datasets(args.workdir), scale_set(args.scale_index, args.scale_queries)):
         figures, rates = {}, {setting: [] for setting in SETTINGS}
         linker.link(texts[:50], k=5, rerank=False)  # warm: memory-mapped matrices paged in
         for _ in range(args.repeats):
@@ -71,8 +88,9 @@ def main() -> None:
                 tfidf.RESCORED = setting
                 figures[setting], rate = scored(linker, texts, golds)
                 rates[setting].append(rate)
-        row = {"set": name, "mentions": len(texts), **{f"rescored_{s}": {**figures[s], "mentions_per_second": round(statistics.median(rates[s]))}
-                                                       for s in SETTINGS}}
+        firsts = {setting: figures[setting].pop("firsts") for setting in SETTINGS}
+        row = {"set": name, "mentions": len(texts), "first_candidates_differ": sum(a != b for a, b in zip(*firsts.values())),
+               **{f"rescored_{s}": {**figures[s], "mentions_per_second": round(statistics.median(rates[s]))} for s in SETTINGS}}
         rows.append(row)
         print(row, flush=True)
     publish("tfidf_rescore", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "rescore_rows": rows,
