@@ -422,6 +422,8 @@ def test_strip_encodes_each_condition_once_and_keeps_the_qualified_names_apart(m
             np.testing.assert_array_equal(vectors[keys.index(key)], base)
     linker.save(tmp_path / "idx")
     assert ranking(Linker.load(tmp_path / "idx", kb), ["hip fracture"]) == ranking(linker, ["hip fracture"])
+    described = dense.row_texts(generator.table, {**generator.params, "text": "name_types_definition"}, {}, "[SEP]")
+    assert described[keys.index("fracture of neck of femur sequela")] == "fracture of neck of femur"  # stripped before the entity text
     fused = Linker.build(kb, default_dense_config())
     assert fused.config.generators[-1].params["strip"] == EPISODE_OF_CARE
     assert fused.link(["fracture of neck of femur, sequela"], k=1)[0].candidates[0].concept_id == "S72.0S"

@@ -80,11 +80,8 @@ class RepeatedRows:
         return self.vectors[self.rows[key]]
 
 
-def encode_distinct(encoder: Encoder, texts: Sequence[str], strip: str | None, batch_size: int) -> np.ndarray | RepeatedRows:
-    """Each row's vector, every distinct text (after ``strip``) encoded once through the cache."""
-    if strip is not None:
-        pattern = re.compile(strip)
-        texts = [pattern.sub("", text).strip() or text for text in texts]  # a name that is all qualifier keeps its text
+def encode_distinct(encoder: Encoder, texts: Sequence[str], batch_size: int) -> np.ndarray | RepeatedRows:
+    """Each row's vector, every distinct text encoded once through the cache."""
     position: dict[str, int] = {}
     rows = np.fromiter((position.setdefault(text, len(position)) for text in texts), dtype=np.int64, count=len(texts))
     if len(position) == len(texts):
@@ -169,14 +166,18 @@ def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCO
 
 
 def row_texts(table: NameTable, params: dict, descriptions: dict[int, tuple[list[str], str | None]] | None, separator: str) -> list[str]:
-    """What is embedded for each table row: its key, or its key with its (first) concept's types and definition."""
+    """What is embedded for each table row: its key (less ``strip``), or that with its (first) concept's types and definition."""
+    keys = table.keys
+    if params["strip"] is not None:
+        pattern = re.compile(params["strip"])
+        keys = [pattern.sub("", key).strip() or key for key in keys]  # a name that is all qualifier keeps its text
     if params["text"] == NAME:
-        return table.keys
+        return keys
     if descriptions is None:
         raise MedlinkError(f"dense generator: text {params['text']!r} needs the KB's types and definitions (build it through a Linker)")
     first_concept = table.concept_index[table.indptr[:-1]]
     return [entity_text(key, *descriptions.get(int(concept), ([], None)), separator=separator, definition_words=int(params["definition_words"]))
-            for key, concept in zip(table.keys, first_concept)]
+            for key, concept in zip(keys, first_concept)]
 
 
 class DenseGenerator(GeneratorBase):
@@ -211,7 +212,7 @@ class DenseGenerator(GeneratorBase):
             kind = MissingInputError if isinstance(error, MissingInputError) else MedlinkError
             raise kind(f"dense generator {name!r}: {error}{hint}") from error
         texts = row_texts(table, params, descriptions, encoder.tokenizer.sep_token or "[SEP]")
-        vectors = encode_distinct(encoder, texts, params["strip"], params["batch_size"])
+        vectors = encode_distinct(encoder, texts, params["batch_size"])
         index = configured_index(params, encoder.dimension, vectors)
         add_in_chunks(index, vectors, CHUNK_ROWS * 8)
         return cls(table, concept_ids, encoder, index, params, name)
