@@ -370,7 +370,9 @@ def episode_strip(runs) -> list[str]:
         lines += ["", f"default-dense's `strip` (ICD-10-CM's episode-of-care qualifiers left out of the dense stage only): the default KB's "
                   f"{d['names']:,} names are {d['texts_after_strip']:,} texts to encode, tokens {d['tokens']:,} -> {d['tokens_after_strip']:,}. "
                   f"Pseudo-mentions drawn from the default KB (seed {d['seed']}; held-out synonyms, names, names with one edit), linked "
-                  f"by default-dense without calibration: every in-KB one, and those whose concept has a qualified name:", "",
+                  f"by default-dense without calibration: every in-KB one, and those whose concept has a qualified name"
+                  + ("; names it matches in " + ", in ".join(f"{kb} {count:,}" for kb, count in d["names_matched_elsewhere"].items())
+                     if d.get("names_matched_elsewhere") else "") + ":", "",
                   *table(["strip", "index build", "encode cache", *(f"{g} {c}" for g in groups for c in ("n", "Acc@1", "Acc@5", "dense Acc@1")),
                           *PROVENANCE], rows)]
     return lines

@@ -149,11 +149,12 @@ def test_the_dense_strip_check_shows_its_saving_and_both_accuracies(report, tmp_
     group = lambda acc1: {"mentions": 10, "acc@1": acc1, "acc@5": 0.9, "dense acc@1": 0.5}  # noqa: E731
     (results / "episode_strip.json").write_text(json.dumps({
         "commit": "eee5555", "command": "python benchmarks/dense/episode_strip.py", "machine": {"cpu_model": "AMD EPYC", "cpu_flags": {"avx2": True}},
-        "seed": 1, "names": 150, "texts_after_strip": 100, "tokens": 2000, "tokens_after_strip": 1100,
+        "seed": 1, "names": 150, "texts_after_strip": 100, "tokens": 2000, "tokens_after_strip": 1100, "names_matched_elsewhere": {"MEDIC": 0, "AAP": 2},
         "rows": [{"strip": True, "build_seconds": 200.0, "cache": "cold", "in-KB": group(0.6), "qualified": group(0.7)},
                  {"strip": False, "build_seconds": 150.0, "cache": "warm", "in-KB": group(0.65), "qualified": group(0.75)}]}))
     text = report.render(results, None)
     assert "150 names are 100 texts to encode, tokens 2,000 -> 1,100" in " ".join(text.split())
+    assert "names it matches in MEDIC 0, in AAP 2:" in " ".join(text.split())
     rows = table_under(text, "default-dense's `strip`")
     assert [(r["strip"], r["index build"], r["in-KB Acc@1"], r["qualified Acc@1"], r["qualified dense Acc@1"]) for r in rows] == [
         ("on", "3.3 min", "0.6000", "0.7000", "0.5000"), ("off", "2.5 min", "0.6500", "0.7500", "0.5000")]

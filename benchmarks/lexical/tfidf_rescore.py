@@ -25,13 +25,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
 from benchmarks._common.harness import command_line, publish  # noqa: E402
+from benchmarks._common.pseudo import accuracy_at, default_kb_pseudo_mentions  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
-from medlink.kb.default import default_kb_path  # noqa: E402
-from medlink.kb.store import KB  # noqa: E402
 from medlink.linking.config import default_config  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
-from medlink.linking.pseudo_mentions import draw_pseudo_mentions  # noqa: E402
 from medlink.retrieval import tfidf  # noqa: E402
 
 SETTINGS = (1, 4)
@@ -44,9 +42,7 @@ def datasets(workdir: Path):
                             ("AskAPatient fold-0 test", aap_kb(workdir), aap_split(0, "test"))):
         mentions = load_dataset(split)
         yield name, Linker.build(kb, default_config()), [p for m in mentions for p in m.parts], [m.gold for m in mentions for _ in m.parts]
-    kb = KB.open(default_kb_path())
-    mentions, held_out_kb = draw_pseudo_mentions(kb, seed=1)
-    in_kb = [m for m in mentions if not m.nil]
+    _, in_kb, held_out_kb = default_kb_pseudo_mentions(seed=1)
     yield ("default KB pseudo-mentions (seed 1)", Linker.build(held_out_kb, default_config(), dictionary=False), [m.text for m in in_kb],
            [frozenset({m.concept_id}) for m in in_kb])
 
@@ -64,12 +60,8 @@ def scored(linker: Linker, texts: list[str], golds: list[frozenset[str]] | None)
     results = linker.link(texts, k=5, rerank=False)
     seconds = time.perf_counter() - started
     firsts = [r.candidates[0].concept_id if r.candidates else None for r in results]
-    if golds is None:
-        return {"acc@1": None, "acc@5": None, "firsts": firsts}, len(texts) / seconds
-    right = [[c.concept_id in gold or any(a in gold for a in c.alt_ids) for c in r.candidates] for r, gold in zip(results, golds)]
-    n = max(1, len(texts))
-    return ({"acc@1": round(sum(r[:1] == [True] for r in right) / n, 4), "acc@5": round(sum(any(r) for r in right) / n, 4), "firsts": firsts},
-            len(texts) / seconds)
+    figures = {"acc@1": None, "acc@5": None} if golds is None else accuracy_at(results, golds)
+    return {**figures, "firsts": firsts}, len(texts) / seconds
 
 
 def main() -> None:

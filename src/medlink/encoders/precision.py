@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 PRECISIONS = ("auto", "fp32", "bf16", "int8")  # int8: encoding only (see resolve_encoding)
 ENV = "MEDLINK_PRECISION"  # set by the CLI's --precision; wins over configs for the whole process (and its children)
 PROBE_FILE = "precision.json"
+FORMAT_NAMES = {"fp32": "float32", "bf16": "bf16", "int8": "int8"}  # how a format reads in messages
 PROBE_VERSION = 2  # part of the machine key: a change to the probe or the kernels it times re-probes (2: int8 timed too)
 # Whether 'auto' may encode in int8 where the probe times it fastest. int8 here is per-token (``Int8Linear``):
 # default-dense test Acc@1 NCBI 0.8438 vs float32 0.8427, AskAPatient (10 folds) 0.6390 vs 0.6389 (BENCHMARKS.md,
@@ -173,7 +174,7 @@ def _cached_or_probed() -> MachineChoice:
     if capability in _NO_BF16:
         choice = replace(choice, reason=f"torch dispatches {capability}: bf16 would be emulated (several times slower), not timed; {choice.reason}")
     log.info("precision: encoding in %s on this CPU, the fastest format timed (once per machine, kept in %s): %s",
-             {"fp32": "float32", "bf16": "bfloat16"}.get(choice.encoding, choice.encoding), path, choice.reason)
+             FORMAT_NAMES[choice.encoding], path, choice.reason)
     from medlink.directories import write_atomic
 
     try:
@@ -220,7 +221,7 @@ def _probe(bf16: bool = True, int8: bool = True, repeats: int = 7) -> MachineCho
     fp32 = timings["fp32"]
     precision = "bf16" if "bf16" in timings and timings["bf16"] * BF16_GAIN <= fp32 else "fp32"
     encoding = "int8" if "int8" in timings and timings["int8"] * BF16_GAIN <= timings[precision] else precision
-    reason = "probe: " + ", ".join(f"{'float32' if name == 'fp32' else name} {ms:.2f} ms" for name, ms in timings.items()) + " per block"
+    reason = "probe: " + ", ".join(f"{FORMAT_NAMES[name]} {ms:.2f} ms" for name, ms in timings.items()) + " per block"
     return MachineChoice(precision, encoding, reason, *(round(timings[f], 3) if f in timings else None for f in ("fp32", "bf16", "int8")))
 
 
