@@ -4,6 +4,8 @@ the first candidates' probabilities, the ranking with and without the decision s
 
 from __future__ import annotations
 
+CROSS_FIT = "dev + memory cross-fitted"  # calibration_nil.py's labels: 'medlink tune --cross-fit', 'index build --calibrate memory'
+MEMORY_ALONE = "memory cross-fitted, no dev"
 KINDS = {"calibration_nil": lambda d: "runs" in d and "nil" in (d.get("runs") or [{}])[0],
          "nil_documents": lambda d: "thresholds" in d and "chosen_threshold_on_dev" in d,
          "calibration_variants": lambda d: "variants_trial" in d}
@@ -45,31 +47,44 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
         label = next((name for name in rankings if name.startswith("dev-fitted stage (")), "")
         oof = (data.get("dev_choice") or {}).get("out_of_fold_ece") or {}
         chosen_steps = "isotonic" if (data.get("dev_choice") or {}).get("chosen", {}).get("isotonic") else "logistic"
+        # dev's own mentions out of fold, first candidates as the stage decides them (runs before session 24: the fused first)
+        dev_ece = (data.get("dev_choice") or {}).get("dev_out_of_fold", {}).get("ece", oof.get(chosen_steps))
+        crossed_dev_ece = (data.get("cross_fit_choice") or {}).get("dev_out_of_fold", {}).get("ece")
         plain = data.get("build_seconds_without_probabilities")
+        crossed = next((figures for name, figures in rankings.items() if name.startswith(CROSS_FIT)), {})
         ece_rows.append([data["dataset"], *(_f(by_model.get(m, {}).get("ece")) for m in ("naive: fused score / its maximum", "pseudo-mentions from the KB", "dev")),
-                         _f(oof.get(chosen_steps)),
-                         _f(rankings["no calibration stage"]["acc@1"]), _f(stage.get("acc@1")), label.removeprefix("dev-fitted stage ").strip("()"),
+                         _f(dev_ece), _f(by_model.get(CROSS_FIT, {}).get("ece")), _f(crossed_dev_ece), _f(by_model.get(MEMORY_ALONE, {}).get("ece")),
+                         _f(rankings["no calibration stage"]["acc@1"]), _f(stage.get("acc@1")), _f(crossed.get("acc@1")),
+                         label.removeprefix("dev-fitted stage ").strip("()"),
                          _f(rankings["dev-fitted stage, backoff off"]["acc@1"]), f"{data['build_seconds']:.0f} s",
                          f"{plain:.0f} s" if plain is not None else "-", f"{data['tune_seconds']:.0f} s"])
-        nil, test = data["nil"], data["nil"]["test"]
-        nil_rows.append([data["dataset"], f"{nil['removed_concepts']} of {nil['gold_concepts']}", f"{test['gold_nil']} of {test['mentions']}",
-                         _f(nil["nil_threshold"], 2), f"{_f(test['nil_precision'], 3)} / {_f(test['nil_recall'], 3)} / {_f(test['nil_f1'])}",
-                         _f(test.get("nil_f1_if_first_wrong")), _f(test.get("nil_f1_if_not_listed")),
-                         _f(test["in_kb_linked_right"]), _f(test["in_kb_acc@1"]), _f(nil["full_kb_in_kb_acc@1"]),
-                         f"{_f(test['accuracy_all'])} / {_f(test['mrr_all'])}", f"{_f(test['accuracy_in_kb'])} / {_f(test['mrr_in_kb'])}"])
+        nil = data["nil"]
+        for fit, label in ((nil, "dev"), (nil.get("cross_fit"), f"{CROSS_FIT} ({(nil.get('cross_fit') or {}).get('folds')} folds)")):
+            if fit is None:
+                continue
+            test = fit["test"]
+            nil_rows.append([data["dataset"], label, f"{nil['removed_concepts']} of {nil['gold_concepts']}", f"{test['gold_nil']} of {test['mentions']}",
+                             _f(fit["nil_threshold"], 2), f"{_f(test['nil_precision'], 3)} / {_f(test['nil_recall'], 3)} / {_f(test['nil_f1'])}",
+                             _f(test.get("nil_f1_if_first_wrong")), _f(test.get("nil_f1_if_not_listed")),
+                             _f(test["in_kb_linked_right"]), _f(test["in_kb_acc@1"]), _f(nil["full_kb_in_kb_acc@1"]),
+                             f"{_f(test['accuracy_all'])} / {_f(test['mrr_all'])}", f"{_f(test['accuracy_in_kb'])} / {_f(test['mrr_in_kb'])}"])
     return ["## Probabilities, NIL and backoff", "",
             "**Calibration** (test split; ECE of the first candidate's probability, 10 bins; the lexical configs of benchmarks/configs with the "
-            "train mentions as memory; the stage's order, backoff and NIL threshold chosen on dev out of fold; reliability diagrams: "
+            "train mentions as memory; the stage's order, backoff and NIL threshold chosen on dev out of fold; *dev + memory cross-fitted*: "
+            "`medlink tune --calibrate --cross-fit 5`, the memory's mentions, each fifth linked by an index without it, join dev in the fit "
+            "and the choices but the NIL threshold; *memory alone*: `medlink index build --calibrate memory`, those mentions and no dev; "
+            "reliability diagrams: "
             "`benchmarks/results/calibration_nil*.png`; " + "; ".join(", ".join(provenance(r)) for _n, r in runs) + "):", "",
-            *table(["dataset", "ECE naive score", "ECE KB pseudo-mentions", "ECE dev-fitted", "its dev ECE out of fold", "Acc@1 no stage",
-                    "Acc@1 with stage", "dev's choice", "Acc@1 backoff off", "index build (fit on the KB)", "without the fit (same run)",
-                    "fit on dev"], ece_rows), "",
+            *table(["dataset", "ECE naive score", "ECE KB pseudo-mentions", "ECE dev-fitted", "its dev ECE out of fold",
+                    "ECE dev + memory cross-fitted", "its dev ECE out of fold", "ECE memory alone", "Acc@1 no stage", "Acc@1 with stage",
+                    "with the cross-fitted stage", "dev's choice",
+                    "Acc@1 backoff off", "index build (fit on the KB)", "without the fit (same run)", "fit on dev"], ece_rows), "",
             "**NIL** (a seeded 15% of dev + test gold concepts removed from the KB with all their names and training mentions; threshold for "
             "the best NIL F1 on dev; paper 001's Accuracy / MRR rank NIL as a candidate at the threshold's place; *NIL F1 if NIL = first "
             "wrong*: what a perfect probability of the first candidate would reach, every in-KB mention ranked wrong a false NIL; *if not "
             "listed*: NIL exactly when no right candidate is among the first 10, what telling an absent concept from a lower-ranked one "
             "could reach):", "",
-            *table(["dataset", "concepts removed", "NIL test mentions", "threshold", "NIL P / R / F1", "NIL F1 if NIL = first wrong", "if not listed", "in-KB linked right",
+            *table(["dataset", "probabilities fitted on", "concepts removed", "NIL test mentions", "threshold", "NIL P / R / F1", "NIL F1 if NIL = first wrong", "if not listed", "in-KB linked right",
                     "in-KB Acc@1 (no NIL)", "full KB Acc@1", "all: Acc / MRR", "in-KB: Acc / MRR"], nil_rows),
             *(documents_line(document_runs, provenance) if document_runs else []),
             *(variants_line(variant_runs, provenance) if variant_runs else [])]

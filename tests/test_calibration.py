@@ -420,3 +420,107 @@ def test_a_bad_nil_target_is_refused_before_any_work(tmp_path):
 def test_nil_f1_needs_nil_examples():
     with pytest.raises(MedlinkError, match="every dev mention's concept is in the KB"):
         nil_threshold(np.array([0.9, 0.2]), np.array([True, False]), np.array([True, True]), "nil-f1")
+
+
+# -- cross-fitting on the index's memory ---------------------------------------------------------------
+
+def organ_mentions(organ_kb, step: int, start: int = 0) -> list[tuple[str, str]]:
+    """Mentions of every ``step``-th concept: a letter dropped from the name, or the adjective synonym (some link first, some not)."""
+    out = []
+    for i, (cid, name) in enumerate(list(organ_kb.iter_concepts())[start::step]):
+        out.append((name[:-1] if i % 2 else name.replace(" of the ", " in "), cid))
+    return out
+
+
+def write_mentions(path, mentions) -> str:
+    path.write_text("".join(f"{i}||0|5||Disease||{text}||{cid}\n" for i, (text, cid) in enumerate(mentions)))
+    return f"biosyn:{path}"
+
+
+def test_a_saved_memory_reads_back_and_a_damaged_one_is_named(tmp_path):
+    from medlink.errors import DamagedFileError
+    from medlink.linking.cross_fit import memory_mentions
+    from medlink.linking.memory import read_memory
+
+    pairs = [("liver  failure", "C1"), ("liver failure", "C1"), ("renal cyst", "C2"), ("renal cyst", "C3"), ("renal cyst", "C2")]
+    MemoryEntries(pairs=pairs).save(tmp_path / "memory.tsv")
+    assert read_memory(tmp_path / "memory.tsv").pairs == [(" ".join(text.split()), cid) for text, cid in pairs]
+    # one mention per occurrence, twice the same side by side too; a mention of two concepts (its pairs side by side) stays one
+    assert memory_mentions(read_memory(tmp_path / "memory.tsv")) == [("liver failure", frozenset({"C1"})), ("liver failure", frozenset({"C1"})),
+                                                                      ("renal cyst", frozenset({"C2", "C3"})), ("renal cyst", frozenset({"C2"}))]
+    (tmp_path / "memory.tsv").write_text("liver failure\tC1\nno tab here\n")
+    with pytest.raises(DamagedFileError, match="memory.tsv.*line 2"):
+        read_memory(tmp_path / "memory.tsv")
+
+
+def test_cross_fitted_items_come_from_an_index_without_their_fold(organ_kb):
+    from medlink.linking.cross_fit import cross_fit_items
+
+    mentions = organ_mentions(organ_kb, 3)
+    memory = MemoryEntries(pairs=mentions)
+    items = cross_fit_items(organ_kb, default_config(), memory, folds=4)
+    assert len(items) == len(mentions) and all(item.in_kb for item in items)
+    def through_itself(key, candidates):  # linked through its own text in the memory
+        return any(e.get("origin") == "memory" and normalize(e["matched"]) == key for c in candidates for e in c.evidence)
+
+    # a held-out mention is not in the memory its index was built with; with the whole memory, every one would be
+    assert not any(through_itself(item.key, item.candidates) for item in items)
+    whole = Linker.build(organ_kb, default_config(), memory, dictionary=False)
+    assert all(through_itself(item.key, r.candidates) for item, r in zip(items[:20], whole.link([i.key for i in items[:20]], k=10)))
+    by_key = {item.key: item for item in items}
+    right_first = [by_key[normalize(text)].right[0] for text, _ in mentions if normalize(text) in by_key]
+    assert 0 < sum(right_first) < len(right_first)  # some right, some wrong: something to learn from
+    with pytest.raises(MedlinkError, match="at least 2 folds"):
+        cross_fit_items(organ_kb, default_config(), memory, folds=1)
+    with pytest.raises(MedlinkError, match="at least 50 mentions"):
+        cross_fit_items(organ_kb, default_config(), MemoryEntries(pairs=mentions[:10]), folds=2)
+
+
+def test_extra_lists_join_the_fit_and_choices_but_dev_alone_sets_the_nil_threshold():
+    rng = np.random.default_rng(2)
+
+    def items(n, prefix):
+        out = []
+        for i in range(n):
+            exact = rng.random() < 0.6
+            key = f"{prefix} {i}"
+            first = candidate(f"C{i}", 2.0 if exact else 1.0 + rng.random() * 0.2, key if exact else f"other {i}", exact=1.0 if exact else 0.0)
+            out.append(Labelled(key, [first, candidate(f"D{i}", 0.9, f"more {i}")], [exact, not exact], True))
+        return out
+
+    dev, extra = items(120, "dev"), items(600, "memory")
+    dev += [Labelled(f"absent {i}", [candidate(f"E{i}", 1.0 + rng.random() * 0.1, f"else {i}")], [False], False) for i in range(30)]
+    alone, alone_report = fit_calibration(dev, normalize, "f" * 16, nil_target="nil-f1")
+    both, report = fit_calibration(dev, normalize, "f" * 16, extra=extra, nil_target="nil-f1")
+    assert report["extra_mentions"] == 600 and alone_report["extra_mentions"] == 0 and both["model"] != alone["model"]
+    assert report["mentions"] == 150 and report["in_kb"] == 120  # the NIL threshold's figures: dev's mentions only
+    assert report["dev_out_of_fold"]["at_threshold"]["nil_f1"] > 0.5
+
+
+@pytest.mark.slow
+def test_tune_cross_fits_on_the_memory_and_says_so(organ_kb, tmp_path):
+    memory = write_mentions(tmp_path / "memory.txt", organ_mentions(organ_kb, 2))
+    dev = write_mentions(tmp_path / "dev.txt", organ_mentions(organ_kb, 5, start=1))
+    medlink("index", "build", "--kb", str(organ_kb.path), "--out", str(tmp_path / "index"), "--memory", memory, "--calibrate", "none")
+    result = medlink("tune", "--index", str(tmp_path / "index"), "--dev", dev, "--search", "fusion", "--calibrate", "--cross-fit", "3",
+                     "--out", str(tmp_path / "tuned.json"))
+    assert "and 150 memory mentions cross-fitted (3 folds)" in result.stdout
+    fitted = json.loads((tmp_path / "tuned.json").read_text())["rerankers"][-1]["model"]["fitted_on"]
+    crossed = fitted["cross_fit"]
+    assert crossed["folds"] == 3 and crossed["mentions"] == 150 and 0 < crossed["right_first"] < 150
+    refused = medlink("tune", "--index", str(tmp_path / "index"), "--dev", dev, "--calibrate", "--cross-fit", "1", "--out", str(tmp_path / "x.json"),
+                      check=False)
+    assert refused.returncode == 2 and "--cross-fit needs at least 2 folds" in refused.stderr
+    refused = medlink("tune", "--index", str(tmp_path / "index"), "--dev", dev, "--cross-fit", "3", "--out", str(tmp_path / "x.json"), check=False)
+    assert refused.returncode == 2 and "add --calibrate" in refused.stderr
+    # no dev set at all: the index fits its probabilities on its memory when it is built
+    medlink("index", "build", "--kb", str(organ_kb.path), "--out", str(tmp_path / "from-memory"), "--memory", memory, "--calibrate", "memory")
+    stage = calibration_stage(Linker.load(tmp_path / "from-memory"))
+    assert stage.probability_model.fitted_on["source"] == "the index memory's mentions, cross-fitted"
+    assert stage.probability_model.fitted_on["cross_fit"]["mentions"] == 150
+    refused = medlink("index", "build", "--kb", str(organ_kb.path), "--out", str(tmp_path / "x"), "--calibrate", "memory", check=False)
+    assert refused.returncode != 0 and "give --memory" in refused.stderr and not (tmp_path / "x").exists()
+    build_index(organ_kb, tmp_path / "no-memory", default_config(), calibrate="none")
+    refused = medlink("tune", "--index", str(tmp_path / "no-memory"), "--dev", dev, "--calibrate", "--cross-fit", "3", "--out", str(tmp_path / "x.json"),
+                      check=False)
+    assert refused.returncode == 2 and "needs an index built with a memory" in refused.stderr

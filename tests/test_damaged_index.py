@@ -17,7 +17,8 @@ from medlink.linking.linker import Linker
 from tests.conftest import FIXTURES
 
 DAMAGES = ("delete", "empty", "half", "garbage")
-LEXICAL = {"generators": [{"name": "exact", "type": "exact"}, {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25"}]}
+LEXICAL = {"generators": [{"name": "exact", "type": "exact"}, {"name": "words", "type": "exact", "params": {"words": True}},
+                          {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25"}]}
 
 
 def damage(path: Path, kind: str, rng: random.Random) -> None:
@@ -60,7 +61,7 @@ def test_every_file_of_a_lexical_index_damaged_every_way(built, tmp_path):
     outcomes = {}
     for file in index_files(built):
         for kind in DAMAGES:
-            copy = tmp_path / f"{file.name}-{kind}"
+            copy = tmp_path / f"{'-'.join(file.relative_to(built).parts)}-{kind}"  # two generators each have a medlink_params.json
             shutil.copytree(built, copy)
             damage(copy / file.relative_to(built), kind, rng)
             outcomes[(str(file.relative_to(built)), kind)] = load_and_link(copy)

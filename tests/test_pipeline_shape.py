@@ -137,7 +137,7 @@ def test_a_registered_reranker_plugs_in_runs_in_order_and_survives_save_and_load
      "generators[0] (bm25) params: unknown key 'k_1'; known: k1, b, method, stem"),  # was silently ignored
     ({"generators": [{"name": "tfidf", "type": "tfidf", "params": {"ngram_range": [2]}}]},
      "generators[0] (tfidf) params: 'ngram_range' must be a list of 2 integers >= 1, not [2]"),
-    ({"generators": [{"name": "exact", "type": "exact", "params": {"k": 3}}]}, "generators[0] (exact) params: unknown key 'k'; known: none"),
+    ({"generators": [{"name": "exact", "type": "exact", "params": {"k": 3}}]}, "generators[0] (exact) params: unknown key 'k'; known: words"),
     ({"generators": [{"name": "tfidf", "type": "tfidf"}], "fusion": {"weights": {"tfdf": 1.0}}},
      "fusion: weights name no generator of this config: 'tfdf'; generators: tfidf"),
     ({"generators": [{"name": "tfidf", "type": "tfidf"}], "fusion": {"weights": {"tfidf": -1}}},

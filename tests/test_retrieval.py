@@ -51,6 +51,23 @@ def test_exact_generator_returns_every_concept_of_a_shared_name(table):
     assert result[1] == []
 
 
+def test_the_word_set_form_forgives_word_order_inflection_and_function_words(tmp_path):
+    names = [("Fracture of hip NOS", "D001", KB_ORIGIN), ("Hip contracture", "D002", KB_ORIGIN), ("Heart failure", "D003", KB_ORIGIN),
+             ("heart failure", "D004", KB_ORIGIN), ("Of the", "D004", KB_ORIGIN)]
+    table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
+    words = ExactGenerator.build(table, CONCEPTS, words=True)
+    queries = [normalize(q) for q in ("hip fractures", "fracture of the hip", "failures of heart", "hip", "of", "heart failure with pain")]
+    found = [ids(result) for result in words.search(queries, k=5)]
+    assert found[:2] == [["D001"], ["D001"]] and sorted(found[2]) == ["D003", "D004"]
+    assert found[3:] == [[], [], []]  # a word set must be equal, not contained; one of function words only matches nothing
+    assert ids(ExactGenerator.build(table, CONCEPTS).search([normalize("hip fractures")], k=5)[0]) == []  # the plain form needs the name
+    words.save(tmp_path / "words")
+    again = ExactGenerator.load(tmp_path / "words", table, CONCEPTS, "words")
+    assert again.words and [ids(r) for r in again.search(queries, k=5)] == found
+    with pytest.raises(Exception, match="words"):
+        ExactGenerator.build(table, CONCEPTS, words="yes")
+
+
 def test_equal_scores_rank_the_most_frequent_meaning_first():
     names = NAMES + [("heart attack", "D002", 2), ("heart attack", "D002", 2)]  # memory: twice meant D002
     table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)

@@ -1,16 +1,19 @@
 """Calibrated probabilities, NIL and backoff on NCBI Disease and AskAPatient fold 0.
 
-    python benchmarks/calibration/calibration_nil.py [--datasets ncbi,aap] [--prune 0.15] [--seed 0]
+    python benchmarks/calibration/calibration_nil.py [--datasets ncbi,aap] [--prune 0.15] [--seed 0] [--cross-fit 5]
 
 Per dataset, with the lexical config of benchmarks/configs/ (KB + mention memory of the train split):
 1. **Full KB** (ECE): the index's first-candidate probabilities on test, from (a) a naive mapping of the fused score
    (score / the most it can be), (b) the model fitted at build on pseudo-mentions held out of the KB, (c) the model
-   'medlink tune --calibrate' fits on dev; ECE and a reliability diagram (PNG beside the JSON); Acc@1 and MRR of the
-   ranking without the stage, with it (order and backoff chosen on dev), and with backoff forced off.
+   'medlink tune --calibrate' fits on dev, (d) the same fitted on dev + the memory's own mentions cross-fitted
+   ('--cross-fit K': each fold of the train mentions linked by an index without it; dev still sets the NIL
+   threshold), (e) the memory's mentions cross-fitted alone, no dev ('medlink index build --calibrate memory');
+   ECE and a reliability diagram (PNG beside the JSON); Acc@1 and MRR of the ranking without the stage, with it
+   (order and backoff chosen on dev), and with backoff forced off.
 2. **Pruned KB** (NIL, BLINKout style): a seeded share of the gold concepts of dev + test leaves the KB with all its
    names (their training mentions leave the memory), so their mentions are NIL; the stage is fitted on dev (NIL
    threshold for the best NIL F1) and scored on test: NIL P / R / F1, in-KB Acc@1 (against the full-KB index on the
-   same mentions), and paper 001's Accuracy and MRR over all mentions and over in-KB ones.
+   same mentions), and paper 001's Accuracy and MRR over all mentions and over in-KB ones; with (d)'s fit too.
 Every choice is made on dev (NCBI dev, AskAPatient fold-0 validation); test is only scored.
 """
 
@@ -37,11 +40,15 @@ from medlink.kb.build import build_kb  # noqa: E402
 from medlink.kb.store import KB  # noqa: E402
 from medlink.linking.calibration import TYPE, CalibrationStage  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
+from medlink.linking.cross_fit import fit_on_memory  # noqa: E402
+from medlink.linking.memory import memory_from_datasets  # noqa: E402
 from medlink.linking.index import build_index  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 from medlink.tuning import tune  # noqa: E402
 
 CONFIGS = ROOT / "benchmarks" / "configs"
+CROSS_FIT = "dev + memory cross-fitted"  # 'medlink tune --cross-fit': the memory's own mentions as extra fitting data
+MEMORY_ALONE = "memory cross-fitted, no dev"  # 'medlink index build --calibrate memory'
 
 
 def config_for(spec: dict, dense_weight: float) -> LinkerConfig:
@@ -115,7 +122,7 @@ def with_stage(linker: Linker, settings: dict | None) -> Linker:
     return linker
 
 
-def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, section: str = "calibration_nil") -> tuple[dict, dict]:
+def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, section: str = "calibration_nil", cross_fit: int = 0) -> tuple[dict, dict]:
     build_kb(workdir / f"{key}.sqlite", [f"{spec['kb_format']}:{spec['kb_file']}"], progress=False)
     kb = KB.open(workdir / f"{key}.sqlite")
     equivalent = equivalent_ids_from_kb(kb)
@@ -140,7 +147,14 @@ def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, sect
     rows.append(calibration_figures("naive: fused score / its maximum", naive))
     curves["naive score"] = ([r[0] for r in naive], [r[1] for r in naive])
     rankings["no calibration stage"] = ranking_figures(bare, equivalent)
-    for label, settings in (("pseudo-mentions from the KB", pseudo), ("dev", dev_fit)):
+    fitted = [("pseudo-mentions from the KB", pseudo), ("dev", dev_fit)]
+    if cross_fit:
+        fitted.append((MEMORY_ALONE, fit_on_memory(kb, config, memory_from_datasets(kb, [spec["train"]]), cross_fit)[0]))
+        started = time.perf_counter()
+        crossed, crossed_report = tune(linker, dev, ["calibration"], equivalent, spec["dev"], calibration={"backoff": True, "cross_fit": cross_fit}, kb=kb)
+        cross_seconds = time.perf_counter() - started
+        fitted.append((CROSS_FIT, crossed.rerankers[-1]))
+    for label, settings in fitted:
         if settings is None:
             rows.append({"model": label, "ece": None, "n": 0, "note": "no model: the KB has too few synonyms to draw pseudo-mentions from"})
             continue
@@ -150,15 +164,19 @@ def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, sect
         curves[label] = ([r[0] for r in top], [r[1] for r in top])
         if label == "dev":
             rankings[f"dev-fitted stage (order {settings['order']}, backoff below {settings['backoff_below']})"] = ranking_figures(pairs, equivalent)
+        if label == CROSS_FIT:
+            rankings[f"{CROSS_FIT} (order {settings['order']}, backoff below {settings['backoff_below']})"] = ranking_figures(pairs, equivalent)
     rankings["dev-fitted stage, backoff off"] = ranking_figures(parts_of(with_stage(linker, no_backoff), test), equivalent)
     rankings["dev-fitted stage, backoff off, fused order"] = ranking_figures(parts_of(with_stage(linker, same_order), test), equivalent)
     png = reliability_diagram(curves, RESULTS / f"{section}_{key}.png", f"{spec['name']} test: first candidates")
     summary = {"dataset": spec["name"], "dev": spec["dev"], "test": spec["test"], "build_seconds": build_seconds, "build_seconds_without_probabilities": plain_seconds, "tune_seconds": tune_seconds,
                "calibration": rows, "rankings": rankings, "dev_choice": report.calibration, "diagram": str(png.relative_to(ROOT))}
+    if cross_fit:
+        summary |= {"cross_fit": cross_fit, "cross_fit_choice": crossed_report.calibration, "cross_fit_seconds": cross_seconds}
     return summary, {"linker": linker, "equivalent": equivalent, "kb": kb}
 
 
-def pruned(key: str, spec: dict, workdir: Path, share: float, seed: int, full: dict, dense_weight: float = 0.0) -> dict:
+def pruned(key: str, spec: dict, workdir: Path, share: float, seed: int, full: dict, dense_weight: float = 0.0, cross_fit: int = 0) -> dict:
     dev, test = load_dataset(spec["dev"]), load_dataset(spec["test"])
     kb_full = full["kb"]
     gold = sorted({kb_full.resolve(g) for m in dev + test for g in m.gold if kb_full.resolve(g)})
@@ -172,21 +190,24 @@ def pruned(key: str, spec: dict, workdir: Path, share: float, seed: int, full: d
     kb = KB.open(kb_path)
     equivalent = equivalent_ids_from_kb(kb)
     linker = build_index(kb, workdir / f"{key}-pruned-index", config_for(spec, dense_weight), [spec["train"]], calibrate="none")
-    chosen, report = tune(linker, dev, ["calibration"], equivalent, spec["dev"], calibration={"backoff": True, "nil_target": "nil-f1"})
-    settings = chosen.rerankers[-1]
-    pairs = parts_of(with_stage(linker, settings), test)
-    outcomes = []
-    for mention, result in pairs:
-        gold_nil = not any(kb.resolve(g) for g in mention.gold)
-        right = [False if gold_nil else candidate_matches(c, mention.gold, equivalent) for c in result.candidates]
-        outcomes.append(nil_outcome(result, gold_nil, right, settings["nil_threshold"]))
-    figures = nil_metrics(outcomes)
     # the same in-KB mentions under the full KB's index, no NIL stage: what pruning + NIL may cost them
     in_kb_mentions = [m for m in test if any(kb.resolve(g) for g in m.gold)]
     baseline = ranking_figures(parts_of(with_stage(full["linker"], None), in_kb_mentions), full["equivalent"])
-    return {"dataset": spec["name"], "removed_concepts": len(removed_concepts), "gold_concepts": len(gold), "share": share, "seed": seed,
-            "nil_threshold": settings["nil_threshold"], "order": settings["order"], "backoff_below": settings["backoff_below"],
-            "dev_choice": report.calibration, "test": figures, "full_kb_in_kb_acc@1": baseline["acc@1"]}
+    out = {"dataset": spec["name"], "removed_concepts": len(removed_concepts), "gold_concepts": len(gold), "share": share, "seed": seed,
+           "full_kb_in_kb_acc@1": baseline["acc@1"]}
+    for folds in (0, cross_fit) if cross_fit else (0,):
+        chosen, report = tune(linker, dev, ["calibration"], equivalent, spec["dev"], calibration={"backoff": True, "nil_target": "nil-f1", "cross_fit": folds}, kb=kb)
+        settings = chosen.rerankers[-1]
+        pairs = parts_of(with_stage(linker, settings), test)
+        outcomes = []
+        for mention, result in pairs:
+            gold_nil = not any(kb.resolve(g) for g in mention.gold)
+            right = [False if gold_nil else candidate_matches(c, mention.gold, equivalent) for c in result.candidates]
+            outcomes.append(nil_outcome(result, gold_nil, right, settings["nil_threshold"]))
+        figures = {"nil_threshold": settings["nil_threshold"], "order": settings["order"], "backoff_below": settings["backoff_below"],
+                   "dev_choice": report.calibration, "test": nil_metrics(outcomes)}
+        out |= figures if not folds else {"cross_fit": figures | {"folds": folds}}
+    return out
 
 
 def main() -> None:
@@ -196,6 +217,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dense-weight", type=float, default=0.0, help="add the packaged MiniLM to the fusion at this weight (0: lexical only)")
     parser.add_argument("--section", default="calibration_nil", help="results file name")
+    parser.add_argument("--cross-fit", type=int, default=5, help="also fit the probabilities on the memory's mentions in this many folds "
+                        "('medlink tune --cross-fit'), beside the dev-only fit in the same run (0: dev only)")
     args = parser.parse_args()
     specs = datasets()
     started = time.perf_counter()
@@ -203,8 +226,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for key in args.datasets.split(","):
             spec = specs[key]
-            summary, full = full_kb(key, spec, Path(tmp), args.dense_weight, args.section)
-            summary["nil"] = pruned(key, spec, Path(tmp), args.prune, args.seed, full, args.dense_weight)
+            summary, full = full_kb(key, spec, Path(tmp), args.dense_weight, args.section, args.cross_fit)
+            summary["nil"] = pruned(key, spec, Path(tmp), args.prune, args.seed, full, args.dense_weight, args.cross_fit)
             summary["dense_weight"] = args.dense_weight
             runs.append(summary)
             print(json.dumps({k: v for k, v in summary.items() if k not in ("dev_choice",)}, default=str)[:3000], flush=True)

@@ -127,7 +127,11 @@ PRECISIONS = ("auto", "fp32", "bf16", "int8")  # the same tuple as medlink.encod
 DENSE_INDEXES = ("flat", "hnsw", "ivfpq")
 
 # -- candidate generators' params (the generator modules import heavy libraries, so their schemas live here) ----------
-EXACT_PARAMS: dict[str, Param] = {}
+EXACT_PARAMS: dict[str, Param] = {
+    # match the set of word stems instead of the whole name: word order, inflection and a few function words stop
+    # mattering ("fracture of hip" = "hip fractures"); retrieval.exact.word_key
+    "words": Param(bool, default=False),
+}
 TFIDF_PARAMS = {
     "analyzer": Param(str, choices=("char_wb", "char", "word"), default="char_wb"),
     "ngram_range": Param(list, items=int, length=2, minimum=1, default=[2, 4]),

@@ -125,16 +125,17 @@ class Tuner:
     def evaluate(self, fusion: Fusion, rerankers: Sequence[Any]) -> dict:
         return self.score(self.reranked(self.fused(fusion), rerankers, fusion))
 
-    def calibrate(self, fusion: Fusion, rerankers: Sequence[Any], fingerprint: str, **options: Any) -> tuple[dict, dict]:
+    def calibrate(self, fusion: Fusion, rerankers: Sequence[Any], fingerprint: str, cross_fit: dict | None = None, **options: Any) -> tuple[dict, dict]:
         """Calibration settings fitted on the dev mentions' final candidate lists (one item per mention part; a part whose
-        gold concept is not in the index is a NIL example)."""
+        gold concept is not in the index is a NIL example); ``options["extra"]``: more lists the model is fitted on, which
+        ``cross_fit`` describes (``linking.cross_fit``)."""
         results = self.reranked(self.fused(fusion), rerankers, fusion)
         known = set(self.linker.concept_ids) | {alt for alts in self.linker.alt_ids.values() for alt in alts}
         parts = [(mention, row) for mention, row in zip((m for m in self.mentions for _ in m.parts), self.part_rows) if row is not None]
         items = labelled_items([results[row] for _, row in parts], [m.gold for m, _ in parts],
                                [any(gold in known for gold in m.gold) for m, _ in parts],
                                lambda candidate, gold: candidate_matches(candidate, gold, self.equivalent_ids))
-        fitted_on = {"source": self.dev_name, "mentions": len(self.mentions)}
+        fitted_on = {"source": self.dev_name, "mentions": len(self.mentions)} | ({"cross_fit": cross_fit} if cross_fit else {})
         return fit_calibration(items, self.linker.normalize, fingerprint, fitted_on=fitted_on, memory=memory_tag(self.linker.manifest.get("memory")),
                                **options)
 
@@ -201,9 +202,10 @@ def _tuned(settings: dict, grid: dict) -> dict:
 
 
 def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equivalent_ids: EquivalentIds | None = None,
-         dev_name: str = "dev", calibration: dict | None = None) -> tuple[LinkerConfig, TuneReport]:
+         dev_name: str = "dev", calibration: dict | None = None, kb: Any = None) -> tuple[LinkerConfig, TuneReport]:
     """Search ``searches`` ("fusion", "rerankers", or a reranker type) in that order, each over the previous one's choice,
-    then fit the calibration stage when ``searches`` holds "calibration" (``calibration``: ``fit_calibration``'s options);
+    then fit the calibration stage when ``searches`` holds "calibration" (``calibration``: ``fit_calibration``'s options,
+    and ``cross_fit``: that many folds of the index's memory as extra fitting data, which needs ``kb``);
     returns the index's config with the choices in it, and the report. An index's old calibration stage is set aside
     first (fitted for the stages as they were): kept when the choices leave those stages as they were, else re-fitted on
     the dev mentions, so an index with probabilities keeps them (the report's ``calibration_note`` says which)."""
@@ -239,9 +241,15 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
     elif "calibration" in searches or old_stage is not None:
         try:
             options = dict(calibration or {})
+            folds = options.pop("cross_fit", 0) or 0
             if "calibration" not in searches:  # not asked to fit: a re-fit keeps the NIL target the old model was fitted for
                 options["nil_target"] = (old_stage.probability_model.fitted_on or {}).get("nil_target", options.get("nil_target", "f1"))
-            settings, report.calibration = tuner.calibrate(fusion, rerankers, fingerprint, **options)
+            described = None
+            if folds:
+                from medlink.linking.cross_fit import memory_cross_fit
+
+                options["extra"], described = memory_cross_fit(linker, kb, chosen, folds)
+            settings, report.calibration = tuner.calibrate(fusion, rerankers, fingerprint, described, **options)
             chosen.rerankers.append(settings)
             if "calibration" not in searches:
                 report.calibration_note = "probabilities re-fitted on the dev mentions: the new choices change the scores the old ones read"

@@ -20,7 +20,9 @@ def index_build(
                                          "'default' (exact + TF-IDF + BM25) or 'default-dense' (those + the packaged MiniLM; the dense extra)."),
     memory: List[str] = typer.Option([], "--memory", help="Annotated dataset FORMAT:PATH to memorise (repeatable)."),
     calibrate: str = typer.Option("kb", "--calibrate", help="kb: fit the probabilities and NIL threshold on pseudo-mentions drawn from the KB "
-                                  "(synonyms held out of the index); none: no probabilities. Re-fit on dev data with 'medlink tune --calibrate'."),
+                                  "(synonyms held out of the index); memory: on the --memory mentions, each fifth linked by an index "
+                                  "without it (real wording; no dev set needed); none: no probabilities. Re-fit on dev data with "
+                                  "'medlink tune --calibrate'."),
     finder_skip: List[str] = typer.Option([], "--finder-skip", help="A concept id whose names, and its descendants', the mention finder "
                                           "('medlink annotate') leaves out: qualifiers that are no finding (HPO's Clinical modifier "
                                           "HP:0012823: 'Mild', 'Left'; SNOMED CT's qualifier values). Still linked when given as mentions. Repeatable."),

@@ -158,6 +158,9 @@ def tune_command(
                                    "threshold whose links are right at least P of the time)."),
     backoff: bool = typer.Option(True, "--backoff/--no-backoff", help="Let dev choose a probability under which the candidate whose alias "
                                  "spells the mention most closely goes first."),
+    cross_fit: int = typer.Option(0, "--cross-fit", min=0, help="Also fit the probabilities on the index's memory mentions, in this many folds, "
+                                  "each linked by an index built without it (one index build per fold; dev still makes every choice). "
+                                  "Worth it when the memory is much larger than dev; 0: dev alone."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = quiet_option(),
 ) -> None:
@@ -196,8 +199,12 @@ def tune_command(
     outside = gold_outside_kb(split_unlinked(mentions)[0], store)
     if outside:
         typer.echo(f"warning: --dev: {outside}", err=True)
+    if cross_fit == 1:
+        fail("--cross-fit needs at least 2 folds (0: dev alone)")
+    if cross_fit and "calibration" not in searches:
+        fail("--cross-fit adds data to the probabilities fitted here: add --calibrate")
     config, report = tune(linker, mentions, searches, equivalent_ids_from_kb(store), ",".join(dev),
-                          calibration={"nil_target": nil_target, "backoff": backoff})
+                          calibration={"nil_target": nil_target, "backoff": backoff, "cross_fit": cross_fit}, kb=store)
     if out is not None:
         from medlink.directories import make_parent, write_atomic
 
@@ -216,7 +223,9 @@ def tune_command(
         oof = report.calibration["dev_out_of_fold"]
         at = oof["at_threshold"]
         nil_f1 = f", NIL F1 {at['nil_f1']:.3f}" if report.calibration["in_kb"] < report.calibration["mentions"] else ""
-        typer.echo(f"probabilities: fitted on {report.calibration['mentions']:,} dev mention parts; out of fold: Acc@1 {oof['acc@1']:.4f}; "
+        extra = report.calibration.get("extra_mentions", 0)
+        also = f" and {extra:,} memory mentions cross-fitted ({cross_fit} folds)" if extra else ""
+        typer.echo(f"probabilities: fitted on {report.calibration['mentions']:,} dev mention parts{also}; out of fold: Acc@1 {oof['acc@1']:.4f}; "
                    f"at NIL threshold {at['threshold']:.2f}: linking precision {at['precision']:.3f}, recall {at['recall']:.3f}{nil_f1}")
     if report.calibration_note:
         typer.echo(report.calibration_note)

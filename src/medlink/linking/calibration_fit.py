@@ -129,19 +129,23 @@ def _decided(stage: CalibrationStage, items: Sequence[Labelled], probabilities: 
 
 def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], fingerprint: str, *, nil_target: str = "f1",
                     backoff: bool = True, isotonic: bool | None = None, fitted_on: dict | None = None, choose_order: bool = True,
-                    memory: str | None = None) -> tuple[dict, dict]:
+                    memory: str | None = None, extra: Sequence[Labelled] = ()) -> tuple[dict, dict]:
     """The calibration stage's settings fitted on ``items``, and the dev figures that chose them: isotonic steps over the
     logistic output or not (``isotonic=None``: whichever gives the lower first-candidate ECE), the order (score or
     probability) and backoff by Acc@1 (then MRR; ``choose_order=False`` keeps the ranking as it is), then the NIL
     threshold for ``nil_target``, all on out-of-fold probabilities; ``memory``: the index's ``memory_tag``, checked where the
-    model is applied."""
+    model is applied. ``extra``: more labelled lists (``linking.cross_fit``: the memory's own mentions) that join ``items``
+    in the fit and in every choice but the NIL threshold: they are all of concepts in the KB, and the threshold must
+    see the share of mentions the KB lacks that ``items`` has."""
     if not items:
         raise MedlinkError("calibration needs labelled mentions; none were given")
     items = [Labelled(i.key, i.candidates[:FIT_TOP], i.right[:FIT_TOP], i.in_kb) for i in items if i.candidates]  # none: NIL whatever the model
-    stages = stages_of([item.candidates for item in items])
+    extra = [Labelled(i.key, i.candidates[:FIT_TOP], i.right[:FIT_TOP], i.in_kb) for i in extra if i.candidates]
+    every = [*items, *extra]
+    stages = stages_of([item.candidates for item in every])
     fitted_on = {**(fitted_on or {}), "nil_target": nil_target}  # a later re-fit (medlink tune without --calibrate) keeps it
-    features, labels, groups = fit_rows(items, stages, normalize)
-    firsts = np.cumsum([0] + [len(item.candidates) for item in items])[:-1]  # each mention's first candidate's row
+    features, labels, groups = fit_rows(every, stages, normalize)
+    firsts = np.cumsum([0] + [len(item.candidates) for item in every])[:-1]  # each mention's first candidate's row
     variants = {}
     for steps in ((False, True) if isotonic is None else (isotonic,)):
         oof = out_of_fold(features, labels, groups, stages, steps)
@@ -150,28 +154,33 @@ def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], 
     ece, oof = variants[isotonic]
     model = ProbabilityModel.fit(features, labels, stages, isotonic, fitted_on)
     per_mention = np.split(oof, firsts[1:])
-    annotated = max(sum(item.in_kb for item in items), 1)  # Acc@1 and MRR over mentions with a concept to find (as eval counts them)
     base = {"type": TYPE, "model": model.to_dict(), "fitted_for": fingerprint} | ({"fitted_memory": memory} if memory else {})
     trials = []
     for order in ORDERS if choose_order else ("score",):
         for below in BACKOFF_GRID if backoff and choose_order else (None,):
-            ranks = [rank for rank, _ in _decided(CalibrationStage(base | {"order": order, "backoff_below": below}, normalize), items, per_mention)]
-            acc1 = sum(r == 1 for r in ranks) / annotated
-            mrr = sum(1 / r for r in ranks if r) / annotated
-            trials.append({"order": order, "backoff_below": below, "acc@1": acc1, "mrr": mrr})
+            stage = CalibrationStage(base | {"order": order, "backoff_below": below}, normalize)
+            trials.append({"order": order, "backoff_below": below, **_ranking(_decided(stage, every, per_mention), every)})
     best = max(trials, key=lambda t: (t["acc@1"], t["mrr"]))
     chosen = {"order": best["order"], "backoff_below": best["backoff_below"]}
-    decided = _decided(CalibrationStage(base | chosen, normalize), items, per_mention)
+    decided = _decided(CalibrationStage(base | chosen, normalize), items, per_mention[: len(items)])
     top_right = np.array([rank == 1 for rank, _ in decided])
     top_probability = np.array([p for _, p in decided])
     in_kb = np.array([item.in_kb for item in items])
     threshold, at_threshold = nil_threshold(top_probability, top_right, in_kb, nil_target)
     settings = base | chosen | {"nil_threshold": threshold}
-    report = {"mentions": len(items), "in_kb": int(in_kb.sum()), "candidates": int(len(labels)), "right": int(labels.sum()),
+    report = {"mentions": len(items), "in_kb": int(in_kb.sum()), "extra_mentions": len(extra), "candidates": int(len(labels)), "right": int(labels.sum()),
               "stages": stages, "chosen": chosen | {"nil_threshold": threshold, "nil_target": nil_target, "isotonic": isotonic},
               "out_of_fold_ece": {("isotonic" if steps else "logistic"): value for steps, (value, _) in variants.items()},
-              "dev_out_of_fold": {"acc@1": best["acc@1"], "mrr": best["mrr"], "at_threshold": at_threshold}, "trials": trials}
+              "dev_out_of_fold": _ranking(decided, items) | {"ece": expected_calibration_error(top_probability, top_right), "at_threshold": at_threshold},
+              "trials": trials}
     return settings, report
+
+
+def _ranking(decided: Sequence[tuple[int | None, float]], items: Sequence[Labelled]) -> dict:
+    """Acc@1 and MRR over the mentions with a concept to find (as eval counts them)."""
+    annotated = max(sum(item.in_kb for item in items), 1)
+    ranks = [rank for rank, _ in decided]
+    return {"acc@1": sum(r == 1 for r in ranks) / annotated, "mrr": sum(1 / r for r in ranks if r) / annotated}
 
 
 def labelled_items(results: Sequence[LinkResult], golds: Sequence[frozenset[str]], in_kb: Sequence[bool],

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 DEFAULT_INDEX_NAME = "default-index"
 
 
-CALIBRATE = ("kb", "none")
+CALIBRATE = ("kb", "memory", "none")
 
 
 def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Path | str | None = None, memory: Sequence[str] = (),
@@ -32,7 +32,8 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
     """Build and save an index; ``config`` is a LinkerConfig, a preset's name (default, default-dense) or a JSON file;
     ``memory`` lists ``FORMAT:PATH`` annotated datasets to memorise. ``calibrate="kb"`` fits its probabilities (NIL
     threshold included) on pseudo-mentions drawn from the KB, unless the config brings a calibration of its own or the
-    KB is too small to draw them from; ``medlink tune --calibrate`` re-fits them on dev data. ``finder_skip``: concepts
+    KB is too small to draw them from; ``"memory"`` on the memory's own mentions, cross-fitted (``linking.cross_fit``);
+    ``medlink tune --calibrate`` re-fits them on dev data. ``finder_skip``: concepts
     whose subtrees the mention finder leaves out (``linker.finder_skipped``)."""
     if calibrate not in CALIBRATE:
         raise MedlinkError(f"--calibrate must be one of {', '.join(CALIBRATE)}, not {calibrate!r}")
@@ -45,6 +46,15 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
         require_dense_extra()  # before the pseudo-mention fit, not after it
     entries = memory_from_datasets(kb, memory) if memory else None
     fitted = None
+    if calibrate == "memory" and not any(r["type"] == CALIBRATION for r in config.rerankers):
+        from medlink.linking.cross_fit import MIN_MENTIONS, fit_on_memory, memory_mentions
+
+        count = len(memory_mentions(entries)) if entries else 0
+        if count < MIN_MENTIONS:
+            raise MedlinkError(f"--calibrate memory fits the probabilities on the index's memory mentions, and it has {count} "
+                               f"(at least {MIN_MENTIONS}): give --memory FORMAT:PATH, or use --calibrate kb")
+        fitted = fit_on_memory(kb, config, entries)
+        gc.collect()
     if calibrate == "kb" and not any(r["type"] == CALIBRATION for r in config.rerankers):
         # first, so that the linker it builds over the held-out KB is gone before the index's own is built: one
         # linker in memory at a time, not two (a 4.4M-name KB's build peaked at 12.3 GB with both)

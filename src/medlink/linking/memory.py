@@ -43,6 +43,20 @@ class MemoryEntries:
                 handle.write(f"{' '.join(text.split())}\t{concept_id}\n")
 
 
+def read_memory(path: Path) -> MemoryEntries:
+    """An index's saved memory (``MemoryEntries.save``: text TAB concept id a line), for work that needs its mentions again."""
+    from medlink.errors import DamagedFileError
+
+    memory = MemoryEntries(sources=[str(path)])
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            text, tab, concept_id = line.rstrip("\n").rpartition("\t")
+            if not tab or not text or not concept_id:
+                raise DamagedFileError(path, ValueError(f"line {number}: expected 'mention TAB concept id'"))
+            memory.pairs.append((text, concept_id))
+    return memory
+
+
 def memory_from_datasets(kb: KB, datasets: Iterable[str]) -> MemoryEntries:
     """Read ``FORMAT:PATH`` datasets (the evaluation formats) into memory entries resolved against ``kb``."""
     memory = MemoryEntries()

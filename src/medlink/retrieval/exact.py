@@ -1,39 +1,81 @@
-"""Exact match on the normalised name: score 1 for every concept the mention's key names."""
+"""Exact match on the normalised name: score 1 for every concept the mention's key names.
+
+With ``words``, the match is on the set of word stems instead, function words left out ("fracture of hip", "hip
+fractures" and "Fracture of hip NOS" all read {fractur, hip}): terminologies phrase a concept one way ("Fracture of
+hip", "Heart failure") and people another ("hip fracture", "heart failures"); a character n-gram or BM25 score sees a
+near miss there, and may rank a different concept spelt closer ("Hip contractures") above it.
+"""
 
 from __future__ import annotations
 
+import json
+from collections import defaultdict
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
+from medlink.errors import DamagedFileError
 from medlink.params import EXACT_PARAMS, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
-from medlink.retrieval.names import NameTable
+from medlink.retrieval.names import NameTable, read_json
+
+PARAMS_FILE = "medlink_params.json"
+# words that change neither what a name means nor how it is ordered; "NOS" (not otherwise specified) is ICD's "unqualified"
+FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos"})
+
+
+def word_stemmer() -> Callable[[list[str]], list[str]]:
+    import Stemmer
+
+    return Stemmer.Stemmer("english").stemWords
+
+
+def word_key(key: str, stem: Callable[[list[str]], list[str]]) -> str:
+    """The sorted distinct stems of a normalised name's words, function words left out ("" when none is left)."""
+    return " ".join(sorted(set(stem([w for w in key.split() if w not in FUNCTION_WORDS]))))
 
 
 class ExactGenerator(GeneratorBase):
-    """Dictionary lookup of normalised mentions among the table's keys."""
+    """Dictionary lookup of normalised mentions (or their word sets) among the table's keys."""
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], name: str = "exact"):
+    def __init__(self, table: NameTable, concept_ids: Sequence[str], name: str = "exact", words: bool = False):
         super().__init__(table, concept_ids, name)
-        self.row_of = {key: row for row, key in enumerate(table.keys)}
+        self.words = words
+        if words:
+            self.stem = word_stemmer()
+            rows: dict[str, list[int]] = defaultdict(list)
+            for row, key in enumerate(table.keys):
+                rows[word_key(key, self.stem)].append(row)
+            rows.pop("", None)
+            self.rows_of = dict(rows)
+        else:
+            self.row_of = {key: row for row, key in enumerate(table.keys)}
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "exact", **params) -> "ExactGenerator":
-        read_params(f"exact generator {name!r}", params, EXACT_PARAMS)  # it has none: any key is a mistake
-        return cls(table, concept_ids, name)
+        settings = read_params(f"exact generator {name!r}", params, EXACT_PARAMS)
+        return cls(table, concept_ids, name, settings["words"])
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "ExactGenerator":
-        return cls(table, concept_ids, name)
+        path = directory / PARAMS_FILE  # none in an index built before the words form: whole names
+        settings = read_json(path) if path.is_file() else {}
+        if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
+            raise DamagedFileError(path, ValueError("expected {\"words\": true or false}"))
+        return cls(table, concept_ids, name, settings.get("words", False))
 
     def save(self, directory: Path) -> None:
-        """Nothing beyond the shared name table."""
+        """Only its setting: the keys come from the shared name table."""
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / PARAMS_FILE).write_text(json.dumps({"words": self.words}), encoding="utf-8")
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
-        found = [(i, self.row_of[m]) for i, m in enumerate(mentions) if m in self.row_of]
+        if self.words:
+            found = [(i, row) for i, m in enumerate(mentions) for row in self.rows_of.get(word_key(m, self.stem), ())]
+        else:
+            found = [(i, self.row_of[m]) for i, m in enumerate(mentions) if m in self.row_of]
         query = np.array([i for i, _ in found], dtype=np.int64)
         key = np.array([row for _, row in found], dtype=np.int64)
         return self._concept_hits(query, key, np.ones(len(found), np.float32), stage, len(mentions), k)
