@@ -49,6 +49,7 @@ KINDS = {
     "dense_speed": lambda d: "encoding" in d and "linking" in d,
     "episode_strip": lambda d: "texts_after_strip" in d,
     "tfidf_rescore": lambda d: "rescore_rows" in d,
+    "words_form": lambda d: "words_rows" in d,
     "default_dense": lambda d: "chosen_dense_weight" in d,
     "concept_text": lambda d: "coverage" in d,
     "xref_enrichment": lambda d: "names_added" in d,
@@ -359,6 +360,31 @@ def tfidf_rescore(runs) -> list[str]:
     return lines
 
 
+def words_form(runs) -> list[str]:
+    """The exact generator's word-set form in the default lexical config, on and off: accuracy, speed, a probe of phrasings."""
+    lines = []
+    for _, d in runs:
+        rows = [[r["set"], num(r["mentions"]), num(r["first_candidates_differ"]), *(acc(r[s][m]) for m in ("acc@1", "acc@5") for s in ("without", "with")),
+                 *(num(r[s]["mentions_per_second"]) for s in ("without", "with")),
+                 f"{r['with']['mentions_per_second'] / r['without']['mentions_per_second']:.2f}", *provenance(d)] for r in d["words_rows"]]
+        probe = "; ".join(f"\"{p['mention']}\" {(p['without'] or {}).get('name', 'nothing')} -> {(p['with'] or {}).get('name', 'nothing')}"
+                          f" ({'right' if p['with_right'] else 'wrong'})" for p in d["probe"] if p["with"] != p["without"])
+        unchanged = sum(p["with"] == p["without"] for p in d["probe"])
+        right = {setting: sum(p[f"{setting}_right"] for p in d["probe"]) for setting in ("without", "with")}
+        lines += ["", "**Word sets as names** (the `words` stage: an exact match on the set of a name's word stems, function words left "
+                  "out, so \"hip fractures\" meets *Fracture of hip NOS*; the default lexical config with it at weight 1 and without it; "
+                  f"index built once, both settings in one run, mentions/s the median of {d['repeats']}):", "",
+                  *table(["set", "mentions", "first differs", "Acc@1 without", "Acc@1 with", "Acc@5 without", "Acc@5 with", "mentions/s without",
+                          "mentions/s with", "ratio", *PROVENANCE], rows), "",
+                  f"Probe over the default KB ({len(d['probe'])} reordered or inflected phrasings, each with the codes a coder would pick; first "
+                  f"candidate right {right['without']} without, {right['with']} with; {unchanged} unchanged; without -> with): {probe}."
+                  + (" The default index (its probabilities and NIL threshold fitted on the KB's pseudo-mentions) links "
+                     f"{sum(not x['nil'] for x in d['default_index'])} of them, {sum(x['right'] and not x['nil'] for x in d['default_index'])} right, "
+                     f"at probabilities {min(x['probability'] for x in d['default_index']):.2f}-{max(x['probability'] for x in d['default_index']):.2f}."
+                     if d.get("default_index") else "")]
+    return lines
+
+
 def episode_strip(runs) -> list[str]:
     """default-dense's ``strip``: the encoder's work saved over the default KB, and accuracy with and without it."""
     lines = []
@@ -604,6 +630,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
     sections = [kb_building(get("kb_build")) if get("kb_build") else [],
                 lexical(get("lexical_linking"), get("tune_lexical"), get("lexical_ties")) if get("lexical_linking") else [],
                 tfidf_rescore(get("tfidf_rescore")) if get("tfidf_rescore") else [],
+                words_form(get("words_form")) if get("words_form") else [],
                 dense(get("dense_linking"), get("ensemble"), get("default_dense"), get("training"))
                 if get("dense_linking", "ensemble", "default_dense") else [],
                 reranking(get("rerank")) if get("rerank") else [],

@@ -53,7 +53,7 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
         plain = data.get("build_seconds_without_probabilities")
         crossed = next((figures for name, figures in rankings.items() if name.startswith(CROSS_FIT)), {})
         ece_rows.append([data["dataset"], *(_f(by_model.get(m, {}).get("ece")) for m in ("naive: fused score / its maximum", "pseudo-mentions from the KB", "dev")),
-                         _f(dev_ece), _f(by_model.get(CROSS_FIT, {}).get("ece")), _f(crossed_dev_ece), _f(by_model.get(MEMORY_ALONE, {}).get("ece")),
+                         _f(dev_ece), _f(by_model.get(CROSS_FIT, {}).get("ece")), _f(crossed_dev_ece), _f(by_model.get(MEMORY_ALONE, {}).get("ece")), _f(by_model.get(MEMORY_ALONE, {}).get("dev_ece")),
                          _f(rankings["no calibration stage"]["acc@1"]), _f(stage.get("acc@1")), _f(crossed.get("acc@1")),
                          label.removeprefix("dev-fitted stage ").strip("()"),
                          _f(rankings["dev-fitted stage, backoff off"]["acc@1"]), f"{data['build_seconds']:.0f} s",
@@ -76,7 +76,7 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
             "reliability diagrams: "
             "`benchmarks/results/calibration_nil*.png`; " + "; ".join(", ".join(provenance(r)) for _n, r in runs) + "):", "",
             *table(["dataset", "ECE naive score", "ECE KB pseudo-mentions", "ECE dev-fitted", "its dev ECE out of fold",
-                    "ECE dev + memory cross-fitted", "its dev ECE out of fold", "ECE memory alone", "Acc@1 no stage", "Acc@1 with stage",
+                    "ECE dev + memory cross-fitted", "its dev ECE out of fold", "ECE memory alone", "its ECE on dev", "Acc@1 no stage", "Acc@1 with stage",
                     "with the cross-fitted stage", "dev's choice",
                     "Acc@1 backoff off", "index build (fit on the KB)", "without the fit (same run)", "fit on dev"], ece_rows), "",
             "**NIL** (a seeded 15% of dev + test gold concepts removed from the KB with all their names and training mentions; threshold for "

@@ -524,3 +524,18 @@ def test_tune_cross_fits_on_the_memory_and_says_so(organ_kb, tmp_path):
     refused = medlink("tune", "--index", str(tmp_path / "no-memory"), "--dev", dev, "--calibrate", "--cross-fit", "3", "--out", str(tmp_path / "x.json"),
                       check=False)
     assert refused.returncode == 2 and "needs an index built with a memory" in refused.stderr
+
+
+def test_a_name_two_concepts_share_is_right_for_either_in_the_kb_fit(tmp_path):
+    """KB pseudo-mentions: 'Heart failure' is ICD-10-CM's I50 and a synonym of HPO's HP:0001635; either is as right as a
+    linker can tell, and so is a concept named in the mention's words in another order."""
+    from medlink.linking.calibration_fit import concepts_by_wording
+
+    (tmp_path / "kb.txt").write_text("I50||Heart failure|Cardiac failure\nHP1||Congestive heart failure|Heart failure\n"
+                                     "HP2||Chest pain\nR07||Pain in chest NOS\nX1||Heart\n")
+    build_kb(tmp_path / "kb.sqlite", [f"biosyn:{tmp_path / 'kb.txt'}"], progress=False)
+    kb = KB.open(tmp_path / "kb.sqlite")
+    found = concepts_by_wording(kb, {"heart failure", "heart failures", "chest pain", "cardiac failure", "lung", "of"})
+    assert found["heart failure"] == found["heart failures"] == {"I50", "HP1"}
+    assert found["chest pain"] == {"HP2", "R07"} and found["cardiac failure"] == {"I50"}
+    assert "lung" not in found and "of" not in found

@@ -161,6 +161,8 @@ def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, sect
         pairs = parts_of(with_stage(linker, settings), test)
         top = first_candidates(pairs, test, equivalent)
         rows.append(calibration_figures(label, top))
+        if label in (MEMORY_ALONE, "pseudo-mentions from the KB"):  # fitted without dev: dev is a held-out set for them too
+            rows[-1]["dev_ece"] = calibration_figures(label, first_candidates(parts_of(with_stage(linker, settings), dev), dev, equivalent))["ece"]
         curves[label] = ([r[0] for r in top], [r[1] for r in top])
         if label == "dev":
             rankings[f"dev-fitted stage (order {settings['order']}, backoff below {settings['backoff_below']})"] = ranking_figures(pairs, equivalent)

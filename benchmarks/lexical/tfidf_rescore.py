@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import argparse
 import itertools
+from functools import partial
 import resource
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
 from benchmarks._common.harness import command_line, publish  # noqa: E402
-from benchmarks._common.pseudo import accuracy_at, default_kb_pseudo_mentions  # noqa: E402
+from benchmarks._common.interleaved import interleaved_row  # noqa: E402
+from benchmarks._common.pseudo import default_kb_pseudo_mentions  # noqa: E402
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.linking.config import default_config  # noqa: E402
@@ -54,16 +54,6 @@ def scale_set(index: Path | None, queries: Path | None):
         yield f"{index.name} (perturbed names, no gold)", Linker.load(index), texts, None
 
 
-def scored(linker: Linker, texts: list[str], golds: list[frozenset[str]] | None) -> tuple[dict, float]:
-    """Acc@1 and Acc@5 (None without gold) and the first candidates; mentions/s of the one call."""
-    started = time.perf_counter()
-    results = linker.link(texts, k=5, rerank=False)
-    seconds = time.perf_counter() - started
-    firsts = [r.candidates[0].concept_id if r.candidates else None for r in results]
-    figures = {"acc@1": None, "acc@5": None} if golds is None else accuracy_at(results, golds)
-    return {**figures, "firsts": firsts}, len(texts) / seconds
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
@@ -73,16 +63,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     for name, linker, texts, golds in itertools.chain(datasets(args.workdir), scale_set(args.scale_index, args.scale_queries)):
-        figures, rates = {}, {setting: [] for setting in SETTINGS}
-        linker.link(texts[:50], k=5, rerank=False)  # warm: memory-mapped matrices paged in
-        for _ in range(args.repeats):
-            for setting in SETTINGS:
-                tfidf.RESCORED = setting
-                figures[setting], rate = scored(linker, texts, golds)
-                rates[setting].append(rate)
-        firsts = {setting: figures[setting].pop("firsts") for setting in SETTINGS}
-        row = {"set": name, "mentions": len(texts), "first_candidates_differ": sum(a != b for a, b in zip(*firsts.values())),
-               **{f"rescored_{s}": {**figures[s], "mentions_per_second": round(statistics.median(rates[s]))} for s in SETTINGS}}
+        row = interleaved_row(name, linker, texts, golds, {f"rescored_{s}": partial(setattr, tfidf, "RESCORED", s) for s in SETTINGS}, args.repeats)
         rows.append(row)
         print(row, flush=True)
     publish("tfidf_rescore", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "rescore_rows": rows,

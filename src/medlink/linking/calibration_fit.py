@@ -203,6 +203,26 @@ MIN_PSEUDO_MENTIONS = 200  # fewer than this (a toy KB): no model rather than a 
 MIN_HELD_OUT_SYNONYMS = 100
 
 
+def concepts_by_wording(kb, keys: set[str]) -> dict[str, set[str]]:
+    """For each normalised mention in ``keys``, the KB's concepts with a name of the same words (``retrieval.exact.word_key``:
+    order, inflection and function words aside): a mention that is a name several concepts share ("Heart failure":
+    ICD-10-CM's I50 and HPO's HP:0001635), or words one of them puts in another order ("Pain in chest"), is as right
+    linked to any of them as a linker can tell."""
+    from medlink.retrieval.exact import word_key, word_stemmer
+
+    stem = word_stemmer()
+    wanted: dict[str, list[str]] = {}
+    for key in keys:
+        wanted.setdefault(word_key(key, stem), []).append(key)
+    wanted.pop("", None)
+    concepts: dict[str, set[str]] = {}
+    for concept_id, text, _kind in kb.iter_names():
+        words = word_key(kb.normalize(text), stem)
+        if words in wanted:
+            concepts.setdefault(words, set()).add(concept_id)
+    return {key: found for words, found in concepts.items() for key in wanted[words]}
+
+
 def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0) -> tuple[dict, dict] | None:
     """Calibration settings for an index of ``kb`` built with ``config``, fitted on pseudo-mentions drawn from ``kb``
     (``linking.pseudo_mentions``); None when the KB has too few synonyms to draw them from."""
@@ -219,8 +239,13 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
                "KB, whose work the final index then reuses)"):
         linker = Linker.build(held_out_kb, base, kept, dictionary=False)
         results = linker.link([m.text for m in mentions], k=FIT_TOP)
-        items = [Labelled(linker.key(m.text), r.candidates, [c.concept_id == m.concept_id or m.concept_id in c.alt_ids for c in r.candidates], not m.nil)
-                 for m, r in zip(mentions, results) if r.candidates]
+        worded = concepts_by_wording(kb, {linker.key(m.text) for m in mentions})
+        items = []
+        for m, r in zip(mentions, results):
+            twins = worded.get(linker.key(m.text), set()) - held_out_kb.removed  # in the index, named in the mention's words
+            if r.candidates:
+                items.append(Labelled(linker.key(m.text), r.candidates, [c.concept_id == m.concept_id or m.concept_id in c.alt_ids
+                                                                          or c.concept_id in twins for c in r.candidates], not m.nil or bool(twins)))
         fitted_on = {"source": "pseudo-mentions from the KB", "mentions": len(items), "nil": sum(m.nil for m in mentions), "seed": seed}
         fingerprint = index_fingerprint(kb.checksum, base.to_dict(), len(base.rerankers))
         try:

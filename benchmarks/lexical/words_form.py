@@ -1,0 +1,87 @@
+"""The exact generator's word-set form ("words") in the default lexical config, on and off in one run.
+
+    python benchmarks/lexical/words_form.py [--repeats 3]
+
+The default lexical config (exact + words + char n-gram TF-IDF + BM25) with the words stage at its weight (1) and left
+out (weight 0: the stage is not searched), over the sets of ``tfidf_rescore.py``: MEDIC for NCBI dev and test,
+AskAPatient's ontology for fold-0 validation and test, the default KB for its pseudo-mentions (seed 1; the weight was
+chosen on seed 2's, NCBI dev and AskAPatient validation). Acc@1, Acc@5 and mentions/s (median of ``--repeats``, the
+two settings interleaved) for each; the index is built once. Then a probe of lay and reordered phrasings over the
+default KB, each with the code a coder would pick (the first candidate with and without the stage; no gold set), and
+what the default index itself decides for them (its probability and NIL threshold, fitted on the KB's pseudo-mentions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.harness import command_line, publish  # noqa: E402
+from benchmarks._common.interleaved import interleaved_row  # noqa: E402
+from benchmarks.lexical.tfidf_rescore import datasets  # noqa: E402
+
+from medlink.linking.config import LEXICAL_WEIGHTS  # noqa: E402
+from medlink.linking.linker import Linker  # noqa: E402
+
+SETTINGS = {"without": 0.0, "with": LEXICAL_WEIGHTS["words"]}
+# phrasings people write for concepts the default KB names otherwise, with the concept a coder would choose
+PROBE = [("hip fractures", "ICD10CM:S72.00"), ("fracture of hip", "ICD10CM:S72.00"), ("heart failures", "HP:0001635|ICD10CM:I50"),
+         ("pain in chest", "HP:0100749"), ("stones in kidney", "HP:0000787|ICD10CM:N20.0"), ("cancer of lung", "HP:0100526|ICD10CM:C34.90"),
+         ("failure of kidney", "HP:0000083|ICD10CM:N19"), ("ulcers of stomach", "HP:0002592|ICD10CM:K25.9"),
+         ("infection of urinary tract", "HP:0000010|ICD10CM:N39.0"), ("diabetes mellitus type 2", "HP:0005978|ICD10CM:E11.9")]
+
+
+def with_words(linker: Linker, weight: float) -> None:
+    linker.config = replace(linker.config, fusion=replace(linker.config.fusion, weights={**linker.config.fusion.weights, "words": weight}))
+
+
+def probe(linker: Linker) -> list[dict]:
+    """The first candidate of each probe phrasing with the stage and without it."""
+    rows = []
+    for text, expected in PROBE:
+        row = {"mention": text, "expected": expected}
+        for setting, weight in SETTINGS.items():
+            with_words(linker, weight)
+            first = linker.link([text], k=1, rerank=False)[0].candidates[:1]
+            row[setting] = {"id": first[0].concept_id, "name": first[0].name} if first else None
+            row[f"{setting}_right"] = bool(first) and first[0].concept_id in expected.split("|")
+        rows.append(row)
+    return rows
+
+
+def default_index_decisions() -> list[dict]:
+    """What the default index itself (probabilities fitted on its KB's pseudo-mentions, NIL threshold) says of each probe."""
+    import medlink
+
+    results = medlink.load_index("default").link([text for text, _ in PROBE], k=1)
+    return [{"mention": text, "nil": bool(r.nil), "id": r.candidates[0].concept_id if r.candidates else None,
+             "probability": r.candidates[0].probability if r.candidates else None, "right": bool(r.candidates) and r.candidates[0].concept_id in expected.split("|")}
+            for (text, expected), r in zip(PROBE, results)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
+    args = parser.parse_args()
+    rows, probe_rows = [], []
+    for name, linker, texts, golds in datasets(args.workdir):
+        row = interleaved_row(name, linker, texts, golds, {label: partial(with_words, linker, weight) for label, weight in SETTINGS.items()}, args.repeats)
+        rows.append(row)
+        print(row, flush=True)
+        if name.startswith("default KB"):
+            probe_rows = probe(linker)
+            print(probe_rows, flush=True)
+    publish("words_form", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "words_rows": rows, "probe": probe_rows,
+                           "default_index": default_index_decisions(),
+                           "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
+
+
+if __name__ == "__main__":
+    main()
