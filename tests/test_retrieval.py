@@ -62,6 +62,7 @@ def test_the_word_set_form_forgives_word_order_inflection_and_function_words(tmp
     assert found[3:] == [[], [], []]  # a word set must be equal, not contained; one of function words only matches nothing
     assert ids(ExactGenerator.build(table, CONCEPTS).search([normalize("hip fractures")], k=5)[0]) == []  # the plain form needs the name
     words.save(tmp_path / "words")
+    assert len((tmp_path / "words" / "word_keys.txt").read_text().split("\n")) == len(table.keys)  # not stemmed again at load
     again = ExactGenerator.load(tmp_path / "words", table, CONCEPTS, "words")
     assert again.words and [ids(r) for r in again.search(queries, k=5)] == found
     with pytest.raises(Exception, match="words"):

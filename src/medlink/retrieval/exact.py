@@ -19,9 +19,10 @@ from medlink.errors import DamagedFileError
 from medlink.params import EXACT_PARAMS, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
-from medlink.retrieval.names import NameTable, read_json
+from medlink.retrieval.names import NameTable, read_json, read_lines, write_lines
 
 PARAMS_FILE = "medlink_params.json"
+WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: stemming 150k names again at every load costs 0.8 s
 # words that change neither what a name means nor how it is ordered; "NOS" (not otherwise specified) is ICD's "unqualified"
 FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos"})
 
@@ -40,14 +41,16 @@ def word_key(key: str, stem: Callable[[list[str]], list[str]]) -> str:
 class ExactGenerator(GeneratorBase):
     """Dictionary lookup of normalised mentions (or their word sets) among the table's keys."""
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], name: str = "exact", words: bool = False):
+    def __init__(self, table: NameTable, concept_ids: Sequence[str], name: str = "exact", words: bool = False,
+                 word_keys: list[str] | None = None):
         super().__init__(table, concept_ids, name)
         self.words = words
         if words:
             self.stem = word_stemmer()
+            self.word_keys = word_keys if word_keys is not None else [word_key(key, self.stem) for key in table.keys]
             rows: dict[str, list[int]] = defaultdict(list)
-            for row, key in enumerate(table.keys):
-                rows[word_key(key, self.stem)].append(row)
+            for row, key in enumerate(self.word_keys):
+                rows[key].append(row)
             rows.pop("", None)
             self.rows_of = dict(rows)
         else:
@@ -64,12 +67,19 @@ class ExactGenerator(GeneratorBase):
         settings = read_json(path) if path.is_file() else {}
         if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
             raise DamagedFileError(path, ValueError("expected {\"words\": true or false}"))
-        return cls(table, concept_ids, name, settings.get("words", False))
+        word_keys = None
+        if settings.get("words", False) and (directory / WORD_KEYS_FILE).is_file():  # none: computed again
+            word_keys = read_lines(directory / WORD_KEYS_FILE) or [""] * (len(table.keys) == 1)
+            if len(word_keys) != len(table.keys):
+                raise DamagedFileError(directory / WORD_KEYS_FILE, ValueError(f"{len(word_keys)} word keys for {len(table.keys)} names"))
+        return cls(table, concept_ids, name, settings.get("words", False), word_keys)
 
     def save(self, directory: Path) -> None:
-        """Only its setting: the keys come from the shared name table."""
+        """Its setting and, in the words form, each name's word key (the names come from the shared name table)."""
         directory.mkdir(parents=True, exist_ok=True)
         (directory / PARAMS_FILE).write_text(json.dumps({"words": self.words}), encoding="utf-8")
+        if self.words:
+            write_lines(directory / WORD_KEYS_FILE, self.word_keys)
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         if self.words:
