@@ -472,7 +472,7 @@ def test_cross_fitted_items_come_from_an_index_without_their_fold(organ_kb):
     assert 0 < sum(right_first) < len(right_first)  # some right, some wrong: something to learn from
     with pytest.raises(MedlinkError, match="at least 2 folds"):
         cross_fit_items(organ_kb, default_config(), memory, folds=1)
-    with pytest.raises(MedlinkError, match="at least 50 mentions"):
+    with pytest.raises(MedlinkError, match="at least 50 of its mentions"):
         cross_fit_items(organ_kb, default_config(), MemoryEntries(pairs=mentions[:10]), folds=2)
 
 

@@ -159,7 +159,7 @@ def tune_command(
     backoff: bool = typer.Option(True, "--backoff/--no-backoff", help="Let dev choose a probability under which the candidate whose alias "
                                  "spells the mention most closely goes first."),
     cross_fit: int = typer.Option(0, "--cross-fit", min=0, help="Also fit the probabilities on the index's memory mentions, in this many folds, "
-                                  "each linked by an index built without it (one index build per fold; dev still makes every choice). "
+                                  "each linked by an index built without it (one index build per fold; the NIL threshold is still dev's). "
                                   "Worth it when the memory is much larger than dev; 0: dev alone."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = quiet_option(),

@@ -59,14 +59,15 @@ def cross_fit_items(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: 
         raise MedlinkError(f"cross-fitting needs at least 2 folds, not {folds}")
     mentions = memory_mentions(memory)
     if len(mentions) < MIN_MENTIONS:
-        raise MedlinkError(f"cross-fitting needs an index memory of at least {MIN_MENTIONS} mentions; this one has {len(mentions)}")
+        raise MedlinkError(f"fitting probabilities on the memory needs at least {MIN_MENTIONS} of its mentions, and it has {len(mentions)}: "
+                           "give --memory FORMAT:PATH (annotated mentions), or use the KB's own pseudo-mentions (--calibrate kb)")
     fold_of = np.random.default_rng(seed).permutation(len(mentions)) % folds
     base = replace(config, rerankers=[r for r in config.rerankers if r["type"] != TYPE], tuned=None)
     items: list[Labelled] = []
     for fold in range(folds):
         held = [mentions[i] for i in np.flatnonzero(fold_of == fold)]
         kept = replace(memory, pairs=[(text, cid) for i, (text, ids) in enumerate(mentions) if fold_of[i] != fold for cid in sorted(ids)])
-        with phase(f"tune: probabilities cross-fitted on the memory, fold {fold + 1} of {folds} ({len(held):,} mentions linked by an "
+        with phase(f"probabilities cross-fitted on the memory, fold {fold + 1} of {folds} ({len(held):,} mentions linked by an "
                    "index without them)"):
             linker = Linker.build(kb, base, kept, dictionary=False)
             results = linker.link([text for text, _ in held], k=FIT_TOP)

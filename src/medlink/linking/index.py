@@ -47,13 +47,10 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
     entries = memory_from_datasets(kb, memory) if memory else None
     fitted = None
     if calibrate == "memory" and not any(r["type"] == CALIBRATION for r in config.rerankers):
-        from medlink.linking.cross_fit import MIN_MENTIONS, fit_on_memory, memory_mentions
+        from medlink.linking.cross_fit import fit_on_memory
+        from medlink.linking.memory import MemoryEntries
 
-        count = len(memory_mentions(entries)) if entries else 0
-        if count < MIN_MENTIONS:
-            raise MedlinkError(f"--calibrate memory fits the probabilities on the index's memory mentions, and it has {count} "
-                               f"(at least {MIN_MENTIONS}): give --memory FORMAT:PATH, or use --calibrate kb")
-        fitted = fit_on_memory(kb, config, entries)
+        fitted = fit_on_memory(kb, config, entries or MemoryEntries())
         gc.collect()
     if calibrate == "kb" and not any(r["type"] == CALIBRATION for r in config.rerankers):
         # first, so that the linker it builds over the held-out KB is gone before the index's own is built: one
