@@ -510,11 +510,13 @@ def test_tune_cross_fits_on_the_memory_and_says_so(organ_kb, tmp_path):
     assert crossed["folds"] == 3 and crossed["mentions"] == 150 and 0 < crossed["right_first"] < 150
     refused = medlink("tune", "--index", str(tmp_path / "index"), "--dev", dev, "--calibrate", "--cross-fit", "1", "--out", str(tmp_path / "x.json"),
                       check=False)
-    assert refused.returncode == 2 and "--cross-fit needs at least 2 folds" in refused.stderr
+    assert refused.returncode == 2 and "--cross-fit takes a number of folds, at least 2" in refused.stderr
     refused = medlink("tune", "--index", str(tmp_path / "index"), "--dev", dev, "--cross-fit", "3", "--out", str(tmp_path / "x.json"), check=False)
     assert refused.returncode == 2 and "add --calibrate" in refused.stderr
     # no dev set at all: the index fits its probabilities on its memory when it is built
-    medlink("index", "build", "--kb", str(organ_kb.path), "--out", str(tmp_path / "from-memory"), "--memory", memory, "--calibrate", "memory")
+    built = medlink("index", "build", "--kb", str(organ_kb.path), "--out", str(tmp_path / "from-memory"), "--memory", memory, "--calibrate", "memory")
+    assert "probabilities: fitted on the index memory's mentions, cross-fitted (150 mentions); NIL threshold" in built.stderr
+    assert "has not learnt to refuse text the KB does not name" in built.stderr
     stage = calibration_stage(Linker.load(tmp_path / "from-memory"))
     assert stage.probability_model.fitted_on["source"] == "the index memory's mentions, cross-fitted"
     assert stage.probability_model.fitted_on["cross_fit"]["mentions"] == 150
@@ -523,7 +525,7 @@ def test_tune_cross_fits_on_the_memory_and_says_so(organ_kb, tmp_path):
     build_index(organ_kb, tmp_path / "no-memory", default_config(), calibrate="none")
     refused = medlink("tune", "--index", str(tmp_path / "no-memory"), "--dev", dev, "--calibrate", "--cross-fit", "3", "--out", str(tmp_path / "x.json"),
                       check=False)
-    assert refused.returncode == 2 and "needs an index built with a memory" in refused.stderr
+    assert refused.returncode == 2 and "was built without --memory" in refused.stderr
 
 
 def test_a_name_two_concepts_share_is_right_for_either_in_the_kb_fit(tmp_path):

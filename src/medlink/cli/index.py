@@ -19,9 +19,9 @@ def index_build(
     config: Optional[str] = typer.Option(None, "--config", help="JSON linker config file (generators, fusion, reranker), or a preset: "
                                          "'default' (exact + TF-IDF + BM25) or 'default-dense' (those + the packaged MiniLM; the dense extra)."),
     memory: List[str] = typer.Option([], "--memory", help="Annotated dataset FORMAT:PATH to memorise (repeatable)."),
-    calibrate: str = typer.Option("kb", "--calibrate", help="kb: fit the probabilities and NIL threshold on pseudo-mentions drawn from the KB "
-                                  "(synonyms held out of the index); memory: on the --memory mentions, each fifth linked by an index "
-                                  "without it (real wording; no dev set needed); none: no probabilities. Re-fit on dev data with "
+    calibrate: str = typer.Option("kb", "--calibrate", metavar="kb|memory|none", help="kb: fit the probabilities and NIL threshold on pseudo-mentions drawn from the KB "
+                                  "(synonyms held out of the index); memory: on the --memory mentions, each fifth of them linked by an index "
+                                  "built without that fifth (real wording; no dev set needed); none: no probabilities. Re-fit on dev data with "
                                   "'medlink tune --calibrate'."),
     finder_skip: List[str] = typer.Option([], "--finder-skip", help="A concept id whose names, and its descendants', the mention finder "
                                           "('medlink annotate') leaves out: qualifiers that are no finding (HPO's Clinical modifier "
@@ -43,3 +43,10 @@ def index_build(
     if linker.memory is not None:
         m = linker.memory.summary()
         typer.echo(f"memory: {m['entries']:,} entries; skipped {m['skipped_composite']:,} composite and {m['skipped_unknown_concept']:,} with no KB concept", err=True)
+    stage = next((r for r in linker.config.rerankers if r["type"] == "calibration"), None)
+    if stage is not None:
+        fitted = stage["model"].get("fitted_on") or {}
+        typer.echo(f"probabilities: fitted on {fitted.get('source', 'labelled mentions')} ({fitted.get('mentions', 0):,} mentions); NIL "
+                   f"threshold {stage['nil_threshold']:.2f}" + (" (none of them of a concept the KB lacks: the threshold has not learnt to refuse "
+                                                       "text the KB does not name; set one with --nil-threshold or fit on dev with "
+                                                       "'medlink tune --calibrate')" if calibrate == "memory" else ""), err=True)

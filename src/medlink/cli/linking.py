@@ -152,15 +152,17 @@ def tune_command(
     apply: bool = typer.Option(False, "--apply", help="Also make the chosen config the index's own (no rebuild: only weights and settings change)."),
     kb: Optional[str] = typer.Option(None, "--kb", help="KB for id equivalence (default: the index's)."),
     calibrate: bool = typer.Option(False, "--calibrate", help="Also fit the index's probabilities on the dev mentions (after the other "
-                                   "searches): P(right) per candidate, the NIL threshold, backoff and order (same as adding 'calibration' to --search)."),
+                                   "searches): P(right) per candidate, the NIL threshold, backoff and order (same as adding 'calibration' to --search; "
+                                   "--cross-fit adds the index memory's mentions)."),
     nil_target: str = typer.Option("f1", "--nil-target", help="How the NIL threshold is chosen on dev: f1 (best linking F1), nil-f1 (best F1 "
                                    "of the NIL decisions; for dev data with mentions of concepts not in the KB) or precision=P (the lowest "
                                    "threshold whose links are right at least P of the time)."),
     backoff: bool = typer.Option(True, "--backoff/--no-backoff", help="Let dev choose a probability under which the candidate whose alias "
                                  "spells the mention most closely goes first."),
-    cross_fit: int = typer.Option(0, "--cross-fit", min=0, help="Also fit the probabilities on the index's memory mentions, in this many folds, "
-                                  "each linked by an index built without it (one index build per fold; the NIL threshold is still dev's). "
-                                  "Worth it when the memory is much larger than dev; 0: dev alone."),
+    cross_fit: int = typer.Option(0, "--cross-fit", help="With --calibrate, on an index built with --memory: also fit the probabilities on "
+                                  "the memory's mentions, split into this many folds, each fold linked by an index built without that fold "
+                                  "(one index build per fold; the NIL threshold is still dev's). Worth it when the memory is much larger "
+                                  "than dev; 0 (the default): dev alone."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = quiet_option(),
 ) -> None:
@@ -195,12 +197,15 @@ def tune_command(
     use_precision(precision)
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
+    if cross_fit and not (linker.manifest.get("memory") or {}).get("entries"):  # before retrieval and fitting, not after them
+        fail(f"--cross-fit fits on the index memory's mentions, and {directory} was built without --memory: leave out --cross-fit, or "
+             "rebuild it with --memory FORMAT:PATH")
     mentions = [m for spec in dev for m in load_dataset(spec, keep_unlinked=True)]  # CUI-less ones: NIL examples for the calibration
     outside = gold_outside_kb(split_unlinked(mentions)[0], store)
     if outside:
         typer.echo(f"warning: --dev: {outside}", err=True)
-    if cross_fit == 1:
-        fail("--cross-fit needs at least 2 folds (0: dev alone)")
+    if cross_fit < 0 or cross_fit == 1:
+        fail(f"--cross-fit takes a number of folds, at least 2 (or 0 for dev alone), not {cross_fit}")
     if cross_fit and "calibration" not in searches:
         fail("--cross-fit adds data to the probabilities fitted here: add --calibrate")
     config, report = tune(linker, mentions, searches, equivalent_ids_from_kb(store), ",".join(dev),
@@ -227,6 +232,9 @@ def tune_command(
         also = f" and {extra:,} memory mentions cross-fitted ({cross_fit} folds)" if extra else ""
         typer.echo(f"probabilities: fitted on {report.calibration['mentions']:,} dev mention parts{also}; out of fold: Acc@1 {oof['acc@1']:.4f}; "
                    f"at NIL threshold {at['threshold']:.2f}: linking precision {at['precision']:.3f}, recall {at['recall']:.3f}{nil_f1}")
+    if report.calibration and report.calibration["chosen"]["nil_threshold"] == 0:
+        typer.echo("note: NIL threshold 0: on these dev mentions any threshold cost linking F1, so every mention is linked; "
+                   "--nil-target precision=P (or nil-f1, with dev mentions of concepts the KB lacks) sets one")
     if report.calibration_note:
         typer.echo(report.calibration_note)
     for where in ([str(out)] if out else []) + ([f"{directory} (applied)"] if apply else []):
