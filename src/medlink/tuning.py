@@ -125,19 +125,24 @@ class Tuner:
     def evaluate(self, fusion: Fusion, rerankers: Sequence[Any]) -> dict:
         return self.score(self.reranked(self.fused(fusion), rerankers, fusion))
 
-    def calibrate(self, fusion: Fusion, rerankers: Sequence[Any], fingerprint: str, cross_fit: dict | None = None, **options: Any) -> tuple[dict, dict]:
+    def calibrate(self, fusion: Fusion, rerankers: Sequence[Any], fingerprint: str, extra: Sequence[Any] = (), folds: int = 0,
+                  **options: Any) -> tuple[dict, dict]:
         """Calibration settings fitted on the dev mentions' final candidate lists (one item per mention part; a part whose
-        gold concept is not in the index is a NIL example); ``options["extra"]``: more lists the model is fitted on, which
-        ``cross_fit`` describes (``linking.cross_fit``)."""
+        gold concept is not in the index is a NIL example); ``extra``: the memory's mentions cross-fitted in ``folds``
+        (``linking.cross_fit``), fitted on too."""
         results = self.reranked(self.fused(fusion), rerankers, fusion)
         known = set(self.linker.concept_ids) | {alt for alts in self.linker.alt_ids.values() for alt in alts}
         parts = [(mention, row) for mention, row in zip((m for m in self.mentions for _ in m.parts), self.part_rows) if row is not None]
         items = labelled_items([results[row] for _, row in parts], [m.gold for m, _ in parts],
                                [any(gold in known for gold in m.gold) for m, _ in parts],
                                lambda candidate, gold: candidate_matches(candidate, gold, self.equivalent_ids))
-        fitted_on = {"source": self.dev_name, "mentions": len(self.mentions)} | ({"cross_fit": cross_fit} if cross_fit else {})
+        fitted_on = {"source": self.dev_name, "mentions": len(self.mentions)}
+        if extra:
+            from medlink.linking.cross_fit import cross_fit_summary
+
+            fitted_on["cross_fit"] = cross_fit_summary(extra, folds)
         return fit_calibration(items, self.linker.normalize, fingerprint, fitted_on=fitted_on, memory=memory_tag(self.linker.manifest.get("memory")),
-                               **options)
+                               extra=extra, **options)
 
     # -- searches ------------------------------------------------------------------------------
     def search_fusions(self, fusions: Sequence[Fusion], rerankers: Sequence[Any] = ()) -> tuple[Fusion, list[Trial]]:
@@ -244,12 +249,12 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
             folds = options.pop("cross_fit", 0) or 0
             if "calibration" not in searches:  # not asked to fit: a re-fit keeps the NIL target the old model was fitted for
                 options["nil_target"] = (old_stage.probability_model.fitted_on or {}).get("nil_target", options.get("nil_target", "f1"))
-            described = None
+            extra = []
             if folds:
                 from medlink.linking.cross_fit import memory_cross_fit
 
-                options["extra"], described = memory_cross_fit(linker, kb, chosen, folds)
-            settings, report.calibration = tuner.calibrate(fusion, rerankers, fingerprint, described, **options)
+                extra = memory_cross_fit(linker, kb, chosen, folds)
+            settings, report.calibration = tuner.calibrate(fusion, rerankers, fingerprint, extra, folds, **options)
             chosen.rerankers.append(settings)
             if "calibration" not in searches:
                 report.calibration_note = "probabilities re-fitted on the dev mentions: the new choices change the scores the old ones read"

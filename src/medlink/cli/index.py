@@ -32,6 +32,7 @@ def index_build(
     """Build an index directory for 'medlink link' and 'medlink eval'."""
     import time
 
+    from medlink.linking.calibration import TYPE as CALIBRATION
     from medlink.linking.index import build_index
 
     quiet_phases(quiet)
@@ -43,7 +44,7 @@ def index_build(
     if linker.memory is not None:
         m = linker.memory.summary()
         typer.echo(f"memory: {m['entries']:,} entries; skipped {m['skipped_composite']:,} composite and {m['skipped_unknown_concept']:,} with no KB concept", err=True)
-    stage = next((r for r in linker.config.rerankers if r["type"] == "calibration"), None)
+    stage = next((r for r in linker.config.rerankers if r["type"] == CALIBRATION), None)
     if stage is not None:
         fitted = stage["model"].get("fitted_on") or {}
         typer.echo(f"probabilities: fitted on {fitted.get('source', 'labelled mentions')} ({fitted.get('mentions', 0):,} mentions); NIL "

@@ -187,6 +187,10 @@ def tune_command(
              "and build your own index with it (medlink index build --config CONFIG)")
     if out is not None:
         require_replaceable_file(out, "a medlink config (JSON with 'generators')", is_config_json)
+    if cross_fit < 0 or cross_fit == 1:
+        fail(f"--cross-fit takes a number of folds, at least 2 (or 0 for dev alone), not {cross_fit}")
+    if cross_fit and "calibration" not in searches:
+        fail("--cross-fit adds data to the probabilities fitted here: add --calibrate")
     if "calibration" in searches:
         from medlink.linking.calibration_fit import check_nil_target
 
@@ -204,10 +208,6 @@ def tune_command(
     outside = gold_outside_kb(split_unlinked(mentions)[0], store)
     if outside:
         typer.echo(f"warning: --dev: {outside}", err=True)
-    if cross_fit < 0 or cross_fit == 1:
-        fail(f"--cross-fit takes a number of folds, at least 2 (or 0 for dev alone), not {cross_fit}")
-    if cross_fit and "calibration" not in searches:
-        fail("--cross-fit adds data to the probabilities fitted here: add --calibrate")
     config, report = tune(linker, mentions, searches, equivalent_ids_from_kb(store), ",".join(dev),
                           calibration={"nil_target": nil_target, "backoff": backoff, "cross_fit": cross_fit}, kb=store)
     if out is not None:

@@ -203,6 +203,12 @@ MIN_PSEUDO_MENTIONS = 200  # fewer than this (a toy KB): no model rather than a 
 MIN_HELD_OUT_SYNONYMS = 100
 
 
+def uncalibrated(config, kb) -> tuple:
+    """``config`` without its calibration stage (what a fit reads), and the fingerprint a stage fitted over it carries."""
+    base = replace(config, rerankers=[r for r in config.rerankers if r["type"] != TYPE], tuned=None)
+    return base, index_fingerprint(kb.checksum, base.to_dict(), len(base.rerankers))
+
+
 def concepts_by_wording(kb, keys: set[str]) -> dict[str, set[str]]:
     """For each normalised mention in ``keys``, the KB's concepts with a name of the same words (``retrieval.exact.word_key``:
     order, inflection and function words aside): a mention that is a name several concepts share ("Heart failure":
@@ -233,7 +239,7 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
     mentions, held_out_kb = draw_pseudo_mentions(kb, seed=seed)
     if len(mentions) < MIN_PSEUDO_MENTIONS or len(held_out_kb.held_names) < MIN_HELD_OUT_SYNONYMS:
         return None
-    base = replace(config, rerankers=[r for r in config.rerankers if r["type"] != TYPE], tuned=None)
+    base, fingerprint = uncalibrated(config, kb)
     kept = replace(memory, pairs=[(t, cid) for t, cid in memory.pairs if cid not in held_out_kb.removed]) if memory is not None else None
     with phase(f"index: probabilities fitted on {len(mentions):,} pseudo-mentions held out of the KB (first an index over the rest of the "
                "KB, whose work the final index then reuses)"):
@@ -247,7 +253,6 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
                 items.append(Labelled(linker.key(m.text), r.candidates, [c.concept_id == m.concept_id or m.concept_id in c.alt_ids
                                                                           or c.concept_id in twins for c in r.candidates], not m.nil or bool(twins)))
         fitted_on = {"source": "pseudo-mentions from the KB", "mentions": len(items), "nil": sum(m.nil for m in mentions), "seed": seed}
-        fingerprint = index_fingerprint(kb.checksum, base.to_dict(), len(base.rerankers))
         try:
             # the order and backoff stay as the index ranks: pseudo-mentions are not real enough to choose a ranking by
             return fit_calibration(items, kb.normalize, fingerprint, nil_target=nil_target, fitted_on=fitted_on, choose_order=False,

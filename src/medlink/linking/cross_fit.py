@@ -1,8 +1,8 @@
 """More data for the probability model: the index's own memory, each fold linked by an index built without it.
 
 Why: a dev set is small (NCBI Disease: 787 mentions), and a model fitted on it alone carries dev's quirks to new text
-(NCBI test ECE 0.044 against 0.015 out of fold on dev). The memory already holds labelled mentions, usually many more
-(NCBI: 5,050 train mentions in the index's memory). Linked by an index over the KB + the memory's other folds, a held-out mention is a fair example of
+(NCBI test ECE 0.0439 against 0.0169 out of fold on dev: BENCHMARKS.md, calibration). The memory already holds
+labelled mentions, usually many more (NCBI: the train split, six times dev). Linked by an index over the KB + the memory's other folds, a held-out mention is a fair example of
 what the index meets: a wording the memory holds elsewhere links as exactly as it would, a new one does not. Folds go
 over mention occurrences, so a text annotated many times mostly stays in the other folds, as it would for new text.
 """
@@ -16,8 +16,8 @@ import numpy as np
 
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
-from medlink.linking.calibration import TYPE, index_fingerprint, memory_tag
-from medlink.linking.calibration_fit import FIT_TOP, Labelled, fit_calibration
+from medlink.linking.calibration import memory_tag
+from medlink.linking.calibration_fit import FIT_TOP, Labelled, fit_calibration, uncalibrated
 from medlink.linking.config import LinkerConfig
 from medlink.linking.manifest import MEMORY
 from medlink.linking.memory import MemoryEntries, read_memory
@@ -48,7 +48,7 @@ def memory_mentions(memory: MemoryEntries) -> list[tuple[str, frozenset[str]]]:
 
 def cross_fit_items(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: int = 5, seed: int = 0) -> list[Labelled]:
     """Each memory mention's candidate list from an index over ``kb`` + the other ``folds`` - 1 folds of ``memory``
-    (``config`` without its calibration stage), labelled by its own concepts.
+    built with ``config`` (one without a calibration stage: ``calibration_fit.uncalibrated``), labelled by its own concepts.
 
     No concept is removed to make NIL examples (as ``fit_on_kb``'s pseudo-mentions do): tried with 15% of each fold's
     concepts, the probabilities learnt that share of absent concepts and ran low on a full KB (NCBI dev ECE out of fold
@@ -62,14 +62,13 @@ def cross_fit_items(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: 
         raise MedlinkError(f"fitting probabilities on the memory needs at least {MIN_MENTIONS} of its mentions, and it has {len(mentions)}: "
                            "give --memory FORMAT:PATH (annotated mentions), or use the KB's own pseudo-mentions (--calibrate kb)")
     fold_of = np.random.default_rng(seed).permutation(len(mentions)) % folds
-    base = replace(config, rerankers=[r for r in config.rerankers if r["type"] != TYPE], tuned=None)
     items: list[Labelled] = []
     for fold in range(folds):
         held = [mentions[i] for i in np.flatnonzero(fold_of == fold)]
         kept = replace(memory, pairs=[(text, cid) for i, (text, ids) in enumerate(mentions) if fold_of[i] != fold for cid in sorted(ids)])
         with phase(f"probabilities cross-fitted on the memory, fold {fold + 1} of {folds} ({len(held):,} mentions linked by an "
                    "index without them)"):
-            linker = Linker.build(kb, base, kept, dictionary=False)
+            linker = Linker.build(kb, config, kept, dictionary=False)
             results = linker.link([text for text, _ in held], k=FIT_TOP)
         items.extend(Labelled(linker.key(text), r.candidates, [c.concept_id in ids or not ids.isdisjoint(c.alt_ids) for c in r.candidates], True)
                      for (text, ids), r in zip(held, results) if r.candidates)
@@ -85,20 +84,18 @@ def fit_on_memory(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: in
     """Calibration settings for an index of ``kb`` + ``memory`` built with ``config``, fitted on the memory's own mentions
     cross-fitted (``index build --calibrate memory``: labelled mentions without a dev set). They are all of concepts in
     the KB, so the NIL threshold is the one for the best linking F1 among them."""
-    base = replace(config, rerankers=[r for r in config.rerankers if r["type"] != TYPE], tuned=None)
+    base, fingerprint = uncalibrated(config, kb)
     items = cross_fit_items(kb, base, memory, folds)
     fitted_on = {"source": "the index memory's mentions, cross-fitted", "mentions": len(items), "cross_fit": cross_fit_summary(items, folds)}
-    return fit_calibration(items, kb.normalize, index_fingerprint(kb.checksum, base.to_dict(), len(base.rerankers)), nil_target=nil_target,
-                           fitted_on=fitted_on, memory=memory_tag(memory.summary()))
+    return fit_calibration(items, kb.normalize, fingerprint, nil_target=nil_target, fitted_on=fitted_on, memory=memory_tag(memory.summary()))
 
 
-def memory_cross_fit(linker, kb: KB | None, config: LinkerConfig, folds: int) -> tuple[list[Labelled], dict]:
-    """``linker``'s memory mentions as extra fitting data for ``medlink tune --cross-fit``, and what they were."""
+def memory_cross_fit(linker, kb: KB | None, config: LinkerConfig, folds: int) -> list[Labelled]:
+    """``linker``'s memory mentions as extra fitting data for ``medlink tune --cross-fit`` (``config``: the tuned one, uncalibrated)."""
     memory = index_memory(linker)
     if memory is None or not memory.pairs:
         raise MedlinkError("cross-fitting the probabilities needs an index built with a memory (medlink index build --memory ...); "
                            "this one has none: leave out --cross-fit")
     if kb is None:
         raise MedlinkError("cross-fitting the probabilities rebuilds the index per fold and needs its KB; the KB the index was built from is gone")
-    items = cross_fit_items(kb, config, memory, folds)
-    return items, cross_fit_summary(items, folds)
+    return cross_fit_items(kb, config, memory, folds)
