@@ -442,15 +442,35 @@ def test_a_saved_memory_reads_back_and_a_damaged_one_is_named(tmp_path):
     from medlink.linking.cross_fit import memory_mentions
     from medlink.linking.memory import read_memory
 
-    pairs = [("liver  failure", "C1"), ("liver failure", "C1"), ("renal cyst", "C2"), ("renal cyst", "C3"), ("renal cyst", "C2")]
-    MemoryEntries(pairs=pairs).save(tmp_path / "memory.tsv")
+    pairs = [("liver  failure", "C1"), ("liver failure", "C1"), ("renal cyst", "C2"), ("renal cyst", "C3"), ("renal cyst", "C2"), ("renal cyst", "C3")]
+    MemoryEntries(pairs=pairs).save(tmp_path / "memory.tsv")  # an older index's memory: no documents
     assert read_memory(tmp_path / "memory.tsv").pairs == [(" ".join(text.split()), cid) for text, cid in pairs]
+    assert read_memory(tmp_path / "memory.tsv").documents == []
     # one mention per occurrence, twice the same side by side too; a mention of two concepts (its pairs side by side) stays one
-    assert memory_mentions(read_memory(tmp_path / "memory.tsv")) == [("liver failure", frozenset({"C1"})), ("liver failure", frozenset({"C1"})),
-                                                                      ("renal cyst", frozenset({"C2", "C3"})), ("renal cyst", frozenset({"C2"}))]
+    assert [(m.text, m.concepts) for m in memory_mentions(read_memory(tmp_path / "memory.tsv"))] == [
+        ("liver failure", {"C1"}), ("liver failure", {"C1"}), ("renal cyst", {"C2", "C3"}), ("renal cyst", {"C2", "C3"})]
+    # with documents: a mention does not run across two documents, and each keeps its pairs' numbers
+    MemoryEntries(pairs=pairs, documents=["d 1", "d1", "d1", "d1", "d2", "d3"]).save(tmp_path / "memory.tsv")
+    read = read_memory(tmp_path / "memory.tsv")
+    assert read.documents == ["d 1", "d1", "d1", "d1", "d2", "d3"] and read.subset([4, 0]).documents == ["d2", "d 1"]
+    assert [(m.text, m.concepts, m.document, m.pairs) for m in memory_mentions(read)] == [
+        ("liver failure", {"C1"}, "d 1", (0,)), ("liver failure", {"C1"}, "d1", (1,)), ("renal cyst", {"C2", "C3"}, "d1", (2, 3)),
+        ("renal cyst", {"C2"}, "d2", (4,)), ("renal cyst", {"C3"}, "d3", (5,))]
     (tmp_path / "memory.tsv").write_text("liver failure\tC1\nno tab here\n")
     with pytest.raises(DamagedFileError, match="memory.tsv.*line 2"):
         read_memory(tmp_path / "memory.tsv")
+
+
+def test_folds_hold_whole_documents_unless_too_few():
+    from medlink.linking.calibration_fit import fold_numbers
+
+    groups = [f"doc{i // 3}" for i in range(60)] + [None] * 7  # 20 documents of 3 mentions, 7 mentions of none
+    fold = fold_numbers(groups, 5)
+    assert all(len(set(fold[i:i + 3])) == 1 for i in range(0, 60, 3)) and set(fold.tolist()) == set(range(5))
+    assert np.bincount(fold).min() >= 8  # sizes near 67 / 5
+    assert (fold_numbers(groups, 5) == fold).all() and not (fold_numbers(groups, 5, seed=1) == fold).all()
+    few = fold_numbers(["doc1"] * 30 + ["doc2"] * 30, 5)  # two documents for five folds: by mention instead
+    assert set(few[:30].tolist()) == set(range(5))
 
 
 def test_cross_fitted_items_come_from_an_index_without_their_fold(organ_kb):
@@ -470,6 +490,15 @@ def test_cross_fitted_items_come_from_an_index_without_their_fold(organ_kb):
     by_key = {item.key: item for item in items}
     right_first = [by_key[normalize(text)].right[0] for text, _ in mentions if normalize(text) in by_key]
     assert 0 < sum(right_first) < len(right_first)  # some right, some wrong: something to learn from
+    # with documents known, a held-out mention's document is wholly out of the index that links it
+    documents = [f"doc{i % 40}" for i in range(len(mentions))]
+    by_document = cross_fit_items(organ_kb, default_config(), MemoryEntries(pairs=mentions, documents=documents), folds=4)
+    assert sorted(item.group for item in by_document) == sorted(documents)
+    assert len({normalize(text) for text, _ in mentions}) == len(mentions)  # each text one mention's: its document tells
+    document_of = {normalize(text): d for (text, _), d in zip(mentions, documents)}
+    matched = [(item.group, document_of.get(normalize(e["matched"]))) for item in by_document for c in item.candidates for e in c.evidence
+               if e.get("origin") == "memory"]
+    assert matched and not any(own == theirs for own, theirs in matched)
     with pytest.raises(MedlinkError, match="at least 2 folds"):
         cross_fit_items(organ_kb, default_config(), memory, folds=1)
     with pytest.raises(MedlinkError, match="at least 50 of its mentions"):

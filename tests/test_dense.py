@@ -323,6 +323,10 @@ def test_knn_reranker_in_a_linker_votes_saves_and_needs_a_memory(kb, tmp_path):
     assert best.concept_id in ("201400", "C535668") and "knn" in best.scores_by_stage
     assert {"neighbour": "acth deficiency", "concept": best.concept_id, "similarity": 1.0} in best.evidence  # the training mention that voted
     linker.save(tmp_path / "knn-index")
+    from medlink.linking.memory import read_memory
+
+    saved = read_memory(tmp_path / "knn-index" / "memory.tsv")  # each mention's document kept, for folds by document
+    assert saved.pairs == linker.memory.pairs and len(saved.documents) == len(saved.pairs) and "1:10021369" in saved.documents
     loaded = Linker.load(tmp_path / "knn-index")
     again = loaded.link(["acth deficiency"], k=3)[0].candidates
     assert [(c.concept_id, round(c.score, 5)) for c in again] == [(c.concept_id, round(c.score, 5)) for c in linker.link(["acth deficiency"], k=3)[0].candidates]

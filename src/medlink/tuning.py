@@ -135,7 +135,8 @@ class Tuner:
         parts = [(mention, row) for mention, row in zip((m for m in self.mentions for _ in m.parts), self.part_rows) if row is not None]
         items = labelled_items([results[row] for _, row in parts], [m.gold for m, _ in parts],
                                [any(gold in known for gold in m.gold) for m, _ in parts],
-                               lambda candidate, gold: candidate_matches(candidate, gold, self.equivalent_ids))
+                               lambda candidate, gold: candidate_matches(candidate, gold, self.equivalent_ids),
+                               [f"{self.dev_name}#{m.doc_id}" if m.doc_id is not None else None for m, _ in parts])
         fitted_on = {"source": self.dev_name, "mentions": len(self.mentions)}
         if extra:
             from medlink.linking.cross_fit import cross_fit_summary

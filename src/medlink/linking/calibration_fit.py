@@ -5,8 +5,9 @@ index gives for labelled mentions: each mention's final candidate list (after fu
 each candidate is right. A mention whose concept is not in the KB (gold NIL) adds only wrong candidates: exactly
 what a NIL threshold must learn to refuse.
 
-Thresholds are chosen on out-of-fold probabilities (5 folds over mentions): the model that picks a threshold never saw
-the mentions it is picked on, so the dev figures that choose it are not flattered by the fit. The final model is then
+Thresholds are chosen on out-of-fold probabilities (5 folds over documents, or mentions where no document is known):
+the model that picks a threshold never saw the mentions it is picked on, nor their document's other mentions, so the dev
+figures that choose it are not flattered by the fit. The final model is then
 fitted on all of them.
 """
 
@@ -37,6 +38,25 @@ class Labelled:
     candidates: list[Candidate]
     right: list[bool]
     in_kb: bool
+    group: str | None = None  # its document, where known: out-of-fold figures hold a document's mentions out together
+
+
+def fold_numbers(groups: Sequence[str | None], folds: int, seed: int = 0) -> np.ndarray:
+    """Each item's fold (scikit-learn's GroupKFold, groups shuffled with ``seed``): whole groups (documents) to a fold; no
+    group: the item's own. Fewer than two groups per fold (a dev file of one or two documents) would leave folds empty
+    or all of one kind: then each item is its own group."""
+    from sklearn.model_selection import GroupKFold
+
+    if len({group for group in groups if group}) < 2 * folds:
+        groups = [None] * len(groups)
+    keys = [group or f"\0{number}" for number, group in enumerate(groups)]
+    fold = np.zeros(len(keys), dtype=np.int64)
+    splits = min(folds, len(set(keys)))
+    if splits < 2:
+        return fold
+    for number, (_, held) in enumerate(GroupKFold(splits, shuffle=True, random_state=seed).split(keys, groups=keys)):
+        fold[held] = number
+    return fold
 
 
 def fit_rows(items: Sequence[Labelled], stages: Sequence[str], normalize: Callable[[str], str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -48,19 +68,15 @@ def fit_rows(items: Sequence[Labelled], stages: Sequence[str], normalize: Callab
         labels.extend(item.right[: len(top)])
         groups.extend([number] * len(top))
     width = blocks[0].shape[1] if blocks else 0
-    return (np.vstack(blocks) if blocks else np.zeros((0, width), np.float32)), np.array(labels, np.int8), np.array(groups)
+    return (np.vstack(blocks) if blocks else np.zeros((0, width), np.float32)), np.array(labels, np.int8), np.array(groups, dtype=np.int64)
 
 
-def out_of_fold(features: np.ndarray, labels: np.ndarray, groups: np.ndarray, stages: Sequence[str], isotonic: bool, seed: int = 0) -> np.ndarray:
-    """Each row's probability from a model fitted without its mention's fold."""
-    mentions = np.unique(groups)
-    fold_of = dict(zip(np.random.default_rng(seed).permutation(mentions).tolist(), np.arange(len(mentions)) % FOLDS))
-    fold = np.array([fold_of[g] for g in groups.tolist()])
+def out_of_fold(features: np.ndarray, labels: np.ndarray, fold: np.ndarray, stages: Sequence[str], isotonic: bool) -> np.ndarray:
+    """Each row's probability from a model fitted without its fold (``fold``: each row's, from its mention's)."""
     predicted = np.zeros(len(labels))
-    for f in range(FOLDS):
+    for f in np.unique(fold).tolist():
         held = fold == f
-        if held.any():
-            predicted[held] = ProbabilityModel.fit(features[~held], labels[~held], stages, isotonic).predict(features[held])
+        predicted[held] = ProbabilityModel.fit(features[~held], labels[~held], stages, isotonic).predict(features[held])
     return predicted
 
 
@@ -139,16 +155,17 @@ def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], 
     see the share of mentions the KB lacks that ``items`` has."""
     if not items:
         raise MedlinkError("calibration needs labelled mentions; none were given")
-    items = [Labelled(i.key, i.candidates[:FIT_TOP], i.right[:FIT_TOP], i.in_kb) for i in items if i.candidates]  # none: NIL whatever the model
-    extra = [Labelled(i.key, i.candidates[:FIT_TOP], i.right[:FIT_TOP], i.in_kb) for i in extra if i.candidates]
+    items = [replace(i, candidates=i.candidates[:FIT_TOP], right=i.right[:FIT_TOP]) for i in items if i.candidates]  # none: NIL whatever the model
+    extra = [replace(i, candidates=i.candidates[:FIT_TOP], right=i.right[:FIT_TOP]) for i in extra if i.candidates]
     every = [*items, *extra]
     stages = stages_of([item.candidates for item in every])
     fitted_on = {**(fitted_on or {}), "nil_target": nil_target}  # a later re-fit (medlink tune without --calibrate) keeps it
-    features, labels, groups = fit_rows(every, stages, normalize)
+    features, labels, mention_of_row = fit_rows(every, stages, normalize)
+    fold = fold_numbers([item.group for item in every], FOLDS)[mention_of_row]
     firsts = np.cumsum([0] + [len(item.candidates) for item in every])[:-1]  # each mention's first candidate's row
     variants = {}
     for steps in ((False, True) if isotonic is None else (isotonic,)):
-        oof = out_of_fold(features, labels, groups, stages, steps)
+        oof = out_of_fold(features, labels, fold, stages, steps)
         variants[steps] = (expected_calibration_error(oof[firsts], labels[firsts]), oof)
     isotonic = min(variants, key=lambda steps: variants[steps][0])  # None: whichever calibrates the first candidates better out of fold
     ece, oof = variants[isotonic]
@@ -184,10 +201,11 @@ def _ranking(decided: Sequence[tuple[int | None, float]], items: Sequence[Labell
 
 
 def labelled_items(results: Sequence[LinkResult], golds: Sequence[frozenset[str]], in_kb: Sequence[bool],
-                   matches: Callable[[Candidate, frozenset[str]], bool]) -> list[Labelled]:
-    """Link results of labelled mentions (the result's mention text: the normalised key) as fitting data."""
-    return [Labelled(result.mention.text, list(result.candidates), [matches(c, gold) for c in result.candidates], known)
-            for result, gold, known in zip(results, golds, in_kb)]
+                   matches: Callable[[Candidate, frozenset[str]], bool], groups: Sequence[str | None]) -> list[Labelled]:
+    """Link results of labelled mentions (the result's mention text: the normalised key) as fitting data; ``groups``:
+    each mention's document, None where unknown."""
+    return [Labelled(result.mention.text, list(result.candidates), [matches(c, gold) for c in result.candidates], known, group)
+            for result, gold, known, group in zip(results, golds, in_kb, groups)]
 
 
 def fingerprint_for(linker) -> str:
@@ -240,7 +258,7 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
     if len(mentions) < MIN_PSEUDO_MENTIONS or len(held_out_kb.held_names) < MIN_HELD_OUT_SYNONYMS:
         return None
     base, fingerprint = uncalibrated(config, kb)
-    kept = replace(memory, pairs=[(t, cid) for t, cid in memory.pairs if cid not in held_out_kb.removed]) if memory is not None else None
+    kept = memory.subset(n for n, (_, cid) in enumerate(memory.pairs) if cid not in held_out_kb.removed) if memory is not None else None
     with phase(f"index: probabilities fitted on {len(mentions):,} pseudo-mentions held out of the KB (first an index over the rest of the "
                "KB, whose work the final index then reuses)"):
         linker = Linker.build(held_out_kb, base, kept, dictionary=False)

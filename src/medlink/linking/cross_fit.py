@@ -4,20 +4,20 @@ Why: a dev set is small (NCBI Disease: 787 mentions), and a model fitted on it a
 (NCBI test ECE 0.0439 against 0.0169 out of fold on dev: BENCHMARKS.md, calibration). The memory already holds
 labelled mentions, usually many more (NCBI: the train split, six times dev). Linked by an index over the KB + the memory's other folds, a held-out mention is a fair example of
 what the index meets: a wording the memory holds elsewhere links as exactly as it would, a new one does not. Folds go
-over mention occurrences, so a text annotated many times mostly stays in the other folds, as it would for new text.
+over documents where the memory knows them (else mention occurrences): a text annotated in many documents mostly stays
+in the other folds, as it would for new text, but not its own document's repeats.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.calibration import memory_tag
-from medlink.linking.calibration_fit import FIT_TOP, Labelled, fit_calibration, uncalibrated
+from medlink.linking.calibration_fit import FIT_TOP, Labelled, fit_calibration, fold_numbers, uncalibrated
 from medlink.linking.config import LinkerConfig
 from medlink.linking.manifest import MEMORY
 from medlink.linking.memory import MemoryEntries, read_memory
@@ -34,21 +34,33 @@ def index_memory(linker) -> MemoryEntries | None:
     return read_memory(path) if path is not None and path.is_file() else None
 
 
-def memory_mentions(memory: MemoryEntries) -> list[tuple[str, frozenset[str]]]:
-    """The memory's mentions: consecutive pairs of one text and new concepts are one mention with several concepts (as
-    they were read); the same pair again is the next occurrence."""
-    mentions: list[tuple[str, set[str]]] = []
-    for text, concept_id in memory.pairs:
-        if mentions and mentions[-1][0] == text and concept_id not in mentions[-1][1]:
-            mentions[-1][1].add(concept_id)
+class MemoryMention(NamedTuple):
+    text: str
+    concepts: frozenset[str]
+    document: str  # "" when the memory does not know it
+    pairs: tuple[int, ...]  # its pairs' numbers in the memory
+
+
+def memory_mentions(memory: MemoryEntries) -> list[MemoryMention]:
+    """The memory's mentions: consecutive pairs of one text, one document and new concepts are one mention with several
+    concepts (as they were read); the same pair again is the next occurrence."""
+    mentions: list[tuple[str, set[str], str, list[int]]] = []
+    for number, (text, concept_id) in enumerate(memory.pairs):
+        document = memory.document_of(number)
+        last = mentions[-1] if mentions else None
+        if last and last[0] == text and last[2] == document and concept_id not in last[1]:
+            last[1].add(concept_id)
+            last[3].append(number)
         else:
-            mentions.append((text, {concept_id}))
-    return [(text, frozenset(ids)) for text, ids in mentions]
+            mentions.append((text, {concept_id}, document, [number]))
+    return [MemoryMention(text, frozenset(ids), document, tuple(pairs)) for text, ids, document, pairs in mentions]
 
 
 def cross_fit_items(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: int = 5, seed: int = 0) -> list[Labelled]:
     """Each memory mention's candidate list from an index over ``kb`` + the other ``folds`` - 1 folds of ``memory``
     built with ``config`` (one without a calibration stage: ``calibration_fit.uncalibrated``), labelled by its own concepts.
+    Folds take whole documents where the memory knows them: the other mentions of a held-out mention's document would
+    otherwise stay in the index that links it, as they never are for new text.
 
     No concept is removed to make NIL examples (as ``fit_on_kb``'s pseudo-mentions do): tried with 15% of each fold's
     concepts, the probabilities learnt that share of absent concepts and ran low on a full KB (NCBI dev ECE out of fold
@@ -61,17 +73,18 @@ def cross_fit_items(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: 
     if len(mentions) < MIN_MENTIONS:
         raise MedlinkError(f"fitting probabilities on the memory needs at least {MIN_MENTIONS} of its mentions, and it has {len(mentions)}: "
                            "give --memory FORMAT:PATH (annotated mentions), or use the KB's own pseudo-mentions (--calibrate kb)")
-    fold_of = np.random.default_rng(seed).permutation(len(mentions)) % folds
+    fold_of = fold_numbers([m.document for m in mentions], folds, seed)
     items: list[Labelled] = []
     for fold in range(folds):
         held = [mentions[i] for i in np.flatnonzero(fold_of == fold)]
-        kept = replace(memory, pairs=[(text, cid) for i, (text, ids) in enumerate(mentions) if fold_of[i] != fold for cid in sorted(ids)])
+        kept = memory.subset(number for i in np.flatnonzero(fold_of != fold) for number in mentions[i].pairs)
         with phase(f"probabilities cross-fitted on the memory, fold {fold + 1} of {folds} ({len(held):,} mentions linked by an "
                    "index without them)"):
             linker = Linker.build(kb, config, kept, dictionary=False)
-            results = linker.link([text for text, _ in held], k=FIT_TOP)
-        items.extend(Labelled(linker.key(text), r.candidates, [c.concept_id in ids or not ids.isdisjoint(c.alt_ids) for c in r.candidates], True)
-                     for (text, ids), r in zip(held, results) if r.candidates)
+            results = linker.link([m.text for m in held], k=FIT_TOP)
+        items.extend(Labelled(linker.key(m.text), r.candidates, [c.concept_id in m.concepts or not m.concepts.isdisjoint(c.alt_ids) for c in r.candidates],
+                              True, m.document or None)
+                     for m, r in zip(held, results) if r.candidates)
     return items
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -20,10 +20,15 @@ from medlink.kb.store import KB
 
 @dataclass
 class MemoryEntries:
-    """(mention text, concept id) pairs, one per training occurrence, plus counts of what could not be used."""
+    """(mention text, concept id) pairs, one per training occurrence, plus counts of what could not be used.
+
+    ``documents``: each pair's document ("source number:document id", sources counted from 1) where its dataset names
+    one, else "" (the whole list empty: none known, or an older index). Cross-fitting folds by document with it
+    (``linking.cross_fit``)."""
 
     pairs: list[tuple[str, str]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    documents: list[str] = field(default_factory=list)
     skipped_composite: int = 0
     skipped_unknown_concept: int = 0
 
@@ -38,22 +43,36 @@ class MemoryEntries:
         return hashlib.sha256("\n".join(sorted(f"{t}\t{c}" for t, c in self.pairs)).encode()).hexdigest()[:16]
 
     def save(self, path: Path) -> None:
+        documents = self.documents or [""] * len(self.pairs)
         with open(path, "w", encoding="utf-8", newline="\n") as handle:
-            for text, concept_id in self.pairs:
-                handle.write(f"{' '.join(text.split())}\t{concept_id}\n")
+            for (text, concept_id), document in zip(self.pairs, documents):
+                handle.write(f"{' '.join(text.split())}\t{concept_id}" + (f"\t{' '.join(document.split())}\n" if document else "\n"))
+
+    def subset(self, numbers: Iterable[int]) -> "MemoryEntries":
+        """The pairs ``numbers`` (and their documents), the rest of what the memory says kept: a memory without some mentions."""
+        numbers = list(numbers)
+        return replace(self, pairs=[self.pairs[n] for n in numbers], documents=[self.documents[n] for n in numbers] if self.documents else [])
+
+    def document_of(self, number: int) -> str:
+        """Pair ``number``'s document, "" when unknown."""
+        return self.documents[number] if self.documents else ""
 
 
 def read_memory(path: Path) -> MemoryEntries:
-    """An index's saved memory (``MemoryEntries.save``: text TAB concept id a line), for work that needs its mentions again."""
+    """An index's saved memory (``MemoryEntries.save``: text TAB concept id [TAB document] a line), for work that needs
+    its mentions again."""
     from medlink.errors import DamagedFileError
 
     memory = MemoryEntries(sources=[str(path)])
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
-            text, tab, concept_id = line.rstrip("\n").rpartition("\t")
-            if not tab or not text or not concept_id:
-                raise DamagedFileError(path, ValueError(f"line {number}: expected 'mention TAB concept id'"))
-            memory.pairs.append((text, concept_id))
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) not in (2, 3) or not fields[0] or not fields[1]:
+                raise DamagedFileError(path, ValueError(f"line {number}: expected 'mention TAB concept id', optionally 'TAB document'"))
+            memory.pairs.append((fields[0], fields[1]))
+            memory.documents.append(fields[2] if len(fields) == 3 else "")
+    if not any(memory.documents):
+        memory.documents = []
     return memory
 
 
@@ -78,4 +97,7 @@ def memory_from_datasets(kb: KB, datasets: Iterable[str]) -> MemoryEntries:
                 continue
             # every occurrence is kept: how often a text meant a concept ranks ambiguous texts
             memory.pairs.extend((mention.text, concept_id) for concept_id in sorted(concepts))
+            memory.documents.extend([f"{len(memory.sources)}:{mention.doc_id}" if mention.doc_id is not None else ""] * len(concepts))
+    if not any(memory.documents):
+        memory.documents = []
     return memory

@@ -57,13 +57,13 @@ def without(kb: KB, memory: MemoryEntries, left_out: Sequence[tuple[str, str]]) 
     """``memory`` less one entry per occurrence in ``left_out`` (normalised text and concept)."""
     remove = Counter(left_out)
     kept = []
-    for text, concept in memory.pairs:
+    for number, (text, concept) in enumerate(memory.pairs):
         key = (kb.normalize(text), concept)
         if remove[key] > 0:
             remove[key] -= 1
         else:
-            kept.append((text, concept))
-    return replace(memory, pairs=kept)
+            kept.append(number)
+    return memory.subset(kept)
 
 
 def cross_fitted_groups(kb: KB, linker: Linker, memory: MemoryEntries, mentions: Sequence[tuple[str, str]], top: int, folds: int,
@@ -93,14 +93,11 @@ def synonym_queries(kb: KB, limit: int, seed: int) -> list[tuple[str, str]]:
 
 
 def index_memory(directory) -> MemoryEntries | None:
-    """The mention memory an index folder keeps beside it (``memory.tsv``: text, concept), or None."""
+    """The mention memory an index folder keeps beside it (``memory.tsv``), or None."""
     from pathlib import Path
 
     from medlink.linking.manifest import MEMORY
-    from medlink.retrieval.names import read_lines
+    from medlink.linking.memory import read_memory
 
     path = Path(directory) / MEMORY
-    if not path.is_file():
-        return None
-    rows = [line.split("\t") for line in read_lines(path) if line]
-    return MemoryEntries(pairs=[(row[0], row[1]) for row in rows if len(row) == 2])
+    return read_memory(path) if path.is_file() else None
