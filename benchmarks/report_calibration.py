@@ -70,8 +70,9 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
                              f"{_f(test['accuracy_all'])} / {_f(test['mrr_all'])}", f"{_f(test['accuracy_in_kb'])} / {_f(test['mrr_in_kb'])}"])
     return ["## Probabilities, NIL and backoff", "",
             "**Calibration** (test split; ECE of the first candidate's probability, 10 bins; the lexical configs of benchmarks/configs with the "
-            "train mentions as memory; the stage's order, backoff and NIL threshold chosen on dev out of fold; *dev + memory cross-fitted*: "
-            "`medlink tune --calibrate --cross-fit 5`, the memory's mentions, each fifth linked by an index without it, join dev in the fit "
+            "train mentions as memory; the stage's order, backoff and NIL threshold chosen on dev out of fold (5 folds of whole abstracts "
+            "where the file names them, NCBI; runs before dd93ef9 folded mentions); *dev + memory cross-fitted*: "
+            "`medlink tune --calibrate --cross-fit 5`, the memory's mentions, each fifth (whole abstracts) linked by an index without it, join dev in the fit "
             "and the choices but the NIL threshold; *memory alone*: `medlink index build --calibrate memory`, those mentions and no dev; "
             "reliability diagrams: "
             "`benchmarks/results/calibration_nil*.png`; " + "; ".join(", ".join(provenance(r)) for _n, r in runs) + "):", "",

@@ -340,9 +340,32 @@ def test_an_interrupted_run_leaves_the_earlier_tagger_whole(tiny_model, tmp_path
     assert TaggerFinder.load(out).max_length == 64
 
 
+@pytest.mark.dense
+def test_layers_cut_the_base_model_and_the_tagger_loads_as_cut(tokenizer, tmp_path):
+    from transformers import BertConfig, BertForTokenClassification
+
+    from medlink.errors import MedlinkError
+    from medlink.text.finders.tagger import TaggerFinder
+    from medlink.training.tagger import TaggerConfig, train_tagger
+
+    base = tmp_path / "three-layers"
+    BertForTokenClassification(BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=3, num_attention_heads=2,
+                                          intermediate_size=64, max_position_embeddings=64, num_labels=3)).save_pretrained(base)
+    tokenizer.save_pretrained(base)
+    train_tagger(gold_documents(), tmp_path / "cut", base_model=base, config=TaggerConfig(epochs=1, max_length=64, layers=2), progress=False)
+    finder = TaggerFinder.load(tmp_path / "cut")
+    assert len(finder.model.base_model.encoder.layer) == 2 and finder.model.config.num_hidden_layers == 2
+    assert json.loads((tmp_path / "cut" / "medlink_tagger.json").read_text())["config"]["layers"] == 2
+    with pytest.raises(MedlinkError, match="only 3 layers"):
+        train_tagger(gold_documents(), tmp_path / "more", base_model=base, config=TaggerConfig(epochs=1, max_length=64, layers=4), progress=False)
+    assert not (tmp_path / "more").exists()
+    with pytest.raises(MedlinkError, match="layers must be 1 or more"):
+        TaggerConfig(layers=0)
+
+
 def test_cli_help_lists_the_tagger_options():
     out = medlink("train", "tagger", "--help").stdout
     for option in ("--train", "--dev", "--out", "--model", "--epochs", "--batch-size", "--lr", "--max-length", "--precision", "--seed",
-                   "--collapse-types / --keep-types"):
+                   "--layers", "--collapse-types / --keep-types"):
         assert option in out, option
     assert "tagger" in medlink("train", "--help").stdout

@@ -255,6 +255,8 @@ def train_tagger_command(
     collapse_types: bool = typer.Option(True, "--collapse-types/--keep-types", help="Learn one mention type ('Disease') for all the "
                                         "corpus's types (the default: linking needs the span, not the subtype), or keep each type."),
     seed: int = typer.Option(13, "--seed", help="Random seed (shuffling, the new head, dropout): the same seed and data give the same run."),
+    layers: Optional[int] = typer.Option(None, "--layers", min=1, help="Keep only the base model's first N transformer layers: a faster "
+                                         "tagger (MiniLM has 6; 4 tags about 1.5x as fast) for a little accuracy. Default: all."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     config_file: Optional[Path] = typer.Option(None, "--config", help="A JSON file of training settings (keys as in medlink_tagger.json's "
                                                "'config'; an earlier tagger's medlink_tagger.json works); flags given on the command line win over it."),
@@ -271,7 +273,7 @@ def train_tagger_command(
     config = settings_from(ctx, TaggerConfig, config_file, {
         "epochs": ("epochs", epochs), "batch_size": ("batch_size", batch_size), "learning_rate": ("learning_rate", learning_rate),
         "max_length": ("max_length", max_length), "collapse_types": ("collapse_types", collapse_types), "seed": ("seed", seed),
-        "precision": ("precision", precision or os.environ.get(ENV) or "auto")})
+        "layers": ("layers", layers), "precision": ("precision", precision or os.environ.get(ENV) or "auto")})
     use_precision(config.precision)
     check_tagger_output(out)  # before any data is read
     documents, sources = {"train": [], "dev": []}, {"train": [], "dev": []}
