@@ -103,6 +103,10 @@ def other_tagger_sentence(name: str, run: dict, main: dict | None, provenance) -
     if dictionary is not None:
         text += f" (the dictionary pipeline, + composite mentions: {dictionary['abstracts_per_second']:.0f} abstracts/s"
         text += ")" if any("bi-encoder" in row["stage"] for row in run["rows"]) else "; no bi-encoder in this run)"
+    speeds = [row["abstracts_per_second"] for row in run["rows"] if "tagger" in row["stage"] and "bi-encoder" not in row["stage"]
+              and "memory train + dev" not in row["stage"] and row.get("abstracts_per_second")]
+    if speeds:
+        text += f"; the rows with the tagger and no bi-encoder: {min(speeds):.0f}-{max(speeds):.0f} abstracts/s"
     if main is not None:
         text += f"; the table's chosen row: {summary(chosen(main))}"
     return [text + ". (" + ", ".join(provenance(run)) + ")"]
