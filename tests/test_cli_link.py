@@ -189,6 +189,14 @@ def test_a_default_index_is_rebuilt_when_its_config_changes(monkeypatch):
     monkeypatch.setitem(index.DEFAULT_INDEXES, "default", ("exact-only-index", exact_only(2.0)))
     assert index.resolve_index("default") == directory
     assert read_manifest(directory)["config"]["fusion"]["weights"] == {"exact": 2.0}  # rebuilt with the new config
+    from medlink.retrieval import exact
+
+    words = lambda: LinkerConfig.from_dict({"generators": [{"name": "exact", "type": "exact", "params": {"words": True}}]})
+    monkeypatch.setitem(index.DEFAULT_INDEXES, "default", ("exact-only-index", words))
+    built = (index.resolve_index("default") / "manifest.json").stat().st_mtime_ns
+    assert (index.resolve_index("default") / "manifest.json").stat().st_mtime_ns == built
+    monkeypatch.setattr(exact, "FUNCTION_WORDS", exact.FUNCTION_WORDS - {"unspecified"})  # word keys made by another version's rule
+    assert (index.resolve_index("default") / "manifest.json").stat().st_mtime_ns != built  # rebuilt
     # its mention finder leaves out HPO's qualifiers: linked as strings, never reported as findings in text
     from medlink.kb.default import NOT_FINDINGS
     from medlink.linking.annotator import Annotator

@@ -34,7 +34,8 @@ SETTINGS = {"without": 0.0, "with": LEXICAL_WEIGHTS["words"]}
 PROBE = [("hip fractures", "ICD10CM:S72.00"), ("fracture of hip", "ICD10CM:S72.00"), ("heart failures", "HP:0001635|ICD10CM:I50"),
          ("pain in chest", "HP:0100749"), ("stones in kidney", "HP:0000787|ICD10CM:N20.0"), ("cancer of lung", "HP:0100526|ICD10CM:C34.90"),
          ("failure of kidney", "HP:0000083|ICD10CM:N19"), ("ulcers of stomach", "HP:0002592|ICD10CM:K25.9"),
-         ("infection of urinary tract", "HP:0000010|ICD10CM:N39.0"), ("diabetes mellitus type 2", "HP:0005978|ICD10CM:E11.9")]
+         ("infection of urinary tract", "HP:0000010|ICD10CM:N39.0"), ("diabetes mellitus type 2", "HP:0005978|ICD10CM:E11.9"),
+         ("kidney failure", "HP:0000083|ICD10CM:N19")]
 
 
 def with_words(linker: Linker, weight: float) -> None:

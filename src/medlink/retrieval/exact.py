@@ -23,8 +23,10 @@ from medlink.retrieval.names import NameTable, read_json, read_lines, write_line
 
 PARAMS_FILE = "medlink_params.json"
 WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: stemming 150k names again at every load costs 0.8 s
-# words that change neither what a name means nor how it is ordered; "NOS" (not otherwise specified) is ICD's "unqualified"
-FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos"})
+# words that change neither what a name means nor how it is ordered; "NOS" (not otherwise specified) and "unspecified" are
+# ICD's "unqualified": "kidney failure" is ICD-10-CM's "Unspecified kidney failure"
+FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos", "unspecified"})
+FUNCTION_WORDS_BEFORE_0_25 = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos"})  # an index whose params file names none
 
 
 def word_stemmer() -> Callable[[list[str]], list[str]]:
@@ -33,21 +35,37 @@ def word_stemmer() -> Callable[[list[str]], list[str]]:
     return Stemmer.Stemmer("english").stemWords
 
 
-def word_key(key: str, stem: Callable[[list[str]], list[str]]) -> str:
-    """The sorted distinct stems of a normalised name's words, function words left out ("" when none is left)."""
-    return " ".join(sorted(set(stem([w for w in key.split() if w not in FUNCTION_WORDS]))))
+def word_key(key: str, stem: Callable[[list[str]], list[str]], function_words: frozenset[str] | None = None) -> str:
+    """The sorted distinct stems of a normalised name's words, function words (default: ``FUNCTION_WORDS``) left out
+    ("" when none is left)."""
+    leave_out = FUNCTION_WORDS if function_words is None else function_words
+    return " ".join(sorted(set(stem([w for w in key.split() if w not in leave_out]))))
+
+
+def word_keys_are_current(directory: Path) -> bool:
+    """Were the word keys of the exact generator saved at ``directory`` made with today's function words? (Not, or no
+    words form: a default index is rebuilt, so it links as this version does.)"""
+    path = directory / PARAMS_FILE
+    try:
+        settings = read_json(path) if path.is_file() else {}
+    except DamagedFileError:
+        return False
+    if not isinstance(settings, dict) or not settings.get("words", False):
+        return True
+    return settings.get("function_words") == sorted(FUNCTION_WORDS)
 
 
 class ExactGenerator(GeneratorBase):
     """Dictionary lookup of normalised mentions (or their word sets) among the table's keys."""
 
     def __init__(self, table: NameTable, concept_ids: Sequence[str], name: str = "exact", words: bool = False,
-                 word_keys: list[str] | None = None):
+                 word_keys: list[str] | None = None, function_words: frozenset[str] | None = None):
         super().__init__(table, concept_ids, name)
         self.words = words
+        self.function_words = FUNCTION_WORDS if function_words is None else function_words  # an index keeps those its keys were made with
         if words:
             self.stem = word_stemmer()
-            self.word_keys = word_keys if word_keys is not None else [word_key(key, self.stem) for key in table.keys]
+            self.word_keys = word_keys if word_keys is not None else [word_key(key, self.stem, function_words) for key in table.keys]
             rows: dict[str, list[int]] = defaultdict(list)
             for row, key in enumerate(self.word_keys):
                 rows[key].append(row)
@@ -67,23 +85,26 @@ class ExactGenerator(GeneratorBase):
         settings = read_json(path) if path.is_file() else {}
         if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
             raise DamagedFileError(path, ValueError("expected {\"words\": true or false}"))
+        function_words = settings.get("function_words", sorted(FUNCTION_WORDS_BEFORE_0_25))
+        if not isinstance(function_words, list) or not all(isinstance(w, str) for w in function_words):
+            raise DamagedFileError(path, ValueError("expected \"function_words\": a list of words"))
         word_keys = None
         if settings.get("words", False) and (directory / WORD_KEYS_FILE).is_file():  # none: computed again
             word_keys = read_lines(directory / WORD_KEYS_FILE) or [""] * (len(table.keys) == 1)
             if len(word_keys) != len(table.keys):
                 raise DamagedFileError(directory / WORD_KEYS_FILE, ValueError(f"{len(word_keys)} word keys for {len(table.keys)} names"))
-        return cls(table, concept_ids, name, settings.get("words", False), word_keys)
+        return cls(table, concept_ids, name, settings.get("words", False), word_keys, frozenset(function_words))
 
     def save(self, directory: Path) -> None:
         """Its setting and, in the words form, each name's word key (the names come from the shared name table)."""
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / PARAMS_FILE).write_text(json.dumps({"words": self.words}), encoding="utf-8")
+        (directory / PARAMS_FILE).write_text(json.dumps({"words": self.words, "function_words": sorted(self.function_words)}), encoding="utf-8")
         if self.words:
             write_lines(directory / WORD_KEYS_FILE, self.word_keys)
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         if self.words:
-            found = [(i, row) for i, m in enumerate(mentions) for row in self.rows_of.get(word_key(m, self.stem), ())]
+            found = [(i, row) for i, m in enumerate(mentions) for row in self.rows_of.get(word_key(m, self.stem, self.function_words), ())]
         else:
             found = [(i, self.row_of[m]) for i, m in enumerate(mentions) if m in self.row_of]
         query = np.array([i for i, _ in found], dtype=np.int64)
