@@ -91,7 +91,8 @@ class Tuner:
         self.stages = list(linker.generators)
         started = time.perf_counter()
         self.per_stage = linker.search(self.keys, self.stages)
-        log.info("retrieved %d dev mentions from %d stages in %.1fs", len(self.keys), len(self.stages), time.perf_counter() - started)
+        log.info("retrieved the %d distinct texts of %d dev mentions (%d parts: a composite mention's are linked apart) from %d stages in %.1fs",
+                 len(self.keys), len(self.mentions), len(self.parts), len(self.stages), time.perf_counter() - started)
 
     # -- re-running stages over the cache ----------------------------------------------------
     def active(self, fusion: Fusion) -> list[str]:
