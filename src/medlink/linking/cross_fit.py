@@ -1,7 +1,7 @@
 """More data for the probability model: the index's own memory, each fold linked by an index built without it.
 
 Why: a dev set is small (NCBI Disease: 787 mentions), and a model fitted on it alone carries dev's quirks to new text
-(NCBI test ECE 0.0439 against 0.0169 out of fold on dev: BENCHMARKS.md, calibration). The memory already holds
+(NCBI test ECE 0.0403 against 0.0313 out of fold on dev: BENCHMARKS.md, calibration). The memory already holds
 labelled mentions, usually many more (NCBI: the train split, six times dev). Linked by an index over the KB + the memory's other folds, a held-out mention is a fair example of
 what the index meets: a wording the memory holds elsewhere links as exactly as it would, a new one does not. Folds go
 over documents where the memory knows them (else mention occurrences): a text annotated in many documents mostly stays

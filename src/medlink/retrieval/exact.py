@@ -26,7 +26,7 @@ WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: ste
 # words that change neither what a name means nor how it is ordered; "NOS" (not otherwise specified) and "unspecified" are
 # ICD's "unqualified": "kidney failure" is ICD-10-CM's "Unspecified kidney failure"
 FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos", "unspecified"})
-FUNCTION_WORDS_BEFORE_0_25 = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos"})  # an index whose params file names none
+EARLIER_FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos"})  # an index whose params file names none
 
 
 def word_stemmer() -> Callable[[list[str]], list[str]]:
@@ -65,7 +65,7 @@ class ExactGenerator(GeneratorBase):
         self.function_words = FUNCTION_WORDS if function_words is None else function_words  # an index keeps those its keys were made with
         if words:
             self.stem = word_stemmer()
-            self.word_keys = word_keys if word_keys is not None else [word_key(key, self.stem, function_words) for key in table.keys]
+            self.word_keys = word_keys if word_keys is not None else [word_key(key, self.stem, self.function_words) for key in table.keys]
             rows: dict[str, list[int]] = defaultdict(list)
             for row, key in enumerate(self.word_keys):
                 rows[key].append(row)
@@ -85,7 +85,7 @@ class ExactGenerator(GeneratorBase):
         settings = read_json(path) if path.is_file() else {}
         if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
             raise DamagedFileError(path, ValueError("expected {\"words\": true or false}"))
-        function_words = settings.get("function_words", sorted(FUNCTION_WORDS_BEFORE_0_25))
+        function_words = settings.get("function_words", sorted(EARLIER_FUNCTION_WORDS))
         if not isinstance(function_words, list) or not all(isinstance(w, str) for w in function_words):
             raise DamagedFileError(path, ValueError("expected \"function_words\": a list of words"))
         word_keys = None

@@ -103,7 +103,7 @@ def _load_base(base_model: str | Path | None, labels: list[str]):
 def keep_layers(model, layers: int | None) -> None:
     """Cut ``model`` to its first ``layers`` transformer layers (BERT-like models: ``encoder.layer``), the saved config too,
     so the tagger loads as the smaller model it is. Why: tagging time is proportional to the layers, and on a CPU
-    without bf16 the full MiniLM tags about half as fast as on one with it (docs/training-recipes.md)."""
+    without bf16 the full MiniLM tags about a third as fast as on one with it (docs/training-recipes.md)."""
     if layers is None:
         return
     encoder = getattr(model.base_model, "encoder", None)
