@@ -555,6 +555,16 @@ def test_tune_cross_fits_on_the_memory_and_says_so(organ_kb, tmp_path):
     refused = medlink("tune", "--index", str(tmp_path / "no-memory"), "--dev", dev, "--calibrate", "--cross-fit", "3", "--out", str(tmp_path / "x.json"),
                       check=False)
     assert refused.returncode == 2 and "was built without --memory" in refused.stderr
+    small = write_mentions(tmp_path / "small.txt", organ_mentions(organ_kb, 20))  # fewer than 50 mentions: refused before retrieval
+    medlink("index", "build", "--kb", str(organ_kb.path), "--out", str(tmp_path / "small-index"), "--memory", small, "--calibrate", "none")
+    refused = medlink("tune", "--index", str(tmp_path / "small-index"), "--dev", dev, "--calibrate", "--cross-fit", "3", "--out",
+                      str(tmp_path / "x.json"), check=False)
+    assert refused.returncode == 2 and "needs at least 50 of its mentions" in refused.stderr and "rebuild the index with more" in refused.stderr
+    assert "retrieved" not in refused.stderr and not (tmp_path / "x.json").exists()
+    # tuned on the very mentions the memory holds: said
+    again = medlink("tune", "--index", str(tmp_path / "small-index"), "--dev", small, "--search", "fusion", "--out", str(tmp_path / "y.json"))
+    assert "the index's memory holds the --dev mentions" in again.stderr
+    assert "the index's memory holds" not in result.stderr
 
 
 def test_a_name_two_concepts_share_is_right_for_either_in_the_kb_fit(tmp_path):

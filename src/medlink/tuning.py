@@ -91,8 +91,9 @@ class Tuner:
         self.stages = list(linker.generators)
         started = time.perf_counter()
         self.per_stage = linker.search(self.keys, self.stages)
-        log.info("retrieved the %d distinct texts of %d dev mentions (%d parts: a composite mention's are linked apart) from %d stages in %.1fs",
-                 len(self.keys), len(self.mentions), len(self.parts), len(self.stages), time.perf_counter() - started)
+        parts = f", {len(self.parts)} once composite mentions are split into their parts," if len(self.parts) != len(self.mentions) else ""
+        log.info("retrieved %d dev mentions%s as %d distinct texts from %d stages in %.1fs", len(self.mentions), parts, len(self.keys),
+                 len(self.stages), time.perf_counter() - started)
 
     # -- re-running stages over the cache ----------------------------------------------------
     def active(self, fusion: Fusion) -> list[str]:

@@ -287,7 +287,7 @@ def train_tagger_command(
             sources[split].append(record)
     if not any(d.annotations for d in documents["train"]):
         fail("--train: the documents have no annotated mention spans to learn from")
-    report = train_tagger(documents["train"], out, dev=documents["dev"], base_model=model, config=config, sources=sources)
+    report = train_tagger(documents["train"], out, dev=documents["dev"], base_model=model, config=config, sources=sources, progress=not quiet)
     best = next((e for e in report.epochs if e["epoch"] == report.best_epoch), {})
     kept = f"epoch {report.best_epoch}" + (f" (dev strict-span F1 {best['dev']['f1']:.4f})" if "dev" in best else "")
     typer.echo(f"wrote {out} in {report.seconds / 60:.1f} min ({report.training_precision}); kept {kept}")

@@ -56,6 +56,11 @@ def memory_mentions(memory: MemoryEntries) -> list[MemoryMention]:
     return [MemoryMention(text, frozenset(ids), document, tuple(pairs)) for text, ids, document, pairs in mentions]
 
 
+def too_few_mentions(count: int) -> str:
+    """What is wrong with a memory of ``count`` mentions for cross-fitting (each command adds its own remedy)."""
+    return f"fitting probabilities on the memory needs at least {MIN_MENTIONS} of its mentions, and it has {count}"
+
+
 def cross_fit_items(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: int = 5, seed: int = 0) -> list[Labelled]:
     """Each memory mention's candidate list from an index over ``kb`` + the other ``folds`` - 1 folds of ``memory``
     built with ``config`` (one without a calibration stage: ``calibration_fit.uncalibrated``), labelled by its own concepts.
@@ -71,8 +76,8 @@ def cross_fit_items(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: 
         raise MedlinkError(f"cross-fitting needs at least 2 folds, not {folds}")
     mentions = memory_mentions(memory)
     if len(mentions) < MIN_MENTIONS:
-        raise MedlinkError(f"fitting probabilities on the memory needs at least {MIN_MENTIONS} of its mentions, and it has {len(mentions)}: "
-                           "give --memory FORMAT:PATH (annotated mentions), or use the KB's own pseudo-mentions (--calibrate kb)")
+        raise MedlinkError(f"{too_few_mentions(len(mentions))}: give --memory FORMAT:PATH (annotated mentions), or use the KB's own "
+                           "pseudo-mentions (--calibrate kb)")
     fold_of = fold_numbers([m.document for m in mentions], folds, seed)
     items: list[Labelled] = []
     for fold in range(folds):
