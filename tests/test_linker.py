@@ -55,7 +55,8 @@ def test_manifest_records_kb_config_memory_and_versions(index_dir, kb):
 def test_memory_mentions_are_searched_and_marked(index_dir):
     linker = Linker.load(index_dir)
     memory_lines = (index_dir / "memory.tsv").read_text().splitlines()
-    text, concept = memory_lines[0].split("\t")
+    text, concept, document = memory_lines[0].split("\t")  # each mention's document kept (calibration folds by document)
+    assert document.startswith("1:")
     hit = linker.link([text], k=1)[0].candidates[0]
     assert hit.concept_id == concept and hit.evidence[0]["origin"] == "memory"
 
