@@ -107,7 +107,8 @@ def seeds_lines(runs, provenance, wrap) -> list[str]:
 
 def align_section(quality_runs, speed_runs=(), augment_runs=(), seeds_runs=(), entity_runs=(), predicate_runs=(), *, table, provenance,
                   PROVENANCE, secs, mb, wrap) -> list[str]:
-    """``*_runs``: (results name, JSON) pairs of each kind in KINDS; the latest run of each kind is shown."""
+    """``*_runs``: (results name, JSON) pairs of each kind in KINDS. Quality: per target, the run named align_do_<target>
+    (else the latest) as the table, any other as a sentence; speed: every run (each names its CPU); the rest: the latest."""
     lines = ["## Aligning terminologies (SSSOM out)", ""]
     latest = {d["alignment"]["target"]: (name, d) for name, d in quality_runs}  # the last run per target KB
     latest |= {d["alignment"]["target"]: (name, d) for name, d in quality_runs if name == f"align_do_{d['alignment']['target']}"}  # its main run
