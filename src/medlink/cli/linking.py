@@ -142,14 +142,13 @@ def evaluate_command(
     typer.echo(report.to_json(indent=None) if as_json else report.to_markdown())
 
 
-def memory_holds_dev(store, linker, mentions) -> bool:
-    """Was the index's memory built from these dev mentions (every single-part one's text and concept among its entries)?"""
-    from medlink.linking.cross_fit import index_memory
+def memory_holds_dev(store, memory, mentions) -> bool:
+    """Was the index's ``memory`` built from these dev mentions (every single-part one's text and concept among its entries)?"""
     from medlink.training.ranker_data import memory_holds
 
     pairs = [(store.normalize(m.text), concept) for m in mentions if len(m.parts) == 1
              for concept in sorted({store.resolve(gold) for gold in m.gold} - {None})]
-    return memory_holds(store, index_memory(linker), pairs)
+    return memory_holds(store, memory, pairs)
 
 
 @app.command("tune")
@@ -211,18 +210,18 @@ def tune_command(
     use_precision(precision)
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
-    if cross_fit and not (linker.manifest.get("memory") or {}).get("entries"):  # before retrieval and fitting, not after them
+    from medlink.linking.cross_fit import MIN_MENTIONS, index_memory, memory_mentions, too_few_mentions
+
+    memory = index_memory(linker) if (linker.manifest.get("memory") or {}).get("entries") else None  # read once, for both checks
+    if cross_fit and memory is None:  # before retrieval and fitting, not after them
         fail(f"--cross-fit fits on the index memory's mentions, and {directory} was built without --memory: leave out --cross-fit, or "
              "rebuild it with --memory FORMAT:PATH")
-    if cross_fit:
-        from medlink.linking.cross_fit import MIN_MENTIONS, index_memory, memory_mentions, too_few_mentions
-
-        count = len(memory_mentions(index_memory(linker)))
-        if count < MIN_MENTIONS:
-            fail(f"--cross-fit: {too_few_mentions(count)}: leave out --cross-fit, or rebuild the index with more annotated mentions "
-                 "(medlink index build --memory FORMAT:PATH)")
+    count = len(memory_mentions(memory)) if cross_fit else MIN_MENTIONS
+    if count < MIN_MENTIONS:
+        fail(f"--cross-fit: {too_few_mentions(count)}: leave out --cross-fit, or rebuild the index with more annotated mentions "
+             "(medlink index build --memory FORMAT:PATH)")
     mentions = [m for spec in dev for m in load_dataset(spec, keep_unlinked=True)]  # CUI-less ones: NIL examples for the calibration
-    if memory_holds_dev(store, linker, mentions):
+    if memory is not None and memory_holds_dev(store, memory, mentions):
         typer.echo("note: the index's memory holds the --dev mentions, so dev accuracy and the fitted probabilities flatter it: "
                    "tune on mentions it was not built with", err=True)
     outside = gold_outside_kb(split_unlinked(mentions)[0], store)

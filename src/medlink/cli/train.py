@@ -256,8 +256,8 @@ def train_tagger_command(
                                         "corpus's types (the default: linking needs the span, not the subtype), or keep each type."),
     seed: int = typer.Option(13, "--seed", help="Random seed (shuffling, the new head, dropout): the same seed and data give the same run."),
     layers: Optional[int] = typer.Option(None, "--layers", min=1, help="Keep only the base model's first N transformer layers: a faster "
-                                         "tagger for a little accuracy (MiniLM has 6; with 3, NCBI abstracts were tagged about 1.8x as fast, "
-                                         "docs/training-recipes.md). Default: all."),
+                                         "tagger for a little accuracy (MiniLM has 6; with 3, NCBI abstracts were tagged about 1.8x as fast on an "
+                                         "AVX2-only AMD EPYC, docs/training-recipes.md). Default: all."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     config_file: Optional[Path] = typer.Option(None, "--config", help="A JSON file of training settings (keys as in medlink_tagger.json's "
                                                "'config'; an earlier tagger's medlink_tagger.json works); flags given on the command line win over it."),

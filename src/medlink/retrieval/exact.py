@@ -42,17 +42,27 @@ def word_key(key: str, stem: Callable[[list[str]], list[str]], function_words: f
     return " ".join(sorted(set(stem([w for w in key.split() if w not in leave_out]))))
 
 
+def saved_settings(directory: Path) -> tuple[bool, frozenset[str]]:
+    """The words setting and function words of the exact generator saved at ``directory`` (no params file: an index
+    from before the words form, whole names; no function words: an index from before they were saved)."""
+    path = directory / PARAMS_FILE
+    settings = read_json(path) if path.is_file() else {}
+    if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
+        raise DamagedFileError(path, ValueError("expected {\"words\": true or false}"))
+    function_words = settings.get("function_words", sorted(EARLIER_FUNCTION_WORDS))
+    if not isinstance(function_words, list) or not all(isinstance(w, str) for w in function_words):
+        raise DamagedFileError(path, ValueError("expected \"function_words\": a list of words"))
+    return settings.get("words", False), frozenset(function_words)
+
+
 def word_keys_are_current(directory: Path) -> bool:
     """Were the word keys of the exact generator saved at ``directory`` made with today's function words? (Not, or no
     words form: a default index is rebuilt, so it links as this version does.)"""
-    path = directory / PARAMS_FILE
     try:
-        settings = read_json(path) if path.is_file() else {}
+        words, function_words = saved_settings(directory)
     except DamagedFileError:
         return False
-    if not isinstance(settings, dict) or not settings.get("words", False):
-        return True
-    return settings.get("function_words") == sorted(FUNCTION_WORDS)
+    return not words or function_words == FUNCTION_WORDS
 
 
 class ExactGenerator(GeneratorBase):
@@ -81,19 +91,13 @@ class ExactGenerator(GeneratorBase):
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "ExactGenerator":
-        path = directory / PARAMS_FILE  # none in an index built before the words form: whole names
-        settings = read_json(path) if path.is_file() else {}
-        if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
-            raise DamagedFileError(path, ValueError("expected {\"words\": true or false}"))
-        function_words = settings.get("function_words", sorted(EARLIER_FUNCTION_WORDS))
-        if not isinstance(function_words, list) or not all(isinstance(w, str) for w in function_words):
-            raise DamagedFileError(path, ValueError("expected \"function_words\": a list of words"))
+        words, function_words = saved_settings(directory)
         word_keys = None
-        if settings.get("words", False) and (directory / WORD_KEYS_FILE).is_file():  # none: computed again
+        if words and (directory / WORD_KEYS_FILE).is_file():  # none: computed again
             word_keys = read_lines(directory / WORD_KEYS_FILE) or [""] * (len(table.keys) == 1)
             if len(word_keys) != len(table.keys):
                 raise DamagedFileError(directory / WORD_KEYS_FILE, ValueError(f"{len(word_keys)} word keys for {len(table.keys)} names"))
-        return cls(table, concept_ids, name, settings.get("words", False), word_keys, frozenset(function_words))
+        return cls(table, concept_ids, name, words, word_keys, function_words)
 
     def save(self, directory: Path) -> None:
         """Its setting and, in the words form, each name's word key (the names come from the shared name table)."""
