@@ -125,3 +125,26 @@ def test_a_gold_targets_parent_and_child_are_negatives_only_when_asked(tmp_path)
     neighbours = {"ICD10CM:E11.9", "ICD10CM:E11.65", "ICD10CM:E08-E13"}  # E11's children and its block
     assert not named(default) & neighbours and named(hierarchy) & neighbours
     assert named(default) <= named(hierarchy) and "ICD10CM:E11" not in named(hierarchy)
+
+
+@pytest.mark.slow
+@pytest.mark.dense
+def test_layers_cut_the_aligners_cross_encoder_and_it_aligns_as_cut(tmp_path, tiny_training):
+    pytest.importorskip("torch")
+    import json
+
+    from medlink.align.aligner import load_aligner
+    from medlink.cli import command
+
+    args = [*tiny_training, "--bi-encoder", "None"]
+    trained = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "cut"), "--layers", "2"])
+    assert trained.exit_code == 0, trained.output + repr(trained.exception)
+    model, _ = load_aligner(tmp_path / "cut")  # the saved folder loads as the 2-layer model it is
+    assert len(model.model.base_model.encoder.layer) == 2 and model.model.config.num_hidden_layers == 2
+    assert json.loads((tmp_path / "cut" / "training.json").read_text())["config"]["layers"] == 2
+    mapped = tmp_path / "m.sssom.tsv"
+    aligned = CliRunner().invoke(command(), ["align", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),
+                                             "--out", str(mapped), "--aligner", str(tmp_path / "cut"), "--threshold", "0", "-q"])
+    assert aligned.exit_code == 0 and list(sssom.read_sssom(mapped))
+    more = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "more"), "--layers", "7"])
+    assert more.exit_code != 0 and "only 6 layers" in str(more.exception) and not (tmp_path / "more").exists()

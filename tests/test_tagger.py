@@ -359,7 +359,7 @@ def test_layers_cut_the_base_model_and_the_tagger_loads_as_cut(tokenizer, tmp_pa
     with pytest.raises(MedlinkError, match="only 3 layers"):
         train_tagger(gold_documents(), tmp_path / "more", base_model=base, config=TaggerConfig(epochs=1, max_length=64, layers=4), progress=False)
     assert not (tmp_path / "more").exists()
-    with pytest.raises(MedlinkError, match="layers must be 1 or more"):
+    with pytest.raises(MedlinkError, match="layers .--layers. must be a whole number, 1 or more"):
         TaggerConfig(layers=0)
 
 

@@ -107,6 +107,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13, help="the aligners' training seed (the split's stays 13)")
     parser.add_argument("--seeds", help="comma-separated training seeds (e.g. 13,14,15): each trained aligner once per seed, "
                         "results as per-seed figures and their medians (name align_seeds_<target>), not the table's rows")
+    parser.add_argument("--layers", type=int, help="--train aligners keep only the base model's first N layers (a faster aligner)")
     parser.add_argument("--model", type=Path, help="the cross-encoder's base model folder (default: the packaged MiniLM)")
     parser.add_argument("--no-substitutions", action="store_true", help="aligners without the substitutions learned from train")
     parser.add_argument("--hierarchy-negatives", action="store_true", help="--train aligners also learn a gold target's parent / child as wrong")
@@ -164,11 +165,11 @@ def main() -> None:
                           progress=False)
             folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "seed": seed}))
         if args.train:
-            folder = args.workdir / f"aligner-{args.target}{suffix}"
+            folder = args.workdir / (f"aligner-{args.target}{suffix}" + (f"-l{args.layers}" if args.layers else ""))
             started = time.perf_counter()
             config = AlignerTrainConfig(epochs=args.epochs, max_steps=args.max_steps, negatives=args.negatives, depth=args.depth,
                                         max_length=args.max_length, learning_rate=args.lr, target_synonyms=args.target_synonyms, loss=args.loss,
-                                        hierarchy_negatives=args.hierarchy_negatives, **common)
+                                        hierarchy_negatives=args.hierarchy_negatives, layers=args.layers, **common)
             report, calibration = train_aligner(source, target, gold_train, folder, dev=gold_dev, config=config, progress=True,
                                                 base_model=args.model)
             folders.append((folder, {"seconds": round(time.perf_counter() - started, 1), "epochs": report.epochs, "config": report.config,
@@ -189,7 +190,8 @@ def main() -> None:
         index = dense_indexes[calibration.bi_encoder] if calibration.dense_candidates else target_index
         ranking = score_candidates(generate(index, calibration.queries(subset, target.normalize)), model, calibration, progress=True)
         seconds = time.perf_counter() - started
-        name = (f"medlink + aligner cross-encoder (top {calibration.depth} read) + calibration" if model is not None
+        layers = f", {model.model.config.num_hidden_layers} layers" if model is not None and args.layers else ""
+        name = (f"medlink + aligner cross-encoder (top {calibration.depth} read{layers}) + calibration" if model is not None
                 else "medlink calibrated (lexical + hierarchy evidence, fitted on train)")
         if calibration.bi_encoder:
             name += f" + {bi_encoder_label(calibration.bi_encoder)}" + (" (similarity and candidates)" if calibration.dense_candidates else "")

@@ -105,6 +105,9 @@ def train_aligner_command(
                                              "cross-encoder that a known target's parent or child is wrong. Off by default: "
                                              "known mappings often name a category the target has since split, whose child "
                                              "carries the source's name."),
+    layers: Optional[int] = typer.Option(None, "--layers", min=1, help="Keep only the base model's first N transformer layers: a "
+                                         "faster aligner for a little accuracy, for CPUs without fast bf16 (MiniLM has 6; "
+                                         "docs/training-recipes.md measures 3). Default: all."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = quiet_option(),
@@ -132,12 +135,12 @@ def train_aligner_command(
                                 max_steps=max_steps, cross_encoder=not no_cross_encoder,
                                 bi_encoder=bi_encoder, dense_candidates=bi_encoder is not None and dense_candidates is not False, calibration=calibration_model,
                                 loss=loss, target_synonyms=target_synonyms, substitutions=substitutions,
-                                hierarchy_negatives=hierarchy_negatives)
+                                hierarchy_negatives=hierarchy_negatives, layers=layers)
     if dense_candidates is not None and bi_encoder is None:
         typer.echo("warning: --dense-candidates / --no-dense-candidates do nothing without --bi-encoder", err=True)
-    if no_cross_encoder and (loss != "binary" or target_synonyms or hierarchy_negatives):
-        typer.echo("warning: --loss, --target-synonyms and --hierarchy-negatives train the cross-encoder: with --no-cross-encoder "
-                   "they do nothing", err=True)
+    if no_cross_encoder and (loss != "binary" or target_synonyms or hierarchy_negatives or layers):
+        typer.echo("warning: --loss, --target-synonyms, --hierarchy-negatives and --layers train the cross-encoder: with "
+                   "--no-cross-encoder they do nothing", err=True)
     use_precision(config.precision)
     check_training_output(out)
     source_kb, target_kb = open_pair(source, target)

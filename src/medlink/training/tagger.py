@@ -31,6 +31,7 @@ from medlink.errors import MedlinkError
 from medlink.progress import bar as progress_bar
 from medlink.text.bio import labels_for
 from medlink.text.finders.tagger import TAGGER_FILE, TAGGER_FORMAT, TaggerFinder, is_tagger_signature
+from medlink.training.layers import check_layers, keep_layers
 from medlink.training.run import check_training_numbers
 from medlink.training.tagger_data import build_examples, collate, length_batches, mention_types
 
@@ -53,8 +54,7 @@ class TaggerConfig:
 
     def __post_init__(self) -> None:
         precisions.check_precision(self.precision, "precision (--precision)")
-        if self.layers is not None and self.layers < 1:
-            raise MedlinkError(f"layers must be 1 or more, not {self.layers}")
+        check_layers(self.layers)
         check_training_numbers(self.learning_rate, self.warmup, 1, at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1),
                                                                              "max_length": (self.max_length, 8)})
         if self.weight_decay < 0:
@@ -98,23 +98,6 @@ def _load_base(base_model: str | Path | None, labels: list[str]):
                             id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)},
                             ignore_mismatched_sizes=True)
     return path, tokenizer, model
-
-
-def keep_layers(model, layers: int | None) -> None:
-    """Cut ``model`` to its first ``layers`` transformer layers (BERT-like models: ``encoder.layer``), the saved config too,
-    so the tagger loads as the smaller model it is. Why: tagging time is proportional to the layers, and on a CPU
-    without bf16 the full MiniLM tags about a third as fast as on one with it (docs/training-recipes.md)."""
-    if layers is None:
-        return
-    encoder = getattr(model.base_model, "encoder", None)
-    stack = getattr(encoder, "layer", None)
-    if stack is None:
-        raise MedlinkError(f"--layers: the base model ({type(model.base_model).__name__}) has no encoder layer stack medlink can cut; "
-                           "leave out --layers")
-    if layers > len(stack):
-        raise MedlinkError(f"--layers {layers}: the base model has only {len(stack)} layers")
-    encoder.layer = stack[:layers]
-    model.config.num_hidden_layers = layers
 
 
 def _optimizer(model, config: TaggerConfig, total_steps: int):
