@@ -6,7 +6,8 @@ The aligner reads a DO KB built without a single xref (benchmarks/align/data.py)
 ICD10CM (or MESH / OMIM) xrefs name a concept of the target, split 60 / 20 / 20 by source term with seed 13. Rows:
 the OAEI "Lt" string baseline (normalised label equality), medlink lexical (alias sets, BM25 + char n-gram TF-IDF
 fused, ancestors of strong candidates), and medlink + the aligner cross-encoder (``--train``: trained here on the train
-split, calibrated on dev; or a folder from ``medlink train aligner``). Measures on dev and test: recall@1/4/64, MRR,
+split, calibrated on dev; or a folder from ``medlink train aligner``; ``--read-depths``: also read at other depths,
+as ``medlink align --depth`` does). Measures on dev and test: recall@1/4/64, MRR,
 paper 003's normalised recall@1/4, and the OAEI precision / recall / F1 of each source's top mapping kept at the
 confidence threshold chosen on dev (test chooses nothing). Time and peak RSS of this process per row.
 """
@@ -31,6 +32,7 @@ from medlink.align.metrics import mapping_prf  # noqa: E402
 from medlink.align.scoring import rank  # noqa: E402
 from medlink.align.training import AlignerTrainConfig  # noqa: E402
 
+PACKAGED_LAYERS = 6  # all-MiniLM-L6-v2's: a cross-encoder with fewer was cut (train aligner --layers)
 RECIPE = AlignerTrainConfig()  # --train's defaults: medlink train aligner's (every recorded command spells them out)
 
 TARGETS = {"icd10cm": data.icd10cm, "medic": data.medic}
@@ -55,6 +57,20 @@ def evaluate(ranking, gold: dict, splits: dict, named=None) -> dict:
             out[split]["r1_errors"] = len(errors)
             out[split]["r1_errors_first_named_as_source_gold_not"] = len(exact)
     return out
+
+
+def system_name(model, calibration, depth: int | None) -> str:
+    """A trained aligner's row name: what reads the candidates (the cross-encoder, how deep, its layers when cut), the
+    bi-encoder it weighs, the calibration kept."""
+    if model is not None:
+        layers = model.model.config.num_hidden_layers
+        cut = f", {layers} layers" if layers < PACKAGED_LAYERS else ""
+        name = f"medlink + aligner cross-encoder (top {depth} read{cut}) + calibration"
+    else:
+        name = "medlink calibrated (lexical + hierarchy evidence, fitted on train)"
+    if calibration.bi_encoder:
+        name += f" + {bi_encoder_label(calibration.bi_encoder)}" + (" (similarity and candidates)" if calibration.dense_candidates else "")
+    return name + f" [{calibration.model}]"
 
 
 def bi_encoder_label(setting: str) -> str:
@@ -108,6 +124,8 @@ def main() -> None:
     parser.add_argument("--seeds", help="comma-separated training seeds (e.g. 13,14,15): each trained aligner once per seed, "
                         "results as per-seed figures and their medians (name align_seeds_<target>), not the table's rows")
     parser.add_argument("--layers", type=int, help="--train aligners keep only the base model's first N layers (a faster aligner)")
+    parser.add_argument("--read-depths", default="", help="comma-separated: each cross-encoder aligner also read at these depths "
+                        "(medlink align --depth: fewer candidates read, a faster alignment), one row each")
     parser.add_argument("--model", type=Path, help="the cross-encoder's base model folder (default: the packaged MiniLM)")
     parser.add_argument("--no-substitutions", action="store_true", help="aligners without the substitutions learned from train")
     parser.add_argument("--hierarchy-negatives", action="store_true", help="--train aligners also learn a gold target's parent / child as wrong")
@@ -188,18 +206,18 @@ def main() -> None:
                          "source_concepts": len(wanted), "peak_rss_mb": round(peak_mb())})
             started = time.perf_counter()
         index = dense_indexes[calibration.bi_encoder] if calibration.dense_candidates else target_index
-        ranking = score_candidates(generate(index, calibration.queries(subset, target.normalize)), model, calibration, progress=True)
-        seconds = time.perf_counter() - started
-        layers = f", {model.model.config.num_hidden_layers} layers" if model is not None and args.layers else ""
-        name = (f"medlink + aligner cross-encoder (top {calibration.depth} read{layers}) + calibration" if model is not None
-                else "medlink calibrated (lexical + hierarchy evidence, fitted on train)")
-        if calibration.bi_encoder:
-            name += f" + {bi_encoder_label(calibration.bi_encoder)}" + (" (similarity and candidates)" if calibration.dense_candidates else "")
-        name += f" [{calibration.model}]"
-        rows.append({"system": name, **evaluate(ranking, gold, splits, named), "seconds": round(seconds, 1), "source_concepts": len(wanted),
-                     "peak_rss_mb": round(peak_mb()), "training": training,
-                     "calibration": {"model": calibration.model, "weights": calibration.weights, "bias": calibration.bias,
-                                     "threshold": calibration.threshold, "choice": calibration.fitted_on.get("model_choice")}})
+        candidates = generate(index, calibration.queries(subset, target.normalize))
+        generated = time.perf_counter() - started
+        depths = [calibration.depth, *(int(d) for d in args.read_depths.split(",") if d.strip())] if model is not None else [None]
+        for depth in depths:  # each row's time: the candidates, then its own scoring
+            started = time.perf_counter()
+            ranking = score_candidates(candidates, model, calibration, depth, progress=True)
+            seconds = generated + time.perf_counter() - started
+            rows.append({"system": system_name(model, calibration, depth), **evaluate(ranking, gold, splits, named),
+                         "seconds": round(seconds, 1), "source_concepts": len(wanted), "peak_rss_mb": round(peak_mb()),
+                         "training": training if depth == depths[0] else None, "read_depth": depth,
+                         "calibration": {"model": calibration.model, "weights": calibration.weights, "bias": calibration.bias,
+                                         "threshold": calibration.threshold, "choice": calibration.fitted_on.get("model_choice")}})
     for row in rows:
         print(row["system"], {s: row[s].get("mapping") for s in ("dev", "test")}, {k: row["test"].get(k) for k in ("recall@1", "recall@64")})
     payload = {"alignment": {"source": "Disease Ontology 2016-09-01 (xrefs removed)", "target": args.target, "gold_sources": len(gold),

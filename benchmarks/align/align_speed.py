@@ -1,7 +1,7 @@
 """How long ``medlink align`` takes on a large pair: the Disease Ontology (xrefs removed; with ``--source-concepts N``,
 and a seeded sample of MEDIC concepts up to N) onto ICD-10-CM 2026 + HPO.
 
-    python benchmarks/align/align_speed.py [--workdir DIR] [--aligner DIR ...] [--depth N] [--source-concepts N] [--name align_speed]
+    python benchmarks/align/align_speed.py [--workdir DIR] [--aligner DIR ...] [--depth N[,N...]] [--source-concepts N] [--name align_speed]
 
 The whole command in a fresh process (KB opening, target indexing, candidates, scoring, SSSOM writing): wall time and
 that process's peak RSS (benchmarks/_common/harness.py). Each ``--aligner`` adds a row: a cross-encoder reads the
@@ -28,7 +28,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workdir", type=Path, default=scratch("medlink-align-bench"))
     parser.add_argument("--aligner", type=Path, action="append", default=[])
-    parser.add_argument("--depth", type=int, default=4)
+    parser.add_argument("--depth", default="4", help="candidates each aligner's cross-encoder reads: one number for all, or one per "
+                        "--aligner, comma-separated")
     parser.add_argument("--source-concepts", type=int, default=0, help="make the source this large with a seeded sample of MEDIC "
                         "concepts beside DO's (the issue's 10k-concept source; 0: DO alone)")
     parser.add_argument("--name", default="align_speed")
@@ -39,9 +40,12 @@ def main() -> None:
     with KB.open(source) as s, KB.open(target) as t:
         sizes = {"source_concepts": len(s), "target_concepts": len(t)}
     base = [sys.executable, "-m", "medlink", "align", "--source", str(source), "--target", str(target), "--quiet"]
+    depths = [int(d) for d in args.depth.split(",")]
+    if len(depths) not in (1, len(args.aligner)):
+        parser.error(f"--depth: {len(depths)} values for {len(args.aligner)} --aligner folders (give one, or one each)")
     variants = [("medlink lexical", [], ("",))]
-    for aligner in args.aligner:
-        variants.append((f"medlink + aligner {aligner.name} (depth {args.depth}", ["--aligner", str(aligner), "--depth", str(args.depth)],
+    for aligner, depth in zip(args.aligner, depths * len(args.aligner) if len(depths) == 1 else depths):
+        variants.append((f"medlink + aligner {aligner.name} (depth {depth}", ["--aligner", str(aligner), "--depth", str(depth)],
                          ("; cold encode cache)", "; target's names cached by the run before)")))
     rows = []
     for system, extra, runs in variants:
