@@ -180,7 +180,8 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
 
     run = TrainingRun(out, resume, config.seed, progress)
     model = CrossEncoder(run.model_folder(base_model), config.max_length, config.precision)
-    keep_layers(model.model, config.layers)  # a resumed checkpoint is already cut: a no-op then
+    if not run.resuming:  # a checkpoint is already cut; prepare() refuses a --layers it was not trained with
+        keep_layers(model.model, config.layers)
     steps = math.ceil(len(examples) / config.batch_size)
     if config.max_steps:
         steps = min(steps, config.max_steps)

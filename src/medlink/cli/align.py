@@ -32,7 +32,10 @@ def align_command(
                                                    "(default: the aligner's dev-chosen threshold, else 0.8 for lexical). A first "
                                                    "target kept under that default is written as skos:closeMatch."),
     candidates: int = typer.Option(64, "--candidates", min=1, help="Candidates per source concept from BM25 + char n-gram TF-IDF (+ a bi-encoder's) (64, as WikiUMLS aligns UMLS to Wikipedia)."),
-    depth: Optional[int] = typer.Option(None, "--depth", min=1, help="Candidates the aligner reads per source (default: as trained)."),
+    depth: Optional[int] = typer.Option(None, "--depth", min=1, help="Candidates per source the aligner's cross-encoder reads (default: "
+                                        "as trained, 'depth' in its medlink_aligner.json). Fewer is faster (4 of 8 scored the same "
+                                        "on DO -> ICD-10-CM: docs/training-recipes.md); those it does not read rank below those it "
+                                        "does, so 1 keeps the fused order and scores the first only."),
     bi_encoder: Optional[str] = typer.Option(None, "--bi-encoder", help="Without --aligner: a bi-encoder's nearest target names join "
                                              "the candidates and their rank ('packaged': the MiniLM of the dense extra, or a model "
                                              "folder); the confidence stays the string similarity."),
@@ -51,14 +54,22 @@ def align_command(
     source_kb, target_kb = open_pair(source, target)
     calibration = Calibration.load(aligner) if aligner is not None else None  # a wrong folder fails before the work
     check_mappings_output(out, source_kb, target_kb)  # so does an --out medlink may not replace
+    reads = calibration is not None and "cross" in calibration.inputs()
+    if depth is not None and not reads:
+        typer.echo("warning: --depth does nothing here: it sets how many candidates an aligner's cross-encoder reads, and "
+                   + ("this aligner has none" if calibration is not None else "no --aligner was given"), err=True)
+    elif depth is not None and depth > calibration.depth:
+        typer.echo(f"note: --depth {depth}: this aligner was trained and calibrated reading {calibration.depth} candidates per source; "
+                   "more was not measured", err=True)
     ranking = align(source_kb, target_kb, AlignOptions(k=candidates, aligner=aligner, depth=depth, bi_encoder=bi_encoder), progress=not quiet)
+    method = ranking.method + (f", depth {depth or calibration.depth}" if reads else "")  # which files came from which reading
     claims = calibration.threshold if calibration is not None else LEXICAL_THRESHOLD  # where a first target is an exactMatch
     threshold = claims if threshold is None else threshold
     rows = mappings(ranking, threshold, top_k, exact_at=claims)
-    write_mappings(out, rows, source_kb, target_kb, {"comment": f"medlink align ({ranking.method}); threshold {threshold:g}; top-k {top_k}"})
+    write_mappings(out, rows, source_kb, target_kb, {"comment": f"medlink align ({method}); threshold {threshold:g}; top-k {top_k}"})
     found = len({r.subject_id for r in rows if r.object_id != "sssom:NoTermFound"})
     typer.echo(f"wrote {out}: {found:,} of {len(ranking.candidates.queries.concept_ids):,} source concepts mapped "
-               f"({ranking.method}, confidence >= {threshold:g}), {len(rows):,} rows")
+               f"({method}, confidence >= {threshold:g}), {len(rows):,} rows")
 
 
 def train_aligner_command(
@@ -106,8 +117,8 @@ def train_aligner_command(
                                              "known mappings often name a category the target has since split, whose child "
                                              "carries the source's name."),
     layers: Optional[int] = typer.Option(None, "--layers", min=1, help="Keep only the base model's first N transformer layers: a "
-                                         "faster aligner for a little accuracy, for CPUs without fast bf16 (MiniLM has 6; "
-                                         "docs/training-recipes.md measures 3). Default: all."),
+                                         "faster aligner for CPUs without fast bf16 (MiniLM has 6; with 3, DO -> ICD-10-CM "
+                                         "scored as well on an AVX2-only AMD EPYC: docs/training-recipes.md). Default: all."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint after an interruption."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = quiet_option(),
@@ -138,9 +149,11 @@ def train_aligner_command(
                                 hierarchy_negatives=hierarchy_negatives, layers=layers)
     if dense_candidates is not None and bi_encoder is None:
         typer.echo("warning: --dense-candidates / --no-dense-candidates do nothing without --bi-encoder", err=True)
-    if no_cross_encoder and (loss != "binary" or target_synonyms or hierarchy_negatives or layers):
-        typer.echo("warning: --loss, --target-synonyms, --hierarchy-negatives and --layers train the cross-encoder: with "
-                   "--no-cross-encoder they do nothing", err=True)
+    unused = [name for name, given in (("--loss", loss != "binary"), ("--target-synonyms", target_synonyms),
+                                       ("--hierarchy-negatives", hierarchy_negatives), ("--layers", layers)) if given]
+    if no_cross_encoder and unused:
+        typer.echo(f"warning: {', '.join(unused)} train{'s' if len(unused) == 1 else ''} the cross-encoder: with --no-cross-encoder "
+                   f"{'it does' if len(unused) == 1 else 'they do'} nothing", err=True)
     use_precision(config.precision)
     check_training_output(out)
     source_kb, target_kb = open_pair(source, target)
