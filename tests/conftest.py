@@ -35,6 +35,25 @@ def kb(tmp_path_factory):
         yield store
 
 
+@pytest.fixture
+def interrupt_on_third_call(monkeypatch):
+    """``interrupt(owner, name)``: ``owner.name`` raises KeyboardInterrupt on its third call, as a user's Ctrl-C mid-training
+    (the steps before it checkpointed); returns the real function, to put back with monkeypatch.setattr."""
+    def interrupt(owner, name: str):
+        real, calls = getattr(owner, name), {"n": 0}
+
+        def third_interrupts(*args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise KeyboardInterrupt
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, third_interrupts)
+        return real
+
+    return interrupt
+
+
 def shared_data(relative: str) -> Path:
     """A file under ../shared/data, or skip the test when the data is not on this machine."""
     path = SHARED_DATA / relative

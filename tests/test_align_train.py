@@ -143,12 +143,11 @@ def test_layers_cut_the_aligners_cross_encoder_and_it_aligns_as_cut(tmp_path, ti
     assert len(model.model.base_model.encoder.layer) == 2 and model.model.config.num_hidden_layers == 2
     assert json.loads((tmp_path / "cut" / "training.json").read_text())["config"]["layers"] == 2
     mapped = tmp_path / "m.sssom.tsv"
-    aligned = CliRunner().invoke(command(), ["align", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"),
-                                             "--out", str(mapped), "--aligner", str(tmp_path / "cut"), "--threshold", "0", "-q"])
+    align = ["align", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"), "--out", str(mapped), "-q"]
+    aligned = CliRunner().invoke(command(), [*align, "--aligner", str(tmp_path / "cut"), "--threshold", "0"])
     assert aligned.exit_code == 0 and list(sssom.read_sssom(mapped))
     more = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "more"), "--layers", "7"])
     assert more.exit_code != 0 and "only 6 layers" in str(more.exception) and not (tmp_path / "more").exists()
-    align = ["align", "--source", str(tmp_path / "s.sqlite"), "--target", str(tmp_path / "t.sqlite"), "--out", str(mapped), "-q"]
     shallow = CliRunner().invoke(command(), [*align, "--aligner", str(tmp_path / "cut"), "--depth", "2"])
     assert shallow.exit_code == 0 and "cross-encoder, depth 2" in mapped.read_text() and "depth 2" in shallow.output  # which reading made the file
     deeper = CliRunner().invoke(command(), [*align, "--aligner", str(tmp_path / "cut"), "--depth", "20"])
@@ -159,8 +158,9 @@ def test_layers_cut_the_aligners_cross_encoder_and_it_aligns_as_cut(tmp_path, ti
 
 @pytest.mark.slow
 @pytest.mark.dense
-def test_a_cut_aligner_resumes_only_with_its_own_layers(tmp_path, tiny_training, monkeypatch):
+def test_a_cut_aligner_resumes_only_with_its_own_layers(tmp_path, tiny_training, monkeypatch, interrupt_on_third_call):
     pytest.importorskip("torch")
+    from medlink.align.aligner import load_aligner
     from medlink.align.inputs import open_pair
     from medlink.align.training import AlignerTrainConfig, train_aligner
     from medlink.encoders.cross import CrossEncoder
@@ -170,21 +170,11 @@ def test_a_cut_aligner_resumes_only_with_its_own_layers(tmp_path, tiny_training,
     gold = sssom.read_gold(FIXTURES / "gold.tsv", source, target)
     config = lambda layers: AlignerTrainConfig(epochs=1, batch_size=2, depth=4, max_length=32, precision="fp32", checkpoint_every=1,  # noqa: E731
                                                max_steps=3, layers=layers, calibration="logistic")
-    real, calls = CrossEncoder.forward, {"n": 0}
-
-    def interrupt_on_third(self, *args):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real(self, *args)
-
-    monkeypatch.setattr(CrossEncoder, "forward", interrupt_on_third)
+    real = interrupt_on_third_call(CrossEncoder, "forward")
     with pytest.raises(KeyboardInterrupt):
         train_aligner(source, target, gold, tmp_path / "a", config=config(2), progress=False)
     monkeypatch.setattr(CrossEncoder, "forward", real)
     with pytest.raises(MedlinkError, match="cannot resume with other settings"):  # not "the base model has only 2 layers"
         train_aligner(source, target, gold, tmp_path / "a", config=config(3), resume=True, progress=False)
     train_aligner(source, target, gold, tmp_path / "a", config=config(2), resume=True, progress=False)
-    from medlink.align.aligner import load_aligner
-
     assert load_aligner(tmp_path / "a")[0].model.config.num_hidden_layers == 2

@@ -97,19 +97,10 @@ def test_training_groups_gold_against_retrieved_concepts_and_saves_a_model(kb, m
 
 
 @pytest.mark.slow
-def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monkeypatch):
+def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monkeypatch, interrupt_on_third_call):
     negatives = retrieved_negatives(kb, mentions, None, depth=3)
     config = CrossTrainConfig(epochs=1, batch_size=2, candidates=3, checkpoint_every=1, precision="fp32")
-    real = CrossEncoder.forward
-    calls = {"n": 0}
-
-    def interrupt_on_third(self, *args):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real(self, *args)
-
-    monkeypatch.setattr(CrossEncoder, "forward", interrupt_on_third)
+    real = interrupt_on_third_call(CrossEncoder, "forward")
     with pytest.raises(KeyboardInterrupt):
         train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, progress=False)
     state = json.loads((tmp_path / "ce" / CHECKPOINT / "state.json").read_text())

@@ -55,18 +55,9 @@ def test_training_saves_a_model_folder_and_report(kb, mentions, tmp_path):
 
 
 @pytest.mark.slow
-def test_interrupted_training_resumes_from_the_last_checkpoint(kb, mentions, tmp_path, monkeypatch):
+def test_interrupted_training_resumes_from_the_last_checkpoint(kb, mentions, tmp_path, monkeypatch, interrupt_on_third_call):
     config = TrainConfig(epochs=1, batch_size=2, checkpoint_every=1)
-    calls = {"n": 0}
-    real = trainer_module._batch_loss
-
-    def interrupt_on_third(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(trainer_module, "_batch_loss", interrupt_on_third)
+    real = interrupt_on_third_call(trainer_module, "_batch_loss")
     with pytest.raises(KeyboardInterrupt):
         train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=config, progress=False)
     state = json.loads((tmp_path / "model" / "checkpoint" / "state.json").read_text())

@@ -213,13 +213,14 @@ def tune_command(
     from medlink.linking.cross_fit import MIN_MENTIONS, index_memory, memory_mentions, too_few_mentions
 
     memory = index_memory(linker) if (linker.manifest.get("memory") or {}).get("entries") else None  # read once, for both checks
-    if cross_fit and memory is None:  # before retrieval and fitting, not after them
-        fail(f"--cross-fit fits on the index memory's mentions, and {directory} was built without --memory: leave out --cross-fit, or "
-             "rebuild it with --memory FORMAT:PATH")
-    count = len(memory_mentions(memory)) if cross_fit else MIN_MENTIONS
-    if count < MIN_MENTIONS:
-        fail(f"--cross-fit: {too_few_mentions(count)}: leave out --cross-fit, or rebuild the index with more annotated mentions "
-             "(medlink index build --memory FORMAT:PATH)")
+    if cross_fit:  # refused before retrieval and fitting, not after them
+        if memory is None:
+            fail(f"--cross-fit fits on the index memory's mentions, and {directory} was built without --memory: leave out --cross-fit, "
+                 "or rebuild it with --memory FORMAT:PATH")
+        count = len(memory_mentions(memory))
+        if count < MIN_MENTIONS:
+            fail(f"--cross-fit: {too_few_mentions(count)}: leave out --cross-fit, or rebuild the index with more annotated mentions "
+                 "(medlink index build --memory FORMAT:PATH)")
     mentions = [m for spec in dev for m in load_dataset(spec, keep_unlinked=True)]  # CUI-less ones: NIL examples for the calibration
     if memory is not None and memory_holds_dev(store, memory, mentions):
         typer.echo("note: the index's memory holds the --dev mentions, so dev accuracy and the fitted probabilities flatter it: "
