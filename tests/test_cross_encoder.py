@@ -98,6 +98,9 @@ def test_training_groups_gold_against_retrieved_concepts_and_saves_a_model(kb, m
 
 @pytest.mark.slow
 def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monkeypatch, interrupt_on_third_call):
+    import torch
+    from safetensors.torch import load_file
+
     negatives = retrieved_negatives(kb, mentions, None, depth=3)
     config = CrossTrainConfig(epochs=1, batch_size=2, candidates=3, checkpoint_every=1, precision="fp32")
     real = interrupt_on_third_call(CrossEncoder, "forward")
@@ -108,6 +111,9 @@ def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monk
     monkeypatch.setattr(CrossEncoder, "forward", real)
     report = train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, resume=True, progress=False)
     assert report.epochs[0]["steps"] == -(-len(mentions) // 2) and report.epochs[0]["resumed_at_step"] == 2
+    train_cross_encoder(kb, tmp_path / "whole", mentions, negatives, config=config, progress=False)
+    resumed, whole = (load_file(tmp_path / folder / "model.safetensors") for folder in ("ce", "whole"))
+    assert resumed.keys() == whole.keys() and all(torch.equal(resumed[name], whole[name]) for name in whole)  # dropout's draws resumed too
 
 
 def test_a_one_concept_kb_cannot_train_a_cross_encoder(tmp_path):

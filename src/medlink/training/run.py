@@ -37,13 +37,17 @@ class TrainReport:
 
 
 def atomic_checkpoint(model, optimizer, scheduler, state: dict, out: Path) -> None:
-    """Model (anything with ``save(dir)``), optimizer, scheduler and position, swapped in whole."""
+    """Model (anything with ``save(dir)``), optimizer, scheduler, torch's random state and position, swapped in whole.
+
+    Why the random state: dropout draws from it, so a run resumed without it takes other dropout masks from the
+    checkpoint on and ends with other weights than the same run uninterrupted."""
     import torch
 
     # on failure the previous checkpoint stays the one to resume from
     with staged_directory(out / CHECKPOINT, staging=out / f".{CHECKPOINT}.tmp") as temporary:
         model.save(temporary)
-        torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, temporary / "trainer.pt")
+        torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "torch_rng": torch.get_rng_state()},
+                   temporary / "trainer.pt")
         (temporary / "state.json").write_text(json.dumps(state))
 
 
@@ -127,6 +131,8 @@ class TrainingRun:
                                    "train anew without --resume") from error
             self.optimizer.load_state_dict(saved["optimizer"])
             self.scheduler.load_state_dict(saved["scheduler"])
+            if "torch_rng" in saved:  # checkpoints before it was kept resume with the seed's state
+                torch.set_rng_state(saved["torch_rng"])
         self.report = TrainReport(config, list(self.state["history"]), examples=examples, precision=model.precision)
         self.started = time.perf_counter()
 
