@@ -36,7 +36,7 @@ ROOT = HERE.parent
 RESULTS, NOTES, OUT = HERE / "results", HERE / "notes.md", ROOT / "BENCHMARKS.md"
 FLAGS = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_bf16": "AVX512-BF16", "amx_bf16": "AMX"}
 PROVENANCE = ["CPU", "command", "commit", "results"]
-LINE_BUDGET = 520  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16); session 23: default-dense's strip, its cost and saving, and the first use before it (+12); the documents benchmark on the AVX2-only CPU and the dictionary pipeline's speed in each other run's line (+8); TF-IDF's exact rescoring of 4 x its shortlist (+12) and its noise note (+2); session 24: the words stage's table and probe (+15), the cross-fitted and memory-only probabilities' rows and columns (+2), the default index's load time note (+1), less the AVX2-only documents line the main table replaced (-6); session 25: the 3-layer tagger's documents run (+6), each other tagger's speed without the bi-encoder (+1), the alignment run on the AVX2-only CPU and its speed rows beside the AVX-512 ones (+13); session 26: the 3-layer aligner's run and its speed beside the 6-layer one's on the AVX2-only CPU (+10, less the reruns' rows the main table already shows)
+LINE_BUDGET = 540  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16); session 23: default-dense's strip, its cost and saving, and the first use before it (+12); the documents benchmark on the AVX2-only CPU and the dictionary pipeline's speed in each other run's line (+8); TF-IDF's exact rescoring of 4 x its shortlist (+12) and its noise note (+2); session 24: the words stage's table and probe (+15), the cross-fitted and memory-only probabilities' rows and columns (+2), the default index's load time note (+1), less the AVX2-only documents line the main table replaced (-6); session 25: the 3-layer tagger's documents run (+6), each other tagger's speed without the bi-encoder (+1), the alignment run on the AVX2-only CPU and its speed rows beside the AVX-512 ones (+13); session 26: the 3-layer aligner's run and its speed beside the 6-layer one's on the AVX2-only CPU (+10, less the reruns' rows the main table already shows); session 27: BM25's spelling correction, a default-config decision, with its probe (+14)
 NUMERIC = re.compile(r"^[\d,.]+([-/][\d,.]+)?(%| |$)")  # a right-aligned cell: 0.9177, 1,751, 3.6 min, 98.6%, 15 of 500
 
 # A results file's kind, by the keys its script writes (first match wins).
@@ -50,6 +50,7 @@ KINDS = {
     "episode_strip": lambda d: "texts_after_strip" in d,
     "tfidf_rescore": lambda d: "rescore_rows" in d,
     "words_form": lambda d: "words_rows" in d,
+    "bm25_spelling": lambda d: "spelling_rows" in d,
     "default_dense": lambda d: "chosen_dense_weight" in d,
     "concept_text": lambda d: "coverage" in d,
     "xref_enrichment": lambda d: "names_added" in d,
@@ -360,28 +361,46 @@ def tfidf_rescore(runs) -> list[str]:
     return lines
 
 
+def setting_pair(d: dict, rows_key: str, settings: tuple[str, str], intro: str, probe_what: str) -> list[str]:
+    """One run of a setting off and on in the default lexical config (``benchmarks/_common/interleaved.py``'s rows):
+    accuracy and speed per set, then its probe over the default KB (first candidate under each setting)."""
+    off, on = settings
+    rows = [[r["set"], num(r["mentions"]), num(r["first_candidates_differ"]), *(acc(r[s][m]) for m in ("acc@1", "acc@5") for s in settings),
+             *(num(r[s]["mentions_per_second"]) for s in settings),
+             f"{r[on]['mentions_per_second'] / r[off]['mentions_per_second']:.2f}", *provenance(d)] for r in d[rows_key]]
+    probe = "; ".join(f"\"{p['mention']}\" {(p[off] or {}).get('name', 'nothing')} -> {(p[on] or {}).get('name', 'nothing')}"
+                      f" ({'right' if p[f'{on}_right'] else 'wrong'})" for p in d["probe"] if p[on] != p[off])
+    unchanged = sum(p[on] == p[off] for p in d["probe"])
+    right = {setting: sum(p[f"{setting}_right"] for p in d["probe"]) for setting in settings}
+    return ["", f"{intro}; index built once, both settings in one run, mentions/s the median of {d['repeats']}):", "",
+            *table(["set", "mentions", "first differs", *(f"Acc@{k} {s}" for k in (1, 5) for s in settings), *(f"mentions/s {s}" for s in settings),
+                    "ratio", *PROVENANCE], rows), "",
+            f"Probe over the default KB ({len(d['probe'])} {probe_what}, each with the codes a coder would pick; first candidate right "
+            f"{right[off]} {off}, {right[on]} {on}; {unchanged} unchanged; {off} -> {on}): {probe}."]
+
+
 def words_form(runs) -> list[str]:
     """The exact generator's word-set form in the default lexical config, on and off: accuracy, speed, a probe of phrasings."""
     lines = []
     for _, d in runs:
-        rows = [[r["set"], num(r["mentions"]), num(r["first_candidates_differ"]), *(acc(r[s][m]) for m in ("acc@1", "acc@5") for s in ("without", "with")),
-                 *(num(r[s]["mentions_per_second"]) for s in ("without", "with")),
-                 f"{r['with']['mentions_per_second'] / r['without']['mentions_per_second']:.2f}", *provenance(d)] for r in d["words_rows"]]
-        probe = "; ".join(f"\"{p['mention']}\" {(p['without'] or {}).get('name', 'nothing')} -> {(p['with'] or {}).get('name', 'nothing')}"
-                          f" ({'right' if p['with_right'] else 'wrong'})" for p in d["probe"] if p["with"] != p["without"])
-        unchanged = sum(p["with"] == p["without"] for p in d["probe"])
-        right = {setting: sum(p[f"{setting}_right"] for p in d["probe"]) for setting in ("without", "with")}
-        lines += ["", "**Word sets as names** (the `words` stage: an exact match on the set of a name's word stems, function words left "
-                  "out, so \"hip fractures\" meets *Fracture of hip NOS*; the default lexical config with it at weight 1 and without it; "
-                  f"index built once, both settings in one run, mentions/s the median of {d['repeats']}):", "",
-                  *table(["set", "mentions", "first differs", "Acc@1 without", "Acc@1 with", "Acc@5 without", "Acc@5 with", "mentions/s without",
-                          "mentions/s with", "ratio", *PROVENANCE], rows), "",
-                  f"Probe over the default KB ({len(d['probe'])} reordered or inflected phrasings, each with the codes a coder would pick; first "
-                  f"candidate right {right['without']} without, {right['with']} with; {unchanged} unchanged; without -> with): {probe}."
-                  + (" The default index (its probabilities and NIL threshold fitted on the KB's pseudo-mentions) links "
-                     f"{sum(not x['nil'] for x in d['default_index'])} of them, {sum(x['right'] and not x['nil'] for x in d['default_index'])} right, "
-                     f"at probabilities {min(x['probability'] for x in d['default_index']):.2f}-{max(x['probability'] for x in d['default_index']):.2f}."
-                     if d.get("default_index") else "")]
+        lines += setting_pair(d, "words_rows", ("without", "with"), "**Word sets as names** (the `words` stage: an exact match on the set of a "
+                              "name's word stems, function words left out, so \"hip fractures\" meets *Fracture of hip NOS*; the default lexical "
+                              "config with it at weight 1 and without it", "reordered or inflected phrasings")
+        if d.get("default_index"):
+            lines[-1] += (" The default index (its probabilities and NIL threshold fitted on the KB's pseudo-mentions) links "
+                          f"{sum(not x['nil'] for x in d['default_index'])} of them, {sum(x['right'] and not x['nil'] for x in d['default_index'])} right, "
+                          f"at probabilities {min(x['probability'] for x in d['default_index']):.2f}-{max(x['probability'] for x in d['default_index']):.2f}.")
+    return lines
+
+
+def bm25_spelling(runs) -> list[str]:
+    """BM25's spelling correction in the default lexical config, off and on: accuracy, speed, a probe of misspellings."""
+    lines = []
+    for _, d in runs:
+        lines += setting_pair(d, "spelling_rows", ("off", "on"), "**BM25's spelling correction** (a query word no name has is read as the most "
+                              "frequent name word one edit away, before stemming; the default lexical config with it off and on; building the "
+                              f"words' vocabulary over the default KB's {d['default_kb_names']:,} names on the first query: "
+                              f"{d['vocabulary_seconds']:.1f} s", "misspellings")
     return lines
 
 
@@ -631,6 +650,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 lexical(get("lexical_linking"), get("tune_lexical"), get("lexical_ties")) if get("lexical_linking") else [],
                 tfidf_rescore(get("tfidf_rescore")) if get("tfidf_rescore") else [],
                 words_form(get("words_form")) if get("words_form") else [],
+                bm25_spelling(get("bm25_spelling")) if get("bm25_spelling") else [],
                 dense(get("dense_linking"), get("ensemble"), get("default_dense"), get("training"))
                 if get("dense_linking", "ensemble", "default_dense") else [],
                 reranking(get("rerank")) if get("rerank") else [],
@@ -647,6 +667,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 did_not_help(kinds)]
     for section in sections:
         lines += [*section, ""] if section else []
+    lines = [line for i, line in enumerate(lines) if line or not i or lines[i - 1]]  # sections that open with a blank line: one, not two
     lines = [wrapped for line in lines for wrapped in (wrap(line) if line and line[0] not in "|#<" else [line])]
     if notes and notes.exists():
         written = re.sub(r"<!--.*?-->\n?", "", notes.read_text(encoding="utf-8"), flags=re.S)  # the note to editors stays in notes.md

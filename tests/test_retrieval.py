@@ -144,6 +144,20 @@ def test_bm25_keeps_single_character_tokens(table, tmp_path):
     assert ids(BM25Generator.load(tmp_path, table, CONCEPTS, "bm25").search(["type 2 diabetes"], k=2)[0]) == ids(result[0])
 
 
+def test_bm25_spelling_reads_an_unknown_word_as_the_most_frequent_name_word_one_edit_away(tmp_path):
+    names = [("Migraine", "D001", KB_ORIGIN), ("Migraine with aura", "D001", KB_ORIGIN), ("Chronic migraine", "D001", KB_ORIGIN),
+             ("Erythema migrans", "D002", KB_ORIGIN),
+             ("Annulus migrans", "D003", KB_ORIGIN), ("Diabetes mellitus", "D004", KB_ORIGIN)]
+    table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
+    plain, spelling = BM25Generator.build(table, CONCEPTS), BM25Generator.build(table, CONCEPTS, spelling=True)
+    assert ids(plain.search(["migrane"], k=1)[0]) == ["D002"]  # stemmed, "migrane" and "migrans" are both "migran"
+    assert spelling.corrected("migrane attack") == "migraine attack" and spelling.corrected("migrans") == "migrans"
+    assert ids(spelling.search(["migrane"], k=1)[0]) == ["D001"]  # "migraine" is in three names, "migrans" in two
+    assert spelling.corrected("diabetis xylophone") == "diabetes xylophone"  # a word with no name word one edit away stays
+    spelling.save(tmp_path)
+    assert ids(BM25Generator.load(tmp_path, table, CONCEPTS, "bm25").search(["migrane"], k=1)[0]) == ["D001"]
+
+
 def test_ranked_matches_a_brute_force_ranking():
     rng = np.random.default_rng(0)
     n = 400

@@ -151,6 +151,7 @@ BM25_PARAMS = {
     "b": Param(float, minimum=0.0, maximum=1.0, default=0.75),
     "method": Param(str, choices=("lucene", "robertson", "atire", "bm25l", "bm25+"), default="lucene"),
     "stem": Param(bool, default=True),
+    "spelling": Param(bool, default=False),  # a query word no name has is read as the most frequent name word one edit away
 }
 DENSE_PARAMS = {
     "model": Param(str, nullable=True, default=None),  # a local Hugging Face folder; None = the packaged all-MiniLM-L6-v2

@@ -3,7 +3,9 @@
 Tokens are the normalised name split on spaces: single characters are kept ("type 1", "b
 cell"), unlike bm25s's default token pattern. With ``stem`` (default), tokens are reduced by the
 Snowball English stemmer (PyStemmer), so "lymphomas" meets "lymphoma". Query words absent
-from the vocabulary are dropped.
+from the vocabulary are dropped. With ``spelling``, a query word that no name has is first read as
+the most frequent name word one edit away (``medlink.text.spelling``): stemming alone conflates
+"migrane" with "migrans" (both "migran") and sends it to Erythema migrans, not Migraine.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
 from medlink.errors import reading
 from medlink.retrieval.names import NameTable, read_json
+from medlink.text.spelling import SpellingIndex
 
 DEFAULTS = defaults(BM25_PARAMS)
 
@@ -43,6 +46,8 @@ class BM25Generator(GeneratorBase):
         self.params = params
         self.vocabulary: dict[str, int] = retriever.vocab_dict
         self.tokens = _tokenizer(params.get("stem", False))
+        self._speller: SpellingIndex | None = None  # built from the names' words on the first query that needs it
+        self._corrections: dict[str, str] = {}
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "bm25", **params) -> "BM25Generator":
@@ -66,12 +71,23 @@ class BM25Generator(GeneratorBase):
         params = read_json(directory / "medlink_params.json")
         return cls(table, concept_ids, retriever, params, name)
 
+    def corrected(self, mention: str) -> str:
+        """``mention`` with each word no name has replaced by its spelling correction (where there is one)."""
+        if self._speller is None:
+            self._speller = SpellingIndex.from_words((word for key in self.table.keys for word in key.split()), deletions=False)
+        words = mention.split()
+        for position, word in enumerate(words):
+            if word not in self._corrections:
+                self._corrections[word] = self._speller.correct(word) or word
+            words[position] = self._corrections[word]
+        return " ".join(words)
+
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         vocabulary = self.vocabulary
         fetch = min(2 * k, len(self.table))
         query_parts, row_parts, score_parts = [], [], []
         for i, mention in enumerate(mentions):
-            ids = [vocabulary[t] for t in self.tokens(mention) if t in vocabulary]
+            ids = [vocabulary[t] for t in self.tokens(self.corrected(mention) if self.params.get("spelling") else mention) if t in vocabulary]
             if not ids:
                 continue
             scores = self.retriever.get_scores(ids)

@@ -5,6 +5,9 @@ one keystroke away. Indexing each vocabulary word's one-character deletions find
 insertion, deletion, substitution or adjacent swap away with a handful of dictionary lookups, so
 correcting costs nothing like comparing against the whole vocabulary. Only words of
 ``min_length`` characters or more are corrected: short words are one edit from too many others.
+Over a very large vocabulary (a UMLS-size KB's words) the deletion index grows tenfold past the
+words; ``deletions=False`` keeps the words only and looks up a misspelling's one-edit variants
+instead (a few hundred lookups per corrected word, the same answers).
 """
 
 from __future__ import annotations
@@ -35,12 +38,13 @@ def one_edit_apart(a: str, b: str) -> bool:
 class SpellingIndex:
     """Vocabulary words (with their frequencies) and the one-character deletions of the long ones."""
 
-    def __init__(self, frequencies: dict[str, int], min_length: int = 5, max_length: int = 30):
+    def __init__(self, frequencies: dict[str, int], min_length: int = 5, max_length: int = 30, deletions: bool = True):
         self.frequencies = frequencies
         self.min_length = min_length
         self.max_length = max_length
-        self._by_deletion: dict[str, list[str]] = {}
-        for word in frequencies:
+        self._by_deletion: dict[str, list[str]] | None = {} if deletions else None
+        self._alphabet = "".join(sorted({c for word in frequencies for c in word}))
+        for word in frequencies if deletions else ():
             if min_length - 1 <= len(word) <= max_length:
                 for deleted in _deletions(word):
                     self._by_deletion.setdefault(deleted, []).append(word)
@@ -53,7 +57,7 @@ class SpellingIndex:
         return cls(frequencies, **options)
 
     def __len__(self) -> int:
-        return len(self._by_deletion)
+        return len(self._by_deletion) if self._by_deletion is not None else len(self.frequencies)
 
     def correct(self, word: str) -> str | None:
         """The most frequent vocabulary word one edit from ``word`` (``word`` itself if known); None if there is none,
@@ -62,11 +66,14 @@ class SpellingIndex:
             return word
         if not self.min_length <= len(word) <= self.max_length:
             return None
-        candidates = set(self._by_deletion.get(word, ()))  # word lacks a character
-        for deleted in _deletions(word):
-            if deleted in self.frequencies and len(deleted) >= self.min_length:
-                candidates.add(deleted)  # word has one too many
-            candidates.update(self._by_deletion.get(deleted, ()))  # substitution or swap (or two edits: checked below)
+        if self._by_deletion is None:
+            candidates = {c for c in self._edits(word) if c in self.frequencies}
+        else:
+            candidates = set(self._by_deletion.get(word, ()))  # word lacks a character
+            for deleted in _deletions(word):
+                if deleted in self.frequencies and len(deleted) >= self.min_length:
+                    candidates.add(deleted)  # word has one too many
+                candidates.update(self._by_deletion.get(deleted, ()))  # substitution or swap (or two edits: checked below)
         candidates = [c for c in candidates if len(c) >= self.min_length and one_edit_apart(word, c)]
         if not candidates:
             return None
@@ -74,3 +81,13 @@ class SpellingIndex:
         if len(ranked) > 1 and self.frequencies[ranked[0]] == self.frequencies[ranked[1]]:
             return None
         return ranked[0]
+
+    def _edits(self, word: str) -> set[str]:
+        """Every string one insertion, deletion, substitution (over the vocabulary's characters) or swap from ``word``."""
+        splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+        edits = {left + right[1:] for left, right in splits if right}
+        edits.update(left + right[1] + right[0] + right[2:] for left, right in splits if len(right) > 1)
+        for c in self._alphabet:
+            edits.update(left + c + right[1:] for left, right in splits if right)
+            edits.update(left + c + right for left, right in splits)
+        return edits
