@@ -131,8 +131,9 @@ def test_saved_finder_finds_the_same_and_refuses_damage(finder, tmp_path):
         DictionaryFinder.load(tmp_path / "missing")
 
 
-def test_spelling_corrects_one_edit_and_refuses_ties():
-    index = SpellingIndex.from_words(["diabetes", "diabetes", "carcinoma", "melanoma", "melanomb"])
+@pytest.mark.parametrize("deletions", [True, False])  # the deletion index, or the misspelling's edits looked up: the same answers
+def test_spelling_corrects_one_edit_and_refuses_ties(deletions):
+    index = SpellingIndex.from_words(["diabetes", "diabetes", "carcinoma", "melanoma", "melanomb"], deletions=deletions)
     assert index.correct("diabetis") == index.correct("diabtes") == index.correct("idabetes") == "diabetes"
     assert index.correct("carcinmoa") == "carcinoma"
     assert index.correct("melanomc") is None  # one edit from two equally frequent words: no guess
