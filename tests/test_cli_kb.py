@@ -4,6 +4,8 @@ import sys
 
 import pytest
 
+from tests.conftest import FIXTURES
+
 
 def medlink(*args, check=True):
     """Run the real command line (a subprocess, so exit codes and stderr are the user's)."""
@@ -142,3 +144,18 @@ def test_kb_augment_errors_speak_of_kb_and_with(align_kbs, tmp_path):
     for result in (missing, other, itself, undecodable):
         assert "--source" not in result.stderr and "--target" not in result.stderr and "Traceback" not in result.stderr
     assert not out.exists()
+
+
+def test_ctrl_c_in_a_command_says_what_was_left_and_exits_130(tmp_path, monkeypatch, capsys):
+    import medlink.kb.build
+    from medlink.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(medlink.kb.build, "build_kb", interrupted)
+    monkeypatch.setattr(sys, "argv", ["medlink", "kb", "build", str(tmp_path / "kb.sqlite"), f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 130
+    assert "interrupted; nothing half-written was left" in capsys.readouterr().err

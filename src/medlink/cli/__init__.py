@@ -70,6 +70,10 @@ def _show_progress_lines() -> None:
         logger.setLevel(logging.INFO)
 
 
+INTERRUPTED = ("interrupted; nothing half-written was left: re-run to continue (training: add --resume; "
+               "an index build reuses the names already encoded)")
+
+
 def main() -> None:
     """Console entry point: library errors become one clear line and exit code 2."""
     _show_progress_lines()
@@ -84,7 +88,10 @@ def main() -> None:
         where = f"{error.filename}: " if error.filename else ""
         typer.echo(f"error: {where}{error.strerror or error}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
-        typer.echo("interrupted; nothing half-written was left: re-run to continue (training: add --resume; "
-                   "an index build reuses the names already encoded)", err=True)
+    except KeyboardInterrupt:  # outside a command's run (typer handles those: below)
+        typer.echo(INTERRUPTED, err=True)
         sys.exit(130)
+    except SystemExit as done:
+        if done.code == 130:  # typer ends a command's Ctrl-C with a silent exit 130; no medlink command exits so otherwise
+            typer.echo(INTERRUPTED, err=True)
+        raise
