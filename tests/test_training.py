@@ -1,5 +1,6 @@
 import json
 import os
+from dataclasses import replace
 
 import pytest
 
@@ -56,21 +57,26 @@ def test_training_saves_a_model_folder_and_report(kb, mentions, tmp_path):
 
 @pytest.mark.slow
 def test_interrupted_training_resumes_from_the_last_checkpoint(kb, mentions, tmp_path, monkeypatch, interrupt_on_third_call):
-    config = TrainConfig(epochs=1, batch_size=2, checkpoint_every=1)
+    import torch
+    from safetensors.torch import load_file
+
+    config = TrainConfig(epochs=1, batch_size=2, checkpoint_every=1, hard_negatives=1, learning_rate=5e-3)  # steps big enough to change the negatives
     real = interrupt_on_third_call(trainer_module, "_batch_loss")
     with pytest.raises(KeyboardInterrupt):
         train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=config, progress=False)
     state = json.loads((tmp_path / "model" / "checkpoint" / "state.json").read_text())
     assert {key: state[key] for key in ("epoch", "step", "history")} == {"epoch": 0, "step": 2, "history": []}
     with pytest.raises(MedlinkError, match=r"cannot resume with other settings or data \(config.batch_size: checkpoint 2, now 4"):
-        train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=TrainConfig(epochs=1, batch_size=4, checkpoint_every=1),
-                         resume=True, progress=False)
+        train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=replace(config, batch_size=4), resume=True, progress=False)
     ran = []
     monkeypatch.setattr(trainer_module, "_batch_loss", lambda *args: ran.append(1) or real(*args))
     report = train_bi_encoder(kb, tmp_path / "model", mentions=mentions, config=config, resume=True, progress=False)
     total = len(trainer_module._batches(mentions, 2))
     assert len(ran) == total - 2  # only the steps after the checkpoint ran
     assert report.epochs[0]["steps"] == total and report.epochs[0]["resumed_at_step"] == 2
+    train_bi_encoder(kb, tmp_path / "whole", mentions=mentions, config=config, progress=False)
+    resumed, whole = (load_file(tmp_path / folder / "model.safetensors") for folder in ("model", "whole"))
+    assert all(torch.equal(resumed[name], whole[name]) for name in whole)  # the epoch's hard negatives and dropout resumed too
 
 
 def test_a_diverging_loss_stops_training_before_the_weights_are_spoilt(kb, mentions, tmp_path, monkeypatch):

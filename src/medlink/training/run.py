@@ -95,7 +95,8 @@ class TrainingRun:
         check_training_output(self.out)  # created by the first checkpoint: a run that fails to start leaves no empty folder
         self._lock = ExitStack()  # one run per --out at a time: a second is refused at once (released by finish, or when the run is dropped)
         self._lock.enter_context(output_lock(self.out))
-        torch.manual_seed(seed)
+        torch.manual_seed(seed)  # a new head's initial weights, drawn when the model loads
+        self.seed = seed
         self.checkpoint = self.out / CHECKPOINT
         self.resuming = resume and (self.checkpoint / "state.json").is_file()
         if resume and not self.resuming:
@@ -107,6 +108,7 @@ class TrainingRun:
         self.divergence_hint = divergence_hint
         self.fingerprint: dict = {}  # the settings and data sizes a checkpoint may only be resumed with
         self.first_step = 0
+        self.epoch_data: dict = {}  # what an epoch drew at its start from the model as it was then (kept with mid-epoch checkpoints)
 
     def model_folder(self, base: str | Path | None) -> str | Path | None:
         """The folder to load the model from: the checkpoint when resuming, else ``base``."""
@@ -133,6 +135,8 @@ class TrainingRun:
             self.scheduler.load_state_dict(saved["scheduler"])
             if "torch_rng" in saved:  # checkpoints before it was kept resume with the seed's state
                 torch.set_rng_state(saved["torch_rng"])
+        else:  # dropout's draws start from the seed whatever loading the model drew (transformers draws more on a process's first load)
+            torch.manual_seed(self.seed)
         self.report = TrainReport(config, list(self.state["history"]), examples=examples, precision=model.precision)
         self.started = time.perf_counter()
 
@@ -149,8 +153,14 @@ class TrainingRun:
                                "resume with the first run's options, or train into a new --out without --resume")
 
     def _save_checkpoint(self, epoch: int, step: int) -> None:
-        atomic_checkpoint(self.model, self.optimizer, self.scheduler,
-                          {"epoch": epoch, "step": step, "history": self.report.epochs, "fingerprint": self.fingerprint}, self.out)
+        state = {"epoch": epoch, "step": step, "history": self.report.epochs, "fingerprint": self.fingerprint}
+        atomic_checkpoint(self.model, self.optimizer, self.scheduler, state | ({"epoch_data": self.epoch_data} if step else {}), self.out)
+
+    def resumed_epoch_data(self, epoch: int) -> dict | None:
+        """What ``epoch`` drew at its start, when this run resumes it mid-way (the model it drew from is gone), else None."""
+        if self.resuming and epoch == self.state["epoch"] and self.state["step"] and "epoch_data" in self.state:
+            return self.state["epoch_data"]
+        return None
 
     def epochs(self, total: int) -> range:
         return range(self.state["epoch"], total)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import asdict, dataclass, replace
-from itertools import cycle
 from pathlib import Path
 
 import numpy as np
@@ -147,16 +146,20 @@ def train_bi_encoder(
         rng.shuffle(auxiliary)
         negatives = None
         if config.hard_negatives and mentions:
-            index = index or NameIndex(encoder, names, progress=progress)
-            negatives = dict(zip(map(id, primary), hard_negatives(encoder, index, primary, config.hard_negatives)))
+            drawn = run.resumed_epoch_data(epoch)  # mined at this epoch's start, before the checkpoint's steps changed the model
+            if drawn is None:
+                index = index or NameIndex(encoder, names, progress=progress)
+                drawn = {"negatives": hard_negatives(encoder, index, primary, config.hard_negatives)}
+            run.epoch_data = drawn
+            negatives = dict(zip(map(id, primary), [[tuple(pair) for pair in row] for row in drawn["negatives"]]))
         index = None  # the model changes from here on
         batches = _batches(primary, config.batch_size)[:steps_per_epoch]
-        auxiliary_batches = cycle(_batches(auxiliary, config.batch_size)) if len(auxiliary) > 1 else None
+        auxiliary_batches = _batches(auxiliary, config.batch_size) if len(auxiliary) > 1 else None
 
         def step_loss(step: int):
             loss = _batch_loss(encoder, batches[step], negatives, config)
-            if auxiliary_batches is not None:
-                loss = loss + config.kg_weight * _batch_loss(encoder, next(auxiliary_batches), None, config)
+            if auxiliary_batches is not None:  # by step, not drawn in turn: a resumed epoch takes the same ones
+                loss = loss + config.kg_weight * _batch_loss(encoder, auxiliary_batches[step % len(auxiliary_batches)], None, config)
             return loss
 
         losses = run.train_epoch(epoch, config.epochs, len(batches), step_loss, config.checkpoint_every)
