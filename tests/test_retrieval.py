@@ -150,6 +150,8 @@ def test_bm25_spelling_reads_an_unknown_word_as_the_most_frequent_name_word_one_
              ("Annulus migrans", "D003", KB_ORIGIN), ("Diabetes mellitus", "D004", KB_ORIGIN)]
     table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
     plain, spelling = BM25Generator.build(table, CONCEPTS), BM25Generator.build(table, CONCEPTS, spelling=True)
+    plain.prepare(), spelling.prepare()  # what a corpus run does at load: the vocabulary only where spelling is on
+    assert plain._speller is None and spelling._speller.frequencies["migraine"] == 3
     assert ids(plain.search(["migrane"], k=1)[0]) == ["D002"]  # stemmed, "migrane" and "migrans" are both "migran"
     assert spelling.corrected("migrane attack") == "migraine attack" and spelling.corrected("migrans") == "migrans"
     assert ids(spelling.search(["migrane"], k=1)[0]) == ["D001"]  # "migraine" is in three names, "migrans" in two

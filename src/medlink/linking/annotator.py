@@ -120,7 +120,7 @@ class Annotator:
             raise MedlinkError(f"--finder {finder} needs a tagger folder (--tagger DIR, trained with 'medlink train tagger')")
         if (options.combine == "learned" or selector is not None or options.span_threshold is not None) and finder != "both":
             raise MedlinkError("a span selector chooses between the tagger's and the dictionary's spans: it needs --finder both")
-        linker = Linker.load(index)
+        linker = Linker.load(index).prepare()  # a corpus run: its first documents do not pay for what is built lazily
         finders: list[MentionFinder] = [GivenSpans()] if finder == GIVEN else []
         if finder in ("tagger", "both"):
             from medlink.text.finders.tagger import TaggerFinder  # needs torch: imported only when asked for

@@ -296,6 +296,13 @@ class Linker:
             raise MedlinkError(f"no generator selected; this index has {', '.join(self.generators)}")
         return names
 
+    def prepare(self) -> "Linker":
+        """Build now what generators would build on their first query (BM25's spelling vocabulary), for a long run."""
+        for generator in self.generators.values():
+            if hasattr(generator, "prepare"):
+                generator.prepare()
+        return self
+
     def key(self, text: str) -> str:
         """A mention's normalised form, what the generators search (over-long mentions truncated)."""
         if len(text) > MAX_MENTION_CHARS:
