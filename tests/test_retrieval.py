@@ -147,7 +147,8 @@ def test_bm25_keeps_single_character_tokens(table, tmp_path):
 def test_bm25_spelling_reads_an_unknown_word_as_the_most_frequent_name_word_one_edit_away(tmp_path):
     names = [("Migraine", "D001", KB_ORIGIN), ("Migraine with aura", "D001", KB_ORIGIN), ("Chronic migraine", "D001", KB_ORIGIN),
              ("Erythema migrans", "D002", KB_ORIGIN),
-             ("Annulus migrans", "D003", KB_ORIGIN), ("Diabetes mellitus", "D004", KB_ORIGIN)]
+             ("Annulus migrans", "D003", KB_ORIGIN), ("Diabetes mellitus", "D004", KB_ORIGIN), ("Ache of head", "D004", KB_ORIGIN),
+             ("Reaction to long acting insulin", "D004", KB_ORIGIN)]
     table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
     plain, spelling = BM25Generator.build(table, CONCEPTS), BM25Generator.build(table, CONCEPTS, spelling=True)
     plain.prepare(), spelling.prepare()  # what a corpus run does at load: the vocabulary only where spelling is on
@@ -156,6 +157,7 @@ def test_bm25_spelling_reads_an_unknown_word_as_the_most_frequent_name_word_one_
     assert spelling.corrected("migrane attack") == "migraine attack" and spelling.corrected("migrans") == "migrans"
     assert ids(spelling.search(["migrane"], k=1)[0]) == ["D001"]  # "migraine" is in three names, "migrans" in two
     assert spelling.corrected("diabetis xylophone") == "diabetes xylophone"  # a word with no name word one edit away stays
+    assert spelling.corrected("aching") == "aching"  # "ache"'s inflection, as likely as a misspelt "acting": stemming reads it
     spelling.save(tmp_path)
     assert ids(BM25Generator.load(tmp_path, table, CONCEPTS, "bm25").search(["migrane"], k=1)[0]) == ["D001"]
 

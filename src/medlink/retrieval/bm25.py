@@ -5,7 +5,10 @@ cell"), unlike bm25s's default token pattern. With ``stem`` (default), tokens ar
 Snowball English stemmer (PyStemmer), so "lymphomas" meets "lymphoma". Query words absent
 from the vocabulary are dropped. With ``spelling``, a query word that no name has is first read as
 the most frequent name word one edit away (``medlink.text.spelling``): stemming alone conflates
-"migrane" with "migrans" (both "migran") and sends it to Erythema migrans, not Migraine.
+"migrane" with "migrans" (both "migran") and sends it to Erythema migrans, not Migraine. A word
+whose stem the names have is left to stemming when the stemmer took a suffix off it ("aching":
+"ach", as "ache"; not "acting") and corrected only when it took a final "e" or nothing ("migrane")
+and the word one edit away is more frequent than the names' words of that stem together.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ class BM25Generator(GeneratorBase):
         self.vocabulary: dict[str, int] = retriever.vocab_dict
         self.tokens = _tokenizer(params.get("stem", False))
         self._speller: SpellingIndex | None = None  # built from the names' words on the first query that needs it
+        self._stem_frequencies: dict[str, int] = {}  # stem -> how often the names' words of that stem occur
         self._corrections: dict[str, str] = {}
 
     @classmethod
@@ -75,7 +79,11 @@ class BM25Generator(GeneratorBase):
     def speller(self) -> SpellingIndex:
         """The names' words and their frequencies, gathered when first needed (0.2 s for the default KB's names)."""
         if self._speller is None:
-            self._speller = SpellingIndex.from_words((word for key in self.table.keys for word in key.split()), deletions=False)
+            speller = SpellingIndex.from_words((word for key in self.table.keys for word in key.split()), deletions=False)
+            words = list(speller.frequencies)
+            for word, stem in zip(words, self.tokens(" ".join(words))):
+                self._stem_frequencies[stem] = self._stem_frequencies.get(stem, 0) + speller.frequencies[word]
+            self._speller = speller
         return self._speller
 
     def prepare(self) -> None:
@@ -88,9 +96,18 @@ class BM25Generator(GeneratorBase):
         words = mention.split()
         for position, word in enumerate(words):
             if word not in self._corrections:
-                self._corrections[word] = self.speller.correct(word) or word
+                self._corrections[word] = self._correction(word)
             words[position] = self._corrections[word]
         return " ".join(words)
+
+    def _correction(self, word: str) -> str:
+        fixed = self.speller.correct(word)
+        if not fixed or fixed == word:
+            return word
+        [stem] = self.tokens(word) or [word]
+        if stem in self.vocabulary and (word[len(stem):] not in ("", "e") or self.speller.frequencies[fixed] <= self._stem_frequencies.get(stem, 0)):
+            return word  # an inflection of words the names have ("aching"), or as likely as the misspelling
+        return fixed
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         vocabulary = self.vocabulary
