@@ -111,6 +111,9 @@ def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monk
     monkeypatch.setattr(CrossEncoder, "forward", real)
     report = train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, resume=True, progress=False)
     assert report.epochs[0]["steps"] == -(-len(mentions) // 2) and report.epochs[0]["resumed_at_step"] == 2
+    assert not any((tmp_path / "ce").glob("*checkpoint*"))
+    with pytest.raises(MedlinkError, match="holds a finished model .training.json., nothing to resume"):  # not a silent retraining
+        train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, resume=True, progress=False)
     train_cross_encoder(kb, tmp_path / "whole", mentions, negatives, config=config, progress=False)
     resumed, whole = (load_file(tmp_path / folder / "model.safetensors") for folder in ("ce", "whole"))
     assert resumed.keys() == whole.keys() and all(torch.equal(resumed[name], whole[name]) for name in whole)  # dropout's draws resumed too

@@ -28,6 +28,7 @@ from medlink.retrieval.names import NameTable, read_json
 from medlink.text.spelling import SpellingIndex
 
 DEFAULTS = defaults(BM25_PARAMS)
+CORRECTIONS_KEPT = 200_000  # spelling corrections remembered, by query word
 
 
 def _tokenizer(stem: bool):
@@ -96,6 +97,8 @@ class BM25Generator(GeneratorBase):
         words = mention.split()
         for position, word in enumerate(words):
             if word not in self._corrections:
+                if len(self._corrections) >= CORRECTIONS_KEPT:  # a long run's memory stays bounded
+                    self._corrections.clear()
                 self._corrections[word] = self._correction(word)
             words[position] = self._corrections[word]
         return " ".join(words)

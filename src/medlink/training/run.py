@@ -99,6 +99,10 @@ class TrainingRun:
         self.seed = seed
         self.checkpoint = self.out / CHECKPOINT
         self.resuming = resume and (self.checkpoint / "state.json").is_file()
+        if resume and not self.resuming and (self.out / "training.json").is_file():
+            self._lock.close()
+            raise MedlinkError(f"--resume: {self.out} holds a finished model (training.json), nothing to resume; train again "
+                               "without --resume (it replaces the model) or into a new --out")
         if resume and not self.resuming:
             print(f"--resume: no checkpoint in {self.out}, training from the start", file=sys.stderr, flush=True)
         self.state = json.loads((self.checkpoint / "state.json").read_text()) if self.resuming else {"epoch": 0, "step": 0, "history": []}
@@ -219,6 +223,15 @@ class TrainingRun:
             (self.out / "training.json").unlink(missing_ok=True)  # saved: from here until it is written again, the folder is unfinished
         write_atomic(self.out / "training.json", json.dumps({**asdict(self.report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
                                                            "base_model": str(base_model) if base_model else "default", **extra}, indent=2))
-        shutil.rmtree(self.checkpoint, ignore_errors=True)
+        self._drop_checkpoint()
         self._lock.close()
         return self.report
+
+    def _drop_checkpoint(self) -> None:
+        """The checkpoint moved aside whole, then deleted: an interrupt while deleting leaves a staging folder, not a
+        checkpoint/ that ``--resume`` would take for a run to continue."""
+        doomed = self.out / f".{CHECKPOINT}.done.tmp"
+        shutil.rmtree(doomed, ignore_errors=True)
+        if self.checkpoint.is_dir():
+            self.checkpoint.rename(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
