@@ -148,3 +148,15 @@ def test_the_readme_example_config_is_a_valid_config():
 
     config = LinkerConfig.from_file(Path(__file__).resolve().parents[1] / "examples" / "hybrid.json")
     assert [g.type for g in config.generators] == ["exact", "tfidf", "bm25", "dense"] and [r["type"] for r in config.rerankers] == ["knn"]
+
+
+def test_a_candidate_that_bm25_found_through_a_spelling_correction_says_so(kb, tmp_path):
+    from medlink.linking.output import explanation_lines
+
+    build_index(kb, tmp_path / "index")  # the default config: BM25 with spelling
+    linker = Linker.load(tmp_path / "index")
+    misspelt, spelt = linker.link(["hamartomma", "hamartoma"], k=3)
+    assert top([misspelt]) == top([spelt]) == ["D006222"]
+    assert {"spelling": "bm25 read 'hamartomma' as 'hamartoma'"} in misspelt.candidates[0].evidence
+    assert "     bm25 read 'hamartomma' as 'hamartoma'" in explanation_lines(misspelt)
+    assert not any("spelling" in e for c in spelt.candidates for e in c.evidence)

@@ -361,6 +361,7 @@ class Linker:
         for reranker in rerankers:
             results = reranker.rerank(queries, results)
         by_ident = dict(zip(order, results))
+        readings = self._readings(unique, names)
         out = []
         for mention, key, ident in zip(items, keys, idents):
             found = by_ident.get(ident)
@@ -369,5 +370,19 @@ class Linker:
                 continue
             # a fresh list per mention: duplicates share the search, not the objects
             candidates = [c.copy(alt_ids=list(self.alt_ids.get(c.concept_id, ()))) for c in found.candidates[:k]]
+            for candidate in candidates:
+                candidate.evidence += [{"spelling": f"{stage} read '{key}' as '{read}'"} for stage, read in readings.get(key, {}).items()
+                                       if stage in candidate.scores_by_stage]
             out.append(replace(found, mention=mention, candidates=candidates))
+        return out
+
+    def _readings(self, keys: Sequence[str], stages: Sequence[str]) -> dict[str, dict[str, str]]:
+        """key -> {stage: what that stage searched instead} for the keys a stage read otherwise (BM25's spelling), so a
+        candidate that its corrected words found says so."""
+        out: dict[str, dict[str, str]] = {}
+        for stage in stages:
+            reading = getattr(self.generators[stage], "reading", None)
+            for key in keys if reading else ():
+                if (read := reading(key)) is not None:
+                    out.setdefault(key, {})[stage] = read
         return out

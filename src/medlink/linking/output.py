@@ -109,7 +109,7 @@ def explanation_lines(result: LinkResult) -> list[str]:
         stages = ", ".join(f"{stage} {value:.3f}" for stage, value in c.scores_by_stage.items())
         lines.append(f"  {rank}. {c.concept_id} {c.name}: {probability}score {c.score:.3f}; matched '{c.matched_name}'"
                      + (f"; stages: {stages}" if stages else "") + _neighbours(c))
-        lines.extend(f"     {e['backoff']}" for e in c.evidence if "backoff" in e)
+        lines.extend(f"     {e[kind]}" for e in c.evidence for kind in ("spelling", "backoff") if kind in e)
     return lines
 
 

@@ -103,6 +103,13 @@ class BM25Generator(GeneratorBase):
             words[position] = self._corrections[word]
         return " ".join(words)
 
+    def reading(self, mention: str) -> str | None:
+        """What this stage searched instead of ``mention`` (its words corrected), or None: what an explanation shows."""
+        if not self.params.get("spelling"):
+            return None
+        read = self.corrected(mention)
+        return read if read != mention else None
+
     def _correction(self, word: str) -> str:
         fixed = self.speller.correct(word)
         if not fixed or fixed == word:
