@@ -159,3 +159,18 @@ def test_ctrl_c_in_a_command_says_what_was_left_and_exits_130(tmp_path, monkeypa
         main()
     assert done.value.code == 130
     assert "interrupted; nothing half-written was left" in capsys.readouterr().err
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(monkeypatch, capsys):
+    from medlink import launch
+
+    class InterruptedImport:  # Ctrl-C while ``medlink.cli`` (and numpy, torch... under it) is being imported
+        def find_spec(self, name, path=None, target=None):
+            if name == "medlink.cli":
+                raise KeyboardInterrupt
+
+    monkeypatch.delitem(sys.modules, "medlink.cli")
+    monkeypatch.setattr(sys, "meta_path", [InterruptedImport(), *sys.meta_path])
+    with pytest.raises(SystemExit) as done:
+        launch.main()
+    assert done.value.code == 130 and capsys.readouterr().err == "interrupted while starting; nothing was written\n"

@@ -1,3 +1,3 @@
-from medlink.cli import main
+from medlink.launch import main
 
 main()
