@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
 from benchmarks._common.pseudo import accuracy_at
 
@@ -33,3 +33,32 @@ def interleaved_row(name: str, linker, texts: list[str], golds, settings: Mappin
     firsts = [figures[label].pop("firsts") for label in settings]
     return {"set": name, "mentions": len(texts), "first_candidates_differ": sum(a != b for a, b in zip(firsts[0], firsts[1])),
             **{label: {**figures[label], "mentions_per_second": round(statistics.median(rates[label]))} for label in settings}}
+
+
+def probe_rows(linker, probe: Sequence[tuple[str, str]], settings: Mapping[str, Callable[[], None]]) -> list[dict]:
+    """Per probe (text, the ids a coder would pick, "|"-joined): the first candidate under each setting, and whether it
+    is one of those ids."""
+    rows = []
+    for text, expected in probe:
+        row = {"mention": text, "expected": expected}
+        for label, apply in settings.items():
+            apply()
+            first = linker.link([text], k=1, rerank=False)[0].candidates[:1]
+            row[label] = {"id": first[0].concept_id, "name": first[0].name} if first else None
+            row[f"{label}_right"] = bool(first) and first[0].concept_id in expected.split("|")
+        rows.append(row)
+    return rows
+
+
+def setting_runs(sets: Iterable, settings_of: Callable, repeats: int, probe: Sequence[tuple[str, str]]) -> tuple[list[dict], list[dict], object]:
+    """``interleaved_row`` for each (name, linker, texts, golds) of ``sets`` (``settings_of(linker)``: its settings), and
+    ``probe_rows`` over the default KB's set: the rows, the probe's rows and the default KB's linker (None without it)."""
+    rows, probed, default = [], [], None
+    for name, linker, texts, golds in sets:
+        settings = settings_of(linker)
+        rows.append(interleaved_row(name, linker, texts, golds, settings, repeats))
+        print(rows[-1], flush=True)
+        if name.startswith("default KB"):
+            probed, default = probe_rows(linker, probe, settings), linker
+            print(probed, flush=True)
+    return rows, probed, default

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import command_line, publish  # noqa: E402
-from benchmarks._common.interleaved import interleaved_row  # noqa: E402
+from benchmarks._common.interleaved import setting_runs  # noqa: E402
 from benchmarks.lexical.tfidf_rescore import datasets  # noqa: E402
 
 from medlink.linking.linker import Linker  # noqa: E402
@@ -49,26 +49,13 @@ def with_spelling(linker: Linker, on: bool) -> None:
         generator.params = {**generator.params, "spelling": on}
 
 
-def probe(linker: Linker) -> list[dict]:
-    """The first candidate of each probe misspelling with the correction off and on."""
-    rows = []
-    for text, expected in PROBE:
-        row = {"mention": text, "expected": expected}
-        for label, on in SETTINGS.items():
-            with_spelling(linker, on)
-            first = linker.link([text], k=1, rerank=False)[0].candidates[:1]
-            row[label] = {"id": first[0].concept_id, "name": first[0].name} if first else None
-            row[f"{label}_right"] = bool(first) and first[0].concept_id in expected.split("|")
-        rows.append(row)
-    return rows
-
-
 def vocabulary_seconds(linker: Linker) -> float:
     """Seconds to build the correction's vocabulary over this linker's BM25 names (done once, on the first query)."""
     [generator] = bm25_generators(linker)
+    with_spelling(linker, True)
     generator._speller, generator._corrections = None, {}
     started = time.perf_counter()
-    generator.corrected("x")
+    generator.prepare()
     return round(time.perf_counter() - started, 3)
 
 
@@ -77,17 +64,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     args = parser.parse_args()
-    rows, probe_rows, extra = [], [], {}
-    for name, linker, texts, golds in datasets(args.workdir):
-        row = interleaved_row(name, linker, texts, golds, {label: partial(with_spelling, linker, on) for label, on in SETTINGS.items()}, args.repeats)
-        rows.append(row)
-        print(row, flush=True)
-        if name.startswith("default KB"):
-            probe_rows = probe(linker)
-            extra = {"default_kb_names": len(linker.generators["bm25"].table), "vocabulary_seconds": vocabulary_seconds(linker)}
-            print(probe_rows, extra, flush=True)
+    rows, probed, default = setting_runs(datasets(args.workdir), lambda linker: {label: partial(with_spelling, linker, on) for label, on in SETTINGS.items()},
+                                         args.repeats, PROBE)
+    extra = {"default_kb_names": len(default.generators["bm25"].table), "vocabulary_seconds": vocabulary_seconds(default)} if default else {}
     publish("bm25_spelling", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "spelling_rows": rows,
-                              "probe": probe_rows, **extra, "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
+                              "probe": probed, **extra, "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import command_line, publish  # noqa: E402
-from benchmarks._common.interleaved import interleaved_row  # noqa: E402
+from benchmarks._common.interleaved import setting_runs  # noqa: E402
 from benchmarks.lexical.tfidf_rescore import datasets  # noqa: E402
 
 from medlink.linking.config import LEXICAL_WEIGHTS  # noqa: E402
@@ -42,20 +42,6 @@ def with_words(linker: Linker, weight: float) -> None:
     linker.config = replace(linker.config, fusion=replace(linker.config.fusion, weights={**linker.config.fusion.weights, "words": weight}))
 
 
-def probe(linker: Linker) -> list[dict]:
-    """The first candidate of each probe phrasing with the stage and without it."""
-    rows = []
-    for text, expected in PROBE:
-        row = {"mention": text, "expected": expected}
-        for setting, weight in SETTINGS.items():
-            with_words(linker, weight)
-            first = linker.link([text], k=1, rerank=False)[0].candidates[:1]
-            row[setting] = {"id": first[0].concept_id, "name": first[0].name} if first else None
-            row[f"{setting}_right"] = bool(first) and first[0].concept_id in expected.split("|")
-        rows.append(row)
-    return rows
-
-
 def default_index_decisions() -> list[dict]:
     """What the default index itself (probabilities fitted on its KB's pseudo-mentions, NIL threshold) says of each probe."""
     import medlink
@@ -71,15 +57,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     args = parser.parse_args()
-    rows, probe_rows = [], []
-    for name, linker, texts, golds in datasets(args.workdir):
-        row = interleaved_row(name, linker, texts, golds, {label: partial(with_words, linker, weight) for label, weight in SETTINGS.items()}, args.repeats)
-        rows.append(row)
-        print(row, flush=True)
-        if name.startswith("default KB"):
-            probe_rows = probe(linker)
-            print(probe_rows, flush=True)
-    publish("words_form", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "words_rows": rows, "probe": probe_rows,
+    rows, probed, _ = setting_runs(datasets(args.workdir), lambda linker: {label: partial(with_words, linker, weight) for label, weight in SETTINGS.items()},
+                                   args.repeats, PROBE)
+    publish("words_form", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "words_rows": rows, "probe": probed,
                            "default_index": default_index_decisions(),
                            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
 
