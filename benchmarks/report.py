@@ -51,6 +51,7 @@ KINDS = {
     "tfidf_rescore": lambda d: "rescore_rows" in d,
     "words_form": lambda d: "words_rows" in d,
     "bm25_spelling": lambda d: "spelling_rows" in d,
+    "completion_stage": lambda d: "completion_rows" in d,
     "default_dense": lambda d: "chosen_dense_weight" in d,
     "concept_text": lambda d: "coverage" in d,
     "xref_enrichment": lambda d: "names_added" in d,
@@ -386,10 +387,31 @@ def words_form(runs) -> list[str]:
         lines += setting_pair(d, "words_rows", ("without", "with"), "**Word sets as names** (the `words` stage: an exact match on the set of a "
                               "name's word stems, function words left out, so \"hip fractures\" meets *Fracture of hip NOS*; the default lexical "
                               "config with it at weight 1 and without it", "reordered or inflected phrasings")
-        if d.get("default_index"):
-            lines[-1] += (" The default index (its probabilities and NIL threshold fitted on the KB's pseudo-mentions) links "
-                          f"{sum(not x['nil'] for x in d['default_index'])} of them, {sum(x['right'] and not x['nil'] for x in d['default_index'])} right, "
-                          f"at probabilities {min(x['probability'] for x in d['default_index']):.2f}-{max(x['probability'] for x in d['default_index']):.2f}.")
+        lines[-1] += default_index_sentence(d)
+    return lines
+
+
+def default_index_sentence(d: dict) -> str:
+    """What the default index itself decided for a probe (``benchmarks/_common/interleaved.py``'s default_index_decisions)."""
+    decided = d.get("default_index")
+    if not decided:
+        return ""
+    nil = [x for x in decided if x["nil"]]
+    return (" The default index (its probabilities and NIL threshold fitted on the KB's pseudo-mentions) links "
+            f"{len(decided) - len(nil)} of them, {sum(x['right'] and not x['nil'] for x in decided)} right, at probabilities "
+            f"{min(x['probability'] for x in decided):.2f}-{max(x['probability'] for x in decided):.2f}"
+            + (f"; NIL: {', '.join(x['mention'] for x in nil)} (first candidate right for {sum(x['right'] for x in nil)})." if nil else "."))
+
+
+def completion_stage(runs) -> list[str]:
+    """The completion stage in the default lexical config, on and off: accuracy, speed, a probe of head words."""
+    lines = []
+    for _, d in runs:
+        lines += setting_pair(d, "completion_rows", ("without", "with"), "**Completion** (the `completion` stage: the names holding every word "
+                              "stem of the mention, ranked by P(their other stems | the mention's) over the KB's names, so \"diabetes\" meets "
+                              "*Diabetes mellitus* before *Latent diabetes*; a name that adds only \"disease\", \"disorder\" or \"syndrome\" scores 1; the default lexical config with it at weight 0.25 and without it",
+                              "head words and eponyms")
+        lines[-1] += default_index_sentence(d)
     return lines
 
 
@@ -651,6 +673,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 tfidf_rescore(get("tfidf_rescore")) if get("tfidf_rescore") else [],
                 words_form(get("words_form")) if get("words_form") else [],
                 bm25_spelling(get("bm25_spelling")) if get("bm25_spelling") else [],
+                completion_stage(get("completion_stage")) if get("completion_stage") else [],
                 dense(get("dense_linking"), get("ensemble"), get("default_dense"), get("training"))
                 if get("dense_linking", "ensemble", "default_dense") else [],
                 reranking(get("rerank")) if get("rerank") else [],

@@ -18,7 +18,7 @@ from tests.conftest import FIXTURES
 
 DAMAGES = ("delete", "empty", "half", "garbage")
 LEXICAL = {"generators": [{"name": "exact", "type": "exact"}, {"name": "words", "type": "exact", "params": {"words": True}},
-                          {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25"}]}
+                          {"name": "completion", "type": "completion"}, {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25"}]}
 
 
 def damage(path: Path, kind: str, rng: random.Random) -> None:

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from medlink.retrieval.bm25 import BM25Generator
+from medlink.retrieval.completion import CompletionGenerator, is_current as completion_is_current
 from medlink.retrieval.exact import ExactGenerator
 from medlink.retrieval.fusion import Fusion
 from medlink.retrieval.hits import Hits, ranked, top_k
@@ -73,6 +74,31 @@ def test_the_word_set_form_forgives_word_order_inflection_and_function_words(tmp
     assert [ids(r) for r in older.search(queries, k=5)] == found[:6] + [[]]  # its keys as they were made: no silent mismatch
     with pytest.raises(Exception, match="words"):
         ExactGenerator.build(table, CONCEPTS, words="yes")
+
+
+def test_completion_ranks_the_names_holding_the_mention_by_how_expected_their_other_words_are(tmp_path):
+    names = [("Diabetes mellitus", "D001", KB_ORIGIN), ("Type 2 diabetes mellitus", "D002", KB_ORIGIN),
+             ("Type 1 diabetes mellitus", "D003", KB_ORIGIN), ("Latent diabetes", "D004", KB_ORIGIN),
+             ("Diabetes mellitus with coma", "D002", KB_ORIGIN), ("Erythema migrans", "D003", KB_ORIGIN), ("Migraine", "D004", KB_ORIGIN)]
+    table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
+    completion = CompletionGenerator.build(table, CONCEPTS)
+    queries = [normalize(q) for q in ("diabetes", "mellitus diabetes", "latent diabetes", "migrane", "diabetes insipidus", "of")]
+    found = completion.search(queries, k=5)
+    # "diabetes": of the 5 names with it, 4 say "mellitus" (0.8), 1 "latent" (0.2); "type 2 ... mellitus": 0.4 x 0.2 x 0.8
+    assert [(c.concept_id, round(c.score, 3)) for c in found[0]] == [("D001", 0.8), ("D004", 0.2), ("D002", 0.064), ("D003", 0.064)]
+    assert ids(found[1])[0] == "D001" and found[1][0].score == 1.0  # the mention's own word set scores 1
+    assert ids(found[2]) == ["D004"] and found[2][0].score == 1.0
+    assert found[3:] == [[], [], []]  # a word no name spells ("migrane" stems as "migrans" does), a stem no name has, nothing left
+    completion.save(tmp_path / "completion")
+    again = CompletionGenerator.load(tmp_path / "completion", table, CONCEPTS, "completion")
+    assert [[(c.concept_id, c.score) for c in r] for r in again.search(queries, k=5)] == [[(c.concept_id, c.score) for c in r] for r in found]
+    assert completion_is_current(tmp_path / "completion")
+    celiac = NameTable.build([("Celiac disease", "D001", KB_ORIGIN), ("Injury of celiac artery", "D002", KB_ORIGIN),
+                              ("Minor injury of celiac artery", "D003", KB_ORIGIN)], {c: i for i, c in enumerate(CONCEPTS)}, normalize)
+    first = CompletionGenerator.build(celiac, CONCEPTS).search(["celiac"], k=5)[0][0]
+    assert (first.concept_id, first.score) == ("D001", 1.0)  # a generic head costs nothing, however frequent "artery" is
+    (tmp_path / "completion" / "words.txt").unlink()
+    assert not completion_is_current(tmp_path / "completion")  # a default index rebuilds itself
 
 
 def test_equal_scores_rank_the_most_frequent_meaning_first():

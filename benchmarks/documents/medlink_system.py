@@ -40,19 +40,30 @@ def ncbi_index(workdir: Path, memory: bool | str = True, bi_encoder: str | None 
     """MEDIC's lexical index, with the train split's mentions as memory unless ``memory`` is false ("traindev": the
     train and dev splits' mentions, for a test figure with settings carried over from dev); with ``bi_encoder`` (a
     model folder from 'medlink train bi-encoder'), its nearest names join the lexical generators at ``dense_weight``."""
-    from medlink.linking.config import default_dense_config
+    from medlink.linking.config import default_config, default_dense_config
 
     files = {False: [], True: [TRAIN], "traindev": [TRAIN, DEV]}[memory]
     out = workdir / {False: "medic-index", True: "medic-train-index", "traindev": "medic-traindev-index"}[memory]
-    config = None
+    config = default_config()
     if bi_encoder:
         out = out.with_name(f"{out.name}+{Path(bi_encoder).name}-{dense_weight:g}")
         config = default_dense_config(dense_weight, bi_encoder)
     kb = medic_kb(workdir)
-    if not (out / "manifest.json").exists() or json.loads((out / "manifest.json").read_text())["kb"]["checksum"] != kb.checksum:
+    if not is_built(out, kb, config):
         # no probabilities: the figures recorded before indexes had them (NIL decisions would leave spans unlinked)
         build_index(kb, out, config=config, memory=[f"pubtator:{path}" for path in files], calibrate="none")
     return out
+
+
+def is_built(index: Path, kb: KB, config) -> bool:
+    """Was ``index`` built over ``kb`` with ``config`` (a work directory outlives a change of the default config)?"""
+    from medlink.linking.index import built_config
+
+    manifest = index / "manifest.json"
+    if not manifest.exists():
+        return False
+    built = json.loads(manifest.read_text())
+    return built["kb"]["checksum"] == kb.checksum and {**built_config(built), "tuned": None} == {**config.to_dict(), "tuned": None}
 
 
 def reranked_index(workdir: Path, cross_encoder: Path) -> Path:
@@ -83,7 +94,9 @@ def calibrated_index(workdir: Path, equivalent, index: Path | None = None) -> tu
     index = index or ncbi_index(workdir)
     calibrated = workdir / f"{index.name}-calibrated"
     fitted_file = calibrated / "calibration-fit.json"
-    if not fitted_file.exists():
+    stale = calibrated.exists() and json.loads((calibrated / "manifest.json").read_text())["config"]["generators"] != \
+        json.loads((index / "manifest.json").read_text())["config"]["generators"]  # its index was rebuilt with other generators
+    if stale or not fitted_file.exists():
         if calibrated.exists():
             shutil.rmtree(calibrated)
         shutil.copytree(index, calibrated)

@@ -35,15 +35,19 @@ from medlink.retrieval import tfidf  # noqa: E402
 SETTINGS = (1, 4)
 
 
-def datasets(workdir: Path):
-    """(name, linker, mention texts, gold id sets) per evaluation set."""
-    for name, kb, split in (("NCBI dev", ncbi_kb(workdir), ncbi_split("dev")), ("NCBI test", ncbi_kb(workdir), ncbi_split("test")),
+def datasets(workdir: Path, config=None, seed: int = 1, splits: tuple[str, ...] = ("dev", "test")):
+    """(name, linker, mention texts, gold id sets) per evaluation set; ``config`` (default: the default config) for every
+    linker, ``seed`` the pseudo-mentions', ``splits`` which of dev (NCBI dev, AskAPatient validation) and test to give."""
+    config = config or default_config()
+    chosen = [(name, kb, split) for name, kb, split in (("NCBI dev", ncbi_kb(workdir), ncbi_split("dev")), ("NCBI test", ncbi_kb(workdir), ncbi_split("test")),
                             ("AskAPatient fold-0 validation", aap_kb(workdir), aap_split(0, "validation")),
-                            ("AskAPatient fold-0 test", aap_kb(workdir), aap_split(0, "test"))):
+                            ("AskAPatient fold-0 test", aap_kb(workdir), aap_split(0, "test")))
+              if ("test" if name.endswith("test") else "dev") in splits]
+    for name, kb, split in chosen:
         mentions = load_dataset(split)
-        yield name, Linker.build(kb, default_config()), [p for m in mentions for p in m.parts], [m.gold for m in mentions for _ in m.parts]
-    _, in_kb, held_out_kb = default_kb_pseudo_mentions(seed=1)
-    yield ("default KB pseudo-mentions (seed 1)", Linker.build(held_out_kb, default_config(), dictionary=False), [m.text for m in in_kb],
+        yield name, Linker.build(kb, config), [p for m in mentions for p in m.parts], [m.gold for m in mentions for _ in m.parts]
+    _, in_kb, held_out_kb = default_kb_pseudo_mentions(seed=seed)
+    yield (f"default KB pseudo-mentions (seed {seed})", Linker.build(held_out_kb, config, dictionary=False), [m.text for m in in_kb],
            [frozenset({m.concept_id}) for m in in_kb])
 
 

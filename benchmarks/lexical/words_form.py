@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import command_line, publish  # noqa: E402
-from benchmarks._common.interleaved import setting_runs  # noqa: E402
+from benchmarks._common.interleaved import default_index_decisions, setting_runs  # noqa: E402
 from benchmarks.lexical.tfidf_rescore import datasets  # noqa: E402
 
 from medlink.linking.config import LEXICAL_WEIGHTS  # noqa: E402
@@ -42,16 +42,6 @@ def with_words(linker: Linker, weight: float) -> None:
     linker.config = replace(linker.config, fusion=replace(linker.config.fusion, weights={**linker.config.fusion.weights, "words": weight}))
 
 
-def default_index_decisions() -> list[dict]:
-    """What the default index itself (probabilities fitted on its KB's pseudo-mentions, NIL threshold) says of each probe."""
-    import medlink
-
-    results = medlink.load_index("default").link([text for text, _ in PROBE], k=1)
-    return [{"mention": text, "nil": bool(r.nil), "id": r.candidates[0].concept_id if r.candidates else None,
-             "probability": r.candidates[0].probability if r.candidates else None, "right": bool(r.candidates) and r.candidates[0].concept_id in expected.split("|")}
-            for (text, expected), r in zip(PROBE, results)]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
@@ -60,7 +50,7 @@ def main() -> None:
     rows, probed, _ = setting_runs(datasets(args.workdir), lambda linker: {label: partial(with_words, linker, weight) for label, weight in SETTINGS.items()},
                                    args.repeats, PROBE)
     publish("words_form", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "words_rows": rows, "probe": probed,
-                           "default_index": default_index_decisions(),
+                           "default_index": default_index_decisions(PROBE),
                            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
 
 

@@ -132,6 +132,7 @@ EXACT_PARAMS: dict[str, Param] = {
     # mattering ("fracture of hip" = "hip fractures"); retrieval.exact.word_key
     "words": Param(bool, default=False),
 }
+COMPLETION_PARAMS: dict[str, Param] = {}  # names holding every word of the mention, by how expected their other words are
 TFIDF_PARAMS = {
     "analyzer": Param(str, choices=("char_wb", "char", "word"), default="char_wb"),
     "ngram_range": Param(list, items=int, length=2, minimum=1, default=[2, 4]),
@@ -174,7 +175,7 @@ DENSE_PARAMS = {
     "nprobe": Param(int, minimum=1, default=16),
 }
 SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"  # a name that is also a folder name inside an index: no '/', no '..', no dot first
-GENERATOR_PARAMS = {"exact": EXACT_PARAMS, "tfidf": TFIDF_PARAMS, "bm25": BM25_PARAMS, "dense": DENSE_PARAMS}
+GENERATOR_PARAMS = {"exact": EXACT_PARAMS, "completion": COMPLETION_PARAMS, "tfidf": TFIDF_PARAMS, "bm25": BM25_PARAMS, "dense": DENSE_PARAMS}
 
 
 _KINDS = {"int": int, "float": float, "bool": bool, "str": str}

@@ -101,10 +101,13 @@ class LinkerConfig:
 
 # "words": exact on the set of word stems ("fracture of hip" = "hip fractures"); its weight chosen on default-KB
 # pseudo-mentions (seed 2), AskAPatient fold-0 validation and NCBI dev (0 to 2: best or tied best at 1 on each).
-# BM25's spelling correction: on those dev sets as good or better (benchmarks/lexical/bm25_spelling.py)
+# BM25's spelling correction: on those dev sets as good or better (benchmarks/lexical/bm25_spelling.py).
+# "completion": the names holding the mention's words, the most expected first ("diabetes" -> "Diabetes mellitus"); its
+# weight chosen on the same dev sets, seed 2 (0 to 2: best or tied best Acc@1 at 0.25 on each; benchmarks/lexical/completion_stage.py)
 LEXICAL_GENERATORS = [{"name": "exact", "type": "exact"}, {"name": "words", "type": "exact", "params": {"words": True}},
+                      {"name": "completion", "type": "completion"},
                       {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25", "params": {"spelling": True}}]
-LEXICAL_WEIGHTS = {"exact": 1.0, "words": 1.0, "tfidf": 1.0, "bm25": 0.25}
+LEXICAL_WEIGHTS = {"exact": 1.0, "words": 1.0, "completion": 0.25, "tfidf": 1.0, "bm25": 0.25}
 # weight of the packaged MiniLM next to LEXICAL_WEIGHTS; chosen on AskAPatient fold-0 validation + NCBI dev (benchmarks/default_dense.py)
 DEFAULT_DENSE_WEIGHT = 4.0
 

@@ -17,6 +17,7 @@ from medlink.linking.config import LinkerConfig, default_config, default_dense_c
 from medlink.linking.linker import Linker
 from medlink.linking.manifest import DICTIONARY, GENERATORS, MANIFEST, is_index_manifest, read_manifest
 from medlink.linking.memory import memory_from_datasets
+from medlink.retrieval.completion import is_current as completion_is_current
 from medlink.retrieval.exact import word_keys_are_current
 from medlink.settings import medlink_home
 from medlink.text.finders.dictionary import is_current as dictionary_is_current
@@ -120,7 +121,8 @@ def _is_current(directory: Path, kb: KB, config: LinkerConfig, skip: list[str]) 
         return (manifest["kb"]["checksum"] == kb.checksum and built_config(manifest) == config.to_dict() and model_is_current(manifest["config"])
                 and dictionary_is_current(directory / DICTIONARY)  # an index from before this dictionary finder: rebuilt once
                 and manifest.get("dictionary", {}).get("skip_under") == sorted(skip)
-                and all(word_keys_are_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "exact"))
+                and all(word_keys_are_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "exact")
+                and all(completion_is_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "completion"))
     except (MedlinkError, KeyError):  # missing, unreadable or an older format: rebuild
         return False
 

@@ -54,6 +54,7 @@ class GeneratorBase:
 # build(table, concept_ids, name, **params) and load(directory, table, concept_ids, name)
 GENERATORS = {
     "exact": "exact:ExactGenerator",
+    "completion": "completion:CompletionGenerator",
     "tfidf": "tfidf:TfidfGenerator",
     "bm25": "bm25:BM25Generator",
     "dense": "dense:DenseGenerator",
