@@ -5,10 +5,11 @@ mellitus", "Lupus erythematosus"). No name spells the mention, so character n-gr
 around it ("Type I diabetes", "Latent diabetes") and the probabilities rightly doubt it. What the KB itself says is
 which words come with the mention's: of the 747 default-KB names with "diabetes", 96% also say "mellitus", 0.5%
 "latent". So a name is scored by P(its other word stems | the mention's stems), each extra stem's share of the names
-that hold all of the mention's (a product over the extra stems): the most expected completion comes first, and a
-name with exactly the mention's stems scores 1, and so does one that adds only a generic head ("disease", "disorder",
-"syndrome": "celiac" is *Celiac disease*, though the KB's many *Injury of celiac artery* codes make "artery" the more
-frequent companion). Stems and function words as the ``words`` stage reads them
+that hold all of the mention's (a product over the extra stems): the most expected completion comes first. A name
+that adds only a generic head ("disease", "disorder", "syndrome") scores 1: "celiac" is *Celiac disease*, though the
+KB's many *Injury of celiac artery* codes make "artery" the more frequent companion. A mention whose stems a name has
+exactly is left to the ``words`` stage: completion is for what no name spells (in running text, where most spans are
+names, that spares most of them). Stems and function words as the ``words`` stage reads them
 (``medlink.retrieval.exact.word_key``). A mention with a word no name spells gets nothing: stems conflate a misspelling
 with another word ("migrane" and "migrans" are both "migran"), which BM25's spelling correction reads better.
 """
@@ -38,24 +39,23 @@ MATRIX_FILE = "stems_by_name.npz"  # each name's stem columns (CSR: indptr, indi
 class CompletionGenerator(GeneratorBase):
     """Names holding all of a mention's word stems, scored by P(their other stems | the mention's)."""
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], name: str = "completion",
-                 stems: list[str] | None = None, indptr: np.ndarray | None = None, indices: np.ndarray | None = None,
-                 function_words: frozenset[str] | None = None, words: list[str] | None = None):
+    def __init__(self, table: NameTable, concept_ids: Sequence[str], name: str = "completion", stems: list[str] | None = None,
+                 arrays: dict[str, np.ndarray] | None = None, function_words: frozenset[str] | None = None, words: list[str] | None = None):
+        """``stems`` and ``arrays`` (``stem_arrays``') as saved, or None: made from the table's names."""
         super().__init__(table, concept_ids, name)
         self.function_words = FUNCTION_WORDS if function_words is None else function_words
         self.stem = word_stemmer()
-        if stems is None or indptr is None or indices is None:
-            stems, indptr, indices = stem_matrix([word_key(key, self.stem, self.function_words) for key in table.keys])
-        self.stems = stems
+        if stems is None or arrays is None:
+            stems, arrays = stem_arrays([word_key(key, self.stem, self.function_words) for key in table.keys])
+        self.stems, self.arrays = stems, arrays
         self.words = frozenset(words if words is not None else (word for key in table.keys for word in key.split()))
         self.column = {stem: i for i, stem in enumerate(stems)}
         self.generic = [self.column[stem] for stem in self.stem(list(GENERIC_HEADS)) if stem in self.column]
-        self.indptr, self.indices = indptr, indices  # name -> its stem columns
-        self.lengths = np.diff(indptr)
-        order = np.argsort(indices, kind="stable")  # the transpose: stem -> the names holding it
-        self.names_of = np.repeat(np.arange(len(indptr) - 1, dtype=np.int32), np.diff(indptr))[order]
-        self.names_indptr = np.zeros(len(stems) + 1, np.int64)
-        np.cumsum(np.bincount(indices, minlength=len(stems)), out=self.names_indptr[1:])
+        self.indptr, self.indices = arrays["indptr"], arrays["indices"]  # name -> its stem columns
+        self.names_indptr, self.names_of = arrays["names_indptr"], arrays["names_of"]  # stem -> the names holding it, in order
+        self.lengths = np.diff(self.indptr)
+        self.codes = stem_codes(len(stems))
+        self.stem_sets = frozenset(arrays["set_codes"][self.lengths > 0].tolist())
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "completion", **params) -> "CompletionGenerator":
@@ -68,20 +68,19 @@ class CompletionGenerator(GeneratorBase):
         stems = read_lines(directory / STEMS_FILE)
         try:
             with np.load(directory / MATRIX_FILE) as data:
-                indptr, indices = data["indptr"], data["indices"]
+                arrays = {key: data[key] for key in ARRAYS}
         except Exception as error:  # a cut or overwritten zip fails in zipfile's own ways
             raise DamagedFileError(directory / MATRIX_FILE, error) from error
-        if (indptr.ndim != 1 or len(indptr) != len(table.keys) + 1 or indptr[0] != 0 or indptr[-1] != len(indices)
-                or np.any(np.diff(indptr) < 0) or (len(indices) and not 0 <= int(indices.min()) <= int(indices.max()) < len(stems))):
+        if not arrays_fit(arrays, len(table.keys), len(stems)):
             raise DamagedFileError(directory / MATRIX_FILE, ValueError(f"does not fit {len(table.keys)} names and {len(stems)} stems"))
-        return cls(table, concept_ids, name, stems, indptr, indices, function_words, read_lines(directory / WORDS_FILE))
+        return cls(table, concept_ids, name, stems, arrays, function_words, read_lines(directory / WORDS_FILE))
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / PARAMS_FILE).write_text(json.dumps({"function_words": sorted(self.function_words)}), encoding="utf-8")
         write_lines(directory / STEMS_FILE, self.stems)
         write_lines(directory / WORDS_FILE, sorted(self.words))
-        np.savez(directory / MATRIX_FILE, indptr=self.indptr, indices=self.indices)
+        np.savez(directory / MATRIX_FILE, **self.arrays)
 
     def completions(self, mention: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` most expected names (table rows) holding every stem of the normalised ``mention``, and their
@@ -89,7 +88,7 @@ class CompletionGenerator(GeneratorBase):
         if not all(word in self.words for word in mention.split() if word not in self.function_words):
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         columns = [self.column.get(stem) for stem in word_key(mention, self.stem, self.function_words).split()]
-        if not columns or None in columns:
+        if not columns or None in columns or int(self.codes[columns].sum()) in self.stem_sets:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         postings = sorted((self.names_of[self.names_indptr[c]:self.names_indptr[c + 1]] for c in columns), key=len)
         rows = postings[0]
@@ -117,14 +116,42 @@ class CompletionGenerator(GeneratorBase):
         return self._concept_hits(query, key, score, stage, len(mentions), k)
 
 
-def stem_matrix(word_keys: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The distinct stems of ``word_keys`` (one per name, space-separated stems) and each name's stem columns (CSR)."""
+ARRAYS = ("indptr", "indices", "names_indptr", "names_of", "set_codes")  # what MATRIX_FILE holds
+
+
+def stem_codes(n: int) -> np.ndarray:
+    """A random 64-bit code per stem (seeded: the saved set codes are sums of them): a stem set's code is their sum."""
+    return np.random.default_rng(0).integers(1, 2**63, n, dtype=np.int64)
+
+
+def stem_arrays(word_keys: Sequence[str]) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The distinct stems of ``word_keys`` (one per name, space-separated stems), each name's stem columns (CSR:
+    indptr, indices), the transpose (names_indptr, names_of: each stem's names in order) and each name's set code."""
     split = [key.split() for key in word_keys]
     counts = np.fromiter((len(stems) for stems in split), np.int64, len(split))
     vocabulary, indices = np.unique(np.array([stem for stems in split for stem in stems], dtype=object), return_inverse=True)
+    indices = indices.astype(np.int32)
     indptr = np.zeros(len(split) + 1, np.int64)
     np.cumsum(counts, out=indptr[1:])
-    return [str(stem) for stem in vocabulary], indptr, indices.astype(np.int32)
+    names_of = np.repeat(np.arange(len(split), dtype=np.int32), counts)[np.argsort(indices, kind="stable")]
+    names_indptr = np.zeros(len(vocabulary) + 1, np.int64)
+    np.cumsum(np.bincount(indices, minlength=len(vocabulary)), out=names_indptr[1:])
+    codes = stem_codes(len(vocabulary))[indices]
+    # a name without stems (function words only) gets 0; reduceat reads a start at the very end as out of range
+    set_codes = np.add.reduceat(codes, np.minimum(indptr[:-1], len(codes) - 1)) * (counts > 0) if len(indices) else np.zeros(len(split), np.int64)
+    return [str(stem) for stem in vocabulary], {"indptr": indptr, "indices": indices, "names_indptr": names_indptr, "names_of": names_of,
+                                                 "set_codes": set_codes.astype(np.int64)}
+
+
+def arrays_fit(arrays: dict[str, np.ndarray], names: int, stems: int) -> bool:
+    """Do saved arrays describe ``names`` names over ``stems`` stems (not cut, edited or another index's)?"""
+    indptr, indices, names_indptr, names_of = (arrays[key] for key in ARRAYS[:4])
+    if any(a.ndim != 1 for a in arrays.values()) or len(indptr) != names + 1 or len(names_indptr) != stems + 1 or len(arrays["set_codes"]) != names:
+        return False
+    sizes_fit = indptr[0] == 0 == names_indptr[0] and indptr[-1] == len(indices) == len(names_of) == names_indptr[-1]
+    ordered = not (np.any(np.diff(indptr) < 0) or np.any(np.diff(names_indptr) < 0))
+    in_range = not len(indices) or (0 <= int(indices.min()) <= int(indices.max()) < stems and 0 <= int(names_of.min()) <= int(names_of.max()) < names)
+    return bool(sizes_fit and ordered and in_range)
 
 
 def saved_function_words(directory: Path) -> frozenset[str]:
@@ -137,8 +164,12 @@ def saved_function_words(directory: Path) -> frozenset[str]:
 
 
 def is_current(directory: Path) -> bool:
-    """Were this generator's files all written, its stems with today's function words? (Not: a default index is rebuilt.)"""
+    """Were this generator's files all written, in today's form, its stems with today's function words? (Not: a default
+    index is rebuilt.)"""
     try:
-        return saved_function_words(directory) == FUNCTION_WORDS and all((directory / f).is_file() for f in (STEMS_FILE, MATRIX_FILE, WORDS_FILE))
-    except (DamagedFileError, OSError):
+        if saved_function_words(directory) != FUNCTION_WORDS or not all((directory / f).is_file() for f in (STEMS_FILE, WORDS_FILE)):
+            return False
+        with np.load(directory / MATRIX_FILE) as data:  # reads the zip's directory only
+            return set(ARRAYS) <= set(data.files)
+    except Exception:  # missing, damaged (zipfile's own errors) or unreadable: rebuild
         return False
