@@ -362,33 +362,50 @@ def tfidf_rescore(runs) -> list[str]:
     return lines
 
 
-def setting_pair(d: dict, rows_key: str, settings: tuple[str, str], intro: str, probe_what: str) -> list[str]:
-    """One run of a setting off and on in the default lexical config (``benchmarks/_common/interleaved.py``'s rows):
-    accuracy and speed per set, then its probe over the default KB (first candidate under each setting)."""
-    off, on = settings
-    rows = [[r["set"], num(r["mentions"]), num(r["first_candidates_differ"]), *(acc(r[s][m]) for m in ("acc@1", "acc@5") for s in settings),
-             *(num(r[s]["mentions_per_second"]) for s in settings),
-             f"{r[on]['mentions_per_second'] / r[off]['mentions_per_second']:.2f}", *provenance(d)] for r in d[rows_key]]
-    probe = "; ".join(f"\"{p['mention']}\" {(p[off] or {}).get('name', 'nothing')} -> {(p[on] or {}).get('name', 'nothing')}"
-                      f" ({'right' if p[f'{on}_right'] else 'wrong'})" for p in d["probe"] if p[on] != p[off])
-    unchanged = sum(p[on] == p[off] for p in d["probe"])
-    right = {setting: sum(p[f"{setting}_right"] for p in d["probe"]) for setting in settings}
-    return ["", f"{intro}; index built once, both settings in one run, mentions/s the median of {d['repeats']}):", "",
-            *table(["set", "mentions", "first differs", *(f"Acc@{k} {s}" for k in (1, 5) for s in settings), *(f"mentions/s {s}" for s in settings),
-                    "ratio", *PROVENANCE], rows), "",
-            f"Probe over the default KB ({len(d['probe'])} {probe_what}, each with the codes a coder would pick; first candidate right "
-            f"{right[off]} {off}, {right[on]} {on}; {unchanged} unchanged; {off} -> {on}): {probe}."]
+# the on/off runs of one lexical stage or option in the default config (benchmarks/_common/interleaved.py's rows): the
+# results name, its rows' key, its two settings, the stage's short name and what it does, and what its probe holds
+LEXICAL_OPTIONS = [
+    ("words_form", "words_rows", ("without", "with"), "words", "an exact match on the set of a name's word stems, function words "
+     "left out, so \"hip fractures\" meets *Fracture of hip NOS* (weight 1)", "reordered or inflected phrasings"),
+    ("bm25_spelling", "spelling_rows", ("off", "on"), "BM25 spelling", "a query word no name has is read as the most frequent name word "
+     "one edit away, before stemming", "misspellings"),
+    ("completion_stage", "completion_rows", ("without", "with"), "completion", "the names holding every word stem of the mention, "
+     "ranked by P(their other stems | the mention's) over the KB's names, so \"diabetes\" meets *Diabetes mellitus* before *Latent "
+     "diabetes*; a name that adds only \"disease\", \"disorder\" or \"syndrome\" scores 1 (weight 0.25)", "head words and eponyms"),
+]
 
 
-def words_form(runs) -> list[str]:
-    """The exact generator's word-set form in the default lexical config, on and off: accuracy, speed, a probe of phrasings."""
-    lines = []
-    for _, d in runs:
-        lines += setting_pair(d, "words_rows", ("without", "with"), "**Word sets as names** (the `words` stage: an exact match on the set of a "
-                              "name's word stems, function words left out, so \"hip fractures\" meets *Fracture of hip NOS*; the default lexical "
-                              "config with it at weight 1 and without it", "reordered or inflected phrasings")
-        lines[-1] += default_index_sentence(d)
-    return lines
+def lexical_options(get) -> list[str]:
+    """Each lexical stage or option of the default config, off and on in one run: one table, then each one's probe."""
+    rows, notes, described = [], [], []
+    for name, rows_key, (off, on), stage, what, probe_what in LEXICAL_OPTIONS:
+        for _, d in get(name) or []:
+            rows += [[stage, r["set"], num(r["mentions"]), num(r["first_candidates_differ"]), *(acc(r[s][m]) for m in ("acc@1", "acc@5") for s in (off, on)),
+                      *(num(r[s]["mentions_per_second"]) for s in (off, on)),
+                      f"{r[on]['mentions_per_second'] / r[off]['mentions_per_second']:.2f}", *provenance(d)] for r in d[rows_key]]
+            described.append(f"*{stage}*: {what}" + (f"; building its vocabulary over the default KB's {d['default_kb_names']:,} names: "
+                                                      f"{d['vocabulary_seconds']:.1f} s" if "vocabulary_seconds" in d else "") + weight_choice(d))
+            changed = "; ".join(f"\"{p['mention']}\" {(p[off] or {}).get('name', 'nothing')} -> {(p[on] or {}).get('name', 'nothing')}"
+                                f" ({'right' if p[f'{on}_right'] else 'wrong'})" for p in d["probe"] if p[on] != p[off])
+            notes.append(f"*{stage}* probe ({len(d['probe'])} {probe_what} over the default KB, each with the codes a coder would pick; first "
+                         f"candidate right {sum(p[f'{off}_right'] for p in d['probe'])} off, {sum(p[f'{on}_right'] for p in d['probe'])} on; "
+                         f"{sum(p[on] == p[off] for p in d['probe'])} unchanged; off -> on): {changed}." + default_index_sentence(d))
+    if not rows:
+        return []
+    return ["", "**Lexical stages and options, each off and on** (the default lexical config with one of them off (weight 0: not searched) "
+            "and on; " + "; ".join(described) + ". Index built once per set, both settings in one run, mentions/s the median of the run's "
+            "repeats):", "",
+            *table(["stage", "set", "mentions", "first differs", "Acc@1 off", "Acc@1 on", "Acc@5 off", "Acc@5 on", "mentions/s off", "mentions/s on",
+                    "ratio", *PROVENANCE], rows), "", *(line for note in notes for line in (note, ""))][:-1]
+
+
+def weight_choice(d: dict) -> str:
+    """The dev sets' Acc@1 at each weight tried (``--choose``), set by set."""
+    rows = d.get("weight_choice") or []
+    sets = list(dict.fromkeys(r["set"] for r in rows))
+    by = {(r["set"], r["weight"]): r["acc@1"] for r in rows}
+    return "" if not rows else (f"; its weight chosen on dev (Acc@1 of {' / '.join(sets)} at " + ", ".join(
+        f"{w:g}: {' / '.join(f'{by[(name, w)]:.4f}' for name in sets)}" for w in dict.fromkeys(r["weight"] for r in rows)) + ")")
 
 
 def default_index_sentence(d: dict) -> str:
@@ -401,29 +418,6 @@ def default_index_sentence(d: dict) -> str:
             f"{len(decided) - len(nil)} of them, {sum(x['right'] and not x['nil'] for x in decided)} right, at probabilities "
             f"{min(x['probability'] for x in decided):.2f}-{max(x['probability'] for x in decided):.2f}"
             + (f"; NIL: {', '.join(x['mention'] for x in nil)} (first candidate right for {sum(x['right'] for x in nil)})." if nil else "."))
-
-
-def completion_stage(runs) -> list[str]:
-    """The completion stage in the default lexical config, on and off: accuracy, speed, a probe of head words."""
-    lines = []
-    for _, d in runs:
-        lines += setting_pair(d, "completion_rows", ("without", "with"), "**Completion** (the `completion` stage: the names holding every word "
-                              "stem of the mention, ranked by P(their other stems | the mention's) over the KB's names, so \"diabetes\" meets "
-                              "*Diabetes mellitus* before *Latent diabetes*; a name that adds only \"disease\", \"disorder\" or \"syndrome\" scores 1; the default lexical config with it at weight 0.25 and without it",
-                              "head words and eponyms")
-        lines[-1] += default_index_sentence(d)
-    return lines
-
-
-def bm25_spelling(runs) -> list[str]:
-    """BM25's spelling correction in the default lexical config, off and on: accuracy, speed, a probe of misspellings."""
-    lines = []
-    for _, d in runs:
-        lines += setting_pair(d, "spelling_rows", ("off", "on"), "**BM25's spelling correction** (a query word no name has is read as the most "
-                              "frequent name word one edit away, before stemming; the default lexical config with it off and on; building the "
-                              f"words' vocabulary over the default KB's {d['default_kb_names']:,} names on the first query: "
-                              f"{d['vocabulary_seconds']:.1f} s", "misspellings")
-    return lines
 
 
 def episode_strip(runs) -> list[str]:
@@ -671,9 +665,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
     sections = [kb_building(get("kb_build")) if get("kb_build") else [],
                 lexical(get("lexical_linking"), get("tune_lexical"), get("lexical_ties")) if get("lexical_linking") else [],
                 tfidf_rescore(get("tfidf_rescore")) if get("tfidf_rescore") else [],
-                words_form(get("words_form")) if get("words_form") else [],
-                bm25_spelling(get("bm25_spelling")) if get("bm25_spelling") else [],
-                completion_stage(get("completion_stage")) if get("completion_stage") else [],
+                lexical_options(get),
                 dense(get("dense_linking"), get("ensemble"), get("default_dense"), get("training"))
                 if get("dense_linking", "ensemble", "default_dense") else [],
                 reranking(get("rerank")) if get("rerank") else [],

@@ -27,7 +27,7 @@ def test_link_arguments_json(index_dir, tmp_path):
     assert out[0]["mention"] == "colorectal cancer"
     best = out[0]["candidates"][0]
     assert (best["id"], best["name"], best["matched"]) == ("D015179", "colorectal neoplasms", "colorectal cancer")
-    assert set(best["scores"]) == {"exact", "words", "completion", "tfidf", "bm25"} and len(out[0]["candidates"]) == 2
+    assert set(best["scores"]) == {"exact", "words", "tfidf", "bm25"} and len(out[0]["candidates"]) == 2
     assert out[1] == {"mention": "", "candidates": [], "error": "empty mention"}
     assert out[2]["candidates"] == [] and "only punctuation" in out[2]["error"]
     assert "2 mention(s) not linked (number 2, 3 in input order)" in result.stderr

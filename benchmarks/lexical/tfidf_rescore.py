@@ -39,10 +39,10 @@ def datasets(workdir: Path, config=None, seed: int = 1, splits: tuple[str, ...] 
     """(name, linker, mention texts, gold id sets) per evaluation set; ``config`` (default: the default config) for every
     linker, ``seed`` the pseudo-mentions', ``splits`` which of dev (NCBI dev, AskAPatient validation) and test to give."""
     config = config or default_config()
-    chosen = [(name, kb, split) for name, kb, split in (("NCBI dev", ncbi_kb(workdir), ncbi_split("dev")), ("NCBI test", ncbi_kb(workdir), ncbi_split("test")),
-                            ("AskAPatient fold-0 validation", aap_kb(workdir), aap_split(0, "validation")),
-                            ("AskAPatient fold-0 test", aap_kb(workdir), aap_split(0, "test")))
-              if ("test" if name.endswith("test") else "dev") in splits]
+    sets = [("NCBI dev", ncbi_kb(workdir), ncbi_split("dev")), ("NCBI test", ncbi_kb(workdir), ncbi_split("test")),
+            ("AskAPatient fold-0 validation", aap_kb(workdir), aap_split(0, "validation")),
+            ("AskAPatient fold-0 test", aap_kb(workdir), aap_split(0, "test"))]
+    chosen = [(name, kb, split) for name, kb, split in sets if ("test" if name.endswith("test") else "dev") in splits]
     for name, kb, split in chosen:
         mentions = load_dataset(split)
         yield name, Linker.build(kb, config), [p for m in mentions for p in m.parts], [m.gold for m in mentions for _ in m.parts]
