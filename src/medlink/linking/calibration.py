@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 from medlink.core import LinkResult, Mention
 from medlink.errors import MedlinkError
-from medlink.linking.probability import TIE, ProbabilityModel, similarity
+from medlink.linking.probability import TIE, ProbabilityModel, RememberedNormalize, similarity
 from medlink.params import Param
 from medlink.rerank.base import LinkerParts, own_settings
 
@@ -89,7 +89,7 @@ class CalibrationStage:
     def __init__(self, settings: dict, normalize):
         self.settings = own_settings(self.type, PARAMS, settings)
         self.probability_model = ProbabilityModel.from_dict(self.settings["model"], f"{TYPE} stage")
-        self.normalize = normalize
+        self.normalize = RememberedNormalize(normalize)  # candidates' names, normalised for their features
 
     @classmethod
     def build(cls, settings: dict, parts: LinkerParts) -> "CalibrationStage":
@@ -117,7 +117,7 @@ class CalibrationStage:
         ``probabilities``: given instead of predicted, as when dev choices are made on out-of-fold ones)."""
         if probabilities is None:
             probabilities = self.probability_model.probabilities(key, result.candidates, self.normalize)
-        candidates = [c.copy(probability=round(float(p), 6)) for c, p in zip(result.candidates, probabilities)]
+        candidates = [c.with_probability(round(float(p), 6)) for c, p in zip(result.candidates, probabilities)]
         if self.settings["order"] == "probability":
             candidates.sort(key=lambda c: -c.probability)  # stable: ties keep the ranking's order
         else:
