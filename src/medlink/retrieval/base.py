@@ -103,16 +103,23 @@ def to_candidates(hits: Hits, tables: Sequence[NameTable], stage_names: Sequence
         at = np.clip(np.searchsorted(stage_codes, codes), 0, max(len(stage_codes) - 1, 0))
         found = (stage_codes[at] == codes) if len(stage_codes) else np.zeros(len(codes), bool)
         by_stage[name] = np.where(found, stage_values[at] if len(stage_values) else 0, np.nan)
+    # plain Python values, read once: numpy scalars taken one by one cost more than the rest of the loop
+    columns = [(name, values.tolist()) for name, values in by_stage.items()]
+    from_memory = np.zeros(len(codes), bool)
+    for stage in np.unique(hits.stages).tolist():
+        at = hits.stages == stage
+        from_memory[at] = (np.asarray(tables[stage].origins)[hits.keys[at]] & MEMORY_ORIGIN) != 0
     out: list[list[Candidate]] = [[] for _ in range(hits.n_queries)]
-    for j, (query, concept, score, key, stage) in enumerate(zip(queries.tolist(), hits.concepts.tolist(), hits.scores.tolist(), hits.keys.tolist(), hits.stages.tolist())):
+    for j, (query, concept, score, key, stage, memory) in enumerate(zip(queries.tolist(), hits.concepts.tolist(), hits.scores.tolist(), hits.keys.tolist(),
+                                                                        hits.stages.tolist(), from_memory.tolist())):
         table = tables[stage]
         stage_name = stage_names[stage]
         if per_stage is None:
             scores = {stage_name: score}
         else:
-            scores = {name: float(values[j]) for name, values in by_stage.items() if not np.isnan(values[j])}
+            scores = {name: values[j] for name, values in columns if values[j] == values[j]}  # NaN: the stage did not find it
         matched = table.display[key]
-        origin = "memory" if table.origins[key] & MEMORY_ORIGIN else "kb"
-        out[query].append(Candidate(concept_ids[concept], float(score), matched, scores, [{"matched": matched, "origin": origin, "stage": stage_name}],
+        out[query].append(Candidate(concept_ids[concept], float(score), matched, scores,
+                                    [{"matched": matched, "origin": "memory" if memory else "kb", "stage": stage_name}],
                                     concept_names[concept] if concept_names is not None else None))
     return out
