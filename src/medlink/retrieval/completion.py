@@ -3,7 +3,7 @@
 Why: people name a condition by its head word ("diabetes", "lupus") where a terminology always adds more ("Diabetes
 mellitus", "Lupus erythematosus"). No name spells the mention, so character n-grams and BM25 prefer the shortest name
 around it ("Type I diabetes", "Latent diabetes") and the probabilities rightly doubt it. What the KB itself says is
-which words come with the mention's: of the 747 default-KB names with "diabetes", 96% also say "mellitus", 0.5%
+which words come with the mention's: of the 747 default-KB names with "diabetes", 96% also say "mellitus", 0.1%
 "latent". So a name is scored by P(its other word stems | the mention's stems), each extra stem's share of the names
 that hold all of the mention's (a product over the extra stems): the most expected completion comes first. A name
 that adds only a generic head ("disease", "disorder", "syndrome") scores 1: "celiac" is *Celiac disease*, though the
