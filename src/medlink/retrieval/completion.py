@@ -33,7 +33,7 @@ PARAMS_FILE = "medlink_params.json"
 STEMS_FILE = "stems.txt"  # the stems, in column order
 WORDS_FILE = "words.txt"  # every word the names spell (a mention with another word is not completed)
 GENERIC_HEADS = ("disease", "disorder", "syndrome")  # what an eponym or a head word leaves unsaid: they cost nothing
-MATRIX_FILE = "stems_by_name.npz"  # each name's stem columns (CSR: indptr, indices): rebuilt from 150k names at every load it cost 1 s
+MATRIX_FILE = "stems_by_name.npz"  # ARRAYS: made again from the default KB's 150k names at every load, they cost 1 s
 
 
 class CompletionGenerator(GeneratorBase):
@@ -98,11 +98,11 @@ class CompletionGenerator(GeneratorBase):
         if not len(rows):
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         counts = self.lengths[rows]
-        stems = self.indices[runs(self.indptr[rows], counts)]
-        share = np.bincount(stems, minlength=len(self.stems)).astype(np.float64) / len(rows)  # of the names holding the mention's stems
+        their_stems = self.indices[runs(self.indptr[rows], counts)]
+        share = np.bincount(their_stems, minlength=len(self.stems)).astype(np.float64) / len(rows)  # of the names holding the mention's stems
         share[columns] = 1.0
         share[self.generic] = 1.0
-        log_p = np.log(share[stems])
+        log_p = np.log(share[their_stems])
         scores = np.add.reduceat(log_p, np.cumsum(counts) - counts)  # every row holds the mention's stems: none is empty
         top = np.argpartition(-scores, k)[:k] if len(scores) > k else np.arange(len(scores))
         top = top[np.argsort(-scores[top], kind="stable")]
@@ -155,6 +155,7 @@ def arrays_fit(arrays: dict[str, np.ndarray], names: int, stems: int) -> bool:
 
 
 def saved_function_words(directory: Path) -> frozenset[str]:
+    """The function words the saved stems were made without (a damaged settings file is named)."""
     path = directory / PARAMS_FILE
     settings = read_json(path)
     words = settings.get("function_words") if isinstance(settings, dict) else None
