@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from medlink.errors import DamagedFileError
 from medlink.retrieval.bm25 import BM25Generator
 from medlink.retrieval.completion import CompletionGenerator, is_current as completion_is_current
 from medlink.retrieval.exact import ExactGenerator
@@ -94,6 +95,13 @@ def test_completion_ranks_the_names_holding_the_mention_by_how_expected_their_ot
     again = CompletionGenerator.load(tmp_path / "completion", table, CONCEPTS, "completion")
     assert [[(c.concept_id, c.score) for c in r] for r in again.search(queries, k=5)] == [[(c.concept_id, c.score) for c in r] for r in found]
     assert completion_is_current(tmp_path / "completion")
+    saved = tmp_path / "completion"
+    for file, damaged in (("words.txt", ""), ("stems.txt", "\n".join(reversed((saved / "stems.txt").read_text().split("\n"))))):
+        kept = (saved / file).read_text()
+        (saved / file).write_text(damaged)  # emptied or reordered: it would read, and complete nothing or the wrong stems
+        with pytest.raises(DamagedFileError, match=file):
+            CompletionGenerator.load(saved, table, CONCEPTS, "completion")
+        (saved / file).write_text(kept)
     celiac = NameTable.build([("Celiac disease", "D001", KB_ORIGIN), ("Injury of celiac artery", "D002", KB_ORIGIN),
                               ("Minor injury of celiac artery", "D003", KB_ORIGIN)], {c: i for i, c in enumerate(CONCEPTS)}, normalize)
     first = CompletionGenerator.build(celiac, CONCEPTS).search(["celiac"], k=5)[0][0]

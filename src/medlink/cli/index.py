@@ -17,7 +17,7 @@ def index_build(
     kb: str = typer.Option(..., "--kb", help="KB file, or 'default'."),
     out: Path = typer.Option(..., "--out", help="Index directory to write (replaced atomically)."),
     config: Optional[str] = typer.Option(None, "--config", help="JSON linker config file (generators, fusion, reranker), or a preset: "
-                                         "'default' (exact + TF-IDF + BM25) or 'default-dense' (those + the packaged MiniLM; the dense extra)."),
+                                         "'default' (exact names and word sets + completions + TF-IDF + BM25) or 'default-dense' (those + the packaged MiniLM; the dense extra)."),
     memory: List[str] = typer.Option([], "--memory", help="Annotated dataset FORMAT:PATH to memorise (repeatable)."),
     calibrate: str = typer.Option("kb", "--calibrate", metavar="kb|memory|none", help="kb: fit the probabilities and NIL threshold on pseudo-mentions drawn from the KB "
                                   "(synonyms held out of the index); memory: on the --memory mentions, each fifth of them linked by an index "

@@ -16,6 +16,7 @@ with another word ("migrane" and "migrans" are both "migran"), which BM25's spel
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Sequence
@@ -65,7 +66,11 @@ class CompletionGenerator(GeneratorBase):
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "CompletionGenerator":
         function_words = saved_function_words(directory)
-        stems = read_lines(directory / STEMS_FILE)
+        settings = read_json(directory / PARAMS_FILE)
+        stems, words = read_lines(directory / STEMS_FILE), read_lines(directory / WORDS_FILE)
+        for file, lines in ((STEMS_FILE, stems), (WORDS_FILE, words)):  # emptied, cut or reordered lines would pass silently
+            if settings.get(f"{file}_sha256") != lines_digest(lines):
+                raise DamagedFileError(directory / file, ValueError("its lines are not the ones the index was built with"))
         try:
             with np.load(directory / MATRIX_FILE) as data:
                 arrays = {key: data[key] for key in ARRAYS}
@@ -73,13 +78,15 @@ class CompletionGenerator(GeneratorBase):
             raise DamagedFileError(directory / MATRIX_FILE, error) from error
         if not arrays_fit(arrays, len(table.keys), len(stems)):
             raise DamagedFileError(directory / MATRIX_FILE, ValueError(f"does not fit {len(table.keys)} names and {len(stems)} stems"))
-        return cls(table, concept_ids, name, stems, arrays, function_words, read_lines(directory / WORDS_FILE))
+        return cls(table, concept_ids, name, stems, arrays, function_words, words)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / PARAMS_FILE).write_text(json.dumps({"function_words": sorted(self.function_words)}), encoding="utf-8")
+        words = sorted(self.words)
+        digests = {f"{STEMS_FILE}_sha256": lines_digest(self.stems), f"{WORDS_FILE}_sha256": lines_digest(words)}
+        (directory / PARAMS_FILE).write_text(json.dumps({"function_words": sorted(self.function_words), **digests}), encoding="utf-8")
         write_lines(directory / STEMS_FILE, self.stems)
-        write_lines(directory / WORDS_FILE, sorted(self.words))
+        write_lines(directory / WORDS_FILE, words)
         np.savez(directory / MATRIX_FILE, **self.arrays)
 
     def completions(self, mention: str, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -117,6 +124,11 @@ class CompletionGenerator(GeneratorBase):
 
 
 ARRAYS = ("indptr", "indices", "names_indptr", "names_of", "set_codes")  # what MATRIX_FILE holds
+
+
+def lines_digest(lines: Sequence[str]) -> str:
+    """sha256 of a saved list of lines, kept beside them: a file of other lines is refused, not read as another vocabulary."""
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
 def stem_codes(n: int) -> np.ndarray:
@@ -168,7 +180,9 @@ def is_current(directory: Path) -> bool:
     """Were this generator's files all written, in today's form, its stems with today's function words? (Not: a default
     index is rebuilt.)"""
     try:
-        if saved_function_words(directory) != FUNCTION_WORDS or not all((directory / f).is_file() for f in (STEMS_FILE, WORDS_FILE)):
+        settings = read_json(directory / PARAMS_FILE)
+        if saved_function_words(directory) != FUNCTION_WORDS or not all((directory / f).is_file() and f"{f}_sha256" in settings
+                                                                        for f in (STEMS_FILE, WORDS_FILE)):
             return False
         with np.load(directory / MATRIX_FILE) as data:  # reads the zip's directory only
             return set(ARRAYS) <= set(data.files)
