@@ -160,3 +160,9 @@ def test_a_candidate_that_bm25_found_through_a_spelling_correction_says_so(kb, t
     assert {"spelling": "bm25 read 'hamartomma' as 'hamartoma'"} in misspelt.candidates[0].evidence
     assert "     bm25 read 'hamartomma' as 'hamartoma'" in explanation_lines(misspelt)
     assert not any("spelling" in e for c in spelt.candidates for e in c.evidence)
+
+
+def test_a_config_whose_generators_all_search_a_memory_not_given_is_refused(kb):
+    config = LinkerConfig.from_dict({"generators": [{"name": "completion", "type": "completion", "names": "memory"}]})
+    with pytest.raises(MedlinkError, match=r"searches the memory only \('names': 'memory': completion\) and no memory was given"):
+        Linker.build(kb, config)
