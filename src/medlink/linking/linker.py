@@ -143,12 +143,12 @@ class Linker:
             concept_names.append(name)
         position = {cid: i for i, cid in enumerate(concept_ids)}
         sources = _table_sources(config, has_memory)
-        skipped = [g.name for g in config.generators if g.name not in sources]
-        if skipped and not sources:
-            raise MedlinkError(f"every generator of this config searches the memory only ('names': 'memory': {', '.join(skipped)}) and no "
+        memory_only = [g.name for g in config.generators if g.name not in sources]
+        if memory_only and not sources:
+            raise MedlinkError(f"every generator of this config searches the memory only ('names': 'memory': {', '.join(memory_only)}) and no "
                                "memory was given: give --memory FILE, or let a generator search the KB's names ('names': 'kb' or 'kb+memory')")
-        if skipped:
-            log.warning("no memory given: generator(s) %s, which search the memory only, left out of the index", ", ".join(skipped))
+        if memory_only:
+            log.warning("no memory given: generator(s) %s, which search the memory only, left out of the index", ", ".join(memory_only))
 
         def entries(source: str):
             if source in ("kb", "kb+memory"):
