@@ -36,7 +36,7 @@ ROOT = HERE.parent
 RESULTS, NOTES, OUT = HERE / "results", HERE / "notes.md", ROOT / "BENCHMARKS.md"
 FLAGS = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_bf16": "AVX512-BF16", "amx_bf16": "AMX"}
 PROVENANCE = ["CPU", "command", "commit", "results"]
-LINE_BUDGET = 540  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16); session 23: default-dense's strip, its cost and saving, and the first use before it (+12); the documents benchmark on the AVX2-only CPU and the dictionary pipeline's speed in each other run's line (+8); TF-IDF's exact rescoring of 4 x its shortlist (+12) and its noise note (+2); session 24: the words stage's table and probe (+15), the cross-fitted and memory-only probabilities' rows and columns (+2), the default index's load time note (+1), less the AVX2-only documents line the main table replaced (-6); session 25: the 3-layer tagger's documents run (+6), each other tagger's speed without the bi-encoder (+1), the alignment run on the AVX2-only CPU and its speed rows beside the AVX-512 ones (+13); session 26: the 3-layer aligner's run and its speed beside the 6-layer one's on the AVX2-only CPU (+10, less the reruns' rows the main table already shows); session 27: BM25's spelling correction, a default-config decision, with its probe (+14)
+LINE_BUDGET = 545  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16); session 23: default-dense's strip, its cost and saving, and the first use before it (+12); the documents benchmark on the AVX2-only CPU and the dictionary pipeline's speed in each other run's line (+8); TF-IDF's exact rescoring of 4 x its shortlist (+12) and its noise note (+2); session 24: the words stage's table and probe (+15), the cross-fitted and memory-only probabilities' rows and columns (+2), the default index's load time note (+1), less the AVX2-only documents line the main table replaced (-6); session 25: the 3-layer tagger's documents run (+6), each other tagger's speed without the bi-encoder (+1), the alignment run on the AVX2-only CPU and its speed rows beside the AVX-512 ones (+13); session 26: the 3-layer aligner's run and its speed beside the 6-layer one's on the AVX2-only CPU (+10, less the reruns' rows the main table already shows); session 27: BM25's spelling correction, a default-config decision, with its probe (+14); session 28: the completion stage and its probe in one table with the other lexical options (the three tables merged), and the calibration stage's cost on the default index (+4)
 NUMERIC = re.compile(r"^[\d,.]+([-/][\d,.]+)?(%| |$)")  # a right-aligned cell: 0.9177, 1,751, 3.6 min, 98.6%, 15 of 500
 
 # A results file's kind, by the keys its script writes (first match wins).
@@ -52,6 +52,7 @@ KINDS = {
     "words_form": lambda d: "words_rows" in d,
     "bm25_spelling": lambda d: "spelling_rows" in d,
     "completion_stage": lambda d: "completion_rows" in d,
+    "calibrated_link": lambda d: "mentions_per_second_with" in d,
     "default_dense": lambda d: "chosen_dense_weight" in d,
     "concept_text": lambda d: "coverage" in d,
     "xref_enrichment": lambda d: "names_added" in d,
@@ -439,7 +440,14 @@ def episode_strip(runs) -> list[str]:
     return lines
 
 
-def speed(lexical_runs, dense_runs, strip_runs=()) -> list[str]:
+def calibrated_link(runs) -> list[str]:
+    """The default index linking with its calibration stage and without it, one run."""
+    return [line for _, d in runs for line in ("", f"The default index linking its KB's {d['mentions']:,} pseudo-mentions (seed 1, k 5): {num(d['mentions_per_second_with'])} "
+            f"mentions/s with its calibration stage, {num(d['mentions_per_second_without'])} without (medians of {d['repeats']}, in turns; "
+            f"{', '.join(provenance(d))}).")]
+
+
+def speed(lexical_runs, dense_runs, strip_runs=(), calibrated_runs=()) -> list[str]:
     rows = []
     for _, d in lexical_runs:
         s = d["speed"]
@@ -462,7 +470,7 @@ def speed(lexical_runs, dense_runs, strip_runs=()) -> list[str]:
              "the same names were encoded with the same precision before. Fastest first.", "",
              *table(["linker", "KB", "index build", "load", "mentions/s stream (n)", "mentions/s unique (n)", "index", "peak RSS", *PROVENANCE],
                     best_first(rows))]
-    lines += default_dense_speed(dense_runs) + episode_strip(strip_runs)
+    lines += default_dense_speed(dense_runs) + episode_strip(strip_runs) + calibrated_link(calibrated_runs)
     for _, d in dense_runs:
         if not d["encoding"]:
             continue
@@ -672,7 +680,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 ranker(get("pairwise_ranker"), table=table, provenance=provenance) if get("pairwise_ranker") else [],
                 calibration_section(get("calibration_nil"), table, provenance, get("nil_documents"), get("calibration_variants")) if get("calibration_nil") else [],
                 scale(get("lexical_scale")) if get("lexical_scale") else [],
-                speed(get("lexical_linking"), get("dense_speed"), get("episode_strip")) if get("lexical_linking", "dense_speed") else [],
+                speed(get("lexical_linking"), get("dense_speed"), get("episode_strip"), get("calibrated_link") or []) if get("lexical_linking", "dense_speed") else [],
                 robustness(get("robustness"), get("json_scorer")) if get("robustness", "json_scorer") else [],
                 documents(get("documents_ncbi"), get("peers_documents"), get("dictionary_scale"), get("documents_context"), table=table, provenance=provenance,
                           PROVENANCE=PROVENANCE, secs=secs, mb=mb) if get("documents_ncbi", "peers_documents", "dictionary_scale") else [],

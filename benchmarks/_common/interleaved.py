@@ -72,3 +72,11 @@ def default_index_decisions(probe: Sequence[tuple[str, str]]) -> list[dict]:
     return [{"mention": text, "nil": bool(r.nil), "id": r.candidates[0].concept_id if r.candidates else None,
              "probability": r.candidates[0].probability if r.candidates else None, "right": bool(r.candidates) and r.candidates[0].concept_id in expected.split("|")}
             for (text, expected), r in zip(probe, results)]
+
+
+def with_stage_weight(linker, stage: str, weight: float) -> None:
+    """Put ``linker`` in one setting of a stage: its fusion weight (0: the stage is not searched)."""
+    from dataclasses import replace
+
+    fusion = linker.config.fusion
+    linker.config = replace(linker.config, fusion=replace(fusion, weights={**fusion.weights, stage: weight}))

@@ -18,18 +18,16 @@ import argparse
 import resource
 import sys
 import tempfile
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import command_line, publish  # noqa: E402
-from benchmarks._common.interleaved import default_index_decisions, setting_runs  # noqa: E402
+from benchmarks._common.interleaved import default_index_decisions, setting_runs, with_stage_weight  # noqa: E402
 from benchmarks._common.pseudo import accuracy_at  # noqa: E402
 from benchmarks.lexical.tfidf_rescore import datasets  # noqa: E402
 
 from medlink.linking.config import LEXICAL_WEIGHTS  # noqa: E402
-from medlink.linking.linker import Linker  # noqa: E402
 
 SETTINGS = {"without": 0.0, "with": LEXICAL_WEIGHTS["completion"]}
 # head words and eponyms for concepts the default KB names at more length, with the codes a coder would choose
@@ -42,16 +40,13 @@ PROBE = [("diabetes", "HP:0000819|ICD10CM:E08-E13|ICD10CM:E11.9"), ("lupus", "IC
          ("multiple sclerosis", "ICD10CM:G35|ICD10CM:G35.D"), ("kidney failure", "HP:0000083|ICD10CM:N19")]
 
 
-def with_completion(linker: Linker, weight: float) -> None:
-    linker.config = replace(linker.config, fusion=replace(linker.config.fusion, weights={**linker.config.fusion.weights, "completion": weight}))
-
 
 def weight_choice(workdir: Path, weights: list[float]) -> list[dict]:
     """Acc@1 / Acc@5 of each dev set (seed 2's pseudo-mentions) at each completion weight."""
     rows = []
     for name, linker, texts, golds in datasets(workdir, seed=2, splits=("dev",)):
         for weight in weights:
-            with_completion(linker, weight)
+            with_stage_weight(linker, "completion", weight)
             rows.append({"set": name, "weight": weight, **accuracy_at(linker.link(texts, k=5, rerank=False), golds)})
             print(rows[-1], flush=True)
     return rows
@@ -65,7 +60,7 @@ def main() -> None:
                         help="weights to link the dev sets at first (comma-separated): the choice behind the preset's")
     args = parser.parse_args()
     choice = weight_choice(args.workdir, args.choose) if args.choose else []
-    rows, probed, _ = setting_runs(datasets(args.workdir), lambda linker: {label: partial(with_completion, linker, weight) for label, weight in SETTINGS.items()},
+    rows, probed, _ = setting_runs(datasets(args.workdir), lambda linker: {label: partial(with_stage_weight, linker, "completion", weight) for label, weight in SETTINGS.items()},
                                    args.repeats, PROBE)
     publish("completion_stage", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "completion_rows": rows, "probe": probed,
                                  "default_index": default_index_decisions(PROBE), "weight_choice": choice,

@@ -17,17 +17,15 @@ import argparse
 import resource
 import sys
 import tempfile
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import command_line, publish  # noqa: E402
-from benchmarks._common.interleaved import default_index_decisions, setting_runs  # noqa: E402
+from benchmarks._common.interleaved import default_index_decisions, setting_runs, with_stage_weight  # noqa: E402
 from benchmarks.lexical.tfidf_rescore import datasets  # noqa: E402
 
 from medlink.linking.config import LEXICAL_WEIGHTS  # noqa: E402
-from medlink.linking.linker import Linker  # noqa: E402
 
 SETTINGS = {"without": 0.0, "with": LEXICAL_WEIGHTS["words"]}
 # phrasings people write for concepts the default KB names otherwise, with the concept a coder would choose
@@ -38,16 +36,13 @@ PROBE = [("hip fractures", "ICD10CM:S72.00"), ("fracture of hip", "ICD10CM:S72.0
          ("kidney failure", "HP:0000083|ICD10CM:N19")]
 
 
-def with_words(linker: Linker, weight: float) -> None:
-    linker.config = replace(linker.config, fusion=replace(linker.config.fusion, weights={**linker.config.fusion.weights, "words": weight}))
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     args = parser.parse_args()
-    rows, probed, _ = setting_runs(datasets(args.workdir), lambda linker: {label: partial(with_words, linker, weight) for label, weight in SETTINGS.items()},
+    rows, probed, _ = setting_runs(datasets(args.workdir), lambda linker: {label: partial(with_stage_weight, linker, "words", weight) for label, weight in SETTINGS.items()},
                                    args.repeats, PROBE)
     publish("words_form", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "words_rows": rows, "probe": probed,
                            "default_index": default_index_decisions(PROBE),

@@ -65,8 +65,7 @@ class CompletionGenerator(GeneratorBase):
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "CompletionGenerator":
-        function_words = saved_function_words(directory)
-        settings = read_json(directory / PARAMS_FILE)
+        settings, function_words = saved_settings(directory)
         stems, words = read_lines(directory / STEMS_FILE), read_lines(directory / WORDS_FILE)
         for file, lines in ((STEMS_FILE, stems), (WORDS_FILE, words)):  # emptied, cut or reordered lines would pass silently
             if settings.get(f"{file}_sha256") != lines_digest(lines):
@@ -166,22 +165,22 @@ def arrays_fit(arrays: dict[str, np.ndarray], names: int, stems: int) -> bool:
     return bool(sizes_fit and ordered and in_range)
 
 
-def saved_function_words(directory: Path) -> frozenset[str]:
-    """The function words the saved stems were made without (a damaged settings file is named)."""
+def saved_settings(directory: Path) -> tuple[dict, frozenset[str]]:
+    """The saved settings and the function words the stems were made without (a damaged settings file is named)."""
     path = directory / PARAMS_FILE
     settings = read_json(path)
     words = settings.get("function_words") if isinstance(settings, dict) else None
     if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
         raise DamagedFileError(path, ValueError("expected {\"function_words\": a list of words}"))
-    return frozenset(words)
+    return settings, frozenset(words)
 
 
 def is_current(directory: Path) -> bool:
     """Were this generator's files all written, in today's form, its stems with today's function words? (Not: a default
     index is rebuilt.)"""
     try:
-        settings = read_json(directory / PARAMS_FILE)
-        if saved_function_words(directory) != FUNCTION_WORDS or not all((directory / f).is_file() and f"{f}_sha256" in settings
+        settings, function_words = saved_settings(directory)
+        if function_words != FUNCTION_WORDS or not all((directory / f).is_file() and f"{f}_sha256" in settings
                                                                         for f in (STEMS_FILE, WORDS_FILE)):
             return False
         with np.load(directory / MATRIX_FILE) as data:  # reads the zip's directory only
