@@ -26,13 +26,28 @@ def documents_line(runs: list[dict], provenance) -> list[str]:
             + ", ".join(provenance(run)) + ")"]
 
 
+ORGAN_WORDS = ("heart", "kidney", "liver", "lung")  # pseudo_variants.py's, with no right answer
+
+
 def variants_line(runs: list, provenance) -> list[str]:
-    """One sentence: the KB-fitted probabilities with and without misspelt-name pseudo-mentions (NCBI dev)."""
+    """One sentence: the KB-fitted probabilities with and without misspelt- and shortened-name pseudo-mentions (NCBI dev)."""
     _name, run = runs[-1]
     trial = run["variants_trial"]
-    cells = [f"{row['config']}, {row['variants']} misspelt: ECE {row['ece']:.4f}, linked F1 {row['linked']['linked_f1']:.3f}" for row in trial["rows"]]
+    cells = [f"{row['config']}, {row['variants']} misspelt" + (f", {row['shortened']} shortened" if "shortened" in row else "")
+             + f": ECE {row['ece']:.4f}, linked F1 {row['linked']['linked_f1']:.3f}" for row in trial["rows"]]
+    probes = [probe_cell(probe) for probe in trial.get("default_kb_probe", [])]
     return ["", f"**Probabilities fitted on the KB itself** ({trial['dataset']}, {trial['kb']}; ECE of the first candidates, links kept at "
-            f"the fitted NIL threshold): {'; '.join(cells)}. (" + ", ".join(provenance(run)) + ")"]
+            f"the fitted NIL threshold): {'; '.join(cells)}."
+            + (f" The default KB's index, head words and eponyms: {'; '.join(probes)}." if probes else "") + " (" + ", ".join(provenance(run)) + ")"]
+
+
+def probe_cell(probe: dict) -> str:
+    """With n shortened names: how many head words linked right, and what became of the organ words (no right answer)."""
+    heads = [d for d in probe["decisions"] if d["mention"] not in ORGAN_WORDS]
+    organs = [d for d in probe["decisions"] if d["mention"] in ORGAN_WORDS]
+    linked_organs = [f"{d['mention']} (p {d['probability']:.2f})" for d in organs if not d["nil"]]
+    return (f"{probe['shortened']} shortened: {sum(d['right'] and not d['nil'] for d in heads)} of {len(heads)} linked right, "
+            f"{sum(d['nil'] for d in heads)} NIL; organ words linked: {', '.join(linked_organs) or 'none'}")
 
 
 def calibration_section(runs: list[dict], table, provenance, document_runs: list | None = None, variant_runs: list | None = None) -> list[str]:

@@ -13,12 +13,12 @@ from medlink.kb.build import build_kb
 from medlink.kb.store import KB
 from medlink.linking.calibration import CalibrationStage, calibration_stage, with_decisions
 from medlink.linking.memory import MemoryEntries
-from medlink.linking.calibration_fit import MIN_PSEUDO_MENTIONS, Labelled, fit_calibration, fit_on_kb, nil_threshold
+from medlink.linking.calibration_fit import MIN_PSEUDO_MENTIONS, Labelled, fit_calibration, fit_on_kb, kb_fit_is_current, nil_threshold
 from medlink.linking.config import LinkerConfig, default_config
 from medlink.linking.index import build_index
 from medlink.linking.linker import Linker
 from medlink.linking.probability import ProbabilityModel, candidate_features, feature_names
-from medlink.linking.pseudo_mentions import draw_pseudo_mentions
+from medlink.linking.pseudo_mentions import draw_pseudo_mentions, without_generic_head
 from medlink.text.normalize import Normalizer
 from tests.test_cli_kb import medlink
 
@@ -177,11 +177,32 @@ def text_distance_one(a: str, b: str) -> bool:
     assert all(m.concept_id not in {cid for cid, _ in held.iter_concepts()} for m in mentions if m.nil)
 
 
+def test_short_names_are_asked_about_without_their_generic_head(tmp_path):
+    assert [without_generic_head(t) for t in ("Parkinson's disease", "Celiac disease", "Sick sinus syndrome", "Nail disorders")] == [
+        "Parkinson's", "Celiac", "Sick sinus", "Nail"]
+    # a classification's residual name, three words before the head, punctuation, a head not last, nothing of four letters
+    assert [without_generic_head(t) for t in ("Other retinal disorders", "Chronic kidney failure syndrome",
+                                              "Diabetes (type 2) disorder", "Disease of liver", "Ab C disease")] == [None] * 5
+    eponyms = ["Crohn", "Graves", "Addison", "Cushing", "Wilson", "Menkes", "Pompe", "Fabry", "Gaucher", "Krabbe"]
+    lines = [f"E{i:02d}||{name} disease|{name}-like syndrome type 1" for i, name in enumerate(eponyms)]
+    lines += ["H01||Heart disease|Cardiopathy", "H02||Heart|Cor"]  # "Heart" is a name already: asked about as it stands
+    (tmp_path / "eponyms.txt").write_text("\n".join(lines) + "\n")
+    build_kb(tmp_path / "eponyms.sqlite", [f"biosyn:{tmp_path / 'eponyms.txt'}"], progress=False)
+    kb = KB.open(tmp_path / "eponyms.sqlite")
+    mentions, held = draw_pseudo_mentions(kb, held_out=0, present=0, nil_share=0, variants=0, shortened=8)
+    assert len(mentions) == 8 and all(m.named == f"{m.text} disease" and m.concept_id.startswith("E") for m in mentions)
+    assert {(m.concept_id, m.text) for m in mentions} <= {(f"E{i:02d}", name) for i, name in enumerate(eponyms)}
+    assert not held.held_names and not held.removed  # their full names stay in the index
+
+
 @pytest.mark.slow
 def test_an_index_built_from_a_kb_gets_probabilities_that_mean_something(organ_kb, tmp_path):
     linker = build_index(organ_kb, tmp_path / "index", default_config())
     stage = calibration_stage(linker)
     assert stage is not None and stage.probability_model.fitted_on["source"] == "pseudo-mentions from the KB"
+    assert kb_fit_is_current(linker.config.to_dict())
+    older = {**stage.settings, "model": {**stage.settings["model"], "fitted_on": {**stage.probability_model.fitted_on, "draw_version": 1}}}
+    assert not kb_fit_is_current({"rerankers": [older]})  # a default index fitted on an older draw is rebuilt
     loaded = Linker.load(tmp_path / "index")
     exact, nonsense = loaded.link(["renal failure", "qqqq zzzz"], k=3)
     assert exact.candidates[0].concept_id == "C0016" and exact.probability > 0.5 and exact.nil is False

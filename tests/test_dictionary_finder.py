@@ -4,6 +4,7 @@ overlap policies, exact offsets, and a saved finder that finds what the built on
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders import resolve_overlaps
-from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, loose_word
+from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, is_current, loose_word, without_qualifiers
 from medlink.text.normalize import normalize
 from medlink.text.spelling import SpellingIndex, one_edit_apart
 from medlink.text.tokens import tokenize
@@ -67,6 +68,22 @@ def test_stop_words_and_short_names_are_left_out(finder):
     assert [t for t, _ in spans(kept, "It was an ab test")] == ["was", "ab"]
     fewer = DictionaryFinder.build(NAMES, normalize, DictionaryOptions(stop_names=("pain",)))
     assert spans(fewer, "pain") == []
+
+
+def test_names_are_found_without_the_qualifiers_a_classification_adds(tmp_path):
+    names = ["Botulism NOS", "Heart disease, unspecified", "CLL, unspecified", "Pain NOS", "Pain", "Other NOS", "Ab NOS"]
+    finder = DictionaryFinder.build(names, normalize)
+    text = "Botulism and heart disease; CLL, not cll; pain; other; ab. Botulism NOS too."
+    assert [t for t, _ in spans(finder, text)] == ["Botulism", "heart disease", "CLL", "pain", "Botulism NOS"]
+    # the plain form of a capitals-only name stays case-sensitive; one that is a stop word or too short is left out
+    assert without_qualifiers("Ehlers-Danlos syndrome, type unspecified") is None  # "unspecified" qualifies "type" there
+    finder.save(tmp_path / "dictionary")
+    assert is_current(tmp_path / "dictionary")
+    description = json.loads((tmp_path / "dictionary" / "dictionary.json").read_text())
+    del description["unsaid_qualifiers"]
+    (tmp_path / "dictionary" / "dictionary.json").write_text(json.dumps(description))
+    assert not is_current(tmp_path / "dictionary")  # a default index's finder from before: rebuilt
+    assert [t for t, _ in spans(DictionaryFinder.load(tmp_path / "dictionary"), text)] == [t for t, _ in spans(finder, text)]
 
 
 def test_approximate_matches_inflections_possessives_and_misspellings(finder):

@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pytest
 
@@ -102,6 +104,12 @@ def test_completion_ranks_the_names_holding_the_mention_by_how_expected_their_ot
         with pytest.raises(DamagedFileError, match=file):
             CompletionGenerator.load(saved, table, CONCEPTS, "completion")
         (saved / file).write_text(kept)
+    params = json.loads((saved / "medlink_params.json").read_text())
+    (saved / "medlink_params.json").write_text(json.dumps({"function_words": params["function_words"]}))  # an older medlink's
+    with pytest.raises(DamagedFileError, match="stems.txt.*recorded no digest"):
+        CompletionGenerator.load(saved, table, CONCEPTS, "completion")
+    assert not completion_is_current(saved)
+    (saved / "medlink_params.json").write_text(json.dumps(params))
     celiac = NameTable.build([("Celiac disease", "D001", KB_ORIGIN), ("Injury of celiac artery", "D002", KB_ORIGIN),
                               ("Minor injury of celiac artery", "D003", KB_ORIGIN)], {c: i for i, c in enumerate(CONCEPTS)}, normalize)
     first = CompletionGenerator.build(celiac, CONCEPTS).search(["celiac"], k=5)[0][0]

@@ -64,11 +64,13 @@ def setting_runs(sets: Iterable, settings_of: Callable, repeats: int, probe: Seq
     return rows, probed, default
 
 
-def default_index_decisions(probe: Sequence[tuple[str, str]]) -> list[dict]:
-    """What the default index itself (probabilities fitted on its KB's pseudo-mentions, NIL threshold) says of each probe."""
+def default_index_decisions(probe: Sequence[tuple[str, str]], linker=None) -> list[dict]:
+    """What the default index itself (probabilities fitted on its KB's pseudo-mentions, NIL threshold), or ``linker``,
+    says of each probe (mention, its right ids joined by "|"; "" for a mention that should be NIL)."""
     import medlink
 
-    results = medlink.load_index("default").link([text for text, _ in probe], k=1)
+    linker = linker if linker is not None else medlink.load_index("default")
+    results = linker.link([text for text, _ in probe], k=1)
     return [{"mention": text, "nil": bool(r.nil), "id": r.candidates[0].concept_id if r.candidates else None,
              "probability": r.candidates[0].probability if r.candidates else None, "right": bool(r.candidates) and r.candidates[0].concept_id in expected.split("|")}
             for (text, expected), r in zip(probe, results)]

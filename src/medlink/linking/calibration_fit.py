@@ -215,6 +215,7 @@ def fingerprint_for(linker) -> str:
     return index_fingerprint(linker.manifest["kb"]["checksum"], {**config, "rerankers": rerankers}, len(rerankers))
 
 
+KB_FIT_SOURCE = "pseudo-mentions from the KB"  # ``fitted_on["source"]`` of probabilities an index fitted on its KB
 MIN_PSEUDO_MENTIONS = 200  # fewer than this (a toy KB): no model rather than a model fitted on noise
 # Fewer held-out synonyms than this (a KB of one name per concept): the model would see only exact names and absent
 # concepts, and put any other wording near 0 (AskAPatient's ontology: ECE 0.20 against the plain score's 0.16).
@@ -251,7 +252,7 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
     """Calibration settings for an index of ``kb`` built with ``config``, fitted on pseudo-mentions drawn from ``kb``
     (``linking.pseudo_mentions``); None when the KB has too few synonyms to draw them from."""
     from medlink.linking.linker import Linker
-    from medlink.linking.pseudo_mentions import draw_pseudo_mentions
+    from medlink.linking.pseudo_mentions import DRAW_VERSION, draw_pseudo_mentions
     from medlink.progress import phase
 
     mentions, held_out_kb = draw_pseudo_mentions(kb, seed=seed)
@@ -263,20 +264,32 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
                "KB, whose work the final index then reuses)"):
         linker = Linker.build(held_out_kb, base, kept, dictionary=False)
         results = linker.link([m.text for m in mentions], k=FIT_TOP)
-        worded = concepts_by_wording(kb, {linker.key(m.text) for m in mentions})
+        worded = concepts_by_wording(kb, {linker.key(m.named or m.text) for m in mentions})
         items = []
         for m, r in zip(mentions, results):
-            twins = worded.get(linker.key(m.text), set()) - held_out_kb.removed  # in the index, named in the mention's words
+            twins = worded.get(linker.key(m.named or m.text), set()) - held_out_kb.removed  # in the index, named in the mention's words
             if r.candidates:
                 items.append(Labelled(linker.key(m.text), r.candidates, [c.concept_id == m.concept_id or m.concept_id in c.alt_ids
                                                                           or c.concept_id in twins for c in r.candidates], not m.nil or bool(twins)))
-        fitted_on = {"source": "pseudo-mentions from the KB", "mentions": len(items), "nil": sum(m.nil for m in mentions), "seed": seed}
+        fitted_on = {"source": KB_FIT_SOURCE, "mentions": len(items), "nil": sum(m.nil for m in mentions), "seed": seed,
+                     "draw_version": DRAW_VERSION}
         try:
             # the order and backoff stay as the index ranks: pseudo-mentions are not real enough to choose a ranking by
             return fit_calibration(items, kb.normalize, fingerprint, nil_target=nil_target, fitted_on=fitted_on, choose_order=False,
                                    memory=memory_tag(memory.summary() if memory is not None else None))
         except MedlinkError:  # no right or no wrong candidate at all: nothing to learn a probability from
             return None
+
+
+def kb_fit_is_current(config_dict: dict) -> bool:
+    """False when the config's probabilities were fitted on pseudo-mentions an older medlink drew (another recipe)."""
+    from medlink.linking.pseudo_mentions import DRAW_VERSION
+
+    for settings in config_dict.get("rerankers", []):
+        fitted_on = (settings.get("model") or {}).get("fitted_on") or {}
+        if settings.get("type") == TYPE and fitted_on.get("source") == KB_FIT_SOURCE and fitted_on.get("draw_version") != DRAW_VERSION:
+            return False
+    return True
 
 
 def attach_calibration(linker, settings: dict, report: dict | None = None) -> None:

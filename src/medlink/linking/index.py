@@ -12,7 +12,7 @@ from medlink.directories import build_once, require_replaceable, write_atomic
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.calibration import TYPE as CALIBRATION, check_calibration, model_is_current
-from medlink.linking.calibration_fit import attach_calibration, fit_on_kb
+from medlink.linking.calibration_fit import attach_calibration, fit_on_kb, kb_fit_is_current
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
 from medlink.linking.linker import Linker
 from medlink.linking.manifest import DICTIONARY, GENERATORS, MANIFEST, is_index_manifest, read_manifest
@@ -119,6 +119,7 @@ def _is_current(directory: Path, kb: KB, config: LinkerConfig, skip: list[str]) 
     try:
         manifest = read_manifest(directory)
         return (manifest["kb"]["checksum"] == kb.checksum and built_config(manifest) == config.to_dict() and model_is_current(manifest["config"])
+                and kb_fit_is_current(manifest["config"])  # probabilities an older pseudo-mention draw fitted: refitted
                 and dictionary_is_current(directory / DICTIONARY)  # an index from before this dictionary finder: rebuilt once
                 and manifest.get("dictionary", {}).get("skip_under") == sorted(skip)
                 and all(word_keys_are_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "exact")

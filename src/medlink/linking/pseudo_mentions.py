@@ -9,8 +9,9 @@ and a model that never saw an exact match would learn that exact matches are rar
 asked about as they stand in the index (right when the name is that concept's alone, ambiguous when shared). And real
 mentions are often a name misspelt or inflected ("heart failures", "diabetis mellitus"): a model that saw only exact
 names and held-out synonyms (which read unlike the names left) learns that a near-miss spelling is wrong, so some
-names are asked about with one edit (a letter dropped, doubled or swapped, a plural "s" added or taken away). A
-linker built with the index's own config over what is left links them all; its candidate lists are the fitting data.
+names are asked about with one edit (a letter dropped, doubled or swapped, a plural "s" added or taken away). And people
+name a disease by what its name says before a generic head ("Parkinson's" for "Parkinson's disease", "celiac"): names
+ending in one are asked about without it. A linker built with the index's own config over what is left links them all; its candidate lists are the fitting data.
 """
 
 from __future__ import annotations
@@ -21,10 +22,15 @@ from typing import Iterator
 
 from medlink.kb.store import KB
 
+DRAW_VERSION = 2  # what is drawn (2: shortened names): a default index whose probabilities an older draw fitted is rebuilt
 HELD_OUT = 1500  # concepts that give up a synonym
 PRESENT = 1500  # names asked about as they stand in the index
 NIL_SHARE = 0.15  # of HELD_OUT + PRESENT, concepts removed whole: their preferred names become NIL mentions
 VARIANTS = 750  # names asked about with one edit (still in the index)
+SHORTENED = 500  # names ending in a generic head asked about without it ("Crohn's" for "Crohn's disease")
+GENERIC_HEADS = frozenset({"disease", "diseases", "disorder", "disorders", "syndrome", "syndromes"})
+SHORTENED_WORDS = 2  # at most this many words before the head
+NOT_SHORTENED = frozenset({"other", "unspecified", "specified"})  # a classification's residual names
 
 
 @dataclass
@@ -32,6 +38,7 @@ class PseudoMention:
     text: str
     concept_id: str  # the concept it names (removed from the index when ``nil``)
     nil: bool
+    named: str | None = None  # the KB name it was shortened from: concepts named so are right answers too
 
 
 class HeldOutKB:
@@ -77,8 +84,21 @@ def misspelt(text: str, rng: random.Random) -> str:
     return " ".join(words[:i] + [word] + words[i + 1:])
 
 
+def without_generic_head(text: str) -> str | None:
+    """A short name without its generic head ("Parkinson's disease" -> "Parkinson's", "Celiac disease" -> "Celiac"): one
+    or two words before the head, a word of four letters or more among them, nothing but letters, hyphens and
+    apostrophes; None for anything else ("Other specified retinal disorders" is not something people shorten)."""
+    words = text.split()
+    rest = words[:-1]
+    if not 1 <= len(rest) <= SHORTENED_WORDS or words[-1].lower() not in GENERIC_HEADS or rest[0].lower() in NOT_SHORTENED:
+        return None
+    if not all(ch.isalpha() or ch in "-'’" for word in rest for ch in word):
+        return None
+    return " ".join(rest) if any(sum(ch.isalpha() for ch in word) >= 4 for word in rest) else None
+
+
 def draw_pseudo_mentions(kb: KB, held_out: int = HELD_OUT, present: int = PRESENT, nil_share: float = NIL_SHARE,
-                         seed: int = 0, variants: int = VARIANTS) -> tuple[list[PseudoMention], HeldOutKB]:
+                         seed: int = 0, variants: int = VARIANTS, shortened: int = SHORTENED) -> tuple[list[PseudoMention], HeldOutKB]:
     """Seeded pseudo-mentions and the KB they must be linked against."""
     names: dict[str, dict[str, str]] = {}  # concept -> normalised form -> one spelling of it
     for cid, text, _kind in kb.iter_names():
@@ -110,4 +130,14 @@ def draw_pseudo_mentions(kb: KB, held_out: int = HELD_OUT, present: int = PRESEN
         variant = misspelt(names[cid][rng.choice(sorted(names[cid]))], rng)
         if kb.normalize(variant) not in names[cid]:  # a name of short words only stays as it is: asked about as it stands already
             mentions.append(PseudoMention(variant, cid, False))
+    every_name = {key for keys in names.values() for key in keys}
+    for cid in others[present + len(removed) + len(varied):]:
+        if shortened <= 0:
+            break
+        short = [(rest, text) for key, text in sorted(names[cid].items()) if (rest := without_generic_head(text)) is not None
+                 and kb.normalize(rest) not in every_name]  # a shortening that is some concept's name is asked about as it stands
+        if short:
+            rest, text = rng.choice(short)
+            mentions.append(PseudoMention(rest, cid, False, named=text))
+            shortened -= 1
     return mentions, HeldOutKB(kb, held_names, set(removed))

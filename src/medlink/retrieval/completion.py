@@ -68,8 +68,10 @@ class CompletionGenerator(GeneratorBase):
         settings, function_words = saved_settings(directory)
         stems, words = read_lines(directory / STEMS_FILE), read_lines(directory / WORDS_FILE)
         for file, lines in ((STEMS_FILE, stems), (WORDS_FILE, words)):  # emptied, cut or reordered lines would pass silently
-            if settings.get(f"{file}_sha256") != lines_digest(lines):
-                raise DamagedFileError(directory / file, ValueError("its lines are not the ones the index was built with"))
+            recorded = settings.get(f"{file}_sha256")
+            if recorded != lines_digest(lines):
+                reason = "its lines are not the ones the index was built with" if recorded else "written by a medlink that recorded no digest of it"
+                raise DamagedFileError(directory / file, ValueError(reason))
         try:
             with np.load(directory / MATRIX_FILE) as data:
                 arrays = {key: data[key] for key in ARRAYS}

@@ -18,6 +18,9 @@ Rules a plain string matcher gets wrong, and what this one does:
   "Alzheimer disease"), and an unknown word of five letters or more corrected to the vocabulary
   word one edit away ("diabetis" -> "diabetes") where at least as many words of the span are spelt
   right (alone, "found" would become "wound"). Such spans say so (``infons["match"] = "approximate"``).
+- **Unsaid qualifiers.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism NOS",
+  "Heart disease, unspecified"), and text says "X": a name ending in such words is also matched without them, unless
+  what stays is a name of its own (then that name's concepts are the answer) or too short / only stop words.
 - **Overlaps**: ``longest`` keeps the longest of overlapping spans (exact before approximate at
   equal length); ``all`` keeps every span as an alternative.
 """
@@ -41,6 +44,7 @@ SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
+UNSAID_QUALIFIERS = ("NOS", ", unspecified")  # trailing words that name the plain condition ("Botulism NOS"): see without_qualifiers
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,17 @@ def loose_word(word: str) -> str:
     return word
 
 
+def without_qualifiers(name: str) -> str | None:
+    """``name`` without the qualifiers a classification adds to the plain condition's name: a trailing "NOS", or
+    ", unspecified" after a comma ("Botulism NOS" -> "Botulism", "CLL, unspecified" -> "CLL"; "Type Unspecified" stays);
+    None for a name without them."""
+    words = name.split()
+    while len(words) > 1 and (words[-1].upper() == "NOS" or (words[-1].lower() == "unspecified" and words[-2].endswith(","))):
+        words.pop()
+        words[-1] = words[-1].rstrip(",")
+    return " ".join(words) if len(words) < len(name.split()) else None
+
+
 class DictionaryFinder:
     """Finds KB names in text (``name = "dictionary"``); build it from names, or load it from an index folder."""
 
@@ -96,11 +111,14 @@ class DictionaryFinder:
         options = options or DictionaryOptions()
         stop = (english_stop_words() if options.stop_words else frozenset()) | {normalize(n) for n in options.stop_names}
         short_forms: dict[str, bool] = {}
+        plain_forms: dict[str, bool] = {}  # names without their unsaid qualifiers (a name spelt so keeps its own case rule)
         for name in names:
-            key = normalize(name)
-            if key and len(key.split()) <= MAX_WORDS:
-                written_in_capitals = len(key) <= options.short_form_max and name.upper() == name and name.lower() != name
-                short_forms[key] = short_forms.get(key, True) and written_in_capitals
+            for spelling, found in ((name, short_forms), (without_qualifiers(name), plain_forms)):
+                key = normalize(spelling) if spelling else ""
+                if key and len(key.split()) <= MAX_WORDS:
+                    written_in_capitals = len(key) <= options.short_form_max and spelling.upper() == spelling and spelling.lower() != spelling
+                    found[key] = found.get(key, True) and written_in_capitals
+        short_forms.update((key, short) for key, short in plain_forms.items() if key not in short_forms)
         automaton = WordAutomaton()
         kept = 0
         for key, short_form in short_forms.items():
@@ -191,7 +209,7 @@ class DictionaryFinder:
         directory.mkdir(parents=True, exist_ok=True)
         self.automaton.save(directory)
         description = {"signature": SIGNATURE, "format": FORMAT, "options": asdict(self.options), "names": self.names,
-                       "normalizer": self.normalize.signature}
+                       "normalizer": self.normalize.signature, "unsaid_qualifiers": list(UNSAID_QUALIFIERS)}
         (directory / "dictionary.json").write_text(json.dumps(description, indent=2), encoding="utf-8")
 
     @classmethod
@@ -215,4 +233,5 @@ def is_current(directory: Path) -> bool:
         description = json.loads((directory / "dictionary.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(description, dict) and description.get("signature") == SIGNATURE and description.get("format") == FORMAT
+    return (isinstance(description, dict) and description.get("signature") == SIGNATURE and description.get("format") == FORMAT
+            and description.get("unsaid_qualifiers") == list(UNSAID_QUALIFIERS))  # one from before: found "Botulism NOS" only
