@@ -10,8 +10,9 @@ asked about as they stand in the index (right when the name is that concept's al
 mentions are often a name misspelt or inflected ("heart failures", "diabetis mellitus"): a model that saw only exact
 names and held-out synonyms (which read unlike the names left) learns that a near-miss spelling is wrong, so some
 names are asked about with one edit (a letter dropped, doubled or swapped, a plural "s" added or taken away). And people
-name a disease by what its name says before a generic head ("Parkinson's" for "Parkinson's disease", "celiac"): names
-ending in one are asked about without it. A linker built with the index's own config over what is left links them all; its candidate lists are the fitting data.
+name a disease by what its name says before a generic head ("Parkinson's" for "Parkinson's disease", "celiac"): short
+names ending in one are asked about without it. A linker built with the index's own config over what is left links
+them all; its candidate lists are the fitting data.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from medlink.kb.store import KB
+from medlink.retrieval.completion import GENERIC_HEADS as COMPLETION_HEADS
 
 DRAW_VERSION = 2  # what is drawn (2: shortened names): a default index whose probabilities an older draw fitted is rebuilt
 HELD_OUT = 1500  # concepts that give up a synonym
@@ -28,7 +30,7 @@ PRESENT = 1500  # names asked about as they stand in the index
 NIL_SHARE = 0.15  # of HELD_OUT + PRESENT, concepts removed whole: their preferred names become NIL mentions
 VARIANTS = 750  # names asked about with one edit (still in the index)
 SHORTENED = 500  # names ending in a generic head asked about without it ("Crohn's" for "Crohn's disease")
-GENERIC_HEADS = frozenset({"disease", "diseases", "disorder", "disorders", "syndrome", "syndromes"})
+GENERIC_HEADS = frozenset(head + plural for head in COMPLETION_HEADS for plural in ("", "s"))  # "disease(s)", "syndrome(s)"...
 SHORTENED_WORDS = 2  # at most this many words before the head
 NOT_SHORTENED = frozenset({"other", "unspecified", "specified"})  # a classification's residual names
 
@@ -134,7 +136,7 @@ def draw_pseudo_mentions(kb: KB, held_out: int = HELD_OUT, present: int = PRESEN
     for cid in others[present + len(removed) + len(varied):]:
         if shortened <= 0:
             break
-        short = [(rest, text) for key, text in sorted(names[cid].items()) if (rest := without_generic_head(text)) is not None
+        short = [(rest, text) for _key, text in sorted(names[cid].items()) if (rest := without_generic_head(text)) is not None
                  and kb.normalize(rest) not in every_name]  # a shortening that is some concept's name is asked about as it stands
         if short:
             rest, text = rng.choice(short)
