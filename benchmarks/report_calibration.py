@@ -33,21 +33,28 @@ def variants_line(runs: list, provenance) -> list[str]:
     """One sentence: the KB-fitted probabilities with and without misspelt- and shortened-name pseudo-mentions (NCBI dev)."""
     _name, run = runs[-1]
     trial = run["variants_trial"]
-    cells = [f"{row['config']}, {row['variants']} misspelt" + (f", {row['shortened']} shortened" if "shortened" in row else "")
-             + f": ECE {row['ece']:.4f}, linked F1 {row['linked']['linked_f1']:.3f}" for row in trial["rows"]]
+    groups: dict[tuple, list[dict]] = {}  # one cell per config and number misspelt, its shortened settings side by side
+    for row in trial["rows"]:
+        groups.setdefault((row["config"], row["variants"]), []).append(row)
+    def joined(rows: list[dict], value) -> str:
+        return " / ".join(value(r) for r in rows)
+
+    cells = [f"{config}, {variants} misspelt" + (f", {joined(rows, lambda r: str(r['shortened']))} shortened" if "shortened" in rows[0] else "")
+             + f": ECE {joined(rows, lambda r: format(r['ece'], '.4f'))}, linked F1 {joined(rows, lambda r: format(r['linked']['linked_f1'], '.3f'))}"
+             for (config, variants), rows in groups.items()]
     probes = [probe_cell(probe) for probe in trial.get("default_kb_probe", [])]
     return ["", f"**Probabilities fitted on the KB itself** ({trial['dataset']}, {trial['kb']}; ECE of the first candidates, links kept at "
             f"the fitted NIL threshold): {'; '.join(cells)}."
-            + (f" The default KB's index, head words and eponyms: {'; '.join(probes)}." if probes else "") + " (" + ", ".join(provenance(run)) + ")"]
+            + (f" The default KB's index on 18 head words and eponyms and 4 organ words: {'; '.join(probes)}." if probes else "") + " (" + ", ".join(provenance(run)) + ")"]
 
 
 def probe_cell(probe: dict) -> str:
-    """With n shortened names: how many head words linked right, and what became of the organ words (no right answer)."""
+    """With n shortened names: head words linked right (and NIL), and the organ words (no right answer) linked."""
     heads = [d for d in probe["decisions"] if d["mention"] not in ORGAN_WORDS]
-    organs = [d for d in probe["decisions"] if d["mention"] in ORGAN_WORDS]
-    linked_organs = [f"{d['mention']} (p {d['probability']:.2f})" for d in organs if not d["nil"]]
-    return (f"{probe['shortened']} shortened: {sum(d['right'] and not d['nil'] for d in heads)} of {len(heads)} linked right, "
-            f"{sum(d['nil'] for d in heads)} NIL; organ words linked: {', '.join(linked_organs) or 'none'}")
+    organs = [d for d in probe["decisions"] if d["mention"] in ORGAN_WORDS and not d["nil"]]
+    return (f"{probe['shortened']} shortened, {sum(d['right'] and not d['nil'] for d in heads)} of {len(heads)} right "
+            f"({sum(d['nil'] for d in heads)} NIL), organ words linked {len(organs)}"
+            + (f" (p {'-'.join(sorted({format(d['probability'], '.2f') for d in organs}))})" if organs else ""))
 
 
 def calibration_section(runs: list[dict], table, provenance, document_runs: list | None = None, variant_runs: list | None = None) -> list[str]:
