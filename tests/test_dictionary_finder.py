@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders import resolve_overlaps
-from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, is_current, loose_word, without_qualifiers
+from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, is_current, loose_word, plain_form
 from medlink.text.normalize import normalize
 from medlink.text.spelling import SpellingIndex, one_edit_apart
 from medlink.text.tokens import tokenize
@@ -70,17 +70,21 @@ def test_stop_words_and_short_names_are_left_out(finder):
     assert spans(fewer, "pain") == []
 
 
-def test_names_are_found_without_the_qualifiers_a_classification_adds(tmp_path):
-    names = ["Botulism NOS", "Heart disease, unspecified", "CLL, unspecified", "Pain NOS", "Pain", "Other NOS", "Ab NOS"]
+def test_names_are_found_as_text_says_them(tmp_path):
+    names = ["Botulism NOS", "Heart disease, unspecified", "CLL, unspecified", "Pain NOS", "Pain", "Other NOS", "Ab NOS",
+             "Parkinson's disease", "Graves' disease", "Down's syndrome"]
     finder = DictionaryFinder.build(names, normalize)
-    text = "Botulism and heart disease; CLL, not cll; pain; other; ab. Botulism NOS too."
-    assert [t for t, _ in spans(finder, text)] == ["Botulism", "heart disease", "CLL", "pain", "Botulism NOS"]
+    text = "Botulism and heart disease; CLL, not cll; pain; other; ab. Botulism NOS too. Parkinson's, Graves', Down's."
     # the plain form of a capitals-only name stays case-sensitive; one that is a stop word or too short is left out
-    assert without_qualifiers("Ehlers-Danlos syndrome, type unspecified") is None  # "unspecified" qualifies "type" there
+    assert [t for t, _ in spans(finder, text)] == ["Botulism", "heart disease", "CLL", "pain", "Botulism NOS", "Parkinson's", "Graves", "Down's"]
+    # an eponym's possessive is matched exactly only: not "grave" (a plural reduced), "down" or "Parkinson" (the "s" ignored)
+    assert [t for t, _ in spans(finder, "Mr Parkinson's grave, calm down; Parkinson and Parkinson disease")] == ["Parkinson's", "Parkinson disease"]
+    assert [plain_form(n) for n in ("Ehlers-Danlos syndrome, type unspecified", "Heart disease", "Parkinson's disease NOS")] == [
+        None, None, "Parkinson's"]  # "unspecified" qualifies "type" there; no possessive before the head
     finder.save(tmp_path / "dictionary")
     assert is_current(tmp_path / "dictionary")
     description = json.loads((tmp_path / "dictionary" / "dictionary.json").read_text())
-    del description["unsaid_qualifiers"]
+    del description["unsaid"]
     (tmp_path / "dictionary" / "dictionary.json").write_text(json.dumps(description))
     assert not is_current(tmp_path / "dictionary")  # a default index's finder from before: rebuilt
     assert [t for t, _ in spans(DictionaryFinder.load(tmp_path / "dictionary"), text)] == [t for t, _ in spans(finder, text)]

@@ -18,9 +18,10 @@ Rules a plain string matcher gets wrong, and what this one does:
   "Alzheimer disease"), and an unknown word of five letters or more corrected to the vocabulary
   word one edit away ("diabetis" -> "diabetes") where at least as many words of the span are spelt
   right (alone, "found" would become "wound"). Such spans say so (``infons["match"] = "approximate"``).
-- **Unsaid qualifiers.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism NOS",
-  "Heart disease, unspecified"), and text says "X": a name ending in such words is also matched without them, unless
-  what stays is a name of its own (then that name's concepts are the answer) or too short / only stop words.
+- **What text leaves unsaid.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism
+  NOS", "Heart disease, unspecified"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such
+  names are also matched without the qualifier or the head (``plain_form``; the possessive form exactly only, so
+  "Down's" never becomes "down"), unless what stays is too short or only stop words.
 - **Overlaps**: ``longest`` keeps the longest of overlapping spans (exact before approximate at
   equal length); ``all`` keeps every span as an alternative.
 """
@@ -44,7 +45,10 @@ SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
-UNSAID_QUALIFIERS = ("NOS", ", unspecified")  # trailing words that name the plain condition ("Botulism NOS"): see without_qualifiers
+# what a name may spell that text leaves unsaid (see ``plain_form``); saved with a finder, so an older one is rebuilt
+UNSAID = ("NOS", ", unspecified", "'s disease")
+EPONYM_HEADS = frozenset({"disease", "disorder", "syndrome"})
+POSSESSIVES = ("'s", "’s", "s'", "s’")
 
 
 @dataclass(frozen=True)
@@ -78,14 +82,17 @@ def loose_word(word: str) -> str:
     return word
 
 
-def without_qualifiers(name: str) -> str | None:
-    """``name`` without the qualifiers a classification adds to the plain condition's name: a trailing "NOS", or
-    ", unspecified" after a comma ("Botulism NOS" -> "Botulism", "CLL, unspecified" -> "CLL"; "Type Unspecified" stays);
-    None for a name without them."""
+def plain_form(name: str) -> str | None:
+    """What text says for ``name`` when the KB spells more: without the qualifiers a classification adds to the plain
+    condition's name (a trailing "NOS", or ", unspecified" after a comma: "Botulism NOS" -> "Botulism", "CLL,
+    unspecified" -> "CLL"; "Type Unspecified" stays), and an eponym's possessive without its generic head
+    ("Parkinson's disease" -> "Parkinson's", "Graves' disease" -> "Graves'"); None when neither applies."""
     words = name.split()
     while len(words) > 1 and (words[-1].upper() == "NOS" or (words[-1].lower() == "unspecified" and words[-2].endswith(","))):
         words.pop()
         words[-1] = words[-1].rstrip(",")
+    if len(words) > 1 and words[-1].lower() in EPONYM_HEADS and words[-2].endswith(POSSESSIVES):
+        words.pop()
     return " ".join(words) if len(words) < len(name.split()) else None
 
 
@@ -111,13 +118,17 @@ class DictionaryFinder:
         options = options or DictionaryOptions()
         stop = (english_stop_words() if options.stop_words else frozenset()) | {normalize(n) for n in options.stop_names}
         short_forms: dict[str, bool] = {}
-        plain_forms: dict[str, bool] = {}  # names without their unsaid qualifiers (a name spelt so keeps its own case rule)
+        plain_forms: dict[str, bool] = {}  # names as text says them (``plain_form``; a name spelt so keeps its own case rule)
+        possessives: set[str] = set()  # plain forms matched exactly only: "Graves'" loosely would be "grave"
         for name in names:
-            for spelling, found in ((name, short_forms), (without_qualifiers(name), plain_forms)):
+            for spelling, found in ((name, short_forms), (plain_form(name), plain_forms)):
                 key = normalize(spelling) if spelling else ""
                 if key and len(key.split()) <= MAX_WORDS:
                     written_in_capitals = len(key) <= options.short_form_max and spelling.upper() == spelling and spelling.lower() != spelling
                     found[key] = found.get(key, True) and written_in_capitals
+                    if found is plain_forms and spelling.endswith(POSSESSIVES):
+                        possessives.add(key)
+        exact_only = possessives - short_forms.keys()
         short_forms.update((key, short) for key, short in plain_forms.items() if key not in short_forms)
         automaton = WordAutomaton()
         kept = 0
@@ -132,7 +143,7 @@ class DictionaryFinder:
             for word in words:
                 automaton.frequencies[word] = automaton.frequencies.get(word, 0) + 1
             loose_words = [loose_word(w) for w in words if w != POSSESSIVE]
-            if options.approximate and not short_form and loose_words:
+            if options.approximate and not short_form and loose_words and key not in exact_only:
                 automaton.add(loose_words, LOOSE)
         return cls(normalize, options, automaton.finish(), kept)
 
@@ -209,7 +220,7 @@ class DictionaryFinder:
         directory.mkdir(parents=True, exist_ok=True)
         self.automaton.save(directory)
         description = {"signature": SIGNATURE, "format": FORMAT, "options": asdict(self.options), "names": self.names,
-                       "normalizer": self.normalize.signature, "unsaid_qualifiers": list(UNSAID_QUALIFIERS)}
+                       "normalizer": self.normalize.signature, "unsaid": list(UNSAID)}
         (directory / "dictionary.json").write_text(json.dumps(description, indent=2), encoding="utf-8")
 
     @classmethod
@@ -234,4 +245,4 @@ def is_current(directory: Path) -> bool:
     except (OSError, ValueError):
         return False
     return (isinstance(description, dict) and description.get("signature") == SIGNATURE and description.get("format") == FORMAT
-            and description.get("unsaid_qualifiers") == list(UNSAID_QUALIFIERS))  # one from before: found "Botulism NOS" only
+            and description.get("unsaid") == list(UNSAID))  # one from before: found "Botulism NOS" and "Parkinson's disease" only
