@@ -72,15 +72,18 @@ def test_stop_words_and_short_names_are_left_out(finder):
 
 def test_names_are_found_as_text_says_them(tmp_path):
     names = ["Botulism NOS", "Heart disease, unspecified", "CLL, unspecified", "Pain NOS", "Pain", "Other NOS", "Ab NOS",
-             "Parkinson's disease", "Graves' disease", "Down's syndrome"]
+             "Parkinson's disease", "Graves' disease", "Down's syndrome", "Acute on chronic systolic (congestive) heart failure"]
     finder = DictionaryFinder.build(names, normalize)
-    text = "Botulism and heart disease; CLL, not cll; pain; other; ab. Botulism NOS too. Parkinson's, Graves', Down's."
+    text = ("Botulism and heart disease; CLL, not cll; pain; other; ab. Botulism NOS too. Parkinson's, Graves', Down's. "
+            "Acute on chronic systolic heart failure.")
     # the plain form of a capitals-only name stays case-sensitive; one that is a stop word or too short is left out
-    assert [t for t, _ in spans(finder, text)] == ["Botulism", "heart disease", "CLL", "pain", "Botulism NOS", "Parkinson's", "Graves", "Down's"]
+    assert [t for t, _ in spans(finder, text)] == ["Botulism", "heart disease", "CLL", "pain", "Botulism NOS", "Parkinson's", "Graves", "Down's",
+                                                   "Acute on chronic systolic heart failure"]
     # an eponym's possessive is matched exactly only: not "grave" (a plural reduced), "down" or "Parkinson" (the "s" ignored)
     assert [t for t, _ in spans(finder, "Mr Parkinson's grave, calm down; Parkinson and Parkinson disease")] == ["Parkinson's", "Parkinson disease"]
-    assert [plain_form(n) for n in ("Ehlers-Danlos syndrome, type unspecified", "Heart disease", "Parkinson's disease NOS")] == [
-        None, None, "Parkinson's"]  # "unspecified" qualifies "type" there; no possessive before the head
+    assert [plain_form(n) for n in ("Ehlers-Danlos syndrome, type unspecified", "Heart disease", "Parkinson's disease NOS",
+                                    "Tuberculosis (TB) NOS", "(Irreversible) Eisenmenger's disease")] == [
+        None, None, "Parkinson's", "Tuberculosis", "(Irreversible) Eisenmenger's"]  # "unspecified" qualifies "type" there
     finder.save(tmp_path / "dictionary")
     assert is_current(tmp_path / "dictionary")
     description = json.loads((tmp_path / "dictionary" / "dictionary.json").read_text())

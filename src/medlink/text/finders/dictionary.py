@@ -19,7 +19,8 @@ Rules a plain string matcher gets wrong, and what this one does:
   word one edit away ("diabetis" -> "diabetes") where at least as many words of the span are spelt
   right (alone, "found" would become "wound"). Such spans say so (``infons["match"] = "approximate"``).
 - **What text leaves unsaid.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism
-  NOS", "Heart disease, unspecified"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such
+  NOS", "Heart disease, unspecified") and puts nonessential words in parentheses ("systolic (congestive) heart
+  failure"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such
   names are also matched without the qualifier or the head (``plain_form``; the possessive form exactly only, so
   "Down's" never becomes "down"), unless what stays is too short or only stop words.
 - **Overlaps**: ``longest`` keeps the longest of overlapping spans (exact before approximate at
@@ -29,6 +30,7 @@ Rules a plain string matcher gets wrong, and what this one does:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
@@ -46,7 +48,8 @@ FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 an
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
 # what a name may spell that text leaves unsaid (see ``plain_form``); saved with a finder, so an older one is rebuilt
-UNSAID = ("NOS", ", unspecified", "'s disease")
+UNSAID = ("(...)", "NOS", ", unspecified", "'s disease")
+PARENTHESISED = re.compile(r"\s\([^()]*\)")  # " (congestive)": a word or two in parentheses after a word
 EPONYM_HEADS = frozenset({"disease", "disorder", "syndrome"})
 POSSESSIVES = ("'s", "’s", "s'", "s’")
 
@@ -82,18 +85,26 @@ def loose_word(word: str) -> str:
     return word
 
 
+def in_capitals(spelling: str) -> bool:
+    """Written in capitals, a plural "s" aside ("MI", "T2DM", "DOESs": MEDIC's plural abbreviations)."""
+    letters = spelling[:-1] if spelling.endswith("s") and len(spelling) > 2 else spelling
+    return letters.upper() == letters and letters.lower() != letters
+
+
 def plain_form(name: str) -> str | None:
-    """What text says for ``name`` when the KB spells more: without the qualifiers a classification adds to the plain
-    condition's name (a trailing "NOS", or ", unspecified" after a comma: "Botulism NOS" -> "Botulism", "CLL,
+    """What text says for ``name`` when the KB spells more: without parenthesised words (ICD-10-CM's nonessential
+    modifiers: "Acute on chronic systolic (congestive) heart failure"), without the qualifiers a classification adds to
+    the plain condition's name (a trailing "NOS", or ", unspecified" after a comma: "Botulism NOS" -> "Botulism", "CLL,
     unspecified" -> "CLL"; "Type Unspecified" stays), and an eponym's possessive without its generic head
-    ("Parkinson's disease" -> "Parkinson's", "Graves' disease" -> "Graves'"); None when neither applies."""
-    words = name.split()
+    ("Parkinson's disease" -> "Parkinson's", "Graves' disease" -> "Graves'"); None when none of these applies."""
+    words = PARENTHESISED.sub("", name).split()
     while len(words) > 1 and (words[-1].upper() == "NOS" or (words[-1].lower() == "unspecified" and words[-2].endswith(","))):
         words.pop()
         words[-1] = words[-1].rstrip(",")
     if len(words) > 1 and words[-1].lower() in EPONYM_HEADS and words[-2].endswith(POSSESSIVES):
         words.pop()
-    return " ".join(words) if len(words) < len(name.split()) else None
+    plain = " ".join(words)
+    return plain if plain != " ".join(name.split()) else None
 
 
 class DictionaryFinder:
@@ -124,7 +135,7 @@ class DictionaryFinder:
             for spelling, found in ((name, short_forms), (plain_form(name), plain_forms)):
                 key = normalize(spelling) if spelling else ""
                 if key and len(key.split()) <= MAX_WORDS:
-                    written_in_capitals = len(key) <= options.short_form_max and spelling.upper() == spelling and spelling.lower() != spelling
+                    written_in_capitals = len(key) <= options.short_form_max and in_capitals(spelling)
                     found[key] = found.get(key, True) and written_in_capitals
                     if found is plain_forms and spelling.endswith(POSSESSIVES):
                         possessives.add(key)
