@@ -26,9 +26,6 @@ def documents_line(runs: list[dict], provenance) -> list[str]:
             + ", ".join(provenance(run)) + ")"]
 
 
-ORGAN_WORDS = ("heart", "kidney", "liver", "lung")  # pseudo_variants.py's, with no right answer
-
-
 def variants_line(runs: list, provenance) -> list[str]:
     """One sentence: the KB-fitted probabilities with and without misspelt- and shortened-name pseudo-mentions (NCBI dev)."""
     _name, run = runs[-1]
@@ -50,8 +47,9 @@ def variants_line(runs: list, provenance) -> list[str]:
 
 def probe_cell(probe: dict) -> str:
     """With n shortened names: head words linked right (and NIL), and the organ words (no right answer) linked."""
-    heads = [d for d in probe["decisions"] if d["mention"] not in ORGAN_WORDS]
-    organs = [d for d in probe["decisions"] if d["mention"] in ORGAN_WORDS and not d["nil"]]
+    organ_words = set(probe["organ_words"])
+    heads = [d for d in probe["decisions"] if d["mention"] not in organ_words]
+    organs = [d for d in probe["decisions"] if d["mention"] in organ_words and not d["nil"]]
     return (f"{probe['shortened']} shortened, {sum(d['right'] and not d['nil'] for d in heads)} of {len(heads)} right "
             f"({sum(d['nil'] for d in heads)} NIL), organ words linked {len(organs)}"
             + (f" (p {'-'.join(sorted({format(d['probability'], '.2f') for d in organs}))})" if organs else ""))
