@@ -111,9 +111,9 @@ def test_backoff_puts_the_closest_spelling_first_only_when_unsure():
 
 
 def test_ordering_by_probability_is_a_choice():
-    result = LinkResult(Mention("x"), [candidate("A", 2.0, "a"), candidate("B", 1.0, "b")])
-    assert [c.concept_id for c in stage_with([0.2, 0.6], order="probability").decide("x", result).candidates] == ["B", "A"]
-    assert [c.concept_id for c in stage_with([0.2, 0.6]).decide("x", result).candidates] == ["A", "B"]
+    result = LinkResult(Mention("cyst"), [candidate("A", 2.0, "a"), candidate("B", 1.0, "b")])
+    assert [c.concept_id for c in stage_with([0.2, 0.6], order="probability").decide("cyst", result).candidates] == ["B", "A"]
+    assert [c.concept_id for c in stage_with([0.2, 0.6]).decide("cyst", result).candidates] == ["A", "B"]
 
 
 def test_equal_scores_go_to_the_more_probable_candidate_which_decides_nil():
@@ -175,6 +175,18 @@ def text_distance_one(a: str, b: str) -> bool:
     short, long_ = sorted((a, b), key=len)
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
     assert all(m.concept_id not in {cid for cid, _ in held.iter_concepts()} for m in mentions if m.nil)
+
+
+def test_a_mention_of_stop_words_only_is_right_about_nothing():
+    from medlink.linking.calibration import names_nothing
+
+    stage = stage_with([0.9], nil_threshold=0.3)
+    laceration = candidate("C1", 1.2, "Laceration with foreign body")
+    assert names_nothing("with", [laceration], normalize) and not names_nothing("laceration", [laceration], normalize)
+    found = stage.decide("with", LinkResult(Mention("with"), [laceration]))
+    assert found.nil is True and found.probability == 0.0 and found.candidates[0].concept_id == "C1"  # listed, not linked
+    abbreviation = candidate("C2", 3.0, "ALL")  # a stop word that the KB writes in capitals is an abbreviation
+    assert not names_nothing("all", [abbreviation], normalize) and names_nothing("all", [candidate("C3", 3.0, "All")], normalize)
 
 
 def test_short_names_are_asked_about_without_their_generic_head(tmp_path):

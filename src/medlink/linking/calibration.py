@@ -28,6 +28,7 @@ from medlink.core import LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.linking.probability import TIE, ProbabilityModel, RememberedNormalize, similarity
 from medlink.params import Param
+from medlink.text.finders.base import is_plausible_mention
 from medlink.rerank.base import LinkerParts, own_settings
 
 TYPE = "calibration"
@@ -115,7 +116,9 @@ class CalibrationStage:
     def decide(self, key: str, result: LinkResult, probabilities: Sequence[float] | None = None) -> LinkResult:
         """``result`` with probabilities, the backoff choice and the NIL decision (``key``: the normalised mention;
         ``probabilities``: given instead of predicted, as when dev choices are made on out-of-fold ones)."""
-        if probabilities is None:
+        if probabilities is None and names_nothing(key, result.candidates, self.normalize):
+            probabilities = [0.0] * len(result.candidates)
+        elif probabilities is None:
             probabilities = self.probability_model.probabilities(key, result.candidates, self.normalize)
         candidates = [c.with_probability(round(float(p), 6)) for c, p in zip(result.candidates, probabilities)]
         if self.settings["order"] == "probability":
@@ -135,6 +138,14 @@ class CalibrationStage:
         threshold = self.settings["nil_threshold"]
         nil = None if threshold is None else (probability is None or probability < threshold)
         return LinkResult(result.mention, candidates, result.error, nil, probability, threshold)
+
+
+def names_nothing(key: str, candidates: Sequence, normalize) -> bool:
+    """Is the normalised mention ``key`` stop words only ("with", "of the"), and no candidate's alias that same word
+    written in capitals (an abbreviation: "ALL")? Then no candidate can be right, however well it matched: the
+    probability model never saw such a mention and once gave "with" 0.78."""
+    return not is_plausible_mention(key) and not any(c.matched_name and c.matched_name.isupper() and normalize(c.matched_name) == key
+                                                     for c in candidates)
 
 
 def ties_by_probability(candidates: list) -> list:

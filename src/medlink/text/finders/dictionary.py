@@ -21,8 +21,9 @@ Rules a plain string matcher gets wrong, and what this one does:
 - **What text leaves unsaid.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism
   NOS", "Heart disease, unspecified") and puts nonessential words in parentheses ("systolic (congestive) heart
   failure"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such
-  names are also matched without the qualifier or the head (``plain_form``; the possessive form exactly only, so
-  "Down's" never becomes "down"), unless what stays is too short or only stop words.
+  names are also matched without the qualifier or the head (``plain_form``; the possessive form exactly and
+  capitalised only, so "Down's" never becomes "down" nor "a hunter's cabin" Hunter's syndrome), unless what stays is
+  too short or only stop words.
 - **Overlaps**: ``longest`` keeps the longest of overlapping spans (exact before approximate at
   equal length); ``all`` keeps every span as an alternative.
 """
@@ -40,7 +41,7 @@ from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, resolve_overlaps
 from medlink.text.normalize import Normalizer
 from medlink.text.spelling import SpellingIndex
-from medlink.text.finders.word_automaton import EXACT, LOOSE, MAX_WORDS, SHORT_FORM, WordAutomaton
+from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, WordAutomaton
 from medlink.text.tokens import Token, passage_tokens, tokenize
 
 SIGNATURE = "medlink-dictionary-finder"
@@ -48,10 +49,10 @@ FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 an
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
 # what a name may spell that text leaves unsaid (see ``plain_form``); saved with a finder, so an older one is rebuilt
-UNSAID = ("(...)", "NOS", ", unspecified", "'s disease")
+UNSAID = ("(...)", "NOS", ", unspecified", "X's disease, capitalised")
 PARENTHESISED = re.compile(r"\s\([^()]*\)")  # " (congestive)": a word or two in parentheses after a word
 EPONYM_HEADS = frozenset({"disease", "disorder", "syndrome"})
-POSSESSIVES = ("'s", "’s", "s'", "s’")
+POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "graves"
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ def plain_form(name: str) -> str | None:
     modifiers: "Acute on chronic systolic (congestive) heart failure"), without the qualifiers a classification adds to
     the plain condition's name (a trailing "NOS", or ", unspecified" after a comma: "Botulism NOS" -> "Botulism", "CLL,
     unspecified" -> "CLL"; "Type Unspecified" stays), and an eponym's possessive without its generic head
-    ("Parkinson's disease" -> "Parkinson's", "Graves' disease" -> "Graves'"); None when none of these applies."""
+    ("Parkinson's disease" -> "Parkinson's"; not "Graves' disease", whose "Graves'" reads as the noun "graves"); None
+    when none of these applies."""
     words = PARENTHESISED.sub("", name).split()
     while len(words) > 1 and (words[-1].upper() == "NOS" or (words[-1].lower() == "unspecified" and words[-2].endswith(","))):
         words.pop()
@@ -130,7 +132,7 @@ class DictionaryFinder:
         stop = (english_stop_words() if options.stop_words else frozenset()) | {normalize(n) for n in options.stop_names}
         short_forms: dict[str, bool] = {}
         plain_forms: dict[str, bool] = {}  # names as text says them (``plain_form``; a name spelt so keeps its own case rule)
-        possessives: set[str] = set()  # plain forms matched exactly only: "Graves'" loosely would be "grave"
+        possessives: set[str] = set()  # plain forms matched exactly and capitalised only: "Hunter's" but not "a hunter's cabin"
         for name in names:
             for spelling, found in ((name, short_forms), (plain_form(name), plain_forms)):
                 key = normalize(spelling) if spelling else ""
@@ -150,7 +152,7 @@ class DictionaryFinder:
             if short_form and len(key) < 2:
                 continue
             kept += 1
-            automaton.add(words, EXACT | (SHORT_FORM if short_form else 0))
+            automaton.add(words, EXACT | (SHORT_FORM if short_form else 0) | (CAPITALISED if key in exact_only else 0))
             for word in words:
                 automaton.frequencies[word] = automaton.frequencies.get(word, 0) + 1
             loose_words = [loose_word(w) for w in words if w != POSSESSIVE]
@@ -166,7 +168,8 @@ class DictionaryFinder:
         for tokens in passage_tokens(document, self.normalize):  # a passage ends a word and a name, even where the next one touches it
             for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT):
                 start, end = tokens[first].start, tokens[last - 1].end
-                if value & SHORT_FORM and not self.normalize.in_capitals(text[start:end]) or crosses_boundary(text, start, end):
+                if (value & SHORT_FORM and not self.normalize.in_capitals(text[start:end]) or value & CAPITALISED and not text[start].isupper()
+                        or crosses_boundary(text, start, end)):
                     continue
                 spans.append(Annotation(start, end, text[start:end], source=self.name))
             if self.options.approximate:
