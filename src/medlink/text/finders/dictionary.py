@@ -20,10 +20,9 @@ Rules a plain string matcher gets wrong, and what this one does:
   right (alone, "found" would become "wound"). Such spans say so (``infons["match"] = "approximate"``).
 - **What text leaves unsaid.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism
   NOS", "Heart disease, unspecified") and puts nonessential words in parentheses ("systolic (congestive) heart
-  failure"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such
-  names are also matched without the qualifier or the head (``plain_form``; the possessive form exactly and
-  capitalised only, so "Down's" never becomes "down" nor "a hunter's cabin" Hunter's syndrome), unless what stays is
-  too short or only stop words.
+  failure"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such names are also matched
+  without the qualifier or the head (``plain_form``; the possessive form exactly and capitalised only, so "Down's"
+  never becomes "down" nor "a hunter's cabin" Hunter's syndrome), unless what stays is too short or only stop words.
 - **Overlaps**: ``longest`` keeps the longest of overlapping spans (exact before approximate at
   equal length); ``all`` keeps every span as an alternative.
 """
@@ -86,12 +85,6 @@ def loose_word(word: str) -> str:
     return word
 
 
-def in_capitals(spelling: str) -> bool:
-    """Written in capitals, a plural "s" aside ("MI", "T2DM", "DOESs": MEDIC's plural abbreviations)."""
-    letters = spelling[:-1] if spelling.endswith("s") and len(spelling) > 2 else spelling
-    return letters.upper() == letters and letters.lower() != letters
-
-
 def plain_form(name: str) -> str | None:
     """What text says for ``name`` when the KB spells more: without parenthesised words (ICD-10-CM's nonessential
     modifiers: "Acute on chronic systolic (congestive) heart failure"), without the qualifiers a classification adds to
@@ -137,7 +130,8 @@ class DictionaryFinder:
             for spelling, found in ((name, short_forms), (plain_form(name), plain_forms)):
                 key = normalize(spelling) if spelling else ""
                 if key and len(key.split()) <= MAX_WORDS:
-                    written_in_capitals = len(key) <= options.short_form_max and in_capitals(spelling)
+                    written_in_capitals = (len(key) <= options.short_form_max and normalize.in_capitals(spelling)  # "MI"; "DOESs" as the
+                                           and any(c.isupper() for c in spelling))                             # normaliser reads it
                     found[key] = found.get(key, True) and written_in_capitals
                     if found is plain_forms and spelling.endswith(POSSESSIVES):
                         possessives.add(key)
