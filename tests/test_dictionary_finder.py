@@ -88,7 +88,7 @@ def test_names_are_found_as_text_says_them(tmp_path):
     finder.save(tmp_path / "dictionary")
     assert is_current(tmp_path / "dictionary")
     description = json.loads((tmp_path / "dictionary" / "dictionary.json").read_text())
-    del description["unsaid"]
+    del description["plain_forms"]
     (tmp_path / "dictionary" / "dictionary.json").write_text(json.dumps(description))
     assert not is_current(tmp_path / "dictionary")  # a default index's finder from before: rebuilt
     assert [t for t, _ in spans(DictionaryFinder.load(tmp_path / "dictionary"), text)] == [t for t, _ in spans(finder, text)]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from medlink.kb.store import KB
-from medlink.retrieval.completion import GENERIC_HEADS as COMPLETION_HEADS
+from medlink.text.normalize import GENERIC_HEADS as HEADS
 
 DRAW_VERSION = 2  # what is drawn (2: shortened names): a default index whose probabilities an older draw fitted is rebuilt
 HELD_OUT = 1500  # concepts that give up a synonym
@@ -30,7 +30,7 @@ PRESENT = 1500  # names asked about as they stand in the index
 NIL_SHARE = 0.15  # of HELD_OUT + PRESENT, concepts removed whole: their preferred names become NIL mentions
 VARIANTS = 750  # names asked about with one edit (still in the index)
 SHORTENED = 500  # names ending in a generic head asked about without it ("Crohn's" for "Crohn's disease")
-GENERIC_HEADS = frozenset(head + plural for head in COMPLETION_HEADS for plural in ("", "s"))  # "disease(s)", "syndrome(s)"...
+SHORTENED_HEADS = frozenset(head + plural for head in HEADS for plural in ("", "s"))  # "disease(s)", "syndrome(s)"...
 SHORTENED_WORDS = 2  # at most this many words before the head
 NOT_SHORTENED = frozenset({"other", "unspecified", "specified"})  # a classification's residual names
 
@@ -92,7 +92,7 @@ def without_generic_head(text: str) -> str | None:
     apostrophes; None for anything else ("Other specified retinal disorders" is not something people shorten)."""
     words = text.split()
     rest = words[:-1]
-    if not 1 <= len(rest) <= SHORTENED_WORDS or words[-1].lower() not in GENERIC_HEADS or rest[0].lower() in NOT_SHORTENED:
+    if not 1 <= len(rest) <= SHORTENED_WORDS or words[-1].lower() not in SHORTENED_HEADS or rest[0].lower() in NOT_SHORTENED:
         return None
     if not all(ch.isalpha() or ch in "-'’" for word in rest for ch in word):
         return None

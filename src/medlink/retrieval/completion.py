@@ -29,11 +29,11 @@ from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.exact import FUNCTION_WORDS, word_key, word_stemmer
 from medlink.retrieval.hits import Hits, runs
 from medlink.retrieval.names import NameTable, read_json, read_lines, write_lines
+from medlink.text.normalize import GENERIC_HEADS  # they cost nothing
 
 PARAMS_FILE = "medlink_params.json"
 STEMS_FILE = "stems.txt"  # the stems, in column order
 WORDS_FILE = "words.txt"  # every word the names spell (a mention with another word is not completed)
-GENERIC_HEADS = ("disease", "disorder", "syndrome")  # what an eponym or a head word leaves unsaid: they cost nothing
 MATRIX_FILE = "stems_by_name.npz"  # ARRAYS: made again from the default KB's 150k names at every load, they cost 1 s
 
 

@@ -38,7 +38,7 @@ from typing import Iterable
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, resolve_overlaps
-from medlink.text.normalize import Normalizer
+from medlink.text.normalize import GENERIC_HEADS, Normalizer
 from medlink.text.spelling import SpellingIndex
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, WordAutomaton
 from medlink.text.tokens import Token, passage_tokens, tokenize
@@ -47,10 +47,9 @@ SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
-# what a name may spell that text leaves unsaid (see ``plain_form``); saved with a finder, so an older one is rebuilt
-UNSAID = ("(...)", "NOS", ", unspecified", "X's disease, capitalised")
+PLAIN_FORMS = 1  # what ``plain_form`` makes (1: no parentheses, NOS, ", unspecified"; a capitalised "X's"): saved with a
+# finder, so a default index's finder from before is rebuilt
 PARENTHESISED = re.compile(r"\s\([^()]*\)")  # " (congestive)": a word or two in parentheses after a word
-EPONYM_HEADS = frozenset({"disease", "disorder", "syndrome"})
 POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "graves"
 
 
@@ -96,7 +95,7 @@ def plain_form(name: str) -> str | None:
     while len(words) > 1 and (words[-1].upper() == "NOS" or (words[-1].lower() == "unspecified" and words[-2].endswith(","))):
         words.pop()
         words[-1] = words[-1].rstrip(",")
-    if len(words) > 1 and words[-1].lower() in EPONYM_HEADS and words[-2].endswith(POSSESSIVES):
+    if len(words) > 1 and words[-1].lower() in GENERIC_HEADS and words[-2].endswith(POSSESSIVES):
         words.pop()
     plain = " ".join(words)
     return plain if plain != " ".join(name.split()) else None
@@ -228,7 +227,7 @@ class DictionaryFinder:
         directory.mkdir(parents=True, exist_ok=True)
         self.automaton.save(directory)
         description = {"signature": SIGNATURE, "format": FORMAT, "options": asdict(self.options), "names": self.names,
-                       "normalizer": self.normalize.signature, "unsaid": list(UNSAID)}
+                       "normalizer": self.normalize.signature, "plain_forms": PLAIN_FORMS}
         (directory / "dictionary.json").write_text(json.dumps(description, indent=2), encoding="utf-8")
 
     @classmethod
@@ -253,4 +252,4 @@ def is_current(directory: Path) -> bool:
     except (OSError, ValueError):
         return False
     return (isinstance(description, dict) and description.get("signature") == SIGNATURE and description.get("format") == FORMAT
-            and description.get("unsaid") == list(UNSAID))  # one from before: found "Botulism NOS" and "Parkinson's disease" only
+            and description.get("plain_forms") == PLAIN_FORMS)  # one from before: found "Botulism NOS" and "Parkinson's disease" only
