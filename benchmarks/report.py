@@ -50,6 +50,7 @@ KINDS = {
     "episode_strip": lambda d: "texts_after_strip" in d,
     "tfidf_rescore": lambda d: "rescore_rows" in d,
     "words_form": lambda d: "words_rows" in d,
+    "plain_forms": lambda d: "plain_rows" in d,
     "bm25_spelling": lambda d: "spelling_rows" in d,
     "completion_stage": lambda d: "completion_rows" in d,
     "calibrated_link": lambda d: "mentions_per_second_with" in d,
@@ -368,6 +369,9 @@ def tfidf_rescore(runs) -> list[str]:
 LEXICAL_OPTIONS = [
     ("words_form", "words_rows", ("without", "with"), "words", "an exact match on the set of a name's word stems, function words "
      "left out, so \"hip fractures\" meets *Fracture of hip NOS* (weight 1)", "reordered or inflected phrasings"),
+    ("plain_forms", "plain_rows", ("without", "with"), "plain forms", "the words stage also matching a name's plain form where no name "
+     "has its words: without words in parentheses or brackets, a trailing NOS or \", unspecified\", so \"essential hypertension\" meets "
+     "*Essential (primary) hypertension*", "phrasings without a classification's asides"),
     ("bm25_spelling", "spelling_rows", ("off", "on"), "BM25 spelling", "a query word no name has is read as the most frequent name word "
      "one edit away, before stemming", "misspellings"),
     ("completion_stage", "completion_rows", ("without", "with"), "completion", "the names holding every word stem of the mention, "

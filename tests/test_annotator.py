@@ -307,3 +307,18 @@ def test_a_composite_is_decided_by_its_parts_not_by_its_whole_string(linker):
     annotator = Annotator(WholeStringNil(linker), [dictionary_for(linker)], AnnotateOptions(consistency="off"))
     span = annotator.annotate_text("Risk of breast and ovarian cancer.").annotations[0]
     assert span.ids == ("D001943", "D010051") and span.result.nil is False and span.result.probability == pytest.approx(0.6)
+
+
+def test_a_name_with_a_comma_is_not_taken_for_a_coordination(tmp_path):
+    """ICD-10-CM's *Major depressive disorder, single episode, unspecified*: the text's "major depressive disorder,
+    single episode" is that name (its words stage scores it 1), not two conjuncts to link apart."""
+    from medlink.kb.build import build_kb
+    from medlink.kb.store import KB
+
+    (tmp_path / "dictionary.txt").write_text("F32.9||Major depressive disorder, single episode, unspecified|Major depression NOS\n"
+                                             "F33.9||Major depressive disorder, recurrent, unspecified\nF32.A||Depression\n"
+                                             "F32.8||Single episode\n", encoding="utf-8")
+    with KB.open(build_kb(tmp_path / "kb.sqlite", [f"biosyn:{tmp_path / 'dictionary.txt'}"], progress=False).path) as kb:
+        document = annotate(Linker.build(kb), "Diagnosed with major depressive disorder, single episode.")
+    assert [(a.text, a.ids, "composite" in a.infons) for a in document.annotations] == [
+        ("major depressive disorder, single episode", ("F32.9",), False)]

@@ -13,7 +13,9 @@ from hypothesis import given, settings, strategies as st
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders import resolve_overlaps
-from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, is_current, loose_word, plain_form
+from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, is_current, loose_word
+from medlink.text.finders.exclusions import read_exclusions
+from medlink.text.plain_forms import plain_form
 from medlink.text.normalize import normalize
 from medlink.text.spelling import SpellingIndex, one_edit_apart
 from medlink.text.tokens import tokenize
@@ -85,6 +87,12 @@ def test_names_are_found_as_text_says_them(tmp_path):
     assert [plain_form(n) for n in ("Ehlers-Danlos syndrome, type unspecified", "Heart disease", "Parkinson's disease NOS",
                                     "Tuberculosis (TB) NOS", "(Irreversible) Eisenmenger's disease")] == [
         None, None, "Parkinson's", "Tuberculosis", "(Irreversible) Eisenmenger's"]  # "unspecified" qualifies "type" there
+    assert [plain_form(n) for n in ("Acute obstructive laryngitis [croup]", "Disorder, unspecified", "Syndromes NOS")] == [
+        "Acute obstructive laryngitis", None, None]  # a lone generic head names nothing
+    assert [t for t, _ in spans(finder, "Mrs. Parkinson's chart; Dr Parkinson's notes; Down's")] == ["Down's"]  # a person's, after a title
+    finder.excluded = read_exclusions(["# names that are words here", "Botulism NOS"], normalize)  # its plain form goes with it
+    assert [t for t, _ in spans(finder, "Botulism NOS, botulism and Parkinson's")] == ["Parkinson's"]
+    finder.excluded = frozenset()
     finder.save(tmp_path / "dictionary")
     assert is_current(tmp_path / "dictionary")
     description = json.loads((tmp_path / "dictionary" / "dictionary.json").read_text())

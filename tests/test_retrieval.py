@@ -6,7 +6,7 @@ import pytest
 from medlink.errors import DamagedFileError
 from medlink.retrieval.bm25 import BM25Generator
 from medlink.retrieval.completion import CompletionGenerator, is_current as completion_is_current
-from medlink.retrieval.exact import ExactGenerator
+from medlink.retrieval.exact import ExactGenerator, word_keys_are_current
 from medlink.retrieval.fusion import Fusion
 from medlink.retrieval.hits import Hits, ranked, top_k
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable
@@ -77,6 +77,26 @@ def test_the_word_set_form_forgives_word_order_inflection_and_function_words(tmp
     assert [ids(r) for r in older.search(queries, k=5)] == found[:6] + [[]]  # its keys as they were made: no silent mismatch
     with pytest.raises(Exception, match="words"):
         ExactGenerator.build(table, CONCEPTS, words="yes")
+
+
+def test_the_word_set_form_answers_for_a_names_plain_form_where_no_name_says_it(tmp_path):
+    names = [("Essential (primary) hypertension", "D001", KB_ORIGIN), ("Tuberculosis (TB) NOS", "D002", KB_ORIGIN),
+             ("Tuberculosis", "D003", KB_ORIGIN), ("Acute obstructive laryngitis [croup]", "D004", KB_ORIGIN)]
+    table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
+    words = ExactGenerator.build(table, CONCEPTS, words=True, normalize=normalize)
+    queries = [normalize(q) for q in ("essential hypertension", "tuberculosis", "acute obstructive laryngitis", "primary hypertension")]
+    found = [ids(result) for result in words.search(queries, k=5)]
+    assert found == [["D001"], ["D003"], ["D004"], []]  # a name that says "Tuberculosis" itself, not the one whose plain form it is
+    assert [ids(r) for r in ExactGenerator.build(table, CONCEPTS, words=True).search(queries, k=5)] == [[], ["D003"], [], []]  # no normaliser
+    words.save(tmp_path / "words")
+    assert word_keys_are_current(tmp_path / "words")
+    assert [ids(r) for r in ExactGenerator.load(tmp_path / "words", table, CONCEPTS, "words").search(queries, k=5)] == found
+    (tmp_path / "words" / "plain_word_keys.txt").unlink()
+    params = json.loads((tmp_path / "words" / "medlink_params.json").read_text())
+    del params["plain_forms"]
+    (tmp_path / "words" / "medlink_params.json").write_text(json.dumps(params))  # an index from before plain forms: links as it did
+    assert not word_keys_are_current(tmp_path / "words")  # (a default index is rebuilt)
+    assert [ids(r) for r in ExactGenerator.load(tmp_path / "words", table, CONCEPTS, "words").search(queries, k=5)] == [[], ["D003"], [], []]
 
 
 def test_completion_ranks_the_names_holding_the_mention_by_how_expected_their_other_words_are(tmp_path):

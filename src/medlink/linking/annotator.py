@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from itertools import islice
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
@@ -168,12 +169,12 @@ class Annotator:
     def _composite_ids(self, spans: list[Annotation]) -> dict[int, tuple[str, ...]]:
         """The concepts of each coordinated span ("breast and ovarian cancer": breast cancer's and ovarian cancer's),
         by ``id(span)``: its conjuncts spelt out (``medlink.text.coordination``) and linked. A span whose first
-        candidate's alias spells it whole ("Hereditary Breast and Ovarian Cancer") is a name, not a coordination."""
+        candidate's alias spells it whole ("Hereditary Breast and Ovarian Cancer"), or an exact stage found it ("Major
+        depressive disorder, single episode": *..., single episode, unspecified*), is a name, not a coordination."""
         parts: dict[int, list[str]] = {}
         for span in spans:
             expanded = expand_coordination(span.text) if span.result is not None and span.short_form_of is None else None
-            best = span.result.best if span.result is not None else None
-            if expanded and not (best is not None and best.matched_name and self.linker.key(best.matched_name) == self.linker.key(span.text)):
+            if expanded and not self._names_whole(span):
                 parts[id(span)] = expanded
                 span.infons["composite"] = " | ".join(expanded)
         if not parts:
@@ -190,6 +191,17 @@ class Annotator:
                 probabilities = [r.probability for r in results if r.best is not None]
                 span.result = replace(span.result, nil=False, probability=min(probabilities) if None not in probabilities else None)
         return out
+
+    @cached_property
+    def _exact_stages(self) -> set[str]:
+        """The linker's exact generators: a score of 1 there says a name spells the mention, word for word."""
+        return {g.name for g in self.linker.config.generators if g.type == "exact"}
+
+    def _names_whole(self, span: Annotation) -> bool:
+        """Whether ``span``'s first candidate names all of its text (its alias is the span, or an exact stage scored it 1)."""
+        best = span.result.best if span.result is not None else None
+        return best is not None and ((best.matched_name is not None and self.linker.key(best.matched_name) == self.linker.key(span.text))
+                                     or any(best.scores_by_stage.get(stage) == 1.0 for stage in self._exact_stages))
 
     def _link(self, mentions: list[Mention]) -> list[LinkResult]:
         """Link results for ``mentions``; without a context-reading reranker a string's result is the same in every

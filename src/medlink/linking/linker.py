@@ -166,7 +166,7 @@ class Linker:
             if generator.name in sources:
                 table = tables[sources[generator.name]]
                 with phase(f"index: {generator.name} ({generator.type}) over {len(table):,} names"):
-                    generators[generator.name] = build_generator(generator.type, table, concept_ids, generator.name, generator.params, descriptions)
+                    generators[generator.name] = build_generator(generator.type, table, concept_ids, generator.name, generator.params, descriptions, kb.normalize)
         manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
         manifest["tables"] = sources
         check_calibration(config.to_dict(), kb.checksum, "config", manifest["memory"])

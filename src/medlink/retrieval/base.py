@@ -11,6 +11,7 @@ import numpy as np
 from medlink.core import Candidate
 from medlink.retrieval.hits import Hits, from_key_hits
 from medlink.retrieval.names import MEMORY_ORIGIN, NameTable
+from medlink.text.normalize import Normalizer
 
 
 @runtime_checkable
@@ -69,12 +70,16 @@ def generator_class(type_name: str) -> Any:
 
 
 def build_generator(type_name: str, table: NameTable, concept_ids: Sequence[str], name: str, params: dict,
-                    descriptions: dict[int, tuple[list[str], str | None]] | None = None) -> CandidateGenerator:
-    """``descriptions`` (concept position -> types, definition) go to the generators that embed them."""
+                    descriptions: dict[int, tuple[list[str], str | None]] | None = None, normalize: Normalizer | None = None) -> CandidateGenerator:
+    """``descriptions`` (concept position -> types, definition) go to the generators that embed them, ``normalize`` (the
+    table's normaliser) to those that read the names as written."""
     cls = generator_class(type_name)
+    extra = {}
     if descriptions is not None and getattr(cls, "uses_descriptions", False):
-        return cls.build(table, concept_ids, name, descriptions=descriptions, **params)
-    return cls.build(table, concept_ids, name, **params)
+        extra["descriptions"] = descriptions
+    if normalize is not None and getattr(cls, "uses_normalizer", False):
+        extra["normalize"] = normalize
+    return cls.build(table, concept_ids, name, **extra, **params)
 
 
 def load_generator(type_name: str, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> CandidateGenerator:

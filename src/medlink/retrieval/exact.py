@@ -20,9 +20,12 @@ from medlink.params import EXACT_PARAMS, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable, read_json, read_lines, write_lines
+from medlink.text.normalize import Normalizer
+from medlink.text.plain_forms import PLAIN_FORMS, plain_form
 
 PARAMS_FILE = "medlink_params.json"
 WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: stemming 150k names again at every load costs 0.8 s
+PLAIN_WORD_KEYS_FILE = "plain_word_keys.txt"  # each row's plain form's word key ("" for none), in row order
 # words that change neither what a name means nor how it is ordered; "NOS" (not otherwise specified) and "unspecified" are
 # ICD's "unqualified": "kidney failure" is ICD-10-CM's "Unspecified kidney failure"
 FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos", "unspecified"})
@@ -56,23 +59,36 @@ def saved_settings(directory: Path) -> tuple[bool, frozenset[str]]:
 
 
 def word_keys_are_current(directory: Path) -> bool:
-    """Were the word keys of the exact generator saved at ``directory`` made with today's function words? (Not, or no
-    words form: a default index is rebuilt, so it links as this version does.)"""
+    """Were the word keys of the exact generator saved at ``directory`` made with today's function words and plain forms?
+    (Not: a default index is rebuilt, so it links as this version does.)"""
     try:
         words, function_words = saved_settings(directory)
     except DamagedFileError:
         return False
-    return not words or function_words == FUNCTION_WORDS
+    return not words or (function_words == FUNCTION_WORDS and read_json(directory / PARAMS_FILE).get("plain_forms") == PLAIN_FORMS)
+
+
+def plain_word_keys(table: NameTable, normalize: Normalizer, stem: Callable[[list[str]], list[str]], function_words: frozenset[str]) -> list[str]:
+    """Each row's word key of its name's plain form (``medlink.text.plain_forms``: "Essential (primary) hypertension" ->
+    {essenti, hypertens}), "" for a name that has none."""
+    plain = [plain_form(text) for text in table.display]
+    return [word_key(normalize(form), stem, function_words) if form else "" for form in plain]
 
 
 class ExactGenerator(GeneratorBase):
-    """Dictionary lookup of normalised mentions (or their word sets) among the table's keys."""
+    """Dictionary lookup of normalised mentions (or their word sets) among the table's keys.
+
+    In the words form a name also answers for its plain form's words where no name has them ("essential hypertension"
+    for ICD-10-CM's "Essential (primary) hypertension"): a name that says so itself comes first."""
+
+    uses_normalizer = True  # the Linker passes the KB's normaliser (for the plain forms' word keys)
 
     def __init__(self, table: NameTable, concept_ids: Sequence[str], name: str = "exact", words: bool = False,
-                 word_keys: list[str] | None = None, function_words: frozenset[str] | None = None):
+                 word_keys: list[str] | None = None, function_words: frozenset[str] | None = None, plain_keys: list[str] | None = None):
         super().__init__(table, concept_ids, name)
         self.words = words
         self.function_words = FUNCTION_WORDS if function_words is None else function_words  # an index keeps those its keys were made with
+        self.plain_keys = plain_keys  # None: an index from before plain forms, or a table built without its normaliser
         if words:
             self.stem = word_stemmer()
             self.word_keys = word_keys if word_keys is not None else [word_key(key, self.stem, self.function_words) for key in table.keys]
@@ -80,31 +96,43 @@ class ExactGenerator(GeneratorBase):
             for row, key in enumerate(self.word_keys):
                 rows[key].append(row)
             rows.pop("", None)
-            self.rows_of = dict(rows)
+            plain_rows: dict[str, list[int]] = defaultdict(list)
+            for row, key in enumerate(plain_keys or ()):
+                if key and key not in rows:
+                    plain_rows[key].append(row)
+            self.rows_of = {**rows, **plain_rows}
         else:
             self.row_of = {key: row for row, key in enumerate(table.keys)}
 
     @classmethod
-    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "exact", **params) -> "ExactGenerator":
+    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "exact", normalize: Normalizer | None = None,
+              **params) -> "ExactGenerator":
         settings = read_params(f"exact generator {name!r}", params, EXACT_PARAMS)
-        return cls(table, concept_ids, name, settings["words"])
+        if not (settings["words"] and normalize is not None):
+            return cls(table, concept_ids, name, settings["words"])
+        return cls(table, concept_ids, name, True, plain_keys=plain_word_keys(table, normalize, word_stemmer(), FUNCTION_WORDS))
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "ExactGenerator":
         words, function_words = saved_settings(directory)
-        word_keys = None
+        word_keys = plain_keys = None
         if words and (directory / WORD_KEYS_FILE).is_file():  # none: computed again
-            word_keys = read_lines(directory / WORD_KEYS_FILE) or [""] * (len(table.keys) == 1)
-            if len(word_keys) != len(table.keys):
-                raise DamagedFileError(directory / WORD_KEYS_FILE, ValueError(f"{len(word_keys)} word keys for {len(table.keys)} names"))
-        return cls(table, concept_ids, name, words, word_keys, function_words)
+            word_keys = row_lines(directory / WORD_KEYS_FILE, table, "word keys")
+        if words and (directory / PLAIN_WORD_KEYS_FILE).is_file():  # none: an index from before plain forms, linking as it did
+            plain_keys = row_lines(directory / PLAIN_WORD_KEYS_FILE, table, "plain forms' word keys")
+        return cls(table, concept_ids, name, words, word_keys, function_words, plain_keys)
 
     def save(self, directory: Path) -> None:
-        """Its setting and, in the words form, each name's word key (the names come from the shared name table)."""
+        """Its setting and, in the words form, each name's word key and its plain form's (the names come from the shared
+        name table)."""
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / PARAMS_FILE).write_text(json.dumps({"words": self.words, "function_words": sorted(self.function_words)}), encoding="utf-8")
+        settings = {"words": self.words, "function_words": sorted(self.function_words)}
         if self.words:
             write_lines(directory / WORD_KEYS_FILE, self.word_keys)
+        if self.words and self.plain_keys is not None:
+            write_lines(directory / PLAIN_WORD_KEYS_FILE, self.plain_keys)
+            settings["plain_forms"] = PLAIN_FORMS
+        (directory / PARAMS_FILE).write_text(json.dumps(settings), encoding="utf-8")
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         if self.words:
@@ -114,3 +142,11 @@ class ExactGenerator(GeneratorBase):
         query = np.array([i for i, _ in found], dtype=np.int64)
         key = np.array([row for _, row in found], dtype=np.int64)
         return self._concept_hits(query, key, np.ones(len(found), np.float32), stage, len(mentions), k)
+
+
+def row_lines(path: Path, table: NameTable, what: str) -> list[str]:
+    """A file of one line per table row (``write_lines`` writes a single empty line as an empty file)."""
+    lines = read_lines(path) or [""] * (len(table.keys) == 1)
+    if len(lines) != len(table.keys):
+        raise DamagedFileError(path, ValueError(f"{len(lines)} {what} for {len(table.keys)} names"))
+    return lines

@@ -38,7 +38,8 @@ from typing import Iterable
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, resolve_overlaps
-from medlink.text.normalize import GENERIC_HEADS, Normalizer
+from medlink.text.normalize import Normalizer
+from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, plain_form
 from medlink.text.spelling import SpellingIndex
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, WordAutomaton
 from medlink.text.tokens import Token, passage_tokens, tokenize
@@ -47,10 +48,7 @@ SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
-PLAIN_FORMS = 1  # what ``plain_form`` makes (1: no parentheses, NOS, ", unspecified"; a capitalised "X's"): saved with a
-# finder, so a default index's finder from before is rebuilt
-PARENTHESISED = re.compile(r"\s\([^()]*\)")  # " (congestive)": a word or two in parentheses after a word
-POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "graves"
+TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?\s+$")  # "Mrs. Wilson's" is a person's, not Wilson's disease
 
 
 @dataclass(frozen=True)
@@ -82,23 +80,6 @@ def loose_word(word: str) -> str:
     if word.endswith("s") and not word.endswith(("us", "ss")):
         return word[:-1]
     return word
-
-
-def plain_form(name: str) -> str | None:
-    """What text says for ``name`` when the KB spells more: without parenthesised words (ICD-10-CM's nonessential
-    modifiers: "Acute on chronic systolic (congestive) heart failure"), without the qualifiers a classification adds to
-    the plain condition's name (a trailing "NOS", or ", unspecified" after a comma: "Botulism NOS" -> "Botulism", "CLL,
-    unspecified" -> "CLL"; "Type Unspecified" stays), and an eponym's possessive without its generic head
-    ("Parkinson's disease" -> "Parkinson's"; not "Graves' disease", whose "Graves'" reads as the noun "graves"); None
-    when none of these applies."""
-    words = PARENTHESISED.sub("", name).split()
-    while len(words) > 1 and (words[-1].upper() == "NOS" or (words[-1].lower() == "unspecified" and words[-2].endswith(","))):
-        words.pop()
-        words[-1] = words[-1].rstrip(",")
-    if len(words) > 1 and words[-1].lower() in GENERIC_HEADS and words[-2].endswith(POSSESSIVES):
-        words.pop()
-    plain = " ".join(words)
-    return plain if plain != " ".join(name.split()) else None
 
 
 class DictionaryFinder:
@@ -161,7 +142,7 @@ class DictionaryFinder:
         for tokens in passage_tokens(document, self.normalize):  # a passage ends a word and a name, even where the next one touches it
             for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT):
                 start, end = tokens[first].start, tokens[last - 1].end
-                if (value & SHORT_FORM and not self.normalize.in_capitals(text[start:end]) or value & CAPITALISED and not text[start].isupper()
+                if (value & SHORT_FORM and not self.normalize.in_capitals(text[start:end]) or value & CAPITALISED and not self._eponym_at(text, start)
                         or crosses_boundary(text, start, end)):
                     continue
                 spans.append(Annotation(start, end, text[start:end], source=self.name))
@@ -170,6 +151,12 @@ class DictionaryFinder:
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         return resolve_overlaps(spans, overlap or self.options.overlap)
+
+    @staticmethod
+    def _eponym_at(text: str, start: int) -> bool:
+        """Whether a possessive plain form ("Parkinson's") found at ``start`` reads as the eponym: capitalised, and not
+        after a title ("Mrs. Wilson's chart")."""
+        return text[start].isupper() and not TITLE_BEFORE.search(text, max(0, start - 8), start)
 
     def is_name(self, text: str) -> bool:
         """Whether ``text`` is, word for word after normalisation, one of the names this finder reports, or (with

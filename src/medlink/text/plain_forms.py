@@ -1,0 +1,37 @@
+"""What text says for a KB name that spells more: one rule, read by the dictionary finder and by exact linking.
+
+A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism NOS", "Heart disease, unspecified"),
+puts nonessential words in parentheses ("Essential (primary) hypertension", "systolic (congestive) heart failure") and
+another wording in brackets ("Heart failure with reduced ejection fraction [HFrEF]"), and
+a note says "Parkinson's" for "Parkinson's disease". A finder that looked for the names as written would miss the text's
+"heart disease", and exact linking would not meet "essential hypertension".
+"""
+
+from __future__ import annotations
+
+import re
+
+from medlink.text.normalize import GENERIC_HEADS
+
+PLAIN_FORMS = 2  # what ``plain_form`` makes (1: no parentheses, NOS, ", unspecified"; a capitalised "X's"; 2: no brackets
+# either, and not a lone generic head): saved with what is built from them, so a default index built before is rebuilt
+ASIDES = re.compile(r"\s(?:\([^()]*\)|\[[^\[\]]*\])")  # " (congestive)", " [croup]": words in parentheses or brackets after a word
+POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "graves"
+
+
+def plain_form(name: str) -> str | None:
+    """``name`` without words in parentheses or brackets, without the qualifiers a classification adds to the plain condition's name
+    (a trailing "NOS", or ", unspecified" after a comma: "Botulism NOS" -> "Botulism", "CLL, unspecified" -> "CLL"; "Type
+    Unspecified" stays), and an eponym's possessive without its generic head ("Parkinson's disease" -> "Parkinson's"; not
+    "Graves' disease", whose "Graves'" reads as the noun "graves"); None when none of these applies, or when all that
+    would stay is a generic head ("Disorder, unspecified" names no disorder)."""
+    words = ASIDES.sub("", name).split()
+    while len(words) > 1 and (words[-1].upper() == "NOS" or (words[-1].lower() == "unspecified" and words[-2].endswith(","))):
+        words.pop()
+        words[-1] = words[-1].rstrip(",")
+    if len(words) > 1 and words[-1].lower() in GENERIC_HEADS and words[-2].endswith(POSSESSIVES):
+        words.pop()
+    plain = " ".join(words)
+    if plain == " ".join(name.split()) or (len(words) == 1 and words[0].lower().rstrip("s") in GENERIC_HEADS):
+        return None
+    return plain
