@@ -36,7 +36,7 @@ ROOT = HERE.parent
 RESULTS, NOTES, OUT = HERE / "results", HERE / "notes.md", ROOT / "BENCHMARKS.md"
 FLAGS = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_bf16": "AVX512-BF16", "amx_bf16": "AMX"}
 PROVENANCE = ["CPU", "command", "commit", "results"]
-LINE_BUDGET = 545  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16); session 23: default-dense's strip, its cost and saving, and the first use before it (+12); the documents benchmark on the AVX2-only CPU and the dictionary pipeline's speed in each other run's line (+8); TF-IDF's exact rescoring of 4 x its shortlist (+12) and its noise note (+2); session 24: the words stage's table and probe (+15), the cross-fitted and memory-only probabilities' rows and columns (+2), the default index's load time note (+1), less the AVX2-only documents line the main table replaced (-6); session 25: the 3-layer tagger's documents run (+6), each other tagger's speed without the bi-encoder (+1), the alignment run on the AVX2-only CPU and its speed rows beside the AVX-512 ones (+13); session 26: the 3-layer aligner's run and its speed beside the 6-layer one's on the AVX2-only CPU (+10, less the reruns' rows the main table already shows); session 27: BM25's spelling correction, a default-config decision, with its probe (+14); session 28: the completion stage and its probe in one table with the other lexical options (the three tables merged), and the calibration stage's cost on the default index (+4)
+LINE_BUDGET = 558  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16); session 23: default-dense's strip, its cost and saving, and the first use before it (+12); the documents benchmark on the AVX2-only CPU and the dictionary pipeline's speed in each other run's line (+8); TF-IDF's exact rescoring of 4 x its shortlist (+12) and its noise note (+2); session 24: the words stage's table and probe (+15), the cross-fitted and memory-only probabilities' rows and columns (+2), the default index's load time note (+1), less the AVX2-only documents line the main table replaced (-6); session 25: the 3-layer tagger's documents run (+6), each other tagger's speed without the bi-encoder (+1), the alignment run on the AVX2-only CPU and its speed rows beside the AVX-512 ones (+13); session 26: the 3-layer aligner's run and its speed beside the 6-layer one's on the AVX2-only CPU (+10, less the reruns' rows the main table already shows); session 27: BM25's spelling correction, a default-config decision, with its probe (+14); session 28: the completion stage and its probe in one table with the other lexical options (the three tables merged), and the calibration stage's cost on the default index (+4); session 30: the words stage's plain forms, their rows and probe (+13)
 NUMERIC = re.compile(r"^[\d,.]+([-/][\d,.]+)?(%| |$)")  # a right-aligned cell: 0.9177, 1,751, 3.6 min, 98.6%, 15 of 500
 
 # A results file's kind, by the keys its script writes (first match wins).
@@ -394,7 +394,8 @@ def lexical_options(get) -> list[str]:
                                 f" ({'right' if p[f'{on}_right'] else 'wrong'})" for p in d["probe"] if p[on] != p[off])
             notes.append(f"*{stage}* probe ({len(d['probe'])} {probe_what} over the default KB, each with the codes a coder would pick; first "
                          f"candidate right {sum(p[f'{off}_right'] for p in d['probe'])} off, {sum(p[f'{on}_right'] for p in d['probe'])} on; "
-                         f"{sum(p[on] == p[off] for p in d['probe'])} unchanged; off -> on): {changed}." + default_index_sentence(d))
+                         f"{sum(p[on] == p[off] for p in d['probe'])} unchanged" + (f"; off -> on): {changed}." if changed else ").")
+                         + default_index_sentence(d))
     if not rows:
         return []
     return ["", "**Lexical stages and options, each off and on** (the default lexical config with one of them off (weight 0: not searched) "
@@ -422,7 +423,17 @@ def default_index_sentence(d: dict) -> str:
     return (" The default index (its probabilities and NIL threshold fitted on the KB's pseudo-mentions) links "
             f"{len(decided) - len(nil)} of them, {sum(x['right'] and not x['nil'] for x in decided)} right, at probabilities "
             f"{min(x['probability'] for x in decided):.2f}-{max(x['probability'] for x in decided):.2f}"
-            + (f"; NIL: {', '.join(x['mention'] for x in nil)} (first candidate right for {sum(x['right'] for x in nil)})." if nil else "."))
+            + (f"; NIL: {', '.join(x['mention'] for x in nil)} (first candidate right for {sum(x['right'] for x in nil)})." if nil else ".")
+            + without_sentence(d.get("default_index_without")))
+
+
+def without_sentence(decided: list[dict] | None) -> str:
+    """The default index's decisions with the option off at link time (its probability model unchanged)."""
+    if not decided:
+        return ""
+    linked = [x for x in decided if not x["nil"]]
+    return (f" Off at link time (the same probability model) it links {len(linked)}, {sum(x['right'] for x in linked)} right"
+            + (f"; NIL: {', '.join(x['mention'] for x in decided if x['nil'])}." if len(linked) < len(decided) else "."))
 
 
 def episode_strip(runs) -> list[str]:
