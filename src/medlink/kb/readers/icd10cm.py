@@ -1,7 +1,8 @@
 """ICD-10-CM tabular XML (the CMS ``icd10cm-tabular-*.xml``).
 
 The hierarchy chapter > block (section) > category > subcategory becomes ``is_a`` relations;
-titles are preferred names; inclusion terms are names of kind ``inclusion``; Excludes1 /
+titles are preferred names; inclusion terms, and a code's "Includes" notes that name a condition rather than describe
+the code's scope (I10's "high blood pressure"; not "any condition classifiable to ..."), are names of kind ``inclusion``; Excludes1 /
 Excludes2 notes become ``excludes1`` / ``excludes2`` relations to the codes they cite (related
 but different conditions, useful later as hard negatives). Codes that take a 7th character
 (``sevenChrDef``) are expanded as the official code list does (S52.501 -> S52.501A ...), their
@@ -44,8 +45,10 @@ _RANGE_SUFFIX = re.compile(r"\s*\(([A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]+)?-[A-Z][0-9]
 _PARENTHESISED = re.compile(r"\(([^()]*)\)")
 _CODE = r"[A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]{1,4})?"
 _CITED = re.compile(rf"^({_CODE})(?:\.?-)?(?:-({_CODE}))?-?$")
-_NOTE_CONTAINERS = {"inclusionTerm", "excludes1", "excludes2"}
+_NOTE_CONTAINERS = {"inclusionTerm", "includes", "excludes1", "excludes2"}
+_DESCRIBES = re.compile(r"^(?:any|all|the listed)\b|classifiable|classified|:", re.IGNORECASE)  # "any condition classifiable to ...": a description
 SOURCE = "ICD-10-CM"
+READER_VERSION = 2  # what a KB read from the XML holds (2: a code's Includes notes among its names): a default KB built before is rebuilt
 TITLE_CONCATENATION = "title concatenation"  # scope of a name made of the parent title + a sub-specifier
 
 
@@ -153,6 +156,7 @@ def read_icd10cm(path: Path | str | None = None, *, prefix: str = "ICD10CM", pol
     valid_codes = official_code_list(path)
     stack: list[_Node] = []
     tags: list[str] = []
+    included: set[str] = set()  # Includes notes already given to a code
     try:
         for event, element in ET.iterparse(path, events=("start", "end")):
             tag = element.tag
@@ -181,7 +185,11 @@ def read_icd10cm(path: Path | str | None = None, *, prefix: str = "ICD10CM", pol
                 text = " ".join((element.text or "").split())
                 if container == "inclusionTerm":
                     node.inclusions.append(text)
-                else:
+                elif container == "includes" and node.kind in ("category", "subcategory") and text and not _DESCRIBES.search(text):
+                    if text.lower() not in included:  # I22 (a subsequent infarction) repeats I21's notes: they name I21
+                        node.inclusions.append(text)  # a code's "Includes" notes name what it holds: I10's "high blood pressure"
+                        included.add(text.lower())
+                elif container != "includes":  # a chapter's or block's: what the range covers, not names
                     node.excludes.append((container, text))
             elif tag == "extension" and container == "sevenChrDef":
                 if node.seven is None or node.seven is (stack[-2].seven if len(stack) > 1 else None):
