@@ -18,3 +18,10 @@ def test_the_same_sources_elsewhere_give_the_same_recipe(tmp_path, monkeypatch):
     with open(copies[1].path, "ab") as handle:
         handle.write(b"\n")  # a changed source is a new recipe (a rebuild)
     assert default.default_recipe() != here
+
+
+def test_a_new_icd10cm_reader_is_a_new_recipe(monkeypatch):
+    """A reader that reads more of the XML (a code's Includes notes) must rebuild a cached default KB."""
+    here = default.default_recipe()
+    monkeypatch.setattr(default, "ICD10CM_READER", default.ICD10CM_READER + 1)
+    assert default.default_recipe() != here
