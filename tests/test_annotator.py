@@ -164,6 +164,8 @@ def test_propagation_skips_partial_words_and_taken_spans():
     text = "tumour, tumours, tumour."
     spans = [Annotation(0, 6, "tumour")]
     assert [(a.start, a.end) for a in propagated(text, spans)] == [(17, 23)]
+    text = "Father had Parkinson's; seen at Dr. Parkinson's clinic and by Mrs Parkinson's son; Parkinson's again."
+    assert [a.start for a in propagated(text, [Annotation(11, 22, "Parkinson's")])] == [text.rindex("Parkinson's")]  # people's, after a title
 
 
 def test_vote_gives_one_answer_per_string():

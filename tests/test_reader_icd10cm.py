@@ -91,10 +91,17 @@ def test_a_codes_includes_notes_name_it_unless_they_describe_its_scope(tmp_path)
       <includes><note>high blood pressure</note><note>any condition classifiable to I10: more</note>
         <note>hypertension (arterial) (benign) (essential)</note></includes>
     </diag>
+    <diag><name>I50.2</name><desc>Systolic (congestive) heart failure</desc>
+      <inclusionTerm><note>Heart failure with reduced ejection fraction [HFrEF]</note></inclusionTerm></diag>
+    <diag><name>R97.2</name><desc>Elevated prostate specific antigen [PSA]</desc></diag>
+    <diag><name>Z17.0</name><desc>Estrogen receptor positive status [ER+]</desc></diag>
     <diag><name>I15</name><desc>Secondary hypertension</desc>
       <includes><note>High blood pressure</note><note>the listed conditions as a reason for care</note></includes>
     </diag>
   </section></chapter></ICD10CM.tabular>""", encoding="utf-8")
     names = {(r.concept_id, r.text, r.kind) for r in read_icd10cm(tmp_path / "tabular.xml") if isinstance(r, NameRecord)}
-    assert {n for n in names if n[2] == "inclusion"} == {("ICD10CM:I10", "high blood pressure", "inclusion"),
+    assert {n for n in names if n[2] == "inclusion" and n[0] in ("ICD10CM:I10", "ICD10CM:I15")} == {("ICD10CM:I10", "high blood pressure", "inclusion"),
                                                          ("ICD10CM:I10", "hypertension (arterial) (benign) (essential)", "inclusion")}
+
+    abbreviations = {(n[0], n[1]) for n in names if n[2] == "abbreviation"}
+    assert abbreviations == {("ICD10CM:I50.2", "HFrEF")}  # it abbreviates the whole name; "PSA" only its last words, "ER+" has a sign

@@ -20,13 +20,14 @@ from typing import Callable, Iterable, Sequence
 import ahocorasick
 
 from medlink.core import Annotation, LinkResult
-from medlink.text.finders.base import overlap_test, resolve_overlaps
+from medlink.text.finders.base import follows_title, overlap_test, resolve_overlaps
 
 CONSISTENCY_MODES = ("off", "propagate", "vote", "both")
 
 
 def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated") -> list[Annotation]:
-    """New spans for the other whole-word occurrences of each span's exact text that overlap no span."""
+    """New spans for the other whole-word occurrences of each span's exact text that overlap no span, and do not follow a
+    person's title ("Parkinson's" found, "Dr. Parkinson's clinic" left alone)."""
     lowered = text.lower()
     folded = len(lowered) == len(text)  # lower-casing kept every offset (it does not for a few characters, e.g. "İ")
     types: dict[str, str | None] = {}  # each string's type, from the first span that has one: an occurrence is typed as it
@@ -49,7 +50,7 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
             start, end = last + 1 - length, last + 1
             if haystack is lowered and not _has_lower(text[start:end]) and text[start:end] in strings:
                 continue  # an all-capitals occurrence of a string found in lower case elsewhere: found on the exact pass
-            if _word_bounded(text, start, end) and not taken(start, end):
+            if _word_bounded(text, start, end) and not taken(start, end) and not follows_title(text, start):
                 kind = types.get(haystack[start:end])  # the automaton matched this key in this haystack
                 found.setdefault((start, end), Annotation(start, end, text[start:end], type=kind, source=source))
     return resolve_overlaps(found.values(), "longest")

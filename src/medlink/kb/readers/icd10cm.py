@@ -2,7 +2,8 @@
 
 The hierarchy chapter > block (section) > category > subcategory becomes ``is_a`` relations;
 titles are preferred names; inclusion terms, and a code's "Includes" notes that name a condition rather than describe
-the code's scope (I10's "high blood pressure"; not "any condition classifiable to ..."), are names of kind ``inclusion``; Excludes1 /
+the code's scope (I10's "high blood pressure"; not "any condition classifiable to ..."), are names of kind ``inclusion``; a
+name's closing bracket that abbreviates it all ("acquired immune deficiency syndrome [AIDS]") is an ``abbreviation``; Excludes1 /
 Excludes2 notes become ``excludes1`` / ``excludes2`` relations to the codes they cite (related
 but different conditions, useful later as hard negatives). Codes that take a 7th character
 (``sevenChrDef``) are expanded as the official code list does (S52.501 -> S52.501A ...), their
@@ -27,8 +28,10 @@ from typing import Iterator
 
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
+from medlink.text.abbreviations import find_abbreviations
 from medlink.kb.readers.files import require_file
 from medlink.kb.records import (
+    ABBREVIATION,
     INCLUSION,
     IS_A,
     PREFERRED,
@@ -48,7 +51,8 @@ _CITED = re.compile(rf"^({_CODE})(?:\.?-)?(?:-({_CODE}))?-?$")
 _NOTE_CONTAINERS = {"inclusionTerm", "includes", "excludes1", "excludes2"}
 _DESCRIBES = re.compile(r"^(?:any|all|the listed)\b|classifiable|classified|:", re.IGNORECASE)  # "any condition classifiable to ...": a description
 SOURCE = "ICD-10-CM"
-READER_VERSION = 2  # what a KB read from the XML holds (2: a code's Includes notes among its names): a default KB built before is rebuilt
+READER_VERSION = 3  # what a KB read from the XML holds (2: a code's Includes notes among its names; 3: a bracketed abbreviation
+# of a whole name, "[AIDS]", a name too): a default KB built before is rebuilt
 TITLE_CONCATENATION = "title concatenation"  # scope of a name made of the parent title + a sub-specifier
 
 
@@ -94,6 +98,19 @@ def cited_codes(note: str) -> list[str]:
     return codes
 
 
+def bracketed_abbreviation(name: str) -> str | None:
+    """The short form a name ends with in brackets when it abbreviates the whole name (Schwartz-Hearst's match:
+    "acquired immune deficiency syndrome [AIDS]" -> "AIDS"); None for one that abbreviates only the last words
+    ("Elevated prostate specific antigen [PSA]" is not named "PSA"), for other bracketed words ("Giardiasis
+    [lambliasis]"), and for a sign the normaliser would drop ("ER+" would read as the "ER" of "seen in the ER")."""
+    if not name.endswith("]"):
+        return None
+    for found in find_abbreviations(name[:-1].replace("[", "(").replace("]", ")") + ")"):
+        if found.long_start == 0 and found.short_end == len(name) - 1 and not found.short.endswith(("+", "-")):
+            return found.short
+    return None
+
+
 def seventh_character_code(code: str, character: str) -> str:
     """``S52.501`` + ``A`` -> ``S52.501A``; short codes are padded with the placeholder X (``T15.0`` -> ``T15.0XXA``)."""
     bare = code.replace(".", "").ljust(6, "X")
@@ -124,6 +141,8 @@ def _node_records(node: _Node, parent: _Node | None, prefix: str, valid_codes: s
     for text in dict.fromkeys(node.inclusions):
         if text != node.title:
             yield NameRecord(concept_id, text, INCLUSION, source=SOURCE)
+    for short in dict.fromkeys(filter(None, map(bracketed_abbreviation, [node.title, *node.inclusions]))):
+        yield NameRecord(concept_id, short, ABBREVIATION, source=SOURCE)
     yield TypeRecord(concept_id, node.kind)
     if node.kind == "subcategory" or (node.kind == "category" and not node.has_children):
         if not node.has_children and not node.seven:

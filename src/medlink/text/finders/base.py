@@ -115,6 +115,15 @@ def is_plausible_mention(text: str) -> bool:
     return any(sum(c.isalpha() for c in word) >= 2 and (word.lower() not in stop or word.isupper()) for word in _WORD.findall(text))
 
 
+TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?\s+$")
+
+
+def follows_title(text: str, start: int) -> bool:
+    """Whether the word at ``start`` comes right after a person's title: "Dr. Parkinson's clinic", "Mrs. Wilson's" name
+    people, not diseases."""
+    return TITLE_BEFORE.search(text, max(0, start - 8), start) is not None
+
+
 def crosses_boundary(text: str, start: int, end: int) -> bool:
     """Does ``text[start:end]`` run across a sentence break (". " inside it) or hold an unbalanced bracket? A name
     matched word by word ("disease, Canavan" in MEDIC) must not join "...disease. Canavan..." or "(HPRT) deficiency"'s

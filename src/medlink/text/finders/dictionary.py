@@ -30,14 +30,13 @@ Rules a plain string matcher gets wrong, and what this one does:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
-from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, resolve_overlaps
+from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
 from medlink.text.normalize import Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, plain_form
 from medlink.text.spelling import SpellingIndex
@@ -48,7 +47,6 @@ SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
-TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?\s+$")  # "Mrs. Wilson's" is a person's, not Wilson's disease
 
 
 @dataclass(frozen=True)
@@ -156,7 +154,7 @@ class DictionaryFinder:
     def _eponym_at(text: str, start: int) -> bool:
         """Whether a possessive plain form ("Parkinson's") found at ``start`` reads as the eponym: capitalised, and not
         after a title ("Mrs. Wilson's chart")."""
-        return text[start].isupper() and not TITLE_BEFORE.search(text, max(0, start - 8), start)
+        return text[start].isupper() and not follows_title(text, start)
 
     def is_name(self, text: str) -> bool:
         """Whether ``text`` is, word for word after normalisation, one of the names this finder reports, or (with
