@@ -90,6 +90,8 @@ def test_names_are_found_as_text_says_them(tmp_path):
     assert [plain_form(n) for n in ("Acute obstructive laryngitis [croup]", "Disorder, unspecified", "Syndromes NOS")] == [
         "Acute obstructive laryngitis", None, None]  # a lone generic head names nothing
     assert [t for t, _ in spans(finder, "Mrs. Parkinson's chart; Dr Parkinson's notes; Down's")] == ["Down's"]  # a person's, after a title
+    signed = DictionaryFinder.build(["HR+", "HER2-", "Hormone receptor positive", "Elevated sweat Cl-"], normalize)
+    assert [t for t, _ in spans(signed, "HR 88, HER2- and hormone receptor positive; elevated sweat Cl")] == ["hormone receptor positive"]
     finder.excluded = read_exclusions(["# names that are words here", "Botulism NOS"], normalize)  # its plain form goes with it
     assert [t for t, _ in spans(finder, "Botulism NOS, botulism and Parkinson's")] == ["Parkinson's"]
     finder.excluded = frozenset()

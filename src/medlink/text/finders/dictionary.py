@@ -9,6 +9,8 @@ Rules a plain string matcher gets wrong, and what this one does:
 - **Short forms are case-sensitive.** A name of at most ``short_form_max`` characters that the KB
   only writes in capitals ("MI", "ALL", "T2DM") matches only text with no lower-case letter: "an MI"
   matches, "mi" and "all" do not.
+- **A sign is a name's meaning.** A name with "+" or "-" after a word ("HR+", "HER2-") is left out: words are matched
+  without their signs, and "HR 88" or "HER2-" would be found as them.
 - **Too short, or only stop words.** Names under ``min_length`` characters, and names made only of
   English stop words ("All", "Was", "Other"), are left out unless they are capitalised short forms;
   ``stop_names`` leaves out more.
@@ -30,6 +32,7 @@ Rules a plain string matcher gets wrong, and what this one does:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
@@ -45,8 +48,10 @@ from medlink.text.tokens import Token, passage_tokens, tokenize
 
 SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
+RULES = 1  # which names a finder leaves out (1: names with a sign after a word, "HR+"): a default index's older finder is rebuilt
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
+SIGNED = re.compile(r"[A-Za-z0-9][+-](?=\s|$)")  # "HR+", "HER2-": the normaliser drops the sign, and "HR 88" would be HR+
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,8 @@ class DictionaryFinder:
         plain_forms: dict[str, bool] = {}  # names as text says them (``plain_form``; a name spelt so keeps its own case rule)
         possessives: set[str] = set()  # plain forms matched exactly and capitalised only: "Hunter's" but not "a hunter's cabin"
         for name in names:
+            if SIGNED.search(name):
+                continue  # its sign is its meaning ("HER2-" is not "HER2+"), and a word automaton cannot see it
             for spelling, found in ((name, short_forms), (plain_form(name), plain_forms)):
                 key = normalize(spelling) if spelling else ""
                 if key and len(key.split()) <= MAX_WORDS:
@@ -212,7 +219,7 @@ class DictionaryFinder:
         directory.mkdir(parents=True, exist_ok=True)
         self.automaton.save(directory)
         description = {"signature": SIGNATURE, "format": FORMAT, "options": asdict(self.options), "names": self.names,
-                       "normalizer": self.normalize.signature, "plain_forms": PLAIN_FORMS}
+                       "normalizer": self.normalize.signature, "plain_forms": PLAIN_FORMS, "rules": RULES}
         (directory / "dictionary.json").write_text(json.dumps(description, indent=2), encoding="utf-8")
 
     @classmethod
@@ -237,4 +244,4 @@ def is_current(directory: Path) -> bool:
     except (OSError, ValueError):
         return False
     return (isinstance(description, dict) and description.get("signature") == SIGNATURE and description.get("format") == FORMAT
-            and description.get("plain_forms") == PLAIN_FORMS)  # one from before: found "Botulism NOS" and "Parkinson's disease" only
+            and description.get("plain_forms") == PLAIN_FORMS and description.get("rules") == RULES)  # one from before: found "Botulism NOS" and "Parkinson's disease" only
