@@ -341,8 +341,9 @@ def test_a_nil_threshold_needs_a_probability_model(kb, tmp_path):
         linker = Linker.load(tmp_path / "index")
         linker.rerankers.append(stage_with([0.5]))
         with_decisions(linker, 1.5)
-    result = medlink("link", "--index", str(tmp_path / "index"), "--nil-threshold", "1.5", "breast cancer", check=False)
-    assert result.returncode == 2 and "--nil-threshold" in result.stderr
+    for bad in ("1.5", "nan"):  # "nan" passes a "<= 1" test and used to be refused as if it were over 1
+        result = medlink("link", "--index", str(tmp_path / "index"), "--nil-threshold", bad, "breast cancer", check=False)
+        assert result.returncode == 2 and "--nil-threshold" in result.stderr and f"{float(bad)} is not a probability" in result.stderr
 
 
 # -- measures -----------------------------------------------------------------------------------------

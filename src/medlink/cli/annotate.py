@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from medlink.cli.common import PRECISION_HELP, fail, new_app, quiet_option, quiet_phases, use_precision
-from medlink.cli.linking import NIL_HELP
+from medlink.cli.linking import NIL_HELP, a_probability
 
 app = new_app()  # its command joins the main app's top level
 
@@ -43,7 +43,7 @@ def annotate(
     prefer_prefix: List[str] = typer.Option([], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one (e.g. MESH); repeatable."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Documents linked per call."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."),
-    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", min=0.0, max=1.0, help=NIL_HELP),
+    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", callback=a_probability, help=NIL_HELP),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = quiet_option(),
 ) -> None:

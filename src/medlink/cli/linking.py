@@ -16,6 +16,13 @@ NIL_HELP = ("Link a mention only when its best candidate's probability reaches t
             "its candidates still listed. Default: the index's own threshold (chosen on dev, or on the KB's pseudo-mentions).")
 
 
+def a_probability(value: Optional[float]) -> Optional[float]:
+    """--nil-threshold's check: a number in [0, 1] ("nan" passes a range check that reads "<= 1" and says so)."""
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise typer.BadParameter(f"{value} is not a probability: give a number from 0 to 1")
+    return value
+
+
 @app.command("link")
 def link(
     mentions: List[str] = typer.Argument(None, help="Mentions to link; none: read --input or stdin."),
@@ -30,7 +37,7 @@ def link(
                                             "(e.g. MESH for MEDIC, whose concepts may be filed under an OMIM id); repeatable, first wins."),
     header: bool = typer.Option(False, "--header", help="The --input file's first line is a header (TSV column names): skip it."),
     batch_size: int = typer.Option(2048, "--batch-size", min=1, help="Mentions linked per call (memory stays flat on long inputs)."),
-    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", min=0.0, max=1.0, help=NIL_HELP),
+    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", callback=a_probability, help=NIL_HELP),
     explain: bool = typer.Option(False, "--explain", help="Say why: for each candidate the alias that matched, each stage's score, "
                                  "the training mentions that voted, its probability, and the NIL decision."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
