@@ -45,9 +45,10 @@ def word_key(key: str, stem: Callable[[list[str]], list[str]], function_words: f
     return " ".join(sorted(set(stem([w for w in key.split() if w not in leave_out]))))
 
 
-def saved_settings(directory: Path) -> tuple[bool, frozenset[str]]:
-    """The words setting and function words of the exact generator saved at ``directory`` (no params file: an index
-    from before the words form, whole names; no function words: an index from before they were saved)."""
+def saved_settings(directory: Path) -> tuple[bool, frozenset[str], int | None]:
+    """The words setting, function words and plain forms' version of the exact generator saved at ``directory`` (no
+    params file: an index from before the words form, whole names; no function words: an index from before they were
+    saved; no version: one from before plain forms)."""
     path = directory / PARAMS_FILE
     settings = read_json(path) if path.is_file() else {}
     if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
@@ -55,17 +56,17 @@ def saved_settings(directory: Path) -> tuple[bool, frozenset[str]]:
     function_words = settings.get("function_words", sorted(EARLIER_FUNCTION_WORDS))
     if not isinstance(function_words, list) or not all(isinstance(w, str) for w in function_words):
         raise DamagedFileError(path, ValueError("expected \"function_words\": a list of words"))
-    return settings.get("words", False), frozenset(function_words)
+    return settings.get("words", False), frozenset(function_words), settings.get("plain_forms")
 
 
 def word_keys_are_current(directory: Path) -> bool:
     """Were the word keys of the exact generator saved at ``directory`` made with today's function words and plain forms?
     (Not: a default index is rebuilt, so it links as this version does.)"""
     try:
-        words, function_words = saved_settings(directory)
+        words, function_words, plain_forms = saved_settings(directory)
     except DamagedFileError:
         return False
-    return not words or (function_words == FUNCTION_WORDS and read_json(directory / PARAMS_FILE).get("plain_forms") == PLAIN_FORMS)
+    return not words or (function_words == FUNCTION_WORDS and plain_forms == PLAIN_FORMS)
 
 
 def plain_word_keys(table: NameTable, normalize: Normalizer, stem: Callable[[list[str]], list[str]], function_words: frozenset[str]) -> list[str]:
@@ -114,7 +115,7 @@ class ExactGenerator(GeneratorBase):
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "ExactGenerator":
-        words, function_words = saved_settings(directory)
+        words, function_words, _plain_forms = saved_settings(directory)
         word_keys = plain_keys = None
         if words and (directory / WORD_KEYS_FILE).is_file():  # none: computed again
             word_keys = row_lines(directory / WORD_KEYS_FILE, table, "word keys")

@@ -15,6 +15,8 @@ import json
 # the heads a name carries that people leave unsaid ("Crohn's" for "Crohn's disease"): the completion stage, the
 # dictionary finder's plain forms and the shortened pseudo-mentions read the same three
 GENERIC_HEADS = ("disease", "disorder", "syndrome")
+# a "+" or "-" after a word ("HR+", "HER2-"): punctuation to the normaliser, which drops it, though it is the name's meaning
+SIGNED = re.compile(r"[A-Za-z0-9][+-](?=\s|$)")
 _SPACES = re.compile(r"\s+")
 _PLURAL_SHORT_FORM = re.compile(r"\b([A-Z][A-Z0-9]*[A-Z])s\b")  # "UTIs", "DVTs", "MIs"; not "AIDS", "Is", "LCR22s"
 _CAPITAL_S = re.compile(r"[A-Z]s\b")

@@ -29,6 +29,7 @@ from typing import Iterator
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
 from medlink.text.abbreviations import find_abbreviations
+from medlink.text.normalize import SIGNED
 from medlink.kb.readers.files import require_file
 from medlink.kb.records import (
     ABBREVIATION,
@@ -106,7 +107,7 @@ def bracketed_abbreviation(name: str) -> str | None:
     if not name.endswith("]"):
         return None
     for found in find_abbreviations(name[:-1].replace("[", "(").replace("]", ")") + ")"):
-        if found.long_start == 0 and found.short_end == len(name) - 1 and not found.short.endswith(("+", "-")):
+        if found.long_start == 0 and found.short_end == len(name) - 1 and not SIGNED.search(found.short):
             return found.short
     return None
 

@@ -32,7 +32,6 @@ Rules a plain string matcher gets wrong, and what this one does:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
@@ -40,7 +39,7 @@ from typing import Iterable
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
-from medlink.text.normalize import Normalizer
+from medlink.text.normalize import SIGNED, Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, plain_form
 from medlink.text.spelling import SpellingIndex
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, WordAutomaton
@@ -51,7 +50,6 @@ FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 an
 RULES = 1  # which names a finder leaves out (1: names with a sign after a word, "HR+"): a default index's older finder is rebuilt
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
-SIGNED = re.compile(r"[A-Za-z0-9][+-](?=\s|$)")  # "HR+", "HER2-": the normaliser drops the sign, and "HR 88" would be HR+
 
 
 @dataclass(frozen=True)
