@@ -40,6 +40,9 @@ def test_train_aligner_then_align(tmp_path, tiny_training):
     calibration = Calibration.load(out)  # a cross-encoder's aligner weighs the packaged bi-encoder unless told not to
     assert set(calibration.inputs()) == {*FEATURES, "dense"} and calibration.bi_encoder == "packaged" and calibration.dense_candidates
     assert 0 <= calibration.threshold <= 1 and calibration.depth == 4 and (out / "training.json").is_file()
+    from medlink.align.dense import QUALIFIERS
+
+    assert calibration.dense_strip == QUALIFIERS  # its bi-encoder reads target names as it was trained to: without the episode of care
     record = json.loads((out / "training.json").read_text())["config"]
     assert (record["epochs"], record["learning_rate"], record["negatives"]) == (2, 1e-4, 3)  # the recipe measured best
     plain = CliRunner().invoke(command(), [*tiny_training, "--out", str(tmp_path / "plain"), "--bi-encoder", "None"])

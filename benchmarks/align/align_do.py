@@ -129,6 +129,8 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="the cross-encoder's base model folder (default: the packaged MiniLM)")
     parser.add_argument("--no-substitutions", action="store_true", help="aligners without the substitutions learned from train")
     parser.add_argument("--hierarchy-negatives", action="store_true", help="--train aligners also learn a gold target's parent / child as wrong")
+    parser.add_argument("--keep-qualifiers", action="store_true", help="the bi-encoder reads target names with their episode-of-care "
+                        "qualifier (as aligners did before session 31; align.dense.QUALIFIERS)")
     parser.add_argument("--peers", action="store_true", help="add text2term (pip install text2term) on the same split")
     parser.add_argument("--name", default=None)
     args = parser.parse_args()
@@ -175,7 +177,8 @@ def main() -> None:
                                          for bi_encoder in [*([] if args.only_bi_encoder else [None]), *([args.bi_encoder] if args.bi_encoder else [])]
                                          for model_kind in models):  # each aligner without, then with the bi-encoder
         suffix = ("-dense" if bi_encoder else "") + f"-{model_kind}" + (f"-s{seed}" if len(seeds) > 1 else "")
-        common = {"bi_encoder": bi_encoder, "calibration": model_kind, "seed": seed, "substitutions": not args.no_substitutions}
+        common = {"bi_encoder": bi_encoder, "calibration": model_kind, "seed": seed, "substitutions": not args.no_substitutions,
+                  **({"dense_strip": None} if args.keep_qualifiers else {})}
         if args.calibrated:  # the calibration alone, fitted on the train split (seconds)
             folder = args.workdir / f"aligner-{args.target}-calibrated{suffix}"
             started = time.perf_counter()
@@ -194,18 +197,19 @@ def main() -> None:
                                      "precision": report.precision, "seed": seed}))
     if args.aligner is not None and not args.train:
         folders.append((args.aligner, None))
-    dense_indexes = {}  # one target index with a bi-encoder's candidates per bi-encoder
+    dense_indexes = {}  # one target index with a bi-encoder's candidates per bi-encoder and qualifier setting
     for folder, training in folders:
         model, calibration = load_aligner(folder)
         started = time.perf_counter()
-        if calibration.dense_candidates and calibration.bi_encoder not in dense_indexes:
-            dense_indexes[calibration.bi_encoder] = target_index_for(target, calibration)
-            fused = rank(generate(dense_indexes[calibration.bi_encoder], subset))
+        dense_key = (calibration.bi_encoder, calibration.dense_strip)
+        if calibration.dense_candidates and dense_key not in dense_indexes:
+            dense_indexes[dense_key] = target_index_for(target, calibration)
+            fused = rank(generate(dense_indexes[dense_key], subset))
             rows.append({"system": f"medlink lexical + {bi_encoder_label(calibration.bi_encoder)} candidates (fused, no calibration)",
                          **evaluate(fused, gold, splits, named), "seconds": round(time.perf_counter() - started, 1),
                          "source_concepts": len(wanted), "peak_rss_mb": round(peak_mb())})
             started = time.perf_counter()
-        index = dense_indexes[calibration.bi_encoder] if calibration.dense_candidates else target_index
+        index = dense_indexes[dense_key] if calibration.dense_candidates else target_index
         candidates = generate(index, calibration.queries(subset, target.normalize))
         generated = time.perf_counter() - started
         depths = [calibration.depth, *(int(d) for d in args.read_depths.split(",") if d.strip())] if model is not None else [None]
@@ -215,7 +219,8 @@ def main() -> None:
             seconds = generated + time.perf_counter() - started
             rows.append({"system": system_name(model, calibration, depth), **evaluate(ranking, gold, splits, named),
                          "seconds": round(seconds, 1), "source_concepts": len(wanted), "peak_rss_mb": round(peak_mb()),
-                         "training": training if depth == depths[0] else None, "read_depth": depth,
+                         "training": training if depth == depths[0] else None, "read_depth": depth, "dense_strip": calibration.dense_strip,
+                         "aligner_seed": (training or {}).get("seed"),  # every depth's row: training is the folder's
                          "calibration": {"model": calibration.model, "weights": calibration.weights, "bias": calibration.bias,
                                          "threshold": calibration.threshold, "choice": calibration.fitted_on.get("model_choice")}})
     for row in rows:
@@ -231,17 +236,17 @@ def main() -> None:
 
 
 def seed_medians(rows: list[dict]) -> list[dict]:
-    """Per system trained under several seeds: each seed's test R@1, mapping F1 and dev out-of-fold top-1 (the kept
-    calibration's), and their medians."""
+    """Per system trained under several seeds (each depth it was read at its own system): each seed's test R@1, mapping
+    F1 and dev out-of-fold top-1 (the kept calibration's), and their medians."""
     import statistics
 
     by_system: dict[str, list[dict]] = {}
     for row in rows:
-        if (row.get("training") or {}).get("seed") is None:
+        if row.get("aligner_seed") is None:
             continue
         choice = (row.get("calibration") or {}).get("choice") or {}
         by_system.setdefault(row["system"], []).append({
-            "seed": row["training"]["seed"], "test_recall@1": row["test"].get("recall@1"), "test_mapping_f1": row["test"].get("mapping", {}).get("f1"),
+            "seed": row["aligner_seed"], "test_recall@1": row["test"].get("recall@1"), "test_mapping_f1": row["test"].get("mapping", {}).get("f1"),
             "dev_out_of_fold_top1": choice.get(f"{choice.get('kept')} out-of-fold top-1")})
     return [{"system": system, "per_seed": runs,
              "median": {key: statistics.median(r[key] for r in runs) for key in ("test_recall@1", "test_mapping_f1", "dev_out_of_fold_top1")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from medlink.align import sssom
 from medlink.align.candidates import DEFAULT_K, CandidateSet, SourceQueries, TargetIndex, generate
-from medlink.align.dense import dense_similarity, with_dense_candidates
+from medlink.align.dense import QUALIFIERS, dense_similarity, with_dense_candidates
 from medlink.align.predicates import predicate
 from medlink.align.scoring import Calibration, Ranking, cross_logits, rank
 from medlink.directories import require_replaceable_file
@@ -43,10 +43,12 @@ def load_aligner(folder: Path):
 
 def target_index_for(target: KB, calibration: Calibration | None = None, bi_encoder: str | None = None) -> TargetIndex:
     """The target's generators as ``calibration`` was fitted with them (its bi-encoder's dense candidates or not), or with
-    ``bi_encoder``'s (aligning without an aligner)."""
+    ``bi_encoder``'s (aligning without an aligner: target names read without their qualifier, ``align.dense``)."""
     with phase(f"indexing the target's names ({Path(target.path).name})"):
         index = TargetIndex.build(target)
-    return with_dense_candidates(index, calibration.bi_encoder if calibration is not None and calibration.dense_candidates else bi_encoder)
+    if calibration is not None:
+        return with_dense_candidates(index, calibration.bi_encoder if calibration.dense_candidates else None, calibration.dense_strip)
+    return with_dense_candidates(index, bi_encoder, QUALIFIERS)
 
 
 def score_candidates(candidates: CandidateSet, model, calibration: Calibration | None, depth: int | None = None,
@@ -56,7 +58,7 @@ def score_candidates(candidates: CandidateSet, model, calibration: Calibration |
     dense = None
     if calibration is not None and calibration.bi_encoder:
         with phase(f"bi-encoder similarities ({calibration.bi_encoder})"):
-            dense = dense_similarity(candidates, calibration.bi_encoder, progress)
+            dense = dense_similarity(candidates, calibration.bi_encoder, progress, calibration.dense_strip)
     cross = cross_logits(model, candidates, depth or calibration.depth, progress) if model is not None else None
     return rank(candidates, calibration, cross, dense)
 

@@ -7,6 +7,11 @@ the aligner's calibration weighs beside the lexical ones. The same bi-encoder al
 concepts whose names lie nearest to a source alias (``dense_generator``; on DO -> ICD-10-CM it lifts recall@64 from
 0.955 to 0.971, BENCHMARKS.md). Any medlink bi-encoder folder works; "packaged" is the MiniLM that ships with the
 dense extra.
+
+The bi-encoder reads a target name without its episode-of-care qualifier (``QUALIFIERS``: ICD-10-CM's "..., initial
+encounter for closed fracture"), as the default KB's dense stage does: the qualifier says when the patient is seen, not
+what they have, and ICD-10-CM's 111k distinct names are 62k conditions once it is gone (59% fewer words to embed).
+An aligner records the pattern it was trained with (``Calibration.dense_strip``; none for aligners trained before).
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from pathlib import Path
 import numpy as np
 
 from medlink.align.candidates import SEARCHED_ALIASES, CandidateSet, TargetIndex
+from medlink.kb.readers.icd10cm import EPISODE_OF_CARE
 from medlink.retrieval.hits import runs
 from medlink.retrieval.names import NameTable
 
 PACKAGED = "packaged"  # the bi-encoder setting that means the packaged MiniLM
+QUALIFIERS = EPISODE_OF_CARE  # what the bi-encoder leaves out of a target name (module docstring)
 SOURCE_ALIASES = SEARCHED_ALIASES["dense"]  # a source concept's first aliases (preferred first): those the bi-encoder searched
 
 
@@ -40,19 +47,20 @@ def load_bi_encoder(setting: str):
     return Encoder(None if setting == PACKAGED else Path(setting), inference_only=True)
 
 
-def dense_generator(table: NameTable, concept_ids: list[str], setting: str):
-    """The target's names embedded by the bi-encoder ``setting`` names (a flat inner-product index: exact neighbours)."""
+def dense_generator(table: NameTable, concept_ids: list[str], setting: str, strip: str | None = None):
+    """The target's names (less ``strip``) embedded by the bi-encoder ``setting`` names (a flat inner-product index:
+    exact neighbours)."""
     from medlink.progress import phase
     from medlink.retrieval.dense import DenseGenerator
 
     with phase(f"embedding the target's {len(table):,} names ({setting})"):
-        return DenseGenerator.build(table, concept_ids, "dense", model=None if setting == PACKAGED else setting)
+        return DenseGenerator.build(table, concept_ids, "dense", model=None if setting == PACKAGED else setting, strip=strip)
 
 
-def with_dense_candidates(index: TargetIndex, setting: str | None) -> TargetIndex:
+def with_dense_candidates(index: TargetIndex, setting: str | None, strip: str | None = None) -> TargetIndex:
     """``index`` with the bi-encoder ``setting`` names as its "dense" generator (unchanged for None)."""
     if setting is not None:
-        generator = index.generators["dense"] = dense_generator(index.table, index.concept_ids, setting)
+        generator = index.generators["dense"] = dense_generator(index.table, index.concept_ids, setting, strip)
         generator.mention_memo = {}  # the source aliases it searches are read again for their similarities (KeyVectors)
     return index
 
@@ -62,8 +70,8 @@ class KeyVectors:
     target index's dense generator (its index holds the target's names, embedded when it was built, and it remembers the
     source aliases it searched: ``with_dense_candidates``), or, for an aligner without dense candidates, the bi-encoder."""
 
-    def __init__(self, target: TargetIndex, setting: str, progress: bool = False):
-        self.table, self.progress = target.table, progress
+    def __init__(self, target: TargetIndex, setting: str, progress: bool = False, strip: str | None = None):
+        self.table, self.progress, self.strip = target.table, progress, strip
         self.generator = target.generators.get("dense")
         self.encoder = self.generator.encoder if self.generator is not None else load_bi_encoder(setting)
 
@@ -71,7 +79,9 @@ class KeyVectors:
         """The target's names at these table rows."""
         if self.generator is not None:
             return self.generator.name_vectors(rows)
-        return self.of_texts([self.table.keys[int(r)] for r in rows])
+        from medlink.retrieval.dense import stripped
+
+        return self.of_texts(stripped([self.table.keys[int(r)] for r in rows], self.strip))
 
     def of_texts(self, texts: list[str]) -> np.ndarray:
         """Normalised texts (source aliases)."""
@@ -82,9 +92,10 @@ class KeyVectors:
         return self.encoder.encode(texts, progress=self.progress)
 
 
-def dense_similarity(candidates: CandidateSet, setting: str, progress: bool = False) -> np.ndarray:
-    """``bi_encoder_similarity`` with the bi-encoder ``setting`` names (the target index's own when it embedded the names)."""
-    return bi_encoder_similarity(candidates, KeyVectors(candidates.target, setting, progress))
+def dense_similarity(candidates: CandidateSet, setting: str, progress: bool = False, strip: str | None = None) -> np.ndarray:
+    """``bi_encoder_similarity`` with the bi-encoder ``setting`` names (the target index's own when it embedded the
+    names; else target names less ``strip``)."""
+    return bi_encoder_similarity(candidates, KeyVectors(candidates.target, setting, progress, strip))
 
 
 def bi_encoder_similarity(candidates: CandidateSet, vectors: KeyVectors, aliases: int = SOURCE_ALIASES) -> np.ndarray:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -54,6 +55,7 @@ class Calibration:
     fitted_on: dict = field(default_factory=dict)
     bi_encoder: str | None = None  # the bi-encoder behind the "dense" feature: "packaged" or a model folder (align.dense)
     dense_candidates: bool = False  # the bi-encoder also proposes candidates (a third generator beside BM25 and TF-IDF)
+    dense_strip: str | None = None  # the qualifier (a regex) the bi-encoder leaves out of target names (align.dense; None before session 31)
     model: str = "logistic"  # MODELS
     features: list[str] = field(default_factory=list)  # the trees' inputs, in column order
     trees: dict | None = None  # BoostedTrees.to_dict()
@@ -123,6 +125,11 @@ class Calibration:
                 raise ValueError(f'"{name}" {value!r} must be a number' + (f" in [{low}, {high}]" if high != math.inf else ""))
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 1:
             raise ValueError(f'"depth" {self.depth!r} must be a whole number of at least 1')
+        if self.dense_strip is not None:
+            try:
+                re.compile(self.dense_strip)
+            except (re.error, TypeError) as error:
+                raise ValueError(f'"dense_strip" {self.dense_strip!r} is not a regular expression ({error})') from None
         word_substitutions.check(self.substitutions)
 
 
@@ -304,7 +311,8 @@ def out_of_fold_top1(model: str, matrix: np.ndarray, labels: np.ndarray, source:
 
 def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: dict[str, set[str]], depth: int,
                     threshold_gold: dict[str, set[str]] | None = None, dense: np.ndarray | None = None,
-                    bi_encoder: str | None = None, model: str = "logistic", dense_candidates: bool = False) -> Calibration:
+                    bi_encoder: str | None = None, model: str = "logistic", dense_candidates: bool = False,
+                    dense_strip: str | None = None) -> Calibration:
     """A logistic regression or boosted trees (``model``; "auto": whichever puts a right target first for more sources
     out of fold) over the candidates of ``gold`` sources (label: the target is gold; with ``cross``, the ones it read),
     then the threshold on each source's top confidence that maximises mapping F1 over ``threshold_gold`` sources
@@ -340,6 +348,7 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: di
     calibration = _fitted(model, matrix, labels[rows], list(names), depth)
     calibration.bi_encoder = bi_encoder
     calibration.dense_candidates = dense_candidates and bi_encoder is not None
+    calibration.dense_strip = dense_strip if bi_encoder is not None else None
     chooser = threshold_gold if threshold_gold else gold
     ranking = rank(candidates, calibration, cross, dense)
     tops = {s: v for s, v in ranking.top().items() if s in chooser}

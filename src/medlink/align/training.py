@@ -21,7 +21,7 @@ import numpy as np
 
 from medlink.align import substitutions
 from medlink.align.candidates import CandidateSet, SourceQueries, TargetIndex, generate
-from medlink.align.dense import dense_similarity, with_dense_candidates
+from medlink.align.dense import QUALIFIERS, dense_similarity, with_dense_candidates
 from medlink.align.scoring import CHOICES, Calibration, cross_logits, fit_calibration
 from medlink.encoders.cross import CrossEncoder
 from medlink.encoders.precision import check_precision
@@ -52,6 +52,7 @@ class AlignerTrainConfig:
     cross_encoder: bool = True  # False: only the calibration over lexical and structural evidence (seconds, no torch)
     bi_encoder: str | None = None  # "packaged" or a bi-encoder folder: its similarities join the calibration (align.dense)
     dense_candidates: bool = True  # with a bi-encoder: its nearest target names join the candidates too
+    dense_strip: str | None = QUALIFIERS  # with a bi-encoder: the qualifier it leaves out of target names (align.dense)
     calibration: str = "auto"  # logistic | trees | auto (the better out of fold; scoring.fit_calibration)
     loss: str = "binary"  # binary: each pair right or wrong (paper 003); listwise: softmax over a source's gold and negatives
     target_synonyms: int = 0  # the target's own other names used as extra training queries (paper 000: pairs from the KB)
@@ -152,7 +153,7 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
         random.Random(config.seed).shuffle(ids)
         held = set(ids[: max(1, int(dev_fraction * len(ids)))])
         dev, gold = {s: gold[s] for s in held}, {s: t for s, t in gold.items() if s not in held}
-    target_index = with_dense_candidates(TargetIndex.build(target), config.bi_encoder if config.dense_candidates else None)
+    target_index = with_dense_candidates(TargetIndex.build(target), config.bi_encoder if config.dense_candidates else None, config.dense_strip)
     queries = SourceQueries.from_kb(source, target.normalize)
     positions = {c: i for i, c in enumerate(queries.concept_ids)}
     train_rows = sorted(positions[s] for s in gold if s in positions)
@@ -228,7 +229,8 @@ def _evidence(candidates: CandidateSet, config: AlignerTrainConfig, progress: bo
     out = {"model": config.calibration, "dense_candidates": config.dense_candidates}
     if config.bi_encoder is None:
         return out
-    return {**out, "dense": dense_similarity(candidates, config.bi_encoder, progress), "bi_encoder": config.bi_encoder}
+    return {**out, "dense": dense_similarity(candidates, config.bi_encoder, progress, config.dense_strip), "bi_encoder": config.bi_encoder,
+            "dense_strip": config.dense_strip}
 
 
 def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], dev: CandidateSet | None, dev_gold: dict[str, set[str]],

@@ -15,6 +15,7 @@ from medlink.directories import json_has_keys
 from medlink.encoders.precision import from_legacy
 from medlink.errors import MedlinkError
 from medlink.kb.readers.files import parse_json
+from medlink.kb.readers.icd10cm import EPISODE_OF_CARE  # the dense stage embeds each condition once, without it (44% fewer tokens: benchmarks/dense/episode_strip.py)
 from medlink.params import GENERATOR_PARAMS, SAFE_NAME, Param, check_params, read_params
 from medlink.rerank.base import reranker_class, read_reranker_settings
 from medlink.retrieval import fusion as fusion_settings
@@ -115,12 +116,6 @@ DEFAULT_DENSE_WEIGHT = 4.0
 def default_config() -> LinkerConfig:
     """Exact (whole name and word set) + char n-gram TF-IDF + BM25 over KB names and the memory, weighted fusion."""
     return LinkerConfig.from_dict({"generators": LEXICAL_GENERATORS, "fusion": {"method": "weighted", "weights": dict(LEXICAL_WEIGHTS)}})
-
-
-# ICD-10-CM's seventh-character qualifiers as normalised names end ("... initial encounter for open fracture",
-# "... sequela"): the episode of care, not the condition. The dense stage encodes each condition once without them
-# (a third of the default KB's names, 44% of its tokens: benchmarks/dense/episode_strip.py); the lexical stages read them.
-EPISODE_OF_CARE = r" (?:initial|subsequent) encounter(?: for .*)?$| sequela$"
 
 
 def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT, model: str | None = None) -> LinkerConfig:

@@ -165,12 +165,17 @@ def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCO
         return np.load(path, mmap_mode="r")  # opened under the lock: 'medlink cache clear' cannot remove it in between
 
 
+def stripped(keys: list[str], strip: str | None) -> list[str]:
+    """Names less the regex ``strip`` (a qualifier the dense stage does not read); a name that is all qualifier keeps its text."""
+    if strip is None:
+        return keys
+    pattern = re.compile(strip)
+    return [pattern.sub("", key).strip() or key for key in keys]
+
+
 def row_texts(table: NameTable, params: dict, descriptions: dict[int, tuple[list[str], str | None]] | None, separator: str) -> list[str]:
     """What is embedded for each table row: its key (less ``strip``), or that with its (first) concept's types and definition."""
-    keys = table.keys
-    if params["strip"] is not None:
-        pattern = re.compile(params["strip"])
-        keys = [pattern.sub("", key).strip() or key for key in keys]  # a name that is all qualifier keeps its text
+    keys = stripped(table.keys, params["strip"])
     if params["text"] == NAME:
         return keys
     if descriptions is None:

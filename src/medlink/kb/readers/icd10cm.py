@@ -45,6 +45,11 @@ from medlink.kb.records import (
     qualify,
 )
 
+# ICD-10-CM's seventh-character qualifiers as normalised names end ("... initial encounter for open fracture",
+# "... sequela"): the episode of care, not the condition. Read by the dense stage and the aligner's bi-encoder, which
+# embed each condition once without it.
+EPISODE_OF_CARE = r" (?:initial|subsequent) encounter(?: for .*)?$| sequela$"
+
 _RANGE_SUFFIX = re.compile(r"\s*\(([A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]+)?-[A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]+)?|[A-Z][0-9][0-9A-Z])\)\s*$")
 _PARENTHESISED = re.compile(r"\(([^()]*)\)")
 _CODE = r"[A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]{1,4})?"
