@@ -7,7 +7,8 @@ The whole command in a fresh process (KB opening, target indexing, candidates, s
 that process's peak RSS (benchmarks/_common/harness.py). Each ``--aligner`` adds a row: a cross-encoder reads the
 first ``--depth`` candidates of every source concept; a bi-encoder embeds the target's names: each aligner runs first
 with an empty medlink home (MEDLINK_HOME: no encode cache, a first use) so that embedding is counted, then again in the
-same home (a later alignment onto the same target reads the names' vectors from the cache).
+same home (a later alignment onto the same target reads the names' vectors from the cache, and since session 31 the
+source aliases' too).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def main() -> None:
     variants = [("medlink lexical", [], ("",))]
     for aligner, depth in zip(args.aligner, depths * len(args.aligner) if len(depths) == 1 else depths):
         variants.append((f"medlink + aligner {aligner.name} (depth {depth}", ["--aligner", str(aligner), "--depth", str(depth)],
-                         ("; cold encode cache)", "; target's names cached by the run before)")))
+                         ("; cold encode cache)", "; the run before's vectors cached: target names, source aliases)")))
     rows = []
     for system, extra, runs in variants:
         with tempfile.TemporaryDirectory(prefix="medlink-home-") as home:  # one home per variant: its second run finds the first's cache

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from medlink.align import sssom
 from medlink.align.candidates import DEFAULT_K, CandidateSet, SourceQueries, TargetIndex, generate
-from medlink.align.dense import QUALIFIERS, dense_similarity, with_dense_candidates
+from medlink.align.dense import QUALIFIERS, dense_similarity, remember_source_aliases, with_dense_candidates
 from medlink.align.predicates import predicate
 from medlink.align.scoring import Calibration, Ranking, cross_logits, rank
 from medlink.directories import require_replaceable_file
@@ -76,6 +76,7 @@ def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progre
     queries = SourceQueries.from_kb(source, target.normalize)
     if calibration is not None:
         queries = calibration.queries(queries, target.normalize)
+    remember_source_aliases(target_index, queries)
     candidates = generate(target_index, queries, options.k, ancestors=options.ancestors, progress=progress)
     ranking = score_candidates(candidates, model, calibration, options.depth, progress)
     # the bi-encoder's names join the candidates and their fused rank; the confidence stays the string similarity

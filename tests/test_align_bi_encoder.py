@@ -1,4 +1,5 @@
-"""The aligner's bi-encoder reads target names without their episode-of-care qualifier (tests/fixtures/align: a mini DO)."""
+"""The aligner's bi-encoder: it reads target names without their episode-of-care qualifier, and an alignment run again
+reads both sides' vectors from the encode cache (tests/fixtures/align: a mini DO and a mini ICD-10-CM-like target)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,20 @@ def test_the_bi_encoder_reads_a_target_name_without_its_episode_of_care(tmp_path
     candidates = generate(cut, query, k=4, ancestors=0)
     alone = bi_encoder_similarity(candidates.__class__(candidates.queries, plain, candidates.hits, {}), KeyVectors(plain, "packaged", strip=QUALIFIERS))
     assert np.allclose(alone, bi_encoder_similarity(candidates, KeyVectors(cut, "packaged")), atol=0.02)
+
+
+def test_an_alignment_again_encodes_neither_the_target_names_nor_the_source_aliases(tmp_path, monkeypatch):
+    """The source aliases the bi-encoder searches go through the encode cache, as the target's names do: aligning the
+    same pair again (another threshold, another --top-k) encodes nothing, and ranks as the first run did."""
+    pytest.importorskip("torch")
+    from medlink.align.aligner import AlignOptions, align
+    from medlink.encoders.transformer import Encoder
+
+    monkeypatch.setenv("MEDLINK_HOME", str(tmp_path / "home"))
+    build_kb(tmp_path / "s.sqlite", [f"obo:{FIXTURES / 'source.obo'}"], progress=False)
+    build_kb(tmp_path / "t.sqlite", [f"tsv=ICD10CM:{FIXTURES / 'target.tsv'}"], progress=False)
+    source, target = open_pair(tmp_path / "s.sqlite", tmp_path / "t.sqlite")
+    first = align(source, target, AlignOptions(bi_encoder="packaged"), progress=False)
+    monkeypatch.setattr(Encoder, "encode", lambda *args, **kwargs: pytest.fail("encoded again"))
+    again = align(source, target, AlignOptions(bi_encoder="packaged"), progress=False)
+    assert again.ranked_ids() == first.ranked_ids() and np.allclose(again.scores, first.scores)
