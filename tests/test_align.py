@@ -301,10 +301,20 @@ def test_logistic_calibration_on_request_and_damaged_aligners_refused(kbs, pair,
     for base, damage in [(saved, {"features": [*saved["features"][:-1], "horoscope"]}), (saved, {"features": [*saved["features"], "tfidf"]}),
                          (saved, {"trees": {**saved["trees"], "trees": [{"left": [5]}]}}), (saved, {"trees": {**saved["trees"], "trees": []}}),
                          (saved, {"model": "forest"}), (saved, {"threshold": "high"}), (saved, {"threshold": 7}), (saved, {"depth": -3}),
-                         (saved, {"kind": "something else"}), (logistic, {"weights": {"fused": "abc"}}), (logistic, {"weights": {"horoscope": 1.0}})]:
+                         (saved, {"kind": "something else"}), (logistic, {"weights": {"fused": "abc"}}), (logistic, {"weights": {"horoscope": 1.0}}),
+                         (saved, {"dense_strip": 123}), (saved, {"dense_strip": "("}), (saved, {"horoscope": 1})]:
         (trees / ALIGNER_FILE).write_text(json.dumps({**base, **damage}))
         with pytest.raises(MedlinkError, match=ALIGNER_FILE):
             Calibration.load(trees)
+    # what a user reads names the field, not Python's argument list
+    (trees / ALIGNER_FILE).write_text(json.dumps({"kind": saved["kind"]}))
+    with pytest.raises(MedlinkError, match='no "weights" field'):
+        Calibration.load(trees)
+    (trees / ALIGNER_FILE).write_text(json.dumps({**saved, "dense_strip": 123}))
+    with pytest.raises(MedlinkError, match='"dense_strip" 123 must be a regular expression'):
+        Calibration.load(trees)
+    with pytest.raises(MedlinkError, match="give the aligner's folder"):
+        Calibration.load(out / ALIGNER_FILE)
     (trees / ALIGNER_FILE).write_text(json.dumps({**logistic, "bi_encoder": str(tmp_path / "gone")}))
     with pytest.raises(MedlinkError, match=f"{ALIGNER_FILE}: its bi-encoder cannot be used"):
         Calibration.load(trees)

@@ -72,10 +72,12 @@ def remember_source_aliases(index: TargetIndex, queries: SourceQueries) -> None:
     generator = index.generators.get("dense")
     if generator is None or generator.mention_memo is None:
         return
+    from medlink.progress import phase
     from medlink.retrieval.dense import encode_cached
 
     texts = list(dict.fromkeys(queries.aliases[int(i)] for i in queries.first_aliases(SOURCE_ALIASES)))
-    vectors = np.asarray(encode_cached(generator.encoder, texts, generator.params["batch_size"]))
+    with phase(f"embedding the source's {len(texts):,} aliases the bi-encoder searches (encode cache)"):
+        vectors = np.asarray(encode_cached(generator.encoder, texts, generator.params["batch_size"]))
     generator.mention_memo.update(zip(texts, vectors))
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -88,12 +88,18 @@ class Calibration:
     @classmethod
     def load(cls, directory: Path) -> "Calibration":
         path = Path(directory) / ALIGNER_FILE
+        if Path(directory).is_file() and Path(directory).name == ALIGNER_FILE:
+            raise MedlinkError(f"{directory}: give the aligner's folder ({Path(directory).parent}), not its {ALIGNER_FILE}")
         if not path.is_file():
             raise MedlinkError(f"{directory}: not an aligner folder (no {ALIGNER_FILE}); give the folder 'medlink train aligner' wrote with --out")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             if not isinstance(data, dict) or data.pop("kind", None) != ALIGNER_KIND:
                 raise ValueError(f'"kind" is not "{ALIGNER_KIND}"')
+            known = {f.name for f in fields(cls)}
+            if set(data) - known or "weights" not in data:
+                raise ValueError(", ".join([*(f'unknown field "{name}"' for name in sorted(set(data) - known)),
+                                            *(['no "weights" field'] if "weights" not in data else [])]))
             calibration = cls(**data)
             calibration.check()
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
@@ -126,9 +132,11 @@ class Calibration:
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 1:
             raise ValueError(f'"depth" {self.depth!r} must be a whole number of at least 1')
         if self.dense_strip is not None:
+            if not isinstance(self.dense_strip, str):
+                raise ValueError(f'"dense_strip" {self.dense_strip!r} must be a regular expression (a string) or null')
             try:
                 re.compile(self.dense_strip)
-            except (re.error, TypeError) as error:
+            except re.error as error:
                 raise ValueError(f'"dense_strip" {self.dense_strip!r} is not a regular expression ({error})') from None
         word_substitutions.check(self.substitutions)
 
