@@ -549,6 +549,10 @@ def test_a_bi_encoder_folder_that_is_not_there_is_named(kbs, tmp_path):
     refused = medlink("align", "--source", kbs[0], "--target", kbs[1], "--out", tmp_path / "m.sssom.tsv", "--bi-encoder",
                       tmp_path / "nowhere", check=False)
     assert refused.returncode == 2 and "--bi-encoder" in refused.stderr and "no such model folder" in refused.stderr
+    (tmp_path / "empty").mkdir()  # a folder, but not a model: named as the option's, before any work
+    empty = medlink("align", "--source", kbs[0], "--target", kbs[1], "--out", tmp_path / "m.sssom.tsv", "--bi-encoder",
+                    tmp_path / "empty", check=False)
+    assert empty.returncode == 2 and "--bi-encoder" in empty.stderr and "not a transformer model folder" in empty.stderr, empty.stderr
 
 
 def test_first_aliases_are_each_concepts_own_in_order():

@@ -49,8 +49,16 @@ def align_command(
     from medlink.align.scoring import Calibration
 
     use_precision(precision or os.environ.get("MEDLINK_PRECISION"))
-    if bi_encoder not in (None, "packaged") and not Path(bi_encoder).is_dir():
-        fail(f"--bi-encoder {bi_encoder}: no such model folder (give 'packaged' or a bi-encoder folder)")
+    if bi_encoder not in (None, "packaged"):
+        if not Path(bi_encoder).is_dir():
+            fail(f"--bi-encoder {bi_encoder}: no such model folder (give 'packaged' or a bi-encoder folder)")
+        from medlink.encoders.transformer import check_model_dir
+        from medlink.errors import MedlinkError
+
+        try:
+            check_model_dir(Path(bi_encoder))
+        except MedlinkError as error:
+            fail(f"--bi-encoder {bi_encoder}: {error} (give 'packaged' or a bi-encoder folder)")
     source_kb, target_kb = open_pair(source, target)
     calibration = Calibration.load(aligner) if aligner is not None else None  # a wrong folder fails before the work
     check_mappings_output(out, source_kb, target_kb)  # so does an --out medlink may not replace
