@@ -10,7 +10,8 @@ dense extra.
 
 The bi-encoder reads a target name without its episode-of-care qualifier (``QUALIFIERS``: ICD-10-CM's "..., initial
 encounter for closed fracture"), as the default KB's dense stage does: the qualifier says when the patient is seen, not
-what they have, and ICD-10-CM's 111k distinct names are 62k conditions once it is gone (59% fewer words to embed).
+what they have, and ICD-10-CM + HPO's 151,578 distinct names are 102,370 texts once it is gone, half the words
+(benchmarks/notes.md).
 An aligner records the pattern it was trained with (``Calibration.dense_strip``; none for aligners trained before).
 """
 
@@ -68,7 +69,7 @@ def with_dense_candidates(index: TargetIndex, setting: str | None, strip: str | 
 def remember_source_aliases(index: TargetIndex, queries: SourceQueries) -> None:
     """Encode the source aliases the bi-encoder's generator will search through the encode cache, into its memo: an
     alignment of the same source again (another threshold, another aligner) reads them back as it reads the target's
-    names (about 50 s of a 10k-concept alignment on an AVX2-only CPU)."""
+    names (BENCHMARKS.md, align_speed_aliases)."""
     generator = index.generators.get("dense")
     if generator is None or generator.mention_memo is None:
         return

@@ -319,8 +319,7 @@ def out_of_fold_top1(model: str, matrix: np.ndarray, labels: np.ndarray, source:
 
 def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: dict[str, set[str]], depth: int,
                     threshold_gold: dict[str, set[str]] | None = None, dense: np.ndarray | None = None,
-                    bi_encoder: str | None = None, model: str = "logistic", dense_candidates: bool = False,
-                    dense_strip: str | None = None) -> Calibration:
+                    bi_encoder: str | None = None, model: str = "logistic", dense_candidates: bool = False) -> Calibration:
     """A logistic regression or boosted trees (``model``; "auto": whichever puts a right target first for more sources
     out of fold) over the candidates of ``gold`` sources (label: the target is gold; with ``cross``, the ones it read),
     then the threshold on each source's top confidence that maximises mapping F1 over ``threshold_gold`` sources
@@ -356,7 +355,6 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: di
     calibration = _fitted(model, matrix, labels[rows], list(names), depth)
     calibration.bi_encoder = bi_encoder
     calibration.dense_candidates = dense_candidates and bi_encoder is not None
-    calibration.dense_strip = dense_strip if bi_encoder is not None else None
     chooser = threshold_gold if threshold_gold else gold
     ranking = rank(candidates, calibration, cross, dense)
     tops = {s: v for s, v in ranking.top().items() if s in chooser}

@@ -218,7 +218,7 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
         dev_candidates = generate(target_index, dev_queries, progress=progress)
         calibration = fit_calibration(dev_candidates, cross_logits(model, dev_candidates, config.depth, progress), dev, config.depth,
                                       **_evidence(dev_candidates, config, progress))
-    calibration.substitutions = learned
+    calibration.substitutions, calibration.dense_strip = learned, _recorded_strip(calibration, config)
     calibration.save(out)
     return report, calibration
 
@@ -229,8 +229,12 @@ def _evidence(candidates: CandidateSet, config: AlignerTrainConfig, progress: bo
     out = {"model": config.calibration, "dense_candidates": config.dense_candidates}
     if config.bi_encoder is None:
         return out
-    return {**out, "dense": dense_similarity(candidates, config.bi_encoder, progress, config.dense_strip), "bi_encoder": config.bi_encoder,
-            "dense_strip": config.dense_strip}
+    return {**out, "dense": dense_similarity(candidates, config.bi_encoder, progress, config.dense_strip), "bi_encoder": config.bi_encoder}
+
+
+def _recorded_strip(calibration: Calibration, config: AlignerTrainConfig) -> str | None:
+    """The qualifier the aligner's bi-encoder leaves out of target names, recorded with it (none without a bi-encoder)."""
+    return config.dense_strip if calibration.bi_encoder else None
 
 
 def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], dev: CandidateSet | None, dev_gold: dict[str, set[str]],
@@ -243,7 +247,7 @@ def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], 
         calibration = fit_calibration(both, None, gold, config.depth, threshold_gold=dev_gold, **_evidence(both, config, progress))
     else:
         calibration = fit_calibration(train, None, gold, config.depth, **_evidence(train, config, progress))
-    calibration.substitutions = learned
+    calibration.substitutions, calibration.dense_strip = learned, _recorded_strip(calibration, config)
     with staged_directory(out) as staging:
         calibration.save(staging)
     return calibration

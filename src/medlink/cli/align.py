@@ -49,14 +49,14 @@ def align_command(
     from medlink.align.scoring import Calibration
 
     use_precision(precision or os.environ.get("MEDLINK_PRECISION"))
-    if bi_encoder not in (None, "packaged"):
-        if not Path(bi_encoder).is_dir():
-            fail(f"--bi-encoder {bi_encoder}: no such model folder (give 'packaged' or a bi-encoder folder)")
-        from medlink.encoders.transformer import check_model_dir
-        from medlink.errors import MedlinkError
+    if bi_encoder is not None:  # checked before any work, named as the option's
+        from medlink.align.dense import bi_encoder_setting
+        from medlink.errors import MedlinkError, MissingInputError
 
         try:
-            check_model_dir(Path(bi_encoder))
+            bi_encoder_setting(bi_encoder)
+        except MissingInputError:
+            fail(f"--bi-encoder {bi_encoder}: no such model folder (give 'packaged' or a bi-encoder folder)")
         except MedlinkError as error:
             fail(f"--bi-encoder {bi_encoder}: {error} (give 'packaged' or a bi-encoder folder)")
     source_kb, target_kb = open_pair(source, target)
