@@ -150,8 +150,12 @@ def test_bad_input(kbs, tmp_path):
     with pytest.raises(MedlinkError, match="--target: .*nope.obo"):
         open_pair(source, f"obo:{tmp_path / 'nope.obo'}")
     (tmp_path / "not-a-kb.sqlite").write_text("hello")
-    with pytest.raises(MedlinkError, match="--target: .*not a medlink KB"):
+    with pytest.raises(MedlinkError, match="--target: .*not a medlink KB") as refused:
         open_pair(source, tmp_path / "not-a-kb.sqlite")
+    assert "FORMAT:" in str(refused.value)  # a file that is no database: how to have the run build a KB from it
+    (tmp_path / "names.tsv").write_text("id\tname\nX:1\tfracture\n")
+    with pytest.raises(MedlinkError, match=f"--source: .*not a medlink KB.*give tsv:{tmp_path / 'names.tsv'}"):
+        open_pair(tmp_path / "names.tsv", target)
     empty = _empty_kb(tmp_path / "empty.sqlite")
     with pytest.raises(MedlinkError, match="--source .*no concepts"):
         open_pair(empty, target)
@@ -553,6 +557,10 @@ def test_a_bi_encoder_folder_that_is_not_there_is_named(kbs, tmp_path):
     empty = medlink("align", "--source", kbs[0], "--target", kbs[1], "--out", tmp_path / "m.sssom.tsv", "--bi-encoder",
                     tmp_path / "empty", check=False)
     assert empty.returncode == 2 and "--bi-encoder" in empty.stderr and "not a transformer model folder" in empty.stderr, empty.stderr
+    training = medlink("train", "aligner", "--source", kbs[0], "--target", kbs[1], "--gold", kbs[2], "--out", tmp_path / "aligner",
+                       "--bi-encoder", tmp_path / "empty", check=False)  # training checks it the same way, before any work
+    assert training.returncode == 2 and f"--bi-encoder {tmp_path / 'empty'}: " in training.stderr, training.stderr
+    assert not (tmp_path / "aligner").exists()
 
 
 def test_first_aliases_are_each_concepts_own_in_order():

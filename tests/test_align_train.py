@@ -37,6 +37,8 @@ def test_train_aligner_then_align(tmp_path, tiny_training):
     out = tmp_path / "aligner"
     trained = CliRunner().invoke(command(), [*tiny_training, "--out", str(out)])
     assert trained.exit_code == 0, trained.output + repr(trained.exception)
+    last = trained.output.strip().splitlines()[-1]  # a summary; each epoch's figures are in training.json, not repeated
+    assert "2 epoch(s), last loss" in last and str(out / "training.json") in last and '"epoch"' not in last, last
     calibration = Calibration.load(out)  # a cross-encoder's aligner weighs the packaged bi-encoder unless told not to
     assert set(calibration.inputs()) == {*FEATURES, "dense"} and calibration.bi_encoder == "packaged" and calibration.dense_candidates
     assert 0 <= calibration.threshold <= 1 and calibration.depth == 4 and (out / "training.json").is_file()

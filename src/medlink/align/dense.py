@@ -31,13 +31,20 @@ QUALIFIERS = EPISODE_OF_CARE  # what the bi-encoder leaves out of a target name 
 SOURCE_ALIASES = SEARCHED_ALIASES["dense"]  # a source concept's first aliases (preferred first): those the bi-encoder searched
 
 
-def bi_encoder_setting(value: str) -> str:
-    """A --bi-encoder value as an aligner records it: "packaged", or a model folder (checked, made absolute)."""
+def bi_encoder_setting(value: str, option: str = "--bi-encoder") -> str:
+    """A --bi-encoder value as an aligner records it: "packaged", or a model folder (checked, made absolute; a folder
+    that is missing or holds no model is refused naming ``option``, before any work)."""
     if value == PACKAGED:
         return value
     from medlink.encoders.transformer import check_model_dir
+    from medlink.errors import MedlinkError, MissingInputError
 
-    check_model_dir(Path(value))
+    try:
+        check_model_dir(Path(value))
+    except MissingInputError:
+        raise MissingInputError(f"{option} {value}: no such model folder (give '{PACKAGED}' or a bi-encoder folder)") from None
+    except MedlinkError as error:
+        raise MedlinkError(f"{option} {value}: {error} (give '{PACKAGED}' or a bi-encoder folder)") from None
     return str(Path(value).resolve())
 
 

@@ -65,7 +65,24 @@ def open_side(path: str | Path, label: str) -> KB:
     try:
         return KB.open(path)
     except MedlinkError as error:
-        raise MedlinkError(f"{label}: {error}") from None
+        raise MedlinkError(f"{label}: {error}{_spec_hint(Path(path))}") from None
+
+
+SUFFIX_FORMATS = {".tsv": "tsv", ".jsonl": "jsonl", ".obo": "obo", ".json": "askapatient", ".txt": "biosyn", ".xml": "mesh"}
+
+
+def _spec_hint(path: Path) -> str:
+    """For a file that is not a KB database at all: how to have this run build a KB from it (``tsv:PATH``)."""
+    if not path.is_file():
+        return ""
+    with path.open("rb") as handle:
+        if handle.read(16) == b"SQLite format 3\x00":
+            return ""
+    from medlink.kb.readers import READERS
+
+    guess = SUFFIX_FORMATS.get(path.suffix.lower())
+    spec = f"{guess}:{path}" if guess else f"FORMAT:{path}"
+    return f"; to build a KB from it for this run, give {spec} (FORMAT one of {', '.join(READERS)})"
 
 
 def open_pair(source: str | Path, target: str | Path, sides: Sides = ALIGN) -> tuple[KB, KB]:

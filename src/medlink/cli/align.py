@@ -6,14 +6,13 @@ groups (``register_train`` / ``register_kb``), so the alignment feature stays on
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, fail, new_app, quiet_option, quiet_phases, use_precision
+from medlink.cli.common import PRECISION_HELP, new_app, quiet_option, quiet_phases, use_precision
 
 app = new_app()
 
@@ -49,16 +48,10 @@ def align_command(
     from medlink.align.scoring import Calibration
 
     use_precision(precision or os.environ.get("MEDLINK_PRECISION"))
-    if bi_encoder is not None:  # checked before any work, named as the option's
+    if bi_encoder is not None:  # checked before any work
         from medlink.align.dense import bi_encoder_setting
-        from medlink.errors import MedlinkError, MissingInputError
 
-        try:
-            bi_encoder_setting(bi_encoder)
-        except MissingInputError:
-            fail(f"--bi-encoder {bi_encoder}: no such model folder (give 'packaged' or a bi-encoder folder)")
-        except MedlinkError as error:
-            fail(f"--bi-encoder {bi_encoder}: {error} (give 'packaged' or a bi-encoder folder)")
+        bi_encoder_setting(bi_encoder)
     source_kb, target_kb = open_pair(source, target)
     calibration = Calibration.load(aligner) if aligner is not None else None  # a wrong folder fails before the work
     check_mappings_output(out, source_kb, target_kb)  # so does an --out medlink may not replace
@@ -189,7 +182,8 @@ def train_aligner_command(
                    f"{MIN_COUNT} known mappings and {MIN_SHARE:.0%} of those whose names use it)")
     typer.echo(f"wrote {out}" + (f" in {report.seconds / 60:.1f} min" if report else "") + f"; calibration {calibration.model} "
                f"({calibration.fitted_on.get('model_choice', {}).get('why', 'fixed')}); threshold {calibration.threshold:.4f}"
-               + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + (f"; epochs: {json.dumps(report.epochs)}" if report else "")
+               + (f" (dev mapping F1 {fitted['f1']:.4f})" if fitted else "") + (f"; {len(report.epochs)} epoch(s), last loss {report.epochs[-1]['loss']:.4f} (each epoch in {out / 'training.json'})"
+                  if report and report.epochs else "")
                + (f"; {report.examples.get('target_synonyms', 0)} target synonyms trained on (of {target_synonyms} asked: the target's "
                   "other names whose candidates hold a wrong target)" if report and target_synonyms else ""))
 
