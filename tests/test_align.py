@@ -423,7 +423,7 @@ def test_calibration_with_a_bi_encoder(kbs, pair, tmp_path):
     assert ranking.method == "calibrated + bi-encoder" and ranking_measures(gold_ranks(ranking.ranked_ids(), pair[2]))["recall@4"] == 1.0
     assert {r.justification for r in mappings(ranking, calibration.threshold)} == {sssom.SEMANTIC}  # a model that reads meaning decided
     missing = CliRunner().invoke(command(), [*args, "--out", str(tmp_path / "other"), "--bi-encoder", str(tmp_path / "no-model")])
-    assert missing.exit_code != 0 and "model folder not found" in str(missing.exception)
+    assert missing.exit_code != 0 and f"--bi-encoder {tmp_path / 'no-model'}: no such model folder" in str(missing.exception)
 
 
 @pytest.mark.slow  # importing sssom (linkml, pandas, rdflib) takes ~6 s

@@ -15,7 +15,7 @@ from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders import resolve_overlaps
 from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, is_current, loose_word
 from medlink.text.finders.exclusions import read_exclusions
-from medlink.text.plain_forms import plain_form
+from medlink.text.plain_forms import inverted_form, plain_form
 from medlink.text.normalize import normalize
 from medlink.text.spelling import SpellingIndex, one_edit_apart
 from medlink.text.tokens import tokenize
@@ -92,6 +92,13 @@ def test_names_are_found_as_text_says_them(tmp_path):
     assert [t for t, _ in spans(finder, "Mrs. Parkinson's chart; Dr Parkinson's notes; Down's")] == ["Down's"]  # a person's, after a title
     signed = DictionaryFinder.build(["HR+", "HER2-", "Hormone receptor positive", "Elevated sweat Cl-"], normalize)
     assert [t for t, _ in spans(signed, "HR 88, HER2- and hormone receptor positive; elevated sweat Cl")] == ["hormone receptor positive"]
+    # a sign is read as its word in names and text alike: "HER2 negative" is "HER2-"; a hyphen before "and" is no sign
+    assert [t for t, _ in spans(signed, "HER2- tumour, HER2 negative, HR+ and elevated sweat Cl-.")] == [
+        "HER2-", "HER2 negative", "HR+", "elevated sweat Cl-"]
+    from medlink.text.normalize import Normalizer
+
+    dropped = Normalizer.from_signature('{"casefold": true, "keep": "", "nfkc": true, "strip_punctuation": true}')  # a KB from before
+    assert [t for t, _ in spans(DictionaryFinder.build(["HR+", "Hormone receptor positive"], dropped), "HR 88, HR+")] == []
     finder.excluded = read_exclusions(["# names that are words here", "Botulism NOS"], normalize)  # its plain form goes with it
     assert [t for t, _ in spans(finder, "Botulism NOS, botulism and Parkinson's")] == ["Parkinson's"]
     finder.excluded = frozenset()
@@ -102,6 +109,19 @@ def test_names_are_found_as_text_says_them(tmp_path):
     (tmp_path / "dictionary" / "dictionary.json").write_text(json.dumps(description))
     assert not is_current(tmp_path / "dictionary")  # a default index's finder from before: rebuilt
     assert [t for t, _ in spans(DictionaryFinder.load(tmp_path / "dictionary"), text)] == [t for t, _ in spans(finder, text)]
+
+
+def test_an_of_phrase_is_also_found_the_way_text_puts_it():
+    """ICD-10-CM's "Fracture of hip NOS" is what a note calls a "left hip fracture"; a slot of the classification
+    ("Fracture of other part", "Fracture of neck of femur") is not turned round."""
+    assert [inverted_form(n) for n in ("Fracture of hip", "Infection of the urinary tract", "Fracture of other part", "Fracture of neck of femur",
+                                       "Closed fracture of hip", "Loss of weight", "Fracture of hip NOS")] == [
+        "hip fracture", "urinary tract infection", None, None, None, "weight loss", None]
+    finder = DictionaryFinder.build(["Fracture of hip NOS", "Fracture", "Infection of kidney", "Fracture of other part"], normalize)
+    assert [t for t, _ in spans(finder, "s/p fall with left hip fracture; kidney infections; other part fracture")] == [
+        "hip fracture", "kidney infections", "fracture"]  # the inverted form has a loose form too (plurals)
+    finder.excluded = read_exclusions(["Fracture of hip NOS"], normalize)  # every form of an excluded name goes with it
+    assert [t for t, _ in spans(finder, "left hip fracture")] == ["fracture"]
 
 
 def test_approximate_matches_inflections_possessives_and_misspellings(finder):

@@ -14,7 +14,7 @@ def test_defaults_fold_case_width_punctuation_and_spaces():
 def test_keep_preserves_chosen_punctuation_only():
     keep_plus = Normalizer(keep="+")
     assert keep_plus("HER2+ (breast)") == "her2+ breast"
-    assert keep_plus("HER2-") == "her2"
+    assert keep_plus("HER2-") == "her2 negative"  # a sign not kept is read as its word
 
 
 def test_switches_turn_steps_off_and_round_trip_through_the_signature():
@@ -44,3 +44,16 @@ def test_a_capitals_short_forms_plural_is_the_short_form():
     assert not Normalizer(singular_short_forms=False).in_capitals("UTIs")
     old = '{"casefold": true, "keep": "", "nfkc": true, "strip_punctuation": true}'
     assert Normalizer.from_signature(old)("UTIs") == "utis"
+
+
+def test_a_sign_closing_a_word_is_the_word_it_stands_for():
+    """"HER2-" and "HER2+" are opposite findings: they must not share the key "her2"; "HER2-" meets "HER2 negative"."""
+    assert normalize("HER2-") == normalize("HER2 negative") == "her2 negative" and normalize("(HER2+)") == "her2 positive"
+    assert normalize("HR+ with HER2-") == "hr positive with her2 negative" and normalize("ER+/PR+") == "er positive pr positive"
+    assert normalize("CD4+ T cells") == "cd4 positive t cells" and normalize("HER2\u2212") == "her2 negative"  # the minus sign too
+    # not a sign: a number's ("2+ pitting edema"), a hyphen inside a word, one before a coordinated word
+    assert normalize("2+ pitting edema") == "2 pitting edema" and normalize("X-linked") == "x linked"
+    assert normalize("pre- and post-operative") == "pre and post operative" and normalize("HER2-positive") == "her2 positive"
+    assert Normalizer(signs_as_words=False)("HER2-") == "her2"
+    old = '{"casefold": true, "keep": "", "nfkc": true, "strip_punctuation": true}'
+    assert Normalizer.from_signature(old)("HER2-") == "her2"  # a KB normalised before keeps its keys

@@ -20,6 +20,16 @@ SIGNED = re.compile(r"[A-Za-z0-9][+-](?=\s|$)")
 _SPACES = re.compile(r"\s+")
 _PLURAL_SHORT_FORM = re.compile(r"\b([A-Z][A-Z0-9]*[A-Z])s\b")  # "UTIs", "DVTs", "MIs"; not "AIDS", "Is", "LCR22s"
 _CAPITAL_S = re.compile(r"[A-Z]s\b")
+# a sign closing a word that has a letter ("HER2-", "CD4+", "Rh-"; not "2+ edema", "X-linked", nor the hyphen of "pre- and
+# post-"): read as a word
+SIGN_AFTER_WORD = re.compile(r"(?<![\w+\u2212-])(\w+)(\+|[\u2212-](?!\s+(?:and|or|to|&)(?:\s|$)))(?=$|[\s,;:.)\]/])", re.IGNORECASE)
+_LETTER = re.compile(r"[^\W\d_]")  # the word before a sign must have one (checked apart: one pattern for both is quadratic)
+SIGN_WORDS = {"+": "positive", "-": "negative", "\u2212": "negative"}
+
+
+def is_sign(match: re.Match, keep: str = "") -> bool:
+    """Whether a ``SIGN_AFTER_WORD`` match is a sign read as a word: after a word with a letter, and not kept."""
+    return match.group(2) not in keep and bool(_LETTER.search(match.group(1)))
 
 
 def _punctuation_table(keep: str) -> dict[int, str]:
@@ -34,8 +44,9 @@ class Normalizer:
 
     Defaults: Unicode NFKC, accents folded ("Behçet" meets "Behcet": terminologies spell eponyms both ways), a
     capitals short form's plural read as the short form ("UTIs" is "UTI"), case folding, punctuation and hyphens to
-    spaces, whitespace collapsed. ``keep`` lists punctuation characters to
-    preserve (e.g. ``"+"`` for "HER2+").
+    spaces, whitespace collapsed, and a sign closing a word read as the word it stands for ("HER2-" is "her2 negative",
+    as "HER2 negative" is, and not "her2", which "HER2+" would share: a sign is the name's meaning). ``keep`` lists
+    punctuation characters to preserve (e.g. ``"+"`` for "HER2+").
     """
 
     nfkc: bool = True
@@ -44,6 +55,7 @@ class Normalizer:
     keep: str = ""
     fold_accents: bool = True
     singular_short_forms: bool = True  # "UTIs" -> "UTI": a capitals short form's plural is the short form
+    signs_as_words: bool = True  # "HER2-" -> "her2 negative", "CD4+" -> "cd4 positive" (a "+" in ``keep`` stays a "+")
 
     @cached_property
     def _table(self) -> dict[int, str]:
@@ -57,11 +69,17 @@ class Normalizer:
                 text = fold_accents(text)
         if self.singular_short_forms and _CAPITAL_S.search(text):  # the cheap test first: most names have no such word
             text = _PLURAL_SHORT_FORM.sub(r"\1", text)
+        if self.signs_as_words and ("+" in text or "-" in text or "\u2212" in text):
+            text = SIGN_AFTER_WORD.sub(self._sign_as_word, text)
         if self.casefold:
             text = text.casefold()
         if self._table:
             text = text.translate(self._table)
         return _SPACES.sub(" ", text).strip()
+
+    def _sign_as_word(self, match: re.Match) -> str:
+        word, sign = match.groups()
+        return f"{word} {SIGN_WORDS[sign]}" if is_sign(match, self.keep) else match.group(0)
 
     def in_capitals(self, written: str) -> bool:
         """Whether ``written`` has no lower-case letter, as a short form is written ("MI", not "mi"), the plural's "s"
@@ -97,7 +115,7 @@ class Normalizer:
     @classmethod
     def from_signature(cls, signature: str) -> "Normalizer":
         """The normaliser a signature describes; one written before a switch existed had it off."""
-        return cls(**{"fold_accents": False, "singular_short_forms": False, **json.loads(signature)})
+        return cls(**{"fold_accents": False, "singular_short_forms": False, "signs_as_words": False, **json.loads(signature)})
 
 
 # Latin letters with no decomposition into a base letter and a mark

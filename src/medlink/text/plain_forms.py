@@ -17,6 +17,11 @@ PLAIN_FORMS = 2  # what ``plain_form`` makes (1: no parentheses, NOS, ", unspeci
 # either, and not a lone generic head): saved with what is built from them, so a default index built before is rebuilt
 ASIDES = re.compile(r"\s(?:\([^()]*\)|\[[^\[\]]*\])")  # " (congestive)", " [croup]": words in parentheses or brackets after a word
 POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "graves"
+# "Fracture of hip", "Infection of the urinary tract": one head word, "of", an optional article, one to three words
+OF_PHRASE = re.compile(r"^([^\W\d][\w'-]*) of (?:the |a |an )?([\w'-]+(?: [\w'-]+){0,2})$", re.IGNORECASE)
+# words that make an "of" phrase a classification's slot rather than a condition text names ("Fracture of other part")
+NOT_INVERTED = frozenset({"of", "nos", "other", "unspecified", "specified", "multiple", "part", "parts", "site", "sites", "region",
+                          "regions", "unknown", "certain", "type", "types", "stage", "degree", "grade", "level", "history"})
 
 
 def plain_form(name: str) -> str | None:
@@ -35,3 +40,24 @@ def plain_form(name: str) -> str | None:
     if plain == " ".join(name.split()) or (len(words) == 1 and words[0].lower().rstrip("s") in GENERIC_HEADS):
         return None
     return plain
+
+
+def inverted_form(name: str) -> str | None:
+    """A name "X of Y" as text puts it before the noun, "Y X" ("Fracture of hip" -> "hip fracture", "Infection of the
+    urinary tract" -> "urinary tract infection"); None unless the name is one head word, "of", and one to three words
+    that are not a classification's slot ("Fracture of other part", "Fracture of neck of femur" stay as written)."""
+    match = OF_PHRASE.match(" ".join(name.split()))
+    if not match:
+        return None
+    head, modifier = match.groups()
+    if head.lower() in NOT_INVERTED or any(word.lower() in NOT_INVERTED for word in modifier.split()):
+        return None
+    return f"{modifier} {head.lower() if head[1:].islower() else head}"
+
+
+def text_forms(name: str) -> list[str]:
+    """Every other way text says ``name``: its plain form, and the name and its plain form inverted ("Fracture of hip
+    NOS" -> "Fracture of hip", "hip fracture")."""
+    plain = plain_form(name)
+    forms = [form for form in (plain, inverted_form(name), plain and inverted_form(plain)) if form]
+    return list(dict.fromkeys(forms))

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from medlink.text.normalize import Normalizer
+from medlink.text.normalize import SIGN_AFTER_WORD, SIGN_WORDS, Normalizer, is_sign
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,17 +30,28 @@ def _word_pattern(separators: str) -> re.Pattern:
 
 
 def tokenize(text: str, normalize: Normalizer) -> list[Token]:
-    """The words of ``text`` in order; a piece that normalises to several words (NFKC) gives them the piece's span."""
+    """The words of ``text`` in order; a piece that normalises to several words (NFKC) gives them the piece's span, and
+    a sign the normaliser reads as a word ("HER2-": "her2 negative") is that word, spanning the sign."""
     tokens = []
+    signs = sign_words(text, normalize)
     for match in _word_pattern(normalize.separators).finditer(text):
         piece = match.group()
         norm = normalize.word(piece)
         if " " not in norm:
             if norm:
                 tokens.append(Token(match.start(), match.end(), norm))
-            continue
-        tokens.extend(Token(match.start(), match.end(), word) for word in norm.split())
+        else:
+            tokens.extend(Token(match.start(), match.end(), word) for word in norm.split())
+        if match.end() in signs:
+            tokens.append(Token(match.end(), match.end() + 1, signs[match.end()]))
     return tokens
+
+
+def sign_words(text: str, normalize: Normalizer) -> dict[int, str]:
+    """Where ``text`` has a sign closing a word that ``normalize`` reads as a word, and that word (by offset)."""
+    if not normalize.signs_as_words or not ("+" in text or "-" in text or "\u2212" in text):
+        return {}
+    return {match.start(2): SIGN_WORDS[match.group(2)] for match in SIGN_AFTER_WORD.finditer(text) if is_sign(match, normalize.keep)}
 
 
 def passage_tokens(document, normalize: Normalizer) -> list[list[Token]]:

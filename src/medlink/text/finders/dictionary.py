@@ -9,8 +9,9 @@ Rules a plain string matcher gets wrong, and what this one does:
 - **Short forms are case-sensitive.** A name of at most ``short_form_max`` characters that the KB
   only writes in capitals ("MI", "ALL", "T2DM") matches only text with no lower-case letter: "an MI"
   matches, "mi" and "all" do not.
-- **A sign is a name's meaning.** A name with "+" or "-" after a word ("HR+", "HER2-") is left out: words are matched
-  without their signs, and "HR 88" or "HER2-" would be found as them.
+- **A sign is a name's meaning.** The normaliser reads a sign closing a word as a word ("HER2-" is "her2 negative"),
+  and so do the text's tokens: "HER2-" and "HER2 negative" find the name "HER2-", "HR 88" does not find "HR+". A KB
+  normalised before that (signs dropped) has its names with a sign left out: "HR 88" would be found as "HR+".
 - **Too short, or only stop words.** Names under ``min_length`` characters, and names made only of
   English stop words ("All", "Was", "Other"), are left out unless they are capitalised short forms;
   ``stop_names`` leaves out more.
@@ -25,6 +26,8 @@ Rules a plain string matcher gets wrong, and what this one does:
   failure"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such names are also matched
   without the qualifier or the head (``plain_form``; the possessive form exactly and capitalised only, so "Down's"
   never becomes "down" nor "a hunter's cabin" Hunter's syndrome), unless what stays is too short or only stop words.
+  A name "X of Y" is also matched as "Y X" ("Fracture of hip NOS": "left hip fracture" finds "hip fracture";
+  ``inverted_form``).
 - **Overlaps**: ``longest`` keeps the longest of overlapping spans (exact before approximate at
   equal length); ``all`` keeps every span as an alternative.
 """
@@ -40,14 +43,15 @@ from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
 from medlink.text.normalize import SIGNED, Normalizer
-from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, plain_form
+from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, text_forms
 from medlink.text.spelling import SpellingIndex
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, WordAutomaton
 from medlink.text.tokens import Token, passage_tokens, tokenize
 
 SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
-RULES = 1  # which names a finder leaves out (1: names with a sign after a word, "HR+"): a default index's older finder is rebuilt
+RULES = 2  # which names a finder leaves out or adds (1: names with a sign after a word, "HR+", left out; 2: "X of Y" also as "Y X"
+# (``inverted_form``), and those names kept where the normaliser reads the sign as a word): a default index's older finder is rebuilt
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
 
@@ -108,10 +112,10 @@ class DictionaryFinder:
         plain_forms: dict[str, bool] = {}  # names as text says them (``plain_form``; a name spelt so keeps its own case rule)
         possessives: set[str] = set()  # plain forms matched exactly and capitalised only: "Hunter's" but not "a hunter's cabin"
         for name in names:
-            if SIGNED.search(name):
-                continue  # its sign is its meaning ("HER2-" is not "HER2+"), and a word automaton cannot see it
-            for spelling, found in ((name, short_forms), (plain_form(name), plain_forms)):
-                key = normalize(spelling) if spelling else ""
+            if not normalize.signs_as_words and SIGNED.search(name):
+                continue  # its sign is its meaning ("HER2-" is not "HER2+"), and this normaliser drops it
+            for spelling, found in ((name, short_forms), *((form, plain_forms) for form in text_forms(name))):
+                key = normalize(spelling)
                 if key and len(key.split()) <= MAX_WORDS:
                     written_in_capitals = (len(key) <= options.short_form_max and normalize.in_capitals(spelling)  # "MI"; "DOESs" as the
                                            and any(c.isupper() for c in spelling))                             # normaliser reads it

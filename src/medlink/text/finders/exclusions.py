@@ -16,7 +16,7 @@ from typing import Iterable
 from medlink.core import Document
 from medlink.text.finders.base import MentionFinder
 from medlink.text.normalize import Normalizer
-from medlink.text.plain_forms import plain_form
+from medlink.text.plain_forms import text_forms
 
 
 def rarely_annotated(finder: MentionFinder, documents: Iterable[Document], normalize: Normalizer, *, min_seen: int = 2,
@@ -35,6 +35,7 @@ def rarely_annotated(finder: MentionFinder, documents: Iterable[Document], norma
 
 def read_exclusions(lines: Iterable[str], normalize: Normalizer) -> frozenset[str]:
     """A list of names, one per line (blank lines and '#' comments skipped), normalised as the finder matches them; a
-    name's plain form is left out with it (excluding "Botulism NOS" leaves out the "Botulism" the finder matches for it)."""
+    name's other forms are left out with it (excluding "Botulism NOS" leaves out the "Botulism" the finder matches for it,
+    "Fracture of hip" the "hip fracture")."""
     names = [line for line in lines if not line.lstrip().startswith("#")]
-    return frozenset(key for key in (normalize(spelling) for name in names for spelling in (name, plain_form(name)) if spelling) if key)
+    return frozenset(key for key in (normalize(spelling) for name in names for spelling in (name, *text_forms(name))) if key)
