@@ -91,10 +91,11 @@ def test_names_are_found_as_text_says_them(tmp_path):
         "Acute obstructive laryngitis", None, None]  # a lone generic head names nothing
     assert [t for t, _ in spans(finder, "Mrs. Parkinson's chart; Dr Parkinson's notes; Down's")] == ["Down's"]  # a person's, after a title
     signed = DictionaryFinder.build(["HR+", "HER2-", "Hormone receptor positive", "Elevated sweat Cl-"], normalize)
-    assert [t for t, _ in spans(signed, "HR 88, HER2- and hormone receptor positive; elevated sweat Cl")] == ["hormone receptor positive"]
-    # a sign is read as its word in names and text alike: "HER2 negative" is "HER2-"; a hyphen before "and" is no sign
+    assert [t for t, _ in spans(signed, "HR 88, HER2- and hormone receptor positive; elevated sweat Cl")] == ["HER2-", "hormone receptor positive"]
+    # a sign is read as its word in names and text alike: "HER2 negative" is "HER2-"; not a hyphen at a line end or a suspended one
     assert [t for t, _ in spans(signed, "HER2- tumour, HER2 negative, HR+ and elevated sweat Cl-.")] == [
         "HER2-", "HER2 negative", "HR+", "elevated sweat Cl-"]
+    assert spans(signed, "HER2-\npositive; HER2- or HER2-like") == [] and spans(signed, "HER2\u2013, HER2\u2212") == [("HER2\u2013", "exact"), ("HER2\u2212", "exact")]
     from medlink.text.normalize import Normalizer
 
     dropped = Normalizer.from_signature('{"casefold": true, "keep": "", "nfkc": true, "strip_punctuation": true}')  # a KB from before
@@ -120,6 +121,8 @@ def test_an_of_phrase_is_also_found_the_way_text_puts_it():
     finder = DictionaryFinder.build(["Fracture of hip NOS", "Fracture", "Infection of kidney", "Fracture of other part"], normalize)
     assert [t for t, _ in spans(finder, "s/p fall with left hip fracture; kidney infections; other part fracture")] == [
         "hip fracture", "kidney infections", "fracture"]  # the inverted form has a loose form too (plurals)
+    assert [t for t, _ in spans(finder, "Hip: fracture ruled out; kidney, infection screen")] == ["fracture"]  # only spaces part a turned name
+    assert finder.is_name("hip fractures") and not finder.is_name("fracture hip")
     finder.excluded = read_exclusions(["Fracture of hip NOS"], normalize)  # every form of an excluded name goes with it
     assert [t for t, _ in spans(finder, "left hip fracture")] == ["fracture"]
 

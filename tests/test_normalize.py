@@ -54,6 +54,13 @@ def test_a_sign_closing_a_word_is_the_word_it_stands_for():
     # not a sign: a number's ("2+ pitting edema"), a hyphen inside a word, one before a coordinated word
     assert normalize("2+ pitting edema") == "2 pitting edema" and normalize("X-linked") == "x linked"
     assert normalize("pre- and post-operative") == "pre and post operative" and normalize("HER2-positive") == "her2 positive"
+    assert normalize("Acute (post-)infective polyneuritis") == "acute post infective polyneuritis" and normalize("(ER-) cancer") == "er negative cancer"
+    # a marker's name before the sign (capitals, a digit, an ion): not a hyphen at a line end or before a suspended word
+    assert normalize("Non-\nsmall cell") == "non small cell" and normalize("well-\ndifferentiated") == "well differentiated"
+    assert normalize("ER- and PR-") == "er negative and pr negative" and normalize("B- or T-cells") == "b or t cells"
+    assert normalize("CD4+CD25+") == "cd4 positive cd25 positive" and normalize("HLA-B27+") == "hla b27 positive"
+    assert normalize("HER2\u2013") == "her2 negative" and normalize("ER+!") == "er positive"  # an en dash; a sign before "!"
+    assert normalize("Rh-") == "rh negative" and normalize("Co-\nexisting") == "co existing"
     assert Normalizer(signs_as_words=False)("HER2-") == "her2"
     old = '{"casefold": true, "keep": "", "nfkc": true, "strip_punctuation": true}'
     assert Normalizer.from_signature(old)("HER2-") == "her2"  # a KB normalised before keeps its keys

@@ -20,16 +20,27 @@ SIGNED = re.compile(r"[A-Za-z0-9][+-](?=\s|$)")
 _SPACES = re.compile(r"\s+")
 _PLURAL_SHORT_FORM = re.compile(r"\b([A-Z][A-Z0-9]*[A-Z])s\b")  # "UTIs", "DVTs", "MIs"; not "AIDS", "Is", "LCR22s"
 _CAPITAL_S = re.compile(r"[A-Z]s\b")
-# a sign closing a word that has a letter ("HER2-", "CD4+", "Rh-"; not "2+ edema", "X-linked", nor the hyphen of "pre- and
-# post-"): read as a word
-SIGN_AFTER_WORD = re.compile(r"(?<![\w+\u2212-])(\w+)(\+|[\u2212-](?!\s+(?:and|or|to|&)(?:\s|$)))(?=$|[\s,;:.)\]/])", re.IGNORECASE)
-_LETTER = re.compile(r"[^\W\d_]")  # the word before a sign must have one (checked apart: one pattern for both is quadratic)
-SIGN_WORDS = {"+": "positive", "-": "negative", "\u2212": "negative"}
+# a sign closing a marker's name ("HER2-", "CD4+CD25+", "Rh-", "(ER-)", "HLA-B27+"): read as a word (``is_sign`` says which
+# words are markers: not "2+ edema", "non-\nsmall", "X-linked", a hyphen at a line end ("HER2-\npositive"), nor the suspended
+# hyphen of "B- or T-cells")
+_MINUS = "-\u2010\u2011\u2013\u2212"  # hyphen, Unicode hyphens, en dash, minus sign
+SIGN_AFTER_WORD = re.compile(rf"(?<!\w)(\w+)(\+|[{_MINUS}](?!\s+(?:and|or|to|&)\s+\w+[{_MINUS}]\w|[ \t]*\r?\n\s*[^\W\d_]))"
+                             rf"(?=$|[\s,;:./!?\"'\]}}>]|\)(?!\w)|(?<=\+)[A-Z])")
+SIGN_WORDS = {"+": "positive", **{minus: "negative" for minus in _MINUS}}
+# two-letter names a sign follows in clinical text (ions, the Rhesus factor); longer words must be capitals or hold a digit
+SIGNED_SYMBOLS = frozenset({"Rh", "Na", "Cl", "Ca", "Mg", "Fe", "Zn", "Cu", "Li"})
+
+
+def may_have_signs(text: str) -> bool:
+    """The cheap test before ``SIGN_AFTER_WORD``: most text has no sign character at all."""
+    return "+" in text or "-" in text or (not text.isascii() and any(minus in text for minus in _MINUS[1:]))
 
 
 def is_sign(match: re.Match, keep: str = "") -> bool:
-    """Whether a ``SIGN_AFTER_WORD`` match is a sign read as a word: after a word with a letter, and not kept."""
-    return match.group(2) not in keep and bool(_LETTER.search(match.group(1)))
+    """Whether a ``SIGN_AFTER_WORD`` match is a sign read as a word: after a marker's name as written ("HER2", "ER",
+    "her2", "Rh": capitals, a digit, or an ion's symbol; not "non-" or "Anti-" at a line end), and not a kept character."""
+    word, sign = match.groups()
+    return sign not in keep and (word.isupper() or word in SIGNED_SYMBOLS or (any(c.isdigit() for c in word) and not word.isdigit()))
 
 
 def _punctuation_table(keep: str) -> dict[int, str]:
@@ -69,7 +80,7 @@ class Normalizer:
                 text = fold_accents(text)
         if self.singular_short_forms and _CAPITAL_S.search(text):  # the cheap test first: most names have no such word
             text = _PLURAL_SHORT_FORM.sub(r"\1", text)
-        if self.signs_as_words and ("+" in text or "-" in text or "\u2212" in text):
+        if self.signs_as_words and may_have_signs(text):
             text = SIGN_AFTER_WORD.sub(self._sign_as_word, text)
         if self.casefold:
             text = text.casefold()
@@ -79,7 +90,7 @@ class Normalizer:
 
     def _sign_as_word(self, match: re.Match) -> str:
         word, sign = match.groups()
-        return f"{word} {SIGN_WORDS[sign]}" if is_sign(match, self.keep) else match.group(0)
+        return f"{word} {SIGN_WORDS[sign]} " if is_sign(match, self.keep) else match.group(0)  # "CD4+CD25+": a space after
 
     def in_capitals(self, written: str) -> bool:
         """Whether ``written`` has no lower-case letter, as a short form is written ("MI", not "mi"), the plural's "s"

@@ -55,9 +55,13 @@ def inverted_form(name: str) -> str | None:
     return f"{modifier} {head.lower() if head[1:].islower() else head}"
 
 
-def text_forms(name: str) -> list[str]:
-    """Every other way text says ``name``: its plain form, and the name and its plain form inverted ("Fracture of hip
-    NOS" -> "Fracture of hip", "hip fracture")."""
+def inverted_forms(name: str) -> list[str]:
+    """The name and its plain form inverted ("Fracture of hip NOS" -> "hip fracture"), each once."""
     plain = plain_form(name)
-    forms = [form for form in (plain, inverted_form(name), plain and inverted_form(plain)) if form]
-    return list(dict.fromkeys(forms))
+    return list(dict.fromkeys(form for form in (inverted_form(name), plain and inverted_form(plain)) if form))
+
+
+def text_forms(name: str) -> list[str]:
+    """Every other way text says ``name``: its plain form, then its inverted forms ("Fracture of hip NOS" ->
+    "Fracture of hip", "hip fracture")."""
+    return list(dict.fromkeys([form for form in [plain_form(name)] if form] + inverted_forms(name)))

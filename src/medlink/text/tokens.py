@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from medlink.text.normalize import SIGN_AFTER_WORD, SIGN_WORDS, Normalizer, is_sign
+from medlink.text.normalize import SIGN_AFTER_WORD, SIGN_WORDS, Normalizer, is_sign, may_have_signs
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +49,7 @@ def tokenize(text: str, normalize: Normalizer) -> list[Token]:
 
 def sign_words(text: str, normalize: Normalizer) -> dict[int, str]:
     """Where ``text`` has a sign closing a word that ``normalize`` reads as a word, and that word (by offset)."""
-    if not normalize.signs_as_words or not ("+" in text or "-" in text or "\u2212" in text):
+    if not normalize.signs_as_words or not may_have_signs(text):
         return {}
     return {match.start(2): SIGN_WORDS[match.group(2)] for match in SIGN_AFTER_WORD.finditer(text) if is_sign(match, normalize.keep)}
 

@@ -29,7 +29,6 @@ from typing import Iterator
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
 from medlink.text.abbreviations import find_abbreviations
-from medlink.text.normalize import SIGNED
 from medlink.kb.readers.files import require_file
 from medlink.kb.records import (
     ABBREVIATION,
@@ -57,8 +56,8 @@ _CITED = re.compile(rf"^({_CODE})(?:\.?-)?(?:-({_CODE}))?-?$")
 _NOTE_CONTAINERS = {"inclusionTerm", "includes", "excludes1", "excludes2"}
 _DESCRIBES = re.compile(r"^(?:any|all|the listed)\b|classifiable|classified|:", re.IGNORECASE)  # "any condition classifiable to ...": a description
 SOURCE = "ICD-10-CM"
-READER_VERSION = 3  # what a KB read from the XML holds (2: a code's Includes notes among its names; 3: a bracketed abbreviation
-# of a whole name, "[AIDS]", a name too): a default KB built before is rebuilt
+READER_VERSION = 4  # what a KB read from the XML holds (2: a code's Includes notes among its names; 3: a bracketed abbreviation
+# of a whole name, "[AIDS]", a name too; 4: one with a sign too, "[ER+]"): a default KB built before is rebuilt
 TITLE_CONCATENATION = "title concatenation"  # scope of a name made of the parent title + a sub-specifier
 
 
@@ -107,12 +106,13 @@ def cited_codes(note: str) -> list[str]:
 def bracketed_abbreviation(name: str) -> str | None:
     """The short form a name ends with in brackets when it abbreviates the whole name (Schwartz-Hearst's match:
     "acquired immune deficiency syndrome [AIDS]" -> "AIDS"); None for one that abbreviates only the last words
-    ("Elevated prostate specific antigen [PSA]" is not named "PSA"), for other bracketed words ("Giardiasis
-    [lambliasis]"), and for a sign the normaliser would drop ("ER+" would read as the "ER" of "seen in the ER")."""
+    ("Elevated prostate specific antigen [PSA]" is not named "PSA"), and for other bracketed words ("Giardiasis
+    [lambliasis]"). A short form with a sign is one ("Estrogen receptor positive status [ER+]" -> "ER+"): the
+    normaliser reads the sign as a word, so "ER+" is not the "ER" of "seen in the ER"."""
     if not name.endswith("]"):
         return None
     for found in find_abbreviations(name[:-1].replace("[", "(").replace("]", ")") + ")"):
-        if found.long_start == 0 and found.short_end == len(name) - 1 and not SIGNED.search(found.short):
+        if found.long_start == 0 and found.short_end == len(name) - 1:
             return found.short
     return None
 

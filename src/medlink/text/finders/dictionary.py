@@ -27,7 +27,7 @@ Rules a plain string matcher gets wrong, and what this one does:
   without the qualifier or the head (``plain_form``; the possessive form exactly and capitalised only, so "Down's"
   never becomes "down" nor "a hunter's cabin" Hunter's syndrome), unless what stays is too short or only stop words.
   A name "X of Y" is also matched as "Y X" ("Fracture of hip NOS": "left hip fracture" finds "hip fracture";
-  ``inverted_form``).
+  ``inverted_form``), only where nothing but spaces parts its words ("Hip: fracture ruled out" is not one).
 - **Overlaps**: ``longest`` keeps the longest of overlapping spans (exact before approximate at
   equal length); ``all`` keeps every span as an alternative.
 """
@@ -43,15 +43,15 @@ from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
 from medlink.text.normalize import SIGNED, Normalizer
-from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, text_forms
+from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, inverted_forms, text_forms
 from medlink.text.spelling import SpellingIndex
-from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, WordAutomaton
+from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
 from medlink.text.tokens import Token, passage_tokens, tokenize
 
 SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
-RULES = 2  # which names a finder leaves out or adds (1: names with a sign after a word, "HR+", left out; 2: "X of Y" also as "Y X"
-# (``inverted_form``), and those names kept where the normaliser reads the sign as a word): a default index's older finder is rebuilt
+RULES = 3  # which names a finder leaves out or adds (1: names with a sign after a word, "HR+", left out; 3: "X of Y" also as "Y X"
+# (``inverted_form``), and names with a sign kept where the normaliser reads it as a word): a default index's older finder is rebuilt
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
 
@@ -72,6 +72,11 @@ class DictionaryOptions:
             raise MedlinkError(f"dictionary finder: unknown overlap policy {self.overlap!r}; known: {', '.join(OVERLAP_POLICIES)}")
         if self.min_length < 1 or self.short_form_max < 0:
             raise MedlinkError("dictionary finder: min_length must be >= 1 and short_form_max >= 0")
+
+
+def spaced(text: str, tokens: list[Token]) -> bool:
+    """Whether nothing but spaces parts the words (a name turned round, "hip fracture", is not "hip: fracture")."""
+    return all(not text[before.end : after.start].strip() for before, after in zip(tokens, tokens[1:]))
 
 
 def loose_word(word: str) -> str:
@@ -111,18 +116,22 @@ class DictionaryFinder:
         short_forms: dict[str, bool] = {}
         plain_forms: dict[str, bool] = {}  # names as text says them (``plain_form``; a name spelt so keeps its own case rule)
         possessives: set[str] = set()  # plain forms matched exactly and capitalised only: "Hunter's" but not "a hunter's cabin"
+        turned, said = set(), set()  # keys of inverted forms ("hip fracture"), and of names and plain forms as written
         for name in names:
             if not normalize.signs_as_words and SIGNED.search(name):
                 continue  # its sign is its meaning ("HER2-" is not "HER2+"), and this normaliser drops it
+            inverted = inverted_forms(name)
             for spelling, found in ((name, short_forms), *((form, plain_forms) for form in text_forms(name))):
                 key = normalize(spelling)
                 if key and len(key.split()) <= MAX_WORDS:
+                    (turned if spelling in inverted else said).add(key)
                     written_in_capitals = (len(key) <= options.short_form_max and normalize.in_capitals(spelling)  # "MI"; "DOESs" as the
                                            and any(c.isupper() for c in spelling))                             # normaliser reads it
                     found[key] = found.get(key, True) and written_in_capitals
                     if found is plain_forms and spelling.endswith(POSSESSIVES):
                         possessives.add(key)
         exact_only = possessives - short_forms.keys()
+        turned_only = turned - said
         short_forms.update((key, short) for key, short in plain_forms.items() if key not in short_forms)
         automaton = WordAutomaton()
         kept = 0
@@ -133,12 +142,13 @@ class DictionaryFinder:
             if short_form and len(key) < 2:
                 continue
             kept += 1
-            automaton.add(words, EXACT | (SHORT_FORM if short_form else 0) | (CAPITALISED if key in exact_only else 0))
+            automaton.add(words, (TURNED_EXACT if key in turned_only else EXACT) | (SHORT_FORM if short_form else 0)
+                          | (CAPITALISED if key in exact_only else 0))
             for word in words:
                 automaton.frequencies[word] = automaton.frequencies.get(word, 0) + 1
             loose_words = [loose_word(w) for w in words if w != POSSESSIVE]
             if options.approximate and not short_form and loose_words and key not in exact_only:
-                automaton.add(loose_words, LOOSE)
+                automaton.add(loose_words, TURNED_LOOSE if key in turned_only else LOOSE)
         return cls(normalize, options, automaton.finish(), kept)
 
     # -- finding ------------------------------------------------------------------------------
@@ -147,10 +157,10 @@ class DictionaryFinder:
         text = document.text
         spans = []
         for tokens in passage_tokens(document, self.normalize):  # a passage ends a word and a name, even where the next one touches it
-            for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT):
+            for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT | TURNED_EXACT):
                 start, end = tokens[first].start, tokens[last - 1].end
                 if (value & SHORT_FORM and not self.normalize.in_capitals(text[start:end]) or value & CAPITALISED and not self._eponym_at(text, start)
-                        or crosses_boundary(text, start, end)):
+                        or crosses_boundary(text, start, end) or not value & EXACT and not spaced(text, tokens[first:last])):
                     continue
                 spans.append(Annotation(start, end, text[start:end], source=self.name))
             if self.options.approximate:
@@ -169,7 +179,8 @@ class DictionaryFinder:
         """Whether ``text`` is, word for word after normalisation, one of the names this finder reports, or (with
         approximate matching) their plural ("breast cancers")."""
         words = [t.norm for t in tokenize(text, self.normalize)]
-        return self._spelt_whole(words, EXACT) or (self.options.approximate and self._spelt_whole([loose_word(w) for w in words if w != POSSESSIVE], LOOSE))
+        return (self._spelt_whole(words, EXACT | TURNED_EXACT)
+                or self.options.approximate and self._spelt_whole([loose_word(w) for w in words if w != POSSESSIVE], LOOSE | TURNED_LOOSE))
 
     def _spelt_whole(self, words: list[str], flag: int) -> bool:
         """Whether a key carrying ``flag`` spans all of ``words``."""
@@ -181,12 +192,12 @@ class DictionaryFinder:
         kept = [i for i, t in enumerate(tokens) if t.norm != POSSESSIVE]
         corrected = [self._corrected(tokens[i].norm) for i in kept]
         words = [loose_word(word or tokens[i].norm) for word, i in zip(corrected, kept)]
-        for first, last, _value in self.automaton.spans(words, LOOSE):
+        for first, last, value in self.automaton.spans(words, LOOSE | TURNED_LOOSE):
             fixes = sum(corrected[j] is not None for j in range(first, last))
             if 2 * fixes > last - first:
                 continue
             start, end = tokens[kept[first]].start, tokens[kept[last - 1]].end
-            if crosses_boundary(text, start, end):
+            if crosses_boundary(text, start, end) or not value & LOOSE and not spaced(text, [tokens[kept[j]] for j in range(first, last)]):
                 continue
             yield Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"})
 

@@ -29,6 +29,8 @@ _CAPACITY = 256 ** _WIDTH  # distinct words
 LENGTH_BITS = 8
 MAX_WORDS = (1 << LENGTH_BITS) - 1
 EXACT, LOOSE, SHORT_FORM, CAPITALISED = 1 << 8, 1 << 9, 1 << 10, 1 << 11  # CAPITALISED: only where text capitalises its first letter
+# a key only the "Y X" reading of a name "X of Y" gives, exact or loose: found only where nothing but spaces parts its words
+TURNED_EXACT, TURNED_LOOSE = 1 << 12, 1 << 13
 _TO_CODE = {byte: _BASE + byte for byte in range(256)}  # str.translate table: a latin-1 byte -> its code character
 
 
