@@ -21,6 +21,9 @@ def test_identifying_words():
     assert identifying_words("left knee pain") == {"left"}
     assert identifying_words("crohn s disease") == frozenset() == identifying_words("a disease of the heart")
     assert identifying_words("atp synthase deficiency atpaf2 type") == frozenset()  # a gene symbol: a broader name leaves it out
+    # what a sign is read as ("Rh-", "HER2-"): the marker's short name identifies; a long word before "negative" does not
+    assert identifying_words("rh negative") == {"rh"} and identifying_words("her2 negative") == {"her2"}
+    assert identifying_words("estrogen receptor negative status") == frozenset()
 
 
 def test_a_target_may_be_broader_but_not_other_or_narrower():

@@ -27,6 +27,7 @@ def test_a_name_in_common_word_for_word_is_an_equivalent():
     assert not is_broader(["hypertension", "high blood pressure"], ["Essential (primary) hypertension", "Hypertension"])
     assert not is_broader(["amino acid metabolic disorder"], ["Disorder of amino-acid metabolism, unspecified"])
     assert predicate(["Hepatitis B"], ["Hepatitis C"]) == EXACT  # a different concept, not a broader one: the ranking's business
+    assert predicate(["HER2 negative"], ["HER2-"]) == EXACT  # the sign says "negative": no word left out
 
 
 def test_a_target_saying_more_is_narrower():

@@ -28,6 +28,8 @@ import numpy as np
 ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6", "vii": "7", "viii": "8", "ix": "9", "x": "10"}
 SIDES = frozenset({"left", "right", "bilateral", "unilateral"})
 SHORT = 3  # letters and digits mixed up to this length identify ("b12"); longer ones are symbols
+MARKER = 4  # a word up to this length before "positive" / "negative" names what is positive ("her2 negative", "rh negative":
+# what the normaliser reads "HER2-" and "Rh-" as), so "Rh-" is not "HER2-" because both are negative
 NOT_LETTERS = frozenset({"a", "s", "t"})  # an article, and what normalisation leaves of "Crohn's" and "can't"
 MISMATCH_FACTOR = 0.5  # a lexical confidence's share kept when the identifying words differ: under any usual threshold
 _CODE = re.compile(r"[a-z]\d\d[a-z0-9]*$")  # an ICD-style code: two in a row are a block's range ("Diabetes mellitus (E08-E13)")
@@ -36,7 +38,7 @@ _CODE = re.compile(r"[a-z]\d\d[a-z0-9]*$")  # an ICD-style code: two in a row ar
 def identifying_words(key: str) -> frozenset[str]:
     """The identifying words of a normalised name: a number, a short word with a digit ("b12", "2a"; not a gene or
     locus symbol such as "atpaf2" or "13q14", which a broader name leaves out), a roman numeral (read as its number, so
-    "type II" meets "type 2"), a single letter, or a side."""
+    "type II" meets "type 2"), a single letter, a side, or a marker's short name before its sign ("her2 negative")."""
     found = set()
     words = key.split()
     codes = {i for i in range(len(words) - 1) if _CODE.match(words[i]) and _CODE.match(words[i + 1])}  # "e08 e13": a code range
@@ -46,7 +48,8 @@ def identifying_words(key: str) -> frozenset[str]:
         if word in ROMAN:
             found.add(ROMAN[word])
         elif word in SIDES or word.isdigit() or (len(word) <= SHORT and any(ch.isdigit() for ch in word)) \
-                or (len(word) == 1 and word.isalpha() and word not in NOT_LETTERS):
+                or (len(word) == 1 and word.isalpha() and word not in NOT_LETTERS) \
+                or (len(word) <= MARKER and words[i + 1 : i + 2] in (["positive"], ["negative"])):
             found.add(word)
     return frozenset(found)
 

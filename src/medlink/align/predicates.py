@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable
 
 from medlink.align.sssom import BROAD, EXACT, NARROW
+from medlink.text.normalize import read_signs
 
 # "X, unspecified" is where a classification puts X itself, not detailed further: broader only if "X" is (words left out)
 RESIDUAL = re.compile(r"^other\b|\bnot elsewhere classified\b|\bnec$")
@@ -32,8 +33,9 @@ NOT_TELLING = frozenset({"of", "the", "and", "or", "in", "with", "without", "due
 
 
 def words(name: str) -> list[str]:
-    """A name's words, lower case, punctuation aside (names as a KB spells them or normalised: the same words)."""
-    return re.findall(r"[^\W_]+", name.lower())
+    """A name's words, lower case, punctuation aside and a sign read as its word, as the normaliser reads them ("HER2-"
+    is "her2 negative"; names as a KB spells them or normalised: the same words)."""
+    return re.findall(r"[^\W_]+", read_signs(name).lower())
 
 
 def telling_words(name: str) -> frozenset[str]:

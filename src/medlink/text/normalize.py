@@ -36,6 +36,13 @@ def may_have_signs(text: str) -> bool:
     return "+" in text or "-" in text or (not text.isascii() and any(minus in text for minus in _MINUS[1:]))
 
 
+def read_signs(text: str, keep: str = "") -> str:
+    """``text`` with each sign closing a marker's name written as its word ("HER2-" -> "HER2 negative "), the rest as it was."""
+    if not may_have_signs(text):
+        return text
+    return SIGN_AFTER_WORD.sub(lambda m: f"{m.group(1)} {SIGN_WORDS[m.group(2)]} " if is_sign(m, keep) else m.group(0), text)  # "CD4+CD25+": a space after
+
+
 def is_sign(match: re.Match, keep: str = "") -> bool:
     """Whether a ``SIGN_AFTER_WORD`` match is a sign read as a word: after a marker's name as written ("HER2", "ER",
     "her2", "Rh": capitals, a digit, or an ion's symbol; not "non-" or "Anti-" at a line end), and not a kept character."""
@@ -80,17 +87,13 @@ class Normalizer:
                 text = fold_accents(text)
         if self.singular_short_forms and _CAPITAL_S.search(text):  # the cheap test first: most names have no such word
             text = _PLURAL_SHORT_FORM.sub(r"\1", text)
-        if self.signs_as_words and may_have_signs(text):
-            text = SIGN_AFTER_WORD.sub(self._sign_as_word, text)
+        if self.signs_as_words:
+            text = read_signs(text, self.keep)
         if self.casefold:
             text = text.casefold()
         if self._table:
             text = text.translate(self._table)
         return _SPACES.sub(" ", text).strip()
-
-    def _sign_as_word(self, match: re.Match) -> str:
-        word, sign = match.groups()
-        return f"{word} {SIGN_WORDS[sign]} " if is_sign(match, self.keep) else match.group(0)  # "CD4+CD25+": a space after
 
     def in_capitals(self, written: str) -> bool:
         """Whether ``written`` has no lower-case letter, as a short form is written ("MI", not "mi"), the plural's "s"
