@@ -55,13 +55,15 @@ def inverted_form(name: str) -> str | None:
     return f"{modifier} {head.lower() if head[1:].islower() else head}"
 
 
-def inverted_forms(name: str) -> list[str]:
-    """The name and its plain form inverted ("Fracture of hip NOS" -> "hip fracture"), each once."""
+def name_forms(name: str) -> tuple[str | None, list[str]]:
+    """``name``'s plain form (or None) and the name and its plain form inverted, each once ("Fracture of hip NOS" ->
+    "Fracture of hip", ["hip fracture"])."""
     plain = plain_form(name)
-    return list(dict.fromkeys(form for form in (inverted_form(name), plain and inverted_form(plain)) if form))
+    return plain, list(dict.fromkeys(form for form in (inverted_form(name), plain and inverted_form(plain)) if form and form != plain))
 
 
 def text_forms(name: str) -> list[str]:
     """Every other way text says ``name``: its plain form, then its inverted forms ("Fracture of hip NOS" ->
     "Fracture of hip", "hip fracture")."""
-    return list(dict.fromkeys([form for form in [plain_form(name)] if form] + inverted_forms(name)))
+    plain, inverted = name_forms(name)
+    return [plain, *inverted] if plain else inverted

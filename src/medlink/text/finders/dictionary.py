@@ -43,7 +43,7 @@ from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
 from medlink.text.normalize import SIGNED, Normalizer
-from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, inverted_forms, text_forms
+from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, name_forms
 from medlink.text.spelling import SpellingIndex
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
 from medlink.text.tokens import Token, passage_tokens, tokenize
@@ -120,8 +120,8 @@ class DictionaryFinder:
         for name in names:
             if not normalize.signs_as_words and SIGNED.search(name):
                 continue  # its sign is its meaning ("HER2-" is not "HER2+"), and this normaliser drops it
-            inverted = inverted_forms(name)
-            for spelling, found in ((name, short_forms), *((form, plain_forms) for form in text_forms(name))):
+            plain, inverted = name_forms(name)
+            for spelling, found in ((name, short_forms), *((form, plain_forms) for form in ([plain, *inverted] if plain else inverted))):
                 key = normalize(spelling)
                 if key and len(key.split()) <= MAX_WORDS:
                     (turned if spelling in inverted else said).add(key)
