@@ -64,6 +64,12 @@ def test_greek_letter_long_forms():
     assert pairs("transforming growth factor-β (TGF-β) signalling") == [("TGF-β", "transforming growth factor-β")]
 
 
+def test_a_signed_finding_is_not_defined_by_its_opposite():
+    """"ER+/PR+, (ER-, PR-)" lists findings: "ER-" is not an abbreviation of "ER+/PR+" (it would link as its opposite)."""
+    assert pairs("Biopsy ER+/PR+, (ER-, PR-, HER2-).") == []
+    assert pairs("estrogen receptor positive status (ER+) noted") == [("ER+", "estrogen receptor positive status")]
+
+
 def test_characters_must_appear_in_order():
     # the paper's matching is ordered: "IFN" is not found after "gamma" in "Gamma interferon", so no definition
     assert pairs("Gamma interferon (IFN-gamma) was measured.") == []
