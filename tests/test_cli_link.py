@@ -120,6 +120,10 @@ def test_the_readme_sentence_finds_its_shorthand_on_the_default_index():
     assert "HTN" not in {a["text"] for a in json.loads(medlink("annotate", "--json", "The htn was not mentioned.").stdout)["annotations"]}
     design = json.loads(medlink("annotate", "--json", "We used computer-aided design (CAD). The CAD model fitted.").stdout)
     assert design["annotations"] == []  # the document says what its CAD is
+    note = json.loads(medlink("annotate", "--json", "HER2- breast cancer; left hip fracture; morbid obesity; ER+/PR+.").stdout)
+    found = {a["text"]: a["ids"][0] for a in note["annotations"]}
+    assert found["HER2-"] == "ICD10CM:Z17.32" and found["hip fracture"] == "ICD10CM:S72.00"  # the sign read; "Fracture of hip NOS" turned
+    assert found["morbid obesity"] == "HP:0025501" and found["ER+"] == "ICD10CM:Z17.0" and found["PR+"] == "ICD10CM:Z17.21"
 
 
 @pytest.fixture(scope="module")
