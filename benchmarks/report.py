@@ -36,7 +36,7 @@ ROOT = HERE.parent
 RESULTS, NOTES, OUT = HERE / "results", HERE / "notes.md", ROOT / "BENCHMARKS.md"
 FLAGS = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_bf16": "AVX512-BF16", "amx_bf16": "AMX"}
 PROVENANCE = ["CPU", "command", "commit", "results"]
-LINE_BUDGET = 616  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16); session 23: default-dense's strip, its cost and saving, and the first use before it (+12); the documents benchmark on the AVX2-only CPU and the dictionary pipeline's speed in each other run's line (+8); TF-IDF's exact rescoring of 4 x its shortlist (+12) and its noise note (+2); session 24: the words stage's table and probe (+15), the cross-fitted and memory-only probabilities' rows and columns (+2), the default index's load time note (+1), less the AVX2-only documents line the main table replaced (-6); session 25: the 3-layer tagger's documents run (+6), each other tagger's speed without the bi-encoder (+1), the alignment run on the AVX2-only CPU and its speed rows beside the AVX-512 ones (+13); session 26: the 3-layer aligner's run and its speed beside the 6-layer one's on the AVX2-only CPU (+10, less the reruns' rows the main table already shows); session 27: BM25's spelling correction, a default-config decision, with its probe (+14); session 28: the completion stage and its probe in one table with the other lexical options (the three tables merged), and the calibration stage's cost on the default index (+4); session 30: the words stage's plain forms, their rows and probe (+13), the DO -> ICD-10-CM runs over ICD-10-CM with its Includes notes (+19); session 31: the aligner's bi-encoder without the episode of care (its seeds at two depths, the same-session baseline, the depths run and seven speed rows: +38); session 32: the dictionary finder's run-to-run spread at scale (+1)
+LINE_BUDGET = 622  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16); session 23: default-dense's strip, its cost and saving, and the first use before it (+12); the documents benchmark on the AVX2-only CPU and the dictionary pipeline's speed in each other run's line (+8); TF-IDF's exact rescoring of 4 x its shortlist (+12) and its noise note (+2); session 24: the words stage's table and probe (+15), the cross-fitted and memory-only probabilities' rows and columns (+2), the default index's load time note (+1), less the AVX2-only documents line the main table replaced (-6); session 25: the 3-layer tagger's documents run (+6), each other tagger's speed without the bi-encoder (+1), the alignment run on the AVX2-only CPU and its speed rows beside the AVX-512 ones (+13); session 26: the 3-layer aligner's run and its speed beside the 6-layer one's on the AVX2-only CPU (+10, less the reruns' rows the main table already shows); session 27: BM25's spelling correction, a default-config decision, with its probe (+14); session 28: the completion stage and its probe in one table with the other lexical options (the three tables merged), and the calibration stage's cost on the default index (+4); session 30: the words stage's plain forms, their rows and probe (+13), the DO -> ICD-10-CM runs over ICD-10-CM with its Includes notes (+19); session 31: the aligner's bi-encoder without the episode of care (its seeds at two depths, the same-session baseline, the depths run and seven speed rows: +38); session 32: the dictionary finder's run-to-run spread at scale (+1), the signed names' sentence (+6)
 NUMERIC = re.compile(r"^[\d,.]+([-/][\d,.]+)?(%| |$)")  # a right-aligned cell: 0.9177, 1,751, 3.6 min, 98.6%, 15 of 500
 
 # A results file's kind, by the keys its script writes (first match wins).
@@ -51,6 +51,7 @@ KINDS = {
     "tfidf_rescore": lambda d: "rescore_rows" in d,
     "words_form": lambda d: "words_rows" in d,
     "plain_forms": lambda d: "plain_rows" in d,
+    "signed_names": lambda d: "signed_rows" in d,
     "bm25_spelling": lambda d: "spelling_rows" in d,
     "completion_stage": lambda d: "completion_rows" in d,
     "calibrated_link": lambda d: "mentions_per_second_with" in d,
@@ -462,6 +463,19 @@ def calibrated_link(runs) -> list[str]:
             f"{', '.join(provenance(d))}).")]
 
 
+def signed_names(runs) -> list[str]:
+    """Names whose sign is their meaning, linked with signs dropped and read: one sentence per run."""
+    lines = []
+    for _, d in runs:
+        parts = [f"{r['setting']} {acc(r['as written']['acc@1'])} as written, {acc(r['spelt out']['acc@1'])} spelt out" for r in d["signed_rows"]]
+        wrong = [text for r in d["signed_rows"][:1] for text, *_ in r["as written"]["wrong"]]
+        lines += ["", f"**Signs** ({d['kb']} KB and its default index, built once with a normaliser that drops \"+\" and \"-\" and once with "
+                  f"today's, which reads a sign closing a marker's name as its word): the KB's {d['signed_rows'][0]['as written']['mentions']} "
+                  f"names with such a sign, each linked as a mention, Acc@1 against its own concept: {'; '.join(parts)}"
+                  + (f" (wrong with signs dropped: {', '.join(wrong)})" if wrong else "") + f"; {', '.join(provenance(d))}."]
+    return lines
+
+
 def speed(lexical_runs, dense_runs, strip_runs=(), calibrated_runs=()) -> list[str]:
     rows = []
     for _, d in lexical_runs:
@@ -689,6 +703,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
                 lexical(get("lexical_linking"), get("tune_lexical"), get("lexical_ties")) if get("lexical_linking") else [],
                 tfidf_rescore(get("tfidf_rescore")) if get("tfidf_rescore") else [],
                 lexical_options(get),
+                signed_names(get("signed_names")) if get("signed_names") else [],
                 dense(get("dense_linking"), get("ensemble"), get("default_dense"), get("training"))
                 if get("dense_linking", "ensemble", "default_dense") else [],
                 reranking(get("rerank")) if get("rerank") else [],

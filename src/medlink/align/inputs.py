@@ -68,7 +68,7 @@ def open_side(path: str | Path, label: str) -> KB:
         raise MedlinkError(f"{label}: {error}{_spec_hint(Path(path))}") from None
 
 
-SUFFIX_FORMATS = {".tsv": "tsv", ".jsonl": "jsonl", ".obo": "obo", ".json": "askapatient", ".txt": "biosyn", ".xml": "mesh"}
+SUFFIX_FORMATS = {".tsv": "tsv", ".jsonl": "jsonl", ".obo": "obo"}  # suffixes one reader alone reads (an .xml may be MeSH or ICD-10-CM)
 
 
 def _spec_hint(path: Path) -> str:

@@ -42,11 +42,12 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from medlink.text.normalize import SIGN_CHARACTERS
+
 __all__ = ["Abbreviation", "abbreviation_occurrences", "find_abbreviations"]
 
 MIN_SHORT_CHARS = 2
 MAX_SHORT_CHARS = 10
-SIGNS = "+-\u2010\u2011\u2013\u2212"  # a sign closing a short form ("ER+"): not part of the letters its long form spells
 MAX_SHORT_WORDS = 2
 MAX_INSIDE_CHARS = 400  # parenthesised text longer than this is neither a short form nor a long form candidate
 
@@ -220,7 +221,7 @@ def _match(text: str, short_span: tuple[int, int], window: tuple[int, int], need
     while first > starts[0] and not text[first - 1].isspace():  # back to the start of the word holding the match
         first -= 1
     long = text[first:end]
-    bare = short.rstrip(SIGNS)  # "ER-" after "ER+/PR+" restates a finding, it does not abbreviate one
+    bare = short.rstrip(SIGN_CHARACTERS)  # "ER-" after "ER+/PR+" restates a finding, it does not abbreviate one
     if len(long) < len(short) or re.search(rf"(?<!\w){re.escape(bare)}(?!\w)", long):
         return None
     return Abbreviation(short, long, short_span[0], short_span[1], first, end)

@@ -10,6 +10,7 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass
 from functools import cached_property
+from typing import Iterator
 import json
 
 # the heads a name carries that people leave unsaid ("Crohn's" for "Crohn's disease"): the completion stage, the
@@ -27,6 +28,7 @@ _MINUS = "-\u2010\u2011\u2013\u2212"  # hyphen, Unicode hyphens, en dash, minus 
 SIGN_AFTER_WORD = re.compile(rf"(?<!\w)(\w+)(\+|[{_MINUS}](?!\s+(?:and|or|to|&)\s+\w+[{_MINUS}]\w|[ \t]*\r?\n\s*[^\W\d_]))"
                              rf"(?=$|[\s,;:./!?\"'\]}}>]|\)(?!\w)|(?<=\+)[A-Z])")
 SIGN_WORDS = {"+": "positive", **{minus: "negative" for minus in _MINUS}}
+SIGN_CHARACTERS = "".join(SIGN_WORDS)  # every character read as a sign
 # two-letter names a sign follows in clinical text (ions, the Rhesus factor); longer words must be capitals or hold a digit
 SIGNED_SYMBOLS = frozenset({"Rh", "Na", "Cl", "Ca", "Mg", "Fe", "Zn", "Cu", "Li"})
 
@@ -36,11 +38,19 @@ def may_have_signs(text: str) -> bool:
     return "+" in text or "-" in text or (not text.isascii() and any(minus in text for minus in _MINUS[1:]))
 
 
+def signs_in(text: str, keep: str = "") -> Iterator[re.Match]:
+    """Each sign closing a marker's name in ``text`` (group 2; the name is group 1), a character in ``keep`` aside."""
+    if may_have_signs(text):
+        yield from (match for match in SIGN_AFTER_WORD.finditer(text) if is_sign(match, keep))
+
+
 def read_signs(text: str, keep: str = "") -> str:
     """``text`` with each sign closing a marker's name written as its word ("HER2-" -> "HER2 negative "), the rest as it was."""
-    if not may_have_signs(text):
-        return text
-    return SIGN_AFTER_WORD.sub(lambda m: f"{m.group(1)} {SIGN_WORDS[m.group(2)]} " if is_sign(m, keep) else m.group(0), text)  # "CD4+CD25+": a space after
+    pieces, last = [], 0
+    for match in signs_in(text, keep):
+        pieces += [text[last : match.start(2)], f" {SIGN_WORDS[match.group(2)]} "]  # "CD4+CD25+": a space after too
+        last = match.end(2)
+    return "".join(pieces) + text[last:] if pieces else text
 
 
 def is_sign(match: re.Match, keep: str = "") -> bool:

@@ -55,15 +55,14 @@ def inverted_form(name: str) -> str | None:
     return f"{modifier} {head.lower() if head[1:].islower() else head}"
 
 
-def name_forms(name: str) -> tuple[str | None, list[str]]:
-    """``name``'s plain form (or None) and the name and its plain form inverted, each once ("Fracture of hip NOS" ->
-    "Fracture of hip", ["hip fracture"])."""
+def name_forms(name: str) -> tuple[list[str], list[str]]:
+    """Every other way text says ``name`` (its plain form, then the name and its plain form inverted, each once), and
+    which of them are inverted: "Fracture of hip NOS" -> (["Fracture of hip", "hip fracture"], ["hip fracture"])."""
     plain = plain_form(name)
-    return plain, list(dict.fromkeys(form for form in (inverted_form(name), plain and inverted_form(plain)) if form and form != plain))
+    inverted = list(dict.fromkeys(form for form in (inverted_form(name), plain and inverted_form(plain)) if form and form != plain))
+    return ([plain] if plain else []) + inverted, inverted
 
 
 def text_forms(name: str) -> list[str]:
-    """Every other way text says ``name``: its plain form, then its inverted forms ("Fracture of hip NOS" ->
-    "Fracture of hip", "hip fracture")."""
-    plain, inverted = name_forms(name)
-    return [plain, *inverted] if plain else inverted
+    """Every other way text says ``name`` (``name_forms``)."""
+    return name_forms(name)[0]

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from medlink.text.normalize import SIGN_AFTER_WORD, SIGN_WORDS, Normalizer, is_sign, may_have_signs
+from medlink.text.normalize import SIGN_WORDS, Normalizer, signs_in
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +49,9 @@ def tokenize(text: str, normalize: Normalizer) -> list[Token]:
 
 def sign_words(text: str, normalize: Normalizer) -> dict[int, str]:
     """Where ``text`` has a sign closing a word that ``normalize`` reads as a word, and that word (by offset)."""
-    if not normalize.signs_as_words or not may_have_signs(text):
+    if not normalize.signs_as_words:
         return {}
-    return {match.start(2): SIGN_WORDS[match.group(2)] for match in SIGN_AFTER_WORD.finditer(text) if is_sign(match, normalize.keep)}
+    return {match.start(2): SIGN_WORDS[match.group(2)] for match in signs_in(text, normalize.keep)}
 
 
 def passage_tokens(document, normalize: Normalizer) -> list[list[Token]]:

@@ -120,8 +120,8 @@ class DictionaryFinder:
         for name in names:
             if not normalize.signs_as_words and SIGNED.search(name):
                 continue  # its sign is its meaning ("HER2-" is not "HER2+"), and this normaliser drops it
-            plain, inverted = name_forms(name)
-            for spelling, found in ((name, short_forms), *((form, plain_forms) for form in ([plain, *inverted] if plain else inverted))):
+            forms, inverted = name_forms(name)
+            for spelling, found in ((name, short_forms), *((form, plain_forms) for form in forms)):
                 key = normalize(spelling)
                 if key and len(key.split()) <= MAX_WORDS:
                     (turned if spelling in inverted else said).add(key)
