@@ -34,6 +34,7 @@ def annotate(
     abbreviation_choice: str = typer.Option("long", "--abbreviation-choice", help="long (a short form takes its long form's answer) | best (the higher-scoring of the two)."),
     consistency: str = typer.Option("both", "--consistency", help="Per document: propagate (every occurrence of a found string is a mention) | vote (one string, one answer) | both | off."),
     composites: bool = typer.Option(True, "--composites/--no-composites", help="A coordination that is no name itself ('breast and ovarian cancer') takes the concepts of its spelt-out parts (breast cancer, ovarian cancer); a dictionary match that ends one ('ovarian cancer') is widened over it when every part is a KB name."),
+    assertion: bool = typer.Option(True, "--assertion/--no-assertion", help="Mark each mention's assertion status (present | absent | possible | conditional | hypothetical | someone_else, and historical), read from the cue phrases around it ('denies', 'r/o', 'mother had')."),
     exclude_names: Optional[Path] = typer.Option(None, "--exclude-names", help="File of names (one per line) the dictionary finder must not report: KB names that are ordinary words in your texts."),
     combine: str = typer.Option("confirmed", "--combine", help="With --finder both: union (every span of both finders) | confirmed (the tagger's spans that a dictionary match overlaps) | confirmed+missed (those, plus dictionary matches where the tagger found nothing) | learned (a span selector from 'medlink train selector' chooses: the best mention F1; confirmed linked best on NCBI)."),
     selector: Optional[Path] = typer.Option(None, "--selector", help="Span selector file from 'medlink train selector' for --combine learned (default: the tagger folder's span_selector.json)."),
@@ -77,7 +78,7 @@ def annotate(
     quiet_phases(quiet)
     use_precision(precision)
     options = AnnotateOptions(k=k, context=context, abbreviations=abbreviations, abbreviation_choice=abbreviation_choice,
-                              consistency=consistency, composites=composites, overlap=overlap, combine=combine, span_threshold=span_threshold, generators=tuple(generators.split(",")) if generators else None,
+                              consistency=consistency, composites=composites, assertion=assertion, overlap=overlap, combine=combine, span_threshold=span_threshold, generators=tuple(generators.split(",")) if generators else None,
                               batch_documents=batch_size)
     annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector)
     with_decisions(annotator.linker, nil_threshold)

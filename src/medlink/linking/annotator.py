@@ -15,7 +15,10 @@ The steps, each a component of its own and each switchable (``AnnotateOptions``)
 4. per-document consistency (``medlink.linking.consistency``): other occurrences of a found string
    become mentions too, and one string takes one answer per document;
 5. composite mentions (``medlink.text.coordination``): a coordination that is not itself a name ("breast
-   and ovarian cancer") takes the concepts of its spelt-out conjuncts, one id each.
+   and ovarian cancer") takes the concepts of its spelt-out conjuncts, one id each;
+6. assertion status (``medlink.text.assertion``, ConText): whether the text says the patient has each mention's
+   condition ("denies chest pain": absent; "r/o PE": possible; "mother had breast cancer": someone else's), and
+   whether it is past, in the span's infons.
 
 A front end (CLI, REST, spaCy, batch) only turns its input into ``Document``s and renders what comes back.
 """
@@ -38,6 +41,7 @@ from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
 from medlink.linking.selecting import dictionary_signature, with_selector
 from medlink.progress import phase
+from medlink.text.assertion import mark_assertions
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
 from medlink.text.coordination import coordination_start, expand_coordination
 from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP_POLICIES, MentionFinder, find_all, overlap_test
@@ -61,6 +65,7 @@ class AnnotateOptions:
     abbreviation_choice: str = "long"
     consistency: str = "both"
     composites: bool = True
+    assertion: bool = True
     overlap: str = "longest"
     combine: str = DEFAULT_COMBINE  # with several finders
     generators: tuple[str, ...] | None = None
@@ -164,6 +169,8 @@ class Annotator:
             for span in document.annotations:
                 best = span.result.best if span.result is not None else None
                 span.ids = composite.get(id(span)) or ((best.concept_id,) if best is not None else ())
+            if self.options.assertion:
+                mark_assertions(document.text, document.annotations)
         return annotated
 
     def _composite_ids(self, spans: list[Annotation]) -> dict[int, tuple[str, ...]]:

@@ -140,16 +140,29 @@ def _neighbours(candidate: Candidate, shown: int = 3) -> str:
 
 def annotation_lines(document: Document, top: int = 1) -> list[str]:
     """Plain output of an annotated document: a header line, then per span its offsets, text, and its ``top`` candidates
-    (id, name, score), tab-separated; an abbreviation says which long form it was linked through."""
+    (id, name, score), tab-separated; an abbreviation says which long form it was linked through, a mention the text
+    denies, doubts or gives to someone else says so (its assertion and cue)."""
     lines = [f"# {document.doc_id}\t{len(document.annotations)} mention(s)"]
     for span in document.annotations:
         lines.extend(_span_lines(span, top))
     return lines
 
 
+def assertion_note(span: Annotation) -> str:
+    """What the text says of the mention when it is not simply there: "[absent: 'denies']", "[present, historical: 'hx of']"."""
+    status, historical = span.infons.get("assertion"), span.infons.get("historical") == "true"
+    if status in (None, "present") and not historical:
+        return ""
+    parts = [status or "present"] if not span.infons.get("assertion_cue") else [f"{status}: '{span.infons['assertion_cue']}'"]
+    if historical:
+        parts.append(f"historical: '{span.infons['historical_cue']}'" if span.infons.get("historical_cue") else "historical")
+    return "\t[" + "; ".join(parts) + "]"
+
+
 def _span_lines(span: Annotation, top: int) -> list[str]:
     where = f"{span.start}-{span.end}\t{printable(span.text)}"
     via = f"\t(via {span.infons['linked_through']})" if "linked_through" in span.infons else ""
+    via += assertion_note(span)
     result = span.result
     if "composite" in span.infons and span.ids:  # a coordination: one concept per spelt-out conjunct
         return [f"{where}\t{' + '.join(span.ids)}\t(composite: {span.infons['composite']})" + via]
@@ -157,7 +170,7 @@ def _span_lines(span: Annotation, top: int) -> list[str]:
         reason = result.error if result is not None and result.error else "no candidate"
         if result is not None and result.nil and result.candidates:
             reason = f"NIL: best candidate {result.candidates[0].concept_id} has probability {result.probability:.2f}, under the threshold"
-        return [f"{where}\t-\t({reason})"]
+        return [f"{where}\t-\t({reason})" + assertion_note(span)]
     return [f"{where}\t{c.concept_id}\t{c.name}\t{c.score:.3f}" + (f"\tp={c.probability:.3f}" if c.probability is not None else "") + via
             for c in result.candidates[:top]]
 

@@ -1,0 +1,139 @@
+"""Assertion status of clinical mentions (present, absent, possible, conditional, hypothetical, someone_else; historical):
+medlink's ConText rules beside negspaCy (NegEx) and medspaCy's ConText, on the same gold spans, in one run.
+
+    python benchmarks/documents/assertion_status.py [--splits dev,test] [--medspacy-python PATH] [--repeats 5]
+
+Data: ``benchmarks/assertion_data/{dev,test}.jsonl``, clinical snippets invented for this benchmark by a writer who did
+not see medlink's rules (its README gives the labels, i2b2 2010's, and the decisions). medlink's lexicon was tuned on
+dev; test is reported. Each system marks the gold spans: medlink through ``medlink.text.assertion.assertions``;
+negspaCy (in this process: ``spacy.blank("en")`` with the gold spans as entities, its ``en_clinical`` terms) says
+negated or not; medspaCy's ConText (``medspacy.load`` with PyRuSH sentences, its default rules; in its own virtual
+environment, given by ``--medspacy-python``, because medspaCy pins an older spaCy than the peers' extra) gives
+negated / possible / hypothetical / family / historical modifiers, read as the i2b2 classes the same way (it has no
+conditional). Measures: accuracy over the six classes, macro F1, per-class F1, absent (negation) P / R / F1 (the one
+measure all three give), historical F1; snippets/s (the median of ``--repeats`` passes; each system's own loop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+from benchmarks._common.harness import ROOT, command_line, publish  # noqa: E402
+
+from medlink.text.assertion import ABSENT, STATUSES, assertions  # noqa: E402
+
+DATA = ROOT / "benchmarks" / "assertion_data"
+MEDSPACY_DRIVER = Path(__file__).resolve().with_name("medspacy_context_driver.py")
+
+
+def load(split: str) -> list[dict]:
+    with open(DATA / f"{split}.jsonl", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def spans_of(record: dict) -> list[tuple[int, int]]:
+    return [(t["start"], t["end"]) for t in record["targets"]]
+
+
+def medlink_labels(records: list[dict]) -> list[tuple[str, bool]]:
+    return [(a.status, a.historical) for r in records for a in assertions(r["text"], spans_of(r))]
+
+
+def negspacy_labels(records: list[dict]):
+    """negspaCy's NegEx over the gold spans: (absent or present, None): it says nothing of the other classes or the past."""
+    import spacy
+    from negspacy.negation import Negex  # noqa: F401  (registers the "negex" factory)
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("negex", config={"ent_types": ["PROBLEM"]})
+
+    def run() -> list[tuple[str, None]]:
+        out = []
+        for record in records:
+            doc = nlp.make_doc(record["text"])
+            doc.ents = [doc.char_span(s, e, label="PROBLEM", alignment_mode="expand") for s, e in spans_of(record)]
+            for _name, pipe in nlp.pipeline:
+                doc = pipe(doc)
+            out += [(ABSENT if ent._.negex else "present", None) for ent in doc.ents]
+        return out
+    return run
+
+
+def medspacy_labels(records: list[dict], python: str, repeats: int) -> tuple[list[tuple[str, bool]], list[float]]:
+    """medspaCy's ConText, run in its own environment by ``medspacy_context_driver.py``."""
+    payload = json.dumps({"records": [{"text": r["text"], "spans": spans_of(r)} for r in records], "repeats": repeats})
+    out = subprocess.run([python, str(MEDSPACY_DRIVER)], input=payload, capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout)
+    return [tuple(label) for label in result["labels"]], result["seconds"]
+
+
+def timed(run, repeats: int) -> tuple[list, list[float]]:
+    seconds = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        labels = run()
+        seconds.append(time.perf_counter() - started)
+    return labels, seconds
+
+
+def prf(gold: list[bool], predicted: list[bool]) -> dict:
+    tp = sum(g and p for g, p in zip(gold, predicted))
+    fp = sum(p and not g for g, p in zip(gold, predicted))
+    fn = sum(g and not p for g, p in zip(gold, predicted))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return {"p": round(precision, 4), "r": round(recall, 4), "f1": round(2 * precision * recall / (precision + recall), 4) if tp else 0.0, "support": tp + fn}
+
+
+def scores(records: list[dict], labels: list[tuple[str, bool | None]]) -> dict:
+    gold = [(t["assertion"], t["historical"]) for r in records for t in r["targets"]]
+    statuses = [status for status, _ in labels]
+    out = {"targets": len(gold), "absent": prf([g == ABSENT for g, _ in gold], [s == ABSENT for s in statuses])}
+    if any(s not in (ABSENT, "present") for s in statuses) or all(h is not None for _, h in labels):
+        per_class = {c: prf([g == c for g, _ in gold], [s == c for s in statuses]) for c in STATUSES}
+        out.update({"accuracy": round(sum(g == s for (g, _), s in zip(gold, statuses)) / len(gold), 4),
+                    "macro_f1": round(statistics.mean(v["f1"] for v in per_class.values()), 4), "per_class": per_class})
+    if all(h is not None for _, h in labels):
+        out["historical"] = prf([h for _, h in gold], [bool(h) for _, h in labels])
+    out["errors"] = [[r["id"], t["text"], t["assertion"], status] for r in records for t in r["targets"]
+                     for status in [statuses.pop(0)] if status != t["assertion"]]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--splits", default="dev,test")
+    parser.add_argument("--medspacy-python", default=None, help="a Python with medspacy==1.3.1 installed (benchmarks/install/get_medspacy.py)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-publish", action="store_true", help="print only (while tuning on dev)")
+    args = parser.parse_args()
+    rows = []
+    for split in args.splits.split(","):
+        records = load(split)
+        systems = {"medlink (ConText rules)": timed(lambda: medlink_labels(records), args.repeats)}
+        try:
+            systems["negspaCy 1.1.0 (NegEx, en_clinical)"] = timed(negspacy_labels(records), args.repeats)
+        except ImportError as error:
+            print(f"negspaCy not run: {error} (pip install -e '.[peers]')", file=sys.stderr)
+        if args.medspacy_python:
+            systems["medspaCy 1.3.1 ConText"] = medspacy_labels(records, args.medspacy_python, args.repeats)
+        for system, (labels, seconds) in systems.items():
+            row = {"split": split, "system": system, "records": len(records), **scores(records, labels),
+                   "records_per_second": round(len(records) / statistics.median(seconds), 1), "seconds_all": [round(s, 4) for s in seconds]}
+            rows.append(row)
+            summary = {k: row[k] for k in ("accuracy", "macro_f1") if k in row}
+            print(split, system, summary, "absent", row["absent"], "historical", row.get("historical"), f"{row['records_per_second']}/s", flush=True)
+    if not args.no_publish:
+        publish("assertion_status", {"assertion_rows": rows, "data": "benchmarks/assertion_data", "command": command_line(__file__, sys.argv[1:])})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""Assertion status (ConText): denial, doubt, future and conditional mentions, someone else's, the past; in annotate's output."""
+
+from __future__ import annotations
+
+import pytest
+
+from medlink.core import Annotation, Document
+from medlink.linking.output import annotation_lines
+from medlink.text.assertion import assertions, find_cues, mark_assertions
+
+
+def statuses(text: str, *targets: str) -> list[tuple[str, str, bool]]:
+    """(target, status, historical) for each target, found at its first occurrence after the one before."""
+    spans, at = [], 0
+    for target in targets:
+        at = text.index(target, at)
+        spans.append((at, at + len(target)))
+        at += len(target)
+    return [(target, a.status, a.historical) for target, a in zip(targets, assertions(text, spans))]
+
+
+@pytest.mark.parametrize("text, targets, expected", [
+    ("Pt denies chest pain, fever, chills or night sweats.", ("chest pain", "fever", "chills", "night sweats"), ["absent"] * 4),
+    ("No fever but reports a productive cough.", ("fever", "cough"), ["absent", "present"]),  # "but" ends the denial
+    ("CT negative for pulmonary embolism; pneumonia in the left lower lobe.", ("pulmonary embolism", "pneumonia"), ["absent", "present"]),
+    ("DVT was ruled out. Malignancy: negative.", ("DVT", "Malignancy"), ["absent", "absent"]),  # cues after the mention
+    ("No increase in abdominal pain.", ("abdominal pain",), ["present"]),  # a pseudo-negation
+    ("Blood cultures grew gram-negative rods concerning for sepsis.", ("rods", "sepsis"), ["present", "possible"]),
+    ("Possible pneumonia versus atelectasis; r/o PE.", ("pneumonia", "atelectasis", "PE"), ["possible"] * 3),
+    ("Cannot rule out early appendicitis.", ("appendicitis",), ["possible"]),  # not a denial
+    ("Return to the ED if you develop chest pain or shortness of breath.", ("chest pain", "shortness of breath"), ["hypothetical"] * 2),
+    ("Shortness of breath when climbing stairs.", ("Shortness of breath",), ["conditional"]),
+    ("Mother had breast cancer at 50. Patient has diabetes.", ("breast cancer", "diabetes"), ["someone_else", "present"]),
+    ("Diabetes in her father.", ("Diabetes",), ["someone_else"]),
+    ("No family history of colon cancer.", ("colon cancer",), ["absent"]),  # nobody has it
+    ("Pt's wife reports he has been confused.", ("confused",), ["present"]),  # the wife reports, the patient is confused
+    ("MI ruled out, CHF suspected.", ("MI", "CHF"), ["absent", "possible"]),  # the nearer cue speaks
+    ("RLQ pain, appendicitis vs ovarian cyst.", ("RLQ pain", "appendicitis", "ovarian cyst"), ["present", "possible", "possible"]),
+    ("If pain persists beyond 2 weeks or you develop a fever, return.", ("pain", "fever"), ["present", "hypothetical"]),
+    ("Pt's husband has noticed loud snoring. Per his mother, the child has had fevers.", ("snoring", "fevers"), ["present", "present"]),
+    ("Roommate was treated for active TB.", ("active TB",), ["someone_else"]),
+])
+def test_status_follows_the_cues_around_the_mention(text, targets, expected):
+    assert [status for _target, status, _historical in statuses(text, *targets)] == expected
+
+
+def test_historical_is_apart_from_the_status():
+    assert statuses("Hx of MI and stroke, now c/o chest pain.", "MI", "stroke", "chest pain") == [
+        ("MI", "present", True), ("stroke", "present", True), ("chest pain", "present", False)]  # "c/o" ends the history
+    assert statuses("Denies history of stroke. Appendicitis as a child.", "stroke", "Appendicitis") == [
+        ("stroke", "absent", True), ("Appendicitis", "present", True)]
+    assert statuses("S/p CVA in 2017 without residual deficits. Rash has completely resolved; fever has not resolved.",
+                    "CVA", "residual deficits", "Rash", "fever") == [
+        ("CVA", "present", True), ("residual deficits", "absent", False), ("Rash", "present", True), ("fever", "present", False)]
+    assert statuses("Father had an MI at age 52.", "MI") == [("MI", "someone_else", False)]  # a relative's past is not the patient's
+
+
+def test_a_heading_modifies_its_section_and_no_further():
+    text = "Family history:\nMother - diabetes, hypertension\nBrother with asthma\n\nROS: negative for headache.\nAssessment: asthma exacerbation."
+    assert statuses(text, "diabetes", "hypertension", "asthma", "headache", "asthma exacerbation") == [
+        ("diabetes", "someone_else", False), ("hypertension", "someone_else", False), ("asthma", "someone_else", False),
+        ("headache", "absent", False), ("asthma exacerbation", "present", False)]
+    # a past medical history lists what the patient has now (i2b2: a chronic condition is not historical)
+    assert statuses("PMH: HTN, DM2.\nHPI: fever for two days.", "HTN", "DM2", "fever") == [
+        ("HTN", "present", False), ("DM2", "present", False), ("fever", "present", False)]
+
+
+def test_a_cue_inside_a_mention_is_part_of_its_name_and_a_sentence_bounds_a_scope():
+    assert statuses("No hamartoma syndrome here.", "No hamartoma syndrome") == [("No hamartoma syndrome", "present", False)]
+    assert statuses("No fever. Cough for a week.", "fever", "Cough") == [("fever", "absent", False), ("Cough", "present", False)]
+
+
+def test_cues_are_found_word_by_word_whatever_the_case_spacing_and_hyphens():
+    cues = find_cues("DENIES  chest pain; Gram-negative rods; rule-out MI; ?PE")
+    assert [(c.phrase, sorted(c.categories())) for c in cues] == [
+        ("denies", ["negated"]), ("gram negative", ["pseudo"]), ("rule out", ["possible"]), ("?", ["possible"])]
+    assert find_cues("nothing to see; unknown, notable, anomaly") == []  # words that begin like a cue are not one
+
+
+def test_marks_replace_earlier_ones_and_show_in_the_plain_output():
+    text = "Denies chest pain. Hx of asthma."
+    spans = [Annotation(7, 17, "chest pain", infons={"assertion": "present", "assertion_cue": "old"}), Annotation(25, 31, "asthma")]
+    mark_assertions(text, spans)
+    assert spans[0].infons == {"assertion": "absent", "assertion_cue": "denies"}
+    assert spans[1].infons == {"assertion": "present", "historical": "true", "historical_cue": "hx of"}
+    document = Document.from_text(text)
+    document.annotations = spans
+    lines = annotation_lines(document)
+    assert lines[1].endswith("\t-\t(no candidate)\t[absent: 'denies']") and lines[2].endswith("\t[present; historical: 'hx of']")
