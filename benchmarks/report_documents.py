@@ -9,6 +9,7 @@ KINDS = {
     "peers_documents": lambda d: "dev_grid" in d and "rows" in d,
     "dictionary_scale": lambda d: "build_seconds" in (d.get("results") or [{}])[0],
     "documents_context": lambda d: "dev_trials" in d and "context" in d,
+    "assertion_status": lambda d: "assertion_rows" in d,
 }
 
 
@@ -112,7 +113,27 @@ def other_tagger_sentence(name: str, run: dict, main: dict | None, provenance) -
     return [text + ". (" + ", ".join(provenance(run)) + ")"]
 
 
-def documents(ncbi_runs, peers_runs, scale_runs, context_runs=(), *, table, provenance, PROVENANCE, secs, mb) -> list[str]:
+def assertion_table(run: dict, table, provenance) -> list[str]:
+    """Assertion status on gold spans: medlink's ConText rules beside the peers, per split (dev tuned, test reported)."""
+    def cell(row: dict, key: str) -> str:
+        return f"{row[key]:.3f}" if key in row else "-"
+
+    rows = [[r["split"], r["system"], cell(r, "accuracy"), cell(r, "macro_f1"), _prf(r["absent"]), _f1(r["historical"]) if "historical" in r else "-",
+             f"{r['records_per_second']:,.0f}", f"{r['records_per_second'] / reference:.2f}" if reference else "-"]
+            for split in ("dev", "test") for reference in [next((r["records_per_second"] for r in run["assertion_rows"]
+                                                                  if r["split"] == split and r["system"].startswith("medlink")), None)]
+            for r in run["assertion_rows"] if r["split"] == split]
+    counts = {r["split"]: r["targets"] for r in run["assertion_rows"]}
+    return ["**Assertion status** (`medlink annotate` marks each mention present, absent, possible, conditional, hypothetical or "
+            "someone_else, i2b2 2010's classes, and historical or not: ConText rules, `medlink.text.assertion`). Gold spans of "
+            f"clinical snippets invented for this benchmark by a writer who did not see the rules (`benchmarks/assertion_data`: dev "
+            f"{counts.get('dev', 0)} mentions, test {counts.get('test', 0)}); medlink's rules were tuned on dev, test is reported. negspaCy "
+            "says negated or not only; medspaCy has no conditional class. Snippets/s: one process, the median of repeated passes, "
+            "ratio against medlink; " + ", ".join(provenance(run)) + ":", "",
+            *table(["split", "system", "accuracy", "macro F1", "absent P / R / F1", "historical F1", "snippets/s", "x medlink"], rows)]
+
+
+def documents(ncbi_runs, peers_runs, scale_runs, context_runs=(), assertion_runs=(), *, table, provenance, PROVENANCE, secs, mb) -> list[str]:
     lines = ["## Documents: linking in running text", "",
              "NCBI Disease PubTator abstracts (dev 100, test 100), MEDIC as the KB, `medlink annotate`'s pipeline. Mentions: strict span; "
              "linking: span and concept right; concept F1: per abstract over its set of concept ids (BioCreative).", ""]
@@ -126,6 +147,8 @@ def documents(ncbi_runs, peers_runs, scale_runs, context_runs=(), *, table, prov
         lines += [*context_sentence(run, provenance), ""]
     for _, run in peers_runs[-1:]:
         lines += [*peers_table(run, table, provenance), ""]
+    for _, run in list(assertion_runs)[-1:]:
+        lines += [*assertion_table(run, table, provenance), ""]
     if scale_runs:
         lines += scale_table(scale_runs, table, provenance, PROVENANCE, secs, mb)
     return lines

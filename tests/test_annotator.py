@@ -166,6 +166,10 @@ def test_propagation_skips_partial_words_and_taken_spans():
     assert [(a.start, a.end) for a in propagated(text, spans)] == [(17, 23)]
     text = "Father had Parkinson's; seen at Dr. Parkinson's clinic and by Mrs Parkinson's son; Parkinson's again."
     assert [a.start for a in propagated(text, [Annotation(11, 22, "Parkinson's")])] == [text.rindex("Parkinson's")]  # people's, after a title
+    text = "HER2 was tested: HER2-, ER+; HER2 amplification absent. ER status."
+    assert text[56:58] == "ER"
+    assert [(a.start, a.text) for a in propagated(text, [Annotation(0, 4, "HER2"), Annotation(56, 58, "ER")])] == [
+        (29, "HER2")]  # a sign closes "HER2-" and "ER+": their statuses, not the receptors
 
 
 def test_vote_gives_one_answer_per_string():

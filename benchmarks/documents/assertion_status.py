@@ -1,14 +1,15 @@
 """Assertion status of clinical mentions (present, absent, possible, conditional, hypothetical, someone_else; historical):
 medlink's ConText rules beside negspaCy (NegEx) and medspaCy's ConText, on the same gold spans, in one run.
 
-    python benchmarks/documents/assertion_status.py [--splits dev,test] [--medspacy-python PATH] [--repeats 5]
+    python benchmarks/install/get_medspacy.py                  # once: medspaCy's own environment (its default folder)
+    python benchmarks/documents/assertion_status.py [--splits dev,test] [--medspacy-env DIR] [--repeats 5]
 
 Data: ``benchmarks/assertion_data/{dev,test}.jsonl``, clinical snippets invented for this benchmark by a writer who did
 not see medlink's rules (its README gives the labels, i2b2 2010's, and the decisions). medlink's lexicon was tuned on
 dev; test is reported. Each system marks the gold spans: medlink through ``medlink.text.assertion.assertions``;
 negspaCy (in this process: ``spacy.blank("en")`` with the gold spans as entities, its ``en_clinical`` terms) says
 negated or not; medspaCy's ConText (``medspacy.load`` with PyRuSH sentences, its default rules; in its own virtual
-environment, given by ``--medspacy-python``, because medspaCy pins an older spaCy than the peers' extra) gives
+environment, made by ``benchmarks/install/get_medspacy.py``, because medspaCy pins an older spaCy than the peers' extra) gives
 negated / possible / hypothetical / family / historical modifiers, read as the i2b2 classes the same way (it has no
 conditional). Measures: accuracy over the six classes, macro F1, per-class F1, absent (negation) P / R / F1 (the one
 measure all three give), historical F1; snippets/s (the median of ``--repeats`` passes; each system's own loop).
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
-from benchmarks._common.harness import ROOT, command_line, publish  # noqa: E402
+from benchmarks._common.harness import ROOT, command_line, publish, scratch  # noqa: E402
 
 from medlink.text.assertion import ABSENT, STATUSES, assertions  # noqa: E402
 
@@ -90,7 +91,7 @@ def prf(gold: list[bool], predicted: list[bool]) -> dict:
     fn = sum(g and not p for g, p in zip(gold, predicted))
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
-    return {"p": round(precision, 4), "r": round(recall, 4), "f1": round(2 * precision * recall / (precision + recall), 4) if tp else 0.0, "support": tp + fn}
+    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(2 * precision * recall / (precision + recall), 4) if tp else 0.0, "support": tp + fn}
 
 
 def scores(records: list[dict], labels: list[tuple[str, bool | None]]) -> dict:
@@ -111,7 +112,7 @@ def scores(records: list[dict], labels: list[tuple[str, bool | None]]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--splits", default="dev,test")
-    parser.add_argument("--medspacy-python", default=None, help="a Python with medspacy==1.3.1 installed (benchmarks/install/get_medspacy.py)")
+    parser.add_argument("--medspacy-env", type=Path, default=scratch("medlink-bench-medspacy"), help="medspaCy's environment (benchmarks/install/get_medspacy.py)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-publish", action="store_true", help="print only (while tuning on dev)")
     args = parser.parse_args()
@@ -123,8 +124,10 @@ def main() -> None:
             systems["negspaCy 1.1.0 (NegEx, en_clinical)"] = timed(negspacy_labels(records), args.repeats)
         except ImportError as error:
             print(f"negspaCy not run: {error} (pip install -e '.[peers]')", file=sys.stderr)
-        if args.medspacy_python:
-            systems["medspaCy 1.3.1 ConText"] = medspacy_labels(records, args.medspacy_python, args.repeats)
+        if (args.medspacy_env / ".complete").exists():
+            systems["medspaCy 1.3.1 ConText"] = medspacy_labels(records, str(args.medspacy_env / "bin" / "python"), args.repeats)
+        else:
+            print(f"medspaCy not run: no environment at {args.medspacy_env} (python benchmarks/install/get_medspacy.py)", file=sys.stderr)
         for system, (labels, seconds) in systems.items():
             row = {"split": split, "system": system, "records": len(records), **scores(records, labels),
                    "records_per_second": round(len(records) / statistics.median(seconds), 1), "seconds_all": [round(s, 4) for s in seconds]}

@@ -5,7 +5,7 @@ Two ideas, each switchable:
 - **propagation**: a string found as a mention once is a mention at its every other occurrence in
   the same document (whole words; case aside, unless the string has no lower-case letter: "ALL"
   does not make "all" a mention), so a finder that misses the second "colorectal cancer" of an
-  abstract does not lose it;
+  abstract does not lose it; an occurrence a sign closes ("HER2" in "HER2-") is not one: the sign is its meaning;
 - **voting**: occurrences of one normalised string (and an abbreviation's occurrences) take one
   answer, the concept most of them ranked first (ties: the higher summed score), because a
   context-reading reranker may rank them differently and an abstract rarely means two things by
@@ -21,6 +21,7 @@ import ahocorasick
 
 from medlink.core import Annotation, LinkResult
 from medlink.text.finders.base import follows_title, overlap_test, resolve_overlaps
+from medlink.text.normalize import SIGN_WORDS, signs_in
 
 CONSISTENCY_MODES = ("off", "propagate", "vote", "both")
 
@@ -50,7 +51,7 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
             start, end = last + 1 - length, last + 1
             if haystack is lowered and not _has_lower(text[start:end]) and text[start:end] in strings:
                 continue  # an all-capitals occurrence of a string found in lower case elsewhere: found on the exact pass
-            if _word_bounded(text, start, end) and not taken(start, end) and not follows_title(text, start):
+            if _word_bounded(text, start, end) and not taken(start, end) and not follows_title(text, start) and not _sign_closes(text, start, end):
                 kind = types.get(haystack[start:end])  # the automaton matched this key in this haystack
                 found.setdefault((start, end), Annotation(start, end, text[start:end], type=kind, source=source))
     return resolve_overlaps(found.values(), "longest")
@@ -58,6 +59,12 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
 
 def _has_lower(string: str) -> bool:
     return any(c.islower() for c in string)
+
+
+def _sign_closes(text: str, start: int, end: int) -> bool:
+    """Whether a sign the normaliser reads as a word closes this occurrence ("HER2" in "HER2-"): the string found
+    had none, so here it says something else (a negative status, not the receptor)."""
+    return text[end:end + 1] in SIGN_WORDS and any(m.start(2) == end - start for m in signs_in(text[start:end + 40]))
 
 
 def _word_bounded(text: str, start: int, end: int) -> bool:

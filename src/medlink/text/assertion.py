@@ -134,7 +134,8 @@ FILLERS = frozenset("has have had also".split())
 _HEADING = re.compile(r"^[ \t]*([A-Za-z][A-Za-z /]{0,40}?)[ \t]*:", re.MULTILINE)
 _SECTION_END = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*[A-Za-z][A-Za-z /]{0,40}:)")  # a blank line, or the next heading
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[/'’][A-Za-z0-9]+)*")
-_JOIN = re.compile(r"[ \t\n-]+")  # what may part a phrase's words in the text
+_NOT_WORD = re.compile(r"[^A-Za-z0-9/'’]")
+_WORD_CHARACTER = re.compile(r"[a-z0-9]|[/'][a-z0-9]")
 # "?PE", "PE?": a question mark doubts the word it touches
 _QUERY_BEFORE = re.compile(r"(?<![\w?])\? ?(?=[A-Za-z])")
 _QUERY_AFTER = re.compile(r"(?<=\w)\?(?=\s|$|[,.;)])")
@@ -178,33 +179,32 @@ class Assertion:
 
 
 @lru_cache(maxsize=1)
-def _phrases_by_first_word() -> dict[str, list[tuple[tuple[str, ...], str]]]:
-    """Each phrase as words, under its first word, longest first (at one place the longest phrase wins)."""
-    table: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+def _automaton():
+    """Every phrase, its words behind a space (" no evidence of"), in one Aho-Corasick automaton over the scanned copy."""
+    import ahocorasick
+
+    automaton = ahocorasick.Automaton()
     for phrase in LEXICON:
-        words = tuple(_TOKEN.findall(phrase))
-        table.setdefault(words[0], []).append((words, phrase))
-    for entries in table.values():
-        entries.sort(key=lambda entry: -len(entry[0]))
-    return table
+        automaton.add_word(" " + " ".join(_TOKEN.findall(phrase)), phrase)
+    automaton.make_automaton()
+    return automaton
+
+
+def _scanned(text: str) -> str:
+    """``text`` as the automaton reads it, character for character (offsets unchanged): ASCII lower case, "’" as "'",
+    and everything but letters, digits, "/" and "'" a space, so a hyphen parts words as a space does."""
+    return " " + _NOT_WORD.sub(" ", text).lower().replace("’", "'")
 
 
 def find_cues(text: str) -> list[Match]:
-    """Every cue phrase in ``text``, in order, none overlapping; one pass over the words."""
-    table = _phrases_by_first_word()
-    tokens = list(_TOKEN.finditer(text))
-    words = [t.group().lower().replace("’", "'") for t in tokens]
+    """Every cue phrase in ``text``, in order, none overlapping (at one place the longest), each a whole run of words."""
+    scanned = _scanned(text)
     found: list[Match] = []
-    i = 0
-    while i < len(tokens):
-        for phrase_words, phrase in table.get(words[i], ()):
-            n = len(phrase_words)
-            if tuple(words[i:i + n]) == phrase_words and all(_JOIN.fullmatch(text, tokens[j].end(), tokens[j + 1].start()) for j in range(i, i + n - 1)):
-                found.append(Match(tokens[i].start(), tokens[i + n - 1].end(), phrase, LEXICON[phrase]))
-                i += n
-                break
-        else:
-            i += 1
+    for last, phrase in _automaton().iter_long(scanned):
+        end = last  # the scanned copy has one leading space: its offset ``last`` is the text's last character + 1
+        start = end - len(" ".join(_TOKEN.findall(phrase)))
+        if end == len(text) or not _WORD_CHARACTER.match(scanned, last + 1):
+            found.append(Match(start, end, phrase, LEXICON[phrase]))
     found += [Match(m.start(), m.end(), "?", (Cue(POSSIBLE, FORWARD, 1),)) for m in _QUERY_BEFORE.finditer(text)]
     found += [Match(m.start(), m.end(), "?", (Cue(POSSIBLE, BACKWARD, 3),)) for m in _QUERY_AFTER.finditer(text)]
     return sorted(found, key=lambda m: m.start)
