@@ -130,7 +130,11 @@ def assertion_table(run: dict, table, provenance) -> list[str]:
             f"{counts.get('dev', 0)} mentions, test {counts.get('test', 0)}); medlink's rules were tuned on dev, test is reported. negspaCy "
             "says negated or not only; medspaCy has no conditional class. Snippets/s: one process, the median of repeated passes, "
             "ratio against medlink; " + ", ".join(provenance(run)) + ":", "",
-            *table(["split", "system", "accuracy", "macro F1", "absent P / R / F1", "historical F1", "snippets/s", "x medlink"], rows)]
+            *table(["split", "system", "accuracy", "macro F1", "absent P / R / F1", "historical F1", "snippets/s", "x medlink"], rows),
+            *([] if not run.get("pipeline_cost") else
+              ["", "The step's cost in `medlink annotate` (the default index's dictionary pipeline over the {documents} NCBI test abstracts, "
+               "on and off in turns, medians of {repeats}): {abstracts_per_second_with:,.0f} abstracts/s with it, "
+               "{abstracts_per_second_without:,.0f} without.".format(**run["pipeline_cost"])])]
 
 
 def documents(ncbi_runs, peers_runs, scale_runs, context_runs=(), assertion_runs=(), *, table, provenance, PROVENANCE, secs, mb) -> list[str]:

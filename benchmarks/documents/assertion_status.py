@@ -13,6 +13,9 @@ environment, made by ``benchmarks/install/get_medspacy.py``, because medspaCy pi
 negated / possible / hypothetical / family / historical modifiers, read as the i2b2 classes the same way (it has no
 conditional). Measures: accuracy over the six classes, macro F1, per-class F1, absent (negation) P / R / F1 (the one
 measure all three give), historical F1; snippets/s (the median of ``--repeats`` passes; each system's own loop).
+
+The step's cost inside ``medlink annotate``: the NCBI Disease test abstracts (PubTator, when ``../shared/data`` has them)
+annotated with the default index's dictionary pipeline, assertion on and off in turns (``--repeats`` rounds, medians).
 """
 
 from __future__ import annotations
@@ -109,6 +112,35 @@ def scores(records: list[dict], labels: list[tuple[str, bool | None]]) -> dict:
     return out
 
 
+def pipeline_cost(repeats: int) -> dict | None:
+    """Abstracts/s of the default annotator with and without the assertion step, taken in turns."""
+    from dataclasses import replace
+
+    from benchmarks._common.harness import SHARED_DATA
+    from medlink.corpora.document_files import read_documents
+    from medlink.linking.annotator import AnnotateOptions, Annotator
+    from medlink.linking.index import resolve_index
+
+    path = SHARED_DATA / "ncbi-disease-pubtator" / "NCBItestset_corpus.txt"
+    if not path.exists():
+        return None
+    documents = [replace(d, annotations=[]) for d in read_documents(path, "pubtator")]
+    loaded = Annotator.load(resolve_index("default"))
+    annotators = {on: Annotator(loaded.linker, loaded.finders, AnnotateOptions(assertion=on)) for on in (True, False)}
+    for annotator in annotators.values():  # warm: each annotator remembers its linking results; pages mapped
+        list(annotator.annotate(documents))
+    rates: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(repeats):
+        for on, annotator in annotators.items():
+            started = time.perf_counter()
+            list(annotator.annotate(documents))
+            rates[on].append(len(documents) / (time.perf_counter() - started))
+    with_step, without = statistics.median(rates[True]), statistics.median(rates[False])
+    print(f"annotate, default index, {len(documents)} NCBI test abstracts: {with_step:.0f}/s with assertion, {without:.0f}/s without", flush=True)
+    return {"documents": len(documents), "index": "default", "abstracts_per_second_with": round(with_step, 1),
+            "abstracts_per_second_without": round(without, 1), "repeats": repeats}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--splits", default="dev,test")
@@ -134,8 +166,9 @@ def main() -> None:
             rows.append(row)
             summary = {k: row[k] for k in ("accuracy", "macro_f1") if k in row}
             print(split, system, summary, "absent", row["absent"], "historical", row.get("historical"), f"{row['records_per_second']}/s", flush=True)
+    cost = pipeline_cost(args.repeats)
     if not args.no_publish:
-        publish("assertion_status", {"assertion_rows": rows, "data": "benchmarks/assertion_data", "command": command_line(__file__, sys.argv[1:])})
+        publish("assertion_status", {"assertion_rows": rows, "pipeline_cost": cost, "data": "benchmarks/assertion_data", "command": command_line(__file__, sys.argv[1:])})
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
+from itertools import accumulate
 from typing import Iterable, Iterator, Sequence
 
 from medlink.core import Annotation
@@ -205,8 +206,9 @@ def find_cues(text: str) -> list[Match]:
         start = end - len(" ".join(_TOKEN.findall(phrase)))
         if end == len(text) or not _WORD_CHARACTER.match(scanned, last + 1):
             found.append(Match(start, end, phrase, LEXICON[phrase]))
-    found += [Match(m.start(), m.end(), "?", (Cue(POSSIBLE, FORWARD, 1),)) for m in _QUERY_BEFORE.finditer(text)]
-    found += [Match(m.start(), m.end(), "?", (Cue(POSSIBLE, BACKWARD, 3),)) for m in _QUERY_AFTER.finditer(text)]
+    if "?" in text:
+        found += [Match(m.start(), m.end(), "?", (Cue(POSSIBLE, FORWARD, 1),)) for m in _QUERY_BEFORE.finditer(text)]
+        found += [Match(m.start(), m.end(), "?", (Cue(POSSIBLE, BACKWARD, 3),)) for m in _QUERY_AFTER.finditer(text)]
     return sorted(found, key=lambda m: m.start)
 
 
@@ -299,9 +301,10 @@ def _scopes(text: str, clause: tuple[int, int], matches: list[Match]) -> Iterato
 
 def assertions(text: str, spans: Sequence[tuple[int, int]]) -> list[Assertion]:
     """The assertion of each ``(start, end)`` span of ``text``, in order. A phrase inside a span (the "no" of a name) is no cue."""
-    matches = [m for m in find_cues(text) if not any(m.start < e and s < m.end for s, e in spans) and not _reports(text, m)]
     order = sorted(range(len(spans)), key=lambda i: spans[i])
     starts = [spans[i][0] for i in order]
+    reach_ends = list(accumulate((spans[i][1] for i in order), max))  # the furthest end of the spans starting so far
+    matches = [m for m in find_cues(text) if not _inside_a_span(m, starts, reach_ends) and not _reports(text, m)]
     reaching: list[list[tuple[int, Match, str]]] = [[] for _ in spans]  # per span: (distance, phrase, category)
 
     def reach(match: Match, category: str, start: int, end: int, distance) -> None:
@@ -321,6 +324,12 @@ def assertions(text: str, spans: Sequence[tuple[int, int]]) -> list[Assertion]:
 
 
 TIE_ORDER = (ONGOING, NEGATED, HYPOTHETICAL, POSSIBLE, CONDITIONAL)  # of two existence cues as near, the first speaks
+
+
+def _inside_a_span(match: Match, starts: list[int], reach_ends: list[int]) -> bool:
+    """Whether ``match`` overlaps a span (``starts`` sorted, ``reach_ends[i]`` the furthest end among the first i + 1)."""
+    before = bisect_left(starts, match.end)  # the spans that start before the match ends
+    return before > 0 and reach_ends[before - 1] > match.start
 
 
 def _decide(found: list[tuple[int, Match, str]]) -> Assertion:
