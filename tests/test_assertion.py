@@ -68,6 +68,9 @@ def test_a_heading_modifies_its_section_and_no_further():
 def test_a_cue_inside_a_mention_is_part_of_its_name_and_a_sentence_bounds_a_scope():
     assert statuses("No hamartoma syndrome here.", "No hamartoma syndrome") == [("No hamartoma syndrome", "present", False)]
     assert statuses("No fever. Cough for a week.", "fever", "Cough") == [("fever", "absent", False), ("Cough", "present", False)]
+    # a note's line that starts with a capital is a statement of its own; a wrapped line goes on in lower case
+    assert statuses("Denies fever\nCough x3 days\nNo rash, no\njoint pain", "fever", "Cough", "rash", "joint pain") == [
+        ("fever", "absent", False), ("Cough", "present", False), ("rash", "absent", False), ("joint pain", "absent", False)]
 
 
 def test_cues_are_found_word_by_word_whatever_the_case_spacing_and_hyphens():

@@ -10,7 +10,8 @@ The method is ConText (Harkema et al., J Biomed Inform 2009), NegEx's successor:
 a direction, modify the mentions in their scope, which runs from the cue to the end of its clause (forward), or back
 to the clause's start (backward), and stops early at a terminating word ("but", "however", "which"), at a cue of
 another category, or after the cue's word window. Pseudo-cues ("no increase", "gram-negative", "history of present
-illness") hide the cues they contain. Clauses are sentences (``medlink.text.sentences``) cut at semicolons; a section
+illness") hide the cues they contain. Clauses are sentences (``medlink.text.sentences``) cut at semicolons and at
+line breaks before a capital or a digit; a section
 heading ("Family history:", "PMH:") reaches to its section's end instead. Rules, not a model: no annotated assertion
 corpus ships with medlink, the rules are the published method, and a user can read why a mention was marked
 (``infons["assertion_cue"]``). Linear in the text's length: one regular-expression pass finds every cue.
@@ -239,14 +240,18 @@ def _reports(text: str, match: Match) -> bool:
     return False
 
 
+_CLAUSE_CUT = re.compile(r";|\n(?=[ \t]*[A-Z0-9])")  # a semicolon, or a line that starts with a capital or a digit
+
+
 def _clauses(text: str) -> list[tuple[int, int]]:
-    """Sentences cut at semicolons: a cue's scope never crosses one."""
+    """Sentences cut at semicolons and at line breaks before a capital or a digit (a note's lines are its statements:
+    "Denies fever\nCough x3 days"; a line wrapped inside a sentence goes on in lower case): no scope crosses one."""
     out = []
     for start, end in split_sentences(text):
         cut = start
-        while (semicolon := text.find(";", cut, end)) >= 0:
-            out.append((cut, semicolon))
-            cut = semicolon + 1
+        for match in _CLAUSE_CUT.finditer(text, start, end):
+            out.append((cut, match.start()))
+            cut = match.end()
         out.append((cut, end))
     return out
 
