@@ -50,8 +50,9 @@ class Cue:
 
 
 RELATIVES = """mother | mom | father | dad | brother | brothers | sister | sisters | sibling | siblings | son | sons | daughter | daughters |
-    aunt | uncle | cousin | grandmother | grandfather | grandparent | grandparents | parent | parents | maternal | paternal | relatives |
-    relative | twin | niece | nephew | husband | wife | spouse | mother's | father's | sister's | brother's"""
+    aunt | uncle | cousin | grandmother | grandfather | grandparent | grandparents | parent | parents | relatives | relative | twin |
+    niece | nephew | husband | wife | spouse | mother's | father's | sister's | brother's | maternal history of | paternal history of |
+    maternal hx of | paternal hx of | maternal history | paternal history"""
 
 
 def _cues(category: str, direction: str, phrases: str, window: int | None = None, ends: frozenset[str] = frozenset()) -> list[tuple[str, Cue]]:
@@ -98,7 +99,7 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
     *_cues(CONDITIONAL, FORWARD, "allergy | allergies | allergic to | allergic reaction to | intolerance to | intolerant of", window=6),
     *_cues(FAMILY, BOTH, f"""{RELATIVES} | family history of | family history | fhx | fh | family hx | fam hx | family member | family members |
         runs in the family | in the family | roommate | coworker | co worker | friend | friends | classmate | classmates | boyfriend |
-        girlfriend | neighbor | neighbour"""),
+        girlfriend | neighbor | neighbour""", window=12),
     *_cues(HISTORICAL, FORWARD, """history of | hx of | h/o | hx | past history of | s/p | status post | previous | prior | prior history of |
         remote | remote history of | old | former | formerly | past | no history of | no hx of | no h/o | no prior | no previous | no past |
         denies history of | denies any history of | denies hx of | resolution of"""),
@@ -113,7 +114,7 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         if desired | if possible | as above | past week | past few days | past several days | past month | past day | past 24 hours |
         past two weeks | past 2 weeks | past year | x ray | you have | you develop | you notice | you experience | you get | you feel |
         you are having | you start | you see | not resolved | has not resolved | have not resolved | not yet resolved | never resolved |
-        not fully resolved | unresolved"""),
+        not fully resolved | unresolved | relative risk | relative risks | relative to"""),
     *_cues(TERMINATE, BOTH, """but | however | although | though | yet | except | aside from | apart from | which | whose | since | because |
         due to | secondary to | cause of | caused by | as the cause | etiology | otherwise | other than | instead | while | whereas |
         nevertheless | given | during | in the setting of | in setting of | with residual | residual""", ends=EVERY),
