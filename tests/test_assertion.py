@@ -39,6 +39,14 @@ def statuses(text: str, *targets: str) -> list[tuple[str, str, bool]]:
     ("If pain persists beyond 2 weeks or you develop a fever, return.", ("pain", "fever"), ["present", "hypothetical"]),
     ("Pt's husband has noticed loud snoring. Per his mother, the child has had fevers.", ("snoring", "fevers"), ["present", "present"]),
     ("Roommate was treated for active TB.", ("active TB",), ["someone_else"]),
+    ("Patient does not have chest pain. She has not had fever.", ("chest pain", "fever"), ["absent", "absent"]),  # "has" is no end here
+    ("Unsure whether he has asthma. Should headache worsen or neck stiffness develop, return.", ("asthma", "headache", "neck stiffness"),
+     ["possible", "present", "hypothetical"]),
+    ("Fever: none. Chills: no. Cough: yes. Rash? No. Ruled out: MI", ("Fever", "Chills", "Cough", "Rash", "MI"),
+     ["absent", "absent", "present", "absent", "absent"]),  # a template's answers after the problem
+    ("Pt with ? MI. Call 911 for chest pain. No fever—cough present.", ("MI", "chest pain", "fever", "cough"),
+     ["possible", "hypothetical", "absent", "present"]),
+    ("Allergies: PCN (rash), sulfa (hives).", ("Allergies", "rash", "hives"), ["present", "conditional", "conditional"]),  # a cue found as a mention
 ])
 def test_status_follows_the_cues_around_the_mention(text, targets, expected):
     assert [status for _target, status, _historical in statuses(text, *targets)] == expected
@@ -55,12 +63,19 @@ def test_historical_is_apart_from_the_status():
     assert statuses("Father had an MI at age 52.", "MI") == [("MI", "someone_else", False)]  # a relative's past is not the patient's
 
 
+def test_a_cue_that_ends_its_line_reaches_the_list_under_it():
+    text = "ROS: Denies:\n- fever\n- weight loss\nNegative for:\n* chills\nCough for 3 days."
+    assert [status for _t, status, _h in statuses(text, "fever", "weight loss", "chills", "Cough")] == ["absent", "absent", "absent", "present"]
+
+
 def test_a_heading_modifies_its_section_and_no_further():
     text = "Family history:\nMother - diabetes, hypertension\nBrother with asthma\n\nROS: negative for headache.\nAssessment: asthma exacerbation."
     assert statuses(text, "diabetes", "hypertension", "asthma", "headache", "asthma exacerbation") == [
         ("diabetes", "someone_else", False), ("hypertension", "someone_else", False), ("asthma", "someone_else", False),
         ("headache", "absent", False), ("asthma exacerbation", "present", False)]
     # a past medical history lists what the patient has now (i2b2: a chronic condition is not historical)
+    assert statuses("Family history: father had a stroke. Patient has HTN.", "stroke", "HTN") == [
+        ("stroke", "someone_else", False), ("HTN", "present", False)]  # the patient named again: the relatives' section ends
     assert statuses("PMH: HTN, DM2.\nHPI: fever for two days.", "HTN", "DM2", "fever") == [
         ("HTN", "present", False), ("DM2", "present", False), ("fever", "present", False)]
 
@@ -78,13 +93,14 @@ def test_cues_are_found_word_by_word_whatever_the_case_spacing_and_hyphens():
     assert [(c.phrase, sorted(c.categories())) for c in cues] == [
         ("denies", ["negated"]), ("gram negative", ["pseudo"]), ("rule out", ["possible"]), ("?", ["possible"])]
     assert find_cues("nothing to see; unknown, notable, anomaly") == []  # words that begin like a cue are not one
+    assert [c.phrase for c in find_cues("Should headache worsen")] == ["should", "worsen"]  # not "should he", a word's beginning
 
 
 def test_marks_replace_earlier_ones_and_show_in_the_plain_output():
     text = "Denies chest pain. Hx of asthma."
     spans = [Annotation(7, 17, "chest pain", infons={"assertion": "present", "assertion_cue": "old"}), Annotation(25, 31, "asthma")]
     mark_assertions(text, spans)
-    assert spans[0].infons == {"assertion": "absent", "assertion_cue": "denies"}
+    assert spans[0].infons == {"assertion": "absent", "assertion_cue": "denies", "historical": "false"}
     assert spans[1].infons == {"assertion": "present", "historical": "true", "historical_cue": "hx of"}
     document = Document.from_text(text)
     document.annotations = spans

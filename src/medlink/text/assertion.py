@@ -66,7 +66,11 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         no evidence of | no signs of | no sign of | never had | never | none | nor | fails to reveal | failed to reveal | no longer |
         ruled out for | rules out | no further | no history of | no hx of | no h/o | no prior | no previous | no past | no one | nobody |
         denies history of | denies any history of | denies hx of | no family history of | no fhx of | no family hx of | no one in the family |
-        no one in the family has | no one in the family has had | nobody in the family has | nobody in the family has had"""),
+        no one in the family has | no one in the family has had | nobody in the family has | nobody in the family has had |
+        does not have | did not have | do not have | doesn't have | didn't have | don't have | has not had | have not had | hasn't had |
+        haven't had | has no | have no | had no | is not having | not having | no longer has | no longer have | does not report |
+        did not report | does not complain of | did not complain of | does not endorse | did not endorse | does not experience |
+        did not experience | does not get | is not experiencing | not experiencing"""),
     *_cues(NEGATED, BACKWARD, """ruled out | was ruled out | is ruled out | has been ruled out | were ruled out | have been ruled out |
         is negative | was negative | were negative | negative | is absent | are absent | not present | is not present | unlikely |
         is unlikely | not seen | none seen | not identified | not detected | excluded | was excluded | is excluded""", window=5),
@@ -78,7 +82,9 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         could have had | may have been | may be having | may be | might be | could be | presumed | presumptive | differential includes |
         differential diagnosis | ddx | or possibly | equivocal | uncertain | borderline | suggestive of | suggests | suggesting |
         not ruled out | not been ruled out | not excluded | not been excluded | likely from | most likely from | likely related to |
-        likely secondary to | likely due to | probably from | probably due to"""),
+        likely secondary to | likely due to | probably from | probably due to | unsure if | unsure whether | unsure of | not sure if |
+        not sure whether | not certain if | not certain whether | unclear if | unclear whether | not clear if | not clear whether |
+        uncertain if | uncertain whether | question whether | questioning whether | wonder if | wonders if"""),
     *_cues(POSSIBLE, BACKWARD, """is possible | is likely | is suspected | was suspected | are suspected | suspected | is questionable |
         not excluded | not been excluded | cannot be excluded | cannot be ruled out | can not be ruled out | not ruled out | not been ruled out |
         is not excluded | is in the differential | is favored | less likely | more likely | possible | likely""", window=5),
@@ -86,7 +92,9 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
     *_cues(HYPOTHETICAL, FORWARD, """if | in case | in case of | in the event | should | should you | should she | should he |
         should there be | return if | return for | call if | call for | watch for | monitor for | monitoring for | observe for | look for |
         signs of | symptoms of | to prevent | prevent | prevention of | risk of | risk for | at risk | avoid | precautions for |
-        prophylaxis for | in order to prevent | could develop | may develop | might develop | develop | potential for | to avoid"""),
+        prophylaxis for | in order to prevent | could develop | may develop | might develop | develop | potential for | to avoid |
+        call 911 for | call 911 if | seek care for | seek care if | seek medical attention for | seek medical attention if |
+        seek immediate medical attention for | seek immediate medical attention if | screening for | screen for | screened for"""),
     *_cues(HYPOTHETICAL, BACKWARD, "prophylaxis | precautions", window=4),
     # "if pain persists": the pain is there now, its course is what the sentence supposes
     *_cues(ONGOING, BACKWARD, """persists | persist | worsens | worsen | gets worse | get worse | continues | continue | does not improve |
@@ -96,7 +104,7 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         after walking | with walking | with ambulation | on ambulation | when lying | when climbing | upon climbing | on climbing |
         after taking | after starting | after drinking | triggered by | precipitated by | induced by | on standing | upon standing |
         with standing | in response to | each time | every time""", window=6),
-    *_cues(CONDITIONAL, FORWARD, "allergy | allergies | allergic to | allergic reaction to | intolerance to | intolerant of", window=6),
+    *_cues(CONDITIONAL, FORWARD, "allergy | allergies | allergic to | allergic reaction to | intolerance to | intolerant of"),
     *_cues(FAMILY, BOTH, f"""{RELATIVES} | family history of | family history | fhx | fh | family hx | fam hx | family member | family members |
         runs in the family | in the family | roommate | coworker | co worker | friend | friends | classmate | classmates | boyfriend |
         girlfriend | neighbor | neighbour""", window=12),
@@ -107,21 +115,23 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
     *_cues(HISTORICAL, BACKWARD, """years ago | months ago | year ago | ago | at age | resolved | has resolved | have resolved | last year |
         last winter | last summer | last spring | last fall | last autumn | completely resolved | fully resolved | since resolved""", window=6),
     *_cues(PSEUDO, BOTH, """no increase | no increased | no change | no significant change | no interval change | not only | not necessarily |
-        not certain if | not certain whether | gram negative | gram neg | without difficulty | not cause | no further change |
-        history of present illness | hx of present illness | social history | no acute change | not drain | not extend | not clear |
+        gram negative | gram neg | without difficulty | not cause | no further change |
+        history of present illness | hx of present illness | social history | no acute change | not drain | not extend |
         not apparent | not significantly | no new | does not deny | doesn't deny | did not deny | prior to | previous to |
         history and physical | sign out | rule out risk | r/o risk | when asked | if any | if needed | as needed | if necessary |
         if desired | if possible | as above | past week | past few days | past several days | past month | past day | past 24 hours |
         past two weeks | past 2 weeks | past year | x ray | you have | you develop | you notice | you experience | you get | you feel |
         you are having | you start | you see | not resolved | has not resolved | have not resolved | not yet resolved | never resolved |
-        not fully resolved | unresolved | relative risk | relative risks | relative to"""),
+        not fully resolved | unresolved | relative risk | relative risks | relative to | past medical history | past medical hx |
+        past surgical history | medical history"""),
     *_cues(TERMINATE, BOTH, """but | however | although | though | yet | except | aside from | apart from | which | whose | since | because |
         due to | secondary to | cause of | caused by | as the cause | etiology | otherwise | other than | instead | while | whereas |
         nevertheless | given | during | in the setting of | in setting of | with residual | residual""", ends=EVERY),
     *_cues(TERMINATE, BOTH, """reports | reported | complains | complaining | c/o | states | presents | presenting | presented | admits |
         endorses | notes | noted | currently | now | remains | still | then | in addition | additionally | also | found | shows |
-        showed | demonstrates | revealed | reveals""", ends=EXISTENCE | {HISTORICAL}),
-    *_cues(TERMINATE, BOTH, "has | have | had | has had | is having", ends=EXISTENCE),
+        showed | demonstrates | revealed | reveals | p/w | presents with | presenting with | admitted with | admitted for | here for |
+        seen for | now with""", ends=EXISTENCE | {HISTORICAL}),
+    *_cues(TERMINATE, BOTH, "has | have | had | has had | is having", ends=frozenset({NEGATED})),  # "denies fever, has cough"
     *_cues(TERMINATE, BOTH, "patient | pt | she | he | the patient | himself | herself | her own | his own", ends=frozenset({FAMILY})),
 ]
 LEXICON: dict[str, tuple[Cue, ...]] = {}
@@ -141,7 +151,21 @@ _NOT_WORD = re.compile(r"[^A-Za-z0-9/'’]")
 _WORD_CHARACTER = re.compile(r"[a-z0-9]|[/'][a-z0-9]")
 # "?PE", "PE?": a question mark doubts the word it touches
 _QUERY_BEFORE = re.compile(r"(?<![\w?])\? ?(?=[A-Za-z])")
+_PUNCTUATION = re.compile(r"[,.;:!?\n]")  # where the words a leading "?" doubts end
+# a template's answer after the problem: "Fever: no.", "Chills: none", "fever - denies", "Fever? No"
+_ANSWER = re.compile(r"[ \t]*[:,?-]?[ \t]*\b(?:no|none|denies|denied|negative|neg|absent|nil)\b[ \t]*(?=[.,;\n]|$)", re.IGNORECASE)
+# the lines of a list under a cue that ends its line ("Denies:\n- fever\n- chills")
+_LIST_LINES = re.compile(r"[ \t:]*(?:\n[ \t]*(?:[-*•▪◦·]|\d{1,3}[.)])[ \t]+[^\n]*)+")
 _QUERY_AFTER = re.compile(r"(?<=\w)\?(?=\s|$|[,.;)])")
+
+
+QUERY = Cue(POSSIBLE, FORWARD, 4)  # a leading "?": its words, whatever the sentence splitter made of "? MI"
+ANSWER = Cue(NEGATED, BACKWARD, 4)
+
+
+def _apart(match: "Match") -> bool:
+    """A leading "?" or a template's answer: its scope is its words, read apart from the clauses."""
+    return QUERY in match.cues or ANSWER in match.cues
 
 
 @dataclass(frozen=True)
@@ -170,14 +194,12 @@ class Assertion:
     historical_cue: str | None = None
 
     def infons(self) -> dict[str, str]:
-        """The annotation infons a document writer keeps (BioC, JSONL): the status always, the rest when set."""
-        out = {"assertion": self.status}  # the keys are ASSERTION_INFONS
+        """The annotation infons a document writer keeps (BioC, JSONL): the status and the past always, cues when there are."""
+        out = {"assertion": self.status, "historical": "true" if self.historical else "false"}  # the keys are ASSERTION_INFONS
         if self.cue:
             out["assertion_cue"] = self.cue
-        if self.historical:
-            out["historical"] = "true"
-            if self.historical_cue:
-                out["historical_cue"] = self.historical_cue
+        if self.historical_cue:
+            out["historical_cue"] = self.historical_cue
         return out
 
 
@@ -202,26 +224,37 @@ def _scanned(text: str) -> str:
 def find_cues(text: str) -> list[Match]:
     """Every cue phrase in ``text``, in order, none overlapping (at one place the longest), each a whole run of words."""
     scanned = _scanned(text)
+    whole = []  # (start, end, phrase) of every phrase that ends where a word ends (" should" in "should headache", not " should he")
+    for last, phrase in _automaton().iter(scanned):
+        if not _WORD_CHARACTER.match(scanned, last + 1):  # the scanned copy's offset ``last`` is the text's last character + 1
+            whole.append((last - len(" ".join(_TOKEN.findall(phrase))), last, phrase))
     found: list[Match] = []
-    for last, phrase in _automaton().iter_long(scanned):
-        end = last  # the scanned copy has one leading space: its offset ``last`` is the text's last character + 1
-        start = end - len(" ".join(_TOKEN.findall(phrase)))
-        if end == len(text) or not _WORD_CHARACTER.match(scanned, last + 1):
+    covered = 0
+    for start, end, phrase in sorted(whole, key=lambda item: (item[0], -item[1])):
+        if start >= covered:
             found.append(Match(start, end, phrase, LEXICON[phrase]))
+            covered = end
     if "?" in text:
-        found += [Match(m.start(), m.end(), "?", (Cue(POSSIBLE, FORWARD, 1),)) for m in _QUERY_BEFORE.finditer(text)]
+        found += [Match(m.start(), m.end(), "?", (QUERY,)) for m in _QUERY_BEFORE.finditer(text)]
         found += [Match(m.start(), m.end(), "?", (Cue(POSSIBLE, BACKWARD, 3),)) for m in _QUERY_AFTER.finditer(text)]
+    found += [Match(m.start(), m.end(), m.group().strip(" \t:,?-").lower(), (ANSWER,)) for m in _ANSWER.finditer(text)]
     return sorted(found, key=lambda m: m.start)
 
 
-def _headings(text: str) -> list[tuple[Match, int]]:
-    """Section cues and where each section ends."""
+_PATIENT = frozenset({"patient", "pt", "the patient"})  # in a family history section, the patient again: the section's relatives end
+
+
+def _headings(text: str, matches: list[Match]) -> list[tuple[Match, int]]:
+    """Section cues and where each section ends (its end, or where the patient is named again)."""
     out = []
+    patients = [c.start for c in matches if c.phrase in _PATIENT]
     for m in _HEADING.finditer(text):
         name = " ".join(m.group(1).lower().split())
         if name in HEADINGS:
-            end = _SECTION_END.search(text, m.end())
-            out.append((Match(m.start(1), m.end(1), name, (HEADINGS[name],)), end.start() if end else len(text)))
+            section = _SECTION_END.search(text, m.end())
+            end = section.start() if section else len(text)
+            named = bisect_left(patients, m.end())
+            out.append((Match(m.start(1), m.end(1), name, (HEADINGS[name],)), min(end, patients[named]) if named < len(patients) else end))
     return out
 
 
@@ -241,11 +274,12 @@ def _reports(text: str, match: Match) -> bool:
     return False
 
 
-_CLAUSE_CUT = re.compile(r";|\n(?=[ \t]*[A-Z0-9])")  # a semicolon, or a line that starts with a capital or a digit
+_CLAUSE_CUT = re.compile(r";|—|\n(?=[ \t]*[A-Z0-9])|(?<=\b[Nn]o\.)[ \t]+(?=[A-Z])")  # a semicolon, an em dash, a line that starts with a capital or a digit, "no." before a capital ("Chills: no. Cough: yes.")
+_COLON = re.compile(r"[ \t]*:")
 
 
 def _clauses(text: str) -> list[tuple[int, int]]:
-    """Sentences cut at semicolons and at line breaks before a capital or a digit (a note's lines are its statements:
+    """Sentences cut at semicolons, em dashes and line breaks before a capital or a digit (a note's lines are its statements:
     "Denies fever\nCough x3 days"; a line wrapped inside a sentence goes on in lower case): no scope crosses one."""
     out = []
     for start, end in split_sentences(text):
@@ -290,14 +324,15 @@ def _scopes(text: str, clause: tuple[int, int], matches: list[Match]) -> Iterato
                 ending = [other for other in matches if _ends(other, cue.category)]
                 stops[cue.category] = ([other.start for other in ending], [other.end for other in ending])
             starts, ends = stops[cue.category]
-            if cue.direction in (FORWARD, BOTH):
+            direction = BOTH if cue.direction == BACKWARD and _COLON.match(text, match.end) else cue.direction  # "Ruled out: MI"
+            if direction in (FORWARD, BOTH):
                 later = bisect_left(starts, match.end)
                 end = starts[later] if later < len(starts) else high
                 if cue.window is not None:
                     comma = text.find(",", match.end, end)
                     end = _word_limit(text, match.end, cue.window, True, comma if comma >= 0 else end)
                 yield match, cue, match.end, end
-            if cue.direction in (BACKWARD, BOTH):
+            if direction in (BACKWARD, BOTH):
                 earlier = bisect_right(ends, match.start)
                 start = ends[earlier - 1] if earlier else low
                 if cue.window is not None:
@@ -306,11 +341,13 @@ def _scopes(text: str, clause: tuple[int, int], matches: list[Match]) -> Iterato
 
 
 def assertions(text: str, spans: Sequence[tuple[int, int]]) -> list[Assertion]:
-    """The assertion of each ``(start, end)`` span of ``text``, in order. A phrase inside a span (the "no" of a name) is no cue."""
+    """The assertion of each ``(start, end)`` span of ``text``, in order. A phrase inside a span (the "no" of a name) is no cue.
+    Linear in the text's length but for the spans each cue reaches."""
     order = sorted(range(len(spans)), key=lambda i: spans[i])
-    starts = [spans[i][0] for i in order]
-    reach_ends = list(accumulate((spans[i][1] for i in order), max))  # the furthest end of the spans starting so far
-    matches = [m for m in find_cues(text) if not _inside_a_span(m, starts, reach_ends) and not _reports(text, m)]
+    ordered = [tuple(spans[i]) for i in order]
+    starts = [start for start, _end in ordered]
+    reach_ends = list(accumulate((end for _start, end in ordered), max))  # the furthest end of the spans starting so far
+    matches = [m for m in find_cues(text) if not _inside_a_span(m, ordered, reach_ends) and not _reports(text, m)]
     reaching: list[list[tuple[int, Match, str]]] = [[] for _ in spans]  # per span: (distance, phrase, category)
 
     def reach(match: Match, category: str, start: int, end: int, distance) -> None:
@@ -319,11 +356,24 @@ def assertions(text: str, spans: Sequence[tuple[int, int]]) -> list[Assertion]:
             if e <= end:
                 reaching[order[j]].append((distance(s, e), match, category))
 
+    match_starts = [m.start for m in matches]
     for clause in _clauses(text):
-        inside = [m for m in matches if clause[0] <= m.start and m.end <= clause[1]]
-        for match, cue, start, end in _scopes(text, clause, inside):
+        inside = matches[bisect_left(match_starts, clause[0]):bisect_left(match_starts, clause[1])]
+        for match, cue, start, end in _scopes(text, clause, [m for m in inside if m.end <= clause[1] and not _apart(m)]):
             reach(match, cue.category, start, end, lambda s, e, m=match: min(abs(s - m.end), abs(m.start - e)))
-    for match, end in _headings(text):
+            listed = _LIST_LINES.match(text, end) if cue.direction != BACKWARD and end == clause[1] and start == match.end else None
+            if listed and not text[match.end:end].strip(" \t:"):  # the cue ends its line: it reaches the list under it
+                reach(match, cue.category, match.end, listed.end(), lambda s, e, m=match: s - m.end)
+    for match in filter(_apart, matches):  # "? MI", "Rash? No": the sentence splitter may have cut them off their words
+        if QUERY in match.cues:
+            stop = _PUNCTUATION.search(text, match.end)
+            end = _word_limit(text, match.end, QUERY.window, True, stop.start() if stop else len(text))
+            reach(match, POSSIBLE, match.end, end, lambda s, e, m=match: s - m.end)
+        else:
+            stop = max(text.rfind(c, max(0, match.start - 200), match.start) for c in ".;!?\n,:")
+            start = _word_limit(text, match.start, ANSWER.window, False, stop + 1)
+            reach(match, NEGATED, start, match.start, lambda s, e, m=match: m.start - e)
+    for match, end in _headings(text, matches):
         for cue in match.cues:  # a heading is the farthest cue: a phrase in the section overrides it
             reach(match, cue.category, match.end, end, lambda s, e, m=match: len(text) + s - m.end)
     return [_decide(found) for found in reaching]
@@ -332,10 +382,16 @@ def assertions(text: str, spans: Sequence[tuple[int, int]]) -> list[Assertion]:
 TIE_ORDER = (ONGOING, NEGATED, HYPOTHETICAL, POSSIBLE, CONDITIONAL)  # of two existence cues as near, the first speaks
 
 
-def _inside_a_span(match: Match, starts: list[int], reach_ends: list[int]) -> bool:
-    """Whether ``match`` overlaps a span (``starts`` sorted, ``reach_ends[i]`` the furthest end among the first i + 1)."""
-    before = bisect_left(starts, match.end)  # the spans that start before the match ends
-    return before > 0 and reach_ends[before - 1] > match.start
+def _inside_a_span(match: Match, ordered: list[tuple[int, int]], reach_ends: list[int]) -> bool:
+    """Whether ``match`` overlaps a span other than one that is the cue alone: inside a longer span it is part of a name
+    ("No hamartoma syndrome"); a span that is just the cue ("Allergies: PCN (rash)", where "Allergies" was found too)
+    leaves it a cue for the spans around it. ``ordered``: the spans by start; ``reach_ends[i]``: the furthest end of
+    the first i + 1."""
+    before = bisect_left(ordered, (match.end,))  # the spans that start before the match ends
+    if before == 0 or reach_ends[before - 1] <= match.start:
+        return False
+    alone = ordered[before - 1] == (match.start, match.end) and (before == 1 or reach_ends[before - 2] <= match.start)
+    return not alone
 
 
 def _decide(found: list[tuple[int, Match, str]]) -> Assertion:
