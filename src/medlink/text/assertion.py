@@ -153,7 +153,8 @@ _WORD_CHARACTER = re.compile(r"[a-z0-9]|[/'][a-z0-9]")
 _QUERY_BEFORE = re.compile(r"(?<![\w?])\? ?(?=[A-Za-z])")
 _PUNCTUATION = re.compile(r"[,.;:!?\n]")  # where the words a leading "?" doubts end
 # a template's answer after the problem: "Fever: no.", "Chills: none", "fever - denies", "Fever? No"
-_ANSWER = re.compile(r"[ \t]*[:,?-]?[ \t]*\b(?:no|none|denies|denied|negative|neg|absent|nil)\b[ \t]*(?=[.,;\n]|$)", re.IGNORECASE)
+_ANSWER = re.compile(r"\b(?:no|none|denies|denied|negative|neg|absent|nil)\b(?=[ \t]*(?:[.,;\n]|$))", re.IGNORECASE)
+_ANSWER_LEAD = re.compile(r"[ \t]*[:,?-]?[ \t]*$")  # what may stand between the problem and its answer
 # the lines of a list under a cue that ends its line ("Denies:\n- fever\n- chills")
 _LIST_LINES = re.compile(r"[ \t:]*(?:\n[ \t]*(?:[-*•▪◦·]|\d{1,3}[.)])[ \t]+[^\n]*)+")
 _QUERY_AFTER = re.compile(r"(?<=\w)\?(?=\s|$|[,.;)])")
@@ -165,7 +166,7 @@ ANSWER = Cue(NEGATED, BACKWARD, 4)
 
 def _apart(match: "Match") -> bool:
     """A leading "?" or a template's answer: its scope is its words, read apart from the clauses."""
-    return QUERY in match.cues or ANSWER in match.cues
+    return any(cue is QUERY or cue is ANSWER for cue in match.cues)
 
 
 @dataclass(frozen=True)
@@ -237,7 +238,9 @@ def find_cues(text: str) -> list[Match]:
     if "?" in text:
         found += [Match(m.start(), m.end(), "?", (QUERY,)) for m in _QUERY_BEFORE.finditer(text)]
         found += [Match(m.start(), m.end(), "?", (Cue(POSSIBLE, BACKWARD, 3),)) for m in _QUERY_AFTER.finditer(text)]
-    found += [Match(m.start(), m.end(), m.group().strip(" \t:,?-").lower(), (ANSWER,)) for m in _ANSWER.finditer(text)]
+    for m in _ANSWER.finditer(text):
+        lead = _ANSWER_LEAD.search(text, max(0, m.start() - 8), m.start())
+        found.append(Match(lead.start() if lead else m.start(), m.end(), m.group().lower(), (ANSWER,)))
     return sorted(found, key=lambda m: m.start)
 
 
@@ -274,7 +277,7 @@ def _reports(text: str, match: Match) -> bool:
     return False
 
 
-_CLAUSE_CUT = re.compile(r";|—|\n(?=[ \t]*[A-Z0-9])|(?<=\b[Nn]o\.)[ \t]+(?=[A-Z])")  # a semicolon, an em dash, a line that starts with a capital or a digit, "no." before a capital ("Chills: no. Cough: yes.")
+_CLAUSE_CUT = re.compile(r";|—|\n(?=[ \t]*[A-Z0-9])|(?<![A-Za-z])(?P<no>[Nn]o\.)[ \t]+(?=[A-Z])")  # a semicolon, an em dash, a line that starts with a capital or a digit, "no." before a capital ("Chills: no. Cough: yes.")
 _COLON = re.compile(r"[ \t]*:")
 
 
@@ -285,7 +288,7 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     for start, end in split_sentences(text):
         cut = start
         for match in _CLAUSE_CUT.finditer(text, start, end):
-            out.append((cut, match.start()))
+            out.append((cut, match.end("no") if match.group("no") else match.start()))
             cut = match.end()
         out.append((cut, end))
     return out
@@ -365,7 +368,7 @@ def assertions(text: str, spans: Sequence[tuple[int, int]]) -> list[Assertion]:
             if listed and not text[match.end:end].strip(" \t:"):  # the cue ends its line: it reaches the list under it
                 reach(match, cue.category, match.end, listed.end(), lambda s, e, m=match: s - m.end)
     for match in filter(_apart, matches):  # "? MI", "Rash? No": the sentence splitter may have cut them off their words
-        if QUERY in match.cues:
+        if match.cues[0] is QUERY:
             stop = _PUNCTUATION.search(text, match.end)
             end = _word_limit(text, match.end, QUERY.window, True, stop.start() if stop else len(text))
             reach(match, POSSIBLE, match.end, end, lambda s, e, m=match: s - m.end)
