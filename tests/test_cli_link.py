@@ -117,16 +117,17 @@ def test_the_readme_sentence_finds_its_shorthand_on_the_default_index():
     found = {a["text"]: a["ids"][0] for a in document["annotations"]}
     assert set(found) == {"MI", "T2DM", "chest pain", "can't sleep"}
     status = {a["text"]: (a["infons"]["assertion"], a["infons"].get("historical")) for a in document["annotations"]}
-    assert status["MI"] == ("present", "true") and status["chest pain"] == ("present", None)  # "hx of" reaches MI, not past "c/o"
+    assert status["MI"] == ("present", "true") and status["chest pain"] == ("present", "false")  # "hx of" reaches MI, not past "c/o"
     assert found["T2DM"] in ("ICD10CM:E11", "HP:0005978") and found["can't sleep"] in ("ICD10CM:G47.00", "HP:0100785")
     assert "HTN" not in {a["text"] for a in json.loads(medlink("annotate", "--json", "The htn was not mentioned.").stdout)["annotations"]}
     design = json.loads(medlink("annotate", "--json", "We used computer-aided design (CAD). The CAD model fitted.").stdout)
     assert design["annotations"] == []  # the document says what its CAD is
     note = json.loads(medlink("annotate", "--json", "HER2- breast cancer; left hip fracture; morbid obesity; ER+/PR+; primary "
-                              "hypertension; denies fever.").stdout)
+                              "hypertension; denies fever; sats 98% on RA; f/u with PCP; LFTs normal.").stdout)
     found = {a["text"]: a["ids"][0] for a in note["annotations"]}
     assert found["primary hypertension"] == "ICD10CM:I10" and found["fever"] == "HP:0001945"  # not I27.0, primary *pulmonary* hypertension
     assert [a["infons"]["assertion"] for a in note["annotations"] if a["text"] == "fever"] == ["absent"]
+    assert not {"RA", "PCP", "LFTs"} & set(found)  # room air, a primary care provider, liver function tests: no conditions
     assert found["HER2-"] == "ICD10CM:Z17.32" and found["hip fracture"] == "ICD10CM:S72.00"  # the sign read; "Fracture of hip NOS" turned
     assert found["morbid obesity"] == "HP:0025501" and found["ER+"] == "ICD10CM:Z17.0" and found["PR+"] == "ICD10CM:Z17.21"
 

@@ -3,7 +3,8 @@
 The steps, each a component of its own and each switchable (``AnnotateOptions``):
 
 1. finders (``medlink.text.finders``: the dictionary over the KB's names, a trained tagger, or both)
-   give spans; with both, ``combine`` says which are kept (every span, or the tagger's spans that the
+   give spans (less a short form whose context gives it a sense that is no condition, "98% on RA":
+   ``finders/other_senses.py``); with both, ``combine`` says which are kept (every span, or the tagger's spans that the
    dictionary confirms, optionally with the dictionary's where the tagger found nothing, or those a span
    selector fitted on annotated documents chooses); overlaps are resolved by the finders' policy;
 2. abbreviations (Schwartz-Hearst, ``medlink.text.abbreviations``): where a found mention is the long
@@ -48,6 +49,7 @@ from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP
 from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.finders.given import GIVEN, GivenSpans
+from medlink.text.finders.other_senses import without_other_senses
 
 log = logging.getLogger(__name__)
 FINDER_CHOICES = ("dictionary", "tagger", "both", "given")  # given: the spans the documents carry
@@ -249,7 +251,7 @@ class Annotator:
             spans = with_short_forms(text, spans)
         if self.options.consistency in ("propagate", "both"):
             spans = sorted(spans + propagated(text, spans), key=lambda a: (a.start, a.end))
-        return spans
+        return without_other_senses(text, spans)  # "98% on RA": room air, whichever finder or occurrence found it
 
     def _resolve_short_forms(self, document: Document) -> None:
         long_forms = {span.span: span.result for span in document.annotations if span.short_form_of is None}

@@ -1,0 +1,74 @@
+"""Short forms a clinical note writes for something that is no condition, where the KB has them as a condition's name.
+
+"Sats 98% on RA" is room air, not rheumatoid arthritis; "follow up with her PCP" a primary care provider, not
+phencyclidine (ICD-10-CM's hallucinogen disorders); "LFTs elevated" liver function tests, not a lipoma of the filum
+terminale (HPO's "LFT"). A dictionary finder matches the letters; these rules read the words around them, and the
+annotator drops a span whose context names the other sense. Each rule is narrow on purpose: "the effect of
+methotrexate on RA" and "patients with PCP" keep their conditions, since neither a saturation nor a visit is near.
+A curated list, like the clinical shorthand the default KB adds (``kb/data/clinical_shorthand.jsonl``); no annotated
+corpus of these senses ships with medlink.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from medlink.core import Annotation
+
+_NEAR = 40  # characters read either side
+
+
+@dataclass(frozen=True)
+class OtherSense:
+    """``short_form`` (as written, capitals) means ``sense`` where the text before it matches ``before`` or the text after
+    it matches ``after`` (both None: everywhere)."""
+
+    short_form: str
+    sense: str
+    before: re.Pattern[str] | None = None
+    after: re.Pattern[str] | None = None
+
+    def here(self, text: str, start: int, end: int) -> bool:
+        if self.before is None and self.after is None:
+            return True
+        return bool(self.before and self.before.search(text[max(0, start - _NEAR):start])
+                    or self.after and self.after.match(text[end:end + _NEAR]))
+
+
+def _rule(short_form: str, sense: str, before: str | None = None, after: str | None = None) -> OtherSense:
+    return OtherSense(short_form, sense, before and re.compile(before, re.IGNORECASE), after and re.compile(after, re.IGNORECASE))
+
+
+OTHER_SENSES: tuple[OtherSense, ...] = (
+    # an oxygen saturation near: "98% on RA", "satting 95% RA", "on RA, sats 97%"
+    _rule("RA", "room air", before=r"(?:%|\bsats?\b|\bsatting|\bsaturating|\bsaturation|\bspo2|\bo2\b)[^.;\n]{0,14}$",
+          after=r"^[^.;\n]{0,16}(?:\bsats?\b|\bsaturation|\bspo2|%)"),
+    # an echocardiogram's chamber: "dilated RA", "RA is mildly enlarged", "RA pressure"
+    _rule("RA", "right atrium", before=r"\b(?:dilated|enlarged|normal|small|mildly|moderately|severely|normal-sized)\s+$",
+          after=r"^\s*(?:(?:is|was|appears)\s+)?(?:(?:mildly|moderately|severely)\s+)?(?:enlarge\w*|dilat\w*|size\b|pressure|volume|"
+                r"thromb\w*|mass\b|lead\b|appendage|and\s+RV\b)"),
+    # a visit: "follow up with PCP", "per her PCP", "PCP appointment", "PCP in 1 week"
+    _rule("PCP", "primary care provider",
+          before=r"(?:\bfollow[\s-]?up|\bf/u|\bfu|\bsee|\bcall|\bcontact|\bnotify|\bdiscussed|\bper|\byour|\bhis|\bher|\btheir|\bnew|"
+                 r"\bestablished|\bthe patient's|\bpt's)\s+(?:with\s+)?(?:(?:his|her|their|your)\s+)?$",
+          after=r"^\s*(?:appointment|appt|visit|office|clinic|follow|f/u|dr\b|in\s+\d|within|next\b|to\b|who\b|recommended|referred)"),
+    # always liver function tests in a note ("LFTs elevated", "repeat LFT")
+    _rule("LFT", "liver function tests"),
+)
+_BY_FORM: dict[str, tuple[OtherSense, ...]] = {}
+for _sense in OTHER_SENSES:
+    _BY_FORM[_sense.short_form] = _BY_FORM.get(_sense.short_form, ()) + (_sense,)
+
+
+def other_sense(text: str, start: int, end: int) -> str | None:
+    """The other sense the span ``text[start:end]`` has here (its plural "LFTs" too), or None."""
+    written = text[start:end]
+    rules = _BY_FORM.get(written) or (_BY_FORM.get(written[:-1]) if written.endswith("s") else None)
+    return next((rule.sense for rule in rules or () if rule.here(text, start, end)), None)
+
+
+def without_other_senses(text: str, spans: Iterable[Annotation]) -> list[Annotation]:
+    """``spans`` less those whose short form means something else here."""
+    return [span for span in spans if other_sense(text, span.start, span.end) is None]

@@ -1,0 +1,46 @@
+"""Short forms whose context gives them a sense that is no condition ("98% on RA": room air), dropped by the annotator."""
+
+from __future__ import annotations
+
+import pytest
+
+from medlink.core import Annotation
+from medlink.text.finders.other_senses import other_sense, without_other_senses
+
+
+def sense(text: str, short_form: str, occurrence: int = 0) -> str | None:
+    start = -1
+    for _ in range(occurrence + 1):
+        start = text.index(short_form, start + 1)
+    return other_sense(text, start, start + len(short_form))
+
+
+@pytest.mark.parametrize("text, short_form, expected", [
+    ("Sats 98% on RA.", "RA", "room air"),
+    ("SpO2 97% RA at rest", "RA", "room air"),
+    ("Comfortable on RA, sats 95%.", "RA", "room air"),
+    ("RA is mildly dilated; RV normal.", "RA", "right atrium"),
+    ("Moderately enlarged RA.", "RA", "right atrium"),
+    ("Follow up with PCP in 1 week.", "PCP", "primary care provider"),
+    ("Discussed with her PCP.", "PCP", "primary care provider"),
+    ("PCP appointment next Tuesday.", "PCP", "primary care provider"),
+    ("LFTs elevated, repeat LFT in a week.", "LFT", "liver function tests"),
+    # the condition stays where nothing near names the other sense
+    ("RA flare with swollen MCPs.", "RA", None),
+    ("The effect of methotrexate on RA was modest.", "RA", None),
+    ("Patients with PCP had lower CD4 counts.", "PCP", None),
+    ("History of RA, on methotrexate.", "RA", None),
+])
+def test_a_short_form_means_what_its_context_says(text, short_form, expected):
+    assert sense(text, short_form) == expected
+
+
+def test_the_plural_and_only_the_written_short_form():
+    text = "LFTs and LFT; Lft"
+    assert sense(text, "LFT") == "liver function tests" and other_sense(text, 14, 17) is None  # "Lft" is not the short form
+
+
+def test_spans_with_another_sense_are_dropped():
+    text = "RA flare. Sats 95% on RA."
+    spans = [Annotation(0, 2, "RA"), Annotation(22, 24, "RA")]
+    assert [s.start for s in without_other_senses(text, spans)] == [0]
