@@ -132,6 +132,11 @@ def assertion_table(run: dict, table, provenance) -> list[str]:
             "says negated or not only; medspaCy has no conditional class. Snippets/s: one process, the median of repeated passes, "
             "ratio against medlink; " + ", ".join(provenance(run)) + ":", "",
             *table(["split", "system", "accuracy", "macro F1", "absent P / R / F1", "historical F1", "snippets/s", "x medlink"], rows),
+            *([] if not run.get("end_to_end") else
+              ["", "End to end, `medlink annotate` on the default index over the same snippets (the dictionary finder: gold mentions a "
+               "found span overlaps, and exactly; the status right on those found): " + "; ".join(
+                   f"{split} {e['found']:.3f} / {e['found_exactly']:.3f}, status {e['status_right_when_found']:.3f}"
+                   for split, e in run["end_to_end"].items()) + "."]),
             *([] if not run.get("pipeline_cost") else
               ["", "The step's cost in `medlink annotate` (the default index's dictionary pipeline over the {documents} NCBI test abstracts, "
                "on and off in turns, medians of {repeats}): {abstracts_per_second_with:,.0f} abstracts/s with it, "

@@ -25,7 +25,12 @@ def sense(text: str, short_form: str, occurrence: int = 0) -> str | None:
     ("Discussed with her PCP.", "PCP", "primary care provider"),
     ("PCP appointment next Tuesday.", "PCP", "primary care provider"),
     ("LFTs elevated, repeat LFT in a week.", "LFT", "liver function tests"),
+    ("No CVA tenderness bilaterally.", "CVA", "costovertebral angle"),
+    ("PE: lungs clear, abdomen soft.", "PE", "physical examination"),
+    ("On PE, no murmurs.", "PE", "physical examination"),
     # the condition stays where nothing near names the other sense
+    ("Hx of CVA in 2019.", "CVA", None),
+    ("CTA negative for PE.", "PE", None),
     ("RA flare with swollen MCPs.", "RA", None),
     ("The effect of methotrexate on RA was modest.", "RA", None),
     ("Patients with PCP had lower CD4 counts.", "PCP", None),

@@ -15,6 +15,11 @@ negated / possible / hypothetical / family / historical modifiers, read as the i
 conditional). Measures: accuracy over the six classes, macro F1, per-class F1, absent (negation) P / R / F1 (the one
 measure all three give), historical F1; snippets/s (the median of ``--repeats`` passes; each system's own loop).
 
+End to end: the default annotator (``medlink annotate`` on the default index, dictionary finder) over the same snippets;
+per split, the share of gold mentions a found span overlaps (and matches exactly), and of those, the share whose
+found span carries the gold status. The writers marked conditions only, so a span on no gold mention is not counted
+wrong (drugs, tests); recall is the measure.
+
 The step's cost inside ``medlink annotate``: the NCBI Disease test abstracts (PubTator, when ``../shared/data`` has them)
 annotated with the default index's dictionary pipeline, assertion on and off in turns (``--repeats`` rounds, medians).
 """
@@ -113,6 +118,31 @@ def scores(records: list[dict], labels: list[tuple[str, bool | None]]) -> dict:
     return out
 
 
+def end_to_end(records: list[dict], annotator) -> dict:
+    """Gold mentions the default annotator finds (a span overlaps; exactly), and the status right on those it finds."""
+    from medlink.core import Document
+
+    found = exact = right = 0
+    targets = [t for r in records for t in r["targets"]]
+    documents = annotator.annotate(Document.from_text(r["text"], r["id"]) for r in records)
+    for record, document in zip(records, documents):
+        for target in record["targets"]:
+            hits = [a for a in document.annotations if a.start < target["end"] and target["start"] < a.end]
+            if hits:
+                found += 1
+                exact += any((a.start, a.end) == (target["start"], target["end"]) for a in hits)
+                right += hits[0].infons.get("assertion") == target["assertion"]
+    return {"targets": len(targets), "found": round(found / len(targets), 4), "found_exactly": round(exact / len(targets), 4),
+            "status_right_when_found": round(right / found, 4) if found else None}
+
+
+def default_annotator():
+    from medlink.linking.annotator import Annotator
+    from medlink.linking.index import resolve_index
+
+    return Annotator.load(resolve_index("default"))
+
+
 def pipeline_cost(repeats: int) -> dict | None:
     """Abstracts/s of the default annotator with and without the assertion step, taken in turns."""
     from dataclasses import replace
@@ -120,13 +150,12 @@ def pipeline_cost(repeats: int) -> dict | None:
     from benchmarks._common.harness import SHARED_DATA
     from medlink.corpora.document_files import read_documents
     from medlink.linking.annotator import AnnotateOptions, Annotator
-    from medlink.linking.index import resolve_index
 
     path = SHARED_DATA / "ncbi-disease-pubtator" / "NCBItestset_corpus.txt"
     if not path.exists():
         return None
     documents = [replace(d, annotations=[]) for d in read_documents(path, "pubtator")]
-    loaded = Annotator.load(resolve_index("default"))
+    loaded = default_annotator()
     annotators = {on: Annotator(loaded.linker, loaded.finders, AnnotateOptions(assertion=on)) for on in (True, False)}
     for annotator in annotators.values():  # warm: each annotator remembers its linking results; pages mapped
         list(annotator.annotate(documents))
@@ -149,9 +178,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-publish", action="store_true", help="print only (while tuning on dev)")
     args = parser.parse_args()
-    rows = []
+    rows, whole = [], {}
+    annotator = default_annotator()
     for split in args.splits.split(","):
         records = load(split)
+        whole[split] = end_to_end(records, annotator)
+        print(split, "end to end, default annotator:", whole[split], flush=True)
         systems = {"medlink (ConText rules)": timed(lambda: medlink_labels(records), args.repeats)}
         try:
             systems["negspaCy 1.1.0 (NegEx, en_clinical)"] = timed(negspacy_labels(records), args.repeats)
@@ -169,7 +201,7 @@ def main() -> None:
             print(split, system, summary, "absent", row["absent"], "historical", row.get("historical"), f"{row['records_per_second']}/s", flush=True)
     cost = pipeline_cost(args.repeats)
     if not args.no_publish:
-        publish("assertion_status", {"assertion_rows": rows, "pipeline_cost": cost, "data": "benchmarks/assertion_data", "command": command_line(__file__, sys.argv[1:])})
+        publish("assertion_status", {"assertion_rows": rows, "pipeline_cost": cost, "end_to_end": whole, "data": "benchmarks/assertion_data", "command": command_line(__file__, sys.argv[1:])})
 
 
 if __name__ == "__main__":

@@ -54,6 +54,12 @@ OTHER_SENSES: tuple[OtherSense, ...] = (
           before=r"(?:\bfollow[\s-]?up|\bf/u|\bfu|\bsee|\bcall|\bcontact|\bnotify|\bdiscussed|\bper|\byour|\bhis|\bher|\btheir|\bnew|"
                  r"\bestablished|\bthe patient's|\bpt's)\s+(?:with\s+)?(?:(?:his|her|their|your)\s+)?$",
           after=r"^\s*(?:appointment|appt|visit|office|clinic|follow|f/u|dr\b|in\s+\d|within|next\b|to\b|who\b|recommended|referred)"),
+    # the costovertebral angle an examiner taps: "no CVA tenderness", "CVA TTP"
+    _rule("CVA", "costovertebral angle", after=r"^\s*(?:tenderness|ttp\b|pain\b|percussion)"),
+    # a physical examination: "PE: lungs clear", "on PE", "PE unremarkable"
+    _rule("PE", "physical examination", before=r"\b(?:on|her|his|the|my|limited|brief|focused|full|complete|detailed)\s+$",
+          after=r"^\s*(?::|-\s|reveals|revealed|notable|unremarkable|shows|showed|significant|otherwise|wnl\b|(?:was|is)\s+"
+                r"(?:notable|unremarkable|significant|normal|benign))"),
     # always liver function tests in a note ("LFTs elevated", "repeat LFT")
     _rule("LFT", "liver function tests"),
 )
