@@ -127,6 +127,14 @@ def test_an_of_phrase_is_also_found_the_way_text_puts_it():
     assert [t for t, _ in spans(finder, "left hip fracture")] == ["fracture"]
 
 
+def test_a_prefix_the_text_joins_is_read_as_the_name_hyphenates_it():
+    """ "Pre-eclampsia" is found in "preeclampsia" (a word no name uses, a prefix and a word they do), never a part of it alone."""
+    finder = DictionaryFinder.build(["Pre-eclampsia", "Eclampsia", "Non-small cell lung cancer", "Prednisone allergy"], normalize)
+    assert [t for t, _ in spans(finder, "No preeclampsia, pre-eclampsia or eclampsia; nonsmall cell lung cancer; prednisone allergy")] == [
+        "preeclampsia", "pre-eclampsia", "eclampsia", "nonsmall cell lung cancer", "prednisone allergy"]
+    assert spans(finder, "Postpreeclampsia") == [] and spans(DictionaryFinder.build(["Eclampsia"], normalize), "preeclampsia") == []
+
+
 def test_approximate_matches_inflections_possessives_and_misspellings(finder):
     found = spans(finder, "Alzheimer disease, tumors, diabetis mellitus")
     assert found == [("Alzheimer disease", "approximate"), ("tumors", "approximate"), ("diabetis mellitus", "approximate")]

@@ -92,6 +92,11 @@ def loose_word(word: str) -> str:
     return word
 
 
+# prefixes a name hyphenates and text often joins ("Pre-eclampsia" / "preeclampsia", "Post-traumatic" / "posttraumatic")
+JOINED_PREFIXES = ("pre", "post", "non", "anti", "intra", "extra", "peri", "para", "hyper", "hypo", "sub", "supra", "inter", "micro",
+                   "macro", "multi", "poly", "pseudo", "semi", "trans", "neo", "auto", "co", "re", "over", "under", "mid")
+
+
 class DictionaryFinder:
     """Finds KB names in text (``name = "dictionary"``); build it from names, or load it from an index folder."""
 
@@ -156,18 +161,38 @@ class DictionaryFinder:
         """Names in ``document.text``, in text order; overlaps resolved by ``overlap`` (None: the finder's own option)."""
         text = document.text
         spans = []
-        for tokens in passage_tokens(document, self.normalize):  # a passage ends a word and a name, even where the next one touches it
+        for words in passage_tokens(document, self.normalize):  # a passage ends a word and a name, even where the next one touches it
+            tokens, inside = self._prefixes_split(words)
             for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT | TURNED_EXACT):
                 start, end = tokens[first].start, tokens[last - 1].end
+                if start in inside or end in inside:
+                    continue  # a part of a word: "eclampsia" in "preeclampsia"
                 if (value & SHORT_FORM and not self.normalize.in_capitals(text[start:end]) or value & CAPITALISED and not self._eponym_at(text, start)
                         or crosses_boundary(text, start, end) or not value & EXACT and not spaced(text, tokens[first:last])):
                     continue
                 spans.append(Annotation(start, end, text[start:end], source=self.name))
             if self.options.approximate:
-                spans.extend(self._approximate(text, tokens))
+                spans.extend(span for span in self._approximate(text, tokens) if span.start not in inside and span.end not in inside)
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         return resolve_overlaps(spans, overlap or self.options.overlap)
+
+    def _prefixes_split(self, tokens: list[Token]) -> tuple[list[Token], set[int]]:
+        """``tokens`` with a word the names never use, but that is a prefix and a word they do ("preeclampsia": "pre" +
+        "eclampsia", as "Pre-eclampsia" is written), read as those two words; and the offsets where a word was cut."""
+        known = self.automaton.frequencies
+        out, inside = [], set()
+        for token in tokens:
+            prefix = None
+            if token.norm not in known and token.end - token.start == len(token.norm) and not token.norm.isdigit():
+                prefix = next((p for p in JOINED_PREFIXES if token.norm.startswith(p) and p in known and token.norm[len(p):] in known), None)
+            if prefix is None:
+                out.append(token)
+                continue
+            cut = token.start + len(prefix)
+            out += [Token(token.start, cut, prefix), Token(cut, token.end, token.norm[len(prefix):])]
+            inside.add(cut)
+        return out, inside
 
     @staticmethod
     def _eponym_at(text: str, start: int) -> bool:
