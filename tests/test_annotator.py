@@ -172,6 +172,12 @@ def test_propagation_skips_partial_words_and_taken_spans():
         (29, "HER2")]  # a sign closes "HER2-" and "ER+": their statuses, not the receptors
 
 
+def test_one_word_in_parentheses_after_a_short_form_defines_no_other_meaning():
+    text = "r/o PE (pending). CTA shows bilateral PE. Heteroduplex (HD) analysis; HD again."
+    spans = [Annotation(4, 6, "PE"), Annotation(text.index("PE."), text.index("PE.") + 2, "PE"), Annotation(text.rindex("HD"), text.rindex("HD") + 2, "HD")]
+    assert [s.text for s in with_short_forms(text, spans)] == ["PE", "PE"]  # "heteroduplex (HD)" still says this HD is no disease
+
+
 def test_vote_gives_one_answer_per_string():
     def result(concept, score):
         return LinkResult(Mention("cancer"), [Candidate(concept, score)])

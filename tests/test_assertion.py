@@ -47,6 +47,10 @@ def statuses(text: str, *targets: str) -> list[tuple[str, str, bool]]:
     ("Pt with ? MI. Call 911 for chest pain. No fever—cough present.", ("MI", "chest pain", "fever", "cough"),
      ["possible", "hypothetical", "absent", "present"]),
     ("Allergies: PCN (rash), sulfa (hives).", ("Allergies", "rash", "hives"), ["present", "conditional", "conditional"]),  # a cue found as a mention
+    ("Afib not on anticoagulation. PPD placed for TB screening; bleeding risk; sepsis workup.", ("Afib", "TB", "bleeding", "sepsis"),
+     ["present", "hypothetical", "hypothetical", "possible"]),  # "not on" a drug denies no condition
+    ("Given thrombocytopenia.\n# Possible malignancy", ("thrombocytopenia", "malignancy"), ["present", "possible"]),
+    ("Sick contacts at home with flu. Daughter worried about pt's hx of blood clot.", ("flu", "blood clot"), ["someone_else", "present"]),
 ])
 def test_status_follows_the_cues_around_the_mention(text, targets, expected):
     assert [status for _target, status, _historical in statuses(text, *targets)] == expected

@@ -133,6 +133,10 @@ def test_a_prefix_the_text_joins_is_read_as_the_name_hyphenates_it():
     assert [t for t, _ in spans(finder, "No preeclampsia, pre-eclampsia or eclampsia; nonsmall cell lung cancer; prednisone allergy")] == [
         "preeclampsia", "pre-eclampsia", "eclampsia", "nonsmall cell lung cancer", "prednisone allergy"]
     assert spans(finder, "Postpreeclampsia") == [] and spans(DictionaryFinder.build(["Eclampsia"], normalize), "preeclampsia") == []
+    document = Document.from_text("Nonsmall cell lung cancer")
+    found = finder.find(document)
+    assert found[0].infons["read_as"] == "Non-small cell lung cancer"  # what the linker reads, not small cell's name
+    assert document.mention(found[0]).text == "Non-small cell lung cancer" and found[0].text == "Nonsmall cell lung cancer"
 
 
 def test_approximate_matches_inflections_possessives_and_misspellings(finder):

@@ -22,6 +22,8 @@ def sense(text: str, short_form: str, occurrence: int = 0) -> str | None:
     ("RA is mildly dilated; RV normal.", "RA", "right atrium"),
     ("Moderately enlarged RA.", "RA", "right atrium"),
     ("Follow up with PCP in 1 week.", "PCP", "primary care provider"),
+    ("Pt is on RA, weaned off O2.", "RA", "room air"),
+    ("PCP notified of the CVA.", "PCP", "primary care provider"),
     ("Discussed with her PCP.", "PCP", "primary care provider"),
     ("PCP appointment next Tuesday.", "PCP", "primary care provider"),
     ("LFTs elevated, repeat LFT in a week.", "LFT", "liver function tests"),

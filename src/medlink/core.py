@@ -161,8 +161,9 @@ class Document:
         return "".join(pieces)
 
     def mention(self, annotation: Annotation, window: int = 0, text: str | None = None) -> Mention:
-        """The mention a linker sees for ``annotation``: its text, position and ``window`` characters each side."""
+        """The mention a linker sees for ``annotation``: its text (or the reading a finder gave it, ``infons["read_as"]``:
+        "nonsmall cell lung cancer" as "non-small cell lung cancer"), position and ``window`` characters each side."""
         text = self.text if text is None else text
         left = text[max(0, annotation.start - window):annotation.start] if window else None
         right = text[annotation.end:annotation.end + window] if window else None
-        return Mention(annotation.text, self.doc_id, annotation.start, annotation.end, left, right)
+        return Mention(annotation.infons.get("read_as", annotation.text), self.doc_id, annotation.start, annotation.end, left, right)

@@ -285,8 +285,9 @@ def widened_to_coordinations(text: str, spans: list[Annotation], is_name) -> lis
 def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:
     """``spans`` plus the short forms of abbreviations whose long form ends with a found span, each pointing at
     that span (``short_form_of``); a found span overlapping a short form occurrence gives way to it. A short form the
-    document defines with a long form no span touches means something else here ("computer-aided design (CAD)"): its
-    found occurrences are dropped (NCBI Disease dev linking F1 0.7796 -> 0.7816 on the chosen pipeline)."""
+    document defines with a long form no span touches means something else here ("computer-aided design (CAD)",
+    "heteroduplex (HD)"): its found occurrences are dropped (NCBI Disease dev linking F1 0.7796 -> 0.7816 on the chosen
+    pipeline); one word in parentheses after a short form is too weak a sign ("r/o PE (pending)" would drop every PE)."""
     by_end: dict[int, Annotation] = {}
     for span in sorted(spans, key=lambda s: (s.end, s.start)):
         by_end.setdefault(span.end, span)  # the longest span ending there (--overlap all keeps shorter ones beside it)
@@ -297,8 +298,9 @@ def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:
         long_span = by_end.get(abbreviation.long_end)
         if long_span is not None and long_span.start >= abbreviation.long_start:
             defined.append((abbreviation, long_span))
-        elif not touched(abbreviation.long_start, abbreviation.long_end):
-            other_meaning.add(abbreviation.short)
+        elif not touched(abbreviation.long_start, abbreviation.long_end) and (abbreviation.long_start < abbreviation.short_start
+                                                                               or len(abbreviation.long.split()) > 1):
+            other_meaning.add(abbreviation.short)  # one word in parentheses after it says too little: "r/o PE (pending)"
     other_meaning -= {abbreviation.short for abbreviation, _ in defined}
     if other_meaning:
         spans = [span for span in spans if span.text not in other_meaning]

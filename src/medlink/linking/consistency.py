@@ -32,11 +32,14 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
     lowered = text.lower()
     folded = len(lowered) == len(text)  # lower-casing kept every offset (it does not for a few characters, e.g. "İ")
     types: dict[str, str | None] = {}  # each string's type, from the first span that has one: an occurrence is typed as it
+    readings: dict[str, str] = {}  # and the reading a finder gave it ("nonsmall ..." read as "non-small ...")
     for span in spans:
         if span.text.strip():
             key = span.text.lower() if folded and _has_lower(span.text) else span.text
             if types.get(key) is None:
                 types[key] = span.type
+            if "read_as" in span.infons:
+                readings.setdefault(key, span.infons["read_as"])
     strings = set(types)
     if not strings:
         return []
@@ -52,8 +55,9 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
             if haystack is lowered and not _has_lower(text[start:end]) and text[start:end] in strings:
                 continue  # an all-capitals occurrence of a string found in lower case elsewhere: found on the exact pass
             if _word_bounded(text, start, end) and not taken(start, end) and not follows_title(text, start) and not _sign_closes(text, start, end):
-                kind = types.get(haystack[start:end])  # the automaton matched this key in this haystack
-                found.setdefault((start, end), Annotation(start, end, text[start:end], type=kind, source=source))
+                key = haystack[start:end]  # the automaton matched this key in this haystack
+                infons = {"read_as": readings[key]} if key in readings else {}
+                found.setdefault((start, end), Annotation(start, end, text[start:end], type=types.get(key), source=source, infons=infons))
     return resolve_overlaps(found.values(), "longest")
 
 

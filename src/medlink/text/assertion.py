@@ -95,13 +95,14 @@ def _reports(text: str, match: Match) -> bool:
     return False
 
 
-_CLAUSE_CUT = re.compile(r";|—|\n(?=[ \t]*[A-Z0-9])|(?<![A-Za-z])(?P<no>[Nn]o\.)[ \t]+(?=[A-Z])")  # a semicolon, an em dash, a line that starts with a capital or a digit, "no." before a capital ("Chills: no. Cough: yes.")
+_CLAUSE_CUT = re.compile(r";|—|\n(?=[ \t]*[^a-z\s])|(?<![A-Za-z])(?P<no>[Nn]o\.)[ \t]+(?=[A-Z])")  # a semicolon, an em dash, a line that does not go on in lower case ("# Possible malignancy"), "no." before a capital
 _COLON = re.compile(r"[ \t]*:")
 
 
 def _clauses(text: str) -> list[tuple[int, int]]:
-    """Sentences cut at semicolons, em dashes and line breaks before a capital or a digit (a note's lines are its statements:
-    "Denies fever\nCough x3 days"; a line wrapped inside a sentence goes on in lower case): no scope crosses one."""
+    """Sentences cut at semicolons, em dashes and line breaks not followed by a lower-case word (a note's lines are its
+    statements: "Denies fever\nCough x3 days", "# Possible malignancy"; a line wrapped inside a sentence goes on in lower
+    case): no scope crosses one."""
     out = []
     for start, end in split_sentences(text):
         cut = start

@@ -75,9 +75,13 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         should there be | return if | return for | call if | call for | watch for | monitor for | monitoring for | observe for | look for |
         signs of | symptoms of | to prevent | prevent | prevention of | risk of | risk for | at risk | avoid | precautions for |
         prophylaxis for | in order to prevent | could develop | may develop | might develop | develop | potential for | to avoid |
-        call 911 for | call 911 if | seek care for | seek care if | seek medical attention for | seek medical attention if |
+        call 911 for | call 911 if | return to the ed for | return to the ed if | return to the er for | return to the er if |
+        return to ed for | return to ed if | come back for | come back if | seek care for | seek care if | seek medical attention for | seek medical attention if |
         seek immediate medical attention for | seek immediate medical attention if | screening for | screen for | screened for"""),
     *_cues(HYPOTHETICAL, BACKWARD, "prophylaxis | precautions", window=4),
+    # the mention names what is screened for, prevented or worked up: "TB screening", "bleeding risk", "sepsis workup"
+    *_cues(HYPOTHETICAL, BACKWARD, "screening | screen | risk", window=1),
+    *_cues(POSSIBLE, BACKWARD, "workup | work up | protocol | testing", window=1),
     # "if pain persists": the pain is there now, its course is what the sentence supposes
     *_cues(ONGOING, BACKWARD, """persists | persist | worsens | worsen | gets worse | get worse | continues | continue | does not improve |
         doesn't improve | do not improve | fails to improve | not improving | recurs | recur | returns""", window=2),
@@ -88,7 +92,7 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         with standing | in response to | each time | every time""", window=6),
     *_cues(CONDITIONAL, FORWARD, "allergy | allergies | allergic to | allergic reaction to | intolerance to | intolerant of"),
     *_cues(FAMILY, BOTH, f"""{RELATIVES} | family history of | family history | fhx | fh | family hx | fam hx | family member | family members |
-        runs in the family | in the family | roommate | coworker | co worker | friend | friends | classmate | classmates | boyfriend |
+        runs in the family | in the family | sick contact | sick contacts | roommate | coworker | co worker | friend | friends | classmate | classmates | boyfriend |
         girlfriend | neighbor | neighbour""", window=12),
     *_cues(HISTORICAL, FORWARD, """history of | hx of | h/o | hx | past history of | s/p | status post | previous | prior | prior history of |
         remote | remote history of | old | former | formerly | past | no history of | no hx of | no h/o | no prior | no previous | no past |
@@ -103,18 +107,20 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         history and physical | sign out | rule out risk | r/o risk | when asked | if any | if needed | as needed | if necessary |
         if desired | if possible | as above | past week | past few days | past several days | past month | past day | past 24 hours |
         past two weeks | past 2 weeks | past year | x ray | you have | you develop | you notice | you experience | you get | you feel |
-        you are having | you start | you see | not resolved | has not resolved | have not resolved | not yet resolved | never resolved |
+        you are having | you start | you see | not on | not currently on | is not on | was not on | not taking | not resolved | has not resolved | have not resolved | not yet resolved | never resolved |
         not fully resolved | unresolved | relative risk | relative risks | relative to | past medical history | past medical hx |
         past surgical history | medical history"""),
     *_cues(TERMINATE, BOTH, """but | however | although | though | yet | except | aside from | apart from | which | whose | since | because |
         due to | secondary to | cause of | caused by | as the cause | etiology | otherwise | other than | instead | while | whereas |
-        nevertheless | given | during | in the setting of | in setting of | with residual | residual""", ends=EVERY),
+        nevertheless | given | during | in the setting of | in setting of | with residual | residual | in this | in a patient |
+        in the patient""", ends=EVERY),
     *_cues(TERMINATE, BOTH, """reports | reported | complains | complaining | c/o | states | presents | presenting | presented | admits |
         endorses | notes | noted | currently | now | remains | still | then | in addition | additionally | also | found | shows |
         showed | demonstrates | revealed | reveals | p/w | presents with | presenting with | admitted with | admitted for | here for |
         seen for | now with""", ends=EXISTENCE | {HISTORICAL}),
     *_cues(TERMINATE, BOTH, "has | have | had | has had | is having", ends=frozenset({NEGATED})),  # "denies fever, has cough"
-    *_cues(TERMINATE, BOTH, "patient | pt | she | he | the patient | himself | herself | her own | his own", ends=frozenset({FAMILY})),
+    *_cues(TERMINATE, BOTH, "patient | pt | she | he | the patient | himself | herself | her own | his own | pt's | patient's",
+           ends=frozenset({FAMILY})),
 ]
 LEXICON: dict[str, tuple[Cue, ...]] = {}
 for _phrase, _cue in LEXICON_ENTRIES:

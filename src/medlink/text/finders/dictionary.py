@@ -92,6 +92,16 @@ def loose_word(word: str) -> str:
     return word
 
 
+def _read_as_hyphenated(span: Annotation, cuts: set[int]) -> Annotation:
+    """``span`` with, where a prefix was cut from its word, the reading the linker should see ("nonsmall cell lung
+    cancer" read as "non-small cell lung cancer", not as small cell's): ``infons["read_as"]``."""
+    inner = sorted(cut for cut in cuts if span.start < cut < span.end)
+    if inner:
+        pieces = [span.text[a - span.start:b - span.start] for a, b in zip([span.start, *inner], [*inner, span.end])]
+        span.infons["read_as"] = "-".join(pieces)
+    return span
+
+
 # prefixes a name hyphenates and text often joins ("Pre-eclampsia" / "preeclampsia", "Post-traumatic" / "posttraumatic")
 JOINED_PREFIXES = ("pre", "post", "non", "anti", "intra", "extra", "peri", "para", "hyper", "hypo", "sub", "supra", "inter", "micro",
                    "macro", "multi", "poly", "pseudo", "semi", "trans", "neo", "auto", "co", "re", "over", "under", "mid")
@@ -170,9 +180,10 @@ class DictionaryFinder:
                 if (value & SHORT_FORM and not self.normalize.in_capitals(text[start:end]) or value & CAPITALISED and not self._eponym_at(text, start)
                         or crosses_boundary(text, start, end) or not value & EXACT and not spaced(text, tokens[first:last])):
                     continue
-                spans.append(Annotation(start, end, text[start:end], source=self.name))
+                spans.append(_read_as_hyphenated(Annotation(start, end, text[start:end], source=self.name), inside))
             if self.options.approximate:
-                spans.extend(span for span in self._approximate(text, tokens) if span.start not in inside and span.end not in inside)
+                spans.extend(_read_as_hyphenated(span, inside) for span in self._approximate(text, tokens)
+                             if span.start not in inside and span.end not in inside)
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         return resolve_overlaps(spans, overlap or self.options.overlap)

@@ -43,8 +43,9 @@ def _rule(short_form: str, sense: str, before: str | None = None, after: str | N
 
 OTHER_SENSES: tuple[OtherSense, ...] = (
     # an oxygen saturation near: "98% on RA", "satting 95% RA", "on RA, sats 97%"
-    _rule("RA", "room air", before=r"(?:%|\bsats?\b|\bsatting|\bsaturating|\bsaturation|\bspo2|\bo2\b)[^.;\n]{0,14}$",
-          after=r"^[^.;\n]{0,16}(?:\bsats?\b|\bsaturation|\bspo2|%)"),
+    _rule("RA", "room air", before=r"(?:(?:%|\bsats?\b|\bsatting|\bsaturating|\bsaturation|\bspo2|\bo2\b)[^.;\n]{0,14}|\b(?:is|was|remains|"
+                                    r"remained|stable|comfortable|comfortably|now|currently|back|breathing|weaned\s+to)\s+on\s+)$",
+          after=r"^[^.;\n]{0,16}(?:\bsats?\b|\bsaturation|\bspo2|%|\bweaned|\boxygen\b|\bo2\b|\bnasal cannula|\bnc\b)"),
     # an echocardiogram's chamber: "dilated RA", "RA is mildly enlarged", "RA pressure"
     _rule("RA", "right atrium", before=r"\b(?:dilated|enlarged|normal|small|mildly|moderately|severely|normal-sized)\s+$",
           after=r"^\s*(?:(?:is|was|appears)\s+)?(?:(?:mildly|moderately|severely)\s+)?(?:enlarge\w*|dilat\w*|size\b|pressure|volume|"
@@ -53,7 +54,8 @@ OTHER_SENSES: tuple[OtherSense, ...] = (
     _rule("PCP", "primary care provider",
           before=r"(?:\bfollow[\s-]?up|\bf/u|\bfu|\bsee|\bcall|\bcontact|\bnotify|\bdiscussed|\bper|\byour|\bhis|\bher|\btheir|\bnew|"
                  r"\bestablished|\bthe patient's|\bpt's)\s+(?:with\s+)?(?:(?:his|her|their|your)\s+)?$",
-          after=r"^\s*(?:appointment|appt|visit|office|clinic|follow|f/u|dr\b|in\s+\d|within|next\b|to\b|who\b|recommended|referred)"),
+          after=r"^\s*(?:appointment|appt|visit|office|clinic|follow|f/u|dr\b|in\s+\d|within|next\b|to\b|who\b|recommended|referred|"
+                r"notified|aware|updated|contacted|called|paged|informed)"),
     # the costovertebral angle an examiner taps: "no CVA tenderness", "CVA TTP"
     _rule("CVA", "costovertebral angle", after=r"^\s*(?:tenderness|ttp\b|pain\b|percussion)"),
     # a physical examination: "PE: lungs clear", "on PE", "PE unremarkable"
