@@ -42,8 +42,8 @@ from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
 from medlink.linking.selecting import dictionary_signature, with_selector
 from medlink.progress import phase
-from medlink.text.assertion import mark_assertions
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
+from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import coordination_start, expand_coordination
 from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP_POLICIES, MentionFinder, find_all, overlap_test
 from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current

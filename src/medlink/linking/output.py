@@ -149,7 +149,7 @@ def annotation_lines(document: Document, top: int = 1) -> list[str]:
 
 
 def assertion_note(span: Annotation) -> str:
-    """What the text says of the mention when it is not simply there: "[absent: 'denies']", "[present, historical: 'hx of']"."""
+    """What the text says of the mention when it is not simply there: "[absent: 'denies']", "[present; historical: 'hx of']"."""
     status, historical = span.infons.get("assertion"), span.infons.get("historical") == "true"
     if status in (None, "present") and not historical:
         return ""
