@@ -50,6 +50,7 @@ def statuses(text: str, *targets: str) -> list[tuple[str, str, bool]]:
     ("Afib not on anticoagulation. PPD placed for TB screening; bleeding risk; sepsis workup.", ("Afib", "TB", "bleeding", "sepsis"),
      ["present", "hypothetical", "hypothetical", "possible"]),  # "not on" a drug denies no condition
     ("Given thrombocytopenia.\n# Possible malignancy", ("thrombocytopenia", "malignancy"), ["present", "possible"]),
+    ("Afib (r/o flutter), DM, HTN.", ("Afib", "flutter", "DM", "HTN"), ["present", "possible", "present", "present"]),
     ("Sick contacts at home with flu. Daughter worried about pt's hx of blood clot.", ("flu", "blood clot"), ["someone_else", "present"]),
 ])
 def test_status_follows_the_cues_around_the_mention(text, targets, expected):

@@ -29,9 +29,12 @@ def sense(text: str, short_form: str, occurrence: int = 0) -> str | None:
     ("LFTs elevated, repeat LFT in a week.", "LFT", "liver function tests"),
     ("No CVA tenderness bilaterally.", "CVA", "costovertebral angle"),
     ("PE: lungs clear, abdomen soft.", "PE", "physical examination"),
+    ("ECG: 1 mm ST depressions in V4-V6.", "depression", "ST-segment depression"),
+    ("ST-segment depression laterally.", "depression", "ST-segment depression"),
     ("On PE, no murmurs.", "PE", "physical examination"),
     # the condition stays where nothing near names the other sense
     ("Hx of CVA in 2019.", "CVA", None),
+    ("Hx of depression, on sertraline.", "depression", None),
     ("CTA negative for PE.", "PE", None),
     ("RA flare with swollen MCPs.", "RA", None),
     ("The effect of methotrexate on RA was modest.", "RA", None),

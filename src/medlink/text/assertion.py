@@ -133,9 +133,19 @@ def _ends(stop: Match, category: str) -> bool:
                or (category == HISTORICAL and cue.category in (NEGATED, POSSIBLE, HYPOTHETICAL)) for cue in stop.cues)
 
 
+def _closing(text: str, low: int, at: int, high: int) -> int:
+    """Where the parenthesis ``at`` is in closes (``high`` if it is in none): "(hx of GI bleeding), DM" ends there."""
+    opening = text.rfind("(", max(low, at - 200), at)  # a parenthetical is short: never a scan of the whole clause
+    if opening < 0 or text.rfind(")", opening, at) >= 0:
+        return high
+    closing = text.find(")", at, min(high, at + 200))
+    return closing if closing >= 0 else high
+
+
 def _scopes(text: str, clause: tuple[int, int], matches: list[Match]) -> Iterator[tuple[Match, Cue, int, int]]:
     """Each modifying cue of one clause with the characters it reaches. A cue with a word window reaches no further
-    than a comma either ("RLQ pain, appendicitis vs ovarian cyst": the pain is not in doubt)."""
+    than a comma either ("RLQ pain, appendicitis vs ovarian cyst": the pain is not in doubt), and a cue inside
+    parentheses no further than their end."""
     low, high = clause
     stops: dict[str, tuple[list[int], list[int]]] = {}  # per category, where the matches that end its scopes start and end
     for match in matches:
@@ -149,7 +159,7 @@ def _scopes(text: str, clause: tuple[int, int], matches: list[Match]) -> Iterato
             direction = BOTH if cue.direction == BACKWARD and _COLON.match(text, match.end) else cue.direction  # "Ruled out: MI"
             if direction in (FORWARD, BOTH):
                 later = bisect_left(starts, match.end)
-                end = starts[later] if later < len(starts) else high
+                end = min(starts[later] if later < len(starts) else high, _closing(text, low, match.start, high))
                 if cue.window is not None:
                     comma = text.find(",", match.end, end)
                     end = _word_limit(text, match.end, cue.window, True, comma if comma >= 0 else end)

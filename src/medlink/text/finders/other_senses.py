@@ -39,6 +39,7 @@ class OtherSense:
 
 def _rule(short_form: str, sense: str, before: str | None = None, after: str | None = None) -> OtherSense:
     return OtherSense(short_form, sense, before and re.compile(before, re.IGNORECASE), after and re.compile(after, re.IGNORECASE))
+# (a word the KB names a condition by may be the short form too: "ST depressions" is an ECG finding, not depression)
 
 
 OTHER_SENSES: tuple[OtherSense, ...] = (
@@ -62,6 +63,9 @@ OTHER_SENSES: tuple[OtherSense, ...] = (
     _rule("PE", "physical examination", before=r"\b(?:on|her|his|the|my|limited|brief|focused|full|complete|detailed)\s+$",
           after=r"^\s*(?::|-\s|reveals|revealed|notable|unremarkable|shows|showed|significant|otherwise|wnl\b|(?:was|is)\s+"
                 r"(?:notable|unremarkable|significant|normal|benign))"),
+    # an electrocardiogram's segment, not a mood: "ST depressions in V4-V6"
+    _rule("depression", "ST-segment depression", before=r"\bST(?:[\s-]segment)?[\s-]+$"),
+    _rule("Depression", "ST-segment depression", before=r"\bST(?:[\s-]segment)?[\s-]+$"),
     # always liver function tests in a note ("LFTs elevated", "repeat LFT")
     _rule("LFT", "liver function tests"),
 )
