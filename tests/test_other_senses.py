@@ -36,6 +36,7 @@ def sense(text: str, short_form: str, occurrence: int = 0) -> str | None:
     ("Hx of CVA in 2019.", "CVA", None),
     ("Hx of depression, on sertraline.", "depression", None),
     ("CTA negative for PE.", "PE", None),
+    ("His PE was treated with heparin.", "PE", None),
     ("RA flare with swollen MCPs.", "RA", None),
     ("The effect of methotrexate on RA was modest.", "RA", None),
     ("Patients with PCP had lower CD4 counts.", "PCP", None),

@@ -22,8 +22,8 @@ _NEAR = 40  # characters read either side
 
 @dataclass(frozen=True)
 class OtherSense:
-    """``short_form`` (as written, capitals) means ``sense`` where the text before it matches ``before`` or the text after
-    it matches ``after`` (both None: everywhere)."""
+    """``short_form`` (as written: "RA", or a word such as "depression") means ``sense`` where the text before it matches
+    ``before`` or the text after it matches ``after`` (both None: everywhere)."""
 
     short_form: str
     sense: str
@@ -39,7 +39,6 @@ class OtherSense:
 
 def _rule(short_form: str, sense: str, before: str | None = None, after: str | None = None) -> OtherSense:
     return OtherSense(short_form, sense, before and re.compile(before, re.IGNORECASE), after and re.compile(after, re.IGNORECASE))
-# (a word the KB names a condition by may be the short form too: "ST depressions" is an ECG finding, not depression)
 
 
 OTHER_SENSES: tuple[OtherSense, ...] = (
@@ -60,7 +59,7 @@ OTHER_SENSES: tuple[OtherSense, ...] = (
     # the costovertebral angle an examiner taps: "no CVA tenderness", "CVA TTP"
     _rule("CVA", "costovertebral angle", after=r"^\s*(?:tenderness|ttp\b|pain\b|percussion)"),
     # a physical examination: "PE: lungs clear", "on PE", "PE unremarkable"
-    _rule("PE", "physical examination", before=r"\b(?:on|her|his|the|my|limited|brief|focused|full|complete|detailed)\s+$",
+    _rule("PE", "physical examination", before=r"\b(?:on|limited|brief|focused|full|complete|detailed)\s+$",  # not "his PE"
           after=r"^\s*(?::|-\s|reveals|revealed|notable|unremarkable|shows|showed|significant|otherwise|wnl\b|(?:was|is)\s+"
                 r"(?:notable|unremarkable|significant|normal|benign))"),
     # an electrocardiogram's segment, not a mood: "ST depressions in V4-V6"
