@@ -105,6 +105,8 @@ def _read_as_hyphenated(span: Annotation, cuts: set[int]) -> Annotation:
 # prefixes a name hyphenates and text often joins ("Pre-eclampsia" / "preeclampsia", "Post-traumatic" / "posttraumatic")
 JOINED_PREFIXES = ("pre", "post", "non", "anti", "intra", "extra", "peri", "para", "hyper", "hypo", "sub", "supra", "inter", "micro",
                    "macro", "multi", "poly", "pseudo", "semi", "trans", "neo", "auto", "co", "re", "over", "under", "mid")
+_JOINED = frozenset(JOINED_PREFIXES)
+_PREFIX_LENGTHS = sorted({len(prefix) for prefix in JOINED_PREFIXES})  # a word's first k letters looked up, not every prefix tried
 
 
 class DictionaryFinder:
@@ -194,9 +196,9 @@ class DictionaryFinder:
         known = self.automaton.frequencies
         out, inside = [], set()
         for token in tokens:
-            prefix = None
-            if token.norm not in known and token.end - token.start == len(token.norm) and not token.norm.isdigit():
-                prefix = next((p for p in JOINED_PREFIXES if token.norm.startswith(p) and p in known and token.norm[len(p):] in known), None)
+            word, prefix = token.norm, None
+            if word not in known and len(word) > 4 and token.end - token.start == len(word):
+                prefix = next((word[:k] for k in _PREFIX_LENGTHS if word[:k] in _JOINED and word[:k] in known and word[k:] in known), None)
             if prefix is None:
                 out.append(token)
                 continue
