@@ -123,11 +123,12 @@ def test_the_readme_sentence_finds_its_shorthand_on_the_default_index():
     design = json.loads(medlink("annotate", "--json", "We used computer-aided design (CAD). The CAD model fitted.").stdout)
     assert design["annotations"] == []  # the document says what its CAD is
     note = json.loads(medlink("annotate", "--json", "HER2- breast cancer; left hip fracture; morbid obesity; ER+/PR+; primary "
-                              "hypertension; denies fever; sats 98% on RA; f/u with PCP; LFTs normal.").stdout)
+                              "hypertension; denies fever; sats 98% on RA; f/u with PCP; LFTs normal; c/o CP.").stdout)
     found = {a["text"]: a["ids"][0] for a in note["annotations"]}
     assert found["primary hypertension"] == "ICD10CM:I10" and found["fever"] == "HP:0001945"  # not I27.0, primary *pulmonary* hypertension
     assert [a["infons"]["assertion"] for a in note["annotations"] if a["text"] == "fever"] == ["absent"]
     assert not {"RA", "PCP", "LFTs"} & set(found)  # room air, a primary care provider, liver function tests: no conditions
+    assert found["CP"] == "HP:0100749"  # chest pain, read so in a note, where HPO's "CP" is cerebral palsy
     assert found["HER2-"] == "ICD10CM:Z17.32" and found["hip fracture"] == "ICD10CM:S72.00"  # the sign read; "Fracture of hip NOS" turned
     assert found["morbid obesity"] == "HP:0025501" and found["ER+"] == "ICD10CM:Z17.0" and found["PR+"] == "ICD10CM:Z17.21"
 

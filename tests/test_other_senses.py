@@ -51,7 +51,10 @@ def test_the_plural_and_only_the_written_short_form():
     assert sense(text, "LFT") == "liver function tests" and other_sense(text, 14, 17) is None  # "Lft" is not the short form
 
 
-def test_spans_with_another_sense_are_dropped():
+def test_spans_with_another_sense_are_dropped_or_read_as_the_condition_it_is():
     text = "RA flare. Sats 95% on RA."
     spans = [Annotation(0, 2, "RA"), Annotation(22, 24, "RA")]
     assert [s.start for s in without_other_senses(text, spans)] == [0]
+    text = "Pt c/o CP radiating to the jaw. Child with spastic CP."
+    kept = without_other_senses(text, [Annotation(7, 9, "CP"), Annotation(text.rindex("CP"), text.rindex("CP") + 2, "CP")])
+    assert [s.infons.get("read_as") for s in kept] == ["chest pain", None]  # the child's CP stays HPO's cerebral palsy

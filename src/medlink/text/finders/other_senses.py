@@ -3,7 +3,8 @@
 "Sats 98% on RA" is room air, not rheumatoid arthritis; "follow up with her PCP" a primary care provider, not
 phencyclidine (ICD-10-CM's hallucinogen disorders); "LFTs elevated" liver function tests, not a lipoma of the filum
 terminale (HPO's "LFT"). A dictionary finder matches the letters; these rules read the words around them, and the
-annotator drops a span whose context names the other sense. Each rule is narrow on purpose: "the effect of
+annotator drops a span whose context names the other sense. A sense that is another condition is read instead: "c/o
+CP" is chest pain (``infons["read_as"]``, what the linker then links), where HPO's "CP" is cerebral palsy. Each rule is narrow on purpose: "the effect of
 methotrexate on RA" and "patients with PCP" keep their conditions, since neither a saturation nor a visit is near.
 A curated list, like the clinical shorthand the default KB adds (``kb/data/clinical_shorthand.jsonl``); no annotated
 corpus of these senses ships with medlink.
@@ -29,6 +30,7 @@ class OtherSense:
     sense: str
     before: re.Pattern[str] | None = None
     after: re.Pattern[str] | None = None
+    condition: bool = False  # the sense is a condition too: the span stays, read as ``sense``
 
     def here(self, text: str, start: int, end: int) -> bool:
         if self.before is None and self.after is None:
@@ -37,8 +39,9 @@ class OtherSense:
                     or self.after and self.after.match(text[end:end + _NEAR]))
 
 
-def _rule(short_form: str, sense: str, before: str | None = None, after: str | None = None) -> OtherSense:
-    return OtherSense(short_form, sense, before and re.compile(before, re.IGNORECASE), after and re.compile(after, re.IGNORECASE))
+def _rule(short_form: str, sense: str, before: str | None = None, after: str | None = None, condition: bool = False) -> OtherSense:
+    return OtherSense(short_form, sense, before and re.compile(before, re.IGNORECASE), after and re.compile(after, re.IGNORECASE),
+                      condition)
 
 
 OTHER_SENSES: tuple[OtherSense, ...] = (
@@ -65,6 +68,11 @@ OTHER_SENSES: tuple[OtherSense, ...] = (
     # an electrocardiogram's segment, not a mood: "ST depressions in V4-V6"
     _rule("depression", "ST-segment depression", before=r"\bST(?:[\s-]segment)?[\s-]+$"),
     _rule("Depression", "ST-segment depression", before=r"\bST(?:[\s-]segment)?[\s-]+$"),
+    # chest pain, as an adult's note writes it: "c/o CP", "no CP/SOB", "atypical CP", "CP radiating to the jaw"
+    _rule("CP", "chest pain", condition=True,
+          before=r"(?:\bc/o|\bcomplains? of|\bcomplaining of|\bdenies|\bdenied|\bno|\batypical|\btypical|\bpleuritic|\bsubsternal|"
+                 r"\bexertional|\bintermittent|\brecurrent|\bworsening|\bongoing|\bpersistent|\breports|\bendorses|\bnew)\s+$",
+          after=r"^\s*(?:/\s*SOB|radiat|x\s*\d|free\b|resolved|improved|started|began|onset|with\s+exertion|at\s+rest|and\s+SOB|,\s*SOB)"),
     # always liver function tests in a note ("LFTs elevated", "repeat LFT")
     _rule("LFT", "liver function tests"),
 )
@@ -73,13 +81,27 @@ for _sense in OTHER_SENSES:
     _BY_FORM[_sense.short_form] = _BY_FORM.get(_sense.short_form, ()) + (_sense,)
 
 
-def other_sense(text: str, start: int, end: int) -> str | None:
-    """The other sense the span ``text[start:end]`` has here (its plural "LFTs" too), or None."""
+def sense_here(text: str, start: int, end: int) -> OtherSense | None:
+    """The rule whose other sense the span ``text[start:end]`` has here (its plural "LFTs" too), or None."""
     written = text[start:end]
     rules = _BY_FORM.get(written) or (_BY_FORM.get(written[:-1]) if written.endswith("s") else None)
-    return next((rule.sense for rule in rules or () if rule.here(text, start, end)), None)
+    return next((rule for rule in rules or () if rule.here(text, start, end)), None)
+
+
+def other_sense(text: str, start: int, end: int) -> str | None:
+    """The other sense the span ``text[start:end]`` has here, or None."""
+    rule = sense_here(text, start, end)
+    return rule.sense if rule else None
 
 
 def without_other_senses(text: str, spans: Iterable[Annotation]) -> list[Annotation]:
-    """``spans`` less those whose short form means something else here."""
-    return [span for span in spans if other_sense(text, span.start, span.end) is None]
+    """``spans`` less those whose short form means something that is no condition here; one whose sense here is another
+    condition is read as it (``infons["read_as"]``)."""
+    kept = []
+    for span in spans:
+        rule = sense_here(text, span.start, span.end)
+        if rule is not None and rule.condition:
+            span.infons["read_as"] = rule.sense
+        if rule is None or rule.condition:
+            kept.append(span)
+    return kept
