@@ -99,6 +99,9 @@ class Passage:
         return self.offset + len(self.text)
 
 
+READ_AS = "read_as"  # an annotation infon: the reading the linker sees in place of the span's text
+
+
 @dataclass(slots=True)
 class Annotation:
     """A span of a document's text: a gold mention (``ids`` from the annotators) or one a finder found and linked.
@@ -122,6 +125,12 @@ class Annotation:
     @property
     def span(self) -> tuple[int, int]:
         return (self.start, self.end)
+
+    @property
+    def reading(self) -> str:
+        """What the span says, as the linker should read it: its text, or the reading a finder or a context rule gave it
+        (``infons[READ_AS]``: "nonsmall cell lung cancer" as "non-small cell lung cancer", "c/o CP" as "chest pain")."""
+        return self.infons.get(READ_AS, self.text)
 
 
 @dataclass(slots=True)
@@ -161,9 +170,8 @@ class Document:
         return "".join(pieces)
 
     def mention(self, annotation: Annotation, window: int = 0, text: str | None = None) -> Mention:
-        """The mention a linker sees for ``annotation``: its text (or the reading a finder gave it, ``infons["read_as"]``:
-        "nonsmall cell lung cancer" as "non-small cell lung cancer"), position and ``window`` characters each side."""
+        """The mention a linker sees for ``annotation``: its ``reading``, position and ``window`` characters each side."""
         text = self.text if text is None else text
         left = text[max(0, annotation.start - window):annotation.start] if window else None
         right = text[annotation.end:annotation.end + window] if window else None
-        return Mention(annotation.infons.get("read_as", annotation.text), self.doc_id, annotation.start, annotation.end, left, right)
+        return Mention(annotation.reading, self.doc_id, annotation.start, annotation.end, left, right)

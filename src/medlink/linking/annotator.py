@@ -167,7 +167,7 @@ class Annotator:
         for document in annotated:
             self._resolve_short_forms(document)
             if self.options.consistency in ("vote", "both"):
-                vote(document.annotations, lambda a: self.linker.key(a.infons.get("read_as", a.text)))  # "c/o CP" read as chest pain votes apart
+                vote(document.annotations, lambda a: self.linker.key(a.reading))  # "c/o CP" read as chest pain votes apart
             for span in document.annotations:
                 best = span.result.best if span.result is not None else None
                 span.ids = composite.get(id(span)) or ((best.concept_id,) if best is not None else ())

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Sequence
 
 import ahocorasick
 
-from medlink.core import Annotation, LinkResult
+from medlink.core import READ_AS, Annotation, LinkResult
 from medlink.text.finders.base import follows_title, overlap_test, resolve_overlaps
 from medlink.text.normalize import SIGN_WORDS, signs_in
 
@@ -38,8 +38,8 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
             key = span.text.lower() if folded and _has_lower(span.text) else span.text
             if types.get(key) is None:
                 types[key] = span.type
-            if "read_as" in span.infons:
-                readings.setdefault(key, span.infons["read_as"])
+            if span.reading != span.text:
+                readings.setdefault(key, span.reading)
     strings = set(types)
     if not strings:
         return []
@@ -56,7 +56,7 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
                 continue  # an all-capitals occurrence of a string found in lower case elsewhere: found on the exact pass
             if _word_bounded(text, start, end) and not taken(start, end) and not follows_title(text, start) and not _sign_closes(text, start, end):
                 key = haystack[start:end]  # the automaton matched this key in this haystack
-                infons = {"read_as": readings[key]} if key in readings else {}
+                infons = {READ_AS: readings[key]} if key in readings else {}
                 found.setdefault((start, end), Annotation(start, end, text[start:end], type=types.get(key), source=source, infons=infons))
     return resolve_overlaps(found.values(), "longest")
 

@@ -120,8 +120,8 @@ def _word_limit(text: str, start: int, words: int, forward: bool, bound: int) ->
             if count == words:
                 return m.end()
         return bound
-    starts = [m.start() for m in TOKEN.finditer(text, bound, start)]
-    return starts[-words] if len(starts) >= words else bound
+    starts = [m.start() for m in TOKEN.finditer(text, max(bound, start - 40 * words), start)]  # a window is a few words: never the clause
+    return starts[-words] if len(starts) >= words else max(bound, start - 40 * words)
 
 
 def _ends(stop: Match, category: str) -> bool:

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
-from medlink.core import Annotation, Document
+from medlink.core import READ_AS, Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
 from medlink.text.normalize import SIGNED, Normalizer
@@ -98,7 +98,7 @@ def _read_as_hyphenated(span: Annotation, cuts: set[int]) -> Annotation:
     inner = sorted(cut for cut in cuts if span.start < cut < span.end)
     if inner:
         pieces = [span.text[a - span.start:b - span.start] for a, b in zip([span.start, *inner], [*inner, span.end])]
-        span.infons["read_as"] = "-".join(pieces)
+        span.infons[READ_AS] = "-".join(pieces)
     return span
 
 

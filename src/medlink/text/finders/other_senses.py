@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from medlink.core import Annotation
+from medlink.core import READ_AS, Annotation
 
 _NEAR = 40  # characters read either side
 
@@ -101,7 +101,7 @@ def without_other_senses(text: str, spans: Iterable[Annotation]) -> list[Annotat
     for span in spans:
         rule = sense_here(text, span.start, span.end)
         if rule is not None and rule.condition:
-            span.infons["read_as"] = rule.sense
+            span.infons[READ_AS] = rule.sense
         if rule is None or rule.condition:
             kept.append(span)
     return kept
