@@ -131,6 +131,11 @@ def test_the_readme_sentence_finds_its_shorthand_on_the_default_index():
     assert found["CP"] == "HP:0100749"  # chest pain, read so in a note, where HPO's "CP" is cerebral palsy
     assert found["HER2-"] == "ICD10CM:Z17.32" and found["hip fracture"] == "ICD10CM:S72.00"  # the sign read; "Fracture of hip NOS" turned
     assert found["morbid obesity"] == "HP:0025501" and found["ER+"] == "ICD10CM:Z17.0" and found["PR+"] == "ICD10CM:Z17.21"
+    report = json.loads(medlink("annotate", "--json", "CT: bilateral pulmonary emboli and brain metastases. R-sided weakness. "
+                                "Echo: LVH.").stdout)
+    found = {a["text"]: a["ids"][0] for a in report["annotations"]}
+    assert found == {"pulmonary emboli": "HP:0002204", "brain metastases": "ICD10CM:C79.31", "R-sided weakness": "HP:0001269",
+                     "LVH": "HP:0001712"}  # a Latin plural read as the singular the names spell; not Asthenia for the weakness
 
 
 @pytest.fixture(scope="module")

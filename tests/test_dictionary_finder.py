@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders import resolve_overlaps
-from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, is_current, loose_word
+from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, classical_singular, is_current, loose_word
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.plain_forms import inverted_form, plain_form
 from medlink.text.normalize import normalize
@@ -214,6 +214,21 @@ def test_spelling_corrects_one_edit_and_refuses_ties(deletions):
 def test_plural_reduction_touches_plurals_only():
     assert [loose_word(w) for w in ("tumors", "deficiencies", "diseases", "virus", "illness", "mellitus", "ms")] == \
         ["tumor", "deficiency", "disease", "virus", "illness", "mellitus", "ms"]
+
+
+def test_classical_plurals_meet_the_singular_the_names_spell():
+    vocabulary = {"metastasis": 1, "embolus": 1, "vertebra": 1, "varix": 1, "diverticulum": 1, "disease": 1, "pylori": 1}
+    assert [classical_singular(w, vocabulary) for w in ("metastases", "emboli", "vertebrae", "varices", "diverticula")] == \
+        ["metastasis", "embolus", "vertebra", "varix", "diverticulum"]
+    assert classical_singular("diseases", vocabulary) is None  # no "diseasis": the S-stemmer's plural
+    assert classical_singular("pylori", vocabulary) is None  # no "pylorus" among the names' words
+
+    finder = DictionaryFinder.build(["Brain metastasis", "Pulmonary embolus", "Multiple pulmonary emboli", "Otitis media", "Medium"], normalize)
+    found = {a.text: a.infons for a in finder.find(Document.from_text("Brain metastases, pulmonary emboli; otitis media."))}
+    assert found["Brain metastases"] == {"match": "approximate", "read_as": "Brain metastasis"}  # the linker meets the name
+    # "emboli" is a word the names spell (the linker can meet it), and "otitis media" an exact name: neither is re-read
+    assert found["pulmonary emboli"] == {"match": "approximate"} and found["otitis media"] == {}
+    assert finder.is_name("brain metastases") and not finder.is_name("brain metastase")
 
 
 @settings(max_examples=60, deadline=None)

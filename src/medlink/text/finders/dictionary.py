@@ -17,7 +17,8 @@ Rules a plain string matcher gets wrong, and what this one does:
   ``stop_names`` leaves out more.
 - **Approximate matches** (``approximate``): a second automaton over loose word forms finds
   inflection and spelling variants: plurals reduced (Harman's S-stemmer: "tumors" -> "tumor",
-  "deficiencies" -> "deficiency"), a possessive "'s" ignored ("Alzheimer's disease" meets
+  "deficiencies" -> "deficiency"; a Latin or Greek plural to the singular the names spell, "metastases" -> "metastasis",
+  "emboli" -> "embolus", the span's ``infons["read_as"]`` then the singular reading the linker sees), a possessive "'s" ignored ("Alzheimer's disease" meets
   "Alzheimer disease"), and an unknown word of five letters or more corrected to the vocabulary
   word one edit away ("diabetis" -> "diabetes") where at least as many words of the span are spelt
   right (alone, "found" would become "wound"). Such spans say so (``infons["match"] = "approximate"``).
@@ -50,8 +51,9 @@ from medlink.text.tokens import Token, passage_tokens, tokenize
 
 SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
-RULES = 3  # which names a finder leaves out or adds (1: names with a sign after a word, "HR+", left out; 3: "X of Y" also as "Y X"
-# (``inverted_form``), and names with a sign kept where the normaliser reads it as a word): a default index's older finder is rebuilt
+RULES = 4  # which names a finder leaves out or adds (1: names with a sign after a word, "HR+", left out; 3: "X of Y" also as "Y X"
+# (``inverted_form``), and names with a sign kept where the normaliser reads it as a word; 4: loose forms read Latin and Greek
+# plurals as their singular, ``classical_singular``): a default index's older finder is rebuilt
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
 
@@ -90,6 +92,36 @@ def loose_word(word: str) -> str:
     if word.endswith("s") and not word.endswith(("us", "ss")):
         return word[:-1]
     return word
+
+
+# Latin and Greek plurals the S-stemmer leaves alone or cuts wrong ("emboli", "metastases", "vertebrae", "diverticula"), each
+# with the singular endings it may stand for; longer endings first ("ata" before "a")
+CLASSICAL_PLURALS = (("ices", ("ix", "ex")), ("ses", ("sis",)), ("ges", ("x",)), ("ata", ("a",)), ("ina", ("en",)), ("ae", ("a",)),
+                     ("i", ("us",)), ("a", ("um", "on")))
+
+
+def classical_singular(word: str, vocabulary: dict[str, int]) -> str | None:
+    """The singular a Latin or Greek plural stands for, where the names spell it ("metastases" -> "metastasis",
+    "emboli" -> "embolus"); None otherwise ("diseases" has no "diseasis"). The vocabulary decides, so names and text,
+    read through the same one, meet."""
+    if len(word) <= 4:
+        return None
+    for plural, singulars in CLASSICAL_PLURALS:
+        if word.endswith(plural):
+            stem = word[: -len(plural)]
+            return next((stem + ending for ending in singulars if stem + ending in vocabulary), None)
+    return None
+
+
+def _read_in_singular(text: str, tokens: list[Token], singulars: dict[int, str]) -> str:
+    """``text`` from the first to the last of ``tokens``, each word ``singulars`` holds by position replaced ("brain
+    metastases" read as "brain metastasis", the name the linker then meets)."""
+    pieces, at = [], tokens[0].start
+    for position, token in enumerate(tokens):
+        if position in singulars:
+            pieces += [text[at:token.start], singulars[position]]
+            at = token.end
+    return "".join(pieces) + text[at:tokens[-1].end]
 
 
 def _read_as_hyphenated(span: Annotation, cuts: set[int]) -> Annotation:
@@ -150,22 +182,24 @@ class DictionaryFinder:
         exact_only = possessives - short_forms.keys()
         turned_only = turned - said
         short_forms.update((key, short) for key, short in plain_forms.items() if key not in short_forms)
+        def reported(key: str, short_form: bool) -> bool:
+            return len(key) >= 2 if short_form else len(key) >= options.min_length and key not in stop and not all(w in stop for w in key.split())
+
         automaton = WordAutomaton()
-        kept = 0
+        vocabulary, kept = automaton.frequencies, 0
         for key, short_form in short_forms.items():
-            words = key.split()
-            if not short_form and (len(key) < options.min_length or all(w in stop for w in words) or key in stop):
-                continue
-            if short_form and len(key) < 2:
-                continue
-            kept += 1
-            automaton.add(words, (TURNED_EXACT if key in turned_only else EXACT) | (SHORT_FORM if short_form else 0)
-                          | (CAPITALISED if key in exact_only else 0))
-            for word in words:
-                automaton.frequencies[word] = automaton.frequencies.get(word, 0) + 1
-            loose_words = [loose_word(w) for w in words if w != POSSESSIVE]
-            if options.approximate and not short_form and loose_words and key not in exact_only:
-                automaton.add(loose_words, TURNED_LOOSE if key in turned_only else LOOSE)
+            if reported(key, short_form):
+                kept += 1
+                words = key.split()
+                automaton.add(words, (TURNED_EXACT if key in turned_only else EXACT) | (SHORT_FORM if short_form else 0)
+                              | (CAPITALISED if key in exact_only else 0))
+                for word in words:
+                    vocabulary[word] = vocabulary.get(word, 0) + 1
+        for key, short_form in short_forms.items() if options.approximate else ():  # once the vocabulary is whole (``classical_singular``)
+            if not short_form and key not in exact_only and reported(key, short_form):
+                loose_words = [loose_word(classical_singular(w, vocabulary) or w) for w in key.split() if w != POSSESSIVE]
+                if loose_words:
+                    automaton.add(loose_words, TURNED_LOOSE if key in turned_only else LOOSE)
         return cls(normalize, options, automaton.finish(), kept)
 
     # -- finding ------------------------------------------------------------------------------
@@ -218,7 +252,8 @@ class DictionaryFinder:
         approximate matching) their plural ("breast cancers")."""
         words = [t.norm for t in tokenize(text, self.normalize)]
         return (self._spelt_whole(words, EXACT | TURNED_EXACT)
-                or self.options.approximate and self._spelt_whole([loose_word(w) for w in words if w != POSSESSIVE], LOOSE | TURNED_LOOSE))
+                or self.options.approximate and self._spelt_whole([loose_word(classical_singular(w, self.automaton.frequencies) or w)
+                                                                       for w in words if w != POSSESSIVE], LOOSE | TURNED_LOOSE))
 
     def _spelt_whole(self, words: list[str], flag: int) -> bool:
         """Whether a key carrying ``flag`` spans all of ``words``."""
@@ -228,8 +263,9 @@ class DictionaryFinder:
         """Spans of loose word forms; a span with a spelling-corrected word needs as many words spelt right as
         corrected ("diabetis mellitus" yes; "found" -> "wound" or "structure" -> "stricture" alone, no)."""
         kept = [i for i, t in enumerate(tokens) if t.norm != POSSESSIVE]
-        corrected = [self._corrected(tokens[i].norm) for i in kept]
-        words = [loose_word(word or tokens[i].norm) for word, i in zip(corrected, kept)]
+        singular = [classical_singular(tokens[i].norm, self.automaton.frequencies) for i in kept]
+        corrected = [None if one else self._corrected(tokens[i].norm) for one, i in zip(singular, kept)]
+        words = [loose_word(one or word or tokens[i].norm) for one, word, i in zip(singular, corrected, kept)]
         for first, last, value in self.automaton.spans(words, LOOSE | TURNED_LOOSE):
             fixes = sum(corrected[j] is not None for j in range(first, last))
             if 2 * fixes > last - first:
@@ -237,7 +273,12 @@ class DictionaryFinder:
             start, end = tokens[kept[first]].start, tokens[kept[last - 1]].end
             if crosses_boundary(text, start, end) or not value & LOOSE and not spaced(text, [tokens[kept[j]] for j in range(first, last)]):
                 continue
-            yield Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"})
+            span = Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"})
+            singulars = {j - first: singular[j] for j in range(first, last)  # a plural the names never spell: the linker could not
+                         if singular[j] and tokens[kept[j]].norm not in self.automaton.frequencies}  # meet it ("pylori" stays)
+            if singulars:
+                span.infons[READ_AS] = _read_in_singular(text, [tokens[kept[j]] for j in range(first, last)], singulars)
+            yield span
 
     def _corrected(self, word: str) -> str | None:
         """The vocabulary word a misspelt ``word`` stands for; None for a known word or one with no correction."""
