@@ -17,9 +17,9 @@ Rules a plain string matcher gets wrong, and what this one does:
   ``stop_names`` leaves out more.
 - **Approximate matches** (``approximate``): a second automaton over loose word forms finds
   inflection and spelling variants: plurals reduced (Harman's S-stemmer: "tumors" -> "tumor",
-  "deficiencies" -> "deficiency"; a Latin or Greek plural to the singular the names spell, "metastases" -> "metastasis",
-  "emboli" -> "embolus", the span's ``infons["read_as"]`` then the singular reading the linker sees), a possessive "'s" ignored ("Alzheimer's disease" meets
-  "Alzheimer disease"), and an unknown word of five letters or more corrected to the vocabulary
+  "deficiencies" -> "deficiency"; a Latin or Greek plural the names never use to the singular they spell,
+  "metastases" -> "metastasis", the span's ``infons["read_as"]`` then the singular reading the linker sees), a
+  possessive "'s" ignored ("Alzheimer's disease" meets "Alzheimer disease"), and an unknown word of five letters or more corrected to the vocabulary
   word one edit away ("diabetis" -> "diabetes") where at least as many words of the span are spelt
   right (alone, "found" would become "wound"). Such spans say so (``infons["match"] = "approximate"``).
 - **What text leaves unsaid.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism
@@ -51,9 +51,8 @@ from medlink.text.tokens import Token, passage_tokens, tokenize
 
 SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
-RULES = 4  # which names a finder leaves out or adds (1: names with a sign after a word, "HR+", left out; 3: "X of Y" also as "Y X"
-# (``inverted_form``), and names with a sign kept where the normaliser reads it as a word; 4: loose forms read Latin and Greek
-# plurals as their singular, ``classical_singular``): a default index's older finder is rebuilt
+RULES = 3  # which names a finder leaves out or adds (1: names with a sign after a word, "HR+", left out; 3: "X of Y" also as "Y X"
+# (``inverted_form``), and names with a sign kept where the normaliser reads it as a word): a default index's older finder is rebuilt
 CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
 
@@ -101,10 +100,10 @@ CLASSICAL_PLURALS = (("ices", ("ix", "ex")), ("ses", ("sis",)), ("ges", ("x",)),
 
 
 def classical_singular(word: str, vocabulary: dict[str, int]) -> str | None:
-    """The singular a Latin or Greek plural stands for, where the names spell it ("metastases" -> "metastasis",
-    "emboli" -> "embolus"); None otherwise ("diseases" has no "diseasis"). The vocabulary decides, so names and text,
-    read through the same one, meet."""
-    if len(word) <= 4:
+    """The singular a Latin or Greek plural the names never spell stands for, where they spell it ("metastases" ->
+    "metastasis"); None otherwise ("diseases" has no "diseasis"). As a spelling correction does, it reads only a word the
+    names do not use: "ganglia" in "basal ganglia" stays, never the name "Ganglion", nor "pylori" "pylorus"."""
+    if len(word) <= 4 or word in vocabulary:
         return None
     for plural, singulars in CLASSICAL_PLURALS:
         if word.endswith(plural):
@@ -182,24 +181,22 @@ class DictionaryFinder:
         exact_only = possessives - short_forms.keys()
         turned_only = turned - said
         short_forms.update((key, short) for key, short in plain_forms.items() if key not in short_forms)
-        def reported(key: str, short_form: bool) -> bool:
-            return len(key) >= 2 if short_form else len(key) >= options.min_length and key not in stop and not all(w in stop for w in key.split())
-
         automaton = WordAutomaton()
-        vocabulary, kept = automaton.frequencies, 0
+        kept = 0
         for key, short_form in short_forms.items():
-            if reported(key, short_form):
-                kept += 1
-                words = key.split()
-                automaton.add(words, (TURNED_EXACT if key in turned_only else EXACT) | (SHORT_FORM if short_form else 0)
-                              | (CAPITALISED if key in exact_only else 0))
-                for word in words:
-                    vocabulary[word] = vocabulary.get(word, 0) + 1
-        for key, short_form in short_forms.items() if options.approximate else ():  # once the vocabulary is whole (``classical_singular``)
-            if not short_form and key not in exact_only and reported(key, short_form):
-                loose_words = [loose_word(classical_singular(w, vocabulary) or w) for w in key.split() if w != POSSESSIVE]
-                if loose_words:
-                    automaton.add(loose_words, TURNED_LOOSE if key in turned_only else LOOSE)
+            words = key.split()
+            if not short_form and (len(key) < options.min_length or all(w in stop for w in words) or key in stop):
+                continue
+            if short_form and len(key) < 2:
+                continue
+            kept += 1
+            automaton.add(words, (TURNED_EXACT if key in turned_only else EXACT) | (SHORT_FORM if short_form else 0)
+                          | (CAPITALISED if key in exact_only else 0))
+            for word in words:
+                automaton.frequencies[word] = automaton.frequencies.get(word, 0) + 1
+            loose_words = [loose_word(w) for w in words if w != POSSESSIVE]
+            if options.approximate and not short_form and loose_words and key not in exact_only:
+                automaton.add(loose_words, TURNED_LOOSE if key in turned_only else LOOSE)
         return cls(normalize, options, automaton.finish(), kept)
 
     # -- finding ------------------------------------------------------------------------------
@@ -274,8 +271,7 @@ class DictionaryFinder:
             if crosses_boundary(text, start, end) or not value & LOOSE and not spaced(text, [tokens[kept[j]] for j in range(first, last)]):
                 continue
             span = Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"})
-            singulars = {j - first: singular[j] for j in range(first, last)  # a plural the names never spell: the linker could not
-                         if singular[j] and tokens[kept[j]].norm not in self.automaton.frequencies}  # meet it ("pylori" stays)
+            singulars = {j - first: singular[j] for j in range(first, last) if singular[j]}
             if singulars:
                 span.infons[READ_AS] = _read_in_singular(text, [tokens[kept[j]] for j in range(first, last)], singulars)
             yield span
