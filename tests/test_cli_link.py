@@ -136,6 +136,12 @@ def test_the_readme_sentence_finds_its_shorthand_on_the_default_index():
     found = {a["text"]: a["ids"][0] for a in report["annotations"]}
     assert found == {"pulmonary emboli": "HP:0002204", "brain metastases": "ICD10CM:C79.31", "R-sided weakness": "HP:0001269",
                      "LVH": "HP:0001712"}  # a Latin plural read as the singular the names spell; not Asthenia for the weakness
+    note = json.loads(medlink("annotate", "--json", "Mother w/ breast ca. Hx of GDM. Denies SI/HI. No dyspnea or CP. Echo: pulmonary "
+                              "HTN. CXR: pnuemonia. Dietary counseling.").stdout)
+    found = {a["text"]: (a["ids"][0], a["infons"]["assertion"]) for a in note["annotations"]}
+    assert found == {"breast ca": ("HP:0003002", "someone_else"), "GDM": ("ICD10CM:O24.4", "present"), "SI": ("HP:0031589", "absent"),
+                     "HI": ("ICD10CM:R45.850", "absent"), "dyspnea": ("HP:0002094", "absent"), "CP": ("HP:0100749", "absent"),
+                     "pulmonary HTN": ("ICD10CM:I27.20", "present"), "pnuemonia": ("HP:0002090", "present")}  # no counseling code
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders import resolve_overlaps
-from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, classical_singular, is_current, loose_word
+from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, classical_singular, is_current, loose_word, slip
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.plain_forms import inverted_form, plain_form
 from medlink.text.normalize import normalize
@@ -231,6 +231,32 @@ def test_classical_plurals_meet_the_singular_the_names_spell():
     assert found == {"Brain metastases": {"match": "approximate", "read_as": "Brain metastasis"},
                      "pulmonary emboli": {"match": "approximate", "read_as": "pulmonary embolus"}, "otitis media": {}}
     assert finder.is_name("brain metastases") and not finder.is_name("brain metastase")
+
+
+def test_a_note_s_shortened_words_are_read_written_out_never_alone():
+    finder = DictionaryFinder.build(["Breast cancer", "Cancer", "Brain metastasis", "Bipolar disorder", "Pulmonary hypertension", "Hypertension",
+                                     "Right lower quadrant pain", "Abdominal pain", "Hip fracture", "Lower extremity edema", "Morning stiffness",
+                                     "Diabetes mellitus"], normalize)
+    text = ("Mother: breast CA. Brain mets, bipolar d/o, pulmonary HTN. Ca 9.2, 4 METs, R/O ca. RLQ abd pain. Hip fx. LE edema; "
+            "le edema. AM stiffness; I am stiffness. Gestational DM; gestational dm.")
+    found = {a.text: a.infons for a in finder.find(Document.from_text(text))}
+    assert {t: i.get("read_as") for t, i in found.items() if i.get("match") == "shorthand"} == {
+        "breast CA": "breast cancer", "Brain mets": "Brain metastasis", "bipolar d/o": "bipolar disorder",
+        "pulmonary HTN": "pulmonary hypertension", "abd pain": "abdominal pain", "Hip fx": "Hip fracture",
+        "LE edema": "lower extremity edema", "AM stiffness": "morning stiffness"}
+    # alone a shortened word is nothing ("Ca" calcium, "METs", "ca" after "R/O"); "le", "am" and "dm" are not the capitals;
+    # "RLQ" is "right lower quadrant" whole or not at all ("abd pain" is found, never "right ... pain" from part of it)
+    assert set(found) == {"breast CA", "Brain mets", "bipolar d/o", "pulmonary HTN", "abd pain", "Hip fx", "LE edema", "AM stiffness"}
+    assert DictionaryFinder.build(["Breast cancer"], normalize, DictionaryOptions(shorthand=False)).find(Document.from_text("breast ca")) == []
+
+
+def test_a_long_word_with_a_letter_dropped_or_swapped_is_corrected_alone():
+    assert slip("pnuemonia", "pneumonia") and slip("diarhea", "diarrhea") and slip("hyperlipdemia", "hyperlipidemia")
+    assert not slip("structure", "stricture") and not slip("found", "wound") and not slip("ezcema", "eczema")  # a letter for another; short
+    assert not slip("include", "included") and not slip("propose", "proptose")  # an English word's ending; no disease's
+    finder = DictionaryFinder.build(["Pneumonia", "Diarrhea", "Stricture", "Wound"], normalize)
+    found = [(a.text, a.infons.get("match")) for a in finder.find(Document.from_text("No pnuemonia; diarhea. The structure was found."))]
+    assert found == [("pnuemonia", "approximate"), ("diarhea", "approximate")]
 
 
 @settings(max_examples=60, deadline=None)

@@ -50,6 +50,8 @@ def test_sentences_split_at_clear_ends_only():
     assert sentences(text) == ["Mutations in BRCA1 (e.g. 185delAG) cause breast cancer.", "The risk was 2.5-fold higher (p < 0.05).",
                                "Dr. Smith et al. reported it in Fig. 2.", "J. Doe agreed!", "Did they?", "\"Yes.\"", "(Confirmed.)",
                                "Über allem.", "10 cases remained."]
+    # a note ends a sentence with "breast ca." or "gained wt.": an abbreviation only before a number ("ca. 1990")
+    assert sentences("Mother w/ breast ca. Hx of GDM. Born ca. 1990 in Ohio.") == ["Mother w/ breast ca.", "Hx of GDM.", "Born ca. 1990 in Ohio."]
 
 
 def test_sentences_keep_numbers_acronyms_and_lower_case_continuations():

@@ -23,9 +23,11 @@ from medlink.text.normalize import normalize
 
 DEFAULT_KB_NAME = "default-kb.sqlite"
 # HPO's roots beside Phenotypic abnormality (HP:0000118): Mode of inheritance, Clinical modifier, Frequency, Past medical
-# history, Blood group. Their terms ("Mild", "Left", "Episodic", "Acute onset") qualify a finding: the default index's
-# mention finder does not report them in text (medlink link still links them)
-NOT_FINDINGS = ("HP:0000005", "HP:0012823", "HP:0040279", "HP:0032443", "HP:0032223")
+# history, Blood group. Their terms ("Mild", "Left", "Episodic", "Acute onset") qualify a finding; ICD-10-CM's external
+# causes (chapter 20: "Exposure NOS", "Accident NOS") say how it came about, and its counseling codes (Z71: "Counseling,
+# unspecified") a visit's purpose: the default index's mention finder does not report them in text (medlink link still
+# links them)
+NOT_FINDINGS = ("HP:0000005", "HP:0012823", "HP:0040279", "HP:0032443", "HP:0032223", "ICD10CM:20", "ICD10CM:Z71")
 __all__ = ["DEFAULT_KB_NAME", "NOT_FINDINGS", "default_kb_path", "default_recipe", "default_sources", "packaged_hpo_obo"]
 
 

@@ -78,7 +78,7 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         call 911 for | call 911 if | return to the ed for | return to the ed if | return to the er for | return to the er if |
         return to ed for | return to ed if | come back for | come back if | seek care for | seek care if | seek medical attention for | seek medical attention if |
         seek immediate medical attention for | seek immediate medical attention if | screening for | screen for | screened for"""),
-    *_cues(HYPOTHETICAL, BACKWARD, "prophylaxis | precautions", window=4),
+    *_cues(HYPOTHETICAL, BACKWARD, "prophylaxis | ppx | precautions", window=4),
     # the mention names what is screened for, prevented or worked up: "TB screening", "bleeding risk", "sepsis workup"
     *_cues(HYPOTHETICAL, BACKWARD, "screening | screen | risk", window=1),
     *_cues(POSSIBLE, BACKWARD, "workup | work up | protocol | testing", window=1),
@@ -94,9 +94,11 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
     *_cues(FAMILY, BOTH, f"""{RELATIVES} | family history of | family history | fhx | fh | family hx | fam hx | family member | family members |
         runs in the family | in the family | sick contact | sick contacts | roommate | coworker | co worker | friend | friends | classmate | classmates | boyfriend |
         girlfriend | neighbor | neighbour""", window=12),
-    *_cues(HISTORICAL, FORWARD, """history of | hx of | h/o | hx | past history of | s/p | status post | previous | prior | prior history of |
-        remote | remote history of | old | former | formerly | past | no history of | no hx of | no h/o | no prior | no previous | no past |
+    *_cues(HISTORICAL, FORWARD, """history of | hx of | h/o | hx | past history of | previous | prior | prior history of |
+        remote history of | past | no history of | no hx of | no h/o | no prior | no previous | no past |
         denies history of | denies any history of | denies hx of | resolution of"""),
+    # a procedure or a word before a noun: its phrase, not the list after a comma ("s/p ablation 2022, HTN, OSA")
+    *_cues(HISTORICAL, FORWARD, "s/p | status post | remote | old | former | formerly", window=5),
     *_cues(HISTORICAL, BOTH, "in the past | as a child | in childhood | previously | remotely", window=6),
     *_cues(HISTORICAL, BACKWARD, """years ago | months ago | year ago | ago | at age | resolved | has resolved | have resolved | last year |
         last winter | last summer | last spring | last fall | last autumn | completely resolved | fully resolved | since resolved""", window=6),

@@ -21,7 +21,8 @@ Rules a plain string matcher gets wrong, and what this one does:
   "metastases" -> "metastasis", the span's ``infons["read_as"]`` then the singular reading the linker sees), a
   possessive "'s" ignored ("Alzheimer's disease" meets "Alzheimer disease"), and an unknown word of five letters or more corrected to the vocabulary
   word one edit away ("diabetis" -> "diabetes") where at least as many words of the span are spelt
-  right (alone, "found" would become "wound"). Such spans say so (``infons["match"] = "approximate"``).
+  right (alone, "found" would become "wound"), or alone where the slip is a letter dropped, doubled or two swapped in a
+  disease's Greek or Latin name of seven letters or more ("pnuemonia", ``slip``). Such spans say so (``infons["match"] = "approximate"``).
 - **What text leaves unsaid.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism
   NOS", "Heart disease, unspecified") and puts nonessential words in parentheses ("systolic (congestive) heart
   failure"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such names are also matched
@@ -46,6 +47,7 @@ from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, englis
 from medlink.text.normalize import SIGNED, Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, name_forms
 from medlink.text.spelling import SpellingIndex
+from medlink.text.finders.word_shorthand import expanded, shorthand_span
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
 from medlink.text.tokens import Token, passage_tokens, tokenize
 
@@ -67,6 +69,7 @@ class DictionaryOptions:
     stop_names: tuple[str, ...] = ()
     approximate: bool = True
     overlap: str = "longest"
+    shorthand: bool = True  # also match with a note's shortened words written out ("breast ca"; ``word_shorthand``)
 
     def __post_init__(self) -> None:
         if self.overlap not in OVERLAP_POLICIES:
@@ -102,14 +105,31 @@ CLASSICAL_PLURALS = (("ices", ("ix", "ex")), ("ses", ("sis",)), ("ges", ("x",)),
 def classical_singular(word: str, vocabulary: dict[str, int]) -> str | None:
     """The singular a Latin or Greek plural the names never spell stands for, where they spell it ("metastases" ->
     "metastasis"); None otherwise ("diseases" has no "diseasis"). As a spelling correction does, it reads only a word the
-    names do not use: "ganglia" in "basal ganglia" stays, never the name "Ganglion", nor "pylori" "pylorus"."""
-    if len(word) <= 4 or word in vocabulary:
+    names do not use: "ganglia" in "basal ganglia" stays, never the name "Ganglion", nor "pylori" "pylorus"; nor a
+    word of five letters or fewer ("typhi" in "Salmonella typhi" is no typhus)."""
+    if len(word) <= 5 or word in vocabulary:
         return None
     for plural, singulars in CLASSICAL_PLURALS:
         if word.endswith(plural):
             stem = word[: -len(plural)]
             return next((stem + ending for ending in singulars if stem + ending in vocabulary), None)
     return None
+
+
+# the endings of a disease's Greek or Latin name: a lone word corrected to one of them reads as a misspelt disease
+DISEASE_ENDINGS = ("ia", "itis", "osis", "oma", "omas", "pathy", "algia", "rrhea", "rrhoea", "uria", "plegia", "trophy", "genesis",
+                   "iasis", "megaly", "penia", "cytosis")
+
+
+def slip(word: str, correction: str) -> bool:
+    """Whether a misspelt word can stand alone as its correction: a disease's Greek or Latin name (``DISEASE_ENDINGS``)
+    of seven letters or more, with a letter dropped, doubled or two swapped inside the word ("pnuemonia", "diarhea",
+    "hyperlipdemia"). Not one letter for another, the edit that turns English words into names ("structure" ->
+    "stricture", "found" -> "wound"), nor an ending ("include" -> "included"), nor an English word ("propose" ->
+    "proptose", a loose form of "proptosis")."""
+    inside = word[:2] == correction[:2] and word[-2:] == correction[-2:]
+    return (len(word) >= 7 and inside and correction.endswith(DISEASE_ENDINGS)
+            and (len(word) != len(correction) or sorted(word) == sorted(correction)))
 
 
 def _read_in_singular(text: str, tokens: list[Token], singulars: dict[int, str]) -> str:
@@ -217,6 +237,8 @@ class DictionaryFinder:
             if self.options.approximate:
                 spans.extend(_read_as_hyphenated(span, inside) for span in self._approximate(text, tokens)
                              if span.start not in inside and span.end not in inside)
+            if self.options.shorthand:
+                spans.extend(span for span in self._shorthand(text, tokens) if span.start not in inside and span.end not in inside)
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         return resolve_overlaps(spans, overlap or self.options.overlap)
@@ -265,7 +287,7 @@ class DictionaryFinder:
         words = [loose_word(one or word or tokens[i].norm) for one, word, i in zip(singular, corrected, kept)]
         for first, last, value in self.automaton.spans(words, LOOSE | TURNED_LOOSE):
             fixes = sum(corrected[j] is not None for j in range(first, last))
-            if 2 * fixes > last - first:
+            if 2 * fixes > last - first and not (last - first == 1 and slip(tokens[kept[first]].norm, corrected[first])):
                 continue
             start, end = tokens[kept[first]].start, tokens[kept[last - 1]].end
             if crosses_boundary(text, start, end) or not value & LOOSE and not spaced(text, [tokens[kept[j]] for j in range(first, last)]):
@@ -275,6 +297,19 @@ class DictionaryFinder:
             if singulars:
                 span.infons[READ_AS] = _read_in_singular(text, [tokens[kept[j]] for j in range(first, last)], singulars)
             yield span
+
+    def _shorthand(self, text: str, tokens: list[Token]) -> Iterable[Annotation]:
+        """Names met once the passage's shortened words are written out (``word_shorthand``): each span holds a word as
+        written and takes a shortened word whole."""
+        written = expanded(text, tokens, self.normalize)
+        if written is None:
+            return
+        for first, last, value in self.automaton.spans([t.norm for t in written.tokens], EXACT | TURNED_EXACT):
+            if value & SHORT_FORM or not written.whole(first, last) or all(group < 0 for group in written.group[first:last]):
+                continue
+            span = shorthand_span(text, written, first, last, self.name)
+            if not crosses_boundary(text, span.start, span.end) and (value & EXACT or spaced(text, written.tokens[first:last])):
+                yield span
 
     def _corrected(self, word: str) -> str | None:
         """The vocabulary word a misspelt ``word`` stands for; None for a known word or one with no correction."""

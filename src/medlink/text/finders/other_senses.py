@@ -73,6 +73,16 @@ OTHER_SENSES: tuple[OtherSense, ...] = (
           before=r"(?:\bc/o|\bcomplains? of|\bcomplaining of|\bdenies|\bdenied|\bno|\batypical|\btypical|\bpleuritic|\bsubsternal|"
                  r"\bexertional|\bintermittent|\brecurrent|\bworsening|\bongoing|\bpersistent|\breports|\bendorses|\bnew)\s+$",
           after=r"^\s*(?:/\s*SOB|radiat|x\s*\d|free\b|resolved|improved|started|began|onset|with\s+exertion|at\s+rest|and\s+SOB|,\s*SOB)"),
+    # ... or in a list of a patient's symptoms: "no dyspnea or CP", "palpitations, CP"
+    _rule("CP", "chest pain", condition=True,
+          before=r"\b(?:SOB|dyspnea|DOE|orthopnea|palpitations?|diaphoresis|syncope|presyncope|lightheadedness|nausea|N/V|cough|"
+                 r"fevers?|chills|HA|headaches?|edema|leg swelling|claudication)\s*(?:,|/|\bor\b|\band\b|,\s*(?:or|and)\b)\s*$"),
+    # glutamic acid decarboxylase, an antibody's antigen: "anti-GAD", "GAD65 antibodies", "GAD ab positive"
+    _rule("GAD", "glutamic acid decarboxylase", before=r"\banti[\s-]*$", after=r"^[\s-]*(?:65|67|ab\b|abs\b|antibod|autoantibod|titer|level)"),
+    # the sacroiliac joint, or the units: "SI joint", "SI joint dysfunction", "SI units"
+    _rule("SI", "sacroiliac joint", after=r"^\s*(?:joints?\b|jt\b|dysfunction|injection|units?\b)"),
+    # hemagglutinin, hyaluronic acid: "HA titer", "HA injection"
+    _rule("HA", "hemagglutinin or hyaluronic acid", after=r"^\s*(?:titers?|antibod|injections?|filler|gel\b|tag\b)"),
     # always liver function tests in a note ("LFTs elevated", "repeat LFT")
     _rule("LFT", "liver function tests"),
 )

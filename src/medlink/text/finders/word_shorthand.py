@@ -1,0 +1,107 @@
+"""Words a clinical note shortens inside a longer name, read as the words the names spell.
+
+"breast ca", "brain mets", "bipolar d/o", "pulmonary HTN", "hip fx", "EtOH withdrawal", "1st degree AV block": the KB
+spells "Breast cancer", "Brain metastasis", "Bipolar disorder", "Pulmonary hypertension" ... and a word automaton
+meets none of them. The dictionary finder also matches the passage with these words written out (``expanded``); a span
+so found carries the written-out reading (``infons["read_as"]``), the text the linker then links.
+
+A shortened word never makes a span alone: at least one word of the span is written as the names spell it, so "Ca
+9.2" (calcium) is no cancer and "4 METs" no metastasis, and a span takes a shortened word's expansion whole ("RLQ" is
+"right lower quadrant", never "right" alone). A curated list, like the clinical shorthand the default KB adds
+(``kb/data/clinical_shorthand.jsonl``); words written in capitals only ("DM", "LE", "L") are matched so only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from medlink.core import READ_AS, Annotation
+from medlink.text.tokens import Token
+
+# surface (lower case) -> the words it stands for, matched in any case
+ANY_CASE = {
+    "ca": "cancer", "mets": "metastasis", "d/o": "disorder", "dz": "disease", "abd": "abdominal", "wt": "weight",
+    "resp": "respiratory", "infxn": "infection", "htn": "hypertension", "etoh": "alcohol", "gtc": "generalized tonic-clonic",
+    "rlq": "right lower quadrant", "ruq": "right upper quadrant", "llq": "left lower quadrant", "luq": "left upper quadrant",
+    "bilat": "bilateral", "1st": "first", "2nd": "second", "3rd": "third", "4th": "fourth", "fx": "fracture", "hep": "hepatitis",
+    "w/o": "without", "rt": "right", "lt": "left", "sz": "seizure", "szs": "seizures", "bm": "bowel movement",
+    "bms": "bowel movements",
+}
+# written so only: "DM" (not "dm", decimetres), "L" and "R" (not "l" litres), "AM" (not "am")
+CAPITALS = {"DM": "diabetes mellitus", "AF": "atrial fibrillation", "LE": "lower extremity", "LEs": "lower extremities",
+            "BLE": "bilateral lower extremity", "UE": "upper extremity", "L": "left", "R": "right", "CKD": "chronic kidney disease",
+            "CAD": "coronary artery disease", "CHF": "congestive heart failure",
+            "AM": "morning"}
+# a surface is a whole token run: not a part of a longer word, nor of "R/O", "L5", "w/"
+_SURFACE = re.compile(r"(?<![\w/])(" + "|".join(sorted((re.escape(s) for s in {*ANY_CASE, *CAPITALS}), key=len, reverse=True))
+                      + r")(?![\w/])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Expanded:
+    """A passage's tokens with shortened words written out: each written-out word a token over the shortened word's
+    characters; ``group[i]`` numbers the shortened word token ``i`` comes from (-1: a word as written)."""
+
+    tokens: list[Token]
+    group: list[int]
+    readings: dict[int, str]  # group -> what the shortened word is read as
+
+    def whole(self, first: int, last: int) -> bool:
+        """Whether tokens ``first:last`` take each shortened word whole and hold a word as written."""
+        inside = self.group[first:last]
+        cut = first > 0 and inside[0] >= 0 and self.group[first - 1] == inside[0] or last < len(self.group) and inside[-1] >= 0 \
+            and self.group[last] == inside[-1]
+        return not cut and -1 in inside
+
+    def reading(self, text: str, first: int, last: int) -> str:
+        """The span's text with its shortened words written out ("breast ca" -> "breast cancer")."""
+        start, end = self.tokens[first].start, self.tokens[last - 1].end
+        pieces, at, seen = [], start, set()
+        for token, group in zip(self.tokens[first:last], self.group[first:last]):
+            if group >= 0 and group not in seen:
+                seen.add(group)
+                pieces += [text[at:token.start], self.readings[group]]
+                at = token.end
+        return "".join(pieces) + text[at:end]
+
+
+def expansion(written: str) -> str | None:
+    """What a shortened word stands for, or None."""
+    return CAPITALS.get(written) or ANY_CASE.get(written.lower())
+
+
+def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
+    """``tokens`` (one passage's) with every shortened word written out; None when the passage has none."""
+    found = [(m.start(), m.end(), words) for m in _SURFACE.finditer(text, tokens[0].start if tokens else 0, tokens[-1].end if tokens else 0)
+             if (words := expansion(m.group()))]
+    if not found:
+        return None
+    out, group, readings = [], [], {}
+    at = 0
+    for number, (start, end, words) in enumerate(found):
+        while at < len(tokens) and tokens[at].end <= start:
+            out.append(tokens[at])
+            group.append(-1)
+            at += 1
+        covered = at
+        while at < len(tokens) and tokens[at].start < end:
+            at += 1
+        if covered == at or tokens[covered].start != start or tokens[at - 1].end != end:
+            out += tokens[covered:at]  # the surface is not whole tokens here: words as written
+            group += [-1] * (at - covered)
+            continue
+        readings[number] = words
+        for word in normalize(words).split():
+            out.append(Token(start, end, word))
+            group.append(number)
+    out += tokens[at:]
+    group += [-1] * (len(tokens) - at)
+    return Expanded(out, group, readings)
+
+
+def shorthand_span(text: str, expanded_tokens: Expanded, first: int, last: int, source: str) -> Annotation:
+    """The span tokens ``first:last`` cover, read with its shortened words written out."""
+    start, end = expanded_tokens.tokens[first].start, expanded_tokens.tokens[last - 1].end
+    return Annotation(start, end, text[start:end], source=source,
+                      infons={"match": "shorthand", READ_AS: expanded_tokens.reading(text, first, last)})
