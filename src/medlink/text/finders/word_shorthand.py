@@ -26,13 +26,13 @@ ANY_CASE = {
     "rlq": "right lower quadrant", "ruq": "right upper quadrant", "llq": "left lower quadrant", "luq": "left upper quadrant",
     "bilat": "bilateral", "1st": "first", "2nd": "second", "3rd": "third", "4th": "fourth", "fx": "fracture", "hep": "hepatitis",
     "w/o": "without", "rt": "right", "lt": "left", "sz": "seizure", "szs": "seizures", "bm": "bowel movement",
-    "bms": "bowel movements",
+    "bms": "bowel movements", "w/": "with", "hfref": "systolic heart failure", "hfpef": "diastolic heart failure",
 }
 # written so only: "DM" (not "dm", decimetres), "L" and "R" (not "l" litres), "AM" (not "am")
 CAPITALS = {"DM": "diabetes mellitus", "AF": "atrial fibrillation", "LE": "lower extremity", "LEs": "lower extremities",
             "BLE": "bilateral lower extremity", "UE": "upper extremity", "L": "left", "R": "right", "CKD": "chronic kidney disease",
             "CAD": "coronary artery disease", "CHF": "congestive heart failure",
-            "AM": "morning"}
+            "AM": "morning", "RA": "rheumatoid arthritis"}
 # a surface is a whole token run: not a part of a longer word, nor of "R/O", "L5", "w/"
 _SURFACE = re.compile(r"(?<![\w/])(" + "|".join(sorted((re.escape(s) for s in {*ANY_CASE, *CAPITALS}), key=len, reverse=True))
                       + r")(?![\w/])", re.IGNORECASE)
@@ -87,7 +87,7 @@ def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
         covered = at
         while at < len(tokens) and tokens[at].start < end:
             at += 1
-        if covered == at or tokens[covered].start != start or tokens[at - 1].end != end:
+        if covered == at or tokens[covered].start != start or tokens[at - 1].end not in (end, end - (text[end - 1] == "/")):
             out += tokens[covered:at]  # the surface is not whole tokens here: words as written
             group += [-1] * (at - covered)
             continue
