@@ -248,10 +248,10 @@ def test_a_note_s_shortened_words_are_read_written_out_never_alone():
     # "RLQ" is "right lower quadrant" whole or not at all ("abd pain" is found, never "right ... pain" from part of it)
     assert set(found) == {"breast CA", "Brain mets", "bipolar d/o", "pulmonary HTN", "abd pain", "Hip fx", "LE edema", "AM stiffness"}
     assert DictionaryFinder.build(["Breast cancer"], normalize, DictionaryOptions(shorthand=False)).find(Document.from_text("breast ca")) == []
-    finder = DictionaryFinder.build(["Preeclampsia with severe features", "Seropositive rheumatoid arthritis"], normalize)
+    finder = DictionaryFinder.build(["Pre-eclampsia with severe features", "Seropositive rheumatoid arthritis"], normalize)
     found = {a.text: a.infons["read_as"] for a in finder.find(Document.from_text("Preeclampsia w/ severe features; seropositive RA; on RA."))}
-    assert found == {"Preeclampsia w/ severe features": "Preeclampsia with severe features",  # "w/" ends with its slash
-                     "seropositive RA": "seropositive rheumatoid arthritis"}
+    assert found == {"Preeclampsia w/ severe features": "Pre-eclampsia with severe features",  # "w/" ends with its slash; the prefix
+                     "seropositive RA": "seropositive rheumatoid arthritis"}                    # split's hyphen kept
 
 
 def test_a_long_word_with_a_letter_dropped_or_swapped_is_corrected_alone():

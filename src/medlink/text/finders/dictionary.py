@@ -238,7 +238,7 @@ class DictionaryFinder:
                 spans.extend(_read_as_hyphenated(span, inside) for span in self._approximate(text, tokens)
                              if span.start not in inside and span.end not in inside)
             if self.options.shorthand:
-                spans.extend(span for span in self._shorthand(text, tokens) if span.start not in inside and span.end not in inside)
+                spans.extend(span for span in self._shorthand(text, tokens, inside) if span.start not in inside and span.end not in inside)
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         return resolve_overlaps(spans, overlap or self.options.overlap)
@@ -298,16 +298,16 @@ class DictionaryFinder:
                 span.infons[READ_AS] = _read_in_singular(text, [tokens[kept[j]] for j in range(first, last)], singulars)
             yield span
 
-    def _shorthand(self, text: str, tokens: list[Token]) -> Iterable[Annotation]:
+    def _shorthand(self, text: str, tokens: list[Token], cuts: set[int]) -> Iterable[Annotation]:
         """Names met once the passage's shortened words are written out (``word_shorthand``): each span holds a word as
-        written and takes a shortened word whole."""
+        written and takes a shortened word whole (``cuts``: where ``_prefixes_split`` cut a word)."""
         written = expanded(text, tokens, self.normalize)
         if written is None:
             return
         for first, last, value in self.automaton.spans([t.norm for t in written.tokens], EXACT | TURNED_EXACT):
             if value & SHORT_FORM or not written.whole(first, last) or all(group < 0 for group in written.group[first:last]):
                 continue
-            span = shorthand_span(text, written, first, last, self.name)
+            span = shorthand_span(text, written, first, last, self.name, cuts)
             if not crosses_boundary(text, span.start, span.end) and (value & EXACT or spaced(text, written.tokens[first:last])):
                 yield span
 

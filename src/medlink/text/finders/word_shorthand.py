@@ -54,15 +54,18 @@ class Expanded:
             and self.group[last] == inside[-1]
         return not cut and -1 in inside
 
-    def reading(self, text: str, first: int, last: int) -> str:
-        """The span's text with its shortened words written out ("breast ca" -> "breast cancer")."""
+    def reading(self, text: str, first: int, last: int, cuts: frozenset[int] | set[int] = frozenset()) -> str:
+        """The span's text with its shortened words written out ("breast ca" -> "breast cancer"), and a hyphen where
+        a prefix was cut from its word (``cuts``: "Preeclampsia w/ ..." -> "Pre-eclampsia with ...")."""
         start, end = self.tokens[first].start, self.tokens[last - 1].end
         pieces, at, seen = [], start, set()
         for token, group in zip(self.tokens[first:last], self.group[first:last]):
-            if group >= 0 and group not in seen:
-                seen.add(group)
-                pieces += [text[at:token.start], self.readings[group]]
-                at = token.end
+            if group >= 0 and group in seen:
+                continue
+            seen.add(group)
+            pieces.append(text[at:token.start] or ("-" if token.start in cuts else ""))
+            pieces.append(self.readings[group] if group >= 0 else text[token.start:token.end])
+            at = token.end
         return "".join(pieces) + text[at:end]
 
 
@@ -100,8 +103,8 @@ def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
     return Expanded(out, group, readings)
 
 
-def shorthand_span(text: str, expanded_tokens: Expanded, first: int, last: int, source: str) -> Annotation:
-    """The span tokens ``first:last`` cover, read with its shortened words written out."""
+def shorthand_span(text: str, expanded_tokens: Expanded, first: int, last: int, source: str, cuts: set[int]) -> Annotation:
+    """The span tokens ``first:last`` cover, read with its shortened words written out (and its cut prefixes hyphenated)."""
     start, end = expanded_tokens.tokens[first].start, expanded_tokens.tokens[last - 1].end
     return Annotation(start, end, text[start:end], source=source,
-                      infons={"match": "shorthand", READ_AS: expanded_tokens.reading(text, first, last)})
+                      infons={"match": "shorthand", READ_AS: expanded_tokens.reading(text, first, last, cuts)})
