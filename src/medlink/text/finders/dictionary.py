@@ -17,12 +17,16 @@ Rules a plain string matcher gets wrong, and what this one does:
   ``stop_names`` leaves out more.
 - **Approximate matches** (``approximate``): a second automaton over loose word forms finds
   inflection and spelling variants: plurals reduced (Harman's S-stemmer: "tumors" -> "tumor",
-  "deficiencies" -> "deficiency"; a Latin or Greek plural the names never use to the singular they spell,
-  "metastases" -> "metastasis", the span's ``infons["read_as"]`` then the singular reading the linker sees), a
-  possessive "'s" ignored ("Alzheimer's disease" meets "Alzheimer disease"), and an unknown word of five letters or more corrected to the vocabulary
-  word one edit away ("diabetis" -> "diabetes") where at least as many words of the span are spelt
-  right (alone, "found" would become "wound"), or alone where the slip is a letter dropped, doubled or two swapped in a
-  disease's Greek or Latin name of seven letters or more ("pnuemonia", ``slip``). Such spans say so (``infons["match"] = "approximate"``).
+  "deficiencies" -> "deficiency"; a Latin or Greek plural the names never use to the singular they
+  spell, "metastases" -> "metastasis", the span's ``infons["read_as"]`` then the singular reading the
+  linker sees), a possessive "'s" ignored ("Alzheimer's disease" meets "Alzheimer disease"), and an
+  unknown word of five letters or more corrected to the vocabulary word one edit away ("diabetis" ->
+  "diabetes") where at least as many words of the span are spelt right (alone, "found" would become
+  "wound"), or alone where the slip is a letter dropped, doubled or two swapped in a disease's Greek
+  or Latin name of seven letters or more ("pnuemonia", ``slip``). Such spans say so
+  (``infons["match"] = "approximate"``).
+- **A note's shortened words** (``shorthand``): "breast ca", "bipolar d/o", "pulmonary HTN" are also
+  matched written out (``word_shorthand``), the written-out text the span's ``read_as``.
 - **What text leaves unsaid.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism
   NOS", "Heart disease, unspecified") and puts nonessential words in parentheses ("systolic (congestive) heart
   failure"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such names are also matched
