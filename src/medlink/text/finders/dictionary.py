@@ -59,7 +59,7 @@ SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
 RULES = 3  # which names a finder leaves out or adds (1: names with a sign after a word, "HR+", left out; 3: "X of Y" also as "Y X"
 # (``inverted_form``), and names with a sign kept where the normaliser reads it as a word): a default index's older finder is rebuilt
-CORRECTIONS_KEPT = 200_000  # remembered spelling corrections (a long run's memory stays bounded)
+CORRECTIONS_KEPT = 200_000  # remembered word readings, spelling corrections among them (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
 
 
@@ -177,7 +177,7 @@ class DictionaryFinder:
         self.names = names
         self._spelling: SpellingIndex | None = None
         self.excluded: frozenset[str] = frozenset()  # normalised names not to report (``exclusions.rarely_annotated``)
-        self._corrections: dict[str, str | None] = {}  # words repeat from document to document: correct each once
+        self._readings: dict[str, tuple[str, str | None, str | None]] = {}  # words repeat from document to document: read each once
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
@@ -286,9 +286,9 @@ class DictionaryFinder:
         """Spans of loose word forms; a span with a spelling-corrected word needs as many words spelt right as
         corrected ("diabetis mellitus" yes; "found" -> "wound" or "structure" -> "stricture" alone, no)."""
         kept = [i for i, t in enumerate(tokens) if t.norm != POSSESSIVE]
-        singular = [classical_singular(tokens[i].norm, self.automaton.frequencies) for i in kept]
-        corrected = [None if one else self._corrected(tokens[i].norm) for one, i in zip(singular, kept)]
-        words = [loose_word(one or word or tokens[i].norm) for one, word, i in zip(singular, corrected, kept)]
+        readings = self._readings
+        read = [readings.get(tokens[i].norm) or self._read(tokens[i].norm) for i in kept]
+        words, singular, corrected = [r[0] for r in read], [r[1] for r in read], [r[2] for r in read]
         for first, last, value in self.automaton.spans(words, LOOSE | TURNED_LOOSE):
             fixes = sum(corrected[j] is not None for j in range(first, last))
             if 2 * fixes > last - first and not (last - first == 1 and slip(tokens[kept[first]].norm, corrected[first])):
@@ -315,16 +315,20 @@ class DictionaryFinder:
             if not crosses_boundary(text, span.start, span.end) and (value & EXACT or spaced(text, written.tokens[first:last])):
                 yield span
 
+    def _read(self, word: str) -> tuple[str, str | None, str | None]:
+        """``word``'s loose form, and the Latin singular or the spelling correction it was read through (remembered)."""
+        if len(self._readings) > CORRECTIONS_KEPT:
+            self._readings.clear()
+        singular = classical_singular(word, self.automaton.frequencies)
+        corrected = None if singular else self._corrected(word)
+        reading = self._readings[word] = (loose_word(singular or corrected or word), singular, corrected)
+        return reading
+
     def _corrected(self, word: str) -> str | None:
         """The vocabulary word a misspelt ``word`` stands for; None for a known word or one with no correction."""
-        if word in self.automaton.frequencies:
+        if word in self.automaton.frequencies or loose_word(word) in self.automaton.ids:  # known, or the plural of a known word
             return None
-        if word not in self._corrections:
-            if len(self._corrections) > CORRECTIONS_KEPT:
-                self._corrections.clear()
-            known = loose_word(word) in self.automaton.ids  # the plural of a known word
-            self._corrections[word] = None if known else self.spelling.correct(word)
-        return self._corrections[word]
+        return self.spelling.correct(word)
 
     def prepare(self) -> "DictionaryFinder":
         """Build now what ``find`` would build on first use (the spelling index), so a long run's first document

@@ -74,8 +74,14 @@ def expansion(written: str) -> str | None:
     return CAPITALS.get(written) or ANY_CASE.get(written.lower())
 
 
+# the normalised first word of every shortened form ("d" of "d/o"): a passage with none of them is not searched
+_FIRST_WORDS = frozenset(re.split(r"\W", surface.lower())[0] for surface in {*ANY_CASE, *CAPITALS})
+
+
 def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
     """``tokens`` (one passage's) with every shortened word written out; None when the passage has none."""
+    if not any(token.norm in _FIRST_WORDS for token in tokens):
+        return None
     found = [(m.start(), m.end(), words) for m in _SURFACE.finditer(text, tokens[0].start if tokens else 0, tokens[-1].end if tokens else 0)
              if (words := expansion(m.group()))]
     if not found:
