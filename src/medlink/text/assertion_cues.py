@@ -99,7 +99,9 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         denies history of | denies any history of | denies hx of | resolution of"""),
     # a procedure or a word before a noun: its phrase, not the list after a comma ("s/p ablation 2022, HTN, OSA")
     *_cues(HISTORICAL, FORWARD, "s/p | status post | remote | old | former | formerly", window=5),
-    *_cues(HISTORICAL, BOTH, "in the past | as a child | in childhood | previously | remotely", window=6),
+    *_cues(HISTORICAL, BOTH, """in the past | as a child | in childhood | previously | remotely | as a teenager | as a teen | as an infant |
+        as a baby | as a toddler | as a young adult | in high school | in college | years prior | months prior | year prior | outgrew |
+        outgrown | grew out of""", window=6),
     *_cues(HISTORICAL, BACKWARD, """years ago | months ago | year ago | ago | at age | resolved | has resolved | have resolved | last year | last yr |
         last winter | last summer | last spring | last fall | last autumn | completely resolved | fully resolved | since resolved""", window=6),
     *_cues(PSEUDO, BOTH, """no increase | no increased | no change | no significant change | no interval change | not only | not necessarily |
