@@ -248,6 +248,9 @@ def test_a_note_s_shortened_words_are_read_written_out_never_alone():
     # "RLQ" is "right lower quadrant" whole or not at all ("abd pain" is found, never "right ... pain" from part of it)
     assert set(found) == {"breast CA", "Brain mets", "bipolar d/o", "pulmonary HTN", "abd pain", "Hip fx", "LE edema", "AM stiffness"}
     assert DictionaryFinder.build(["Breast cancer"], normalize, DictionaryOptions(shorthand=False)).find(Document.from_text("breast ca")) == []
+    found = [(a.text, a.infons["read_as"]) for a in DictionaryFinder.build(["Seizure", "Cancer"], normalize).find(Document.from_text(
+        "2 sz today, no further szs. Ca 9.2."))]
+    assert found == [("sz", "seizure"), ("szs", "seizure")]  # the few that stand alone
     finder = DictionaryFinder.build(["Pre-eclampsia with severe features", "Seropositive rheumatoid arthritis"], normalize)
     found = {a.text: a.infons["read_as"] for a in finder.find(Document.from_text("Preeclampsia w/ severe features; seropositive RA; on RA."))}
     assert found == {"Preeclampsia w/ severe features": "Pre-eclampsia with severe features",  # "w/" ends with its slash; the prefix

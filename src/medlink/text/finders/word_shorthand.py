@@ -5,10 +5,11 @@ spells "Breast cancer", "Brain metastasis", "Bipolar disorder", "Pulmonary hyper
 meets none of them. The dictionary finder also matches the passage with these words written out (``expanded``); a span
 so found carries the written-out reading (``infons["read_as"]``), the text the linker then links.
 
-A shortened word never makes a span alone: at least one word of the span is written as the names spell it, so "Ca
-9.2" (calcium) is no cancer and "4 METs" no metastasis, and a span takes a shortened word's expansion whole ("RLQ" is
-"right lower quadrant", never "right" alone). A curated list, like the clinical shorthand the default KB adds
-(``kb/data/clinical_shorthand.jsonl``); words written in capitals only ("DM", "LE", "L") are matched so only.
+A shortened word makes no span alone (but the few in ``ALONE``: "sz", "infxn"): at least one word of the span is
+written as the names spell it, so "Ca 9.2" (calcium) is no cancer and "4 METs" no metastasis, and a span takes a
+shortened word's expansion whole ("RLQ" is "right lower quadrant", never "right" alone). A curated list, like the
+clinical shorthand the default KB adds (``kb/data/clinical_shorthand.jsonl``); words written in capitals only ("DM",
+"LE", "L") are matched so only.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ ANY_CASE = {
     "resp": "respiratory", "infxn": "infection", "htn": "hypertension", "etoh": "alcohol", "gtc": "generalized tonic-clonic",
     "rlq": "right lower quadrant", "ruq": "right upper quadrant", "llq": "left lower quadrant", "luq": "left upper quadrant",
     "bilat": "bilateral", "1st": "first", "2nd": "second", "3rd": "third", "4th": "fourth", "fx": "fracture", "hep": "hepatitis",
-    "w/o": "without", "rt": "right", "lt": "left", "sz": "seizure", "szs": "seizures", "bm": "bowel movement",
+    "w/o": "without", "rt": "right", "lt": "left", "sz": "seizure", "szs": "seizure", "bm": "bowel movement",
     "bms": "bowel movements", "w/": "with", "hfref": "systolic heart failure", "hfpef": "diastolic heart failure",
 }
+# shortened words unambiguous enough to make a span alone ("sz x2 today": seizures; "ca" alone could be calcium)
+ALONE = frozenset({"sz", "szs", "infxn"})
 # written so only: "DM" (not "dm", decimetres), "L" and "R" (not "l" litres), "AM" (not "am")
 CAPITALS = {"DM": "diabetes mellitus", "AF": "atrial fibrillation", "LE": "lower extremity", "LEs": "lower extremities",
             "BLE": "bilateral lower extremity", "UE": "upper extremity", "L": "left", "R": "right", "CKD": "chronic kidney disease",
@@ -46,13 +49,15 @@ class Expanded:
     tokens: list[Token]
     group: list[int]
     readings: dict[int, str]  # group -> what the shortened word is read as
+    alone: frozenset[int] = frozenset()  # groups whose shortened word may make a span alone (``ALONE``)
 
     def whole(self, first: int, last: int) -> bool:
-        """Whether tokens ``first:last`` take each shortened word whole and hold a word as written."""
+        """Whether tokens ``first:last`` take each shortened word whole and hold a word as written (or are one
+        shortened word that may stand alone)."""
         inside = self.group[first:last]
         cut = first > 0 and inside[0] >= 0 and self.group[first - 1] == inside[0] or last < len(self.group) and inside[-1] >= 0 \
             and self.group[last] == inside[-1]
-        return not cut and -1 in inside
+        return not cut and (-1 in inside or inside[0] in self.alone and inside[0] == inside[-1])
 
     def reading(self, text: str, first: int, last: int, cuts: frozenset[int] | set[int] = frozenset()) -> str:
         """The span's text with its shortened words written out ("breast ca" -> "breast cancer"), and a hyphen where
@@ -86,7 +91,7 @@ def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
              if (words := expansion(m.group()))]
     if not found:
         return None
-    out, group, readings = [], [], {}
+    out, group, readings, alone = [], [], {}, set()
     at = 0
     for number, (start, end, words) in enumerate(found):
         while at < len(tokens) and tokens[at].end <= start:
@@ -101,12 +106,14 @@ def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
             group += [-1] * (at - covered)
             continue
         readings[number] = words
+        if text[start:end].lower() in ALONE:
+            alone.add(number)
         for word in normalize(words).split():
             out.append(Token(start, end, word))
             group.append(number)
     out += tokens[at:]
     group += [-1] * (len(tokens) - at)
-    return Expanded(out, group, readings)
+    return Expanded(out, group, readings, frozenset(alone))
 
 
 def shorthand_span(text: str, expanded_tokens: Expanded, first: int, last: int, source: str, cuts: set[int]) -> Annotation:
