@@ -41,6 +41,12 @@ def sense(text: str, short_form: str, occurrence: int = 0) -> str | None:
     ("MDD and GAD, on sertraline.", "GAD", None),
     ("Denies SI/HI.", "SI", None),
     ("Child with CP and epilepsy.", "CP", None),
+    ("MR brain without contrast.", "MR", "magnetic resonance"),
+    ("On MR, no mass.", "MR", "magnetic resonance"),
+    ("AR-V7 positive; AR positive.", "AR", "androgen receptor"),
+    ("TR band removed.", "TR", "radial compression band"),
+    ("Mild MR, trace TR, no AR.", "MR", None),
+    ("Mild MR, trace TR, no AR.", "AR", None),
     # the condition stays where nothing near names the other sense
     ("Hx of CVA in 2019.", "CVA", None),
     ("Hx of depression, on sertraline.", "depression", None),

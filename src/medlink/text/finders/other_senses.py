@@ -83,6 +83,16 @@ OTHER_SENSES: tuple[OtherSense, ...] = (
     _rule("SI", "sacroiliac joint", after=r"^\s*(?:joints?\b|jt\b|dysfunction|injection|units?\b)"),
     # hemagglutinin, hyaluronic acid: "HA titer", "HA injection"
     _rule("HA", "hemagglutinin or hyaluronic acid", after=r"^\s*(?:titers?|antibod|injections?|filler|gel\b|tag\b)"),
+    # an echocardiogram's valves are MR, AR, TR; elsewhere they are magnetic resonance ("MR brain", "on MR"), the androgen
+    # receptor ("AR positive", "AR-V7") and a radial compression band ("TR band")
+    _rule("MR", "magnetic resonance", before=r"\b(?:on|by|per|repeat|prior|recent|outside|follow-up|f/u|dedicated|cardiac|breast|prostate|"
+                                            r"pelvic|liver|brain)\s+$",
+          after=r"^[\s-]*(?:brain|head|spine|c-spine|t-spine|l-spine|angio|veno|imaging|image|scan|study|studies|enterogra|arthrogra|"
+                r"elastogra|cholangio|perfusion|spectroscopy|guided|fusion|compatible|conditional|safe|of\b|with\b|w/|without\b|pelvis|abd|"
+                r"abdomen|liver|cardiac|heart|knee|shoulder|hip|orbits?|neck|chest|breast|prostate|sequence|#|number|no\.?\s*\d)"),
+    _rule("AR", "androgen receptor", after=r"^(?:\s*[+-]|[\s-]*(?:positive|negative|pos\b|neg\b|expression|staining|status|v7|gene|"
+                                          r"mutation|antagonist|inhibitor|blocker|signaling|signalling|amplification|splice))"),
+    _rule("TR", "radial compression band", after=r"^\s*band"),
     # always liver function tests in a note ("LFTs elevated", "repeat LFT")
     _rule("LFT", "liver function tests"),
 )
