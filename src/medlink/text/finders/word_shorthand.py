@@ -36,7 +36,7 @@ CAPITALS = {"DM": "diabetes mellitus", "AF": "atrial fibrillation", "LE": "lower
             "BLE": "bilateral lower extremity", "UE": "upper extremity", "L": "left", "R": "right", "CKD": "chronic kidney disease",
             "CAD": "coronary artery disease", "CHF": "congestive heart failure",
             "AM": "morning", "RA": "rheumatoid arthritis"}
-# a surface is a whole token run: not a part of a longer word, nor of "R/O", "L5", "w/"
+# a surface is a whole token run: not a part of a longer word, nor of "R/O" or "L5"
 _SURFACE = re.compile(r"(?<![\w/])(" + "|".join(sorted((re.escape(s) for s in {*ANY_CASE, *CAPITALS}), key=len, reverse=True))
                       + r")(?![\w/])", re.IGNORECASE)
 
