@@ -66,6 +66,7 @@ def test_historical_is_apart_from_the_status():
                     "CVA", "residual deficits", "Rash", "fever") == [
         ("CVA", "present", True), ("residual deficits", "absent", False), ("Rash", "present", True), ("fever", "present", False)]
     assert statuses("Father had an MI at age 52.", "MI") == [("MI", "someone_else", False)]  # a relative's past is not the patient's
+    assert statuses("Afebrile, VSS. Febrile overnight.", "Afebrile", "Febrile") == [("Afebrile", "absent", False), ("Febrile", "present", False)]
     # a procedure's "s/p" reaches its phrase, not the list after a comma; a life stage dates a problem; "ppx" is a plan
     assert statuses("s/p ablation 2022, HTN, OSA. Eczema as a teenager, since outgrown. Mg for seizure ppx.", "HTN", "OSA", "Eczema",
                     "seizure") == [("HTN", "present", False), ("OSA", "present", False), ("Eczema", "present", True),

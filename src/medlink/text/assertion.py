@@ -29,7 +29,8 @@ from typing import Iterable, Iterator, Sequence
 from medlink.core import Annotation
 from medlink.text.assertion_cues import (ABSENT, ANSWER, BACKWARD, BOTH, CONDITIONAL, EXISTENCE, FAMILY, FILLERS, FORWARD, HEADINGS,
                                          HISTORICAL, HYPOTHETICAL, NEGATED, ONGOING, POSSIBLE, PRESENT, PSEUDO, QUERY, REPORTING,
-                                         SOMEONE_ELSE, STATUSES, TERMINATE, TOKEN, Cue, Match, apart, find_cues)
+                                         SELF_NEGATED, SOMEONE_ELSE, STATUSES, TERMINATE, TOKEN, Cue, Match, apart,
+                                         find_cues)
 from medlink.text.sentences import split_sentences
 
 __all__ = ["ASSERTION_INFONS", "STATUSES", "Assertion", "assertions", "find_cues", "mark_assertions"]
@@ -208,6 +209,9 @@ def assertions(text: str, spans: Sequence[tuple[int, int]]) -> list[Assertion]:
     for match, end in _headings(text, matches):
         for cue in match.cues:  # a heading is the farthest cue: a phrase in the section overrides it
             reach(match, cue.category, match.end, end, lambda s, e, m=match: len(text) + s - m.end)
+    for i, (s, e) in enumerate(spans):  # "Afebrile": the mention is its own denial, the nearest cue of all
+        if text[s:e].lower() in SELF_NEGATED:
+            reaching[i].append((0, Match(s, e, text[s:e].lower(), (Cue(NEGATED, BOTH),)), NEGATED))
     return [_decide(found) for found in reaching]
 
 

@@ -129,6 +129,8 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
 LEXICON: dict[str, tuple[Cue, ...]] = {}
 for _phrase, _cue in LEXICON_ENTRIES:
     LEXICON[_phrase] = LEXICON.get(_phrase, ()) + (_cue,)
+# A mention that says its own absence ("Afebrile, VSS"): the span is its cue
+SELF_NEGATED = frozenset({"afebrile"})
 # A heading's cue (at a line's start, before a colon) modifies its whole section: a family history lists several relatives' illnesses;
 # a past medical history is not one ("PMH: HTN" lists what the patient has now)
 HEADINGS: dict[str, Cue] = {
