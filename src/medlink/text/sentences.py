@@ -23,6 +23,7 @@ ABBREVIATIONS = frozenset("""
 
 # of those, words a note also ends a sentence with ("breast ca.", "gained wt."): an abbreviation only before a number ("ca. 1990")
 BEFORE_NUMBERS = frozenset({"ca", "wt"})
+_NUMBER_NEXT = re.compile(r"\.\s+\d")  # the full stop, then a number
 _END = re.compile(r"[.!?]+[\"'”’»)\]}]*(?=\s)")  # a terminator, its closing quotes or brackets, then white space
 # blank lines; a line that starts a list item ("- ", "2. ", "b) ") or a section heading ("HISTORY:", "Plan:")
 _BREAK = re.compile(r"\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*•▪◦·]\s|\d{1,3}[.)]\s|[A-Za-z][.)]\s|[A-Z][A-Za-z /&-]{0,40}:))")
@@ -42,7 +43,7 @@ def _is_abbreviation(text: str, end: int) -> bool:
     if _INITIAL.fullmatch(word) or _DOTTED.fullmatch(word):
         return True
     if word.lower() in BEFORE_NUMBERS:
-        return bool(re.match(r"\.\s+\d", text[end:end + 8]))
+        return bool(_NUMBER_NEXT.match(text, end, end + 8))
     return word.lower() in ABBREVIATIONS
 
 

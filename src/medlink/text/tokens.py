@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Collection, Mapping, Sequence
 
 from medlink.text.normalize import SIGN_WORDS, Normalizer, signs_in
 
@@ -22,6 +23,19 @@ class Token:
     start: int
     end: int
     norm: str
+
+
+def respelt(text: str, tokens: Sequence[Token], spellings: Mapping[int, str] | None = None, cuts: Collection[int] = ()) -> str:
+    """The text from the first of ``tokens`` to the last, each token at a position ``spellings`` holds written as given
+    ("metastases" as "metastasis", "ca" as "cancer"), and a hyphen where a word was cut in two (``cuts``: "preeclampsia"
+    read as "pre-eclampsia"): the reading a linker sees for a span found through such words."""
+    spellings = spellings or {}
+    pieces, at = [], tokens[0].start
+    for position, token in enumerate(tokens):
+        pieces.append(text[at:token.start] or ("-" if position and token.start in cuts else ""))
+        pieces.append(spellings.get(position, text[token.start:token.end]))
+        at = token.end
+    return "".join(pieces)
 
 
 @lru_cache(maxsize=8)

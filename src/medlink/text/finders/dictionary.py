@@ -53,7 +53,7 @@ from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, name_forms
 from medlink.text.spelling import SpellingIndex
 from medlink.text.finders.word_shorthand import expanded, shorthand_span
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
-from medlink.text.tokens import Token, passage_tokens, tokenize
+from medlink.text.tokens import Token, passage_tokens, respelt, tokenize
 
 SIGNATURE = "medlink-dictionary-finder"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
@@ -136,24 +136,10 @@ def slip(word: str, correction: str) -> bool:
             and (len(word) != len(correction) or sorted(word) == sorted(correction)))
 
 
-def _read_in_singular(text: str, tokens: list[Token], singulars: dict[int, str]) -> str:
-    """``text`` from the first to the last of ``tokens``, each word ``singulars`` holds by position replaced ("brain
-    metastases" read as "brain metastasis", the name the linker then meets)."""
-    pieces, at = [], tokens[0].start
-    for position, token in enumerate(tokens):
-        if position in singulars:
-            pieces += [text[at:token.start], singulars[position]]
-            at = token.end
-    return "".join(pieces) + text[at:tokens[-1].end]
-
-
-def _read_as_hyphenated(span: Annotation, cuts: set[int]) -> Annotation:
-    """``span`` with, where a prefix was cut from its word, the reading the linker should see ("nonsmall cell lung
-    cancer" read as "non-small cell lung cancer", not as small cell's): ``infons["read_as"]``."""
-    inner = sorted(cut for cut in cuts if span.start < cut < span.end)
-    if inner:
-        pieces = [span.text[a - span.start:b - span.start] for a, b in zip([span.start, *inner], [*inner, span.end])]
-        span.infons[READ_AS] = "-".join(pieces)
+def _read_as(span: Annotation, reading: str) -> Annotation:
+    """``span``, with ``reading`` as what the linker sees (``infons["read_as"]``) where it differs from the text."""
+    if reading != span.text:
+        span.infons[READ_AS] = reading
     return span
 
 
@@ -237,10 +223,9 @@ class DictionaryFinder:
                 if (value & SHORT_FORM and not self.normalize.in_capitals(text[start:end]) or value & CAPITALISED and not self._eponym_at(text, start)
                         or crosses_boundary(text, start, end) or not value & EXACT and not spaced(text, tokens[first:last])):
                     continue
-                spans.append(_read_as_hyphenated(Annotation(start, end, text[start:end], source=self.name), inside))
+                spans.append(_read_as(Annotation(start, end, text[start:end], source=self.name), respelt(text, tokens[first:last], cuts=inside)))
             if self.options.approximate:
-                spans.extend(_read_as_hyphenated(span, inside) for span in self._approximate(text, tokens)
-                             if span.start not in inside and span.end not in inside)
+                spans.extend(span for span in self._approximate(text, tokens, inside) if span.start not in inside and span.end not in inside)
             if self.options.shorthand:
                 spans.extend(span for span in self._shorthand(text, tokens, inside) if span.start not in inside and span.end not in inside)
         if self.excluded:
@@ -282,9 +267,10 @@ class DictionaryFinder:
         """Whether a key carrying ``flag`` spans all of ``words``."""
         return any(first == 0 and last == len(words) for first, last, _ in self.automaton.spans(words, flag))
 
-    def _approximate(self, text: str, tokens: list[Token]) -> Iterable[Annotation]:
+    def _approximate(self, text: str, tokens: list[Token], cuts: set[int]) -> Iterable[Annotation]:
         """Spans of loose word forms; a span with a spelling-corrected word needs as many words spelt right as
-        corrected ("diabetis mellitus" yes; "found" -> "wound" or "structure" -> "stricture" alone, no)."""
+        corrected ("diabetis mellitus" yes; "found" -> "wound" or "structure" -> "stricture" alone, no). A span read
+        through a Latin singular or a cut prefix (``cuts``) is read so (``infons["read_as"]``)."""
         kept = [i for i, t in enumerate(tokens) if t.norm != POSSESSIVE]
         readings = self._readings
         read = [readings.get(tokens[i].norm) or self._read(tokens[i].norm) for i in kept]
@@ -296,11 +282,9 @@ class DictionaryFinder:
             start, end = tokens[kept[first]].start, tokens[kept[last - 1]].end
             if crosses_boundary(text, start, end) or not value & LOOSE and not spaced(text, [tokens[kept[j]] for j in range(first, last)]):
                 continue
-            span = Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"})
             singulars = {j - first: singular[j] for j in range(first, last) if singular[j]}
-            if singulars:
-                span.infons[READ_AS] = _read_in_singular(text, [tokens[kept[j]] for j in range(first, last)], singulars)
-            yield span
+            yield _read_as(Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"}),
+                           respelt(text, [tokens[kept[j]] for j in range(first, last)], singulars, cuts))
 
     def _shorthand(self, text: str, tokens: list[Token], cuts: set[int]) -> Iterable[Annotation]:
         """Names met once the passage's shortened words are written out (``word_shorthand``): each span holds a word as

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from medlink.core import READ_AS, Annotation
-from medlink.text.tokens import Token
+from medlink.text.tokens import Token, respelt
 
 # surface (lower case) -> the words it stands for, matched in any case
 ANY_CASE = {
@@ -62,16 +62,15 @@ class Expanded:
     def reading(self, text: str, first: int, last: int, cuts: frozenset[int] | set[int] = frozenset()) -> str:
         """The span's text with its shortened words written out ("breast ca" -> "breast cancer"), and a hyphen where
         a prefix was cut from its word (``cuts``: "Preeclampsia w/ ..." -> "Pre-eclampsia with ...")."""
-        start, end = self.tokens[first].start, self.tokens[last - 1].end
-        pieces, at, seen = [], start, set()
+        tokens, spellings, seen = [], {}, set()
         for token, group in zip(self.tokens[first:last], self.group[first:last]):
-            if group >= 0 and group in seen:
-                continue
-            seen.add(group)
-            pieces.append(text[at:token.start] or ("-" if token.start in cuts else ""))
-            pieces.append(self.readings[group] if group >= 0 else text[token.start:token.end])
-            at = token.end
-        return "".join(pieces) + text[at:end]
+            if group in seen:
+                continue  # a written-out word after its shortened word's first: one token over the same characters
+            if group >= 0:
+                seen.add(group)
+                spellings[len(tokens)] = self.readings[group]
+            tokens.append(token)
+        return respelt(text, tokens, spellings, cuts)
 
 
 def expansion(written: str) -> str | None:
