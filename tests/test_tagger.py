@@ -280,6 +280,36 @@ def test_a_long_document_goes_through_in_windows(tiny_model, tmp_path):
 
 
 @pytest.mark.dense
+def test_a_batch_read_ahead_finds_what_one_document_at_a_time_finds_in_fewer_passes(tiny_model, tmp_path):
+    """The annotator lets the tagger read a batch's windows together (sorted by length across documents); each
+    document's spans and word probabilities are what reading it alone gives, a document not in the batch is read alone."""
+    import numpy as np
+
+    from medlink.training.tagger import TaggerConfig, train_tagger
+    from medlink.text.finders.tagger import TaggerFinder
+
+    train_tagger(gold_documents()[:2], tmp_path / "t", base_model=tiny_model, config=TaggerConfig(epochs=1, max_length=64), progress=False)
+    finder = TaggerFinder.load(tmp_path / "t", precision="fp32")
+    documents = gold_documents() + [Document.from_text(""), Document.from_text("Sjögren syndrome. " * 30, "long")]
+    passes = []
+    forward = finder.model.forward
+    finder.model.forward = lambda *a, **k: passes.append(1) or forward(*a, **k)
+    alone = [finder.tag(d) for d in documents]
+    passes_alone = len(passes)
+    passes.clear()
+    finder.read_ahead(documents)
+    together = [finder.tag(d) for d in documents]
+    assert len(passes) < passes_alone and passes_alone >= len(documents) - 1
+    for (spans, words), (spans_together, words_together) in zip(alone, together):
+        assert [a.span for a in spans] == [a.span for a in spans_together]
+        assert [(w.start, w.end) for w in words] == [(w.start, w.end) for w in words_together]
+        assert np.allclose([(w.outside, w.begins, w.inside) for w in words], [(w.outside, w.begins, w.inside) for w in words_together], atol=1e-5)
+    passes.clear()
+    other = Document.from_text("cystic fibrosis")
+    assert [a.span for a in finder.find(other)] == [a.span for a in finder.tag(Document.from_text("cystic fibrosis"))[0]] and len(passes) == 2
+
+
+@pytest.mark.dense
 def test_the_finder_decodes_each_sentence_as_one_sequence(tiny_model, tokenizer):
     """The finder reads its label probabilities through the constrained decoder (the argmax kept for comparison)."""
     import numpy as np

@@ -45,7 +45,7 @@ from medlink.progress import phase
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
 from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import coordination_start, expand_coordination
-from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP_POLICIES, MentionFinder, find_all, overlap_test
+from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP_POLICIES, MentionFinder, find_all, overlap_test, read_ahead
 from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.finders.given import GIVEN, GivenSpans
@@ -157,6 +157,8 @@ class Annotator:
             yield from self._annotate_batch(batch)
 
     def _annotate_batch(self, documents: list[Document]) -> list[Document]:
+        if not isinstance(self.finders[0], GivenSpans):
+            read_ahead(self.finders, documents)
         annotated = [replace(document, annotations=self.spans(document)) for document in documents]
         mentions = [(document, span) for document in annotated for span in document.annotations]
         texts = {id(document): document.text for document in annotated}

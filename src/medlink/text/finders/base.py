@@ -38,6 +38,15 @@ class MentionFinder(Protocol):
         ...
 
 
+def read_ahead(finders: Iterable[MentionFinder], documents: Sequence[Document]) -> None:
+    """Let each finder that reads a batch faster than its documents one by one (a tagger: ``read_ahead``) read
+    ``documents`` before they are asked for one at a time."""
+    for finder in finders:
+        reader = getattr(finder, "read_ahead", None)
+        if reader is not None:
+            reader(documents)
+
+
 def resolve_overlaps(spans: Iterable[Annotation], policy: str = "longest") -> list[Annotation]:
     """Spans in text order: under ``longest`` no two overlap (the longer wins, then the earlier; one span per
     (start, end), the first given kept); under ``all`` every distinct (start, end) is kept as an alternative."""

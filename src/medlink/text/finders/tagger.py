@@ -6,7 +6,8 @@ how it was trained. That file is the folder's signature: a folder without it is 
 tagger, and training refuses to replace a folder that has none. Text is split into sentences
 (``medlink.text.sentences``), each passage on its own; a window holds as many whole consecutive
 sentences as fit and a longer sentence is read in overlapping windows (``medlink.text.bio.pack``), so a
-1 MB document costs about what its pieces would. A document's windows are batched by length. bf16 weights only where this CPU runs them faster
+1 MB document costs about what its pieces would. A batch of documents' windows are read together, sorted by length
+(``read_ahead``). bf16 weights only where this CPU runs them faster
 (``medlink.encoders.precision``).
 """
 
@@ -97,6 +98,7 @@ class TaggerFinder:
         self.batch_size = batch_size
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self._bf16 = Bf16Copy()
+        self._ahead: dict[int, tuple[Document, tuple[list, np.ndarray]]] = {}  # read_ahead's batch, by id(document)
         self.decoding = "constrained"
 
     @property
@@ -142,14 +144,50 @@ class TaggerFinder:
         word of two letters that is not a stop word ("of", "D", "2") is dropped."""
         return self.tag(document, words=False)[0]
 
+    def read_ahead(self, documents: Sequence[Document]) -> None:
+        """Read a batch of documents' windows together before ``find`` / ``tag`` asks for them one by one.
+
+        Why: an abstract is 3-4 windows, so one document at a time makes many small forward passes, each padded to its
+        own longest window; read together and sorted by length across documents, the windows fill fewer, fuller passes
+        (the annotator calls this per batch of documents). A document of more than ``SENTENCE_GROUP`` sentences is left
+        to be read on its own, group by group, as before; what is remembered is only this batch's."""
+        self._ahead = {}
+        chunk: list[tuple[Document, list[tuple[int, int]]]] = []
+        held = 0  # sentences in chunk
+        for document in documents:
+            sentences = self._sentences(document)
+            if len(sentences) > SENTENCE_GROUP:
+                continue
+            if held + len(sentences) > SENTENCE_GROUP:
+                self._remember(chunk)
+                chunk, held = [], 0
+            chunk.append((document, sentences))
+            held += len(sentences)
+        if chunk:
+            self._remember(chunk)
+
+    def _remember(self, chunk: Sequence[tuple[Document, list[tuple[int, int]]]]) -> None:
+        """Read ``chunk``'s documents together and keep each one's reading for ``tag``."""
+        readings = self._read_together([(document.text, sentences) for document, sentences in chunk])
+        self._ahead.update((id(document), (document, reading)) for (document, _s), reading in zip(chunk, readings))
+
+    @staticmethod
+    def _sentences(document: Document) -> list[tuple[int, int]]:
+        """The document's sentences (character spans of its text), each passage split on its own."""
+        sentences = []
+        for passage in sorted(document.passages, key=lambda p: p.offset):
+            sentences += [(passage.offset + start, passage.offset + end) for start, end in split_sentences(passage.text)]
+        return sentences
+
     def tag(self, document: Document, words: bool = True) -> tuple[list[Annotation], list[TaggedWord]]:
         """``find``'s spans, and (``words``) every word read with its label probabilities: what a span selector weighs
         (``medlink.text.finders.selection``) to keep a dictionary match the tagger nearly found, or drop a doubtful span."""
         text = document.text
-        sentences = []
-        for passage in sorted(document.passages, key=lambda p: p.offset):
-            sentences += [(passage.offset + start, passage.offset + end) for start, end in split_sentences(passage.text)]
-        spans, tagged = self.tag_text(text, sentences, words)
+        ahead = self._ahead.get(id(document))
+        if ahead is not None and ahead[0] is document:
+            spans, tagged = self._decode(text, *ahead[1], words)
+        else:
+            spans, tagged = self.tag_text(text, self._sentences(document), words)
         return [Annotation(span.start, span.end, text[span.start:span.end], span.type, source=self.name)
                 for span in spans if is_plausible_mention(text[span.start:span.end])], tagged
 
@@ -158,21 +196,43 @@ class TaggerFinder:
         found: list[Span] = []
         tagged: list[TaggedWord] = []
         for first in range(0, len(sentences), SENTENCE_GROUP):
-            tokenized = tokenize_sentences(self.tokenizer, text, sentences[first:first + SENTENCE_GROUP])
-            stream = [token for sentence in tokenized for token in sentence.ids]
-            probabilities = self.probabilities(stream, pack([len(s.ids) for s in tokenized], self.body, self.overlap))
-            predicted = probabilities.argmax(-1)
-            at = 0
-            for sentence in tokenized:
-                if self.decoding == "constrained":  # one label sequence per sentence, read at its words' first tokens
-                    first = [at + i for i in sentence.first_tokens()]
-                    predicted[first] = constrained_labels(probabilities[first], self.labels)
-                found += decode_labels(sentence, predicted[at:at + len(sentence.ids)], self.labels, text)
-                if words:
-                    tagged += [TaggedWord(sentence.offsets[i][0], sentence.word_end[i], float(probabilities[at + i, 0]),
-                                          float(probabilities[at + i, self.begin_labels].sum()), float(probabilities[at + i, self.inside_labels].sum()))
-                               for i in sentence.first_tokens()]
-                at += len(sentence.ids)
+            spans, words_read = self._decode(text, *self._read_together([(text, sentences[first:first + SENTENCE_GROUP])])[0], words)
+            found += spans
+            tagged += words_read
+        return found, tagged
+
+    def _read_together(self, units: Sequence[tuple[str, Sequence[tuple[int, int]]]]) -> list[tuple[list, np.ndarray]]:
+        """Each (text, sentences) unit tokenised, and its tokens' label probabilities, the units' windows read in shared
+        forward passes (a window never crosses from one unit into another)."""
+        tokenized = [tokenize_sentences(self.tokenizer, text, sentences) for text, sentences in units]
+        stream: list[int] = []
+        items: list[tuple[int, int, int, int]] = []
+        bounds = [0]
+        for sentences in tokenized:
+            base = len(stream)
+            stream += [token for sentence in sentences for token in sentence.ids]
+            items += [(start + base, end + base, owned_start + base, owned_end + base)
+                      for start, end, owned_start, owned_end in pack([len(s.ids) for s in sentences], self.body, self.overlap)]
+            bounds.append(len(stream))
+        probabilities = self.probabilities(stream, items)
+        return [(sentences, probabilities[bounds[i]:bounds[i + 1]]) for i, sentences in enumerate(tokenized)]
+
+    def _decode(self, text: str, tokenized: list, probabilities: np.ndarray, words: bool) -> tuple[list[Span], list[TaggedWord]]:
+        """Spans (and the words read) from one unit's tokenised sentences and their tokens' label probabilities."""
+        found: list[Span] = []
+        tagged: list[TaggedWord] = []
+        predicted = probabilities.argmax(-1)
+        at = 0
+        for sentence in tokenized:
+            if self.decoding == "constrained":  # one label sequence per sentence, read at its words' first tokens
+                first = [at + i for i in sentence.first_tokens()]
+                predicted[first] = constrained_labels(probabilities[first], self.labels)
+            found += decode_labels(sentence, predicted[at:at + len(sentence.ids)], self.labels, text)
+            if words:
+                tagged += [TaggedWord(sentence.offsets[i][0], sentence.word_end[i], float(probabilities[at + i, 0]),
+                                      float(probabilities[at + i, self.begin_labels].sum()), float(probabilities[at + i, self.inside_labels].sum()))
+                           for i in sentence.first_tokens()]
+            at += len(sentence.ids)
         return found, tagged
 
     def probabilities(self, stream: Sequence[int], items: Sequence[tuple[int, int, int, int]]) -> np.ndarray:
