@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 from medlink.core import Annotation, Document
 from medlink.linking.annotator import AnnotateOptions
 from medlink.errors import MedlinkError
-from medlink.text.finders.base import crosses_boundary, find_all, is_plausible_mention, overlap_test, resolve_overlaps
+from medlink.text.finders.base import crosses_boundary, find_all, find_all_in, is_plausible_mention, overlap_test, resolve_overlaps
 from medlink.text.finders.dictionary import DictionaryFinder
 from medlink.text.normalize import normalize
 
@@ -53,6 +53,23 @@ def test_confirmed_keeps_the_leading_finders_spans_that_another_overlaps_with_it
 def test_confirmed_and_missed_adds_the_others_spans_where_the_leader_found_nothing():
     found = find_all([TAGGER, DICTIONARY], Document.from_text(TEXT), "longest", "confirmed+missed")
     assert texts(found) == [("Hereditary breast cancer", "tagger"), ("MI", "dictionary"), ("chest pain", "dictionary")]
+
+
+class ReadingAhead(FixedFinder):
+    """The tagger's batch interface: it is told the batch first, and (confirmed) where the others found spans."""
+
+    def read_ahead(self, documents, within=None):
+        self.told = (len(documents), within)
+
+
+@pytest.mark.parametrize("combine", ["union", "confirmed", "confirmed+missed"])
+def test_a_batch_is_read_ahead_and_only_confirmed_says_where_spans_can_be_kept(combine):
+    lead = ReadingAhead("tagger", TAGGER.spans)
+    documents = [Document.from_text(TEXT, "a"), Document.from_text(TEXT, "b")]
+    found = find_all_in([lead, DICTIONARY], documents, "longest", combine)
+    assert found == [find_all([TAGGER, DICTIONARY], d, "longest", combine) for d in documents]
+    expected = [DICTIONARY.spans] * 2 if combine == "confirmed" else None
+    assert lead.told == (2, expected)
 
 
 def test_one_finder_alone_is_the_same_under_every_policy():

@@ -310,6 +310,31 @@ def test_a_batch_read_ahead_finds_what_one_document_at_a_time_finds_in_fewer_pas
 
 
 @pytest.mark.dense
+def test_told_where_spans_can_be_kept_the_tagger_reads_only_the_windows_there(tiny_model, tmp_path):
+    """Under the confirmed combination the tagger is told where the dictionary found spans: it reads only the windows
+    owning those sentences, and its spans there are exactly those of a full reading (nothing reported elsewhere)."""
+    from medlink.training.tagger import TaggerConfig, train_tagger
+    from medlink.text.finders.tagger import TaggerFinder, overlapped
+
+    assert overlapped([(0, 10), (10, 20), (20, 30)], [(5, 12)]) == [True, True, False]
+    assert overlapped([(0, 10), (10, 20)], [(10, 10)]) == [False, False] and overlapped([(0, 10)], []) == [False]
+    train_tagger(gold_documents()[:2], tmp_path / "t", base_model=tiny_model, config=TaggerConfig(epochs=1, max_length=64), progress=False)
+    finder = TaggerFinder.load(tmp_path / "t", precision="fp32")
+    sentences = [f"Patient {i} had cystic fibrosis and breast cancer with renal failure and Sjögren syndrome today." for i in range(8)]
+    document = Document.from_text(" ".join(sentences))
+    third = document.text.index(sentences[3])
+    windows = []
+    probabilities = finder.probabilities
+    finder.probabilities = lambda stream, items: windows.append(len(items)) or probabilities(stream, items)
+    everywhere = finder.find(document)
+    finder.read_ahead([document], [[(third + 8, third + 23)]])
+    there = finder.find(document)
+    assert windows[1] < windows[0] and len(windows) == 2  # the second read (read ahead) served find
+    in_third = [a.span for a in everywhere if third <= a.start < third + len(sentences[3])]
+    assert in_third and [a.span for a in there] == in_third
+
+
+@pytest.mark.dense
 def test_the_finder_decodes_each_sentence_as_one_sequence(tiny_model, tokenizer):
     """The finder reads its label probabilities through the constrained decoder (the argmax kept for comparison)."""
     import numpy as np

@@ -45,7 +45,7 @@ from medlink.progress import phase
 from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
 from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import coordination_start, expand_coordination
-from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP_POLICIES, MentionFinder, find_all, overlap_test, read_ahead
+from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP_POLICIES, MentionFinder, find_all_in, overlap_test
 from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.finders.given import GIVEN, GivenSpans
@@ -157,9 +157,7 @@ class Annotator:
             yield from self._annotate_batch(batch)
 
     def _annotate_batch(self, documents: list[Document]) -> list[Document]:
-        if not isinstance(self.finders[0], GivenSpans):
-            read_ahead(self.finders, documents)
-        annotated = [replace(document, annotations=self.spans(document)) for document in documents]
+        annotated = [replace(document, annotations=spans) for document, spans in zip(documents, self.spans_in(documents))]
         mentions = [(document, span) for document in annotated for span in document.annotations]
         texts = {id(document): document.text for document in annotated}
         results = self._link([document.mention(span, self.options.context, texts[id(document)]) for document, span in mentions])
@@ -237,16 +235,26 @@ class Annotator:
         return out
 
     def spans(self, document: Document) -> list[Annotation]:
-        """Every span to link in ``document`` (finders, then abbreviations, then propagation), in text order; given
+        """Every span to link in ``document``: ``spans_in`` of that one document."""
+        return self.spans_in([document])[0]
+
+    def spans_in(self, documents: Sequence[Document]) -> list[list[Annotation]]:
+        """Every span to link in each document (finders, then abbreviations, then propagation), in text order; given
         spans (``--finder given``) exactly as given, a short form among them linked through its long form."""
-        text = document.text
         if isinstance(self.finders[0], GivenSpans):
-            given = self.finders[0].find(document)
-            if self.options.abbreviations:
-                short = {s.span: s.short_form_of for s in with_short_forms(text, given) if s.short_form_of is not None}
-                given = [replace(s, short_form_of=short[s.span]) if s.span in short else s for s in given]
-            return given
-        spans = find_all(self.finders, document, self.options.overlap, self.options.combine)
+            return [self._given(document) for document in documents]
+        found = find_all_in(self.finders, documents, self.options.overlap, self.options.combine)
+        return [self._completed(document.text, spans) for document, spans in zip(documents, found)]
+
+    def _given(self, document: Document) -> list[Annotation]:
+        given = self.finders[0].find(document)
+        if self.options.abbreviations:
+            short = {s.span: s.short_form_of for s in with_short_forms(document.text, given) if s.short_form_of is not None}
+            given = [replace(s, short_form_of=short[s.span]) if s.span in short else s for s in given]
+        return given
+
+    def _completed(self, text: str, spans: list[Annotation]) -> list[Annotation]:
+        """The finders' spans with coordinations widened, short forms and repeated strings added, other senses dropped."""
         if self.options.composites and self.dictionary is not None:
             spans = widened_to_coordinations(text, spans, self.dictionary.is_name)
         if self.options.abbreviations:

@@ -38,15 +38,6 @@ class MentionFinder(Protocol):
         ...
 
 
-def read_ahead(finders: Iterable[MentionFinder], documents: Sequence[Document]) -> None:
-    """Let each finder that reads a batch faster than its documents one by one (a tagger: ``read_ahead``) read
-    ``documents`` before they are asked for one at a time."""
-    for finder in finders:
-        reader = getattr(finder, "read_ahead", None)
-        if reader is not None:
-            reader(documents)
-
-
 def resolve_overlaps(spans: Iterable[Annotation], policy: str = "longest") -> list[Annotation]:
     """Spans in text order: under ``longest`` no two overlap (the longer wins, then the earlier; one span per
     (start, end), the first given kept); under ``all`` every distinct (start, end) is kept as an alternative."""
@@ -70,11 +61,30 @@ def resolve_overlaps(spans: Iterable[Annotation], policy: str = "longest") -> li
 def find_all(finders: Sequence[MentionFinder], document: Document, policy: str = "longest", combine: str = "union") -> list[Annotation]:
     """What several finders found together in ``document`` (a span found twice is kept once, the first finder's),
     merged by ``combine`` (``COMBINE_POLICIES``), then overlaps resolved by ``policy``."""
+    return find_all_in(finders, [document], policy, combine)[0]
+
+
+def find_all_in(finders: Sequence[MentionFinder], documents: Sequence[Document], policy: str = "longest",
+                combine: str = "union") -> list[list[Annotation]]:
+    """``find_all`` for each of a batch of documents. A first finder that reads a batch faster than its documents one
+    by one (the tagger: ``read_ahead``) reads them together first; under ``confirmed`` it is told where the other
+    finders found spans, since nothing it finds elsewhere is kept, and reads only there."""
     if combine not in COMBINE_POLICIES:
         raise ValueError(f"unknown combine policy {combine!r}; known: {', '.join(COMBINE_POLICIES)}")
     if combine == "learned" and len(finders) > 1:
         raise ValueError("the learned combination is a SelectingFinder of its own (medlink.text.finders.selection), not a merge of finders")
-    found = [found_by(finder, document, policy) for finder in finders]
+    lead, rest = finders[0], finders[1:]
+    found_by_rest = [[found_by(finder, document, policy) for finder in rest] for document in documents]
+    read_ahead = getattr(lead, "read_ahead", None)
+    if read_ahead is not None and documents:
+        confirming = combine == "confirmed" and rest
+        read_ahead(documents, [[a.span for spans in found for a in spans] for found in found_by_rest] if confirming else None)
+    return [merged([found_by(lead, document, policy), *found], policy, combine) for document, found in zip(documents, found_by_rest)]
+
+
+def merged(found: Sequence[list[Annotation]], policy: str, combine: str) -> list[Annotation]:
+    """One document's spans as each finder found them (the lead first), merged by ``combine``, overlaps resolved by
+    ``policy``."""
     if combine == "union" or len(found) < 2:
         return resolve_overlaps((span for spans in found for span in spans), policy)
     lead, others = found[0], [span for spans in found[1:] for span in spans]

@@ -30,7 +30,7 @@ from medlink.core import Annotation, Document
 from medlink.directories import file_checksum, write_atomic
 from medlink.errors import MedlinkError
 from medlink.logistic import logistic, rounded
-from medlink.text.finders.base import OVERLAP_POLICIES, overlap_test, read_ahead
+from medlink.text.finders.base import OVERLAP_POLICIES, overlap_test
 
 SELECTOR_FILE = "span_selector.json"
 SELECTOR_FORMAT = "medlink-span-selector"
@@ -182,9 +182,11 @@ class SelectingFinder:
         self.overlap = overlap
         self.threshold = selector.threshold if threshold is None else threshold
 
-    def read_ahead(self, documents: Sequence[Document]) -> None:
-        """The tagger reads the batch together (``TaggerFinder.read_ahead``)."""
-        read_ahead([self.tagger], documents)
+    def read_ahead(self, documents: Sequence[Document], within=None) -> None:
+        """The tagger reads the batch together (``TaggerFinder.read_ahead``), everywhere: the selector weighs every word."""
+        reader = getattr(self.tagger, "read_ahead", None)
+        if reader is not None:
+            reader(documents)
 
     def find(self, document: Document) -> list[Annotation]:
         spans, features = document_candidates(self.tagger, self.dictionary, document)

@@ -13,6 +13,7 @@ sentences as fit and a longer sentence is read in overlapping windows (``medlink
 
 from __future__ import annotations
 
+import bisect
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,14 @@ def read_tagger_info(folder: Path) -> dict:
     if not isinstance(info.get("max_length"), int) or info["max_length"] < 8:
         raise MedlinkError(f"{folder / TAGGER_FILE}: 'max_length' must be an integer of at least 8")
     return info
+
+
+def overlapped(sentences: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]]) -> list[bool]:
+    """For each sentence (start, end), whether one of ``spans`` overlaps it."""
+    ends = sorted(end for _start, end in spans)
+    starts = sorted(start for start, _end in spans)
+    # a span overlaps [a, b) unless it ends by a or starts at b or later: count those that do neither
+    return [bisect.bisect_left(starts, b) - bisect.bisect_right(ends, a) > 0 for a, b in sentences]
 
 
 DECODINGS = ("constrained", "argmax")  # medlink.text.bio.constrained_labels, or each word alone
@@ -144,32 +153,36 @@ class TaggerFinder:
         word of two letters that is not a stop word ("of", "D", "2") is dropped."""
         return self.tag(document, words=False)[0]
 
-    def read_ahead(self, documents: Sequence[Document]) -> None:
+    def read_ahead(self, documents: Sequence[Document], within: Sequence[Sequence[tuple[int, int]]] | None = None) -> None:
         """Read a batch of documents' windows together before ``find`` / ``tag`` asks for them one by one.
 
         Why: an abstract is 3-4 windows, so one document at a time makes many small forward passes, each padded to its
         own longest window; read together and sorted by length across documents, the windows fill fewer, fuller passes
         (the annotator calls this per batch of documents). A document of more than ``SENTENCE_GROUP`` sentences is left
-        to be read on its own, group by group, as before; what is remembered is only this batch's."""
+        to be read on its own, group by group, as before; what is remembered is only this batch's.
+        ``within`` (one list per document): character spans outside whose sentences no span found will be kept (the
+        confirmed combination keeps only the tagger's spans another finder's span overlaps); only those sentences
+        are read, and ``find`` / ``tag`` report nothing elsewhere."""
         self._ahead = {}
-        chunk: list[tuple[Document, list[tuple[int, int]]]] = []
+        chunk: list[tuple[Document, list[tuple[int, int]], list[bool] | None]] = []
         held = 0  # sentences in chunk
-        for document in documents:
+        for at, document in enumerate(documents):
             sentences = self._sentences(document)
             if len(sentences) > SENTENCE_GROUP:
                 continue
+            needed = None if within is None else overlapped(sentences, within[at])
             if held + len(sentences) > SENTENCE_GROUP:
                 self._remember(chunk)
                 chunk, held = [], 0
-            chunk.append((document, sentences))
+            chunk.append((document, sentences, needed))
             held += len(sentences)
         if chunk:
             self._remember(chunk)
 
-    def _remember(self, chunk: Sequence[tuple[Document, list[tuple[int, int]]]]) -> None:
+    def _remember(self, chunk: Sequence[tuple[Document, list[tuple[int, int]], list[bool] | None]]) -> None:
         """Read ``chunk``'s documents together and keep each one's reading for ``tag``."""
-        readings = self._read_together([(document.text, sentences) for document, sentences in chunk])
-        self._ahead.update((id(document), (document, reading)) for (document, _s), reading in zip(chunk, readings))
+        readings = self._read_together([(document.text, sentences) for document, sentences, _n in chunk], [needed for *_, needed in chunk])
+        self._ahead.update((id(document), (document, reading)) for (document, *_), reading in zip(chunk, readings))
 
     @staticmethod
     def _sentences(document: Document) -> list[tuple[int, int]]:
@@ -201,29 +214,41 @@ class TaggerFinder:
             tagged += words_read
         return found, tagged
 
-    def _read_together(self, units: Sequence[tuple[str, Sequence[tuple[int, int]]]]) -> list[tuple[list, np.ndarray]]:
+    def _read_together(self, units: Sequence[tuple[str, Sequence[tuple[int, int]]]],
+                       needed: Sequence[Sequence[bool] | None] | None = None) -> list[tuple[list, np.ndarray, Sequence[bool] | None]]:
         """Each (text, sentences) unit tokenised, and its tokens' label probabilities, the units' windows read in shared
-        forward passes (a window never crosses from one unit into another)."""
+        forward passes (a window never crosses from one unit into another). ``needed`` (per unit, per sentence; None:
+        all): a window owning no token of a needed sentence is not read, and its tokens' probabilities stay 0."""
         tokenized = [tokenize_sentences(self.tokenizer, text, sentences) for text, sentences in units]
+        needed = needed or [None] * len(units)
         stream: list[int] = []
         items: list[tuple[int, int, int, int]] = []
         bounds = [0]
-        for sentences in tokenized:
+        for sentences, wanted in zip(tokenized, needed):
             base = len(stream)
             stream += [token for sentence in sentences for token in sentence.ids]
-            items += [(start + base, end + base, owned_start + base, owned_end + base)
-                      for start, end, owned_start, owned_end in pack([len(s.ids) for s in sentences], self.body, self.overlap)]
+            windows = pack([len(s.ids) for s in sentences], self.body, self.overlap)
+            if wanted is not None:
+                starts = np.cumsum([0] + [len(s.ids) for s in sentences])
+                ranges = [(starts[i], starts[i + 1]) for i, w in enumerate(wanted) if w]
+                windows = [w for w in windows if any(first < w[3] and w[2] < last for first, last in ranges)]
+            items += [(start + base, end + base, owned_start + base, owned_end + base) for start, end, owned_start, owned_end in windows]
             bounds.append(len(stream))
         probabilities = self.probabilities(stream, items)
-        return [(sentences, probabilities[bounds[i]:bounds[i + 1]]) for i, sentences in enumerate(tokenized)]
+        return [(sentences, probabilities[bounds[i]:bounds[i + 1]], needed[i]) for i, sentences in enumerate(tokenized)]
 
-    def _decode(self, text: str, tokenized: list, probabilities: np.ndarray, words: bool) -> tuple[list[Span], list[TaggedWord]]:
-        """Spans (and the words read) from one unit's tokenised sentences and their tokens' label probabilities."""
+    def _decode(self, text: str, tokenized: list, probabilities: np.ndarray, needed: Sequence[bool] | None,
+                words: bool) -> tuple[list[Span], list[TaggedWord]]:
+        """Spans (and the words read) from one unit's tokenised sentences and their tokens' label probabilities (only
+        the ``needed`` sentences: None, all)."""
         found: list[Span] = []
         tagged: list[TaggedWord] = []
         predicted = probabilities.argmax(-1)
         at = 0
-        for sentence in tokenized:
+        for i, sentence in enumerate(tokenized):
+            if needed is not None and not needed[i]:
+                at += len(sentence.ids)
+                continue
             if self.decoding == "constrained":  # one label sequence per sentence, read at its words' first tokens
                 first = [at + i for i in sentence.first_tokens()]
                 predicted[first] = constrained_labels(probabilities[first], self.labels)
