@@ -436,19 +436,21 @@ def test_strip_encodes_each_condition_once_and_keeps_the_qualified_names_apart(m
 
 
 def test_a_batch_of_queries_finds_what_each_query_alone_finds():
-    """Exact search of 20 queries or more goes through one matrix product (``vector_index.BLAS_FROM_QUERIES``): the
-    neighbours and scores are those of FAISS's query-by-query scan."""
-    from medlink.retrieval.vector_index import BLAS_FROM_QUERIES, flat_index
+    """A batch large enough for FAISS's BLAS path (``vector_index.BLAS_WORK_PER_THREAD``) finds the neighbours and
+    scores its query-by-query scan finds."""
+    import faiss
+
+    from medlink.retrieval.vector_index import BLAS_WORK_PER_THREAD, flat_index, use_threads
 
     rng = np.random.default_rng(4)
     names = rng.standard_normal((3000, 48)).astype(np.float32)
     names /= np.linalg.norm(names, axis=1, keepdims=True)
     index = flat_index(names)
-    import faiss
-
-    assert faiss.cvar.distance_compute_blas_threshold == BLAS_FROM_QUERIES
-    queries = names[rng.choice(len(names), 3 * BLAS_FROM_QUERIES, replace=False)] + 0.1 * rng.standard_normal((3 * BLAS_FROM_QUERIES, 48)).astype(np.float32)
+    use_threads(2)
+    assert faiss.cvar.distance_compute_blas_threshold == 2 * BLAS_WORK_PER_THREAD
+    n = 2 * 2 * BLAS_WORK_PER_THREAD // 48  # twice the batch at which BLAS takes over
+    queries = names[rng.choice(len(names), n, replace=False)] + 0.1 * rng.standard_normal((n, 48)).astype(np.float32)
     scores, rows = index.search(queries, 10)
-    alone = [index.search(queries[i:i + 1], 10) for i in range(len(queries))]
+    alone = [index.search(queries[i:i + 1], 10) for i in range(n)]
     assert (rows == np.vstack([r for _s, r in alone])).all()
     assert np.allclose(scores, np.vstack([s for s, _r in alone]), atol=1e-5)

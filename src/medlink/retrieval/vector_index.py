@@ -18,19 +18,20 @@ import numpy as np
 from medlink.errors import MedlinkError
 
 
-# Exact search of at least this many queries at once goes through BLAS (one matrix product) rather than FAISS's
-# query-by-query scan. faiss-cpu 1.15 sets the switch at 128,000 queries, and on an AVX2-only AMD EPYC (2 threads,
-# 72,852 MEDIC names of 384 floats, 128 neighbours) its scan takes 3.6 ms a query where BLAS takes 1.05 ms for 20
-# queries and 0.41 ms from 200: an annotator's batch of 100-200 mentions searched 9x slower (docs/benchmark-history.md,
-# session 35). 20 is what FAISS used before.
-BLAS_FROM_QUERIES = 20
+# FAISS searches an exact index query by query while (queries x dimensions) is under its
+# distance_compute_blas_threshold, else by one BLAS matrix product. faiss-cpu 1.15 puts that at 128,000, tuned for many
+# threads: on an AVX2-only AMD EPYC with 2 threads (72,852 MEDIC names of 384 floats) the scan takes 3.6 ms a query
+# where BLAS takes 1.05 ms for 20 queries and 0.41 ms from 200, so an annotator's batch of 100-300 mentions was
+# searched up to 9x slower; BLAS wins there from 3-5 queries at 384 or 768 dimensions (docs/benchmark-history.md,
+# session 35). 800 per thread is faiss's own later measure (pull request 5109) and matches that crossover.
+BLAS_WORK_PER_THREAD = 800
 
 
 @cache
 def _faiss():
     import faiss
 
-    faiss.cvar.distance_compute_blas_threshold = BLAS_FROM_QUERIES
+    faiss.cvar.distance_compute_blas_threshold = BLAS_WORK_PER_THREAD * faiss.omp_get_max_threads()
     return faiss
 
 
@@ -82,7 +83,9 @@ def tune(index: "faiss.Index", params: dict) -> None:  # noqa: F821
 
 def use_threads(threads: int) -> None:
     """FAISS's OpenMP threads (dense search shares the cores torch uses)."""
-    _faiss().omp_set_num_threads(threads)
+    faiss = _faiss()
+    faiss.omp_set_num_threads(threads)
+    faiss.cvar.distance_compute_blas_threshold = BLAS_WORK_PER_THREAD * threads  # the scan's speed grows with its threads
 
 
 def write_index(index: "faiss.Index", path: Path) -> None:  # noqa: F821
