@@ -77,7 +77,7 @@ def find_all_in(finders: Sequence[MentionFinder], documents: Sequence[Document],
     found_by_rest = [[found_by(finder, document, policy) for finder in rest] for document in documents]
     read_ahead = getattr(lead, "read_ahead", None)
     if read_ahead is not None and documents:
-        confirming = combine == "confirmed" and rest
+        confirming = combine == "confirmed" and bool(rest)
         read_ahead(documents, [[a.span for spans in found for a in spans] for found in found_by_rest] if confirming else None)
     return [merged([found_by(lead, document, policy), *found], policy, combine) for document, found in zip(documents, found_by_rest)]
 

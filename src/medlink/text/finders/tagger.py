@@ -107,7 +107,7 @@ class TaggerFinder:
         self.batch_size = batch_size
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self._bf16 = Bf16Copy()
-        self._ahead: dict[int, tuple[Document, tuple[list, np.ndarray]]] = {}  # read_ahead's batch, by id(document)
+        self._ahead: dict[int, tuple[Document, tuple]] = {}  # read_ahead's batch: id(document) -> (document, _read_together's reading)
         self.decoding = "constrained"
 
     @property
@@ -161,8 +161,8 @@ class TaggerFinder:
         (the annotator calls this per batch of documents). A document of more than ``SENTENCE_GROUP`` sentences is left
         to be read on its own, group by group, as before; what is remembered is only this batch's.
         ``within`` (one list per document): character spans outside whose sentences no span found will be kept (the
-        confirmed combination keeps only the tagger's spans another finder's span overlaps); only those sentences
-        are read, and ``find`` / ``tag`` report nothing elsewhere."""
+        confirmed combination keeps only the tagger's spans another finder's span overlaps); only the windows holding
+        those sentences are read, and ``find`` / ``tag`` report nothing elsewhere."""
         self._ahead = {}
         chunk: list[tuple[Document, list[tuple[int, int]], list[bool] | None]] = []
         held = 0  # sentences in chunk
@@ -245,8 +245,8 @@ class TaggerFinder:
         tagged: list[TaggedWord] = []
         predicted = probabilities.argmax(-1)
         at = 0
-        for i, sentence in enumerate(tokenized):
-            if needed is not None and not needed[i]:
+        for number, sentence in enumerate(tokenized):
+            if needed is not None and not needed[number]:
                 at += len(sentence.ids)
                 continue
             if self.decoding == "constrained":  # one label sequence per sentence, read at its words' first tokens
