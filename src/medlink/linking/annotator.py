@@ -234,10 +234,6 @@ class Annotator:
                 out.append(found.copy(mention))
         return out
 
-    def spans(self, document: Document) -> list[Annotation]:
-        """Every span to link in ``document``: ``spans_in`` of that one document."""
-        return self.spans_in([document])[0]
-
     def spans_in(self, documents: Sequence[Document]) -> list[list[Annotation]]:
         """Every span to link in each document (finders, then abbreviations, then propagation), in text order; given
         spans (``--finder given``) exactly as given, a short form among them linked through its long form."""

@@ -13,6 +13,10 @@ Spans exclude the white space around sentences; every other character lies in ex
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from medlink.core import Document
 
 # words (compared in lower case, without their final dot) that a full stop follows without ending the sentence
 ABBREVIATIONS = frozenset("""
@@ -81,3 +85,9 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         if start < end:
             spans.append((start, end))
     return spans
+
+
+def sentence_spans(document: "Document") -> list[tuple[int, int]]:
+    """Sentences of every passage, as offsets into ``document.text`` (a passage boundary always ends a sentence)."""
+    return [(p.offset + start, p.offset + end) for p in sorted(document.passages, key=lambda p: p.offset)
+            for start, end in split_sentences(p.text)]

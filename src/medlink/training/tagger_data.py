@@ -18,7 +18,7 @@ from medlink.directories import file_checksum
 from medlink.errors import MedlinkError
 from medlink.text.bio import IGNORE, SINGLE_TYPE, Span, encode_labels, pack, tokenize_sentences
 from medlink.text.finders.base import resolve_overlaps
-from medlink.text.sentences import split_sentences
+from medlink.text.sentences import sentence_spans
 
 TRAINING_FORMATS = ("pubtator",)
 
@@ -67,12 +67,6 @@ def mention_types(documents: Iterable[Document], collapse_types: bool) -> list[s
     if collapse_types:
         return [SINGLE_TYPE]
     return sorted({a.type or SINGLE_TYPE for d in documents for a in d.annotations})
-
-
-def sentence_spans(document: Document) -> list[tuple[int, int]]:
-    """Sentences of every passage, as offsets into ``document.text`` (a passage boundary always ends a sentence)."""
-    return [(p.offset + start, p.offset + end) for p in sorted(document.passages, key=lambda p: p.offset)
-            for start, end in split_sentences(p.text)]
 
 
 @dataclass

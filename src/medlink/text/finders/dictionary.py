@@ -224,10 +224,9 @@ class DictionaryFinder:
                         or crosses_boundary(text, start, end) or not value & EXACT and not spaced(text, tokens[first:last])):
                     continue
                 spans.append(_read_as(Annotation(start, end, text[start:end], source=self.name), respelt(text, tokens[first:last], cuts=inside)))
-            if self.options.approximate:
-                spans.extend(span for span in self._approximate(text, tokens, inside) if span.start not in inside and span.end not in inside)
-            if self.options.shorthand:
-                spans.extend(span for span in self._shorthand(text, tokens, inside) if span.start not in inside and span.end not in inside)
+            looser = [*(self._approximate(text, tokens, inside) if self.options.approximate else ()),
+                      *(self._shorthand(text, tokens, inside) if self.options.shorthand else ())]
+            spans.extend(span for span in looser if span.start not in inside and span.end not in inside)  # whole words only
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         return resolve_overlaps(spans, overlap or self.options.overlap)

@@ -182,8 +182,9 @@ class SelectingFinder:
         self.overlap = overlap
         self.threshold = selector.threshold if threshold is None else threshold
 
-    def read_ahead(self, documents: Sequence[Document], within=None) -> None:
-        """The tagger reads the batch together (``TaggerFinder.read_ahead``), everywhere: the selector weighs every word."""
+    def read_ahead(self, documents: Sequence[Document], within: Sequence[Sequence[tuple[int, int]]] | None = None) -> None:
+        """The tagger reads the batch together (``TaggerFinder.read_ahead``), everywhere whatever ``within`` says: the
+        selector weighs every word."""
         reader = getattr(self.tagger, "read_ahead", None)
         if reader is not None:
             reader(documents)

@@ -27,7 +27,7 @@ from medlink.encoders.precision import Bf16Copy
 from medlink.errors import MedlinkError, MissingInputError
 from medlink.text.finders.base import is_plausible_mention
 from medlink.text.bio import Span, constrained_labels, decode_labels, pack, special_template, tokenize_sentences
-from medlink.text.sentences import split_sentences
+from medlink.text.sentences import sentence_spans
 
 TAGGER_FILE = "medlink_tagger.json"
 TAGGER_FORMAT = "medlink-tagger"
@@ -167,7 +167,7 @@ class TaggerFinder:
         chunk: list[tuple[Document, list[tuple[int, int]], list[bool] | None]] = []
         held = 0  # sentences in chunk
         for at, document in enumerate(documents):
-            sentences = self._sentences(document)
+            sentences = sentence_spans(document)
             if len(sentences) > SENTENCE_GROUP:
                 continue
             needed = None if within is None else overlapped(sentences, within[at])
@@ -184,14 +184,6 @@ class TaggerFinder:
         readings = self._read_together([(document.text, sentences) for document, sentences, _n in chunk], [needed for *_, needed in chunk])
         self._ahead.update((id(document), (document, reading)) for (document, *_), reading in zip(chunk, readings))
 
-    @staticmethod
-    def _sentences(document: Document) -> list[tuple[int, int]]:
-        """The document's sentences (character spans of its text), each passage split on its own."""
-        sentences = []
-        for passage in sorted(document.passages, key=lambda p: p.offset):
-            sentences += [(passage.offset + start, passage.offset + end) for start, end in split_sentences(passage.text)]
-        return sentences
-
     def tag(self, document: Document, words: bool = True) -> tuple[list[Annotation], list[TaggedWord]]:
         """``find``'s spans, and (``words``) every word read with its label probabilities: what a span selector weighs
         (``medlink.text.finders.selection``) to keep a dictionary match the tagger nearly found, or drop a doubtful span."""
@@ -200,7 +192,7 @@ class TaggerFinder:
         if ahead is not None and ahead[0] is document:
             spans, tagged = self._decode(text, *ahead[1], words)
         else:
-            spans, tagged = self.tag_text(text, self._sentences(document), words)
+            spans, tagged = self.tag_text(text, sentence_spans(document), words)
         return [Annotation(span.start, span.end, text[span.start:span.end], span.type, source=self.name)
                 for span in spans if is_plausible_mention(text[span.start:span.end])], tagged
 
