@@ -90,7 +90,11 @@ def test_rates():
     out = scores.to_dict()
     assert out["linking"] == {"tp": 2, "fp": 4, "fn": 2, "precision": pytest.approx(1 / 3), "recall": pytest.approx(0.5),
                               "f1": pytest.approx(0.4)}
-    assert out["documents"] == 3 and set(out) == {"documents", "documents_without_predictions", "mentions", "linking", "concepts"}
+    assert out["documents"] == 3 and set(out) == {"documents", "documents_without_predictions", "mentions", "linking", "concepts", "intervals"}
+    for measure in ("mentions", "linking", "concepts"):  # each interval holds its figure (three documents resampled)
+        for rate, (low, high) in out["intervals"][measure].items():
+            assert low <= out[measure][rate] + 1e-4 and out[measure][rate] - 1e-4 <= high
+    assert "intervals" not in evaluate_documents(gold_documents(), predicted_documents(), intervals=False).to_dict()
 
 
 def test_zero_denominators_are_zero():

@@ -34,7 +34,8 @@ def test_markdown_has_overall_then_one_row_per_subpopulation():
     lines = report.to_markdown().splitlines()
     assert lines[0] == "| subset | n | acc@1 | acc@5 | mrr | recall@64 | nrecall@1 |"
     assert lines[2] == "| all | 3 | 33.3 | 66.7 | 50.0 | 66.7 | 50.0 |"
-    assert len(lines) == 2 + 1 + len(report.subpopulations)
+    assert lines.index("") == 2 + 1 + len(report.subpopulations)  # then the 95% intervals, mentions resampled
+    assert lines[-1].startswith("95% intervals (mentions resampled, 1,000 times): acc@1 ")
     assert "| composite | 0 | – |" in report.to_markdown()
 
 

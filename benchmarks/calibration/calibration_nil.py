@@ -33,6 +33,7 @@ from benchmarks._common.harness import RESULTS, ROOT, command_line, publish  # n
 
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.eval.calibration import expected_calibration_error, reliability, reliability_diagram  # noqa: E402
+from medlink.eval.intervals import calibration_error, interval, rounded  # noqa: E402
 from medlink.eval.harness import first_candidate_points  # noqa: E402
 from medlink.eval.metrics import candidate_matches, compute_metrics, equivalent_ids_from_kb, part_rank  # noqa: E402
 from medlink.eval.nil import nil_metrics, nil_outcome  # noqa: E402
@@ -111,10 +112,14 @@ def ranking_figures(pairs, equivalent) -> dict:
     return {"parts": figures["n"], "acc@1": figures["acc@1"], "mrr": figures["mrr"]}
 
 
-def calibration_figures(label: str, rows) -> dict:
+def calibration_figures(label: str, rows, documents=None) -> dict:
+    """ECE and bins of (probability, right) rows; with ``documents`` (each row's), the ECE's 95% interval, documents resampled."""
     p = [r[0] for r in rows]
     y = [r[1] for r in rows]
-    return {"model": label, "ece": expected_calibration_error(p, y), "n": len(rows), "bins": reliability(p, y)}
+    out = {"model": label, "ece": expected_calibration_error(p, y), "n": len(rows), "bins": reliability(p, y)}
+    if documents is not None and len(documents) == len(rows) and rows:
+        out["ece_interval"] = rounded(interval(calibration_error(p, y), documents))
+    return out
 
 
 def with_stage(linker: Linker, settings: dict | None) -> Linker:
@@ -143,8 +148,9 @@ def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, sect
     same_order = {**dev_fit, "backoff_below": None, "order": "score"}
     rows, curves, rankings = [], {}, {}
     bare = parts_of(with_stage(linker, None), test)
+    documents = [m.doc_id for m, _ in bare]  # every part's abstract (None: AskAPatient's mentions stand alone)
     naive = first_candidates(bare, test, equivalent, lambda s: naive_probability(linker, s))
-    rows.append(calibration_figures("naive: fused score / its maximum", naive))
+    rows.append(calibration_figures("naive: fused score / its maximum", naive, documents))
     curves["naive score"] = ([r[0] for r in naive], [r[1] for r in naive])
     rankings["no calibration stage"] = ranking_figures(bare, equivalent)
     fitted = [("pseudo-mentions from the KB", pseudo), ("dev", dev_fit)]
@@ -160,7 +166,7 @@ def full_kb(key: str, spec: dict, workdir: Path, dense_weight: float = 0.0, sect
             continue
         pairs = parts_of(with_stage(linker, settings), test)
         top = first_candidates(pairs, test, equivalent)
-        rows.append(calibration_figures(label, top))
+        rows.append(calibration_figures(label, top, documents))
         if label in (MEMORY_ALONE, "pseudo-mentions from the KB"):  # fitted without dev: dev is a held-out set for them too
             rows[-1]["dev_ece"] = calibration_figures(label, first_candidates(parts_of(with_stage(linker, settings), dev), dev, equivalent))["ece"]
         curves[label] = ([r[0] for r in top], [r[1] for r in top])
@@ -207,7 +213,7 @@ def pruned(key: str, spec: dict, workdir: Path, share: float, seed: int, full: d
             right = [False if gold_nil else candidate_matches(c, mention.gold, equivalent) for c in result.candidates]
             outcomes.append(nil_outcome(result, gold_nil, right, settings["nil_threshold"]))
         figures = {"nil_threshold": settings["nil_threshold"], "order": settings["order"], "backoff_below": settings["backoff_below"],
-                   "dev_choice": report.calibration, "test": nil_metrics(outcomes)}
+                   "dev_choice": report.calibration, "test": nil_metrics(outcomes, clusters=[m.doc_id for m, _ in pairs])}
         out |= figures if not folds else {"cross_fit": figures | {"folds": folds}}
     return out
 

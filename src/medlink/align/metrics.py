@@ -61,3 +61,27 @@ def best_threshold(top: Mapping[str, tuple[str, float]], gold: Mapping[str, set[
         if measures["f1"] > best[1]["f1"]:
             best = (threshold, measures)
     return best
+
+
+def ranking_intervals(ranks: Mapping[str, int | None], ks: Sequence[int] = (1, 4, 64)) -> dict[str, list[float] | None]:
+    """95% intervals of ``ranking_measures``' recall@k and MRR, the source concepts resampled (``eval.intervals``)."""
+    from medlink.eval.intervals import interval, rate, rounded
+
+    values = np.array([np.inf if r is None else r for r in ranks.values()], np.float64)
+    sources = list(ranks)
+    out = {f"recall@{k}": rounded(interval(rate(values <= k), sources)) for k in ks}
+    out["mrr"] = rounded(interval(rate(1.0 / values), sources))
+    return out
+
+
+def mapping_intervals(kept: Mapping[str, Sequence[str]], gold: Mapping[str, set[str]]) -> dict[str, list[float] | None]:
+    """95% intervals of ``mapping_prf``'s precision / recall / F1, the gold sources resampled."""
+    from medlink.eval.intervals import harmonic_mean, interval, rate, ratio, rounded
+
+    sources = list(gold)
+    correct = [sum(t in gold[s] for t in kept.get(s, ())) for s in sources]
+    claimed = [len(kept.get(s, ())) for s in sources]
+    found = [float(any(t in gold[s] for t in kept.get(s, ()))) for s in sources]
+    precision, recall = ratio(correct, claimed), rate(found)
+    return {"precision": rounded(interval(precision, sources)), "recall": rounded(interval(recall, sources)),
+            "f1": rounded(interval(harmonic_mean(precision, recall), sources))}

@@ -34,7 +34,7 @@ A rate whose denominator is 0 is 0.0 (as scikit-learn's ``zero_division=0``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from medlink.core import Annotation, Document
@@ -80,10 +80,12 @@ class DocumentScores:
     concepts: Score
     documents: int  # gold documents evaluated
     documents_without_predictions: int  # of those, how many the predictions did not include
+    intervals: dict[str, dict[str, Any]] = field(default_factory=dict)  # measure -> 95% intervals of P / R / F1, documents resampled
 
     def to_dict(self) -> dict[str, Any]:
         return {"documents": self.documents, "documents_without_predictions": self.documents_without_predictions,
-                **{measure: getattr(self, measure).to_dict() for measure in MEASURES}}
+                **{measure: getattr(self, measure).to_dict() for measure in MEASURES},
+                **({"intervals": self.intervals} if self.intervals else {})}
 
 
 @dataclass(frozen=True)
@@ -131,21 +133,24 @@ def canonical_ids(equivalent_ids: EquivalentIds | None) -> dict[str, str]:
 
 
 def evaluate_documents(gold: Iterable[Document], predicted: Iterable[Document], *,
-                       equivalent_ids: EquivalentIds | None = None) -> DocumentScores:
-    """Mention finding, end-to-end linking and document-level concept scores of ``predicted`` against ``gold``."""
+                       equivalent_ids: EquivalentIds | None = None, intervals: bool = True) -> DocumentScores:
+    """Mention finding, end-to-end linking and document-level concept scores of ``predicted`` against ``gold``, with
+    their 95% intervals over resampled documents (``intervals=False``: the counts alone, for a per-epoch check)."""
     gold_docs, predicted_docs = _by_id(gold, "gold"), _by_id(predicted, "predicted")
     _refuse_unknown(gold_docs, predicted_docs)
     canonical = canonical_ids(equivalent_ids)
-    totals = {measure: Score(0, 0, 0) for measure in MEASURES}
+    per_document: dict[str, list[Score]] = {measure: [] for measure in MEASURES}
     for doc_id, document in gold_docs.items():
         found = predicted_docs.get(doc_id)
         tps, errors = _compare(document, found, equivalent_ids, canonical)
         for measure in MEASURES:
             fp = sum(1 for e in errors if e.measure == measure and e.kind == "fp")
             fn = sum(1 for e in errors if e.measure == measure and e.kind == "fn")
-            totals[measure] = totals[measure] + Score(tps[measure], fp, fn)
+            per_document[measure].append(Score(tps[measure], fp, fn))
     missing = sum(1 for doc_id in gold_docs if doc_id not in predicted_docs)
-    return DocumentScores(totals["mentions"], totals["linking"], totals["concepts"], len(gold_docs), missing)
+    totals = {measure: sum(scores, Score(0, 0, 0)) for measure, scores in per_document.items()}
+    return DocumentScores(totals["mentions"], totals["linking"], totals["concepts"], len(gold_docs), missing,
+                          {measure: _intervals(scores) for measure, scores in per_document.items()} if intervals else {})
 
 
 def document_errors(gold: Iterable[Document], predicted: Iterable[Document], *, equivalent_ids: EquivalentIds | None = None,
@@ -165,6 +170,14 @@ def document_errors(gold: Iterable[Document], predicted: Iterable[Document], *, 
 
 
 # -- internals ---------------------------------------------------------------------------------------------------------
+
+
+def _intervals(scores: Sequence[Score]) -> dict[str, Any]:
+    """95% intervals of one measure's precision / recall / F1, documents resampled (``eval.intervals``)."""
+    from medlink.eval.intervals import prf_intervals, rounded
+
+    counts = [[s.tp for s in scores], [s.fp for s in scores], [s.fn for s in scores]]
+    return {name: rounded(bounds) for name, bounds in prf_intervals(*counts, clusters=list(range(len(scores)))).items()}
 
 
 def _by_id(documents: Iterable[Document], side: str) -> dict[str, Document]:

@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from medlink.core import Candidate, LinkResult
 from medlink.errors import MedlinkError
 from medlink.corpora.mentions import LabeledMention
@@ -90,7 +92,26 @@ def evaluate_rankings(
 
         probabilities, right = zip(*report.first_candidates)
         report.calibration = {"ece": expected_calibration_error(probabilities, right), "n": len(right), "bins": reliability(probabilities, right)}
+    report.intervals = ranking_intervals(ranks, mentions, acc_ks, report.first_candidates)
     return report
+
+
+def ranking_intervals(ranks: Sequence[float], mentions: Sequence[LabeledMention], acc_ks: Sequence[int],
+                      first_candidates: Sequence[tuple[float, bool]] = ()) -> dict[str, Any]:
+    """95% intervals of Acc@k, MRR and (calibrated indexes) ECE, whole documents resampled (``eval.intervals``; each
+    mention its own unit when the dataset names no documents)."""
+    from medlink.eval import intervals
+
+    documents = [m.doc_id for m in mentions]
+    ranked = np.asarray(ranks, np.float64)
+    out: dict[str, Any] = {"resampled": "documents" if any(d is not None for d in documents) else "mentions"}
+    out.update({f"acc@{k}": intervals.rounded(intervals.interval(intervals.rate(ranked <= k), documents)) for k in acc_ks})
+    out["mrr"] = intervals.rounded(intervals.interval(intervals.rate(np.where(np.isfinite(ranked), 1.0 / ranked, 0.0)), documents))
+    if first_candidates and len(first_candidates) == sum(len(m.parts) for m in mentions):
+        probabilities, right = zip(*first_candidates)
+        part_documents = [m.doc_id for m in mentions for _ in m.parts]
+        out["ece"] = intervals.rounded(intervals.interval(intervals.calibration_error(probabilities, right), part_documents))
+    return out
 
 
 def per_mention(judged_nil: Sequence[bool], mentions: Sequence[LabeledMention]) -> list[bool]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from medlink.core import LinkResult
 
 LISTED = 10  # the candidates a NIL decision can look through (the calibration's fitting depth)
@@ -41,11 +43,12 @@ def nil_outcome(result: LinkResult, gold_nil: bool, right: Sequence[bool], thres
     return NilOutcome(gold_nil, said_nil, bool(right and right[0]) and not gold_nil, rank, not gold_nil and any(right[:LISTED]))
 
 
-def nil_metrics(outcomes: Sequence[NilOutcome]) -> dict:
+def nil_metrics(outcomes: Sequence[NilOutcome], clusters: Sequence | None = None) -> dict:
     """NIL P/R/F1 (NIL the positive class), in-KB Acc@1 (first candidate, NIL decision ignored) and linked accuracy
     (right and not NIL), paper 001's Accuracy / MRR over all mentions and over in-KB ones, and the NIL F1 of saying NIL
     exactly when the first candidate is wrong (the most a threshold on a perfectly calibrated first candidate gives) and
-    of saying NIL exactly when no right candidate is listed (what telling "absent" from "ranked lower" could reach)."""
+    of saying NIL exactly when no right candidate is listed (what telling "absent" from "ranked lower" could reach).
+    ``clusters`` (each outcome's document): 95% intervals of the NIL P / R / F1 and in-KB figures too, documents resampled."""
     n = len(outcomes)
     said = sum(o.said_nil for o in outcomes)
     gold = sum(o.gold_nil for o in outcomes)
@@ -73,7 +76,23 @@ def nil_metrics(outcomes: Sequence[NilOutcome]) -> dict:
             "nil_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
             "in_kb_acc@1": sum(o.right_at_1 for o in in_kb) / len(in_kb) if in_kb else None,
             "in_kb_linked_right": sum(o.right_at_1 and not o.said_nil for o in in_kb) / len(in_kb) if in_kb else None,
-            "accuracy_all": accuracy(outcomes), "mrr_all": mrr(outcomes), "accuracy_in_kb": accuracy(in_kb), "mrr_in_kb": mrr(in_kb)}
+            "accuracy_all": accuracy(outcomes), "mrr_all": mrr(outcomes), "accuracy_in_kb": accuracy(in_kb), "mrr_in_kb": mrr(in_kb),
+            **({"intervals": nil_intervals(outcomes, clusters)} if clusters is not None else {})}
+
+
+def nil_intervals(outcomes: Sequence[NilOutcome], clusters: Sequence) -> dict:
+    """95% intervals of NIL precision / recall / F1, in-KB Acc@1, in-KB linked right, and what the NIL decisions cost the
+    in-KB mentions (Acc@1 minus linked right, paired: the same draws) (``eval.intervals``)."""
+    from medlink.eval.intervals import interval, paired_difference, prf_intervals, ratio, rounded
+
+    said = np.array([o.said_nil for o in outcomes], np.float64)
+    gold = np.array([o.gold_nil for o in outcomes], np.float64)
+    right = np.array([o.right_at_1 for o in outcomes], np.float64)
+    out = {f"nil_{name}": rounded(bounds) for name, bounds in prf_intervals(said * gold, said * (1 - gold), (1 - said) * gold, clusters).items()}
+    out["in_kb_acc@1"] = rounded(interval(ratio(right * (1 - gold), 1 - gold), clusters))
+    out["in_kb_linked_right"] = rounded(interval(ratio(right * (1 - said) * (1 - gold), 1 - gold), clusters))
+    out["in_kb_nil_cost"] = rounded(paired_difference(ratio(right * (1 - gold), 1 - gold), ratio(right * (1 - said) * (1 - gold), 1 - gold), clusters))
+    return out
 
 
 def annotated_nil(mentions: Sequence, part_results: Sequence[LinkResult], cuiless: Sequence[LinkResult], equivalent_ids=None) -> dict | None:

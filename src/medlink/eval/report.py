@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medlink.eval.intervals import REPLICATES
 from medlink.directories import json_has_keys, require_replaceable, staged_directory, write_atomic
 
 DEFAULT_COLUMNS = ("n", "acc@1", "acc@5", "mrr", "recall@64", "nrecall@1")
@@ -30,6 +31,7 @@ class EvalReport:
     nil: dict[str, Any] | None = None  # what the index's NIL threshold left unlinked, and the links' precision / recall (harness.nil_decisions)
     nil_all: dict[str, Any] | None = None  # with mentions annotated CUI-less (id -1) too: NIL P / R / F1, paper 001's Accuracy / MRR (nil.annotated_nil)
     first_candidates: list[tuple[float, bool]] = field(default_factory=list, repr=False)  # (probability, right): the diagram's points
+    intervals: dict[str, Any] = field(default_factory=dict)  # 95% bootstrap intervals per metric, and what was resampled (eval.intervals)
 
     def __getitem__(self, key: str) -> Any:
         return self.metrics[key]
@@ -46,6 +48,8 @@ class EvalReport:
             out["nil"] = self.nil
         if self.nil_all is not None:
             out["nil_all"] = self.nil_all
+        if self.intervals:
+            out["intervals"] = self.intervals
         if include_records:
             out["records"] = self.records
         return out
@@ -62,6 +66,11 @@ class EvalReport:
         lines = [header, rule]
         for name, values in rows:
             lines.append(f"| {name} | " + " | ".join(_cell(c, values.get(c)) for c in columns) + " |")
+        shown = [(c, self.intervals[c]) for c in (*columns, "ece") if self.intervals.get(c)]
+        if shown:
+            unit = "whole documents" if self.intervals.get("resampled") == "documents" else "mentions"
+            lines += ["", f"95% intervals ({unit} resampled, {REPLICATES:,} times): " + "; ".join(
+                f"{c} {_interval_cell(c, bounds)}" for c, bounds in shown) + "."]
         if self.calibration is not None:
             lines += ["", f"Calibration of the first candidates' probabilities: ECE {self.calibration['ece']:.4f} over {self.calibration['n']:,} mention parts."]
         if self.nil is not None:
@@ -105,6 +114,12 @@ class EvalReport:
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png")
         return write_atomic(Path(path), buffer.getvalue())
+
+
+def _interval_cell(column: str, bounds: list[float]) -> str:
+    if column == "ece":
+        return f"{bounds[0]:.4f}-{bounds[1]:.4f}"
+    return f"{100 * bounds[0]:.1f}-{100 * bounds[1]:.1f}"
 
 
 def _cell(column: str, value: Any) -> str:

@@ -123,7 +123,7 @@ def evaluate(finder: TaggerFinder, documents: Sequence[Document], progress: bool
     total = Score(0, 0, 0)
     for document in documents:
         found = Document(document.doc_id, document.passages, finder.find(document))
-        total = total + evaluate_documents([document], [found]).mentions
+        total = total + evaluate_documents([document], [found], intervals=False).mentions
         bar.update(1)
     bar.close()
     return {key: round(value, 4) if isinstance(value, float) else value for key, value in total.to_dict().items()}
