@@ -4,6 +4,8 @@ and metadata transfer (augment_ncbi.py, augment_entity_text.py)."""
 
 from __future__ import annotations
 
+from report_cells import interval_cell  # beside this file, as report.py imports it
+
 KINDS = {
     "align_quality": lambda d: "alignment_rows" in d,
     "align_speed": lambda d: "alignment_speed" in d,
@@ -24,15 +26,18 @@ def quality_table(runs, table, provenance, PROVENANCE, secs, mb) -> list[str]:
         pair = f"{d['alignment']['source'].split(' (')[0]} -> {d['alignment']['target']}"
         for r in d["alignment_rows"]:
             t, m = r["test"], r["test"].get("mapping", {})
-            rows.append([pair, "test", r["system"], _r(t.get("recall@1")), _r(t.get("recall@4")), _r(t.get("recall@64")), _r(t.get("mrr")),
-                         _r(t.get("normalised_recall@1")), f"{_r(m.get('precision'))} / {_r(m.get('recall'))} / {_r(m.get('f1'))}",
+            spread = t.get("intervals") or {}
+            rows.append([pair, "test", r["system"], _r(t.get("recall@1")) + interval_cell(spread.get("recall@1")), _r(t.get("recall@4")),
+                         _r(t.get("recall@64")), _r(t.get("mrr")), _r(t.get("normalised_recall@1")),
+                         f"{_r(m.get('precision'))} / {_r(m.get('recall'))} / {_r(m.get('f1'))}" + interval_cell((m.get("intervals") or {}).get("f1")),
                          secs(r.get("seconds")), mb(r.get("peak_rss_mb")), *provenance(d)])
     stale = [f"{d['alignment']['target']}, {r['system']}: {r['test']['r1_errors_first_named_as_source_gold_not']} of {r['test']['r1_errors']}"
              for _, d in runs for r in d["alignment_rows"][-1:] if "r1_errors" in r["test"]]
     return ["**Aligning terminologies** (gold: the Disease Ontology's own xrefs, removed from the KB the aligner reads; seeded 60/20/20 "
             "split of DO terms; mapping P / R / F1: each term's top mapping kept at the confidence threshold chosen on dev, OAEI measure; "
             "[logistic] / [trees]: the calibration the aligner kept, forced or chosen by `--calibration auto` as the command says, "
-            "auto's out-of-fold figures in the aligner's file):", "",
+            "auto's out-of-fold figures in the aligner's file; [a-b]: 95% bootstrap interval, the test terms resampled, where the run "
+            "recorded one):", "",
             *table(["KB pair", "split", "system", "R@1", "R@4", "R@64", "MRR", "N.R@1", "mapping P / R / F1", "time", "peak RSS", *PROVENANCE], rows),
             *(["", "Test R@1 errors whose first target is named exactly as the DO term while no gold target is (mostly DO 2016 xrefs to "
                "a code ICD-10-CM has since split: lymphocytic colitis -> K52.89, where 2026 has K52.832 *Lymphocytic colitis*): "
@@ -41,7 +46,8 @@ def quality_table(runs, table, provenance, PROVENANCE, secs, mb) -> list[str]:
 
 def _figures(row: dict) -> str:
     test = row["test"]
-    return (f"R@1 {_r(test.get('recall@1'))}, R@64 {_r(test.get('recall@64'))}, mapping F1 {_r(test.get('mapping', {}).get('f1'))}"
+    return (f"R@1 {_r(test.get('recall@1'))}{interval_cell((test.get('intervals') or {}).get('recall@1'))}, R@64 {_r(test.get('recall@64'))}, "
+            f"mapping F1 {_r(test.get('mapping', {}).get('f1'))}"
             + (f", trained in {row['training']['seconds'] / 60:.1f} min" if row.get("training") else ""))
 
 

@@ -4,6 +4,8 @@ the first candidates' probabilities, the ranking with and without the decision s
 
 from __future__ import annotations
 
+from report_cells import interval_cell  # beside this file, as report.py imports it
+
 CROSS_FIT = "dev + memory cross-fitted"  # calibration_nil.py's labels: 'medlink tune --cross-fit', 'index build --calibrate memory'
 MEMORY_ALONE = "memory cross-fitted, no dev"
 KINDS = {"calibration_nil": lambda d: "runs" in d and "nil" in (d.get("runs") or [{}])[0],
@@ -72,8 +74,12 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
         crossed_dev_ece = (data.get("cross_fit_choice") or {}).get("dev_out_of_fold", {}).get("ece")
         plain = data.get("build_seconds_without_probabilities")
         crossed = next((figures for name, figures in rankings.items() if name.startswith(CROSS_FIT)), {})
-        ece_rows.append([data["dataset"], *(_f(by_model.get(m, {}).get("ece")) for m in ("naive: fused score / its maximum", "pseudo-mentions from the KB", "dev")),
-                         _f(dev_ece), _f(by_model.get(CROSS_FIT, {}).get("ece")), _f(crossed_dev_ece), _f(by_model.get(MEMORY_ALONE, {}).get("ece")), _f(by_model.get(MEMORY_ALONE, {}).get("dev_ece")),
+        def ece(model: str) -> str:
+            row = by_model.get(model, {})
+            return _f(row.get("ece")) + (interval_cell(row.get("ece_interval"), 3) if model in ("dev", CROSS_FIT, MEMORY_ALONE) else "")
+
+        ece_rows.append([data["dataset"], *(ece(m) for m in ("naive: fused score / its maximum", "pseudo-mentions from the KB", "dev")),
+                         _f(dev_ece), ece(CROSS_FIT), _f(crossed_dev_ece), ece(MEMORY_ALONE), _f(by_model.get(MEMORY_ALONE, {}).get("dev_ece")),
                          _f(rankings["no calibration stage"]["acc@1"]), _f(stage.get("acc@1")), _f(crossed.get("acc@1")),
                          label.removeprefix("dev-fitted stage ").strip("()"),
                          _f(rankings["dev-fitted stage, backoff off"]["acc@1"]), f"{data['build_seconds']:.0f} s",
@@ -83,10 +89,13 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
             if fit is None:
                 continue
             test = fit["test"]
+            spread = test.get("intervals") or {}
             nil_rows.append([data["dataset"], label, f"{nil['removed_concepts']} of {nil['gold_concepts']}", f"{test['gold_nil']} of {test['mentions']}",
-                             _f(fit["nil_threshold"], 2), f"{_f(test['nil_precision'], 3)} / {_f(test['nil_recall'], 3)} / {_f(test['nil_f1'])}",
-                             _f(test.get("nil_f1_if_first_wrong")), _f(test.get("nil_f1_if_not_listed")),
-                             _f(test["in_kb_linked_right"]), _f(test["in_kb_acc@1"]), _f(nil["full_kb_in_kb_acc@1"]),
+                             _f(fit["nil_threshold"], 2), f"{_f(test['nil_precision'], 3)} / {_f(test['nil_recall'], 3)} / {_f(test['nil_f1'])}"
+                             + interval_cell(spread.get("nil_f1")), _f(test.get("nil_f1_if_first_wrong")), _f(test.get("nil_f1_if_not_listed")),
+                             _f(test["in_kb_linked_right"]), _f(test["in_kb_acc@1"]) + (
+                                 f" ({100 * (test['in_kb_acc@1'] - test['in_kb_linked_right']):.1f} points more{interval_cell([100 * b for b in spread['in_kb_nil_cost']], 1)})"
+                                 if spread.get("in_kb_nil_cost") else ""), _f(nil["full_kb_in_kb_acc@1"]),
                              f"{_f(test['accuracy_all'])} / {_f(test['mrr_all'])}", f"{_f(test['accuracy_in_kb'])} / {_f(test['mrr_in_kb'])}"])
     return ["## Probabilities, NIL and backoff", "",
             "**Calibration** (test split; ECE of the first candidate's probability, 10 bins; the lexical configs of benchmarks/configs with the "
@@ -95,7 +104,8 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
             "`medlink tune --calibrate --cross-fit 5`, the memory's mentions, each fifth (whole abstracts) linked by an index without it, join dev in the fit "
             "and the choices but the NIL threshold; *memory alone*: `medlink index build --calibrate memory`, those mentions and no dev; "
             "reliability diagrams: "
-            "`benchmarks/results/calibration_nil*.png`; " + "; ".join(", ".join(provenance(r)) for _n, r in runs) + "):", "",
+            "`benchmarks/results/calibration_nil*.png`; [a-b]: 95% bootstrap interval, whole abstracts resampled (AskAPatient: mentions), "
+            "where the run recorded one; " + "; ".join(", ".join(provenance(r)) for _n, r in runs) + "):", "",
             *table(["dataset", "ECE naive score", "ECE KB pseudo-mentions", "ECE dev-fitted", "its dev ECE out of fold",
                     "ECE dev + memory cross-fitted", "its dev ECE out of fold", "ECE memory alone", "its ECE on dev", "Acc@1 no stage", "Acc@1 with stage",
                     "with the cross-fitted stage", "dev's choice",
@@ -104,7 +114,8 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
             "the best NIL F1 on dev; paper 001's Accuracy / MRR rank NIL as a candidate at the threshold's place; *NIL F1 if NIL = first "
             "wrong*: what a perfect probability of the first candidate would reach, every in-KB mention ranked wrong a false NIL; *if not "
             "listed*: NIL exactly when no right candidate is among the first 10, what telling an absent concept from a lower-ranked one "
-            "could reach):", "",
+            "could reach; *in-KB Acc@1 (no NIL)*: how many points above *in-KB linked right*, i.e. what the NIL decisions cost, with its "
+            "95% interval, both from the same draws):", "",
             *table(["dataset", "probabilities fitted on", "concepts removed", "NIL test mentions", "threshold", "NIL P / R / F1", "NIL F1 if NIL = first wrong", "if not listed", "in-KB linked right",
                     "in-KB Acc@1 (no NIL)", "full KB Acc@1", "all: Acc / MRR", "in-KB: Acc / MRR"], nil_rows),
             *(documents_line(document_runs, provenance) if document_runs else []),

@@ -3,6 +3,8 @@ finder at scale (``report.py`` calls ``documents``; kept apart so report.py stay
 
 from __future__ import annotations
 
+from report_cells import interval_cell  # beside this file, as report.py imports it
+
 MAIN_RUN = "documents_ncbi"  # the stage table's run; other runs of annotate_ncbi.py (--name, another --tagger) get a sentence
 KINDS = {
     "documents_ncbi": lambda d: "chosen_on_dev" in d,
@@ -13,12 +15,13 @@ KINDS = {
 }
 
 
-def _f1(score: dict) -> str:
-    return f"{score['f1']:.4f}"
+def _f1(score: dict, scores: dict | None = None, measure: str = "") -> str:
+    """F1; with the split's scores and the measure's name, its 95% interval when the run recorded one."""
+    return f"{score['f1']:.4f}" + (interval_cell((scores.get("intervals") or {}).get(measure, {}).get("f1")) if scores else "")
 
 
-def _prf(score: dict) -> str:
-    return f"{score['precision']:.3f} / {score['recall']:.3f} / {score['f1']:.4f}"
+def _prf(score: dict, scores: dict | None = None, measure: str = "") -> str:
+    return f"{score['precision']:.3f} / {score['recall']:.3f} / {_f1(score, scores, measure)}"
 
 
 def stage_table(run: dict, table, provenance, PROVENANCE) -> list[str]:
@@ -49,9 +52,10 @@ def stage_table(run: dict, table, provenance, PROVENANCE) -> list[str]:
                               grid([r for r in dense if learned(r)], "dense_weight"), grid([r for r in tuned if "backoff" in r["options"]], "backoff")) if row]
     carried = [r for r in run["rows"] if "dev" not in r]
     shown += carried
-    rows = [[r["stage"].strip(), _f1(r["dev"]["linking"]) if "dev" in r else "-", _prf(r["test"]["mentions"]), _prf(r["test"]["linking"]), _f1(r["test"]["concepts"]),
-             f"{r['abstracts_per_second']:.0f}"] for r in shown]
-    return [f"**medlink, one stage at a time** (each row adds its idea to the row above; option variants in the JSON; chosen on "
+    rows = [[r["stage"].strip(), _f1(r["dev"]["linking"]) if "dev" in r else "-", _prf(r["test"]["mentions"]), _prf(r["test"]["linking"], r["test"], "linking"),
+             _f1(r["test"]["concepts"], r["test"], "concepts"), f"{r['abstracts_per_second']:.0f}"] for r in shown]
+    return [f"**medlink, one stage at a time** (each row adds its idea to the row above; option variants in the JSON; [a-b]: 95% "
+            "bootstrap interval, whole abstracts resampled, where the run recorded one; chosen on "
             f"dev: *{run['chosen_on_dev']}*; peak RSS {run['peak_rss_mb']:,} MB; " + ", ".join(provenance(run)) + "):", "",
             *table(["stage", "dev linking F1", "test mentions P / R / F1", "test linking P / R / F1", "test concept F1", "abstracts/s"], rows)]
 
@@ -96,8 +100,8 @@ def other_tagger_sentence(name: str, run: dict, main: dict | None, provenance) -
         return next(row for row in r["rows"] if "dev" in row and row["stage"].strip() == r["chosen_on_dev"].strip())
 
     def summary(row: dict) -> str:
-        return (f"dev linking F1 {_f1(row['dev']['linking'])}, test linking F1 {_f1(row['test']['linking'])}, test mentions F1 "
-                f"{_f1(row['test']['mentions'])}, concept F1 {_f1(row['test']['concepts'])}, {row['abstracts_per_second']:.0f} abstracts/s")
+        return (f"dev linking F1 {_f1(row['dev']['linking'])}, test linking F1 {_f1(row['test']['linking'], row['test'], 'linking')}, test mentions F1 "
+                f"{_f1(row['test']['mentions'])}, concept F1 {_f1(row['test']['concepts'], row['test'], 'concepts')}, {row['abstracts_per_second']:.0f} abstracts/s")
 
     text = f"**With the tagger {run.get('tagger', '?').rsplit('/', 1)[-1]}** (`{name}`; dev chose *{run['chosen_on_dev']}*): {summary(chosen(run))}"
     dictionary = next((row for row in run["rows"] if row["stage"].strip() == "+ composite mentions"), None)

@@ -1,7 +1,7 @@
 """The ``medlink`` command: one sub-command per job, each a thin shell over the library.
 
 One module per command group (``kb``, ``index``, ``train``, ``cache``; ``linking`` holds the top-level ``link``,
-``eval`` and ``tune``); this module assembles them and is the console entry point (``medlink.cli:main``).
+``eval`` and ``tune``; ``score`` scores annotated documents); this module assembles them and is the console entry point (``medlink.cli:main``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from medlink.cli import align, annotate, cache, index, kb, linking, train
+from medlink.cli import align, annotate, cache, index, kb, linking, score, train
 from medlink.cli.common import new_app, with_metavars
 from medlink.encoders import precision
 from medlink.errors import MedlinkError
@@ -21,6 +21,7 @@ app = new_app("Link medical mentions to concepts in medical terminologies.")
 app.add_typer(annotate.app)  # annotate, then link, eval, tune: top-level commands, listed first
 app.add_typer(linking.app)
 app.add_typer(align.app)  # medlink align
+app.add_typer(score.app)  # medlink score: annotated documents against gold ones
 app.add_typer(kb.app, name="kb")
 app.add_typer(index.app, name="index")
 app.add_typer(train.app, name="train")

@@ -1,0 +1,99 @@
+"""``medlink score``: score annotated documents against gold ones, whichever program annotated them.
+
+Why a command of its own: ``medlink eval`` links mentions with an index; a user comparing medlink with PubTator,
+scispaCy or QuickUMLS has their outputs as files, and wants every system measured the same way: strict mention
+spans, end-to-end linking, and the document-level concepts (``medlink.eval.documents``), each with its 95% interval.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from medlink.cli.common import fail, new_app
+from medlink.eval.intervals import REPLICATES
+
+app = new_app()
+
+MEASURE_NAMES = {"mentions": "mention finding (strict span)", "linking": "linking (span and concept)",
+                 "concepts": "concepts per document (BioCreative)"}
+
+
+@app.command("score")
+def score(
+    gold: str = typer.Option(..., "--gold", help="Gold documents: [FORMAT:]PATH (pubtator, bioc, bioc-json or jsonl; else from the file)."),
+    predicted: str = typer.Option(..., "--predicted", help="Annotated documents to score, the same documents by id: [FORMAT:]PATH "
+                                  "(medlink annotate's output or any tool's)."),
+    kb: Optional[str] = typer.Option(None, "--kb", help="KB whose alternative ids count as one concept (MEDIC: a MeSH id and its OMIM "
+                                     "alias); without it ids are compared as written."),
+    errors: Optional[Path] = typer.Option(None, "--errors", help="Write every false positive and negative here (JSON Lines, atomically)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a Markdown table."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."),
+) -> None:
+    """Score annotated documents against gold ones: mention, linking and concept P / R / F1 with 95% intervals."""
+    from medlink.cli.common import open_kb
+    from medlink.corpora.document_io import NamedSkips
+    from medlink.directories import write_atomic
+    from medlink.eval.documents import document_errors, evaluate_documents
+    from medlink.eval.metrics import equivalent_ids_from_kb
+
+    policy = NamedSkips(skip_invalid=skip_invalid)
+    gold_documents, predicted_documents = read_side(gold, "--gold", policy), read_side(predicted, "--predicted", policy)
+    check_same_texts(gold_documents, predicted_documents)
+    equivalent = equivalent_ids_from_kb(open_kb(kb)) if kb else None
+    try:
+        scores = evaluate_documents(gold_documents, predicted_documents, equivalent_ids=equivalent)
+        listed = document_errors(gold_documents, predicted_documents, equivalent_ids=equivalent) if errors else []
+    except ValueError as error:  # a document id repeated, or predicted but not gold
+        fail(str(error))
+    if errors is not None:
+        write_atomic(errors, "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in listed).encode("utf-8"))
+    result = scores.to_dict()
+    typer.echo(json.dumps(result) if as_json else markdown(result))
+    if result["linking"]["fp"] and not result["linking"]["tp"]:
+        typer.echo("note: no predicted id matched a gold id: do both files use the same terminology's ids? (--kb makes a "
+                   "KB's alternative ids one concept)", err=True)
+    for line in policy.report():
+        typer.echo(f"  {line}", err=True)
+
+
+def read_side(spec: str, option: str, policy) -> list:
+    """The documents of ``[FORMAT:]PATH`` (the format from the file when not given), read whole."""
+    from medlink.corpora.document_files import DOCUMENT_FORMATS, guess_document_format, read_documents
+
+    prefix, _, rest = spec.partition(":")
+    fmt, path = (prefix, Path(rest)) if rest and prefix in DOCUMENT_FORMATS else (None, Path(spec))
+    if not path.is_file():
+        fail(f"{option} {path}: no such file")
+    fmt = fmt or guess_document_format(path)
+    if fmt in ("text", "lines"):
+        fail(f"{option} {path}: plain text carries no annotations to score; give a pubtator, bioc, bioc-json or jsonl file "
+             "(as FORMAT:PATH if its name does not say)")
+    return list(read_documents(path, fmt, policy=policy))
+
+
+def check_same_texts(gold: list, predicted: list) -> None:
+    """Offsets mean nothing against another text: a predicted document whose text differs from its gold one is refused."""
+    texts = {d.doc_id: d.text for d in gold}
+    differ = [d.doc_id for d in predicted if d.doc_id in texts and d.text != texts[d.doc_id]]
+    if differ:
+        fail(f"--predicted: {len(differ)} document(s) whose text differs from the gold one's, so their offsets cannot be compared: "
+             + ", ".join(repr(d) for d in differ[:5]) + (", ..." if len(differ) > 5 else ""))
+
+
+def markdown(result: dict) -> str:
+    """One row per measure: counts, P / R / F1 and the F1's 95% interval (documents resampled)."""
+    lines = ["| measure | tp | fp | fn | precision | recall | F1 | F1 95% interval |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for measure, name in MEASURE_NAMES.items():
+        s = result[measure]
+        low, high = (result.get("intervals") or {}).get(measure, {}).get("f1") or (None, None)
+        spread = f"{100 * low:.1f}-{100 * high:.1f}" if low is not None else "-"
+        lines.append(f"| {name} | {s['tp']:,} | {s['fp']:,} | {s['fn']:,} | {100 * s['precision']:.1f} | {100 * s['recall']:.1f} | "
+                     f"{100 * s['f1']:.1f} | {spread} |")
+    missing = result["documents_without_predictions"]
+    lines += ["", f"{result['documents']:,} gold document(s)" + (f", {missing:,} of them absent from the predictions (scored as finding "
+                                                                   "nothing)" if missing else "") + f"; intervals: the documents resampled {REPLICATES:,} times."]
+    return "\n".join(lines)

@@ -1,0 +1,77 @@
+"""``medlink score`` as a user runs it: another program's PubTator output scored against gold, KB equivalences, errors, bad input."""
+
+import json
+
+import pytest
+
+from tests.conftest import FIXTURES
+from tests.test_cli_kb import medlink
+
+GOLD = FIXTURES / "eval" / "pubtator_small.txt"
+TITLE_1 = "Mutations of BRCA1 in breast or ovarian cancer families."
+
+
+def predicted_file(tmp_path, lines: list[str], name: str = "predicted.pubtator"):
+    """The gold texts with other annotations: what a tagger run over the gold file writes."""
+    text = GOLD.read_text()
+    blocks = [b.splitlines()[:2] for b in text.strip().split("\n\n")]
+    out = tmp_path / name
+    out.write_text("\n\n".join("\n".join(b + [line for line in lines if line.startswith(b[0].split("|")[0] + "\t")]) for b in blocks) + "\n")
+    return out
+
+
+def test_scores_another_programs_output_with_intervals(tmp_path):
+    predicted = predicted_file(tmp_path, [
+        "8751855\t68\t81\tbreast cancer\tDisease\tD001943",  # right span, right concept
+        "8751855\t119\t129\thamartomas\tDisease\tD006222",  # a span gold does not have
+        "9620771\t0\t15\tACTH deficiency\tDisease\tC535668",  # right span; C535668 is one of the gold's alternatives
+        "9620771\t98\t116\tLamellar cataracts\tDisease\tD002386",  # right span, wrong concept
+    ])
+    result = medlink("score", "--gold", GOLD, "--predicted", predicted, "--json", "--errors", tmp_path / "errors.jsonl")
+    scores = json.loads(result.stdout)
+    assert (scores["mentions"]["tp"], scores["mentions"]["fp"], scores["mentions"]["fn"]) == (3, 1, 3)
+    assert (scores["linking"]["tp"], scores["linking"]["fp"], scores["linking"]["fn"]) == (2, 2, 4)
+    low, high = scores["intervals"]["mentions"]["f1"]
+    assert low <= scores["mentions"]["f1"] <= high
+    errors = [json.loads(line) for line in (tmp_path / "errors.jsonl").read_text().splitlines()]
+    assert {"measure": "linking", "kind": "fp", "doc_id": "9620771", "start": 98, "end": 116, "text": "Lamellar cataracts",
+            "ids": ["D002386"], "other_ids": ["116800", "C535342"]} in errors
+    assert len([e for e in errors if e["measure"] == "mentions"]) == 4
+    table = medlink("score", "--gold", f"pubtator:{GOLD}", "--predicted", f"pubtator:{predicted}").stdout
+    assert "| mention finding (strict span) | 3 | 1 | 3 | 75.0 | 50.0 | 60.0 |" in table
+    assert "2 gold document(s); intervals: the documents resampled 1,000 times." in table
+
+
+def test_a_kb_makes_alternative_ids_one_concept(tmp_path):
+    kb = tmp_path / "kb.sqlite"
+    dictionary = tmp_path / "dictionary.txt"
+    dictionary.write_text("C535342|116800||lamellar cataracts\nD001943||breast cancer\n")  # ids as the PubTator reader gives them
+    medlink("kb", "build", kb, f"biosyn:{dictionary}", "-q")
+    predicted = predicted_file(tmp_path, ["9620771\t98\t116\tLamellar cataracts\tDisease\tC535342"])
+    apart = json.loads(medlink("score", "--gold", GOLD, "--predicted", predicted, "--json").stdout)["concepts"]
+    together = json.loads(medlink("score", "--gold", GOLD, "--predicted", predicted, "--json", "--kb", kb).stdout)["concepts"]
+    assert together["fn"] == apart["fn"] - 1  # C535342 and its OMIM alias no longer count as two gold concepts
+    elsewhere = predicted_file(tmp_path, ["9620771\t98\t116\tLamellar cataracts\tDisease\tHP:0000523"], "hpo.pubtator")
+    assert "no predicted id matched a gold id" in medlink("score", "--gold", GOLD, "--predicted", elsewhere).stderr
+
+
+@pytest.mark.parametrize("problem, expected", [
+    ("another text", "whose text differs from the gold one's"),
+    ("unknown document", "not among the gold documents"),
+    ("plain text", "plain text carries no annotations"),
+    ("missing", "no such file"),
+])
+def test_bad_input_is_one_clear_line(tmp_path, problem, expected):
+    if problem == "another text":
+        predicted = tmp_path / "p.pubtator"
+        predicted.write_text(GOLD.read_text().replace(TITLE_1, TITLE_1.replace("BRCA1", "BRCA2")))
+    elif problem == "unknown document":
+        predicted = tmp_path / "p.pubtator"
+        predicted.write_text("123|t|Another abstract.\n123|a|\n")
+    elif problem == "plain text":
+        predicted = tmp_path / "p.txt"
+        predicted.write_text("Fever and cough.\n")
+    else:
+        predicted = tmp_path / "absent.pubtator"
+    result = medlink("score", "--gold", GOLD, "--predicted", predicted, check=False)
+    assert result.returncode == 2 and expected in result.stderr and "Traceback" not in result.stderr
