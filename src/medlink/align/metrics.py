@@ -65,13 +65,9 @@ def best_threshold(top: Mapping[str, tuple[str, float]], gold: Mapping[str, set[
 
 def ranking_intervals(ranks: Mapping[str, int | None], ks: Sequence[int] = (1, 4, 64)) -> dict[str, list[float] | None]:
     """95% intervals of ``ranking_measures``' recall@k and MRR, the source concepts resampled (``eval.intervals``)."""
-    from medlink.eval.intervals import interval, rate, rounded
+    from medlink.eval.intervals import rank_intervals
 
-    values = np.array([np.inf if r is None else r for r in ranks.values()], np.float64)
-    sources = list(ranks)
-    out = {f"recall@{k}": rounded(interval(rate(values <= k), sources)) for k in ks}
-    out["mrr"] = rounded(interval(rate(1.0 / values), sources))
-    return out
+    return rank_intervals(list(ranks.values()), list(ranks), ks, "recall")
 
 
 def mapping_intervals(kept: Mapping[str, Sequence[str]], gold: Mapping[str, set[str]]) -> dict[str, list[float] | None]:

@@ -11,8 +11,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from medlink.core import Candidate, LinkResult
 from medlink.errors import MedlinkError
 from medlink.corpora.mentions import LabeledMention
@@ -103,10 +101,8 @@ def ranking_intervals(ranks: Sequence[float], mentions: Sequence[LabeledMention]
     from medlink.eval import intervals
 
     documents = [m.doc_id for m in mentions]
-    ranked = np.asarray(ranks, np.float64)
     out: dict[str, Any] = {"resampled": "documents" if any(d is not None for d in documents) else "mentions"}
-    out.update({f"acc@{k}": intervals.rounded(intervals.interval(intervals.rate(ranked <= k), documents)) for k in acc_ks})
-    out["mrr"] = intervals.rounded(intervals.interval(intervals.rate(np.where(np.isfinite(ranked), 1.0 / ranked, 0.0)), documents))
+    out.update(intervals.rank_intervals(ranks, documents, acc_ks))
     if first_candidates and len(first_candidates) == sum(len(m.parts) for m in mentions):
         probabilities, right = zip(*first_candidates)
         part_documents = [m.doc_id for m in mentions for _ in m.parts]

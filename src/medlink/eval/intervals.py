@@ -105,6 +105,15 @@ def prf_intervals(tp: Sequence[float], fp: Sequence[float], fn: Sequence[float],
             "f1": interval(f1(t, p, n), clusters, **options)}
 
 
+def rank_intervals(ranks: Sequence[float | None], clusters: Sequence[Hashable | None], ks: Sequence[int],
+                   name: str = "acc") -> dict[str, list[float] | None]:
+    """Intervals of ``name@k`` (the share ranked k or better) and MRR from 1-based ranks (None / inf: not found)."""
+    values = np.array([np.inf if r is None else r for r in ranks], np.float64)
+    out = {f"{name}@{k}": rounded(interval(rate(values <= k), clusters)) for k in ks}
+    out["mrr"] = rounded(interval(rate(1.0 / values), clusters))
+    return out
+
+
 def rounded(bounds: tuple[float, float] | None, digits: int = 4) -> list[float] | None:
     """An interval as a JSON-friendly pair."""
     return None if bounds is None else [round(bounds[0], digits), round(bounds[1], digits)]
