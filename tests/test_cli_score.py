@@ -55,23 +55,49 @@ def test_a_kb_makes_alternative_ids_one_concept(tmp_path):
     assert "no predicted id matched a gold id" in medlink("score", "--gold", GOLD, "--predicted", elsewhere).stderr
 
 
+def test_skipped_records_are_counted_and_medlinks_format_names_are_read(tmp_path):
+    predicted = predicted_file(tmp_path, ["8751855\t68\t81\tbreast cancer\tDisease\tD001943", "8751855\tx\t81\tbroken\tDisease\tD1"])
+    result = medlink("score", "--gold", GOLD, "--predicted", predicted, "--skip-invalid")
+    assert "1 malformed record(s) skipped" in result.stdout and "skipped" in result.stderr
+    assert json.loads(medlink("score", "--gold", GOLD, "--predicted", predicted, "--skip-invalid", "--json").stdout)["skipped_records"] == 1
+    from medlink.corpora.document_files import read_documents, write_documents
+
+    as_bioc = tmp_path / "predicted.bioc-json"  # the name --output-format bioc-json suggests
+    with open(as_bioc, "w", encoding="utf-8") as out:
+        write_documents(read_documents(predicted_file(tmp_path, [], "plain.pubtator"), "pubtator"), out, "bioc-json")
+    assert json.loads(medlink("score", "--gold", GOLD, "--predicted", as_bioc, "--json").stdout)["mentions"]["fn"] == 6
+
+
 @pytest.mark.parametrize("problem, expected", [
     ("another text", "whose text differs from the gold one's"),
+    ("gold twice", "--gold: 1 document id(s) given twice"),
+    ("empty gold", "no documents in it"),
+    ("errors folder", "--errors"),
     ("unknown document", "not among the gold documents"),
     ("plain text", "plain text carries no annotations"),
     ("missing", "no such file"),
 ])
 def test_bad_input_is_one_clear_line(tmp_path, problem, expected):
+    gold, extra = GOLD, []
+    predicted = predicted_file(tmp_path, [])
     if problem == "another text":
         predicted = tmp_path / "p.pubtator"
         predicted.write_text(GOLD.read_text().replace(TITLE_1, TITLE_1.replace("BRCA1", "BRCA2")))
+    elif problem == "gold twice":
+        gold = tmp_path / "twice.pubtator"
+        gold.write_text(GOLD.read_text().replace("9620771", "8751855"))
+    elif problem == "empty gold":
+        gold = tmp_path / "empty.pubtator"
+        gold.write_text("")
+    elif problem == "errors folder":
+        extra = ["--errors", tmp_path]
     elif problem == "unknown document":
         predicted = tmp_path / "p.pubtator"
         predicted.write_text("123|t|Another abstract.\n123|a|\n")
     elif problem == "plain text":
         predicted = tmp_path / "p.txt"
         predicted.write_text("Fever and cough.\n")
-    else:
+    elif problem == "missing":
         predicted = tmp_path / "absent.pubtator"
-    result = medlink("score", "--gold", GOLD, "--predicted", predicted, check=False)
+    result = medlink("score", "--gold", gold, "--predicted", predicted, *extra, check=False)
     assert result.returncode == 2 and expected in result.stderr and "Traceback" not in result.stderr

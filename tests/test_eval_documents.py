@@ -187,3 +187,15 @@ def test_unknown_and_duplicate_documents_are_refused():
         evaluate_documents(gold + [doc("d1", TEXT_1, [])], [])
     with pytest.raises(ValueError, match="predicted documents: doc id 'd3' given twice"):
         document_errors(gold, [doc("d3", TEXT_3, []), doc("d3", TEXT_3, [])])
+
+
+def test_an_alternative_id_matches_its_concept_whichever_side_wrote_it():
+    """The gold may write the concept's own id and the prediction its alternative (a MeSH id beside the OMIM one), or
+    the other way round: with the KB's equivalences both are one concept, and swapping the sides changes nothing."""
+    text = "Lamellar cataracts were seen."
+    concept = doc("d1", text, [ann(text, "Lamellar cataracts", ("C535342",))])
+    alias = doc("d1", text, [ann(text, "Lamellar cataracts", ("116800",), source="tagger")])
+    for gold, predicted in ((concept, alias), (alias, concept)):
+        scores = evaluate_documents([gold], [predicted], equivalent_ids=EQUIVALENT)
+        assert scores.linking == Score(1, 0, 0) and scores.concepts == Score(1, 0, 0)
+        assert evaluate_documents([gold], [predicted]).linking == Score(0, 1, 1)  # without the KB: two ids

@@ -40,8 +40,14 @@ def score(
     from medlink.eval.documents import document_errors, evaluate_documents
     from medlink.eval.metrics import equivalent_ids_from_kb
 
+    if errors is not None and errors.is_dir():
+        fail(f"--errors {errors}: is a folder; give a file name")
     policy = NamedSkips(skip_invalid=skip_invalid)
     gold_documents, predicted_documents = read_side(gold, "--gold", policy), read_side(predicted, "--predicted", policy)
+    if not gold_documents:
+        fail(f"--gold {gold}: no documents in it")
+    if not predicted_documents:
+        typer.echo(f"note: --predicted {predicted} holds no documents: every gold mention counts as missed", err=True)
     check_same_texts(gold_documents, predicted_documents)
     equivalent = equivalent_ids_from_kb(open_kb(kb)) if kb else None
     try:
@@ -50,10 +56,13 @@ def score(
     except ValueError as error:  # a document id repeated, or predicted but not gold
         fail(str(error))
     if errors is not None:
-        write_atomic(errors, "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in listed).encode("utf-8"))
-    result = scores.to_dict()
+        try:
+            write_atomic(errors, "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in listed).encode("utf-8"))
+        except OSError as error:
+            fail(f"--errors {errors}: {error.strerror or error}")
+    result = scores.to_dict() | {"skipped_records": policy.total_skipped}
     typer.echo(json.dumps(result) if as_json else markdown(result))
-    if result["linking"]["fp"] and not result["linking"]["tp"]:
+    if result["linking"]["fp"] and not result["linking"]["tp"] and not result["concepts"]["tp"]:
         typer.echo("note: no predicted id matched a gold id: do both files use the same terminology's ids? (--kb makes a "
                    "KB's alternative ids one concept)", err=True)
     for line in policy.report():
@@ -76,7 +85,14 @@ def read_side(spec: str, option: str, policy) -> list:
 
 
 def check_same_texts(gold: list, predicted: list) -> None:
-    """Offsets mean nothing against another text: a predicted document whose text differs from its gold one is refused."""
+    """Each side names a document once, and a predicted document has its gold one's text: offsets mean nothing against
+    another text."""
+    for documents, option in ((gold, "--gold"), (predicted, "--predicted")):
+        seen: set[str] = set()
+        twice = [d.doc_id for d in documents if d.doc_id in seen or seen.add(d.doc_id)]
+        if twice:
+            fail(f"{option}: {len(twice)} document id(s) given twice, so it is unclear which to score: "
+                 + ", ".join(repr(d) for d in twice[:5]) + (", ..." if len(twice) > 5 else ""))
     texts = {d.doc_id: d.text for d in gold}
     differ = [d.doc_id for d in predicted if d.doc_id in texts and d.text != texts[d.doc_id]]
     if differ:
@@ -93,7 +109,8 @@ def markdown(result: dict) -> str:
         spread = f"{100 * low:.1f}-{100 * high:.1f}" if low is not None else "-"
         lines.append(f"| {name} | {s['tp']:,} | {s['fp']:,} | {s['fn']:,} | {100 * s['precision']:.1f} | {100 * s['recall']:.1f} | "
                      f"{100 * s['f1']:.1f} | {spread} |")
-    missing = result["documents_without_predictions"]
+    missing, skipped = result["documents_without_predictions"], result.get("skipped_records")
     lines += ["", f"{result['documents']:,} gold document(s)" + (f", {missing:,} of them absent from the predictions (scored as finding "
-                                                                   "nothing)" if missing else "") + f"; intervals: the documents resampled {REPLICATES:,} times."]
+                                                                   "nothing)" if missing else "")
+              + (f"; {skipped:,} malformed record(s) skipped" if skipped else "") + f"; intervals: the documents resampled {REPLICATES:,} times."]
     return "\n".join(lines)

@@ -39,7 +39,7 @@ from medlink.kb.readers.files import not_a_file, open_bytes
 DOCUMENT_FORMATS = ("text", "lines", "jsonl", "pubtator", "bioc", "bioc-json")
 WRITABLE_FORMATS = ("jsonl", "pubtator", "bioc", "bioc-json")
 _SUFFIXES = {".txt": "text", ".text": "text", ".jsonl": "jsonl", ".ndjson": "jsonl", ".pubtator": "pubtator", ".xml": "bioc",
-             ".bioc": "bioc", ".json": "bioc-json"}
+             ".bioc": "bioc", ".json": "bioc-json", ".bioc-json": "bioc-json"}  # the last: a file named after the format, as --output-format bioc-json suggests
 _PUBTATOR_TEXT_LINE = re.compile(rb"[^|\t\r\n]+\|[ta]\|")
 _SNIFF_BYTES, _SNIFF_LINES = 1 << 20, 1000
 

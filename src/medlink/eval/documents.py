@@ -215,18 +215,24 @@ def _distinct_ids(annotations: Iterable[Annotation]) -> list[tuple[str, ...]]:
     return out
 
 
-def _matches(predicted: tuple[str, ...], gold: tuple[str, ...], equivalent_ids: EquivalentIds | None) -> bool:
+def _matches(predicted: tuple[str, ...], gold: tuple[str, ...], equivalent_ids: EquivalentIds | None,
+             canonical: Mapping[str, str]) -> bool:
+    """One of the predicted ids matches the gold ones: through ``id_matches``, or both standing for one concept
+    (``canonical_ids``), whichever side wrote a concept's alternative id."""
     gold_set = frozenset(gold)
-    return any(id_matches(i, gold_set, equivalent_ids) for i in predicted)
+    if any(id_matches(i, gold_set, equivalent_ids) for i in predicted):
+        return True
+    return bool(canonical) and not {canonical.get(i, i) for i in gold}.isdisjoint(canonical.get(i, i) for i in predicted)
 
 
-def _pair(gold: list[tuple[str, ...]], predicted: list[tuple[str, ...]], equivalent_ids: EquivalentIds | None) -> list[tuple[int, int]]:
+def _pair(gold: list[tuple[str, ...]], predicted: list[tuple[str, ...]], equivalent_ids: EquivalentIds | None,
+          canonical: Mapping[str, str]) -> list[tuple[int, int]]:
     """A largest one-to-one pairing (gold index, predicted index) of matching id tuples at one span (augmenting paths)."""
     owner: dict[int, int] = {}  # predicted index -> gold index
 
     def place(g: int, seen: set[int]) -> bool:
         for p, ids in enumerate(predicted):
-            if p in seen or not _matches(ids, gold[g], equivalent_ids):
+            if p in seen or not _matches(ids, gold[g], equivalent_ids, canonical):
                 continue
             seen.add(p)
             if p not in owner or place(owner[p], seen):
@@ -260,7 +266,7 @@ def _compare(gold: Document, predicted: Document | None, equivalent_ids: Equival
             error("mentions", "fp", span, predicted_ids[0] if predicted_ids else (), (), predicted_at)
         else:
             error("mentions", "fn", span, gold_ids[0] if gold_ids else (), (), gold_at)
-        pairs = _pair(gold_ids, predicted_ids, equivalent_ids)
+        pairs = _pair(gold_ids, predicted_ids, equivalent_ids, canonical)
         tps["linking"] += len(pairs)
         paired_gold, paired_predicted = {g for g, _ in pairs}, {p for _, p in pairs}
         gold_other = tuple(i for ids in gold_ids for i in ids)
