@@ -99,3 +99,14 @@ def test_alignment_and_nil_intervals_hold_their_figures():
     cost = measured["in_kb_acc@1"] - measured["in_kb_linked_right"]
     assert measured["intervals"]["in_kb_nil_cost"][0] <= cost <= measured["intervals"]["in_kb_nil_cost"][1]
     assert "intervals" not in nil_metrics(outcomes)
+
+
+def test_large_evaluations_are_drawn_in_chunks_with_the_same_result(monkeypatch):
+    from medlink.eval import intervals
+
+    clusters = [i // 3 for i in range(300)]
+    hits = [float(i % 4 == 0) for i in range(300)]
+    whole = interval(rate(hits), clusters)
+    monkeypatch.setattr(intervals, "CHUNK_CELLS", 50)  # a few replicates at a time
+    assert interval(rate(hits), clusters) == whole
+    assert interval(ratio([0, 0], [0, 0]), [None, None]) is None  # a precision where nothing was claimed: no interval

@@ -21,32 +21,46 @@ import numpy as np
 REPLICATES = 1000
 LEVEL = 0.95
 SEED = 0
+CHUNK_CELLS = 2_000_000  # weights held at once (16 MB): a chunk's replicates x items
 
 Statistic = Callable[[np.ndarray], np.ndarray]
 
 
 def draw_weights(clusters: Sequence[Hashable | None], replicates: int = REPLICATES, seed: int = SEED) -> np.ndarray:
     """(replicates, items) counts: how often each item's cluster was drawn in each replicate (None: a cluster of its own)."""
+    return np.concatenate(list(_weight_chunks(clusters, replicates, seed)) or [np.zeros((replicates, 0))])
+
+
+def _weight_chunks(clusters: Sequence[Hashable | None], replicates: int, seed: int):
+    """``draw_weights``' rows a few at a time (about CHUNK_CELLS numbers each), so a large evaluation stays small in
+    memory; one generator draws them all, in order."""
     keys: dict[Hashable, int] = {}
     owner = np.array([keys.setdefault(("item", i) if c is None else ("cluster", c), len(keys)) for i, c in enumerate(clusters)], np.int64)
     k = len(keys)
     if not k:
-        return np.zeros((replicates, 0))
-    drawn = np.random.default_rng(seed).integers(0, k, size=(replicates, k))
-    counts = np.bincount((drawn + np.arange(replicates)[:, None] * k).ravel(), minlength=replicates * k).reshape(replicates, k)
-    return counts[:, owner].astype(np.float64)
+        return
+    rng = np.random.default_rng(seed)
+    rows = max(1, CHUNK_CELLS // max(k, len(owner)))
+    for first in range(0, replicates, rows):
+        n = min(rows, replicates - first)
+        drawn = rng.integers(0, k, size=(n, k))
+        counts = np.bincount((drawn + np.arange(n)[:, None] * k).ravel(), minlength=n * k).reshape(n, k)
+        yield counts[:, owner].astype(np.float64)
 
 
 def interval(statistic: Statistic, clusters: Sequence[Hashable | None], *, replicates: int = REPLICATES, level: float = LEVEL,
              seed: int = SEED) -> tuple[float, float] | None:
-    """The percentile interval of ``statistic`` over ``replicates`` cluster resamples (None: no items)."""
+    """The percentile interval of ``statistic`` over ``replicates`` cluster resamples (None: no items, or a figure no
+    resample defines, such as a precision where nothing was claimed)."""
     if not 0 < level < 1:
         raise ValueError(f"level must lie strictly between 0 and 1, not {level}")
     if not len(clusters):
         return None
-    values = np.asarray(statistic(draw_weights(clusters, replicates, seed)), np.float64)
+    values = np.concatenate([np.asarray(statistic(weights), np.float64) for weights in _weight_chunks(clusters, replicates, seed)])
+    if not np.isfinite(values).any():
+        return None
     tail = (1 - level) / 2
-    low, high = np.nanquantile(values, [tail, 1 - tail]) if np.isfinite(values).any() else (np.nan, np.nan)
+    low, high = np.nanquantile(values, [tail, 1 - tail])
     return float(low), float(high)
 
 
