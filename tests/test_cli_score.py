@@ -42,6 +42,20 @@ def test_scores_another_programs_output_with_intervals(tmp_path):
     assert "2 gold document(s); intervals: the documents resampled 1,000 times." in table
 
 
+def test_a_baseline_gets_a_paired_difference(tmp_path):
+    ours = predicted_file(tmp_path, ["8751855\t68\t81\tbreast cancer\tDisease\tD001943"], "ours.pubtator")
+    theirs = predicted_file(tmp_path, [], "theirs.pubtator")
+    result = medlink("score", "--gold", GOLD, "--predicted", ours, "--baseline", theirs, "--json")
+    compared = json.loads(result.stdout)["against_baseline"]
+    assert compared["linking"]["f1_difference"] == pytest.approx(2 / 7)  # one of six gold mentions linked: F1 2/7 against 0
+    table = medlink("score", "--gold", GOLD, "--predicted", ours, "--baseline", theirs).stdout
+    assert "Against --baseline, F1 difference in points" in table and "linking +28.6" in table
+    other_text = tmp_path / "other.pubtator"
+    other_text.write_text(GOLD.read_text().replace(TITLE_1, TITLE_1.replace("BRCA1", "BRCA2")))
+    refused = medlink("score", "--gold", GOLD, "--predicted", ours, "--baseline", other_text, check=False)
+    assert refused.returncode == 2 and "--baseline: 1 document(s) whose text differs" in refused.stderr
+
+
 def test_a_kb_makes_alternative_ids_one_concept(tmp_path):
     kb = tmp_path / "kb.sqlite"
     dictionary = tmp_path / "dictionary.txt"

@@ -199,3 +199,16 @@ def test_an_alternative_id_matches_its_concept_whichever_side_wrote_it():
         scores = evaluate_documents([gold], [predicted], equivalent_ids=EQUIVALENT)
         assert scores.linking == Score(1, 0, 0) and scores.concepts == Score(1, 0, 0)
         assert evaluate_documents([gold], [predicted]).linking == Score(0, 1, 1)  # without the KB: two ids
+
+
+def test_a_paired_comparison_with_another_systems_documents():
+    from medlink.eval.documents import compare_documents
+
+    gold = gold_documents()
+    same = compare_documents(gold, predicted_documents(), predicted_documents(), equivalent_ids=EQUIVALENT)
+    assert all(c["f1_difference"] == 0 and c["interval"] == [0.0, 0.0] for c in same.values())
+    nothing = [doc(d.doc_id, d.text, []) for d in gold]
+    better = compare_documents(gold, predicted_documents(), nothing, equivalent_ids=EQUIVALENT)
+    assert better["mentions"]["f1_difference"] == pytest.approx(0.4)  # 0.4 against nothing found
+    low, high = better["mentions"]["interval"]
+    assert 0 <= low <= 0.4 <= high

@@ -29,6 +29,8 @@ def score(
                                   "(medlink annotate's output or any tool's)."),
     kb: Optional[str] = typer.Option(None, "--kb", help="KB whose alternative ids count as one concept (MEDIC: a MeSH id and its OMIM "
                                      "alias); without it ids are compared as written."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Another system's annotated documents, [FORMAT:]PATH: F1's "
+                                           "difference from it per measure, with a paired 95% interval."),
     errors: Optional[Path] = typer.Option(None, "--errors", help="Write every false positive and negative here (JSON Lines, atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a Markdown table."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."),
@@ -37,7 +39,7 @@ def score(
     from medlink.cli.common import open_kb
     from medlink.corpora.document_io import NamedSkips
     from medlink.directories import write_atomic
-    from medlink.eval.documents import document_errors, evaluate_documents
+    from medlink.eval.documents import compare_documents, document_errors, evaluate_documents
     from medlink.eval.metrics import equivalent_ids_from_kb
 
     if errors is not None and errors.is_dir():
@@ -49,10 +51,14 @@ def score(
     if not predicted_documents:
         typer.echo(f"note: --predicted {predicted} holds no documents: every gold mention counts as missed", err=True)
     check_same_texts(gold_documents, predicted_documents)
+    other = read_side(baseline, "--baseline", policy) if baseline else None
+    if other is not None:
+        check_same_texts(gold_documents, other, "--baseline")
     equivalent = equivalent_ids_from_kb(open_kb(kb)) if kb else None
     try:
         scores = evaluate_documents(gold_documents, predicted_documents, equivalent_ids=equivalent)
         listed = document_errors(gold_documents, predicted_documents, equivalent_ids=equivalent) if errors else []
+        compared = compare_documents(gold_documents, predicted_documents, other, equivalent_ids=equivalent) if other is not None else None
     except ValueError as error:  # a document id repeated, or predicted but not gold
         fail(str(error))
     if errors is not None:
@@ -60,7 +66,7 @@ def score(
             write_atomic(errors, "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in listed).encode("utf-8"))
         except OSError as error:
             fail(f"--errors {errors}: {error.strerror or error}")
-    result = scores.to_dict() | {"skipped_records": policy.total_skipped}
+    result = scores.to_dict() | {"skipped_records": policy.total_skipped} | ({"against_baseline": compared} if compared else {})
     typer.echo(json.dumps(result) if as_json else markdown(result))
     if result["linking"]["fp"] and not result["linking"]["tp"] and not result["concepts"]["tp"]:
         typer.echo("note: no predicted id matched a gold id: do both files use the same terminology's ids? (--kb makes a "
@@ -84,10 +90,10 @@ def read_side(spec: str, option: str, policy) -> list:
     return list(read_documents(path, fmt, policy=policy))
 
 
-def check_same_texts(gold: list, predicted: list) -> None:
+def check_same_texts(gold: list, predicted: list, option_name: str = "--predicted") -> None:
     """Each side names a document once, and a predicted document has its gold one's text: offsets mean nothing against
     another text."""
-    for documents, option in ((gold, "--gold"), (predicted, "--predicted")):
+    for documents, option in ((gold, "--gold"), (predicted, option_name)):
         seen: set[str] = set()
         twice = [d.doc_id for d in documents if d.doc_id in seen or seen.add(d.doc_id)]
         if twice:
@@ -96,7 +102,7 @@ def check_same_texts(gold: list, predicted: list) -> None:
     texts = {d.doc_id: d.text for d in gold}
     differ = [d.doc_id for d in predicted if d.doc_id in texts and d.text != texts[d.doc_id]]
     if differ:
-        fail(f"--predicted: {len(differ)} document(s) whose text differs from the gold one's, so their offsets cannot be compared: "
+        fail(f"{option_name}: {len(differ)} document(s) whose text differs from the gold one's, so their offsets cannot be compared: "
              + ", ".join(repr(d) for d in differ[:5]) + (", ..." if len(differ) > 5 else ""))
 
 
@@ -113,4 +119,13 @@ def markdown(result: dict) -> str:
     lines += ["", f"{result['documents']:,} gold document(s)" + (f", {missing:,} of them absent from the predictions (scored as finding "
                                                                    "nothing)" if missing else "")
               + (f"; {skipped:,} malformed record(s) skipped" if skipped else "") + f"; intervals: the documents resampled {REPLICATES:,} times."]
+    if result.get("against_baseline"):
+        lines += ["", "Against --baseline, F1 difference in points (paired 95% interval: an interval that holds 0 is no "
+                      "difference these documents can tell): " + "; ".join(
+                          f"{MEASURE_NAMES[m].split(' (')[0]} {100 * c['f1_difference']:+.1f}{_points(c['interval'])}"
+                          for m, c in result["against_baseline"].items()) + "."]
     return "\n".join(lines)
+
+
+def _points(bounds) -> str:
+    return f" [{100 * bounds[0]:+.1f} to {100 * bounds[1]:+.1f}]" if bounds else ""

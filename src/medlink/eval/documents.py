@@ -136,21 +136,43 @@ def evaluate_documents(gold: Iterable[Document], predicted: Iterable[Document], 
                        equivalent_ids: EquivalentIds | None = None, intervals: bool = True) -> DocumentScores:
     """Mention finding, end-to-end linking and document-level concept scores of ``predicted`` against ``gold``, with
     their 95% intervals over resampled documents (``intervals=False``: the counts alone, for a per-epoch check)."""
+    per_document, documents, missing = document_scores(gold, predicted, equivalent_ids=equivalent_ids)
+    totals = {measure: sum(scores, Score(0, 0, 0)) for measure, scores in per_document.items()}
+    return DocumentScores(totals["mentions"], totals["linking"], totals["concepts"], documents, missing,
+                          {measure: _intervals(scores) for measure, scores in per_document.items()} if intervals else {})
+
+
+def document_scores(gold: Iterable[Document], predicted: Iterable[Document], *,
+                    equivalent_ids: EquivalentIds | None = None) -> tuple[dict[str, list[Score]], int, int]:
+    """Each measure's counts document by document (in gold order), the gold documents, and how many of them the
+    predictions left out."""
     gold_docs, predicted_docs = _by_id(gold, "gold"), _by_id(predicted, "predicted")
     _refuse_unknown(gold_docs, predicted_docs)
     canonical = canonical_ids(equivalent_ids)
     per_document: dict[str, list[Score]] = {measure: [] for measure in MEASURES}
     for doc_id, document in gold_docs.items():
-        found = predicted_docs.get(doc_id)
-        tps, errors = _compare(document, found, equivalent_ids, canonical)
+        tps, errors = _compare(document, predicted_docs.get(doc_id), equivalent_ids, canonical)
         for measure in MEASURES:
             fp = sum(1 for e in errors if e.measure == measure and e.kind == "fp")
             fn = sum(1 for e in errors if e.measure == measure and e.kind == "fn")
             per_document[measure].append(Score(tps[measure], fp, fn))
-    missing = sum(1 for doc_id in gold_docs if doc_id not in predicted_docs)
-    totals = {measure: sum(scores, Score(0, 0, 0)) for measure, scores in per_document.items()}
-    return DocumentScores(totals["mentions"], totals["linking"], totals["concepts"], len(gold_docs), missing,
-                          {measure: _intervals(scores) for measure, scores in per_document.items()} if intervals else {})
+    return per_document, len(gold_docs), sum(1 for doc_id in gold_docs if doc_id not in predicted_docs)
+
+
+def compare_documents(gold: Sequence[Document], predicted: Sequence[Document], baseline: Sequence[Document], *,
+                      equivalent_ids: EquivalentIds | None = None) -> dict[str, dict[str, Any]]:
+    """Per measure, ``predicted``'s F1 minus ``baseline``'s on the same gold documents, with the difference's 95% interval
+    (paired: both F1s from the same resampled documents, so what the documents share cancels out)."""
+    from medlink.eval.intervals import f1, paired_difference, rounded
+
+    ours, _, _ = document_scores(gold, predicted, equivalent_ids=equivalent_ids)
+    theirs, _, _ = document_scores(gold, baseline, equivalent_ids=equivalent_ids)
+    out = {}
+    for measure in MEASURES:
+        statistics = [f1([s.tp for s in side], [s.fp for s in side], [s.fn for s in side]) for side in (ours[measure], theirs[measure])]
+        difference = sum(ours[measure], Score(0, 0, 0)).f1 - sum(theirs[measure], Score(0, 0, 0)).f1
+        out[measure] = {"f1_difference": difference, "interval": rounded(paired_difference(*statistics, list(range(len(ours[measure])))))}
+    return out
 
 
 def document_errors(gold: Iterable[Document], predicted: Iterable[Document], *, equivalent_ids: EquivalentIds | None = None,
