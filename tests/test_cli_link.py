@@ -85,6 +85,24 @@ def test_eval_json_and_report_files(index_dir, tmp_path):
     assert sum(1 for _ in open(out_dir / "records.jsonl")) == report["n"]
 
 
+def test_eval_against_a_baseline_report(index_dir, tmp_path):
+    from tests.conftest import FIXTURES
+
+    dataset = f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}"
+    medlink("eval", "--index", index_dir, "--dataset", dataset, "--out", tmp_path / "before")
+    result = medlink("eval", "--index", index_dir, "--dataset", dataset, "--baseline", tmp_path / "before", "--json")
+    versus = json.loads(result.stdout)["against_baseline"]
+    assert versus["acc@1"] == {"difference": 0.0, "interval": [0.0, 0.0]} and versus["better"] == versus["worse"] == 0
+    assert "Against the baseline, in points" in medlink("eval", "--index", index_dir, "--dataset", dataset, "--baseline", tmp_path / "before").stdout
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "records.jsonl").write_text(json.dumps({"text": "something else", "doc_id": None, "rank": 1}) + "\n")
+    refused = medlink("eval", "--index", index_dir, "--dataset", dataset, "--baseline", other, check=False)
+    assert refused.returncode == 2 and "evaluate the baseline on the same --dataset" in refused.stderr
+    empty = medlink("eval", "--index", index_dir, "--dataset", dataset, "--baseline", tmp_path, check=False)
+    assert empty.returncode == 2 and "no records.jsonl" in empty.stderr
+
+
 def test_eval_refuses_a_kb_other_than_the_index_s(index_dir, tmp_path):
     from tests.conftest import FIXTURES
 

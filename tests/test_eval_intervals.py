@@ -110,3 +110,16 @@ def test_large_evaluations_are_drawn_in_chunks_with_the_same_result(monkeypatch)
     monkeypatch.setattr(intervals, "CHUNK_CELLS", 50)  # a few replicates at a time
     assert interval(rate(hits), clusters) == whole
     assert interval(ratio([0, 0], [0, 0]), [None, None]) is None  # a precision where nothing was claimed: no interval
+
+
+def test_rank_differences_count_what_changed_and_pair_the_draws():
+    from medlink.eval.compare import rank_differences
+
+    mentions = [LabeledMention(f"m{i}", (f"m{i}",), frozenset({"A"}), doc_id=f"d{i // 4}") for i in range(200)]
+    before = [1.0 if i % 5 else 2.0 for i in range(200)]  # 160 right at 1
+    after = [1.0 if i % 5 or i % 10 == 0 else 2.0 for i in range(200)]  # 20 more right, none lost
+    versus = rank_differences(after, before, mentions, (1, 5))
+    assert (versus["better"], versus["worse"]) == (20, 0) and versus["resampled"] == "documents"
+    assert versus["acc@1"]["difference"] == pytest.approx(0.1) and versus["acc@5"]["difference"] == 0.0
+    low, high = versus["acc@1"]["interval"]
+    assert 0 < low < 0.1 < high  # every draw gains: the interval stays above 0

@@ -99,6 +99,8 @@ def evaluate_command(
     k: int = typer.Option(64, "--top-k", "--k", min=1, help="Candidates per mention (recall@k is reported up to k)."),
     generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Directory for report.json, report.md, subpopulations.png, records.jsonl."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="A folder an earlier 'eval --out' wrote on the same --dataset: "
+                                            "Acc@k and MRR differences from it, with paired 95% intervals."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a Markdown table."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = quiet_option(),
@@ -118,6 +120,10 @@ def evaluate_command(
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
     mentions, cuiless = split_unlinked(load_dataset(dataset, keep_unlinked=True))
+    if baseline is not None:
+        from medlink.eval.compare import baseline_ranks
+
+        earlier = baseline_ranks(baseline, mentions)  # before the linking: a wrong folder is said at once
     outside = gold_outside_kb(mentions, store)
     if outside:
         typer.echo(f"warning: --dataset {dataset}: {outside}", err=True)
@@ -131,6 +137,11 @@ def evaluate_command(
 
     equivalent_ids = equivalent_ids_from_kb(store)
     report = evaluate(link, mentions, equivalent_ids=equivalent_ids, train=train_mentions, kb=store)
+    if baseline is not None:
+        from medlink.eval.compare import rank_differences
+
+        ranks = [float("inf") if r["rank"] is None else float(r["rank"]) for r in report.records[:len(mentions)]]
+        report.against_baseline = rank_differences(ranks, earlier, mentions, (1, 5))
     if cuiless:
         from medlink.eval.harness import cuiless_records
         from medlink.eval.nil import annotated_nil

@@ -32,6 +32,7 @@ class EvalReport:
     nil_all: dict[str, Any] | None = None  # with mentions annotated CUI-less (id -1) too: NIL P / R / F1, paper 001's Accuracy / MRR (nil.annotated_nil)
     first_candidates: list[tuple[float, bool]] = field(default_factory=list, repr=False)  # (probability, right): the diagram's points
     intervals: dict[str, Any] = field(default_factory=dict)  # 95% bootstrap intervals per metric, and what was resampled (eval.intervals)
+    against_baseline: dict[str, Any] | None = None  # Acc@k / MRR minus an earlier report's, paired intervals (eval.compare)
 
     def __getitem__(self, key: str) -> Any:
         return self.metrics[key]
@@ -50,6 +51,8 @@ class EvalReport:
             out["nil_all"] = self.nil_all
         if self.intervals:
             out["intervals"] = self.intervals
+        if self.against_baseline is not None:
+            out["against_baseline"] = self.against_baseline
         if include_records:
             out["records"] = self.records
         return out
@@ -71,6 +74,13 @@ class EvalReport:
             unit = "whole documents" if self.intervals.get("resampled") == "documents" else "mentions"
             lines += ["", f"95% intervals ({unit} resampled, {REPLICATES:,} times): " + "; ".join(
                 f"{c} {_interval_cell(c, bounds)}" for c, bounds in shown) + "."]
+        if self.against_baseline is not None:
+            versus = self.against_baseline
+            shown = [(c, versus[c]) for c in (*columns, "mrr") if isinstance(versus.get(c), dict)]
+            lines += ["", f"Against the baseline, in points (paired 95% interval; one that holds 0 is no difference these mentions can tell; "
+                          f"{versus['better']:,} mentions right at 1 only here, {versus['worse']:,} only there): " + "; ".join(
+                              f"{c} {100 * v['difference']:+.1f}" + (f" [{100 * v['interval'][0]:+.1f} to {100 * v['interval'][1]:+.1f}]"
+                                                                    if v["interval"] else "") for c, v in dict(shown).items()) + "."]
         if self.calibration is not None:
             lines += ["", f"Calibration of the first candidates' probabilities: ECE {self.calibration['ece']:.4f} over {self.calibration['n']:,} mention parts."]
         if self.nil is not None:
