@@ -99,6 +99,9 @@ def test_eval_against_a_baseline_report(index_dir, tmp_path):
     (other / "records.jsonl").write_text(json.dumps({"text": "something else", "doc_id": None, "rank": 1}) + "\n")
     refused = medlink("eval", "--index", index_dir, "--dataset", dataset, "--baseline", other, check=False)
     assert refused.returncode == 2 and "evaluate the baseline on the same --dataset" in refused.stderr
+    (other / "records.jsonl").write_text("{not json\n")
+    broken = medlink("eval", "--index", index_dir, "--dataset", dataset, "--baseline", other, check=False)
+    assert broken.returncode == 2 and "records.jsonl:1: not a JSON record" in broken.stderr
     empty = medlink("eval", "--index", index_dir, "--dataset", dataset, "--baseline", tmp_path, check=False)
     assert empty.returncode == 2 and "no records.jsonl" in empty.stderr
 

@@ -26,8 +26,13 @@ def baseline_ranks(folder: Path, mentions: Sequence[LabeledMention]) -> list[flo
     path = Path(folder) / RECORDS
     if not path.is_file():
         raise MedlinkError(f"--baseline {folder}: no {RECORDS} in it (give a folder an earlier 'medlink eval --out' wrote)")
-    with open(path, encoding="utf-8") as handle:
-        records = [json.loads(line) for _, line in zip(range(len(mentions)), handle)]
+    records = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, line in zip(range(1, len(mentions) + 1), handle):
+            try:
+                records.append(json.loads(line))
+            except ValueError as error:
+                raise MedlinkError(f"--baseline {path}:{number}: not a JSON record ({error.msg})") from None
     if len(records) < len(mentions):
         raise MedlinkError(f"--baseline {folder}: {len(records):,} mentions where this evaluation has {len(mentions):,}; evaluate the "
                            "baseline on the same --dataset")
