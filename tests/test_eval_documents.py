@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from medlink.core import Annotation, Document
-from medlink.eval.documents import DocumentError, Score, canonical_ids, document_errors, evaluate_documents
+from medlink.eval.documents import DocumentError, Score, canonical_ids, document_errors, document_scores, evaluate_documents
 
 TEXT_1 = "Breast and ovarian cancer and SLOS. Then lamellar cataracts."
 TEXT_2 = "G6PD deficiency is rare."
@@ -94,7 +94,8 @@ def test_rates():
     for measure in ("mentions", "linking", "concepts"):  # each interval holds its figure (three documents resampled)
         for rate, (low, high) in out["intervals"][measure].items():
             assert low <= out[measure][rate] + 1e-4 and out[measure][rate] - 1e-4 <= high
-    assert "intervals" not in evaluate_documents(gold_documents(), predicted_documents(), intervals=False).to_dict()
+    per_document, documents, missing = document_scores(gold_documents(), predicted_documents(), equivalent_ids=EQUIVALENT)
+    assert (documents, missing) == (3, 1) and sum(per_document["linking"], Score(0, 0, 0)) == scores.linking  # the same counts, by document
 
 
 def test_zero_denominators_are_zero():

@@ -14,7 +14,7 @@ from typing import Optional
 import typer
 
 from medlink.cli.common import fail, new_app
-from medlink.eval.intervals import REPLICATES
+from medlink.eval.intervals import REPLICATES, percent_range, signed_points
 
 app = new_app()
 
@@ -111,8 +111,8 @@ def markdown(result: dict) -> str:
     lines = ["| measure | tp | fp | fn | precision | recall | F1 | F1 95% interval |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for measure, name in MEASURE_NAMES.items():
         s = result[measure]
-        low, high = (result.get("intervals") or {}).get(measure, {}).get("f1") or (None, None)
-        spread = f"{100 * low:.1f}-{100 * high:.1f}" if low is not None else "-"
+        bounds = (result.get("intervals") or {}).get(measure, {}).get("f1")
+        spread = percent_range(bounds) if bounds else "-"
         lines.append(f"| {name} | {s['tp']:,} | {s['fp']:,} | {s['fn']:,} | {100 * s['precision']:.1f} | {100 * s['recall']:.1f} | "
                      f"{100 * s['f1']:.1f} | {spread} |")
     missing, skipped = result["documents_without_predictions"], result.get("skipped_records")
@@ -122,10 +122,6 @@ def markdown(result: dict) -> str:
     if result.get("against_baseline"):
         lines += ["", "Against --baseline, F1 difference in points (paired 95% interval: an interval that holds 0 is no "
                       "difference these documents can tell): " + "; ".join(
-                          f"{MEASURE_NAMES[m].split(' (')[0]} {100 * c['f1_difference']:+.1f}{_points(c['interval'])}"
+                          f"{MEASURE_NAMES[m].split(' (')[0]} {100 * c['f1_difference']:+.1f}{signed_points(c['interval'])}"
                           for m, c in result["against_baseline"].items()) + "."]
     return "\n".join(lines)
-
-
-def _points(bounds) -> str:
-    return f" [{100 * bounds[0]:+.1f} to {100 * bounds[1]:+.1f}]" if bounds else ""

@@ -133,13 +133,13 @@ def canonical_ids(equivalent_ids: EquivalentIds | None) -> dict[str, str]:
 
 
 def evaluate_documents(gold: Iterable[Document], predicted: Iterable[Document], *,
-                       equivalent_ids: EquivalentIds | None = None, intervals: bool = True) -> DocumentScores:
+                       equivalent_ids: EquivalentIds | None = None) -> DocumentScores:
     """Mention finding, end-to-end linking and document-level concept scores of ``predicted`` against ``gold``, with
-    their 95% intervals over resampled documents (``intervals=False``: the counts alone, for a per-epoch check)."""
+    their 95% intervals over resampled documents (``document_scores``: the counts alone, document by document)."""
     per_document, documents, missing = document_scores(gold, predicted, equivalent_ids=equivalent_ids)
     totals = {measure: sum(scores, Score(0, 0, 0)) for measure, scores in per_document.items()}
     return DocumentScores(totals["mentions"], totals["linking"], totals["concepts"], documents, missing,
-                          {measure: _intervals(scores) for measure, scores in per_document.items()} if intervals else {})
+                          {measure: _intervals(scores) for measure, scores in per_document.items()})
 
 
 def document_scores(gold: Iterable[Document], predicted: Iterable[Document], *,

@@ -128,6 +128,16 @@ def rank_intervals(ranks: Sequence[float | None], clusters: Sequence[Hashable | 
     return out
 
 
+def percent_range(bounds: Sequence[float]) -> str:
+    """An interval of rates as people read it: ``84.9-91.3``."""
+    return f"{100 * bounds[0]:.1f}-{100 * bounds[1]:.1f}"
+
+
+def signed_points(bounds: Sequence[float] | None) -> str:
+    """An interval of a difference in points, `` [-0.3 to +3.4]`` (nothing without one)."""
+    return f" [{100 * bounds[0]:+.1f} to {100 * bounds[1]:+.1f}]" if bounds else ""
+
+
 def rounded(bounds: tuple[float, float] | None, digits: int = 4) -> list[float] | None:
     """An interval as a JSON-friendly pair."""
     return None if bounds is None else [round(bounds[0], digits), round(bounds[1], digits)]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medlink.eval.intervals import REPLICATES
+from medlink.eval.intervals import REPLICATES, percent_range, signed_points
 from medlink.directories import json_has_keys, require_replaceable, staged_directory, write_atomic
 
 DEFAULT_COLUMNS = ("n", "acc@1", "acc@5", "mrr", "recall@64", "nrecall@1")
@@ -79,8 +79,7 @@ class EvalReport:
             shown = [(c, versus[c]) for c in (*columns, "mrr") if isinstance(versus.get(c), dict)]
             lines += ["", f"Against the baseline, in points (paired 95% interval; one that holds 0 is no difference these mentions can tell; "
                           f"{versus['better']:,} mentions right at 1 only here, {versus['worse']:,} only there): " + "; ".join(
-                              f"{c} {100 * v['difference']:+.1f}" + (f" [{100 * v['interval'][0]:+.1f} to {100 * v['interval'][1]:+.1f}]"
-                                                                    if v["interval"] else "") for c, v in dict(shown).items()) + "."]
+                              f"{c} {100 * v['difference']:+.1f}{signed_points(v['interval'])}" for c, v in dict(shown).items()) + "."]
         if self.calibration is not None:
             lines += ["", f"Calibration of the first candidates' probabilities: ECE {self.calibration['ece']:.4f} over {self.calibration['n']:,} mention parts."]
         if self.nil is not None:
@@ -127,9 +126,7 @@ class EvalReport:
 
 
 def _interval_cell(column: str, bounds: list[float]) -> str:
-    if column == "ece":
-        return f"{bounds[0]:.4f}-{bounds[1]:.4f}"
-    return f"{100 * bounds[0]:.1f}-{100 * bounds[1]:.1f}"
+    return f"{bounds[0]:.4f}-{bounds[1]:.4f}" if column == "ece" else percent_range(bounds)
 
 
 def _cell(column: str, value: Any) -> str:

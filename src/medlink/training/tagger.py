@@ -117,13 +117,13 @@ def evaluate(finder: TaggerFinder, documents: Sequence[Document], progress: bool
     """Strict-span precision / recall / F1 of ``finder`` on ``documents`` (their annotations are the gold; types are
     not compared), counted as ``medlink.eval.documents`` counts mention finding. Documents are scored one by one, so
     a file that repeats a document id (NCBI's training file does) is scored as written."""
-    from medlink.eval.documents import Score, evaluate_documents
+    from medlink.eval.documents import Score, document_scores
 
     bar = progress_bar(progress, total=len(documents), desc=desc, unit="doc", leave=False)
     total = Score(0, 0, 0)
     for document in documents:
         found = Document(document.doc_id, document.passages, finder.find(document))
-        total = total + evaluate_documents([document], [found], intervals=False).mentions
+        total = total + document_scores([document], [found])[0]["mentions"][0]
         bar.update(1)
     bar.close()
     return {key: round(value, 4) if isinstance(value, float) else value for key, value in total.to_dict().items()}
