@@ -219,3 +219,31 @@ def test_cli_trains_a_ranker_cross_fitted_and_an_index_uses_it(fixtures, tmp_pat
     assert spec["pooling"] == "max" and spec["training"]["data"]["cross_fitted"] and len(spec["training"]["epochs"]) == 2
     refused = medlink("train", "ranker", "--index", tmp_path / "index", "--train", train, "--out", tmp_path / "kb.sqlite", check=False)
     assert refused.returncode != 0 and "is a file, not a medlink ranker folder" in refused.stderr
+
+
+@pytest.mark.slow
+def test_tuning_accepts_the_ranker_folder_the_index_was_built_with_however_written(kb, trained, tmp_path, monkeypatch):
+    """An index built with a relative model path ("ranker/", as the README writes it) takes back the absolute path
+    'medlink tune' hands it; another folder is refused with both paths named."""
+    import shutil
+
+    from medlink.linking.config import LinkerConfig
+    from medlink.linking.index import apply_config
+    from medlink.linking.linker import Linker
+
+    register_reranker("pairwise", "pairwise:PairwiseRanker")
+    out, _ = trained
+    shutil.copytree(out, tmp_path / "ranker")
+    monkeypatch.chdir(tmp_path)
+
+    def config(model: str, weight: float = 1.0) -> LinkerConfig:
+        return LinkerConfig.from_dict({"generators": [{"name": "tfidf", "type": "tfidf", "names": "kb"}],
+                                       "rerankers": [{"type": "pairwise", "model": model, "top": 4, "weight": weight}]})
+
+    Linker.build(kb, config("ranker/")).save(tmp_path / "index")
+    tuned = Linker.load(tmp_path / "index", kb).rerankers[0].settings  # what tuning builds its config from
+    assert tuned["model"] == str((tmp_path / "ranker").resolve())
+    apply_config(tmp_path / "index", config(tuned["model"], weight=0.5))
+    shutil.copytree(out, tmp_path / "other")
+    with pytest.raises(MedlinkError, match=r"rerankers\[0\]'s model '.*other' is not the one this index was built with"):
+        apply_config(tmp_path / "index", config(str(tmp_path / "other")))

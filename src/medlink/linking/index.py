@@ -83,10 +83,18 @@ def apply_config(directory: Path, config: LinkerConfig) -> None:
     if built.to_dict()["generators"] != config.to_dict()["generators"] or kinds(built) != kinds(config):
         raise MedlinkError(f"{directory}: the config's generators or rerankers differ from the ones this index was built with; "
                            "build a new index with it (medlink index build --config ...)")
-    if any(r.get("model") != b.get("model") for r, b in zip(config.rerankers, built.rerankers) if r["type"] != CALIBRATION):
-        raise MedlinkError(f"{directory}: a reranker's model differs from the one this index was built with; build a new index with it")
+    for position, (asked, had) in enumerate(zip(config.rerankers, built.rerankers)):
+        if asked["type"] != CALIBRATION and not same_model(asked.get("model"), had.get("model")):
+            raise MedlinkError(f"{directory}: rerankers[{position}]'s model {asked.get('model')!r} is not the one this index was built with "
+                               f"({had.get('model')!r}); build a new index with it")
     check_calibration(config.to_dict(), manifest["kb"]["checksum"], str(directory), manifest.get("memory"))
     write_atomic(directory / MANIFEST, json.dumps({**manifest, "config": config.to_dict()}, indent=2, sort_keys=True))
+
+
+def same_model(asked: str | None, built: str | None) -> bool:
+    """One model folder, however written: an index built with ``ranker/`` records the folder it resolved, and
+    'medlink tune' hands back that absolute path."""
+    return asked == built or (asked is not None and built is not None and Path(asked).resolve() == Path(built).resolve())
 
 
 # the indexes over the default KB that ``--index NAME`` builds on first use: name -> (folder, config)
