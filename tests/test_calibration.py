@@ -110,6 +110,21 @@ def test_backoff_puts_the_closest_spelling_first_only_when_unsure():
     assert [c.concept_id for c in sure.candidates] == ["A", "B"]
 
 
+def test_nil_after_backoff_is_decided_and_explained_on_the_promoted_candidate():
+    """The NIL decision is on the candidate the mention would be linked to; the explanation says backoff put it first
+    and quotes the model's first choice by name, so the two probabilities shown do not contradict each other."""
+    from medlink.linking.output import decision_text, explanation_lines
+
+    result = LinkResult(Mention("liver cyst"), [candidate("A", 2.0, "renal cyst"), candidate("B", 1.0, "liver cyst")])
+    decided = stage_with([0.009, 0.0], backoff_below=0.2, nil_threshold=0.005).decide("liver cyst", result)
+    assert [c.concept_id for c in decided.candidates] == ["B", "A"] and decided.nil is True and decided.probability == 0.0
+    assert decision_text(decided).startswith("NIL: its first candidate after backoff, B ")
+    lines = explanation_lines(decided)
+    assert "backoff: the model's first choice, A, had probability 0.009 < 0.2; this alias spells the mention most closely" in lines[2]
+    kept = stage_with([0.009, 0.0], backoff_below=0.2, nil_threshold=0.0).decide("liver cyst", result)
+    assert kept.nil is False and decision_text(kept).startswith("linked to B ")
+
+
 def test_ordering_by_probability_is_a_choice():
     result = LinkResult(Mention("cyst"), [candidate("A", 2.0, "a"), candidate("B", 1.0, "b")])
     assert [c.concept_id for c in stage_with([0.2, 0.6], order="probability").decide("cyst", result).candidates] == ["B", "A"]
@@ -344,6 +359,9 @@ def test_a_nil_threshold_needs_a_probability_model(kb, tmp_path):
     for bad in ("1.5", "nan"):  # "nan" passes a "<= 1" test and used to be refused as if it were over 1
         result = medlink("link", "--index", str(tmp_path / "index"), "--nil-threshold", bad, "breast cancer", check=False)
         assert result.returncode == 2 and "--nil-threshold" in result.stderr and f"{float(bad)} is not a probability" in result.stderr
+    for bad in ("abc", "0,5"):  # not a number at all: the value quoted back, what is wanted said
+        result = medlink("link", "--index", str(tmp_path / "index"), "--nil-threshold", bad, "breast cancer", check=False)
+        assert result.returncode == 2 and f"'{bad}' is not a number: give a probability from 0 to 1" in result.stderr
 
 
 # -- measures -----------------------------------------------------------------------------------------

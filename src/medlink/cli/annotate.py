@@ -44,7 +44,7 @@ def annotate(
     prefer_prefix: List[str] = typer.Option([], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one (e.g. MESH); repeatable."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Documents linked per call."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."),
-    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", callback=a_probability, help=NIL_HELP),
+    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", parser=a_probability, help=NIL_HELP),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = quiet_option(),
 ) -> None:

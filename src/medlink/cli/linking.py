@@ -12,13 +12,18 @@ import typer
 from medlink.cli.common import PRECISION_HELP, fail, index_and_kb, new_app, quiet_option, quiet_phases, use_precision
 
 app = new_app()  # its commands join the main app's top level
-NIL_HELP = ("Link a mention only when its best candidate's probability reaches this (0-1); under it the mention is NIL, "
+NIL_HELP = ("Link a mention only when its first candidate's probability (after any backoff) reaches this (0-1); under it the mention is NIL, "
             "its candidates still listed. Default: the index's own threshold (chosen on dev, or on the KB's pseudo-mentions).")
 
 
-def a_probability(value: Optional[float]) -> Optional[float]:
-    """--nil-threshold's check: a number in [0, 1] ("nan" passes a range check that reads "<= 1" and says so)."""
-    if value is not None and not 0.0 <= value <= 1.0:
+def a_probability(text: str) -> float:
+    """--nil-threshold's reading: a number in [0, 1], the value quoted back when it is not one ("nan" passes a range
+    check that reads "<= 1", so the check says what it wants)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a number: give a probability from 0 to 1, such as 0.5") from None
+    if not 0.0 <= value <= 1.0:
         raise typer.BadParameter(f"{value} is not a probability: give a number from 0 to 1")
     return value
 
@@ -37,7 +42,7 @@ def link(
                                             "(e.g. MESH for MEDIC, whose concepts may be filed under an OMIM id); repeatable, first wins."),
     header: bool = typer.Option(False, "--header", help="The --input file's first line is a header (TSV column names): skip it."),
     batch_size: int = typer.Option(2048, "--batch-size", min=1, help="Mentions linked per call (memory stays flat on long inputs)."),
-    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", callback=a_probability, help=NIL_HELP),
+    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", parser=a_probability, help=NIL_HELP),
     explain: bool = typer.Option(False, "--explain", help="Say why: for each candidate the alias that matched, each stage's score, "
                                  "the training mentions that voted, its probability, and the NIL decision."),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),

@@ -8,8 +8,9 @@ It sits in an index config's ``rerankers`` list, last, as ``{"type": "calibratio
 2. **backoff** (paper 002): when the first candidate's probability is under ``backoff_below``, the candidate among the
    first ``backoff_top`` whose alias spells the mention most closely goes first (a low-confidence model defers to the
    string);
-3. **NIL**: when the (new) first candidate's probability is under ``nil_threshold``, the result is NIL: linked to
-   nothing, its candidates still listed.
+3. **NIL**: when the first candidate's probability, after any backoff (the candidate the mention would be linked to),
+   is under ``nil_threshold``, the result is NIL: linked to nothing, its candidates still listed. So every linked
+   answer carries at least the threshold's probability, even where backoff passed over a likelier candidate.
 
 A model is fitted for one index: ``fitted_for`` is a fingerprint of the KB and every stage before this one, and an
 index whose stages differ refuses the model (its scores would mean something else).
@@ -130,9 +131,9 @@ class CalibrationStage:
             window = candidates[: self.settings["backoff_top"]]
             closest = max(range(len(window)), key=lambda i: similarity(key, window[i].matched_name, self.normalize))
             if closest:
-                chosen = candidates.pop(closest)
-                chosen.evidence = [*chosen.evidence, {"backoff": f"first candidate's probability {candidates[0].probability:.3f} < {below}; "
-                                                                 "this alias spells the mention most closely"}]
+                chosen, first = candidates.pop(closest), candidates[0]
+                chosen.evidence = [*chosen.evidence, {"backoff": f"backoff: the model's first choice, {first.concept_id}, had probability "
+                                                                 f"{first.probability:.3f} < {below}; this alias spells the mention most closely"}]
                 candidates.insert(0, chosen)
         probability = candidates[0].probability if candidates else None
         threshold = self.settings["nil_threshold"]

@@ -91,8 +91,13 @@ def decision_text(result: LinkResult) -> str:
     sure = f" with probability {top.probability:.3f}" if top.probability is not None else " (this index has no probabilities: scores only)"
     threshold = _threshold(result)
     if result.nil:
-        return f"NIL: its first candidate, {top.concept_id} ({top.name}), has probability {top.probability:.3f}, under the NIL threshold{threshold}"
+        return f"NIL: its first candidate{_after_backoff(top)}, {top.concept_id} ({top.name}), has probability {top.probability:.3f}, under the NIL threshold{threshold}"
     return f"linked to {top.concept_id} ({top.name}){sure}" + (f" (NIL threshold{threshold})" if threshold else "")
+
+
+def _after_backoff(candidate) -> str:
+    """" after backoff" when backoff put ``candidate`` first: the NIL decision is on it, not on the model's first choice."""
+    return " after backoff" if any("backoff" in e for e in candidate.evidence) else ""
 
 
 def _threshold(result: LinkResult) -> str:
@@ -120,7 +125,7 @@ def result_lines(result: LinkResult) -> list[str]:
         return [f"{text!r}\terror: {result.error}"]
     if not result.candidates:
         return [f"{text}\t(no candidate)"]
-    lines = [f"{text}\tNIL\t(first candidate's probability {result.probability:.3f} is under the NIL threshold{_threshold(result)}; "
+    lines = [f"{text}\tNIL\t(first candidate's probability{_after_backoff(result.candidates[0])} {result.probability:.3f} is under the NIL threshold{_threshold(result)}; "
              "candidates follow)"] if result.nil else []
     for rank, c in enumerate(result.candidates, 1):
         also = f"; also {' '.join(c.alt_ids)}" if c.alt_ids else ""
@@ -169,7 +174,7 @@ def _span_lines(span: Annotation, top: int) -> list[str]:
     if result is None or result.best is None:
         reason = result.error if result is not None and result.error else "no candidate"
         if result is not None and result.nil and result.candidates:
-            reason = f"NIL: best candidate {result.candidates[0].concept_id} has probability {result.probability:.2f}, under the threshold"
+            reason = decision_text(result)  # the same sentence 'medlink link --explain' gives
         return [f"{where}\t-\t({reason})" + assertion_note(span)]
     return [f"{where}\t{c.concept_id}\t{c.name}\t{c.score:.3f}" + (f"\tp={c.probability:.3f}" if c.probability is not None else "") + via
             for c in result.candidates[:top]]
