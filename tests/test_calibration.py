@@ -1,6 +1,7 @@
 """Calibrated probabilities, NIL and backoff: the model, the stage, fitting on dev and on the KB, the measures, the CLI."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -247,6 +248,20 @@ def test_a_kb_of_one_name_per_concept_gets_no_model_from_itself(tmp_path):
     assert len(lines) >= MIN_PSEUDO_MENTIONS and fit_on_kb(kb, default_config()) is None
 
 
+def test_a_kb_too_small_for_its_own_fit_says_what_it_gave(kb, caplog):
+    """The refusal counts what the KB gave against what is needed, so a user can see why (the docs quote the minimums)."""
+    with caplog.at_level("INFO", logger="medlink"):
+        assert fit_on_kb(kb, default_config()) is None
+    [said] = [r.getMessage() for r in caplog.records if "no probabilities fitted" in r.getMessage()]
+    assert re.search(r"the KB gave \d+ pseudo-mentions \(200 needed\) from \d+ synonyms it could hold out \(100 needed", said)
+
+
+def test_one_dev_mention_is_too_few_to_choose_out_of_fold():
+    one = [Labelled("heart attack", [Candidate("A", 1.0), Candidate("B", 0.5)], [True, False], True)]
+    with pytest.raises(MedlinkError, match="needs at least 2 dev mentions with candidates; 1 of the 1 given had any"):
+        fit_calibration(one, str.lower, "fingerprint")
+
+
 @pytest.mark.slow
 def test_a_model_fitted_on_one_index_refuses_another(organ_kb, tmp_path):
     linker = build_index(organ_kb, tmp_path / "index", default_config())
@@ -266,6 +281,7 @@ def test_tune_fits_probabilities_on_dev_and_they_apply_to_the_index(kb, tmp_path
     dev = f"biosyn:{fixtures / 'eval' / 'biosyn_processed'}"
     result = medlink("tune", "--index", str(tmp_path / "index"), "--dev", dev, "--search", "fusion", "--calibrate", "--apply")
     assert "probabilities: fitted on" in result.stdout
+    assert "dev mention parts: expect them to be rough" in result.stdout  # a handful of dev mentions: said
     linker = Linker.load(tmp_path / "index")
     assert calibration_stage(linker) is not None
     assert all(r.probability is not None for r in linker.link(["colorectal cancer"], k=2))
@@ -304,6 +320,7 @@ def test_mentions_annotated_without_a_concept_teach_nil_and_are_scored_as_nil(or
     fitted = json.loads((tmp_path / "tuned.json").read_text())["tuned"]["calibration"]
     assert fitted["mentions"] > len(concepts) and fitted["in_kb"] == len(concepts)  # (one with no candidate at all is NIL anyway)
     assert fitted["chosen"]["nil_threshold"] > 0 and "dev Acc@1" in tuned.stdout
+    assert "expect them to be rough" not in tuned.stdout  # 56 dev mentions: no note
     report = medlink("eval", "--index", str(tmp_path / "index"), "--dataset", dev, "--json").stdout
     payload = json.loads(report)
     assert payload["nil_all"]["gold_nil"] == len(unlinked) and payload["nil_all"]["mentions"] == len(concepts) + len(unlinked)
@@ -467,6 +484,17 @@ def test_a_bad_nil_target_is_refused_before_any_work(tmp_path):
     refused = medlink("tune", "--index", str(tmp_path / "no-index"), "--dev", "biosyn:none", "--calibrate", "--nil-target", "precision=2",
                       "--out", str(tmp_path / "t.json"), check=False)
     assert refused.returncode == 2 and "--nil-target must be" in refused.stderr  # named before the (missing) index is even read
+    ignored = medlink("tune", "--index", str(tmp_path / "no-index"), "--dev", "biosyn:none", "--out", str(tmp_path / "c.json"),
+                      "--nil-target", "nil-f1", "--no-backoff", check=False)  # they would shape no fit: refused, not ignored
+    assert ignored.returncode == 2 and "--nil-target and --no-backoff choose how probabilities fitted here decide: add --calibrate" in ignored.stderr
+
+
+def test_a_dev_set_of_cui_less_mentions_only_is_refused_for_what_it_is(kb, tmp_path):
+    build_index(kb, tmp_path / "index", default_config(), calibrate="none")
+    (tmp_path / "dev.txt").write_text("".join(f"1||0|5||Disease||{text}||-1\n" for text in ("qqq zzz", "toothbrush", "tea cup")))
+    refused = medlink("tune", "--index", str(tmp_path / "index"), "--dev", f"biosyn:{tmp_path / 'dev.txt'}", "--calibrate", "--out",
+                      str(tmp_path / "t.json"), check=False)
+    assert refused.returncode == 2 and "the 3 given are all CUI-less (id -1): they can teach NIL, not choose settings" in refused.stderr
 
 
 def test_nil_f1_needs_nil_examples():
@@ -602,7 +630,8 @@ def test_tune_cross_fits_on_the_memory_and_says_so(organ_kb, tmp_path):
     assert stage.probability_model.fitted_on["source"] == "the index memory's mentions, cross-fitted"
     assert stage.probability_model.fitted_on["cross_fit"]["mentions"] == 150
     refused = medlink("index", "build", "--kb", str(organ_kb.path), "--out", str(tmp_path / "x"), "--calibrate", "memory", check=False)
-    assert refused.returncode != 0 and "give --memory" in refused.stderr and not (tmp_path / "x").exists()
+    assert refused.returncode != 0 and "build the index with more annotated mentions (--memory FORMAT:PATH)" in refused.stderr
+    assert not (tmp_path / "x").exists()
     build_index(organ_kb, tmp_path / "no-memory", default_config(), calibrate="none")
     refused = medlink("tune", "--index", str(tmp_path / "no-memory"), "--dev", dev, "--calibrate", "--cross-fit", "3", "--out", str(tmp_path / "x.json"),
                       check=False)

@@ -82,7 +82,8 @@ class Tuner:
         self.scored = [m for m in self.mentions if not is_unlinked(m.gold)]
         self.scored_parts = [i for i, m in enumerate(m for m in self.mentions for _ in m.parts) if not is_unlinked(m.gold)]
         if not self.scored:
-            raise MedlinkError("tuning needs dev mentions annotated with a concept; none were given")
+            raise MedlinkError("tuning needs dev mentions annotated with a concept; " + (
+                f"the {len(self.mentions)} given are all CUI-less (id -1): they can teach NIL, not choose settings" if self.mentions else "none were given"))
         part_keys = [linker.key(text) for text in self.parts]
         self.keys = sorted({key for key in part_keys if key})
         position = {key: i for i, key in enumerate(self.keys)}

@@ -16,6 +16,9 @@ NIL_HELP = ("Link a mention only when its first candidate's probability (after a
             "its candidates still listed. Default: the index's own threshold (chosen on dev, or on the KB's pseudo-mentions).")
 
 
+FEW_DEV_MENTIONS = 50  # under this, 'medlink tune --calibrate' says its probabilities are rough (the KB's own fit wants 200)
+
+
 def a_probability(text: str) -> float:
     """--nil-threshold's reading: a number in [0, 1], the value quoted back when it is not one ("nan" passes a range
     check that reads "<= 1", so the check says what it wants)."""
@@ -227,9 +230,11 @@ def tune_command(
         from medlink.linking.calibration_fit import check_nil_target
 
         check_nil_target(nil_target)  # before retrieval and fitting, not after them
-    elif nil_target != "f1":
-        typer.echo("note: --nil-target chooses the NIL threshold of probabilities fitted here: add --calibrate (without it, "
-                   "probabilities the index has are kept, or re-fitted for their own target)", err=True)
+    else:
+        given = [name for name, default in (("--nil-target", nil_target == "f1"), ("--no-backoff", backoff)) if not default]
+        if given:  # they shape a fit this run would not make: refused, as --cross-fit is, rather than ignored
+            fail(f"{' and '.join(given)} choose{'s' if len(given) == 1 else ''} how probabilities fitted here decide: add --calibrate "
+                 "(without it the index's probabilities are kept, or re-fitted with their own settings)")
     use_precision(precision)
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
@@ -275,6 +280,9 @@ def tune_command(
         also = f" and {extra:,} memory mentions cross-fitted ({cross_fit} folds)" if extra else ""
         typer.echo(f"probabilities: fitted on {report.calibration['mentions']:,} dev mention parts{also}; out of fold: Acc@1 {oof['acc@1']:.4f}; "
                    f"at NIL threshold {at['threshold']:.2f}: linking precision {at['precision']:.3f}, recall {at['recall']:.3f}{nil_f1}")
+    if report.calibration and report.calibration["mentions"] < FEW_DEV_MENTIONS:
+        typer.echo(f"note: probabilities fitted on {report.calibration['mentions']} dev mention parts: expect them to be rough and the "
+                   "NIL threshold to move with a few mentions more (a few hundred give steady ones)")
     if report.calibration and report.calibration["chosen"]["nil_threshold"] == 0:
         typer.echo("note: NIL threshold 0: on these dev mentions any threshold cost linking F1, so every mention is linked; "
                    "--nil-target precision=P (or nil-f1, with dev mentions of concepts the KB lacks) sets one")

@@ -13,6 +13,8 @@ fitted on all of them.
 
 from __future__ import annotations
 
+import logging
+
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
@@ -155,9 +157,13 @@ def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], 
     see the share of mentions the KB lacks that ``items`` has."""
     if not items:
         raise MedlinkError("calibration needs labelled mentions; none were given")
+    given = len(items)
     items = [replace(i, candidates=i.candidates[:FIT_TOP], right=i.right[:FIT_TOP]) for i in items if i.candidates]  # none: NIL whatever the model
     extra = [replace(i, candidates=i.candidates[:FIT_TOP], right=i.right[:FIT_TOP]) for i in extra if i.candidates]
     every = [*items, *extra]
+    if len(every) < 2:  # out of fold, one mention leaves nothing to fit the others on
+        raise MedlinkError(f"calibration chooses its settings out of fold, so it needs at least 2 dev mentions with candidates; "
+                           f"{len(every)} of the {given} given had any: give more dev mentions (a few hundred give steady probabilities)")
     stages = stages_of([item.candidates for item in every])
     fitted_on = {**(fitted_on or {}), "nil_target": nil_target}  # a later re-fit (medlink tune without --calibrate) keeps it
     features, labels, mention_of_row = fit_rows(every, stages, normalize)
@@ -257,6 +263,10 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
 
     mentions, held_out_kb = draw_pseudo_mentions(kb, seed=seed)
     if len(mentions) < MIN_PSEUDO_MENTIONS or len(held_out_kb.held_names) < MIN_HELD_OUT_SYNONYMS:
+        logging.getLogger("medlink").info(
+            "no probabilities fitted: the KB gave %d pseudo-mentions (%d needed) from %d synonyms it could hold out (%d needed; a concept "
+            "keeps one name in the index); fit them on dev data: medlink tune --calibrate", len(mentions), MIN_PSEUDO_MENTIONS,
+            len(held_out_kb.held_names), MIN_HELD_OUT_SYNONYMS)
         return None
     base, fingerprint = uncalibrated(config, kb)
     kept = memory.subset(n for n, (_, cid) in enumerate(memory.pairs) if cid not in held_out_kb.removed) if memory is not None else None

@@ -76,7 +76,7 @@ def cross_fit_items(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: 
         raise MedlinkError(f"cross-fitting needs at least 2 folds, not {folds}")
     mentions = memory_mentions(memory)
     if len(mentions) < MIN_MENTIONS:
-        raise MedlinkError(f"{too_few_mentions(len(mentions))}: give --memory FORMAT:PATH (annotated mentions), or use the KB's own "
+        raise MedlinkError(f"{too_few_mentions(len(mentions))}: build the index with more annotated mentions (--memory FORMAT:PATH), or use the KB's own "
                            "pseudo-mentions (--calibrate kb)")
     fold_of = fold_numbers([m.document for m in mentions], folds, seed)
     items: list[Labelled] = []

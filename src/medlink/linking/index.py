@@ -59,8 +59,6 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
         # linker in memory at a time, not two (a 4.4M-name KB's build peaked at 12.3 GB with both)
         fitted = fit_on_kb(kb, config, entries)
         gc.collect()
-        if fitted is None:
-            log.info("no probabilities fitted: the KB has too few synonyms to draw pseudo-mentions from (fit them on dev data: medlink tune --calibrate)")
     linker = Linker.build(kb, config, entries, finder_skip=finder_skip)
     if fitted is not None:
         attach_calibration(linker, *fitted)
