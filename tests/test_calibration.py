@@ -194,15 +194,18 @@ def text_distance_one(a: str, b: str) -> bool:
 
 
 def test_a_mention_of_stop_words_only_is_right_about_nothing():
-    from medlink.linking.calibration import names_nothing
-
     stage = stage_with([0.9], nil_threshold=0.3)
     laceration = candidate("C1", 1.2, "Laceration with foreign body")
-    assert names_nothing("with", [laceration], normalize) and not names_nothing("laceration", [laceration], normalize)
     found = stage.decide("with", LinkResult(Mention("with"), [laceration]))
     assert found.nil is True and found.probability == 0.0 and found.candidates[0].concept_id == "C1"  # listed, not linked
-    abbreviation = candidate("C2", 3.0, "ALL")  # a stop word that the KB writes in capitals is an abbreviation
-    assert not names_nothing("all", [abbreviation], normalize) and names_nothing("all", [candidate("C3", 3.0, "All")], normalize)
+    assert stage.decide("laceration", LinkResult(Mention("laceration"), [laceration])).probability == 0.9
+    # a stop word that the KB writes in capitals is an abbreviation: that candidate keeps its probability, HPO's root "All" does not
+    abbreviation, root = candidate("C2", 3.0, "ALL"), candidate("C3", 3.0, "All")
+    shared = root.copy(matched_name="ALL")  # the index reports the key's one spelling for every concept under it
+    decided = stage_with([0.9, 0.8], nil_threshold=0.3).decide("all", LinkResult(Mention("all"), [abbreviation, root]))
+    assert [(c.concept_id, c.probability) for c in decided.candidates] == [("C2", 0.9), ("C3", 0.0)] and decided.nil is False
+    assert stage_with([0.8], nil_threshold=0.3).decide("all", LinkResult(Mention("all"), [root])).nil is True
+    assert stage_with([0.8], nil_threshold=0.3).decide("all", LinkResult(Mention("all"), [shared])).probability == 0.0
 
 
 def test_short_names_are_asked_about_without_their_generic_head(tmp_path):

@@ -117,10 +117,10 @@ class CalibrationStage:
     def decide(self, key: str, result: LinkResult, probabilities: Sequence[float] | None = None) -> LinkResult:
         """``result`` with probabilities, the backoff choice and the NIL decision (``key``: the normalised mention;
         ``probabilities``: given instead of predicted, as when dev choices are made on out-of-fold ones)."""
-        if probabilities is None and names_nothing(key, result.candidates, self.normalize):
-            probabilities = [0.0] * len(result.candidates)
-        elif probabilities is None:
+        if probabilities is None:
             probabilities = self.probability_model.probabilities(key, result.candidates, self.normalize)
+            if not is_plausible_mention(key):  # stop words only: right about nothing, unless the alias is them as an abbreviation
+                probabilities = [p if spelt_in_capitals(key, c, self.normalize) else 0.0 for p, c in zip(probabilities, result.candidates)]
         candidates = [c.with_probability(round(float(p), 6)) for c, p in zip(result.candidates, probabilities)]
         if self.settings["order"] == "probability":
             candidates.sort(key=lambda c: -c.probability)  # stable: ties keep the ranking's order
@@ -141,12 +141,14 @@ class CalibrationStage:
         return LinkResult(result.mention, candidates, result.error, nil, probability, threshold)
 
 
-def names_nothing(key: str, candidates: Sequence, normalize) -> bool:
-    """Is the normalised mention ``key`` stop words only ("with", "of the"), and no candidate's alias that same word
-    written in capitals (an abbreviation: "ALL")? Then no candidate can be right, however well it matched: the
-    probability model never saw such a mention and once gave "with" 0.78."""
-    return not is_plausible_mention(key) and not any(c.matched_name and c.matched_name.isupper() and normalize(c.matched_name) == key
-                                                     for c in candidates)
+def spelt_in_capitals(key: str, candidate, normalize) -> bool:
+    """Is ``candidate``'s alias the stop-word mention ``key`` written in capitals (an abbreviation: "ALL" for "all")? Only
+    such a candidate can be right for a mention of stop words only ("with", "of the"): the probability model never saw
+    such mentions and once gave "with" 0.78. A concept whose preferred name is the word itself, not in capitals (HPO's root,
+    "All"), is not the abbreviation, even when the index reports the alias it shares a key with ("ALL") as its match."""
+    if not (candidate.matched_name and candidate.matched_name.isupper() and normalize(candidate.matched_name) == key):
+        return False
+    return not (candidate.name and not candidate.name.isupper() and normalize(candidate.name) == key)
 
 
 def ties_by_probability(candidates: list) -> list:
