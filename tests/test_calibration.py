@@ -266,7 +266,7 @@ def test_one_dev_mention_is_too_few_to_choose_out_of_fold():
 
 
 @pytest.mark.slow
-def test_a_model_fitted_on_one_index_refuses_another(organ_kb, tmp_path):
+def test_a_model_fitted_on_one_index_refuses_another(organ_kb, tmp_path, fixtures):
     linker = build_index(organ_kb, tmp_path / "index", default_config())
     config = linker.config.to_dict()
     config["fusion"]["weights"]["bm25"] = 2.0  # other scores: the model would misread them
@@ -276,6 +276,13 @@ def test_a_model_fitted_on_one_index_refuses_another(organ_kb, tmp_path):
     with pytest.raises(MedlinkError, match="another mention memory"):
         Linker.build(organ_kb, fitted, MemoryEntries(pairs=[("sore kidney", "C0001")]))
     assert Linker.build(organ_kb, fitted).rerankers[-1].type == "calibration"  # the index it was fitted on takes it
+    # from the command line: the config file is named, and nothing is built first
+    config["fusion"]["weights"]["bm25"] = 1.0
+    (tmp_path / "tuned.json").write_text(json.dumps(config))
+    other = build_kb(tmp_path / "other.sqlite", [f"biosyn:{fixtures / 'eval' / 'dictionary.txt'}"], progress=False).path
+    refused = medlink("index", "build", "--kb", str(other), "--out", str(tmp_path / "other-index"), "--config", str(tmp_path / "tuned.json"), check=False)
+    assert refused.returncode == 2 and f"{tmp_path / 'tuned.json'}: the probability model was fitted on another index" in refused.stderr
+    assert "name tables" not in refused.stderr and not (tmp_path / "other-index").exists()
 
 
 @pytest.mark.slow

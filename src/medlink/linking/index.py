@@ -41,12 +41,15 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
         raise MedlinkError(f"--calibrate must be one of {', '.join(CALIBRATE)}, not {calibrate!r}")
     require_replaceable(Path(out), MANIFEST, "a medlink index", is_index_manifest)  # before the (long) build, not after it
     kb = kb if isinstance(kb, KB) else KB.open(kb)
+    where = str(config) if isinstance(config, (str, Path)) and Path(config).is_file() else "config"  # a file's name in its errors
     config = load_config(config) or default_config()
     if any(g.type == "dense" for g in config.generators):
         from medlink.encoders.transformer import require_dense_extra
 
         require_dense_extra()  # before the pseudo-mention fit, not after it
     entries = memory_from_datasets(kb, memory) if memory else None
+    # a calibration the config brings from another index is refused now, not after the generators are built
+    check_calibration(config.to_dict(), kb.checksum, where, entries.summary() if entries else None)
     fitted = None
     if calibrate == "memory" and not any(r["type"] == CALIBRATION for r in config.rerankers):
         from medlink.linking.cross_fit import fit_on_memory
