@@ -182,7 +182,8 @@ def tune_command(
     index: str = typer.Option(..., "--index", help="Index directory to tune (its generators and rerankers are used as built)."),
     dev: List[str] = typer.Option(..., "--dev", help="Labelled dev mentions FORMAT:PATH (repeatable); never test data."),
     search: str = typer.Option("fusion,rerankers", "--search", help="What to choose, in order, comma-separated: fusion (weights, "
-                                "weighted or RRF), rerankers (each one's settings), or one reranker type (knn, cross-encoder)."),
+                                "weighted or RRF), rerankers (each one's settings), one reranker type the index has (knn, cross-encoder, pairwise), "
+                                "calibration (probabilities: the same as --calibrate)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the chosen config here (JSON, with the dev figures that chose it)."),
     apply: bool = typer.Option(False, "--apply", help="Also make the chosen config the index's own (no rebuild: only weights and settings change)."),
     kb: Optional[str] = typer.Option(None, "--kb", help="KB for id equivalence (default: the index's)."),
