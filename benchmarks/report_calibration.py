@@ -85,6 +85,11 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
                          _f(rankings["dev-fitted stage, backoff off"]["acc@1"]), f"{data['build_seconds']:.0f} s",
                          f"{plain:.0f} s" if plain is not None else "-", f"{data['tune_seconds']:.0f} s"])
         nil = data["nil"]
+        spread = data.get("nil_seeds")
+        seeds_cell = "-" if not spread else (
+            f"{_f(spread['median']['nil_f1'])} ({_f(min(r['nil_f1'] for r in spread['seeds']))}-{_f(max(r['nil_f1'] for r in spread['seeds']))}); "
+            f"{100 * spread['median']['in_kb_nil_cost']:.1f} points ({100 * min(r['in_kb_nil_cost'] for r in spread['seeds']):.1f}-"
+            f"{100 * max(r['in_kb_nil_cost'] for r in spread['seeds']):.1f})")
         for fit, label in ((nil, "dev"), (nil.get("cross_fit"), f"{CROSS_FIT} ({(nil.get('cross_fit') or {}).get('folds')} folds)")):
             if fit is None:
                 continue
@@ -96,7 +101,8 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
                              _f(test["in_kb_linked_right"]), _f(test["in_kb_acc@1"]) + (
                                  f" ({100 * (test['in_kb_acc@1'] - test['in_kb_linked_right']):.1f} points more{interval_cell([100 * b for b in spread['in_kb_nil_cost']], 1)})"
                                  if spread.get("in_kb_nil_cost") else ""), _f(nil["full_kb_in_kb_acc@1"]),
-                             f"{_f(test['accuracy_all'])} / {_f(test['mrr_all'])}", f"{_f(test['accuracy_in_kb'])} / {_f(test['mrr_in_kb'])}"])
+                             f"{_f(test['accuracy_all'])} / {_f(test['mrr_all'])}", f"{_f(test['accuracy_in_kb'])} / {_f(test['mrr_in_kb'])}",
+                             seeds_cell if label == "dev" else "-"])
     return ["## Probabilities, NIL and backoff", "",
             "**Calibration** (test split; ECE of the first candidate's probability, 10 bins; the lexical configs of benchmarks/configs with the "
             "train mentions as memory; the stage's order, backoff and NIL threshold chosen on dev out of fold (5 folds of whole abstracts "
@@ -115,8 +121,9 @@ def calibration_section(runs: list[dict], table, provenance, document_runs: list
             "wrong*: what a perfect probability of the first candidate would reach, every in-KB mention ranked wrong a false NIL; *if not "
             "listed*: NIL exactly when no right candidate is among the first 10, what telling an absent concept from a lower-ranked one "
             "could reach; *in-KB Acc@1 (no NIL)*: how many points above *in-KB linked right*, i.e. what the NIL decisions cost, with its "
-            "95% interval, both from the same draws):", "",
+            "95% interval, both from the same draws; *over pruning seeds*: the dev-fitted NIL F1 and that cost for each seed of the removed "
+            "concepts (the row's and `--nil-seeds`), median (lowest-highest), where the run had them):", "",
             *table(["dataset", "probabilities fitted on", "concepts removed", "NIL test mentions", "threshold", "NIL P / R / F1", "NIL F1 if NIL = first wrong", "if not listed", "in-KB linked right",
-                    "in-KB Acc@1 (no NIL)", "full KB Acc@1", "all: Acc / MRR", "in-KB: Acc / MRR"], nil_rows),
+                    "in-KB Acc@1 (no NIL)", "full KB Acc@1", "all: Acc / MRR", "in-KB: Acc / MRR", "over pruning seeds: NIL F1; cost"], nil_rows),
             *(documents_line(document_runs, provenance) if document_runs else []),
             *(variants_line(variant_runs, provenance) if variant_runs else [])]
