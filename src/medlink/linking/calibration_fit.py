@@ -14,7 +14,6 @@ fitted on all of them.
 from __future__ import annotations
 
 import logging
-
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
