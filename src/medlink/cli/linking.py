@@ -190,10 +190,10 @@ def tune_command(
     calibrate: bool = typer.Option(False, "--calibrate", help="Also fit the index's probabilities on the dev mentions (after the other "
                                    "searches): P(right) per candidate, the NIL threshold, backoff and order (same as adding 'calibration' to --search; "
                                    "--cross-fit adds the index memory's mentions)."),
-    nil_target: str = typer.Option("f1", "--nil-target", help="How the NIL threshold is chosen on dev: f1 (best linking F1), nil-f1 (best F1 "
+    nil_target: str = typer.Option("f1", "--nil-target", help="With --calibrate, how the NIL threshold is chosen on dev: f1 (best linking F1), nil-f1 (best F1 "
                                    "of the NIL decisions; for dev data with mentions of concepts not in the KB) or precision=P (the lowest "
                                    "threshold whose links are right at least P of the time)."),
-    backoff: bool = typer.Option(True, "--backoff/--no-backoff", help="Let dev choose a probability under which the candidate whose alias "
+    backoff: bool = typer.Option(True, "--backoff/--no-backoff", help="With --calibrate, let dev choose a probability under which the candidate whose alias "
                                  "spells the mention most closely goes first."),
     cross_fit: int = typer.Option(0, "--cross-fit", help="With --calibrate, on an index built with --memory: also fit the probabilities on "
                                   "the memory's mentions, split into this many folds, each fold linked by an index built without that fold "
