@@ -46,13 +46,13 @@ def baseline_ranks(folder: Path, mentions: Sequence[LabeledMention]) -> list[flo
 def rank_differences(ranks: Sequence[float], baseline: Sequence[float], mentions: Sequence[LabeledMention],
                      acc_ks: Sequence[int]) -> dict[str, Any]:
     """Acc@k and MRR of ``ranks`` minus the baseline's, each with its paired 95% interval (documents resampled)."""
-    from medlink.eval.intervals import paired_difference, rate, rounded
+    from medlink.eval.intervals import paired_difference, rate, resampled_unit, rounded
 
     ours, theirs = np.asarray(ranks, np.float64), np.asarray(baseline, np.float64)
     documents = [m.doc_id for m in mentions]
     pairs = {f"acc@{k}": (ours <= k, theirs <= k) for k in acc_ks}
     pairs["mrr"] = (1.0 / ours, 1.0 / theirs)
-    out: dict[str, Any] = {"resampled": "documents" if any(d is not None for d in documents) else "mentions",
+    out: dict[str, Any] = {"resampled": resampled_unit(documents),
                            "better": int(((ours <= 1) & (theirs > 1)).sum()), "worse": int(((ours > 1) & (theirs <= 1)).sum())}
     for name, (a, b) in pairs.items():
         a, b = a.astype(np.float64), b.astype(np.float64)

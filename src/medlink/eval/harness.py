@@ -101,7 +101,7 @@ def ranking_intervals(ranks: Sequence[float], mentions: Sequence[LabeledMention]
     from medlink.eval import intervals
 
     documents = [m.doc_id for m in mentions]
-    out: dict[str, Any] = {"resampled": "documents" if any(d is not None for d in documents) else "mentions"}
+    out: dict[str, Any] = {"resampled": intervals.resampled_unit(documents)}
     out.update(intervals.rank_intervals(ranks, documents, acc_ks))
     if first_candidates and len(first_candidates) == sum(len(m.parts) for m in mentions):
         probabilities, right = zip(*first_candidates)

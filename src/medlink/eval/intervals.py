@@ -128,6 +128,11 @@ def rank_intervals(ranks: Sequence[float | None], clusters: Sequence[Hashable | 
     return out
 
 
+def resampled_unit(clusters: Sequence[Hashable | None]) -> str:
+    """What a report says was resampled: "documents" when the items name theirs, else "mentions" (each its own)."""
+    return "documents" if any(c is not None for c in clusters) else "mentions"
+
+
 def percent_range(bounds: Sequence[float]) -> str:
     """An interval of rates as people read it: ``84.9-91.3``."""
     return f"{100 * bounds[0]:.1f}-{100 * bounds[1]:.1f}"
