@@ -8,8 +8,10 @@ fast set.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import threading
 import tempfile
 from pathlib import Path
 
@@ -93,3 +95,26 @@ def _is_worker(config) -> bool:
 def pytest_xdist_auto_num_workers(config) -> int:
     """``-n auto`` (pyproject's addopts): one worker per CPU, at most 4 (each may hold a transformer, ~1.5 GB)."""
     return max(1, min(4, os.cpu_count() or 1))
+
+
+@contextlib.contextmanager
+def another_writer(output):
+    """``output``'s writer's lock held by another thread, as a second medlink process would hold it (a command's own
+    thread taking its lock again keeps it)."""
+    from medlink.locks import output_lock
+
+    holding, done = threading.Event(), threading.Event()
+
+    def hold():
+        with output_lock(output):
+            holding.set()
+            done.wait(60)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    holding.wait(60)
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()

@@ -115,3 +115,22 @@ def test_bad_input_is_one_clear_line(tmp_path, problem, expected):
         predicted = tmp_path / "absent.pubtator"
     result = medlink("score", "--gold", gold, "--predicted", predicted, *extra, check=False)
     assert result.returncode == 2 and expected in result.stderr and "Traceback" not in result.stderr
+
+
+def test_errors_replaces_only_its_own_earlier_output_never_an_input(tmp_path):
+    gold = tmp_path / "gold.pubtator"
+    gold.write_text(GOLD.read_text())
+    refused = medlink("score", "--gold", gold, "--predicted", gold, "--errors", gold, check=False)
+    assert refused.returncode != 0 and "one of the sources being read" in refused.stderr
+    assert gold.read_text() == GOLD.read_text()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    refused = medlink("score", "--gold", gold, "--predicted", f"pubtator:{gold}", "--errors", notes, check=False)
+    assert refused.returncode != 0 and "is not an --errors file of 'medlink score'" in refused.stderr and notes.read_text() == "my notes\n"
+    errors = tmp_path / "errors.jsonl"
+    predicted = predicted_file(tmp_path, ["8751855\t119\t129\thamartomas\tDisease\tD006222"])
+    medlink("score", "--gold", gold, "--predicted", predicted, "--errors", errors)
+    first = errors.read_text()
+    assert first and json.loads(first.splitlines()[0])["measure"]
+    medlink("score", "--gold", gold, "--predicted", gold, "--errors", errors)  # its own earlier output: replaced
+    assert errors.read_text() == ""

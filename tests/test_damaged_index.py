@@ -4,19 +4,21 @@ bare 'Aborted.': every file of a real index is deleted, emptied, cut in half or 
 from __future__ import annotations
 
 import random
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from medlink.errors import MedlinkError
+from medlink.inventory import INVENTORY
 from medlink.kb.build import build_kb
 from medlink.linking.config import LinkerConfig
 from medlink.linking.index import build_index
 from medlink.linking.linker import Linker
 from tests.conftest import FIXTURES
 
-DAMAGES = ("delete", "empty", "half", "garbage")
+DAMAGES = ("delete", "empty", "half", "garbage", "flip")
 LEXICAL = {"generators": [{"name": "exact", "type": "exact"}, {"name": "words", "type": "exact", "params": {"words": True}},
                           {"name": "completion", "type": "completion"}, {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25"}]}
 
@@ -29,6 +31,11 @@ def damage(path: Path, kind: str, rng: random.Random) -> None:
         path.write_bytes(b"")
     elif kind == "half":
         path.write_bytes(data[: len(data) // 2])
+    elif kind == "flip":  # ten bytes changed, the size kept: what only a checksum sees
+        flipped = bytearray(data)
+        for position in rng.sample(range(len(data)), min(10, len(data))):
+            flipped[position] ^= 0xFF
+        path.write_bytes(bytes(flipped))
     else:
         path.write_bytes(bytes(rng.randrange(256) for _ in range(max(16, len(data) // 4))))
 
@@ -65,8 +72,8 @@ def test_every_file_of_a_lexical_index_damaged_every_way(built, tmp_path):
             shutil.copytree(built, copy)
             damage(copy / file.relative_to(built), kind, rng)
             outcomes[(str(file.relative_to(built)), kind)] = load_and_link(copy)
-    assert outcomes[("manifest.json", "garbage")] == "refused" and outcomes[("tables/kb+memory/table.npz", "half")] == "refused"
-    assert set(outcomes.values()) <= {"used", "refused"}
+    used = sorted(key for key, outcome in outcomes.items() if outcome == "used" and key[0] != INVENTORY)
+    assert not used, f"damaged files used: {used}"  # the inventory only says what a rebuild may replace: linking never reads it
 
 
 @pytest.mark.slow
@@ -83,3 +90,32 @@ def test_a_damaged_dense_index_is_refused_by_name(tmp_path):
             shutil.copytree(tmp_path / "index", copy)
             damage(copy / file, kind, rng)
             assert load_and_link(copy) == "refused"
+
+
+def test_the_damages_users_met_are_refused_by_name(built, tmp_path):
+    """Ten bytes flipped in BM25's postings, alt_ids.tsv cut in half, a generator's settings deleted: each was used."""
+    for relative, kind in (("generators/bm25/indices.csc.index.npy", "flip"), ("alt_ids.tsv", "half"),
+                           ("generators/words/medlink_params.json", "delete")):
+        copy = tmp_path / relative.replace("/", "-")
+        shutil.copytree(built, copy)
+        damage(copy / relative, kind, random.Random(2))
+        with pytest.raises(MedlinkError, match=re.escape(str(copy / relative))):
+            Linker.load(copy)
+
+
+def test_index_verify_checks_every_file_and_loading_checks_large_ones_by_size(built, tmp_path, monkeypatch):
+    from medlink import inventory
+    from medlink.linking.manifest import check_index_files, read_manifest
+    from tests.test_cli_kb import medlink
+
+    assert "as built" in medlink("index", "verify", built).stdout
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    damage(copy / "generators/tfidf/postings.npz", "flip", random.Random(3))
+    monkeypatch.setattr(inventory, "SMALL_FILE", 0)  # every file "large": loading checks sizes only
+    assert check_index_files(copy, read_manifest(copy))
+    monkeypatch.undo()
+    with pytest.raises(MedlinkError, match="postings.npz: damaged .*checksum differs"):
+        check_index_files(copy, read_manifest(copy))
+    result = medlink("index", "verify", copy, check=False)
+    assert result.returncode != 0 and "generators/tfidf/postings.npz" in result.stderr and "checksum differs" in result.stderr

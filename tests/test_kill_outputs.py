@@ -16,9 +16,9 @@ import pytest
 from medlink.align import sssom
 from medlink.core import Document
 from medlink.corpora.document_files import WRITABLE_FORMATS, read_documents, write_documents
-from medlink.directories import output_lock
 from medlink.errors import MedlinkError
 from tests.test_cli_annotate import index_dir  # noqa: F401 - the fixture
+from tests.conftest import another_writer
 from tests.test_output_safety import dead_pid
 
 DOCUMENTS = [Document.from_text(f"Breast cancer, case {n}.", str(n)) for n in range(3)]
@@ -72,8 +72,8 @@ def test_a_dead_writers_temporary_file_is_removed_and_a_live_writer_refused(writ
         else:
             sssom.write(out, "# mapping_tool: medlink\nsubject_id\tpredicate_id\tobject_id\n")
 
-    with output_lock(out):
-        with pytest.raises(MedlinkError, match="another medlink process is writing"):
+    with another_writer(out):
+        with pytest.raises(MedlinkError, match="is writing"):
             run()
     assert left.exists() and not out.exists()
     run()

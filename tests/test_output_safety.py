@@ -4,6 +4,7 @@ concurrent writers; configs and manifests cannot send reads or writes outside th
 import json
 import os
 import pickle
+import shutil
 
 import pytest
 
@@ -14,7 +15,7 @@ from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig
 from medlink.linking.index import build_index
 from medlink.linking.linker import Linker
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, another_writer
 
 DICTIONARY = f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"
 EXACT = LinkerConfig.from_dict({"generators": [{"name": "exact", "type": "exact"}]})
@@ -49,6 +50,41 @@ def test_a_folder_with_a_foreign_manifest_is_not_replaced(kb, tmp_path):
     build_index(kb, tmp_path / "index", EXACT)
     build_index(kb, tmp_path / "index", EXACT)  # an earlier index is replaced
     assert Linker.load(tmp_path / "index").link(["tumour"], k=1)[0].candidates
+
+
+def test_an_index_folder_holding_a_users_file_is_not_replaced(kb, tmp_path):
+    index = tmp_path / "index"
+    build_index(kb, index, EXACT)
+    (index / "MY_NOTES.txt").write_text("mine")
+    (index / "generators" / "exact" / "notes.md").write_text("mine too")
+    with pytest.raises(MedlinkError, match=r"holds 2 file\(s\) medlink did not write there \(MY_NOTES.txt, generators/exact/notes.md\)"):
+        build_index(kb, index, EXACT)
+    assert (index / "MY_NOTES.txt").read_text() == "mine" and Linker.load(index).link(["tumour"], k=1)[0].candidates
+    (index / "MY_NOTES.txt").unlink()
+    (index / "generators" / "exact" / "notes.md").unlink()
+    build_index(kb, index, EXACT)  # only what medlink wrote: replaced
+
+
+def test_a_copied_index_manifest_does_not_make_a_folder_medlinks(kb, tmp_path):
+    build_index(kb, tmp_path / "index", EXACT)
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(tmp_path / "index" / "manifest.json", project / "manifest.json")
+    (project / "analysis.py").write_text("print(1)")
+    with pytest.raises(MedlinkError, match=r"medlink did not write there \(analysis.py\)"):
+        build_index(kb, project, EXACT)
+    assert sorted(p.name for p in project.iterdir()) == ["analysis.py", "manifest.json"]
+
+
+def test_an_index_from_before_file_records_is_judged_by_its_layout(kb, tmp_path):
+    index = tmp_path / "index"
+    build_index(kb, index, EXACT)
+    (index / ".medlink-files.json").unlink()  # as an older medlink left it
+    (index / "notes.txt").write_text("mine")
+    with pytest.raises(MedlinkError, match=r"\(notes.txt\)"):
+        build_index(kb, index, EXACT)
+    (index / "notes.txt").unlink()
+    build_index(kb, index, EXACT)
 
 
 def test_kb_build_replaces_only_a_kb_and_never_its_own_source(kb, tmp_path):
@@ -120,10 +156,23 @@ def test_a_rebuild_swaps_in_one_step(tmp_path, monkeypatch):
 
 
 def test_two_writers_of_one_output_are_refused_not_interleaved(kb, tmp_path):
-    with output_lock(tmp_path / "index"):
-        with pytest.raises(MedlinkError, match="another medlink process is writing"):
+    with another_writer(tmp_path / "index"):
+        with pytest.raises(MedlinkError, match=rf"process {os.getpid()} \(.*, since .*\) is writing"):
             build_index(kb, tmp_path / "index", EXACT)
+        assert not (tmp_path / "index").exists()  # refused before any work
     build_index(kb, tmp_path / "index", EXACT)  # the lock went with the first writer
+
+
+def test_a_command_keeps_its_own_lock_through_its_final_write(kb, tmp_path):
+    with output_lock(tmp_path / "index"):
+        build_index(kb, tmp_path / "index", EXACT)  # the build's own lock, taken again for the swap: no refusal
+    assert (tmp_path / "index" / "manifest.json").is_file() and not list(tmp_path.glob(".index.lock"))
+
+
+def test_a_lock_a_killed_writer_left_is_taken_over(kb, tmp_path):
+    (tmp_path / ".index.lock").write_text(f"{dead_pid()}\t2026-01-01 00:00:00\tmedlink index build --out index\n")
+    build_index(kb, tmp_path / "index", EXACT)
+    assert (tmp_path / "index" / "manifest.json").is_file() and not (tmp_path / ".index.lock").exists()
 
 
 class Payload:
@@ -191,10 +240,9 @@ def test_two_trainings_into_one_folder_are_refused(tmp_path):
     pytest.importorskip("torch")
     from medlink.training.run import TrainingRun
 
-    first = TrainingRun(tmp_path / "model", False, 13, False)
-    with pytest.raises(MedlinkError, match="another medlink process is writing"):
-        TrainingRun(tmp_path / "model", False, 13, False)
-    first._lock.close()
+    with another_writer(tmp_path / "model"):
+        with pytest.raises(MedlinkError, match="is writing"):
+            TrainingRun(tmp_path / "model", False, 13, False)
     TrainingRun(tmp_path / "model", False, 13, False)._lock.close()
 
 
@@ -215,3 +263,13 @@ def test_an_output_in_a_new_folder_says_it_created_the_folder(tmp_path, caplog):
     with caplog.at_level("WARNING", logger="medlink"):  # a KB build (staged, then renamed) says it too
         build_kb(tmp_path / "kbs" / "k.sqlite", [f"biosyn:{FIXTURES / 'eval' / 'dictionary.txt'}"], progress=False)
     assert f"created the folder {tmp_path / 'kbs'}" in caplog.text
+
+
+def test_a_file_medlink_adds_to_its_own_folder_is_replaced_with_it(kb, tmp_path):
+    """What a later command writes into a folder medlink wrote (a span selector beside its tagger) is medlink's too."""
+    from medlink.directories import write_atomic
+
+    build_index(kb, tmp_path / "index", EXACT)
+    write_atomic(tmp_path / "index" / "later.json", "{}")
+    build_index(kb, tmp_path / "index", EXACT)
+    assert not (tmp_path / "index" / "later.json").exists()

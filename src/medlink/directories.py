@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import hashlib
-import logging
 import os
 import shutil
 import sys
@@ -15,13 +13,12 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
 from medlink.errors import MedlinkError
+from medlink.inventory import file_checksum, foreign_files, note_written, recorded_files, say_foreign, write_inventory
+from medlink.locks import build_once, is_alive, make_parent, output_lock
 
-log = logging.getLogger("medlink")
-
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks
-    fcntl = None
+__all__ = ["atomic_file", "build_once", "clean_stale", "file_checksum", "make_parent", "output_lock", "replace_directory",
+           "replaced_file", "refuse_foreign", "require_replaceable", "require_replaceable_file", "staged_directory", "staged_file", "write_atomic",
+           "write_replaced"]
 
 
 def _exchange(first: Path, second: Path) -> bool:
@@ -53,16 +50,6 @@ def replace_directory(built: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clean_stale(final: Path) -> None:
     """What killed runs left beside ``final``: their staging copies (``.NAME.PID.tmp``) are removed, and a previous
     ``final`` set aside (``.NAME.PID.old``) is put back if nothing replaced it. Another live process's are left alone."""
@@ -72,7 +59,7 @@ def clean_stale(final: Path) -> None:
     for leftover in final.parent.glob(f".{glob_escape(final.name)}.*"):
         rest = leftover.name[len(final.name) + 2 :]  # PID.tmp, PID.old or PID.RANDOM.tmp (an atomic_file's)
         pid, kind = rest.split(".", 1)[0], rest.rsplit(".", 1)[-1]
-        if kind not in ("tmp", "old") or not pid.isdigit() or _alive(int(pid)):
+        if kind not in ("tmp", "old") or not pid.isdigit() or is_alive(int(pid)):
             continue
         if kind == "old" and not final.exists() and not final.is_symlink():
             os.replace(leftover, final)
@@ -84,63 +71,6 @@ def clean_stale(final: Path) -> None:
 
 def glob_escape(name: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in name)
-
-
-def make_parent(final: Path) -> None:
-    """The folder an output goes in, created if missing, and said so: a mistyped folder would otherwise hold it unnoticed."""
-    if not final.parent.is_dir():
-        log.warning("created the folder %s for %s", final.parent, final.name)
-        final.parent.mkdir(parents=True, exist_ok=True)
-
-
-@contextmanager
-def output_lock(final: Path) -> Iterator[None]:
-    """Hold ``.NAME.lock`` beside ``final`` while writing it: a second process writing the same output is refused
-    at once instead of interleaving with the first (advisory lock; released when the process ends, however it ends)."""
-    final = Path(final)
-    make_parent(final)
-    lock = final.with_name(f".{final.name}.lock")
-    while True:
-        handle = open(lock, "a")
-        if fcntl is not None:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                raise MedlinkError(f"another medlink process is writing {final}; wait for it to finish or choose another output") from None
-            try:
-                same = os.fstat(handle.fileno()).st_ino == os.stat(lock).st_ino
-            except FileNotFoundError:
-                same = False
-            if not same:  # the holder before us removed the file we locked: lock the one on disk now
-                handle.close()
-                continue
-        break
-    try:
-        yield
-    finally:
-        lock.unlink(missing_ok=True)  # still held: no clutter beside the user's files once the write is over
-        handle.close()
-
-
-def build_once(final: Path, what: str, is_current: Callable[[], bool], build: Callable[[], object]) -> None:
-    """Build a cache made on first use (the default KB, a default index) unless ``is_current()``, holding
-    ``.NAME.first-use.lock`` beside it and *waiting* for another process that holds it, then asking again: two medlink
-    commands started at once on a new machine build it once, the second using the first's result, instead of the
-    second being refused. The lock file stays (0 bytes)."""
-    if is_current():
-        return
-    final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    with open(final.with_name(f".{final.name}.first-use.lock"), "a") as handle:
-        if fcntl is not None:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                log.info("waiting for another medlink process building %s", what)
-                fcntl.flock(handle, fcntl.LOCK_EX)
-        if not is_current():
-            build()
 
 
 @contextmanager
@@ -172,6 +102,8 @@ def _staged(final: Path, staging: Path, merge: bool | Iterable[str]) -> Iterator
         staging.mkdir()
         yield staging
         if merge is False:
+            write_inventory(staging)
+            refuse_foreign(final)  # files a user put there while this was being built
             replace_directory(staging, final)
             return
         names = [path.name for path in staging.iterdir()] if merge is True else list(merge)
@@ -216,12 +148,15 @@ def refuse_symlink(path: Path) -> None:
         raise MedlinkError(f"{path} is a symbolic link; give the real path ({Path(path).resolve()}) or a new name (nothing was written)")
 
 
-def require_replaceable(final: Path, marker: str, what: str, signed: Callable[[Path], bool] | None = None) -> None:
+def require_replaceable(final: Path, marker: str, what: str, signed: Callable[[Path], bool] | None = None,
+                        layout: Iterable[str] | None = None) -> None:
     """Refuse to overwrite anything but an earlier output of the same kind or an empty folder. An earlier output is a
-    folder holding ``marker`` that ``signed(marker path)`` recognises as medlink's (a file merely named so is not).
+    folder holding ``marker`` that ``signed(marker path)`` recognises as medlink's (a file merely named so is not), and
+    nothing but the files medlink recorded writing there (``inventory``); a folder written before such records holds
+    nothing outside the ``layout`` names its kind has at its top.
 
-    Why: ``--out`` naming a KB file or someone's folder by mistake must not delete it; nor may a symlink lead the
-    replacement somewhere else.
+    Why: ``--out`` naming a KB file or someone's folder by mistake must not delete it, nor a file a user kept inside an
+    index folder; nor may a symlink lead the replacement somewhere else.
     """
     final = Path(final)
     refuse_symlink(final)
@@ -236,9 +171,23 @@ def require_replaceable(final: Path, marker: str, what: str, signed: Callable[[P
     elif signed is not None and not signed(final / marker):
         why = f"its {marker} was not written by medlink"
     else:
+        refuse_foreign(final, layout)
         return
     raise MedlinkError(f"{final} is a folder that is not {what} ({why}); it is left as it is: give --out a new or empty folder "
                        "(nothing was written)")
+
+
+def refuse_foreign(final: Path, layout: Iterable[str] | None = None) -> None:
+    """Refuse to replace ``final`` if it holds a file medlink did not write there (see ``require_replaceable``)."""
+    if not final.is_dir():
+        return
+    own = recorded_files(final)
+    if own is None and layout is None:
+        return  # an older output of a kind with no known layout: its marker is all there is to go by
+    foreign = foreign_files(final, own, layout or ())
+    if foreign:
+        raise MedlinkError(f"{say_foreign(final, foreign)}; it is left as it is: move them elsewhere, or give --out a new "
+                           "folder (nothing was written)")
 
 
 def require_replaceable_file(final: Path, what: str, signed: Callable[[Path], bool], sources: Iterable[Path] = ()) -> None:
@@ -302,17 +251,16 @@ def replaced_file(final: Path, binary: bool = False) -> Iterator[IO]:
             yield out
 
 
-def file_checksum(path: Path) -> str:
-    """sha256 of a file's bytes, read in blocks: which data a model saw, which tagger a selector belongs to."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def write_atomic(path: Path, data: str | bytes) -> Path:
-    """``data`` to ``path`` through ``atomic_file``."""
+    """``data`` to ``path`` through ``atomic_file``; recorded in its folder's inventory, if the folder has one."""
     with atomic_file(path, binary=isinstance(data, bytes)) as out:
+        out.write(data)
+    note_written(Path(path))
+    return Path(path)
+
+
+def write_replaced(path: Path, data: str | bytes) -> Path:
+    """``data`` to ``path`` through ``replaced_file``: for an output a command replaces whole."""
+    with replaced_file(path, binary=isinstance(data, bytes)) as out:
         out.write(data)
     return Path(path)

@@ -43,8 +43,9 @@ def align_command(
 ) -> None:
     """Align the concepts of one KB to those of another; write the mappings as SSSOM TSV."""
     quiet_phases(quiet)
-    from medlink.align.aligner import LEXICAL_THRESHOLD, AlignOptions, align, check_mappings_output, mappings, write_mappings
+    from medlink.align.aligner import check_mappings_output
     from medlink.align.inputs import open_pair
+    from medlink.locks import output_lock
     from medlink.align.scoring import Calibration
 
     use_precision(precision or os.environ.get("MEDLINK_PRECISION"))
@@ -55,6 +56,14 @@ def align_command(
     source_kb, target_kb = open_pair(source, target)
     calibration = Calibration.load(aligner) if aligner is not None else None  # a wrong folder fails before the work
     check_mappings_output(out, source_kb, target_kb)  # so does an --out medlink may not replace
+    with output_lock(out):  # one writer from the start: a second align to the same --out is refused now, not after its work
+        _align_to(out, source_kb, target_kb, calibration, aligner, candidates, depth, bi_encoder, threshold, top_k, quiet)
+
+
+def _align_to(out: Path, source_kb, target_kb, calibration, aligner: Optional[Path], candidates: int, depth: Optional[int],
+              bi_encoder: Optional[str], threshold: Optional[float], top_k: int, quiet: bool) -> None:
+    from medlink.align.aligner import LEXICAL_THRESHOLD, AlignOptions, align, mappings, write_mappings
+
     reads = calibration is not None and "cross" in calibration.inputs()
     if depth is not None and not reads:
         typer.echo("warning: --depth does nothing here: it sets how many candidates an aligner's cross-encoder reads, and "

@@ -1,4 +1,5 @@
-"""``medlink index build``: a KB (+ mention memory) and a config into an index folder."""
+"""``medlink index build``: a KB (+ mention memory) and a config into an index folder; ``medlink index verify``: is it
+still the folder that was built?"""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, new_app, open_kb, quiet_option, quiet_phases, use_precision
+from medlink.cli.common import PRECISION_HELP, fail, new_app, open_kb, quiet_option, quiet_phases, use_precision
 
-app = new_app("Build linker indices (lexical generators, mention memory, manifest).")
+app = new_app("Build linker indices (lexical generators, mention memory, manifest) and verify them.")
 
 
 @app.command("build")
@@ -51,3 +52,19 @@ def index_build(
                    f"threshold {stage['nil_threshold']:.2f}" + (" (none of them of a concept the KB lacks: the threshold has not learnt to refuse "
                                                        "text the KB does not name; set one with --nil-threshold or fit on dev with "
                                                        "'medlink tune --calibrate')" if calibrate == "memory" else ""), err=True)
+
+
+@app.command("verify")
+def index_verify(index: str = typer.Argument(..., help="Index folder, or 'default' / 'default-dense'.")) -> None:
+    """Check every file of an index against the sizes and checksums its manifest recorded, large arrays included
+    (loading checks sizes, and checksums of files up to 64 MB). A file that differs is named, and the exit status is not 0."""
+    from medlink.linking.index import resolve_index
+    from medlink.linking.manifest import FILES, check_index_files, read_manifest
+
+    directory = resolve_index(index)
+    manifest = read_manifest(directory)
+    if not check_index_files(directory, manifest, full=True):
+        fail(f"{directory}: built by an older medlink, whose manifest records no file checksums; rebuild it to have them "
+             f"(medlink index build --kb KB --out {directory})")
+    total = sum(f["size"] for f in manifest[FILES].values())
+    typer.echo(f"{directory}: all {len(manifest[FILES]):,} files as built ({total / 1e6:,.1f} MB checked)")

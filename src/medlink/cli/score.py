@@ -38,12 +38,15 @@ def score(
     """Score annotated documents against gold ones: mention, linking and concept P / R / F1 with 95% intervals."""
     from medlink.cli.common import open_kb
     from medlink.corpora.document_io import NamedSkips
-    from medlink.directories import write_atomic
+    from medlink.directories import write_replaced
     from medlink.eval.documents import compare_documents, document_errors, evaluate_documents
     from medlink.eval.metrics import equivalent_ids_from_kb
 
-    if errors is not None and errors.is_dir():
-        fail(f"--errors {errors}: is a folder; give a file name")
+    if errors is not None:
+        from medlink.directories import require_replaceable_file
+
+        inputs = [spec_path(spec) for spec in (gold, predicted, baseline) if spec] + ([Path(kb)] if kb else [])
+        require_replaceable_file(errors, "an --errors file of 'medlink score'", is_errors_file, inputs)
     policy = NamedSkips(skip_invalid=skip_invalid)
     gold_documents, predicted_documents = read_side(gold, "--gold", policy), read_side(predicted, "--predicted", policy)
     if not gold_documents:
@@ -63,7 +66,7 @@ def score(
         fail(str(error))
     if errors is not None:
         try:
-            write_atomic(errors, "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in listed).encode("utf-8"))
+            write_replaced(errors, "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in listed).encode("utf-8"))
         except OSError as error:
             fail(f"--errors {errors}: {error.strerror or error}")
     result = scores.to_dict() | {"skipped_records": policy.total_skipped} | ({"against_baseline": compared} if compared else {})
@@ -75,12 +78,36 @@ def score(
         typer.echo(f"  {line}", err=True)
 
 
-def read_side(spec: str, option: str, policy) -> list:
-    """The documents of ``[FORMAT:]PATH`` (the format from the file when not given), read whole."""
-    from medlink.corpora.document_files import DOCUMENT_FORMATS, guess_document_format, read_documents
+def is_errors_file(path: Path) -> bool:
+    """Did 'medlink score --errors' write ``path``? Empty, or its first line one of the errors it lists: only such a
+    file is replaced (a gold file named by mistake is not)."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            first = stream.readline(1 << 16)
+        record = json.loads(first) if first.strip() else {}
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(record, dict) and (not record or {"measure", "kind", "doc_id", "ids"} <= set(record))
+
+
+def spec_format(spec: str) -> str | None:
+    """The FORMAT of ``[FORMAT:]PATH``, if given."""
+    from medlink.corpora.document_files import DOCUMENT_FORMATS
 
     prefix, _, rest = spec.partition(":")
-    fmt, path = (prefix, Path(rest)) if rest and prefix in DOCUMENT_FORMATS else (None, Path(spec))
+    return prefix if rest and prefix in DOCUMENT_FORMATS else None
+
+
+def spec_path(spec: str) -> Path:
+    """The PATH of ``[FORMAT:]PATH``."""
+    return Path(spec.partition(":")[2]) if spec_format(spec) else Path(spec)
+
+
+def read_side(spec: str, option: str, policy) -> list:
+    """The documents of ``[FORMAT:]PATH`` (the format from the file when not given), read whole."""
+    from medlink.corpora.document_files import guess_document_format, read_documents
+
+    fmt, path = spec_format(spec), spec_path(spec)
     if not path.is_file():
         fail(f"{option} {path}: no such file")
     fmt = fmt or guess_document_format(path)

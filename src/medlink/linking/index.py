@@ -8,14 +8,15 @@ import logging
 from pathlib import Path
 from typing import Callable, Sequence
 
-from medlink.directories import build_once, require_replaceable, write_atomic
+from medlink.directories import require_replaceable, write_atomic
+from medlink.locks import build_once, output_lock
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.calibration import TYPE as CALIBRATION, check_calibration, model_is_current
 from medlink.linking.calibration_fit import attach_calibration, fit_on_kb, kb_fit_is_current
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
 from medlink.linking.linker import Linker
-from medlink.linking.manifest import DICTIONARY, GENERATORS, MANIFEST, is_index_manifest, read_manifest
+from medlink.linking.manifest import DICTIONARY, FILES, GENERATORS, LAYOUT, MANIFEST, is_index_manifest, read_manifest
 from medlink.linking.memory import memory_from_datasets
 from medlink.retrieval.completion import is_current as completion_is_current
 from medlink.retrieval.exact import word_keys_are_current
@@ -39,7 +40,14 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
     whose subtrees the mention finder leaves out (``linker.finder_skipped``)."""
     if calibrate not in CALIBRATE:
         raise MedlinkError(f"--calibrate must be one of {', '.join(CALIBRATE)}, not {calibrate!r}")
-    require_replaceable(Path(out), MANIFEST, "a medlink index", is_index_manifest)  # before the (long) build, not after it
+    # before the (long) build, not after it; and one writer from the start: a second build to the same folder is refused now
+    require_replaceable(Path(out), MANIFEST, "a medlink index", is_index_manifest, LAYOUT)
+    with output_lock(Path(out)):
+        return _build_index(kb, out, config, memory, calibrate, finder_skip)
+
+
+def _build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Path | str | None, memory: Sequence[str],
+                 calibrate: str, finder_skip: Sequence[str]) -> Linker:
     kb = kb if isinstance(kb, KB) else KB.open(kb)
     where = str(config) if isinstance(config, (str, Path)) and Path(config).is_file() else "config"  # a file's name in its errors
     config = load_config(config) or default_config()
@@ -127,7 +135,7 @@ def _is_current(directory: Path, kb: KB, config: LinkerConfig, skip: list[str]) 
     """Was the default index at ``directory`` built from this default KB, config, model and finder's skip list?"""
     try:
         manifest = read_manifest(directory)
-        return (manifest["kb"]["checksum"] == kb.checksum and built_config(manifest) == config.to_dict() and model_is_current(manifest["config"])
+        return (FILES in manifest and manifest["kb"]["checksum"] == kb.checksum and built_config(manifest) == config.to_dict() and model_is_current(manifest["config"])
                 and kb_fit_is_current(manifest["config"])  # probabilities an older pseudo-mention draw fitted: refitted
                 and dictionary_is_current(directory / DICTIONARY)  # an index from before this dictionary finder: rebuilt once
                 and manifest.get("dictionary", {}).get("skip_under") == sorted(skip)

@@ -19,7 +19,8 @@ from medlink.kb.store import KB
 from medlink.linking import manifest as layout
 from medlink.linking.calibration import check_calibration
 from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
-from medlink.linking.manifest import MANIFEST, is_index_manifest, new_manifest, read_manifest
+from medlink.inventory import describe_files
+from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries
 from medlink.progress import phase
 from medlink.rerank.base import LinkerParts, Reranker, build_reranker, load_reranker, reads_context, reranker_class
@@ -188,7 +189,7 @@ class Linker:
     def save(self, directory: Path | str) -> Path:
         """Write the index directory atomically (build beside it, then swap)."""
         directory = Path(directory)
-        require_replaceable(directory, MANIFEST, "a medlink index", is_index_manifest)
+        require_replaceable(directory, MANIFEST, "a medlink index", is_index_manifest, layout.LAYOUT)
         with staged_directory(directory) as temporary:
             write_lines(temporary / layout.CONCEPT_IDS, self.concept_ids)
             write_lines(temporary / layout.CONCEPT_NAMES, self.concept_names)
@@ -203,6 +204,7 @@ class Linker:
                 reranker.save(temporary / layout.reranker_dir(position, reranker.type))
             if self.dictionary is not None:
                 self.dictionary.save(temporary / layout.DICTIONARY)
+            self.manifest[layout.FILES] = describe_files(temporary)  # what loading checks
             write_json(temporary / MANIFEST, self.manifest)  # last: a directory with a manifest is complete
         return directory
 
@@ -212,6 +214,9 @@ class Linker:
         built from is checked when present (or given)."""
         directory = Path(directory)
         manifest = read_manifest(directory)
+        if not check_index_files(directory, manifest):
+            log.warning("%s was built by an older medlink: its manifest records no file checksums, so damage cannot be "
+                        "detected; rebuild it (medlink index build) to have its files checked", directory)
         with reading(directory / MANIFEST):  # a key missing or of the wrong kind: the manifest was edited or damaged
             kb = cls._check_kb(directory, manifest, kb)
             config = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")

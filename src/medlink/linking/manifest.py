@@ -9,6 +9,7 @@ from pathlib import Path
 
 from medlink.directories import json_has_keys
 from medlink.errors import MedlinkError
+from medlink.inventory import check_files
 from medlink.versions import package_versions
 
 INDEX_FORMAT_VERSION = "3"  # 3: rerankers/ (an ordered list), alt_ids.tsv; 2: name-table counts, TF-IDF impact postings
@@ -26,6 +27,10 @@ LEGACY_RERANKER_DIRS = {"knn": "knn", "cross-encoder": "cross_encoder"}  # where
 
 
 MANIFEST_KEYS = ("format_version", "kb", "config", "normalizer")  # what makes a manifest.json an index's
+FILES = "files"  # the manifest's record of every other file: relative path -> {"size", "sha256"}
+# what an index folder holds at its top, for one written before its manifest listed its files
+LAYOUT = (MANIFEST, CONCEPT_IDS, CONCEPT_NAMES, ALT_IDS, TABLES, GENERATORS, RERANKERS, MEMORY, DICTIONARY.split("/")[0],
+          *LEGACY_RERANKER_DIRS.values())
 
 
 def is_index_manifest(path: Path) -> bool:
@@ -70,6 +75,18 @@ def read_manifest(directory: Path) -> dict:
             f"{directory}: index format version {manifest.get('format_version')!r}, this medlink reads {INDEX_FORMAT_VERSION!r}; {rebuild}"
         )
     return manifest
+
+
+def check_index_files(directory: Path, manifest: dict, full: bool = False) -> bool:
+    """Refuse an index whose files are not the ones it was built with, naming the first that differs (sizes always;
+    checksums of small files, or of every file with ``full``). False for an index built before files were recorded."""
+    recorded = manifest.get(FILES)
+    if recorded is None:
+        return False
+    if not isinstance(recorded, dict):
+        raise MedlinkError(f"{Path(directory) / MANIFEST}: '{FILES}' is damaged; rebuild the index")
+    check_files(directory, recorded, full)
+    return True
 
 
 def index_memory_sources(directory: Path) -> list[str]:
