@@ -8,6 +8,7 @@ only ever received names gets its first name as preferred name when the build fi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 # Kinds of name. ``preferred`` is the concept's display name; the others are aliases.
@@ -104,3 +105,56 @@ class Concept:
 def qualify(prefix: str, identifier: str) -> str:
     """Namespace an id (``qualify("ICD10CM", "I21.9") == "ICD10CM:I21.9"``); an empty prefix keeps it."""
     return f"{prefix}:{identifier}" if prefix else identifier
+
+
+# C0 (tab, line breaks and NUL among them), DEL and C1: never part of an id or a name as a terminology means it.
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_RUN = re.compile(" *[\x00-\x1f\x7f-\x9f][\x00-\x1f\x7f-\x9f ]*")
+
+# Fields that identify a concept (or, for xrefs, another terminology's): a control character there is an error, since an
+# id is matched exactly and a repaired one would silently be another id.
+IDENTIFIER_FIELDS: dict[type, tuple[str, ...]] = {
+    ConceptRecord: ("id",),
+    NameRecord: ("concept_id",),
+    TypeRecord: ("concept_id",),
+    RelationRecord: ("head", "tail"),
+    XrefRecord: ("concept_id", "xref"),
+    IdAliasRecord: ("alias", "concept_id"),
+}
+# Fields of words (names, definitions, labels): a control character there is replaced by a space, as a stray one is
+# usually an export's or an encoding's slip, not meant; a required one left empty is an error.
+TEXT_FIELDS: dict[type, tuple[str, ...]] = {
+    ConceptRecord: ("name", "definition", "source"),
+    NameRecord: ("text", "scope", "lang", "source"),
+    TypeRecord: ("type",),
+    RelationRecord: ("relation", "source"),
+    XrefRecord: (),
+    IdAliasRecord: (),
+}
+REQUIRED_TEXT_FIELDS = frozenset({(NameRecord, "text"), (TypeRecord, "type"), (RelationRecord, "relation")})
+FIELD_LABELS = {
+    (ConceptRecord, "id"): "id", (NameRecord, "concept_id"): "id", (TypeRecord, "concept_id"): "id",
+    (RelationRecord, "head"): "id", (RelationRecord, "tail"): "relation target", (XrefRecord, "concept_id"): "id",
+    (XrefRecord, "xref"): "xref", (IdAliasRecord, "alias"): "alternative id", (IdAliasRecord, "concept_id"): "id",
+    (ConceptRecord, "name"): "name", (ConceptRecord, "definition"): "definition", (NameRecord, "text"): "name",
+}
+
+
+def first_control_character(text: str | None) -> str | None:
+    """The first control character in ``text``, or None (the usual case answered by one C-level ``isprintable``)."""
+    if text is None or text.isprintable():
+        return None
+    found = CONTROL_CHARACTERS.search(text)
+    return found.group() if found else None
+
+
+def without_control_characters(text: str) -> str:
+    """``text`` with each run of control characters (and the spaces around it) made one space, ends stripped."""
+    return _CONTROL_RUN.sub(" ", text).strip()
+
+
+def describe_character(character: str) -> str:
+    """``U+0000 (NUL)``: how an error names a control character (the raw one would be invisible or break the line)."""
+    names = {"\x00": "NUL", "\t": "tab", "\n": "line feed", "\r": "carriage return", "\x1b": "escape", "\x7f": "DEL"}
+    name = names.get(character)
+    return f"U+{ord(character):04X}" + (f" ({name})" if name else "")

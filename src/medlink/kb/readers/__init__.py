@@ -2,7 +2,9 @@
 
 A reader is a function ``read(path, *, prefix, policy) -> Iterator[Record]`` that streams
 records (never the whole source in Python objects), namespaces the ids it owns with ``prefix``
-(``medlink.kb.records.qualify``), and hands malformed lines to ``policy.invalid(path, line, why)``.
+(``medlink.kb.records.qualify``), hands malformed lines to ``policy.invalid(path, line, why)``, and says where it is
+before yielding a line's (stanza's, XML record's) records: ``decoded_lines`` and ``rrf_rows`` do it per line, other
+readers call ``files.mover(policy)``. ``read_source`` passes every record through ``checked.checked_records``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from medlink.kb.errors_policy import InvalidLinePolicy
+from medlink.kb.readers.checked import checked_records
+from medlink.kb.readers.files import LocatedPolicy
 from medlink.kb.records import Record
 
 ReadFunction = Callable[..., Iterator[Record]]
@@ -50,8 +54,9 @@ READERS: dict[str, ReaderSpec] = {
 
 
 def read_source(format_name: str, path: Path | None, *, prefix: str, policy: InvalidLinePolicy) -> Iterator[Record]:
-    """Stream the records of one source with the named reader."""
-    return READERS[format_name].load()(path, prefix=prefix, policy=policy)
+    """Stream the records of one source with the named reader, checked for control characters (``checked``)."""
+    located = LocatedPolicy.around(policy)
+    return checked_records(READERS[format_name].load()(path, prefix=prefix, policy=located), located)
 
 
 __all__ = ["READERS", "ReaderSpec", "read_source", "InvalidLinePolicy"]

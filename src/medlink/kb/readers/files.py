@@ -1,12 +1,14 @@
 """Small shared helpers for readers: checked paths, opening (``.gz`` decompressed on the fly where a
-reader accepts it), line decoding that reports ``file:line``, and option sets."""
+reader accepts it), line decoding that reports ``file:line``, where a reader is (``LocatedPolicy``), and option sets."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator
 
 from medlink.errors import InputFormatError, MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -57,6 +59,101 @@ def raw_lines(handle: IO[bytes]) -> Iterator[bytes]:
             yield raw
 
 
+# a line number, or a function finding it (asked only when an error needs it)
+LineNumber = int | Callable[[], "int | None"] | None
+# where a reader's records come from: one line, or a line per record field (an OBO concept's id, name and def tags; a
+# derived parent's element for "tail"), ``None`` for the others
+Line = LineNumber | dict[str | None, LineNumber]
+
+
+@dataclass
+class LocatedPolicy(InvalidLinePolicy):
+    """The build's invalid-line policy plus where its reader is, so that the check of the records the reader yields
+    (``readers.checked``) can name the file and line of a bad one without every record carrying them.
+
+    ``around`` shares the counts of the policy it wraps, so the build's own policy still reports every skip. ``step``
+    grows at each move: the records yielded between two moves come from one line (or stanza, XML record)."""
+
+    path: Path | str | None = None
+    line: Line = None
+    step: int = 0
+
+    @classmethod
+    def around(cls, policy: InvalidLinePolicy) -> "LocatedPolicy":
+        if isinstance(policy, LocatedPolicy):
+            return policy
+        return cls(skip_invalid=policy.skip_invalid, skipped=policy.skipped, first_reasons=policy.first_reasons)
+
+    def at(self, path: Path | str, line: Line) -> None:
+        """The reader moved: the records it yields next come from ``path`` at ``line``."""
+        self.path, self.line, self.step = path, line, self.step + 1
+
+    def here(self, line: Line) -> None:
+        """The next records come from ``line`` but belong with those before (one OBO stanza: skipped whole or kept)."""
+        self.line = line
+
+    def where(self, field: str | None = None) -> tuple[Path | str | None, int | None]:
+        """(file, line) of the records being yielded (of their ``field``, where the reader told it); a line given as a
+        function is found now."""
+        line = self.line
+        if isinstance(line, dict):
+            line = line.get(field, line.get(None))
+        return self.path, line() if callable(line) else line
+
+
+def _stay(path: Path | str, line: Line) -> None:
+    """A reader called without a located policy: nobody asks where it is."""
+
+
+def _stay_on(line: Line) -> None:
+    """A reader called without a located policy: nobody asks which line."""
+
+
+def mover(policy: InvalidLinePolicy | None) -> Callable[[Path | str, Line], None]:
+    """What a reader calls to say where it is: ``policy.at``, or nothing for a plain policy."""
+    return policy.at if isinstance(policy, LocatedPolicy) else _stay
+
+
+def liner(policy: InvalidLinePolicy | None) -> Callable[[Line], None]:
+    """What a reader calls to say which line within a group of records: ``policy.here``, or nothing for a plain policy."""
+    return policy.here if isinstance(policy, LocatedPolicy) else _stay_on
+
+
+class TagLines:
+    """The line of the n-th opening tag an XML reader met (``pattern`` matches it in a raw line), found by scanning the file
+    only when asked: readers ask only when a record needs its line for an error, so a clean file costs nothing."""
+
+    def __init__(self, path: Path, pattern: re.Pattern[str]):
+        self._path = path
+        self._pattern = pattern
+        self._handle: IO[bytes] | None = None
+        self._lines: list[int] = []  # the line of each tag found so far, in file order
+        self._line = 0
+        self._done = False
+
+    def line_of(self, index: int) -> int | None:
+        """The line of the ``index``-th tag (1-based), or None past the file's end."""
+        while len(self._lines) < index and not self._done:
+            self._read_line()
+        return self._lines[index - 1] if 0 < index <= len(self._lines) else None
+
+    def _read_line(self) -> None:
+        if self._handle is None:
+            self._handle = open_bytes(self._path)
+        raw = self._handle.readline()
+        if not raw:
+            self._done = True
+            self.close()
+            return
+        self._line += 1
+        self._lines.extend([self._line] * len(self._pattern.findall(raw.decode("utf-8", "replace"))))
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
 def decoded_lines(path: Path, policy: InvalidLinePolicy | None, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
     """Yield (line number, text without line ending) of a file (``.gz`` decompressed, a BOM dropped, LF / CRLF / CR).
 
@@ -64,8 +161,10 @@ def decoded_lines(path: Path, policy: InvalidLinePolicy | None, encoding: str = 
     error for ``policy`` (default: fail) rather than a traceback, and the lines around it are kept.
     """
     policy = policy if policy is not None else InvalidLinePolicy()
+    move = mover(policy)
     with open_bytes(path) as handle:
         for lineno, raw in enumerate(raw_lines(handle), 1):
+            move(path, lineno)
             try:
                 text = raw.decode(encoding)
             except UnicodeDecodeError as error:

@@ -23,13 +23,14 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 import importlib.util
+from functools import partial
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
 from medlink.text.abbreviations import find_abbreviations
-from medlink.kb.readers.files import require_file
+from medlink.kb.readers.files import TagLines, mover, require_file
 from medlink.kb.records import (
     ABBREVIATION,
     INCLUSION,
@@ -53,6 +54,7 @@ _RANGE_SUFFIX = re.compile(r"\s*\(([A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]+)?-[A-Z][0-9]
 _PARENTHESISED = re.compile(r"\(([^()]*)\)")
 _CODE = r"[A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]{1,4})?"
 _CITED = re.compile(rf"^({_CODE})(?:\.?-)?(?:-({_CODE}))?-?$")
+_NODE_OPEN = re.compile(r"<(?:chapter|section|diag)(?=[\s/>])")
 _NOTE_CONTAINERS = {"inclusionTerm", "includes", "excludes1", "excludes2"}
 _DESCRIBES = re.compile(r"^(?:any|all|the listed)\b|classifiable|classified|:", re.IGNORECASE)  # "any condition classifiable to ...": a description
 SOURCE = "ICD-10-CM"
@@ -134,10 +136,18 @@ class _Node:
     excludes: list[tuple[str, str]] = field(default_factory=list)
     seven: dict[str, str] | None = None  # 7th-character definitions declared here or inherited
     has_children: bool = False
+    index: int = 0  # the element's place among the file's chapter, section and diag tags (``TagLines`` finds its line)
 
 
-def _node_records(node: _Node, parent: _Node | None, prefix: str, valid_codes: set[str] | None) -> Iterator[Record]:
-    """Records of one finished node (and, for a leaf under a 7th-character rule, of its extensions)."""
+def _stay() -> None:
+    """No reader position to move (the reader called without a located policy)."""
+
+
+def _node_records(node: _Node, parent: _Node | None, prefix: str, valid_codes: set[str] | None,
+                  to_parent: Callable[[], None] = _stay, back: Callable[[], None] = _stay) -> Iterator[Record]:
+    """Records of one finished node (and, for a leaf under a 7th-character rule, of its extensions). The is_a relation to
+    the parent comes from the nesting, not from this node's text: ``to_parent`` and ``back`` move the reader's position to
+    the parent's element for it, so a bad parent id is named where it is written and never costs this node."""
     concept_id = qualify(prefix, node.id)
     yield ConceptRecord(concept_id, node.title, SOURCE)
     yield NameRecord(concept_id, node.title, PREFERRED, source=SOURCE)
@@ -154,7 +164,9 @@ def _node_records(node: _Node, parent: _Node | None, prefix: str, valid_codes: s
         if not node.has_children and not node.seven:
             yield TypeRecord(concept_id, "billable")
     if parent is not None and parent.id is not None:
+        to_parent()
         yield RelationRecord(concept_id, IS_A, qualify(prefix, parent.id), SOURCE)
+        back()
     for relation, note in node.excludes:
         for code in cited_codes(note):
             target = qualify(prefix, code)
@@ -182,6 +194,9 @@ def read_icd10cm(path: Path | str | None = None, *, prefix: str = "ICD10CM", pol
     stack: list[_Node] = []
     tags: list[str] = []
     included: set[str] = set()  # Includes notes already given to a code
+    lines = TagLines(path, _NODE_OPEN)  # a node's line, found only for one that needs it (an error)
+    move = mover(policy)
+    opened = 0
     try:
         for event, element in ET.iterparse(path, events=("start", "end")):
             tag = element.tag
@@ -195,7 +210,9 @@ def read_icd10cm(path: Path | str | None = None, *, prefix: str = "ICD10CM", pol
                         "category" if parent is not None and parent.kind == "block" else "subcategory"
                     )
                     section_id = element.get("id")
-                    stack.append(_Node(kind, id=block_id(section_id) if section_id else None, seven=parent.seven if parent else None))
+                    opened += 1
+                    stack.append(_Node(kind, id=block_id(section_id) if section_id else None, seven=parent.seven if parent else None,
+                                       index=opened))
                 continue
             tags.pop()
             container = tags[-1] if tags else None
@@ -223,11 +240,16 @@ def read_icd10cm(path: Path | str | None = None, *, prefix: str = "ICD10CM", pol
             elif tag in ("chapter", "section", "diag"):
                 stack.pop()
                 if not node.id or not node.title:
-                    policy.invalid(path, None, f"<{tag}> without {'a name' if not node.id else 'a desc'} (id {node.id!r})")
+                    policy.invalid(path, lines.line_of(node.index), f"<{tag}> without {'a name' if not node.id else 'a desc'} (id {node.id!r})")
                 else:
                     parent = stack[-1] if stack else None
-                    yield from _node_records(node, parent, prefix, valid_codes)
+                    own = partial(lines.line_of, node.index)
+                    parent_relation = {None: own, "tail": partial(lines.line_of, parent.index) if parent else None}
+                    move(path, own)
+                    yield from _node_records(node, parent, prefix, valid_codes, partial(move, path, parent_relation), partial(move, path, own))
                 element.clear()
     except ET.ParseError as error:
         line = error.position[0] if error.position else None
         policy.invalid(path, line, f"not well-formed XML ({error.msg if hasattr(error, 'msg') else error})")
+    finally:
+        lines.close()

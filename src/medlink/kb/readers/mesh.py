@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from functools import partial
 from pathlib import Path
-from typing import IO, Iterator
+from typing import Callable, Iterator
 
 from medlink.errors import InputFormatError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers.files import open_bytes, require_file
+from medlink.kb.readers.files import TagLines, mover, open_bytes, require_file
 from medlink.kb.records import (
     ABBREVIATION,
     IS_A,
@@ -67,6 +68,12 @@ def _text(elem: ET.Element | None) -> str:
     if elem is None or elem.text is None:
         return ""
     return " ".join(elem.text.split())
+
+
+def _ui(elem: ET.Element | None) -> str:
+    """A descriptor UI as written, only its ends stripped: whitespace collapsing would turn a control character inside
+    one into a space the record check cannot see."""
+    return "" if elem is None or elem.text is None else elem.text.strip()
 
 
 def _parse_error(path: Path, error: ET.ParseError) -> InputFormatError:
@@ -114,52 +121,20 @@ def _records_of(path: Path) -> Iterator[tuple[int, ET.Element]]:
         raise InputFormatError(path, None, "the file is empty: expected MeSH descriptor XML")
 
 
-class _RecordLines:
-    """Finds the line of the n-th ``<DescriptorRecord`` tag by scanning the file forward.
-
-    Only used to locate an invalid record, so the common case (no errors) costs nothing; errors
-    come in file order, so one forward scan serves all of them.
-    """
-
-    def __init__(self, path: Path):
-        self._path = path
-        self._handle: IO[bytes] | None = None
-        self._line = 0
-        self._count_before = 0  # records opened before the current line
-        self._count = 0  # records opened up to the end of the current line
-
-    def line_of(self, index: int) -> int | None:
-        if self._count_before < index <= self._count:
-            return self._line
-        if index <= self._count_before:
-            return None
-        if self._handle is None:
-            self._handle = open_bytes(self._path)
-        for raw in self._handle:
-            self._line += 1
-            self._count_before = self._count
-            self._count += len(_RECORD_OPEN.findall(raw.decode("utf-8", "replace")))
-            if index <= self._count:
-                return self._line
-        return None
-
-    def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-
-
-def _tree_map(path: Path) -> dict[str, str]:
-    """First pass: tree number -> DescriptorUI, for every descriptor in the file."""
+def _tree_map(path: Path) -> tuple[dict[str, str], dict[str, int]]:
+    """First pass: tree number -> DescriptorUI, and DescriptorUI -> its record's place in the file, for every descriptor."""
     owners: dict[str, str] = {}
-    for _, record in _records_of(path):
+    places: dict[str, int] = {}
+    for index, record in _records_of(path):
         ui = (record.findtext("DescriptorUI") or "").strip()
         if not ui:
             continue  # reported by the main pass
+        places[ui] = index
         for tree in record.iterfind("TreeNumberList/TreeNumber"):
             number = _text(tree)
             if number:
                 owners[number] = ui
-    return owners
+    return owners, places
 
 
 def _concept_scopes(concepts: list[ET.Element], preferred_ui: str) -> dict[str, str]:
@@ -179,10 +154,16 @@ def _concept_scopes(concepts: list[ET.Element], preferred_ui: str) -> dict[str, 
     return scopes
 
 
+def _stay_on(parent_ui: str | None) -> None:
+    """No reader position to move (the reader called without a located policy)."""
+
+
 def _descriptor_records(
-    record: ET.Element, ui: str, name: str, owners: dict[str, str], prefix: str, source: str, include_permuted: bool
+    record: ET.Element, ui: str, name: str, owners: dict[str, str], prefix: str, source: str, include_permuted: bool,
+    at_parent: Callable[[str | None], None] = _stay_on,
 ) -> Iterator[Record]:
-    """All records of one valid DescriptorRecord."""
+    """All records of one valid DescriptorRecord. A parent found by tree number is not written in this record:
+    ``at_parent(ui)`` moves the reader's position to the parent's record for that relation (``at_parent(None)``: back)."""
     concept_id = qualify(prefix, ui)
     concepts = record.findall("ConceptList/Concept")
     preferred = next((c for c in concepts if c.get("PreferredConceptYN") == "Y"), concepts[0] if concepts else None)
@@ -234,11 +215,15 @@ def _descriptor_records(
         (SEE_RELATED, "SeeRelatedList/SeeRelatedDescriptor/DescriptorReferredTo/DescriptorUI"),
     ):
         for target in record.iterfind(xpath):
-            target_ui = _text(target)
+            target_ui = _ui(target)
             if target_ui and (relation, target_ui) not in relations:
                 relations.append((relation, target_ui))
     for relation, target_ui in relations:
+        if relation == IS_A:
+            at_parent(target_ui)
         yield RelationRecord(concept_id, relation, qualify(prefix, target_ui), source)
+        if relation == IS_A:
+            at_parent(None)
 
 
 def read_mesh(
@@ -259,11 +244,20 @@ def read_mesh(
 
 
 def _read_mesh(path: Path, prefix: str, policy: InvalidLinePolicy, source: str, include_permuted: bool) -> Iterator[Record]:
-    owners = _tree_map(path)
-    lines = _RecordLines(path)
+    owners, places = _tree_map(path)
+    lines = TagLines(path, _RECORD_OPEN)  # the line of a record, found only for one that needs it (an error)
+    move = mover(policy)
+    index = 0
+
+    def at(parent_ui: str | None = None) -> None:
+        """Tell the record check where the next records come from: the current record, or (a relation to a parent found
+        by tree number) that parent's record for the relation's target."""
+        own = partial(lines.line_of, index)
+        move(path, own if parent_ui is None else {None: own, "tail": partial(lines.line_of, places.get(parent_ui, 0))})
+
     try:
         for index, record in _records_of(path):
-            ui = _text(record.find("DescriptorUI"))
+            ui = _ui(record.find("DescriptorUI"))
             name = _text(record.find("DescriptorName/String"))
             if not ui or not name:
                 line = lines.line_of(index)
@@ -276,6 +270,7 @@ def _read_mesh(path: Path, prefix: str, policy: InvalidLinePolicy, source: str, 
                     label = ""
                 policy.invalid(path, line, f"{where}{what}{label}")
                 continue
-            yield from _descriptor_records(record, ui, name, owners, prefix, source, include_permuted)
+            at()
+            yield from _descriptor_records(record, ui, name, owners, prefix, source, include_permuted, at)
     finally:
         lines.close()

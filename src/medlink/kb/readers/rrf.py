@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers.files import open_bytes
+from medlink.kb.readers.files import mover, open_bytes
 
 _EOL = frozenset({"\n", "\r\n", ""})
 
@@ -31,10 +31,12 @@ def rrf_rows(path: Path, nfields: int, name: str, policy: InvalidLinePolicy) -> 
     are ignored. One generator step per row: this is the hot loop of MRCONSO."""
     eol = _EOL
     width = nfields + 1
+    move = mover(policy)
     # surrogateescape: a byte that is not UTF-8 becomes a lone surrogate instead of a traceback; only non-ASCII lines
     # are checked for one (encode() fails on it), so the hot loop stays a split for the usual ASCII row
     with io.TextIOWrapper(open_bytes(path), encoding="utf-8", errors="surrogateescape", newline="") as handle:
         for lineno, line in enumerate(handle, 1):
+            move(path, lineno)
             if not line.isascii():
                 try:
                     line.encode("utf-8")

@@ -29,7 +29,7 @@ from typing import Iterable, Iterator
 
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.kb.readers.files import as_set
+from medlink.kb.readers.files import as_set, mover
 from medlink.kb.readers.rrf import rrf_rows
 from medlink.kb.records import (
     ABBREVIATION,
@@ -207,6 +207,8 @@ def _read_mrconso(
     pref_done = True  # no group open yet
     fallback = None  # best non-Y preferred-looking atom of the current CUI: (rank, text)
     codes: set[str] = set()
+    move = mover(policy)
+    named_at = 0  # line of the last row kept: where a CUI without a preferred atom is named from, for the record check
 
     for lineno, parts in rrf_rows(path, _NF_MRCONSO, "MRCONSO", policy):
         lat = parts[1]
@@ -228,8 +230,10 @@ def _read_mrconso(
 
         if cui != last_cui:
             if not pref_done:
-                # The previous CUI had no kept preferred atom: name it from the best fallback.
+                # The previous CUI had no kept preferred atom: name it from the best fallback (a record of its last row).
+                move(path, named_at)
                 yield ConceptRecord(cid, fallback[1] if fallback else None, SOURCE)
+                move(path, lineno)
             last_cui = cui
             cid = f"{prefix}:{cui}" if prefix else cui
             pref_done = False
@@ -259,6 +263,7 @@ def _read_mrconso(
             cached = facets[key] = (LANGUAGES.get(lat) or lat.lower(), f"{sab}/{tty}")
             kept_sabs.add(sab)
         yield Name(cid, text, kind, cached[1], cached[0], sab)
+        named_at = lineno
 
         code = parts[13]
         if code and code != "NOCODE":
@@ -268,6 +273,7 @@ def _read_mrconso(
                 yield Xref(cid, xref)
 
     if not pref_done:
+        move(path, named_at)
         yield ConceptRecord(cid, fallback[1] if fallback else None, SOURCE)
 
 
