@@ -55,6 +55,39 @@ def test_link_reads_stdin_and_files(index_dir, tmp_path):
     assert [o["candidates"][0]["id"] for o in out] == ["D010051", "D007674"]
 
 
+def blank_note(result) -> bool:
+    return "no mentions to link" in result.stderr and "blank" in result.stderr
+
+
+def test_whitespace_only_input_is_an_empty_input_not_a_failure(index_dir, tmp_path):
+    """docs/reference.md: an empty input links nothing, says so on stderr and exits 0; blank mentions are such an input."""
+    for mentions in (["  "], [""], ["\t", " "]):
+        result = medlink("link", "--index", index_dir, "--json", *mentions, check=False)
+        assert result.returncode == 0 and blank_note(result), result.stderr
+        assert [o["error"] for o in json_lines(result.stdout)] == ["empty mention"] * len(mentions)  # one answer per mention
+    files = {"blank.txt": "  \n\t\n\n", "blank.tsv": "\n \t \n", "blank.jsonl": '{"mention": "  "}\n\n{"text": ""}\n'}
+    for name, content in files.items():
+        (tmp_path / name).write_text(content)
+        result = medlink("link", "--index", index_dir, "--input", tmp_path / name, "--column", "1", check=False)
+        assert result.returncode == 0 and blank_note(result) and str(tmp_path / name) in result.stderr, (name, result.stderr)
+    import subprocess
+    import sys
+
+    piped = subprocess.run([sys.executable, "-m", "medlink", "link", "--index", str(index_dir)], input="   \n\n", capture_output=True, text=True)
+    assert piped.returncode == 0 and blank_note(piped) and "stdin" in piped.stderr
+
+
+def test_a_blank_mention_among_others_is_answered_in_its_place_and_fails_nothing(index_dir, tmp_path):
+    tsv = tmp_path / "mentions.tsv"
+    tsv.write_text("doc1\tbreast cancer\n\ndoc3\t \n")  # a blank row, then a blank cell: not rows short of a column
+    result = medlink("link", "--index", index_dir, "--input", tsv, "--column", "1", "--json", "--k", "1", check=False)
+    out = json_lines(result.stdout)
+    assert result.returncode == 0 and [o.get("error") for o in out] == [None, "empty mention", "empty mention"]
+    assert "2 mention(s) not linked (number 2, 3 in input order): 2 blank (empty or whitespace only)" in result.stderr
+    piped = medlink("link", "--index", index_dir, "", "?!", "  ", check=False)  # text that cannot be linked still fails the run
+    assert piped.returncode == 1 and "3 mention(s) not linked" in piped.stderr and "2 blank" in piped.stderr
+
+
 def test_link_bad_input_is_reported_with_file_and_line(index_dir, tmp_path):
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes("fine\nna\xefve\n".encode("latin-1"))

@@ -79,23 +79,47 @@ def link(
             typer.echo(f"note: --column {column} is for TSV input; this input is read as {chosen_format} (one mention per "
                        f"{'line' if chosen_format == 'lines' else 'JSON object'}): give --format tsv to pick a column", err=True)
         stream = read_mentions(input_path, chosen_format, column, header)
-    errors: list[int] = []  # positions (1-based, input order) of the mentions not linked
+    unlinked: list[int] = []  # positions (1-based, input order) of the mentions not linked
+    blank: list[int] = []  # those of them that are blank (empty or whitespace only): nothing to link, so never a failure
     position = 0
     for position, result in enumerate(link_stream(linker, stream, k, selected, batch_size, prefer_prefix), 1):
         if result.error is not None:
-            errors.append(position)
+            unlinked.append(position)
+            if not result.mention.text.strip():
+                blank.append(position)
         if as_json:
             typer.echo(json.dumps(result_json(result, explain), ensure_ascii=False))
         else:
             typer.echo("\n".join(explanation_lines(result) if explain else result_lines(result)))
-    if not position:
-        typer.echo(f"no mentions read from {input_path or 'stdin'}", err=True)
-    if errors:
-        shown = ", ".join(map(str, errors[:10])) + (", ..." if len(errors) > 10 else "")
-        typer.echo(f"{len(errors)} mention(s) not linked (number {shown} in input order): empty, not UTF-8, or nothing left after "
-                   "normalisation (marked 'error' in the output)", err=True)
-        if len(errors) == position:  # nothing could be linked: a script must see that as a failure
-            raise typer.Exit(1)
+    source = "the arguments" if mentions else str(input_path or "stdin")
+    status = say_what_was_not_linked(position, unlinked, blank, source)
+    if status:
+        raise typer.Exit(status)
+
+
+def _numbers(positions: list[int]) -> str:
+    """``2, 5, 9``: the first ten positions, then "..."."""
+    return ", ".join(map(str, positions[:10])) + (", ..." if len(positions) > 10 else "")
+
+
+def say_what_was_not_linked(read: int, unlinked: list[int], blank: list[int], source: str) -> int:
+    """Say on stderr which mentions were not linked and why; returns the exit status: 1 only when some mention held text
+    and none of those could be linked, since a blank one has nothing to link (an input of blanks only is an empty input)."""
+    if read == len(blank):
+        if read:
+            typer.echo(f"no mentions to link in {source}: {read} blank one(s), empty or whitespace only (number {_numbers(blank)} "
+                       "in input order), each marked 'error: empty mention' in the output", err=True)
+        else:
+            typer.echo(f"no mentions read from {source}", err=True)
+        return 0
+    if not unlinked:
+        return 0
+    reasons = [f"{len(blank)} blank (empty or whitespace only)"] if blank else []
+    if len(unlinked) > len(blank):
+        reasons.append(f"{len(unlinked) - len(blank)} not UTF-8 or with nothing left after normalisation")
+    typer.echo(f"{len(unlinked)} mention(s) not linked (number {_numbers(unlinked)} in input order): {', '.join(reasons)}; "
+               "marked 'error' in the output", err=True)
+    return 1 if len(unlinked) == read else 0
 
 
 @app.command("eval")

@@ -32,7 +32,8 @@ def _raw_lines(path: Path | None) -> Iterator[tuple[int, bytes]]:
 def read_mentions(path: Path | None, format_name: str, column: int = 0, header: bool = False) -> Iterator[str | Mention]:
     """Mentions, one per input line (LF, CRLF or CR; a BOM dropped): strings from plain lines and TSV; from JSONL a
     ``Mention`` carrying ``doc_id``, ``start``, ``end``, ``left`` and ``right`` when the object gives them.
-    ``header``: the first line names columns and is skipped. Malformed or non-UTF-8 lines fail with file and line."""
+    ``header``: the first line names columns and is skipped. Malformed or non-UTF-8 lines fail with file and line. A blank
+    line is a blank mention in plain lines and TSV (the caller answers it in its place); in JSONL it is no object, skipped."""
     where = str(path) if path else "<stdin>"
     for lineno, raw in _raw_lines(path):
         try:
@@ -46,6 +47,9 @@ def read_mentions(path: Path | None, format_name: str, column: int = 0, header: 
         if format_name == "lines":
             yield line
         elif format_name == "tsv":
+            if not line.strip():
+                yield ""  # a blank row is a blank mention (answered in its place), not a row short of columns
+                continue
             fields = line.split("\t")
             if column >= len(fields):
                 raise InputFormatError(where, lineno, f"expected at least {column + 1} tab-separated fields, got {len(fields)}")
