@@ -1,12 +1,16 @@
 """Property tests: any damaged KB file either builds or is refused with medlink's own error naming the file; never a
-traceback, a hang, a half-written KB or staging files left behind. (The long run is benchmarks/robustness/fuzz_readers.py.)"""
+traceback, a hang, a half-written KB, staging files left behind or a control character stored in the KB. (The long run is
+benchmarks/robustness/fuzz_readers.py.)"""
 
 from __future__ import annotations
 
+import logging
 import random
 import re
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -14,7 +18,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from medlink.errors import MedlinkError
 from medlink.kb.build import build_kb
 from tests.conftest import FIXTURES
+from tests.control_characters import CHARACTERS, put_inside, stored_control_characters
 from tests.fuzzing import MUTATIONS, mutate
+
+CONTROL_DAMAGES = ("control_in_id", "control_in_name")  # a control character inside a value (tests/control_characters.py)
+DAMAGES = MUTATIONS + CONTROL_DAMAGES
+# what a build of a damaged file may end in; anything else fails
+OUTCOMES = ("built clean", "built, replacements counted", "built, skips counted", "refused, file:line", "refused, file only")
 
 # format -> (fixture copied for each example, the file in it that is damaged)
 READERS = {
@@ -40,8 +50,15 @@ def damaged_source(reader: str, kind: str, seed: int, work: Path) -> tuple[str, 
     else:
         shutil.copy(original, copy)
     damaged = copy / inner if inner else copy
-    damaged.write_bytes(mutate(damaged.read_bytes(), kind, random.Random(seed)))
+    damaged.write_bytes(damage(reader, damaged.read_bytes(), kind, random.Random(seed)))
     return f"{reader}:{copy}", damaged
+
+
+def damage(reader: str, data: bytes, kind: str, rng: random.Random) -> bytes:
+    """``data`` damaged one way: a mutation of tests/fuzzing.py, or a control character inside an id or a name."""
+    if kind in CONTROL_DAMAGES:
+        return put_inside(reader, data, kind.removeprefix("control_in_"), rng.choice(CHARACTERS), rng)[0]
+    return mutate(data, kind, rng)
 
 
 HARMLESS = ("bom", "crlf", "cr_only")  # an editor's doing: the KB must be exactly the undamaged one's, or refused
@@ -59,20 +76,39 @@ def clean_checksum(reader: str) -> str:
     return _clean[reader]
 
 
+@contextmanager
+def replacement_warnings() -> Iterator[list[str]]:
+    """The warnings the build logs of control characters it replaced, one per file."""
+    caught: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: caught.append(record.getMessage()) if "control characters" in record.getMessage() else None
+    logger = logging.getLogger("medlink")
+    logger.addHandler(handler)
+    try:
+        yield caught
+    finally:
+        logger.removeHandler(handler)
+
+
 def build_outcome(reader: str, kind: str, seed: int, skip_invalid: bool, work: Path) -> str:
-    """'built' or 'refused'; anything else fails the test (a traceback, a partial artefact, a refusal naming no file, a KB
-    that silently differs from the undamaged one after a harmless change such as a BOM or other line endings)."""
+    """One of ``OUTCOMES``; anything else fails the test (a traceback, a partial artefact, a refusal naming no file, a control
+    character stored in the KB, a KB that silently differs from the undamaged one after a harmless change such as a BOM or
+    other line endings)."""
     source, damaged = damaged_source(reader, kind, seed, work)
     out = work / "out" / "kb.sqlite"
     try:
-        build_kb(out, [source], skip_invalid=skip_invalid, progress=False)
+        with replacement_warnings() as replaced:
+            report = build_kb(out, [source], skip_invalid=skip_invalid, progress=False)
     except MedlinkError as error:
         assert damaged.name in str(error) or Path(source.split(":", 1)[1]).name in str(error), f"{error} names no file"
         assert not out.exists(), "a refused build left a KB behind"
-        outcome = "refused"
+        outcome = "refused, file:line" if re.search(rf"{re.escape(damaged.name)}:\d+: ", str(error)) else "refused, file only"
     else:
         assert out.is_file()
-        outcome = "built"
+        stored = stored_control_characters(out)
+        assert not stored, f"control characters stored: {stored[:3]}"
+        assert all(damaged.name in warning for warning in replaced), f"a warning names no file: {replaced}"
+        outcome = "built, skips counted" if report.total_skipped else "built, replacements counted" if replaced else "built clean"
         if kind in HARMLESS and not skip_invalid:
             from medlink.kb.store import KB
 
@@ -84,10 +120,10 @@ def build_outcome(reader: str, kind: str, seed: int, skip_invalid: bool, work: P
 
 @pytest.mark.parametrize("reader", sorted(READERS))
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(kind=st.sampled_from(MUTATIONS), seed=st.integers(0, 2**16), skip_invalid=st.booleans())
+@given(kind=st.sampled_from(DAMAGES), seed=st.integers(0, 2**16), skip_invalid=st.booleans())
 def test_a_damaged_kb_file_builds_or_is_refused_by_name(reader, kind, seed, skip_invalid, tmp_path_factory):
     work = tmp_path_factory.mktemp(f"fuzz-{reader}")
-    assert build_outcome(reader, kind, seed, skip_invalid, work) in ("built", "refused")
+    assert build_outcome(reader, kind, seed, skip_invalid, work) in OUTCOMES
 
 
 @pytest.mark.parametrize("reader", ["biosyn", "tsv"])

@@ -1,10 +1,13 @@
-"""Thousands of damaged KB files through every reader: how many build, how many are refused by name, and how many end
-in anything else (a traceback, a hang, a half-written KB, staging files left behind, a refusal that names no file).
+"""Thousands of damaged KB files through every reader: how many build (clean, or with control characters replaced and
+counted, or with lines skipped and counted), how many are refused naming the file and line (or the file only), and how many
+end in anything else (a traceback, a hang, a half-written KB, staging files left behind, a refusal that names no file, a
+control character stored in the KB).
 
-    python benchmarks/robustness/fuzz_readers.py [--per-reader 600] [--seed 0]
+    python benchmarks/robustness/fuzz_readers.py [--per-reader 600] [--seed 0] [--no-publish]
 
 Each case copies a reader's test fixture, damages one file one way (tests/fuzzing.py: truncation, NUL bytes, invalid
-UTF-8, BOM, CRLF, CR-only, 70 kB / 1 MB lines, repeated, shuffled and shortened lines, empty and binary files) and
+UTF-8, BOM, CRLF, CR-only, 70 kB / 1 MB lines, repeated, shuffled and shortened lines, empty and binary files; or
+tests/control_characters.py: a C0, DEL or C1 character inside an id or a name, as itself or as the format's escape) and
 builds it with and without --skip-invalid, in this process, each under a 60 s alarm. A harmless change (BOM, CRLF, CR-only)
 built without --skip-invalid must give the undamaged fixture's KB exactly (same content checksum), else it is a silent change.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import logging
 import random
 import shutil
 import signal
@@ -25,8 +29,7 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* and tests.* imports
 from benchmarks._common.harness import command_line, publish  # noqa: E402
-from tests.fuzzing import MUTATIONS  # noqa: E402
-from tests.test_fuzz_readers import READERS, build_outcome  # noqa: E402
+from tests.test_fuzz_readers import CONTROL_DAMAGES, DAMAGES, READERS, build_outcome  # noqa: E402
 
 TIMEOUT = 60
 
@@ -79,16 +82,45 @@ def fuzz(groups: dict[str, tuple[str, ...]], per_group: int, outcome: Callable[[
     return counts, total, failures
 
 
+def failed_check(error: AssertionError) -> str:
+    """The outcome an assertion of ``build_outcome`` names."""
+    if "silently" in str(error):
+        return "silent change"
+    return "control characters stored" if "control characters stored" in str(error) else "partial artefact or unnamed file"
+
+
+def counting_by_damage(outcome: Callable[[str, str, int, bool, Path], str], by_damage: dict[str, collections.Counter]):
+    """``outcome``, also counting each case under its damage ("failure" for one that raised: ``fuzz`` names it)."""
+    def counted(group: str, kind: str, seed: int, skip_invalid: bool, work: Path) -> str:
+        result = "failure"
+        try:
+            result = outcome(group, kind, seed, skip_invalid, work)
+            return result
+        finally:
+            by_damage.setdefault(kind, collections.Counter())[result] += 1
+    return counted
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--per-reader", type=int, default=600)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-publish", action="store_true", help="print only (a run smaller than the published one)")
     args = parser.parse_args()
+    logging.getLogger("medlink").propagate = False  # replacement warnings are counted, not printed
     started = time.perf_counter()
-    counts, total, failures = fuzz({reader: MUTATIONS for reader in READERS}, args.per_reader, build_outcome,
-                            lambda error: "silent change" if "silently" in str(error) else "partial artefact or unnamed file", args.seed)
-    publish("fuzz_readers", {"command": command_line(__file__, sys.argv[1:]), "cases": sum(total.values()), "by_reader": {r: dict(c) for r, c in counts.items()},
-                             "total": dict(total), "failures": failures[:50], "seconds": time.perf_counter() - started})
+    by_damage: dict[str, collections.Counter] = {}
+    counts, total, failures = fuzz({reader: DAMAGES for reader in READERS}, args.per_reader, counting_by_damage(build_outcome, by_damage),
+                                   failed_check, args.seed)
+    for kind in CONTROL_DAMAGES:
+        print(kind, dict(by_damage.get(kind, {})), flush=True)
+    payload = {"command": command_line(__file__, sys.argv[1:]), "cases": sum(total.values()), "by_reader": {r: dict(c) for r, c in counts.items()},
+               "total": dict(total), "by_damage": {k: dict(c) for k, c in sorted(by_damage.items())},
+               "failures": failures[:50], "seconds": time.perf_counter() - started}
+    if args.no_publish:
+        print(f"{payload['cases']:,} cases in {payload['seconds']:.0f} s; failures: {failures[:5]}", flush=True)
+    else:
+        publish("fuzz_readers", payload)
 
 
 if __name__ == "__main__":
