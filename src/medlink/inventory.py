@@ -10,23 +10,32 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zlib
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from medlink.errors import DamagedFileError, MedlinkError
 
 INVENTORY = ".medlink-files.json"  # in every folder medlink replaces whole: the files it wrote there, with their sizes
-SMALL_FILE = 64 << 20  # bytes: files up to this size are checksummed every time they are loaded; larger ones by 'index verify'
+SMALL_FILE = 64 << 20  # bytes: files up to this size are checksummed each time they are loaded; every file by 'index verify'
 FOREIGN_SHOWN = 5
 
 
 def file_checksum(path: Path) -> str:
     """sha256 of a file's bytes, read in blocks."""
-    digest = hashlib.sha256()
+    return _checksums(path, sha256=True)["sha256"]
+
+
+def _checksums(path: Path, sha256: bool) -> dict[str, str]:
+    """The file's CRC-32 (what loading checks: fast enough to read every small file each time) and, with ``sha256``,
+    its sha256 (what 'medlink index verify' checks: no change goes unseen), in one read."""
+    crc, digest = 0, hashlib.sha256() if sha256 else None
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+            crc = zlib.crc32(block, crc)
+            if digest is not None:
+                digest.update(block)
+    return {"crc32": f"{crc:08x}", **({"sha256": digest.hexdigest()} if digest is not None else {})}
 
 
 def _is_scratch(name: str) -> bool:
@@ -49,14 +58,14 @@ def files_below(folder: Path) -> list[str]:
 
 
 def describe_files(folder: Path, checksums: bool = True, skip: Iterable[str] = ()) -> dict[str, dict]:
-    """Relative path -> {"size", "sha256"} for every file below ``folder`` but ``skip``."""
+    """Relative path -> {"size", "crc32", "sha256"} for every file below ``folder`` but ``skip``."""
     skipped = set(skip)
     described = {}
     for relative in files_below(folder):
         if relative in skipped:
             continue
         path = Path(folder) / relative
-        described[relative] = {"size": path.stat().st_size, **({"sha256": file_checksum(path)} if checksums else {})}
+        described[relative] = {"size": path.stat().st_size, **(_checksums(path, sha256=True) if checksums else {})}
     return described
 
 
@@ -104,8 +113,8 @@ def say_foreign(folder: Path, foreign: list[str]) -> str:
 
 
 def check_files(folder: Path, recorded: Mapping[str, Mapping], full: bool = False) -> None:
-    """Refuse, naming the file, any recorded file that is missing, of another size, or (for files up to
-    ``SMALL_FILE``, or every file with ``full``) of another checksum."""
+    """Refuse, naming the file, any recorded file that is missing, of another size, or of another checksum: CRC-32 for
+    files up to ``SMALL_FILE``; with ``full``, sha256 for every file."""
     folder = Path(folder)
     for relative, facts in sorted(recorded.items()):
         path = folder / relative
@@ -117,5 +126,7 @@ def check_files(folder: Path, recorded: Mapping[str, Mapping], full: bool = Fals
             raise DamagedFileError(path, FileNotFoundError("missing: the index was built with it")) from error
         if size != facts["size"]:
             raise DamagedFileError(path, ValueError(f"{size:,} bytes, written with {facts['size']:,}"))
-        if facts.get("sha256") and (full or size <= SMALL_FILE) and file_checksum(path) != facts["sha256"]:
-            raise DamagedFileError(path, ValueError("its content changed since it was written (checksum differs)"))
+        if full or size <= SMALL_FILE:
+            kind = "sha256" if full else "crc32"
+            if facts.get(kind) and _checksums(path, sha256=full)[kind] != facts[kind]:
+                raise DamagedFileError(path, ValueError(f"its content changed since it was written ({kind} checksum differs)"))

@@ -57,7 +57,7 @@ def index_build(
 @app.command("verify")
 def index_verify(index: str = typer.Argument(..., help="Index folder, or 'default' / 'default-dense'.")) -> None:
     """Check every file of an index against the sizes and checksums its manifest recorded, large arrays included
-    (loading checks sizes, and checksums of files up to 64 MB). A file that differs is named, and the exit status is not 0."""
+    (loading checks sizes, and the CRC-32 of files up to 64 MB; this, the sha256 of every file). A file that differs is named, and the exit status is not 0."""
     from medlink.linking.index import resolve_index
     from medlink.linking.manifest import FILES, check_index_files, read_manifest
 

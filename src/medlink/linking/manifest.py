@@ -27,7 +27,7 @@ LEGACY_RERANKER_DIRS = {"knn": "knn", "cross-encoder": "cross_encoder"}  # where
 
 
 MANIFEST_KEYS = ("format_version", "kb", "config", "normalizer")  # what makes a manifest.json an index's
-FILES = "files"  # the manifest's record of every other file: relative path -> {"size", "sha256"}
+FILES = "files"  # the manifest's record of every other file: relative path -> {"size", "crc32", "sha256"}
 # what an index folder holds at its top, for one written before its manifest listed its files
 LAYOUT = (MANIFEST, CONCEPT_IDS, CONCEPT_NAMES, ALT_IDS, TABLES, GENERATORS, RERANKERS, MEMORY, DICTIONARY.split("/")[0],
           *LEGACY_RERANKER_DIRS.values())
