@@ -4,7 +4,9 @@ in anything else (a traceback, a bare 'Aborted.', a refusal naming nothing insid
     python benchmarks/robustness/damaged_index.py
 
 Indexes: lexical (exact + TF-IDF + BM25 over KB names + a mention memory) and dense + kNN (the packaged MiniLM over the
-same), both on the test fixtures' dictionary. Damages: the file deleted, emptied, cut in half, overwritten with random bytes.
+same), both on the test fixtures' dictionary. Damages: the file deleted, emptied, cut in half, overwritten with random bytes,
+ten bytes flipped (the size kept). The folder's inventory (``.medlink-files.json``) is read by a rebuild only: damaged, the
+index must still link and a rebuild over it succeed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from benchmarks._common.harness import command_line, publish  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
 from tests.test_damaged_index import DAMAGES, LEXICAL, damage, index_files, load_and_link  # noqa: E402
 
+from medlink.inventory import INVENTORY  # noqa: E402
 from medlink.kb.build import build_kb  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
 from medlink.linking.index import build_index  # noqa: E402
@@ -54,6 +57,9 @@ def main() -> None:
                     damage(copy / file.relative_to(built), kind, rng)
                     try:
                         outcome = load_and_link(copy)
+                        if file.name == INVENTORY:  # what a rebuild reads, never linking: the rebuild must still go
+                            build_index(work / "kb.sqlite", copy, LinkerConfig.from_dict(config), memory)
+                            outcome = "inventory damaged: linking unaffected, rebuild ok"
                     except AssertionError as error:
                         outcome = "refusal naming nothing"
                         failures.append({"index": name, "file": str(file.relative_to(built)), "damage": kind, "what": str(error)[:300]})
