@@ -24,7 +24,8 @@ from tests.fuzzing import MUTATIONS, mutate
 CONTROL_DAMAGES = ("control_in_id", "control_in_name")  # a control character inside a value (tests/control_characters.py)
 DAMAGES = MUTATIONS + CONTROL_DAMAGES
 # what a build of a damaged file may end in; anything else fails
-OUTCOMES = ("built clean", "built, replacements counted", "built, skips counted", "refused, file:line", "refused, file only")
+OUTCOMES = ("built clean", "built with replacements counted", "built with skips counted", "refused naming file:line",
+            "refused naming the file only")
 
 # format -> (fixture copied for each example, the file in it that is damaged)
 READERS = {
@@ -102,13 +103,13 @@ def build_outcome(reader: str, kind: str, seed: int, skip_invalid: bool, work: P
     except MedlinkError as error:
         assert damaged.name in str(error) or Path(source.split(":", 1)[1]).name in str(error), f"{error} names no file"
         assert not out.exists(), "a refused build left a KB behind"
-        outcome = "refused, file:line" if re.search(rf"{re.escape(damaged.name)}:\d+: ", str(error)) else "refused, file only"
+        outcome = "refused naming file:line" if re.search(rf"{re.escape(damaged.name)}:\d+: ", str(error)) else "refused naming the file only"
     else:
         assert out.is_file()
         stored = stored_control_characters(out)
         assert not stored, f"control characters stored: {stored[:3]}"
         assert all(damaged.name in warning for warning in replaced), f"a warning names no file: {replaced}"
-        outcome = "built, skips counted" if report.total_skipped else "built, replacements counted" if replaced else "built clean"
+        outcome = "built with skips counted" if report.total_skipped else "built with replacements counted" if replaced else "built clean"
         if kind in HARMLESS and not skip_invalid:
             from medlink.kb.store import KB
 
