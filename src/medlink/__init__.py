@@ -1,19 +1,77 @@
-"""medlink: link medical mentions to concepts in medical terminologies."""
+"""medlink: link medical mentions to concepts in medical terminologies.
+
+The public API is what ``__all__`` lists: ``link``, ``annotate``, ``load_index`` and the types they take and give.
+Everything else may move between releases.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from medlink.core import Annotation, Candidate, Document, LinkResult, Mention, Passage
+from medlink.errors import MedlinkError
+
+if TYPE_CHECKING:  # imported on first use: numpy, scipy and the index code are not needed to import medlink
+    from medlink.kb.store import KB
+    from medlink.linking.linker import Linker
 
 __version__ = "0.1.0"
+__all__ = ["Annotation", "Candidate", "Document", "KB", "LinkResult", "Linker", "MedlinkError", "Mention", "Passage",
+           "annotate", "link", "load_index"]
+
+_LAZY = {"KB": "medlink.kb.store", "Linker": "medlink.linking.linker"}
+_loaded: dict[str, "Linker"] = {}
+_loading = threading.Lock()
 
 
-def annotate(text_or_document, index="default", **options):
-    """Find and link the medical mentions in a text: ``medlink.linking.annotator.annotate`` (imported on first use)."""
-    from medlink.linking.annotator import annotate as annotate_text
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
 
-    return annotate_text(text_or_document, index, **options)
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'medlink' has no attribute {name!r}")
 
 
-def load_index(index="default"):
-    """A ``Linker`` for an index folder, or ``default`` / ``default-dense`` (built on first use) as the CLI reads them:
-    ``medlink.load_index().link(["heart attack"])``."""
+def load_index(index: str | Path = "default") -> "Linker":
+    """A ``Linker`` for an index folder, or ``default`` / ``default-dense`` (built on first use) as the CLI reads them.
+    Each call loads it afresh; ``link`` keeps one per index for the process."""
     from medlink.linking.index import resolve_index
     from medlink.linking.linker import Linker
 
     return Linker.load(resolve_index(index))
+
+
+def _shared_index(index: str | Path) -> "Linker":
+    """The process's one loaded Linker for ``index`` (loaded on first use; a Linker is never changed once loaded, so
+    threads share it)."""
+    key = str(index)
+    with _loading:
+        if key not in _loaded:
+            _loaded[key] = load_index(index)
+        return _loaded[key]
+
+
+def link(mentions: str | Mention | Sequence[str | Mention], index: str | Path = "default", *, k: int = 5,
+         nil_threshold: float | None = None, generators: Sequence[str] | None = None) -> list[LinkResult]:
+    """Link mention strings (or ``Mention``s with context) to ranked concepts: one ``LinkResult`` per mention, in order,
+    each with its ``k`` best candidates, their probabilities and NIL where the index is calibrated.
+
+    ``medlink.link(["heart attack"])[0].best`` is the first candidate (None when NIL). ``index``: a folder, or
+    ``default`` / ``default-dense``. ``nil_threshold`` overrides the index's own for this call."""
+    if isinstance(mentions, (str, Mention)):
+        mentions = [mentions]
+    linker = _shared_index(index)
+    if nil_threshold is not None:
+        linker = linker.with_decisions(nil_threshold=nil_threshold)
+    return linker.link(list(mentions), k=k, generators=generators)
+
+
+def annotate(text_or_document: str | Document, index: str | Path = "default", **options: Any) -> Document:
+    """Find the medical mentions in a text (or ``Document``) and link each: the ``Document`` with its ``annotations``
+    (offsets, ``ids``, the ranked ``result``). ``options``: finder, tagger, and ``AnnotateOptions``' fields (k, context,
+    abbreviations, consistency, assertion, ...)."""
+    from medlink.linking.annotator import annotate as annotate_text
+
+    return annotate_text(text_or_document, index, **options)

@@ -191,8 +191,15 @@ def say_if_uncalibrated(linker) -> None:
 
 def with_decisions(linker, nil_threshold: float | None = None, backoff_below: float | None = None) -> None:
     """Override the index's NIL threshold / backoff for this linker (``--nil-threshold``): refused without a probability model."""
+    if nil_threshold is not None or backoff_below is not None:
+        linker.rerankers = decided_rerankers(linker, nil_threshold, backoff_below)
+
+
+def decided_rerankers(linker, nil_threshold: float | None = None, backoff_below: float | None = None) -> list:
+    """The linker's rerankers with its calibration stage deciding NIL / backoff at these thresholds instead of the
+    index's own: refused without a probability model, or for a value that is no probability."""
     if nil_threshold is None and backoff_below is None:
-        return
+        return list(linker.rerankers)
     stage = calibration_stage(linker)
     if stage is None:
         raise MedlinkError("this index has no probability model, so it has no NIL threshold to set: fit one with "
@@ -201,4 +208,4 @@ def with_decisions(linker, nil_threshold: float | None = None, backoff_below: fl
         if value is not None and not 0.0 <= value <= 1.0:
             raise MedlinkError(f"{name} must be a probability between 0 and 1, not {value}")
     changes = {k: v for k, v in (("nil_threshold", nil_threshold), ("backoff_below", backoff_below)) if v is not None}
-    linker.rerankers = [stage.with_settings(**changes) if r is stage else r for r in linker.rerankers]
+    return [stage.with_settings(**changes) if r is stage else r for r in linker.rerankers]

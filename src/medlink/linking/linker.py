@@ -7,6 +7,7 @@ has changed since (checksum in the manifest).
 
 from __future__ import annotations
 
+import copy
 import logging
 from dataclasses import replace
 from pathlib import Path
@@ -276,6 +277,19 @@ class Linker:
                 f"rebuild the index: medlink index build --kb {kb.path} --out {directory}"
             )
         return kb
+
+    # -- variants -----------------------------------------------------------------------------
+    def with_rerankers(self, rerankers: Sequence[Reranker]) -> "Linker":
+        """This linker with other rerankers; itself unchanged, so threads sharing it are not disturbed."""
+        variant = copy.copy(self)
+        variant.rerankers = list(rerankers)
+        return variant
+
+    def with_decisions(self, nil_threshold: float | None = None, backoff_below: float | None = None) -> "Linker":
+        """This linker deciding NIL (and backoff) at these thresholds instead of the index's own."""
+        from medlink.linking.calibration import decided_rerankers
+
+        return self.with_rerankers(decided_rerankers(self, nil_threshold, backoff_below))
 
     # -- describing ---------------------------------------------------------------------------
     def name_of(self, concept_id: str) -> str | None:
