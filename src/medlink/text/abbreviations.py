@@ -88,9 +88,10 @@ def find_abbreviations(text: str) -> list[Abbreviation]:
     return found
 
 
-def abbreviation_occurrences(text: str, abbreviations: Sequence[Abbreviation]) -> list[tuple[int, int, Abbreviation]]:
+def abbreviation_occurrences(text: str, abbreviations: Sequence[Abbreviation], offset: int = 0) -> list[tuple[int, int, Abbreviation]]:
     """Every later occurrence of each short form as a whole token (case-sensitive; after its definition; not the
-    definition's own short form), in text order, as (start, end, abbreviation).
+    definition's own short form), in text order, as (start, end, abbreviation). ``text`` may be a window of a document
+    that starts at ``offset`` in it: the abbreviations' offsets are the document's, the occurrences' the window's.
 
     A short form defined more than once keeps its first definition (in text order). Where two short forms could
     start at the same place ("IL" and "IL-2"), the longer wins; occurrences never overlap. One pass over the
@@ -120,7 +121,7 @@ def abbreviation_occurrences(text: str, abbreviations: Sequence[Abbreviation]) -
             # the longest short form written here is what is written: if it is no use (a definition's own short
             # form, or before its definition), a shorter one inside it ("IL" in "IL-2") is none either
             abbreviation = first[short]
-            if start >= abbreviation.end and (start, end) not in own:
+            if start + offset >= abbreviation.end and (start + offset, end + offset) not in own:
                 found.append((start, end, abbreviation))
             resume = end
             break

@@ -33,7 +33,7 @@ from medlink.text.assertion_cues import (ABSENT, ANSWER, BACKWARD, BOTH, CONDITI
                                          find_cues)
 from medlink.text.sentences import split_sentences
 
-__all__ = ["ASSERTION_INFONS", "STATUSES", "Assertion", "assertions", "find_cues", "mark_assertions"]
+__all__ = ["ASSERTION_INFONS", "STATUSES", "Assertion", "assertions", "find_cues", "mark_assertions", "section_runs_over"]
 
 _HEADING = re.compile(r"^[ \t]*([A-Za-z][A-Za-z /]{0,40}?)[ \t]*:", re.MULTILINE)
 _SECTION_END = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*[A-Za-z][A-Za-z /]{0,40}:)")  # a blank line, or the next heading
@@ -61,6 +61,20 @@ class Assertion:
         if self.historical_cue:
             out["historical_cue"] = self.historical_cue
         return out
+
+
+SECTION_LOOKBACK = 4000  # characters searched back for a heading whose section may run over an offset
+
+
+def section_runs_over(text: str, at: int) -> bool:
+    """Whether a heading's section ("Family history: ...") that starts before ``at`` runs past it: a long document is
+    not cut there (``medlink.text.windows``), since the heading reaches its whole section."""
+    for m in _HEADING.finditer(text, max(0, at - SECTION_LOOKBACK), at):
+        if " ".join(m.group(1).lower().split()) in HEADINGS:
+            section = _SECTION_END.search(text, m.end())
+            if (section.start() if section else len(text)) > at:
+                return True
+    return False
 
 
 _PATIENT = frozenset({"patient", "pt", "the patient"})  # in a family history section, the patient again: the section's relatives end

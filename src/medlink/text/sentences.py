@@ -73,6 +73,13 @@ def _boundaries(text: str) -> list[int]:
     return sorted(cuts)
 
 
+def sentence_breaks(text: str) -> list[int]:
+    """Offsets where one sentence ends and the next begins, in order (a terminator's end, or past a blank line or a line
+    break before a list item or heading; white space may follow): where a long document may be cut without cutting a
+    sentence (``medlink.text.windows``)."""
+    return _boundaries(text)
+
+
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) character spans of the sentences of ``text``, in order, without surrounding white space."""
     spans: list[tuple[int, int]] = []
