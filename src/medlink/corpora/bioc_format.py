@@ -40,8 +40,8 @@ from lxml import etree
 
 from medlink import core
 from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, is_int, json_lines, json_text,
-                                         near_miss_key, open_source, open_text_target, passage_problem, report_overlaps, source_name,
-                                         starts_like_json, unknown_keys)
+                                         near_miss_key, open_source, open_text_target, passage_problem, report_overlaps, size_problem,
+                                         source_name, starts_like_json, unknown_keys)
 from medlink.corpora.json_positions import document_lines
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -58,8 +58,9 @@ class _NotBioC(ValueError):
 
 # --- reading -----------------------------------------------------------------------------------------------------------
 
-def read_bioc(source: Source, *, policy: InvalidLinePolicy | None = None) -> Iterator[core.Document]:
-    """The documents of a BioC XML collection, streamed in file order."""
+def read_bioc(source: Source, *, policy: InvalidLinePolicy | None = None, max_chars: int | None = None) -> Iterator[core.Document]:
+    """The documents of a BioC XML collection, streamed in file order; one whose text is over ``max_chars`` characters
+    goes to ``policy`` with its line."""
     policy = policy if policy is not None else InvalidLinePolicy()
     where, tally = source_name(source), OverlapTally()
     with open_source(source, "BioC XML file") as handle:
@@ -67,7 +68,10 @@ def read_bioc(source: Source, *, policy: InvalidLinePolicy | None = None) -> Ite
             for line, element in _document_elements(handle, where, policy):
                 document = _from_element(element, line, where, policy, tally)
                 element.clear()
-                if document is not None:
+                problem = size_problem(document, max_chars) if document is not None else None
+                if problem:
+                    policy.invalid(where, line, problem)
+                elif document is not None:
                     yield document
         except etree.XMLSyntaxError as error:
             policy.invalid(where, error.lineno, _xml_problem(error, handle))
@@ -107,8 +111,9 @@ def _from_element(element: etree._Element, line: int, where: str, policy: Invali
     return from_bioc(document, where, line, policy, tally)
 
 
-def read_bioc_json(source: Source, *, policy: InvalidLinePolicy | None = None) -> Iterator[core.Document]:
-    """The documents of a BioC JSON file, or of BioC JSON lines (read whole: a JSON value cannot be streamed)."""
+def read_bioc_json(source: Source, *, policy: InvalidLinePolicy | None = None, max_chars: int | None = None) -> Iterator[core.Document]:
+    """The documents of a BioC JSON file, or of BioC JSON lines (read whole: a JSON value cannot be streamed); one whose
+    text is over ``max_chars`` characters goes to ``policy`` with its line, or its place in the file."""
     policy = policy if policy is not None else InvalidLinePolicy()
     where, tally = source_name(source), OverlapTally()
     with open_source(source, "BioC JSON file") as handle:
@@ -117,7 +122,10 @@ def read_bioc_json(source: Source, *, policy: InvalidLinePolicy | None = None) -
         for position, obj in _json_documents(value, where, line, policy):
             at = line or (item_lines[position - 1] if item_lines else None)
             document = _json_document(obj, position, where, at, policy, tally)
-            if document is not None:
+            problem = size_problem(document, max_chars, "" if at else f" (#{position} in the file)") if document is not None else None
+            if problem:
+                policy.invalid(where, at, problem)
+            elif document is not None:
                 yield document
     report_overlaps(where, tally)
 

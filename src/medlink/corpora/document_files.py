@@ -21,6 +21,7 @@ rendering (``linking.output``), not a file format.
 
 from __future__ import annotations
 
+import json
 import re
 import zlib
 from pathlib import Path
@@ -28,9 +29,9 @@ from typing import IO, Callable, Iterable, Iterator
 
 from medlink import core
 from medlink.corpora.bioc_format import read_bioc, read_bioc_json, write_bioc, write_bioc_json
-from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, is_int, json_lines, json_text,
-                                         open_source, open_text_target, passage_problem, report_overlaps, source_lines, source_name,
-                                         unknown_keys)
+from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, has_lone_surrogate, is_int, json_lines, json_text,
+                                         open_source, open_text_target, passage_problem, report_overlaps, size_problem, source_lines,
+                                         source_name, too_long, unknown_keys)
 from medlink.corpora.pubtator import iter_pubtator, write_pubtator
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -75,13 +76,14 @@ def _looks_like_pubtator(path: Path) -> bool:
     return any(_PUBTATOR_TEXT_LINE.match(line) for line in head.removeprefix(b"\xef\xbb\xbf").splitlines()[:_SNIFF_LINES])
 
 
-def read_documents(source: Source, fmt: str, *, policy: InvalidLinePolicy | None = None) -> Iterator[core.Document]:
-    """The documents of ``source`` (a path, ``-`` or a stream) in format ``fmt``, streamed in input order."""
+def read_documents(source: Source, fmt: str, *, policy: InvalidLinePolicy | None = None, max_chars: int | None = None) -> Iterator[core.Document]:
+    """The documents of ``source`` (a path, ``-`` or a stream) in format ``fmt``, streamed in input order. A document whose
+    text is over ``max_chars`` characters goes to ``policy`` with its file, line (where the format has one) and id."""
     if fmt not in _READERS:
         raise MedlinkError(f"unknown document format {fmt!r}; known: {', '.join(DOCUMENT_FORMATS)}")
     if isinstance(source, (str, Path)) and str(source) != "-" and not Path(source).is_file():
         raise not_a_file(source, "document file")
-    return _READERS[fmt](source, policy=policy if policy is not None else InvalidLinePolicy())
+    return _READERS[fmt](source, policy=policy if policy is not None else InvalidLinePolicy(), max_chars=max_chars)
 
 
 def write_documents(documents: Iterable[core.Document], target: Path | str | IO[str], fmt: str) -> None:
@@ -96,36 +98,55 @@ def write_documents(documents: Iterable[core.Document], target: Path | str | IO[
 
 # --- text and lines ------------------------------------------------------------------------------------------------------
 
-def read_text(source: Source, *, policy: InvalidLinePolicy) -> Iterator[core.Document]:
-    """The whole input as one document, its line endings kept (offsets index the file's characters)."""
+def read_text(source: Source, *, policy: InvalidLinePolicy, max_chars: int | None = None) -> Iterator[core.Document]:
+    """The whole input as one document, its line endings kept (offsets index the file's characters); one over
+    ``max_chars`` characters is refused without reading more than four bytes a character of it."""
     where = source_name(source)
+    stem = Path(str(source).removesuffix(".gz")).stem if isinstance(source, (str, Path)) and str(source) != "-" else "stdin"
     with open_source(source, "text file") as handle:
-        data = handle.read()
+        data = handle.read() if max_chars is None else handle.read(4 * max_chars + 4)
+        beyond = max_chars is not None and handle.read(1) != b""  # more bytes than the limit's characters can take
+    if beyond:
+        policy.invalid(where, None, too_long(stem, None, max_chars))
+        return
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         policy.invalid(where, line, f"not valid UTF-8 at byte {error.start + 1} of the file (save the file as UTF-8)")
         return
-    stem = Path(str(source).removesuffix(".gz")).stem if isinstance(source, (str, Path)) and str(source) != "-" else "stdin"
-    yield core.Document.from_text(text, stem)
+    document = core.Document.from_text(text, stem)
+    problem = size_problem(document, max_chars)
+    if problem:
+        policy.invalid(where, None, problem)
+        return
+    yield document
 
 
-def read_lines(source: Source, *, policy: InvalidLinePolicy) -> Iterator[core.Document]:
+def read_lines(source: Source, *, policy: InvalidLinePolicy, max_chars: int | None = None) -> Iterator[core.Document]:
     """One document per non-empty line, its id the line number."""
+    where = source_name(source)
     for lineno, line in source_lines(source, policy, "text file"):
         if line.strip():
-            yield core.Document.from_text(line, str(lineno))
+            document = core.Document.from_text(line, str(lineno))
+            problem = size_problem(document, max_chars)
+            if problem:
+                policy.invalid(where, lineno, problem)
+                continue
+            yield document
 
 
 # --- JSONL ---------------------------------------------------------------------------------------------------------------
 
-def read_jsonl(source: Source, *, policy: InvalidLinePolicy) -> Iterator[core.Document]:
+def read_jsonl(source: Source, *, policy: InvalidLinePolicy, max_chars: int | None = None) -> Iterator[core.Document]:
     """One document per JSON line; a bad line or annotation is reported with its line and the document's id."""
     where, tally = source_name(source), OverlapTally()
     for lineno, value in json_lines(source_lines(source, policy, "JSONL file"), where, policy):
         document = _checked_document(value, lineno, where, policy, tally)
-        if document is not None:
+        problem = size_problem(document, max_chars) if document is not None else None
+        if problem:
+            policy.invalid(where, lineno, problem)
+        elif document is not None:
             yield document
     report_overlaps(where, tally)
 
@@ -217,6 +238,13 @@ def annotation_from_json(item: object, text: str) -> core.Annotation | str:
 
 def document_json(document: core.Document) -> dict:
     """A document as one JSON object: id, text (or passages when there are several, typed or offset), annotations."""
+    payload = _document_head(document)
+    payload["annotations"] = [annotation_json(a) for a in document.annotations]
+    return payload
+
+
+def _document_head(document: core.Document) -> dict:
+    """``document_json`` without the annotations."""
     document_text(document)  # refuses annotations that would not read back
     payload: dict = {"id": document.doc_id}
     if document.infons:  # before the text: a reader of the first bytes sees who wrote the document (medlink annotate's mark)
@@ -227,7 +255,6 @@ def document_json(document: core.Document) -> dict:
     else:
         payload["passages"] = [{"offset": p.offset, "text": p.text, **({"type": p.kind} if p.kind is not None else {}),
                                 **({"infons": dict(p.infons)} if p.infons else {})} for p in passages]
-    payload["annotations"] = [annotation_json(a) for a in document.annotations]
     return payload
 
 
@@ -253,7 +280,21 @@ def write_jsonl(documents: Iterable[core.Document], target: Path | str | IO[str]
     """One JSON object per line and document (a file is written atomically)."""
     with open_text_target(target) as out:
         for document in documents:
-            out.write(json_text(document_json(document)) + "\n")
+            write_document_line(document, out)
+
+
+def write_document_line(document: core.Document, out: IO[str]) -> None:
+    """``document_json`` as one line, each annotation turned into JSON as it is written: a long document's annotations
+    are never all held as JSON at once. The same characters as ``json_text(document_json(document))``, unless an
+    annotation alone holds a lone surrogate (then only that annotation's non-ASCII characters are escaped)."""
+    value = _document_head(document)
+    head = json.dumps(value, ensure_ascii=False)
+    escaped = has_lone_surrogate(head)  # json_text's rule, for the whole line: every part escaped alike
+    out.write((json.dumps(value) if escaped else head)[:-1] + ', "annotations": [')
+    for number, annotation in enumerate(document.annotations):
+        part = annotation_json(annotation)
+        out.write((", " if number else "") + (json.dumps(part) if escaped else json_text(part)))
+    out.write("]}\n")
 
 
 _READERS: dict[str, Callable[..., Iterator[core.Document]]] = {

@@ -46,6 +46,24 @@ class NamedSkips(InvalidLinePolicy):
         return [f"skipped {reason}" for reason in self.reasons] + ([f"skipped {more:,} more malformed record(s)"] if more > 0 else [])
 
 
+MB = 1 << 20  # characters: the unit of a document's size limit (``--max-document-mb``)
+
+
+def too_long(doc_id: str, size: int | None, max_chars: int) -> str:
+    """Why a document is not read: its text (``size`` characters, None: more than the file can hold within the limit) is
+    over ``max_chars``; the message says how to raise the limit."""
+    measured = f"{size / MB:,.3g} MB of text ({size:,} characters)" if size is not None else f"more than {max_chars:,} characters of text"
+    return (f"document {doc_id}: {measured}, over the limit of {max_chars / MB:,.3g} MB a document ({max_chars:,} characters); "
+            f"raise it with --max-document-mb (medlink annotate), or split the document")
+
+
+def size_problem(document: core.Document, max_chars: int | None, place: str = "") -> str | None:
+    """Why ``document`` is too long to be read (``too_long``; ``place`` follows its id), or None; None also when there
+    is no limit."""
+    size = max((passage.end for passage in document.passages), default=0)
+    return too_long(f"{document.doc_id}{place}", size, max_chars) if max_chars is not None and size > max_chars else None
+
+
 def source_name(source: Source) -> str:
     """How errors name an input: its path, or the stream's name (``<stdin>``)."""
     if isinstance(source, (str, Path)):
@@ -109,7 +127,12 @@ def flat(text: str, tabs: bool = True) -> str:
 def json_text(value: object) -> str:
     """``value`` as JSON, non-ASCII kept readable unless a lone surrogate forces escapes (it cannot be encoded)."""
     text = json.dumps(value, ensure_ascii=False)
-    return json.dumps(value) if _SURROGATE.search(text) else text
+    return json.dumps(value) if has_lone_surrogate(text) else text
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (from a command-line argument that was not UTF-8): it cannot be encoded."""
+    return _SURROGATE.search(text) is not None
 
 
 def is_int(value: object) -> bool:

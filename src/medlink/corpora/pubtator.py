@@ -46,7 +46,7 @@ from typing import IO, Iterable, Iterator
 
 from medlink import core
 from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, control_character, document_text, flat,
-                                         open_text_target, report_overlaps, source_lines, source_name)
+                                         open_text_target, report_overlaps, size_problem, source_lines, source_name)
 from medlink.corpora.mentions import LabeledMention, is_unlinked, split_ids
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -67,6 +67,7 @@ class _Block:
     """One document as its lines are read: its text so far, annotation rows waiting for the text, annotations accepted."""
 
     doc_id: str
+    line: int  # its first line
     title: str = ""
     abstract: str | None = None
     pending: list[tuple[int, list[str]]] = field(default_factory=list)
@@ -87,13 +88,19 @@ class _Block:
 
 
 def iter_pubtator(source: Source, *, policy: InvalidLinePolicy | None = None,
-                  strip_id_prefixes: tuple[str, ...] = DEFAULT_STRIP_PREFIXES) -> Iterator[core.Document]:
-    """Documents in file order (a path, ``.gz`` too, or a binary / text stream such as stdin), streamed."""
+                  strip_id_prefixes: tuple[str, ...] = DEFAULT_STRIP_PREFIXES, max_chars: int | None = None) -> Iterator[core.Document]:
+    """Documents in file order (a path, ``.gz`` too, or a binary / text stream such as stdin), streamed; one whose text is
+    over ``max_chars`` characters goes to ``policy`` with its first line."""
     policy = policy if policy is not None else InvalidLinePolicy()
     where, tally = source_name(source), OverlapTally()
     for block in _blocks(source_lines(source, policy, "PubTator file", _line_document), where, policy, strip_id_prefixes):
+        document = block.document()
+        problem = size_problem(document, max_chars)
+        if problem:
+            policy.invalid(where, block.line, problem)
+            continue
         tally.add(block.doc_id, block.accepted)
-        yield block.document()
+        yield document
     report_overlaps(where, tally)
 
 
@@ -117,7 +124,7 @@ def _blocks(lines: Iterable[tuple[int, str]], where: str, policy: InvalidLinePol
                                           f"({control_character(text_line[1])}): a damaged line")
         elif text_line:
             doc_id, kind, text = text_line.groups()
-            block = block or _Block(doc_id)
+            block = block or _Block(doc_id, lineno)
             if kind == "t":
                 block.title = text
             elif block.abstract is not None:
@@ -233,11 +240,18 @@ def write_pubtator(documents: Iterable[core.Document], path_or_stream: Path | st
     """Documents as PubTator records (a file is written atomically: all of it or, on error, nothing)."""
     with open_text_target(path_or_stream) as out:
         for document in documents:
-            out.write(pubtator_record(document))
+            for line in pubtator_lines(document):
+                out.write(line)
 
 
 def pubtator_record(document: core.Document) -> str:
     """One document's lines (title, abstract, annotations) and the blank line that ends it."""
+    return "".join(pubtator_lines(document))
+
+
+def pubtator_lines(document: core.Document) -> Iterator[str]:
+    """``pubtator_record``'s lines one at a time, each with its line break (a long document's annotations are never
+    all held as lines at once); the checks come before the first."""
     doc_id = document.doc_id
     if not doc_id or doc_id != doc_id.strip() or any(c in doc_id for c in "|\t\r\n"):
         raise MedlinkError(f"document {doc_id!r}: PubTator needs an id without '|', tabs, line breaks or surrounding spaces")
@@ -247,9 +261,15 @@ def pubtator_record(document: core.Document) -> str:
     if len(text) > len(title) and text[len(title)] != " ":
         raise MedlinkError(f"document {doc_id}: a passage starts right after the title (offset {len(title)}); "
                            "PubTator needs one character between title and abstract")
-    lines = [f"{doc_id}|t|{flat(title, tabs=False)}", f"{doc_id}|a|{flat(text[len(title) + 1:], tabs=False)}"]
-    lines += [_annotation_line(doc_id, a) for a in document.annotations]
-    return "\n".join(lines) + "\n\n"
+    return _lines_after_checks(doc_id, title, text, document.annotations)
+
+
+def _lines_after_checks(doc_id: str, title: str, text: str, annotations: list[core.Annotation]) -> Iterator[str]:
+    yield f"{doc_id}|t|{flat(title, tabs=False)}\n"
+    yield f"{doc_id}|a|{flat(text[len(title) + 1:], tabs=False)}\n"
+    for annotation in annotations:
+        yield _annotation_line(doc_id, annotation) + "\n"
+    yield "\n"
 
 
 def _annotation_line(doc_id: str, annotation: core.Annotation) -> str:
