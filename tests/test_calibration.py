@@ -467,11 +467,11 @@ def test_explain_says_what_decided_and_why():
 
 def test_a_model_with_other_features_is_refused_by_name(kb, tmp_path):
     from medlink.linking.calibration import model_is_current
-    from medlink.linking.calibration_fit import attach_calibration, fingerprint_for
+    from medlink.linking.calibration_fit import calibrated, fingerprint_for
 
     linker = Linker.build(kb, default_config())
     settings = stage_with([0.5]).settings | {"fitted_for": fingerprint_for(linker)}
-    attach_calibration(linker, settings)
+    linker = calibrated(linker, settings)
     linker.save(tmp_path / "index")
     assert Linker.load(tmp_path / "index").link(["breast cancer"], k=1)[0].probability is not None
     assert model_is_current(linker.config.to_dict())
@@ -482,10 +482,10 @@ def test_a_model_with_other_features_is_refused_by_name(kb, tmp_path):
 
 
 def test_probabilities_are_left_out_when_a_call_uses_some_generators_only(kb):
-    from medlink.linking.calibration_fit import attach_calibration, fingerprint_for
+    from medlink.linking.calibration_fit import calibrated, fingerprint_for
 
     linker = Linker.build(kb, default_config())
-    attach_calibration(linker, stage_with([0.5]).settings | {"fitted_for": fingerprint_for(linker)})
+    linker = calibrated(linker, stage_with([0.5]).settings | {"fitted_for": fingerprint_for(linker)})
     assert linker.link(["breast cancer"], k=1)[0].probability is not None
     assert linker.link(["breast cancer"], k=1, generators=["tfidf"])[0].probability is None
 

@@ -94,7 +94,7 @@ class Run:
 
 def best_knn(run: Run, weights: tuple[float, float]) -> tuple[dict, tuple[float, float]]:
     """kNN settings by grid search over the candidates at ``weights`` (medlink tune's reranker search, this script's grid)."""
-    settings, trials = run.tuner.search_reranker(0, run.fusion(weights), KNN_GRID)
+    settings, trials = run.tuner.search_reranker(0, run.fusion(weights), grid=KNN_GRID)
     return {key: settings[key] for key in KNN_GRID}, max(t.key for t in trials)
 
 

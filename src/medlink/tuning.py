@@ -182,9 +182,11 @@ class Tuner:
         winner = max(trials, key=lambda t: t.key)  # the first of equals: the config's own fusion when nothing beats it
         return Fusion(**winner.settings), trials
 
-    def search_reranker(self, position: int, fusion: Fusion, grid: dict[str, Sequence] | None = None) -> tuple[dict, list[Trial]]:
-        """Settings of the ``position``-th reranker (its own ``TUNING_GRID`` unless ``grid``), the others as configured."""
-        rerankers = list(self.linker.rerankers)
+    def search_reranker(self, position: int, fusion: Fusion, rerankers: Sequence[Any] | None = None,
+                        grid: dict[str, Sequence] | None = None) -> tuple[dict, list[Trial]]:
+        """Settings of the ``position``-th of ``rerankers`` (default: the linker's) by its own ``TUNING_GRID`` unless
+        ``grid``, the others as they are."""
+        rerankers = list(self.linker.rerankers if rerankers is None else rerankers)
         reranker = rerankers[position]
         grid = grid or getattr(reranker, "TUNING_GRID", None)
         if not grid:
@@ -224,11 +226,11 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
         raise MedlinkError(f"unknown search {', '.join(map(repr, unknown))}; this index can tune: {kinds}")
     started = time.perf_counter()
     old_stage = next((r for r in linker.rerankers if r.type == CALIBRATION), None)
-    linker.rerankers = [r for r in linker.rerankers if r.type != CALIBRATION]  # fitted for the old stages: kept or re-fitted below
-    tuner = Tuner(linker, mentions, equivalent_ids, dev_name=dev_name)
+    rerankers = [r for r in linker.rerankers if r.type != CALIBRATION]  # the old stage was fitted for the old stages: kept or re-fitted below
+    tuner = Tuner(linker.with_rerankers(rerankers), mentions, equivalent_ids, dev_name=dev_name)
     config = linker.config
-    report = TuneReport(dev_name, tuner.evaluate(config.fusion, linker.rerankers))
-    fusion, rerankers = config.fusion, list(linker.rerankers)
+    report = TuneReport(dev_name, tuner.evaluate(config.fusion, rerankers))
+    fusion = config.fusion
     for search in searches:
         if search == "fusion":
             fusion, trials = tuner.search_fusion(rerankers)
@@ -236,11 +238,9 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
             continue
         for position, reranker in enumerate(rerankers):
             if search in ("rerankers", reranker.type) and getattr(reranker, "TUNING_GRID", None):
-                linker.rerankers = rerankers  # the choices so far
-                settings, trials = tuner.search_reranker(position, fusion)
+                settings, trials = tuner.search_reranker(position, fusion, rerankers)  # over the choices so far
                 rerankers[position] = reranker.with_settings(**{k: v for k, v in settings.items() if k != "type"})
                 report.trials += trials
-    linker.rerankers = rerankers
     report.after = tuner.evaluate(fusion, rerankers)
     chosen = LinkerConfig(config.generators, fusion, config.k_per_generator, [dict(r.settings) for r in rerankers])
     fingerprint = index_fingerprint(linker.manifest["kb"]["checksum"], chosen.to_dict(), len(rerankers))

@@ -301,13 +301,10 @@ def kb_fit_is_current(config_dict: dict) -> bool:
     return True
 
 
-def attach_calibration(linker, settings: dict, report: dict | None = None) -> None:
-    """Make ``settings`` the linker's calibration stage (replacing any), in its config and manifest too; ``report``'s
+def calibrated(linker, settings: dict, report: dict | None = None):
+    """The linker with ``settings`` as its calibration stage (replacing any), in its config and manifest too; ``report``'s
     out-of-fold figures are kept with the model, so an index says how its probabilities were chosen."""
     if report is not None:
         settings = {**settings, "model": {**settings["model"], "fitted_on": {**(settings["model"].get("fitted_on") or {}),
                                                                              "dev_out_of_fold": report["dev_out_of_fold"]}}}
-    stage = CalibrationStage(settings, linker.normalize)
-    linker.config = replace(linker.config, rerankers=[r for r in linker.config.rerankers if r["type"] != TYPE] + [stage.settings])
-    linker.manifest["config"] = linker.config.to_dict()
-    linker.rerankers = [r for r in linker.rerankers if r.type != TYPE] + [stage]
+    return linker.with_last_stage(CalibrationStage(settings, linker.normalize))

@@ -13,7 +13,7 @@ from medlink.locks import build_once, output_lock
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.calibration import TYPE as CALIBRATION, check_calibration, model_is_current
-from medlink.linking.calibration_fit import attach_calibration, fit_on_kb, kb_fit_is_current
+from medlink.linking.calibration_fit import calibrated, fit_on_kb, kb_fit_is_current
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
 from medlink.linking.linker import Linker
 from medlink.linking.manifest import DICTIONARY, FILES, GENERATORS, LAYOUT, MANIFEST, is_index_manifest, read_manifest
@@ -72,7 +72,7 @@ def _build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pa
         gc.collect()
     linker = Linker.build(kb, config, entries, finder_skip=finder_skip)
     if fitted is not None:
-        attach_calibration(linker, *fitted)
+        linker = calibrated(linker, *fitted)
     linker.save(out)
     return linker
 

@@ -285,6 +285,14 @@ class Linker:
         variant.rerankers = list(rerankers)
         return variant
 
+    def with_last_stage(self, stage: Reranker) -> "Linker":
+        """This linker with ``stage`` as its last reranker, replacing one of its type, in its config and manifest too
+        (a calibration stage: it reads every other stage's scores, so it comes last)."""
+        variant = self.with_rerankers([r for r in self.rerankers if r.type != stage.type] + [stage])
+        variant.config = replace(self.config, rerankers=[r for r in self.config.rerankers if r["type"] != stage.type] + [dict(stage.settings)])
+        variant.manifest = {**self.manifest, "config": variant.config.to_dict()}
+        return variant
+
     def with_decisions(self, nil_threshold: float | None = None, backoff_below: float | None = None) -> "Linker":
         """This linker deciding NIL (and backoff) at these thresholds instead of the index's own."""
         from medlink.linking.calibration import decided_rerankers
