@@ -27,10 +27,10 @@ A front end (CLI, REST, spaCy, batch) only turns its input into ``Document``s an
 from __future__ import annotations
 
 import logging
+from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from itertools import islice
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -42,7 +42,7 @@ from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
 from medlink.linking.selecting import dictionary_signature, with_selector
 from medlink.progress import phase
-from medlink.text.abbreviations import abbreviation_occurrences, find_abbreviations
+from medlink.text.abbreviations import Abbreviation, abbreviation_occurrences, find_abbreviations
 from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import coordination_start, expand_coordination
 from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP_POLICIES, MentionFinder, find_all_in, overlap_test
@@ -50,6 +50,7 @@ from medlink.text.finders.dictionary import DictionaryFinder, is_current as dict
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.finders.given import GIVEN, GivenSpans
 from medlink.text.finders.other_senses import without_other_senses
+from medlink.text.windows import WINDOW_CHARS
 
 log = logging.getLogger(__name__)
 FINDER_CHOICES = ("dictionary", "tagger", "both", "given")  # given: the spans the documents carry
@@ -72,6 +73,7 @@ class AnnotateOptions:
     combine: str = DEFAULT_COMBINE  # with several finders
     generators: tuple[str, ...] | None = None
     batch_documents: int = 32
+    window: int = WINDOW_CHARS  # characters: a longer document is read a window at a time (``linking.windowed``)
     span_threshold: float | None = None  # the span selector's (learned combination): None keeps the one fitted with it
 
     def __post_init__(self) -> None:
@@ -80,8 +82,8 @@ class AnnotateOptions:
                                      (self.overlap, OVERLAP_POLICIES, "overlap policy")):
             if value not in choices:
                 raise MedlinkError(f"unknown {what} {value!r}; known: {', '.join(choices)}")
-        if self.k < 1 or self.context < 0 or self.batch_documents < 1:
-            raise MedlinkError("k and batch_documents must be >= 1, context >= 0")
+        if self.k < 1 or self.context < 0 or self.batch_documents < 1 or self.window < 1:
+            raise MedlinkError("k, batch_documents and window must be >= 1, context >= 0")
         if self.span_threshold is not None and not 0.0 <= self.span_threshold <= 1.0:
             raise MedlinkError(f"span threshold {self.span_threshold} is outside [0, 1]")
 
@@ -150,32 +152,56 @@ class Annotator:
         document = Document.from_text(text_or_document) if isinstance(text_or_document, str) else text_or_document
         return next(self.annotate([document]))
 
-    def annotate(self, documents: Iterable[Document]) -> Iterator[Document]:
-        """Each document with its annotations replaced by the linked spans found in it, in input order."""
-        iterator = iter(documents)
-        while batch := list(islice(iterator, self.options.batch_documents)):
-            yield from self._annotate_batch(batch)
+    def annotate(self, documents: Iterable[Document], progress: bool = False) -> Iterator[Document]:
+        """Each document with its annotations replaced by the linked spans found in it, in input order. A document longer
+        than ``options.window`` characters is read a window at a time (``linking.windowed``: the same spans, memory
+        bounded by the window); with ``progress``, one over a megabyte shows on stderr how far it got, in characters."""
+        batch: list[Document] = []
+        for document in documents:
+            if self._windowed(document):
+                yield from self._annotate_batch(batch)
+                batch = []
+                from medlink.linking.windowed import annotate_windowed  # it builds on this module
+
+                yield annotate_windowed(self, document, progress)
+                continue
+            batch.append(document)
+            if len(batch) == self.options.batch_documents:
+                yield from self._annotate_batch(batch)
+                batch = []
+        yield from self._annotate_batch(batch)
+
+    def _windowed(self, document: Document) -> bool:
+        """Whether ``document`` is read a window at a time: longer than a window, spans to find (not ``--finder given``)."""
+        return not isinstance(self.finders[0], GivenSpans) and max((p.end for p in document.passages), default=0) > self.options.window
 
     def _annotate_batch(self, documents: list[Document]) -> list[Document]:
+        if not documents:
+            return []
         annotated = [replace(document, annotations=spans) for document, spans in zip(documents, self.spans_in(documents))]
         mentions = [(document, span) for document in annotated for span in document.annotations]
         texts = {id(document): document.text for document in annotated}
-        results = self._link([document.mention(span, self.options.context, texts[id(document)]) for document, span in mentions])
+        results = self.link_mentions([document.mention(span, self.options.context, texts[id(document)]) for document, span in mentions])
         for (document, span), result in zip(mentions, results):
             span.result = result
-        composite = self._composite_ids([span for _document, span in mentions]) if self.options.composites else {}
+        composite = self.composite_ids([span for _document, span in mentions]) if self.options.composites else {}
         for document in annotated:
             self._resolve_short_forms(document)
-            if self.options.consistency in ("vote", "both"):
-                vote(document.annotations, lambda a: self.linker.key(a.reading))  # "c/o CP" read as chest pain votes apart
-            for span in document.annotations:
-                best = span.result.best if span.result is not None else None
-                span.ids = composite.get(id(span)) or ((best.concept_id,) if best is not None else ())
+            self.decide(document.annotations, composite)
             if self.options.assertion:
-                mark_assertions(document.text, document.annotations)
+                mark_assertions(texts[id(document)], document.annotations)
         return annotated
 
-    def _composite_ids(self, spans: list[Annotation]) -> dict[int, tuple[str, ...]]:
+    def decide(self, annotations: Sequence[Annotation], composite: dict[int, tuple[str, ...]]) -> None:
+        """A document's decisions once all its spans are linked: one string, one answer (the vote), then each span's ids
+        (a composite span's from ``composite``, by ``id(span)``)."""
+        if self.options.consistency in ("vote", "both"):
+            vote(annotations, lambda a: self.linker.key(a.reading))  # "c/o CP" read as chest pain votes apart
+        for span in annotations:
+            best = span.result.best if span.result is not None else None
+            span.ids = composite.get(id(span)) or ((best.concept_id,) if best is not None else ())
+
+    def composite_ids(self, spans: list[Annotation]) -> dict[int, tuple[str, ...]]:
         """The concepts of each coordinated span ("breast and ovarian cancer": breast cancer's and ovarian cancer's),
         by ``id(span)``: its conjuncts spelt out (``medlink.text.coordination``) and linked. A span whose first
         candidate's alias spells it whole ("Hereditary Breast and Ovarian Cancer"), or an exact stage found it ("Major
@@ -189,7 +215,7 @@ class Annotator:
         if not parts:
             return {}
         texts = list(dict.fromkeys(part for expanded in parts.values() for part in expanded))
-        linked = dict(zip(texts, self._link([Mention(text) for text in texts])))
+        linked = dict(zip(texts, self.link_mentions([Mention(text) for text in texts])))
         out = {}
         for span in spans:
             if id(span) not in parts:
@@ -212,7 +238,7 @@ class Annotator:
         return best is not None and ((best.matched_name is not None and self.linker.key(best.matched_name) == self.linker.key(span.text))
                                      or any(best.scores_by_stage.get(stage) == 1.0 for stage in self._exact_stages))
 
-    def _link(self, mentions: list[Mention]) -> list[LinkResult]:
+    def link_mentions(self, mentions: list[Mention]) -> list[LinkResult]:
         """Link results for ``mentions``; without a context-reading reranker a string's result is the same in every
         document, so results are remembered across batches (a corpus repeats its disease names endlessly)."""
         link = lambda batch: self.linker.link(batch, self.options.k, self.options.generators)  # noqa: E731
@@ -231,7 +257,7 @@ class Annotator:
                 out.extend(link([mention]))
             else:
                 self._results.move_to_end(key)
-                out.append(found.copy(mention))
+                out.append(shared_copy(found, mention))
         return out
 
     def spans_in(self, documents: Sequence[Document]) -> list[list[Annotation]]:
@@ -240,7 +266,16 @@ class Annotator:
         if isinstance(self.finders[0], GivenSpans):
             return [self._given(document) for document in documents]
         found = find_all_in(self.finders, documents, self.options.overlap, self.options.combine)
-        return [self._completed(document.text, spans) for document, spans in zip(documents, found)]
+        return [self._completed(text, self._widened(text, spans)) for text, spans in ((d.text, f) for d, f in zip(documents, found))]
+
+    def found_in(self, document: Document) -> list[Annotation]:
+        """The finders' spans in one document (or window), coordinations widened: what the later steps start from."""
+        return self._widened(document.text, find_all_in(self.finders, [document], self.options.overlap, self.options.combine)[0])
+
+    def _widened(self, text: str, spans: list[Annotation]) -> list[Annotation]:
+        if self.options.composites and self.dictionary is not None:
+            return widened_to_coordinations(text, spans, self.dictionary.is_name)
+        return spans
 
     def _given(self, document: Document) -> list[Annotation]:
         given = self.finders[0].find(document)
@@ -250,9 +285,7 @@ class Annotator:
         return given
 
     def _completed(self, text: str, spans: list[Annotation]) -> list[Annotation]:
-        """The finders' spans with coordinations widened, short forms and repeated strings added, other senses dropped."""
-        if self.options.composites and self.dictionary is not None:
-            spans = widened_to_coordinations(text, spans, self.dictionary.is_name)
+        """The spans found (coordinations widened) with short forms and repeated strings added, other senses dropped."""
         if self.options.abbreviations:
             spans = with_short_forms(text, spans)
         if self.options.consistency in ("propagate", "both"):
@@ -261,16 +294,31 @@ class Annotator:
 
     def _resolve_short_forms(self, document: Document) -> None:
         long_forms = {span.span: span.result for span in document.annotations if span.short_form_of is None}
-        for span in document.annotations:
-            long_result = long_forms.get(span.short_form_of) if span.short_form_of else None
+        self.resolve_short_forms(document.annotations, long_forms)
+
+    def resolve_short_forms(self, spans: Iterable[Annotation], long_forms: dict[tuple[int, int], LinkResult | None], offset: int = 0) -> None:
+        """Link each short form among ``spans`` through its long form's result (``long_forms``, by the long form's span
+        in the document; ``spans`` are a window's from ``offset`` on, or the document's)."""
+        for span in spans:
+            if not span.short_form_of:
+                continue
+            at = (span.short_form_of[0] + offset, span.short_form_of[1] + offset)
+            long_result = long_forms.get(at)
             if long_result is None or long_result.best is None:
                 continue
             own = span.result
             if self.options.abbreviation_choice == "best" and own is not None and own.best is not None \
                     and own.best.score > long_result.best.score:
                 continue
-            span.result = long_result.copy(own.mention if own is not None else None)
-            span.infons["linked_through"] = f"{span.short_form_of[0]}-{span.short_form_of[1]}"
+            span.result = shared_copy(long_result, own.mention if own is not None else None)
+            span.infons["linked_through"] = f"{at[0]}-{at[1]}"
+
+
+def shared_copy(result: LinkResult, mention: Mention | None = None) -> LinkResult:
+    """``result`` for another occurrence of its string: its own mention and candidate list, the candidates themselves
+    shared. Nothing changes a candidate in place (a stage that changes one makes a new one, ``Candidate.copy``), and a
+    deep copy for each occurrence would hold a long document's candidates once per mention."""
+    return replace(result, mention=mention or result.mention, candidates=list(result.candidates))
 
 
 def widened_to_coordinations(text: str, spans: list[Annotation], is_name) -> list[Annotation]:
@@ -278,13 +326,20 @@ def widened_to_coordinations(text: str, spans: list[Annotation], is_name) -> lis
     "ovarian cancer" in "breast and ovarian cancer", and the composite step needs the whole coordination to give it
     both concepts. A conjunct found on its own inside the widened part ("breast") is dropped."""
     out: list[Annotation] = []
+    reach: list[int] = []  # reach[i]: the furthest end of out[:i + 1] (out is in start order): what a widening drops is after it
     for span in spans:
         begin = coordination_start(text, span.start, span.end, is_name)
         if begin is None:
-            out.append(span)
-            continue
-        out = [kept for kept in out if kept.end <= begin]
-        out.append(Annotation(begin, span.end, text[begin:span.end], type=span.type, source=span.source, infons={**span.infons, "widened": "coordination"}))
+            added = [span]
+        else:
+            first = bisect_right(reach, begin)  # out[:first] all end by begin: only the rest is looked at
+            added = [kept for kept in out[first:] if kept.end <= begin]
+            del out[first:], reach[first:]
+            added.append(Annotation(begin, span.end, text[begin:span.end], type=span.type, source=span.source,
+                                    infons={**span.infons, "widened": "coordination"}))
+        for kept in added:
+            out.append(kept)
+            reach.append(max(reach[-1], kept.end) if reach else kept.end)
     return out
 
 
@@ -294,38 +349,67 @@ def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:
     document defines with a long form no span touches means something else here ("computer-aided design (CAD)",
     "heteroduplex (HD)"): its found occurrences are dropped (NCBI Disease dev linking F1 0.7796 -> 0.7816 on the chosen
     pipeline); one word in parentheses after a short form is too weak a sign ("r/o PE (pending)" would drop every PE)."""
+    defined, other_meaning = short_form_definitions(text, spans)
+    return with_defined_short_forms(text, spans, defined, other_meaning - {definition.short for definition, _, _ in defined})
+
+
+Definition = tuple[Abbreviation, tuple[int, int], "str | None"]  # a definition, its long form's span and that span's type
+
+
+def short_form_definitions(text: str, spans: list[Annotation], offset: int = 0) -> tuple[list[Definition], set[str]]:
+    """What ``with_short_forms`` reads from the definitions in ``text``: those whose long form ends with a found span
+    (with that span), in text order, and the short forms defined with a long form no span touches (before those
+    defined elsewhere are taken out). With ``offset``, ``text`` is a window of a document that starts there, and the
+    definitions' offsets are the document's."""
     by_end: dict[int, Annotation] = {}
     for span in sorted(spans, key=lambda s: (s.end, s.start)):
         by_end.setdefault(span.end, span)  # the longest span ending there (--overlap all keeps shorter ones beside it)
     touched = overlap_test(spans)
-    defined = []
+    defined: list[Definition] = []
     other_meaning = set()  # short forms the document defines with a long form that is no mention ("computer-aided design (CAD)")
     for abbreviation in find_abbreviations(text):
         long_span = by_end.get(abbreviation.long_end)
         if long_span is not None and long_span.start >= abbreviation.long_start:
-            defined.append((abbreviation, long_span))
+            defined.append((_moved(abbreviation, offset), (long_span.start + offset, long_span.end + offset), long_span.type))
         elif not touched(abbreviation.long_start, abbreviation.long_end) and (abbreviation.long_start < abbreviation.short_start
                                                                                or len(abbreviation.long.split()) > 1):
             other_meaning.add(abbreviation.short)  # one word in parentheses after it says too little: "r/o PE (pending)"
-    other_meaning -= {abbreviation.short for abbreviation, _ in defined}
+    return defined, other_meaning
+
+
+def with_defined_short_forms(text: str, spans: list[Annotation], defined: Sequence[Definition], other_meaning: set[str],
+                             offset: int = 0) -> list[Annotation]:
+    """``spans`` less the found occurrences of ``other_meaning``, plus the occurrences in ``text`` of the short forms
+    ``defined`` (the first definition of each counts), each linked through its long form. With ``offset``, ``text`` is a
+    window of a document that starts there: ``defined`` holds the document's definitions in its offsets, ``spans`` and
+    the spans returned are the window's (``short_form_of`` too: a long form in an earlier window lies before 0)."""
     if other_meaning:
         spans = [span for span in spans if span.text not in other_meaning]
     if not defined:
         return spans
-    long_of = {}
+    long_of: dict[str, tuple[int, int]] = {}
     occurrences = []
-    for abbreviation, long_span in defined:
+    for abbreviation, long_span, _type in defined:
         if abbreviation.short not in long_of:
-            long_of[abbreviation.short] = long_span.span
-            occurrences.append((abbreviation.short_start, abbreviation.short_end))
-    occurrences += [(start, end) for start, end, abbreviation in abbreviation_occurrences(text, [a for a, _ in defined])]
-    type_of = {long_span.span: long_span.type for _abbreviation, long_span in defined}
+            long_of[abbreviation.short] = long_span
+            if 0 <= abbreviation.short_start - offset < len(text):
+                occurrences.append((abbreviation.short_start - offset, abbreviation.short_end - offset))
+    occurrences += [(start, end) for start, end, _ in abbreviation_occurrences(text, [a for a, _, _ in defined], offset)]
+    type_of = {long_span: kind for _abbreviation, long_span, kind in defined}
     short_spans = [Annotation(start, end, text[start:end], type=type_of.get(long_of[text[start:end]]), source="abbreviation",
-                              short_form_of=long_of[text[start:end]])
+                              short_form_of=(long_of[text[start:end]][0] - offset, long_of[text[start:end]][1] - offset))
                    for start, end in occurrences if text[start:end] in long_of]
     covered = overlap_test(short_spans)
     kept = [span for span in spans if not covered(span.start, span.end)]
     return sorted(kept + short_spans, key=lambda a: (a.start, a.end))
+
+
+def _moved(abbreviation: Abbreviation, offset: int) -> Abbreviation:
+    """``abbreviation`` with its offsets ``offset`` further on."""
+    if not offset:
+        return abbreviation
+    return replace(abbreviation, short_start=abbreviation.short_start + offset, short_end=abbreviation.short_end + offset,
+                   long_start=abbreviation.long_start + offset, long_end=abbreviation.long_end + offset)
 
 
 def dictionary_for(linker: Linker) -> DictionaryFinder:
