@@ -6,12 +6,17 @@ import re
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, Iterator, List, Optional
 
 import typer
 
 from medlink.cli.common import PRECISION_HELP, fail, new_app, quiet_option, quiet_phases, use_precision
 from medlink.cli.linking import NIL_HELP, a_probability
+from medlink.text.windows import WINDOW_CHARS
+
+if TYPE_CHECKING:
+    from medlink.core import Document
+    from medlink.kb.errors_policy import InvalidLinePolicy
 
 app = new_app()  # its command joins the main app's top level
 
@@ -46,13 +51,14 @@ def annotate(
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."),
     nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", parser=a_probability, help=NIL_HELP),
     precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+    window_chars: int = typer.Option(WINDOW_CHARS, "--window-chars", min=1, help="A document longer than this many characters is read a window at a time (cut at blank lines or sentence ends): the same mentions, memory bounded by the window."),
+    max_document_mb: float = typer.Option(32.0, "--max-document-mb", help="Refuse a document whose text is over this many MB (1,048,576 characters each), naming it; with --skip-invalid it is skipped and counted."),
     quiet: bool = quiet_option(),
 ) -> None:
     """Find the medical mentions in text and link each to ranked concepts."""
     from medlink.corpora.document_files import DOCUMENT_FORMATS, guess_document_format, read_documents, write_documents
-    from medlink.core import Document
-    from medlink.directories import replaced_file, require_replaceable_file
-    from medlink.corpora.document_io import NamedSkips
+    from medlink.directories import output_lock, replaced_file, require_replaceable_file
+    from medlink.corpora.document_io import MB, NamedSkips
     from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator
     from medlink.linking.calibration import say_if_uncalibrated, with_decisions
     from medlink.linking.index import resolve_index
@@ -75,58 +81,63 @@ def annotate(
                                  (overlap, OVERLAP_POLICIES, "--overlap")):
         if value is not None and value not in known:
             fail(f"unknown {option} {value!r}; known: {', '.join(known)}")
+    if max_document_mb <= 0:
+        fail(f"--max-document-mb must be above 0, not {max_document_mb:g}")
     quiet_phases(quiet)
     use_precision(precision)
     options = AnnotateOptions(k=k, context=context, abbreviations=abbreviations, abbreviation_choice=abbreviation_choice,
                               consistency=consistency, composites=composites, assertion=assertion, overlap=overlap, combine=combine, span_threshold=span_threshold, generators=tuple(generators.split(",")) if generators else None,
-                              batch_documents=batch_size)
-    annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector)
-    with_decisions(annotator.linker, nil_threshold)
-    if context and not any(reads_context(reranker) for reranker in annotator.linker.rerankers):
-        typer.echo(f"note: --context {context} has no effect: this index has no reranker that reads context (a cross-encoder "
-                   "trained with 'medlink train cross-encoder --context'); its mentions are linked on their own", err=True)
-    if output_format == "text":
-        say_if_uncalibrated(annotator.linker)
-    if out is not None:
-        what = "an output of 'medlink annotate'" + (" (a PubTator file carries no mark of the program that wrote it: only an empty one is "
-                                                    "replaced)" if output_format == "pubtator" else "")
-        require_replaceable_file(out, what, looks_like,
-                                 [input_path] if input_path is not None and str(input_path) != "-" else [])
-    policy = NamedSkips(skip_invalid=skip_invalid)
-    if text:
-        documents = (Document.from_text(item, str(number)) for number, item in enumerate(text, 1))
-    elif input_path is None or str(input_path) == "-":
-        if sys.stdin.isatty():
-            fail("no text: give it as arguments, with --input FILE, or on stdin")
-        documents = read_documents(sys.stdin, input_format or "text", policy=policy)
-    else:
-        documents = read_documents(input_path, input_format or guess_document_format(input_path), policy=policy)
-    counts = AnnotationCounts()
-    replaced = [0]  # annotations the input carried, which found spans replace (unless --finder given links them)
+                              batch_documents=batch_size, window=window_chars)
+    with ExitStack() as held:
+        if out is not None:  # held from the start: a second run writing the same file is refused before it loads an index
+            held.enter_context(output_lock(out))
+            what = "an output of 'medlink annotate'" + (" (a PubTator file carries no mark of the program that wrote it: only an empty one is "
+                                                        "replaced)" if output_format == "pubtator" else "")
+            require_replaceable_file(out, what, looks_like, [input_path] if input_path is not None and str(input_path) != "-" else [])
+        annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector)
+        with_decisions(annotator.linker, nil_threshold)
+        if context and not any(reads_context(reranker) for reranker in annotator.linker.rerankers):
+            typer.echo(f"note: --context {context} has no effect: this index has no reranker that reads context (a cross-encoder "
+                       "trained with 'medlink train cross-encoder --context'); its mentions are linked on their own", err=True)
+        if output_format == "text":
+            say_if_uncalibrated(annotator.linker)
+        policy = NamedSkips(skip_invalid=skip_invalid)
+        max_chars = round(max_document_mb * MB)
+        if text:
+            documents = argument_documents(text, policy, max_chars)
+        elif input_path is None or str(input_path) == "-":
+            if sys.stdin.isatty():
+                fail("no text: give it as arguments, with --input FILE, or on stdin")
+            documents = read_documents(sys.stdin, input_format or "text", policy=policy, max_chars=max_chars)
+        else:
+            documents = read_documents(input_path, input_format or guess_document_format(input_path), policy=policy, max_chars=max_chars)
+        counts = AnnotationCounts()
+        replaced = [0]  # annotations the input carried, which found spans replace (unless --finder given links them)
 
-    def counted(stream):
-        for document in stream:
-            replaced[0] += len(document.annotations)
-            yield document
-
-    signature = f"medlink {package_versions(['medlink'])['medlink']}"
-    with ExitStack() as stack:
-        stream = stack.enter_context(replaced_file(out)) if out is not None else sys.stdout  # a killed run's temporary file goes
-        progress = stack.enter_context(bar(enabled=not text and not quiet, desc="annotate", unit="doc"))
-
-        def annotated():
-            for document in annotator.annotate(counted(documents)):
-                with_preferred_document_ids(document, prefer_prefix)
-                document.infons[SIGNATURE] = signature  # provenance, and the mark that lets --out replace the file
-                counts.add(document)
-                progress.update(1)
+        def counted(stream):
+            for document in stream:
+                replaced[0] += len(document.annotations)
                 yield document
 
-        if output_format == "text":
-            for document in annotated():
-                stream.write("\n".join(annotation_lines(document)) + "\n")
-        else:
-            write_documents(annotated(), stream, output_format)
+        signature = f"medlink {package_versions(['medlink'])['medlink']}"
+        with ExitStack() as stack:
+            stream = stack.enter_context(replaced_file(out)) if out is not None else sys.stdout  # a killed run's temporary file goes
+            progress = stack.enter_context(bar(enabled=not text and not quiet, desc="annotate", unit="doc"))
+
+            def annotated():
+                for document in annotator.annotate(counted(documents), progress=not quiet):
+                    with_preferred_document_ids(document, prefer_prefix)
+                    document.infons[SIGNATURE] = signature  # provenance, and the mark that lets --out replace the file
+                    counts.add(document)
+                    progress.update(1)
+                    yield document
+
+            if output_format == "text":
+                for document in annotated():
+                    for line in annotation_lines(document):
+                        stream.write(line + "\n")
+            else:
+                write_documents(annotated(), stream, output_format)
     skipped = f"; {policy.total_skipped} malformed record(s) skipped" if policy.total_skipped else ""
     typer.echo(f"{counts.documents} document(s), {counts.mentions} mention(s), {counts.linked} linked{skipped}", err=True)
     for line in policy.report():
@@ -137,6 +148,21 @@ def annotate(
     if replaced[0] and finder != "given":
         typer.echo(f"note: the input's own {replaced[0]} annotation(s) were replaced by the spans medlink found; --finder given "
                    "links them as they are", err=True)
+
+
+def argument_documents(texts: list[str], policy: "InvalidLinePolicy", max_chars: int) -> Iterator["Document"]:
+    """The texts given as arguments, one document each (id: its number); one over ``max_chars`` characters goes to
+    ``policy``, named by its argument."""
+    from medlink.core import Document
+    from medlink.corpora.document_io import size_problem
+
+    for number, item in enumerate(texts, 1):
+        document = Document.from_text(item, str(number))
+        problem = size_problem(document, max_chars)
+        if problem:
+            policy.invalid(f"text argument {number}", None, problem)
+            continue
+        yield document
 
 
 SIGNATURE = "medlink_version"  # a document infon every written document carries (a key of medlink's own: no user infon is overwritten)
