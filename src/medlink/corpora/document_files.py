@@ -104,8 +104,7 @@ def read_text(source: Source, *, policy: InvalidLinePolicy, max_chars: int | Non
     where = source_name(source)
     stem = Path(str(source).removesuffix(".gz")).stem if isinstance(source, (str, Path)) and str(source) != "-" else "stdin"
     with open_source(source, "text file") as handle:
-        data = handle.read() if max_chars is None else handle.read(4 * max_chars + 4)
-        beyond = max_chars is not None and handle.read(1) != b""  # more bytes than the limit's characters can take
+        data, beyond = _read_at_most(handle, None if max_chars is None else 4 * max_chars)  # UTF-8: at most 4 bytes a character
     if beyond:
         policy.invalid(where, None, too_long(stem, None, max_chars))
         return
@@ -121,6 +120,18 @@ def read_text(source: Source, *, policy: InvalidLinePolicy, max_chars: int | Non
         policy.invalid(where, None, problem)
         return
     yield document
+
+
+def _read_at_most(handle: IO[bytes], limit: int | None, chunk: int = 1 << 20) -> tuple[bytes, bool]:
+    """The bytes of ``handle`` and False, or, when there are more than ``limit``, what was read and True. Read in chunks:
+    ``read(limit)`` would set aside ``limit`` bytes at once, however short the file."""
+    if limit is None:
+        return handle.read(), False
+    chunks, size = [], 0
+    while size <= limit and (piece := handle.read(chunk)):
+        chunks.append(piece)
+        size += len(piece)
+    return b"".join(chunks), size > limit
 
 
 def read_lines(source: Source, *, policy: InvalidLinePolicy, max_chars: int | None = None) -> Iterator[core.Document]:
