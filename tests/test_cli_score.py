@@ -127,6 +127,10 @@ def test_errors_replaces_only_its_own_earlier_output_never_an_input(tmp_path):
     notes.write_text("my notes\n")
     refused = medlink("score", "--gold", gold, "--predicted", f"pubtator:{gold}", "--errors", notes, check=False)
     assert refused.returncode != 0 and "is not an --errors file of 'medlink score'" in refused.stderr and notes.read_text() == "my notes\n"
+    blank_first = tmp_path / "draft.txt"
+    blank_first.write_text("\nmy draft\n")  # starts with a blank line: not an empty file, not medlink's
+    refused = medlink("score", "--gold", gold, "--predicted", f"pubtator:{gold}", "--errors", blank_first, check=False)
+    assert refused.returncode != 0 and blank_first.read_text() == "\nmy draft\n"
     errors = tmp_path / "errors.jsonl"
     predicted = predicted_file(tmp_path, ["8751855\t119\t129\thamartomas\tDisease\tD006222"])
     medlink("score", "--gold", gold, "--predicted", predicted, "--errors", errors)

@@ -10,6 +10,7 @@ import pytest
 
 from medlink.directories import clean_stale, output_lock, replace_directory
 from medlink.errors import MedlinkError
+from medlink.inventory import claim
 from medlink.kb.build import build_kb
 from medlink.kb.store import KB
 from medlink.linking.config import LinkerConfig
@@ -192,6 +193,7 @@ def test_a_crafted_checkpoint_cannot_run_code(tmp_path):
 
     checkpoint = tmp_path / "model" / "checkpoint"
     checkpoint.mkdir(parents=True)
+    claim(checkpoint, directory=True, create=True)  # as medlink records a checkpoint it writes
     (checkpoint / "state.json").write_text(json.dumps({"epoch": 0, "step": 1, "history": [], "fingerprint": None}))
     pwned = tmp_path / "pwned"
     (checkpoint / "trainer.pt").write_bytes(pickle.dumps({"optimizer": Payload(pwned)}))
@@ -229,7 +231,16 @@ def test_eval_tune_and_pairs_outputs_replace_only_their_own_kind(kb, tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("mine")
     refused = medlink("tune", "--index", tmp_path / "index", "--dev", dataset, "--out", notes, check=False)
-    assert refused.returncode == 2 and "exists and is not a medlink config" in refused.stderr
+    assert refused.returncode == 2 and "exists and is not a config 'medlink tune' wrote" in refused.stderr
+    hand_written = tmp_path / "mine.json"
+    hand_written.write_text(json.dumps(EXACT.to_dict()))  # a config of the user's: 'generators', but no search recorded
+    refused = medlink("tune", "--index", tmp_path / "index", "--dev", dataset, "--out", hand_written, check=False)
+    assert refused.returncode == 2 and json.loads(hand_written.read_text()) == EXACT.to_dict()
+    medlink("tune", "--index", tmp_path / "index", "--dev", dataset, "--out", tmp_path / "tuned.json")
+    medlink("tune", "--index", tmp_path / "index", "--dev", dataset, "--out", tmp_path / "tuned.json")  # its own: replaced
+    refused = medlink("eval", "--index", tmp_path / "index", "--dataset", dataset, "--baseline", tmp_path / "report", "--out",
+                      tmp_path / "report", check=False)
+    assert refused.returncode == 2 and "is the --baseline this run reads" in refused.stderr
     refused = medlink("train", "pairs", "--kb", kb.path, "--out", mine, check=False)
     assert refused.returncode == 2 and "is a folder that is not a pairs folder" in refused.stderr
     assert (mine / "report.md").read_text() == "precious" and notes.read_text() == "mine" and sorted(p.name for p in mine.iterdir()) == ["report.md"]
@@ -273,3 +284,31 @@ def test_a_file_medlink_adds_to_its_own_folder_is_replaced_with_it(kb, tmp_path)
     write_atomic(tmp_path / "index" / "later.json", "{}")
     build_index(kb, tmp_path / "index", EXACT)
     assert not (tmp_path / "index" / "later.json").exists()
+
+
+@pytest.mark.parametrize("marker", ["report.json", "pairs.json", "medlink_tagger.json"])
+def test_a_copied_marker_without_medlinks_record_does_not_make_a_folder_replaceable(kb, tmp_path, marker):
+    """A folder whose marker was copied from a real output (or written by an older medlink) and that holds the user's
+    files: no record says medlink wrote them, so the folder is left whole."""
+    from medlink.directories import require_replaceable
+
+    folder = tmp_path / "project"
+    (folder / "data").mkdir(parents=True)
+    (folder / marker).write_text("{}")
+    (folder / "data" / "records.csv").write_text("a,b\n")
+    with pytest.raises(MedlinkError, match=r"holds no record of the files medlink wrote there .*data/records.csv"):
+        require_replaceable(folder, marker, "an output")
+
+
+@pytest.mark.dense
+def test_a_training_output_is_never_the_model_it_trains_from_nor_a_folder_with_a_copied_marker(tmp_path):
+    from medlink.training.run import check_training_output
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "training.json").write_text("{}")
+    with pytest.raises(MedlinkError, match="is the --model this run reads"):
+        check_training_output(model, {"--model": model})
+    (model / "config.json").write_text("{}")  # a folder with a copied training.json and the user's files
+    with pytest.raises(MedlinkError, match=r"holds no record .*config.json"):
+        check_training_output(tmp_path / "model")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from medlink.errors import InputFormatError, MedlinkError
+from medlink.inventory import INVENTORY
 from medlink.kb.build import build_kb
 from medlink.kb.store import KB
 from medlink.training import mine_pairs, read_negatives, read_pairs
@@ -248,7 +249,7 @@ def test_pairs_json_records_counts_parameters_and_kb(composite, tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {name: 0o666 & ~umask for name in (
-        "pairs.train.tsv", "pairs.dev.tsv", "negatives.tsv", "pairs.json")}  # written through temp files, still readable by others
+        "pairs.train.tsv", "pairs.dev.tsv", "negatives.tsv", "pairs.json", INVENTORY)}  # written through temp files, still readable by others
 
 
 # -- comb task ------------------------------------------------------------------------------------
@@ -285,7 +286,7 @@ def test_parse_tasks():
 def test_output_is_written_atomically(composite, tmp_path, monkeypatch):
     mine_pairs(composite, tmp_path, "syn", dev_fraction=0.0, progress=False)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-    assert set(before) == {"pairs.train.tsv", "pairs.dev.tsv", "negatives.tsv", "pairs.json"}
+    assert set(before) == {"pairs.train.tsv", "pairs.dev.tsv", "negatives.tsv", "pairs.json", INVENTORY}
 
     def failing(*args, **kwargs):
         yield "train", ("syn", "a", "b", "X", "X", "synonym", "preferred")

@@ -47,7 +47,7 @@ def test_training_saves_a_model_folder_and_report(kb, mentions, tmp_path):
     assert report.epochs[0]["steps"] >= 2 and report.epochs[0]["loss"] > 0
     assert 0 <= report.epochs[0]["dev_acc@1"] <= 1
     assert (tmp_path / "model" / "model.safetensors").is_file() and not (tmp_path / "model" / "checkpoint").exists()
-    assert not list((tmp_path / "model").glob(".*"))  # the model was staged aside and moved in: nothing left over
+    assert [p.name for p in (tmp_path / "model").glob(".*")] == [".medlink-files.json"]  # staged aside and moved in: nothing left over but its record
     umask = os.umask(0)
     os.umask(umask)
     assert (tmp_path / "model" / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~umask  # readable like any other file, not 0600

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
 from medlink.errors import MedlinkError
-from medlink.inventory import file_checksum, foreign_files, note_written, recorded_files, say_foreign, write_inventory
+from medlink.inventory import INVENTORY, claim, file_checksum, foreign_files, recorded_files, say_foreign, write_inventory
 from medlink.locks import build_once, is_alive, make_parent, output_lock
 
 __all__ = ["atomic_file", "build_once", "clean_stale", "file_checksum", "make_parent", "output_lock", "replace_directory",
@@ -103,11 +103,13 @@ def _staged(final: Path, staging: Path, merge: bool | Iterable[str]) -> Iterator
         yield staging
         if merge is False:
             write_inventory(staging)
-            refuse_foreign(final)  # files a user put there while this was being built
+            if recorded_files(final) is not None:  # files a user put there while this was built (an older folder was judged before)
+                refuse_foreign(final)
             replace_directory(staging, final)
             return
         names = [path.name for path in staging.iterdir()] if merge is True else list(merge)
         for name in names:
+            claim(final / name, directory=(staging / name).is_dir(), create=True)
             os.replace(staging / name, final / name)
         shutil.rmtree(staging)
     except BaseException:
@@ -182,9 +184,12 @@ def refuse_foreign(final: Path, layout: Iterable[str] | None = None) -> None:
     if not final.is_dir():
         return
     own = recorded_files(final)
-    if own is None and layout is None:
-        return  # an older output of a kind with no known layout: its marker is all there is to go by
     foreign = foreign_files(final, own, layout or ())
+    if foreign and own is None and layout is None:
+        raise MedlinkError(f"{final} holds no record of the files medlink wrote there ({INVENTORY}): it was written by an older "
+                           f"medlink, or its marker was copied there, and it holds {len(foreign)} file(s) ({', '.join(foreign[:5])}"
+                           f"{', ...' if len(foreign) > 5 else ''}); it is left as it is: remove the folder yourself, or give --out a "
+                           "new one (nothing was written)")
     if foreign:
         raise MedlinkError(f"{say_foreign(final, foreign)}; it is left as it is: move them elsewhere, or give --out a new "
                            "folder (nothing was written)")
@@ -253,9 +258,9 @@ def replaced_file(final: Path, binary: bool = False) -> Iterator[IO]:
 
 def write_atomic(path: Path, data: str | bytes) -> Path:
     """``data`` to ``path`` through ``atomic_file``; recorded in its folder's inventory, if the folder has one."""
+    claim(Path(path))
     with atomic_file(path, binary=isinstance(data, bytes)) as out:
         out.write(data)
-    note_written(Path(path))
     return Path(path)
 
 

@@ -75,19 +75,37 @@ def write_inventory(folder: Path) -> None:
     (Path(folder) / INVENTORY).write_text(json.dumps(listing, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def note_written(path: Path) -> None:
-    """A file medlink wrote into a folder it had written (a span selector in its tagger's folder): add it to the
-    folder's inventory, so that a rebuild may replace it with the rest."""
+def claim(path: Path, directory: bool = False, create: bool = False) -> None:
+    """Record in its folder's inventory, *before* writing it, that medlink writes ``path`` there (a span selector in its
+    tagger's folder; a checkpoint folder, ``directory``, and all below it): a rebuild may then replace it with the rest,
+    and a kill after the write cannot leave it unrecorded. A folder without an inventory gets one only with ``create``
+    and only if it holds nothing but ``path`` (a folder medlink is starting): never a user's files."""
     path = Path(path)
-    listing_path = path.parent / INVENTORY
+    folder, entry = path.parent, path.name + ("/" if directory else "")
+    listing_path = folder / INVENTORY
     try:
         listing = json.loads(listing_path.read_text(encoding="utf-8"))
-        listing["files"][path.name] = {"size": path.stat().st_size}
+        files = listing["files"]
+        if not isinstance(files, dict):
+            return
+    except FileNotFoundError:
+        if not create or any(not _below(f, entry) for f in (files_below(folder) if folder.is_dir() else [])):
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        listing, files = {"files": {}}, None
     except (OSError, ValueError, RecursionError, KeyError, TypeError):
-        return  # no inventory (a folder of the user's, or an older medlink's): nothing to add to
+        return  # unreadable: the folder is judged without it
+    if files is not None and entry in files:
+        return
+    listing["files"][entry] = {}
     staging = listing_path.with_name(f"{INVENTORY}.{os.getpid()}.tmp")
     staging.write_text(json.dumps(listing, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(staging, listing_path)
+
+
+def _below(relative: str, entry: str) -> bool:
+    """Is the file ``relative`` the inventory's ``entry``, or under it (an entry ending in '/' is a whole folder)?"""
+    return relative == entry or (entry.endswith("/") and relative.startswith(entry))
 
 
 def recorded_files(folder: Path) -> set[str] | None:
@@ -104,7 +122,10 @@ def foreign_files(folder: Path, own: set[str] | None, layout: Iterable[str] = ()
     """Files in ``folder`` that medlink did not write there: neither in ``own`` (the inventory) nor, for a folder
     written before inventories, under one of the ``layout`` names the kind of folder has at its top."""
     tops = set(layout)
-    return [f for f in files_below(folder) if (f not in own if own is not None else f.split("/", 1)[0] not in tops)]
+    if own is None:
+        return [f for f in files_below(folder) if f.split("/", 1)[0] not in tops]
+    folders = tuple(entry for entry in own if entry.endswith("/"))
+    return [f for f in files_below(folder) if f not in own and not f.startswith(folders)]
 
 
 def say_foreign(folder: Path, foreign: list[str]) -> str:

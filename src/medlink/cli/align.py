@@ -165,7 +165,7 @@ def train_aligner_command(
         typer.echo(f"warning: {', '.join(unused)} train{'s' if len(unused) == 1 else ''} the cross-encoder: with --no-cross-encoder "
                    f"{'it does' if len(unused) == 1 else 'they do'} nothing", err=True)
     use_precision(config.precision)
-    check_training_output(out)
+    check_training_output(out, {"--model": model, "--bi-encoder": bi_encoder})
     source_kb, target_kb = open_pair(source, target)
     known = read_gold(gold, source_kb, target_kb)
     from medlink.errors import MedlinkError

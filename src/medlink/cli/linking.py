@@ -147,7 +147,7 @@ def evaluate_command(
     from medlink.linking.index import resolve_index
 
     if out is not None:
-        require_report_folder(out)  # before the evaluation, not after it
+        require_report_folder(out, {"--baseline": baseline})  # before the evaluation, not after it
     use_precision(precision)
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
@@ -232,7 +232,7 @@ def tune_command(
     from medlink.eval import load_dataset
     from medlink.eval.metrics import equivalent_ids_from_kb
     from medlink.directories import require_replaceable_file
-    from medlink.linking.config import is_config_json
+    from medlink.linking.config import is_tuned_config
     from medlink.eval.harness import gold_outside_kb
     from medlink.linking.index import DEFAULT_INDEXES, apply_config, resolve_index
     from medlink.tuning import tune
@@ -246,7 +246,7 @@ def tune_command(
         fail(f"the '{index}' index is rebuilt from its preset whenever its config differs: write the choice with --out CONFIG "
              "and build your own index with it (medlink index build --config CONFIG)")
     if out is not None:
-        require_replaceable_file(out, "a medlink config (JSON with 'generators')", is_config_json)
+        require_replaceable_file(out, "a config 'medlink tune' wrote (JSON with 'generators' and 'tuned')", is_tuned_config)
     if cross_fit < 0 or cross_fit == 1:
         fail(f"--cross-fit takes a number of folds, at least 2 (or 0 for dev alone), not {cross_fit}")
     if cross_fit and "calibration" not in searches:

@@ -84,10 +84,10 @@ def is_errors_file(path: Path) -> bool:
     try:
         with open(path, encoding="utf-8") as stream:
             first = stream.readline(1 << 16)
-        record = json.loads(first) if first.strip() else {}
+        record = json.loads(first) if first else {}  # an empty file; a blank first line is not medlink's
     except (OSError, ValueError, RecursionError):
         return False
-    return isinstance(record, dict) and (not record or {"measure", "kind", "doc_id", "ids"} <= set(record))
+    return isinstance(record, dict) and (not first or {"measure", "kind", "doc_id", "ids"} <= set(record))
 
 
 def spec_format(spec: str) -> str | None:

@@ -83,7 +83,7 @@ def train_bi_encoder_command(
         "precision": ("no_bf16", "fp32") if no_bf16 else ("precision", precision or os.environ.get(ENV) or "auto"), "max_steps_per_epoch": ("max_steps", max_steps),
         "dev_pool": ("dev_pool_size", dev_pool_size), "pooling": ("pooling", pooling)})
     use_precision(config.precision)
-    check_training_output(out)  # before any data is read
+    check_training_output(out, {"--model": model})  # before any data is read
     store = open_kb(kb)
     if not train and pairs is None:
         fail("nothing to train on: give --train FORMAT:PATH (annotated mentions) and/or --pairs DIR (KB pairs)")
@@ -152,7 +152,7 @@ def train_cross_encoder_command(
         fail(f"--context needs PubTator documents ({DOCUMENTS}:PATH) for --train and --dev: {', '.join(without_text)} "
              "give(s) mentions without the text around them; train without --context, or give PubTator files")
     use_precision(config.precision)
-    check_training_output(out)
+    check_training_output(out, {"--model": model, "--candidates-model": candidates_model})
     store = open_kb(kb)
     mentions = cross_mentions(store, train, "--train", config.context)
     if not mentions:

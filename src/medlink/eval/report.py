@@ -14,6 +14,7 @@ from typing import Any
 
 from medlink.eval.intervals import REPLICATES, percent_range, signed_points
 from medlink.directories import json_has_keys, require_replaceable, staged_directory, write_atomic
+from medlink.errors import MedlinkError
 
 DEFAULT_COLUMNS = ("n", "acc@1", "acc@5", "mrr", "recall@64", "nrecall@1")
 
@@ -162,8 +163,12 @@ def is_report_json(path: Path) -> bool:
     return json_has_keys(path, ("subpopulations", "timing", "meta"))
 
 
-def require_report_folder(out: Path) -> None:
-    """--out must be new, empty or an earlier report folder (checked before the evaluation runs)."""
+def require_report_folder(out: Path, inputs: dict[str, Path | None] | None = None) -> None:
+    """--out must be new, empty or an earlier report folder, and none of the run's ``inputs`` (option -> folder read,
+    such as --baseline); checked before the evaluation runs."""
+    for option, path in (inputs or {}).items():
+        if path is not None and Path(path).exists() and Path(out).exists() and Path(path).resolve() == Path(out).resolve():
+            raise MedlinkError(f"--out {out} is the {option} this run reads; write the report to another folder (nothing was written)")
     require_replaceable(out, REPORT, "an eval report folder", is_report_json)
 
 

@@ -128,9 +128,10 @@ def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT, model: str 
     })
 
 
-def is_config_json(path: Path) -> bool:
-    """Is this file an index config (a JSON object with 'generators')? What 'medlink tune --out' may replace."""
-    return json_has_keys(path, ("generators",))
+def is_tuned_config(path: Path) -> bool:
+    """Did 'medlink tune --out' write this file (a config with its 'tuned' record)? Only such a file may it replace: a
+    config written by hand has no record of a search."""
+    return json_has_keys(path, ("generators", "tuned"))
 
 
 # recipes a user can name instead of a config file (``medlink index build --config default-dense``), for any KB

@@ -23,6 +23,7 @@ from typing import IO, Callable, Iterable, Iterator
 import numpy as np
 
 from medlink.directories import atomic_file, json_has_keys, output_lock, require_replaceable, staged_directory
+from medlink.inventory import claim
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.training.pairs_graph import CROSS, ConceptTable, graph_pairs, negative_rows
@@ -220,6 +221,7 @@ def mine_pairs(
         notes=[note for s in stats.values() for note in s.notes],
     )
     report.seconds = round(time.perf_counter() - started, 3)
+    claim(out / "pairs.json", create=True)
     with atomic_file(out / "pairs.json") as handle:
         json.dump(report.to_json(), handle, indent=2)
         handle.write("\n")

@@ -19,7 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from medlink.directories import is_staging, output_lock, refuse_symlink, staged_directory, write_atomic
+from medlink.directories import is_staging, output_lock, refuse_foreign, refuse_symlink, staged_directory, write_atomic
+from medlink.inventory import claim
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.progress import bar as progress_bar
@@ -43,6 +44,7 @@ def atomic_checkpoint(model, optimizer, scheduler, state: dict, out: Path) -> No
     checkpoint on and ends with other weights than the same run uninterrupted."""
     import torch
 
+    claim(out / CHECKPOINT, directory=True, create=True)  # first: a kill after the swap cannot leave it unrecorded
     # on failure the previous checkpoint stays the one to resume from
     with staged_directory(out / CHECKPOINT, staging=out / f".{CHECKPOINT}.tmp") as temporary:
         model.save(temporary)
@@ -69,19 +71,25 @@ def check_training_numbers(learning_rate: float, warmup: float, checkpoint_every
             raise MedlinkError(f"{name} (--{name.replace('_', '-')}) must be > 0, not {value}")
 
 
-def check_training_output(out: Path) -> None:
+def check_training_output(out: Path, inputs: dict[str, Path | str | None] | None = None) -> None:
     """``out`` must be new, empty (but for a killed run's staging folders), or an earlier training output (a model
-    with training.json, a checkpoint, or an aligner medlink wrote): a mistyped ``--out`` must not scatter model files
-    into someone's folder."""
+    with training.json, a checkpoint, or an aligner medlink wrote) holding nothing medlink did not write there; and none
+    of the run's ``inputs`` (option -> model folder it reads): a mistyped ``--out`` must not scatter model files into
+    someone's folder, nor overwrite the model being trained from."""
     refuse_symlink(out)
     if out.exists() and not out.is_dir():
         raise MedlinkError(f"--out {out} is a file; give a folder for the model (nothing was written)")
+    for option, path in (inputs or {}).items():
+        if path is not None and Path(path).exists() and Path(path).resolve() == out.resolve():
+            raise MedlinkError(f"--out {out} is the {option} this run reads; write the new model to another folder (nothing was written)")
     from medlink.align.scoring import is_aligner_folder
 
     earlier_output = (out / "training.json").is_file() or (out / CHECKPOINT).is_dir() or is_aligner_folder(out)  # a calibration-only aligner
     if out.is_dir() and not earlier_output and any(not is_staging(path.name) for path in out.iterdir()):
         raise MedlinkError(f"--out {out} is a folder that holds no earlier training output (no training.json or checkpoint/); "
-                           "it is left as it is: give a new or empty folder")
+                           "it is left as it is: give a new or empty folder (nothing was written)")
+    if earlier_output:
+        refuse_foreign(out)
 
 
 class TrainingRun:
