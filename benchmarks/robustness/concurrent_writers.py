@@ -1,13 +1,14 @@
 """Two runs of one command to one output at once: the second must be refused, naming the first, and the first must
 finish with a complete artefact.
 
-    python benchmarks/robustness/concurrent_writers.py [--trials 20] [--only NAME]
+    python benchmarks/robustness/concurrent_writers.py [--trials 20] [--only NAME | --commands A,B]
 
 Each command first runs to completion once (an earlier artefact at the output, as users have). Each trial starts it
 again, waits until its writer's lock appears beside the output (it has started), starts the same command a second time,
 and records how the second ended and how long it took; then waits for the first and checks what it left. The commands
 and data are kill_trials.py's (MEDIC KB and index builds, bi-encoder training on the test fixtures, annotate --out to
-three formats, align --out). ``--only`` runs the commands whose name holds NAME (nothing is published).
+three formats, align --out). ``--only`` runs the commands whose name holds NAME (nothing is published); ``--commands
+A,B`` runs and publishes those whose names hold A or B.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--only", default=None, help="Run only the commands whose name holds this (nothing is published).")
+    parser.add_argument("--commands", default=None, help="Comma-separated parts of command names: run and publish only those.")
     args = parser.parse_args()
     medic = SHARED_DATA / "medic" / "medic_06Jul2012.txt"
     results: dict[str, dict] = {}
@@ -78,7 +80,7 @@ def main() -> None:
         work = Path(root)
         for name, (command, check, out, _resume, _single_file) in commands(work, medic).items():
             subprocess.run(command, check=True, capture_output=True)  # an earlier artefact, and what later commands read
-            if args.only and args.only not in name:
+            if args.only and args.only not in name or args.commands and not any(p in name for p in args.commands.split(",")):
                 continue
             outcomes: collections.Counter = collections.Counter()
             refusal_seconds = []
