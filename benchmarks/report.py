@@ -36,7 +36,7 @@ ROOT = HERE.parent
 RESULTS, NOTES, OUT = HERE / "results", HERE / "notes.md", ROOT / "BENCHMARKS.md"
 FLAGS = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_bf16": "AVX512-BF16", "amx_bf16": "AMX"}
 PROVENANCE = ["CPU", "command", "commit", "results"]
-LINE_BUDGET = 684  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16); session 23: default-dense's strip, its cost and saving, and the first use before it (+12); the documents benchmark on the AVX2-only CPU and the dictionary pipeline's speed in each other run's line (+8); TF-IDF's exact rescoring of 4 x its shortlist (+12) and its noise note (+2); session 24: the words stage's table and probe (+15), the cross-fitted and memory-only probabilities' rows and columns (+2), the default index's load time note (+1), less the AVX2-only documents line the main table replaced (-6); session 25: the 3-layer tagger's documents run (+6), each other tagger's speed without the bi-encoder (+1), the alignment run on the AVX2-only CPU and its speed rows beside the AVX-512 ones (+13); session 26: the 3-layer aligner's run and its speed beside the 6-layer one's on the AVX2-only CPU (+10, less the reruns' rows the main table already shows); session 27: BM25's spelling correction, a default-config decision, with its probe (+14); session 28: the completion stage and its probe in one table with the other lexical options (the three tables merged), and the calibration stage's cost on the default index (+4); session 30: the words stage's plain forms, their rows and probe (+13), the DO -> ICD-10-CM runs over ICD-10-CM with its Includes notes (+19); session 31: the aligner's bi-encoder without the episode of care (its seeds at two depths, the same-session baseline, the depths run and seven speed rows: +38); session 32: the dictionary finder's run-to-run spread at scale (+1), the signed names' sentence (+6); session 33: the assertion-status table beside negspaCy and medspaCy, its cost in annotate the second writer's held-out rows and the default annotator end to end on them, and the benchmark's figures before the session's last changes (+28); session 34: the assertion table's notes and heldout2 splits (six rows, their sentence) and the documents rows at the session's finder (+11); session 36: the aligner without its bi-encoder, its run and its three speed rows (+11); session 37: the NIL table's spread over pruning seeds, its column's definition (+2) and the notes' longer NIL line (+2)
+LINE_BUDGET = 690  # was 250; then probabilities and NIL, the pairwise ranker, alignment (three tables), the robustness and documents rows of session 11, default-dense first use and warm start on AVX2 (session 12), the alignment gold-staleness line, the train + dev tagger row; the alignment ablation of session 13 (bi-encoder candidates, logistic vs boosted-tree calibration, both targets: +22); session 20: the KB-fitted probabilities trial and the alignment predicates (+16); session 23: default-dense's strip, its cost and saving, and the first use before it (+12); the documents benchmark on the AVX2-only CPU and the dictionary pipeline's speed in each other run's line (+8); TF-IDF's exact rescoring of 4 x its shortlist (+12) and its noise note (+2); session 24: the words stage's table and probe (+15), the cross-fitted and memory-only probabilities' rows and columns (+2), the default index's load time note (+1), less the AVX2-only documents line the main table replaced (-6); session 25: the 3-layer tagger's documents run (+6), each other tagger's speed without the bi-encoder (+1), the alignment run on the AVX2-only CPU and its speed rows beside the AVX-512 ones (+13); session 26: the 3-layer aligner's run and its speed beside the 6-layer one's on the AVX2-only CPU (+10, less the reruns' rows the main table already shows); session 27: BM25's spelling correction, a default-config decision, with its probe (+14); session 28: the completion stage and its probe in one table with the other lexical options (the three tables merged), and the calibration stage's cost on the default index (+4); session 30: the words stage's plain forms, their rows and probe (+13), the DO -> ICD-10-CM runs over ICD-10-CM with its Includes notes (+19); session 31: the aligner's bi-encoder without the episode of care (its seeds at two depths, the same-session baseline, the depths run and seven speed rows: +38); session 32: the dictionary finder's run-to-run spread at scale (+1), the signed names' sentence (+6); session 33: the assertion-status table beside negspaCy and medspaCy, its cost in annotate the second writer's held-out rows and the default annotator end to end on them, and the benchmark's figures before the session's last changes (+28); session 34: the assertion table's notes and heldout2 splits (six rows, their sentence) and the documents rows at the session's finder (+11); session 36: the aligner without its bi-encoder, its run and its three speed rows (+11); session 37: the NIL table's spread over pruning seeds, its column's definition (+2) and the notes' longer NIL line (+2)
 NUMERIC = re.compile(r"^[\d,.]+([-/][\d,.]+)?(%| |$)")  # a right-aligned cell: 0.9177, 1,751, 3.6 min, 98.6%, 15 of 500
 
 # A results file's kind, by the keys its script writes (first match wins).
@@ -62,7 +62,8 @@ KINDS = {
     "rerank": lambda d: "tuning" in d,
     "training": lambda d: "folds" in d and "recipe" in d,
     "dense_linking": lambda d: any("model" in r and "variant" in r for r in d.get("rows", [])),
-    "robustness": lambda d: "by_reader" in d or "by_format" in d or "by_index" in d or "trials_per_command" in d or "throughput_ratio" in d,
+    "robustness": lambda d: ("by_reader" in d or "by_format" in d or "by_index" in d or "trials_per_command" in d or "throughput_ratio" in d
+                             or "by_case" in d or ("by_label" in d and "annotate" in d)),
     "json_scorer": lambda d: "independent_acc@1" in d,
     **DOCUMENT_KINDS,
     **CALIBRATION_KINDS,
@@ -564,12 +565,27 @@ def robustness(runs, scorers) -> list[str]:
         if "throughput_ratio" in d:
             rows.append(long_document_row(d))
             continue
+        if "by_label" in d:
+            rows.append(windowed_document_row(d))
+            continue
         if "by_reader" in d:
             what, outcomes = f"{d['cases']:,} damaged KB files ({len(d['by_reader'])} readers)", d["total"]
         elif "by_format" in d:
             what, outcomes = f"{d['cases']:,} damaged document files ({', '.join(d['by_format'])}; read as `medlink annotate --input` does)", d["total"]
         elif "by_index" in d:
             what, outcomes = f"{d['cases']:,} damaged index files ({', '.join(d['by_index'])})", d["total"]
+        elif "by_case" in d:
+            what = (f"{d['cases']:,} outputs pointed at the run's inputs, users' files and folders, copied markers, a real output "
+                    f"holding the user's notes, symlinks and the command's own earlier output ({len(d['by_command'])} commands)")
+            outcomes = d["total"]
+        elif "by_command" in d:
+            what = (f"two runs of one command to one output at once, {d['trials_per_command']} trials per command "
+                    f"({', '.join(d['by_command'])}; median seconds to the refusal: "
+                    + ", ".join(str(r["median_seconds_to_refusal"]) for r in d["by_command"].values()) + ")")
+            outcomes = {}
+            for result in d["by_command"].values():
+                for outcome, n in result["outcomes"].items():
+                    outcomes[outcome] = outcomes.get(outcome, 0) + n
         else:
             what = f"kill -9 at a random moment, {d['trials_per_command']} trials per command ({', '.join(d['outcomes'])})"
             outcomes = {}
@@ -582,7 +598,22 @@ def robustness(runs, scorers) -> list[str]:
                      f"Acc@1 {acc(d['independent_acc@1'])} vs {acc(d['eval_acc@1'])} ({d['difference_points']:.2f} points apart)", *provenance(d)])
     return ["## Robustness and consistency", "",
             "Tracebacks, hangs, broken or partial artefacts, staging files left after a rerun, refusals naming no file (documents: "
-            "no line), changes from a BOM, CRLF or CR-only line endings, records dropped without a count: none occurred.", "", *table(["what", "outcomes", *PROVENANCE], rows)]
+            "no line), changes from a BOM, CRLF or CR-only line endings, records dropped without a count, control characters "
+            "stored in a KB, damaged index files used: none occurred. Users' files lost and second writers not refused: as "
+            "each row says.", "", *table(["what", "outcomes", *PROVENANCE], rows)]
+
+
+def windowed_document_row(d: dict) -> list[str]:
+    """One long document annotated before and after windowing: seconds and peak RSS per size, as one row."""
+    runs = {label: {(r["corpus"], r["mb"]): r for r in run["rows"]} for label, run in d["by_label"].items()}
+    labels = list(runs)
+    cells = []
+    for key in runs[labels[-1]]:
+        shown = [f"{secs(runs[label][key]['seconds'])}, {runs[label][key]['peak_rss_mb']:,} MB" for label in labels if key in runs[label]]
+        cells.append(f"{key[0]} {key[1]} MB: " + " -> ".join(shown))
+    commits = ", ".join(f"{label} {run['commit']}" for label, run in d["by_label"].items())
+    return [f"one long document, {' -> '.join(labels)} ({commits}), seconds and peak RSS ({d['index']}; dense: mentions only)",
+            "; ".join(cells), *provenance({**d, "command": d["by_label"][labels[-1]]["command"]})]
 
 
 def long_document_row(d: dict) -> list[str]:
