@@ -312,3 +312,29 @@ def test_a_training_output_is_never_the_model_it_trains_from_nor_a_folder_with_a
     (model / "config.json").write_text("{}")  # a folder with a copied training.json and the user's files
     with pytest.raises(MedlinkError, match=r"holds no record .*config.json"):
         check_training_output(tmp_path / "model")
+
+
+def test_eval_tune_and_score_outputs_have_one_writer(kb, tmp_path):
+    from tests.test_cli_kb import medlink
+
+    build_index(kb, tmp_path / "index", EXACT)
+    dataset = f"biosyn:{FIXTURES / 'eval' / 'biosyn_processed'}"
+    gold = FIXTURES / "eval" / "pubtator_small.txt"
+    runs = {tmp_path / "report": ["eval", "--index", tmp_path / "index", "--dataset", dataset, "--out", tmp_path / "report"],
+            tmp_path / "index": ["tune", "--index", tmp_path / "index", "--dev", dataset, "--apply"],
+            tmp_path / "errors.jsonl": ["score", "--gold", gold, "--predicted", gold, "--errors", tmp_path / "errors.jsonl"]}
+    for output, command in runs.items():
+        with another_writer(output):
+            refused = medlink(*command, check=False)
+        assert refused.returncode == 2 and "is writing" in refused.stderr, (command, refused.stderr)
+        medlink(*command)  # the first writer gone: it runs
+
+
+def test_a_folder_holding_only_a_copied_manifest_is_not_an_index(kb, tmp_path):
+    build_index(kb, tmp_path / "index", EXACT)
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(tmp_path / "index" / "manifest.json", project / "manifest.json")
+    with pytest.raises(MedlinkError, match="holds only a manifest.json"):
+        build_index(kb, project, EXACT)
+    assert [p.name for p in project.iterdir()] == ["manifest.json"]

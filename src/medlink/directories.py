@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
 from medlink.errors import MedlinkError
-from medlink.inventory import INVENTORY, claim, file_checksum, foreign_files, recorded_files, say_foreign, write_inventory
+from medlink.inventory import INVENTORY, claim, file_checksum, files_below, foreign_files, recorded_files, say_foreign, write_inventory
 from medlink.locks import build_once, is_alive, make_parent, output_lock
 
 __all__ = ["atomic_file", "build_once", "clean_stale", "file_checksum", "make_parent", "output_lock", "replace_directory",
@@ -172,6 +172,8 @@ def require_replaceable(final: Path, marker: str, what: str, signed: Callable[[P
         why = f"no {marker}"
     elif signed is not None and not signed(final / marker):
         why = f"its {marker} was not written by medlink"
+    elif recorded_files(final) is None and files_below(final) == [marker]:
+        why = f"it holds only a {marker}, with no record of medlink writing it there: a copy, or what is left of one"
     else:
         refuse_foreign(final, layout)
         return

@@ -135,19 +135,33 @@ def say_foreign(folder: Path, foreign: list[str]) -> str:
 
 def check_files(folder: Path, recorded: Mapping[str, Mapping], full: bool = False) -> None:
     """Refuse, naming the file, any recorded file that is missing, of another size, or of another checksum: CRC-32 for
-    files up to ``SMALL_FILE``; with ``full``, sha256 for every file."""
+    files up to ``SMALL_FILE`` (sha256 where no CRC-32 was recorded); with ``full``, sha256 for every file, and every
+    damaged file named, not only the first."""
     folder = Path(folder)
+    damaged = []
     for relative, facts in sorted(recorded.items()):
-        path = folder / relative
-        if not isinstance(facts, Mapping) or not isinstance(facts.get("size"), int):
-            raise MedlinkError(f"{folder}: its record of {relative} is damaged; rebuild it")
         try:
-            size = path.stat().st_size
-        except OSError as error:
-            raise DamagedFileError(path, FileNotFoundError("missing: the index was built with it")) from error
-        if size != facts["size"]:
-            raise DamagedFileError(path, ValueError(f"{size:,} bytes, written with {facts['size']:,}"))
-        if full or size <= SMALL_FILE:
-            kind = "sha256" if full else "crc32"
-            if facts.get(kind) and _checksums(path, sha256=full)[kind] != facts[kind]:
-                raise DamagedFileError(path, ValueError(f"its content changed since it was written ({kind} checksum differs)"))
+            _check_file(folder, relative, facts, full)
+        except DamagedFileError as error:
+            if not full:
+                raise
+            damaged.append(error)
+    if len(damaged) == 1:
+        raise damaged[0]
+    if damaged:
+        raise MedlinkError(f"{folder}: {len(damaged)} damaged files:\n" + "\n".join(f"  {error}" for error in damaged))
+
+
+def _check_file(folder: Path, relative: str, facts: Mapping, full: bool) -> None:
+    path = folder / relative
+    if not isinstance(facts, Mapping) or not isinstance(facts.get("size"), int):
+        raise MedlinkError(f"{folder}: its record of {relative} is damaged; rebuild it")
+    if not path.is_file():
+        raise DamagedFileError(path, FileNotFoundError("missing (or not a file): the index was built with it"))
+    size = path.stat().st_size
+    if size != facts["size"]:
+        raise DamagedFileError(path, ValueError(f"{size:,} bytes, written with {facts['size']:,}"))
+    if full or size <= SMALL_FILE:
+        kind = "sha256" if full or not facts.get("crc32") else "crc32"
+        if facts.get(kind) and _checksums(path, sha256=kind == "sha256")[kind] != facts[kind]:
+            raise DamagedFileError(path, ValueError(f"its content changed since it was written ({kind} checksum differs)"))

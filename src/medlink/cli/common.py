@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import re
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Optional
 
@@ -115,3 +117,15 @@ def index_and_kb(directory: Path, kb: Optional[str]):
             raise MedlinkError(f"the KB this index was built from ({recorded}) is not there; give it with --kb (evaluation needs its ids)")
     store = KB.open(kb or recorded)
     return store, Linker.load(directory, store)  # a --kb other than the index's is refused here
+
+
+_HELD_LOCKS = ExitStack()
+atexit.register(_HELD_LOCKS.close)
+
+
+def hold_writer_lock(output: Path) -> None:
+    """Hold the writer's lock on ``output`` from now until the process ends: a second run writing it is refused at
+    once, naming this one (``medlink.locks``)."""
+    from medlink.locks import output_lock
+
+    _HELD_LOCKS.enter_context(output_lock(Path(output)))

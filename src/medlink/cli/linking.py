@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, fail, index_and_kb, new_app, quiet_option, quiet_phases, use_precision
+from medlink.cli.common import PRECISION_HELP, fail, hold_writer_lock, index_and_kb, new_app, quiet_option, quiet_phases, use_precision
 
 app = new_app()  # its commands join the main app's top level
 NIL_HELP = ("Link a mention only when its first candidate's probability (after any backoff) reaches this (0-1); under it the mention is NIL, "
@@ -148,6 +148,7 @@ def evaluate_command(
 
     if out is not None:
         require_report_folder(out, {"--baseline": baseline})  # before the evaluation, not after it
+        hold_writer_lock(out)
     use_precision(precision)
     directory = resolve_index(index)
     store, linker = index_and_kb(directory, kb)
@@ -247,6 +248,9 @@ def tune_command(
              "and build your own index with it (medlink index build --config CONFIG)")
     if out is not None:
         require_replaceable_file(out, "a config 'medlink tune' wrote (JSON with 'generators' and 'tuned')", is_tuned_config)
+        hold_writer_lock(out)
+    if apply:
+        hold_writer_lock(Path(index))  # the index's own writer: an 'index build' to it, or another tune --apply
     if cross_fit < 0 or cross_fit == 1:
         fail(f"--cross-fit takes a number of folds, at least 2 (or 0 for dev alone), not {cross_fit}")
     if cross_fit and "calibration" not in searches:

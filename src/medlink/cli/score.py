@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from medlink.cli.common import fail, new_app
+from medlink.cli.common import fail, hold_writer_lock, new_app
 from medlink.eval.intervals import REPLICATES, percent_range, signed_points
 
 app = new_app()
@@ -47,6 +47,7 @@ def score(
 
         inputs = [spec_path(spec) for spec in (gold, predicted, baseline) if spec] + ([Path(kb)] if kb else [])
         require_replaceable_file(errors, "an --errors file of 'medlink score'", is_errors_file, inputs)
+        hold_writer_lock(errors)
     policy = NamedSkips(skip_invalid=skip_invalid)
     gold_documents, predicted_documents = read_side(gold, "--gold", policy), read_side(predicted, "--predicted", policy)
     if not gold_documents:
