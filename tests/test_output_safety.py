@@ -338,3 +338,13 @@ def test_a_folder_holding_only_a_copied_manifest_is_not_an_index(kb, tmp_path):
     with pytest.raises(MedlinkError, match="holds only a manifest.json"):
         build_index(kb, project, EXACT)
     assert [p.name for p in project.iterdir()] == ["manifest.json"]
+
+
+def test_a_file_the_user_edited_inside_an_output_is_not_replaced(kb, tmp_path):
+    index = tmp_path / "index"
+    build_index(kb, index, EXACT)
+    with open(index / "concept_names.txt", "a") as names:
+        names.write("my note\n")
+    with pytest.raises(MedlinkError, match=r"changed size since \(concept_names.txt\)"):
+        build_index(kb, index, EXACT)
+    assert (index / "concept_names.txt").read_text().endswith("my note\n")

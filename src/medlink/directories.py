@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
 from medlink.errors import MedlinkError
-from medlink.inventory import INVENTORY, claim, file_checksum, files_below, foreign_files, recorded_files, say_foreign, write_inventory
+from medlink.inventory import INVENTORY, changed_files, claim, file_checksum, files_below, foreign_files, recorded_files, say_foreign, write_inventory
 from medlink.locks import build_once, is_alive, make_parent, output_lock
 
 __all__ = ["atomic_file", "build_once", "clean_stale", "file_checksum", "make_parent", "output_lock", "replace_directory",
@@ -195,6 +195,11 @@ def refuse_foreign(final: Path, layout: Iterable[str] | None = None) -> None:
     if foreign:
         raise MedlinkError(f"{say_foreign(final, foreign)}; it is left as it is: move them elsewhere, or give --out a new "
                            "folder (nothing was written)")
+    changed = changed_files(final)
+    if changed:
+        raise MedlinkError(f"{final}: {len(changed)} file(s) medlink wrote there changed size since ({', '.join(changed[:5])}"
+                           f"{', ...' if len(changed) > 5 else ''}): your edits, or damage; it is left as it is: keep what you want "
+                           "elsewhere and remove the folder, or give --out a new one (nothing was written)")
 
 
 def require_replaceable_file(final: Path, what: str, signed: Callable[[Path], bool], sources: Iterable[Path] = ()) -> None:

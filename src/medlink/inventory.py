@@ -95,9 +95,9 @@ def claim(path: Path, directory: bool = False, create: bool = False) -> None:
         listing, files = {"files": {}}, None
     except (OSError, ValueError, RecursionError, KeyError, TypeError):
         return  # unreadable: the folder is judged without it
-    if files is not None and entry in files:
+    if files is not None and files.get(entry) == {}:
         return
-    listing["files"][entry] = {}
+    listing["files"][entry] = {}  # rewritten: its size is no longer the one recorded
     staging = listing_path.with_name(f"{INVENTORY}.{os.getpid()}.tmp")
     staging.write_text(json.dumps(listing, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(staging, listing_path)
@@ -116,6 +116,16 @@ def recorded_files(folder: Path) -> set[str] | None:
         return None
     files = listing.get("files") if isinstance(listing, dict) else None
     return set(files) if isinstance(files, (dict, list)) else None
+
+
+def changed_files(folder: Path) -> list[str]:
+    """Files medlink recorded writing in ``folder`` whose size is no longer the one recorded: edited since (or damaged)."""
+    try:
+        files = json.loads((Path(folder) / INVENTORY).read_text(encoding="utf-8"))["files"]
+        return sorted(name for name, facts in files.items() if isinstance(facts, dict) and isinstance(facts.get("size"), int)
+                      and (Path(folder) / name).is_file() and (Path(folder) / name).stat().st_size != facts["size"])
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
+        return []
 
 
 def foreign_files(folder: Path, own: set[str] | None, layout: Iterable[str] = ()) -> list[str]:
