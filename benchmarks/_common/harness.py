@@ -155,7 +155,9 @@ def machine() -> dict:
 
 def command_line(script: str, arguments: list[str] | None = None) -> str:
     """How a result's command is recorded: ``python benchmarks/SUITE/SCRIPT.py ARGS``, the script relative to the repository."""
-    return " ".join(["python", str(Path(script).resolve().relative_to(ROOT)), *(arguments or [])])
+    import shlex
+
+    return " ".join(["python", str(Path(script).resolve().relative_to(ROOT)), *map(shlex.quote, arguments or [])])
 
 
 def write_results(name: str, payload: dict) -> Path:
