@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
 from medlink import core
-from medlink.corpora.bioc_format import read_bioc, read_bioc_json, write_bioc, write_bioc_json
+from medlink.corpora.bioc_format import read_bioc, read_bioc_json
+from medlink.corpora.bioc_writing import write_bioc, write_bioc_json
 from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, has_lone_surrogate, is_int, json_lines, json_text,
                                          open_source, open_text_target, passage_problem, report_overlaps, size_problem, source_lines,
                                          source_name, too_long, unknown_keys)

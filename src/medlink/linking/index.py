@@ -37,7 +37,7 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
     threshold included) on pseudo-mentions drawn from the KB, unless the config brings a calibration of its own or the
     KB is too small to draw them from; ``"memory"`` on the memory's own mentions, cross-fitted (``linking.cross_fit``);
     ``medlink tune --calibrate`` re-fits them on dev data. ``finder_skip``: concepts
-    whose subtrees the mention finder leaves out (``linker.finder_skipped``)."""
+    whose subtrees the mention finder leaves out (``linking.kb_inputs.finder_skipped``)."""
     if calibrate not in CALIBRATE:
         raise MedlinkError(f"--calibrate must be one of {', '.join(CALIBRATE)}, not {calibrate!r}")
     # before the (long) build, not after it; and one writer from the start: a second build to the same folder is refused now

@@ -22,6 +22,7 @@ from medlink.linking.calibration import check_calibration
 from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
 from medlink.inventory import describe_files
 from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
+from medlink.linking.kb_inputs import alt_ids_of, descriptions_of, finder_skipped
 from medlink.linking.memory import MemoryEntries
 from medlink.progress import phase
 from medlink.rerank.base import LinkerParts, Reranker, build_reranker, load_reranker, reads_context, reranker_class
@@ -48,41 +49,6 @@ def _table_sources(config: LinkerConfig, has_memory: bool) -> dict[str, str]:
             source = "kb"
         chosen[generator.name] = source
     return chosen
-
-
-def _descriptions(kb: KB, position: dict[str, int]) -> dict[int, tuple[list[str], str | None]]:
-    """Concept position -> (types, definition), for generators that embed more than the name."""
-    return {position[cid]: (types, definition) for cid, types, definition in kb.iter_descriptions() if types or definition}
-
-
-def _alt_ids(kb: KB) -> dict[str, list[str]]:
-    """Concept id -> its other ids (MEDIC's MeSH id beside an OMIM one), in the KB's order; replaced ids are not listed."""
-    alt: dict[str, list[str]] = {}
-    for alias, concept_id, reason in kb.iter_id_aliases():
-        if reason != "replaced":
-            ids = alt.setdefault(concept_id, [])
-            if alias not in ids:  # HPO lists some alt ids twice
-                ids.append(alias)
-    return alt
-
-
-def finder_skipped(kb: KB, roots: Sequence[str]) -> set[str]:
-    """``roots`` and every concept under them (is_a, transitively): concepts that qualify a finding rather than name one
-    (HPO's Clinical modifier: "Mild", "Left", "Acute onset"; SNOMED CT's qualifier values), which the mention finder
-    must not report in running text; they are still linked when given as mention strings."""
-    out: set[str] = set()
-    frontier = []
-    for root in roots:
-        resolved = kb.resolve(root)
-        if resolved is None:
-            raise MedlinkError(f"--finder-skip {root}: no such concept in {kb.path}")
-        frontier.append(resolved)
-    while frontier:
-        concept = frontier.pop()
-        if concept not in out:
-            out.add(concept)
-            frontier.extend(kb.children(concept))
-    return out
 
 
 def is_text(text: str) -> bool:
@@ -162,7 +128,7 @@ class Linker:
 
         with phase(f"index: name tables of {len(concept_ids):,} concepts"):
             tables = {source: NameTable.build(entries(source), position, kb.normalize) for source in sorted(set(sources.values()))}
-        descriptions = _descriptions(kb, position) if any(g.params.get("text", "name") != "name" for g in config.generators) else None
+        descriptions = descriptions_of(kb, position) if any(g.params.get("text", "name") != "name" for g in config.generators) else None
         generators = {}
         for generator in config.generators:
             if generator.name in sources:
@@ -172,7 +138,7 @@ class Linker:
         manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
         manifest["tables"] = sources
         check_calibration(config.to_dict(), kb.checksum, "config", manifest["memory"])
-        linker = cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory, _alt_ids(kb))
+        linker = cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory, alt_ids_of(kb))
         parts = linker.parts([(kb.normalize(text), concept) for text, concept in memory.pairs] if has_memory else [], lambda: entity_texts(kb))
         for settings in config.rerankers:
             with phase(f"index: {settings['type']} reranker"):
@@ -241,7 +207,7 @@ class Linker:
         if (directory / layout.ALT_IDS).is_file():
             alt_ids = {row[0]: row[1:] for row in (line.split("\t") for line in read_lines(directory / layout.ALT_IDS)) if len(row) > 1}
         else:  # a version-2 index: its KB knows them
-            alt_ids = _alt_ids(kb) if kb is not None else {}
+            alt_ids = alt_ids_of(kb) if kb is not None else {}
         linker = cls(config, normalizer, concept_ids, concept_names, tables, generators, manifest, alt_ids=alt_ids)
         linker.directory = directory
         parts = linker.parts()

@@ -19,9 +19,10 @@ ones reading the document whole gives: a cut falls only where no step reads acro
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from medlink.core import READ_AS, Annotation, Document, LinkResult, Mention
-from medlink.linking.annotator import Annotator, short_form_definitions, with_defined_short_forms
+from medlink.linking.short_forms import short_form_definitions, with_defined_short_forms
 from medlink.linking.consistency import propagated
 from medlink.progress import bar
 from medlink.text.abbreviations import find_abbreviations
@@ -34,8 +35,9 @@ REACH = 300  # characters either side of a cut read to see whether a step reads 
 _PAST_ANY_WINDOW = 1 << 62  # where the propagation seeds lie: after every window's text, so they overlap no occurrence
 
 
-def annotate_windowed(annotator: Annotator, document: Document, progress: bool = False) -> Document:
-    """``document`` with its annotations replaced by the linked spans found in it, read a window at a time."""
+def annotate_windowed(annotator: Any, document: Document, progress: bool = False) -> Document:
+    """``document`` with its annotations replaced by the linked spans found in it, read a window at a time.
+    ``annotator``: a ``linking.annotator.Annotator`` (typed loosely: that module imports this one)."""
     options, text = annotator.options, document.text
     bounds = window_bounds(text, options.window, lambda at: can_cut(annotator, document, text, at))
     shown = progress and len(text) > PROGRESS_CHARS
@@ -86,7 +88,7 @@ def annotate_windowed(annotator: Annotator, document: Document, progress: bool =
     return replace(document, annotations=annotations)
 
 
-def can_cut(annotator: Annotator, document: Document, text: str, at: int) -> bool:
+def can_cut(annotator: Any, document: Document, text: str, at: int) -> bool:
     """Whether the document may be cut at ``at``: read ``REACH`` characters either side, the finders find no span across
     it (coordinations widened as the annotator widens them), no abbreviation's definition runs over it ("long form" and
     "(SF)" parted by a cut at white space), no heading's section, and the spans near it keep their other senses and
