@@ -314,6 +314,8 @@ def test_told_where_spans_can_be_kept_the_tagger_reads_only_the_windows_there(ti
     """Under the confirmed combination the tagger is told where the dictionary found spans: it reads only the windows
     owning those sentences, and its spans there are exactly those of a full reading (nothing reported elsewhere)."""
     from medlink.training.tagger import TaggerConfig, train_tagger
+    import numpy as np
+
     from medlink.text.finders.tagger import TaggerFinder, overlapped
 
     assert overlapped([(0, 10), (10, 20), (20, 30)], [(5, 12)]) == [True, True, False]
@@ -326,12 +328,16 @@ def test_told_where_spans_can_be_kept_the_tagger_reads_only_the_windows_there(ti
     windows = []
     probabilities = finder.probabilities
     finder.probabilities = lambda stream, items: windows.append(len(items)) or probabilities(stream, items)
-    everywhere = finder.find(document)
+    everywhere, words_everywhere = finder.tag(document)
     finder.read_ahead([document], [[(third + 8, third + 23)]])
-    there = finder.find(document)
-    assert windows[1] < windows[0] and len(windows) == 2  # the second read (read ahead) served find
+    there, words_there = finder.tag(document)
+    assert windows[1] < windows[0] and len(windows) == 2  # the second read (read ahead) served tag
     in_third = [a.span for a in everywhere if third <= a.start < third + len(sentences[3])]
-    assert in_third and [a.span for a in there] == in_third
+    assert [a.span for a in there] == in_third  # the spans a one-epoch model finds (maybe none), and none elsewhere
+    third_words = [w for w in words_everywhere if third <= w.start < third + len(sentences[3])]
+    read_words = [w for w in words_there if third <= w.start < third + len(sentences[3])]
+    assert third_words and [(w.start, w.end) for w in read_words] == [(w.start, w.end) for w in third_words]
+    assert np.allclose([(w.outside, w.begins, w.inside) for w in read_words], [(w.outside, w.begins, w.inside) for w in third_words], atol=1e-5)
 
 
 @pytest.mark.dense
