@@ -7,8 +7,9 @@ Everything else may move between releases.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from medlink.core import Annotation, Candidate, Document, LinkResult, Mention, Passage
 from medlink.errors import MedlinkError
@@ -18,11 +19,23 @@ if TYPE_CHECKING:  # imported on first use: numpy, scipy and the index code are 
     from medlink.linking.linker import Linker
 
 __version__ = "0.1.0"
-__all__ = ["Annotation", "Candidate", "Document", "KB", "LinkResult", "Linker", "MedlinkError", "Mention", "Passage",
-           "annotate", "link", "load_index"]
+__all__ = [
+    "Annotation",
+    "Candidate",
+    "Document",
+    "KB",
+    "LinkResult",
+    "Linker",
+    "MedlinkError",
+    "Mention",
+    "Passage",
+    "annotate",
+    "link",
+    "load_index",
+]
 
 _LAZY = {"KB": "medlink.kb.store", "Linker": "medlink.linking.linker"}
-_loaded: dict[str, "Linker"] = {}
+_loaded: dict[str, Linker] = {}
 _loading = threading.Lock()
 
 
@@ -34,7 +47,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'medlink' has no attribute {name!r}")
 
 
-def load_index(index: str | Path = "default") -> "Linker":
+def load_index(index: str | Path = "default") -> Linker:
     """A ``Linker`` for an index folder, or ``default`` / ``default-dense`` (built on first use) as the CLI reads them.
     Each call loads it afresh; ``link`` keeps one per index for the process."""
     from medlink.linking.index import resolve_index
@@ -43,7 +56,7 @@ def load_index(index: str | Path = "default") -> "Linker":
     return Linker.load(resolve_index(index))
 
 
-def _shared_index(index: str | Path) -> "Linker":
+def _shared_index(index: str | Path) -> Linker:
     """The process's one loaded Linker for ``index`` (loaded on first use; a Linker is never changed once loaded, so
     threads share it)."""
     key = str(index)
@@ -53,8 +66,14 @@ def _shared_index(index: str | Path) -> "Linker":
         return _loaded[key]
 
 
-def link(mentions: str | Mention | Sequence[str | Mention], index: str | Path = "default", *, k: int = 5,
-         nil_threshold: float | None = None, generators: Sequence[str] | None = None) -> list[LinkResult]:
+def link(
+    mentions: str | Mention | Sequence[str | Mention],
+    index: str | Path = "default",
+    *,
+    k: int = 5,
+    nil_threshold: float | None = None,
+    generators: Sequence[str] | None = None,
+) -> list[LinkResult]:
     """Link mention strings (or ``Mention``s with context) to ranked concepts: one ``LinkResult`` per mention, in order,
     each with its ``k`` best candidates, their probabilities and NIL where the index is calibrated.
 

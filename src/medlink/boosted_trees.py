@@ -28,7 +28,7 @@ class BoostedTrees:
     inputs: int  # the columns it was fitted on
 
     @classmethod
-    def fit(cls, matrix: np.ndarray, labels: np.ndarray, seed: int = 0, **settings) -> "BoostedTrees":
+    def fit(cls, matrix: np.ndarray, labels: np.ndarray, seed: int = 0, **settings) -> BoostedTrees:
         """Fit scikit-learn's GradientBoostingClassifier (log-loss, no prior term) and keep its trees as numbers."""
         from sklearn.ensemble import GradientBoostingClassifier
 
@@ -37,8 +37,15 @@ class BoostedTrees:
         trees = []
         for estimator in model.estimators_[:, 0]:
             tree = estimator.tree_
-            trees.append({"left": tree.children_left.tolist(), "right": tree.children_right.tolist(), "feature": tree.feature.tolist(),
-                          "threshold": tree.threshold.tolist(), "value": tree.value[:, 0, 0].tolist()})
+            trees.append(
+                {
+                    "left": tree.children_left.tolist(),
+                    "right": tree.children_right.tolist(),
+                    "feature": tree.feature.tolist(),
+                    "threshold": tree.threshold.tolist(),
+                    "value": tree.value[:, 0, 0].tolist(),
+                }
+            )
         return cls(float(options["learning_rate"]), trees, int(matrix.shape[1]))
 
     def log_odds(self, matrix: np.ndarray) -> np.ndarray:
@@ -60,20 +67,30 @@ class BoostedTrees:
 
     def _arrays(self) -> list[tuple[np.ndarray, ...]]:
         if getattr(self, "_cache", None) is None:
-            self._cache = [(np.asarray(t["left"], np.int64), np.asarray(t["right"], np.int64), np.asarray(t["feature"], np.int64),
-                            np.asarray(t["threshold"], np.float64), np.asarray(t["value"], np.float64)) for t in self.trees]
+            self._cache = [
+                (
+                    np.asarray(t["left"], np.int64),
+                    np.asarray(t["right"], np.int64),
+                    np.asarray(t["feature"], np.int64),
+                    np.asarray(t["threshold"], np.float64),
+                    np.asarray(t["value"], np.float64),
+                )
+                for t in self.trees
+            ]
         return self._cache
 
     def to_dict(self) -> dict:
         return {"kind": KIND, "learning_rate": self.learning_rate, "inputs": self.inputs, "trees": self.trees}
 
     @classmethod
-    def from_dict(cls, data: dict, features: int, where: str) -> "BoostedTrees":
+    def from_dict(cls, data: dict, features: int, where: str) -> BoostedTrees:
         """Read and check the JSON form (``features``: how many columns the trees may split on)."""
         try:
             if data.get("kind") != KIND:
                 raise ValueError(f"kind {data.get('kind')!r} is not {KIND!r}")
-            model = cls(float(data["learning_rate"]), list(data["trees"]), int(data.get("inputs", features)))  # files before "inputs": its split check below
+            model = cls(
+                float(data["learning_rate"]), list(data["trees"]), int(data.get("inputs", features))
+            )  # files before "inputs": its split check below
             if model.inputs != features:
                 raise ValueError(f"fitted on {model.inputs} inputs, {features} named")
             if not model.trees or not 0 < model.learning_rate <= 1:

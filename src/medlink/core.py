@@ -17,7 +17,7 @@ class Mention:
     right: str | None = None
 
     @classmethod
-    def of(cls, mention: "Mention | str") -> "Mention":
+    def of(cls, mention: Mention | str) -> Mention:
         """Plain strings are mentions without a document or context."""
         return mention if isinstance(mention, Mention) else cls(mention)
 
@@ -46,18 +46,27 @@ class Candidate:
         """Every id of the concept, the primary one first."""
         return [self.concept_id, *self.alt_ids]
 
-    def copy(self, **changes) -> "Candidate":
+    def copy(self, **changes) -> Candidate:
         """A candidate of its own (lists and dicts copied), with ``changes`` applied."""
-        fields = {"concept_id": self.concept_id, "score": self.score, "matched_name": self.matched_name,
-                  "scores_by_stage": dict(self.scores_by_stage), "evidence": list(self.evidence), "name": self.name,
-                  "alt_ids": list(self.alt_ids), "probability": self.probability}
+        fields = {
+            "concept_id": self.concept_id,
+            "score": self.score,
+            "matched_name": self.matched_name,
+            "scores_by_stage": dict(self.scores_by_stage),
+            "evidence": list(self.evidence),
+            "name": self.name,
+            "alt_ids": list(self.alt_ids),
+            "probability": self.probability,
+        }
         return Candidate(**{**fields, **changes})
 
-    def with_probability(self, probability: float) -> "Candidate":
+    def with_probability(self, probability: float) -> Candidate:
         """This candidate with ``probability``, sharing its lists and dicts (a stage that changes them replaces them):
         the calibration stage gives every candidate of every mention one, and a full ``copy`` each was a tenth of a
         calibrated link's time."""
-        return Candidate(self.concept_id, self.score, self.matched_name, self.scores_by_stage, self.evidence, self.name, self.alt_ids, probability)
+        return Candidate(
+            self.concept_id, self.score, self.matched_name, self.scores_by_stage, self.evidence, self.name, self.alt_ids, probability
+        )
 
 
 @dataclass(slots=True)
@@ -81,7 +90,7 @@ class LinkResult:
         """The top candidate, unless the mention was judged NIL or has none."""
         return None if self.nil or not self.candidates else self.candidates[0]
 
-    def copy(self, mention: Mention | None = None) -> "LinkResult":
+    def copy(self, mention: Mention | None = None) -> LinkResult:
         return replace(self, mention=mention or self.mention, candidates=[c.copy() for c in self.candidates])
 
 
@@ -147,11 +156,11 @@ class Document:
     infons: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_text(cls, text: str, doc_id: str = "1") -> "Document":
+    def from_text(cls, text: str, doc_id: str = "1") -> Document:
         return cls(doc_id, [Passage(0, text)])
 
     @classmethod
-    def from_title_abstract(cls, doc_id: str, title: str, abstract: str) -> "Document":
+    def from_title_abstract(cls, doc_id: str, title: str, abstract: str) -> Document:
         """PubTator's layout: the abstract starts one character after the title."""
         passages = [Passage(0, title, "title")]
         if abstract:
@@ -172,6 +181,6 @@ class Document:
     def mention(self, annotation: Annotation, window: int = 0, text: str | None = None) -> Mention:
         """The mention a linker sees for ``annotation``: its ``reading``, position and ``window`` characters each side."""
         text = self.text if text is None else text
-        left = text[max(0, annotation.start - window):annotation.start] if window else None
-        right = text[annotation.end:annotation.end + window] if window else None
+        left = text[max(0, annotation.start - window) : annotation.start] if window else None
+        right = text[annotation.end : annotation.end + window] if window else None
         return Mention(annotation.reading, self.doc_id, annotation.start, annotation.end, left, right)

@@ -8,17 +8,42 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator
+from typing import IO
 
 from medlink.errors import MedlinkError
-from medlink.inventory import INVENTORY, changed_files, claim, file_checksum, files_below, foreign_files, recorded_files, say_foreign, write_inventory
+from medlink.inventory import (
+    INVENTORY,
+    changed_files,
+    claim,
+    file_checksum,
+    files_below,
+    foreign_files,
+    recorded_files,
+    say_foreign,
+    write_inventory,
+)
 from medlink.locks import build_once, is_alive, make_parent, output_lock
 
-__all__ = ["atomic_file", "build_once", "clean_stale", "file_checksum", "make_parent", "output_lock", "replace_directory",
-           "replaced_file", "refuse_foreign", "require_replaceable", "require_replaceable_file", "staged_directory", "staged_file", "write_atomic",
-           "write_replaced"]
+__all__ = [
+    "atomic_file",
+    "build_once",
+    "clean_stale",
+    "file_checksum",
+    "make_parent",
+    "output_lock",
+    "replace_directory",
+    "replaced_file",
+    "refuse_foreign",
+    "require_replaceable",
+    "require_replaceable_file",
+    "staged_directory",
+    "staged_file",
+    "write_atomic",
+    "write_replaced",
+]
 
 
 def _exchange(first: Path, second: Path) -> bool:
@@ -150,8 +175,9 @@ def refuse_symlink(path: Path) -> None:
         raise MedlinkError(f"{path} is a symbolic link; give the real path ({Path(path).resolve()}) or a new name (nothing was written)")
 
 
-def require_replaceable(final: Path, marker: str, what: str, signed: Callable[[Path], bool] | None = None,
-                        layout: Iterable[str] | None = None) -> None:
+def require_replaceable(
+    final: Path, marker: str, what: str, signed: Callable[[Path], bool] | None = None, layout: Iterable[str] | None = None
+) -> None:
     """Refuse to overwrite anything but an earlier output of the same kind or an empty folder. An earlier output is a
     folder holding ``marker`` that ``signed(marker path)`` recognises as medlink's (a file merely named so is not), and
     nothing but the files medlink recorded writing there (``inventory``); a folder written before such records holds
@@ -177,8 +203,9 @@ def require_replaceable(final: Path, marker: str, what: str, signed: Callable[[P
     else:
         refuse_foreign(final, layout)
         return
-    raise MedlinkError(f"{final} is a folder that is not {what} ({why}); it is left as it is: give --out a new or empty folder "
-                       "(nothing was written)")
+    raise MedlinkError(
+        f"{final} is a folder that is not {what} ({why}); it is left as it is: give --out a new or empty folder (nothing was written)"
+    )
 
 
 def refuse_foreign(final: Path, layout: Iterable[str] | None = None) -> None:
@@ -188,18 +215,23 @@ def refuse_foreign(final: Path, layout: Iterable[str] | None = None) -> None:
     own = recorded_files(final)
     foreign = foreign_files(final, own, layout or ())
     if foreign and own is None and layout is None:
-        raise MedlinkError(f"{final} holds no record of the files medlink wrote there ({INVENTORY}): it was written by an older "
-                           f"medlink, or its marker was copied there, and it holds {len(foreign)} file(s) ({', '.join(foreign[:5])}"
-                           f"{', ...' if len(foreign) > 5 else ''}); it is left as it is: remove the folder yourself, or give --out a "
-                           "new one (nothing was written)")
+        raise MedlinkError(
+            f"{final} holds no record of the files medlink wrote there ({INVENTORY}): it was written by an older "
+            f"medlink, or its marker was copied there, and it holds {len(foreign)} file(s) ({', '.join(foreign[:5])}"
+            f"{', ...' if len(foreign) > 5 else ''}); it is left as it is: remove the folder yourself, or give --out a "
+            "new one (nothing was written)"
+        )
     if foreign:
-        raise MedlinkError(f"{say_foreign(final, foreign)}; it is left as it is: move them elsewhere, or give --out a new "
-                           "folder (nothing was written)")
+        raise MedlinkError(
+            f"{say_foreign(final, foreign)}; it is left as it is: move them elsewhere, or give --out a new folder (nothing was written)"
+        )
     changed = changed_files(final)
     if changed:
-        raise MedlinkError(f"{final}: {len(changed)} file(s) medlink wrote there changed size since ({', '.join(changed[:5])}"
-                           f"{', ...' if len(changed) > 5 else ''}): your edits, or damage; it is left as it is: keep what you want "
-                           "elsewhere and remove the folder, or give --out a new one (nothing was written)")
+        raise MedlinkError(
+            f"{final}: {len(changed)} file(s) medlink wrote there changed size since ({', '.join(changed[:5])}"
+            f"{', ...' if len(changed) > 5 else ''}): your edits, or damage; it is left as it is: keep what you want "
+            "elsewhere and remove the folder, or give --out a new one (nothing was written)"
+        )
 
 
 def require_replaceable_file(final: Path, what: str, signed: Callable[[Path], bool], sources: Iterable[Path] = ()) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pickle
 import zipfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 
 class MedlinkError(Exception):
@@ -34,13 +34,27 @@ class DamagedFileError(MedlinkError):
     def __init__(self, path: str | Path, error: BaseException):
         self.path = str(path)
         reason = " ".join(str(error).split())[:200] or type(error).__name__
-        super().__init__(f"{self.path}: damaged or incomplete ({type(error).__name__}: {reason}); rebuild it "
-                         "(an index: medlink index build --kb KB --out INDEX)")
+        super().__init__(
+            f"{self.path}: damaged or incomplete ({type(error).__name__}: {reason}); rebuild it "
+            "(an index: medlink index build --kb KB --out INDEX)"
+        )
 
 
 # what reading a damaged numpy / scipy / JSON / text / FAISS / bm25s file raises
-READ_ERRORS = (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, RuntimeError, AttributeError, RecursionError,
-               UnicodeDecodeError, zipfile.BadZipFile, pickle.UnpicklingError)
+READ_ERRORS = (
+    OSError,
+    ValueError,
+    KeyError,
+    IndexError,
+    TypeError,
+    EOFError,
+    RuntimeError,
+    AttributeError,
+    RecursionError,
+    UnicodeDecodeError,
+    zipfile.BadZipFile,
+    pickle.UnpicklingError,
+)
 
 
 @contextmanager

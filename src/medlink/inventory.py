@@ -11,8 +11,8 @@ import hashlib
 import json
 import os
 import zlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from medlink.errors import DamagedFileError, MedlinkError
 
@@ -122,8 +122,14 @@ def changed_files(folder: Path) -> list[str]:
     """Files medlink recorded writing in ``folder`` whose size is no longer the one recorded: edited since (or damaged)."""
     try:
         files = json.loads((Path(folder) / INVENTORY).read_text(encoding="utf-8"))["files"]
-        return sorted(name for name, facts in files.items() if isinstance(facts, dict) and isinstance(facts.get("size"), int)
-                      and (Path(folder) / name).is_file() and (Path(folder) / name).stat().st_size != facts["size"])
+        return sorted(
+            name
+            for name, facts in files.items()
+            if isinstance(facts, dict)
+            and isinstance(facts.get("size"), int)
+            and (Path(folder) / name).is_file()
+            and (Path(folder) / name).stat().st_size != facts["size"]
+        )
     except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
         return []
 

@@ -19,7 +19,12 @@ def fit_logistic(features: np.ndarray, labels: np.ndarray, c: float = 1.0) -> tu
     scaler = StandardScaler().fit(features)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     regression = LogisticRegression(C=c, max_iter=5000).fit((features - scaler.mean_) / scale, labels)
-    return scaler.mean_.astype(np.float64), scale.astype(np.float64), regression.coef_[0].astype(np.float64), float(regression.intercept_[0])
+    return (
+        scaler.mean_.astype(np.float64),
+        scale.astype(np.float64),
+        regression.coef_[0].astype(np.float64),
+        float(regression.intercept_[0]),
+    )
 
 
 def logistic(features: np.ndarray, mean: np.ndarray, scale: np.ndarray, coef: np.ndarray, intercept: float) -> np.ndarray:

@@ -9,12 +9,12 @@ heavy, so a config is checked without torch or faiss.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from medlink.errors import MedlinkError
 from medlink.text.concept_text import CONCEPT_TEXTS
-
 
 _NO_DEFAULT = object()
 
@@ -50,10 +50,12 @@ class Param:
             kind = "a regular expression (Python's re)"
         elif self.kind in (list, dict):
             item = {dict: "object", object: "value"}.get(self.items) or names[self.items].split(" ", 1)[-1]
-            kind = (f"a list of {self.length or 'any number of'} {item}s" if self.kind is list else f"an object whose values are {item}s")
+            kind = f"a list of {self.length or 'any number of'} {item}s" if self.kind is list else f"an object whose values are {item}s"
         else:
             kind = names[self.kind]
-        bounds = [f"{sign} {value:g}" for sign, value in ((">", self.above), (">=", self.minimum), ("<=", self.maximum)) if value is not None]
+        bounds = [
+            f"{sign} {value:g}" for sign, value in ((">", self.above), (">=", self.minimum), ("<=", self.maximum)) if value is not None
+        ]
         return " ".join([kind, " and ".join(bounds)]).strip() + (" (or null)" if self.nullable else "")
 
     def accepts(self, value: Any) -> bool:
@@ -87,8 +89,11 @@ class Param:
             except (re.error, RecursionError, OverflowError):
                 return False
             return True
-        return ((self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
-                and (self.above is None or value > self.above))
+        return (
+            (self.minimum is None or value >= self.minimum)
+            and (self.maximum is None or value <= self.maximum)
+            and (self.above is None or value > self.above)
+        )
 
 
 Schema = Mapping[str, Param]
@@ -175,7 +180,13 @@ DENSE_PARAMS = {
     "nprobe": Param(int, minimum=1, default=16),
 }
 SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"  # a name that is also a folder name inside an index: no '/', no '..', no dot first
-GENERATOR_PARAMS = {"exact": EXACT_PARAMS, "completion": COMPLETION_PARAMS, "tfidf": TFIDF_PARAMS, "bm25": BM25_PARAMS, "dense": DENSE_PARAMS}
+GENERATOR_PARAMS = {
+    "exact": EXACT_PARAMS,
+    "completion": COMPLETION_PARAMS,
+    "tfidf": TFIDF_PARAMS,
+    "bm25": BM25_PARAMS,
+    "dense": DENSE_PARAMS,
+}
 
 
 _KINDS = {"int": int, "float": float, "bool": bool, "str": str}

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from tqdm import tqdm
 
@@ -53,8 +53,14 @@ def bar(enabled: bool = True, **options) -> tqdm:
         return tqdm(disable=True, **options)
     if sys.stderr.isatty():
         return tqdm(**options)
-    return tqdm(file=_Lines(), mininterval=LOG_EVERY, maxinterval=LOG_EVERY, ascii=True, delay=min(FIRST_LINE_AFTER, LOG_EVERY),
-                **{k: v for k, v in options.items() if k not in ("mininterval", "delay")})
+    return tqdm(
+        file=_Lines(),
+        mininterval=LOG_EVERY,
+        maxinterval=LOG_EVERY,
+        ascii=True,
+        delay=min(FIRST_LINE_AFTER, LOG_EVERY),
+        **{k: v for k, v in options.items() if k not in ("mininterval", "delay")},
+    )
 
 
 @contextmanager

@@ -13,15 +13,17 @@ from __future__ import annotations
 import itertools
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any
 
 from medlink.core import LinkResult, Mention
+from medlink.corpora.mentions import is_unlinked
 from medlink.errors import MedlinkError
 from medlink.eval.harness import evaluate_rankings
 from medlink.eval.metrics import EquivalentIds, candidate_matches
-from medlink.corpora.mentions import is_unlinked
-from medlink.linking.calibration import TYPE as CALIBRATION, index_fingerprint, memory_tag
+from medlink.linking.calibration import TYPE as CALIBRATION
+from medlink.linking.calibration import index_fingerprint, memory_tag
 from medlink.linking.calibration_fit import fit_calibration, labelled_items
 from medlink.linking.config import LinkerConfig
 from medlink.linking.linker import Linker
@@ -59,9 +61,17 @@ class TuneReport:
     calibration_note: str | None = None  # what became of the index's probabilities when not asked to fit them
 
     def to_dict(self) -> dict:
-        payload = {"dev": self.dev, "before": self.before, "after": self.after, "seconds": round(self.seconds, 1), "trials": len(self.trials),
-                   "best_by_search": {search: max((t for t in self.trials if t.search == search), key=lambda t: t.key).__dict__
-                                      for search in dict.fromkeys(t.search for t in self.trials)}}
+        payload = {
+            "dev": self.dev,
+            "before": self.before,
+            "after": self.after,
+            "seconds": round(self.seconds, 1),
+            "trials": len(self.trials),
+            "best_by_search": {
+                search: max((t for t in self.trials if t.search == search), key=lambda t: t.key).__dict__
+                for search in dict.fromkeys(t.search for t in self.trials)
+            },
+        }
         if self.calibration:
             payload["calibration"] = {key: value for key, value in self.calibration.items() if key != "trials"}
         return payload
@@ -70,8 +80,14 @@ class TuneReport:
 class Tuner:
     """A linker's per-stage hits for the dev mentions, retrieved once; fusion and rerankers re-run over them."""
 
-    def __init__(self, linker: Linker, mentions: Sequence[Any], equivalent_ids: EquivalentIds | None = None, depth: int = DEPTH,
-                 dev_name: str = "dev"):
+    def __init__(
+        self,
+        linker: Linker,
+        mentions: Sequence[Any],
+        equivalent_ids: EquivalentIds | None = None,
+        depth: int = DEPTH,
+        dev_name: str = "dev",
+    ):
         """``mentions``: labelled dev mentions (``LabeledMention``: their parts are linked, their gold ids score)."""
         # as linking with k = depth: rerankers, when there are any, see max(k, k_per_generator) candidates
         self.linker, self.mentions, self.equivalent_ids, self.dev_name = linker, list(mentions), equivalent_ids, dev_name
@@ -82,8 +98,14 @@ class Tuner:
         self.scored = [m for m in self.mentions if not is_unlinked(m.gold)]
         self.scored_parts = [i for i, m in enumerate(m for m in self.mentions for _ in m.parts) if not is_unlinked(m.gold)]
         if not self.scored:
-            raise MedlinkError("tuning needs dev mentions annotated with a concept; " + (
-                f"the {len(self.mentions)} given are all CUI-less (id -1): they can teach NIL, not choose settings" if self.mentions else "none were given"))
+            raise MedlinkError(
+                "tuning needs dev mentions annotated with a concept; "
+                + (
+                    f"the {len(self.mentions)} given are all CUI-less (id -1): they can teach NIL, not choose settings"
+                    if self.mentions
+                    else "none were given"
+                )
+            )
         part_keys = [linker.key(text) for text in self.parts]
         self.keys = sorted({key for key in part_keys if key})
         position = {key: i for i, key in enumerate(self.keys)}
@@ -93,8 +115,14 @@ class Tuner:
         started = time.perf_counter()
         self.per_stage = linker.search(self.keys, self.stages)
         parts = f", {len(self.parts)} once composite mentions are split into their parts," if len(self.parts) != len(self.mentions) else ""
-        log.info("retrieved %d dev mentions%s as %d distinct texts from %d stages in %.1fs", len(self.mentions), parts, len(self.keys),
-                 len(self.stages), time.perf_counter() - started)
+        log.info(
+            "retrieved %d dev mentions%s as %d distinct texts from %d stages in %.1fs",
+            len(self.mentions),
+            parts,
+            len(self.keys),
+            len(self.stages),
+            time.perf_counter() - started,
+        )
 
     # -- re-running stages over the cache ----------------------------------------------------
     def active(self, fusion: Fusion) -> list[str]:
@@ -121,32 +149,49 @@ class Tuner:
     def score(self, results: list[LinkResult]) -> dict:
         """Acc@1/5, MRR and recall of per-key results over the dev mentions annotated with a concept (``scored``)."""
         rankings = self.rankings(results)
-        report = evaluate_rankings([rankings[i] for i in self.scored_parts], self.scored, equivalent_ids=self.equivalent_ids,
-                                   recall_ks=(1, 5, 25, 64), records=False, subpopulations=False)
+        report = evaluate_rankings(
+            [rankings[i] for i in self.scored_parts],
+            self.scored,
+            equivalent_ids=self.equivalent_ids,
+            recall_ks=(1, 5, 25, 64),
+            records=False,
+            subpopulations=False,
+        )
         return {name: report[name] for name in ("acc@1", "acc@5", "mrr", "recall@25", "recall@64")}
 
     def evaluate(self, fusion: Fusion, rerankers: Sequence[Any]) -> dict:
         return self.score(self.reranked(self.fused(fusion), rerankers, fusion))
 
-    def calibrate(self, fusion: Fusion, rerankers: Sequence[Any], fingerprint: str, extra: Sequence[Any] = (), folds: int = 0,
-                  **options: Any) -> tuple[dict, dict]:
+    def calibrate(
+        self, fusion: Fusion, rerankers: Sequence[Any], fingerprint: str, extra: Sequence[Any] = (), folds: int = 0, **options: Any
+    ) -> tuple[dict, dict]:
         """Calibration settings fitted on the dev mentions' final candidate lists (one item per mention part; a part whose
         gold concept is not in the index is a NIL example); ``extra``: the memory's mentions cross-fitted in ``folds``
         (``linking.cross_fit``), fitted on too."""
         results = self.reranked(self.fused(fusion), rerankers, fusion)
         known = set(self.linker.concept_ids) | {alt for alts in self.linker.alt_ids.values() for alt in alts}
         parts = [(mention, row) for mention, row in zip((m for m in self.mentions for _ in m.parts), self.part_rows) if row is not None]
-        items = labelled_items([results[row] for _, row in parts], [m.gold for m, _ in parts],
-                               [any(gold in known for gold in m.gold) for m, _ in parts],
-                               lambda candidate, gold: candidate_matches(candidate, gold, self.equivalent_ids),
-                               [f"{self.dev_name}#{m.doc_id}" if m.doc_id is not None else None for m, _ in parts])
+        items = labelled_items(
+            [results[row] for _, row in parts],
+            [m.gold for m, _ in parts],
+            [any(gold in known for gold in m.gold) for m, _ in parts],
+            lambda candidate, gold: candidate_matches(candidate, gold, self.equivalent_ids),
+            [f"{self.dev_name}#{m.doc_id}" if m.doc_id is not None else None for m, _ in parts],
+        )
         fitted_on = {"source": self.dev_name, "mentions": len(self.mentions)}
         if extra:
             from medlink.linking.cross_fit import cross_fit_summary
 
             fitted_on["cross_fit"] = cross_fit_summary(extra, folds)
-        return fit_calibration(items, self.linker.normalize, fingerprint, fitted_on=fitted_on, memory=memory_tag(self.linker.manifest.get("memory")),
-                               extra=extra, **options)
+        return fit_calibration(
+            items,
+            self.linker.normalize,
+            fingerprint,
+            fitted_on=fitted_on,
+            memory=memory_tag(self.linker.manifest.get("memory")),
+            extra=extra,
+            **options,
+        )
 
     # -- searches ------------------------------------------------------------------------------
     def search_fusions(self, fusions: Sequence[Fusion], rerankers: Sequence[Any] = ()) -> tuple[Fusion, list[Trial]]:
@@ -154,8 +199,9 @@ class Tuner:
         trials = [Trial("fusion", _fusion_settings(fusion), self.evaluate(fusion, rerankers)) for fusion in fusions]
         return Fusion(**max(trials, key=lambda t: t.key).settings), trials
 
-    def search_fusion(self, rerankers: Sequence[Any] = (), weights: Sequence[float] = FUSION_WEIGHTS,
-                      passes: int = 2) -> tuple[Fusion, list[Trial]]:
+    def search_fusion(
+        self, rerankers: Sequence[Any] = (), weights: Sequence[float] = FUSION_WEIGHTS, passes: int = 2
+    ) -> tuple[Fusion, list[Trial]]:
         """Weighted fusion by coordinate ascent over ``weights`` (each generator in turn, ``passes`` rounds), then RRF with the
         same weights; a single-generator index has nothing to weigh."""
         current = self.linker.config.fusion
@@ -182,8 +228,9 @@ class Tuner:
         winner = max(trials, key=lambda t: t.key)  # the first of equals: the config's own fusion when nothing beats it
         return Fusion(**winner.settings), trials
 
-    def search_reranker(self, position: int, fusion: Fusion, rerankers: Sequence[Any] | None = None,
-                        grid: dict[str, Sequence] | None = None) -> tuple[dict, list[Trial]]:
+    def search_reranker(
+        self, position: int, fusion: Fusion, rerankers: Sequence[Any] | None = None, grid: dict[str, Sequence] | None = None
+    ) -> tuple[dict, list[Trial]]:
         """Settings of the ``position``-th of ``rerankers`` (default: the linker's) by its own ``TUNING_GRID`` unless
         ``grid``, the others as they are."""
         rerankers = list(self.linker.rerankers if rerankers is None else rerankers)
@@ -212,8 +259,15 @@ def _tuned(settings: dict, grid: dict) -> dict:
     return {key: settings[key] for key in grid}
 
 
-def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equivalent_ids: EquivalentIds | None = None,
-         dev_name: str = "dev", calibration: dict | None = None, kb: Any = None) -> tuple[LinkerConfig, TuneReport]:
+def tune(
+    linker: Linker,
+    mentions: Sequence[Any],
+    searches: Sequence[str],
+    equivalent_ids: EquivalentIds | None = None,
+    dev_name: str = "dev",
+    calibration: dict | None = None,
+    kb: Any = None,
+) -> tuple[LinkerConfig, TuneReport]:
     """Search ``searches`` ("fusion", "rerankers", or a reranker type) in that order, each over the previous one's choice,
     then fit the calibration stage when ``searches`` holds "calibration" (``calibration``: ``fit_calibration``'s options,
     and ``cross_fit``: that many folds of the index's memory as extra fitting data, which needs ``kb``);
@@ -226,7 +280,9 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
         raise MedlinkError(f"unknown search {', '.join(map(repr, unknown))}; this index can tune: {kinds}")
     started = time.perf_counter()
     old_stage = next((r for r in linker.rerankers if r.type == CALIBRATION), None)
-    rerankers = [r for r in linker.rerankers if r.type != CALIBRATION]  # the old stage was fitted for the old stages: kept or re-fitted below
+    rerankers = [
+        r for r in linker.rerankers if r.type != CALIBRATION
+    ]  # the old stage was fitted for the old stages: kept or re-fitted below
     tuner = Tuner(linker.with_rerankers(rerankers), mentions, equivalent_ids, dev_name=dev_name)
     config = linker.config
     report = TuneReport(dev_name, tuner.evaluate(config.fusion, rerankers))
@@ -265,7 +321,9 @@ def tune(linker: Linker, mentions: Sequence[Any], searches: Sequence[str], equiv
         except MedlinkError as error:
             if "calibration" in searches:
                 raise
-            report.calibration_note = f"probabilities dropped: the new choices change the scores they read, and re-fitting them failed ({error})"
+            report.calibration_note = (
+                f"probabilities dropped: the new choices change the scores they read, and re-fitting them failed ({error})"
+            )
     report.seconds = time.perf_counter() - started
     chosen.tuned = report.to_dict()
     return chosen, report

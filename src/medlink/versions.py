@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib import metadata
-from typing import Iterable
 
 CORE_PACKAGES = ("medlink", "numpy", "scipy", "scikit-learn", "bm25s")
 DENSE_PACKAGES = ("torch", "transformers", "faiss-cpu")

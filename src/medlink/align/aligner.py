@@ -51,8 +51,9 @@ def target_index_for(target: KB, calibration: Calibration | None = None, bi_enco
     return with_dense_candidates(index, bi_encoder, QUALIFIERS)
 
 
-def score_candidates(candidates: CandidateSet, model, calibration: Calibration | None, depth: int | None = None,
-                     progress: bool = False) -> Ranking:
+def score_candidates(
+    candidates: CandidateSet, model, calibration: Calibration | None, depth: int | None = None, progress: bool = False
+) -> Ranking:
     """Rank ``candidates`` with an aligner (``load_aligner``'s pair; none: the lexical ranking): the cross-encoder's
     logits for the first ``depth`` (default: as trained) and the bi-encoder's similarities where it weighs them."""
     dense = None
@@ -63,13 +64,17 @@ def score_candidates(candidates: CandidateSet, model, calibration: Calibration |
     return rank(candidates, calibration, cross, dense)
 
 
-def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progress: bool = True,
-          target_index: TargetIndex | None = None) -> Ranking:
+def align(
+    source: KB, target: KB, options: AlignOptions | None = None, progress: bool = True, target_index: TargetIndex | None = None
+) -> Ranking:
     """Rank target concepts for every source concept (module docstring)."""
+    options = options if options is not None else AlignOptions()
     model = calibration = None
     if options.aligner is not None:
         if options.bi_encoder is not None:
-            raise MedlinkError("--bi-encoder is for aligning without an aligner: a trained aligner brings its own (medlink train aligner --bi-encoder)")
+            raise MedlinkError(
+                "--bi-encoder is for aligning without an aligner: a trained aligner brings its own (medlink train aligner --bi-encoder)"
+            )
         model, calibration = load_aligner(Path(options.aligner))
     if target_index is None:
         target_index = target_index_for(target, calibration, options.bi_encoder)
@@ -80,7 +85,11 @@ def align(source: KB, target: KB, options: AlignOptions = AlignOptions(), progre
     candidates = generate(target_index, queries, options.k, ancestors=options.ancestors, progress=progress)
     ranking = score_candidates(candidates, model, calibration, options.depth, progress)
     # the bi-encoder's names join the candidates and their fused rank; the confidence stays the string similarity
-    return replace(ranking, method="lexical + bi-encoder candidates") if "dense" in target_index.generators and calibration is None else ranking
+    return (
+        replace(ranking, method="lexical + bi-encoder candidates")
+        if "dense" in target_index.generators and calibration is None
+        else ranking
+    )
 
 
 def mappings(ranking: Ranking, threshold: float, top_k: int = 1, exact_at: float | None = None) -> list[sssom.Mapping]:
@@ -106,11 +115,23 @@ def mappings(ranking: Ranking, threshold: float, top_k: int = 1, exact_at: float
             match = sssom.CLOSE
             if rank_ == 0 and c >= exact_at:
                 match = predicate([source_name, *(alias_sets[i] if i < len(alias_sets) else [])], target_names(t))
-            out.append(sssom.Mapping(source_id, source_name, match, ids[t], names[t], justification, c, f"rank {rank_ + 1} ({ranking.method})"))
+            out.append(
+                sssom.Mapping(source_id, source_name, match, ids[t], names[t], justification, c, f"rank {rank_ + 1} ({ranking.method})")
+            )
         if not kept:
             best = f"; best candidate {ids[int(targets[0])]} at {float(confidence[0]):.4f}" if len(targets) else "; no candidate"
-            out.append(sssom.Mapping(source_id, source_name, sssom.EXACT, sssom.NO_TERM, "", justification, None,
-                                     f"nothing at confidence >= {threshold:g}{best}"))
+            out.append(
+                sssom.Mapping(
+                    source_id,
+                    source_name,
+                    sssom.EXACT,
+                    sssom.NO_TERM,
+                    "",
+                    justification,
+                    None,
+                    f"nothing at confidence >= {threshold:g}{best}",
+                )
+            )
     return out
 
 
@@ -140,7 +161,12 @@ def write_mappings(out: Path, rows: list[sssom.Mapping], source: KB, target: KB,
     if not rows:
         raise MedlinkError("no mapping to write")
     subject_prefix, object_prefix = side_prefixes(source, target)
-    text = sssom.render(rows, subject_source=str(source.meta.get("name") or Path(source.path).name),
-                        object_source=str(target.meta.get("name") or Path(target.path).name),
-                        subject_prefix=subject_prefix, object_prefix=object_prefix, metadata=metadata)
+    text = sssom.render(
+        rows,
+        subject_source=str(source.meta.get("name") or Path(source.path).name),
+        object_source=str(target.meta.get("name") or Path(target.path).name),
+        subject_prefix=subject_prefix,
+        object_prefix=object_prefix,
+        metadata=metadata,
+    )
     return sssom.write(out, text)

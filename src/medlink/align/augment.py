@@ -55,9 +55,11 @@ class AugmentReport:
 
     def summary(self) -> str:
         added = ", ".join(f"{count:,} {what}" for what, count in self.added.items()) or "nothing"
-        return (f"{self.mappings_used:,} mappings used ({self.mappings_below_confidence:,} below --min-confidence, "
-                f"{self.no_term_rows:,} NoTermFound rows, {self.negated_rows:,} negated, {self.carrying_nothing:,} narrow or related "
-                f"matches carrying nothing), {self.concepts_augmented:,} concepts augmented: added {added}")
+        return (
+            f"{self.mappings_used:,} mappings used ({self.mappings_below_confidence:,} below --min-confidence, "
+            f"{self.no_term_rows:,} NoTermFound rows, {self.negated_rows:,} negated, {self.carrying_nothing:,} narrow or related "
+            f"matches carrying nothing), {self.concepts_augmented:,} concepts augmented: added {added}"
+        )
 
 
 def checksum(connection: sqlite3.Connection, augmented: bool = True) -> str:
@@ -100,11 +102,22 @@ def _facts(other: KB, object_id: str, carry: list[str], shared: bool = False, eq
     return facts
 
 
-def augment_kb(kb: str | Path, mappings: Path, other: str | Path, out: Path, *, min_confidence: float = 0.0,
-               carry: list[str] = list(CARRY), progress: bool = True, shared_synonyms: bool = False) -> AugmentReport:
+def augment_kb(
+    kb: str | Path,
+    mappings: Path,
+    other: str | Path,
+    out: Path,
+    *,
+    min_confidence: float = 0.0,
+    carry: list[str] = None,
+    progress: bool = True,
+    shared_synonyms: bool = False,
+) -> AugmentReport:
     """Write ``out``: ``kb`` plus what ``other`` says about each concept a mapping (confidence >= ``min_confidence``)
     ties it to. A mapping naming a concept either KB lacks is an error naming the SSSOM line; ``shared_synonyms``:
     carry synonyms through a target concept several source concepts map to as well."""
+    if carry is None:
+        carry = list(CARRY)
     unknown = [c for c in carry if c not in CARRY]
     if unknown or not carry:
         raise MedlinkError(f"--carry {','.join(carry)}: choose among {', '.join(CARRY)}")
@@ -130,8 +143,11 @@ def augment_kb(kb: str | Path, mappings: Path, other: str | Path, out: Path, *, 
             continue
         subject, obj = resolve(source, mapping.subject_id), resolve(target, mapping.object_id)
         if subject is None or obj is None:
-            missing = f"subject_id {mapping.subject_id!r} is not in {source.path}" if subject is None else \
-                f"object_id {mapping.object_id!r} is not in {target.path}"
+            missing = (
+                f"subject_id {mapping.subject_id!r} is not in {source.path}"
+                if subject is None
+                else f"object_id {mapping.object_id!r} is not in {target.path}"
+            )
             raise InputFormatError(mappings, mapping.line, f"{missing}: were these mappings made between these two KBs?")
         report.mappings_used += 1
         kept.append((subject, obj, mapping))
@@ -152,8 +168,9 @@ def augment_kb(kb: str | Path, mappings: Path, other: str | Path, out: Path, *, 
     return report
 
 
-def _apply(db: sqlite3.Connection, source: KB, target: KB, rows: list[tuple], mapping_file: str, report: AugmentReport,
-           progress: bool) -> None:
+def _apply(
+    db: sqlite3.Connection, source: KB, target: KB, rows: list[tuple], mapping_file: str, report: AugmentReport, progress: bool
+) -> None:
     """Insert the facts not already there, each listed in ``augmentations``; then the new checksum and meta (this
     round appended to ``augmented_with``; ``augmented_from`` stays the KB before the first round)."""
     db.execute(AUGMENTATIONS)
@@ -169,7 +186,9 @@ def _apply(db: sqlite3.Connection, source: KB, target: KB, rows: list[tuple], ma
                 if not key[1] or key in names:
                     continue
                 names.add(key)
-                db.execute("INSERT INTO names VALUES (?, ?, ?, 'synonym', 'augmented', 'en', ?)", (concept, value, key[1], f"augment:{obj}"))
+                db.execute(
+                    "INSERT INTO names VALUES (?, ?, ?, 'synonym', 'augmented', 'en', ?)", (concept, value, key[1], f"augment:{obj}")
+                )
             elif field_ == "type":
                 if (concept, value) in types:
                     continue
@@ -180,16 +199,22 @@ def _apply(db: sqlite3.Connection, source: KB, target: KB, rows: list[tuple], ma
                     continue
                 defined.add(concept)
                 db.execute("UPDATE concepts SET definition = ? WHERE id = ?", (value, concept))
-            db.execute("INSERT INTO augmentations VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (concept, field_, value, obj, predicate, confidence,
-                                                                                    mapping_file, line))
+            db.execute(
+                "INSERT INTO augmentations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (concept, field_, value, obj, predicate, confidence, mapping_file, line),
+            )
             report.added[field_ + "s"] = report.added.get(field_ + "s", 0) + 1
             touched.add(concept)
     report.concepts_augmented = len(touched)
     earlier = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('augmented_from', 'augmented_with')"))
-    meta = {"checksum": checksum(db), "augmented_from": earlier.get("augmented_from") or f"{source.path} (checksum {source.checksum})",
-            "augmented_with": "; ".join(filter(None, (earlier.get("augmented_with"),
-                                                      f"{mapping_file} with {target.path} (checksum {target.checksum})"))),
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    meta = {
+        "checksum": checksum(db),
+        "augmented_from": earlier.get("augmented_from") or f"{source.path} (checksum {source.checksum})",
+        "augmented_with": "; ".join(
+            filter(None, (earlier.get("augmented_with"), f"{mapping_file} with {target.path} (checksum {target.checksum})"))
+        ),
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", sorted(meta.items()))
     db.commit()
 
@@ -237,10 +262,13 @@ def undo_augmentation(kb: str | Path, out: Path) -> UndoReport:
             removed = 0
             for concept, field_, value, obj in db.execute("SELECT concept_id, field, value, object_id FROM augmentations").fetchall():
                 if field_ == "synonym":
-                    removed += db.execute("DELETE FROM names WHERE concept_id = ? AND text = ? AND source = ?", (concept, value, f"augment:{obj}")).rowcount
+                    removed += db.execute(
+                        "DELETE FROM names WHERE concept_id = ? AND text = ? AND source = ?", (concept, value, f"augment:{obj}")
+                    ).rowcount
                 elif field_ == "type":
-                    removed += db.execute("DELETE FROM types WHERE rowid = (SELECT MAX(rowid) FROM types WHERE concept_id = ? AND type = ?)",
-                                          (concept, value)).rowcount
+                    removed += db.execute(
+                        "DELETE FROM types WHERE rowid = (SELECT MAX(rowid) FROM types WHERE concept_id = ? AND type = ?)", (concept, value)
+                    ).rowcount
                 else:
                     removed += db.execute("UPDATE concepts SET definition = NULL WHERE id = ?", (concept,)).rowcount
             db.execute("DROP TABLE augmentations")
@@ -269,5 +297,4 @@ def augmentation_summary(kb: KB) -> dict[str, Any] | None:
         return None
     facts = dict(kb._db.execute("SELECT field, COUNT(*) FROM augmentations GROUP BY field ORDER BY field"))
     concepts = kb._db.execute("SELECT COUNT(DISTINCT concept_id) FROM augmentations").fetchone()[0]
-    return {"augmented_from": kb.meta.get("augmented_from"), "rounds": augmentation_rounds(kb),
-            "facts": facts, "concepts": concepts}
+    return {"augmented_from": kb.meta.get("augmented_from"), "rounds": augmentation_rounds(kb), "facts": facts, "concepts": concepts}

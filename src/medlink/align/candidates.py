@@ -12,8 +12,8 @@ arrays (``Hits``); per-stage scores are kept for the scorer and the confidence.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class TargetIndex:
     table: NameTable | None = None  # every name of the target (what a bi-encoder's generator embeds)
 
     @classmethod
-    def build(cls, kb: KB, definitions: bool = True, tfidf: dict | None = None, synonyms: int = 2) -> "TargetIndex":
+    def build(cls, kb: KB, definitions: bool = True, tfidf: dict | None = None, synonyms: int = 2) -> TargetIndex:
         """``synonyms``: how many names besides the preferred one to keep per concept for the reranker's text (a
         bi-encoder's generator joins later: ``align.dense.with_dense_candidates``)."""
         concept_ids, names = [], []
@@ -66,8 +66,10 @@ class TargetIndex:
                 yield text, cid, KB_ORIGIN
 
         table = NameTable.build(entries(), position, kb.normalize)
-        generators: dict[str, object] = {"bm25": BM25Generator.build(table, concept_ids, "bm25"),
-                                         "tfidf": TfidfGenerator.build(table, concept_ids, "tfidf", **{**TFIDF, **(tfidf or {})})}
+        generators: dict[str, object] = {
+            "bm25": BM25Generator.build(table, concept_ids, "bm25"),
+            "tfidf": TfidfGenerator.build(table, concept_ids, "tfidf", **{**TFIDF, **(tfidf or {})}),
+        }
         if definitions:
             texts = [(definition, cid, KB_ORIGIN) for cid, _, definition in kb.iter_descriptions() if definition]
             if texts:
@@ -119,7 +121,9 @@ class TargetIndex:
 
 def _parent_csr(kb: KB, position: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """Each target concept's is_a parents as CSR arrays over concept positions."""
-    pairs = sorted((position[head], position[tail]) for head, _, tail in kb.iter_relations(("is_a",)) if head in position and tail in position)
+    pairs = sorted(
+        (position[head], position[tail]) for head, _, tail in kb.iter_relations(("is_a",)) if head in position and tail in position
+    )
     heads = np.asarray([h for h, _ in pairs], dtype=np.int64)
     indptr = np.zeros(len(position) + 1, dtype=np.int64)
     np.cumsum(np.bincount(heads, minlength=len(position)), out=indptr[1:])
@@ -135,10 +139,12 @@ class SourceQueries:
     aliases: list[str]
     owner: np.ndarray
     alias_sets: list[list[str]] = field(default_factory=list)  # the display aliases per concept (what a reranker reads)
-    reads: np.ndarray | None = None  # per alias, the alias it is another reading of (a substitution's twin: align.substitutions); None: itself
+    reads: np.ndarray | None = (
+        None  # per alias, the alias it is another reading of (a substitution's twin: align.substitutions); None: itself
+    )
 
     @classmethod
-    def from_kb(cls, kb: KB, normalize, max_aliases: int = 32) -> "SourceQueries":
+    def from_kb(cls, kb: KB, normalize, max_aliases: int = 32) -> SourceQueries:
         """``normalize``: the target's normaliser (queries must meet the target's keys); at most ``max_aliases`` per concept."""
         concept_ids, names = [], []
         for concept_id, name in kb.iter_concepts():
@@ -148,7 +154,7 @@ class SourceQueries:
         alias_sets: list[list[str]] = [[] for _ in concept_ids]
         seen: list[set[str]] = [set() for _ in concept_ids]
         aliases, owner = [], []
-        for cid, text, kind in sorted(kb.iter_names(), key=lambda row: (position[row[0]], row[2] != "preferred")):
+        for cid, text, _kind in sorted(kb.iter_names(), key=lambda row: (position[row[0]], row[2] != "preferred")):
             i = position[cid]
             key = normalize(text)
             if not key or key in seen[i] or len(seen[i]) >= max_aliases:
@@ -169,20 +175,26 @@ class SourceQueries:
         first = np.searchsorted(owner, owner, side="left")  # each concept's aliases sit together, in order
         return positions[np.arange(len(positions)) - first < aliases]
 
-    def followed_by(self, other: "SourceQueries") -> "SourceQueries":
+    def followed_by(self, other: SourceQueries) -> SourceQueries:
         """These source concepts, then ``other``'s (aliases, owners and twins' readings moved along)."""
         shift, reads = len(self.concept_ids), None
         if self.reads is not None or other.reads is not None:
             own = lambda q: q.reads if q.reads is not None else np.arange(len(q.aliases))  # noqa: E731
             reads = np.concatenate([own(self), own(other) + len(self.aliases)])
-        return SourceQueries(self.concept_ids + other.concept_ids, self.names + other.names, self.aliases + other.aliases,
-                             np.concatenate([self.owner, other.owner + shift]), self.alias_sets + other.alias_sets, reads)
+        return SourceQueries(
+            self.concept_ids + other.concept_ids,
+            self.names + other.names,
+            self.aliases + other.aliases,
+            np.concatenate([self.owner, other.owner + shift]),
+            self.alias_sets + other.alias_sets,
+            reads,
+        )
 
     def text(self, position: int, aliases: int = 4) -> str:
         """What a reranker reads for a source concept: its first ``aliases`` names (preferred first)."""
         return " ; ".join(self.alias_sets[position][:aliases])
 
-    def subset(self, positions: Sequence[int]) -> "SourceQueries":
+    def subset(self, positions: Sequence[int]) -> SourceQueries:
         """Only some source concepts (a split), in the given order."""
         keep = {p: j for j, p in enumerate(positions)}
         rows = [i for i, o in enumerate(self.owner.tolist()) if o in keep]
@@ -190,8 +202,14 @@ class SourceQueries:
         if self.reads is not None:  # a twin's original is its concept's, so kept with it
             moved = {old: new for new, old in enumerate(rows)}
             reads = np.asarray([moved[int(self.reads[i])] for i in rows], dtype=np.int64)
-        return SourceQueries([self.concept_ids[p] for p in positions], [self.names[p] for p in positions], [self.aliases[i] for i in rows],
-                             np.asarray([keep[int(self.owner[i])] for i in rows], dtype=np.int64), [self.alias_sets[p] for p in positions], reads)
+        return SourceQueries(
+            [self.concept_ids[p] for p in positions],
+            [self.names[p] for p in positions],
+            [self.aliases[i] for i in rows],
+            np.asarray([keep[int(self.owner[i])] for i in rows], dtype=np.int64),
+            [self.alias_sets[p] for p in positions],
+            reads,
+        )
 
 
 @dataclass
@@ -203,10 +221,14 @@ class CandidateSet:
     hits: Hits
     per_stage: dict[str, Hits]
 
-    def followed_by(self, other: "CandidateSet") -> "CandidateSet":
+    def followed_by(self, other: CandidateSet) -> CandidateSet:
         """One candidate set of both's source concepts (the same target): these first, then ``other``'s."""
-        return CandidateSet(self.queries.followed_by(other.queries), self.target, concatenate_hits([self.hits, other.hits]),
-                            {k: concatenate_hits([self.per_stage[k], other.per_stage[k]]) for k in self.per_stage})
+        return CandidateSet(
+            self.queries.followed_by(other.queries),
+            self.target,
+            concatenate_hits([self.hits, other.hits]),
+            {k: concatenate_hits([self.per_stage[k], other.per_stage[k]]) for k in self.per_stage},
+        )
 
     def stage_score(self, stage: str) -> np.ndarray:
         """The stage's pooled score of every fused hit (0 where that stage did not find it)."""
@@ -224,8 +246,16 @@ def pool_aliases(alias_hits: Hits, owner: np.ndarray, n_concepts: int, k: int, a
     (per alias, the alias it is another reading of): a twin first merges with its original by max, so one name read two
     ways is one voice, not two synonyms agreeing."""
     if reads is not None:
-        alias_hits = ranked(reads[alias_hits.query_index()], alias_hits.concepts, alias_hits.scores, alias_hits.keys, alias_hits.stages,
-                            alias_hits.priors, len(owner), len(alias_hits.concepts))
+        alias_hits = ranked(
+            reads[alias_hits.query_index()],
+            alias_hits.concepts,
+            alias_hits.scores,
+            alias_hits.keys,
+            alias_hits.stages,
+            alias_hits.priors,
+            len(owner),
+            len(alias_hits.concepts),
+        )
         owner = np.where(reads == np.arange(len(reads)), owner, -1)  # only the originals are counted as aliases below
     query = owner[alias_hits.query_index()]
     if alias_bonus and len(query):
@@ -238,8 +268,16 @@ def pool_aliases(alias_hits: Hits, owner: np.ndarray, n_concepts: int, k: int, a
         aliases = np.bincount(owner[owner >= 0], minlength=n_concepts)[q[starts]]
         pooled = best + alias_bonus * (total - best) / np.maximum(aliases - 1, 1)
         pick = order[starts]
-        return ranked(q[starts], c[starts], pooled.astype(np.float32), alias_hits.keys[pick], alias_hits.stages[pick],
-                      alias_hits.priors[pick], n_concepts, k)
+        return ranked(
+            q[starts],
+            c[starts],
+            pooled.astype(np.float32),
+            alias_hits.keys[pick],
+            alias_hits.stages[pick],
+            alias_hits.priors[pick],
+            n_concepts,
+            k,
+        )
     return ranked(query, alias_hits.concepts, alias_hits.scores, alias_hits.keys, alias_hits.stages, alias_hits.priors, n_concepts, k)
 
 
@@ -255,22 +293,43 @@ def with_ancestors(hits: Hits, target: TargetIndex, k: int, top: int = 8, depth:
     query = hits.query_index()
     first = (np.arange(len(query)) - hits.indptr[query]) < top
     parts = [(query, hits.concepts.astype(np.int64), hits.scores, hits.keys, hits.stages, hits.priors)]
-    frontier = (query[first], hits.concepts[first].astype(np.int64), hits.scores[first], hits.keys[first], hits.stages[first], hits.priors[first])
+    frontier = (
+        query[first],
+        hits.concepts[first].astype(np.int64),
+        hits.scores[first],
+        hits.keys[first],
+        hits.stages[first],
+        hits.priors[first],
+    )
     for _ in range(depth):
         q, c, s, key, stage, prior = frontier
         counts = target.parent_indptr[c + 1] - target.parent_indptr[c]
         if not counts.sum():
             break
         run = runs(target.parent_indptr[c], counts)
-        frontier = (np.repeat(q, counts), target.parents[run], np.repeat(s, counts) * factor, np.repeat(key, counts),
-                    np.repeat(stage, counts), np.repeat(prior, counts))
+        frontier = (
+            np.repeat(q, counts),
+            target.parents[run],
+            np.repeat(s, counts) * factor,
+            np.repeat(key, counts),
+            np.repeat(stage, counts),
+            np.repeat(prior, counts),
+        )
         parts.append(frontier)
     q, c, s, key, stage, prior = (np.concatenate([part[i] for part in parts]) for i in range(6))
     return ranked(q, c, s.astype(np.float32), key, stage, prior, hits.n_queries, k)
 
 
-def generate(target: TargetIndex, queries: SourceQueries, k: int = DEFAULT_K, weights: dict[str, float] | None = None,
-             alias_bonus: float = 0.2, ancestors: int = 8, batch: int = 2048, progress: bool = False) -> CandidateSet:
+def generate(
+    target: TargetIndex,
+    queries: SourceQueries,
+    k: int = DEFAULT_K,
+    weights: dict[str, float] | None = None,
+    alias_bonus: float = 0.2,
+    ancestors: int = 8,
+    batch: int = 2048,
+    progress: bool = False,
+) -> CandidateSet:
     """The fused top ``k`` per source concept, in batches of source concepts (memory stays bounded); ``ancestors``:
     how many top candidates bring their is_a ancestors in (0: none; ``with_ancestors``)."""
     weights = {**DEFAULT_WEIGHTS, **(weights or {})}

@@ -130,7 +130,9 @@ def bi_encoder_similarity(candidates: CandidateSet, vectors: KeyVectors, aliases
     source_indptr = np.searchsorted(queries.owner[chosen], np.arange(hits.n_queries + 1))
     unread = (np.diff(hits.indptr) > 0) & (np.diff(source_indptr) == 0)
     if unread.any():  # candidates come from aliases: queries without them are not the ones the hits were found for
-        raise ValueError(f"{int(unread.sum())} source concept(s) with candidates but no alias in the queries: the queries and hits do not belong together")
+        raise ValueError(
+            f"{int(unread.sum())} source concept(s) with candidates but no alias in the queries: the queries and hits do not belong together"
+        )
     source = vectors.of_texts([queries.aliases[int(i)] for i in chosen])
     name_indptr, name_rows = target.name_rows()
     used = np.unique(hits.concepts)
@@ -151,7 +153,9 @@ def bi_encoder_similarity(candidates: CandidateSet, vectors: KeyVectors, aliases
         if not len(concepts_named):
             continue
         n = name_indptr[concepts_named + 1] - name_indptr[concepts_named]
-        similarity = source[source_indptr[q] : source_indptr[q + 1]] @ names[runs(first_name[concepts_named], n)].T  # aliases x the candidates' names
+        similarity = (
+            source[source_indptr[q] : source_indptr[q + 1]] @ names[runs(first_name[concepts_named], n)].T
+        )  # aliases x the candidates' names
         best = np.maximum.reduceat(similarity.max(axis=0), np.cumsum(n) - n)
         values = out[row]
         values[has_names[concepts]] = best

@@ -47,9 +47,13 @@ def identifying_words(key: str) -> frozenset[str]:
             continue
         if word in ROMAN:
             found.add(ROMAN[word])
-        elif word in SIDES or word.isdigit() or (len(word) <= SHORT and any(ch.isdigit() for ch in word)) \
-                or (len(word) == 1 and word.isalpha() and word not in NOT_LETTERS) \
-                or (len(word) <= MARKER and words[i + 1 : i + 2] in (["positive"], ["negative"])):
+        elif (
+            word in SIDES
+            or word.isdigit()
+            or (len(word) <= SHORT and any(ch.isdigit() for ch in word))
+            or (len(word) == 1 and word.isalpha() and word not in NOT_LETTERS)
+            or (len(word) <= MARKER and words[i + 1 : i + 2] in (["positive"], ["negative"]))
+        ):
             found.add(word)
     return frozenset(found)
 
@@ -59,8 +63,9 @@ def identifying_sets(names_per_concept: Iterable[Iterable[str]]) -> list[set[fro
     return [{identifying_words(key) for key in names} for names in names_per_concept]
 
 
-def mismatched(source_sets: Sequence[set[frozenset[str]]], target_sets: Sequence[set[frozenset[str]]], sources: np.ndarray,
-               targets: np.ndarray) -> np.ndarray:
+def mismatched(
+    source_sets: Sequence[set[frozenset[str]]], target_sets: Sequence[set[frozenset[str]]], sources: np.ndarray, targets: np.ndarray
+) -> np.ndarray:
     """For each (source, target) pair of positions: does every target name carry an identifying word that no single
     source name has all of? (A concept with no names counts as agreeing.)"""
     out = np.zeros(len(sources), bool)

@@ -14,6 +14,7 @@ from medlink.kb.store import KB
 @dataclass(frozen=True)
 class Sides:
     """How a command names its two KBs and the mistakes refused, so each error speaks the command's own words."""
+
     source: str = "--source"
     target: str = "--target"
     itself: str = "aligning a KB to itself maps every concept to itself"
@@ -22,8 +23,13 @@ class Sides:
 
 
 ALIGN = Sides()
-AUGMENT = Sides("KB", "--with", "augmenting a KB from itself carries nothing new", "the KB has no concepts to augment",
-                "the KB has no names to carry from")
+AUGMENT = Sides(
+    "KB",
+    "--with",
+    "augmenting a KB from itself carries nothing new",
+    "the KB has no concepts to augment",
+    "the KB has no names to carry from",
+)
 
 
 def _is_source_spec(text: str) -> bool:
@@ -60,8 +66,9 @@ def open_side(path: str | Path, label: str) -> KB:
                 return KB.open(_built_from_spec(str(path)))
             except MedlinkError as error:
                 raise MedlinkError(f"{label}: {error}") from None
-        raise MissingInputError(f"{label} {path}: no such KB file (build one with 'medlink kb build {path} FORMAT:PATH', "
-                                "or give a source FORMAT:PATH)")
+        raise MissingInputError(
+            f"{label} {path}: no such KB file (build one with 'medlink kb build {path} FORMAT:PATH', or give a source FORMAT:PATH)"
+        )
     try:
         return KB.open(path)
     except MedlinkError as error:
@@ -88,8 +95,13 @@ def _spec_hint(path: Path) -> str:
 def open_pair(source: str | Path, target: str | Path, sides: Sides = ALIGN) -> tuple[KB, KB]:
     """Source and target KBs, refused when they are one file, the source has no concept or the target no name."""
     s, t = sides.source, sides.target
-    if str(source) != "default" and str(target) != "default" and Path(source).exists() and Path(target).exists() \
-            and Path(source).resolve() == Path(target).resolve():
+    if (
+        str(source) != "default"
+        and str(target) != "default"
+        and Path(source).exists()
+        and Path(target).exists()
+        and Path(source).resolve() == Path(target).resolve()
+    ):
         raise MedlinkError(f"{s} and {t} are the same file ({source}); {sides.itself}")
     if str(source) == str(target):
         raise MedlinkError(f"{s} and {t} are the same ({source}); {sides.itself}")

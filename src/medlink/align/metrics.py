@@ -8,7 +8,7 @@ generator did not retrieve at all, so it measures the reranker alone.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -79,5 +79,8 @@ def mapping_intervals(kept: Mapping[str, Sequence[str]], gold: Mapping[str, set[
     claimed = [len(kept.get(s, ())) for s in sources]
     found = [float(any(t in gold[s] for t in kept.get(s, ()))) for s in sources]
     precision, recall = ratio(correct, claimed), rate(found)
-    return {"precision": rounded(interval(precision, sources)), "recall": rounded(interval(recall, sources)),
-            "f1": rounded(interval(harmonic_mean(precision, recall), sources))}
+    return {
+        "precision": rounded(interval(precision, sources)),
+        "recall": rounded(interval(recall, sources)),
+        "f1": rounded(interval(harmonic_mean(precision, recall), sources)),
+    }

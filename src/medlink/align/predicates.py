@@ -27,9 +27,41 @@ from medlink.text.normalize import read_signs
 
 # "X, unspecified" is where a classification puts X itself, not detailed further: broader only if "X" is (words left out)
 RESIDUAL = re.compile(r"^other\b|\bnot elsewhere classified\b|\bnec$")
-NOT_TELLING = frozenset({"of", "the", "and", "or", "in", "with", "without", "due", "to", "by", "a", "an", "for", "on", "as", "s",
-                         "disease", "diseases", "disorder", "disorders", "syndrome", "syndromes", "condition", "conditions",
-                         "other", "unspecified", "specified", "nos", "not", "elsewhere", "classified"})
+NOT_TELLING = frozenset(
+    {
+        "of",
+        "the",
+        "and",
+        "or",
+        "in",
+        "with",
+        "without",
+        "due",
+        "to",
+        "by",
+        "a",
+        "an",
+        "for",
+        "on",
+        "as",
+        "s",
+        "disease",
+        "diseases",
+        "disorder",
+        "disorders",
+        "syndrome",
+        "syndromes",
+        "condition",
+        "conditions",
+        "other",
+        "unspecified",
+        "specified",
+        "nos",
+        "not",
+        "elsewhere",
+        "classified",
+    }
+)
 
 
 def words(name: str) -> list[str]:
@@ -75,6 +107,6 @@ def readings(name: str) -> list[str]:
     out = [name]
     bracket = re.search(r"\[([^\]]+)\]", name)
     if bracket:
-        out += [bracket.group(1), (name[: bracket.start()] + name[bracket.end():]).strip()]
+        out += [bracket.group(1), (name[: bracket.start()] + name[bracket.end() :]).strip()]
     out += [re.sub(r"\s*\([^)]*\)", "", text) for text in out if "(" in text]
     return out

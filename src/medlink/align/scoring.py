@@ -55,7 +55,9 @@ class Calibration:
     fitted_on: dict = field(default_factory=dict)
     bi_encoder: str | None = None  # the bi-encoder behind the "dense" feature: "packaged" or a model folder (align.dense)
     dense_candidates: bool = False  # the bi-encoder also proposes candidates (a third generator beside BM25 and TF-IDF)
-    dense_strip: str | None = None  # the qualifier (a regex) the bi-encoder leaves out of target names (align.dense; None before session 31)
+    dense_strip: str | None = (
+        None  # the qualifier (a regex) the bi-encoder leaves out of target names (align.dense; None before session 31)
+    )
     model: str = "logistic"  # MODELS
     features: list[str] = field(default_factory=list)  # the trees' inputs, in column order
     trees: dict | None = None  # BoostedTrees.to_dict()
@@ -86,25 +88,34 @@ class Calibration:
         write_atomic(Path(directory) / ALIGNER_FILE, json.dumps({"kind": ALIGNER_KIND, **asdict(self)}, indent=2))  # fields only
 
     @classmethod
-    def load(cls, directory: Path) -> "Calibration":
+    def load(cls, directory: Path) -> Calibration:
         path = Path(directory) / ALIGNER_FILE
         if Path(directory).is_file() and Path(directory).name == ALIGNER_FILE:
             raise MedlinkError(f"{directory}: give the aligner's folder ({Path(directory).parent}), not its {ALIGNER_FILE}")
         if not path.is_file():
-            raise MedlinkError(f"{directory}: not an aligner folder (no {ALIGNER_FILE}); give the folder 'medlink train aligner' wrote with --out")
+            raise MedlinkError(
+                f"{directory}: not an aligner folder (no {ALIGNER_FILE}); give the folder 'medlink train aligner' wrote with --out"
+            )
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             if not isinstance(data, dict) or data.pop("kind", None) != ALIGNER_KIND:
                 raise ValueError(f'"kind" is not "{ALIGNER_KIND}"')
             known = {f.name for f in fields(cls)}
             if set(data) - known or "weights" not in data:
-                raise ValueError(", ".join([*(f'unknown field "{name}"' for name in sorted(set(data) - known)),
-                                            *(['no "weights" field'] if "weights" not in data else [])]))
+                raise ValueError(
+                    ", ".join(
+                        [
+                            *(f'unknown field "{name}"' for name in sorted(set(data) - known)),
+                            *(['no "weights" field'] if "weights" not in data else []),
+                        ]
+                    )
+                )
             calibration = cls(**data)
             calibration.check()
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
-            raise MedlinkError(f"{path}: not an aligner 'medlink train aligner' wrote, or damaged ({error}); "
-                               "fix the file, or train it again with --out") from None
+            raise MedlinkError(
+                f"{path}: not an aligner 'medlink train aligner' wrote, or damaged ({error}); fix the file, or train it again with --out"
+            ) from None
         if calibration.model == "trees":
             BoostedTrees.from_dict(calibration.trees or {}, len(calibration.features), str(path))
         if calibration.bi_encoder not in (None, "packaged"):
@@ -113,7 +124,9 @@ class Calibration:
             try:
                 check_model_dir(Path(calibration.bi_encoder))
             except MedlinkError as error:
-                raise MedlinkError(f"{path}: its bi-encoder cannot be used ({error}); restore that folder or train the aligner again") from None
+                raise MedlinkError(
+                    f"{path}: its bi-encoder cannot be used ({error}); restore that folder or train the aligner again"
+                ) from None
         return calibration
 
     def check(self) -> None:
@@ -123,8 +136,11 @@ class Calibration:
             raise ValueError(f'"model" {self.model!r} is not one of {", ".join(MODELS)}')
         if self.model == "trees" and (not self.features or set(self.features) - known or len(set(self.features)) != len(self.features)):
             raise ValueError(f'"features" {self.features} must name known evidence ({", ".join(sorted(known))}), each once')
-        if self.model == "logistic" and (not self.weights or set(self.weights) - known
-                                         or not all(isinstance(w, (int, float)) and math.isfinite(w) for w in self.weights.values())):
+        if self.model == "logistic" and (
+            not self.weights
+            or set(self.weights) - known
+            or not all(isinstance(w, (int, float)) and math.isfinite(w) for w in self.weights.values())
+        ):
             raise ValueError(f'"weights" {self.weights} must give a finite number for known evidence ({", ".join(sorted(known))})')
         for name, value, low, high in (("threshold", self.threshold, 0, 1), ("bias", self.bias, -math.inf, math.inf)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high or math.isnan(value):
@@ -162,8 +178,11 @@ class Ranking:
     def top(self) -> dict[str, tuple[str, float]]:
         """Each source's best target and its confidence (sources without candidates left out)."""
         ids, sources = self.candidates.target.concept_ids, self.candidates.queries.concept_ids
-        return {s: (ids[int(self.targets[self.indptr[i]])], float(self.confidence[self.indptr[i]]))
-                for i, s in enumerate(sources) if self.indptr[i] < self.indptr[i + 1]}
+        return {
+            s: (ids[int(self.targets[self.indptr[i]])], float(self.confidence[self.indptr[i]]))
+            for i, s in enumerate(sources)
+            if self.indptr[i] < self.indptr[i + 1]
+        }
 
 
 def is_aligner_folder(path: Path) -> bool:
@@ -184,9 +203,15 @@ def features(candidates: CandidateSet, cross: np.ndarray | None = None, dense: n
     np.maximum.at(best, query, bm25)
     tfidf = np.clip(candidates.stage_score("tfidf"), 0, 1).astype(np.float64)
     target = candidates.target
-    out = {"fused": hits.scores.astype(np.float64), "tfidf": tfidf, "bm25": np.divide(bm25, best[query], out=np.zeros_like(bm25), where=best[query] > 0),
-           "rank": np.log1p(np.arange(len(query)) - hits.indptr[query]), "structural": ((bm25 == 0) & (tfidf == 0)).astype(np.float64),
-           "depth": target.depth()[hits.concepts].astype(np.float64), "children": np.log1p(target.children()[hits.concepts])}
+    out = {
+        "fused": hits.scores.astype(np.float64),
+        "tfidf": tfidf,
+        "bm25": np.divide(bm25, best[query], out=np.zeros_like(bm25), where=best[query] > 0),
+        "rank": np.log1p(np.arange(len(query)) - hits.indptr[query]),
+        "structural": ((bm25 == 0) & (tfidf == 0)).astype(np.float64),
+        "depth": target.depth()[hits.concepts].astype(np.float64),
+        "children": np.log1p(target.children()[hits.concepts]),
+    }
     if cross is not None:
         out["cross"] = cross.astype(np.float64)
     if dense is not None:
@@ -209,7 +234,9 @@ def identifiers_differ(candidates: CandidateSet) -> np.ndarray:
         for concept in table.concepts_of(row).tolist():
             if concept in slot:
                 per_target[slot[concept]].append(key)
-    return mismatched(identifying_sets(per_source), identifying_sets(per_target), hits.query_index(), np.searchsorted(wanted, hits.concepts))
+    return mismatched(
+        identifying_sets(per_source), identifying_sets(per_target), hits.query_index(), np.searchsorted(wanted, hits.concepts)
+    )
 
 
 def in_depth(candidates: CandidateSet, depth: int) -> np.ndarray:
@@ -253,8 +280,9 @@ def running_minimum(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
     return out
 
 
-def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross: np.ndarray | None = None,
-         dense: np.ndarray | None = None) -> Ranking:
+def rank(
+    candidates: CandidateSet, calibration: Calibration | None = None, cross: np.ndarray | None = None, dense: np.ndarray | None = None
+) -> Ranking:
     """Order each source's candidates and give each a confidence (module docstring: lexical, or calibrated)."""
     hits = candidates.hits
     query = hits.query_index()
@@ -263,12 +291,20 @@ def rank(candidates: CandidateSet, calibration: Calibration | None = None, cross
         factor = np.where(identifiers_differ(candidates), MISMATCH_FACTOR, 1.0)
         scores, confidence = factor * hits.scores, factor * feats["tfidf"]
         order = np.lexsort((-scores, query))
-        return Ranking(candidates, hits.indptr.copy(), hits.concepts[order].astype(np.int64), scores[order].astype(np.float64),
-                       running_minimum(confidence[order], hits.indptr), "lexical")
+        return Ranking(
+            candidates,
+            hits.indptr.copy(),
+            hits.concepts[order].astype(np.int64),
+            scores[order].astype(np.float64),
+            running_minimum(confidence[order], hits.indptr),
+            "lexical",
+        )
     inputs = calibration.inputs()
     if "dense" in inputs and dense is None:
-        raise MedlinkError(f"this aligner's calibration weighs a bi-encoder's similarities ({calibration.bi_encoder}): compute them "
-                           "(align.dense.bi_encoder_similarity)")
+        raise MedlinkError(
+            f"this aligner's calibration weighs a bi-encoder's similarities ({calibration.bi_encoder}): compute them "
+            "(align.dense.bi_encoder_similarity)"
+        )
     read = np.ones(len(query), bool)
     if "cross" in inputs:
         if cross is None:
@@ -297,8 +333,9 @@ def _fitted(model: str, matrix: np.ndarray, labels: np.ndarray, names: list[str]
     return Calibration(dict(zip(names, map(float, fitted.coef_[0]))), float(fitted.intercept_[0]), 0.5, depth)
 
 
-def out_of_fold_top1(model: str, matrix: np.ndarray, labels: np.ndarray, source: np.ndarray, names: list[str],
-                     folds: int = CHOICE_FOLDS, seed: int = 0) -> float:
+def out_of_fold_top1(
+    model: str, matrix: np.ndarray, labels: np.ndarray, source: np.ndarray, names: list[str], folds: int = CHOICE_FOLDS, seed: int = 0
+) -> float:
     """The share of sources whose best-scored candidate is right, each scored by a ``model`` fitted on the other
     sources' folds (sources split at random, seeded)."""
     distinct = np.unique(source)
@@ -317,9 +354,17 @@ def out_of_fold_top1(model: str, matrix: np.ndarray, labels: np.ndarray, source:
     return float(labels[order][first].mean()) if len(order) else 0.0
 
 
-def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: dict[str, set[str]], depth: int,
-                    threshold_gold: dict[str, set[str]] | None = None, dense: np.ndarray | None = None,
-                    bi_encoder: str | None = None, model: str = "logistic", dense_candidates: bool = False) -> Calibration:
+def fit_calibration(
+    candidates: CandidateSet,
+    cross: np.ndarray | None,
+    gold: dict[str, set[str]],
+    depth: int,
+    threshold_gold: dict[str, set[str]] | None = None,
+    dense: np.ndarray | None = None,
+    bi_encoder: str | None = None,
+    model: str = "logistic",
+    dense_candidates: bool = False,
+) -> Calibration:
     """A logistic regression or boosted trees (``model``; "auto": whichever puts a right target first for more sources
     out of fold) over the candidates of ``gold`` sources (label: the target is gold; with ``cross``, the ones it read),
     then the threshold on each source's top confidence that maximises mapping F1 over ``threshold_gold`` sources
@@ -344,13 +389,19 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: di
     fitting_sources = len(np.unique(query[rows]))
     choice: dict = {"kept": model, "why": "asked for (--calibration)"}
     if model == "auto" and fitting_sources < MIN_THRESHOLD_SOURCES:
-        choice = {"kept": "logistic", "why": f"only {fitting_sources} source(s) to fit on (fewer than {MIN_THRESHOLD_SOURCES}): too few "
-                                             "to compare the two kinds; the simpler logistic model"}
+        choice = {
+            "kept": "logistic",
+            "why": f"only {fitting_sources} source(s) to fit on (fewer than {MIN_THRESHOLD_SOURCES}): too few "
+            "to compare the two kinds; the simpler logistic model",
+        }
     elif model == "auto":  # each kind judged on sources its fit did not see; ties go to the simpler logistic model
         scores = {kind: round(out_of_fold_top1(kind, matrix, labels[rows], query[rows], list(names)), 4) for kind in MODELS}
         kept = max(MODELS, key=lambda kind: (scores[kind], kind == "logistic"))
-        choice = {**{f"{kind} out-of-fold top-1": value for kind, value in scores.items()}, "kept": kept,
-                  "why": f"the higher share of sources with a right target first, {CHOICE_FOLDS} folds by source (a tie keeps logistic)"}
+        choice = {
+            **{f"{kind} out-of-fold top-1": value for kind, value in scores.items()},
+            "kept": kept,
+            "why": f"the higher share of sources with a right target first, {CHOICE_FOLDS} folds by source (a tie keeps logistic)",
+        }
     model = choice["kept"]
     calibration = _fitted(model, matrix, labels[rows], list(names), depth)
     calibration.bi_encoder = bi_encoder
@@ -363,7 +414,9 @@ def fit_calibration(candidates: CandidateSet, cross: np.ndarray | None, gold: di
     calibration.fitted_on["model_choice"] = choice
     if len(tops) < MIN_THRESHOLD_SOURCES:  # a threshold chosen on a handful is chance (one right top gives 0: keep everything)
         threshold = DEFAULT_THRESHOLD
-        calibration.fitted_on["threshold_note"] = (f"only {len(tops)} held-out source(s) with known mappings (fewer than "
-                                                   f"{MIN_THRESHOLD_SOURCES}): threshold {DEFAULT_THRESHOLD}, not chosen")
+        calibration.fitted_on["threshold_note"] = (
+            f"only {len(tops)} held-out source(s) with known mappings (fewer than "
+            f"{MIN_THRESHOLD_SOURCES}): threshold {DEFAULT_THRESHOLD}, not chosen"
+        )
     calibration.threshold = float(max(0.0, min(1.0, threshold)))
     return calibration

@@ -19,9 +19,9 @@ from __future__ import annotations
 import csv
 import re
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 from urllib.parse import quote, unquote
 
 from medlink.directories import replaced_file
@@ -31,13 +31,31 @@ SIGNATURE = "# mapping_tool: medlink"  # how an SSSOM file medlink wrote is reco
 EXACT, CLOSE, BROAD, NARROW = "skos:exactMatch", "skos:closeMatch", "skos:broadMatch", "skos:narrowMatch"
 NO_TERM = "sssom:NoTermFound"
 LEXICAL, SEMANTIC = "semapv:LexicalMatching", "semapv:SemanticSimilarityThresholdMatching"
-COLUMNS = ("subject_id", "subject_label", "predicate_id", "object_id", "object_label", "mapping_justification", "confidence",
-           "subject_source", "object_source", "comment")
+COLUMNS = (
+    "subject_id",
+    "subject_label",
+    "predicate_id",
+    "object_id",
+    "object_label",
+    "mapping_justification",
+    "confidence",
+    "subject_source",
+    "object_source",
+    "comment",
+)
 KNOWN_PREFIXES = {
-    "DOID": "http://purl.obolibrary.org/obo/DOID_", "HP": "http://purl.obolibrary.org/obo/HP_", "MONDO": "http://purl.obolibrary.org/obo/MONDO_",
-    "ICD10CM": "http://purl.bioontology.org/ontology/ICD10CM/", "MESH": "http://id.nlm.nih.gov/mesh/", "OMIM": "https://omim.org/entry/",
-    "UMLS": "https://uts.nlm.nih.gov/uts/umls/concept/", "SNOMEDCT": "http://snomed.info/id/", "NCIT": "http://purl.obolibrary.org/obo/NCIT_",
-    "skos": "http://www.w3.org/2004/02/skos/core#", "semapv": "https://w3id.org/semapv/vocab/", "sssom": "https://w3id.org/sssom/",
+    "DOID": "http://purl.obolibrary.org/obo/DOID_",
+    "HP": "http://purl.obolibrary.org/obo/HP_",
+    "MONDO": "http://purl.obolibrary.org/obo/MONDO_",
+    "ICD10CM": "http://purl.bioontology.org/ontology/ICD10CM/",
+    "MESH": "http://id.nlm.nih.gov/mesh/",
+    "OMIM": "https://omim.org/entry/",
+    "UMLS": "https://uts.nlm.nih.gov/uts/umls/concept/",
+    "SNOMEDCT": "http://snomed.info/id/",
+    "NCIT": "http://purl.obolibrary.org/obo/NCIT_",
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+    "semapv": "https://w3id.org/semapv/vocab/",
+    "sssom": "https://w3id.org/sssom/",
     "medlinkkb": "https://w3id.org/medlink/kb/",
 }
 SOURCE_PREFIX = "medlinkkb"  # subject_source / object_source: the KB a side came from, by its name's stem
@@ -92,22 +110,46 @@ def _expansion(prefix: str) -> str:
     return KNOWN_PREFIXES.get(prefix) or f"https://w3id.org/medlink/prefix/{prefix}/"
 
 
-def render(mappings: list[Mapping], *, subject_source: str, object_source: str, subject_prefix: str, object_prefix: str,
-           metadata: dict[str, str] | None = None) -> str:
+def render(
+    mappings: list[Mapping],
+    *,
+    subject_source: str,
+    object_source: str,
+    subject_prefix: str,
+    object_prefix: str,
+    metadata: dict[str, str] | None = None,
+) -> str:
     """The whole SSSOM TSV text (metadata block, header, rows)."""
     from importlib.metadata import version
 
     subject_source, object_source = source_reference(subject_source), source_reference(object_source)
-    rows = [(curie(m.subject_id, subject_prefix), m.subject_label, m.predicate_id,
-             m.object_id if m.object_id == NO_TERM else curie(m.object_id, object_prefix), m.object_label, m.justification,
-             "" if m.confidence is None else f"{m.confidence:.4f}", subject_source, object_source, m.comment) for m in mappings]
+    rows = [
+        (
+            curie(m.subject_id, subject_prefix),
+            m.subject_label,
+            m.predicate_id,
+            m.object_id if m.object_id == NO_TERM else curie(m.object_id, object_prefix),
+            m.object_label,
+            m.justification,
+            "" if m.confidence is None else f"{m.confidence:.4f}",
+            subject_source,
+            object_source,
+            m.comment,
+        )
+        for m in mappings
+    ]
     used = {prefix_of(r[i]) for r in rows for i in (0, 3, 7, 8)} | {"skos", "semapv", "sssom"}
     prefixes = sorted(p for p in used if p)
-    lines = ["# curie_map:", *(f"#   {p}: {_expansion(p)}" for p in prefixes),
-             f"# mapping_set_id: https://w3id.org/medlink/mappings/{subject_prefix.lower()}-to-{object_prefix.lower()}",
-             "# license: https://creativecommons.org/publicdomain/zero/1.0/",
-             SIGNATURE, f"# mapping_tool_version: {version('medlink')}", f"# mapping_date: {time.strftime('%Y-%m-%d')}",
-             *(f"# {key}: {_yaml_scalar(value)}" for key, value in (metadata or {}).items())]
+    lines = [
+        "# curie_map:",
+        *(f"#   {p}: {_expansion(p)}" for p in prefixes),
+        f"# mapping_set_id: https://w3id.org/medlink/mappings/{subject_prefix.lower()}-to-{object_prefix.lower()}",
+        "# license: https://creativecommons.org/publicdomain/zero/1.0/",
+        SIGNATURE,
+        f"# mapping_tool_version: {version('medlink')}",
+        f"# mapping_date: {time.strftime('%Y-%m-%d')}",
+        *(f"# {key}: {_yaml_scalar(value)}" for key, value in (metadata or {}).items()),
+    ]
     body = ["\t".join(COLUMNS), *("\t".join(_cell(c) for c in row) for row in rows)]
     return "\n".join(lines + body) + "\n"
 
@@ -162,8 +204,9 @@ def utf8_lines(binary: Iterable[bytes], path: Path) -> Iterator[str]:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise InputFormatError(path, lineno, f"not UTF-8 (byte 0x{line[error.start]:02x} at byte offset {offset + error.start}): "
-                                   "save the file as UTF-8") from None
+            raise InputFormatError(
+                path, lineno, f"not UTF-8 (byte 0x{line[error.start]:02x} at byte offset {offset + error.start}): save the file as UTF-8"
+            ) from None
         yield text.removeprefix("\ufeff") if lineno == 1 else text
         offset += len(line)
 
@@ -206,8 +249,15 @@ def read_sssom(path: Path | str) -> Iterator[ReadMapping]:
                     raise InputFormatError(path, lineno, f"confidence {values['confidence']!r} is not a number") from None
                 if not 0.0 <= confidence <= 1.0:
                     raise InputFormatError(path, lineno, f"confidence {confidence} is outside [0, 1]")
-            yield ReadMapping(lineno, values["subject_id"], values["predicate_id"], values["object_id"], confidence,
-                              values.get("mapping_justification", ""), values.get("predicate_modifier", "") == "Not")
+            yield ReadMapping(
+                lineno,
+                values["subject_id"],
+                values["predicate_id"],
+                values["object_id"],
+                confidence,
+                values.get("mapping_justification", ""),
+                values.get("predicate_modifier", "") == "Not",
+            )
 
 
 def resolve(kb, identifier: str) -> str | None:

@@ -27,8 +27,9 @@ MIN_SHARE = 0.2  # of the known source concepts whose aliases use the word
 MAX_PHRASE = 2  # target words a source word may stand for
 # words that carry no meaning of their own in a name, or only a level of detail ("other", "unspecified"): a pair differing
 # in them is still a one-word difference, and none of them is learned as a substitution
-FUNCTION_WORDS = frozenset("a an and or of the in on with without to due by for nos unspecified other specified disease diseases "
-                           "disorder disorders".split())
+FUNCTION_WORDS = frozenset(
+    "a an and or of the in on with without to due by for nos unspecified other specified disease diseases disorder disorders".split()
+)
 
 
 def content_words(key: str) -> set[str]:
@@ -36,8 +37,14 @@ def content_words(key: str) -> set[str]:
     return {w for w in key.split() if w.lower() not in FUNCTION_WORDS}
 
 
-def learn(queries: SourceQueries, target: TargetIndex, gold: dict[int, set[int]], normalize, min_count: int = MIN_COUNT,
-          min_share: float = MIN_SHARE) -> dict[str, str]:
+def learn(
+    queries: SourceQueries,
+    target: TargetIndex,
+    gold: dict[int, set[int]],
+    normalize,
+    min_count: int = MIN_COUNT,
+    min_share: float = MIN_SHARE,
+) -> dict[str, str]:
     """The substitutions the known mappings ``gold`` (source position -> target positions) support, strongest first
     (module docstring); ``normalize``: the target's normaliser, as the queries' keys were made."""
     votes: Counter[tuple[str, str]] = Counter()
@@ -121,8 +128,14 @@ def expand(queries: SourceQueries, substitutions: dict[str, str], normalize=None
     order = np.argsort(np.asarray(owner, dtype=np.int64), kind="stable")  # each concept's aliases together, as from_kb writes them
     moved = np.empty(len(order), np.int64)
     moved[order] = np.arange(len(order))
-    return SourceQueries(queries.concept_ids, queries.names, [aliases[i] for i in order], np.asarray(owner, dtype=np.int64)[order],
-                         queries.alias_sets, moved[np.asarray(reads, dtype=np.int64)[order]])
+    return SourceQueries(
+        queries.concept_ids,
+        queries.names,
+        [aliases[i] for i in order],
+        np.asarray(owner, dtype=np.int64)[order],
+        queries.alias_sets,
+        moved[np.asarray(reads, dtype=np.int64)[order]],
+    )
 
 
 MAX_EDITED_PHRASE = 8  # words a hand-edited phrase may hold (learning writes at most MAX_PHRASE)
@@ -135,5 +148,6 @@ def check(substitutions: object) -> None:
         raise ValueError(f'"substitutions" must be an object of word: phrase entries, not {type(substitutions).__name__}')
     for word, phrase in substitutions.items():
         if not isinstance(phrase, str) or len(word.split()) != 1 or not 1 <= len(phrase.split()) <= MAX_EDITED_PHRASE:
-            raise ValueError(f'"substitutions" entry {word[:40]!r}: {str(phrase)[:40]!r} must map one word to a phrase of 1 to '
-                             f'{MAX_EDITED_PHRASE} words')
+            raise ValueError(
+                f'"substitutions" entry {word[:40]!r}: {str(phrase)[:40]!r} must map one word to a phrase of 1 to {MAX_EDITED_PHRASE} words'
+            )

@@ -30,7 +30,6 @@ from medlink.kb.store import KB
 from medlink.training.layers import check_layers, keep_layers
 from medlink.training.run import TrainingRun, TrainReport, check_training_numbers
 
-
 LOSSES = ("binary", "listwise")
 
 
@@ -63,10 +62,19 @@ class AlignerTrainConfig:
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
         check_layers(self.layers)
-        check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every,
-                               at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "negatives": (self.negatives, 1),
-                                         "depth": (self.depth, 2), "max_length": (self.max_length, 8),
-                                         "target_synonyms": (self.target_synonyms, 0)})
+        check_training_numbers(
+            self.learning_rate,
+            self.warmup,
+            self.checkpoint_every,
+            at_least={
+                "epochs": (self.epochs, 1),
+                "batch_size": (self.batch_size, 1),
+                "negatives": (self.negatives, 1),
+                "depth": (self.depth, 2),
+                "max_length": (self.max_length, 8),
+                "target_synonyms": (self.target_synonyms, 0),
+            },
+        )
         if self.loss not in LOSSES:
             raise MedlinkError(f"loss (--loss) must be one of {', '.join(LOSSES)}, not {self.loss!r}")
         if self.calibration not in CHOICES:
@@ -106,8 +114,9 @@ class Example:
     hide: str | None = None
 
 
-def _examples(candidates: CandidateSet, gold: dict[int, set[int]], depth: int, synonyms: bool = False,
-              hierarchy: bool = False) -> list[Example]:
+def _examples(
+    candidates: CandidateSet, gold: dict[int, set[int]], depth: int, synonyms: bool = False, hierarchy: bool = False
+) -> list[Example]:
     """The examples of gold sources: wrong targets among each one's first ``depth`` candidates (``synonyms``: the
     queries are target names, hidden from their own concept's text).
 
@@ -134,26 +143,48 @@ def target_synonym_queries(target: KB, index: TargetIndex, count: int, seed: int
     training report counts what was used; a synonym whose candidates hold no wrong target teaches nothing and is dropped)."""
     position = {c: i for i, c in enumerate(index.concept_ids)}
     names = sorted({(cid, text) for cid, text, kind in target.iter_names() if kind != "preferred" and text != index.names[position[cid]]})
-    picked = [(cid, text, key) for cid, text in random.Random(seed).sample(names, min(count, len(names))) if (key := target.normalize(text))]
-    queries = SourceQueries([f"{cid}#{text}" for cid, text, _ in picked], [text for _, text, _ in picked], [key for *_, key in picked],
-                            np.arange(len(picked), dtype=np.int64), [[text] for _, text, _ in picked])
+    picked = [
+        (cid, text, key) for cid, text in random.Random(seed).sample(names, min(count, len(names))) if (key := target.normalize(text))
+    ]
+    queries = SourceQueries(
+        [f"{cid}#{text}" for cid, text, _ in picked],
+        [text for _, text, _ in picked],
+        [key for *_, key in picked],
+        np.arange(len(picked), dtype=np.int64),
+        [[text] for _, text, _ in picked],
+    )
     return queries, {i: {position[cid]} for i, (cid, _, _) in enumerate(picked)}
 
 
-def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, *, dev: dict[str, set[str]] | None = None,
-                  base_model: str | Path | None = None, config: AlignerTrainConfig = AlignerTrainConfig(), resume: bool = False,
-                  progress: bool = True, dev_fraction: float = 0.2) -> tuple[TrainReport, Calibration]:
+def train_aligner(
+    source: KB,
+    target: KB,
+    gold: dict[str, set[str]],
+    out: Path,
+    *,
+    dev: dict[str, set[str]] | None = None,
+    base_model: str | Path | None = None,
+    config: AlignerTrainConfig | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    dev_fraction: float = 0.2,
+) -> tuple[TrainReport, Calibration]:
     """Train and save an aligner folder at ``out``; ``dev`` (else ``dev_fraction`` of the gold sources, seeded) fits
     the calibration and threshold and is never trained on."""
+    config = config if config is not None else AlignerTrainConfig()
     if dev is None:
         if len(gold) < 2:
-            raise MedlinkError(f"{len(gold)} known source concept(s): too few to train on and hold {dev_fraction:.0%} out for the calibration; "
-                               "give more known mappings, or held-out ones with --dev")
+            raise MedlinkError(
+                f"{len(gold)} known source concept(s): too few to train on and hold {dev_fraction:.0%} out for the calibration; "
+                "give more known mappings, or held-out ones with --dev"
+            )
         ids = sorted(gold)
         random.Random(config.seed).shuffle(ids)
         held = set(ids[: max(1, int(dev_fraction * len(ids)))])
         dev, gold = {s: gold[s] for s in held}, {s: t for s, t in gold.items() if s not in held}
-    target_index = with_dense_candidates(TargetIndex.build(target), config.bi_encoder if config.dense_candidates else None, config.dense_strip)
+    target_index = with_dense_candidates(
+        TargetIndex.build(target), config.bi_encoder if config.dense_candidates else None, config.dense_strip
+    )
     queries = SourceQueries.from_kb(source, target.normalize)
     positions = {c: i for i, c in enumerate(queries.concept_ids)}
     train_rows = sorted(positions[s] for s in gold if s in positions)
@@ -166,16 +197,33 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     train_queries, dev_queries = substitutions.expand(train_queries, learned), substitutions.expand(dev_queries, learned)
     train_candidates = generate(target_index, train_queries, progress=progress)
     if not config.cross_encoder:
-        return None, _lexical_aligner(out, train_candidates, gold, generate(target_index, dev_queries, progress=progress) if dev_rows else None,
-                                      dev, config, learned, progress)
+        return None, _lexical_aligner(
+            out,
+            train_candidates,
+            gold,
+            generate(target_index, dev_queries, progress=progress) if dev_rows else None,
+            dev,
+            config,
+            learned,
+            progress,
+        )
     examples = _examples(train_candidates, train_gold, config.depth, hierarchy=config.hierarchy_negatives)
     if not examples:
         raise MedlinkError("no gold mapping names a target concept of --target: check the gold file's object ids")
     mined = 0
     if config.target_synonyms:
         synonym_queries, synonym_gold = target_synonym_queries(target, target_index, config.target_synonyms, config.seed)
-        extra = _examples(generate(target_index, synonym_queries, progress=progress), synonym_gold, config.depth,
-                          synonyms=True, hierarchy=config.hierarchy_negatives) if synonym_gold else []
+        extra = (
+            _examples(
+                generate(target_index, synonym_queries, progress=progress),
+                synonym_gold,
+                config.depth,
+                synonyms=True,
+                hierarchy=config.hierarchy_negatives,
+            )
+            if synonym_gold
+            else []
+        )
         examples, mined = examples + extra, len(extra)
     import torch
 
@@ -186,8 +234,14 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     steps = math.ceil(len(examples) / config.batch_size)
     if config.max_steps:
         steps = min(steps, config.max_steps)
-    run.prepare(model, config.learning_rate, config.warmup, steps * config.epochs, asdict(config),
-                {"sources": len(examples) - mined, "target_synonyms": mined, "dev": len(dev_rows), "substitutions": len(learned)})
+    run.prepare(
+        model,
+        config.learning_rate,
+        config.warmup,
+        steps * config.epochs,
+        asdict(config),
+        {"sources": len(examples) - mined, "target_synonyms": mined, "dev": len(dev_rows), "substitutions": len(learned)},
+    )
     loss_function = torch.nn.BCEWithLogitsLoss()
     for epoch in run.epochs(config.epochs):
         rng = random.Random(config.seed + epoch)
@@ -197,10 +251,12 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
         for i in order:
             example = examples[i]
             group = [(example.left, target_index.text(rng.choice(example.positives), hide=example.hide), 1.0)]
-            group += [(example.left, target_index.text(c), 0.0) for c in rng.sample(example.wrong, min(config.negatives, len(example.wrong)))]
+            group += [
+                (example.left, target_index.text(c), 0.0) for c in rng.sample(example.wrong, min(config.negatives, len(example.wrong)))
+            ]
             pairs.append(group)
 
-        def step_loss(step: int):
+        def step_loss(step: int, pairs: list = pairs):  # this epoch's pairs, bound now
             groups = pairs[step * config.batch_size : (step + 1) * config.batch_size]
             batch = [pair for group in groups for pair in group]
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=model.precision == "bf16"):
@@ -216,8 +272,13 @@ def train_aligner(source: KB, target: KB, gold: dict[str, set[str]], out: Path, 
     calibration = Calibration({"cross": 1.0, "fused": 0.0, "tfidf": 0.0}, 0.0, 0.5, config.depth)
     if dev_rows:
         dev_candidates = generate(target_index, dev_queries, progress=progress)
-        calibration = fit_calibration(dev_candidates, cross_logits(model, dev_candidates, config.depth, progress), dev, config.depth,
-                                      **_evidence(dev_candidates, config, progress))
+        calibration = fit_calibration(
+            dev_candidates,
+            cross_logits(model, dev_candidates, config.depth, progress),
+            dev,
+            config.depth,
+            **_evidence(dev_candidates, config, progress),
+        )
     calibration.substitutions, calibration.dense_strip = learned, _recorded_strip(calibration, config)
     calibration.save(out)
     return report, calibration
@@ -237,8 +298,16 @@ def _recorded_strip(calibration: Calibration, config: AlignerTrainConfig) -> str
     return config.dense_strip if calibration.bi_encoder else None
 
 
-def _lexical_aligner(out: Path, train: CandidateSet, gold: dict[str, set[str]], dev: CandidateSet | None, dev_gold: dict[str, set[str]],
-                     config: AlignerTrainConfig, learned: dict[str, str], progress: bool = False) -> Calibration:
+def _lexical_aligner(
+    out: Path,
+    train: CandidateSet,
+    gold: dict[str, set[str]],
+    dev: CandidateSet | None,
+    dev_gold: dict[str, set[str]],
+    config: AlignerTrainConfig,
+    learned: dict[str, str],
+    progress: bool = False,
+) -> Calibration:
     """An aligner without a cross-encoder: the calibration fitted on the training mappings, its threshold on dev's."""
     from medlink.directories import staged_directory
 

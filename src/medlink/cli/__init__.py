@@ -37,7 +37,9 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _options(show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print medlink's version and exit.")) -> None:
+def _options(
+    show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print medlink's version and exit."),
+) -> None:
     """Link medical mentions to concepts in medical terminologies."""
 
 
@@ -71,8 +73,10 @@ def _show_progress_lines() -> None:
         logger.setLevel(logging.INFO)
 
 
-INTERRUPTED = ("interrupted; nothing half-written was left: re-run to continue (training: add --resume; "
-               "an index build reuses the names already encoded)")
+INTERRUPTED = (
+    "interrupted; nothing half-written was left: re-run to continue (training: add --resume; "
+    "an index build reuses the names already encoded)"
+)
 
 
 def main() -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, List, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -23,42 +24,131 @@ app = new_app()  # its command joins the main app's top level
 
 @app.command("annotate")
 def annotate(
-    text: List[str] = typer.Argument(None, help="Texts to annotate, one document each; none: read --input or stdin."),
-    index: str = typer.Option("default", "--index", help="Index directory, 'default' (ICD-10-CM + HPO, lexical, built on first use) or 'default-dense'."),
-    input_path: Optional[Path] = typer.Option(None, "--input", help="File of documents (see --format); '-' or none: stdin."),
-    input_format: Optional[str] = typer.Option(None, "--format", help="text | lines | jsonl | pubtator | bioc | bioc-json (default: from the file suffix; text for stdin)."),
-    output_format: Optional[str] = typer.Option(None, "--output-format", help="text (readable lines) | jsonl | pubtator | bioc | bioc-json (default: text; jsonl with --json)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write the output to this file (atomically) instead of stdout. An existing file is replaced only if 'medlink annotate' wrote it (a PubTator file carries no such mark: only an empty one is replaced)."),
+    text: list[str] = typer.Argument(None, help="Texts to annotate, one document each; none: read --input or stdin."),
+    index: str = typer.Option(
+        "default", "--index", help="Index directory, 'default' (ICD-10-CM + HPO, lexical, built on first use) or 'default-dense'."
+    ),
+    input_path: Path | None = typer.Option(None, "--input", help="File of documents (see --format); '-' or none: stdin."),
+    input_format: str | None = typer.Option(
+        None, "--format", help="text | lines | jsonl | pubtator | bioc | bioc-json (default: from the file suffix; text for stdin)."
+    ),
+    output_format: str | None = typer.Option(
+        None, "--output-format", help="text (readable lines) | jsonl | pubtator | bioc | bioc-json (default: text; jsonl with --json)."
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help=(
+            "Write the output to this file (atomically) instead of stdout. An existing file is replaced only if "
+            "'medlink annotate' wrote it (a PubTator file carries no such mark: only an empty one is replaced)."
+        ),
+    ),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per document: spans with their candidates."),
     k: int = typer.Option(5, "--top-k", "--k", min=1, help="Candidates kept per mention."),
-    finder: str = typer.Option("dictionary", "--finder", help="dictionary (the KB's names) | tagger (a trained model, --tagger) | both | given "
-                               "(link the spans the input already carries, PubTator / BioC / JSONL annotations, exactly as given)."),
-    tagger: Optional[Path] = typer.Option(None, "--tagger", help="Tagger folder from 'medlink train tagger' (for --finder tagger|both)."),
-    context: int = typer.Option(0, "--context", min=0, help="Characters of text each side of a mention given to the linker (a context-trained cross-encoder reads them)."),
-    abbreviations: bool = typer.Option(True, "--abbreviations/--no-abbreviations", help="Link 'long form (SF)' short forms through their long form."),
-    abbreviation_choice: str = typer.Option("long", "--abbreviation-choice", help="long (a short form takes its long form's answer) | best (the higher-scoring of the two)."),
-    consistency: str = typer.Option("both", "--consistency", help="Per document: propagate (every occurrence of a found string is a mention) | vote (one string, one answer) | both | off."),
-    composites: bool = typer.Option(True, "--composites/--no-composites", help="A coordination that is no name itself ('breast and ovarian cancer') takes the concepts of its spelt-out parts (breast cancer, ovarian cancer); a dictionary match that ends one ('ovarian cancer') is widened over it when every part is a KB name."),
-    assertion: bool = typer.Option(True, "--assertion/--no-assertion", help="Mark each mention's assertion status (present | absent | possible | conditional | hypothetical | someone_else, and historical), read from the cue phrases around it ('denies', 'r/o', 'mother had')."),
-    exclude_names: Optional[Path] = typer.Option(None, "--exclude-names", help="File of names (one per line) the dictionary finder must not report: KB names that are ordinary words in your texts."),
-    combine: str = typer.Option("confirmed", "--combine", help="With --finder both: union (every span of both finders) | confirmed (the tagger's spans that a dictionary match overlaps) | confirmed+missed (those, plus dictionary matches where the tagger found nothing) | learned (a span selector from 'medlink train selector' chooses: the best mention F1; confirmed linked best on NCBI)."),
-    selector: Optional[Path] = typer.Option(None, "--selector", help="Span selector file from 'medlink train selector' for --combine learned (default: the tagger folder's span_selector.json)."),
-    span_threshold: Optional[float] = typer.Option(None, "--span-threshold", min=0.0, max=1.0, help="Keep a span the selector scores at least this (default: the threshold fitted with it, the best linking F1 on its documents; lower: more spans, for mention finding alone)."),
-    overlap: str = typer.Option("longest", "--overlap", help="Overlapping spans: longest (keep the longest) | all (keep every span as an alternative)."),
-    generators: Optional[str] = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
-    prefer_prefix: List[str] = typer.Option([], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one (e.g. MESH); repeatable."),
+    finder: str = typer.Option(
+        "dictionary",
+        "--finder",
+        help="dictionary (the KB's names) | tagger (a trained model, --tagger) | both | given "
+        "(link the spans the input already carries, PubTator / BioC / JSONL annotations, exactly as given).",
+    ),
+    tagger: Path | None = typer.Option(None, "--tagger", help="Tagger folder from 'medlink train tagger' (for --finder tagger|both)."),
+    context: int = typer.Option(
+        0,
+        "--context",
+        min=0,
+        help="Characters of text each side of a mention given to the linker (a context-trained cross-encoder reads them).",
+    ),
+    abbreviations: bool = typer.Option(
+        True, "--abbreviations/--no-abbreviations", help="Link 'long form (SF)' short forms through their long form."
+    ),
+    abbreviation_choice: str = typer.Option(
+        "long", "--abbreviation-choice", help="long (a short form takes its long form's answer) | best (the higher-scoring of the two)."
+    ),
+    consistency: str = typer.Option(
+        "both",
+        "--consistency",
+        help="Per document: propagate (every occurrence of a found string is a mention) | vote (one string, one answer) | both | off.",
+    ),
+    composites: bool = typer.Option(
+        True,
+        "--composites/--no-composites",
+        help=(
+            "A coordination that is no name itself ('breast and ovarian cancer') takes the concepts of its "
+            "spelt-out parts (breast cancer, ovarian cancer); a dictionary match that ends one ('ovarian "
+            "cancer') is widened over it when every part is a KB name."
+        ),
+    ),
+    assertion: bool = typer.Option(
+        True,
+        "--assertion/--no-assertion",
+        help=(
+            "Mark each mention's assertion status (present | absent | possible | conditional | hypothetical | "
+            "someone_else, and historical), read from the cue phrases around it ('denies', 'r/o', 'mother had')."
+        ),
+    ),
+    exclude_names: Path | None = typer.Option(
+        None,
+        "--exclude-names",
+        help="File of names (one per line) the dictionary finder must not report: KB names that are ordinary words in your texts.",
+    ),
+    combine: str = typer.Option(
+        "confirmed",
+        "--combine",
+        help=(
+            "With --finder both: union (every span of both finders) | confirmed (the tagger's spans that a "
+            "dictionary match overlaps) | confirmed+missed (those, plus dictionary matches where the tagger "
+            "found nothing) | learned (a span selector from 'medlink train selector' chooses: the best mention "
+            "F1; confirmed linked best on NCBI)."
+        ),
+    ),
+    selector: Path | None = typer.Option(
+        None,
+        "--selector",
+        help="Span selector file from 'medlink train selector' for --combine learned (default: the tagger folder's span_selector.json).",
+    ),
+    span_threshold: float | None = typer.Option(
+        None,
+        "--span-threshold",
+        min=0.0,
+        max=1.0,
+        help=(
+            "Keep a span the selector scores at least this (default: the threshold fitted with it, the best "
+            "linking F1 on its documents; lower: more spans, for mention finding alone)."
+        ),
+    ),
+    overlap: str = typer.Option(
+        "longest", "--overlap", help="Overlapping spans: longest (keep the longest) | all (keep every span as an alternative)."
+    ),
+    generators: str | None = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
+    prefer_prefix: list[str] = typer.Option(
+        [], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one (e.g. MESH); repeatable."
+    ),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Documents linked per call."),
-    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."),
-    nil_threshold: Optional[float] = typer.Option(None, "--nil-threshold", parser=a_probability, help=NIL_HELP),
-    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
-    window_chars: int = typer.Option(WINDOW_CHARS, "--window-chars", min=1, help="A document longer than this many characters is read a window at a time (cut at blank lines or sentence ends): the same mentions, memory bounded by the window."),
-    max_document_mb: float = typer.Option(32.0, "--max-document-mb", help="Refuse a document whose text is over this many MB (1,048,576 characters each), naming it; with --skip-invalid it is skipped and counted."),
+    skip_invalid: bool = typer.Option(
+        False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."
+    ),
+    nil_threshold: float | None = typer.Option(None, "--nil-threshold", parser=a_probability, help=NIL_HELP),
+    precision: str | None = typer.Option(None, "--precision", help=PRECISION_HELP),
+    window_chars: int = typer.Option(
+        WINDOW_CHARS,
+        "--window-chars",
+        min=1,
+        help=(
+            "A document longer than this many characters is read a window at a time (cut at blank lines or "
+            "sentence ends): the same mentions, memory bounded by the window."
+        ),
+    ),
+    max_document_mb: float = typer.Option(
+        32.0,
+        "--max-document-mb",
+        help="Refuse a document whose text is over this many MB (1,048,576 characters each), naming it; with --skip-invalid it is skipped and counted.",
+    ),
     quiet: bool = quiet_option(),
 ) -> None:
     """Find the medical mentions in text and link each to ranked concepts."""
     from medlink.corpora.document_files import DOCUMENT_FORMATS, guess_document_format, read_documents, write_documents
-    from medlink.directories import output_lock, replaced_file, require_replaceable_file
     from medlink.corpora.document_io import MB, NamedSkips
+    from medlink.directories import output_lock, replaced_file, require_replaceable_file
     from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator
     from medlink.linking.calibration import say_if_uncalibrated, with_decisions
     from medlink.linking.index import resolve_index
@@ -77,28 +167,49 @@ def annotate(
     if as_json and output_format not in (None, "jsonl"):
         fail(f"--json writes JSONL; it cannot be combined with --output-format {output_format}")
     output_format = output_format or ("jsonl" if as_json else "text")
-    for value, known, option in ((input_format, DOCUMENT_FORMATS, "--format"), (output_format, ("text",) + tuple(f for f in DOCUMENT_FORMATS if f not in ("text", "lines")), "--output-format"),
-                                 (overlap, OVERLAP_POLICIES, "--overlap")):
+    for value, known, option in (
+        (input_format, DOCUMENT_FORMATS, "--format"),
+        (output_format, ("text",) + tuple(f for f in DOCUMENT_FORMATS if f not in ("text", "lines")), "--output-format"),
+        (overlap, OVERLAP_POLICIES, "--overlap"),
+    ):
         if value is not None and value not in known:
             fail(f"unknown {option} {value!r}; known: {', '.join(known)}")
     if max_document_mb <= 0:
         fail(f"--max-document-mb must be above 0, not {max_document_mb:g}")
     quiet_phases(quiet)
     use_precision(precision)
-    options = AnnotateOptions(k=k, context=context, abbreviations=abbreviations, abbreviation_choice=abbreviation_choice,
-                              consistency=consistency, composites=composites, assertion=assertion, overlap=overlap, combine=combine, span_threshold=span_threshold, generators=tuple(generators.split(",")) if generators else None,
-                              batch_documents=batch_size, window=window_chars)
+    options = AnnotateOptions(
+        k=k,
+        context=context,
+        abbreviations=abbreviations,
+        abbreviation_choice=abbreviation_choice,
+        consistency=consistency,
+        composites=composites,
+        assertion=assertion,
+        overlap=overlap,
+        combine=combine,
+        span_threshold=span_threshold,
+        generators=tuple(generators.split(",")) if generators else None,
+        batch_documents=batch_size,
+        window=window_chars,
+    )
     with ExitStack() as held:
         if out is not None:  # held from the start: a second run writing the same file is refused before it loads an index
             held.enter_context(output_lock(out))
-            what = "an output of 'medlink annotate'" + (" (a PubTator file carries no mark of the program that wrote it: only an empty one is "
-                                                        "replaced)" if output_format == "pubtator" else "")
+            what = "an output of 'medlink annotate'" + (
+                " (a PubTator file carries no mark of the program that wrote it: only an empty one is replaced)"
+                if output_format == "pubtator"
+                else ""
+            )
             require_replaceable_file(out, what, looks_like, [input_path] if input_path is not None and str(input_path) != "-" else [])
         annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector)
         with_decisions(annotator.linker, nil_threshold)
         if context and not any(reads_context(reranker) for reranker in annotator.linker.rerankers):
-            typer.echo(f"note: --context {context} has no effect: this index has no reranker that reads context (a cross-encoder "
-                       "trained with 'medlink train cross-encoder --context'); its mentions are linked on their own", err=True)
+            typer.echo(
+                f"note: --context {context} has no effect: this index has no reranker that reads context (a cross-encoder "
+                "trained with 'medlink train cross-encoder --context'); its mentions are linked on their own",
+                err=True,
+            )
         if output_format == "text":
             say_if_uncalibrated(annotator.linker)
         policy = NamedSkips(skip_invalid=skip_invalid)
@@ -143,14 +254,20 @@ def annotate(
     for line in policy.report():
         typer.echo(f"  {line}", err=True)
     if finder == "given" and not replaced[0]:
-        typer.echo("note: --finder given links the spans the input carries, and it carried none (PubTator, BioC and JSONL "
-                   "inputs can; plain text cannot)", err=True)
+        typer.echo(
+            "note: --finder given links the spans the input carries, and it carried none (PubTator, BioC and JSONL "
+            "inputs can; plain text cannot)",
+            err=True,
+        )
     if replaced[0] and finder != "given":
-        typer.echo(f"note: the input's own {replaced[0]} annotation(s) were replaced by the spans medlink found; --finder given "
-                   "links them as they are", err=True)
+        typer.echo(
+            f"note: the input's own {replaced[0]} annotation(s) were replaced by the spans medlink found; --finder given "
+            "links them as they are",
+            err=True,
+        )
 
 
-def argument_documents(texts: list[str], policy: "InvalidLinePolicy", max_chars: int) -> Iterator["Document"]:
+def argument_documents(texts: list[str], policy: InvalidLinePolicy, max_chars: int) -> Iterator[Document]:
     """The texts given as arguments, one document each (id: its number); one over ``max_chars`` characters goes to
     ``policy``, named by its argument."""
     from medlink.core import Document
@@ -169,8 +286,12 @@ SIGNATURE = "medlink_version"  # a document infon every written document carries
 # what an earlier output holds near its start: the text format's first header line, the BioC collection's source, the
 # JSONL document's infon (written right after its id). PubTator has no room for a mark: a gold corpus and an output
 # look the same. An output of any of these formats may be replaced by another (the same kind: medlink annotate's)
-_OUTPUT_MARKS = (re.compile(r"# [^\n]*\t\d+ mention\(s\)\n"), re.compile(r'\{"id": [^\n]*?, "infons": \{[^\n]*"medlink_version": "'),
-                 re.compile(r"<\?xml[^\n]*\n?<collection><source>medlink</source>"), re.compile(r'\{"source": "medlink"'))
+_OUTPUT_MARKS = (
+    re.compile(r"# [^\n]*\t\d+ mention\(s\)\n"),
+    re.compile(r'\{"id": [^\n]*?, "infons": \{[^\n]*"medlink_version": "'),
+    re.compile(r"<\?xml[^\n]*\n?<collection><source>medlink</source>"),
+    re.compile(r'\{"source": "medlink"'),
+)
 MARK_WITHIN = 1 << 16  # characters read
 
 

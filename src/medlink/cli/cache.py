@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from typing import Optional
 
 import typer
 
@@ -26,11 +25,13 @@ def cache_info() -> None:
 
 @app.command("clear")
 def cache_clear(
-    older_than: Optional[float] = typer.Option(None, "--older-than", min=0, help="Only entries unused for this many days (default: all)."),
+    older_than: float | None = typer.Option(None, "--older-than", min=0, help="Only entries unused for this many days (default: all)."),
 ) -> None:
     """Remove cached encodings (indexes keep their own vectors; a rebuild of the same names re-encodes them)."""
     from medlink.retrieval.encode_cache import clear_cache
 
     removed, busy = clear_cache(older_than)
-    typer.echo(f"removed {len(removed)} entries, {sum(e.bytes for e in removed) / 1e6:.1f} MB"
-               + (f"; kept {len(busy)} in use by a running build" if busy else ""))
+    typer.echo(
+        f"removed {len(removed)} entries, {sum(e.bytes for e in removed) / 1e6:.1f} MB"
+        + (f"; kept {len(busy)} in use by a running build" if busy else "")
+    )

@@ -6,15 +6,16 @@ import atexit
 import re
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from medlink.errors import MedlinkError
 
-PRECISION_HELP = ("Number format of neural models: auto (bf16 where this CPU runs it faster, measured once per machine, else "
-                  "float32; int8 for encoding), fp32, bf16, or int8 (encoding only). Default: the index's or model's setting; "
-                  "also MEDLINK_PRECISION. docs/reference.md, Precision.")
+PRECISION_HELP = (
+    "Number format of neural models: auto (bf16 where this CPU runs it faster, measured once per machine, else "
+    "float32; int8 for encoding), fp32, bf16, or int8 (encoding only). Default: the index's or model's setting; "
+    "also MEDLINK_PRECISION. docs/reference.md, Precision."
+)
 
 
 def quiet_option() -> typer.models.OptionInfo:
@@ -45,13 +46,48 @@ def quiet_phases(quiet: bool) -> None:
 
 
 # what an option's value looks like in --help (instead of <str>, <path>, <int range>), by parameter name
-METAVARS = {"index": "INDEX", "kb": "KB", "out": "PATH", "config": "CONFIG", "memory": "FORMAT:PATH", "dataset": "FORMAT:PATH",
-            "dev": "FORMAT:PATH", "train": "FORMAT:PATH", "input_path": "FILE", "input_format": "FORMAT", "generators": "NAMES",
-            "prefer_prefix": "PREFIX", "bi_encoder": "packaged|DIR", "precision": "auto|fp32|bf16|int8", "search": "STAGES", "pairs": "DIR", "model": "DIR",
-            "candidates_model": "DIR", "config_file": "CONFIG", "tasks": "TASKS", "concept_text": "name|alias|entity", "pooling": "mean|cls", "keep": "CHARS",
-            "learning_rate": "RATE", "tau": "T", "kg_weight": "W", "dev_fraction": "F", "older_than": "DAYS",
-            "output_format": "FORMAT", "tagger": "DIR", "exclude_names": "FILE", "abbreviation_choice": "long|best",
-            "calibration_model": "auto|trees|logistic", "dev_mappings": "FILE", "consistency": "both|propagate|vote|off", "overlap": "longest|all", "combine": "union|confirmed|confirmed+missed|learned", "selector": "FILE", "documents": "FORMAT:PATH", "finder": "dictionary|tagger|both|given"}
+METAVARS = {
+    "index": "INDEX",
+    "kb": "KB",
+    "out": "PATH",
+    "config": "CONFIG",
+    "memory": "FORMAT:PATH",
+    "dataset": "FORMAT:PATH",
+    "dev": "FORMAT:PATH",
+    "train": "FORMAT:PATH",
+    "input_path": "FILE",
+    "input_format": "FORMAT",
+    "generators": "NAMES",
+    "prefer_prefix": "PREFIX",
+    "bi_encoder": "packaged|DIR",
+    "precision": "auto|fp32|bf16|int8",
+    "search": "STAGES",
+    "pairs": "DIR",
+    "model": "DIR",
+    "candidates_model": "DIR",
+    "config_file": "CONFIG",
+    "tasks": "TASKS",
+    "concept_text": "name|alias|entity",
+    "pooling": "mean|cls",
+    "keep": "CHARS",
+    "learning_rate": "RATE",
+    "tau": "T",
+    "kg_weight": "W",
+    "dev_fraction": "F",
+    "older_than": "DAYS",
+    "output_format": "FORMAT",
+    "tagger": "DIR",
+    "exclude_names": "FILE",
+    "abbreviation_choice": "long|best",
+    "calibration_model": "auto|trees|logistic",
+    "dev_mappings": "FILE",
+    "consistency": "both|propagate|vote|off",
+    "overlap": "longest|all",
+    "combine": "union|confirmed|confirmed+missed|learned",
+    "selector": "FILE",
+    "documents": "FORMAT:PATH",
+    "finder": "dictionary|tagger|both|given",
+}
 
 
 ARGUMENTS = {"arguments": "[OUT] FORMAT:PATH", "mentions": "MENTION", "sources": "FORMAT:PATH", "texts": "NAME", "concept_id": "ID"}
@@ -59,8 +95,13 @@ ARGUMENTS = {"arguments": "[OUT] FORMAT:PATH", "mentions": "MENTION", "sources":
 
 def new_app(help: str | None = None) -> typer.Typer:
     """A command group as every medlink command shows it: plain help (flags without a type), -h as well as --help."""
-    return typer.Typer(help=help, no_args_is_help=help is not None, add_completion=False, rich_markup_mode=None,
-                       context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+    return typer.Typer(
+        help=help,
+        no_args_is_help=help is not None,
+        add_completion=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+    )
 
 
 def with_metavars(command) -> None:
@@ -73,7 +114,9 @@ def with_metavars(command) -> None:
         if getattr(param, "is_flag", False) or param.param_type_name != "option" or param.metavar is not None:
             continue
         kind = param.bare_type() if hasattr(param, "bare_type") else ""
-        param.metavar = METAVARS.get(param.name) or ("N" if kind.startswith("int") else "X" if kind.startswith("float") else param.name.upper())
+        param.metavar = METAVARS.get(param.name) or (
+            "N" if kind.startswith("int") else "X" if kind.startswith("float") else param.name.upper()
+        )
     for sub in getattr(command, "commands", {}).values():
         if sub.short_help is None and sub.help:
             sub.short_help = first_sentence(sub.help)  # click would cut it at ~45 characters with "..."; it wraps instead
@@ -86,7 +129,7 @@ def first_sentence(text: str) -> str:
     return re.split(r"(?<=\.)\s", " ".join(paragraph.split()), maxsplit=1)[0].rstrip(".")
 
 
-def use_precision(precision: Optional[str]) -> None:
+def use_precision(precision: str | None) -> None:
     """--precision: every encoder of this process (index build, queries, training) uses it."""
     from medlink.encoders.precision import force
 
@@ -105,7 +148,7 @@ def open_kb(kb: str):
     return KB.open(kb)
 
 
-def index_and_kb(directory: Path, kb: Optional[str]):
+def index_and_kb(directory: Path, kb: str | None):
     """The KB (given, else the one the index records) and the index loaded against it."""
     from medlink.kb.store import KB
     from medlink.linking.linker import Linker

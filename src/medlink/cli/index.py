@@ -4,7 +4,6 @@ still the folder that was built?"""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -17,17 +16,30 @@ app = new_app("Build linker indices (lexical generators, mention memory, manifes
 def index_build(
     kb: str = typer.Option(..., "--kb", help="KB file, or 'default'."),
     out: Path = typer.Option(..., "--out", help="Index directory to write (replaced atomically)."),
-    config: Optional[str] = typer.Option(None, "--config", help="JSON linker config file (generators, fusion, reranker), or a preset: "
-                                         "'default' (exact names and word sets + completions + TF-IDF + BM25) or 'default-dense' (those + the packaged MiniLM; the dense extra)."),
-    memory: List[str] = typer.Option([], "--memory", help="Annotated dataset FORMAT:PATH to memorise (repeatable)."),
-    calibrate: str = typer.Option("kb", "--calibrate", metavar="kb|memory|none", help="kb: fit the probabilities and NIL threshold on pseudo-mentions drawn from the KB "
-                                  "(synonyms held out of the index); memory: on the --memory mentions, each fifth of them linked by an index "
-                                  "built without that fifth (real wording; no dev set needed); none: no probabilities. Re-fit on dev data with "
-                                  "'medlink tune --calibrate'."),
-    finder_skip: List[str] = typer.Option([], "--finder-skip", help="A concept id whose names, and its descendants', the mention finder "
-                                          "('medlink annotate') leaves out: qualifiers that are no finding (HPO's Clinical modifier "
-                                          "HP:0012823: 'Mild', 'Left'; SNOMED CT's qualifier values). Still linked when given as mentions. Repeatable."),
-    precision: Optional[str] = typer.Option(None, "--precision", help=PRECISION_HELP),
+    config: str | None = typer.Option(
+        None,
+        "--config",
+        help="JSON linker config file (generators, fusion, reranker), or a preset: "
+        "'default' (exact names and word sets + completions + TF-IDF + BM25) or 'default-dense' (those + the packaged MiniLM; the dense extra).",
+    ),
+    memory: list[str] = typer.Option([], "--memory", help="Annotated dataset FORMAT:PATH to memorise (repeatable)."),
+    calibrate: str = typer.Option(
+        "kb",
+        "--calibrate",
+        metavar="kb|memory|none",
+        help="kb: fit the probabilities and NIL threshold on pseudo-mentions drawn from the KB "
+        "(synonyms held out of the index); memory: on the --memory mentions, each fifth of them linked by an index "
+        "built without that fifth (real wording; no dev set needed); none: no probabilities. Re-fit on dev data with "
+        "'medlink tune --calibrate'.",
+    ),
+    finder_skip: list[str] = typer.Option(
+        [],
+        "--finder-skip",
+        help="A concept id whose names, and its descendants', the mention finder "
+        "('medlink annotate') leaves out: qualifiers that are no finding (HPO's Clinical modifier "
+        "HP:0012823: 'Mild', 'Left'; SNOMED CT's qualifier values). Still linked when given as mentions. Repeatable.",
+    ),
+    precision: str | None = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = quiet_option(),
 ) -> None:
     """Build an index directory for 'medlink link' and 'medlink eval'."""
@@ -44,14 +56,25 @@ def index_build(
     typer.echo(f"wrote {out} in {time.perf_counter() - started:.1f}s ({summary})")
     if linker.memory is not None:
         m = linker.memory.summary()
-        typer.echo(f"memory: {m['entries']:,} entries; skipped {m['skipped_composite']:,} composite and {m['skipped_unknown_concept']:,} with no KB concept", err=True)
+        typer.echo(
+            f"memory: {m['entries']:,} entries; skipped {m['skipped_composite']:,} composite and {m['skipped_unknown_concept']:,} with no KB concept",
+            err=True,
+        )
     stage = next((r for r in linker.config.rerankers if r["type"] == CALIBRATION), None)
     if stage is not None:
         fitted = stage["model"].get("fitted_on") or {}
-        typer.echo(f"probabilities: fitted on {fitted.get('source', 'labelled mentions')} ({fitted.get('mentions', 0):,} mentions); NIL "
-                   f"threshold {stage['nil_threshold']:.2f}" + (" (none of them of a concept the KB lacks: the threshold has not learnt to refuse "
-                                                       "text the KB does not name; set one with --nil-threshold or fit on dev with "
-                                                       "'medlink tune --calibrate')" if calibrate == "memory" else ""), err=True)
+        typer.echo(
+            f"probabilities: fitted on {fitted.get('source', 'labelled mentions')} ({fitted.get('mentions', 0):,} mentions); NIL "
+            f"threshold {stage['nil_threshold']:.2f}"
+            + (
+                " (none of them of a concept the KB lacks: the threshold has not learnt to refuse "
+                "text the KB does not name; set one with --nil-threshold or fit on dev with "
+                "'medlink tune --calibrate')"
+                if calibrate == "memory"
+                else ""
+            ),
+            err=True,
+        )
 
 
 @app.command("verify")
@@ -64,7 +87,9 @@ def index_verify(index: str = typer.Argument(..., help="Index folder, or 'defaul
     directory = resolve_index(index)
     manifest = read_manifest(directory)
     if not check_index_files(directory, manifest, full=True):
-        fail(f"{directory}: built by an older medlink, whose manifest records no file checksums; rebuild it to have them "
-             f"(medlink index build --kb KB --out {directory})")
+        fail(
+            f"{directory}: built by an older medlink, whose manifest records no file checksums; rebuild it to have them "
+            f"(medlink index build --kb KB --out {directory})"
+        )
     total = sum(f["size"] for f in manifest[FILES].values())
     typer.echo(f"{directory}: all {len(manifest[FILES]):,} files as built ({total / 1e6:,.1f} MB checked)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -15,16 +14,20 @@ app = new_app("Build and inspect knowledge bases (one SQLite file per KB).")
 
 @app.command("build")
 def kb_build(
-    arguments: List[str] = typer.Argument(..., help="The KB file to write (unless --out names it), then its sources FORMAT[=PREFIX]:PATH; "
-                                               "formats: biosyn obo icd10cm umls snomed mesh jsonl tsv askapatient default"),
-    out: Optional[Path] = typer.Option(None, "--out", help="The KB file to write (SQLite), as 'index build --out' names its folder."),
+    arguments: list[str] = typer.Argument(
+        ...,
+        help="The KB file to write (unless --out names it), then its sources FORMAT[=PREFIX]:PATH; "
+        "formats: biosyn obo icd10cm umls snomed mesh jsonl tsv askapatient default",
+    ),
+    out: Path | None = typer.Option(None, "--out", help="The KB file to write (SQLite), as 'index build --out' names its folder."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed lines (counted and reported) instead of failing."),
     quiet: bool = quiet_option(),
     keep: str = typer.Option("", "--keep-punctuation", help="Punctuation characters that normalisation keeps (e.g. '+' for 'HER2+')."),
     keep_case: bool = typer.Option(False, "--keep-case", help="Do not case-fold names and mentions (e.g. to tell 'AIDS' from 'aids')."),
     no_nfkc: bool = typer.Option(False, "--no-nfkc", help="Skip Unicode NFKC normalisation."),
-    keep_accents: bool = typer.Option(False, "--keep-accents", help="Do not fold accents on Latin letters (by default 'Behçet' "
-                                      "and 'Behcet' meet)."),
+    keep_accents: bool = typer.Option(
+        False, "--keep-accents", help="Do not fold accents on Latin letters (by default 'Behçet' and 'Behcet' meet)."
+    ),
 ) -> None:
     """Build a KB from one or more sources (several make a composite KB with namespaced ids).
 
@@ -64,7 +67,10 @@ def kb_build(
 
 
 @app.command("info")
-def kb_info(kb: str = typer.Argument(..., help="KB file, or 'default'."), as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+def kb_info(
+    kb: str = typer.Argument(..., help="KB file, or 'default'."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
     """Counts of concepts, names, relations, xrefs and sources."""
     from medlink.align.augment import augmentation_summary
 
@@ -74,25 +80,48 @@ def kb_info(kb: str = typer.Argument(..., help="KB file, or 'default'."), as_jso
     if as_json:
         typer.echo(json.dumps({**stats, "augmentation": augmented}))
         return
-    for key in ("path", "checksum", "concepts", "names", "distinct_normalized_names", "relations", "xrefs", "types", "id_aliases", "with_definition"):
+    for key in (
+        "path",
+        "checksum",
+        "concepts",
+        "names",
+        "distinct_normalized_names",
+        "relations",
+        "xrefs",
+        "types",
+        "id_aliases",
+        "with_definition",
+    ):
         typer.echo(f"{key:26} {stats[key]:,}" if isinstance(stats[key], int) else f"{key:26} {stats[key]}")
-    typer.echo("normalisation:     " + ", ".join(f"{k} {v!r}" if k == "keep" else f"{k} {'on' if v else 'off'}" for k, v in stats["normalizer"].items()))
+    typer.echo(
+        "normalisation:     "
+        + ", ".join(f"{k} {v!r}" if k == "keep" else f"{k} {'on' if v else 'off'}" for k, v in stats["normalizer"].items())
+    )
     typer.echo("names by kind:     " + ", ".join(f"{k} {v:,}" for k, v in stats["names_by_kind"].items()))
     if stats["relations_by_type"]:
         typer.echo("relations by type: " + ", ".join(f"{k} {v:,}" for k, v in stats["relations_by_type"].items()))
     for source in stats["sources"]:
-        typer.echo(f"source: {source['format']}:{source['path'] or '(packaged)'} prefix={source['prefix']!r} records={source['records']:,} skipped={source['skipped']:,}")
+        typer.echo(
+            f"source: {source['format']}:{source['path'] or '(packaged)'} prefix={source['prefix']!r} "
+            f"records={source['records']:,} skipped={source['skipped']:,}"
+        )
     if augmented:
         facts = ", ".join(f"{count:,} {field}s" for field, count in augmented["facts"].items()) or "no facts"
-        typer.echo(f"augmented:         {facts} carried into {augmented['concepts']:,} concepts (see 'medlink kb show'; undo: "
-                   "'medlink kb unaugment')")
+        typer.echo(
+            f"augmented:         {facts} carried into {augmented['concepts']:,} concepts (see 'medlink kb show'; undo: "
+            "'medlink kb unaugment')"
+        )
         typer.echo(f"augmented from:    {augmented['augmented_from']}")
         for number, round_ in enumerate(augmented["rounds"], 1):
             typer.echo(f"augmentation {number}:    {round_}")
 
 
 @app.command("show")
-def kb_show(kb: str = typer.Argument(..., help="KB file, or 'default'."), concept_id: str = typer.Argument(..., help="The concept's id (an alt or replaced id finds it too)."), as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+def kb_show(
+    kb: str = typer.Argument(..., help="KB file, or 'default'."),
+    concept_id: str = typer.Argument(..., help="The concept's id (an alt or replaced id finds it too)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
     """Everything the KB knows about one concept (facts 'kb augment' carried in: marked, with their mapping)."""
     from dataclasses import asdict
 
@@ -119,8 +148,10 @@ def kb_show(kb: str = typer.Argument(..., help="KB file, or 'default'."), concep
         if ("type", type_) in marks:
             typer.echo(f"  type:       {type_}  {marks['type', type_]}")
     if concept.definition:
-        typer.echo(f"  definition: {concept.definition}" + (f"  {marks['definition', concept.definition]}"
-                                                          if ("definition", concept.definition) in marks else ""))
+        typer.echo(
+            f"  definition: {concept.definition}"
+            + (f"  {marks['definition', concept.definition]}" if ("definition", concept.definition) in marks else "")
+        )
     for text, kind in concept.synonyms:
         mark = f"  {marks['synonym', text]}" if ("synonym", text) in marks else ""
         typer.echo(f"  {kind + ':':<{max(12, len(kind) + 2)}}{text}{mark}")  # a long kind ("abbreviation") keeps a space before the name
@@ -141,7 +172,7 @@ def kb_show(kb: str = typer.Argument(..., help="KB file, or 'default'."), concep
 @app.command("search")
 def kb_search(
     kb: str = typer.Argument(..., help="KB file, or 'default'."),
-    texts: List[str] = typer.Argument(..., help="Names to look up (exact after normalisation)."),
+    texts: list[str] = typer.Argument(..., help="Names to look up (exact after normalisation)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per name looked up."),
 ) -> None:
     """Exact lookup by normalised name (fuzzy search is 'medlink link')."""
@@ -149,7 +180,11 @@ def kb_search(
         for text in texts:
             hits = store.lookup(text)
             if as_json:
-                typer.echo(json.dumps({"query": text, "matches": [{"id": c, "name": store.name_of(c), "matched": n, "kind": k} for c, n, k in hits]}))
+                typer.echo(
+                    json.dumps(
+                        {"query": text, "matches": [{"id": c, "name": store.name_of(c), "matched": n, "kind": k} for c, n, k in hits]}
+                    )
+                )
                 continue
             if not hits:
                 typer.echo(f"{text}: no exact match")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -18,22 +17,36 @@ from medlink.eval.intervals import REPLICATES, percent_range, signed_points
 
 app = new_app()
 
-MEASURE_NAMES = {"mentions": "mention finding (strict span)", "linking": "linking (span and concept)",
-                 "concepts": "concepts per document (BioCreative)"}
+MEASURE_NAMES = {
+    "mentions": "mention finding (strict span)",
+    "linking": "linking (span and concept)",
+    "concepts": "concepts per document (BioCreative)",
+}
 
 
 @app.command("score")
 def score(
     gold: str = typer.Option(..., "--gold", help="Gold documents: [FORMAT:]PATH (pubtator, bioc, bioc-json or jsonl; else from the file)."),
-    predicted: str = typer.Option(..., "--predicted", help="Annotated documents to score, the same documents by id: [FORMAT:]PATH "
-                                  "(medlink annotate's output or any tool's)."),
-    kb: Optional[str] = typer.Option(None, "--kb", help="KB whose alternative ids count as one concept (MEDIC: a MeSH id and its OMIM "
-                                     "alias); without it ids are compared as written."),
-    baseline: Optional[str] = typer.Option(None, "--baseline", help="Another system's annotated documents, [FORMAT:]PATH: F1's "
-                                           "difference from it per measure, with a paired 95% interval."),
-    errors: Optional[Path] = typer.Option(None, "--errors", help="Write every false positive and negative here (JSON Lines, atomically)."),
+    predicted: str = typer.Option(
+        ...,
+        "--predicted",
+        help="Annotated documents to score, the same documents by id: [FORMAT:]PATH (medlink annotate's output or any tool's).",
+    ),
+    kb: str | None = typer.Option(
+        None,
+        "--kb",
+        help="KB whose alternative ids count as one concept (MEDIC: a MeSH id and its OMIM alias); without it ids are compared as written.",
+    ),
+    baseline: str | None = typer.Option(
+        None,
+        "--baseline",
+        help="Another system's annotated documents, [FORMAT:]PATH: F1's difference from it per measure, with a paired 95% interval.",
+    ),
+    errors: Path | None = typer.Option(None, "--errors", help="Write every false positive and negative here (JSON Lines, atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a Markdown table."),
-    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."),
+    skip_invalid: bool = typer.Option(
+        False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."
+    ),
 ) -> None:
     """Score annotated documents against gold ones: mention, linking and concept P / R / F1 with 95% intervals."""
     from medlink.cli.common import open_kb
@@ -73,8 +86,11 @@ def score(
     result = scores.to_dict() | {"skipped_records": policy.total_skipped} | ({"against_baseline": compared} if compared else {})
     typer.echo(json.dumps(result) if as_json else markdown(result))
     if result["linking"]["fp"] and not result["linking"]["tp"] and not result["concepts"]["tp"]:
-        typer.echo("note: no predicted id matched a gold id: do both files use the same terminology's ids? (--kb makes a "
-                   "KB's alternative ids one concept)", err=True)
+        typer.echo(
+            "note: no predicted id matched a gold id: do both files use the same terminology's ids? (--kb makes a "
+            "KB's alternative ids one concept)",
+            err=True,
+        )
     for line in policy.report():
         typer.echo(f"  {line}", err=True)
 
@@ -113,8 +129,10 @@ def read_side(spec: str, option: str, policy) -> list:
         fail(f"{option} {path}: no such file")
     fmt = fmt or guess_document_format(path)
     if fmt in ("text", "lines"):
-        fail(f"{option} {path}: plain text carries no annotations to score; give a pubtator, bioc, bioc-json or jsonl file "
-             "(as FORMAT:PATH if its name does not say)")
+        fail(
+            f"{option} {path}: plain text carries no annotations to score; give a pubtator, bioc, bioc-json or jsonl file "
+            "(as FORMAT:PATH if its name does not say)"
+        )
     return list(read_documents(path, fmt, policy=policy))
 
 
@@ -125,31 +143,52 @@ def check_same_texts(gold: list, predicted: list, option_name: str = "--predicte
         seen: set[str] = set()
         twice = [d.doc_id for d in documents if d.doc_id in seen or seen.add(d.doc_id)]
         if twice:
-            fail(f"{option}: {len(twice)} document id(s) given twice, so it is unclear which to score: "
-                 + ", ".join(repr(d) for d in twice[:5]) + (", ..." if len(twice) > 5 else ""))
+            fail(
+                f"{option}: {len(twice)} document id(s) given twice, so it is unclear which to score: "
+                + ", ".join(repr(d) for d in twice[:5])
+                + (", ..." if len(twice) > 5 else "")
+            )
     texts = {d.doc_id: d.text for d in gold}
     differ = [d.doc_id for d in predicted if d.doc_id in texts and d.text != texts[d.doc_id]]
     if differ:
-        fail(f"{option_name}: {len(differ)} document(s) whose text differs from the gold one's, so their offsets cannot be compared: "
-             + ", ".join(repr(d) for d in differ[:5]) + (", ..." if len(differ) > 5 else ""))
+        fail(
+            f"{option_name}: {len(differ)} document(s) whose text differs from the gold one's, so their offsets cannot be compared: "
+            + ", ".join(repr(d) for d in differ[:5])
+            + (", ..." if len(differ) > 5 else "")
+        )
 
 
 def markdown(result: dict) -> str:
     """One row per measure: counts, P / R / F1 and the F1's 95% interval (documents resampled)."""
-    lines = ["| measure | tp | fp | fn | precision | recall | F1 | F1 95% interval |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "| measure | tp | fp | fn | precision | recall | F1 | F1 95% interval |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for measure, name in MEASURE_NAMES.items():
         s = result[measure]
         bounds = (result.get("intervals") or {}).get(measure, {}).get("f1")
         spread = percent_range(bounds) if bounds else "-"
-        lines.append(f"| {name} | {s['tp']:,} | {s['fp']:,} | {s['fn']:,} | {100 * s['precision']:.1f} | {100 * s['recall']:.1f} | "
-                     f"{100 * s['f1']:.1f} | {spread} |")
+        lines.append(
+            f"| {name} | {s['tp']:,} | {s['fp']:,} | {s['fn']:,} | {100 * s['precision']:.1f} | {100 * s['recall']:.1f} | "
+            f"{100 * s['f1']:.1f} | {spread} |"
+        )
     missing, skipped = result["documents_without_predictions"], result.get("skipped_records")
-    lines += ["", f"{result['documents']:,} gold document(s)" + (f", {missing:,} of them absent from the predictions (scored as finding "
-                                                                   "nothing)" if missing else "")
-              + (f"; {skipped:,} malformed record(s) skipped" if skipped else "") + f"; intervals: the documents resampled {REPLICATES:,} times."]
+    lines += [
+        "",
+        f"{result['documents']:,} gold document(s)"
+        + (f", {missing:,} of them absent from the predictions (scored as finding nothing)" if missing else "")
+        + (f"; {skipped:,} malformed record(s) skipped" if skipped else "")
+        + f"; intervals: the documents resampled {REPLICATES:,} times.",
+    ]
     if result.get("against_baseline"):
-        lines += ["", "Against --baseline, F1 difference in points (paired 95% interval: an interval that holds 0 is no "
-                      "difference these documents can tell): " + "; ".join(
-                          f"{MEASURE_NAMES[m].split(' (')[0]} {100 * c['f1_difference']:+.1f}{signed_points(c['interval'])}"
-                          for m, c in result["against_baseline"].items()) + "."]
+        lines += [
+            "",
+            "Against --baseline, F1 difference in points (paired 95% interval: an interval that holds 0 is no "
+            "difference these documents can tell): "
+            + "; ".join(
+                f"{MEASURE_NAMES[m].split(' (')[0]} {100 * c['f1_difference']:+.1f}{signed_points(c['interval'])}"
+                for m, c in result["against_baseline"].items()
+            )
+            + ".",
+        ]
     return "\n".join(lines)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -12,7 +11,7 @@ from medlink.cli.common import fail
 from medlink.errors import MedlinkError
 
 
-def settings_from(ctx: typer.Context, cls, config_file: Optional[Path], flags: dict):
+def settings_from(ctx: typer.Context, cls, config_file: Path | None, flags: dict):
     """``cls``'s settings: the --config file's values, and each flag the command line gave (flags win; a flag left at
     its default does not override the file). ``flags``: field -> (CLI parameter name, value)."""
     from typer._click.core import ParameterSource
@@ -29,11 +28,13 @@ def settings_from(ctx: typer.Context, cls, config_file: Optional[Path], flags: d
         raise MedlinkError(f"{config_file}: {error}" if config_file else str(error)) from None
 
 
-CONFIG_HELP = ("A JSON file of training settings (keys as in training.json's 'config'; a training.json itself works); "
-               "flags given on the command line win over it.")
+CONFIG_HELP = (
+    "A JSON file of training settings (keys as in training.json's 'config'; a training.json itself works); "
+    "flags given on the command line win over it."
+)
 
 
-def training_mentions(store, datasets: List[str], option: str, required: bool = False) -> list[tuple[str, str]]:
+def training_mentions(store, datasets: list[str], option: str, required: bool = False) -> list[tuple[str, str]]:
     """Annotated (mention, concept) pairs of ``datasets``; says on stderr how many were left out and why.
     ``required``: given datasets without one usable mention are an error."""
     from medlink.training.examples import counted_supervised_mentions
@@ -52,7 +53,7 @@ def training_mentions(store, datasets: List[str], option: str, required: bool = 
 DOCUMENTS = "pubtator"  # the dataset format whose mentions come with their text (what --context reads)
 
 
-def cross_mentions(store, datasets: List[str], option: str, context: int, required: bool = False) -> list:
+def cross_mentions(store, datasets: list[str], option: str, context: int, required: bool = False) -> list:
     """A cross-encoder's (mention, concept) pairs of ``datasets``, each distinct pair once: PubTator annotations through
     ``pubtator_mentions`` (with ``context``: each in its text, a ``Mention``), other formats as ``_training_mentions``."""
     from collections import Counter

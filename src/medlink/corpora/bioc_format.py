@@ -31,15 +31,29 @@ from __future__ import annotations
 
 import json
 import re
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO
 
 import bioc
 from bioc import biocjson, biocxml
 from lxml import etree
 
 from medlink import core
-from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, is_int, json_lines, near_miss_key, open_source, passage_problem, report_overlaps, size_problem,
-                                         source_name, starts_like_json, unknown_keys)
+from medlink.corpora.document_io import (
+    OverlapTally,
+    Source,
+    checked_annotations,
+    is_int,
+    json_lines,
+    near_miss_key,
+    open_source,
+    passage_problem,
+    report_overlaps,
+    size_problem,
+    source_name,
+    starts_like_json,
+    unknown_keys,
+)
 from medlink.corpora.json_positions import document_lines
 from medlink.kb.errors_policy import InvalidLinePolicy
 
@@ -54,6 +68,7 @@ class _NotBioC(ValueError):
 
 
 # --- reading -----------------------------------------------------------------------------------------------------------
+
 
 def read_bioc(source: Source, *, policy: InvalidLinePolicy | None = None, max_chars: int | None = None) -> Iterator[core.Document]:
     """The documents of a BioC XML collection, streamed in file order; one whose text is over ``max_chars`` characters
@@ -83,8 +98,9 @@ def _xml_problem(error: etree.XMLSyntaxError, handle: IO[bytes]) -> str:
 
 def _document_elements(handle: IO[bytes], where: str, policy: InvalidLinePolicy) -> Iterator[tuple[int, etree._Element]]:
     """Each ``<document>`` of the collection when its end tag is read, with its line; the ones before are freed."""
-    events = etree.iterparse(handle, events=("start", "end"), resolve_entities=False, no_network=True, load_dtd=False,
-                             remove_comments=True, remove_pis=True)
+    events = etree.iterparse(
+        handle, events=("start", "end"), resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True, remove_pis=True
+    )
     root = None
     for event, element in events:
         if root is None:
@@ -165,8 +181,9 @@ def _json_documents(value: object, where: str, line: int | None, policy: Invalid
         policy.invalid(where, line or 1, 'expected a BioC collection (an object with "documents"), a document or a list of documents')
 
 
-def _json_document(obj: object, position: int, where: str, line: int | None, policy: InvalidLinePolicy,
-                   tally: OverlapTally) -> core.Document | None:
+def _json_document(
+    obj: object, position: int, where: str, line: int | None, policy: InvalidLinePolicy, tally: OverlapTally
+) -> core.Document | None:
     place = "" if line else f" (#{position} in the file)"  # where no line can be given
     try:
         document = biocjson.fromJSON(_with_defaults(obj), "BioCDocument")
@@ -183,9 +200,12 @@ def _json_document(obj: object, position: int, where: str, line: int | None, pol
 
 # Keys BioC JSON gives below the document ("bioctype": the bioc package's own marker); a document may carry others
 # (PubTator3 adds pmid, journal, authors...).
-_KEYS = {"passage": frozenset({"bioctype", "offset", "infons", "text", "sentences", "annotations", "relations"}),
-         "sentence": frozenset({"bioctype", "offset", "infons", "text", "annotations", "relations"}),
-         "annotation": frozenset({"bioctype", "id", "infons", "text", "locations"}), "location": frozenset({"bioctype", "offset", "length"})}
+_KEYS = {
+    "passage": frozenset({"bioctype", "offset", "infons", "text", "sentences", "annotations", "relations"}),
+    "sentence": frozenset({"bioctype", "offset", "infons", "text", "annotations", "relations"}),
+    "annotation": frozenset({"bioctype", "id", "infons", "text", "locations"}),
+    "location": frozenset({"bioctype", "offset", "length"}),
+}
 
 
 def _with_defaults(obj: object) -> object:
@@ -231,8 +251,9 @@ def _fill(obj: dict, **defaults: object) -> None:
         obj.setdefault(key, value)
 
 
-def from_bioc(document: bioc.BioCDocument, where: str, line: int | None, policy: InvalidLinePolicy, tally: OverlapTally,
-              place: str = "") -> core.Document | None:
+def from_bioc(
+    document: bioc.BioCDocument, where: str, line: int | None, policy: InvalidLinePolicy, tally: OverlapTally, place: str = ""
+) -> core.Document | None:
     """A bioc document as a medlink one, its annotations checked against its passages; None (reported) if it is not one."""
     doc_id = str(document.id) if isinstance(document.id, str) or is_int(document.id) else None
     try:
@@ -292,8 +313,9 @@ def _infon(key: str, value: object) -> str:
     raise _NotBioC(f"infon {key!r} is {type(value).__name__}, not a string")
 
 
-def _annotations(document: bioc.BioCDocument, passages: list[core.Passage],
-                 length: int) -> Iterator[tuple[tuple[int, int], bioc.BioCAnnotation]]:
+def _annotations(
+    document: bioc.BioCDocument, passages: list[core.Passage], length: int
+) -> Iterator[tuple[tuple[int, int], bioc.BioCAnnotation]]:
     """Every annotation of the document with the range it must lie in: its passage's, or the whole text's."""
     for container, passage in zip(document.passages, passages, strict=True):
         for annotation in [*container.annotations, *(a for s in container.sentences for a in s.annotations)]:
@@ -313,8 +335,9 @@ def _annotation(annotation: bioc.BioCAnnotation, text: str) -> core.Annotation |
     except _NotBioC as error:
         return str(error)
     given = annotation.text if isinstance(annotation.text, str) and len(locations) == 1 else text[start:end]
-    return core.Annotation(start, end, given, infons.pop("type", None) or None, _ids(infons), infons.pop("source", None) or "gold",
-                           infons=infons)
+    return core.Annotation(
+        start, end, given, infons.pop("type", None) or None, _ids(infons), infons.pop("source", None) or "gold", infons=infons
+    )
 
 
 def _ids(infons: dict[str, str]) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import codecs
-from typing import IO, Iterable
+from collections.abc import Iterable
+from typing import IO
 
 import bioc
 from bioc import biocjson, biocxml

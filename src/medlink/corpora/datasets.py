@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from medlink.corpora.askapatient import load_askapatient
 from medlink.corpora.biosyn import load_biosyn

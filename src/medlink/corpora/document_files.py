@@ -10,7 +10,8 @@ endings as they are, so offsets index the file's characters.
 JSONL in: ``{"id": ..., "text": ...}`` or ``{"id": ..., "passages": [{"offset", "text", "type"}]}``,
 optionally ``"infons"`` and ``"annotations": [{"start", "end", "text", "type", "ids", "source"}]``
 (``text`` may be left out: the slice is taken; ``source`` defaults to ``gold``). A missing id is
-the line number. Any other key is an error (a misspelt "annotatons" would otherwise lose its spans unseen). JSONL out: the same, plus per annotation, when it was linked, ``candidates``
+the line number. Any other key is an error (a misspelt "annotatons" would otherwise lose its spans unseen). JSONL out: the same, plus per
+annotation, when it was linked, ``candidates``
 (``linking.output.candidate_json``), ``probability`` and ``nil``, which reading ignores.
 
 Bad records go to the ``InvalidLinePolicy`` (fail, or skip and count) with file, line and
@@ -24,15 +25,32 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator
+from typing import IO
 
 from medlink import core
 from medlink.corpora.bioc_format import read_bioc, read_bioc_json
 from medlink.corpora.bioc_writing import write_bioc, write_bioc_json
-from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, document_text, has_lone_surrogate, is_int, json_lines, json_text,
-                                         open_source, open_text_target, passage_problem, report_overlaps, size_problem, source_lines,
-                                         source_name, too_long, unknown_keys)
+from medlink.corpora.document_io import (
+    OverlapTally,
+    Source,
+    checked_annotations,
+    document_text,
+    has_lone_surrogate,
+    is_int,
+    json_lines,
+    json_text,
+    open_source,
+    open_text_target,
+    passage_problem,
+    report_overlaps,
+    size_problem,
+    source_lines,
+    source_name,
+    too_long,
+    unknown_keys,
+)
 from medlink.corpora.pubtator import iter_pubtator, write_pubtator
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -40,16 +58,26 @@ from medlink.kb.readers.files import not_a_file, open_bytes
 
 DOCUMENT_FORMATS = ("text", "lines", "jsonl", "pubtator", "bioc", "bioc-json")
 WRITABLE_FORMATS = ("jsonl", "pubtator", "bioc", "bioc-json")
-_SUFFIXES = {".txt": "text", ".text": "text", ".jsonl": "jsonl", ".ndjson": "jsonl", ".pubtator": "pubtator", ".xml": "bioc",
-             ".bioc": "bioc", ".json": "bioc-json", ".bioc-json": "bioc-json"}  # the last: a file named after the format, as --output-format bioc-json suggests
+_SUFFIXES = {
+    ".txt": "text",
+    ".text": "text",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".pubtator": "pubtator",
+    ".xml": "bioc",
+    ".bioc": "bioc",
+    ".json": "bioc-json",
+    ".bioc-json": "bioc-json",
+}  # the last: a file named after the format, as --output-format bioc-json suggests
 _PUBTATOR_TEXT_LINE = re.compile(rb"[^|\t\r\n]+\|[ta]\|")
 _SNIFF_BYTES, _SNIFF_LINES = 1 << 20, 1000
 
 
 DOCUMENT_KEYS = frozenset({"id", "text", "passages", "infons", "annotations"})
 PASSAGE_KEYS = frozenset({"offset", "text", "type", "infons"})
-ANNOTATION_KEYS = frozenset({"start", "end", "text", "type", "ids", "source", "infons", "short_form_of", "candidates", "probability", "nil",
-                             "error"})  # the last four: what a linked annotation carries out, ignored when read
+ANNOTATION_KEYS = frozenset(
+    {"start", "end", "text", "type", "ids", "source", "infons", "short_form_of", "candidates", "probability", "nil", "error"}
+)  # the last four: what a linked annotation carries out, ignored when read
 
 
 class _NotADocument(ValueError):
@@ -77,7 +105,9 @@ def _looks_like_pubtator(path: Path) -> bool:
     return any(_PUBTATOR_TEXT_LINE.match(line) for line in head.removeprefix(b"\xef\xbb\xbf").splitlines()[:_SNIFF_LINES])
 
 
-def read_documents(source: Source, fmt: str, *, policy: InvalidLinePolicy | None = None, max_chars: int | None = None) -> Iterator[core.Document]:
+def read_documents(
+    source: Source, fmt: str, *, policy: InvalidLinePolicy | None = None, max_chars: int | None = None
+) -> Iterator[core.Document]:
     """The documents of ``source`` (a path, ``-`` or a stream) in format ``fmt``, streamed in input order. A document whose
     text is over ``max_chars`` characters goes to ``policy`` with its file, line (where the format has one) and id."""
     if fmt not in _READERS:
@@ -90,14 +120,17 @@ def read_documents(source: Source, fmt: str, *, policy: InvalidLinePolicy | None
 def write_documents(documents: Iterable[core.Document], target: Path | str | IO[str], fmt: str) -> None:
     """``documents`` to ``target`` (a text stream, ``-``, or a file written atomically) in format ``fmt``."""
     if fmt in ("text", "lines"):
-        raise MedlinkError(f"documents are not written as {fmt!r}: it holds no spans (plain output is rendered by the front end); "
-                           f"write one of {', '.join(WRITABLE_FORMATS)}")
+        raise MedlinkError(
+            f"documents are not written as {fmt!r}: it holds no spans (plain output is rendered by the front end); "
+            f"write one of {', '.join(WRITABLE_FORMATS)}"
+        )
     if fmt not in _WRITERS:
         raise MedlinkError(f"unknown document format {fmt!r}; written: {', '.join(WRITABLE_FORMATS)}")
     _WRITERS[fmt](documents, target)
 
 
 # --- text and lines ------------------------------------------------------------------------------------------------------
+
 
 def read_text(source: Source, *, policy: InvalidLinePolicy, max_chars: int | None = None) -> Iterator[core.Document]:
     """The whole input as one document, its line endings kept (offsets index the file's characters); one over
@@ -149,6 +182,7 @@ def read_lines(source: Source, *, policy: InvalidLinePolicy, max_chars: int | No
 
 
 # --- JSONL ---------------------------------------------------------------------------------------------------------------
+
 
 def read_jsonl(source: Source, *, policy: InvalidLinePolicy, max_chars: int | None = None) -> Iterator[core.Document]:
     """One document per JSON line; a bad line or annotation is reported with its line and the document's id."""
@@ -222,8 +256,12 @@ def _strings(value: object, what: str) -> dict[str, str]:
 
 
 _FIELDS: dict[str, Callable[[object], bool]] = {
-    "start": is_int, "end": is_int, "text": lambda v: isinstance(v, str), "type": lambda v: isinstance(v, str),
-    "source": lambda v: isinstance(v, str), "ids": lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
+    "start": is_int,
+    "end": is_int,
+    "text": lambda v: isinstance(v, str),
+    "type": lambda v: isinstance(v, str),
+    "source": lambda v: isinstance(v, str),
+    "ids": lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
     "short_form_of": lambda v: isinstance(v, list) and len(v) == 2 and all(is_int(i) for i in v),
 }
 
@@ -244,8 +282,16 @@ def annotation_from_json(item: object, text: str) -> core.Annotation | str:
         return str(error)
     start, end, short = item["start"], item["end"], item.get("short_form_of")
     given = item.get("text")
-    return core.Annotation(start, end, given if given is not None else text[start:end], item.get("type"), tuple(item.get("ids") or ()),
-                           item.get("source") or "gold", short_form_of=tuple(short) if short else None, infons=infons)
+    return core.Annotation(
+        start,
+        end,
+        given if given is not None else text[start:end],
+        item.get("type"),
+        tuple(item.get("ids") or ()),
+        item.get("source") or "gold",
+        short_form_of=tuple(short) if short else None,
+        infons=infons,
+    )
 
 
 def document_json(document: core.Document) -> dict:
@@ -265,8 +311,15 @@ def _document_head(document: core.Document) -> dict:
     if len(passages) == 1 and passages[0].offset == 0 and passages[0].kind is None and not passages[0].infons:
         payload["text"] = passages[0].text
     else:
-        payload["passages"] = [{"offset": p.offset, "text": p.text, **({"type": p.kind} if p.kind is not None else {}),
-                                **({"infons": dict(p.infons)} if p.infons else {})} for p in passages]
+        payload["passages"] = [
+            {
+                "offset": p.offset,
+                "text": p.text,
+                **({"type": p.kind} if p.kind is not None else {}),
+                **({"infons": dict(p.infons)} if p.infons else {}),
+            }
+            for p in passages
+        ]
     return payload
 
 
@@ -274,8 +327,14 @@ def annotation_json(annotation: core.Annotation) -> dict:
     """An annotation as JSON; a linked one also carries its candidates, probability and NIL decision."""
     from medlink.linking.output import candidate_json  # only when writing: reading documents needs no linker
 
-    payload: dict = {"start": annotation.start, "end": annotation.end, "text": annotation.text, "type": annotation.type,
-                     "ids": list(annotation.ids), "source": annotation.source}
+    payload: dict = {
+        "start": annotation.start,
+        "end": annotation.end,
+        "text": annotation.text,
+        "type": annotation.type,
+        "ids": list(annotation.ids),
+        "source": annotation.source,
+    }
     if annotation.infons:
         payload["infons"] = dict(annotation.infons)
     if annotation.short_form_of is not None:
@@ -310,8 +369,16 @@ def write_document_line(document: core.Document, out: IO[str]) -> None:
 
 
 _READERS: dict[str, Callable[..., Iterator[core.Document]]] = {
-    "text": read_text, "lines": read_lines, "jsonl": read_jsonl, "pubtator": iter_pubtator, "bioc": read_bioc, "bioc-json": read_bioc_json,
+    "text": read_text,
+    "lines": read_lines,
+    "jsonl": read_jsonl,
+    "pubtator": iter_pubtator,
+    "bioc": read_bioc,
+    "bioc-json": read_bioc_json,
 }
 _WRITERS: dict[str, Callable[[Iterable[core.Document], Path | str | IO[str]], None]] = {
-    "jsonl": write_jsonl, "pubtator": write_pubtator, "bioc": write_bioc, "bioc-json": write_bioc_json,
+    "jsonl": write_jsonl,
+    "pubtator": write_pubtator,
+    "bioc": write_bioc,
+    "bioc-json": write_bioc_json,
 }

@@ -9,10 +9,11 @@ import json
 import logging
 import re
 import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator, Sequence
+from typing import IO
 
 from medlink import core
 from medlink.directories import replaced_file
@@ -53,8 +54,10 @@ def too_long(doc_id: str, size: int | None, max_chars: int) -> str:
     """Why a document is not read: its text (``size`` characters, None: more than the file can hold within the limit) is
     over ``max_chars``; the message says how to raise the limit."""
     measured = f"{size / MB:,.3g} MB of text ({size:,} characters)" if size is not None else f"more than {max_chars:,} characters of text"
-    return (f"document {doc_id}: {measured}, over the limit of {max_chars / MB:,.3g} MB a document ({max_chars:,} characters); "
-            f"raise it with --max-document-mb (medlink annotate), or split the document")
+    return (
+        f"document {doc_id}: {measured}, over the limit of {max_chars / MB:,.3g} MB a document ({max_chars:,} characters); "
+        f"raise it with --max-document-mb (medlink annotate), or split the document"
+    )
 
 
 def size_problem(document: core.Document, max_chars: int | None, place: str = "") -> str | None:
@@ -89,8 +92,9 @@ def open_source(source: Source, what: str) -> Iterator[IO[bytes]]:
     yield stream
 
 
-def source_lines(source: Source, policy: InvalidLinePolicy, what: str,
-                 document_of: Callable[[str], str | None] | None = None) -> Iterator[tuple[int, str]]:
+def source_lines(
+    source: Source, policy: InvalidLinePolicy, what: str, document_of: Callable[[str], str | None] | None = None
+) -> Iterator[tuple[int, str]]:
     """(line number, text) of an input, LF / CRLF / CR, a BOM dropped; a line that is not UTF-8 goes to ``policy``
     with its line and byte, and its document where ``document_of`` reads one from the line (PubTator's leading id;
     ``decoded_lines`` for streams too: stdin works)."""
@@ -101,8 +105,12 @@ def source_lines(source: Source, policy: InvalidLinePolicy, what: str,
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
                 document = document_of(raw.decode("utf-8", "replace")) if document_of is not None else None
-                policy.invalid(where, lineno, (f"document {document}: " if document else "")
-                               + f"not valid UTF-8 at byte {error.start + 1} of the line (save the file as UTF-8)")
+                policy.invalid(
+                    where,
+                    lineno,
+                    (f"document {document}: " if document else "")
+                    + f"not valid UTF-8 at byte {error.start + 1} of the line (save the file as UTF-8)",
+                )
                 continue
             yield lineno, text.removeprefix("\ufeff") if lineno == 1 else text
 
@@ -232,8 +240,13 @@ class OverlapTally:
             reach = max(reach, end)
 
 
-def checked_annotations(doc_id: str, located: Iterable[tuple[int | None, str, core.Annotation | str, tuple[int, int]]], text: str,
-                        where: str, policy: InvalidLinePolicy) -> list[tuple[int | None, core.Annotation]]:
+def checked_annotations(
+    doc_id: str,
+    located: Iterable[tuple[int | None, str, core.Annotation | str, tuple[int, int]]],
+    text: str,
+    where: str,
+    policy: InvalidLinePolicy,
+) -> list[tuple[int | None, core.Annotation]]:
     """From (line, label, annotation or why it is none, the range it must lie in): the annotations that are spans of
     ``text`` giving its text, their text set to the exact slice; the others go to ``policy`` with file, line, document
     and label, in order."""
@@ -243,7 +256,7 @@ def checked_annotations(doc_id: str, located: Iterable[tuple[int | None, str, co
         if problem:
             policy.invalid(where, line, f"document {doc_id}: {label}{problem}")
         else:
-            annotation.text = text[annotation.start:annotation.end]
+            annotation.text = text[annotation.start : annotation.end]
             kept.append((line, annotation))
     return kept
 

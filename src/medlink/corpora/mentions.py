@@ -13,8 +13,8 @@ the published NCBI Disease figures count all 960 test mentions.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from medlink.core import Mention
 
@@ -50,7 +50,7 @@ def split_ids(field: str, strip_prefixes: tuple[str, ...] = ()) -> frozenset[str
         raw = raw.strip()
         for prefix in strip_prefixes:
             if raw.startswith(prefix):
-                raw = raw[len(prefix):]
+                raw = raw[len(prefix) :]
                 break
         if raw:
             ids.add(raw)

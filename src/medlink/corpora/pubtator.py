@@ -40,13 +40,25 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 from medlink import core
-from medlink.corpora.document_io import (OverlapTally, Source, checked_annotations, control_character, document_text, flat,
-                                         open_text_target, report_overlaps, size_problem, source_lines, source_name)
+from medlink.corpora.document_io import (
+    OverlapTally,
+    Source,
+    checked_annotations,
+    control_character,
+    document_text,
+    flat,
+    open_text_target,
+    report_overlaps,
+    size_problem,
+    source_lines,
+    source_name,
+)
 from medlink.corpora.mentions import LabeledMention, is_unlinked, split_ids
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -87,8 +99,13 @@ class _Block:
         return document
 
 
-def iter_pubtator(source: Source, *, policy: InvalidLinePolicy | None = None,
-                  strip_id_prefixes: tuple[str, ...] = DEFAULT_STRIP_PREFIXES, max_chars: int | None = None) -> Iterator[core.Document]:
+def iter_pubtator(
+    source: Source,
+    *,
+    policy: InvalidLinePolicy | None = None,
+    strip_id_prefixes: tuple[str, ...] = DEFAULT_STRIP_PREFIXES,
+    max_chars: int | None = None,
+) -> Iterator[core.Document]:
     """Documents in file order (a path, ``.gz`` too, or a binary / text stream such as stdin), streamed; one whose text is
     over ``max_chars`` characters goes to ``policy`` with its first line."""
     policy = policy if policy is not None else InvalidLinePolicy()
@@ -104,8 +121,9 @@ def iter_pubtator(source: Source, *, policy: InvalidLinePolicy | None = None,
     report_overlaps(where, tally)
 
 
-def read_pubtator(path: Source, *, policy: InvalidLinePolicy | None = None,
-                  strip_id_prefixes: tuple[str, ...] = DEFAULT_STRIP_PREFIXES) -> list[core.Document]:
+def read_pubtator(
+    path: Source, *, policy: InvalidLinePolicy | None = None, strip_id_prefixes: tuple[str, ...] = DEFAULT_STRIP_PREFIXES
+) -> list[core.Document]:
     """Every document of a PubTator file with its gold annotations (see ``iter_pubtator``)."""
     return list(iter_pubtator(path, policy=policy, strip_id_prefixes=strip_id_prefixes))
 
@@ -120,8 +138,11 @@ def _blocks(lines: Iterable[tuple[int, str]], where: str, policy: InvalidLinePol
             yield block
             block = None
         if text_line and control_character(text_line[1]):
-            policy.invalid(where, lineno, f"document id {text_line[1][:40]!r} holds a control character "
-                                          f"({control_character(text_line[1])}): a damaged line")
+            policy.invalid(
+                where,
+                lineno,
+                f"document id {text_line[1][:40]!r} holds a control character ({control_character(text_line[1])}): a damaged line",
+            )
         elif text_line:
             doc_id, kind, text = text_line.groups()
             block = block or _Block(doc_id, lineno)
@@ -149,7 +170,9 @@ def is_relation(fields: list[str]) -> bool:
     """A relation line (BC5CDR's ``PMID<TAB>CID<TAB>id<TAB>id``), told from an annotation row damaged down to four
     fields (``2<TAB>x<TAB>9<TAB>Fever``): a relation type, then two concept ids where a row has an offset and a mention.
     Why not "four fields, no number second", as before: that took the damaged row for a relation and dropped it unsaid."""
-    return len(fields) == 4 and bool(_RELATION_TYPE.fullmatch(fields[1].strip())) and all(_CONCEPT_ID.fullmatch(f.strip()) for f in fields[2:])
+    return (
+        len(fields) == 4 and bool(_RELATION_TYPE.fullmatch(fields[1].strip())) and all(_CONCEPT_ID.fullmatch(f.strip()) for f in fields[2:])
+    )
 
 
 def _add_row(block: _Block | None, line: str, lineno: int, where: str, policy: InvalidLinePolicy) -> bool:
@@ -161,8 +184,9 @@ def _add_row(block: _Block | None, line: str, lineno: int, where: str, policy: I
         document = f"document {block.doc_id}" if block is not None else "outside a document (no title line 'PMID|t|' opens one here)"
         policy.invalid(where, lineno, f"{document}: {_EXPECTED}; found {len(fields)} tab-separated field(s)")
     elif block is None or block.doc_id != fields[0].strip():
-        policy.invalid(where, lineno, f"annotation for document {fields[0].strip()[:40]!r} outside that document "
-                                      "(its title line must come first)")
+        policy.invalid(
+            where, lineno, f"annotation for document {fields[0].strip()[:40]!r} outside that document (its title line must come first)"
+        )
     else:
         block.pending.append((lineno, fields))
         return True
@@ -176,11 +200,19 @@ def _annotation(fields: list[str], length: int, strip: tuple[str, ...]) -> core.
         return f"{_EXPECTED}; offsets {start!r}..{end!r} do not make a span within the document text ({length} characters)"
     gold = split_ids(ids, strip)
     infons = {"parts": fields[6].strip()} if len(fields) == 7 and fields[6].strip() else {}
-    return core.Annotation(int(start), int(end), fields[3], fields[4].strip() or None, () if is_unlinked(gold) else tuple(sorted(gold)),
-                           source="gold", infons=infons)
+    return core.Annotation(
+        int(start),
+        int(end),
+        fields[3],
+        fields[4].strip() or None,
+        () if is_unlinked(gold) else tuple(sorted(gold)),
+        source="gold",
+        infons=infons,
+    )
 
 
 # --- the evaluation's view: documents of LabeledMention records -------------------------------------------------------
+
 
 @dataclass
 class Document:
@@ -236,6 +268,7 @@ def load_pubtator(path: Path | str, **options) -> list[LabeledMention]:
 
 # --- writing -----------------------------------------------------------------------------------------------------------
 
+
 def write_pubtator(documents: Iterable[core.Document], path_or_stream: Path | str | IO[str]) -> None:
     """Documents as PubTator records (a file is written atomically: all of it or, on error, nothing)."""
     with open_text_target(path_or_stream) as out:
@@ -259,22 +292,30 @@ def pubtator_lines(document: core.Document) -> Iterator[str]:
     first = min(document.passages, key=lambda p: p.offset, default=None)
     title = first.text if first is not None and first.offset == 0 else ""
     if len(text) > len(title) and text[len(title)] != " ":
-        raise MedlinkError(f"document {doc_id}: a passage starts right after the title (offset {len(title)}); "
-                           "PubTator needs one character between title and abstract")
+        raise MedlinkError(
+            f"document {doc_id}: a passage starts right after the title (offset {len(title)}); "
+            "PubTator needs one character between title and abstract"
+        )
     return _lines_after_checks(doc_id, title, text, document.annotations)
 
 
 def _lines_after_checks(doc_id: str, title: str, text: str, annotations: list[core.Annotation]) -> Iterator[str]:
     yield f"{doc_id}|t|{flat(title, tabs=False)}\n"
-    yield f"{doc_id}|a|{flat(text[len(title) + 1:], tabs=False)}\n"
+    yield f"{doc_id}|a|{flat(text[len(title) + 1 :], tabs=False)}\n"
     for annotation in annotations:
         yield _annotation_line(doc_id, annotation) + "\n"
     yield "\n"
 
 
 def _annotation_line(doc_id: str, annotation: core.Annotation) -> str:
-    fields = [doc_id, str(annotation.start), str(annotation.end), flat(annotation.text), flat(annotation.type or ""),
-              flat("|".join(annotation.ids)) or NO_IDS]
+    fields = [
+        doc_id,
+        str(annotation.start),
+        str(annotation.end),
+        flat(annotation.text),
+        flat(annotation.type or ""),
+        flat("|".join(annotation.ids)) or NO_IDS,
+    ]
     if annotation.infons.get("parts"):
         fields.append(flat(annotation.infons["parts"]))
     return "\t".join(fields)

@@ -8,15 +8,16 @@ padding, and the tokenizer's per-call overhead is paid once per window.
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 WINDOW = 16_384  # texts tokenized (and sorted) together: bounds the memory of token lists for huge inputs
 
 
-def length_sorted_batches(tokenizer, texts: Sequence[str], max_length: int, batch_size: int,
-                          window: int = WINDOW, pairs: Sequence[str] | None = None) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+def length_sorted_batches(
+    tokenizer, texts: Sequence[str], max_length: int, batch_size: int, window: int = WINDOW, pairs: Sequence[str] | None = None
+) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
     """Yield (row numbers into ``texts``, model inputs as int64 arrays) for every text exactly once.
 
     With ``pairs`` each row is the pair (texts[i], pairs[i]) in one sequence, as a cross-encoder

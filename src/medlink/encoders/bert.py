@@ -57,7 +57,11 @@ class FastTokenizer:
             value = special.get(name, default) if isinstance(special, dict) else default
             return value.get("content", default) if isinstance(value, dict) else value
 
-        self.pad_token, self.sep_token, self.cls_token = token("pad_token", "[PAD]"), token("sep_token", "[SEP]"), token("cls_token", "[CLS]")
+        self.pad_token, self.sep_token, self.cls_token = (
+            token("pad_token", "[PAD]"),
+            token("sep_token", "[SEP]"),
+            token("cls_token", "[CLS]"),
+        )
         self.pad_token_id = self._tokenizer.token_to_id(self.pad_token)
         self.model_input_names = ["input_ids", "token_type_ids", "attention_mask"]
         self._max_length: int | None = None
@@ -71,8 +75,11 @@ class FastTokenizer:
             self._max_length = max_length
         inputs = list(texts) if pairs is None else list(zip(texts, pairs))
         encodings = self._tokenizer.encode_batch(inputs, add_special_tokens=True)
-        return {"input_ids": [e.ids for e in encodings], "token_type_ids": [e.type_ids for e in encodings],
-                "attention_mask": [e.attention_mask for e in encodings]}
+        return {
+            "input_ids": [e.ids for e in encodings],
+            "token_type_ids": [e.type_ids for e in encodings],
+            "attention_mask": [e.attention_mask for e in encodings],
+        }
 
 
 def _modules(config: dict):
@@ -102,7 +109,11 @@ def _modules(config: dict):
     class SelfAttention(nn.Module):
         def __init__(self):
             super().__init__()
-            self.query, self.key, self.value = nn.Linear(hidden, hidden, **meta), nn.Linear(hidden, hidden, **meta), nn.Linear(hidden, hidden, **meta)
+            self.query, self.key, self.value = (
+                nn.Linear(hidden, hidden, **meta),
+                nn.Linear(hidden, hidden, **meta),
+                nn.Linear(hidden, hidden, **meta),
+            )
 
         def forward(self, x, mask):
             batch, length, _ = x.shape
@@ -110,7 +121,9 @@ def _modules(config: dict):
             def split(t):
                 return t.view(batch, length, heads, hidden // heads).transpose(1, 2)
 
-            context = torch.nn.functional.scaled_dot_product_attention(split(self.query(x)), split(self.key(x)), split(self.value(x)), attn_mask=mask)
+            context = torch.nn.functional.scaled_dot_product_attention(
+                split(self.query(x)), split(self.key(x)), split(self.value(x)), attn_mask=mask
+            )
             return context.transpose(1, 2).reshape(batch, length, hidden)
 
     class Output(nn.Module):  # dense -> (dropout) -> LayerNorm(x + residual): BertSelfOutput and BertOutput alike
@@ -188,7 +201,6 @@ def load_fast(path: Path):
     config = supported(path)
     if config is None:
         return None
-    import torch
     from safetensors.torch import load_file
 
     try:
@@ -215,4 +227,3 @@ class _Config:
     def __init__(self, config: dict):
         self.hidden_size = int(config["hidden_size"])
         self.model_type = config["model_type"]
-

@@ -17,18 +17,25 @@ means here ("AS": ankylosing spondylitis or Angelman syndrome).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from medlink.core import Mention
 from medlink.directories import with_default_mode
-from medlink.encoders.batching import length_sorted_batches
 from medlink.encoders import precision as precisions
+from medlink.encoders.batching import length_sorted_batches
 from medlink.encoders.precision import Bf16Copy
-from medlink.encoders.transformer import check_fingerprint, check_model_dir, default_model_dir, load_pretrained, model_fingerprint, require_dense_extra
+from medlink.encoders.transformer import (
+    check_fingerprint,
+    check_model_dir,
+    default_model_dir,
+    load_pretrained,
+    model_fingerprint,
+    require_dense_extra,
+)
 from medlink.errors import MedlinkError
 
 SCORE_BATCH = 128
@@ -54,7 +61,7 @@ class CrossEncoderSpec:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "CrossEncoderSpec":
+    def from_dict(cls, data: dict) -> CrossEncoderSpec:
         return cls(**precisions.from_legacy(data))  # a spec from before context was kept: context 0
 
 
@@ -65,7 +72,7 @@ def context_side(text: str | None, chars: int, left: bool) -> str:
     if not text or chars <= 0:
         return ""
     if len(text) >= chars:
-        piece = text[-(chars + 1):] if left else text[: chars + 1]  # one more character: is the cut between words?
+        piece = text[-(chars + 1) :] if left else text[: chars + 1]  # one more character: is the cut between words?
         edge = piece[0] if left else piece[-1]
         if not edge.isspace():
             words = piece.split(None, 1) if left else piece.rsplit(None, 1)
@@ -100,8 +107,14 @@ def recorded_settings(path: Path) -> dict:
 class CrossEncoder:
     """Scores (mention, concept text) pairs; higher is more likely the mention's concept."""
 
-    def __init__(self, model: str | Path | None = None, max_length: int | None = None, precision: str = "auto", trained: bool = False,
-                 context: int | None = None):
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        max_length: int | None = None,
+        precision: str = "auto",
+        trained: bool = False,
+        context: int | None = None,
+    ):
         """``trained``: the folder must already hold a score head (a reranker's model); training starts from any encoder.
         ``context``: characters of context each side (None: what the folder was trained with, 0 for any other folder);
         ``max_length`` None: the folder's, else MAX_LENGTH (CONTEXT_MAX_LENGTH with context)."""
@@ -123,8 +136,10 @@ class CrossEncoder:
         config = load_pretrained(path, "config", AutoConfig.from_pretrained)
         is_classifier = any(name.endswith("ForSequenceClassification") for name in config.architectures or [])
         if trained and not is_classifier:
-            raise MedlinkError(f"{path}: not a cross-encoder (config.json architectures {config.architectures}, no ...ForSequenceClassification "
-                               "score head); train one with 'medlink train cross-encoder --out DIR' and give that folder")
+            raise MedlinkError(
+                f"{path}: not a cross-encoder (config.json architectures {config.architectures}, no ...ForSequenceClassification "
+                "score head); train one with 'medlink train cross-encoder --out DIR' and give that folder"
+            )
         if is_classifier and config.num_labels != 1:
             raise MedlinkError(f"{path}: a cross-encoder needs one output score, this classifier has {config.num_labels} labels")
         self.tokenizer = load_pretrained(path, "tokenizer", AutoTokenizer.from_pretrained)
@@ -141,17 +156,21 @@ class CrossEncoder:
         if all(marker in vocabulary for marker in (START, END)):
             return
         if trained:
-            raise MedlinkError(f"{self.path}: a context cross-encoder's tokenizer must know {START} and {END}; the folder was changed "
-                               "or is not the one trained: train it again")
+            raise MedlinkError(
+                f"{self.path}: a context cross-encoder's tokenizer must know {START} and {END}; the folder was changed "
+                "or is not the one trained: train it again"
+            )
         self.tokenizer.add_special_tokens({"additional_special_tokens": [START, END]})
         self.model.resize_token_embeddings(len(self.tokenizer))
 
     @property
     def spec(self) -> CrossEncoderSpec:
-        return CrossEncoderSpec(str(self.path.resolve()), self.max_length, self.requested_precision, model_fingerprint(self.path), self.context)
+        return CrossEncoderSpec(
+            str(self.path.resolve()), self.max_length, self.requested_precision, model_fingerprint(self.path), self.context
+        )
 
     @classmethod
-    def from_spec(cls, spec: CrossEncoderSpec | dict) -> "CrossEncoder":
+    def from_spec(cls, spec: CrossEncoderSpec | dict) -> CrossEncoder:
         """Re-create the cross-encoder an index was built with; refuses a folder whose weights changed."""
         spec = spec if isinstance(spec, CrossEncoderSpec) else CrossEncoderSpec.from_dict(spec)
         check_model_dir(Path(spec.model))
@@ -162,7 +181,7 @@ class CrossEncoder:
         """The mention side of a pair: the text alone, or with context marked when the model was trained with it."""
         return mention_side(mention, self.context)
 
-    def forward(self, mentions: Sequence[str], texts: Sequence[str]) -> "torch.Tensor":  # noqa: F821
+    def forward(self, mentions: Sequence[str], texts: Sequence[str]) -> torch.Tensor:  # noqa: F821
         """Scores with gradients, one per pair (training calls this)."""
         batch = self.tokenizer(list(mentions), list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
         return self.model(**batch).logits.squeeze(-1).float()
@@ -192,7 +211,9 @@ class CrossEncoder:
         """Each mention's scores against its own group of texts (one array per mention), in one batched pass."""
         if not groups:
             return []
-        flat = self.score([mention for mention, group in zip(mentions, groups) for _ in group], [text for group in groups for text in group])
+        flat = self.score(
+            [mention for mention, group in zip(mentions, groups) for _ in group], [text for group in groups for text in group]
+        )
         return np.split(flat, np.cumsum([len(group) for group in groups])[:-1])
 
     def save(self, directory: Path) -> None:

@@ -152,8 +152,14 @@ def machine_key() -> str:
     import torch
 
     model, flags = _cpu_model_and_flags()
-    parts = [f"probe {PROBE_VERSION}", model, " ".join(sorted(flags)), torch.__version__, str(torch.get_num_threads()),
-             *(f"{name}={os.environ.get(name, '')}" for name in _LIMITS)]
+    parts = [
+        f"probe {PROBE_VERSION}",
+        model,
+        " ".join(sorted(flags)),
+        torch.__version__,
+        str(torch.get_num_threads()),
+        *(f"{name}={os.environ.get(name, '')}" for name in _LIMITS),
+    ]
     return hashlib.blake2b("\n".join(parts).encode(), digest_size=12).hexdigest()
 
 
@@ -172,9 +178,15 @@ def _cached_or_probed() -> MachineChoice:
             pass  # an older record (no 'encoding'): probe again
     choice = _probe(bf16=capability not in _NO_BF16, int8=INT8_FOR_AUTO and int8_runs())
     if capability in _NO_BF16:
-        choice = replace(choice, reason=f"torch dispatches {capability}: bf16 would be emulated (several times slower), not timed; {choice.reason}")
-    log.info("precision: encoding in %s on this CPU, the fastest format timed (once per machine, kept in %s): %s",
-             FORMAT_NAMES[choice.encoding], path, choice.reason)
+        choice = replace(
+            choice, reason=f"torch dispatches {capability}: bf16 would be emulated (several times slower), not timed; {choice.reason}"
+        )
+    log.info(
+        "precision: encoding in %s on this CPU, the fastest format timed (once per machine, kept in %s): %s",
+        FORMAT_NAMES[choice.encoding],
+        path,
+        choice.reason,
+    )
     from medlink.directories import write_atomic
 
     try:

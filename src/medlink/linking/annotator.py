@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from medlink.core import Annotation, Document, LinkResult, Mention
 from medlink.errors import MedlinkError
@@ -45,7 +45,8 @@ from medlink.progress import phase
 from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import expand_coordination
 from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP_POLICIES, MentionFinder, find_all_in
-from medlink.text.finders.dictionary import DictionaryFinder, is_current as dictionary_is_current
+from medlink.text.finders.dictionary import DictionaryFinder
+from medlink.text.finders.dictionary import is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.finders.given import GIVEN, GivenSpans
 from medlink.text.finders.other_senses import without_other_senses
@@ -76,9 +77,12 @@ class AnnotateOptions:
     span_threshold: float | None = None  # the span selector's (learned combination): None keeps the one fitted with it
 
     def __post_init__(self) -> None:
-        for value, choices, what in ((self.consistency, CONSISTENCY_MODES, "consistency"), (self.combine, COMBINE_POLICIES, "combine policy"),
-                                     (self.abbreviation_choice, ABBREVIATION_CHOICES, "abbreviation choice"),
-                                     (self.overlap, OVERLAP_POLICIES, "overlap policy")):
+        for value, choices, what in (
+            (self.consistency, CONSISTENCY_MODES, "consistency"),
+            (self.combine, COMBINE_POLICIES, "combine policy"),
+            (self.abbreviation_choice, ABBREVIATION_CHOICES, "abbreviation choice"),
+            (self.overlap, OVERLAP_POLICIES, "overlap policy"),
+        ):
             if value not in choices:
                 raise MedlinkError(f"unknown {what} {value!r}; known: {', '.join(choices)}")
         if self.k < 1 or self.context < 0 or self.batch_documents < 1 or self.window < 1:
@@ -113,12 +117,21 @@ class Annotator:
         self.linker = linker
         self.finders = list(finders)
         self.options = options or AnnotateOptions()
-        self.dictionary = next((f for f in (getattr(f, "dictionary", f) for f in self.finders) if isinstance(f, DictionaryFinder)), None)  # tells a name (composites)
+        self.dictionary = next(
+            (f for f in (getattr(f, "dictionary", f) for f in self.finders) if isinstance(f, DictionaryFinder)), None
+        )  # tells a name (composites)
         self._results: OrderedDict[str, LinkResult] = OrderedDict()  # by normalised text, across batches (LRU)
 
     @classmethod
-    def load(cls, index: Path | str, finder: str = "dictionary", tagger: Path | str | None = None,
-             options: AnnotateOptions | None = None, exclude_names: Path | str | None = None, selector: Path | str | None = None) -> "Annotator":
+    def load(
+        cls,
+        index: Path | str,
+        finder: str = "dictionary",
+        tagger: Path | str | None = None,
+        options: AnnotateOptions | None = None,
+        exclude_names: Path | str | None = None,
+        selector: Path | str | None = None,
+    ) -> Annotator:
         """An index folder's linker with the finders asked for (``tagger``: a folder from ``medlink train tagger``;
         ``exclude_names``: a file of names the dictionary finder must not report, one per line; ``selector``: a span
         selector from ``medlink train selector``, default the tagger folder's, for ``combine`` learned)."""
@@ -181,7 +194,7 @@ class Annotator:
         mentions = [(document, span) for document in annotated for span in document.annotations]
         texts = {id(document): document.text for document in annotated}
         results = self.link_mentions([document.mention(span, self.options.context, texts[id(document)]) for document, span in mentions])
-        for (document, span), result in zip(mentions, results):
+        for (_document, span), result in zip(mentions, results):
             span.result = result
         composite = self.composite_ids([span for _document, span in mentions]) if self.options.composites else {}
         for document in annotated:
@@ -234,8 +247,10 @@ class Annotator:
     def _names_whole(self, span: Annotation) -> bool:
         """Whether ``span``'s first candidate names all of its text (its alias is the span, or an exact stage scored it 1)."""
         best = span.result.best if span.result is not None else None
-        return best is not None and ((best.matched_name is not None and self.linker.key(best.matched_name) == self.linker.key(span.text))
-                                     or any(best.scores_by_stage.get(stage) == 1.0 for stage in self._exact_stages))
+        return best is not None and (
+            (best.matched_name is not None and self.linker.key(best.matched_name) == self.linker.key(span.text))
+            or any(best.scores_by_stage.get(stage) == 1.0 for stage in self._exact_stages)
+        )
 
     def link_mentions(self, mentions: list[Mention]) -> list[LinkResult]:
         """Link results for ``mentions``; without a context-reading reranker a string's result is the same in every
@@ -295,7 +310,9 @@ class Annotator:
         long_forms = {span.span: span.result for span in document.annotations if span.short_form_of is None}
         self.resolve_short_forms(document.annotations, long_forms)
 
-    def resolve_short_forms(self, spans: Iterable[Annotation], long_forms: dict[tuple[int, int], LinkResult | None], offset: int = 0) -> None:
+    def resolve_short_forms(
+        self, spans: Iterable[Annotation], long_forms: dict[tuple[int, int], LinkResult | None], offset: int = 0
+    ) -> None:
         """Link each short form among ``spans`` through its long form's result (``long_forms``, by the long form's span
         in the document; ``spans`` are a window's from ``offset`` on, or the document's)."""
         for span in spans:
@@ -306,8 +323,12 @@ class Annotator:
             if long_result is None or long_result.best is None:
                 continue
             own = span.result
-            if self.options.abbreviation_choice == "best" and own is not None and own.best is not None \
-                    and own.best.score > long_result.best.score:
+            if (
+                self.options.abbreviation_choice == "best"
+                and own is not None
+                and own.best is not None
+                and own.best.score > long_result.best.score
+            ):
                 continue
             span.result = shared_copy(long_result, own.mention if own is not None else None)
             span.infons["linked_through"] = f"{at[0]}-{at[1]}"
@@ -339,16 +360,26 @@ def dictionary_for(linker: Linker) -> DictionaryFinder:
 _LOADED: dict[tuple, Annotator] = {}  # annotate()'s annotators, one per (index, finder, tagger, exclusions, selector, ...)
 
 
-def annotate(text_or_document: str | Document, index: Path | str = "default", *, finder: str = "dictionary",
-             tagger: Path | str | None = None, exclude_names: Path | str | None = None, selector: Path | str | None = None, **options) -> Document:
+def annotate(
+    text_or_document: str | Document,
+    index: Path | str = "default",
+    *,
+    finder: str = "dictionary",
+    tagger: Path | str | None = None,
+    exclude_names: Path | str | None = None,
+    selector: Path | str | None = None,
+    **options,
+) -> Document:
     """The one-call API: a text (or ``Document``) annotated with linked spans (each ``Annotation`` has ``ids`` and the
     ``result`` with ranked candidates). ``index``: a folder, ``default`` or ``default-dense``; ``options``:
     ``AnnotateOptions`` fields (k, context, abbreviations, consistency, ...). The index is loaded once per process."""
     from medlink.linking.index import resolve_index
 
     if not isinstance(text_or_document, (str, Document)):
-        raise TypeError(f"medlink.annotate takes one text (str) or one Document, not {type(text_or_document).__name__}; "
-                        "for many, Annotator.load(...).annotate(documents)")
+        raise TypeError(
+            f"medlink.annotate takes one text (str) or one Document, not {type(text_or_document).__name__}; "
+            "for many, Annotator.load(...).annotate(documents)"
+        )
     chosen = AnnotateOptions(**options)
     key = (str(index), finder, str(tagger), str(exclude_names), str(selector), chosen.combine, chosen.overlap)
     if key not in _LOADED:

@@ -22,15 +22,16 @@ import copy
 import hashlib
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from medlink.core import LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.linking.probability import TIE, ProbabilityModel, RememberedNormalize, similarity
 from medlink.params import Param
-from medlink.text.finders.base import is_plausible_mention
 from medlink.rerank.base import LinkerParts, own_settings
+from medlink.text.finders.base import is_plausible_mention
 
 TYPE = "calibration"
 ORDERS = ("score", "probability")
@@ -49,8 +50,13 @@ NO_MEMORY = "none"
 
 def index_fingerprint(kb_checksum: str, config_dict: dict, position: int) -> str:
     """What a probability model depends on: the KB and every stage before position ``position`` of the rerankers."""
-    stages = {"kb": kb_checksum, "generators": config_dict["generators"], "fusion": config_dict["fusion"],
-              "k_per_generator": config_dict["k_per_generator"], "rerankers": config_dict["rerankers"][:position]}
+    stages = {
+        "kb": kb_checksum,
+        "generators": config_dict["generators"],
+        "fusion": config_dict["fusion"],
+        "k_per_generator": config_dict["k_per_generator"],
+        "rerankers": config_dict["rerankers"][:position],
+    }
     return hashlib.sha256(json.dumps(stages, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -70,14 +76,18 @@ def check_calibration(config_dict: dict, kb_checksum: str, where: str, memory_su
             raise MedlinkError(f"{where}: rerankers[{position}] ({TYPE}) must be the last stage: it decides on the final ranking")
         expected = index_fingerprint(kb_checksum, config_dict, position)
         if settings["fitted_for"] != expected:
-            raise MedlinkError(f"{where}: the probability model was fitted on another index (fingerprint {settings['fitted_for'] or 'none'}, "
-                               f"this index's stages give {expected}): its scores would mean something else. Re-fit it on this index: "
-                               "medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply")
+            raise MedlinkError(
+                f"{where}: the probability model was fitted on another index (fingerprint {settings['fitted_for'] or 'none'}, "
+                f"this index's stages give {expected}): its scores would mean something else. Re-fit it on this index: "
+                "medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply"
+            )
         fitted_memory = settings.get("fitted_memory")
         if fitted_memory is not None and fitted_memory != memory_tag(memory_summary):
-            raise MedlinkError(f"{where}: the probability model was fitted over another mention memory ({fitted_memory}; this index's: "
-                               f"{memory_tag(memory_summary)}): its candidate lists would differ. Re-fit it on this index: "
-                               "medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply")
+            raise MedlinkError(
+                f"{where}: the probability model was fitted over another mention memory ({fitted_memory}; this index's: "
+                f"{memory_tag(memory_summary)}): its candidate lists would differ. Re-fit it on this index: "
+                "medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply"
+            )
 
 
 class CalibrationStage:
@@ -94,17 +104,17 @@ class CalibrationStage:
         self.normalize = RememberedNormalize(normalize)  # candidates' names, normalised for their features
 
     @classmethod
-    def build(cls, settings: dict, parts: LinkerParts) -> "CalibrationStage":
+    def build(cls, settings: dict, parts: LinkerParts) -> CalibrationStage:
         return cls(settings, parts.normalize)
 
     @classmethod
-    def load(cls, directory: Path | None, settings: dict, parts: LinkerParts) -> "CalibrationStage":
+    def load(cls, directory: Path | None, settings: dict, parts: LinkerParts) -> CalibrationStage:
         return cls(settings, parts.normalize)
 
     def save(self, directory: Path) -> None:
         """Nothing to write: the model is in the config."""
 
-    def with_settings(self, **changes: Any) -> "CalibrationStage":
+    def with_settings(self, **changes: Any) -> CalibrationStage:
         other = copy.copy(self)
         other.settings = own_settings(self.type, PARAMS, {**self.settings, **changes})
         if "model" in changes:
@@ -132,8 +142,13 @@ class CalibrationStage:
             closest = max(range(len(window)), key=lambda i: similarity(key, window[i].matched_name, self.normalize))
             if closest:
                 chosen, first = candidates.pop(closest), candidates[0]
-                chosen.evidence = [*chosen.evidence, {"backoff": f"backoff: the model's first choice, {first.concept_id}, had probability "
-                                                                 f"{first.probability:.3f} < {below}; this alias spells the mention most closely"}]
+                chosen.evidence = [
+                    *chosen.evidence,
+                    {
+                        "backoff": f"backoff: the model's first choice, {first.concept_id}, had probability "
+                        f"{first.probability:.3f} < {below}; this alias spells the mention most closely"
+                    },
+                ]
                 candidates.insert(0, chosen)
         probability = candidates[0].probability if candidates else None
         threshold = self.settings["nil_threshold"]
@@ -179,8 +194,10 @@ def calibration_stage(linker) -> CalibrationStage | None:
     return next((r for r in linker.rerankers if r.type == TYPE), None)
 
 
-NO_PROBABILITIES = ("this index has no probabilities: a score is relative to each mention's best (1.000 = the best found, "
-                    "not a sure match); fit them on dev data with 'medlink tune --index DIR --dev FORMAT:PATH --calibrate --apply'")
+NO_PROBABILITIES = (
+    "this index has no probabilities: a score is relative to each mention's best (1.000 = the best found, "
+    "not a sure match); fit them on dev data with 'medlink tune --index DIR --dev FORMAT:PATH --calibrate --apply'"
+)
 
 
 def say_if_uncalibrated(linker) -> None:
@@ -202,8 +219,10 @@ def decided_rerankers(linker, nil_threshold: float | None = None, backoff_below:
         return list(linker.rerankers)
     stage = calibration_stage(linker)
     if stage is None:
-        raise MedlinkError("this index has no probability model, so it has no NIL threshold to set: fit one with "
-                           "'medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply'")
+        raise MedlinkError(
+            "this index has no probability model, so it has no NIL threshold to set: fit one with "
+            "'medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply'"
+        )
     for name, value in (("--nil-threshold", nil_threshold), ("--backoff-below", backoff_below)):
         if value is not None and not 0.0 <= value <= 1.0:
             raise MedlinkError(f"{name} must be a probability between 0 and 1, not {value}")

@@ -14,8 +14,8 @@ fitted on all of them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -60,7 +60,9 @@ def fold_numbers(groups: Sequence[str | None], folds: int, seed: int = 0) -> np.
     return fold
 
 
-def fit_rows(items: Sequence[Labelled], stages: Sequence[str], normalize: Callable[[str], str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def fit_rows(
+    items: Sequence[Labelled], stages: Sequence[str], normalize: Callable[[str], str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Features, labels and mention number of each of the first ``FIT_TOP`` candidates of every mention."""
     blocks, labels, groups = [], [], []
     for number, item in enumerate(items):
@@ -89,8 +91,10 @@ def nil_threshold(top_probability: np.ndarray, top_right: np.ndarray, in_kb: np.
     """
     precision_goal = _precision_goal(target)
     if target == "nil-f1" and in_kb.all():
-        raise MedlinkError("--nil-target nil-f1 chooses the threshold by the F1 of NIL decisions, and every dev mention's concept is "
-                           "in the KB: give mentions annotated with id -1 (CUI-less) or of concepts the KB lacks, or use --nil-target f1")
+        raise MedlinkError(
+            "--nil-target nil-f1 chooses the threshold by the F1 of NIL decisions, and every dev mention's concept is "
+            "in the KB: give mentions annotated with id -1 (CUI-less) or of concepts the KB lacks, or use --nil-target f1"
+        )
     best: tuple[float, dict] | None = None
     in_kb_total = max(int(in_kb.sum()), 1)
     for threshold in np.round(np.arange(0.0, 1.0001, 0.01), 2):
@@ -144,9 +148,19 @@ def _decided(stage: CalibrationStage, items: Sequence[Labelled], probabilities: 
     return out
 
 
-def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], fingerprint: str, *, nil_target: str = "f1",
-                    backoff: bool = True, isotonic: bool | None = None, fitted_on: dict | None = None, choose_order: bool = True,
-                    memory: str | None = None, extra: Sequence[Labelled] = ()) -> tuple[dict, dict]:
+def fit_calibration(
+    items: Sequence[Labelled],
+    normalize: Callable[[str], str],
+    fingerprint: str,
+    *,
+    nil_target: str = "f1",
+    backoff: bool = True,
+    isotonic: bool | None = None,
+    fitted_on: dict | None = None,
+    choose_order: bool = True,
+    memory: str | None = None,
+    extra: Sequence[Labelled] = (),
+) -> tuple[dict, dict]:
     """The calibration stage's settings fitted on ``items``, and the dev figures that chose them: isotonic steps over the
     logistic output or not (``isotonic=None``: whichever gives the lower first-candidate ECE), the order (score or
     probability) and backoff by Acc@1 (then MRR; ``choose_order=False`` keeps the ranking as it is), then the NIL
@@ -157,19 +171,23 @@ def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], 
     if not items:
         raise MedlinkError("calibration needs labelled mentions; none were given")
     given = len(items)
-    items = [replace(i, candidates=i.candidates[:FIT_TOP], right=i.right[:FIT_TOP]) for i in items if i.candidates]  # none: NIL whatever the model
+    items = [
+        replace(i, candidates=i.candidates[:FIT_TOP], right=i.right[:FIT_TOP]) for i in items if i.candidates
+    ]  # none: NIL whatever the model
     extra = [replace(i, candidates=i.candidates[:FIT_TOP], right=i.right[:FIT_TOP]) for i in extra if i.candidates]
     every = [*items, *extra]
     if len(every) < 2:  # out of fold, one mention leaves nothing to fit the others on
-        raise MedlinkError(f"calibration chooses its settings out of fold, so it needs at least 2 dev mentions with candidates; "
-                           f"{len(every)} of the {given} given had any: give more dev mentions (a few hundred give steady probabilities)")
+        raise MedlinkError(
+            f"calibration chooses its settings out of fold, so it needs at least 2 dev mentions with candidates; "
+            f"{len(every)} of the {given} given had any: give more dev mentions (a few hundred give steady probabilities)"
+        )
     stages = stages_of([item.candidates for item in every])
     fitted_on = {**(fitted_on or {}), "nil_target": nil_target}  # a later re-fit (medlink tune without --calibrate) keeps it
     features, labels, mention_of_row = fit_rows(every, stages, normalize)
     fold = fold_numbers([item.group for item in every], FOLDS)[mention_of_row]
     firsts = np.cumsum([0] + [len(item.candidates) for item in every])[:-1]  # each mention's first candidate's row
     variants = {}
-    for steps in ((False, True) if isotonic is None else (isotonic,)):
+    for steps in (False, True) if isotonic is None else (isotonic,):
         oof = out_of_fold(features, labels, fold, stages, steps)
         variants[steps] = (expected_calibration_error(oof[firsts], labels[firsts]), oof)
     isotonic = min(variants, key=lambda steps: variants[steps][0])  # None: whichever calibrates the first candidates better out of fold
@@ -190,11 +208,19 @@ def fit_calibration(items: Sequence[Labelled], normalize: Callable[[str], str], 
     in_kb = np.array([item.in_kb for item in items])
     threshold, at_threshold = nil_threshold(top_probability, top_right, in_kb, nil_target)
     settings = base | chosen | {"nil_threshold": threshold}
-    report = {"mentions": len(items), "in_kb": int(in_kb.sum()), "extra_mentions": len(extra), "candidates": int(len(labels)), "right": int(labels.sum()),
-              "stages": stages, "chosen": chosen | {"nil_threshold": threshold, "nil_target": nil_target, "isotonic": isotonic},
-              "out_of_fold_ece": {("isotonic" if steps else "logistic"): value for steps, (value, _) in variants.items()},
-              "dev_out_of_fold": _ranking(decided, items) | {"ece": expected_calibration_error(top_probability, top_right), "at_threshold": at_threshold},
-              "trials": trials}
+    report = {
+        "mentions": len(items),
+        "in_kb": int(in_kb.sum()),
+        "extra_mentions": len(extra),
+        "candidates": int(len(labels)),
+        "right": int(labels.sum()),
+        "stages": stages,
+        "chosen": chosen | {"nil_threshold": threshold, "nil_target": nil_target, "isotonic": isotonic},
+        "out_of_fold_ece": {("isotonic" if steps else "logistic"): value for steps, (value, _) in variants.items()},
+        "dev_out_of_fold": _ranking(decided, items)
+        | {"ece": expected_calibration_error(top_probability, top_right), "at_threshold": at_threshold},
+        "trials": trials,
+    }
     return settings, report
 
 
@@ -205,12 +231,19 @@ def _ranking(decided: Sequence[tuple[int | None, float]], items: Sequence[Labell
     return {"acc@1": sum(r == 1 for r in ranks) / annotated, "mrr": sum(1 / r for r in ranks if r) / annotated}
 
 
-def labelled_items(results: Sequence[LinkResult], golds: Sequence[frozenset[str]], in_kb: Sequence[bool],
-                   matches: Callable[[Candidate, frozenset[str]], bool], groups: Sequence[str | None]) -> list[Labelled]:
+def labelled_items(
+    results: Sequence[LinkResult],
+    golds: Sequence[frozenset[str]],
+    in_kb: Sequence[bool],
+    matches: Callable[[Candidate, frozenset[str]], bool],
+    groups: Sequence[str | None],
+) -> list[Labelled]:
     """Link results of labelled mentions (the result's mention text: the normalised key) as fitting data; ``groups``:
     each mention's document, None where unknown."""
-    return [Labelled(result.mention.text, list(result.candidates), [matches(c, gold) for c in result.candidates], known, group)
-            for result, gold, known, group in zip(results, golds, in_kb, groups)]
+    return [
+        Labelled(result.mention.text, list(result.candidates), [matches(c, gold) for c in result.candidates], known, group)
+        for result, gold, known, group in zip(results, golds, in_kb, groups)
+    ]
 
 
 def fingerprint_for(linker) -> str:
@@ -264,13 +297,19 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
     if len(mentions) < MIN_PSEUDO_MENTIONS or len(held_out_kb.held_names) < MIN_HELD_OUT_SYNONYMS:
         logging.getLogger("medlink").info(
             "no probabilities fitted: the KB gave %d pseudo-mentions (%d needed) from %d synonyms it could hold out (%d needed; a concept "
-            "keeps one name in the index); fit them on dev data: medlink tune --calibrate", len(mentions), MIN_PSEUDO_MENTIONS,
-            len(held_out_kb.held_names), MIN_HELD_OUT_SYNONYMS)
+            "keeps one name in the index); fit them on dev data: medlink tune --calibrate",
+            len(mentions),
+            MIN_PSEUDO_MENTIONS,
+            len(held_out_kb.held_names),
+            MIN_HELD_OUT_SYNONYMS,
+        )
         return None
     base, fingerprint = uncalibrated(config, kb)
     kept = memory.subset(n for n, (_, cid) in enumerate(memory.pairs) if cid not in held_out_kb.removed) if memory is not None else None
-    with phase(f"index: probabilities fitted on {len(mentions):,} pseudo-mentions held out of the KB (first an index over the rest of the "
-               "KB, whose work the final index then reuses)"):
+    with phase(
+        f"index: probabilities fitted on {len(mentions):,} pseudo-mentions held out of the KB (first an index over the rest of the "
+        "KB, whose work the final index then reuses)"
+    ):
         linker = Linker.build(held_out_kb, base, kept, dictionary=False)
         results = linker.link([m.text for m in mentions], k=FIT_TOP)
         worded = concepts_by_wording(kb, {linker.key(m.named or m.text) for m in mentions})
@@ -278,14 +317,32 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
         for m, r in zip(mentions, results):
             twins = worded.get(linker.key(m.named or m.text), set()) - held_out_kb.removed  # in the index, named in the mention's words
             if r.candidates:
-                items.append(Labelled(linker.key(m.text), r.candidates, [c.concept_id == m.concept_id or m.concept_id in c.alt_ids
-                                                                          or c.concept_id in twins for c in r.candidates], not m.nil or bool(twins)))
-        fitted_on = {"source": KB_FIT_SOURCE, "mentions": len(items), "nil": sum(m.nil for m in mentions), "seed": seed,
-                     "draw_version": DRAW_VERSION}
+                items.append(
+                    Labelled(
+                        linker.key(m.text),
+                        r.candidates,
+                        [c.concept_id == m.concept_id or m.concept_id in c.alt_ids or c.concept_id in twins for c in r.candidates],
+                        not m.nil or bool(twins),
+                    )
+                )
+        fitted_on = {
+            "source": KB_FIT_SOURCE,
+            "mentions": len(items),
+            "nil": sum(m.nil for m in mentions),
+            "seed": seed,
+            "draw_version": DRAW_VERSION,
+        }
         try:
             # the order and backoff stay as the index ranks: pseudo-mentions are not real enough to choose a ranking by
-            return fit_calibration(items, kb.normalize, fingerprint, nil_target=nil_target, fitted_on=fitted_on, choose_order=False,
-                                   memory=memory_tag(memory.summary() if memory is not None else None))
+            return fit_calibration(
+                items,
+                kb.normalize,
+                fingerprint,
+                nil_target=nil_target,
+                fitted_on=fitted_on,
+                choose_order=False,
+                memory=memory_tag(memory.summary() if memory is not None else None),
+            )
         except MedlinkError:  # no right or no wrong candidate at all: nothing to learn a probability from
             return None
 
@@ -305,6 +362,11 @@ def calibrated(linker, settings: dict, report: dict | None = None):
     """The linker with ``settings`` as its calibration stage (replacing any), in its config and manifest too; ``report``'s
     out-of-fold figures are kept with the model, so an index says how its probabilities were chosen."""
     if report is not None:
-        settings = {**settings, "model": {**settings["model"], "fitted_on": {**(settings["model"].get("fitted_on") or {}),
-                                                                             "dev_out_of_fold": report["dev_out_of_fold"]}}}
+        settings = {
+            **settings,
+            "model": {
+                **settings["model"],
+                "fitted_on": {**(settings["model"].get("fitted_on") or {}), "dev_out_of_fold": report["dev_out_of_fold"]},
+            },
+        }
     return linker.with_last_stage(CalibrationStage(settings, linker.normalize))

@@ -15,9 +15,11 @@ from medlink.directories import json_has_keys
 from medlink.encoders.precision import from_legacy
 from medlink.errors import MedlinkError
 from medlink.kb.readers.files import parse_json
-from medlink.kb.readers.icd10cm import EPISODE_OF_CARE  # the dense stage embeds each condition once, without it (44% fewer tokens: benchmarks/dense/episode_strip.py)
+from medlink.kb.readers.icd10cm import (
+    EPISODE_OF_CARE,  # the dense stage embeds each condition once, without it (44% fewer tokens: benchmarks/dense/episode_strip.py)
+)
 from medlink.params import GENERATOR_PARAMS, SAFE_NAME, Param, check_params, read_params
-from medlink.rerank.base import reranker_class, read_reranker_settings
+from medlink.rerank.base import read_reranker_settings, reranker_class
 from medlink.retrieval import fusion as fusion_settings
 from medlink.retrieval.base import GENERATORS
 from medlink.retrieval.fusion import Fusion
@@ -31,8 +33,12 @@ CONFIG_PARAMS = {
     "reranker": Param(dict, items=object, nullable=True, default=None),  # one reranker: what configs said before "rerankers"
     "tuned": Param(dict, items=object, nullable=True, default=None),  # what 'medlink tune' chose this with (dev figures), kept as written
 }
-GENERATOR_ENTRY = {"name": Param(str, pattern=SAFE_NAME), "type": Param(str, choices=tuple(GENERATORS)), "names": Param(str, choices=NAME_SOURCES, default="kb+memory"),
-                   "params": Param(dict, items=object, default={})}
+GENERATOR_ENTRY = {
+    "name": Param(str, pattern=SAFE_NAME),
+    "type": Param(str, choices=tuple(GENERATORS)),
+    "names": Param(str, choices=NAME_SOURCES, default="kb+memory"),
+    "params": Param(dict, items=object, default={}),
+}
 
 
 @dataclass
@@ -52,7 +58,7 @@ class LinkerConfig:
     tuned: dict | None = None  # the dev figures 'medlink tune' chose this config with
 
     @classmethod
-    def from_dict(cls, data: dict, where: str = "config") -> "LinkerConfig":
+    def from_dict(cls, data: dict, where: str = "config") -> LinkerConfig:
         """Every key and value checked against its component's schema; a mistake names ``where`` and the field."""
         data = read_params(where, data, CONFIG_PARAMS)
         generators = []
@@ -69,8 +75,10 @@ class LinkerConfig:
         fusion = Fusion(**read_params(f"{where}: fusion", data["fusion"], fusion_settings.PARAMS))
         unknown = sorted(set(fusion.weights) - set(names))
         if unknown:
-            raise MedlinkError(f"{where}: fusion: weights name no generator of this config: {', '.join(map(repr, unknown))}; "
-                               f"generators: {', '.join(names)}")
+            raise MedlinkError(
+                f"{where}: fusion: weights name no generator of this config: {', '.join(map(repr, unknown))}; "
+                f"generators: {', '.join(names)}"
+            )
         entries = data["rerankers"] + ([data["reranker"]] if data["reranker"] else [])
         types = {g.name: g.type for g in generators}
         rerankers = []
@@ -84,7 +92,7 @@ class LinkerConfig:
         return cls(generators, fusion, data["k_per_generator"], rerankers, data["tuned"])
 
     @classmethod
-    def from_file(cls, path: Path) -> "LinkerConfig":
+    def from_file(cls, path: Path) -> LinkerConfig:
         try:
             text = Path(path).read_text(encoding="utf-8-sig")
         except FileNotFoundError as error:
@@ -95,8 +103,12 @@ class LinkerConfig:
         return cls.from_dict(data, str(path))
 
     def to_dict(self) -> dict:
-        data = {"generators": [asdict(g) for g in self.generators], "fusion": asdict(self.fusion), "k_per_generator": self.k_per_generator,
-                "rerankers": [dict(r) for r in self.rerankers]}
+        data = {
+            "generators": [asdict(g) for g in self.generators],
+            "fusion": asdict(self.fusion),
+            "k_per_generator": self.k_per_generator,
+            "rerankers": [dict(r) for r in self.rerankers],
+        }
         return data | ({"tuned": self.tuned} if self.tuned else {})
 
 
@@ -105,9 +117,13 @@ class LinkerConfig:
 # BM25's spelling correction: on those dev sets as good or better (benchmarks/lexical/bm25_spelling.py).
 # "completion": the names holding the mention's words, the most expected first ("diabetes" -> "Diabetes mellitus"); its
 # weight chosen on the same dev sets, seed 2 (0 to 2: best or tied best Acc@1 at 0.25 on each; benchmarks/lexical/completion_stage.py)
-LEXICAL_GENERATORS = [{"name": "exact", "type": "exact"}, {"name": "words", "type": "exact", "params": {"words": True}},
-                      {"name": "completion", "type": "completion"},
-                      {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25", "params": {"spelling": True}}]
+LEXICAL_GENERATORS = [
+    {"name": "exact", "type": "exact"},
+    {"name": "words", "type": "exact", "params": {"words": True}},
+    {"name": "completion", "type": "completion"},
+    {"name": "tfidf", "type": "tfidf"},
+    {"name": "bm25", "type": "bm25", "params": {"spelling": True}},
+]
 LEXICAL_WEIGHTS = {"exact": 1.0, "words": 1.0, "completion": 0.25, "tfidf": 1.0, "bm25": 0.25}
 # weight of the packaged MiniLM next to LEXICAL_WEIGHTS; chosen on AskAPatient fold-0 validation + NCBI dev (benchmarks/default_dense.py)
 DEFAULT_DENSE_WEIGHT = 4.0
@@ -122,10 +138,12 @@ def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT, model: str 
     """The default config plus the packaged MiniLM (untrained; or ``model``, a bi-encoder folder): lay wording ("can't
     sleep") that shares no characters with a KB name can still land on it. Needs the dense extra."""
     dense = {"name": "dense", "type": "dense", "params": {"strip": EPISODE_OF_CARE, **({"model": str(model)} if model else {})}}
-    return LinkerConfig.from_dict({
-        "generators": [*LEXICAL_GENERATORS, dense],
-        "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "dense": dense_weight}},
-    })
+    return LinkerConfig.from_dict(
+        {
+            "generators": [*LEXICAL_GENERATORS, dense],
+            "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "dense": dense_weight}},
+        }
+    )
 
 
 def is_tuned_config(path: Path) -> bool:
@@ -138,7 +156,7 @@ def is_tuned_config(path: Path) -> bool:
 PRESETS = {"default": default_config, "default-dense": default_dense_config}
 
 
-def load_config(config: "LinkerConfig | Path | str | None") -> "LinkerConfig | None":
+def load_config(config: LinkerConfig | Path | str | None) -> LinkerConfig | None:
     """A config object, a preset's name (``PRESETS``) or a JSON file's path; None stays None (the default)."""
     if config is None or isinstance(config, LinkerConfig):
         return config

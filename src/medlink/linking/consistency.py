@@ -15,7 +15,7 @@ Two ideas, each switchable:
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import ahocorasick
 
@@ -49,12 +49,17 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
     automaton.make_automaton()
     taken = overlap_test(spans)  # prepared once: a document's spans times its occurrences was quadratic
     found: dict[tuple[int, int], Annotation] = {}
-    for haystack in ((text, lowered) if folded else (text,)):
+    for haystack in (text, lowered) if folded else (text,):
         for last, length in automaton.iter(haystack):
             start, end = last + 1 - length, last + 1
             if haystack is lowered and not _has_lower(text[start:end]) and text[start:end] in strings:
                 continue  # an all-capitals occurrence of a string found in lower case elsewhere: found on the exact pass
-            if _word_bounded(text, start, end) and not taken(start, end) and not follows_title(text, start) and not _sign_closes(text, start, end):
+            if (
+                _word_bounded(text, start, end)
+                and not taken(start, end)
+                and not follows_title(text, start)
+                and not _sign_closes(text, start, end)
+            ):
                 key = haystack[start:end]  # the automaton matched this key in this haystack
                 infons = {READ_AS: readings[key]} if key in readings else {}
                 found.setdefault((start, end), Annotation(start, end, text[start:end], type=types.get(key), source=source, infons=infons))
@@ -68,7 +73,7 @@ def _has_lower(string: str) -> bool:
 def _sign_closes(text: str, start: int, end: int) -> bool:
     """Whether a sign the normaliser reads as a word closes this occurrence ("HER2" in "HER2-"): the string found
     had none, so here it says something else (a negative status, not the receptor)."""
-    return text[end:end + 1] in SIGN_WORDS and any(m.start(2) == end - start for m in signs_in(text[start:end + 40]))
+    return text[end : end + 1] in SIGN_WORDS and any(m.start(2) == end - start for m in signs_in(text[start : end + 40]))
 
 
 def _word_bounded(text: str, start: int, end: int) -> bool:

@@ -2,7 +2,8 @@
 
 Why: a dev set is small (NCBI Disease: 787 mentions), and a model fitted on it alone carries dev's quirks to new text
 (NCBI test ECE 0.0403 against 0.0313 out of fold on dev: BENCHMARKS.md, calibration). The memory already holds
-labelled mentions, usually many more (NCBI: the train split, six times dev). Linked by an index over the KB + the memory's other folds, a held-out mention is a fair example of
+labelled mentions, usually many more (NCBI: the train split, six times dev). Linked by an index over the KB + the memory's other folds, a
+held-out mention is a fair example of
 what the index meets: a wording the memory holds elsewhere links as exactly as it would, a new one does not. Folds go
 over documents where the memory knows them (else mention occurrences): a text annotated in many documents mostly stays
 in the other folds, as it would for new text, but not its own document's repeats.
@@ -10,7 +11,8 @@ in the other folds, as it would for new text, but not its own document's repeats
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -76,20 +78,31 @@ def cross_fit_items(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: 
         raise MedlinkError(f"cross-fitting needs at least 2 folds, not {folds}")
     mentions = memory_mentions(memory)
     if len(mentions) < MIN_MENTIONS:
-        raise MedlinkError(f"{too_few_mentions(len(mentions))}: build the index with more annotated mentions (--memory FORMAT:PATH), or use the KB's own "
-                           "pseudo-mentions (--calibrate kb)")
+        raise MedlinkError(
+            f"{too_few_mentions(len(mentions))}: build the index with more annotated mentions (--memory FORMAT:PATH), or use the KB's own "
+            "pseudo-mentions (--calibrate kb)"
+        )
     fold_of = fold_numbers([m.document for m in mentions], folds, seed)
     items: list[Labelled] = []
     for fold in range(folds):
         held = [mentions[i] for i in np.flatnonzero(fold_of == fold)]
         kept = memory.subset(number for i in np.flatnonzero(fold_of != fold) for number in mentions[i].pairs)
-        with phase(f"probabilities cross-fitted on the memory, fold {fold + 1} of {folds} ({len(held):,} mentions linked by an "
-                   "index without them)"):
+        with phase(
+            f"probabilities cross-fitted on the memory, fold {fold + 1} of {folds} ({len(held):,} mentions linked by an index without them)"
+        ):
             linker = Linker.build(kb, config, kept, dictionary=False)
             results = linker.link([m.text for m in held], k=FIT_TOP)
-        items.extend(Labelled(linker.key(m.text), r.candidates, [c.concept_id in m.concepts or not m.concepts.isdisjoint(c.alt_ids) for c in r.candidates],
-                              True, m.document or None)
-                     for m, r in zip(held, results) if r.candidates)
+        items.extend(
+            Labelled(
+                linker.key(m.text),
+                r.candidates,
+                [c.concept_id in m.concepts or not m.concepts.isdisjoint(c.alt_ids) for c in r.candidates],
+                True,
+                m.document or None,
+            )
+            for m, r in zip(held, results)
+            if r.candidates
+        )
     return items
 
 
@@ -104,16 +117,26 @@ def fit_on_memory(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: in
     the KB, so the NIL threshold is the one for the best linking F1 among them."""
     base, fingerprint = uncalibrated(config, kb)
     items = cross_fit_items(kb, base, memory, folds)
-    fitted_on = {"source": "the index memory's mentions, cross-fitted", "mentions": len(items), "cross_fit": cross_fit_summary(items, folds)}
-    return fit_calibration(items, kb.normalize, fingerprint, nil_target=nil_target, fitted_on=fitted_on, memory=memory_tag(memory.summary()))
+    fitted_on = {
+        "source": "the index memory's mentions, cross-fitted",
+        "mentions": len(items),
+        "cross_fit": cross_fit_summary(items, folds),
+    }
+    return fit_calibration(
+        items, kb.normalize, fingerprint, nil_target=nil_target, fitted_on=fitted_on, memory=memory_tag(memory.summary())
+    )
 
 
 def memory_cross_fit(linker, kb: KB | None, config: LinkerConfig, folds: int) -> list[Labelled]:
     """``linker``'s memory mentions as extra fitting data for ``medlink tune --cross-fit`` (``config``: the tuned one, uncalibrated)."""
     memory = index_memory(linker)
     if memory is None or not memory.pairs:
-        raise MedlinkError("cross-fitting the probabilities needs an index built with a memory (medlink index build --memory ...); "
-                           "this one has none: leave out --cross-fit")
+        raise MedlinkError(
+            "cross-fitting the probabilities needs an index built with a memory (medlink index build --memory ...); "
+            "this one has none: leave out --cross-fit"
+        )
     if kb is None:
-        raise MedlinkError("cross-fitting the probabilities rebuilds the index per fold and needs its KB; the KB the index was built from is gone")
+        raise MedlinkError(
+            "cross-fitting the probabilities rebuilds the index per fold and needs its KB; the KB the index was built from is gone"
+        )
     return cross_fit_items(kb, config, memory, folds)

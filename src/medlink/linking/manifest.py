@@ -29,8 +29,18 @@ LEGACY_RERANKER_DIRS = {"knn": "knn", "cross-encoder": "cross_encoder"}  # where
 MANIFEST_KEYS = ("format_version", "kb", "config", "normalizer")  # what makes a manifest.json an index's
 FILES = "files"  # the manifest's record of every other file: relative path -> {"size", "crc32", "sha256"}
 # what an index folder holds at its top, for one written before its manifest listed its files
-LAYOUT = (MANIFEST, CONCEPT_IDS, CONCEPT_NAMES, ALT_IDS, TABLES, GENERATORS, RERANKERS, MEMORY, DICTIONARY.split("/")[0],
-          *LEGACY_RERANKER_DIRS.values())
+LAYOUT = (
+    MANIFEST,
+    CONCEPT_IDS,
+    CONCEPT_NAMES,
+    ALT_IDS,
+    TABLES,
+    GENERATORS,
+    RERANKERS,
+    MEMORY,
+    DICTIONARY.split("/")[0],
+    *LEGACY_RERANKER_DIRS.values(),
+)
 
 
 def is_index_manifest(path: Path) -> bool:
@@ -58,8 +68,11 @@ def new_manifest(kb_path: Path, kb_checksum: str, concepts: int, config: dict, n
 def read_manifest(directory: Path) -> dict:
     """Read and check an index's manifest; a missing or foreign directory gets a message saying how to rebuild."""
     path = Path(directory) / MANIFEST
-    rebuild = ("build one with 'medlink index build --kb KB --out INDEX_DIR'" if Path(directory).is_file() else
-               f"build one with 'medlink index build --kb KB --out {directory}'")
+    rebuild = (
+        "build one with 'medlink index build --kb KB --out INDEX_DIR'"
+        if Path(directory).is_file()
+        else f"build one with 'medlink index build --kb KB --out {directory}'"
+    )
     if not path.is_file():
         raise MedlinkError(f"{directory}: not a medlink index (no {MANIFEST}); {rebuild}")
     try:

@@ -9,10 +9,9 @@ not in the KB and composite mentions (several parts, several concepts) are count
 from __future__ import annotations
 
 import hashlib
-
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
 
 from medlink.corpora.datasets import load_dataset
 from medlink.kb.store import KB
@@ -34,8 +33,11 @@ class MemoryEntries:
 
     def summary(self) -> dict:
         return {
-            "sources": self.sources, "entries": len(self.pairs), "digest": self.digest(),
-            "skipped_composite": self.skipped_composite, "skipped_unknown_concept": self.skipped_unknown_concept,
+            "sources": self.sources,
+            "entries": len(self.pairs),
+            "digest": self.digest(),
+            "skipped_composite": self.skipped_composite,
+            "skipped_unknown_concept": self.skipped_unknown_concept,
         }
 
     def digest(self) -> str:
@@ -48,10 +50,12 @@ class MemoryEntries:
             for (text, concept_id), document in zip(self.pairs, documents):
                 handle.write(f"{' '.join(text.split())}\t{concept_id}" + (f"\t{' '.join(document.split())}\n" if document else "\n"))
 
-    def subset(self, numbers: Iterable[int]) -> "MemoryEntries":
+    def subset(self, numbers: Iterable[int]) -> MemoryEntries:
         """The pairs ``numbers`` (and their documents), the rest of what the memory says kept: a memory without some mentions."""
         numbers = list(numbers)
-        return replace(self, pairs=[self.pairs[n] for n in numbers], documents=[self.documents[n] for n in numbers] if self.documents else [])
+        return replace(
+            self, pairs=[self.pairs[n] for n in numbers], documents=[self.documents[n] for n in numbers] if self.documents else []
+        )
 
     def document_of(self, number: int) -> str:
         """Pair ``number``'s document, "" when unknown."""

@@ -8,9 +8,9 @@ only turns its input into mentions and writes these out.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from itertools import islice
-from typing import Iterable, Iterator, Sequence
 
 from medlink.core import Annotation, Candidate, Document, LinkResult, Mention
 
@@ -44,8 +44,14 @@ def with_preferred_ids(result: LinkResult, prefixes: Sequence[str]) -> LinkResul
     return replace(result, candidates=[prefer_namespace(c, prefixes) for c in result.candidates])
 
 
-def link_stream(linker, mentions: Iterable[str | Mention], k: int, generators: Sequence[str] | None = None,
-                batch_size: int = 2048, prefer: Sequence[str] = ()) -> Iterator[LinkResult]:
+def link_stream(
+    linker,
+    mentions: Iterable[str | Mention],
+    k: int,
+    generators: Sequence[str] | None = None,
+    batch_size: int = 2048,
+    prefer: Sequence[str] = (),
+) -> Iterator[LinkResult]:
     """Link an arbitrarily long stream in batches (memory stays flat); results come out in input order."""
     stream = iter(mentions)
     while batch := list(islice(stream, batch_size)):
@@ -59,9 +65,15 @@ def printable(text: str) -> str:
 
 
 def candidate_json(candidate: Candidate) -> dict:
-    payload = {"id": candidate.concept_id, "alt_ids": list(candidate.alt_ids), "name": candidate.name, "score": round(candidate.score, 6),
-               "matched": candidate.matched_name, "scores": {k: round(v, 6) for k, v in candidate.scores_by_stage.items()},
-               "evidence": candidate.evidence}
+    payload = {
+        "id": candidate.concept_id,
+        "alt_ids": list(candidate.alt_ids),
+        "name": candidate.name,
+        "score": round(candidate.score, 6),
+        "matched": candidate.matched_name,
+        "scores": {k: round(v, 6) for k, v in candidate.scores_by_stage.items()},
+        "evidence": candidate.evidence,
+    }
     if candidate.probability is not None:
         payload["probability"] = candidate.probability
     return payload
@@ -72,10 +84,22 @@ def result_json(result: LinkResult, explain: bool = False) -> dict:
     when set; ``explain`` adds the decision in words ("why")."""
     mention = result.mention
     payload: dict = {"mention": printable(mention.text)}
-    payload.update({key: value for key, value in (("doc_id", mention.doc_id), ("start", mention.start), ("end", mention.end)) if value is not None})
+    payload.update(
+        {key: value for key, value in (("doc_id", mention.doc_id), ("start", mention.start), ("end", mention.end)) if value is not None}
+    )
     payload["candidates"] = [candidate_json(c) for c in result.candidates]
-    payload.update({key: value for key, value in (("error", result.error), ("nil", result.nil), ("probability", result.probability),
-                                                  ("nil_threshold", result.nil_threshold)) if value is not None})
+    payload.update(
+        {
+            key: value
+            for key, value in (
+                ("error", result.error),
+                ("nil", result.nil),
+                ("probability", result.probability),
+                ("nil_threshold", result.nil_threshold),
+            )
+            if value is not None
+        }
+    )
     if explain:
         payload["why"] = decision_text(result)
     return payload
@@ -91,17 +115,20 @@ def decision_text(result: LinkResult) -> str:
     sure = f" with probability {top.probability:.3f}" if top.probability is not None else " (this index has no probabilities: scores only)"
     threshold = _threshold(result)
     if result.nil:
-        return f"NIL: its first candidate{_after_backoff(top)}, {top.concept_id} ({top.name}), has probability {top.probability:.3f}, under the NIL threshold{threshold}"
+        return (
+            f"NIL: its first candidate{_after_backoff(top)}, {top.concept_id} ({top.name}), has probability "
+            f"{top.probability:.3f}, under the NIL threshold{threshold}"
+        )
     return f"linked to {top.concept_id} ({top.name}){sure}" + (f" (NIL threshold{threshold})" if threshold else "")
 
 
 def _after_backoff(candidate) -> str:
-    """" after backoff" when backoff put ``candidate`` first: the NIL decision is on it, not on the model's first choice."""
+    """ " after backoff" when backoff put ``candidate`` first: the NIL decision is on it, not on the model's first choice."""
     return " after backoff" if any("backoff" in e for e in candidate.evidence) else ""
 
 
 def _threshold(result: LinkResult) -> str:
-    """" 0.290": the NIL threshold the result was decided at, for the sentences that quote it ("" when none)."""
+    """ " 0.290": the NIL threshold the result was decided at, for the sentences that quote it ("" when none)."""
     return f" {result.nil_threshold:.3f}" if result.nil_threshold is not None else ""
 
 
@@ -112,8 +139,11 @@ def explanation_lines(result: LinkResult) -> list[str]:
     for rank, c in enumerate(result.candidates, 1):
         probability = f"p={c.probability:.3f} " if c.probability is not None else ""
         stages = ", ".join(f"{stage} {value:.3f}" for stage, value in c.scores_by_stage.items())
-        lines.append(f"  {rank}. {c.concept_id} {c.name}: {probability}score {c.score:.3f}; matched '{c.matched_name}'"
-                     + (f"; stages: {stages}" if stages else "") + _neighbours(c))
+        lines.append(
+            f"  {rank}. {c.concept_id} {c.name}: {probability}score {c.score:.3f}; matched '{c.matched_name}'"
+            + (f"; stages: {stages}" if stages else "")
+            + _neighbours(c)
+        )
         lines.extend(f"     {e[kind]}" for e in c.evidence for kind in ("spelling", "backoff") if kind in e)
     return lines
 
@@ -125,12 +155,21 @@ def result_lines(result: LinkResult) -> list[str]:
         return [f"{text!r}\terror: {result.error}"]
     if not result.candidates:
         return [f"{text}\t(no candidate)"]
-    lines = [f"{text}\tNIL\t(first candidate's probability{_after_backoff(result.candidates[0])} {result.probability:.3f} is under the NIL threshold{_threshold(result)}; "
-             "candidates follow)"] if result.nil else []
+    lines = (
+        [
+            f"{text}\tNIL\t(first candidate's probability{_after_backoff(result.candidates[0])} "
+            f"{result.probability:.3f} is under the NIL threshold{_threshold(result)}; "
+            "candidates follow)"
+        ]
+        if result.nil
+        else []
+    )
     for rank, c in enumerate(result.candidates, 1):
         also = f"; also {' '.join(c.alt_ids)}" if c.alt_ids else ""
         probability = f"\tp={c.probability:.3f}" if c.probability is not None else ""
-        lines.append(f"{text}\t{rank}\t{c.concept_id}\t{c.name}\t{c.score:.3f}{probability}\t(matched '{c.matched_name}'{_neighbours(c)}{also})")
+        lines.append(
+            f"{text}\t{rank}\t{c.concept_id}\t{c.name}\t{c.score:.3f}{probability}\t(matched '{c.matched_name}'{_neighbours(c)}{also})"
+        )
     return lines
 
 
@@ -176,8 +215,10 @@ def _span_lines(span: Annotation, top: int) -> list[str]:
         if result is not None and result.nil and result.candidates:
             reason = decision_text(result)  # the same sentence 'medlink link --explain' gives
         return [f"{where}\t-\t({reason})" + assertion_note(span)]
-    return [f"{where}\t{c.concept_id}\t{c.name}\t{c.score:.3f}" + (f"\tp={c.probability:.3f}" if c.probability is not None else "") + via
-            for c in result.candidates[:top]]
+    return [
+        f"{where}\t{c.concept_id}\t{c.name}\t{c.score:.3f}" + (f"\tp={c.probability:.3f}" if c.probability is not None else "") + via
+        for c in result.candidates[:top]
+    ]
 
 
 def with_preferred_document_ids(document: Document, prefixes: Sequence[str]) -> Document:

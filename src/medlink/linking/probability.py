@@ -13,8 +13,8 @@ index config: no pickle, and predicting needs numpy only (no scikit-learn import
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 from rapidfuzz.fuzz import ratio
@@ -24,9 +24,22 @@ from medlink.errors import MedlinkError
 from medlink.logistic import fit_logistic, logistic, rounded
 
 # features every index has; a stage's score ("stage:NAME") and whether the stage found the candidate ("has:NAME") follow
-BASE_FEATURES = ("score", "relative_score", "gap_to_top", "margin_to_next", "log_rank", "is_top", "log_ties",
-                 "exact_alias", "alias_similarity", "name_similarity", "log_mention_words",
-                 "mention_words_covered", "alias_words_covered", "from_memory")
+BASE_FEATURES = (
+    "score",
+    "relative_score",
+    "gap_to_top",
+    "margin_to_next",
+    "log_rank",
+    "is_top",
+    "log_ties",
+    "exact_alias",
+    "alias_similarity",
+    "name_similarity",
+    "log_mention_words",
+    "mention_words_covered",
+    "alias_words_covered",
+    "from_memory",
+)
 TIE = 1e-6
 MODEL_FORMAT = 1
 
@@ -130,8 +143,9 @@ class ProbabilityModel:
 
     # -- fitting -------------------------------------------------------------------------------
     @classmethod
-    def fit(cls, features: np.ndarray, labels: np.ndarray, stages: Sequence[str], isotonic: bool = False,
-            fitted_on: dict | None = None) -> "ProbabilityModel":
+    def fit(
+        cls, features: np.ndarray, labels: np.ndarray, stages: Sequence[str], isotonic: bool = False, fitted_on: dict | None = None
+    ) -> ProbabilityModel:
         """Fit on candidate rows labelled right (1) / wrong (0); both kinds are needed."""
         from sklearn.isotonic import IsotonicRegression
 
@@ -139,8 +153,10 @@ class ProbabilityModel:
         positives = int(labels.sum())
         if positives == 0 or positives == len(labels):
             kind = "right" if positives == 0 else "wrong"
-            raise MedlinkError(f"cannot fit probabilities: none of the {len(labels):,} candidates is {kind}; the dev data needs mentions "
-                               "the index links correctly and candidates it ranks that are wrong (check the dev file's ids match the KB's)")
+            raise MedlinkError(
+                f"cannot fit probabilities: none of the {len(labels):,} candidates is {kind}; the dev data needs mentions "
+                "the index links correctly and candidates it ranks that are wrong (check the dev file's ids match the KB's)"
+            )
         model = cls(list(stages), *fit_logistic(features, labels), None, fitted_on)
         if isotonic:
             raw = model.predict(features)
@@ -150,8 +166,15 @@ class ProbabilityModel:
 
     # -- JSON ------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        payload = {"format": MODEL_FORMAT, "features": feature_names(self.stages), "stages": self.stages,
-                   "mean": rounded(self.mean), "scale": rounded(self.scale), "coef": rounded(self.coef), "intercept": round(self.intercept, 8)}
+        payload = {
+            "format": MODEL_FORMAT,
+            "features": feature_names(self.stages),
+            "stages": self.stages,
+            "mean": rounded(self.mean),
+            "scale": rounded(self.scale),
+            "coef": rounded(self.coef),
+            "intercept": round(self.intercept, 8),
+        }
         if self.isotonic is not None:
             payload["isotonic"] = {"x": rounded(self.isotonic[0]), "y": rounded(self.isotonic[1])}
         if self.fitted_on:
@@ -159,7 +182,7 @@ class ProbabilityModel:
         return payload
 
     @classmethod
-    def from_dict(cls, data: dict, where: str = "probability model") -> "ProbabilityModel":
+    def from_dict(cls, data: dict, where: str = "probability model") -> ProbabilityModel:
         """Read a saved model, refusing one whose numbers do not fit its feature list (edited or damaged)."""
         try:
             stages = [str(s) for s in data["stages"]]
@@ -171,11 +194,15 @@ class ProbabilityModel:
         except (KeyError, TypeError, ValueError) as error:
             raise MedlinkError(f"{where}: not a probability model written by 'medlink tune --calibrate' ({error!r})") from error
         if data.get("features") != feature_names(stages):
-            raise MedlinkError(f"{where}: the probability model was fitted by a medlink with other features; re-fit it "
-                               "('medlink tune --calibrate') or rebuild the index")
+            raise MedlinkError(
+                f"{where}: the probability model was fitted by a medlink with other features; re-fit it "
+                "('medlink tune --calibrate') or rebuild the index"
+            )
         if data.get("format") != MODEL_FORMAT or any(a.shape != (width,) for a in arrays) or (steps and steps[0].shape != steps[1].shape):
-            raise MedlinkError(f"{where}: the probability model's numbers do not match its {width} features (edited or damaged); "
-                               "re-fit it with 'medlink tune --calibrate'")
+            raise MedlinkError(
+                f"{where}: the probability model's numbers do not match its {width} features (edited or damaged); "
+                "re-fit it with 'medlink tune --calibrate'"
+            )
         if not np.all(arrays[1] > 0):
             raise MedlinkError(f"{where}: the probability model's scales must be positive")
         return cls(stages, *arrays, intercept, steps, data.get("fitted_on"))

@@ -18,8 +18,8 @@ them all; its candidate lists are the fitting data.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from medlink.kb.store import KB
 from medlink.text.normalize import GENERIC_HEADS as HEADS
@@ -78,12 +78,12 @@ def misspelt(text: str, rng: random.Random) -> str:
     if edit == "plural":
         word = word[:-1] if word.endswith("s") else word + "s"
     elif edit == "drop":
-        word = word[:at] + word[at + 1:]
+        word = word[:at] + word[at + 1 :]
     elif edit == "double":
         word = word[:at] + word[at] + word[at:]
     else:
-        word = word[:at] + word[at + 1] + word[at] + word[at + 2:]
-    return " ".join(words[:i] + [word] + words[i + 1:])
+        word = word[:at] + word[at + 1] + word[at] + word[at + 2 :]
+    return " ".join(words[:i] + [word] + words[i + 1 :])
 
 
 def without_generic_head(text: str) -> str | None:
@@ -99,8 +99,15 @@ def without_generic_head(text: str) -> str | None:
     return " ".join(rest) if any(sum(ch.isalpha() for ch in word) >= 4 for word in rest) else None
 
 
-def draw_pseudo_mentions(kb: KB, held_out: int = HELD_OUT, present: int = PRESENT, nil_share: float = NIL_SHARE,
-                         seed: int = 0, variants: int = VARIANTS, shortened: int = SHORTENED) -> tuple[list[PseudoMention], HeldOutKB]:
+def draw_pseudo_mentions(
+    kb: KB,
+    held_out: int = HELD_OUT,
+    present: int = PRESENT,
+    nil_share: float = NIL_SHARE,
+    seed: int = 0,
+    variants: int = VARIANTS,
+    shortened: int = SHORTENED,
+) -> tuple[list[PseudoMention], HeldOutKB]:
     """Seeded pseudo-mentions and the KB they must be linked against."""
     names: dict[str, dict[str, str]] = {}  # concept -> normalised form -> one spelling of it
     for cid, text, _kind in kb.iter_names():
@@ -116,8 +123,8 @@ def draw_pseudo_mentions(kb: KB, held_out: int = HELD_OUT, present: int = PRESEN
     taken = set(chosen)
     others = [cid for cid in concepts if cid not in taken]
     as_they_stand = others[:present]
-    removed = others[present: present + int(round((len(chosen) + len(as_they_stand)) * nil_share))]
-    varied = others[present + len(removed): present + len(removed) + variants]
+    removed = others[present : present + int(round((len(chosen) + len(as_they_stand)) * nil_share))]
+    varied = others[present + len(removed) : present + len(removed) + variants]
     mentions, held_names = [], set()
     for cid in chosen:
         preferred_key = kb.normalize(preferred.get(cid, ""))
@@ -133,11 +140,14 @@ def draw_pseudo_mentions(kb: KB, held_out: int = HELD_OUT, present: int = PRESEN
         if kb.normalize(variant) not in names[cid]:  # a name of short words only stays as it is: asked about as it stands already
             mentions.append(PseudoMention(variant, cid, False))
     every_name = {key for keys in names.values() for key in keys}
-    for cid in others[present + len(removed) + len(varied):]:
+    for cid in others[present + len(removed) + len(varied) :]:
         if shortened <= 0:
             break
-        short = [(rest, text) for _key, text in sorted(names[cid].items()) if (rest := without_generic_head(text)) is not None
-                 and kb.normalize(rest) not in every_name]  # a shortening that is some concept's name is asked about as it stands
+        short = [
+            (rest, text)
+            for _key, text in sorted(names[cid].items())
+            if (rest := without_generic_head(text)) is not None and kb.normalize(rest) not in every_name
+        ]  # a shortening that is some concept's name is asked about as it stands
         if short:
             rest, text = rng.choice(short)
             mentions.append(PseudoMention(rest, cid, False, named=text))

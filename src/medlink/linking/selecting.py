@@ -24,12 +24,14 @@ def dictionary_signature(index: Path, exclude_names: Path | str | None) -> dict:
 
     manifest = read_manifest(index)
     memory = manifest.get("memory") or {}
-    return {"kb_checksum": (manifest.get("kb") or {}).get("checksum"), "memory": sorted(memory.get("sources") or []) if isinstance(memory, dict) else [],
-            "exclude_names_sha256": file_checksum(Path(exclude_names)) if exclude_names is not None else None}
+    return {
+        "kb_checksum": (manifest.get("kb") or {}).get("checksum"),
+        "memory": sorted(memory.get("sources") or []) if isinstance(memory, dict) else [],
+        "exclude_names_sha256": file_checksum(Path(exclude_names)) if exclude_names is not None else None,
+    }
 
 
-def with_selector(finders: list[MentionFinder], tagger: Path, selector: Path | str | None, options,
-                  signature) -> list[MentionFinder]:
+def with_selector(finders: list[MentionFinder], tagger: Path, selector: Path | str | None, options, signature) -> list[MentionFinder]:
     """[tagger, dictionary] as one ``SelectingFinder`` when ``options.combine`` is learned (the selector file given,
     else the tagger folder's); else unchanged. A selector fitted with another tagger is refused; one fitted with
     another dictionary (``signature()``, see ``dictionary_signature``) is used with a warning."""
@@ -38,21 +40,34 @@ def with_selector(finders: list[MentionFinder], tagger: Path, selector: Path | s
     if options.combine != "learned":
         if selector is not None or options.span_threshold is not None:
             default = " (the default)" if options.combine == DEFAULT_COMBINE else ""
-            raise MedlinkError(f"--selector and --span-threshold are for --combine learned; this run combines by {options.combine}{default}")
+            raise MedlinkError(
+                f"--selector and --span-threshold are for --combine learned; this run combines by {options.combine}{default}"
+            )
         return finders
     path = Path(selector) if selector is not None else tagger / SELECTOR_FILE
     if selector is None and not path.is_file():
-        raise MedlinkError(f"--combine learned needs a span selector: {tagger} has none (fit one with 'medlink train selector --tagger {tagger} ...')")
+        raise MedlinkError(
+            f"--combine learned needs a span selector: {tagger} has none (fit one with 'medlink train selector --tagger {tagger} ...')"
+        )
     loaded = SpanSelector.load(path)
     if loaded.tagger != tagger_fingerprint(tagger):
-        raise MedlinkError(f"{path}: this span selector was fitted with another tagger than {tagger}; fit it again "
-                           f"('medlink train selector --tagger {tagger} ...')")
+        raise MedlinkError(
+            f"{path}: this span selector was fitted with another tagger than {tagger}; fit it again "
+            f"('medlink train selector --tagger {tagger} ...')"
+        )
     fitted = (loaded.fitted_on or {}).get("dictionary")
     if fitted is not None:
         current = signature()
-        differ = [name for key, name in (("kb_checksum", "KB"), ("memory", "memory"), ("exclude_names_sha256", "names excluded"))
-                  if fitted.get(key) != current.get(key)]
+        differ = [
+            name
+            for key, name in (("kb_checksum", "KB"), ("memory", "memory"), ("exclude_names_sha256", "names excluded"))
+            if fitted.get(key) != current.get(key)
+        ]
         if differ:
-            log.warning("%s: the span selector was fitted with another dictionary (%s differ); its spans and threshold may not suit this "
-                        "one: fit it again with this --index and --exclude-names", path, ", ".join(differ))
+            log.warning(
+                "%s: the span selector was fitted with another dictionary (%s differ); its spans and threshold may not suit this "
+                "one: fit it again with this --index and --exclude-names",
+                path,
+                ", ".join(differ),
+            )
     return [SelectingFinder(finders[0], finders[1], loaded, options.overlap, options.span_threshold)]

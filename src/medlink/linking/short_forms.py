@@ -7,8 +7,8 @@ Why apart from the annotator: the windowed reading of a long document (``linking
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from medlink.core import Annotation
 from medlink.text.abbreviations import Abbreviation, abbreviation_occurrences, find_abbreviations
@@ -30,8 +30,16 @@ def widened_to_coordinations(text: str, spans: list[Annotation], is_name) -> lis
             first = bisect_right(reach, begin)  # out[:first] all end by begin: only the rest is looked at
             added = [kept for kept in out[first:] if kept.end <= begin]
             del out[first:], reach[first:]
-            added.append(Annotation(begin, span.end, text[begin:span.end], type=span.type, source=span.source,
-                                    infons={**span.infons, "widened": "coordination"}))
+            added.append(
+                Annotation(
+                    begin,
+                    span.end,
+                    text[begin : span.end],
+                    type=span.type,
+                    source=span.source,
+                    infons={**span.infons, "widened": "coordination"},
+                )
+            )
         for kept in added:
             out.append(kept)
             reach.append(max(reach[-1], kept.end) if reach else kept.end)
@@ -66,14 +74,16 @@ def short_form_definitions(text: str, spans: list[Annotation], offset: int = 0) 
         long_span = by_end.get(abbreviation.long_end)
         if long_span is not None and long_span.start >= abbreviation.long_start:
             defined.append((_moved(abbreviation, offset), (long_span.start + offset, long_span.end + offset), long_span.type))
-        elif not touched(abbreviation.long_start, abbreviation.long_end) and (abbreviation.long_start < abbreviation.short_start
-                                                                               or len(abbreviation.long.split()) > 1):
+        elif not touched(abbreviation.long_start, abbreviation.long_end) and (
+            abbreviation.long_start < abbreviation.short_start or len(abbreviation.long.split()) > 1
+        ):
             other_meaning.add(abbreviation.short)  # one word in parentheses after it says too little: "r/o PE (pending)"
     return defined, other_meaning
 
 
-def with_defined_short_forms(text: str, spans: list[Annotation], defined: Sequence[Definition], other_meaning: set[str],
-                             offset: int = 0) -> list[Annotation]:
+def with_defined_short_forms(
+    text: str, spans: list[Annotation], defined: Sequence[Definition], other_meaning: set[str], offset: int = 0
+) -> list[Annotation]:
     """``spans`` less the found occurrences of ``other_meaning``, plus the occurrences in ``text`` of the short forms
     ``defined`` (the first definition of each counts), each linked through its long form. With ``offset``, ``text`` is a
     window of a document that starts there: ``defined`` holds the document's definitions in its offsets, ``spans`` and
@@ -91,9 +101,18 @@ def with_defined_short_forms(text: str, spans: list[Annotation], defined: Sequen
                 occurrences.append((abbreviation.short_start - offset, abbreviation.short_end - offset))
     occurrences += [(start, end) for start, end, _ in abbreviation_occurrences(text, [a for a, _, _ in defined], offset)]
     type_of = {long_span: kind for _abbreviation, long_span, kind in defined}
-    short_spans = [Annotation(start, end, text[start:end], type=type_of.get(long_of[text[start:end]]), source="abbreviation",
-                              short_form_of=(long_of[text[start:end]][0] - offset, long_of[text[start:end]][1] - offset))
-                   for start, end in occurrences if text[start:end] in long_of]
+    short_spans = [
+        Annotation(
+            start,
+            end,
+            text[start:end],
+            type=type_of.get(long_of[text[start:end]]),
+            source="abbreviation",
+            short_form_of=(long_of[text[start:end]][0] - offset, long_of[text[start:end]][1] - offset),
+        )
+        for start, end in occurrences
+        if text[start:end] in long_of
+    ]
     covered = overlap_test(short_spans)
     kept = [span for span in spans if not covered(span.start, span.end)]
     return sorted(kept + short_spans, key=lambda a: (a.start, a.end))
@@ -103,5 +122,10 @@ def _moved(abbreviation: Abbreviation, offset: int) -> Abbreviation:
     """``abbreviation`` with its offsets ``offset`` further on."""
     if not offset:
         return abbreviation
-    return replace(abbreviation, short_start=abbreviation.short_start + offset, short_end=abbreviation.short_end + offset,
-                   long_start=abbreviation.long_start + offset, long_end=abbreviation.long_end + offset)
+    return replace(
+        abbreviation,
+        short_start=abbreviation.short_start + offset,
+        short_end=abbreviation.short_end + offset,
+        long_start=abbreviation.long_start + offset,
+        long_end=abbreviation.long_end + offset,
+    )

@@ -22,8 +22,8 @@ from dataclasses import replace
 from typing import Any
 
 from medlink.core import READ_AS, Annotation, Document, LinkResult, Mention
-from medlink.linking.short_forms import short_form_definitions, with_defined_short_forms
 from medlink.linking.consistency import propagated
+from medlink.linking.short_forms import short_form_definitions, with_defined_short_forms
 from medlink.progress import bar
 from medlink.text.abbreviations import find_abbreviations
 from medlink.text.assertion import ASSERTION_INFONS, assertions, mark_assertions, section_runs_over
@@ -54,7 +54,9 @@ def annotate_windowed(annotator: Any, document: Document, progress: bool = False
             finding.update(end - start)
     if options.abbreviations:
         other_meaning -= {abbreviation.short for abbreviation, _, _ in defined}
-        found = [with_defined_short_forms(text[start:end], spans, defined, other_meaning, start) for (start, end), spans in zip(bounds, found)]
+        found = [
+            with_defined_short_forms(text[start:end], spans, defined, other_meaning, start) for (start, end), spans in zip(bounds, found)
+        ]
     seeds = propagation_seeds(found, text) if options.consistency in ("propagate", "both") else None
     long_spans = {long_span for _abbreviation, long_span, _type in defined}
     long_forms: dict[tuple[int, int], LinkResult | None] = {}  # the results short forms link through, by their long forms' spans
@@ -72,8 +74,11 @@ def annotate_windowed(annotator: Any, document: Document, progress: bool = False
                 span.result = result
             if options.composites:
                 composite.update(annotator.composite_ids(spans))
-            long_forms.update(((span.start + start, span.end + start), span.result) for span in spans
-                              if span.short_form_of is None and (span.start + start, span.end + start) in long_spans)
+            long_forms.update(
+                ((span.start + start, span.end + start), span.result)
+                for span in spans
+                if span.short_form_of is None and (span.start + start, span.end + start) in long_spans
+            )
             annotator.resolve_short_forms(spans, long_forms, start)
             if options.assertion:
                 mark_assertions(piece, spans)
@@ -104,8 +109,9 @@ def can_cut(annotator: Any, document: Document, text: str, at: int) -> bool:
         return False
     left = [span for span in spans if span[1] <= cut]
     right = [(start - cut, end - cut) for start, end in spans if start >= cut]
-    return _readings(snippet, spans, annotator.options.assertion) == (_readings(snippet[:cut], left, annotator.options.assertion)
-                                                                      + _readings(snippet[cut:], right, annotator.options.assertion))
+    return _readings(snippet, spans, annotator.options.assertion) == (
+        _readings(snippet[:cut], left, annotator.options.assertion) + _readings(snippet[cut:], right, annotator.options.assertion)
+    )
 
 
 def _readings(text: str, spans: list[tuple[int, int]], assertion: bool) -> list[tuple]:
@@ -131,15 +137,23 @@ def propagation_seeds(found: list[list[Annotation]], text: str) -> list[Annotati
                     types[key] = span.type
                 if span.reading != span.text and key not in readings:
                     readings[key], text_of[key] = span.reading, span.text
-    return [Annotation(_PAST_ANY_WINDOW, _PAST_ANY_WINDOW + len(written), written, type=types[key],
-                       infons={READ_AS: readings[key]} if key in readings else {}) for key, written in text_of.items()]
+    return [
+        Annotation(
+            _PAST_ANY_WINDOW,
+            _PAST_ANY_WINDOW + len(written),
+            written,
+            type=types[key],
+            infons={READ_AS: readings[key]} if key in readings else {},
+        )
+        for key, written in text_of.items()
+    ]
 
 
 def _mention(doc_id: str, text: str, span: Annotation, offset: int, context: int) -> Mention:
     """What the linker sees for a window's span: as ``Document.mention`` gives it, in the document's offsets."""
     start, end = span.start + offset, span.end + offset
-    left = text[max(0, start - context):start] if context else None
-    right = text[end:end + context] if context else None
+    left = text[max(0, start - context) : start] if context else None
+    right = text[end : end + context] if context else None
     return Mention(span.reading, doc_id, start, end, left, right)
 
 

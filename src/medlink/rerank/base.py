@@ -9,10 +9,11 @@ is one module with a class and its ``PARAMS`` schema, and one line in ``RERANKER
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
@@ -47,7 +48,7 @@ class Reranker(Protocol):
 
     def rerank(self, mentions: Sequence[Mention], results: list[LinkResult]) -> list[LinkResult]: ...
 
-    def with_settings(self, **changes: Any) -> "Reranker": ...  # the same model with other settings (dev tuning)
+    def with_settings(self, **changes: Any) -> Reranker: ...  # the same model with other settings (dev tuning)
 
     def save(self, directory: Path) -> None: ...
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -73,11 +74,13 @@ class CrossEncoderReranker:
         return getattr(self.model, "context", 0) > 0
 
     @classmethod
-    def build(cls, settings: dict, parts: LinkerParts | None = None) -> "CrossEncoderReranker":
+    def build(cls, settings: dict, parts: LinkerParts | None = None) -> CrossEncoderReranker:
         """From a config's reranker entry: ``model`` (a trained cross-encoder folder), ``top``, ``weight``, ``text``, ``max_length``, ``precision``."""
         settings = own_settings(cls.type, PARAMS, from_legacy(settings))
         if settings["text"] == "entity" and (parts is None or parts.describe is None):
-            raise MedlinkError("a cross-encoder reading entity texts (text 'entity') is built with its index, from the KB's types and definitions")
+            raise MedlinkError(
+                "a cross-encoder reading entity texts (text 'entity') is built with its index, from the KB's types and definitions"
+            )
         texts = parts.describe() if settings["text"] == "entity" else None
         return cls(CrossEncoder(settings["model"], settings["max_length"], settings["precision"], trained=True), settings, texts)
 
@@ -89,16 +92,18 @@ class CrossEncoderReranker:
             write_lines(directory / ENTITY_TEXTS, [f"{cid}\t{' '.join(text.split())}" for cid, text in self.entity_texts.items()])
 
     @classmethod
-    def load(cls, directory: Path, settings: dict | None = None, parts: LinkerParts | None = None) -> "CrossEncoderReranker":
+    def load(cls, directory: Path, settings: dict | None = None, parts: LinkerParts | None = None) -> CrossEncoderReranker:
         """The model the index recorded (its weights' fingerprint checked); ``settings``: the index config's."""
         saved = read_json(directory / PARAMS_FILE)
         try:
             model = CrossEncoder.from_spec(CrossEncoderSpec.from_dict(saved["model"]))
         except MedlinkError as error:
-            raise MedlinkError(f"{directory}: cannot use its cross-encoder: {error}. Restore that model folder or rebuild the index") from error
+            raise MedlinkError(
+                f"{directory}: cannot use its cross-encoder: {error}. Restore that model folder or rebuild the index"
+            ) from error
         return cls(model, from_legacy({**saved["params"], **(settings or {})}), _read_entity_texts(directory / ENTITY_TEXTS))
 
-    def with_settings(self, **changes: Any) -> "CrossEncoderReranker":
+    def with_settings(self, **changes: Any) -> CrossEncoderReranker:
         """The same model with another top / weight / text (dev tuning)."""
         other = copy.copy(self)
         other.settings = own_settings(self.type, PARAMS, {**self.settings, **changes})
@@ -144,8 +149,10 @@ def combine(candidates: list[list[Candidate]], cross_scores: list[np.ndarray], w
     """
     out = []
     for candidate_list, scores in zip(candidates, cross_scores):
-        scored = [candidate.copy(score=candidate.score + weight * cross, scores_by_stage={**candidate.scores_by_stage, STAGE: round(cross, 4)})
-                  for candidate, cross in zip(candidate_list, scores.tolist())]
+        scored = [
+            candidate.copy(score=candidate.score + weight * cross, scores_by_stage={**candidate.scores_by_stage, STAGE: round(cross, 4)})
+            for candidate, cross in zip(candidate_list, scores.tolist())
+        ]
         scored.sort(key=lambda c: -c.score)  # stable: ties keep the linker's order (its tie-breaks)
-        out.append(scored + list(candidate_list[len(scores):]))
+        out.append(scored + list(candidate_list[len(scores) :]))
     return out

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from medlink.core import Candidate, LinkResult, Mention
+from medlink.errors import DamagedFileError, MedlinkError, reading
 from medlink.params import Param
 from medlink.rerank.base import LinkerParts, own_settings, replaced_candidates
-from medlink.errors import DamagedFileError, MedlinkError, reading
 from medlink.retrieval.names import read_json, read_lines, write_lines
 from medlink.retrieval.vector_index import flat_index
 
@@ -44,8 +45,9 @@ class KnnReranker:
     PARAMS = PARAMS
     TUNING_GRID = {"k": (4, 16, 64), "lambda_": (0.0, 0.1, 0.3, 0.5, 0.7, 0.9), "beta1": (0.01, 0.05, 0.1), "beta2": (0.05, 0.1, 0.5, 1.0)}
 
-    def __init__(self, vectors: np.ndarray, concept_ids: list[str], texts: list[str], settings: dict | None = None,
-                 parts: LinkerParts | None = None):
+    def __init__(
+        self, vectors: np.ndarray, concept_ids: list[str], texts: list[str], settings: dict | None = None, parts: LinkerParts | None = None
+    ):
         self.vectors = vectors.astype(np.float32)
         self.concept_ids = concept_ids
         self.texts = texts
@@ -64,14 +66,22 @@ class KnnReranker:
         return self.settings["generator"]
 
     @classmethod
-    def build(cls, settings: dict, parts: LinkerParts) -> "KnnReranker":
+    def build(cls, settings: dict, parts: LinkerParts) -> KnnReranker:
         """Embed the memory's (normalised mention, concept id) pairs with the named dense generator's encoder."""
         if not parts.memory:
             summary = parts.memory_summary
-            why = (f"the memory given has no usable entry ({summary['skipped_composite']} composite, {summary['skipped_unknown_concept']} "
-                   "with no concept in this KB)") if summary else "no mention memory was given"
-            raise MedlinkError(f"the kNN reranker votes with training mentions, but {why}: give a mention memory whose concepts are in "
-                               "the KB (medlink index build --memory FORMAT:PATH) or remove the reranker from the config")
+            why = (
+                (
+                    f"the memory given has no usable entry ({summary['skipped_composite']} composite, {summary['skipped_unknown_concept']} "
+                    "with no concept in this KB)"
+                )
+                if summary
+                else "no mention memory was given"
+            )
+            raise MedlinkError(
+                f"the kNN reranker votes with training mentions, but {why}: give a mention memory whose concepts are in "
+                "the KB (medlink index build --memory FORMAT:PATH) or remove the reranker from the config"
+            )
         encoder = _encoder(settings, parts)
         texts = [text for text, _ in parts.memory]
         return cls(encoder.encode(texts), [concept for _, concept in parts.memory], texts, settings, parts)
@@ -84,7 +94,7 @@ class KnnReranker:
         (directory / "params.json").write_text(json.dumps(self.settings))
 
     @classmethod
-    def load(cls, directory: Path, settings: dict | None = None, parts: LinkerParts | None = None) -> "KnnReranker":
+    def load(cls, directory: Path, settings: dict | None = None, parts: LinkerParts | None = None) -> KnnReranker:
         """``settings``: the index config's (the saved params.json otherwise)."""
         settings = settings or read_json(directory / "params.json")
         with reading(directory / "vectors.npy"):
@@ -94,7 +104,7 @@ class KnnReranker:
             raise DamagedFileError(directory, ValueError("vectors.npy, concepts.txt and texts.txt do not describe the same mentions"))
         return cls(vectors, concepts, texts, settings, parts)
 
-    def with_settings(self, **changes: Any) -> "KnnReranker":
+    def with_settings(self, **changes: Any) -> KnnReranker:
         """The same datastore with other k / lambda_ / beta1 / beta2 (dev tuning), checked like a config's."""
         other = copy.copy(self)
         other.settings = own_settings(self.type, PARAMS, {**self.settings, **changes})
@@ -113,7 +123,10 @@ class KnnReranker:
     def rerank_vectors(self, query_vectors: np.ndarray, candidates: list[list[Candidate]]) -> list[list[Candidate]]:
         """Each mention's candidates reranked, given the mentions' vectors."""
         similarities, rows = self.neighbours(query_vectors, self.settings["k"])
-        return [self._rerank_one(candidate_list, sims, neighbour_rows) for candidate_list, sims, neighbour_rows in zip(candidates, similarities, rows)]
+        return [
+            self._rerank_one(candidate_list, sims, neighbour_rows)
+            for candidate_list, sims, neighbour_rows in zip(candidates, similarities, rows)
+        ]
 
     def _rerank_one(self, candidates: list[Candidate], sims: np.ndarray, rows: np.ndarray) -> list[Candidate]:
         settings = self.settings
@@ -135,8 +148,13 @@ class KnnReranker:
         reranked = []
         for concept, candidate in merged.items():
             probability = settings["lambda_"] * p_knn.get(concept, 0.0) + (1 - settings["lambda_"]) * p_model.get(concept, 0.0)
-            reranked.append(candidate.copy(score=probability, scores_by_stage={**candidate.scores_by_stage, STAGE: p_knn.get(concept, 0.0)},
-                                           evidence=list(candidate.evidence) + voters.get(concept, [])))
+            reranked.append(
+                candidate.copy(
+                    score=probability,
+                    scores_by_stage={**candidate.scores_by_stage, STAGE: p_knn.get(concept, 0.0)},
+                    evidence=list(candidate.evidence) + voters.get(concept, []),
+                )
+            )
         # stable: a tie keeps the linker's order (its tie-break by how often a name means each concept), then nearest neighbour first
         reranked.sort(key=lambda c: -c.score)
         return reranked

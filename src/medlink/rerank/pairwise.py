@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ class PairwiseRanker:
         self.model.precision = precisions.resolve(self.settings["precision"])
 
     @classmethod
-    def build(cls, settings: dict, parts: LinkerParts | None = None) -> "PairwiseRanker":
+    def build(cls, settings: dict, parts: LinkerParts | None = None) -> PairwiseRanker:
         """From a config's reranker entry: ``model`` (a folder 'medlink train ranker' wrote), ``top``, ``weight``."""
         settings = own_settings(cls.type, PARAMS, settings)
         return cls(PairwiseModel.load(settings["model"]), settings)
@@ -68,7 +69,7 @@ class PairwiseRanker:
         (directory / PARAMS_FILE).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
     @classmethod
-    def load(cls, directory: Path, settings: dict | None = None, parts: LinkerParts | None = None) -> "PairwiseRanker":
+    def load(cls, directory: Path, settings: dict | None = None, parts: LinkerParts | None = None) -> PairwiseRanker:
         """The ranker the index recorded, refused if its folder's weights changed since; ``settings``: the index config's."""
         saved = read_json(directory / PARAMS_FILE)
         params = {**saved["params"], **(settings or {}), "model": saved["params"]["model"]}
@@ -78,11 +79,12 @@ class PairwiseRanker:
         except MedlinkError as error:
             raise MedlinkError(f"{directory}: cannot use its pairwise ranker: {error}. Restore that folder or rebuild the index") from error
         if saved.get("fingerprint") and model_fingerprint(folder) != saved["fingerprint"]:
-            raise MedlinkError(f"{directory}: the ranker folder {folder} changed since the index was built (weights differ); "
-                               "rebuild the index with it")
+            raise MedlinkError(
+                f"{directory}: the ranker folder {folder} changed since the index was built (weights differ); rebuild the index with it"
+            )
         return cls(model, params)
 
-    def with_settings(self, **changes: Any) -> "PairwiseRanker":
+    def with_settings(self, **changes: Any) -> PairwiseRanker:
         """The same model with another top / weight (dev tuning)."""
         other = copy.copy(self)
         other.settings = own_settings(self.type, PARAMS, {**self.settings, **changes})
@@ -103,8 +105,10 @@ def combine(candidates: list[list[Candidate]], ranker_scores: list[np.ndarray], 
     from scoring so that dev tuning scores once and tries every weight."""
     out = []
     for row, scores in zip(candidates, ranker_scores):
-        scored = [c.copy(score=c.score + weight * s, scores_by_stage={**c.scores_by_stage, STAGE: round(s, 4)})
-                  for c, s in zip(row, scores.tolist())]
+        scored = [
+            c.copy(score=c.score + weight * s, scores_by_stage={**c.scores_by_stage, STAGE: round(s, 4)})
+            for c, s in zip(row, scores.tolist())
+        ]
         scored.sort(key=lambda c: -c.score)  # stable: ties keep the linker's order
-        out.append(scored + list(row[len(scores):]))
+        out.append(scored + list(row[len(scores) :]))
     return out

@@ -5,8 +5,8 @@ numpy only."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 
@@ -20,8 +20,16 @@ def feature_names(stages: Sequence[str]) -> list[str]:
     """The pairwise features, in input order: per retrieval stage (seen, log score, score / the mention's best), then
     the fused score relative to the best, the reciprocal rank, top-1, a memory match, exact and word-overlap matches."""
     per_stage = [f"{stage}:{what}" for stage in stages for what in ("seen", "log", "relative")]
-    return per_stage + ["fused_relative", "reciprocal_rank", "first", "memory", "exact_name", "exact_matched", "jaccard_name",
-                        "jaccard_matched"]
+    return per_stage + [
+        "fused_relative",
+        "reciprocal_rank",
+        "first",
+        "memory",
+        "exact_name",
+        "exact_matched",
+        "jaccard_name",
+        "jaccard_matched",
+    ]
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -55,8 +63,17 @@ def pair_features(mention: str, candidates: Sequence[Candidate], stages: Sequenc
     table = []
     for i, candidate in enumerate(rows):
         name, matched = _words(candidate.name), _words(candidate.matched_name or candidate.name)
-        table.append((candidate.score / first if first > 0 else 0.0, 1.0 / (1 + i), float(i == 0),
-                      float(any(e.get("origin") == "memory" for e in candidate.evidence)), float(name == words), float(matched == words),
-                      _jaccard(words, name), _jaccard(words, matched)))
-    out[:, 3 * len(stages):] = table
+        table.append(
+            (
+                candidate.score / first if first > 0 else 0.0,
+                1.0 / (1 + i),
+                float(i == 0),
+                float(any(e.get("origin") == "memory" for e in candidate.evidence)),
+                float(name == words),
+                float(matched == words),
+                _jaccard(words, name),
+                _jaccard(words, matched),
+            )
+        )
+    out[:, 3 * len(stages) :] = table
     return out

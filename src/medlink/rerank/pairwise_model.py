@@ -14,9 +14,9 @@ A candidate is read twice: by its preferred name and by the name that matched (a
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -54,8 +54,14 @@ class RankerSpec:
             raise MedlinkError(f"not a {FORMAT} version {VERSION} spec (format {self.format!r}, version {self.version!r})")
         if self.pooling not in POOLINGS:
             raise MedlinkError(f"pooling must be one of {', '.join(POOLINGS)}, not {self.pooling!r}")
-        if not (isinstance(self.dim, int) and self.dim > 0 and isinstance(self.max_tokens, int) and self.max_tokens > 0
-                and isinstance(self.hidden, list) and all(isinstance(h, int) and h > 0 for h in self.hidden)):
+        if not (
+            isinstance(self.dim, int)
+            and self.dim > 0
+            and isinstance(self.max_tokens, int)
+            and self.max_tokens > 0
+            and isinstance(self.hidden, list)
+            and all(isinstance(h, int) and h > 0 for h in self.hidden)
+        ):
             raise MedlinkError(f"dim, max_tokens and hidden must be positive integers (got {self.dim}, {self.max_tokens}, {self.hidden})")
         if not (isinstance(self.stages, list) and all(isinstance(s, str) for s in self.stages)):
             raise MedlinkError(f"stages must be a list of stage names, not {self.stages!r}")
@@ -64,7 +70,7 @@ class RankerSpec:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "RankerSpec":
+    def from_dict(cls, data: dict) -> RankerSpec:
         if not isinstance(data, dict):
             raise MedlinkError(f"a ranker spec is a JSON object, not {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
@@ -117,8 +123,14 @@ class PairBatch:
     sizes: list[int]  # pairs per mention, in order
 
     @classmethod
-    def of(cls, tokens: Tokens, mentions: Sequence[str], groups: Sequence[Sequence[Candidate]], features: Sequence[np.ndarray],
-           matched: bool = True) -> "PairBatch":
+    def of(
+        cls,
+        tokens: Tokens,
+        mentions: Sequence[str],
+        groups: Sequence[Sequence[Candidate]],
+        features: Sequence[np.ndarray],
+        matched: bool = True,
+    ) -> PairBatch:
         """``groups[i]``: candidates of ``mentions[i]``, ``features[i]`` their rows (computed over the whole retrieved list:
         ranks and relative scores depend on it). ``matched`` False: the preferred name in the matched slot too (synonym
         pre-training, where retrieval matched the query itself)."""
@@ -216,7 +228,7 @@ def _module():
     return PairwiseNet
 
 
-def base_embeddings(model_dir: Path) -> "torch.Tensor":  # noqa: F821
+def base_embeddings(model_dir: Path) -> torch.Tensor:  # noqa: F821
     """The input word-piece table of a BERT-style folder's ``model.safetensors`` (read alone: no transformer is built)."""
     from safetensors import safe_open
 
@@ -233,7 +245,7 @@ def base_embeddings(model_dir: Path) -> "torch.Tensor":  # noqa: F821
 class PairwiseModel:
     """The network, its tokenizer and its spec: scores (mention, candidate) pairs."""
 
-    def __init__(self, spec: RankerSpec, tokenizer_file: Path, embeddings: "torch.Tensor", path: Path | None = None):  # noqa: F821
+    def __init__(self, spec: RankerSpec, tokenizer_file: Path, embeddings: torch.Tensor, path: Path | None = None):  # noqa: F821
         import torch
 
         self.spec = spec
@@ -246,7 +258,7 @@ class PairwiseModel:
         self._torch = torch
 
     @classmethod
-    def new(cls, spec: RankerSpec, base: Path | None = None) -> "PairwiseModel":
+    def new(cls, spec: RankerSpec, base: Path | None = None) -> PairwiseModel:
         """A fresh model over ``base``'s word pieces (default: the packaged MiniLM)."""
         from medlink.encoders.transformer import default_model_dir
 
@@ -258,7 +270,7 @@ class PairwiseModel:
     def features(self, mention: str, candidates: Sequence[Candidate], top: int | None = None) -> np.ndarray:
         return pair_features(mention, candidates, self.spec.stages, top)
 
-    def forward(self, batch: PairBatch) -> "torch.Tensor":  # noqa: F821
+    def forward(self, batch: PairBatch) -> torch.Tensor:  # noqa: F821
         return self.net(batch)
 
     def score_groups(self, mentions: Sequence[str], groups: Sequence[Sequence[Candidate]], top: int | None = None) -> list[np.ndarray]:
@@ -304,7 +316,7 @@ class PairwiseModel:
         (directory / SPEC_FILE).write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
 
     @classmethod
-    def load(cls, directory: Path | str) -> "PairwiseModel":
+    def load(cls, directory: Path | str) -> PairwiseModel:
         """A folder ``medlink train ranker`` wrote; anything else is refused with what is wrong."""
         import json
 
@@ -333,8 +345,9 @@ class PairwiseModel:
             model.net.load_state_dict(state, strict=True)
         except RuntimeError as error:
             first = str(error).strip().splitlines()[0]
-            raise MedlinkError(f"{directory}: the weights do not fit the spec in {SPEC_FILE} ({first}); the folder was changed: "
-                               "train the ranker again") from None
+            raise MedlinkError(
+                f"{directory}: the weights do not fit the spec in {SPEC_FILE} ({first}); the folder was changed: train the ranker again"
+            ) from None
         return model
 
 

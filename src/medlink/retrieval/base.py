@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -47,8 +48,9 @@ class GeneratorBase:
         return to_candidates(self.search_hits(mentions, k), [self.table], [self.name], self.concept_ids)
 
     def _concept_hits(self, query: np.ndarray, key: np.ndarray, score: np.ndarray, stage: int, n_queries: int, k: int) -> Hits:
-        return from_key_hits(query, key.astype(np.int64), score, self.table.indptr, self.table.concept_index,
-                             self.table.priors, stage, n_queries, k)
+        return from_key_hits(
+            query, key.astype(np.int64), score, self.table.indptr, self.table.concept_index, self.table.priors, stage, n_queries, k
+        )
 
 
 # type name -> "module:Class" under medlink.retrieval; each class has
@@ -69,8 +71,15 @@ def generator_class(type_name: str) -> Any:
     return getattr(import_module(f"medlink.retrieval.{module}"), cls)
 
 
-def build_generator(type_name: str, table: NameTable, concept_ids: Sequence[str], name: str, params: dict,
-                    descriptions: dict[int, tuple[list[str], str | None]] | None = None, normalize: Normalizer | None = None) -> CandidateGenerator:
+def build_generator(
+    type_name: str,
+    table: NameTable,
+    concept_ids: Sequence[str],
+    name: str,
+    params: dict,
+    descriptions: dict[int, tuple[list[str], str | None]] | None = None,
+    normalize: Normalizer | None = None,
+) -> CandidateGenerator:
     """``descriptions`` (concept position -> types, definition) go to the generators that embed them, ``normalize`` (the
     table's normaliser) to those that read the names as written."""
     cls = generator_class(type_name)
@@ -93,8 +102,14 @@ def stage_scores(hits: Hits, n_concepts: int) -> tuple[np.ndarray, np.ndarray]:
     return codes[order], hits.scores[order]
 
 
-def to_candidates(hits: Hits, tables: Sequence[NameTable], stage_names: Sequence[str], concept_ids: Sequence[str],
-                  concept_names: Sequence[str] | None = None, per_stage: dict[str, Hits] | None = None) -> list[list[Candidate]]:
+def to_candidates(
+    hits: Hits,
+    tables: Sequence[NameTable],
+    stage_names: Sequence[str],
+    concept_ids: Sequence[str],
+    concept_names: Sequence[str] | None = None,
+    per_stage: dict[str, Hits] | None = None,
+) -> list[list[Candidate]]:
     """Materialise ``Candidate`` objects for every hit (call it on the final top-k only).
 
     ``per_stage`` (stage name -> that stage's own hits) fills ``scores_by_stage`` after fusion.
@@ -115,8 +130,9 @@ def to_candidates(hits: Hits, tables: Sequence[NameTable], stage_names: Sequence
         at = hits.stages == stage
         from_memory[at] = (np.asarray(tables[stage].origins)[hits.keys[at]] & MEMORY_ORIGIN) != 0
     out: list[list[Candidate]] = [[] for _ in range(hits.n_queries)]
-    for j, (query, concept, score, key, stage, memory) in enumerate(zip(queries.tolist(), hits.concepts.tolist(), hits.scores.tolist(), hits.keys.tolist(),
-                                                                        hits.stages.tolist(), from_memory.tolist())):
+    for j, (query, concept, score, key, stage, memory) in enumerate(
+        zip(queries.tolist(), hits.concepts.tolist(), hits.scores.tolist(), hits.keys.tolist(), hits.stages.tolist(), from_memory.tolist())
+    ):
         table = tables[stage]
         stage_name = stage_names[stage]
         if per_stage is None:
@@ -124,7 +140,14 @@ def to_candidates(hits: Hits, tables: Sequence[NameTable], stage_names: Sequence
         else:
             scores = {name: values[j] for name, values in columns if values[j] == values[j]}  # NaN: the stage did not find it
         matched = table.display[key]
-        out[query].append(Candidate(concept_ids[concept], float(score), matched, scores,
-                                    [{"matched": matched, "origin": "memory" if memory else "kb", "stage": stage_name}],
-                                    concept_names[concept] if concept_names is not None else None))
+        out[query].append(
+            Candidate(
+                concept_ids[concept],
+                float(score),
+                matched,
+                scores,
+                [{"matched": matched, "origin": "memory" if memory else "kb", "stage": stage_name}],
+                concept_names[concept] if concept_names is not None else None,
+            )
+        )
     return out

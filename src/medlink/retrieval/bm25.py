@@ -14,16 +14,16 @@ and the word one edit away is more frequent than the names' words of that stem t
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import bm25s
 import numpy as np
 
+from medlink.errors import reading
 from medlink.params import BM25_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
-from medlink.errors import reading
 from medlink.retrieval.names import NameTable, read_json
 from medlink.text.spelling import SpellingIndex
 
@@ -55,7 +55,7 @@ class BM25Generator(GeneratorBase):
         self._corrections: dict[str, str] = {}
 
     @classmethod
-    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "bm25", **params) -> "BM25Generator":
+    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "bm25", **params) -> BM25Generator:
         params = read_params(f"bm25 generator {name!r}", params, BM25_PARAMS)
         retriever = bm25s.BM25(k1=params["k1"], b=params["b"], method=params["method"])
         vocabulary: dict[str, int] = {}
@@ -70,7 +70,7 @@ class BM25Generator(GeneratorBase):
         (directory / "medlink_params.json").write_text(json.dumps(self.params))
 
     @classmethod
-    def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "BM25Generator":
+    def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> BM25Generator:
         with reading(directory):
             retriever = bm25s.BM25.load(directory, show_progress=False)
         params = read_json(directory / "medlink_params.json")
@@ -115,7 +115,9 @@ class BM25Generator(GeneratorBase):
         if not fixed or fixed == word:
             return word
         [stem] = self.tokens(word) or [word]
-        if stem in self.vocabulary and (word[len(stem):] not in ("", "e") or self.speller.frequencies[fixed] <= self._stem_frequencies.get(stem, 0)):
+        if stem in self.vocabulary and (
+            word[len(stem) :] not in ("", "e") or self.speller.frequencies[fixed] <= self._stem_frequencies.get(stem, 0)
+        ):
             return word  # an inflection of words the names have ("aching"), or as likely as the misspelling
         return fixed
 
@@ -124,7 +126,9 @@ class BM25Generator(GeneratorBase):
         fetch = min(2 * k, len(self.table))
         query_parts, row_parts, score_parts = [], [], []
         for i, mention in enumerate(mentions):
-            ids = [vocabulary[t] for t in self.tokens(self.corrected(mention) if self.params.get("spelling") else mention) if t in vocabulary]
+            ids = [
+                vocabulary[t] for t in self.tokens(self.corrected(mention) if self.params.get("spelling") else mention) if t in vocabulary
+            ]
             if not ids:
                 continue
             scores = self.retriever.get_scores(ids)
@@ -136,4 +140,6 @@ class BM25Generator(GeneratorBase):
             score_parts.append(scores[top])
         if not query_parts:
             return Hits.empty(len(mentions))
-        return self._concept_hits(np.concatenate(query_parts), np.concatenate(row_parts), np.concatenate(score_parts).astype(np.float32), stage, len(mentions), k)
+        return self._concept_hits(
+            np.concatenate(query_parts), np.concatenate(row_parts), np.concatenate(score_parts).astype(np.float32), stage, len(mentions), k
+        )

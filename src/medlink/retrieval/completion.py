@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -40,8 +40,16 @@ MATRIX_FILE = "stems_by_name.npz"  # ARRAYS: made again from the default KB's 15
 class CompletionGenerator(GeneratorBase):
     """Names holding all of a mention's word stems, scored by P(their other stems | the mention's)."""
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], name: str = "completion", stems: list[str] | None = None,
-                 arrays: dict[str, np.ndarray] | None = None, function_words: frozenset[str] | None = None, words: list[str] | None = None):
+    def __init__(
+        self,
+        table: NameTable,
+        concept_ids: Sequence[str],
+        name: str = "completion",
+        stems: list[str] | None = None,
+        arrays: dict[str, np.ndarray] | None = None,
+        function_words: frozenset[str] | None = None,
+        words: list[str] | None = None,
+    ):
         """``stems`` and ``arrays`` (``stem_arrays``') as saved, or None: made from the table's names."""
         super().__init__(table, concept_ids, name)
         self.function_words = FUNCTION_WORDS if function_words is None else function_words
@@ -59,18 +67,22 @@ class CompletionGenerator(GeneratorBase):
         self.stem_sets = frozenset(arrays["set_codes"][self.lengths > 0].tolist())
 
     @classmethod
-    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "completion", **params) -> "CompletionGenerator":
+    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "completion", **params) -> CompletionGenerator:
         read_params(f"completion generator {name!r}", params, COMPLETION_PARAMS)
         return cls(table, concept_ids, name)
 
     @classmethod
-    def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "CompletionGenerator":
+    def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> CompletionGenerator:
         settings, function_words = saved_settings(directory)
         stems, words = read_lines(directory / STEMS_FILE), read_lines(directory / WORDS_FILE)
         for file, lines in ((STEMS_FILE, stems), (WORDS_FILE, words)):  # emptied, cut or reordered lines would pass silently
             recorded = settings.get(f"{file}_sha256")
             if recorded != lines_digest(lines):
-                reason = "its lines are not the ones the index was built with" if recorded else "written by a medlink that recorded no digest of it"
+                reason = (
+                    "its lines are not the ones the index was built with"
+                    if recorded
+                    else "written by a medlink that recorded no digest of it"
+                )
                 raise DamagedFileError(directory / file, ValueError(reason))
         try:
             with np.load(directory / MATRIX_FILE) as data:
@@ -98,7 +110,7 @@ class CompletionGenerator(GeneratorBase):
         columns = [self.column.get(stem) for stem in word_key(mention, self.stem, self.function_words).split()]
         if not columns or None in columns or int(self.codes[columns].sum()) in self.stem_sets:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        postings = sorted((self.names_of[self.names_indptr[c]:self.names_indptr[c + 1]] for c in columns), key=len)
+        postings = sorted((self.names_of[self.names_indptr[c] : self.names_indptr[c + 1]] for c in columns), key=len)
         rows = postings[0]
         for other in postings[1:]:  # each posting is sorted: look the fewer rows up in the longer list
             at = np.minimum(np.searchsorted(other, rows), len(other) - 1)
@@ -107,7 +119,9 @@ class CompletionGenerator(GeneratorBase):
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         counts = self.lengths[rows]
         their_stems = self.indices[runs(self.indptr[rows], counts)]
-        share = np.bincount(their_stems, minlength=len(self.stems)).astype(np.float64) / len(rows)  # of the names holding the mention's stems
+        share = np.bincount(their_stems, minlength=len(self.stems)).astype(np.float64) / len(
+            rows
+        )  # of the names holding the mention's stems
         share[columns] = 1.0
         share[self.generic] = 1.0
         log_p = np.log(share[their_stems])
@@ -151,19 +165,33 @@ def stem_arrays(word_keys: Sequence[str]) -> tuple[list[str], dict[str, np.ndarr
     np.cumsum(np.bincount(indices, minlength=len(vocabulary)), out=names_indptr[1:])
     codes = stem_codes(len(vocabulary))[indices]
     # a name without stems (function words only) gets 0; reduceat reads a start at the very end as out of range
-    set_codes = np.add.reduceat(codes, np.minimum(indptr[:-1], len(codes) - 1)) * (counts > 0) if len(indices) else np.zeros(len(split), np.int64)
-    return [str(stem) for stem in vocabulary], {"indptr": indptr, "indices": indices, "names_indptr": names_indptr, "names_of": names_of,
-                                                 "set_codes": set_codes.astype(np.int64)}
+    set_codes = (
+        np.add.reduceat(codes, np.minimum(indptr[:-1], len(codes) - 1)) * (counts > 0) if len(indices) else np.zeros(len(split), np.int64)
+    )
+    return [str(stem) for stem in vocabulary], {
+        "indptr": indptr,
+        "indices": indices,
+        "names_indptr": names_indptr,
+        "names_of": names_of,
+        "set_codes": set_codes.astype(np.int64),
+    }
 
 
 def arrays_fit(arrays: dict[str, np.ndarray], names: int, stems: int) -> bool:
     """Do saved arrays describe ``names`` names over ``stems`` stems (not cut, edited or another index's)?"""
     indptr, indices, names_indptr, names_of = (arrays[key] for key in ARRAYS[:4])
-    if any(a.ndim != 1 for a in arrays.values()) or len(indptr) != names + 1 or len(names_indptr) != stems + 1 or len(arrays["set_codes"]) != names:
+    if (
+        any(a.ndim != 1 for a in arrays.values())
+        or len(indptr) != names + 1
+        or len(names_indptr) != stems + 1
+        or len(arrays["set_codes"]) != names
+    ):
         return False
     sizes_fit = indptr[0] == 0 == names_indptr[0] and indptr[-1] == len(indices) == len(names_of) == names_indptr[-1]
     ordered = not (np.any(np.diff(indptr) < 0) or np.any(np.diff(names_indptr) < 0))
-    in_range = not len(indices) or (0 <= int(indices.min()) <= int(indices.max()) < stems and 0 <= int(names_of.min()) <= int(names_of.max()) < names)
+    in_range = not len(indices) or (
+        0 <= int(indices.min()) <= int(indices.max()) < stems and 0 <= int(names_of.min()) <= int(names_of.max()) < names
+    )
     return bool(sizes_fit and ordered and in_range)
 
 
@@ -173,7 +201,7 @@ def saved_settings(directory: Path) -> tuple[dict, frozenset[str]]:
     settings = read_json(path)
     words = settings.get("function_words") if isinstance(settings, dict) else None
     if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
-        raise DamagedFileError(path, ValueError("expected {\"function_words\": a list of words}"))
+        raise DamagedFileError(path, ValueError('expected {"function_words": a list of words}'))
     return settings, frozenset(words)
 
 
@@ -182,8 +210,9 @@ def is_current(directory: Path) -> bool:
     index is rebuilt.)"""
     try:
         settings, function_words = saved_settings(directory)
-        if function_words != FUNCTION_WORDS or not all((directory / f).is_file() and f"{f}_sha256" in settings
-                                                                        for f in (STEMS_FILE, WORDS_FILE)):
+        if function_words != FUNCTION_WORDS or not all(
+            (directory / f).is_file() and f"{f}_sha256" in settings for f in (STEMS_FILE, WORDS_FILE)
+        ):
             return False
         with np.load(directory / MATRIX_FILE) as data:  # reads the zip's directory only
             return set(ARRAYS) <= set(data.files)

@@ -22,19 +22,21 @@ import json
 import logging
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from numpy.lib.format import open_memmap
 
 from medlink.directories import write_atomic
-from medlink.encoders.precision import ENV as PRECISION_ENV, from_legacy
+from medlink.encoders.precision import ENV as PRECISION_ENV
+from medlink.encoders.precision import from_legacy
 from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_dir, require_dense_extra
 
 require_dense_extra()  # name the missing extra here, where a dense index or config first needs it, not in a faiss ImportError
 from medlink.errors import MedlinkError, MissingInputError, reading
 from medlink.params import DENSE_PARAMS, check_params, defaults
+from medlink.progress import bar as progress_bar
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.encode_cache import cache_dir, mark_used, reuse_encoded, text_hashes
 from medlink.retrieval.hits import Hits
@@ -42,7 +44,6 @@ from medlink.retrieval.names import NameTable, read_json
 from medlink.retrieval.vector_index import add_in_chunks, configured_index, read_index, tune, use_threads, write_index
 from medlink.text.concept_text import NAME, entity_text
 from medlink.versions import DENSE_PACKAGES, package_versions
-from medlink.progress import bar as progress_bar
 
 try:
     import fcntl
@@ -94,9 +95,12 @@ def encode_distinct(encoder: Encoder, texts: Sequence[str], batch_size: int) -> 
 def model_key(encoder: Encoder) -> str:
     """Identifies what makes a text's vector (encoder weights, pooling, length, precision): equal keys, equal vectors."""
     spec = encoder.spec
-    precision = {"bf16": "bf16-weights", "int8": "int8-dynamic-linear"}.get(encoder.precision, "fp32")  # bf16: bfloat16 weights (not autocast)
-    return hashlib.blake2b(json.dumps([spec.fingerprint, spec.pooling, spec.max_length, precision, encoder.dimension]).encode(),
-                           digest_size=16).hexdigest()
+    precision = {"bf16": "bf16-weights", "int8": "int8-dynamic-linear"}.get(
+        encoder.precision, "fp32"
+    )  # bf16: bfloat16 weights (not autocast)
+    return hashlib.blake2b(
+        json.dumps([spec.fingerprint, spec.pooling, spec.max_length, precision, encoder.dimension]).encode(), digest_size=16
+    ).hexdigest()
 
 
 def cache_key(encoder: Encoder, texts: Sequence[str]) -> str:
@@ -132,8 +136,12 @@ def _open_cache(directory: Path, key: str, texts: Sequence[str], dimension: int,
     todo.tofile(todo_path)
     write_atomic(state_path, json.dumps({"rows": 0, "total": len(todo), "size": shape[0], "model": model}))  # last: the entry exists
     if len(todo) < shape[0]:
-        log.info("encoding names: %s of %s already encoded by this model (cache), %s to encode", f"{shape[0] - len(todo):,}",
-                 f"{shape[0]:,}", f"{len(todo):,}")
+        log.info(
+            "encoding names: %s of %s already encoded by this model (cache), %s to encode",
+            f"{shape[0] - len(todo):,}",
+            f"{shape[0]:,}",
+            f"{len(todo):,}",
+        )
     return vectors, todo, 0
 
 
@@ -181,8 +189,10 @@ def row_texts(table: NameTable, params: dict, descriptions: dict[int, tuple[list
     if descriptions is None:
         raise MedlinkError(f"dense generator: text {params['text']!r} needs the KB's types and definitions (build it through a Linker)")
     first_concept = table.concept_index[table.indptr[:-1]]
-    return [entity_text(key, *descriptions.get(int(concept), ([], None)), separator=separator, definition_words=int(params["definition_words"]))
-            for key, concept in zip(keys, first_concept)]
+    return [
+        entity_text(key, *descriptions.get(int(concept), ([], None)), separator=separator, definition_words=int(params["definition_words"]))
+        for key, concept in zip(keys, first_concept)
+    ]
 
 
 class DenseGenerator(GeneratorBase):
@@ -190,7 +200,7 @@ class DenseGenerator(GeneratorBase):
 
     uses_descriptions = True  # the Linker passes the KB's types and definitions (for text = name_types_definition)
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], encoder: Encoder, index: "faiss.Index", params: dict, name: str):  # noqa: F821
+    def __init__(self, table: NameTable, concept_ids: Sequence[str], encoder: Encoder, index: faiss.Index, params: dict, name: str):  # noqa: F821
         super().__init__(table, concept_ids, name)
         self.encoder = encoder
         self.index = index
@@ -205,8 +215,14 @@ class DenseGenerator(GeneratorBase):
         use_threads(torch.get_num_threads())  # FAISS and torch share the same cores
 
     @classmethod
-    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "dense",
-              descriptions: dict[int, tuple[list[str], str | None]] | None = None, **params) -> "DenseGenerator":
+    def build(
+        cls,
+        table: NameTable,
+        concept_ids: Sequence[str],
+        name: str = "dense",
+        descriptions: dict[int, tuple[list[str], str | None]] | None = None,
+        **params,
+    ) -> DenseGenerator:
         params = {**DEFAULTS, **params}
         _check_params(params, name)
         try:
@@ -225,13 +241,17 @@ class DenseGenerator(GeneratorBase):
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         write_index(self.index, directory / INDEX_FILE)
-        payload = {"params": self.params, "encoder": self.encoder.spec.to_dict(), "vectors": int(self.index.ntotal),
-                   "encoded_with": self.encoder.precision,  # what 'auto' meant on the machine that built it
-                   "packages": package_versions(DENSE_PACKAGES)}
+        payload = {
+            "params": self.params,
+            "encoder": self.encoder.spec.to_dict(),
+            "vectors": int(self.index.ntotal),
+            "encoded_with": self.encoder.precision,  # what 'auto' meant on the machine that built it
+            "packages": package_versions(DENSE_PACKAGES),
+        }
         (directory / PARAMS_FILE).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
     @classmethod
-    def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "DenseGenerator":
+    def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> DenseGenerator:
         saved = read_json(directory / PARAMS_FILE)
         params = {**DEFAULTS, **from_legacy(saved["params"])}
         spec = from_legacy(dict(saved["encoder"]))

@@ -77,8 +77,11 @@ def cache_entries() -> list[CacheEntry]:
 
 def text_hashes(texts) -> np.ndarray:
     """A 64-bit hash per text (what a later build matches its names against)."""
-    return np.fromiter((int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little") for t in texts),
-                       dtype=np.uint64, count=len(texts))
+    return np.fromiter(
+        (int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little") for t in texts),
+        dtype=np.uint64,
+        count=len(texts),
+    )
 
 
 def reuse_encoded(model: str, hashes: np.ndarray, vectors: np.ndarray, skip: str) -> np.ndarray:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -52,10 +52,10 @@ def saved_settings(directory: Path) -> tuple[bool, frozenset[str], int | None]:
     path = directory / PARAMS_FILE
     settings = read_json(path) if path.is_file() else {}
     if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
-        raise DamagedFileError(path, ValueError("expected {\"words\": true or false}"))
+        raise DamagedFileError(path, ValueError('expected {"words": true or false}'))
     function_words = settings.get("function_words", sorted(EARLIER_FUNCTION_WORDS))
     if not isinstance(function_words, list) or not all(isinstance(w, str) for w in function_words):
-        raise DamagedFileError(path, ValueError("expected \"function_words\": a list of words"))
+        raise DamagedFileError(path, ValueError('expected "function_words": a list of words'))
     return settings.get("words", False), frozenset(function_words), settings.get("plain_forms")
 
 
@@ -69,7 +69,9 @@ def word_keys_are_current(directory: Path) -> bool:
     return not words or (function_words == FUNCTION_WORDS and plain_forms == PLAIN_FORMS)
 
 
-def plain_word_keys(table: NameTable, normalize: Normalizer, stem: Callable[[list[str]], list[str]], function_words: frozenset[str]) -> list[str]:
+def plain_word_keys(
+    table: NameTable, normalize: Normalizer, stem: Callable[[list[str]], list[str]], function_words: frozenset[str]
+) -> list[str]:
     """Each row's word key of its name's plain form (``medlink.text.plain_forms``: "Essential (primary) hypertension" ->
     {essenti, hypertens}), "" for a name that has none."""
     plain = [plain_form(text) for text in table.display]
@@ -84,8 +86,16 @@ class ExactGenerator(GeneratorBase):
 
     uses_normalizer = True  # the Linker passes the KB's normaliser (for the plain forms' word keys)
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], name: str = "exact", words: bool = False,
-                 word_keys: list[str] | None = None, function_words: frozenset[str] | None = None, plain_keys: list[str] | None = None):
+    def __init__(
+        self,
+        table: NameTable,
+        concept_ids: Sequence[str],
+        name: str = "exact",
+        words: bool = False,
+        word_keys: list[str] | None = None,
+        function_words: frozenset[str] | None = None,
+        plain_keys: list[str] | None = None,
+    ):
         super().__init__(table, concept_ids, name)
         self.words = words
         self.function_words = FUNCTION_WORDS if function_words is None else function_words  # an index keeps those its keys were made with
@@ -106,15 +116,16 @@ class ExactGenerator(GeneratorBase):
             self.row_of = {key: row for row, key in enumerate(table.keys)}
 
     @classmethod
-    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "exact", normalize: Normalizer | None = None,
-              **params) -> "ExactGenerator":
+    def build(
+        cls, table: NameTable, concept_ids: Sequence[str], name: str = "exact", normalize: Normalizer | None = None, **params
+    ) -> ExactGenerator:
         settings = read_params(f"exact generator {name!r}", params, EXACT_PARAMS)
         if not (settings["words"] and normalize is not None):
             return cls(table, concept_ids, name, settings["words"])
         return cls(table, concept_ids, name, True, plain_keys=plain_word_keys(table, normalize, word_stemmer(), FUNCTION_WORDS))
 
     @classmethod
-    def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "ExactGenerator":
+    def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> ExactGenerator:
         words, function_words, _plain_forms = saved_settings(directory)
         word_keys = plain_keys = None
         if words and (directory / WORD_KEYS_FILE).is_file():  # none: computed again

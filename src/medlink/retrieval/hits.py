@@ -37,14 +37,21 @@ class Hits:
         return slice(int(self.indptr[i]), int(self.indptr[i + 1]))
 
     @classmethod
-    def empty(cls, n_queries: int) -> "Hits":
+    def empty(cls, n_queries: int) -> Hits:
         nothing = np.zeros(0)
-        return cls(np.zeros(n_queries + 1, np.int64), nothing.astype(np.int32), nothing.astype(np.float32), nothing.astype(np.int32),
-                   nothing.astype(np.int8), nothing.astype(np.float64))
+        return cls(
+            np.zeros(n_queries + 1, np.int64),
+            nothing.astype(np.int32),
+            nothing.astype(np.float32),
+            nothing.astype(np.int32),
+            nothing.astype(np.int8),
+            nothing.astype(np.float64),
+        )
 
 
-def ranked(query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.ndarray, stage: np.ndarray, prior: np.ndarray,
-           n_queries: int, k: int) -> Hits:
+def ranked(
+    query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.ndarray, stage: np.ndarray, prior: np.ndarray, n_queries: int, k: int
+) -> Hits:
     """Keep each (query, concept)'s best hit (max over aliases), then the top ``k`` per query.
 
     Equal scores rank by prior (how often the alias meant the concept, then how many names the
@@ -56,7 +63,15 @@ def ranked(query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.nd
     # concept as one int64 key: a sort pass fewer over millions of hits)
     pair = query.astype(np.int64) * (int(concept.max()) + 1) + concept
     order = np.lexsort((-prior, -score, pair))
-    pair, query, concept, score, key, stage, prior = pair[order], query[order], concept[order], score[order], key[order], stage[order], prior[order]
+    pair, query, concept, score, key, stage, prior = (
+        pair[order],
+        query[order],
+        concept[order],
+        score[order],
+        key[order],
+        stage[order],
+        prior[order],
+    )
     first = np.ones(len(query), dtype=bool)
     first[1:] = pair[1:] != pair[:-1]
     query, concept, score, key, stage, prior = query[first], concept[first], score[first], key[first], stage[first], prior[first]
@@ -69,26 +84,51 @@ def ranked(query: np.ndarray, concept: np.ndarray, score: np.ndarray, key: np.nd
     query = query[keep]
     indptr = np.zeros(n_queries + 1, dtype=np.int64)
     np.cumsum(np.bincount(query, minlength=n_queries), out=indptr[1:])
-    return Hits(indptr, concept[keep].astype(np.int32), score[keep].astype(np.float32), key[keep].astype(np.int32),
-                stage[keep].astype(np.int8), prior[keep].astype(np.float64))
+    return Hits(
+        indptr,
+        concept[keep].astype(np.int32),
+        score[keep].astype(np.float32),
+        key[keep].astype(np.int32),
+        stage[keep].astype(np.int8),
+        prior[keep].astype(np.float64),
+    )
 
 
 def runs(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``starts[i], starts[i] + 1, ..., starts[i] + counts[i] - 1`` for every i, concatenated: the positions of CSR rows."""
     counts = np.asarray(counts, dtype=np.int64)
-    return np.repeat(np.asarray(starts, dtype=np.int64), counts) + np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    return (
+        np.repeat(np.asarray(starts, dtype=np.int64), counts) + np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    )
 
 
-def from_key_hits(query: np.ndarray, key: np.ndarray, score: np.ndarray, table_indptr: np.ndarray, table_concepts: np.ndarray,
-                  table_priors: np.ndarray, stage: int, n_queries: int, k: int) -> Hits:
+def from_key_hits(
+    query: np.ndarray,
+    key: np.ndarray,
+    score: np.ndarray,
+    table_indptr: np.ndarray,
+    table_concepts: np.ndarray,
+    table_priors: np.ndarray,
+    stage: int,
+    n_queries: int,
+    k: int,
+) -> Hits:
     """Alias-level hits -> concept-level hits: each key expands to the concepts it names (max per concept)."""
     counts = table_indptr[key + 1] - table_indptr[key]
     expanded_query = np.repeat(query, counts)
     expanded_key = np.repeat(key, counts)
     expanded_score = np.repeat(score, counts)
     position = runs(table_indptr[key], counts)  # each key's concepts in table_concepts
-    return ranked(expanded_query, table_concepts[position], expanded_score, expanded_key, np.full(len(position), stage, np.int8),
-                  table_priors[position].astype(np.float64), n_queries, k)
+    return ranked(
+        expanded_query,
+        table_concepts[position],
+        expanded_score,
+        expanded_key,
+        np.full(len(position), stage, np.int8),
+        table_priors[position].astype(np.float64),
+        n_queries,
+        k,
+    )
 
 
 def top_k(hits: Hits, k: int) -> Hits:
@@ -107,4 +147,7 @@ def concatenate_hits(parts: list[Hits]) -> Hits:
     for part in parts:
         indptr.append(part.indptr[1:] + offset)
         offset += int(part.indptr[-1])
-    return Hits(np.concatenate(indptr), *(np.concatenate([getattr(p, name) for p in parts]) for name in ("concepts", "scores", "keys", "stages", "priors")))
+    return Hits(
+        np.concatenate(indptr),
+        *(np.concatenate([getattr(p, name) for p in parts]) for name in ("concepts", "scores", "keys", "stages", "priors")),
+    )

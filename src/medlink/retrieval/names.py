@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
@@ -42,7 +42,7 @@ class NameTable:
     origins: np.ndarray  # uint8 bit flags per key: KB_ORIGIN | MEMORY_ORIGIN
 
     @classmethod
-    def build(cls, entries: Iterable[tuple[str, str, int]], concept_position: dict[str, int], normalize: Normalizer) -> "NameTable":
+    def build(cls, entries: Iterable[tuple[str, str, int]], concept_position: dict[str, int], normalize: Normalizer) -> NameTable:
         """From (text, concept id, origin) triples; every id must be in ``concept_position``.
 
         Memory stays near the size of the keys themselves (a UMLS-sized KB has millions): pairs
@@ -65,7 +65,9 @@ class NameTable:
             rows.append(row)
             concepts.append(concept_position[concept_id])
         n_concepts = max(len(concept_position), 1)
-        codes, counts = np.unique(np.frombuffer(rows, dtype=np.int64) * n_concepts + np.frombuffer(concepts, dtype=np.int64), return_counts=True)
+        codes, counts = np.unique(
+            np.frombuffer(rows, dtype=np.int64) * n_concepts + np.frombuffer(concepts, dtype=np.int64), return_counts=True
+        )
         indptr = np.zeros(len(display) + 1, dtype=np.int64)
         np.cumsum(np.bincount(codes // n_concepts, minlength=len(display)), out=indptr[1:])
         concept_index = (codes % n_concepts).astype(np.int32)
@@ -90,15 +92,20 @@ class NameTable:
         np.savez(directory / "table.npz", indptr=self.indptr, concept_index=self.concept_index, counts=self.counts, origins=self.origins)
 
     @classmethod
-    def load(cls, directory: Path, n_concepts: int | None = None) -> "NameTable":
+    def load(cls, directory: Path, n_concepts: int | None = None) -> NameTable:
         """A saved table; every file is checked against the others (and ``n_concepts``), so damage is named here, not at link time."""
         with reading(directory / "table.npz"):
             with np.load(directory / "table.npz") as arrays:
                 indptr, concept_index, counts, origins = (np.asarray(arrays[k]) for k in ("indptr", "concept_index", "counts", "origins"))
         keys, display = (read_lines(directory / name) for name in ("keys.txt", "display.txt"))
-        consistent = (len(keys) == len(display) == len(origins) == len(indptr) - 1 and len(concept_index) == len(counts)
-                      and indptr[0] == 0 and indptr[-1] == len(concept_index) and np.all(np.diff(indptr) >= 0)
-                      and (n_concepts is None or not len(concept_index) or 0 <= concept_index.min() <= concept_index.max() < n_concepts))
+        consistent = (
+            len(keys) == len(display) == len(origins) == len(indptr) - 1
+            and len(concept_index) == len(counts)
+            and indptr[0] == 0
+            and indptr[-1] == len(concept_index)
+            and np.all(np.diff(indptr) >= 0)
+            and (n_concepts is None or not len(concept_index) or 0 <= concept_index.min() <= concept_index.max() < n_concepts)
+        )
         if not consistent:
             raise DamagedFileError(directory, ValueError("keys.txt, display.txt and table.npz do not describe the same names"))
         return cls(keys, display, indptr, concept_index, counts, origins)

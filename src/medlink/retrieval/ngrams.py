@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -76,13 +76,16 @@ class VocabularyTfidf:
             found = [c for c in map(lookup, char_ngrams(text, self.low, self.high, self.word_bounded)) if c is not None]
             columns.extend(found)
             rows.extend([n - 1] * len(found))
-        counts = sp.coo_matrix((np.ones(len(columns), np.float32), (np.asarray(rows, np.int64), np.asarray(columns, np.int64))),
-                               shape=(n, len(self.idf_))).tocsr()  # duplicates summed: term counts
+        counts = sp.coo_matrix(
+            (np.ones(len(columns), np.float32), (np.asarray(rows, np.int64), np.asarray(columns, np.int64))), shape=(n, len(self.idf_))
+        ).tocsr()  # duplicates summed: term counts
         counts.sort_indices()
         return weigh(counts, self.idf_, self.sublinear_tf)
 
 
-def fit_word_bounded(texts: Sequence[str], ngram_range: Sequence[int], sublinear_tf: bool, min_df: int) -> tuple[VocabularyTfidf, sp.csr_matrix] | None:
+def fit_word_bounded(
+    texts: Sequence[str], ngram_range: Sequence[int], sublinear_tf: bool, min_df: int
+) -> tuple[VocabularyTfidf, sp.csr_matrix] | None:
     """What scikit-learn's ``TfidfVectorizer(analyzer="char_wb", lowercase=False).fit_transform`` gives (vocabulary in its
     sorted order, smoothed idf, L2-normalised rows), several times faster on KB names: a char_wb n-gram never crosses a
     word, so each distinct word is analysed once and a name's counts are its words' counts summed, a sparse product
@@ -102,10 +105,14 @@ def fit_word_bounded(texts: Sequence[str], ngram_range: Sequence[int], sublinear
             word_grams.append(gram_ids.setdefault(gram, len(gram_ids)))
     if not gram_ids:
         return None
-    names_by_words = sp.csr_matrix((np.ones(len(name_rows), np.float32), (np.frombuffer(name_rows, np.int64), np.frombuffer(name_words, np.int64))),
-                                   shape=(len(texts), len(word_ids)))
-    words_by_grams = sp.csr_matrix((np.ones(len(word_rows), np.float32), (np.frombuffer(word_rows, np.int64), np.frombuffer(word_grams, np.int64))),
-                                   shape=(len(word_ids), len(gram_ids)))
+    names_by_words = sp.csr_matrix(
+        (np.ones(len(name_rows), np.float32), (np.frombuffer(name_rows, np.int64), np.frombuffer(name_words, np.int64))),
+        shape=(len(texts), len(word_ids)),
+    )
+    words_by_grams = sp.csr_matrix(
+        (np.ones(len(word_rows), np.float32), (np.frombuffer(word_rows, np.int64), np.frombuffer(word_grams, np.int64))),
+        shape=(len(word_ids), len(gram_ids)),
+    )
     counts = (names_by_words @ words_by_grams).tocsr()  # duplicates summed by both constructors: term counts
     del names_by_words, words_by_grams
     document_frequency = np.bincount(counts.indices, minlength=len(gram_ids))

@@ -18,16 +18,16 @@ scikit-learn upgrade.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
+from medlink.errors import DamagedFileError, reading
 from medlink.params import TFIDF_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits, concatenate_hits
-from medlink.errors import DamagedFileError, reading
 from medlink.retrieval.names import NameTable, read_json
 from medlink.retrieval.ngrams import ANALYZERS, VocabularyTfidf, fit_word_bounded
 from medlink.retrieval.tfidf_hashed import HashedTfidf, fit_halves, selective_threshold
@@ -45,8 +45,12 @@ def _vectorizer(params: dict):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(
-        analyzer=params["analyzer"], ngram_range=tuple(params["ngram_range"]), sublinear_tf=params["sublinear_tf"],
-        min_df=params["min_df"], lowercase=False, dtype=np.float32,
+        analyzer=params["analyzer"],
+        ngram_range=tuple(params["ngram_range"]),
+        sublinear_tf=params["sublinear_tf"],
+        min_df=params["min_df"],
+        lowercase=False,
+        dtype=np.float32,
     )
 
 
@@ -85,8 +89,18 @@ class TfidfGenerator(GeneratorBase):
     UMLS-sized build within memory.
     """
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], vectorizer, postings: sp.csr_matrix,
-                 common: sp.csr_matrix, common_columns: np.ndarray, params: dict, name: str, impact: sp.csr_matrix | None = None):
+    def __init__(
+        self,
+        table: NameTable,
+        concept_ids: Sequence[str],
+        vectorizer,
+        postings: sp.csr_matrix,
+        common: sp.csr_matrix,
+        common_columns: np.ndarray,
+        params: dict,
+        name: str,
+        impact: sp.csr_matrix | None = None,
+    ):
         super().__init__(table, concept_ids, name)
         self.vectorizer = vectorizer
         self.postings = postings
@@ -96,14 +110,23 @@ class TfidfGenerator(GeneratorBase):
         self.impact = impact  # None: mentions without a selective n-gram are scored against every name (exact, slow; a reference)
 
     @classmethod
-    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "tfidf", **params) -> "TfidfGenerator":
+    def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "tfidf", **params) -> TfidfGenerator:
         params = read_params(f"tfidf generator {name!r}", params, TFIDF_PARAMS)
         if params["vocabulary"] == "auto":
             params["vocabulary"] = "hashed" if len(table.keys) > HASHED_ABOVE else "exact"
         if params["vocabulary"] == "hashed":
             vectorizer, postings, common_columns, common = fit_halves(table.keys, params)
-            return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name,
-                       impact_postings(common, int(params["impact_depth"]), int(params["impact_full_df"])))
+            return cls(
+                table,
+                concept_ids,
+                vectorizer,
+                postings,
+                common,
+                common_columns,
+                params,
+                name,
+                impact_postings(common, int(params["impact_depth"]), int(params["impact_full_df"])),
+            )
         vectorizer, matrix = _fit_exact(table.keys, params)
         document_frequency = np.bincount(matrix.indices, minlength=matrix.shape[1])
         selective = document_frequency <= selective_threshold(params, matrix.shape[0])
@@ -112,8 +135,17 @@ class TfidfGenerator(GeneratorBase):
         selective_part = matrix[:, np.flatnonzero(selective)]
         del matrix
         postings = _full_width_transpose(selective_part.tocsc(), np.flatnonzero(selective), len(selective))
-        return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name,
-                   impact_postings(common, int(params["impact_depth"]), int(params["impact_full_df"])))
+        return cls(
+            table,
+            concept_ids,
+            vectorizer,
+            postings,
+            common,
+            common_columns,
+            params,
+            name,
+            impact_postings(common, int(params["impact_depth"]), int(params["impact_full_df"])),
+        )
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -129,7 +161,7 @@ class TfidfGenerator(GeneratorBase):
             sp.save_npz(directory / "impact.npz", self.impact, compressed=False)
 
     @classmethod
-    def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> "TfidfGenerator":
+    def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> TfidfGenerator:
         params = {**DEFAULTS, "vocabulary": "exact", **read_json(directory / "params.json")}
         with reading(directory / "idf.npy"):
             idf = np.load(directory / "idf.npy")
@@ -161,8 +193,12 @@ class TfidfGenerator(GeneratorBase):
         if not len(mentions) or self.impact is None:
             return {}
         scores = (common_queries[mentions] @ self.impact).tocsr()
-        return {int(i): _best(scores.indices[scores.indptr[j] : scores.indptr[j + 1]], scores.data[scores.indptr[j] : scores.indptr[j + 1]], keep)[0]
-                for j, i in enumerate(mentions)}
+        return {
+            int(i): _best(
+                scores.indices[scores.indptr[j] : scores.indptr[j + 1]], scores.data[scores.indptr[j] : scores.indptr[j + 1]], keep
+            )[0]
+            for j, i in enumerate(mentions)
+        }
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         """Exact cosine of each mention with its shortlist of names, in batches that bound memory.

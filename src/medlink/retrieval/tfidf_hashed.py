@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from medlink.retrieval.ngrams import weigh
 from medlink.progress import bar as progress_bar
+from medlink.retrieval.ngrams import weigh
 
 CHUNK = 200_000
 
@@ -33,8 +33,13 @@ class HashedTfidf:
         self.params = params
         self.idf_ = idf.astype(np.float32)
         self.hasher = HashingVectorizer(
-            analyzer=params["analyzer"], ngram_range=tuple(params["ngram_range"]), n_features=int(params["n_features"]),
-            alternate_sign=False, norm=None, lowercase=False, dtype=np.float32,
+            analyzer=params["analyzer"],
+            ngram_range=tuple(params["ngram_range"]),
+            n_features=int(params["n_features"]),
+            alternate_sign=False,
+            norm=None,
+            lowercase=False,
+            dtype=np.float32,
         )
 
     def counts(self, texts) -> sp.csr_matrix:

@@ -17,7 +17,6 @@ import numpy as np
 
 from medlink.errors import MedlinkError
 
-
 # FAISS searches an exact index query by query while (queries x dimensions) is under its
 # distance_compute_blas_threshold, else by one BLAS matrix product. faiss-cpu 1.15 puts that at 128,000, tuned for many
 # threads: on an AVX2-only AMD EPYC with 2 threads (72,852 MEDIC names of 384 floats) the scan takes 3.6 ms a query
@@ -35,14 +34,14 @@ def _faiss():
     return faiss
 
 
-def flat_index(vectors: np.ndarray) -> "faiss.Index":  # noqa: F821
+def flat_index(vectors: np.ndarray) -> faiss.Index:  # noqa: F821
     """An exact inner-product index holding ``vectors`` (n, d)."""
     index = _faiss().IndexFlatIP(vectors.shape[1])
     index.add(vectors)
     return index
 
 
-def configured_index(params: dict, d: int, vectors: np.ndarray) -> "faiss.Index":  # noqa: F821
+def configured_index(params: dict, d: int, vectors: np.ndarray) -> faiss.Index:  # noqa: F821
     """An empty (trained, for ivfpq) index of the kind a dense generator's ``params`` configure."""
     faiss = _faiss()
     ip = faiss.METRIC_INNER_PRODUCT
@@ -67,13 +66,13 @@ def configured_index(params: dict, d: int, vectors: np.ndarray) -> "faiss.Index"
     return index
 
 
-def add_in_chunks(index: "faiss.Index", vectors: np.ndarray, rows: int) -> None:  # noqa: F821
+def add_in_chunks(index: faiss.Index, vectors: np.ndarray, rows: int) -> None:  # noqa: F821
     """Add ``vectors`` (a memmap may be larger than memory) ``rows`` at a time, as contiguous float32."""
     for start in range(0, len(vectors), rows):
         index.add(np.ascontiguousarray(vectors[start : start + rows], dtype=np.float32))
 
 
-def tune(index: "faiss.Index", params: dict) -> None:  # noqa: F821
+def tune(index: faiss.Index, params: dict) -> None:  # noqa: F821
     """Search-time knobs (not stored in the FAISS file)."""
     if params["index"] == "hnsw":
         index.hnsw.efSearch = int(params["ef_search"])
@@ -88,9 +87,9 @@ def use_threads(threads: int) -> None:
     faiss.cvar.distance_compute_blas_threshold = BLAS_WORK_PER_THREAD * threads  # the scan's speed grows with its threads
 
 
-def write_index(index: "faiss.Index", path: Path) -> None:  # noqa: F821
+def write_index(index: faiss.Index, path: Path) -> None:  # noqa: F821
     _faiss().write_index(index, str(path))
 
 
-def read_index(path: Path) -> "faiss.Index":  # noqa: F821
+def read_index(path: Path) -> faiss.Index:  # noqa: F821
     return _faiss().read_index(str(path))

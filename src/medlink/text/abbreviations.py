@@ -229,7 +229,7 @@ def _match(text: str, short_span: tuple[int, int], window: tuple[int, int], need
 
 
 def _reordered(text: str, short_span: tuple[int, int], window: tuple[int, int]) -> Abbreviation | None:
-    """"Myotonic dystrophy (DM)": a short form in capitals whose letters are the initials of the words just before
+    """ "Myotonic dystrophy (DM)": a short form in capitals whose letters are the initials of the words just before
     the parenthesis in another order (it abbreviates a Latin or reordered name: Dystrophia Myotonica). The paper's
     right-to-left match needs the letters in order, so it finds none; the words right before, one per letter, are
     the long form when their initials are the short form's letters."""
@@ -239,7 +239,7 @@ def _reordered(text: str, short_span: tuple[int, int], window: tuple[int, int]) 
     narrowed = _strip(text, window[0], window[1], _TRAILING)
     if narrowed is None:
         return None
-    words = list(_WORDS.finditer(text, *narrowed))[-len(short):]
+    words = list(_WORDS.finditer(text, *narrowed))[-len(short) :]
     if len(words) < len(short) or not all(w.group()[0].isalpha() for w in words):
         return None
     if sorted(w.group()[0].lower() for w in words) != sorted(short.lower()):

@@ -22,15 +22,41 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Iterable, Iterator, Sequence
 
 from medlink.core import Annotation
-from medlink.text.assertion_cues import (ABSENT, ANSWER, BACKWARD, BOTH, CONDITIONAL, EXISTENCE, FAMILY, FILLERS, FORWARD, HEADINGS,
-                                         HISTORICAL, HYPOTHETICAL, NEGATED, ONGOING, POSSIBLE, PRESENT, PSEUDO, QUERY, REPORTING,
-                                         SELF_NEGATED, SOMEONE_ELSE, STATUSES, TERMINATE, TOKEN, Cue, Match, apart,
-                                         find_cues)
+from medlink.text.assertion_cues import (
+    ABSENT,
+    ANSWER,
+    BACKWARD,
+    BOTH,
+    CONDITIONAL,
+    EXISTENCE,
+    FAMILY,
+    FILLERS,
+    FORWARD,
+    HEADINGS,
+    HISTORICAL,
+    HYPOTHETICAL,
+    NEGATED,
+    ONGOING,
+    POSSIBLE,
+    PRESENT,
+    PSEUDO,
+    QUERY,
+    REPORTING,
+    SELF_NEGATED,
+    SOMEONE_ELSE,
+    STATUSES,
+    TERMINATE,
+    TOKEN,
+    Cue,
+    Match,
+    apart,
+    find_cues,
+)
 from medlink.text.sentences import split_sentences
 
 __all__ = ["ASSERTION_INFONS", "STATUSES", "Assertion", "assertions", "find_cues", "mark_assertions", "section_runs_over"]
@@ -110,7 +136,9 @@ def _reports(text: str, match: Match) -> bool:
     return False
 
 
-_CLAUSE_CUT = re.compile(r";|—|\n(?=[ \t]*[^a-z\s])|(?<![A-Za-z])(?P<no>[Nn]o\.)[ \t]+(?=[A-Z])")  # a semicolon, an em dash, a line that does not go on in lower case ("# Possible malignancy"), "no." before a capital
+_CLAUSE_CUT = re.compile(
+    r";|—|\n(?=[ \t]*[^a-z\s])|(?<![A-Za-z])(?P<no>[Nn]o\.)[ \t]+(?=[A-Z])"
+)  # a semicolon, an em dash, a line that does not go on in lower case ("# Possible malignancy"), "no." before a capital
 _COLON = re.compile(r"[ \t]*:")
 
 
@@ -143,9 +171,12 @@ def _ends(stop: Match, category: str) -> bool:
     """Whether ``stop`` ends a scope of ``category``: a terminating phrase that ends it, a cue of another existence
     category ("no fever, possible pneumonia"), or for the past a denial, a doubt or a future ("s/p CVA without residual
     deficits"). An ongoing course ("persists") speaks of the word before it only and ends nothing."""
-    return any((cue.category == TERMINATE and category in cue.ends)
-               or (category in EXISTENCE and cue.category in EXISTENCE - {ONGOING} and cue.category != category)
-               or (category == HISTORICAL and cue.category in (NEGATED, POSSIBLE, HYPOTHETICAL)) for cue in stop.cues)
+    return any(
+        (cue.category == TERMINATE and category in cue.ends)
+        or (category in EXISTENCE and cue.category in EXISTENCE - {ONGOING} and cue.category != category)
+        or (category == HISTORICAL and cue.category in (NEGATED, POSSIBLE, HYPOTHETICAL))
+        for cue in stop.cues
+    )
 
 
 def _closing(text: str, low: int, at: int, high: int) -> int:
@@ -205,11 +236,11 @@ def assertions(text: str, spans: Sequence[tuple[int, int]]) -> list[Assertion]:
 
     match_starts = [m.start for m in matches]
     for clause in _clauses(text):
-        inside = matches[bisect_left(match_starts, clause[0]):bisect_left(match_starts, clause[1])]
+        inside = matches[bisect_left(match_starts, clause[0]) : bisect_left(match_starts, clause[1])]
         for match, cue, start, end in _scopes(text, clause, [m for m in inside if m.end <= clause[1] and not apart(m)]):
             reach(match, cue.category, start, end, lambda s, e, m=match: min(abs(s - m.end), abs(m.start - e)))
             listed = _LIST_LINES.match(text, end) if cue.direction != BACKWARD and end == clause[1] and start == match.end else None
-            if listed and not text[match.end:end].strip(" \t:"):  # the cue ends its line: it reaches the list under it
+            if listed and not text[match.end : end].strip(" \t:"):  # the cue ends its line: it reaches the list under it
                 reach(match, cue.category, match.end, listed.end(), lambda s, e, m=match: s - m.end)
     for match in filter(apart, matches):  # "? MI", "Rash? No": the sentence splitter may have cut them off their words
         if match.cues[0] is QUERY:

@@ -16,8 +16,8 @@ context on both sides (``windows``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -78,8 +78,13 @@ def tokenize_sentences(tokenizer, text: str, spans: Sequence[tuple[int, int]]) -
     """Tokenise ``text[start:end]`` for every sentence span in one tokenizer call (a fast tokenizer: offsets and words)."""
     if not spans:
         return []
-    encoded = tokenizer([text[start:end] for start, end in spans], add_special_tokens=False, return_offsets_mapping=True,
-                        return_attention_mask=False, return_token_type_ids=False)
+    encoded = tokenizer(
+        [text[start:end] for start, end in spans],
+        add_special_tokens=False,
+        return_offsets_mapping=True,
+        return_attention_mask=False,
+        return_token_type_ids=False,
+    )
     sentences = []
     for row, (start, _end) in enumerate(spans):
         offsets = [(start + a, start + b) for a, b in encoded["offset_mapping"][row]]

@@ -29,5 +29,8 @@ def entity_texts(kb) -> dict[str, str]:
     """Concept id -> paper 002's entity text for every concept of ``kb`` that has types or a definition (the others are
     their names alone: callers fall back to the name)."""
     names = dict(kb.iter_concepts())
-    return {cid: entity_text(names[cid], types, definition) for cid, types, definition in kb.iter_descriptions()
-            if (types or definition) and cid in names}
+    return {
+        cid: entity_text(names[cid], types, definition)
+        for cid, types, definition in kb.iter_descriptions()
+        if (types or definition) and cid in names
+    }

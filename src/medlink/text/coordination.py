@@ -24,7 +24,7 @@ them, spelt out, is a name too.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 # ", and/or", ", and", ", or", ",", "and/or", "and", "or", "/" between conjuncts (a "/" inside a word-pair, as in
 # "breast/ovarian", counts: "/" with letters both sides and no spaces)
@@ -41,18 +41,28 @@ def expand_coordination(text: str) -> list[str] | None:
     if not _HAS_COORDINATOR.search(text):
         return None
     conjuncts = [part.strip() for part in _COORDINATOR.split(text.strip())]
-    if not 2 <= len(conjuncts) <= MAX_CONJUNCTS or any(not part or not any(c.isalnum() for c in part) or part.lower() in _COORDINATOR_WORDS for part in conjuncts):
+    if not 2 <= len(conjuncts) <= MAX_CONJUNCTS or any(
+        not part or not any(c.isalnum() for c in part) or part.lower() in _COORDINATOR_WORDS for part in conjuncts
+    ):
         return None
     first, last = conjuncts[0].split(), conjuncts[-1].split()
     if len(last) == 1 and len(first) >= 2:  # "colorectal adenomas and carcinoma", "ataxias 1 and 2"
         modifiers = " ".join(first[:-1])
         return [conjuncts[0]] + [f"{modifiers} {part}" if len(part.split()) == 1 else part for part in conjuncts[1:]]
-    if len(last) > len(first) >= 2 and [w.lower() for w in first[:-1]] == [w.lower() for w in last[:len(first) - 1]] \
-            and first[-1].lower() != last[len(first) - 1].lower():
-        head = " ".join(last[len(first):])  # "type 1 and type 2 diabetes"
+    if (
+        len(last) > len(first) >= 2
+        and [w.lower() for w in first[:-1]] == [w.lower() for w in last[: len(first) - 1]]
+        and first[-1].lower() != last[len(first) - 1].lower()
+    ):
+        head = " ".join(last[len(first) :])  # "type 1 and type 2 diabetes"
         return [f"{part} {head}" for part in conjuncts[:-1]] + [conjuncts[-1]]
-    if len(first) >= 2 and len(last) >= 2 and _NUMBERED.match(first[-1]) and _NUMBERED.match(last[0]) \
-            and all(_NUMBERED.match(part) for part in conjuncts[1:-1]):  # "type 1 or 2 diabetes"
+    if (
+        len(first) >= 2
+        and len(last) >= 2
+        and _NUMBERED.match(first[-1])
+        and _NUMBERED.match(last[0])
+        and all(_NUMBERED.match(part) for part in conjuncts[1:-1])
+    ):  # "type 1 or 2 diabetes"
         modifiers, head = " ".join(first[:-1]), " ".join(last[1:])
         return [f"{conjuncts[0]} {head}"] + [f"{modifiers} {part} {head}" for part in conjuncts[1:-1]] + [f"{modifiers} {conjuncts[-1]}"]
     if len(last) >= 2 and _NUMBERED.match(last[1]):  # "hypertension or type 2 diabetes": "2 diabetes" is no head to share
@@ -66,9 +76,11 @@ def expand_coordination(text: str) -> list[str] | None:
 # conjuncts of words (letters first; hyphens and apostrophes inside) ending in a coordinator, right before a span
 _CONJUNCT = r"[^\W\d_][\w'-]*"
 _COORDINATOR_BEFORE = r"(?:\s*,?\s*(?:and/or|and|or)\s+|/)$"
-_BEFORE = (re.compile(rf"{_CONJUNCT}(?:\s*,\s*{_CONJUNCT}){{0,{MAX_CONJUNCTS - 2}}}{_COORDINATOR_BEFORE}"),  # every conjunct
-           re.compile(rf"{_CONJUNCT}{_COORDINATOR_BEFORE}"),  # the nearest one alone
-           re.compile(rf"{_CONJUNCT}\s+(?:\d+[A-Za-z]?|[IVX]+){_COORDINATOR_BEFORE}"))  # a numbered one: "type 1 and "
+_BEFORE = (
+    re.compile(rf"{_CONJUNCT}(?:\s*,\s*{_CONJUNCT}){{0,{MAX_CONJUNCTS - 2}}}{_COORDINATOR_BEFORE}"),  # every conjunct
+    re.compile(rf"{_CONJUNCT}{_COORDINATOR_BEFORE}"),  # the nearest one alone
+    re.compile(rf"{_CONJUNCT}\s+(?:\d+[A-Za-z]?|[IVX]+){_COORDINATOR_BEFORE}"),
+)  # a numbered one: "type 1 and "
 LOOKBACK = 160  # characters searched before a span for its conjuncts
 _JUST_BEFORE = re.compile(r"(?:\band/or|\band|\bor|,)\s+$|[A-Za-z]/$")
 
@@ -79,7 +91,7 @@ def coordination_start(text: str, start: int, end: int, is_name: Callable[[str],
     else the nearest one alone; None when there is none."""
     if not _JUST_BEFORE.search(text, max(0, start - 8), start):  # most spans: no coordinator right before them
         return None
-    before = text[max(0, start - LOOKBACK):start]
+    before = text[max(0, start - LOOKBACK) : start]
     for pattern in _BEFORE:
         found = pattern.search(before)
         if found is None:

@@ -6,12 +6,12 @@ lookup can check it normalises mentions exactly as the names were normalised.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from functools import cached_property
-from typing import Iterator
-import json
 
 # the heads a name carries that people leave unsaid ("Crohn's" for "Crohn's disease"): the completion stage, the
 # dictionary finder's plain forms and the shortened pseudo-mentions read the same three
@@ -25,8 +25,10 @@ _CAPITAL_S = re.compile(r"[A-Z]s\b")
 # words are markers: not "2+ edema", "non-\nsmall", "X-linked", a hyphen at a line end ("HER2-\npositive"), nor the suspended
 # hyphen of "B- or T-cells")
 _MINUS = "-\u2010\u2011\u2013\u2212"  # hyphen, Unicode hyphens, en dash, minus sign
-SIGN_AFTER_WORD = re.compile(rf"(?<!\w)(\w+)(\+|[{_MINUS}](?!\s+(?:and|or|to|&)\s+\w+[{_MINUS}]\w|[ \t]*\r?\n\s*[^\W\d_]))"
-                             rf"(?=$|[\s,;:./!?\"'\]}}>]|\)(?!\w)|(?<=\+)[A-Z])")
+SIGN_AFTER_WORD = re.compile(
+    rf"(?<!\w)(\w+)(\+|[{_MINUS}](?!\s+(?:and|or|to|&)\s+\w+[{_MINUS}]\w|[ \t]*\r?\n\s*[^\W\d_]))"
+    rf"(?=$|[\s,;:./!?\"'\]}}>]|\)(?!\w)|(?<=\+)[A-Z])"
+)
 SIGN_WORDS = {"+": "positive", **{minus: "negative" for minus in _MINUS}}
 SIGN_CHARACTERS = "".join(SIGN_WORDS)  # every character read as a sign
 # two-letter names a sign follows in clinical text (ions, the Rhesus factor); longer words must be capitals or hold a digit
@@ -137,14 +139,15 @@ class Normalizer:
         return json.dumps(asdict(self), sort_keys=True)
 
     @classmethod
-    def from_signature(cls, signature: str) -> "Normalizer":
+    def from_signature(cls, signature: str) -> Normalizer:
         """The normaliser a signature describes; one written before a switch existed had it off."""
         return cls(**{"fold_accents": False, "singular_short_forms": False, "signs_as_words": False, **json.loads(signature)})
 
 
 # Latin letters with no decomposition into a base letter and a mark
-_UNDECOMPOSABLE = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L", "đ": "d",
-                                 "Đ": "D", "ı": "i"})
+_UNDECOMPOSABLE = str.maketrans(
+    {"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ı": "i"}
+)
 
 
 def fold_accents(text: str) -> str:

@@ -20,8 +20,31 @@ POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "grave
 # "Fracture of hip", "Infection of the urinary tract": one head word, "of", an optional article, one to three words
 OF_PHRASE = re.compile(r"^([^\W\d][\w'-]*) of (?:the |a |an )?([\w'-]+(?: [\w'-]+){0,2})$", re.IGNORECASE)
 # words that make an "of" phrase a classification's slot rather than a condition text names ("Fracture of other part")
-NOT_INVERTED = frozenset({"of", "nos", "other", "unspecified", "specified", "multiple", "part", "parts", "site", "sites", "region",
-                          "regions", "unknown", "certain", "type", "types", "stage", "degree", "grade", "level", "history"})
+NOT_INVERTED = frozenset(
+    {
+        "of",
+        "nos",
+        "other",
+        "unspecified",
+        "specified",
+        "multiple",
+        "part",
+        "parts",
+        "site",
+        "sites",
+        "region",
+        "regions",
+        "unknown",
+        "certain",
+        "type",
+        "types",
+        "stage",
+        "degree",
+        "grade",
+        "level",
+        "history",
+    }
+)
 
 
 def plain_form(name: str) -> str | None:

@@ -19,11 +19,13 @@ if TYPE_CHECKING:
     from medlink.core import Document
 
 # words (compared in lower case, without their final dot) that a full stop follows without ending the sentence
-ABBREVIATIONS = frozenset("""
+ABBREVIATIONS = frozenset(
+    """
     al approx ca cf co corp dept dr drs e.g eg esp est etc ex fig figs i.e ie inc jr ltd mr mrs ms mt no nos nr p pp
     prof ref refs resp sr st subsp spp sp var vol vs viz wt ed eds eq eqs ch sec suppl dis med univ assoc
     jan feb mar apr jun jul aug sep sept oct nov dec
-""".split())
+""".split()
+)
 
 # of those, words a note also ends a sentence with ("breast ca.", "gained wt."): an abbreviation only before a number ("ca. 1990")
 BEFORE_NUMBERS = frozenset({"ca", "wt"})
@@ -94,7 +96,10 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def sentence_spans(document: "Document") -> list[tuple[int, int]]:
+def sentence_spans(document: Document) -> list[tuple[int, int]]:
     """Sentences of every passage, as offsets into ``document.text`` (a passage boundary always ends a sentence)."""
-    return [(p.offset + start, p.offset + end) for p in sorted(document.passages, key=lambda p: p.offset)
-            for start, end in split_sentences(p.text)]
+    return [
+        (p.offset + start, p.offset + end)
+        for p in sorted(document.passages, key=lambda p: p.offset)
+        for start, end in split_sentences(p.text)
+    ]

@@ -12,11 +12,11 @@ instead (a few hundred lookups per corrected word, the same answers).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def _deletions(word: str) -> set[str]:
-    return {word[:i] + word[i + 1:] for i in range(len(word))}
+    return {word[:i] + word[i + 1 :] for i in range(len(word))}
 
 
 def one_edit_apart(a: str, b: str) -> bool:
@@ -29,10 +29,10 @@ def one_edit_apart(a: str, b: str) -> bool:
     while i < len(a) and a[i] == b[i]:
         i += 1
     if len(a) < len(b):
-        return a[i:] == b[i + 1:]
-    if a[i + 1:] == b[i + 1:]:
+        return a[i:] == b[i + 1 :]
+    if a[i + 1 :] == b[i + 1 :]:
         return True
-    return i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:]
+    return i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
 
 
 class SpellingIndex:
@@ -50,7 +50,7 @@ class SpellingIndex:
                     self._by_deletion.setdefault(deleted, []).append(word)
 
     @classmethod
-    def from_words(cls, words: Iterable[str], **options) -> "SpellingIndex":
+    def from_words(cls, words: Iterable[str], **options) -> SpellingIndex:
         frequencies: dict[str, int] = {}
         for word in words:
             frequencies[word] = frequencies.get(word, 0) + 1

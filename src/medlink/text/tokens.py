@@ -9,9 +9,9 @@ run's characters are known.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Collection, Mapping, Sequence
 
 from medlink.text.normalize import SIGN_WORDS, Normalizer, signs_in
 
@@ -32,8 +32,8 @@ def respelt(text: str, tokens: Sequence[Token], spellings: Mapping[int, str] | N
     spellings = spellings or {}
     pieces, at = [], tokens[0].start
     for position, token in enumerate(tokens):
-        pieces.append(text[at:token.start] or ("-" if position and token.start in cuts else ""))
-        pieces.append(spellings.get(position, text[token.start:token.end]))
+        pieces.append(text[at : token.start] or ("-" if position and token.start in cuts else ""))
+        pieces.append(spellings.get(position, text[token.start : token.end]))
         at = token.end
     return "".join(pieces)
 

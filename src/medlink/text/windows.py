@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from medlink.core import Document, Passage
 from medlink.text.sentences import sentence_breaks
@@ -64,7 +64,9 @@ def _sentence_ends(text: str, low: int, high: int) -> Iterator[int]:
     """Where a sentence starts that both the sentence splitter and the abbreviation finder start there, last first."""
     margin = max(0, low - 64)  # the splitter reads a few characters back (an abbreviation before a full stop)
     starts = [_SPACE.match(text, at).end() if text[at].isspace() else at for at in (margin + b for b in sentence_breaks(text[margin:high]))]
-    return (at for at in reversed(starts) if low <= at < high and "A" <= text[at] <= "Z" and _SENTENCE_END.search(text, max(0, at - 40), at))
+    return (
+        at for at in reversed(starts) if low <= at < high and "A" <= text[at] <= "Z" and _SENTENCE_END.search(text, max(0, at - 40), at)
+    )
 
 
 def _spaces(text: str, low: int, high: int) -> Iterator[int]:
@@ -91,6 +93,9 @@ def _parenthesis_depth(text: str, start: int, high: int) -> Callable[[int], int]
 def window_document(document: Document, start: int, end: int) -> Document:
     """The part of ``document`` from ``start`` to ``end`` as a document of its own (offsets from ``start``; passages
     clipped, their kinds and infons kept), without annotations."""
-    passages = [Passage(max(p.offset, start) - start, p.text[max(0, start - p.offset):end - p.offset], p.kind, p.infons)
-                for p in sorted(document.passages, key=lambda p: p.offset) if p.offset < end and p.end > start]
+    passages = [
+        Passage(max(p.offset, start) - start, p.text[max(0, start - p.offset) : end - p.offset], p.kind, p.infons)
+        for p in sorted(document.passages, key=lambda p: p.offset)
+        if p.offset < end and p.end > start
+    ]
     return Document(document.doc_id, [p for p in passages if p.text] or [Passage(0, "")], infons=document.infons)

@@ -1,7 +1,8 @@
 """Training a cross-encoder reranker on annotated mentions (papers 002 and 003), on the CPU.
 
 Each training mention forms a group: its gold concept's preferred name (or, with ``concept_text =
-"alias"``, any of its KB names, drawn each epoch; with "entity", paper 002's "name [SEP] types [SEP] definition") and ``candidates - 1`` names of wrong concepts drawn (afresh each epoch) from the ones a bi-encoder ranks highest for it
+"alias"``, any of its KB names, drawn each epoch; with "entity", paper 002's "name [SEP] types [SEP] definition") and ``candidates - 1``
+names of wrong concepts drawn (afresh each epoch) from the ones a bi-encoder ranks highest for it
 over the KB's names: the close calls a reranker exists to settle. The loss is a softmax over the
 group with the gold first (listwise cross-entropy, as paper 002's reranker). KB names only, never
 the mention memory: a training mention would find itself there and teach nothing.
@@ -17,22 +18,21 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from medlink.core import Mention
 from medlink.corpora.pubtator import iter_pubtator
 from medlink.encoders.cross import CONTEXT_MAX_LENGTH, MAX_LENGTH, CrossEncoder
+from medlink.encoders.precision import check_precision
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.text.concept_text import entity_texts
 from medlink.training.examples import ConceptNames
-from medlink.encoders.precision import check_precision
 from medlink.training.run import TrainingRun, TrainReport, check_training_numbers
-
 
 CROSS_CONCEPT_TEXTS = ("name", "alias", "entity")
 
@@ -58,9 +58,17 @@ class CrossTrainConfig:
             raise MedlinkError(f"context (--context) must be 0 or more characters, not {self.context}")
         if self.max_length is None:
             self.max_length = CONTEXT_MAX_LENGTH if self.context else MAX_LENGTH
-        check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every,
-                               at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "candidates": (self.candidates, 2),
-                                         "max_length": (self.max_length, 2)})
+        check_training_numbers(
+            self.learning_rate,
+            self.warmup,
+            self.checkpoint_every,
+            at_least={
+                "epochs": (self.epochs, 1),
+                "batch_size": (self.batch_size, 1),
+                "candidates": (self.candidates, 2),
+                "max_length": (self.max_length, 2),
+            },
+        )
         if self.concept_text not in CROSS_CONCEPT_TEXTS:
             raise MedlinkError(f"concept_text (--concept-text) must be one of {', '.join(CROSS_CONCEPT_TEXTS)}, not {self.concept_text!r}")
 
@@ -79,7 +87,9 @@ def pubtator_mentions(kb: KB, path: Path | str, context: int) -> tuple[list[tupl
         for annotation in document.annotations:
             concepts = {c for c in map(kb.resolve, annotation.ids) if c}
             if len(concepts) != 1:
-                reason = "composite (ids of several concepts)" if concepts else "gold concept not in the KB" if annotation.ids else "no concept"
+                reason = (
+                    "composite (ids of several concepts)" if concepts else "gold concept not in the KB" if annotation.ids else "no concept"
+                )
                 skipped[reason] += 1
                 continue
             # the window the annotator gives a mention with the same ``context`` (``medlink annotate --context N``)
@@ -90,13 +100,17 @@ def pubtator_mentions(kb: KB, path: Path | str, context: int) -> tuple[list[tupl
     return list(mentions.values()), skipped
 
 
-def retrieved_negatives(kb: KB, mentions: Sequence[tuple[str | Mention, str]], model: str | Path | None, depth: int = 16) -> list[list[str]]:
+def retrieved_negatives(
+    kb: KB, mentions: Sequence[tuple[str | Mention, str]], model: str | Path | None, depth: int = 16
+) -> list[list[str]]:
     """For each (mention, gold), the ``depth`` wrong concepts a bi-encoder ranks highest over the KB's names."""
     from medlink.linking.config import LinkerConfig
     from medlink.linking.linker import Linker
 
-    config = {"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": str(model) if model else None}}],
-              "k_per_generator": depth + 1}
+    config = {
+        "generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": str(model) if model else None}}],
+        "k_per_generator": depth + 1,
+    }
     linker = Linker.build(kb, LinkerConfig.from_dict(config))
     ranked = linker.link([Mention.of(mention).text for mention, _ in mentions], k=depth + 1, rerank=False)
     return [[c.concept_id for c in result.candidates if c.concept_id != gold][:depth] for result, (_, gold) in zip(ranked, mentions)]
@@ -130,8 +144,9 @@ def _one(variants: list[str], rng: random.Random) -> str:
     return variants[0] if len(variants) == 1 else rng.choice(variants)
 
 
-def dev_accuracy(model: CrossEncoder, names: dict[str, str], dev: Sequence[tuple[str | Mention, str]], dev_negatives: Sequence[list[str]],
-                 size: int) -> float | None:
+def dev_accuracy(
+    model: CrossEncoder, names: dict[str, str], dev: Sequence[tuple[str | Mention, str]], dev_negatives: Sequence[list[str]], size: int
+) -> float | None:
     """How often the gold name outscores the dev mention's top ``size - 1`` retrieved wrong concepts (dev data only)."""
     if not dev:
         return None
@@ -149,12 +164,13 @@ def train_cross_encoder(
     dev: Sequence[tuple[str | Mention, str]] = (),
     dev_negatives: Sequence[list[str]] = (),
     base_model: str | Path | None = None,
-    config: CrossTrainConfig = CrossTrainConfig(),
+    config: CrossTrainConfig | None = None,
     resume: bool = False,
     progress: bool = True,
 ) -> TrainReport:
     """Train and save a cross-encoder folder at ``out`` (a ``cross-encoder`` reranker's ``model``). A mention is a
     normalised string, or a ``Mention`` whose left / right context the model reads when ``config.context`` > 0."""
+    config = config if config is not None else CrossTrainConfig()
     import torch
 
     names = dict(kb.iter_concepts())
@@ -174,8 +190,14 @@ def train_cross_encoder(
     occurrences = len(examples)
     examples = in_contexts(examples, model) if config.context else [([model.reads(m)], gold, negs) for m, gold, negs in examples]
     steps_per_epoch = math.ceil(len(examples) / config.batch_size)
-    run.prepare(model, config.learning_rate, config.warmup, steps_per_epoch * config.epochs, asdict(config),
-                {"mentions": len(examples), "occurrences": occurrences, "dev": len(dev), "group": size})
+    run.prepare(
+        model,
+        config.learning_rate,
+        config.warmup,
+        steps_per_epoch * config.epochs,
+        asdict(config),
+        {"mentions": len(examples), "occurrences": occurrences, "dev": len(dev), "group": size},
+    )
     all_concepts = list(names)
     for epoch in run.epochs(config.epochs):
         rng = random.Random(config.seed + epoch)
@@ -184,7 +206,7 @@ def train_cross_encoder(
         groups = [(_one(examples[i][0], rng), _group(examples[i][1], examples[i][2], size, all_concepts, rng)) for i in order]
         texts = [[rng.choice(aliases[c]) if aliases.get(c) else names[c] for c in group] for _, group in groups]
 
-        def step_loss(step: int):
+        def step_loss(step: int, groups: list = groups, texts: list = texts):  # this epoch's draws, bound now
             rows = slice(step * config.batch_size, (step + 1) * config.batch_size)
             batch = groups[rows]
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=model.precision == "bf16"):

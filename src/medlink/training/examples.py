@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from medlink.corpora.datasets import load_dataset
 from medlink.kb.store import KB
@@ -31,7 +31,7 @@ class ConceptNames:
     names: dict[str, list[str]]
 
     @classmethod
-    def from_kb(cls, kb: KB) -> "ConceptNames":
+    def from_kb(cls, kb: KB) -> ConceptNames:
         names: dict[str, list[str]] = {}
         seen: set[tuple[str, str]] = set()
         for concept_id, text, _kind in kb.iter_names():
@@ -79,8 +79,9 @@ def mentions_by_concept(mentions: list[tuple[str, str]]) -> dict[str, list[str]]
     return {concept: list(texts) for concept, texts in grouped.items()}
 
 
-def sample_examples(mentions: list[tuple[str, str]], names: ConceptNames, rng: random.Random,
-                    other_mentions: dict[str, list[str]] | None = None) -> list[Example]:
+def sample_examples(
+    mentions: list[tuple[str, str]], names: ConceptNames, rng: random.Random, other_mentions: dict[str, list[str]] | None = None
+) -> list[Example]:
     """One example per mention, its positive a random name of the gold concept (this epoch's draw).
 
     With ``other_mentions`` the draw is over the concept's names and its other training mentions:

@@ -24,8 +24,9 @@ def keep_layers(model, layers: int | None) -> None:
     encoder = getattr(model.base_model, "encoder", None)
     stack = getattr(encoder, "layer", None)
     if stack is None:
-        raise MedlinkError(f"--layers: the base model ({type(model.base_model).__name__}) has no encoder layer stack medlink can cut; "
-                           "leave out --layers")
+        raise MedlinkError(
+            f"--layers: the base model ({type(model.base_model).__name__}) has no encoder layer stack medlink can cut; leave out --layers"
+        )
     if layers > len(stack):
         raise MedlinkError(f"--layers {layers}: the base model has only {len(stack)} layers")
     encoder.layer = stack[:layers]

@@ -35,7 +35,9 @@ def contrastive_loss(
     return F.cross_entropy(logits, torch.arange(batch, device=logits.device))
 
 
-def adaptive_hinge_loss(positive: torch.Tensor, negatives: torch.Tensor, margin: float = 1.0, mask: torch.Tensor | None = None) -> torch.Tensor:
+def adaptive_hinge_loss(
+    positive: torch.Tensor, negatives: torch.Tensor, margin: float = 1.0, mask: torch.Tensor | None = None
+) -> torch.Tensor:
     """Paper 001's adaptive hinge loss (after Dehghani et al. 2017): ``max(0, margin - (s+ - max_j s-_j))``, mean over rows.
 
     Only the hardest of the n sampled negatives counts: the others are already beaten, and pushing on them would spend

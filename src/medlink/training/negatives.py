@@ -40,7 +40,9 @@ class NameIndex:
         return out
 
 
-def hard_negatives(encoder: Encoder, index: NameIndex, examples: list[Example], p: int, batch_size: int = ENCODE_BATCH) -> list[list[tuple[str, str]]]:
+def hard_negatives(
+    encoder: Encoder, index: NameIndex, examples: list[Example], p: int, batch_size: int = ENCODE_BATCH
+) -> list[list[tuple[str, str]]]:
     """For each example, ``p`` (name, concept) hard negatives: nearest names of concepts other than the gold one."""
     vectors = encoder.encode([e.anchor for e in examples], batch_size=batch_size)
     _, rows = index.search(vectors, 4 * p + 16)

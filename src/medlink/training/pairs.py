@@ -16,15 +16,16 @@ import json
 import math
 import shutil
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator
+from typing import IO
 
 import numpy as np
 
 from medlink.directories import atomic_file, json_has_keys, output_lock, require_replaceable, staged_directory
-from medlink.inventory import claim
 from medlink.errors import MedlinkError
+from medlink.inventory import claim
 from medlink.kb.store import KB
 from medlink.training.pairs_graph import CROSS, ConceptTable, graph_pairs, negative_rows
 from medlink.training.pairs_io import NEGATIVE_COLUMNS, PAIR_COLUMNS, Row, tsv_line
@@ -126,7 +127,9 @@ def _comb(task_files: dict[str, Path], sizes: dict[str, int], target: IO[str], r
     return per_task, per_task * len(present)
 
 
-def _generators(kb: KB, split: NodeSplit, cap: int | None, seed: int, progress: bool) -> dict[str, Callable[[TaskStats], Iterator[tuple[str, Row]]]]:
+def _generators(
+    kb: KB, split: NodeSplit, cap: int | None, seed: int, progress: bool
+) -> dict[str, Callable[[TaskStats], Iterator[tuple[str, Row]]]]:
     table: list[ConceptTable] = []  # loaded once, only if the graph task runs
 
     def graph(stats: TaskStats) -> Iterator[tuple[str, Row]]:
@@ -159,7 +162,14 @@ def mine_pairs(
     if not isinstance(kb, KB):
         with KB.open(kb) as opened:
             return mine_pairs(
-                opened, out, tasks, max_pairs_per_concept=max_pairs_per_concept, seed=seed, dev_fraction=dev_fraction, comb=comb, progress=progress
+                opened,
+                out,
+                tasks,
+                max_pairs_per_concept=max_pairs_per_concept,
+                seed=seed,
+                dev_fraction=dev_fraction,
+                comb=comb,
+                progress=progress,
             )
     started = time.perf_counter()
     selected, comb = parse_tasks(tasks, comb)
@@ -216,7 +226,13 @@ def mine_pairs(
         negatives=negatives,
         concepts=concepts,
         comb_per_task=comb_per_task,
-        parameters={"tasks": selected, "comb": comb, "max_pairs_per_concept": max_pairs_per_concept, "seed": seed, "dev_fraction": dev_fraction},
+        parameters={
+            "tasks": selected,
+            "comb": comb,
+            "max_pairs_per_concept": max_pairs_per_concept,
+            "seed": seed,
+            "dev_fraction": dev_fraction,
+        },
         kb={"path": str(kb.path), "checksum": kb.checksum, "name": kb.meta.get("name")},
         notes=[note for s in stats.values() for note in s.notes],
     )

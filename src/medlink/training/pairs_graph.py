@@ -10,17 +10,17 @@ so a hub with thousands of children appears in a handful of pairs, not thousands
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 
 from medlink.kb.records import IS_A, PREFERRED
 from medlink.kb.store import KB
+from medlink.progress import bar as progress_bar
 from medlink.training.pairs_io import Row
 from medlink.training.pairs_split import DEV, TRAIN, NodeSplit, mix64
 from medlink.training.pairs_tasks import TaskStats
-from medlink.progress import bar as progress_bar
 
 NEGATIVE_RELATIONS = ("disjoint_from", "excludes1", "excludes2")
 CROSS = "cross"  # a negative whose two concepts are on different sides of the split
@@ -36,7 +36,7 @@ class ConceptTable:
     dev: np.ndarray
 
     @classmethod
-    def load(cls, kb: KB, split: NodeSplit) -> "ConceptTable":
+    def load(cls, kb: KB, split: NodeSplit) -> ConceptTable:
         ids, names = [], []
         for concept_id, name in kb.iter_concepts():
             ids.append(concept_id)
@@ -57,14 +57,18 @@ def _first_per_group(group: np.ndarray, ties: tuple[np.ndarray, ...], cap: int) 
     return mask
 
 
-def graph_pairs(kb: KB, table: ConceptTable, cap: int | None, seed: int, stats: TaskStats, progress: bool = False) -> Iterator[tuple[str, Row]]:
+def graph_pairs(
+    kb: KB, table: ConceptTable, cap: int | None, seed: int, stats: TaskStats, progress: bool = False
+) -> Iterator[tuple[str, Row]]:
     """Graph task: (head name, tail name) per connected pair, once per unordered pair, is_a preferred."""
     heads, tails, relations = array("q"), array("q"), array("i")
     relation_ids: dict[str, int] = {}
     negatives = set(NEGATIVE_RELATIONS)
     negative_keys = array("q")  # pairs stated to be different are never positives, whatever else links them
     n = len(table.ids)
-    for head, relation, tail in progress_bar(progress, iterable=kb.iter_relations(), desc="graph: relations", unit=" relations", unit_scale=True, mininterval=0.5):
+    for head, relation, tail in progress_bar(
+        progress, iterable=kb.iter_relations(), desc="graph: relations", unit=" relations", unit_scale=True, mininterval=0.5
+    ):
         h, t = table.index.get(head), table.index.get(tail)
         if relation in negatives:
             if h is not None and t is not None:

@@ -9,9 +9,9 @@ Files are written atomically (temporary file + rename) so a crash never leaves h
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from medlink.errors import InputFormatError, MissingInputError
 from medlink.kb.readers.files import decoded_lines
@@ -79,7 +79,9 @@ def _read_rows(path: Path | str, columns: tuple[str, ...]) -> Iterator[tuple[int
             continue
         fields = line.split("\t")
         if len(fields) != len(columns):
-            raise InputFormatError(path, lineno, f"expected {len(columns)} tab-separated columns ({', '.join(columns)}), found {len(fields)}")
+            raise InputFormatError(
+                path, lineno, f"expected {len(columns)} tab-separated columns ({', '.join(columns)}), found {len(fields)}"
+            )
         yield lineno, fields
 
 

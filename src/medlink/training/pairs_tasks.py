@@ -7,17 +7,16 @@ concepts with hundreds of names from dominating: a concept with n names has n(n-
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Iterator
-
 
 from medlink.kb.readers.icd10cm import TITLE_CONCATENATION
 from medlink.kb.records import INCLUSION, PREFERRED
 from medlink.kb.store import KB
+from medlink.progress import bar as progress_bar
 from medlink.training.pairs_io import Row
 from medlink.training.pairs_split import DEV, TRAIN, NodeSplit, rng_for
-from medlink.progress import bar as progress_bar
 
 ICD_PREFIX = "ICD10CM:"
 _ENUMERATE_BELOW = 50_000  # sample "other" synonym pairs from an explicit list when there are at most this many
@@ -72,7 +71,9 @@ def distinct_names(kb: KB, names: list[tuple[str, str]]) -> list[tuple[str, str]
 def syn_pairs(kb: KB, split: NodeSplit, cap: int | None, seed: int, stats: TaskStats, progress: bool = False) -> Iterator[tuple[str, Row]]:
     """Synonym task: pairs of distinct names of one concept (mention side = the alias)."""
     groups: dict[str, list[tuple[str, str]]] = {}  # rows of one concept are not guaranteed to be adjacent
-    for concept_id, text, kind in progress_bar(progress, iterable=kb.iter_names(), desc="syn: names", unit=" names", unit_scale=True, mininterval=0.5):
+    for concept_id, text, kind in progress_bar(
+        progress, iterable=kb.iter_names(), desc="syn: names", unit=" names", unit_scale=True, mininterval=0.5
+    ):
         groups.setdefault(concept_id, []).append((text, kind))
     for concept_id in sorted(groups):
         names = distinct_names(kb, groups.pop(concept_id))

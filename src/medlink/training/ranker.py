@@ -15,17 +15,16 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from medlink.directories import require_replaceable, staged_directory
 from medlink.errors import MedlinkError
 from medlink.progress import bar as progress_bar
-from medlink.rerank.pairwise_model import (POOLINGS, SPEC_FILE, PairBatch, PairwiseModel, RankerSpec, is_ranker_spec,
-                                           parameter_count)
+from medlink.rerank.pairwise_model import POOLINGS, SPEC_FILE, PairBatch, PairwiseModel, RankerSpec, is_ranker_spec, parameter_count
 from medlink.training.losses import adaptive_hinge_loss
 from medlink.training.ranker_data import Group
 from medlink.training.run import check_training_numbers
@@ -55,10 +54,22 @@ class RankerConfig:
     def __post_init__(self) -> None:
         if self.pooling not in POOLINGS:
             raise MedlinkError(f"pooling (--pooling) must be one of {', '.join(POOLINGS)}, not {self.pooling!r}")
-        check_training_numbers(self.learning_rate, 0.0, 1, at_least={
-            "epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "negatives": (self.negatives, 1), "top": (self.top, 2),
-            "dim": (self.dim, 1), "pretrain_epochs": (self.pretrain_epochs, 1), "pretrain_pairs": (self.pretrain_pairs, 1),
-            "folds": (self.folds, 2), "max_tokens": (self.max_tokens, 1)})
+        check_training_numbers(
+            self.learning_rate,
+            0.0,
+            1,
+            at_least={
+                "epochs": (self.epochs, 1),
+                "batch_size": (self.batch_size, 1),
+                "negatives": (self.negatives, 1),
+                "top": (self.top, 2),
+                "dim": (self.dim, 1),
+                "pretrain_epochs": (self.pretrain_epochs, 1),
+                "pretrain_pairs": (self.pretrain_pairs, 1),
+                "folds": (self.folds, 2),
+                "max_tokens": (self.max_tokens, 1),
+            },
+        )
         if self.margin <= 0 or not 0 <= self.dropout < 1:
             raise MedlinkError(f"margin must be above 0 and dropout in [0, 1) (got {self.margin}, {self.dropout})")
 
@@ -102,8 +113,9 @@ def step_loss(model: PairwiseModel, groups: Sequence[Group], config: RankerConfi
     picks = [_draw(g, config.negatives, rng) for g in groups]
     neutral = model.net.feature_mean.numpy()  # standardised to zeros: pre-training leaves the feature weights untouched
     rows = [g.features[p] if features else np.tile(neutral, (len(p), 1)) for g, p in zip(groups, picks)]
-    batch = PairBatch.of(model.tokens, [g.mention for g in groups], [[g.candidates[i] for i in p] for g, p in zip(groups, picks)], rows,
-                         matched=features)
+    batch = PairBatch.of(
+        model.tokens, [g.mention for g in groups], [[g.candidates[i] for i in p] for g, p in zip(groups, picks)], rows, matched=features
+    )
     flat = model.forward(batch)
     positive = torch.stack([flat[start] for start in np.cumsum([0, *batch.sizes[:-1]])])
     negatives = torch.full((len(groups), config.negatives), 0.0)
@@ -124,8 +136,16 @@ def dev_accuracy(model: PairwiseModel, groups: Sequence[Group]) -> float | None:
     return float(np.mean([len(s) > 0 and g.gold >= 0 and int(np.argmax(s)) == g.gold for g, s in zip(groups, scores)]))
 
 
-def _epoch(model: PairwiseModel, optimizer, groups: list[Group], config: RankerConfig, rng: random.Random, desc: str, progress: bool,
-           features: bool = True) -> list[float]:
+def _epoch(
+    model: PairwiseModel,
+    optimizer,
+    groups: list[Group],
+    config: RankerConfig,
+    rng: random.Random,
+    desc: str,
+    progress: bool,
+    features: bool = True,
+) -> list[float]:
     import torch
 
     order = list(range(len(groups)))
@@ -138,7 +158,9 @@ def _epoch(model: PairwiseModel, optimizer, groups: list[Group], config: RankerC
         for start in steps:
             loss = step_loss(model, [groups[i] for i in order[start : start + config.batch_size]], config, rng, features)
             if not torch.isfinite(loss):
-                raise MedlinkError(f"training diverged: the loss is {loss.item()} after {len(losses)} steps of {desc}; train again with a lower --lr")
+                raise MedlinkError(
+                    f"training diverged: the loss is {loss.item()} after {len(losses)} steps of {desc}; train again with a lower --lr"
+                )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -151,11 +173,21 @@ def _epoch(model: PairwiseModel, optimizer, groups: list[Group], config: RankerC
     return losses
 
 
-def train_ranker(groups: Sequence[Group], out: Path, stages: Sequence[str], *, dev: Sequence[Group] = (), synonyms: Sequence[Group] = (),
-                 config: RankerConfig = RankerConfig(), base_model: Path | None = None, data: dict | None = None,
-                 progress: bool = True) -> RankerReport:
+def train_ranker(
+    groups: Sequence[Group],
+    out: Path,
+    stages: Sequence[str],
+    *,
+    dev: Sequence[Group] = (),
+    synonyms: Sequence[Group] = (),
+    config: RankerConfig | None = None,
+    base_model: Path | None = None,
+    data: dict | None = None,
+    progress: bool = True,
+) -> RankerReport:
     """Train on ``groups`` (mentions with their retrieved candidates; those whose gold was not retrieved teach nothing
     and are left out), pre-train first on ``synonyms`` when given, and write the ranker folder at ``out``, whole."""
+    config = config if config is not None else RankerConfig()
     import torch
 
     from medlink.training.tagger import _machine
@@ -171,15 +203,26 @@ def train_ranker(groups: Sequence[Group], out: Path, stages: Sequence[str], *, d
     model = PairwiseModel.new(spec, base_model)
     usable, dev = with_features(model, usable), with_features(model, dev)
     model.fit_feature_scale(np.concatenate([g.features for g in usable]))
-    report = RankerReport(asdict(config), {**(data or {}), "groups": len(groups), "used": len(usable), "dev": len(dev),
-                                           "synonyms": len(synonyms), "parameters": parameter_count(model)})
+    report = RankerReport(
+        asdict(config),
+        {
+            **(data or {}),
+            "groups": len(groups),
+            "used": len(usable),
+            "dev": len(dev),
+            "synonyms": len(synonyms),
+            "parameters": parameter_count(model),
+        },
+    )
     optimizer = torch.optim.Adam([p for p in model.net.parameters() if p.requires_grad], lr=config.learning_rate)
     best_state, best = None, -1.0
     with staged_directory(out) as staging:  # holds the output lock for the whole run
         check_ranker_output(out)  # again, under the lock
         pretrain = [g for g in synonyms if g.gold >= 0 and len(g.candidates) > 1]
         for epoch in range(config.pretrain_epochs if pretrain else 0):
-            losses = _epoch(model, optimizer, pretrain, config, rng, f"synonyms {epoch + 1}/{config.pretrain_epochs}", progress, features=False)
+            losses = _epoch(
+                model, optimizer, pretrain, config, rng, f"synonyms {epoch + 1}/{config.pretrain_epochs}", progress, features=False
+            )
             report.pretraining.append(_record(epoch, losses, model, dev, started, progress))
         for epoch in range(config.epochs):
             losses = _epoch(model, optimizer, usable, config, rng, f"epoch {epoch + 1}/{config.epochs}", progress)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 import numpy as np
 
@@ -66,8 +66,9 @@ def without(kb: KB, memory: MemoryEntries, left_out: Sequence[tuple[str, str]]) 
     return memory.subset(kept)
 
 
-def cross_fitted_groups(kb: KB, linker: Linker, memory: MemoryEntries, mentions: Sequence[tuple[str, str]], top: int, folds: int,
-                        seed: int) -> list[Group]:
+def cross_fitted_groups(
+    kb: KB, linker: Linker, memory: MemoryEntries, mentions: Sequence[tuple[str, str]], top: int, folds: int, seed: int
+) -> list[Group]:
     """Each mention retrieved by ``linker``'s recipe rebuilt with its fold's occurrences left out of ``memory``."""
     config = replace(linker.config, rerankers=[])  # retrieval only: the rerankers would be rebuilt for nothing
     order = list(range(len(mentions)))
@@ -86,8 +87,13 @@ def cross_fitted_groups(kb: KB, linker: Linker, memory: MemoryEntries, mentions:
 def synonym_queries(kb: KB, limit: int, seed: int) -> list[tuple[str, str]]:
     """(a concept's non-preferred name, the concept): paper 001's pre-training pairs, at most ``limit`` drawn at random."""
     preferred = {concept: kb.normalize(name) for concept, name in kb.iter_concepts()}
-    pairs = list(dict.fromkeys((kb.normalize(text), concept) for concept, text, _ in kb.iter_names()
-                               if kb.normalize(text) and kb.normalize(text) != preferred.get(concept)))
+    pairs = list(
+        dict.fromkeys(
+            (kb.normalize(text), concept)
+            for concept, text, _ in kb.iter_names()
+            if kb.normalize(text) and kb.normalize(text) != preferred.get(concept)
+        )
+    )
     random.Random(seed).shuffle(pairs)
     return pairs[:limit]
 

@@ -12,16 +12,16 @@ import json
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from medlink.directories import is_staging, output_lock, refuse_foreign, refuse_symlink, staged_directory, write_atomic
-from medlink.inventory import claim
 from medlink.errors import MedlinkError
+from medlink.inventory import claim
 from medlink.kb.store import KB
 from medlink.progress import bar as progress_bar
 
@@ -48,15 +48,20 @@ def atomic_checkpoint(model, optimizer, scheduler, state: dict, out: Path) -> No
     # on failure the previous checkpoint stays the one to resume from
     with staged_directory(out / CHECKPOINT, staging=out / f".{CHECKPOINT}.tmp") as temporary:
         model.save(temporary)
-        torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "torch_rng": torch.get_rng_state()},
-                   temporary / "trainer.pt")
+        torch.save(
+            {"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "torch_rng": torch.get_rng_state()},
+            temporary / "trainer.pt",
+        )
         (temporary / "state.json").write_text(json.dumps(state))
 
 
-def check_training_numbers(learning_rate: float, warmup: float, checkpoint_every: int, *, at_least: dict[str, tuple[int, int]] = {},
-                           **positive: float) -> None:
+def check_training_numbers(
+    learning_rate: float, warmup: float, checkpoint_every: int, *, at_least: dict[str, tuple[int, int]] = None, **positive: float
+) -> None:
     """Settings that would make training diverge or do nothing fail before any work (``positive``: must be > 0;
     ``at_least``: name -> (value, minimum), e.g. epochs 1, a contrastive batch 2)."""
+    if at_least is None:
+        at_least = {}
     for name, (value, minimum) in at_least.items():
         if value < minimum:
             raise MedlinkError(f"{name} (--{name.replace('_', '-')}) must be at least {minimum}, not {value}")
@@ -84,10 +89,14 @@ def check_training_output(out: Path, inputs: dict[str, Path | str | None] | None
             raise MedlinkError(f"--out {out} is the {option} this run reads; write the new model to another folder (nothing was written)")
     from medlink.align.scoring import is_aligner_folder
 
-    earlier_output = (out / "training.json").is_file() or (out / CHECKPOINT).is_dir() or is_aligner_folder(out)  # a calibration-only aligner
+    earlier_output = (
+        (out / "training.json").is_file() or (out / CHECKPOINT).is_dir() or is_aligner_folder(out)
+    )  # a calibration-only aligner
     if out.is_dir() and not earlier_output and any(not is_staging(path.name) for path in out.iterdir()):
-        raise MedlinkError(f"--out {out} is a folder that holds no earlier training output (no training.json or checkpoint/); "
-                           "it is left as it is: give a new or empty folder (nothing was written)")
+        raise MedlinkError(
+            f"--out {out} is a folder that holds no earlier training output (no training.json or checkpoint/); "
+            "it is left as it is: give a new or empty folder (nothing was written)"
+        )
     if earlier_output:
         refuse_foreign(out)
 
@@ -101,7 +110,9 @@ class TrainingRun:
 
         self.out = Path(out)
         check_training_output(self.out)  # created by the first checkpoint: a run that fails to start leaves no empty folder
-        self._lock = ExitStack()  # one run per --out at a time: a second is refused at once (released by finish, or when the run is dropped)
+        self._lock = (
+            ExitStack()
+        )  # one run per --out at a time: a second is refused at once (released by finish, or when the run is dropped)
         self._lock.enter_context(output_lock(self.out))
         torch.manual_seed(seed)  # a new head's initial weights, drawn when the model loads
         self.seed = seed
@@ -109,8 +120,10 @@ class TrainingRun:
         self.resuming = resume and (self.checkpoint / "state.json").is_file()
         if resume and not self.resuming and (self.out / "training.json").is_file():
             self._lock.close()
-            raise MedlinkError(f"--resume: {self.out} holds a finished model (training.json), nothing to resume; train again "
-                               "without --resume (it replaces the model) or into a new --out")
+            raise MedlinkError(
+                f"--resume: {self.out} holds a finished model (training.json), nothing to resume; train again "
+                "without --resume (it replaces the model) or into a new --out"
+            )
         if resume and not self.resuming:
             print(f"--resume: no checkpoint in {self.out}, training from the start", file=sys.stderr, flush=True)
         self.state = json.loads((self.checkpoint / "state.json").read_text()) if self.resuming else {"epoch": 0, "step": 0, "history": []}
@@ -141,8 +154,10 @@ class TrainingRun:
             try:  # weights_only: tensors and numbers only, so a crafted checkpoint cannot run code
                 saved = torch.load(self.checkpoint / "trainer.pt", weights_only=True)
             except Exception as error:  # noqa: BLE001 - torch raises UnpicklingError, RuntimeError or EOFError for a bad file
-                raise MedlinkError(f"{self.checkpoint / 'trainer.pt'}: not a checkpoint medlink wrote ({type(error).__name__}); "
-                                   "train anew without --resume") from error
+                raise MedlinkError(
+                    f"{self.checkpoint / 'trainer.pt'}: not a checkpoint medlink wrote ({type(error).__name__}); "
+                    "train anew without --resume"
+                ) from error
             self.optimizer.load_state_dict(saved["optimizer"])
             self.scheduler.load_state_dict(saved["scheduler"])
             if "torch_rng" in saved:  # checkpoints before it was kept resume with the seed's state
@@ -157,12 +172,17 @@ class TrainingRun:
         saved = self.state.get("fingerprint")
         if saved is None:
             return  # a checkpoint from before fingerprints were kept
-        differences = [f"{section}.{key}: checkpoint {saved[section].get(key)!r}, now {self.fingerprint[section].get(key)!r}"
-                       for section in ("config", "examples") for key in sorted(set(saved[section]) | set(self.fingerprint[section]))
-                       if saved[section].get(key) != self.fingerprint[section].get(key)]
+        differences = [
+            f"{section}.{key}: checkpoint {saved[section].get(key)!r}, now {self.fingerprint[section].get(key)!r}"
+            for section in ("config", "examples")
+            for key in sorted(set(saved[section]) | set(self.fingerprint[section]))
+            if saved[section].get(key) != self.fingerprint[section].get(key)
+        ]
         if differences:
-            raise MedlinkError(f"{self.checkpoint}: cannot resume with other settings or data ({'; '.join(differences)}); "
-                               "resume with the first run's options, or train into a new --out without --resume")
+            raise MedlinkError(
+                f"{self.checkpoint}: cannot resume with other settings or data ({'; '.join(differences)}); "
+                "resume with the first run's options, or train into a new --out without --resume"
+            )
 
     def _save_checkpoint(self, epoch: int, step: int) -> None:
         state = {"epoch": epoch, "step": step, "history": self.report.epochs, "fingerprint": self.fingerprint}
@@ -177,8 +197,14 @@ class TrainingRun:
     def epochs(self, total: int) -> range:
         return range(self.state["epoch"], total)
 
-    def train_epoch(self, epoch: int, total_epochs: int, steps: int, step_loss: Callable[[int], "torch.Tensor"],  # noqa: F821
-                    checkpoint_every: int) -> list[float]:
+    def train_epoch(
+        self,
+        epoch: int,
+        total_epochs: int,
+        steps: int,
+        step_loss: Callable[[int], torch.Tensor],  # noqa: F821
+        checkpoint_every: int,
+    ) -> list[float]:
         """Run steps ``0..steps-1`` of an epoch (after the checkpointed ones when resuming); their losses."""
         import torch
 
@@ -191,8 +217,10 @@ class TrainingRun:
             loss = step_loss(step)
             if not torch.isfinite(loss):
                 bar.close()
-                raise MedlinkError(f"training diverged: the loss is {loss.item()} at epoch {epoch + 1}, step {step + 1}; train again "
-                                   f"with {self.divergence_hint}, into a new --out or without --resume")
+                raise MedlinkError(
+                    f"training diverged: the loss is {loss.item()} at epoch {epoch + 1}, step {step + 1}; train again "
+                    f"with {self.divergence_hint}, into a new --out or without --resume"
+                )
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.model.model.parameters(), 1.0)
             self.optimizer.step()
@@ -209,8 +237,13 @@ class TrainingRun:
 
     def end_epoch(self, epoch: int, losses: list[float], dev_accuracy: float | None) -> dict:
         """Record the epoch, print it, and checkpoint its end."""
-        record = {"epoch": epoch + 1, "loss": float(np.mean(losses)) if losses else None, "steps": self.first_step + len(losses),
-                  "dev_acc@1": dev_accuracy, "seconds": time.perf_counter() - self.started}
+        record = {
+            "epoch": epoch + 1,
+            "loss": float(np.mean(losses)) if losses else None,
+            "steps": self.first_step + len(losses),
+            "dev_acc@1": dev_accuracy,
+            "seconds": time.perf_counter() - self.started,
+        }
         if self.first_step:  # resumed mid-epoch: the loss and seconds cover the steps after the checkpoint only
             record["resumed_at_step"] = self.first_step
         self.report.epochs.append(record)
@@ -229,8 +262,18 @@ class TrainingRun:
         with staged_directory(self.out, staging=self.out / ".model.tmp", merge=True) as staged:
             self.model.save(staged)
             (self.out / "training.json").unlink(missing_ok=True)  # saved: from here until it is written again, the folder is unfinished
-        write_atomic(self.out / "training.json", json.dumps({**asdict(self.report), "kb": {"path": str(kb.path), "checksum": kb.checksum},
-                                                           "base_model": str(base_model) if base_model else "default", **extra}, indent=2))
+        write_atomic(
+            self.out / "training.json",
+            json.dumps(
+                {
+                    **asdict(self.report),
+                    "kb": {"path": str(kb.path), "checksum": kb.checksum},
+                    "base_model": str(base_model) if base_model else "default",
+                    **extra,
+                },
+                indent=2,
+            ),
+        )
         self._drop_checkpoint()
         self._lock.close()
         return self.report

@@ -12,9 +12,9 @@ report sets the fixed policies (confirmed, union) beside it on the same document
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -79,7 +79,14 @@ def scores(kept: Sequence[Sequence[Annotation]], documents: Sequence[Candidates]
     gold = sum(d.gold for d in documents)
     precision, recall = right / found if found else 0.0, right / gold if gold else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4), "found": found, "right": int(right), "gold": gold}
+    return {
+        "precision": round(precision, 4),
+        "recall": round(recall, 4),
+        "f1": round(f1, 4),
+        "found": found,
+        "right": int(right),
+        "gold": gold,
+    }
 
 
 def selected(documents: Sequence[Candidates], probabilities: Sequence[np.ndarray], threshold: float) -> list[list[Annotation]]:
@@ -91,11 +98,24 @@ def fixed_policies(documents: Sequence[Candidates], measures: Sequence[str]) -> 
     tagger, overlapped = FEATURES.index("from_tagger"), FEATURES.index("overlaps_dictionary")
     confirmed = [resolve_overlaps([s for s, row in zip(d.spans, d.features) if row[tagger] and row[overlapped]]) for d in documents]
     union = [resolve_overlaps(d.spans) for d in documents]
-    return {name: {measure: scores(kept, documents, measure) for measure in measures} for name, kept in (("confirmed", confirmed), ("union", union))}
+    return {
+        name: {measure: scores(kept, documents, measure) for measure in measures}
+        for name, kept in (("confirmed", confirmed), ("union", union))
+    }
 
 
-def fit_span_selector(tagger, dictionary, documents: Sequence[Document], tagger_sha256: str, *, folds: int = 5,
-                      seed: int = 0, progress: bool = True, fitted_on: dict | None = None, linker=None) -> tuple[SpanSelector, dict]:
+def fit_span_selector(
+    tagger,
+    dictionary,
+    documents: Sequence[Document],
+    tagger_sha256: str,
+    *,
+    folds: int = 5,
+    seed: int = 0,
+    progress: bool = True,
+    fitted_on: dict | None = None,
+    linker=None,
+) -> tuple[SpanSelector, dict]:
     """A selector for ``tagger`` (a ``TaggerFinder``) beside ``dictionary`` (a ``DictionaryFinder``), fitted on
     ``documents`` (gold annotations), and its report; with ``linker`` (and gold ids) the threshold serves linking."""
     labelled = collect(tagger, dictionary, documents, progress, linker)
@@ -104,8 +124,10 @@ def fit_span_selector(tagger, dictionary, documents: Sequence[Document], tagger_
     positives = int(labels.sum())
     if positives == 0 or positives == len(labels):
         what = "is a gold mention span" if positives == 0 else "is wrong"
-        raise MedlinkError(f"cannot fit a span selector: none of the {len(labels):,} candidate spans in {len(labelled)} documents {what}; "
-                           "the documents need gold mentions the finders find, and spans they find that are not mentions")
+        raise MedlinkError(
+            f"cannot fit a span selector: none of the {len(labels):,} candidate spans in {len(labelled)} documents {what}; "
+            "the documents need gold mentions the finders find, and spans they find that are not mentions"
+        )
     if len(labelled) < 2:
         raise MedlinkError("cannot fit a span selector on one document: the threshold is chosen out of fold (give at least 2)")
     folds = min(folds, len(labelled))
@@ -119,16 +141,26 @@ def fit_span_selector(tagger, dictionary, documents: Sequence[Document], tagger_
         else:
             parameters = fit_logistic(np.vstack([d.features for d in train]), train_labels)
         for i in np.flatnonzero(fold_of == fold):
-            held_out[i] = logistic(labelled[i].features, *parameters) if parameters else np.full(len(labelled[i].spans), train_labels.mean())
+            held_out[i] = (
+                logistic(labelled[i].features, *parameters) if parameters else np.full(len(labelled[i].spans), train_labels.mean())
+            )
     # linking F1 decides when the linker gets some gold span right (ids in another namespace than the KB's: spans decide)
     linked = all(d.linked is not None for d in labelled) and any(d.linked.any() for d in labelled)
     measures = ("spans", "linking") if linked else ("spans",)
     by_threshold = {t: {m: scores(kept, labelled, m) for m in measures} for t in THRESHOLDS for kept in [selected(labelled, held_out, t)]}
     threshold = max(THRESHOLDS, key=lambda t: (by_threshold[t][measures[-1]]["f1"], -abs(t - 0.5)))
     selector = SpanSelector(*fit_logistic(rows, labels), threshold, tagger_sha256)
-    report = {"documents": len(labelled), "candidates": len(labels), "gold_mentions": sum(d.gold for d in labelled),
-              "gold_among_candidates": positives, "folds": folds, "threshold": threshold, "threshold_for": measures[-1],
-              "out_of_fold": by_threshold[threshold], **fixed_policies(labelled, measures)}
+    report = {
+        "documents": len(labelled),
+        "candidates": len(labels),
+        "gold_mentions": sum(d.gold for d in labelled),
+        "gold_among_candidates": positives,
+        "folds": folds,
+        "threshold": threshold,
+        "threshold_for": measures[-1],
+        "out_of_fold": by_threshold[threshold],
+        **fixed_policies(labelled, measures),
+    }
     selector.fitted_on = {**(fitted_on or {}), **report}
     return selector, report
 
@@ -160,12 +192,16 @@ def fitting_documents(specs: Sequence[str], tagger_info: dict, memory_sources: S
         hashes = [document_hash(d) for d in found]
         tagger_saw = sum(h in learned for h in hashes) or (len(found) if record["sha256"] in learned_files else 0)
         if tagger_saw:
-            raise MedlinkError(f"--documents {spec}: the tagger was trained on {tagger_saw} of its {len(found)} documents; fit the selector "
-                               "on documents it did not learn from (a dev split)")
+            raise MedlinkError(
+                f"--documents {spec}: the tagger was trained on {tagger_saw} of its {len(found)} documents; fit the selector "
+                "on documents it did not learn from (a dev split)"
+            )
         in_memory = sum(h in remembered for h in hashes)
         if in_memory:
-            raise MedlinkError(f"--documents {spec}: the index holds the mentions of {in_memory} of its {len(found)} documents as memory; "
-                               "fit the selector on other documents (a dev split)")
+            raise MedlinkError(
+                f"--documents {spec}: the index holds the mentions of {in_memory} of its {len(found)} documents as memory; "
+                "fit the selector on other documents (a dev split)"
+            )
         for document, digest in zip(found, hashes):
             if digest in seen:
                 repeated += 1

@@ -17,10 +17,10 @@ import json
 import platform
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -55,8 +55,12 @@ class TaggerConfig:
     def __post_init__(self) -> None:
         precisions.check_precision(self.precision, "precision (--precision)")
         check_layers(self.layers)
-        check_training_numbers(self.learning_rate, self.warmup, 1, at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1),
-                                                                             "max_length": (self.max_length, 8)})
+        check_training_numbers(
+            self.learning_rate,
+            self.warmup,
+            1,
+            at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 1), "max_length": (self.max_length, 8)},
+        )
         if self.weight_decay < 0:
             raise MedlinkError(f"weight_decay must be 0 or more, not {self.weight_decay}")
         if self.overlap is not None and not 0 <= self.overlap < self.max_length // 2:
@@ -94,9 +98,15 @@ def _load_base(base_model: str | Path | None, labels: list[str]):
     tokenizer = load_pretrained(path, "tokenizer", AutoTokenizer.from_pretrained)
     if not tokenizer.is_fast:
         raise MedlinkError(f"{path}: the tagger needs a fast tokenizer (tokenizer.json) for character offsets")
-    model = load_pretrained(path, "model", AutoModelForTokenClassification.from_pretrained, num_labels=len(labels),
-                            id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)},
-                            ignore_mismatched_sizes=True)
+    model = load_pretrained(
+        path,
+        "model",
+        AutoModelForTokenClassification.from_pretrained,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={label: i for i, label in enumerate(labels)},
+        ignore_mismatched_sizes=True,
+    )
     return path, tokenizer, model
 
 
@@ -108,8 +118,9 @@ def _optimizer(model, config: TaggerConfig, total_steps: int):
     decay, no_decay = [], []
     for parameter in model.parameters():  # biases and LayerNorm weights are the one-dimensional ones
         (no_decay if parameter.ndim < 2 else decay).append(parameter)
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=config.learning_rate)
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=config.learning_rate
+    )
     return optimizer, get_linear_schedule_with_warmup(optimizer, int(config.warmup * total_steps), total_steps)
 
 
@@ -129,13 +140,22 @@ def evaluate(finder: TaggerFinder, documents: Sequence[Document], progress: bool
     return {key: round(value, 4) if isinstance(value, float) else value for key, value in total.to_dict().items()}
 
 
-def train_tagger(train: Sequence[Document], out: Path, *, dev: Sequence[Document] = (), base_model: str | Path | None = None,
-                 config: TaggerConfig = TaggerConfig(), sources: dict | None = None, progress: bool = True) -> TaggerReport:
+def train_tagger(
+    train: Sequence[Document],
+    out: Path,
+    *,
+    dev: Sequence[Document] = (),
+    base_model: str | Path | None = None,
+    config: TaggerConfig | None = None,
+    sources: dict | None = None,
+    progress: bool = True,
+) -> TaggerReport:
     """Train a tagger on ``train`` (documents with gold annotations) and write its folder at ``out``, whole.
 
     ``dev``: documents scored after every epoch; the best epoch's weights are kept (without dev: the last).
     ``sources``: what to record about the data (paths, checksums) in the signature file.
     """
+    config = config if config is not None else TaggerConfig()
     import torch
 
     check_tagger_output(out)
@@ -162,8 +182,16 @@ def train_tagger(train: Sequence[Document], out: Path, *, dev: Sequence[Document
     with staged_directory(out) as staging:  # holds the output lock for the whole run
         check_tagger_output(out)  # again, under the lock
         for epoch in range(config.epochs):
-            losses = _train_epoch(model, finder, length_batches(examples, config.batch_size, rng), optimizer, scheduler,
-                                  trained_precision == "bf16", f"epoch {epoch + 1}/{config.epochs}", progress)
+            losses = _train_epoch(
+                model,
+                finder,
+                length_batches(examples, config.batch_size, rng),
+                optimizer,
+                scheduler,
+                trained_precision == "bf16",
+                f"epoch {epoch + 1}/{config.epochs}",
+                progress,
+            )
             record = {"epoch": epoch + 1, "loss": round(float(np.mean(losses)), 5), "steps": len(losses)}
             if dev:
                 record["dev"] = evaluate(finder, dev, progress)
@@ -194,8 +222,9 @@ def _train_epoch(model, finder: TaggerFinder, batches, optimizer, scheduler, bf1
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
                 loss = model(**inputs).loss
             if not torch.isfinite(loss):
-                raise MedlinkError(f"training diverged: the loss is {loss.item()} after {len(losses)} steps of {desc}; "
-                                   "train again with a lower --lr")
+                raise MedlinkError(
+                    f"training diverged: the loss is {loss.item()} after {len(losses)} steps of {desc}; train again with a lower --lr"
+                )
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
@@ -210,16 +239,36 @@ def _train_epoch(model, finder: TaggerFinder, batches, optimizer, scheduler, bf1
     return losses
 
 
-def _save(folder: Path, model, tokenizer, labels: list[str], finder: TaggerFinder, config: TaggerConfig, report: TaggerReport,
-          path: Path, base_model: str | Path | None, sources: dict) -> None:
+def _save(
+    folder: Path,
+    model,
+    tokenizer,
+    labels: list[str],
+    finder: TaggerFinder,
+    config: TaggerConfig,
+    report: TaggerReport,
+    path: Path,
+    base_model: str | Path | None,
+    sources: dict,
+) -> None:
     """Weights, tokenizer, then the signature file (into the staging folder that replaces ``out`` whole)."""
     model.save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
     with_default_mode(*folder.glob("*.safetensors"))
-    signature = {"format": TAGGER_FORMAT, "version": 1, "labels": labels, "max_length": config.max_length, "overlap": finder.overlap,
-                 "collapse_types": config.collapse_types, "precision": config.precision,
-                 "base_model": str(path.resolve()) if base_model else f"default ({path.resolve()})", "data": sources,
-                 **asdict(report), "medlink_version": version("medlink"), "machine": _machine()}
+    signature = {
+        "format": TAGGER_FORMAT,
+        "version": 1,
+        "labels": labels,
+        "max_length": config.max_length,
+        "overlap": finder.overlap,
+        "collapse_types": config.collapse_types,
+        "precision": config.precision,
+        "base_model": str(path.resolve()) if base_model else f"default ({path.resolve()})",
+        "data": sources,
+        **asdict(report),
+        "medlink_version": version("medlink"),
+        "machine": _machine(),
+    }
     (folder / TAGGER_FILE).write_text(json.dumps(signature, indent=2), encoding="utf-8")
 
 

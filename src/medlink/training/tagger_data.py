@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from medlink.core import Annotation, Document
 from medlink.directories import file_checksum
@@ -30,18 +30,26 @@ def read_annotated(spec: str) -> tuple[list[Document], dict]:
 
     format_name, sep, path = spec.partition(":")
     if format_name not in TRAINING_FORMATS or not sep or not path:
-        raise MedlinkError(f"{spec!r}: write FORMAT:PATH with FORMAT one of {', '.join(TRAINING_FORMATS)} "
-                           "(documents with annotated mention spans)")
+        raise MedlinkError(
+            f"{spec!r}: write FORMAT:PATH with FORMAT one of {', '.join(TRAINING_FORMATS)} (documents with annotated mention spans)"
+        )
     documents = []
     for source in load_pubtator_documents(path, keep_unlinked=True):
         document = Document.from_title_abstract(source.doc_id, source.title, source.abstract)
         text = document.text
-        document.annotations = [Annotation(m.start, m.end, text[m.start:m.end], m.semantic_type, ids=tuple(sorted(m.gold)), source="gold")
-                                for m in source.mentions]
+        document.annotations = [
+            Annotation(m.start, m.end, text[m.start : m.end], m.semantic_type, ids=tuple(sorted(m.gold)), source="gold")
+            for m in source.mentions
+        ]
         documents.append(document)
-    record = {"format": format_name, "path": str(Path(path).resolve()), "sha256": file_checksum(Path(path)),
-              "documents": len(documents), "mentions": sum(len(d.annotations) for d in documents),
-              "document_sha256": sorted(document_hashes(documents))}
+    record = {
+        "format": format_name,
+        "path": str(Path(path).resolve()),
+        "sha256": file_checksum(Path(path)),
+        "documents": len(documents),
+        "mentions": sum(len(d.annotations) for d in documents),
+        "document_sha256": sorted(document_hashes(documents)),
+    }
     return documents, record
 
 
@@ -77,8 +85,9 @@ class Example:
     labels: list[int]
 
 
-def build_examples(documents: Sequence[Document], tokenizer, label_ids: dict[str, int], collapse_types: bool, body: int,
-                   overlap: int) -> tuple[list[Example], dict]:
+def build_examples(
+    documents: Sequence[Document], tokenizer, label_ids: dict[str, int], collapse_types: bool, body: int, overlap: int
+) -> tuple[list[Example], dict]:
     """The windows a tagger reads (``pack``: whole consecutive sentences of a document) with their labels, and counts
     (sentences, windows, spans learnt, spans that BIO or the sentence split cannot hold)."""
     examples: list[Example] = []
@@ -118,8 +127,8 @@ def length_batches(examples: Sequence[Example], batch_size: int, rng: random.Ran
     rng.shuffle(order)
     batches = []
     for first in range(0, len(order), batch_size * pool):
-        chunk = sorted(order[first:first + batch_size * pool], key=lambda e: len(e.ids))
-        batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+        chunk = sorted(order[first : first + batch_size * pool], key=lambda e: len(e.ids))
+        batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
     rng.shuffle(batches)
     return batches
 
@@ -137,7 +146,7 @@ def collate(batch: Sequence[Example], template: tuple[list[int], list[int]], pad
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
     for line, (row, example) in enumerate(zip(rows, batch)):
-        ids[line, :len(row)] = torch.tensor(row)
-        mask[line, :len(row)] = 1
-        labels[line, prefix:prefix + len(example.labels)] = torch.tensor(example.labels, dtype=torch.long)
+        ids[line, : len(row)] = torch.tensor(row)
+        mask[line, : len(row)] = 1
+        labels[line, prefix : prefix + len(example.labels)] = torch.tensor(example.labels, dtype=torch.long)
     return {"input_ids": ids, "attention_mask": mask, "labels": labels}

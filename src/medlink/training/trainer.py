@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from medlink.encoders.precision import check_precision
 from medlink.encoders.transformer import Encoder
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
@@ -25,7 +26,6 @@ from medlink.params import POOLINGS
 from medlink.training.examples import ConceptNames, Example, mentions_by_concept, sample_examples
 from medlink.training.losses import contrastive_loss
 from medlink.training.negatives import NameIndex, dev_pool, hard_negatives
-from medlink.encoders.precision import check_precision
 from medlink.training.run import TrainingRun, TrainReport, check_training_numbers
 
 
@@ -50,8 +50,13 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_precision(self.precision, "precision (--precision)")
-        check_training_numbers(self.learning_rate, self.warmup, self.checkpoint_every, tau=self.tau,
-                               at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 2), "max_length": (self.max_length, 2)})
+        check_training_numbers(
+            self.learning_rate,
+            self.warmup,
+            self.checkpoint_every,
+            tau=self.tau,
+            at_least={"epochs": (self.epochs, 1), "batch_size": (self.batch_size, 2), "max_length": (self.max_length, 2)},
+        )
         if self.kg_weight < 0:
             raise MedlinkError(f"kg_weight (--kg-weight) must be 0 (off) or more, not {self.kg_weight}")
         if self.pooling not in (None, *POOLINGS):
@@ -110,7 +115,7 @@ def train_bi_encoder(
     dev: list[tuple[str, str]] = (),
     kg_dev: list[Example] = (),
     base_model: str | Path | None = None,
-    config: TrainConfig = TrainConfig(),
+    config: TrainConfig | None = None,
     resume: bool = False,
     progress: bool = True,
 ) -> TrainReport:
@@ -118,6 +123,7 @@ def train_bi_encoder(
 
     The per-epoch dev figure comes from ``dev`` mentions when given, else from ``kg_dev`` (held-out KB pairs).
     """
+    config = config if config is not None else TrainConfig()
     if not mentions and not kg_examples:
         raise MedlinkError("nothing to train on: no annotated mention has its gold concept in the KB, and no KB pairs were given")
     run = TrainingRun(out, resume, config.seed, progress, divergence_hint="a lower --lr or a higher --tau")
@@ -133,9 +139,16 @@ def train_bi_encoder(
         steps_per_epoch = min(steps_per_epoch, config.max_steps_per_epoch)
     # dev judged among a pool of candidates unless hard negatives re-encode the whole KB each epoch anyway
     dev_names = dev_pool(names, list(dev), config.dev_pool) if (dev and config.dev_pool and not config.hard_negatives) else names
-    run.prepare(encoder, config.learning_rate, config.warmup, steps_per_epoch * config.epochs, asdict(config),
-                {"mentions": len(mentions), "kg_pairs": len(kg_examples), "dev": len(dev)} | ({"kg_dev": len(kg_dev)} if kg_dev else {})
-                | ({"dev_concepts": len(dev_names.names)} if dev else {}))
+    run.prepare(
+        encoder,
+        config.learning_rate,
+        config.warmup,
+        steps_per_epoch * config.epochs,
+        asdict(config),
+        {"mentions": len(mentions), "kg_pairs": len(kg_examples), "dev": len(dev)}
+        | ({"kg_dev": len(kg_dev)} if kg_dev else {})
+        | ({"dev_concepts": len(dev_names.names)} if dev else {}),
+    )
     index: NameIndex | None = None
     for epoch in run.epochs(config.epochs):
         rng = random.Random(config.seed + epoch)
@@ -156,7 +169,9 @@ def train_bi_encoder(
         batches = _batches(primary, config.batch_size)[:steps_per_epoch]
         auxiliary_batches = _batches(auxiliary, config.batch_size) if len(auxiliary) > 1 else None
 
-        def step_loss(step: int):
+        def step_loss(
+            step: int, batches: list = batches, negatives: dict | None = negatives, auxiliary_batches: list | None = auxiliary_batches
+        ):
             loss = _batch_loss(encoder, batches[step], negatives, config)
             if auxiliary_batches is not None:  # by step, not drawn in turn: a resumed epoch takes the same ones
                 loss = loss + config.kg_weight * _batch_loss(encoder, auxiliary_batches[step % len(auxiliary_batches)], None, config)

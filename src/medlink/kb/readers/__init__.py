@@ -9,10 +9,10 @@ readers call ``files.mover(policy)``. ``read_source`` passes every record throug
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import Callable, Iterator
 
 from medlink.kb.errors_policy import InvalidLinePolicy
 from medlink.kb.readers.checked import checked_records
@@ -42,11 +42,19 @@ READERS: dict[str, ReaderSpec] = {
     for spec in [
         ReaderSpec("biosyn", "biosyn:read_biosyn", "", "file", "BioSyn/SapBERT dictionary 'ids||name[|name...]' (MEDIC)"),
         ReaderSpec("obo", "obo:read_obo", "", "file", "OBO 1.2 ontology (HPO, DO, MONDO); ids are already CURIEs"),
-        ReaderSpec("icd10cm", "icd10cm:read_icd10cm", "ICD10CM", "optional-file", "ICD-10-CM tabular XML (default: the copy shipped by simple-icd-10-cm)"),
+        ReaderSpec(
+            "icd10cm",
+            "icd10cm:read_icd10cm",
+            "ICD10CM",
+            "optional-file",
+            "ICD-10-CM tabular XML (default: the copy shipped by simple-icd-10-cm)",
+        ),
         ReaderSpec("umls", "umls:read_umls", "UMLS", "dir", "UMLS Metathesaurus META directory (MRCONSO, MRSTY, MRDEF, MRREL .RRF)"),
         ReaderSpec("snomed", "snomed:read_snomed", "SCTID", "dir", "SNOMED CT RF2 Snapshot directory (Terminology/sct2_*.txt)"),
         ReaderSpec("mesh", "mesh:read_mesh", "MESH", "file", "MeSH descriptor XML (descYYYY.xml)"),
-        ReaderSpec("askapatient", "askapatient:read_askapatient_ontology", "", "file", "AskAPatient ontology JSON {id: [[kind, name], ...]}"),
+        ReaderSpec(
+            "askapatient", "askapatient:read_askapatient_ontology", "", "file", "AskAPatient ontology JSON {id: [[kind, name], ...]}"
+        ),
         ReaderSpec("jsonl", "tabular:read_jsonl", "", "file", "medlink JSONL: one concept object per line (docs/kb-schema.md)"),
         ReaderSpec("tsv", "tabular:read_tsv", "", "file", "medlink TSV: one name per row, header id/name/kind/... (docs/kb-schema.md)"),
     ]

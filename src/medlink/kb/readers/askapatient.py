@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from functools import partial
 from json.decoder import scanstring
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from medlink.errors import InputFormatError
 from medlink.kb.errors_policy import InvalidLinePolicy

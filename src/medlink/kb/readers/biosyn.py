@@ -8,8 +8,8 @@ name. Ids are kept as written (NCBI Disease gold ids are unprefixed) unless a pr
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from medlink.kb.errors_policy import InvalidLinePolicy
 from medlink.kb.readers.files import decoded_lines, require_file

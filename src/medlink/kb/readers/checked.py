@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from medlink.kb.readers.files import LocatedPolicy
 from medlink.kb.records import (
@@ -125,8 +126,12 @@ class RecordCheck:
     def warn(self) -> None:
         """One warning per file whose text values were cleaned: how many, and the first."""
         for path, count in self.replaced.items():
-            log.warning("%s: %s text value(s) (names, definitions, types) held control characters, each run replaced by a "
-                        "space (first: %s)", path, f"{count:,}", self.first_replaced[path])
+            log.warning(
+                "%s: %s text value(s) (names, definitions, types) held control characters, each run replaced by a space (first: %s)",
+                path,
+                f"{count:,}",
+                self.first_replaced[path],
+            )
 
 
 def checked_records(records: Iterable[Record], policy: LocatedPolicy) -> Iterator[Record]:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator
+from typing import IO
 
 from medlink.errors import InputFormatError, MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -29,7 +30,9 @@ def _require(path: Path | str | None, what: str, *, directory: bool) -> Path:
         raise MissingInputError(f"no path given for the {what}")
     path = Path(path)
     if directory and not path.is_dir():
-        raise MissingInputError(f"{what}: {path} is a file, not a folder" if path.exists() else f"{what} not found: {path} (no such directory)")
+        raise MissingInputError(
+            f"{what}: {path} is a file, not a folder" if path.exists() else f"{what} not found: {path} (no such directory)"
+        )
     if not directory and not path.is_file():
         raise not_a_file(path, what)
     return path
@@ -79,7 +82,7 @@ class LocatedPolicy(InvalidLinePolicy):
     step: int = 0
 
     @classmethod
-    def around(cls, policy: InvalidLinePolicy) -> "LocatedPolicy":
+    def around(cls, policy: InvalidLinePolicy) -> LocatedPolicy:
         if isinstance(policy, LocatedPolicy):
             return policy
         return cls(skip_invalid=policy.skip_invalid, skipped=policy.skipped, first_reasons=policy.first_reasons)
@@ -168,7 +171,11 @@ def decoded_lines(path: Path, policy: InvalidLinePolicy | None, encoding: str = 
             try:
                 text = raw.decode(encoding)
             except UnicodeDecodeError as error:
-                policy.invalid(path, lineno, f"not valid {encoding.upper()} at byte {error.start + 1} of the line (save the file as {encoding.upper()})")
+                policy.invalid(
+                    path,
+                    lineno,
+                    f"not valid {encoding.upper()} at byte {error.start + 1} of the line (save the file as {encoding.upper()})",
+                )
                 continue
             if lineno == 1:
                 text = text.removeprefix("\ufeff")

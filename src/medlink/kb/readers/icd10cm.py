@@ -19,17 +19,16 @@ some combinations do not exist. The 2026 release gives 98,505 concepts, the pack
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-import importlib.util
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterator
 
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
-from medlink.text.abbreviations import find_abbreviations
 from medlink.kb.readers.files import TagLines, mover, require_file
 from medlink.kb.records import (
     ABBREVIATION,
@@ -44,6 +43,7 @@ from medlink.kb.records import (
     TypeRecord,
     qualify,
 )
+from medlink.text.abbreviations import find_abbreviations
 
 # ICD-10-CM's seventh-character qualifiers as normalised names end ("... initial encounter for open fracture",
 # "... sequela"): the episode of care, not the condition. Read by the dense stage and the aligner's bi-encoder, which
@@ -56,7 +56,9 @@ _CODE = r"[A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]{1,4})?"
 _CITED = re.compile(rf"^({_CODE})(?:\.?-)?(?:-({_CODE}))?-?$")
 _NODE_OPEN = re.compile(r"<(?:chapter|section|diag)(?=[\s/>])")
 _NOTE_CONTAINERS = {"inclusionTerm", "includes", "excludes1", "excludes2"}
-_DESCRIBES = re.compile(r"^(?:any|all|the listed)\b|classifiable|classified|:", re.IGNORECASE)  # "any condition classifiable to ...": a description
+_DESCRIBES = re.compile(
+    r"^(?:any|all|the listed)\b|classifiable|classified|:", re.IGNORECASE
+)  # "any condition classifiable to ...": a description
 SOURCE = "ICD-10-CM"
 READER_VERSION = 4  # what a KB read from the XML holds (2: a code's Includes notes among its names; 3: a bracketed abbreviation
 # of a whole name, "[AIDS]", a name too; 4: one with a sign too, "[ER+]"): a default KB built before is rebuilt
@@ -143,8 +145,14 @@ def _stay() -> None:
     """No reader position to move (the reader called without a located policy)."""
 
 
-def _node_records(node: _Node, parent: _Node | None, prefix: str, valid_codes: set[str] | None,
-                  to_parent: Callable[[], None] = _stay, back: Callable[[], None] = _stay) -> Iterator[Record]:
+def _node_records(
+    node: _Node,
+    parent: _Node | None,
+    prefix: str,
+    valid_codes: set[str] | None,
+    to_parent: Callable[[], None] = _stay,
+    back: Callable[[], None] = _stay,
+) -> Iterator[Record]:
     """Records of one finished node (and, for a leaf under a 7th-character rule, of its extensions). The is_a relation to
     the parent comes from the nesting, not from this node's text: ``to_parent`` and ``back`` move the reader's position to
     the parent's element for it, so a bad parent id is named where it is written and never costs this node."""
@@ -211,8 +219,9 @@ def read_icd10cm(path: Path | str | None = None, *, prefix: str = "ICD10CM", pol
                     )
                     section_id = element.get("id")
                     opened += 1
-                    stack.append(_Node(kind, id=block_id(section_id) if section_id else None, seven=parent.seven if parent else None,
-                                       index=opened))
+                    stack.append(
+                        _Node(kind, id=block_id(section_id) if section_id else None, seven=parent.seven if parent else None, index=opened)
+                    )
                 continue
             tags.pop()
             container = tags[-1] if tags else None
@@ -240,13 +249,17 @@ def read_icd10cm(path: Path | str | None = None, *, prefix: str = "ICD10CM", pol
             elif tag in ("chapter", "section", "diag"):
                 stack.pop()
                 if not node.id or not node.title:
-                    policy.invalid(path, lines.line_of(node.index), f"<{tag}> without {'a name' if not node.id else 'a desc'} (id {node.id!r})")
+                    policy.invalid(
+                        path, lines.line_of(node.index), f"<{tag}> without {'a name' if not node.id else 'a desc'} (id {node.id!r})"
+                    )
                 else:
                     parent = stack[-1] if stack else None
                     own = partial(lines.line_of, node.index)
                     parent_relation = {None: own, "tail": partial(lines.line_of, parent.index) if parent else None}
                     move(path, own)
-                    yield from _node_records(node, parent, prefix, valid_codes, partial(move, path, parent_relation), partial(move, path, own))
+                    yield from _node_records(
+                        node, parent, prefix, valid_codes, partial(move, path, parent_relation), partial(move, path, own)
+                    )
                 element.clear()
     except ET.ParseError as error:
         line = error.position[0] if error.position else None

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterator
 
 from medlink.errors import InputFormatError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -102,7 +102,8 @@ def _records_of(path: Path) -> Iterator[tuple[int, ET.Element]]:
                     root = elem
                     if elem.tag != ROOT_TAG:
                         raise InputFormatError(
-                            path, 1,
+                            path,
+                            1,
                             f"expected a MeSH descriptor file with root <{ROOT_TAG}>, found <{elem.tag}> "
                             "(qualifier qYYYY.xml and supplementary suppYYYY.xml files are not descriptor files)",
                         )
@@ -159,7 +160,13 @@ def _stay_on(parent_ui: str | None) -> None:
 
 
 def _descriptor_records(
-    record: ET.Element, ui: str, name: str, owners: dict[str, str], prefix: str, source: str, include_permuted: bool,
+    record: ET.Element,
+    ui: str,
+    name: str,
+    owners: dict[str, str],
+    prefix: str,
+    source: str,
+    include_permuted: bool,
     at_parent: Callable[[str | None], None] = _stay_on,
 ) -> Iterator[Record]:
     """All records of one valid DescriptorRecord. A parent found by tree number is not written in this record:

@@ -10,9 +10,9 @@ Ids are already CURIEs (``HP:0001250``), so the prefix is only applied when give
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from medlink.kb.errors_policy import InvalidLinePolicy
 from medlink.kb.readers.files import decoded_lines, liner, mover, require_file
@@ -80,7 +80,9 @@ STANZAS = ("[Term]", "[Typedef]", "[Instance]")  # OBO 1.2 / 1.4 stanza types
 def _parse_tag(stanza: _Stanza, tag: str, value: str, line: int, fail) -> None:
     """Store one ``tag: value`` line (at ``line``) in ``stanza``; ``fail(message)`` reports a malformed value."""
     if tag in ("id", "name") and getattr(stanza, tag):  # OBO allows one of each: a second one is a merge gone wrong
-        fail(f"a second '{tag}:' tag in this [Term] (the first: {getattr(stanza, tag)!r}); with --skip-invalid this line is skipped and the first kept")
+        fail(
+            f"a second '{tag}:' tag in this [Term] (the first: {getattr(stanza, tag)!r}); with --skip-invalid this line is skipped and the first kept"
+        )
     elif tag == "id":
         stanza.id = _strip_comment(value)
         stanza.lines["id"] = line

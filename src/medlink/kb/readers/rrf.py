@@ -4,8 +4,8 @@ non-UTF-8 lines reported as ``file:line`` (or skipped) rather than raised from d
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from medlink.kb.errors_policy import InvalidLinePolicy
 from medlink.kb.readers.files import mover, open_bytes

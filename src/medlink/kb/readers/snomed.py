@@ -27,9 +27,9 @@ is kept in memory across files:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from itertools import chain
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from medlink.errors import InputFormatError, MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -77,15 +77,37 @@ ATTRIBUTE_NAMES = {
 
 CONCEPT_HEADER = ("id", "effectiveTime", "active", "moduleId", "definitionStatusId")
 DESCRIPTION_HEADER = (
-    "id", "effectiveTime", "active", "moduleId", "conceptId", "languageCode", "typeId", "term", "caseSignificanceId",
+    "id",
+    "effectiveTime",
+    "active",
+    "moduleId",
+    "conceptId",
+    "languageCode",
+    "typeId",
+    "term",
+    "caseSignificanceId",
 )
 RELATIONSHIP_HEADER = (
-    "id", "effectiveTime", "active", "moduleId", "sourceId", "destinationId", "relationshipGroup", "typeId",
-    "characteristicTypeId", "modifierId",
+    "id",
+    "effectiveTime",
+    "active",
+    "moduleId",
+    "sourceId",
+    "destinationId",
+    "relationshipGroup",
+    "typeId",
+    "characteristicTypeId",
+    "modifierId",
 )
 LANGUAGE_REFSET_HEADER = ("id", "effectiveTime", "active", "moduleId", "refsetId", "referencedComponentId", "acceptabilityId")
 ASSOCIATION_REFSET_HEADER = (
-    "id", "effectiveTime", "active", "moduleId", "refsetId", "referencedComponentId", "targetComponentId",
+    "id",
+    "effectiveTime",
+    "active",
+    "moduleId",
+    "refsetId",
+    "referencedComponentId",
+    "targetComponentId",
 )
 
 # Name scopes: the FSN as written, the FSN without its semantic tag, the language refset's
@@ -196,10 +218,7 @@ def read_snomed(
     if preferred is not None:
         parts.extend(_read_language_refset(f, policy, language_refset, preferred) for f in language_files)
     parts.extend(_read_concepts(f, prefix, policy, include_inactive, inactive) for f in concept_files)
-    parts.extend(
-        _read_descriptions(f, prefix, policy, skip, language_set, preferred, preferred_language)
-        for f in description_files
-    )
+    parts.extend(_read_descriptions(f, prefix, policy, skip, language_set, preferred, preferred_language) for f in description_files)
     if definitions:
         defined: set[str] = set()
         parts.extend(_read_text_definitions(f, prefix, policy, skip, language_set, defined) for f in definition_files)
@@ -220,9 +239,7 @@ def _read_language_refset(path: Path, policy: InvalidLinePolicy, refset: str, pr
     yield  # a generator, so that it runs in turn with the others
 
 
-def _read_concepts(
-    path: Path, prefix: str, policy: InvalidLinePolicy, include_inactive: bool, inactive: set[str]
-) -> Iterator[Record]:
+def _read_concepts(path: Path, prefix: str, policy: InvalidLinePolicy, include_inactive: bool, inactive: set[str]) -> Iterator[Record]:
     for lineno, parts in _rf2_rows(path, CONCEPT_HEADER, "concept", policy, active_only=False):
         sctid = parts[0]
         active = parts[2]

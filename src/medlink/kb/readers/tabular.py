@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from medlink.errors import InputFormatError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -110,9 +111,7 @@ def _jsonl_synonyms(value: Any) -> list[tuple[str, str, str | None, str]]:
             raise _Invalid(f'field "{field}" must be a string or an object {{"text": ...}}, got {_describe(item)}')
         for key in item:
             if key not in SYNONYM_KEYS:
-                raise _Invalid(
-                    f'unknown key "{key}" in {field}{_did_you_mean(key, SYNONYM_KEYS)}; allowed: {", ".join(SYNONYM_KEYS)}'
-                )
+                raise _Invalid(f'unknown key "{key}" in {field}{_did_you_mean(key, SYNONYM_KEYS)}; allowed: {", ".join(SYNONYM_KEYS)}')
         if "text" not in item:
             raise _Invalid(f'{field} has no "text"')
         text = _string(item["text"], f"{field}.text")
@@ -267,9 +266,7 @@ def _tsv_header(path: Path, lineno: int, text: str, header_like_comment: str | N
     return columns
 
 
-def read_tsv(
-    path: Path | str, *, prefix: str = "", policy: InvalidLinePolicy | None = None, source: str | None = None
-) -> Iterator[Record]:
+def read_tsv(path: Path | str, *, prefix: str = "", policy: InvalidLinePolicy | None = None, source: str | None = None) -> Iterator[Record]:
     """Stream the records of a medlink TSV file (header, then one name per row, docs/kb-schema.md).
 
     ``source`` labels the concepts (default: the file name without extension). Raises
@@ -301,7 +298,8 @@ def _read_tsv(path: Path, prefix: str, policy: InvalidLinePolicy, source: str) -
         cells = text.split("\t")
         if len(cells) != len(columns):
             policy.invalid(
-                path, lineno,
+                path,
+                lineno,
                 f"expected {len(columns)} tab-separated columns ({', '.join(columns)}) as in the header, found {len(cells)}",
             )
             continue
@@ -319,7 +317,8 @@ def _read_tsv(path: Path, prefix: str, policy: InvalidLinePolicy, source: str) -
         concept_id = qualify(prefix, concept_id)
         if kind == PREFERRED and concept_id in has_preferred:
             policy.invalid(
-                path, lineno,
+                path,
+                lineno,
                 f'id {concept_id} already has a preferred name on an earlier line; use kind "synonym" for "{name}"',
             )
             continue
@@ -349,7 +348,9 @@ def _read_tsv(path: Path, prefix: str, policy: InvalidLinePolicy, source: str) -
                 group_seen.add(("xref", xref))
                 yield XrefRecord(concept_id, xref)
     if columns is None:
-        raise InputFormatError(path, None, f"no header line: expected tab-separated columns {', '.join(TSV_COLUMNS)} (id and name required)")
+        raise InputFormatError(
+            path, None, f"no header line: expected tab-separated columns {', '.join(TSV_COLUMNS)} (id and name required)"
+        )
 
 
 def _stem(path: Path) -> str:

@@ -23,9 +23,9 @@ other direction, which MRREL also carries).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from itertools import chain
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
@@ -56,11 +56,41 @@ DEFAULT_SKIPPED_RELS = frozenset({"CHD", "RN", "SIB", "AQ", "QB", "XR", "DEL"})
 
 # UMLS LAT (ISO 639-2/B-like) -> ISO 639-1 where there is one; anything else is lowercased.
 LANGUAGES = {
-    "ENG": "en", "SPA": "es", "FRE": "fr", "GER": "de", "ITA": "it", "POR": "pt", "DUT": "nl",
-    "JPN": "ja", "CHI": "zh", "RUS": "ru", "SWE": "sv", "CZE": "cs", "KOR": "ko", "POL": "pl",
-    "NOR": "no", "HUN": "hu", "FIN": "fi", "DAN": "da", "TUR": "tr", "GRE": "el", "HEB": "he",
-    "ARA": "ar", "LAV": "lv", "EST": "et", "HRV": "hr", "SCR": "hr", "BAQ": "eu", "UKR": "uk",
-    "CAT": "ca", "FAS": "fa", "PER": "fa", "LIT": "lt", "SLV": "sl", "SLO": "sk", "ISL": "is",
+    "ENG": "en",
+    "SPA": "es",
+    "FRE": "fr",
+    "GER": "de",
+    "ITA": "it",
+    "POR": "pt",
+    "DUT": "nl",
+    "JPN": "ja",
+    "CHI": "zh",
+    "RUS": "ru",
+    "SWE": "sv",
+    "CZE": "cs",
+    "KOR": "ko",
+    "POL": "pl",
+    "NOR": "no",
+    "HUN": "hu",
+    "FIN": "fi",
+    "DAN": "da",
+    "TUR": "tr",
+    "GRE": "el",
+    "HEB": "he",
+    "ARA": "ar",
+    "LAV": "lv",
+    "EST": "et",
+    "HRV": "hr",
+    "SCR": "hr",
+    "BAQ": "eu",
+    "UKR": "uk",
+    "CAT": "ca",
+    "FAS": "fa",
+    "PER": "fa",
+    "LIT": "lt",
+    "SLV": "sl",
+    "SLO": "sk",
+    "ISL": "is",
 }
 
 
@@ -168,9 +198,7 @@ def read_umls(
     kept_sabs: set[str] = set()
 
     parts: list[Iterator[Record]] = [
-        _read_mrconso(
-            mrconso, prefix, policy, language_set, primary, sab_set, as_set(ttys), drop_suppress, kept, kept_sabs
-        )
+        _read_mrconso(mrconso, prefix, policy, language_set, primary, sab_set, as_set(ttys), drop_suppress, kept, kept_sabs)
     ]
     # Generators run lazily, in order: MRCONSO has filled ``kept`` and ``kept_sabs`` before the others start.
     if types and (mrsty := _find(meta, "MRSTY.RRF")):

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import accumulate
-from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from medlink.core import Annotation, Document
 
@@ -64,8 +65,9 @@ def find_all(finders: Sequence[MentionFinder], document: Document, policy: str =
     return find_all_in(finders, [document], policy, combine)[0]
 
 
-def find_all_in(finders: Sequence[MentionFinder], documents: Sequence[Document], policy: str = "longest",
-                combine: str = "union") -> list[list[Annotation]]:
+def find_all_in(
+    finders: Sequence[MentionFinder], documents: Sequence[Document], policy: str = "longest", combine: str = "union"
+) -> list[list[Annotation]]:
     """``find_all`` for each of a batch of documents. A first finder that reads a batch faster than its documents one
     by one (the tagger: ``read_ahead``) reads them together first; under ``confirmed`` it is told where the other
     finders found spans, since nothing it finds elsewhere is kept, and reads only there."""

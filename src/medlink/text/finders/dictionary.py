@@ -41,18 +41,18 @@ Rules a plain string matcher gets wrong, and what this one does:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable
 
 from medlink.core import READ_AS, Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
+from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
+from medlink.text.finders.word_shorthand import expanded, shorthand_span
 from medlink.text.normalize import SIGNED, Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, name_forms
 from medlink.text.spelling import SpellingIndex
-from medlink.text.finders.word_shorthand import expanded, shorthand_span
-from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
 from medlink.text.tokens import Token, passage_tokens, respelt, tokenize
 
 SIGNATURE = "medlink-dictionary-finder"
@@ -102,8 +102,16 @@ def loose_word(word: str) -> str:
 
 # Latin and Greek plurals the S-stemmer leaves alone or cuts wrong ("emboli", "metastases", "vertebrae", "diverticula"), each
 # with the singular endings it may stand for; longer endings first ("ata" before "a")
-CLASSICAL_PLURALS = (("ices", ("ix", "ex")), ("ses", ("sis",)), ("ges", ("x",)), ("ata", ("a",)), ("ina", ("en",)), ("ae", ("a",)),
-                     ("i", ("us",)), ("a", ("um", "on")))
+CLASSICAL_PLURALS = (
+    ("ices", ("ix", "ex")),
+    ("ses", ("sis",)),
+    ("ges", ("x",)),
+    ("ata", ("a",)),
+    ("ina", ("en",)),
+    ("ae", ("a",)),
+    ("i", ("us",)),
+    ("a", ("um", "on")),
+)
 
 
 def classical_singular(word: str, vocabulary: dict[str, int]) -> str | None:
@@ -121,8 +129,25 @@ def classical_singular(word: str, vocabulary: dict[str, int]) -> str | None:
 
 
 # the endings of a disease's Greek or Latin name: a lone word corrected to one of them reads as a misspelt disease
-DISEASE_ENDINGS = ("ia", "itis", "osis", "oma", "omas", "pathy", "algia", "rrhea", "rrhoea", "uria", "plegia", "trophy", "genesis",
-                   "iasis", "megaly", "penia", "cytosis")
+DISEASE_ENDINGS = (
+    "ia",
+    "itis",
+    "osis",
+    "oma",
+    "omas",
+    "pathy",
+    "algia",
+    "rrhea",
+    "rrhoea",
+    "uria",
+    "plegia",
+    "trophy",
+    "genesis",
+    "iasis",
+    "megaly",
+    "penia",
+    "cytosis",
+)
 
 
 def slip(word: str, correction: str) -> bool:
@@ -132,8 +157,12 @@ def slip(word: str, correction: str) -> bool:
     "stricture", "found" -> "wound"), nor an ending ("include" -> "included"), nor an English word ("propose" ->
     "proptose", a loose form of "proptosis")."""
     inside = word[:2] == correction[:2] and word[-2:] == correction[-2:]
-    return (len(word) >= 7 and inside and correction.endswith(DISEASE_ENDINGS)
-            and (len(word) != len(correction) or sorted(word) == sorted(correction)))
+    return (
+        len(word) >= 7
+        and inside
+        and correction.endswith(DISEASE_ENDINGS)
+        and (len(word) != len(correction) or sorted(word) == sorted(correction))
+    )
 
 
 def _read_as(span: Annotation, reading: str) -> Annotation:
@@ -144,8 +173,35 @@ def _read_as(span: Annotation, reading: str) -> Annotation:
 
 
 # prefixes a name hyphenates and text often joins ("Pre-eclampsia" / "preeclampsia", "Post-traumatic" / "posttraumatic")
-JOINED_PREFIXES = ("pre", "post", "non", "anti", "intra", "extra", "peri", "para", "hyper", "hypo", "sub", "supra", "inter", "micro",
-                   "macro", "multi", "poly", "pseudo", "semi", "trans", "neo", "auto", "co", "re", "over", "under", "mid")
+JOINED_PREFIXES = (
+    "pre",
+    "post",
+    "non",
+    "anti",
+    "intra",
+    "extra",
+    "peri",
+    "para",
+    "hyper",
+    "hypo",
+    "sub",
+    "supra",
+    "inter",
+    "micro",
+    "macro",
+    "multi",
+    "poly",
+    "pseudo",
+    "semi",
+    "trans",
+    "neo",
+    "auto",
+    "co",
+    "re",
+    "over",
+    "under",
+    "mid",
+)
 _JOINED = frozenset(JOINED_PREFIXES)
 _PREFIX_LENGTHS = sorted({len(prefix) for prefix in JOINED_PREFIXES})  # a word's first k letters looked up, not every prefix tried
 
@@ -167,7 +223,7 @@ class DictionaryFinder:
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
-    def build(cls, names: Iterable[str], normalize: Normalizer, options: DictionaryOptions | None = None) -> "DictionaryFinder":
+    def build(cls, names: Iterable[str], normalize: Normalizer, options: DictionaryOptions | None = None) -> DictionaryFinder:
         """From the KB's names as written (their case decides which are short forms)."""
         options = options or DictionaryOptions()
         stop = (english_stop_words() if options.stop_words else frozenset()) | {normalize(n) for n in options.stop_names}
@@ -183,8 +239,11 @@ class DictionaryFinder:
                 key = normalize(spelling)
                 if key and len(key.split()) <= MAX_WORDS:
                     (turned if spelling in inverted else said).add(key)
-                    written_in_capitals = (len(key) <= options.short_form_max and normalize.in_capitals(spelling)  # "MI"; "DOESs" as the
-                                           and any(c.isupper() for c in spelling))                             # normaliser reads it
+                    written_in_capitals = (
+                        len(key) <= options.short_form_max
+                        and normalize.in_capitals(spelling)  # "MI"; "DOESs" as the
+                        and any(c.isupper() for c in spelling)
+                    )  # normaliser reads it
                     found[key] = found.get(key, True) and written_in_capitals
                     if found is plain_forms and spelling.endswith(POSSESSIVES):
                         possessives.add(key)
@@ -200,8 +259,12 @@ class DictionaryFinder:
             if short_form and len(key) < 2:
                 continue
             kept += 1
-            automaton.add(words, (TURNED_EXACT if key in turned_only else EXACT) | (SHORT_FORM if short_form else 0)
-                          | (CAPITALISED if key in exact_only else 0))
+            automaton.add(
+                words,
+                (TURNED_EXACT if key in turned_only else EXACT)
+                | (SHORT_FORM if short_form else 0)
+                | (CAPITALISED if key in exact_only else 0),
+            )
             for word in words:
                 automaton.frequencies[word] = automaton.frequencies.get(word, 0) + 1
             loose_words = [loose_word(w) for w in words if w != POSSESSIVE]
@@ -220,12 +283,23 @@ class DictionaryFinder:
                 start, end = tokens[first].start, tokens[last - 1].end
                 if start in inside or end in inside:
                     continue  # a part of a word: "eclampsia" in "preeclampsia"
-                if (value & SHORT_FORM and not self.normalize.in_capitals(text[start:end]) or value & CAPITALISED and not self._eponym_at(text, start)
-                        or crosses_boundary(text, start, end) or not value & EXACT and not spaced(text, tokens[first:last])):
+                if (
+                    value & SHORT_FORM
+                    and not self.normalize.in_capitals(text[start:end])
+                    or value & CAPITALISED
+                    and not self._eponym_at(text, start)
+                    or crosses_boundary(text, start, end)
+                    or not value & EXACT
+                    and not spaced(text, tokens[first:last])
+                ):
                     continue
-                spans.append(_read_as(Annotation(start, end, text[start:end], source=self.name), respelt(text, tokens[first:last], cuts=inside)))
-            looser = [*(self._approximate(text, tokens, inside) if self.options.approximate else ()),
-                      *(self._shorthand(text, tokens, inside) if self.options.shorthand else ())]
+                spans.append(
+                    _read_as(Annotation(start, end, text[start:end], source=self.name), respelt(text, tokens[first:last], cuts=inside))
+                )
+            looser = [
+                *(self._approximate(text, tokens, inside) if self.options.approximate else ()),
+                *(self._shorthand(text, tokens, inside) if self.options.shorthand else ()),
+            ]
             spans.extend(span for span in looser if span.start not in inside and span.end not in inside)  # whole words only
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
@@ -244,7 +318,7 @@ class DictionaryFinder:
                 out.append(token)
                 continue
             cut = token.start + len(prefix)
-            out += [Token(token.start, cut, prefix), Token(cut, token.end, token.norm[len(prefix):])]
+            out += [Token(token.start, cut, prefix), Token(cut, token.end, token.norm[len(prefix) :])]
             inside.add(cut)
         return out, inside
 
@@ -258,9 +332,13 @@ class DictionaryFinder:
         """Whether ``text`` is, word for word after normalisation, one of the names this finder reports, or (with
         approximate matching) their plural ("breast cancers")."""
         words = [t.norm for t in tokenize(text, self.normalize)]
-        return (self._spelt_whole(words, EXACT | TURNED_EXACT)
-                or self.options.approximate and self._spelt_whole([loose_word(classical_singular(w, self.automaton.frequencies) or w)
-                                                                       for w in words if w != POSSESSIVE], LOOSE | TURNED_LOOSE))
+        return (
+            self._spelt_whole(words, EXACT | TURNED_EXACT)
+            or self.options.approximate
+            and self._spelt_whole(
+                [loose_word(classical_singular(w, self.automaton.frequencies) or w) for w in words if w != POSSESSIVE], LOOSE | TURNED_LOOSE
+            )
+        )
 
     def _spelt_whole(self, words: list[str], flag: int) -> bool:
         """Whether a key carrying ``flag`` spans all of ``words``."""
@@ -282,8 +360,10 @@ class DictionaryFinder:
             if crosses_boundary(text, start, end) or not value & LOOSE and not spaced(text, [tokens[kept[j]] for j in range(first, last)]):
                 continue
             singulars = {j - first: singular[j] for j in range(first, last) if singular[j]}
-            yield _read_as(Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"}),
-                           respelt(text, [tokens[kept[j]] for j in range(first, last)], singulars, cuts))
+            yield _read_as(
+                Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"}),
+                respelt(text, [tokens[kept[j]] for j in range(first, last)], singulars, cuts),
+            )
 
     def _shorthand(self, text: str, tokens: list[Token], cuts: set[int]) -> Iterable[Annotation]:
         """Names met once the passage's shortened words are written out (``word_shorthand``): each span holds a word as
@@ -313,7 +393,7 @@ class DictionaryFinder:
             return None
         return self.spelling.correct(word)
 
-    def prepare(self) -> "DictionaryFinder":
+    def prepare(self) -> DictionaryFinder:
         """Build now what ``find`` would build on first use (the spelling index), so a long run's first document
         does not pay for it and a load's cost is all counted as load."""
         if self.options.approximate:
@@ -332,12 +412,19 @@ class DictionaryFinder:
         """Into ``directory`` (created): the word automaton, and a description (options, normaliser, format)."""
         directory.mkdir(parents=True, exist_ok=True)
         self.automaton.save(directory)
-        description = {"signature": SIGNATURE, "format": FORMAT, "options": asdict(self.options), "names": self.names,
-                       "normalizer": self.normalize.signature, "plain_forms": PLAIN_FORMS, "rules": RULES}
+        description = {
+            "signature": SIGNATURE,
+            "format": FORMAT,
+            "options": asdict(self.options),
+            "names": self.names,
+            "normalizer": self.normalize.signature,
+            "plain_forms": PLAIN_FORMS,
+            "rules": RULES,
+        }
         (directory / "dictionary.json").write_text(json.dumps(description, indent=2), encoding="utf-8")
 
     @classmethod
-    def load(cls, directory: Path) -> "DictionaryFinder":
+    def load(cls, directory: Path) -> DictionaryFinder:
         """A saved finder; damaged files are refused with their name."""
         described = directory / "dictionary.json"
         try:
@@ -357,5 +444,10 @@ def is_current(directory: Path) -> bool:
         description = json.loads((directory / "dictionary.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return (isinstance(description, dict) and description.get("signature") == SIGNATURE and description.get("format") == FORMAT
-            and description.get("plain_forms") == PLAIN_FORMS and description.get("rules") == RULES)  # one from before: found "Botulism NOS" and "Parkinson's disease" only
+    return (
+        isinstance(description, dict)
+        and description.get("signature") == SIGNATURE
+        and description.get("format") == FORMAT
+        and description.get("plain_forms") == PLAIN_FORMS
+        and description.get("rules") == RULES
+    )  # one from before: found "Botulism NOS" and "Parkinson's disease" only

@@ -11,7 +11,7 @@ so names that are right but shorter than the annotators' spans are kept.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from medlink.core import Document
 from medlink.text.finders.base import MentionFinder
@@ -19,8 +19,9 @@ from medlink.text.normalize import Normalizer
 from medlink.text.plain_forms import text_forms
 
 
-def rarely_annotated(finder: MentionFinder, documents: Iterable[Document], normalize: Normalizer, *, min_seen: int = 2,
-                     max_rate: float = 0.2) -> list[str]:
+def rarely_annotated(
+    finder: MentionFinder, documents: Iterable[Document], normalize: Normalizer, *, min_seen: int = 2, max_rate: float = 0.2
+) -> list[str]:
     """Normalised strings ``finder`` finds in the gold ``documents`` but annotators seldom marked, most often found first."""
     found, marked = Counter(), Counter()
     for document in documents:

@@ -19,5 +19,7 @@ class GivenSpans:
 
     def find(self, document: Document) -> list[Annotation]:
         """The document's annotations, in text order, stripped of any ids they came with (the linker gives new ones)."""
-        return [Annotation(a.start, a.end, a.text, type=a.type, source=GIVEN, infons=dict(a.infons))
-                for a in sorted(document.annotations, key=lambda a: (a.start, a.end))]
+        return [
+            Annotation(a.start, a.end, a.text, type=a.type, source=GIVEN, infons=dict(a.infons))
+            for a in sorted(document.annotations, key=lambda a: (a.start, a.end))
+        ]

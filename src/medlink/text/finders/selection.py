@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import bisect
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -35,10 +35,26 @@ from medlink.text.finders.base import OVERLAP_POLICIES, overlap_test
 SELECTOR_FILE = "span_selector.json"
 SELECTOR_FORMAT = "medlink-span-selector"
 SELECTOR_VERSION = 1
-FEATURES = ("from_tagger", "from_dictionary", "approximate_match", "overlaps_tagger", "overlaps_dictionary",
-            "first_word_begins", "first_word_inside", "mean_mention", "least_mention", "next_word_inside",
-            "previous_word_mention", "later_words_inside", "words", "capitals", "digits", "characters",
-            "bracket_before", "bracket_after")
+FEATURES = (
+    "from_tagger",
+    "from_dictionary",
+    "approximate_match",
+    "overlaps_tagger",
+    "overlaps_dictionary",
+    "first_word_begins",
+    "first_word_inside",
+    "mean_mention",
+    "least_mention",
+    "next_word_inside",
+    "previous_word_mention",
+    "later_words_inside",
+    "words",
+    "capitals",
+    "digits",
+    "characters",
+    "bracket_before",
+    "bracket_after",
+)
 
 
 def tagger_fingerprint(tagger_folder: Path) -> str:
@@ -72,7 +88,9 @@ def word_features(words, starts: list[int], start: int, end: int) -> list[float]
     return [inside[0].begins, inside[0].inside, float(np.mean(mention)), min(mention), after, before, later, float(len(inside))]
 
 
-def candidate_spans(text: str, tagger_spans: Sequence[Annotation], dictionary_spans: Sequence[Annotation], words) -> tuple[list[Annotation], np.ndarray]:
+def candidate_spans(
+    text: str, tagger_spans: Sequence[Annotation], dictionary_spans: Sequence[Annotation], words
+) -> tuple[list[Annotation], np.ndarray]:
     """Every distinct span either finder found (the tagger's first), and its row of ``FEATURES``."""
     found: dict[tuple[int, int], Annotation] = {}
     kinds: dict[tuple[int, int], set[str]] = {}
@@ -85,12 +103,21 @@ def candidate_spans(text: str, tagger_spans: Sequence[Annotation], dictionary_sp
     in_tagger, in_dictionary = overlap_test(tagger_spans), overlap_test(dictionary_spans)
     starts = [w.start for w in words]
     rows = np.zeros((len(found), len(FEATURES)), np.float64)
-    for row, ((start, end), span) in enumerate(found.items()):
+    for row, (start, end) in enumerate(found):
         piece, kind = text[start:end], kinds[(start, end)]
-        rows[row] = [float("tagger" in kind), float("dictionary" in kind), float("approximate" in kind),
-                     float(in_tagger(start, end)), float(in_dictionary(start, end)), *word_features(words, starts, start, end),
-                     float(piece.isupper()), float(any(c.isdigit() for c in piece)), float(len(piece)),
-                     float(text[start - 1:start] == "("), float(text[end:end + 1] == ")")]
+        rows[row] = [
+            float("tagger" in kind),
+            float("dictionary" in kind),
+            float("approximate" in kind),
+            float(in_tagger(start, end)),
+            float(in_dictionary(start, end)),
+            *word_features(words, starts, start, end),
+            float(piece.isupper()),
+            float(any(c.isdigit() for c in piece)),
+            float(len(piece)),
+            float(text[start - 1 : start] == "("),
+            float(text[end : end + 1] == ")"),
+        ]
     return list(found.values()), rows
 
 
@@ -136,15 +163,24 @@ class SpanSelector:
         return logistic(features, self.mean, self.scale, self.coef, self.intercept)
 
     def to_dict(self) -> dict:
-        return {"format": SELECTOR_FORMAT, "version": SELECTOR_VERSION, "features": list(FEATURES), "mean": rounded(self.mean),
-                "scale": rounded(self.scale), "coef": rounded(self.coef), "intercept": round(self.intercept, 8),
-                "threshold": round(self.threshold, 4), "tagger_sha256": self.tagger, "fitted_on": self.fitted_on or {}}
+        return {
+            "format": SELECTOR_FORMAT,
+            "version": SELECTOR_VERSION,
+            "features": list(FEATURES),
+            "mean": rounded(self.mean),
+            "scale": rounded(self.scale),
+            "coef": rounded(self.coef),
+            "intercept": round(self.intercept, 8),
+            "threshold": round(self.threshold, 4),
+            "tagger_sha256": self.tagger,
+            "fitted_on": self.fitted_on or {},
+        }
 
     def save(self, path: Path) -> Path:
         return write_atomic(Path(path), json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
-    def load(cls, path: Path | str) -> "SpanSelector":
+    def load(cls, path: Path | str) -> SpanSelector:
         """A file written by ``medlink train selector``; anything else is refused with the reason."""
         path = Path(path)
         try:
@@ -156,7 +192,9 @@ class SpanSelector:
         if not isinstance(data, dict) or data.get("format") != SELECTOR_FORMAT:
             raise MedlinkError(f"{path}: not a span selector written by 'medlink train selector'")
         if data.get("version") != SELECTOR_VERSION or data.get("features") != list(FEATURES):
-            raise MedlinkError(f"{path}: the span selector was fitted by a medlink with other features; fit it again ('medlink train selector')")
+            raise MedlinkError(
+                f"{path}: the span selector was fitted by a medlink with other features; fit it again ('medlink train selector')"
+            )
         try:
             arrays = [np.asarray(data[key], np.float64) for key in ("mean", "scale", "coef")]
             intercept, threshold, tagger = float(data["intercept"]), float(data["threshold"]), str(data["tagger_sha256"])
@@ -164,9 +202,15 @@ class SpanSelector:
             raise MedlinkError(f"{path}: damaged span selector ({error!r}); fit it again ('medlink train selector')") from error
         if not 0.0 <= threshold <= 1.0:
             raise MedlinkError(f"{path}: the span selector's threshold {threshold} is outside [0, 1] (edited or damaged); fit it again")
-        if any(a.shape != (len(FEATURES),) for a in arrays) or not np.all(arrays[1] > 0) \
-                or not all(np.all(np.isfinite(a)) for a in arrays) or not np.isfinite(intercept):
-            raise MedlinkError(f"{path}: the span selector's numbers do not fit its {len(FEATURES)} features (edited or damaged); fit it again")
+        if (
+            any(a.shape != (len(FEATURES),) for a in arrays)
+            or not np.all(arrays[1] > 0)
+            or not all(np.all(np.isfinite(a)) for a in arrays)
+            or not np.isfinite(intercept)
+        ):
+            raise MedlinkError(
+                f"{path}: the span selector's numbers do not fit its {len(FEATURES)} features (edited or damaged); fit it again"
+            )
         return cls(*arrays, intercept, threshold, tagger, data.get("fitted_on"))
 
 
@@ -195,6 +239,14 @@ class SelectingFinder:
         kept = []
         for i in choose(spans, probabilities, self.threshold, self.overlap):
             span = spans[i]
-            kept.append(Annotation(span.start, span.end, span.text, span.type, source=span.source,
-                                   infons={**span.infons, "span_probability": f"{probabilities[i]:.3f}"}))
+            kept.append(
+                Annotation(
+                    span.start,
+                    span.end,
+                    span.text,
+                    span.type,
+                    source=span.source,
+                    infons={**span.infons, "span_probability": f"{probabilities[i]:.3f}"},
+                )
+            )
         return kept

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import bisect
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -25,8 +25,8 @@ from medlink.core import Annotation, Document
 from medlink.encoders import precision as precisions
 from medlink.encoders.precision import Bf16Copy
 from medlink.errors import MedlinkError, MissingInputError
-from medlink.text.finders.base import is_plausible_mention
 from medlink.text.bio import Span, constrained_labels, decode_labels, pack, special_template, tokenize_sentences
+from medlink.text.finders.base import is_plausible_mention
 from medlink.text.sentences import sentence_spans
 
 TAGGER_FILE = "medlink_tagger.json"
@@ -86,8 +86,16 @@ class TaggerFinder:
 
     name = "tagger"
 
-    def __init__(self, model, tokenizer, labels: Sequence[str], max_length: int, overlap: int | None = None,
-                 precision: str = "fp32", batch_size: int = INFER_BATCH):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        labels: Sequence[str],
+        max_length: int,
+        overlap: int | None = None,
+        precision: str = "fp32",
+        batch_size: int = INFER_BATCH,
+    ):
         """``model``/``tokenizer``: a loaded token-classification model and its fast tokenizer (training evaluates
         the model it is training through this); ``precision`` fp32 or bf16 (already resolved)."""
         if not getattr(tokenizer, "is_fast", False):
@@ -122,8 +130,9 @@ class TaggerFinder:
         self._decoding = value
 
     @classmethod
-    def load(cls, folder: str | Path, precision: str | None = None, batch_size: int = INFER_BATCH,
-             threads: int | None = None) -> "TaggerFinder":
+    def load(
+        cls, folder: str | Path, precision: str | None = None, batch_size: int = INFER_BATCH, threads: int | None = None
+    ) -> TaggerFinder:
         """A tagger folder written by ``medlink train tagger``; ``precision`` None: the folder's setting (auto: decided
         on this machine). ``threads`` sets torch's threads for the process (as ``Encoder`` does): on a CPU shared with
         other busy processes one thread is steadier than two, which wait for each other."""
@@ -193,21 +202,26 @@ class TaggerFinder:
             spans, tagged = self._decode(text, *ahead[1], words)
         else:
             spans, tagged = self.tag_text(text, sentence_spans(document), words)
-        return [Annotation(span.start, span.end, text[span.start:span.end], span.type, source=self.name)
-                for span in spans if is_plausible_mention(text[span.start:span.end])], tagged
+        return [
+            Annotation(span.start, span.end, text[span.start : span.end], span.type, source=self.name)
+            for span in spans
+            if is_plausible_mention(text[span.start : span.end])
+        ], tagged
 
     def tag_text(self, text: str, sentences: Sequence[tuple[int, int]], words: bool = True) -> tuple[list[Span], list[TaggedWord]]:
-        """Typed spans of ``text`` found in the given sentence spans (consecutive ones, in text order), and (``words``) the words read, each with P(outside), P(begins), P(inside a mention)."""
+        """Typed spans of ``text`` found in the given sentence spans (consecutive ones, in text order), and (``words``) the words read,
+        each with P(outside), P(begins), P(inside a mention)."""
         found: list[Span] = []
         tagged: list[TaggedWord] = []
         for first in range(0, len(sentences), SENTENCE_GROUP):
-            spans, words_read = self._decode(text, *self._read_together([(text, sentences[first:first + SENTENCE_GROUP])])[0], words)
+            spans, words_read = self._decode(text, *self._read_together([(text, sentences[first : first + SENTENCE_GROUP])])[0], words)
             found += spans
             tagged += words_read
         return found, tagged
 
-    def _read_together(self, units: Sequence[tuple[str, Sequence[tuple[int, int]]]],
-                       needed: Sequence[Sequence[bool] | None] | None = None) -> list[tuple[list, np.ndarray, Sequence[bool] | None]]:
+    def _read_together(
+        self, units: Sequence[tuple[str, Sequence[tuple[int, int]]]], needed: Sequence[Sequence[bool] | None] | None = None
+    ) -> list[tuple[list, np.ndarray, Sequence[bool] | None]]:
         """Each (text, sentences) unit tokenised, and its tokens' label probabilities, the units' windows read in shared
         forward passes (a window never crosses from one unit into another). ``needed`` (per unit, per sentence; None:
         all): a window owning no token of a needed sentence is not read, and its tokens' probabilities stay 0."""
@@ -227,10 +241,11 @@ class TaggerFinder:
             items += [(start + base, end + base, owned_start + base, owned_end + base) for start, end, owned_start, owned_end in windows]
             bounds.append(len(stream))
         probabilities = self.probabilities(stream, items)
-        return [(sentences, probabilities[bounds[i]:bounds[i + 1]], needed[i]) for i, sentences in enumerate(tokenized)]
+        return [(sentences, probabilities[bounds[i] : bounds[i + 1]], needed[i]) for i, sentences in enumerate(tokenized)]
 
-    def _decode(self, text: str, tokenized: list, probabilities: np.ndarray, needed: Sequence[bool] | None,
-                words: bool) -> tuple[list[Span], list[TaggedWord]]:
+    def _decode(
+        self, text: str, tokenized: list, probabilities: np.ndarray, needed: Sequence[bool] | None, words: bool
+    ) -> tuple[list[Span], list[TaggedWord]]:
         """Spans (and the words read) from one unit's tokenised sentences and their tokens' label probabilities (only
         the ``needed`` sentences: None, all)."""
         found: list[Span] = []
@@ -244,11 +259,18 @@ class TaggerFinder:
             if self.decoding == "constrained":  # one label sequence per sentence, read at its words' first tokens
                 first = [at + i for i in sentence.first_tokens()]
                 predicted[first] = constrained_labels(probabilities[first], self.labels)
-            found += decode_labels(sentence, predicted[at:at + len(sentence.ids)], self.labels, text)
+            found += decode_labels(sentence, predicted[at : at + len(sentence.ids)], self.labels, text)
             if words:
-                tagged += [TaggedWord(sentence.offsets[i][0], sentence.word_end[i], float(probabilities[at + i, 0]),
-                                      float(probabilities[at + i, self.begin_labels].sum()), float(probabilities[at + i, self.inside_labels].sum()))
-                           for i in sentence.first_tokens()]
+                tagged += [
+                    TaggedWord(
+                        sentence.offsets[i][0],
+                        sentence.word_end[i],
+                        float(probabilities[at + i, 0]),
+                        float(probabilities[at + i, self.begin_labels].sum()),
+                        float(probabilities[at + i, self.inside_labels].sum()),
+                    )
+                    for i in sentence.first_tokens()
+                ]
             at += len(sentence.ids)
         return found, tagged
 
@@ -266,18 +288,18 @@ class TaggerFinder:
         try:
             with torch.inference_mode():
                 for at in range(0, len(items), self.batch_size):
-                    batch = items[at:at + self.batch_size]
+                    batch = items[at : at + self.batch_size]
                     rows = [self.before + list(stream[start:end]) + self.after for start, end, _, _ in batch]
                     width = max(map(len, rows))
                     ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
                     mask = torch.zeros((len(rows), width), dtype=torch.long)
                     for line, row in enumerate(rows):
-                        ids[line, :len(row)] = torch.tensor(row, dtype=torch.long)
-                        mask[line, :len(row)] = 1
+                        ids[line, : len(row)] = torch.tensor(row, dtype=torch.long)
+                        mask[line, : len(row)] = 1
                     read = model(input_ids=ids, attention_mask=mask).logits.float().softmax(-1).numpy()
                     for line, (start, _end, owned_start, owned_end) in enumerate(batch):
                         first = len(self.before) + owned_start - start
-                        out[owned_start:owned_end] = read[line, first:first + owned_end - owned_start]
+                        out[owned_start:owned_end] = read[line, first : first + owned_end - owned_start]
         finally:
             if was_training:
                 self.model.train()

@@ -15,8 +15,8 @@ the process (it is checked before the automaton is touched).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import ahocorasick
 import numpy as np
@@ -25,7 +25,7 @@ from medlink.errors import READ_ERRORS, DamagedFileError, MedlinkError
 
 _BASE = 0x100
 _WIDTH = 3
-_CAPACITY = 256 ** _WIDTH  # distinct words
+_CAPACITY = 256**_WIDTH  # distinct words
 LENGTH_BITS = 8
 MAX_WORDS = (1 << LENGTH_BITS) - 1
 EXACT, LOOSE, SHORT_FORM, CAPITALISED = 1 << 8, 1 << 9, 1 << 10, 1 << 11  # CAPITALISED: only where text capitalises its first letter
@@ -69,7 +69,7 @@ class WordAutomaton:
         code = "".join(self._codes[self._id(word)] for word in words)
         self._values[code] = self._values.get(code, 0) | flags | len(words)
 
-    def finish(self) -> "WordAutomaton":
+    def finish(self) -> WordAutomaton:
         """Build the automaton (after the last ``add``)."""
         for code, value in self._values.items():
             self.automaton.add_word(code, value)
@@ -93,10 +93,12 @@ class WordAutomaton:
         rows = (f"{word}\t{self.frequencies.get(word, 0)}" for word in self.words)
         (directory / "words.tsv").write_text("\n".join(rows), encoding="utf-8")
         keys = "".join(self._values).encode("utf-16-le")[::2]  # each code character's low byte (its high byte is 1)
-        np.savez(directory / "keys.npz", keys=np.frombuffer(keys, dtype=np.uint8), values=np.fromiter(self._values.values(), dtype=np.int64))
+        np.savez(
+            directory / "keys.npz", keys=np.frombuffer(keys, dtype=np.uint8), values=np.fromiter(self._values.values(), dtype=np.int64)
+        )
 
     @classmethod
-    def load(cls, directory: Path) -> "WordAutomaton":
+    def load(cls, directory: Path) -> WordAutomaton:
         """A saved automaton, checked (every key's length against its value, every word id against the vocabulary)."""
         try:
             text = (directory / "words.tsv").read_text(encoding="utf-8")
@@ -118,7 +120,7 @@ class WordAutomaton:
         codes = keys.tobytes().decode("latin-1").translate(_TO_CODE)
         at = 0
         for length, value in zip(lengths.tolist(), values.tolist()):
-            loaded._values[codes[at:at + length]] = value
+            loaded._values[codes[at : at + length]] = value
             at += length
         return loaded.finish()
 

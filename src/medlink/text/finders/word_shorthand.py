@@ -22,23 +22,61 @@ from medlink.text.tokens import Token, respelt
 
 # surface (lower case) -> the words it stands for, matched in any case
 ANY_CASE = {
-    "ca": "cancer", "mets": "metastasis", "d/o": "disorder", "dz": "disease", "abd": "abdominal", "wt": "weight",
-    "resp": "respiratory", "infxn": "infection", "htn": "hypertension", "etoh": "alcohol", "gtc": "generalized tonic-clonic",
-    "rlq": "right lower quadrant", "ruq": "right upper quadrant", "llq": "left lower quadrant", "luq": "left upper quadrant",
-    "bilat": "bilateral", "1st": "first", "2nd": "second", "3rd": "third", "4th": "fourth", "fx": "fracture", "hep": "hepatitis",
-    "w/o": "without", "rt": "right", "lt": "left", "sz": "seizure", "szs": "seizure", "bm": "bowel movement",
-    "bms": "bowel movements", "w/": "with", "hfref": "systolic heart failure", "hfpef": "diastolic heart failure",
+    "ca": "cancer",
+    "mets": "metastasis",
+    "d/o": "disorder",
+    "dz": "disease",
+    "abd": "abdominal",
+    "wt": "weight",
+    "resp": "respiratory",
+    "infxn": "infection",
+    "htn": "hypertension",
+    "etoh": "alcohol",
+    "gtc": "generalized tonic-clonic",
+    "rlq": "right lower quadrant",
+    "ruq": "right upper quadrant",
+    "llq": "left lower quadrant",
+    "luq": "left upper quadrant",
+    "bilat": "bilateral",
+    "1st": "first",
+    "2nd": "second",
+    "3rd": "third",
+    "4th": "fourth",
+    "fx": "fracture",
+    "hep": "hepatitis",
+    "w/o": "without",
+    "rt": "right",
+    "lt": "left",
+    "sz": "seizure",
+    "szs": "seizure",
+    "bm": "bowel movement",
+    "bms": "bowel movements",
+    "w/": "with",
+    "hfref": "systolic heart failure",
+    "hfpef": "diastolic heart failure",
 }
 # shortened words unambiguous enough to make a span alone ("sz x2 today": seizures; "ca" alone could be calcium)
 ALONE = frozenset({"sz", "szs", "infxn"})
 # written so only: "DM" (not "dm", decimetres), "L" and "R" (not "l" litres), "AM" (not "am")
-CAPITALS = {"DM": "diabetes mellitus", "AF": "atrial fibrillation", "LE": "lower extremity", "LEs": "lower extremities",
-            "BLE": "bilateral lower extremity", "UE": "upper extremity", "L": "left", "R": "right", "CKD": "chronic kidney disease",
-            "CAD": "coronary artery disease", "CHF": "congestive heart failure",
-            "AM": "morning", "RA": "rheumatoid arthritis"}
+CAPITALS = {
+    "DM": "diabetes mellitus",
+    "AF": "atrial fibrillation",
+    "LE": "lower extremity",
+    "LEs": "lower extremities",
+    "BLE": "bilateral lower extremity",
+    "UE": "upper extremity",
+    "L": "left",
+    "R": "right",
+    "CKD": "chronic kidney disease",
+    "CAD": "coronary artery disease",
+    "CHF": "congestive heart failure",
+    "AM": "morning",
+    "RA": "rheumatoid arthritis",
+}
 # a surface is a whole token run: not a part of a longer word, nor of "R/O" or "L5"
-_SURFACE = re.compile(r"(?<![\w/])(" + "|".join(sorted((re.escape(s) for s in {*ANY_CASE, *CAPITALS}), key=len, reverse=True))
-                      + r")(?![\w/])", re.IGNORECASE)
+_SURFACE = re.compile(
+    r"(?<![\w/])(" + "|".join(sorted((re.escape(s) for s in {*ANY_CASE, *CAPITALS}), key=len, reverse=True)) + r")(?![\w/])", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -55,8 +93,14 @@ class Expanded:
         """Whether tokens ``first:last`` take each shortened word whole and hold a word as written (or are one
         shortened word that may stand alone)."""
         inside = self.group[first:last]
-        cut = first > 0 and inside[0] >= 0 and self.group[first - 1] == inside[0] or last < len(self.group) and inside[-1] >= 0 \
+        cut = (
+            first > 0
+            and inside[0] >= 0
+            and self.group[first - 1] == inside[0]
+            or last < len(self.group)
+            and inside[-1] >= 0
             and self.group[last] == inside[-1]
+        )
         return not cut and (-1 in inside or inside[0] in self.alone and inside[0] == inside[-1])
 
     def reading(self, text: str, first: int, last: int, cuts: frozenset[int] | set[int] = frozenset()) -> str:
@@ -86,8 +130,11 @@ def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
     """``tokens`` (one passage's) with every shortened word written out; None when the passage has none."""
     if not any(token.norm in _FIRST_WORDS for token in tokens):
         return None
-    found = [(m.start(), m.end(), words) for m in _SURFACE.finditer(text, tokens[0].start if tokens else 0, tokens[-1].end if tokens else 0)
-             if (words := expansion(m.group()))]
+    found = [
+        (m.start(), m.end(), words)
+        for m in _SURFACE.finditer(text, tokens[0].start if tokens else 0, tokens[-1].end if tokens else 0)
+        if (words := expansion(m.group()))
+    ]
     if not found:
         return None
     out, group, readings, alone = [], [], {}, set()
@@ -118,5 +165,6 @@ def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
 def shorthand_span(text: str, expanded_tokens: Expanded, first: int, last: int, source: str, cuts: set[int]) -> Annotation:
     """The span tokens ``first:last`` cover, read with its shortened words written out (and its cut prefixes hyphenated)."""
     start, end = expanded_tokens.tokens[first].start, expanded_tokens.tokens[last - 1].end
-    return Annotation(start, end, text[start:end], source=source,
-                      infons={"match": "shorthand", READ_AS: expanded_tokens.reading(text, first, last, cuts)})
+    return Annotation(
+        start, end, text[start:end], source=source, infons={"match": "shorthand", READ_AS: expanded_tokens.reading(text, first, last, cuts)}
+    )
