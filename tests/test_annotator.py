@@ -6,7 +6,7 @@ import pytest
 
 from medlink.core import Annotation, Candidate, Document, LinkResult, Mention
 from medlink.errors import MedlinkError
-from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator, dictionary_for, with_short_forms
+from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator, with_short_forms
 from medlink.linking.annotator import annotate as medlink_annotate
 from medlink.linking.consistency import propagated, vote
 from medlink.linking.linker import Linker
@@ -31,7 +31,7 @@ class FirstOnly:
 
 
 def annotate(linker, text, **options):
-    return Annotator(linker, [dictionary_for(linker)], AnnotateOptions(**options)).annotate_text(text)
+    return Annotator(linker, [linker.dictionary_finder()], AnnotateOptions(**options)).annotate_text(text)
 
 
 def test_finds_and_links_with_exact_offsets(linker):
@@ -91,7 +91,7 @@ def test_abbreviation_choice_best_keeps_the_higher_scoring_answer(linker):
     long_score = linker.link(["Adenomatous polyposis coli"])[0].best.score
 
     def ids(score, choice):
-        annotator = Annotator(OwnAnswer(linker, score), [dictionary_for(linker)], AnnotateOptions(abbreviation_choice=choice))
+        annotator = Annotator(OwnAnswer(linker, score), [linker.dictionary_finder()], AnnotateOptions(abbreviation_choice=choice))
         return [(a.text, a.ids, "linked_through" in a.infons) for a in annotator.annotate_text(text).annotations]
 
     through = [("Adenomatous polyposis coli", ("D011125",), False), ("APC", ("D011125",), True), ("APC", ("D011125",), True)]
@@ -113,7 +113,7 @@ def test_pubtator_output_types_a_span_the_tagger_found(linker):
 
     text = "Breast cancer risk; breast cancer and hamartoma."
     for combine in ("union", "confirmed+missed"):
-        annotator = Annotator(linker, [Tagger(), dictionary_for(linker)], AnnotateOptions(combine=combine, consistency="off"))
+        annotator = Annotator(linker, [Tagger(), linker.dictionary_finder()], AnnotateOptions(combine=combine, consistency="off"))
         rows = [line.split("\t") for line in pubtator_record(annotator.annotate_text(text)).splitlines()[2:] if line]
         assert [(row[3], row[4], row[5]) for row in rows] == [("Breast cancer", "", "D001943"), ("breast cancer", "SpecificDisease", "D001943"),
                                                               ("hamartoma", "", "D006222")], combine
@@ -126,7 +126,7 @@ def test_a_definition_whose_long_form_is_not_a_mention_adds_nothing(linker):
 
 def test_context_reaches_the_linker(linker):
     document = Document.from_text("Two cases of breast cancer were seen.")
-    annotator = Annotator(linker, [dictionary_for(linker)], AnnotateOptions(context=8))
+    annotator = Annotator(linker, [linker.dictionary_finder()], AnnotateOptions(context=8))
     mention = annotator.annotate_text(document).annotations[0].result.mention
     assert (mention.left, mention.text, mention.right) == ("ases of ", "breast cancer", " were se")
 
@@ -196,7 +196,7 @@ def test_text_without_mentions_and_empty_text_give_empty_results(linker):
 
 def test_many_documents_keep_their_order_and_counts(linker):
     documents = [Document.from_text(text, str(i)) for i, text in enumerate(["breast cancer", "nothing", "renal tumour"] * 5)]
-    annotator = Annotator(linker, [dictionary_for(linker)], AnnotateOptions(batch_documents=2))
+    annotator = Annotator(linker, [linker.dictionary_finder()], AnnotateOptions(batch_documents=2))
     counts = AnnotationCounts()
     for document in annotator.annotate(documents):
         counts.add(document)
@@ -240,7 +240,7 @@ def test_results_are_remembered_across_batches(linker):
         def key(self, text):
             return self.inner.key(text)
 
-    annotator = Annotator(Counting(linker), [dictionary_for(linker)], AnnotateOptions(batch_documents=1))
+    annotator = Annotator(Counting(linker), [linker.dictionary_finder()], AnnotateOptions(batch_documents=1))
     documents = [Document.from_text(text, str(i)) for i, text in enumerate(["Breast cancer.", "breast-cancer and renal", "renal"])]
     out = list(annotator.annotate(documents))
     assert calls == [["Breast cancer"], ["renal"]]  # "breast-cancer" normalises as "Breast cancer" did: not linked again
@@ -316,7 +316,7 @@ def test_a_composite_is_decided_by_its_parts_not_by_its_whole_string(linker):
             return [replace(r, nil=True, probability=0.1) if " and " in r.mention.text else replace(r, nil=False, probability=p)
                     for r, p in zip(results, [0.8, 0.6] * len(results))]
 
-    annotator = Annotator(WholeStringNil(linker), [dictionary_for(linker)], AnnotateOptions(consistency="off"))
+    annotator = Annotator(WholeStringNil(linker), [linker.dictionary_finder()], AnnotateOptions(consistency="off"))
     span = annotator.annotate_text("Risk of breast and ovarian cancer.").annotations[0]
     assert span.ids == ("D001943", "D010051") and span.result.nil is False and span.result.probability == pytest.approx(0.6)
 

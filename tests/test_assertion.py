@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from medlink.core import Annotation, Document
+from medlink.core import Annotation, Assertion, Document
 from medlink.linking.output import annotation_lines
 from medlink.text.assertion import assertions, find_cues, mark_assertions
 
@@ -108,11 +108,29 @@ def test_cues_are_found_word_by_word_whatever_the_case_spacing_and_hyphens():
 
 def test_marks_replace_earlier_ones_and_show_in_the_plain_output():
     text = "Denies chest pain. Hx of asthma."
-    spans = [Annotation(7, 17, "chest pain", infons={"assertion": "present", "assertion_cue": "old"}), Annotation(25, 31, "asthma")]
+    spans = [Annotation(7, 17, "chest pain", assertion=Assertion("present", cue="old")), Annotation(25, 31, "asthma")]
     mark_assertions(text, spans)
-    assert spans[0].infons == {"assertion": "absent", "assertion_cue": "denies", "historical": "false"}
-    assert spans[1].infons == {"assertion": "present", "historical": "true", "historical_cue": "hx of"}
+    assert spans[0].assertion == Assertion("absent", False, "denies") and spans[1].assertion == Assertion("present", True, None, "hx of")
+    assert spans[0].written_infons() == {"assertion": "absent", "assertion_cue": "denies", "historical": "false"}
+    assert spans[1].written_infons() == {"assertion": "present", "historical": "true", "historical_cue": "hx of"}
     document = Document.from_text(text)
     document.annotations = spans
     lines = annotation_lines(document)
     assert lines[1].endswith("\t-\t(no candidate)\t[absent: 'denies']") and lines[2].endswith("\t[present; historical: 'hx of']")
+
+
+@pytest.mark.parametrize("output_format", ["jsonl", "bioc", "bioc-json"])
+def test_an_assertion_is_a_typed_field_that_files_carry_and_give_back(output_format, tmp_path):
+    """The status is ``Annotation.assertion`` (not a string among the infons); JSONL and BioC files write it as infons and
+    reading them gives the same typed field back, the annotation's own infons apart."""
+    from medlink.corpora.document_files import read_documents, write_documents
+
+    text = "Denies chest pain. Hx of asthma."
+    document = Document.from_text(text)
+    document.annotations = [Annotation(7, 17, "chest pain", infons={"note": "x"}), Annotation(25, 31, "asthma")]
+    mark_assertions(text, document.annotations)
+    path = tmp_path / f"out.{output_format}"
+    write_documents([document], path, output_format)
+    back = list(read_documents(path, output_format))[0].annotations
+    assert [a.assertion for a in back] == [Assertion("absent", False, "denies"), Assertion("present", True, None, "hx of")]
+    assert back[0].infons.get("note") == "x" and "assertion" not in back[0].infons

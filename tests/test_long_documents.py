@@ -13,7 +13,7 @@ from medlink.corpora.document_files import document_json, read_documents
 from medlink.corpora.document_io import NamedSkips
 from medlink.errors import InputFormatError
 from medlink.linking import windowed
-from medlink.linking.annotator import AnnotateOptions, Annotator, dictionary_for
+from medlink.linking.annotator import AnnotateOptions, Annotator
 from medlink.linking.linker import Linker
 from medlink.text.windows import window_bounds
 
@@ -35,7 +35,7 @@ def linker(kb):
 
 
 def annotated(linker, document: Document, finders=None, **options) -> Document:
-    annotator = Annotator(linker, finders or [dictionary_for(linker)], AnnotateOptions(**options))
+    annotator = Annotator(linker, finders or [linker.dictionary_finder()], AnnotateOptions(**options))
     return next(annotator.annotate([document]))
 
 
@@ -95,7 +95,7 @@ def test_mentions_at_window_boundaries_are_found_once_with_their_offsets(linker)
     """No blank line, no sentence end: cuts fall at spaces, never inside a name a finder finds across them."""
     text = "breast cancer " * 60 + "and ovarian cancer"
     document = Document.from_text(text)
-    bounds = window_bounds(text, 50, lambda at: windowed.can_cut(Annotator(linker, [dictionary_for(linker)], WHOLE), document, text, at))
+    bounds = window_bounds(text, 50, lambda at: windowed.can_cut(Annotator(linker, [linker.dictionary_finder()], WHOLE), document, text, at))
     whole = annotated(linker, document).annotations
     assert len(bounds) > 10 and all(text[end - 1] == " " and not any(a.start < end < a.end for a in whole) for _, end in bounds[:-1])
     spans = annotated(linker, document, window=50).annotations
@@ -119,7 +119,7 @@ def test_progress_in_characters_for_a_long_document_and_none_when_silenced(linke
     monkeypatch.setattr(progress, "FIRST_LINE_AFTER", 0.0)
     monkeypatch.setattr(windowed, "PROGRESS_CHARS", 500)
     document = Document.from_text("\n\n".join(PARAGRAPHS * 3), "long-one")
-    annotator = Annotator(linker, [dictionary_for(linker)], AnnotateOptions(window=200))
+    annotator = Annotator(linker, [linker.dictionary_finder()], AnnotateOptions(window=200))
     list(annotator.annotate([document], progress=True))
     err = capsys.readouterr().err
     assert "annotate long-one: finding" in err and "annotate long-one: linking" in err and "char" in err and "\r" not in err

@@ -24,7 +24,6 @@ from medlink.corpora.pubtator import read_pubtator  # noqa: E402
 from medlink.eval.documents import evaluate_documents  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
 from medlink.linking.annotator import AnnotateOptions, Annotator  # noqa: E402
-from medlink.linking.calibration import with_decisions  # noqa: E402
 
 SPLITS = {"dev": "NCBIdevelopset_corpus.txt", "test": "NCBItestset_corpus.txt"}
 THRESHOLDS = (None, 0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)  # None: the index's own (chosen on dev mentions for linking F1)
@@ -42,9 +41,7 @@ def main() -> None:
     gold = {split: read_pubtator(PUBTATOR / name) for split, name in SPLITS.items()}
     rows = []
     for threshold in THRESHOLDS:
-        annotator = Annotator.load(index, "dictionary", None, AnnotateOptions(abbreviations=True), excluded)
-        if threshold is not None:
-            with_decisions(annotator.linker, threshold)
+        annotator = Annotator.load(index, "dictionary", None, AnnotateOptions(abbreviations=True), excluded, nil_threshold=threshold)
         row = {"threshold": threshold if threshold is not None else f"index's own ({fitted['chosen']['nil_threshold']:.2f})"}
         for split, documents in gold.items():
             predicted = list(annotator.annotate([replace(d, annotations=[]) for d in documents]))

@@ -136,7 +136,7 @@ def end_to_end(records: list[dict], annotator) -> dict:
             if hits:
                 found += 1
                 exact += any((a.start, a.end) == (target["start"], target["end"]) for a in hits)
-                right += hits[0].infons.get("assertion") == target["assertion"]
+                right += hits[0].assertion is not None and hits[0].assertion.status == target["assertion"]
     return {"targets": len(targets), "found": round(found / len(targets), 4), "found_exactly": round(exact / len(targets), 4),
             "status_right_when_found": round(right / found, 4) if found else None}
 

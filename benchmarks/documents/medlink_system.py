@@ -18,7 +18,7 @@ from benchmarks._common.harness import MODELS, SHARED_DATA
 
 from medlink.core import Document
 from medlink.kb.store import KB
-from medlink.linking.annotator import AnnotateOptions, Annotator, dictionary_for
+from medlink.linking.annotator import AnnotateOptions, Annotator
 from medlink.linking.index import build_index
 from medlink.text.finders.exclusions import rarely_annotated
 
@@ -115,7 +115,7 @@ def exclusions(workdir: Path, index: Path, min_seen: int = 2, max_rate: float = 
     out = workdir / f"exclude-{index.name}-{min_seen}-{max_rate}.txt"
     if not out.exists():
         linker = Linker.load(index)
-        names = rarely_annotated(dictionary_for(linker), read_pubtator(TRAIN), linker.normalize, min_seen=min_seen, max_rate=max_rate)
+        names = rarely_annotated(linker.dictionary_finder(), read_pubtator(TRAIN), linker.normalize, min_seen=min_seen, max_rate=max_rate)
         out.write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
     return out
 
@@ -147,7 +147,6 @@ def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timi
     and ``dense_weight``: a bi-encoder fused into the linker (``ncbi_index``); ``selector``: a span selector file
     (``combine`` learned; default ``span_selector``'s fit on all of dev); ``decoding``: how the tagger reads its
     labels (``TaggerFinder.decoding``: constrained, or each word's argmax as before session 18)."""
-    from medlink.linking.calibration import with_decisions
 
     workdir = Path(workdir)
     started = time.perf_counter()
@@ -165,7 +164,7 @@ def medlink_annotate(documents: Iterable[Document], workdir: Path | str, *, timi
             if hasattr(reader, "decoding"):
                 reader.decoding = decoding
     if backoff is not None:
-        with_decisions(annotator.linker, nil_threshold=0.0, backoff_below=backoff)
+        annotator = Annotator(annotator.linker.with_decisions(nil_threshold=0.0, backoff_below=backoff), annotator.finders, annotator.options)
     ready = time.perf_counter()
     annotated = list(annotator.annotate(documents))
     if timings is not None:

@@ -87,10 +87,11 @@ def link(
     return linker.link(list(mentions), k=k, generators=generators)
 
 
-def annotate(text_or_document: str | Document, index: str | Path = "default", **options: Any) -> Document:
+def annotate(texts: str | Document | Sequence[str | Document], index: str | Path = "default", **options: Any) -> Document | list[Document]:
     """Find the medical mentions in a text (or ``Document``) and link each: the ``Document`` with its ``annotations``
-    (offsets, ``ids``, the ranked ``result``). ``options``: finder, tagger, and ``AnnotateOptions``' fields (k, context,
-    abbreviations, consistency, assertion, ...)."""
-    from medlink.linking.annotator import annotate as annotate_text
+    (offsets, ``ids``, ``assertion``, the ranked ``result``); a list of texts gives a list of documents, in order.
+    ``options``: finder, tagger, nil_threshold, and ``AnnotateOptions``' fields (k, context, abbreviations,
+    consistency, assertion, ...)."""
+    from medlink.linking.annotator import annotate as annotate_texts
 
-    return annotate_text(text_or_document, index, **options)
+    return annotate_texts(texts, index, **options)

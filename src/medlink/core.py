@@ -111,6 +111,37 @@ class Passage:
 READ_AS = "read_as"  # an annotation infon: the reading the linker sees in place of the span's text
 
 
+ASSERTION_INFONS = ("assertion", "assertion_cue", "historical", "historical_cue")  # how files carry an Assertion
+
+
+@dataclass(frozen=True, slots=True)
+class Assertion:
+    """What the text says of a mention (ConText's categories): ``status`` is present, absent, possible, conditional,
+    hypothetical or someone_else; ``historical`` is the temporality apart from it; each cue is the phrase that decided."""
+
+    status: str = "present"
+    historical: bool = False
+    cue: str | None = None
+    historical_cue: str | None = None
+
+    def infons(self) -> dict[str, str]:
+        """The infons a document file carries (BioC, JSONL): the status and the past always, cues when there are."""
+        out = {"assertion": self.status, "historical": "true" if self.historical else "false"}
+        if self.cue:
+            out["assertion_cue"] = self.cue
+        if self.historical_cue:
+            out["historical_cue"] = self.historical_cue
+        return out
+
+    @classmethod
+    def from_infons(cls, infons: dict[str, str]) -> Assertion | None:
+        """The assertion a file's annotation infons carry (its keys removed from ``infons``), or None."""
+        found = {key: infons.pop(key) for key in ASSERTION_INFONS if key in infons}
+        if "assertion" not in found:
+            return None
+        return cls(found["assertion"], found.get("historical") == "true", found.get("assertion_cue"), found.get("historical_cue"))
+
+
 @dataclass(slots=True)
 class Annotation:
     """A span of a document's text: a gold mention (``ids`` from the annotators) or one a finder found and linked.
@@ -118,7 +149,8 @@ class Annotation:
     ``start`` / ``end`` are character offsets into ``Document.text``; ``text`` is that slice. ``ids`` are
     the concept ids it denotes (gold, or the linker's choice); ``result`` the link result behind that
     choice (None for gold); ``source`` who made the span ("gold", "dictionary", "tagger", ...).
-    ``short_form_of`` marks an abbreviation's later occurrence: the long form's span it was linked through.
+    ``short_form_of`` marks an abbreviation's later occurrence: the long form's span it was linked through;
+    ``assertion`` what the text says of it (negated, possible, someone else's, historical), when it was read.
     """
 
     start: int
@@ -130,10 +162,15 @@ class Annotation:
     result: LinkResult | None = None
     short_form_of: tuple[int, int] | None = None
     infons: dict[str, str] = field(default_factory=dict)
+    assertion: Assertion | None = None
 
     @property
     def span(self) -> tuple[int, int]:
         return (self.start, self.end)
+
+    def written_infons(self) -> dict[str, str]:
+        """The infons a document file carries for this annotation: its own, then its assertion's."""
+        return {**self.infons, **(self.assertion.infons() if self.assertion is not None else {})}
 
     @property
     def reading(self) -> str:

@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from medlink.cli import align, annotate, cache, index, kb, linking, score, train
+from medlink.cli import align, annotate, cache, index, kb, linking, score, train, train_documents
 from medlink.cli.common import new_app, with_metavars
 from medlink.encoders import precision
 from medlink.errors import MedlinkError
@@ -24,6 +24,7 @@ app.add_typer(align.app)  # medlink align
 app.add_typer(score.app)  # medlink score: annotated documents against gold ones
 app.add_typer(kb.app, name="kb")
 app.add_typer(index.app, name="index")
+train.app.add_typer(train_documents.app)  # tagger, selector
 app.add_typer(train.app, name="train")
 app.add_typer(cache.app, name="cache")
 

@@ -150,7 +150,7 @@ def annotate(
     from medlink.corpora.document_io import MB, NamedSkips
     from medlink.directories import output_lock, replaced_file, require_replaceable_file
     from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator
-    from medlink.linking.calibration import say_if_uncalibrated, with_decisions
+    from medlink.linking.calibration import say_if_uncalibrated
     from medlink.linking.index import resolve_index
     from medlink.linking.output import annotation_lines, with_preferred_document_ids
     from medlink.progress import bar
@@ -202,8 +202,7 @@ def annotate(
                 else ""
             )
             require_replaceable_file(out, what, looks_like, [input_path] if input_path is not None and str(input_path) != "-" else [])
-        annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector)
-        with_decisions(annotator.linker, nil_threshold)
+        annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector, nil_threshold)
         if context and not any(reads_context(reranker) for reranker in annotator.linker.rerankers):
             typer.echo(
                 f"note: --context {context} has no effect: this index has no reranker that reads context (a cross-encoder "

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import typer
 
-from medlink.errors import MedlinkError
-
 PRECISION_HELP = (
     "Number format of neural models: auto (bf16 where this CPU runs it faster, measured once per machine, else "
     "float32; int8 for encoding), fp32, bf16, or int8 (encoding only). Default: the index's or model's setting; "
@@ -146,20 +144,6 @@ def open_kb(kb: str):
     from medlink.kb.store import KB
 
     return KB.open(kb)
-
-
-def index_and_kb(directory: Path, kb: str | None):
-    """The KB (given, else the one the index records) and the index loaded against it."""
-    from medlink.kb.store import KB
-    from medlink.linking.linker import Linker
-    from medlink.linking.manifest import read_manifest
-
-    if kb is None:
-        recorded = Path(read_manifest(directory)["kb"]["path"])
-        if not recorded.is_file():
-            raise MedlinkError(f"the KB this index was built from ({recorded}) is not there; give it with --kb (evaluation needs its ids)")
-    store = KB.open(kb or recorded)
-    return store, Linker.load(directory, store)  # a --kb other than the index's is refused here
 
 
 _HELD_LOCKS = ExitStack()

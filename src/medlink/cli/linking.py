@@ -8,16 +8,13 @@ from pathlib import Path
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, fail, hold_writer_lock, index_and_kb, new_app, quiet_option, quiet_phases, use_precision
+from medlink.cli.common import PRECISION_HELP, fail, hold_writer_lock, new_app, quiet_option, quiet_phases, use_precision
 
 app = new_app()  # its commands join the main app's top level
 NIL_HELP = (
     "Link a mention only when its first candidate's probability (after any backoff) reaches this (0-1); under it the mention is NIL, "
     "its candidates still listed. Default: the index's own threshold (chosen on dev, or on the KB's pseudo-mentions)."
 )
-
-
-FEW_DEV_MENTIONS = 50  # under this, 'medlink tune --calibrate' says its probabilities are rough (the KB's own fit wants 200)
 
 
 def a_probability(text: str) -> float:
@@ -66,7 +63,7 @@ def link(
 ) -> None:
     """Link mentions to ranked concepts."""
     from medlink.corpora.mention_files import FORMATS, guess_format, read_mentions
-    from medlink.linking.calibration import say_if_uncalibrated, with_decisions
+    from medlink.linking.calibration import say_if_uncalibrated
     from medlink.linking.index import resolve_index
     from medlink.linking.linker import Linker
     from medlink.linking.output import explanation_lines, link_stream, result_json, result_lines
@@ -77,8 +74,7 @@ def link(
         fail(f"give mentions as arguments or --input {input_path}, not both (nothing was linked)")
     quiet_phases(quiet)
     use_precision(precision)
-    linker = Linker.load(resolve_index(index))
-    with_decisions(linker, nil_threshold)
+    linker = Linker.load(resolve_index(index)).with_decisions(nil_threshold)
     if not as_json:  # JSON shows no probability field; plain text would read as certainty
         say_if_uncalibrated(linker)
     selected = generators.split(",") if generators else None
@@ -164,83 +160,23 @@ def evaluate_command(
 ) -> None:
     """Evaluate an index on labelled mentions: Acc@k, Recall@k, MRR, normalised recall, subpopulations."""
     quiet_phases(quiet)
-    from medlink.corpora.mentions import split_unlinked
-    from medlink.eval import evaluate, load_dataset
-    from medlink.eval.harness import gold_outside_kb
-    from medlink.eval.metrics import equivalent_ids_from_kb
     from medlink.eval.report import require_report_folder, save_report
+    from medlink.eval.run import evaluate_index
     from medlink.linking.index import resolve_index
 
     if out is not None:
         require_report_folder(out, {"--baseline": baseline})  # before the evaluation, not after it
         hold_writer_lock(out)
     use_precision(precision)
-    directory = resolve_index(index)
-    store, linker = index_and_kb(directory, kb)
-    mentions, cuiless = split_unlinked(load_dataset(dataset, keep_unlinked=True))
-    if baseline is not None:
-        from medlink.eval.compare import baseline_ranks
-
-        earlier = baseline_ranks(baseline, mentions)  # before the linking: a wrong folder is said at once
-    outside = gold_outside_kb(mentions, store)
-    if outside:
-        typer.echo(f"warning: --dataset {dataset}: {outside}", err=True)
-    train_mentions = [m for spec in train for m in load_dataset(spec)] or None
     selected = generators.split(",") if generators else None
-    kept: list = []  # the link results evaluate scores, for the NIL figures
-
-    def link(texts: list[str]) -> list:
-        kept.extend(linker.link(texts, k=k, generators=selected))
-        return kept[-len(texts) :]
-
-    equivalent_ids = equivalent_ids_from_kb(store)
-    report = evaluate(link, mentions, equivalent_ids=equivalent_ids, train=train_mentions, kb=store)
-    if baseline is not None:
-        from medlink.eval.compare import rank_differences
-
-        ranks = [float("inf") if r["rank"] is None else float(r["rank"]) for r in report.records[: len(mentions)]]
-        report.against_baseline = rank_differences(ranks, earlier, mentions, (1, 5))
-    if cuiless:
-        from medlink.eval.harness import cuiless_records
-        from medlink.eval.nil import annotated_nil
-
-        in_kb_results = list(kept)
-        cuiless_results = link([m.text for m in cuiless])
-        report.nil_all = annotated_nil(mentions, in_kb_results, cuiless_results, equivalent_ids)
-        report.records += cuiless_records(cuiless, cuiless_results, store)  # correct@1: said NIL
-        if report.nil_all is None:
-            typer.echo(
-                f"note: {len(cuiless):,} mentions annotated without a concept (-1) are not scored: this index has no NIL "
-                "threshold (fit one: medlink tune --calibrate)",
-                err=True,
-            )
-    report.meta.update(
-        {
-            "index": str(directory),
-            "dataset": dataset,
-            "train": list(train),
-            "kb": str(store.path),
-            "k": k,
-            "generators": selected or list(linker.generators),
-            "precision": linker.precisions(),
-        }
-    )
+    evaluation = evaluate_index(resolve_index(index), dataset, kb=kb, train=train, k=k, generators=selected, baseline=baseline)
+    for line in evaluation.warnings:
+        typer.echo(f"warning: {line}", err=True)
+    for line in evaluation.notes:
+        typer.echo(f"note: {line}", err=True)
     if out:
-        save_report(report, out)
-    typer.echo(report.to_json(indent=None) if as_json else report.to_markdown())
-
-
-def memory_holds_dev(store, memory, mentions) -> bool:
-    """Was the index's ``memory`` built from these dev mentions (every single-part one's text and concept among its entries)?"""
-    from medlink.training.ranker_data import memory_holds
-
-    pairs = [
-        (store.normalize(m.text), concept)
-        for m in mentions
-        if len(m.parts) == 1
-        for concept in sorted({store.resolve(gold) for gold in m.gold} - {None})
-    ]
-    return memory_holds(store, memory, pairs)
+        save_report(evaluation.report, out)
+    typer.echo(evaluation.report.to_json(indent=None) if as_json else evaluation.report.to_markdown())
 
 
 @app.command("tune")
@@ -292,20 +228,14 @@ def tune_command(
 ) -> None:
     """Choose fusion weights, reranker settings and probabilities on dev data: each stage retrieves once, settings are tried over the cache."""
     quiet_phases(quiet)
-    from medlink.corpora.mentions import split_unlinked
-    from medlink.directories import require_replaceable_file
-    from medlink.eval import load_dataset
-    from medlink.eval.harness import gold_outside_kb
-    from medlink.eval.metrics import equivalent_ids_from_kb
+    from medlink.directories import make_parent, require_replaceable_file, write_atomic
     from medlink.linking.config import is_tuned_config
     from medlink.linking.index import DEFAULT_INDEXES, apply_config, resolve_index
-    from medlink.tuning import tune
+    from medlink.tune_run import TuneRequest, tune_index, tune_summary
 
     if out is None and not apply:
         fail("say where the chosen config goes: --out CONFIG and/or --apply")
-    searches = [s.strip() for s in search.split(",") if s.strip()] + (["calibration"] if calibrate and "calibration" not in search else [])
-    if not searches:
-        fail("--search names nothing to tune: fusion, rerankers or a reranker type")
+    request = TuneRequest.parse(search, calibrate, nil_target, backoff, cross_fit)
     if apply and index in DEFAULT_INDEXES:
         fail(
             f"the '{index}' index is rebuilt from its preset whenever its config differs: write the choice with --out CONFIG "
@@ -316,95 +246,19 @@ def tune_command(
         hold_writer_lock(out)
     if apply:
         hold_writer_lock(Path(index))  # the index's own writer: an 'index build' to it, or another tune --apply
-    if cross_fit < 0 or cross_fit == 1:
-        fail(f"--cross-fit takes a number of folds, at least 2 (or 0 for dev alone), not {cross_fit}")
-    if cross_fit and "calibration" not in searches:
-        fail("--cross-fit adds data to the probabilities fitted here: add --calibrate")
-    if "calibration" in searches:
-        from medlink.linking.calibration_fit import check_nil_target
-
-        check_nil_target(nil_target)  # before retrieval and fitting, not after them
-    else:
-        given = [name for name, default in (("--nil-target", nil_target == "f1"), ("--no-backoff", backoff)) if not default]
-        if given:  # they shape a fit this run would not make: refused, as --cross-fit is, rather than ignored
-            fail(
-                f"{' and '.join(given)} choose{'s' if len(given) == 1 else ''} how probabilities fitted here decide: add --calibrate "
-                "(without it the index's probabilities are kept, or re-fitted with their own settings)"
-            )
     use_precision(precision)
     directory = resolve_index(index)
-    store, linker = index_and_kb(directory, kb)
-    from medlink.linking.cross_fit import MIN_MENTIONS, index_memory, memory_mentions, too_few_mentions
-
-    memory = index_memory(linker) if (linker.manifest.get("memory") or {}).get("entries") else None  # read once, for both checks
-    if cross_fit:  # refused before retrieval and fitting, not after them
-        if memory is None:
-            fail(
-                f"--cross-fit fits on the index memory's mentions, and {directory} was built without --memory: leave out --cross-fit, "
-                "or rebuild it with --memory FORMAT:PATH"
-            )
-        count = len(memory_mentions(memory))
-        if count < MIN_MENTIONS:
-            fail(
-                f"--cross-fit: {too_few_mentions(count)}: leave out --cross-fit, or rebuild the index with more annotated mentions "
-                "(medlink index build --memory FORMAT:PATH)"
-            )
-    mentions = [m for spec in dev for m in load_dataset(spec, keep_unlinked=True)]  # CUI-less ones: NIL examples for the calibration
-    if memory is not None and memory_holds_dev(store, memory, mentions):
-        typer.echo(
-            "note: the index's memory holds the --dev mentions, so dev accuracy and the fitted probabilities flatter it: "
-            "tune on mentions it was not built with",
-            err=True,
-        )
-    outside = gold_outside_kb(split_unlinked(mentions)[0], store)
-    if outside:
-        typer.echo(f"warning: --dev: {outside}", err=True)
-    config, report = tune(
-        linker,
-        mentions,
-        searches,
-        equivalent_ids_from_kb(store),
-        ",".join(dev),
-        calibration={"nil_target": nil_target, "backoff": backoff, "cross_fit": cross_fit},
-        kb=store,
-    )
+    tuned = tune_index(directory, dev, request, kb)
+    for line in tuned.warnings:
+        typer.echo(f"warning: {line}", err=True)
+    for line in tuned.notes:
+        typer.echo(f"note: {line}", err=True)
     if out is not None:
-        from medlink.directories import make_parent, write_atomic
-
         make_parent(out)
-        write_atomic(out, json.dumps(config.to_dict(), indent=2) + "\n")
+        write_atomic(out, json.dumps(tuned.config.to_dict(), indent=2) + "\n")
     if apply:
-        apply_config(directory, config)
-    before, after = report.before, report.after
-    typer.echo(
-        f"dev Acc@1 {before['acc@1']:.4f} -> {after['acc@1']:.4f}, MRR {before['mrr']:.4f} -> {after['mrr']:.4f} "
-        f"({len(report.trials)} settings tried in {report.seconds:.0f}s)"
-    )
-    typer.echo(f"fusion: {json.dumps(config.to_dict()['fusion'])}")
-    for settings in config.rerankers:
-        shown = {k: v for k, v in settings.items() if k != "model"} if settings["type"] == "calibration" else settings
-        typer.echo(f"reranker: {json.dumps(shown)}")
-    if report.calibration:
-        oof = report.calibration["dev_out_of_fold"]
-        at = oof["at_threshold"]
-        nil_f1 = f", NIL F1 {at['nil_f1']:.3f}" if report.calibration["in_kb"] < report.calibration["mentions"] else ""
-        extra = report.calibration.get("extra_mentions", 0)
-        also = f" and {extra:,} memory mentions cross-fitted ({cross_fit} folds)" if extra else ""
-        typer.echo(
-            f"probabilities: fitted on {report.calibration['mentions']:,} dev mention parts{also}; out of fold: Acc@1 {oof['acc@1']:.4f}; "
-            f"at NIL threshold {at['threshold']:.2f}: linking precision {at['precision']:.3f}, recall {at['recall']:.3f}{nil_f1}"
-        )
-    if report.calibration and report.calibration["mentions"] < FEW_DEV_MENTIONS:
-        typer.echo(
-            f"note: probabilities fitted on {report.calibration['mentions']} dev mention parts: expect them to be rough and the "
-            "NIL threshold to move with a few mentions more (a few hundred give steady ones)"
-        )
-    if report.calibration and report.calibration["chosen"]["nil_threshold"] == 0:
-        typer.echo(
-            "note: NIL threshold 0: on these dev mentions any threshold cost linking F1, so every mention is linked; "
-            "--nil-target precision=P (or nil-f1, with dev mentions of concepts the KB lacks) sets one"
-        )
-    if report.calibration_note:
-        typer.echo(report.calibration_note)
+        apply_config(directory, tuned.config)
+    for line in tune_summary(tuned, cross_fit):
+        typer.echo(line)
     for where in ([str(out)] if out else []) + ([f"{directory} (applied)"] if apply else []):
         typer.echo(f"wrote {where}")

@@ -9,11 +9,11 @@ from medlink.corpora.biosyn import load_biosyn
 from medlink.corpora.datasets import DATASET_FORMATS, load_dataset
 from medlink.corpora.mention_files import read_mentions
 from medlink.corpora.mentions import LabeledMention, all_gold_ids, split_ids
-from medlink.corpora.pubtator import Document, load_pubtator, load_pubtator_documents
+from medlink.corpora.pubtator import LabeledDocument, load_pubtator, load_pubtator_documents
 
 __all__ = [
     "DATASET_FORMATS",
-    "Document",
+    "LabeledDocument",
     "LabeledMention",
     "all_gold_ids",
     "load_askapatient",

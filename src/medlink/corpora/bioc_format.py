@@ -335,9 +335,8 @@ def _annotation(annotation: bioc.BioCAnnotation, text: str) -> core.Annotation |
     except _NotBioC as error:
         return str(error)
     given = annotation.text if isinstance(annotation.text, str) and len(locations) == 1 else text[start:end]
-    return core.Annotation(
-        start, end, given, infons.pop("type", None) or None, _ids(infons), infons.pop("source", None) or "gold", infons=infons
-    )
+    kind, ids, source = infons.pop("type", None) or None, _ids(infons), infons.pop("source", None) or "gold"
+    return core.Annotation(start, end, given, kind, ids, source, infons=infons, assertion=core.Assertion.from_infons(infons))
 
 
 def _ids(infons: dict[str, str]) -> tuple[str, ...]:

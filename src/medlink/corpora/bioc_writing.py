@@ -41,7 +41,7 @@ def _bioc_annotation(annotation: core.Annotation, annotation_id: str) -> bioc.Bi
 
 def annotation_infons(annotation: core.Annotation) -> dict[str, str]:
     """The infons written for an annotation: its own, then type, identifier, source and the link result's figures."""
-    infons = dict(annotation.infons)
+    infons = annotation.written_infons()
     given = (("type", annotation.type), ("identifier", ";".join(annotation.ids)), ("source", annotation.source))
     infons.update({key: value for key, value in given if value})
     result = annotation.result

@@ -291,6 +291,7 @@ def annotation_from_json(item: object, text: str) -> core.Annotation | str:
         item.get("source") or "gold",
         short_form_of=tuple(short) if short else None,
         infons=infons,
+        assertion=core.Assertion.from_infons(infons),
     )
 
 
@@ -335,8 +336,9 @@ def annotation_json(annotation: core.Annotation) -> dict:
         "ids": list(annotation.ids),
         "source": annotation.source,
     }
-    if annotation.infons:
-        payload["infons"] = dict(annotation.infons)
+    infons = annotation.written_infons()
+    if infons:
+        payload["infons"] = infons
     if annotation.short_form_of is not None:
         payload["short_form_of"] = list(annotation.short_form_of)
     result = annotation.result

@@ -215,8 +215,9 @@ def _annotation(fields: list[str], length: int, strip: tuple[str, ...]) -> core.
 
 
 @dataclass
-class Document:
-    """One PubTator document as the evaluation sees it: title, abstract and the labelled mentions annotated in it."""
+class LabeledDocument:
+    """One PubTator document as the mention-level evaluation reads it: title, abstract and its labelled mentions (a
+    view of a ``core.Document``, which is the one document type everything else takes)."""
 
     doc_id: str
     title: str
@@ -229,12 +230,12 @@ class Document:
         return f"{self.title} {self.abstract}" if self.abstract else self.title
 
 
-def labeled_view(document: core.Document, keep_unlinked: bool = False) -> Document:
+def labeled_view(document: core.Document, keep_unlinked: bool = False) -> LabeledDocument:
     """A document read by ``iter_pubtator`` as title, abstract and ``LabeledMention`` records (parts from ``infons["parts"]``)."""
     title = document.passages[0].text if document.passages else ""
     abstract = document.passages[1].text if len(document.passages) > 1 else ""
     mentions = [_labeled(document.doc_id, a) for a in document.annotations if keep_unlinked or not is_unlinked(frozenset(a.ids))]
-    return Document(document.doc_id, title, abstract, mentions)
+    return LabeledDocument(document.doc_id, title, abstract, mentions)
 
 
 def _labeled(doc_id: str, annotation: core.Annotation) -> LabeledMention:
@@ -249,7 +250,7 @@ def load_pubtator_documents(
     strip_id_prefixes: tuple[str, ...] = DEFAULT_STRIP_PREFIXES,
     keep_unlinked: bool = False,
     skip_duplicate_documents: bool = False,
-) -> list[Document]:
+) -> list[LabeledDocument]:
     """Documents in file order, each with its mentions in file order."""
     seen: set[str] = set()
     documents = []

@@ -7,7 +7,7 @@ matplotlib is imported only when a chart is drawn (``EvalReport.plot``). The loa
 
 from medlink.corpora import (
     DATASET_FORMATS,
-    Document,
+    LabeledDocument,
     LabeledMention,
     load_askapatient,
     load_biosyn,
@@ -22,7 +22,7 @@ from medlink.eval.subpopulations import subpopulation_masks
 
 __all__ = [
     "DATASET_FORMATS",
-    "Document",
+    "LabeledDocument",
     "EvalReport",
     "LabeledMention",
     "Metrics",

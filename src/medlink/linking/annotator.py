@@ -36,17 +36,14 @@ from pathlib import Path
 from medlink.core import Annotation, Document, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.readers.files import decoded_lines, require_file
-from medlink.linking import manifest as layout
 from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
 from medlink.linking.selecting import dictionary_signature, with_selector
 from medlink.linking.short_forms import widened_to_coordinations, with_short_forms
-from medlink.progress import phase
 from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import expand_coordination
 from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP_POLICIES, MentionFinder, find_all_in
 from medlink.text.finders.dictionary import DictionaryFinder
-from medlink.text.finders.dictionary import is_current as dictionary_is_current
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.finders.given import GIVEN, GivenSpans
 from medlink.text.finders.other_senses import without_other_senses
@@ -131,10 +128,12 @@ class Annotator:
         options: AnnotateOptions | None = None,
         exclude_names: Path | str | None = None,
         selector: Path | str | None = None,
+        nil_threshold: float | None = None,
     ) -> Annotator:
         """An index folder's linker with the finders asked for (``tagger``: a folder from ``medlink train tagger``;
         ``exclude_names``: a file of names the dictionary finder must not report, one per line; ``selector``: a span
-        selector from ``medlink train selector``, default the tagger folder's, for ``combine`` learned)."""
+        selector from ``medlink train selector``, default the tagger folder's, for ``combine`` learned;
+        ``nil_threshold``: instead of the index's own)."""
         options = options or AnnotateOptions()
         if finder not in FINDER_CHOICES:
             raise MedlinkError(f"unknown finder {finder!r}; known: {', '.join(FINDER_CHOICES)}")
@@ -142,14 +141,14 @@ class Annotator:
             raise MedlinkError(f"--finder {finder} needs a tagger folder (--tagger DIR, trained with 'medlink train tagger')")
         if (options.combine == "learned" or selector is not None or options.span_threshold is not None) and finder != "both":
             raise MedlinkError("a span selector chooses between the tagger's and the dictionary's spans: it needs --finder both")
-        linker = Linker.load(index).prepare()  # a corpus run: its first documents do not pay for what is built lazily
+        linker = Linker.load(index).with_decisions(nil_threshold).prepare()  # prepared: a corpus's first documents do not pay for it
         finders: list[MentionFinder] = [GivenSpans()] if finder == GIVEN else []
         if finder in ("tagger", "both"):
             from medlink.text.finders.tagger import TaggerFinder  # needs torch: imported only when asked for
 
             finders.append(TaggerFinder.load(Path(tagger)))
         if finder in ("dictionary", "both"):
-            dictionary = dictionary_for(linker)
+            dictionary = linker.dictionary_finder()
             if exclude_names is not None:
                 path = require_file(exclude_names, "names to exclude")
                 dictionary.excluded = read_exclusions((line for _number, line in decoded_lines(path, None)), linker.normalize)
@@ -341,48 +340,39 @@ def shared_copy(result: LinkResult, mention: Mention | None = None) -> LinkResul
     return replace(result, mention=mention or result.mention, candidates=list(result.candidates))
 
 
-def dictionary_for(linker: Linker) -> DictionaryFinder:
-    """The index's dictionary finder: the one built with it, else one built now from its name table (an index from
-    before the finder existed; rebuild the index to keep it)."""
-    if linker.dictionary is not None:
-        return linker.dictionary
-    if linker.directory is not None and dictionary_is_current(linker.directory / layout.DICTIONARY):
-        linker.dictionary = DictionaryFinder.load(linker.directory / layout.DICTIONARY)
-        return linker.dictionary
-    source = "kb" if "kb" in linker.tables else "kb+memory"
-    if source not in linker.tables:
-        raise MedlinkError("this index has no table of KB names to find mentions with; rebuild it with 'medlink index build'")
-    with phase(f"annotate: dictionary finder over {len(linker.tables[source]):,} names (rebuild the index to keep it)"):
-        linker.dictionary = DictionaryFinder.build(linker.tables[source].display, linker.normalize)
-    return linker.dictionary
-
-
 _LOADED: dict[tuple, Annotator] = {}  # annotate()'s annotators, one per (index, finder, tagger, exclusions, selector, ...)
 
 
 def annotate(
-    text_or_document: str | Document,
+    texts: str | Document | Sequence[str | Document],
     index: Path | str = "default",
     *,
     finder: str = "dictionary",
     tagger: Path | str | None = None,
     exclude_names: Path | str | None = None,
     selector: Path | str | None = None,
+    nil_threshold: float | None = None,
     **options,
-) -> Document:
+) -> Document | list[Document]:
     """The one-call API: a text (or ``Document``) annotated with linked spans (each ``Annotation`` has ``ids`` and the
-    ``result`` with ranked candidates). ``index``: a folder, ``default`` or ``default-dense``; ``options``:
-    ``AnnotateOptions`` fields (k, context, abbreviations, consistency, ...). The index is loaded once per process."""
+    ``result`` with ranked candidates); a list of them gives a list. ``index``: a folder, ``default`` or
+    ``default-dense``; ``options``: ``AnnotateOptions`` fields (k, context, abbreviations, consistency, ...). The index
+    is loaded once per process."""
     from medlink.linking.index import resolve_index
 
-    if not isinstance(text_or_document, (str, Document)):
+    one = isinstance(texts, (str, Document))
+    items = [texts] if one else list(texts) if isinstance(texts, Sequence) else None
+    if items is None or not all(isinstance(item, (str, Document)) for item in items):
         raise TypeError(
-            f"medlink.annotate takes one text (str) or one Document, not {type(text_or_document).__name__}; "
-            "for many, Annotator.load(...).annotate(documents)"
+            f"medlink.annotate takes a text (str), a Document or a list of them, not {type(texts).__name__}; "
+            "for a stream of documents, Annotator.load(...).annotate(documents)"
         )
     chosen = AnnotateOptions(**options)
-    key = (str(index), finder, str(tagger), str(exclude_names), str(selector), chosen.combine, chosen.overlap)
+    key = (str(index), finder, str(tagger), str(exclude_names), str(selector), nil_threshold, chosen.combine, chosen.overlap)
     if key not in _LOADED:
-        _LOADED[key] = Annotator.load(resolve_index(index), finder, tagger, chosen, exclude_names, selector)
+        _LOADED[key] = Annotator.load(resolve_index(index), finder, tagger, chosen, exclude_names, selector, nil_threshold)
     loaded = _LOADED[key]
-    return Annotator(loaded.linker, loaded.finders, chosen).annotate_text(text_or_document)
+    annotator = Annotator(loaded.linker, loaded.finders, chosen)
+    documents = [item if isinstance(item, Document) else Document.from_text(item, str(number)) for number, item in enumerate(items, 1)]
+    annotated = list(annotator.annotate(documents))
+    return annotated[0] if one else annotated

@@ -180,3 +180,14 @@ def resolve_index(index: str | Path) -> Path:
         if close:
             raise MedlinkError(f"no index folder {str(index)!r}; did you mean '{close[0]}' (the default index)?")
     return Path(index)
+
+
+def index_with_kb(directory: Path, kb: str | Path | None = None) -> tuple[KB, Linker]:
+    """The KB (given, else the one the index records) and the index loaded against it: evaluation and tuning need the
+    KB's ids, so a KB that is gone is an error here, not a warning."""
+    if kb is None:
+        recorded = Path(read_manifest(directory)["kb"]["path"])
+        if not recorded.is_file():
+            raise MedlinkError(f"the KB this index was built from ({recorded}) is not there; give it with --kb (evaluation needs its ids)")
+    store = KB.open(kb or recorded)
+    return store, Linker.load(directory, store)  # a KB other than the index's is refused here

@@ -15,41 +15,30 @@ from pathlib import Path
 
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.directories import require_replaceable, staged_directory
-from medlink.errors import DamagedFileError, MedlinkError, reading
+from medlink.errors import MedlinkError, reading
 from medlink.inventory import describe_files
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
 from medlink.linking.calibration import check_calibration
 from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
-from medlink.linking.kb_inputs import alt_ids_of, descriptions_of, finder_skipped
+from medlink.linking.index_parts import built_dictionary, built_generators, checked_kb, read_generators, read_rerankers
+from medlink.linking.kb_inputs import alt_ids_of, finder_skipped
 from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries
 from medlink.progress import phase
-from medlink.rerank.base import LinkerParts, Reranker, build_reranker, load_reranker, reads_context, reranker_class
-from medlink.retrieval.base import CandidateGenerator, build_generator, load_generator, to_candidates
+from medlink.rerank.base import LinkerParts, Reranker, build_reranker, reads_context
+from medlink.retrieval.base import CandidateGenerator, to_candidates
 from medlink.retrieval.fusion import Fusion
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.hits import top_k as ranked_top
-from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable, read_lines, write_json, write_lines
+from medlink.retrieval.names import NameTable, write_json, write_lines
 from medlink.text.concept_text import entity_texts
 from medlink.text.finders.dictionary import DictionaryFinder
+from medlink.text.finders.dictionary import is_current as dictionary_is_current
 from medlink.text.normalize import Normalizer
 
 log = logging.getLogger(__name__)
 MAX_MENTION_CHARS = 1000  # longer mentions are truncated (with a warning): no concept name is that long
-
-
-def _table_sources(config: LinkerConfig, has_memory: bool) -> dict[str, str]:
-    """Generator name -> alias table it searches, after dropping what a missing memory makes moot."""
-    chosen = {}
-    for generator in config.generators:
-        source = generator.names
-        if not has_memory:
-            if source == "memory":
-                continue
-            source = "kb"
-        chosen[generator.name] = source
-    return chosen
 
 
 def is_text(text: str) -> bool:
@@ -97,7 +86,7 @@ class Linker:
         self.memory = memory  # kept only to be saved beside the index (memory.tsv), for inspection
         self.alt_ids = alt_ids or {}
         self.rerankers: list[Reranker] = []
-        self.dictionary: DictionaryFinder | None = None  # built with the index; loaded by the annotator when it needs it
+        self.dictionary: DictionaryFinder | None = None  # built with the index; read on first use (dictionary_finder)
         self.directory: Path | None = None  # the index folder this linker was loaded from
         self._position = {cid: i for i, cid in enumerate(concept_ids)}
 
@@ -123,40 +112,7 @@ class Linker:
         config = config or default_config()
         skipped = finder_skipped(kb, finder_skip) if dictionary else set()  # first: an unknown id is refused before the (long) build
         has_memory = bool(memory and memory.pairs)
-        concept_ids, concept_names = [], []
-        for concept_id, name in kb.iter_concepts():
-            concept_ids.append(concept_id)
-            concept_names.append(name)
-        position = {cid: i for i, cid in enumerate(concept_ids)}
-        sources = _table_sources(config, has_memory)
-        memory_only = [g.name for g in config.generators if g.name not in sources]
-        if memory_only and not sources:
-            raise MedlinkError(
-                f"every generator of this config searches the memory only ('names': 'memory': {', '.join(memory_only)}) and no "
-                "memory was given: give --memory FILE, or let a generator search the KB's names ('names': 'kb' or 'kb+memory')"
-            )
-        if memory_only:
-            log.warning("no memory given: generator(s) %s, which search the memory only, left out of the index", ", ".join(memory_only))
-
-        def entries(source: str):
-            if source in ("kb", "kb+memory"):
-                for concept_id, text, _kind in kb.iter_names():
-                    yield text, concept_id, KB_ORIGIN
-            if source in ("memory", "kb+memory") and memory:
-                for text, concept_id in memory.pairs:
-                    yield text, concept_id, MEMORY_ORIGIN
-
-        with phase(f"index: name tables of {len(concept_ids):,} concepts"):
-            tables = {source: NameTable.build(entries(source), position, kb.normalize) for source in sorted(set(sources.values()))}
-        descriptions = descriptions_of(kb, position) if any(g.params.get("text", "name") != "name" for g in config.generators) else None
-        generators = {}
-        for generator in config.generators:
-            if generator.name in sources:
-                table = tables[sources[generator.name]]
-                with phase(f"index: {generator.name} ({generator.type}) over {len(table):,} names"):
-                    generators[generator.name] = build_generator(
-                        generator.type, table, concept_ids, generator.name, generator.params, descriptions, kb.normalize
-                    )
+        concept_ids, concept_names, sources, tables, generators = built_generators(kb, config, memory)
         manifest = new_manifest(
             kb.path, kb.checksum, len(concept_ids), config.to_dict(), kb.normalize.signature, memory.summary() if memory else None
         )
@@ -171,11 +127,8 @@ class Linker:
                 linker.rerankers.append(build_reranker(settings, parts))
         if not dictionary:
             return linker
-        with phase("index: dictionary finder over the KB's names" + (" and the memory's mentions" if has_memory else "")):
-            names = [text for cid, text, _kind in kb.iter_names() if cid not in skipped]
-            names += [text for text, concept in memory.pairs if concept not in skipped] if has_memory else []
-            linker.dictionary = DictionaryFinder.build(names, kb.normalize)
-            manifest["dictionary"] = {"skip_under": sorted(finder_skip), "concepts_skipped": len(skipped)}
+        linker.dictionary = built_dictionary(kb, memory, skipped)
+        manifest["dictionary"] = {"skip_under": sorted(finder_skip), "concepts_skipped": len(skipped)}
         return linker
 
     # -- persistence --------------------------------------------------------------------------
@@ -214,7 +167,7 @@ class Linker:
                 directory,
             )
         with reading(directory / MANIFEST):  # a key missing or of the wrong kind: the manifest was edited or damaged
-            kb = cls._check_kb(directory, manifest, kb)
+            kb = checked_kb(directory, manifest, kb)
             config = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
             normalizer = Normalizer.from_signature(manifest["normalizer"])
             sources: dict[str, str] = dict(manifest["tables"])
@@ -224,60 +177,11 @@ class Linker:
                 f"{directory / MANIFEST}: 'tables' must map this config's generators to {', '.join(NAME_SOURCES)}; "
                 "the manifest was changed by hand or damaged: rebuild the index"
             )
-        concept_ids = read_lines(directory / layout.CONCEPT_IDS)
-        concept_names = read_lines(directory / layout.CONCEPT_NAMES)
-        if len(concept_ids) != len(concept_names) or len(concept_ids) != manifest["kb"].get("concepts", len(concept_ids)):
-            raise DamagedFileError(
-                directory / layout.CONCEPT_IDS,
-                ValueError(
-                    f"{len(concept_ids)} ids, {len(concept_names)} names, the manifest says {manifest['kb'].get('concepts')} concepts"
-                ),
-            )
-        tables = {source: NameTable.load(directory / layout.TABLES / source, len(concept_ids)) for source in sorted(set(sources.values()))}
-        types = {g.name: g.type for g in config.generators}
-        generators = {}
-        for name, source in sources.items():
-            with reading(directory / layout.GENERATORS / name):
-                generators[name] = load_generator(types[name], directory / layout.GENERATORS / name, tables[source], concept_ids, name)
-        if (directory / layout.ALT_IDS).is_file():
-            alt_ids = {row[0]: row[1:] for row in (line.split("\t") for line in read_lines(directory / layout.ALT_IDS)) if len(row) > 1}
-        else:  # a version-2 index: its KB knows them
-            alt_ids = alt_ids_of(kb) if kb is not None else {}
+        concept_ids, concept_names, tables, generators, alt_ids = read_generators(directory, manifest, config, sources, kb)
         linker = cls(config, normalizer, concept_ids, concept_names, tables, generators, manifest, alt_ids=alt_ids)
         linker.directory = directory
-        parts = linker.parts()
-        for position, settings in enumerate(config.rerankers):
-            folder = directory / layout.reranker_dir(position, settings["type"])
-            if getattr(reranker_class(settings["type"]), "in_config", False):  # nothing on disk: the config holds it all
-                try:
-                    linker.rerankers.append(load_reranker(folder, settings, parts))
-                except MedlinkError as error:
-                    raise MedlinkError(f"{directory}: {error}") from error
-                continue
-            if not folder.is_dir() and settings["type"] in layout.LEGACY_RERANKER_DIRS:
-                folder = directory / layout.LEGACY_RERANKER_DIRS[settings["type"]]
-            if not folder.is_dir():
-                raise DamagedFileError(folder, FileNotFoundError(f"the {settings['type']} reranker's folder is missing"))
-            with reading(folder):
-                linker.rerankers.append(load_reranker(folder, settings, parts))
+        linker.rerankers = read_rerankers(directory, config, linker.parts())
         return linker
-
-    @staticmethod
-    def _check_kb(directory: Path, manifest: dict, kb: KB | None) -> KB | None:
-        """The KB the index was built from (or ``kb``), refused if its content changed; None if it is gone."""
-        recorded = manifest["kb"]
-        if kb is None:
-            kb_path = Path(recorded["path"])
-            if not kb_path.is_file():
-                log.warning("the KB this index was built from (%s) is not there; using the index as built", kb_path)
-                return None
-            kb = KB.open(kb_path)
-        if kb.checksum != recorded["checksum"]:
-            raise MedlinkError(
-                f"{directory}: built from a KB with checksum {recorded['checksum']}, but {kb.path} now has {kb.checksum}; "
-                f"rebuild the index: medlink index build --kb {kb.path} --out {directory}"
-            )
-        return kb
 
     # -- variants -----------------------------------------------------------------------------
     def with_rerankers(self, rerankers: Sequence[Reranker]) -> Linker:
@@ -301,6 +205,21 @@ class Linker:
         from medlink.linking.calibration import decided_rerankers
 
         return self.with_rerankers(decided_rerankers(self, nil_threshold, backoff_below))
+
+    def dictionary_finder(self) -> DictionaryFinder:
+        """The index's dictionary finder: the one built with it, else one built now from its name table (an index from
+        before the finder existed; rebuild the index to keep it)."""
+        if self.dictionary is not None:
+            return self.dictionary
+        if self.directory is not None and dictionary_is_current(self.directory / layout.DICTIONARY):
+            self.dictionary = DictionaryFinder.load(self.directory / layout.DICTIONARY)
+            return self.dictionary
+        source = "kb" if "kb" in self.tables else "kb+memory"
+        if source not in self.tables:
+            raise MedlinkError("this index has no table of KB names to find mentions with; rebuild it with 'medlink index build'")
+        with phase(f"annotate: dictionary finder over {len(self.tables[source]):,} names (rebuild the index to keep it)"):
+            self.dictionary = DictionaryFinder.build(self.tables[source].display, self.normalize)
+        return self.dictionary
 
     # -- describing ---------------------------------------------------------------------------
     def name_of(self, concept_id: str) -> str | None:

@@ -194,12 +194,12 @@ def annotation_lines(document: Document, top: int = 1) -> list[str]:
 
 def assertion_note(span: Annotation) -> str:
     """What the text says of the mention when it is not simply there: "[absent: 'denies']", "[present; historical: 'hx of']"."""
-    status, historical = span.infons.get("assertion"), span.infons.get("historical") == "true"
-    if status in (None, "present") and not historical:
+    said = span.assertion
+    if said is None or (said.status == "present" and not said.historical):
         return ""
-    parts = [status or "present"] if not span.infons.get("assertion_cue") else [f"{status}: '{span.infons['assertion_cue']}'"]
-    if historical:
-        parts.append(f"historical: '{span.infons['historical_cue']}'" if span.infons.get("historical_cue") else "historical")
+    parts = [f"{said.status}: '{said.cue}'" if said.cue else said.status]
+    if said.historical:
+        parts.append(f"historical: '{said.historical_cue}'" if said.historical_cue else "historical")
     return "\t[" + "; ".join(parts) + "]"
 
 

@@ -26,7 +26,7 @@ from medlink.linking.consistency import propagated
 from medlink.linking.short_forms import short_form_definitions, with_defined_short_forms
 from medlink.progress import bar
 from medlink.text.abbreviations import find_abbreviations
-from medlink.text.assertion import ASSERTION_INFONS, assertions, mark_assertions, section_runs_over
+from medlink.text.assertion import assertions, mark_assertions, section_runs_over
 from medlink.text.finders.other_senses import sense_here, without_other_senses
 from medlink.text.windows import window_bounds, window_document
 
@@ -85,11 +85,6 @@ def annotate_windowed(annotator: Any, document: Document, progress: bool = False
             annotations += (_moved(span, start) for span in spans)
             linking.update(end - start)
     annotator.decide(annotations, composite)
-    if options.assertion:  # as reading the document whole writes them: the vote's mark before the assertion's
-        for span in annotations:
-            if "consistency" in span.infons:
-                for key in [key for key in span.infons if key in ASSERTION_INFONS]:
-                    span.infons[key] = span.infons.pop(key)
     return replace(document, annotations=annotations)
 
 

@@ -14,7 +14,7 @@ illness") hide the cues they contain. Clauses are sentences (``medlink.text.sent
 and line breaks before a capital or a digit. A note's layout is read too: a "Family history:" heading reaches its
 section's end, a cue that ends its line the list under it, a template's answer the problem before it ("Fever: no").
 Rules, not a model: no annotated assertion corpus ships with medlink, the rules are the published method, and a user
-can read why a mention was marked (``infons["assertion_cue"]``). The lexicon and the finding of cues are
+can read why a mention was marked (``Annotation.assertion.cue``). The lexicon and the finding of cues are
 ``medlink.text.assertion_cues``; linear in the text's length.
 """
 
@@ -23,10 +23,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import accumulate
 
-from medlink.core import Annotation
+from medlink.core import ASSERTION_INFONS, Annotation, Assertion
 from medlink.text.assertion_cues import (
     ABSENT,
     ANSWER,
@@ -67,26 +66,6 @@ _PUNCTUATION = re.compile(r"[,.;:!?\n]")  # where the words a leading "?" doubts
 # the lines of a list under a cue that ends its line ("Denies:\n- fever\n- chills")
 _LIST_LINES = re.compile(r"[ \t:]*(?:\n[ \t]*(?:[-*•▪◦·]|\d{1,3}[.)])[ \t]+[^\n]*)+")
 STATUS_OF = {HYPOTHETICAL: HYPOTHETICAL, NEGATED: ABSENT, FAMILY: SOMEONE_ELSE, POSSIBLE: POSSIBLE, CONDITIONAL: CONDITIONAL}
-ASSERTION_INFONS = ("assertion", "assertion_cue", "historical", "historical_cue")
-
-
-@dataclass(frozen=True)
-class Assertion:
-    """What the text says about one mention; the cue that decided each part, for a reader who asks why."""
-
-    status: str = PRESENT
-    historical: bool = False
-    cue: str | None = None
-    historical_cue: str | None = None
-
-    def infons(self) -> dict[str, str]:
-        """The annotation infons a document writer keeps (BioC, JSONL): the status and the past always, cues when there are."""
-        out = {"assertion": self.status, "historical": "true" if self.historical else "false"}  # the keys are ASSERTION_INFONS
-        if self.cue:
-            out["assertion_cue"] = self.cue
-        if self.historical_cue:
-            out["historical_cue"] = self.historical_cue
-        return out
 
 
 SECTION_LOOKBACK = 4000  # characters searched back for a heading whose section may run over an offset
@@ -294,9 +273,7 @@ def _decide(found: list[tuple[int, Match, str]]) -> Assertion:
 
 
 def mark_assertions(text: str, annotations: Iterable[Annotation]) -> None:
-    """Write each annotation's assertion into its infons (in place), replacing any an earlier run wrote."""
+    """Set each annotation's ``assertion`` (in place), replacing any an earlier run or the input gave."""
     annotations = list(annotations)
     for annotation, assertion in zip(annotations, assertions(text, [a.span for a in annotations])):
-        for key in ASSERTION_INFONS:
-            annotation.infons.pop(key, None)
-        annotation.infons.update(assertion.infons())
+        annotation.assertion = assertion
