@@ -14,9 +14,9 @@ import pytest
 
 from medlink.core import Annotation, Document
 from medlink.errors import MedlinkError
-from medlink.text.finders.selection import FEATURES, SpanSelector, candidate_spans, choose
+from medlink.text.finders.selector.model import FEATURES, SpanSelector, candidate_spans, choose
 from medlink.text.finders.tagger import TaggedWord
-from medlink.training.span_selector import fit_span_selector
+from medlink.text.finders.selector.fitting import fit_span_selector
 from tests.conftest import FIXTURES
 from tests.test_cli_kb import medlink
 
@@ -150,7 +150,7 @@ class StandInLinker:
 
 def test_with_a_linker_the_threshold_serves_linking():
     """Spans the linker gets wrong are no use to a user who links: the linking F1 counts a span only when its concept is right."""
-    from medlink.training.span_selector import collect
+    from medlink.text.finders.selector.fitting import collect
 
     documents = dev_documents()
     linker = StandInLinker(documents, misses={"tumour"})
@@ -175,7 +175,7 @@ def test_a_selector_needs_right_and_wrong_candidates():
 
 
 def test_fitting_documents_refuse_what_the_tagger_or_the_memory_saw_even_copied_or_in_part(tmp_path):
-    from medlink.training.span_selector import fitting_documents
+    from medlink.text.finders.selector.fitting import fitting_documents
     from medlink.training.tagger_data import read_annotated
 
     dev = FIXTURES / "tagger" / "dev.pubtator"

@@ -125,8 +125,8 @@ def span_selector(workdir: Path, tagger: Path, held_out: int | None = None, fold
     fitted on the dev split's documents; with ``held_out``, on the dev documents outside that fold (document i is in
     fold i % ``folds``), so dev can be scored out of fold. Fitted once per work directory."""
     from medlink.corpora.pubtator import read_pubtator
-    from medlink.text.finders.selection import tagger_fingerprint
-    from medlink.training.span_selector import fit_span_selector
+    from medlink.text.finders.selector.model import tagger_fingerprint
+    from medlink.text.finders.selector.fitting import fit_span_selector
 
     out = workdir / f"selector-{Path(tagger).name}{'' if held_out is None else f'-fold{held_out}of{folds}'}.json"
     if not out.exists():

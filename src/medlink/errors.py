@@ -40,29 +40,20 @@ class DamagedFileError(MedlinkError):
         )
 
 
-# what reading a damaged numpy / scipy / JSON / text / FAISS / bm25s file raises
-READ_ERRORS = (
-    OSError,
-    ValueError,
-    KeyError,
-    IndexError,
-    TypeError,
-    EOFError,
-    RuntimeError,
-    AttributeError,
-    RecursionError,
-    UnicodeDecodeError,
-    zipfile.BadZipFile,
-    pickle.UnpicklingError,
-)
+# what reading a file raises when its bytes are damaged or not in the expected format (JSON, numpy, zip, UTF-8 text)
+READ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError)
+# what looking up the fields of a JSON document raises when it was cut or edited into another shape
+SHAPE_ERRORS = (KeyError, IndexError, TypeError, AttributeError)
 
 
 @contextmanager
-def reading(path: str | Path) -> Iterator[None]:
-    """Any failure while reading ``path`` becomes a DamagedFileError naming it: one line for the user, not a traceback."""
+def reading(path: str | Path, also: tuple[type[Exception], ...] = ()) -> Iterator[None]:
+    """A read or parse failure of ``path`` becomes a DamagedFileError naming it: one line for the user, not a traceback.
+    ``also``: what else the reader raises for bad bytes (``SHAPE_ERRORS`` for a JSON document's lookups, RuntimeError
+    from FAISS). Anything else is a bug in medlink, and is left to surface as one (``cli.main`` asks for a report)."""
     try:
         yield
     except MedlinkError:
         raise
-    except READ_ERRORS as error:
+    except READ_ERRORS + also as error:
         raise DamagedFileError(path, error) from error

@@ -1,7 +1,7 @@
 """A standardised logistic regression kept as plain numbers: fitted with scikit-learn, applied with numpy alone.
 
 Why its own module: the link probabilities (``medlink.linking.probability``) and the span selector
-(``medlink.text.finders.selection``) both keep such a model as JSON in a file medlink writes (no pickle: loading a
+(``medlink.text.finders.selector.model``) both keep such a model as JSON in a file medlink writes (no pickle: loading a
 model never runs code) and predict without importing scikit-learn.
 """
 

@@ -74,6 +74,9 @@ def _show_progress_lines() -> None:
         logger.setLevel(logging.INFO)
 
 
+INTERNAL_ERROR = (
+    "this is a bug in medlink, not a problem with your files or index: please report it with the command you ran and the traceback above"
+)
 INTERRUPTED = (
     "interrupted; nothing half-written was left: re-run to continue (training: add --resume; "
     "an index build reuses the names already encoded)"
@@ -94,6 +97,12 @@ def main() -> None:
         where = f"{error.filename}: " if error.filename else ""
         typer.echo(f"error: {where}{error.strerror or error}", err=True)
         sys.exit(2)
+    except Exception as error:  # a bug in medlink, not in the user's files: said so, with what a report needs
+        import traceback
+
+        traceback.print_exc()
+        typer.echo(f"internal error ({type(error).__name__}): {INTERNAL_ERROR}", err=True)
+        sys.exit(1)
     except KeyboardInterrupt:  # outside a command's run (typer handles those: below)
         typer.echo(INTERRUPTED, err=True)
         sys.exit(130)

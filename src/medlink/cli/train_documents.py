@@ -152,10 +152,10 @@ def train_selector_command(
     from medlink.linking.annotator import AnnotateOptions, Annotator
     from medlink.linking.index import resolve_index
     from medlink.linking.manifest import index_memory_sources
-    from medlink.linking.selecting import dictionary_signature
-    from medlink.text.finders.selection import SELECTOR_FILE, is_selector_file, tagger_fingerprint
+    from medlink.text.finders.selector.fitting import fit_span_selector, fitting_documents
+    from medlink.text.finders.selector.model import SELECTOR_FILE, is_selector_file, tagger_fingerprint
+    from medlink.text.finders.selector.wiring import dictionary_signature
     from medlink.text.finders.tagger import read_tagger_info
-    from medlink.training.span_selector import fit_span_selector, fitting_documents
 
     info = read_tagger_info(tagger)
     target = out or Path(tagger) / SELECTOR_FILE
@@ -166,7 +166,7 @@ def train_selector_command(
     fitted_on = {
         "documents_files": records,
         "repeated_documents_dropped": repeated,
-        "dictionary": dictionary_signature(index_folder, exclude_names),
+        "dictionary": dictionary_signature(annotator.linker.manifest, exclude_names),
     }
     selector, report = fit_span_selector(
         *annotator.finders, read, tagger_fingerprint(tagger), folds=folds, fitted_on=fitted_on, linker=annotator.linker

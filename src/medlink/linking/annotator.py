@@ -38,7 +38,6 @@ from medlink.errors import MedlinkError
 from medlink.kb.readers.files import decoded_lines, require_file
 from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
-from medlink.linking.selecting import dictionary_signature, with_selector
 from medlink.linking.short_forms import widened_to_coordinations, with_short_forms
 from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import expand_coordination
@@ -47,6 +46,7 @@ from medlink.text.finders.dictionary import DictionaryFinder
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.finders.given import GIVEN, GivenSpans
 from medlink.text.finders.other_senses import without_other_senses
+from medlink.text.finders.selector.wiring import dictionary_signature, with_selector
 from medlink.text.windows import WINDOW_CHARS
 
 log = logging.getLogger(__name__)
@@ -154,7 +154,7 @@ class Annotator:
                 dictionary.excluded = read_exclusions((line for _number, line in decoded_lines(path, None)), linker.normalize)
             finders.append(dictionary.prepare())
         if finder == "both":
-            finders = with_selector(finders, Path(tagger), selector, options, lambda: dictionary_signature(Path(index), exclude_names))
+            finders = with_selector(finders, Path(tagger), selector, options, lambda: dictionary_signature(linker.manifest, exclude_names))
         return cls(linker, finders, options)
 
     # -- annotating ---------------------------------------------------------------------------

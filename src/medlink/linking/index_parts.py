@@ -120,7 +120,7 @@ def read_generators(
     types = {g.name: g.type for g in config.generators}
     generators = {}
     for name, source in sources.items():
-        with reading(directory / layout.GENERATORS / name):
+        with reading(directory / layout.GENERATORS / name, (KeyError,)):  # a setting missing from its params
             generators[name] = load_generator(types[name], directory / layout.GENERATORS / name, tables[source], concept_ids, name)
     if (directory / layout.ALT_IDS).is_file():
         alt_ids = {row[0]: row[1:] for row in (line.split("\t") for line in read_lines(directory / layout.ALT_IDS)) if len(row) > 1}
@@ -145,6 +145,6 @@ def read_rerankers(directory: Path, config: LinkerConfig, parts: LinkerParts) ->
             folder = directory / layout.LEGACY_RERANKER_DIRS[settings["type"]]
         if not folder.is_dir():
             raise DamagedFileError(folder, FileNotFoundError(f"the {settings['type']} reranker's folder is missing"))
-        with reading(folder):
+        with reading(folder, (KeyError,)):
             rerankers.append(load_reranker(folder, settings, parts))
     return rerankers

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.directories import require_replaceable, staged_directory
-from medlink.errors import MedlinkError, reading
+from medlink.errors import SHAPE_ERRORS, MedlinkError, reading
 from medlink.inventory import describe_files
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
@@ -166,7 +166,7 @@ class Linker:
                 "detected; rebuild it (medlink index build) to have its files checked",
                 directory,
             )
-        with reading(directory / MANIFEST):  # a key missing or of the wrong kind: the manifest was edited or damaged
+        with reading(directory / MANIFEST, SHAPE_ERRORS):  # a key missing or of the wrong kind: the manifest was edited or damaged
             kb = checked_kb(directory, manifest, kb)
             config = LinkerConfig.from_dict(manifest["config"], f"{directory / MANIFEST}: config")
             normalizer = Normalizer.from_signature(manifest["normalizer"])

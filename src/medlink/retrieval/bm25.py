@@ -20,7 +20,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from medlink.errors import reading
+from medlink.errors import SHAPE_ERRORS, reading
 from medlink.params import BM25_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
@@ -71,7 +71,7 @@ class BM25Generator(GeneratorBase):
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> BM25Generator:
-        with reading(directory):
+        with reading(directory, SHAPE_ERRORS):  # bm25s reads JSON and arrays by key
             retriever = bm25s.BM25.load(directory, show_progress=False)
         params = read_json(directory / "medlink_params.json")
         return cls(table, concept_ids, retriever, params, name)

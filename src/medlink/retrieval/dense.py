@@ -267,7 +267,7 @@ class DenseGenerator(GeneratorBase):
                 f"{directory}: dense generator {name!r} cannot use its encoder {spec['model']}: {error}. "
                 f"Restore that model folder, or rebuild the index (medlink index build --kb KB --out INDEX) with the model you have"
             ) from error
-        with reading(directory / INDEX_FILE):
+        with reading(directory / INDEX_FILE, (RuntimeError,)):  # FAISS says bad bytes with a RuntimeError
             index = read_index(directory / INDEX_FILE)
         if index.ntotal != len(table):
             raise MedlinkError(f"{directory / INDEX_FILE}: {index.ntotal} vectors for {len(table)} names; rebuild the index")

@@ -94,7 +94,7 @@ class NameTable:
     @classmethod
     def load(cls, directory: Path, n_concepts: int | None = None) -> NameTable:
         """A saved table; every file is checked against the others (and ``n_concepts``), so damage is named here, not at link time."""
-        with reading(directory / "table.npz"):
+        with reading(directory / "table.npz", (KeyError,)):  # an array missing from the archive
             with np.load(directory / "table.npz") as arrays:
                 indptr, concept_index, counts, origins = (np.asarray(arrays[k]) for k in ("indptr", "concept_index", "counts", "origins"))
         keys, display = (read_lines(directory / name) for name in ("keys.txt", "display.txt"))

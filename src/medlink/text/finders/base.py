@@ -19,7 +19,7 @@ OVERLAP_POLICIES = ("longest", "all")
 # How the spans of several finders are merged (the first finder leads, e.g. the tagger of --finder both):
 # union: every span of every finder; confirmed: the first finder's spans that another finder's span overlaps;
 # confirmed+missed: those, plus the other finders' spans where the first found nothing; learned: a span selector
-# fitted on annotated documents chooses (``medlink.text.finders.selection``: one finder that wraps the tagger and the
+# fitted on annotated documents chooses (``medlink.text.finders.selector.model``: one finder that wraps the tagger and the
 # dictionary).
 COMBINE_POLICIES = ("union", "confirmed", "confirmed+missed", "learned")
 DEFAULT_COMBINE = "confirmed"  # NCBI Disease dev linked best with it (benchmarks/documents)
@@ -74,7 +74,9 @@ def find_all_in(
     if combine not in COMBINE_POLICIES:
         raise ValueError(f"unknown combine policy {combine!r}; known: {', '.join(COMBINE_POLICIES)}")
     if combine == "learned" and len(finders) > 1:
-        raise ValueError("the learned combination is a SelectingFinder of its own (medlink.text.finders.selection), not a merge of finders")
+        raise ValueError(
+            "the learned combination is a SelectingFinder of its own (medlink.text.finders.selector.model), not a merge of finders"
+        )
     lead, rest = finders[0], finders[1:]
     found_by_rest = [[found_by(finder, document, policy) for finder in rest] for document in documents]
     read_ahead = getattr(lead, "read_ahead", None)

@@ -195,7 +195,7 @@ class TaggerFinder:
 
     def tag(self, document: Document, words: bool = True) -> tuple[list[Annotation], list[TaggedWord]]:
         """``find``'s spans, and (``words``) every word read with its label probabilities: what a span selector weighs
-        (``medlink.text.finders.selection``) to keep a dictionary match the tagger nearly found, or drop a doubtful span."""
+        (``medlink.text.finders.selector.model``) to keep a dictionary match the tagger nearly found, or drop a doubtful span."""
         text = document.text
         ahead = self._ahead.get(id(document))
         if ahead is not None and ahead[0] is document:

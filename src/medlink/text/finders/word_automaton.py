@@ -104,7 +104,7 @@ class WordAutomaton:
             text = (directory / "words.tsv").read_text(encoding="utf-8")
             rows = [line.split("\t") for line in text.split("\n")] if text else []
             loaded = cls([word for word, _count in rows], [int(count) for _word, count in rows])
-        except READ_ERRORS as error:
+        except (*READ_ERRORS, KeyError) as error:
             raise DamagedFileError(directory / "words.tsv", error) from error
         path = directory / "keys.npz"
         try:
@@ -115,7 +115,7 @@ class WordAutomaton:
                 raise ValueError("keys and their word counts disagree")
             if len(keys) and int(_word_ids(keys).max()) > len(loaded.words):
                 raise ValueError("a key uses a word the vocabulary does not have")
-        except READ_ERRORS as error:
+        except (*READ_ERRORS, KeyError) as error:
             raise DamagedFileError(path, error) from error
         codes = keys.tobytes().decode("latin-1").translate(_TO_CODE)
         at = 0

@@ -1,4 +1,4 @@
-"""Wiring a span selector (``medlink.text.finders.selection``) into an annotator: which file, and whether it suits.
+"""Wiring a span selector (``medlink.text.finders.selector.model``) into an annotator: which file, and whether it suits.
 
 A selector belongs to the tagger it was fitted with (refused with another) and was fitted over one dictionary (the
 index's KB and memory, the names excluded): with another, its candidates are not the ones it learned on, so the run is
@@ -16,13 +16,12 @@ from medlink.text.finders.base import DEFAULT_COMBINE, MentionFinder
 log = logging.getLogger(__name__)
 
 
-def dictionary_signature(index: Path, exclude_names: Path | str | None) -> dict:
-    """What decides the dictionary finder's spans: the index's KB and memory, and the names excluded. A span selector
-    records it when fitted, and a run with another dictionary is warned (its candidates are not the ones it learned on)."""
+def dictionary_signature(manifest: dict, exclude_names: Path | str | None) -> dict:
+    """What decides the dictionary finder's spans: the index's KB and memory (from its ``manifest``), and the names
+    excluded. A span selector records it when fitted, and a run with another dictionary is warned (its candidates are
+    not the ones it learned on)."""
     from medlink.directories import file_checksum
-    from medlink.linking.manifest import read_manifest
 
-    manifest = read_manifest(index)
     memory = manifest.get("memory") or {}
     return {
         "kb_checksum": (manifest.get("kb") or {}).get("checksum"),
@@ -35,7 +34,7 @@ def with_selector(finders: list[MentionFinder], tagger: Path, selector: Path | s
     """[tagger, dictionary] as one ``SelectingFinder`` when ``options.combine`` is learned (the selector file given,
     else the tagger folder's); else unchanged. A selector fitted with another tagger is refused; one fitted with
     another dictionary (``signature()``, see ``dictionary_signature``) is used with a warning."""
-    from medlink.text.finders.selection import SELECTOR_FILE, SelectingFinder, SpanSelector, tagger_fingerprint
+    from medlink.text.finders.selector.model import SELECTOR_FILE, SelectingFinder, SpanSelector, tagger_fingerprint
 
     if options.combine != "learned":
         if selector is not None or options.span_threshold is not None:

@@ -1,4 +1,4 @@
-"""Fitting a span selector (``medlink.text.finders.selection``) on annotated documents: ``medlink train selector``.
+"""Fitting a span selector (``medlink.text.finders.selector.model``) on annotated documents: ``medlink train selector``.
 
 The documents must be ones the tagger did not learn from, and whose mentions the index's memory does not hold: on
 its own training documents a tagger is sure of every gold word and the dictionary finds every remembered mention,
@@ -23,7 +23,7 @@ from medlink.errors import MedlinkError
 from medlink.logistic import fit_logistic, logistic
 from medlink.progress import bar
 from medlink.text.finders.base import resolve_overlaps
-from medlink.text.finders.selection import FEATURES, SpanSelector, choose, document_candidates
+from medlink.text.finders.selector.model import FEATURES, SpanSelector, choose, document_candidates
 
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.05, 0.96, 0.05))
 
