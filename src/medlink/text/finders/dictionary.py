@@ -49,6 +49,7 @@ from medlink.core import READ_AS, Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
+from medlink.text.finders.word_forms import JOINED, PREFIX_LENGTHS, classical_singular, loose_word, slip, spaced
 from medlink.text.finders.word_shorthand import expanded, shorthand_span
 from medlink.text.normalize import SIGNED, Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, name_forms
@@ -82,128 +83,11 @@ class DictionaryOptions:
             raise MedlinkError("dictionary finder: min_length must be >= 1 and short_form_max >= 0")
 
 
-def spaced(text: str, tokens: list[Token]) -> bool:
-    """Whether nothing but spaces parts the words (a name turned round, "hip fracture", is not "hip: fracture")."""
-    return all(not text[before.end : after.start].strip() for before, after in zip(tokens, tokens[1:]))
-
-
-def loose_word(word: str) -> str:
-    """Harman's S-stemmer: a plural reduced to its singular, nothing else touched."""
-    if len(word) <= 3:
-        return word
-    if word.endswith("ies") and not word.endswith(("eies", "aies")):
-        return word[:-3] + "y"
-    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
-        return word[:-1]
-    if word.endswith("s") and not word.endswith(("us", "ss")):
-        return word[:-1]
-    return word
-
-
-# Latin and Greek plurals the S-stemmer leaves alone or cuts wrong ("emboli", "metastases", "vertebrae", "diverticula"), each
-# with the singular endings it may stand for; longer endings first ("ata" before "a")
-CLASSICAL_PLURALS = (
-    ("ices", ("ix", "ex")),
-    ("ses", ("sis",)),
-    ("ges", ("x",)),
-    ("ata", ("a",)),
-    ("ina", ("en",)),
-    ("ae", ("a",)),
-    ("i", ("us",)),
-    ("a", ("um", "on")),
-)
-
-
-def classical_singular(word: str, vocabulary: dict[str, int]) -> str | None:
-    """The singular a Latin or Greek plural the names never spell stands for, where they spell it ("metastases" ->
-    "metastasis"); None otherwise ("diseases" has no "diseasis"). As a spelling correction does, it reads only a word the
-    names do not use: "ganglia" in "basal ganglia" stays, never the name "Ganglion", nor "pylori" "pylorus"; nor a
-    word of five letters or fewer ("typhi" in "Salmonella typhi" is no typhus)."""
-    if len(word) <= 5 or word in vocabulary:
-        return None
-    for plural, singulars in CLASSICAL_PLURALS:
-        if word.endswith(plural):
-            stem = word[: -len(plural)]
-            return next((stem + ending for ending in singulars if stem + ending in vocabulary), None)
-    return None
-
-
-# the endings of a disease's Greek or Latin name: a lone word corrected to one of them reads as a misspelt disease
-DISEASE_ENDINGS = (
-    "ia",
-    "itis",
-    "osis",
-    "oma",
-    "omas",
-    "pathy",
-    "algia",
-    "rrhea",
-    "rrhoea",
-    "uria",
-    "plegia",
-    "trophy",
-    "genesis",
-    "iasis",
-    "megaly",
-    "penia",
-    "cytosis",
-)
-
-
-def slip(word: str, correction: str) -> bool:
-    """Whether a misspelt word can stand alone as its correction: a disease's Greek or Latin name (``DISEASE_ENDINGS``)
-    of seven letters or more, with a letter dropped, doubled or two swapped inside the word ("pnuemonia", "diarhea",
-    "hyperlipdemia"). Not one letter for another, the edit that turns English words into names ("structure" ->
-    "stricture", "found" -> "wound"), nor an ending ("include" -> "included"), nor an English word ("propose" ->
-    "proptose", a loose form of "proptosis")."""
-    inside = word[:2] == correction[:2] and word[-2:] == correction[-2:]
-    return (
-        len(word) >= 7
-        and inside
-        and correction.endswith(DISEASE_ENDINGS)
-        and (len(word) != len(correction) or sorted(word) == sorted(correction))
-    )
-
-
 def _read_as(span: Annotation, reading: str) -> Annotation:
     """``span``, with ``reading`` as what the linker sees (``infons["read_as"]``) where it differs from the text."""
     if reading != span.text:
         span.infons[READ_AS] = reading
     return span
-
-
-# prefixes a name hyphenates and text often joins ("Pre-eclampsia" / "preeclampsia", "Post-traumatic" / "posttraumatic")
-JOINED_PREFIXES = (
-    "pre",
-    "post",
-    "non",
-    "anti",
-    "intra",
-    "extra",
-    "peri",
-    "para",
-    "hyper",
-    "hypo",
-    "sub",
-    "supra",
-    "inter",
-    "micro",
-    "macro",
-    "multi",
-    "poly",
-    "pseudo",
-    "semi",
-    "trans",
-    "neo",
-    "auto",
-    "co",
-    "re",
-    "over",
-    "under",
-    "mid",
-)
-_JOINED = frozenset(JOINED_PREFIXES)
-_PREFIX_LENGTHS = sorted({len(prefix) for prefix in JOINED_PREFIXES})  # a word's first k letters looked up, not every prefix tried
 
 
 class DictionaryFinder:
@@ -313,7 +197,7 @@ class DictionaryFinder:
         for token in tokens:
             word, prefix = token.norm, None
             if word not in known and len(word) > 4 and token.end - token.start == len(word):
-                prefix = next((word[:k] for k in _PREFIX_LENGTHS if word[:k] in _JOINED and word[:k] in known and word[k:] in known), None)
+                prefix = next((word[:k] for k in PREFIX_LENGTHS if word[:k] in JOINED and word[:k] in known and word[k:] in known), None)
             if prefix is None:
                 out.append(token)
                 continue

@@ -1,0 +1,79 @@
+"""The forms of a word the dictionary finder reads besides its spelling: plurals (English, Latin and Greek), a
+misspelt disease name, a prefix written joined ("preeclampsia" for "pre-eclampsia")."""
+
+from __future__ import annotations
+
+from medlink.text.tokens import Token
+
+
+def spaced(text: str, tokens: list[Token]) -> bool:
+    """Whether nothing but spaces parts the words (a name turned round, "hip fracture", is not "hip: fracture")."""
+    return all(not text[before.end : after.start].strip() for before, after in zip(tokens, tokens[1:]))
+
+
+def loose_word(word: str) -> str:
+    """Harman's S-stemmer: a plural reduced to its singular, nothing else touched."""
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies") and not word.endswith(("eies", "aies")):
+        return word[:-3] + "y"
+    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
+        return word[:-1]
+    if word.endswith("s") and not word.endswith(("us", "ss")):
+        return word[:-1]
+    return word
+
+
+# Latin and Greek plurals the S-stemmer leaves alone or cuts wrong ("emboli", "metastases", "vertebrae", "diverticula"), each
+# with the singular endings it may stand for; longer endings first ("ata" before "a")
+CLASSICAL_PLURALS = (
+    ("ices", ("ix", "ex")),
+    ("ses", ("sis",)),
+    ("ges", ("x",)),
+    ("ata", ("a",)),
+    ("ina", ("en",)),
+    ("ae", ("a",)),
+    ("i", ("us",)),
+    ("a", ("um", "on")),
+)
+
+
+def classical_singular(word: str, vocabulary: dict[str, int]) -> str | None:
+    """The singular a Latin or Greek plural the names never spell stands for, where they spell it ("metastases" ->
+    "metastasis"); None otherwise ("diseases" has no "diseasis"). As a spelling correction does, it reads only a word the
+    names do not use: "ganglia" in "basal ganglia" stays, never the name "Ganglion", nor "pylori" "pylorus"; nor a
+    word of five letters or fewer ("typhi" in "Salmonella typhi" is no typhus)."""
+    if len(word) <= 5 or word in vocabulary:
+        return None
+    for plural, singulars in CLASSICAL_PLURALS:
+        if word.endswith(plural):
+            stem = word[: -len(plural)]
+            return next((stem + ending for ending in singulars if stem + ending in vocabulary), None)
+    return None
+
+
+# the endings of a disease's Greek or Latin name: a lone word corrected to one of them reads as a misspelt disease
+DISEASE_ENDINGS = tuple("ia itis osis oma omas pathy algia rrhea rrhoea uria plegia trophy genesis iasis megaly penia cytosis".split())
+
+
+def slip(word: str, correction: str) -> bool:
+    """Whether a misspelt word can stand alone as its correction: a disease's Greek or Latin name (``DISEASE_ENDINGS``)
+    of seven letters or more, with a letter dropped, doubled or two swapped inside the word ("pnuemonia", "diarhea",
+    "hyperlipdemia"). Not one letter for another, the edit that turns English words into names ("structure" ->
+    "stricture", "found" -> "wound"), nor an ending ("include" -> "included"), nor an English word ("propose" ->
+    "proptose", a loose form of "proptosis")."""
+    inside = word[:2] == correction[:2] and word[-2:] == correction[-2:]
+    return (
+        len(word) >= 7
+        and inside
+        and correction.endswith(DISEASE_ENDINGS)
+        and (len(word) != len(correction) or sorted(word) == sorted(correction))
+    )
+
+
+# prefixes a name hyphenates and text often joins ("Pre-eclampsia" / "preeclampsia", "Post-traumatic" / "posttraumatic")
+JOINED_PREFIXES = tuple(
+    "pre post non anti intra extra peri para hyper hypo sub supra inter micro macro multi poly pseudo semi trans neo auto co re over under mid".split()
+)
+JOINED = frozenset(JOINED_PREFIXES)
+PREFIX_LENGTHS = sorted({len(prefix) for prefix in JOINED_PREFIXES})  # a word's first k letters looked up, not every prefix tried
