@@ -68,8 +68,10 @@ def test_overlap_all_keeps_overlapping_dictionary_spans_as_alternatives(linker):
 def test_bad_options_and_inputs_are_named_before_any_work():
     with pytest.raises(MedlinkError, match="unknown overlap policy 'bogus'"):
         AnnotateOptions(overlap="bogus")
-    with pytest.raises(TypeError, match="one text .str. or one Document"):
-        medlink_annotate(["a", "b"])
+    with pytest.raises(TypeError, match="a text .str., a Document or a list of them, not int"):
+        medlink_annotate(7)
+    with pytest.raises(TypeError, match="not list"):
+        medlink_annotate(["a", 7])
 
 
 def test_abbreviation_choice_best_keeps_the_higher_scoring_answer(linker):

@@ -51,3 +51,13 @@ def test_threads_share_one_loaded_index(index_dir):
         thread.join()
     assert len(set(found)) == 1 and len(found) == 4
     assert medlink._shared_index(index_dir) is medlink._shared_index(str(index_dir))
+
+
+def test_annotate_takes_a_text_or_a_list_and_marks_assertion_as_a_typed_field(index_dir):
+    one = medlink.annotate("No kidney cyst seen.", index=index_dir)
+    assert isinstance(one, medlink.Document) and [a.text for a in one.annotations] == ["kidney cyst"]
+    said = one.annotations[0].assertion
+    assert isinstance(said, medlink.Assertion) and said.status == "absent" and said.cue == "no"
+    many = medlink.annotate(["kidney cyst", medlink.Document.from_text("renal cyst", "note-2")], index=index_dir)
+    assert [d.doc_id for d in many] == ["1", "note-2"] and [[a.text for a in d.annotations] for d in many] == [["kidney cyst"], ["renal cyst"]]
+    assert medlink.annotate("kidny cysts", index=index_dir, nil_threshold=0.0).annotations[0].result.nil is False

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from medlink.core import Annotation, Candidate, Document, LinkResult, Mention, Passage
+from medlink.core import Annotation, Assertion, Candidate, Document, LinkResult, Mention, Passage
 from medlink.errors import MedlinkError
 
 if TYPE_CHECKING:  # imported on first use: numpy, scipy and the index code are not needed to import medlink
@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # imported on first use: numpy, scipy and the index code are 
 __version__ = "0.1.0"
 __all__ = [
     "Annotation",
+    "Assertion",
     "Candidate",
     "Document",
     "KB",

@@ -90,7 +90,7 @@ class BoostedTrees:
                 raise ValueError(f"kind {data.get('kind')!r} is not {KIND!r}")
             model = cls(
                 float(data["learning_rate"]), list(data["trees"]), int(data.get("inputs", features))
-            )  # files before "inputs": its split check below
+            )  # a file without "inputs": its split check below
             if model.inputs != features:
                 raise ValueError(f"fitted on {model.inputs} inputs, {features} named")
             if not model.trees or not 0 < model.learning_rate <= 1:

@@ -62,8 +62,8 @@ class Candidate:
 
     def with_probability(self, probability: float) -> Candidate:
         """This candidate with ``probability``, sharing its lists and dicts (a stage that changes them replaces them):
-        the calibration stage gives every candidate of every mention one, and a full ``copy`` each was a tenth of a
-        calibrated link's time."""
+        the calibration stage gives every candidate of every mention one, and a full ``copy`` each would cost a
+        noticeable share of a calibrated link's time."""
         return Candidate(
             self.concept_id, self.score, self.matched_name, self.scores_by_stage, self.evidence, self.name, self.alt_ids, probability
         )

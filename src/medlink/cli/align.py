@@ -1,7 +1,7 @@
-"""``medlink align`` (one terminology onto another, SSSOM out), ``medlink train aligner`` and ``medlink kb augment``.
+"""``medlink align`` (one terminology onto another, SSSOM out) and ``medlink train aligner``.
 
-The three commands live here, beside each other; ``train.py`` and ``kb.py`` only register the last two on their
-groups (``register_train`` / ``register_kb``), so the alignment feature stays one module.
+``train.py`` registers the second on its group (``register_train``), so the alignment commands stay one module;
+``medlink kb augment``, which carries facts through mappings into a KB, is a KB command (``kb.py``).
 """
 
 from __future__ import annotations
@@ -334,45 +334,5 @@ def train_aligner_command(
     )
 
 
-def kb_augment_command(
-    kb: str = typer.Argument(..., help="The KB to augment (the mappings' subject side)."),
-    mappings: Path = typer.Option(..., "--from", help="SSSOM TSV of mappings from KB to --with (e.g. 'medlink align' output)."),
-    other: str = typer.Option(..., "--with", help="The KB the mappings point into; its metadata is carried across."),
-    out: Path = typer.Option(..., "--out", help="The augmented KB file to write (atomically; never KB or --with)."),
-    min_confidence: float = typer.Option(
-        0.0, "--min-confidence", min=0.0, max=1.0, help="Carry only mappings with at least this confidence (choose it on dev data)."
-    ),
-    carry: str = typer.Option(
-        "definitions,types,ancestors,synonyms", "--carry", help="What to carry, comma-separated: definitions, types, ancestors, synonyms."
-    ),
-    shared_synonyms: bool = typer.Option(
-        False,
-        "--shared-synonyms",
-        help="Also carry the synonyms of a target concept that "
-        "several KB concepts map to (by default they would make those concepts tie, so they are not).",
-    ),
-    quiet: bool = quiet_option(),
-) -> None:
-    """Carry definitions, types / ancestors and synonyms from another KB through mappings, each with its provenance."""
-    quiet_phases(quiet)
-    from medlink.align.augment import augment_kb
-
-    report = augment_kb(
-        kb,
-        mappings,
-        other,
-        out,
-        min_confidence=min_confidence,
-        carry=[c.strip() for c in carry.split(",") if c.strip()],
-        progress=not quiet,
-        shared_synonyms=shared_synonyms,
-    )
-    typer.echo(f"wrote {out}: {report.summary()}")
-
-
 def register_train(train_app: typer.Typer) -> None:
     train_app.command("aligner")(train_aligner_command)
-
-
-def register_kb(kb_app: typer.Typer) -> None:
-    kb_app.command("augment")(kb_augment_command)

@@ -1,4 +1,5 @@
-"""``medlink kb``: build a KB and look into one (info, show, search); undo an augmentation (unaugment)."""
+"""``medlink kb``: build a KB and look into one (info, show, search); carry facts into it through mappings (augment) and undo that
+(unaugment)."""
 
 from __future__ import annotations
 
@@ -72,11 +73,9 @@ def kb_info(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Counts of concepts, names, relations, xrefs and sources."""
-    from medlink.align.augment import augmentation_summary
-
     with open_kb(kb) as store:
         stats = store.stats()
-        augmented = augmentation_summary(store)
+        augmented = store.augmentation_summary()
     if as_json:
         typer.echo(json.dumps({**stats, "augmentation": augmented}))
         return
@@ -125,15 +124,13 @@ def kb_show(
     """Everything the KB knows about one concept (facts 'kb augment' carried in: marked, with their mapping)."""
     from dataclasses import asdict
 
-    from medlink.align.augment import provenance
-
     with open_kb(kb) as store:
         concept = store.concept(concept_id)
         if concept is None:
             fail(f"no concept {concept_id!r} in {store.path}", code=1)
         children = store.children(concept.id)
         names = {cid: store.name_of(cid) for cid in concept.parents + children + [t for _, t in concept.relations]}
-        carried = provenance(store, concept.id)
+        carried = store.augmentations(concept.id)
     if as_json:
         typer.echo(json.dumps({**asdict(concept), "children": children, "augmented": carried}))
         return
@@ -198,9 +195,41 @@ def _carried_mark(fact: dict) -> str:
     return f"[carried: {fact['object_id']} {fact['predicate_id']}{confidence}; {fact['mapping_file']}{line}]"
 
 
-from medlink.cli.align import register_kb  # noqa: E402  (medlink kb augment: defined with the alignment commands)
+@app.command("augment")
+def kb_augment(
+    kb: str = typer.Argument(..., help="The KB to augment (the mappings' subject side)."),
+    mappings: Path = typer.Option(..., "--from", help="SSSOM TSV of mappings from KB to --with (e.g. 'medlink align' output)."),
+    other: str = typer.Option(..., "--with", help="The KB the mappings point into; its metadata is carried across."),
+    out: Path = typer.Option(..., "--out", help="The augmented KB file to write (atomically; never KB or --with)."),
+    min_confidence: float = typer.Option(
+        0.0, "--min-confidence", min=0.0, max=1.0, help="Carry only mappings with at least this confidence (choose it on dev data)."
+    ),
+    carry: str = typer.Option(
+        "definitions,types,ancestors,synonyms", "--carry", help="What to carry, comma-separated: definitions, types, ancestors, synonyms."
+    ),
+    shared_synonyms: bool = typer.Option(
+        False,
+        "--shared-synonyms",
+        help="Also carry the synonyms of a target concept that "
+        "several KB concepts map to (by default they would make those concepts tie, so they are not).",
+    ),
+    quiet: bool = quiet_option(),
+) -> None:
+    """Carry definitions, types / ancestors and synonyms from another KB through mappings, each with its provenance."""
+    quiet_phases(quiet)
+    from medlink.align.augment import augment_kb
 
-register_kb(app)
+    report = augment_kb(
+        kb,
+        mappings,
+        other,
+        out,
+        min_confidence=min_confidence,
+        carry=[c.strip() for c in carry.split(",") if c.strip()],
+        progress=not quiet,
+        shared_synonyms=shared_synonyms,
+    )
+    typer.echo(f"wrote {out}: {report.summary()}")
 
 
 @app.command("unaugment")
@@ -213,7 +242,7 @@ def kb_unaugment(
     The checksum is recomputed from what is left, so it is the original KB's again and indexes built
     for that KB fit the result.
     """
-    from medlink.align.augment import undo_augmentation
+    from medlink.kb.edits import unaugment
 
-    report = undo_augmentation(kb, out)
+    report = unaugment(kb, out)
     typer.echo(f"wrote {out}: {report.summary()}")

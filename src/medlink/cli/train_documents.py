@@ -57,8 +57,8 @@ def train_tagger_command(
         "--layers",
         min=1,
         help="Keep only the base model's first N transformer layers: a faster "
-        "tagger for a little accuracy (MiniLM has 6; with 3, NCBI abstracts were tagged about 1.8x as fast on an "
-        "AVX2-only AMD EPYC, docs/training-recipes.md). Default: all.",
+        "tagger for a little accuracy (MiniLM has 6; on a CPU without fast bf16, 3 tag NCBI abstracts much faster: "
+        "docs/training-recipes.md). Default: all.",
     ),
     precision: str | None = typer.Option(None, "--precision", help=PRECISION_HELP),
     config_file: Path | None = typer.Option(

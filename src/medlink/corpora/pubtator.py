@@ -169,7 +169,7 @@ def _line_document(line: str) -> str | None:
 def is_relation(fields: list[str]) -> bool:
     """A relation line (BC5CDR's ``PMID<TAB>CID<TAB>id<TAB>id``), told from an annotation row damaged down to four
     fields (``2<TAB>x<TAB>9<TAB>Fever``): a relation type, then two concept ids where a row has an offset and a mention.
-    Why not "four fields, no number second", as before: that took the damaged row for a relation and dropped it unsaid."""
+    Why not "four fields, no number second": that takes the damaged row for a relation and drops it unsaid."""
     return (
         len(fields) == 4 and bool(_RELATION_TYPE.fullmatch(fields[1].strip())) and all(_CONCEPT_ID.fullmatch(f.strip()) for f in fields[2:])
     )

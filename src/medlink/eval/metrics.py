@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 ACC_KS: tuple[int, ...] = (1, 5)
-RECALL_KS: tuple[int, ...] = (1, 2, 4, 8, 16, 25, 32, 64)  # 25: paper 000 reports R@1 and R@25
+RECALL_KS: tuple[int, ...] = (1, 2, 4, 8, 16, 25, 32, 64)  # 25: Kong et al. (2021) reports R@1 and R@25
 NOT_FOUND = math.inf
 
 EquivalentIds = Mapping[str, frozenset[str] | set[str]]
@@ -106,7 +106,7 @@ class Metrics:
 def compute_metrics(ranks: Iterable[float], ks: Iterable[int] = ACC_KS + RECALL_KS) -> Metrics:
     """Acc@k = recall@k = share of mentions with rank <= k; MRR = mean 1/rank (0 when not found).
 
-    Normalised recall@k (paper 003) divides by the mentions found anywhere in the returned
+    Normalised recall@k (Rahimi et al. 2020) divides by the mentions found anywhere in the returned
     candidates instead of all mentions: it measures ranking apart from candidate generation.
     """
     ks = sorted(set(ks))

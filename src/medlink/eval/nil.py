@@ -1,4 +1,4 @@
-"""Scoring NIL decisions: NIL precision / recall / F1, in-KB accuracy, and paper 001's Accuracy and MRR over all mentions.
+"""Scoring NIL decisions: NIL precision / recall / F1, in-KB accuracy, and Schumacher et al. (2020)'s Accuracy and MRR over all mentions.
 
 A mention is gold NIL when none of its gold ids is in the KB (the BLINKout-style benchmark removes concepts from the
 KB to make such mentions). Paper 001 ranks "NIL" as one more candidate, placed where the threshold falls: a NIL
@@ -26,7 +26,7 @@ class NilOutcome:
     gold_nil: bool
     said_nil: bool
     right_at_1: bool  # for an in-KB mention: its first candidate is right (whatever the NIL decision)
-    rank_with_nil: float  # paper 001's rank, NIL a candidate (inf: never)
+    rank_with_nil: float  # Schumacher et al. (2020)'s rank, NIL a candidate (inf: never)
     listed: bool = False  # for an in-KB mention: a right candidate is among its first LISTED
 
 
@@ -45,7 +45,7 @@ def nil_outcome(result: LinkResult, gold_nil: bool, right: Sequence[bool], thres
 
 def nil_metrics(outcomes: Sequence[NilOutcome], clusters: Sequence | None = None) -> dict:
     """NIL P/R/F1 (NIL the positive class), in-KB Acc@1 (first candidate, NIL decision ignored) and linked accuracy
-    (right and not NIL), paper 001's Accuracy / MRR over all mentions and over in-KB ones, and the NIL F1 of saying NIL
+    (right and not NIL), Schumacher et al. (2020)'s Accuracy / MRR over all mentions and over in-KB ones, and the NIL F1 of saying NIL
     exactly when the first candidate is wrong (the most a threshold on a perfectly calibrated first candidate gives) and
     of saying NIL exactly when no right candidate is listed (what telling "absent" from "ranked lower" could reach).
     ``clusters`` (each outcome's document): 95% intervals of the NIL P / R / F1 and in-KB figures too, documents resampled."""

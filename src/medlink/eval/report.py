@@ -33,7 +33,7 @@ class EvalReport:
         None  # what the index's NIL threshold left unlinked, and the links' precision / recall (harness.nil_decisions)
     )
     nil_all: dict[str, Any] | None = (
-        None  # with mentions annotated CUI-less (id -1) too: NIL P / R / F1, paper 001's Accuracy / MRR (nil.annotated_nil)
+        None  # with mentions annotated CUI-less (id -1) too: NIL P / R / F1, Schumacher et al. (2020)'s Accuracy / MRR (nil.annotated_nil)
     )
     first_candidates: list[tuple[float, bool]] = field(default_factory=list, repr=False)  # (probability, right): the diagram's points
     intervals: dict[str, Any] = field(default_factory=dict)  # 95% bootstrap intervals per metric, and what was resampled (eval.intervals)

@@ -1,4 +1,4 @@
-"""Subpopulations of the evaluation mentions (paper 002, Table 8), to see where a linker fails.
+"""Subpopulations of the evaluation mentions (Varma et al. (2021), Table 8), to see where a linker fails.
 
 Each subpopulation is a membership mask over the mentions, computed only from what is given:
 word count always; seen / unseen mention, seen / unseen concept, top-100 concepts, rare concepts
@@ -11,7 +11,7 @@ Definitions (a composite mention is one mention; its text is all parts):
 - seen / unseen concept: any gold id (or an equivalent id) is a gold id of a training mention.
 - direct match / not direct match: every part, looked up in the KB by normalised name, hits a gold concept.
 - top-100 concepts: a gold id is among the 100 concepts with most training mentions.
-- rare concepts: the gold concept has fewer than 5 training mentions (unseen ones included, as in paper 002).
+- rare concepts: the gold concept has fewer than 5 training mentions (unseen ones included, as in Varma et al. (2021)).
 - unpopular: the mention was seen in training but mostly linked to a concept not in its gold set.
 """
 

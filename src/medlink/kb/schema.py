@@ -42,6 +42,12 @@ CHECKSUM_QUERIES = (
     "SELECT alias, concept_id, reason FROM id_aliases ORDER BY rowid",
 )
 
+# Facts an augmentation carried into the KB, each with the mapping that brought it (``kb.edits``); absent otherwise.
+AUGMENTATIONS = """CREATE TABLE IF NOT EXISTS augmentations (concept_id TEXT NOT NULL, field TEXT NOT NULL, value TEXT NOT NULL,
+    object_id TEXT NOT NULL, predicate_id TEXT NOT NULL, confidence REAL, mapping_file TEXT NOT NULL, line INTEGER)"""
+AUGMENTATION_COLUMNS = ("concept_id", "field", "value", "object_id", "predicate_id", "confidence", "mapping_file", "line")
+AUGMENTATIONS_QUERY = "SELECT * FROM augmentations ORDER BY rowid"  # hashed after CHECKSUM_QUERIES in an augmented KB
+
 
 def is_kb_file(path: Path | str) -> bool:
     """Did medlink write this file? (A rebuild replaces only a KB: a user's own file of that name is left alone.)"""

@@ -6,10 +6,11 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from medlink.errors import MedlinkError, MissingInputError
 from medlink.kb.records import IS_A, PREFERRED, Concept
-from medlink.kb.schema import FORMAT_VERSION
+from medlink.kb.schema import AUGMENTATION_COLUMNS, FORMAT_VERSION
 from medlink.text.normalize import Normalizer
 
 
@@ -180,6 +181,32 @@ class KB:
             yield from self._db.execute("SELECT concept_id, xref FROM xrefs")
         else:
             yield from self._db.execute("SELECT concept_id, xref FROM xrefs WHERE prefix = ?", (prefix,))
+
+    # -- augmentations (kb.edits) ----------------------------------------------------------------
+    def is_augmented(self) -> bool:
+        """Did ``medlink kb augment`` write this KB (it lists the facts it carried in)?"""
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'augmentations'").fetchone() is not None
+
+    def augmentation_rounds(self) -> list[str]:
+        """Each augmentation round the KB went through: its mappings file and other KB, as the meta records them."""
+        return [r for r in self.meta.get("augmented_with", "").split("; ") if r]
+
+    def augmentations(self, concept_id: str | None = None) -> list[dict[str, Any]]:
+        """The carried facts (of one concept, or all), each with the mapping that brought it: what ``kb show`` marks."""
+        if not self.is_augmented():
+            return []
+        where, params = ("WHERE concept_id = ?", (concept_id,)) if concept_id is not None else ("", ())
+        rows = self._db.execute(f"SELECT {', '.join(AUGMENTATION_COLUMNS)} FROM augmentations {where} ORDER BY rowid", params)
+        return [dict(zip(AUGMENTATION_COLUMNS, row)) for row in rows]
+
+    def augmentation_summary(self) -> dict[str, Any] | None:
+        """What ``kb info`` says of an augmented KB (None for one that is not): where from, through what, how much."""
+        if not self.is_augmented():
+            return None
+        facts = dict(self._db.execute("SELECT field, COUNT(*) FROM augmentations GROUP BY field ORDER BY field"))
+        concepts = self._db.execute("SELECT COUNT(DISTINCT concept_id) FROM augmentations").fetchone()[0]
+        rounds = self.augmentation_rounds()
+        return {"augmented_from": self.meta.get("augmented_from"), "rounds": rounds, "facts": facts, "concepts": concepts}
 
     # -- summary ------------------------------------------------------------------------------
     def stats(self) -> dict:

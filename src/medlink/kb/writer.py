@@ -21,7 +21,7 @@ from medlink.kb.records import (
     TypeRecord,
     XrefRecord,
 )
-from medlink.kb.schema import CHECKSUM_QUERIES, FORMAT_VERSION, INDICES, TABLES
+from medlink.kb.schema import AUGMENTATIONS_QUERY, CHECKSUM_QUERIES, FORMAT_VERSION, INDICES, TABLES
 from medlink.text.normalize import Normalizer
 
 BATCH = 50_000
@@ -55,6 +55,18 @@ class FinishReport:
     orphan_rows_dropped: int = 0
     repeated_preferred_as_synonyms: int = 0  # a repeated id's other "preferred" names: synonyms (the first one names the concept)
     repeated_preferred_merged: int = 0  # a repeated id's preferred name given again with the same text: one row, the first source's
+
+
+def content_checksum(connection: sqlite3.Connection, augmented: bool = False) -> str:
+    """blake2b over every row in a fixed order: two KB files with equal checksums have equal content. ``augmented``:
+    the ``augmentations`` table too (what makes an augmented KB differ from one built with the same rows)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(FORMAT_VERSION.encode())
+    for query in (*CHECKSUM_QUERIES, *([AUGMENTATIONS_QUERY] if augmented else [])):
+        cursor = connection.execute(query)
+        while rows := cursor.fetchmany(100_000):
+            digest.update(repr(rows).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
 
 
 class KBWriter:
@@ -185,14 +197,7 @@ class KBWriter:
         return checksum, report
 
     def _checksum(self) -> str:
-        """blake2b over every row in a fixed order: two KB files with equal checksums have equal content."""
-        digest = hashlib.blake2b(digest_size=16)
-        digest.update(FORMAT_VERSION.encode())
-        for query in CHECKSUM_QUERIES:
-            cursor = self.connection.execute(query)
-            while rows := cursor.fetchmany(100_000):
-                digest.update(repr(rows).encode("utf-8", "surrogatepass"))
-        return digest.hexdigest()
+        return content_checksum(self.connection)
 
     def abort(self) -> None:
         try:

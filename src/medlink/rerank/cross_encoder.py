@@ -39,7 +39,7 @@ from medlink.retrieval.names import read_json, read_lines, write_lines
 STAGE = "cross-encoder"
 PARAMS_FILE = "params.json"
 MEMO_PAIRS = 500_000  # scored (mention, text) pairs kept for reuse
-# what the mention is read against: the preferred name, the alias / memory mention that matched, or paper 002's entity
+# what the mention is read against: the preferred name, the alias / memory mention that matched, or Varma et al. (2021)'s entity
 # text ("name [SEP] types [SEP] definition", from the KB when the index is built: a model trained with --concept-text entity)
 TEXTS = ("name", "matched", "entity")
 ENTITY_TEXTS = "entity_texts.tsv"  # beside the reranker's params: concept id <TAB> entity text (text "entity" only)

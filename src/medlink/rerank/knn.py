@@ -1,4 +1,4 @@
-"""kNN-BioEL's retrieval-enhanced prediction (paper 004): interpolate the linker's distribution
+"""kNN-BioEL's retrieval-enhanced prediction (Lin et al. 2023): interpolate the linker's distribution
 over candidates with the distribution of the nearest training mentions' concepts.
 
     p(c | x) = lambda * p_kNN(c | x) + (1 - lambda) * p_model(c | x)

@@ -1,4 +1,4 @@
-"""The pairwise ranker's features (paper 001's "pairwise features"): what retrieval said about each candidate and how
+"""The pairwise ranker's features (Schumacher et al. (2020)'s "pairwise features"): what retrieval said about each candidate and how
 its names overlap the mention, made comparable across mentions. Kept apart from the model so that reading them needs
 numpy only."""
 

@@ -1,4 +1,4 @@
-"""The text a model reads for a concept: the name alone, or paper 002's entity text (a dense encoder, a cross-encoder).
+"""The text a model reads for a concept: the name alone, or Varma et al. (2021)'s entity text (a dense encoder, a cross-encoder).
 
 Paper 002 represents an entity as "title [SEP] types [SEP] description", so that two concepts
 sharing a name ("cold": the temperature, the infection) get different vectors and a name's
@@ -26,7 +26,7 @@ def entity_text(name: str, types: list[str], definition: str | None, separator: 
 
 
 def entity_texts(kb) -> dict[str, str]:
-    """Concept id -> paper 002's entity text for every concept of ``kb`` that has types or a definition (the others are
+    """Concept id -> Varma et al. (2021)'s entity text for every concept of ``kb`` that has types or a definition (the others are
     their names alone: callers fall back to the name)."""
     names = dict(kb.iter_concepts())
     return {

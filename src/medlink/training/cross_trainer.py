@@ -1,10 +1,10 @@
 """Training a cross-encoder reranker on annotated mentions (papers 002 and 003), on the CPU.
 
 Each training mention forms a group: its gold concept's preferred name (or, with ``concept_text =
-"alias"``, any of its KB names, drawn each epoch; with "entity", paper 002's "name [SEP] types [SEP] definition") and ``candidates - 1``
+"alias"``, any of its KB names, drawn each epoch; with "entity", Varma et al. (2021)'s "name [SEP] types [SEP] definition") and ``candidates - 1``
 names of wrong concepts drawn (afresh each epoch) from the ones a bi-encoder ranks highest for it
 over the KB's names: the close calls a reranker exists to settle. The loss is a softmax over the
-group with the gold first (listwise cross-entropy, as paper 002's reranker). KB names only, never
+group with the gold first (listwise cross-entropy, as Varma et al. (2021)'s reranker). KB names only, never
 the mention memory: a training mention would find itself there and teach nothing.
 Checkpoints and ``resume`` work as for the bi-encoder.
 
@@ -49,7 +49,7 @@ class CrossTrainConfig:
     max_length: int | None = None  # None: MAX_LENGTH, or CONTEXT_MAX_LENGTH with context
     checkpoint_every: int = 100
     concept_text: str = "name"  # "name": the preferred name; "alias": a random KB name of the concept, drawn each epoch;
-    # "entity": "name [SEP] types [SEP] definition" (paper 002; the name alone for a concept the KB does not describe)
+    # "entity": "name [SEP] types [SEP] definition" (Varma et al. (2021); the name alone for a concept the KB does not describe)
     context: int = 0  # characters of text each side of the mention the model reads (0: the mention alone)
 
     def __post_init__(self) -> None:

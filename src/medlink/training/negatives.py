@@ -1,4 +1,4 @@
-"""Dynamic hard negatives (paper 004): the current model's top wrong concepts from the whole KB.
+"""Dynamic hard negatives (Lin et al. 2023): the current model's top wrong concepts from the whole KB.
 
 Refreshed once per epoch: encode every KB name with the model being trained, search each
 anchor's nearest names with FAISS, and keep the first ``p`` distinct concepts other than the

@@ -1,4 +1,4 @@
-"""``medlink train pairs``: mine training pairs from a KB with paper 000's learning tasks.
+"""``medlink train pairs``: mine training pairs from a KB with Kong et al. (2021)'s learning tasks.
 
 Tasks: ``syn`` (names of one concept), ``graph`` (preferred names of connected concepts),
 ``icd`` (ICD-10-CM title concatenation / inclusion terms <-> code description), and ``comb``

@@ -1,4 +1,4 @@
-"""The graph task of paper 000: preferred names of directly connected concepts, and hard negatives.
+"""The graph task of Kong et al. (2021): preferred names of directly connected concepts, and hard negatives.
 
 Every relation counts as "related" except those that mean "different" (ICD-10-CM excludes1 /
 excludes2, OBO disjoint_from): those go to ``negatives.tsv`` instead. Edges are held as integer

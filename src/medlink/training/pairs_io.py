@@ -1,7 +1,7 @@
 """The on-disk form of mined pairs and hard negatives: TSV files that a person can read and grep.
 
 ``pairs.{train,dev}.tsv`` rows are ``task left right left_id right_id left_kind right_kind``;
-``left`` plays the mention and ``right`` the concept (paper 000's ``m`` and ``c``). Names keep
+``left`` plays the mention and ``right`` the concept (Kong et al. (2021)'s ``m`` and ``c``). Names keep
 their original spelling, with tabs and line breaks turned into spaces so one row is one line.
 Files are written atomically (temporary file + rename) so a crash never leaves half a file.
 """

@@ -1,6 +1,6 @@
 """The node-level train/dev split and the seeded randomness of pair mining.
 
-Concepts, not pairs, are split (paper 000's 80:20), so dev concepts are never seen in training:
+Concepts, not pairs, are split (Kong et al. (2021)'s 80:20), so dev concepts are never seen in training:
 dev measures zero-shot generalisation to unseen concepts. A concept's side comes from a hash of
 the seed and its id, so it does not depend on the KB's row order or on Python's salted hash().
 """

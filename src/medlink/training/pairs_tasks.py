@@ -1,4 +1,4 @@
-"""The synonym and ICD-10 learning tasks of paper 000: name pairs that mean the same concept.
+"""The synonym and ICD-10 learning tasks of Kong et al. (2021): name pairs that mean the same concept.
 
 Each generator yields ``(split, row)``; a pair whose two concepts fall on different sides of
 the node split is dropped (and counted) so that dev concepts stay unseen in training. Caps keep

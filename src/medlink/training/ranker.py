@@ -1,4 +1,4 @@
-"""Training paper 001's pairwise neural ranker on the CPU, on candidate lists an index retrieved (``ranker_data``).
+"""Training Schumacher et al. (2020)'s pairwise neural ranker on the CPU, on candidate lists an index retrieved (``ranker_data``).
 
 Each step scores, for a batch of mentions, the gold candidate and ``negatives`` wrong ones drawn from the mention's
 retrieved list, and applies the adaptive hinge loss to the hardest of them. Optionally the ranker is first
@@ -34,10 +34,12 @@ RANKER_WHAT = "a medlink ranker folder"
 
 @dataclass
 class RankerConfig:
-    pooling: str = "attention"  # max | attention (paper 001's two poolings)
+    pooling: str = "attention"  # max | attention (Schumacher et al. (2020)'s two poolings)
     dim: int = 128
-    hidden: list[int] = field(default_factory=lambda: [256, 128])  # paper 001: [1024, 512]; smaller keeps it well under 2 ms / mention
-    negatives: int = 10  # n sampled negatives per mention; the loss uses the hardest (paper 001: 10)
+    hidden: list[int] = field(
+        default_factory=lambda: [256, 128]
+    )  # Schumacher et al. (2020): [1024, 512]; smaller keeps it well under 2 ms / mention
+    negatives: int = 10  # n sampled negatives per mention; the loss uses the hardest (Schumacher et al. (2020): 10)
     margin: float = 1.0
     epochs: int = 8
     batch_size: int = 32

@@ -85,7 +85,7 @@ def cross_fitted_groups(
 
 
 def synonym_queries(kb: KB, limit: int, seed: int) -> list[tuple[str, str]]:
-    """(a concept's non-preferred name, the concept): paper 001's pre-training pairs, at most ``limit`` drawn at random."""
+    """(a concept's non-preferred name, the concept): Schumacher et al. (2020)'s pre-training pairs, at most ``limit`` drawn at random."""
     preferred = {concept: kb.normalize(name) for concept, name in kb.iter_concepts()}
     pairs = list(
         dict.fromkeys(

@@ -82,7 +82,7 @@ def dev_accuracy(encoder: Encoder, index: NameIndex, dev: list[tuple[str, str]])
 
 
 def pair_dev_accuracy(encoder: Encoder, pairs: list[Example], limit: int = 5000) -> float | None:
-    """Acc@1 of held-out KB pairs (paper 000's 80:20 node split): is each left name's nearest right name one of its partner's?
+    """Acc@1 of held-out KB pairs (Kong et al. (2021)'s 80:20 node split): is each left name's nearest right name one of its partner's?
 
     The right names of the dev pairs are the candidates, so concepts kept out of training are
     judged among themselves; a left name never retrieves its own string. At most ``limit`` pairs
