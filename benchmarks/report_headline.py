@@ -1,0 +1,246 @@
+"""BENCHMARKS.md's headline table: the figures a user asks for first, one row each, linked to the section that shows
+them with their runs. Published figures come from ``benchmarks/anchors.json`` (hand-kept, each with its source).
+
+A row is a function of the results (``get(kind)``) returning ``Row``s or nothing; a row whose results are absent is not
+shown. A later benchmark adds a function to ``ROWS`` (and keeps the table at most ``MAX_ROWS``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from report_cells import acc, interval_cell, num, secs, short_cpu, slug, table
+
+ANCHORS = Path(__file__).resolve().parent / "anchors.json"
+MAX_ROWS = 25
+
+
+@dataclass
+class Row:
+    task: str
+    section: str  # the heading of the section that shows the figure and its runs
+    data: str
+    metric: str
+    medlink: str
+    peer: str = "-"
+    published: str = "-"
+    cpu: str = "-"
+
+
+def anchors(path: Path = ANCHORS) -> dict:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def published(key: str, known: dict) -> str:
+    return known.get(key, {}).get("figure", "-")
+
+
+def cpus(runs: list[dict]) -> str:
+    """The CPUs of several runs, each once."""
+    return " / ".join(dict.fromkeys(short_cpu(d) for d in runs))
+
+
+def latest(runs):
+    return sorted(runs, key=lambda run: (run[1].get("date", ""), run[0]))[-1] if runs else None
+
+
+# ---- rows -------------------------------------------------------------------------------------------------------------
+
+def lexical_rows(get, known):
+    for _, d in get("lexical_linking")[-1:]:
+        fused = [r for r in d["rows"] if r.get("variant") == "fused" and not r.get("per_fold")]
+        ncbi = next((r for r in fused if r["dataset"].startswith("NCBI") and "published" in r["setting"]), None)
+        ncbi = ncbi or max((r for r in fused if r["dataset"].startswith("NCBI")), key=lambda r: r["acc@1"], default=None)
+        if ncbi:
+            yield Row("Linking, lexical", "Lexical linking", f"NCBI Disease test, {ncbi['n']} mentions, {ncbi['setting']}", "Acc@1",
+                      acc(ncbi["acc@1"]), published=published("ncbi_acc1", known), cpu=short_cpu(d))
+        aap = max((r for r in fused if r["dataset"].startswith("AskAPatient")), key=lambda r: r["acc@1"], default=None)
+        if aap:
+            yield Row("Linking, lexical", "Lexical linking", f"AskAPatient {aap['split']}, {aap['setting']}", "Acc@1", acc(aap["acc@1"], aap.get("acc@1_std")),
+                      published=published("aap_acc1", known), cpu=short_cpu(d))
+
+
+def dense_rows(get, known):
+    from report_linking import dense_rows as rows_of, model_paths, short
+    best: dict[str, tuple] = {}
+    for r in rows_of(get("dense_linking")):
+        key = r["dataset"].split()[0]
+        if key not in best or r["best"] > best[key][0]:
+            best[key] = (r["best"], f"{r['model']}", r["data"], r.get("knn_value") == r["best"])
+    for _, d in get("ensemble"):
+        paths = model_paths(d)
+        for r in d["test"]:
+            if r["weights"] == d["chosen"] and r["acc@1"] > best.get("NCBI", (0,))[0]:
+                models = " + ".join(short(paths.get(m, m)) for m, w in r["weights"].items() if w and m != "tfidf")
+                best["NCBI"] = (r["acc@1"], f"{models} fused", d, False)
+    for key, label, anchor in (("NCBI", "NCBI Disease test, MEDIC + train and dev mentions", "ncbi_acc1"),
+                               ("AskAPatient", "AskAPatient test, mean of 10 folds", "aap_acc1")):
+        if key in best:
+            value, model, d, _ = best[key]
+            yield Row("Linking, best trained", "Dense linking and reranking", label, "Acc@1", f"{acc(value)}: {model}", published=published(anchor, known),
+                      cpu=short_cpu(d))
+    for _, d in [run for run in get("default_dense") if run[1].get("dev_trials")][-1:]:
+        cells = {r["variant"].split(" (")[0]: r["ncbi_test"] for r in d["test"]}
+        if "default-dense" in cells:
+            yield Row("Linking, no training data", "Dense linking and reranking", "NCBI Disease test, MEDIC names only", "Acc@1",
+                      f"{acc(cells['default-dense'])} (default-dense; lexical {acc(cells.get('lexical'))})", cpu=short_cpu(d))
+
+
+def default_index_rows(get, known):
+    from report_linking import STAGES
+    runs = [(name, d, key, on) for kind, key, (_off, on), _ in STAGES for name, d in get(kind)]
+    runs = [run for run in runs if any(r["set"].startswith("default KB pseudo-mentions") for r in run[1][run[2]])]
+    if runs:
+        name, d, key, on = sorted(runs, key=lambda run: (run[1].get("date", ""), run[0]))[-1]
+        r = next(r for r in d[key] if r["set"].startswith("default KB pseudo-mentions"))
+        yield Row("Linking, default index", "Lexical linking", f"ICD-10-CM + HPO: {r['mentions']:,} pseudo-mentions of its own KB", "Acc@1",
+                  acc(r[on]["acc@1"]), cpu=short_cpu(d))
+
+
+def ranker_rows(get, known):
+    for _, run in get("pairwise_ranker")[-1:]:
+        for result in run["ranker_results"]:
+            if result["dataset"].startswith("AskAPatient"):
+                base, rows = result["rows"][0], result["rows"][1:]
+                best = max(rows, key=lambda r: r["dev"]["acc@1"])
+                yield Row("Reranking", "Dense linking and reranking", f"{result['dataset']} test, lexical retrieval reranked", "Acc@1",
+                          f"{acc(best['test']['acc@1'])} ({best['variant']}; retrieval {acc(base['test']['acc@1'])})", cpu=short_cpu(run))
+
+
+def calibration_rows(get, known):
+    for _, run in get("calibration_nil")[:1]:
+        data = next((x for x in run["runs"] if x["dataset"].startswith("NCBI") and not x.get("dense_weight")), None)
+        if not data:
+            continue
+        dev = next((row for row in data["calibration"] if row["model"] == "dev"), None)
+        if dev:
+            yield Row("Probabilities", "Probabilities and NIL", "NCBI Disease test, first candidates", "ECE (lower is better)",
+                      f"{dev['ece']:.4f}" + interval_cell(dev.get("ece_interval")), cpu=short_cpu(run))
+        cells = []
+        for x in run["runs"]:
+            if not x.get("dense_weight"):
+                test = x["nil"]["test"]
+                cells.append(f"{test['nil_f1']:.4f}" + interval_cell((test.get("intervals") or {}).get("nil_f1")))
+        yield Row("NIL", "Probabilities and NIL", "NCBI / AskAPatient test, 15% of gold concepts pruned", "NIL F1", " / ".join(cells),
+                  cpu=short_cpu(run))
+
+
+def documents_rows(get, known):
+    from report_documents import MAIN_RUN, chosen
+    runs = get("documents_ncbi")
+    for _, run in ([r for r in runs if r[0] == MAIN_RUN] or runs)[-1:]:
+        row = chosen(run)
+        test = row["test"]
+        yield Row("Documents", "Documents", "NCBI Disease test, 100 abstracts, `medlink annotate` (dev-chosen pipeline)", "linking F1 / concept F1",
+                  f"{test['linking']['f1']:.4f}" + interval_cell((test.get("intervals") or {}).get("linking", {}).get("f1")) + " / "
+                  + f"{test['concepts']['f1']:.4f}" + interval_cell((test.get("intervals") or {}).get("concepts", {}).get("f1")),
+                  published=published("ncbi_documents", known), cpu=short_cpu(run))
+    for _, run in get("peers_documents")[-1:]:
+        test = [r for r in run["rows"] if r["split"] == "test"]
+        ours = max((r for r in test if r["system"].startswith("medlink")), key=lambda r: r["linking"]["f1"], default=None)
+        peer = max((r for r in test if not r["system"].startswith("medlink")), key=lambda r: r["linking"]["f1"], default=None)
+        if ours and peer:
+            yield Row("Documents, peers", "Documents", "NCBI Disease test, the same documents and KB", "linking F1",
+                      f"{ours['linking']['f1']:.4f}", f"{peer['system']} {peer['linking']['f1']:.4f}", cpu=short_cpu(run))
+        fast = next((r for r in test if r["system"] == "medlink"), None)
+        peers = sorted((r for r in test if not r["system"].startswith(("medlink", "longest"))), key=lambda r: -r["linking"]["f1"])
+        if fast and peers:
+            yield Row("Speed, documents", "Documents", "NCBI Disease test abstracts, dictionary pipeline, 2 cores", "abstracts/s",
+                      num(fast["abstracts_per_second"]), peers[0]["system"] + " " + num(peers[0]["abstracts_per_second"]), cpu=short_cpu(run))
+
+
+def assertion_rows(get, known):
+    for _, run in get("assertion_status")[-1:]:
+        for split in ("test", "heldout2"):
+            by = {r["system"].split(" ")[0]: r for r in run["assertion_rows"] if r["split"] == split}
+            if "medlink" in by:
+                ours, neg = by["medlink"], by.get("negspaCy")
+                yield Row("Assertion status", "Assertion status", f"clinical snippets, {split} ({ours['targets']} mentions, gold spans)",
+                          "absent F1 / macro F1", f"{ours['absent']['f1']:.3f} / {ours['macro_f1']:.3f}",
+                          f"negspaCy {neg['absent']['f1']:.3f} / -" if neg else "-", cpu=short_cpu(run))
+
+
+def align_rows(get, known):
+    runs = get("align_quality")
+    for target in dict.fromkeys(d["alignment"]["target"] for _, d in runs):
+        main = [(n, d) for n, d in runs if n == f"align_do_{target}"] or [(n, d) for n, d in runs if d["alignment"]["target"] == target][-1:]
+        for _, d in main:
+            rows = d["alignment_rows"]
+            ours = max((r for r in rows if r["system"].startswith("medlink")), key=lambda r: r["test"].get("recall@1") or 0)
+            peers = [r for r in rows if not r["system"].startswith("medlink") and r["test"].get("recall@1") is not None]
+            peer = max(peers, key=lambda r: r["test"]["recall@1"], default=None)
+            yield Row("Alignment", "Aligning terminologies", f"Disease Ontology -> {target}, {d['alignment']['split']['test']} test terms",
+                      "R@1 / mapping F1", f"{ours['test']['recall@1']:.3f} / {ours['test']['mapping']['f1']:.3f}",
+                      f"{peer['system'].split(' (')[0]} {peer['test']['recall@1']:.3f} / {peer['test']['mapping']['f1']:.3f}" if peer else "-",
+                      cpu=short_cpu(d))
+
+
+def speed_rows(get, known):
+    for _, d in get("lexical_linking")[-1:]:
+        s = d["speed"]
+        yield Row("Speed, linking", "Speed", f"NCBI test mentions, lexical index over {s['kb'].split(' (')[0]} ({s['names']:,} names)",
+                  "mentions/s, stream (distinct)", f"{num(s['mentions_per_second'])} ({num(s['unique_mentions_per_second'])})", cpu=short_cpu(d))
+    for _, d in get("calibrated_link")[-1:]:
+        yield Row("Speed, linking", "Speed", f"default index, {d['mentions']:,} pseudo-mentions, k 5", "mentions/s with calibration (without)",
+                  f"{num(d['mentions_per_second_with'])} ({num(d['mentions_per_second_without'])})", cpu=short_cpu(d))
+    first = [(n, d) for n, d in get("dense_speed") if d.get("first_use")]
+    if first:
+        _, d = latest(first)
+        r = d["first_use"][0]
+        yield Row("Index build", "Speed", f"default-dense first use: KB, lexical and dense stages, {r.get('dense_names') or 0:,} names, calibration",
+                  "wall time", secs(r["seconds"]), cpu=short_cpu(d))
+    for _, d in get("kb_build")[-1:]:
+        default = next((r for r in d["results"] if r["name"].startswith("default")), None)
+        if default:
+            yield Row("KB build", "KB building and scale", f"{default['name']}: {default['concepts']:,} concepts", "wall time", secs(default["seconds_median"]),
+                      cpu=short_cpu(d))
+    startups = [(r, d) for _, d in get("dense_speed") for r in d.get("startup") or []]
+    if startups:
+        cells = {r.get("index", "default-dense"): (r, d) for r, d in startups}
+        first_index = "default" if "default" in cells else next(iter(cells))
+        r, d = cells[first_index]
+        others = "; ".join(f"{index} {secs(x['cli_seconds_median'])}" for index, (x, _) in cells.items() if index != first_index)
+        yield Row("Start-up", "Speed", f"`medlink link --index {first_index} \"heart attack\"`, warm", "wall time",
+                  secs(r["cli_seconds_median"]) + (f" ({others})" if others else ""), cpu=short_cpu(d))
+
+
+def robustness_rows(get, known):
+    runs = get("robustness")
+    damaged = [d for _, d in runs if any(k in d for k in ("by_reader", "by_format", "by_index"))]
+    if damaged:
+        cases = sum(d["cases"] for d in damaged)
+        failures = sum(len(d.get("failures") or []) for d in damaged)
+        refused = sum(n for d in damaged for outcome, n in d["total"].items() if outcome.startswith("refused"))
+        yield Row("Robustness", "Robustness", f"{cases:,} damaged KB, document and index files", "failures (tracebacks, hangs, damage used)",
+                  f"{failures} ({refused:,} refused by name, the rest read with counts)", cpu=cpus(damaged))
+    kills = [d for _, d in runs if "broken_or_failed" in d or "not_refused" in d or "failure_count" in d]
+    if kills:
+        parts = []
+        for d in kills:
+            if "broken_or_failed" in d:
+                parts.append(f"{d['broken_or_failed']} of {d['trials_per_command'] * len(d['outcomes'])} kill -9 trials broke an output")
+            elif "not_refused" in d:
+                parts.append(f"{d['not_refused']} of {d['trials_per_command'] * len(d['by_command'])} second writers let through")
+            else:
+                parts.append(f"{d['failure_count']} of {d['cases']} outputs aimed at users' files lost one")
+        yield Row("Robustness", "Robustness", "kills, two writers at once, outputs aimed at users' files", "failures", "; ".join(parts),
+                  cpu=cpus(kills))
+
+
+ROWS = [lexical_rows, dense_rows, default_index_rows, ranker_rows, calibration_rows, documents_rows, assertion_rows, align_rows, speed_rows,
+        robustness_rows]
+
+
+def headline(get, headings: list[str], known: dict | None = None) -> list[str]:
+    """The table, its rows in ``ROWS`` order; each task links to its section (``headings``: the file's section titles)."""
+    known = anchors() if known is None else known
+    rows = [row for make in ROWS for row in make(get, known)]
+    if len(rows) > MAX_ROWS:
+        raise ValueError(f"the headline table has {len(rows)} rows (at most {MAX_ROWS}): fold some into one row")
+    missing = {row.section for row in rows} - set(headings)
+    if missing:
+        raise ValueError(f"headline rows link to sections the file does not have: {sorted(missing)}")
+    cells = [[f"[{row.task}](#{slug(row.section)})", row.data, row.metric, row.medlink, row.peer, row.published, row.cpu] for row in rows]
+    return table(["task", "data", "metric", "medlink", "best peer, same run", "published", "CPU"], cells)
