@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from medlink.align.augment import augment_kb, undo_augmentation
+from medlink.align.augment import augment_kb
 from medlink.errors import InputFormatError, MedlinkError
 from medlink.kb.build import build_kb
+from medlink.kb.edits import unaugment
 from medlink.kb.store import KB
 
 FIXTURES = Path(__file__).parent / "fixtures" / "align"
@@ -51,11 +52,11 @@ def test_metadata_carried_with_provenance_and_undone(kbs, tmp_path):
         assert {row[0] for row in provenance} == {"DOID:8893", "DOID:10763"}
         source_checksum = original.checksum
     undone = tmp_path / "undone.sqlite"
-    undo_augmentation(out, undone)
+    unaugment(out, undone)
     with KB.open(undone) as kb:
         assert kb.concept("DOID:8893").definition is None
         assert "Essential (primary) hypertension" not in [text for text, _ in kb.concept("DOID:10763").synonyms]
-        from medlink.align.augment import checksum as content_checksum  # noqa: F401  (the recorded one is the source's)
+        from medlink.kb.writer import content_checksum  # noqa: F401  (the recorded one is the source's)
         assert kb.checksum == source_checksum
 
 
@@ -136,7 +137,7 @@ def test_undoing_two_rounds_gives_back_the_original_checksum(kbs, tmp_path):
         assert kb.meta["augmented_with"].count(f"{mappings} with {target}") == 2
     for augmented, rounds in ((second, 2), (first, 1)):
         undone = tmp_path / f"undone-{rounds}.sqlite"
-        report = undo_augmentation(augmented, undone)
+        report = unaugment(augmented, undone)
         assert (report.rounds, report.checksum, report.matches_original) == (rounds, checksums[0], True)
         with KB.open(undone) as kb, KB.open(source) as original:
             assert kb.checksum == checksums[0] != checksums[1]
@@ -144,24 +145,22 @@ def test_undoing_two_rounds_gives_back_the_original_checksum(kbs, tmp_path):
             assert kb.concept("DOID:10763").synonyms == original.concept("DOID:10763").synonyms
             assert "augmented_from" not in kb.meta and "augmented_with" not in kb.meta
     with pytest.raises(MedlinkError, match="not an augmented KB"):
-        undo_augmentation(source, tmp_path / "nothing.sqlite")
+        unaugment(source, tmp_path / "nothing.sqlite")
 
 
 def test_provenance_of_each_carried_fact(kbs, tmp_path):
-    from medlink.align.augment import augmentation_summary, provenance
-
     source, target = kbs
     mappings = sssom_file(tmp_path / "m.sssom.tsv", ["DOID:10763\tskos:exactMatch\tICD10CM:I10\t0.90"])
     augment_kb(source, mappings, target, tmp_path / "a.sqlite", carry=["synonyms", "types"], progress=False)
     with KB.open(tmp_path / "a.sqlite") as kb, KB.open(source) as original:
-        facts = provenance(kb, "DOID:10763")
+        facts = kb.augmentations("DOID:10763")
         assert {(f["field"], f["value"]) for f in facts} >= {("synonym", "Essential (primary) hypertension"), ("type", "category")}
         assert {(f["object_id"], f["predicate_id"], f["confidence"], f["mapping_file"], f["line"]) for f in facts} == \
             {("ICD10CM:I10", "skos:exactMatch", 0.9, str(mappings), 4)}
-        assert provenance(kb, "DOID:8893") == [] and provenance(original, "DOID:10763") == []
-        summary = augmentation_summary(kb)
+        assert kb.augmentations("DOID:8893") == [] and original.augmentations("DOID:10763") == []
+        summary = kb.augmentation_summary()
         assert summary["concepts"] == 1 and summary["facts"]["synonym"] >= 1 and len(summary["rounds"]) == 1
-        assert augmentation_summary(original) is None
+        assert original.augmentation_summary() is None
 
 
 def test_augment_errors_name_its_own_arguments(kbs, tmp_path):

@@ -156,3 +156,37 @@ def test_opening_something_that_is_not_a_kb(tmp_path):
     sqlite3.connect(tmp_path / "other.sqlite").execute("CREATE TABLE t (x)")
     with pytest.raises(MedlinkError, match="not a medlink KB"):
         KB.open(tmp_path / "other.sqlite")
+
+
+def test_kb_edits_add_facts_with_provenance_and_take_them_out_exactly(composite, tmp_path):
+    """The KB API for augmentation: facts added to a copy (the KB itself untouched), each listed with its mapping, one
+    already there skipped; unaugment gives back every table row for row and the original checksum."""
+    from medlink.kb.edits import CarriedFact, augment, unaugment
+
+    _, kb = composite
+    facts = [
+        CarriedFact("HP:0001250", "synonym", "Epileptic attack", "X:1", "skos:exactMatch", 0.9, 4),
+        CarriedFact("HP:0001250", "synonym", "Seizure", "X:1", "skos:exactMatch", 0.9, 4),  # its own name: skipped
+        CarriedFact("HP:0001250", "type", "disease", "X:1", "skos:exactMatch", 0.9, 4),
+        CarriedFact("MESH:D009203", "definition", "Death of heart muscle.", "X:2", "skos:exactMatch", None, 5),
+    ]
+    added = augment(kb, tmp_path / "a.sqlite", facts, mapping_file="m.tsv", carried_with="m.tsv with x.sqlite", progress=False)
+    assert added.added == {"synonyms": 1, "types": 1, "definitions": 1} and added.concepts == 2
+    assert not kb.is_augmented() and kb.augmentation_summary() is None
+    with KB.open(tmp_path / "a.sqlite") as augmented:
+        assert augmented.is_augmented() and augmented.augmentation_rounds() == ["m.tsv with x.sqlite"]
+        assert ("Epileptic attack", "synonym") in augmented.concept("HP:0001250").synonyms
+        assert [(f["field"], f["line"]) for f in augmented.augmentations("HP:0001250")] == [("synonym", 4), ("type", 4)]
+        assert augmented.checksum != kb.checksum and augmented.meta["augmented_from"] == f"{kb.path} (checksum {kb.checksum})"
+    report = unaugment(tmp_path / "a.sqlite", tmp_path / "b.sqlite")
+    assert (report.removed, report.rounds, report.checksum, report.matches_original) == (3, 1, kb.checksum, True)
+    with sqlite3.connect(kb.path) as before, sqlite3.connect(tmp_path / "b.sqlite") as after:
+        for table in ("concepts", "names", "types", "relations", "xrefs", "id_aliases"):
+            query = f"SELECT * FROM {table} ORDER BY rowid"
+            assert before.execute(query).fetchall() == after.execute(query).fetchall(), table
+    with pytest.raises(MedlinkError, match="cannot add xref"):
+        augment(kb, tmp_path / "c.sqlite", [CarriedFact("HP:0001250", "xref", "UMLS:C1", "X:1", "skos:exactMatch")],
+                mapping_file="m.tsv", carried_with="m.tsv", progress=False)
+    with pytest.raises(MedlinkError, match="one of the sources"):
+        augment(kb, kb.path, facts, mapping_file="m.tsv", carried_with="m.tsv", progress=False)
+    assert not (tmp_path / "c.sqlite").exists()

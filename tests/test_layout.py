@@ -1,4 +1,5 @@
-"""The package's shape: no import cycle, no private name imported across packages, no module over ~400 lines.
+"""The package's shape: no import cycle, no private name imported or private attribute used across packages, no module
+over ~400 lines.
 
 Reads src/medlink with ast (nothing is imported): every ``import`` and ``from ... import`` counts, at module level
 or inside a function, so a cycle hidden behind a late import is found too.
@@ -130,6 +131,134 @@ def test_no_private_name_imported_from_another_package():
             if is_private(target) or (name is not None and name.startswith("_")):
                 offenders.append(f"{known[module].relative_to(SRC)}:{line}: {target}" + (f".{name}" if name else ""))
     assert offenders == []
+
+
+OWN = {"self", "cls"}  # a method's own object: its private attributes are its class's business
+
+
+def is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def private_members(tree: ast.Module) -> set[str]:
+    """Private attribute names a module gives objects: class members (methods, class attributes, fields) and
+    ``self._name`` / ``cls._name`` assignments."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for statement in node.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(statement.name)
+                elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                    names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and is_own(node.value):
+            names.add(node.attr)
+    return {name for name in names if name.startswith("_") and not is_dunder(name)}
+
+
+def is_own(receiver: ast.expr) -> bool:
+    """``self``, ``cls``, ``super()`` or ``type(self)``: the object whose method this is."""
+    if isinstance(receiver, ast.Name):
+        return receiver.id in OWN
+    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name):
+        return receiver.func.id == "super" or (
+            receiver.func.id == "type" and len(receiver.args) == 1 and isinstance(receiver.args[0], ast.Name) and receiver.args[0].id in OWN
+        )
+    return False
+
+
+def module_aliases(module: str, path: Path, tree: ast.Module, known: dict[str, Path]) -> dict[str, str]:
+    """Names a module binds to medlink modules (``import medlink.kb.store as store``, ``from medlink.kb import store``)."""
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases.update({alias.asname: alias.name for alias in node.names if alias.asname and alias.name in known})
+        elif isinstance(node, ast.ImportFrom):
+            source = resolve(module, path, node)
+            aliases.update({alias.asname or alias.name: f"{source}.{alias.name}" for alias in node.names if f"{source}.{alias.name}" in known})
+    return aliases
+
+
+def private_attribute_uses(tree: ast.Module) -> list[tuple[ast.expr, str, int]]:
+    """(receiver, name, line) of every ``obj._name`` and ``getattr / setattr / hasattr / delattr(obj, "_name")`` whose
+    ``obj`` is not the method's own object."""
+    uses = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not is_dunder(node.attr) and not is_own(node.value):
+            uses.append((node.value, node.attr, node.lineno))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+            and node.args[1].value.startswith("_")
+            and not is_dunder(node.args[1].value)
+            and not is_own(node.args[0])
+        ):
+            uses.append((node.args[0], node.args[1].value, node.lineno))
+    return sorted(uses, key=lambda use: use[2])
+
+
+def cross_package_private_attributes(known: dict[str, Path]) -> list[str]:
+    """Private attributes a module uses on another package's objects: a module's (``store._helper``, the module imported),
+    or an object's whose private member only other medlink packages define (``kb._db`` from ``align``). Whose object it
+    is, ast cannot know: the packages giving objects that member stand for it (a name one's own package gives too
+    passes; one no medlink class gives is a library's, as ``torch._int_mm``, and out of this check's reach)."""
+    trees = {module: ast.parse(path.read_text(encoding="utf-8"), str(path)) for module, path in known.items()}
+    members: dict[str, set[str]] = {}
+    for module, tree in trees.items():
+        for name in private_members(tree):
+            members.setdefault(name, set()).add(package_of(module, known[module]))
+    offenders = []
+    for module, tree in trees.items():
+        own = package_of(module, known[module])
+        aliases = module_aliases(module, known[module], tree, known)
+        for receiver, name, line in private_attribute_uses(tree):
+            dotted = ast.unparse(receiver)
+            target = aliases.get(dotted) or (dotted if dotted in known else None)
+            owners = {package_of(target, known[target])} if target else members.get(name, set())
+            if owners and own not in owners:
+                offenders.append(f"{module}:{line}: {dotted}.{name} (of {', '.join(sorted(owners))})")
+    return offenders
+
+
+def test_no_private_attribute_used_across_packages():
+    assert cross_package_private_attributes(modules()) == []
+
+
+def test_the_private_attribute_check_catches_a_planted_case(tmp_path):
+    """medlink.fake.store gives its objects ``_db``; medlink.other reads it three ways and the store module's ``_helper``
+    once: caught; its own ``self._db``, a library's ``lib._private`` and ``p._version`` (a name medlink gives a module,
+    not an object) are not, nor medlink.fake.view's ``store._db`` (the store's own package)."""
+    (tmp_path / "store.py").write_text("def _helper():\n    pass\n\n\nclass Store:\n    def __init__(self, db):\n        self._db = db\n")
+    (tmp_path / "view.py").write_text("def rows(store):\n    return store._db.execute('SELECT 1')\n")
+    other = [
+        "import lib",
+        "from medlink.fake import store as kb_store",
+        "class Reader:",
+        "    def __init__(self, store):",
+        "        self.store = store",
+        "    def rows(self):",
+        "        return self.store._db.execute('x'), getattr(self.store, '_db'), lib._private, self._own",  # line 7
+        "def peek(kb, p):",
+        "    return kb._db, kb_store._helper(), p._version, kb_store.Store",  # line 9
+        "def _version():",
+        "    pass",
+    ]
+    (tmp_path / "other.py").write_text("\n".join(other) + "\n")
+    known = {"medlink.fake.store": tmp_path / "store.py", "medlink.fake.view": tmp_path / "view.py", "medlink.other": tmp_path / "other.py"}
+    assert cross_package_private_attributes(known) == [
+        "medlink.other:7: self.store._db (of medlink.fake)",
+        "medlink.other:7: self.store._db (of medlink.fake)",
+        "medlink.other:9: kb._db (of medlink.fake)",
+        "medlink.other:9: kb_store._helper (of medlink.fake)",
+    ]
+    # the check's limit, said: once medlink.other gives its own objects a _db, its uses of the name pass as its own
+    (tmp_path / "other.py").write_text("\n".join([*other[:5], "        self._db = None", *other[5:]]) + "\n")
+    assert cross_package_private_attributes(known) == ["medlink.other:10: kb_store._helper (of medlink.fake)"]
 
 
 def test_no_module_over_400_lines():
