@@ -55,43 +55,13 @@ SUPPRESSED = frozenset({"O", "E", "Y"})
 DEFAULT_SKIPPED_RELS = frozenset({"CHD", "RN", "SIB", "AQ", "QB", "XR", "DEL"})
 
 # UMLS LAT (ISO 639-2/B-like) -> ISO 639-1 where there is one; anything else is lowercased.
-LANGUAGES = {
-    "ENG": "en",
-    "SPA": "es",
-    "FRE": "fr",
-    "GER": "de",
-    "ITA": "it",
-    "POR": "pt",
-    "DUT": "nl",
-    "JPN": "ja",
-    "CHI": "zh",
-    "RUS": "ru",
-    "SWE": "sv",
-    "CZE": "cs",
-    "KOR": "ko",
-    "POL": "pl",
-    "NOR": "no",
-    "HUN": "hu",
-    "FIN": "fi",
-    "DAN": "da",
-    "TUR": "tr",
-    "GRE": "el",
-    "HEB": "he",
-    "ARA": "ar",
-    "LAV": "lv",
-    "EST": "et",
-    "HRV": "hr",
-    "SCR": "hr",
-    "BAQ": "eu",
-    "UKR": "uk",
-    "CAT": "ca",
-    "FAS": "fa",
-    "PER": "fa",
-    "LIT": "lt",
-    "SLV": "sl",
-    "SLO": "sk",
-    "ISL": "is",
-}
+LANGUAGES = dict(
+    code.split(":")
+    for code in (
+        "ENG:en SPA:es FRE:fr GER:de ITA:it POR:pt DUT:nl JPN:ja CHI:zh RUS:ru SWE:sv CZE:cs KOR:ko POL:pl NOR:no HUN:hu FIN:fi "
+        "DAN:da TUR:tr GRE:el HEB:he ARA:ar LAV:lv EST:et HRV:hr SCR:hr BAQ:eu UKR:uk CAT:ca FAS:fa PER:fa LIT:lt SLV:sl SLO:sk ISL:is"
+    ).split()
+)
 
 
 # Number of fields per file (without the empty string after the final '|').
