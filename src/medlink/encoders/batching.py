@@ -1,9 +1,8 @@
 """Batches for encoding: texts tokenized once, grouped by token count, padded only to their batch's longest.
 
 Sorting by token count (not characters) and tokenizing a whole window in one call, instead of
-padding each batch through the tokenizer, is what takes encoding past 1,500 names/s on two
-cores (BENCHMARKS.md dense_speed): a batch of short names no longer carries one long name's
-padding, and the tokenizer's per-call overhead is paid once per window.
+padding each batch through the tokenizer, is what makes encoding fast (BENCHMARKS.md, Speed,
+dense_speed): a batch of short names does not carry one long name's padding, and the tokenizer's per-call overhead is paid once per window.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ modules keep transformers' names (``encoder.layer.0.attention.self.query``...), 
 same Linear layers are quantised; the arithmetic is BERT's (post-LayerNorm, exact GELU, scaled dot-product attention
 over the padding mask), and the tests hold its vectors to transformers' on fixture names. Anything this does not
 cover (another architecture, relative positions, a pytorch_model.bin, a tokenizer without tokenizer.json) returns
-None from ``load_fast`` and the caller uses transformers as before. Training always uses transformers.
+None from ``load_fast`` and the caller loads the model with transformers. Training always uses transformers.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from medlink.errors import MedlinkError
 SCORE_BATCH = 128
 MAX_LENGTH = 48  # mention + concept name: both short
 # 100 characters of context each side are ~20-30 word pieces of abstract text: 128 holds both sides, the mention and
-# a concept name with room to spare (NCBI Disease: under 1% of pairs cut); cost on the CPU grows with it, so no more
+# a concept name with room to spare (few NCBI Disease pairs are cut); cost on the CPU grows with it, so no more
 CONTEXT_MAX_LENGTH = 128
 START, END = "[START]", "[END]"  # where the mention is inside its context
 SETTINGS_FILE = "medlink_cross_encoder.json"
@@ -62,7 +62,7 @@ class CrossEncoderSpec:
 
     @classmethod
     def from_dict(cls, data: dict) -> CrossEncoderSpec:
-        return cls(**precisions.from_legacy(data))  # a spec from before context was kept: context 0
+        return cls(**precisions.from_legacy(data))  # a spec without context: context 0
 
 
 def context_side(text: str | None, chars: int, left: bool) -> str:

@@ -1,8 +1,8 @@
 """Which number format a transformer runs in on this CPU (float32 or bfloat16), and a bfloat16 copy of a model.
 
-Why decided per machine: bfloat16 weights double MiniLM's throughput on a CPU with bf16
-instructions (AVX-512 BF16, AMX) and make it 5-8x *slower* on one without them (AVX2 only), where
-oneDNN emulates them. So ``auto`` (the default everywhere) asks torch which instruction set it
+Why decided per machine: bfloat16 weights make MiniLM much faster on a CPU with bf16
+instructions (AVX-512 BF16, AMX) and several times *slower* on one without them (AVX2 only), where
+oneDNN emulates them (BENCHMARKS.md, Speed). So ``auto`` (the default everywhere) asks torch which instruction set it
 dispatches to and times a transformer-shaped probe once in float32, int8 and (where bf16 might pay)
 bf16; the answer is cached per machine (CPU model, flags, torch version, instruction-set limits) in
 ``$MEDLINK_HOME/precision.json``. ``--precision`` (or ``MEDLINK_PRECISION``) overrides both the
@@ -10,8 +10,8 @@ probe and a config's own setting for one process.
 
 int8 is a format for *encoding* only (a bi-encoder's forward without gradients, ``resolve_encoding``), asked for with
 ``--precision int8`` or chosen by 'auto' where the same probe times it faster than the other formats (with ``INT8_FOR_AUTO``):
-torch's int8 product is fast with AVX-512 VNNI and ~30x slower than float32 on an AVX2-only AMD EPYC, so neither can be
-assumed. Training, the cross-encoder and the tagger run float32 when int8 is asked for (``resolve``).
+torch's int8 product is fast with AVX-512 VNNI and far slower than float32 on an AVX2-only CPU (BENCHMARKS.md, Speed), so
+neither can be assumed. Training, the cross-encoder and the tagger run float32 when int8 is asked for (``resolve``).
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ PROBE_FILE = "precision.json"
 FORMAT_NAMES = {"fp32": "float32", "bf16": "bf16", "int8": "int8"}  # how a format reads in messages
 PROBE_VERSION = 2  # part of the machine key: a change to the probe or the kernels it times re-probes (2: int8 timed too)
 # Whether 'auto' may encode in int8 where the probe times it fastest. int8 here is per-token (``Int8Linear``):
-# default-dense test Acc@1 NCBI 0.8438 vs float32 0.8427, AskAPatient (10 folds) 0.6390 vs 0.6389 (BENCHMARKS.md,
-# default_dense_int8 / default_dense_fp32), vectors ~0.997 cosine to float32's, the same whatever they are batched with;
-# on an AMD EPYC with AVX-512 VNNI 2.2-2.3x float32's encoding speed, on an AVX2-only one far slower (BENCHMARKS.md).
+# default-dense links as accurately as with float32 (benchmarks/results/default_dense_int8.json, default_dense_fp32.json),
+# its vectors stay close to float32's and do not depend on what they are batched with; faster than float32 where the
+# CPU has AVX-512 VNNI, far slower on AVX2-only CPUs (BENCHMARKS.md, Speed: dense_speed).
 INT8_FOR_AUTO = True
 BF16_GAIN = 1.1  # bf16 (or int8) must be at least this much faster in the probe: a near tie keeps float32's exact vectors
 _NO_BF16 = ("DEFAULT", "NO AVX", "AVX", "AVX2")  # torch CPU capabilities with no bf16 instructions: bf16 not timed
@@ -107,8 +107,8 @@ def int8_runs() -> bool:
 
 
 def from_legacy(settings: dict) -> dict:
-    """A config or spec written before 'precision' existed says ``"bf16": true/false``: true was the old default, so it
-    becomes 'auto' (bf16 where it pays); false stays float32."""
+    """A config or spec that says ``"bf16": true/false`` instead of 'precision': true becomes 'auto' (bf16 where it
+    pays); false stays float32."""
     if "bf16" not in settings:
         return settings
     settings = dict(settings)
@@ -175,7 +175,7 @@ def _cached_or_probed() -> MachineChoice:
         try:
             return MachineChoice(**known[key])
         except TypeError:
-            pass  # an older record (no 'encoding'): probe again
+            pass  # a record without 'encoding': probe again
     choice = _probe(bf16=capability not in _NO_BF16, int8=INT8_FOR_AUTO and int8_runs())
     if capability in _NO_BF16:
         choice = replace(
@@ -267,8 +267,8 @@ class Bf16Copy(InferenceCopy):
 
 
 class Int8Copy(InferenceCopy):
-    """Every Linear layer in int8 (``Int8Linear``): ~2.2x float32's speed on an AMD EPYC with AVX-512 VNNI, ~30x slower
-    than float32 on an AVX2-only one (so 'auto' times it first). Activations are quantised per token, so a string's
+    """Every Linear layer in int8 (``Int8Linear``): faster than float32 on a CPU with AVX-512 VNNI, far slower than
+    float32 on an AVX2-only one (so 'auto' times it first; BENCHMARKS.md, Speed). Activations are quantised per token, so a string's
     vector does not depend on what it is batched with."""
 
     def _make(self, model):

@@ -5,8 +5,8 @@ Any local Hugging Face model folder works (the default is the all-MiniLM-L6-v2 t
 downloaded: ``local_files_only`` everywhere, and a folder that is missing a file says which.
 Names and mentions are short, so sequences are capped at ``max_length`` (32) tokens. Precision is
 decided per machine (``medlink.encoders.precision``): bf16 (weights cast for encoding, autocast for
-training) roughly doubles MiniLM's throughput on a CPU with bf16 instructions and is several times
-slower on one without, so ``auto`` measures before it chooses.
+training) makes MiniLM much faster on a CPU with bf16 instructions and several times slower on one
+without, so ``auto`` measures before it chooses.
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ class BM25Generator(GeneratorBase):
 
     @property
     def speller(self) -> SpellingIndex:
-        """The names' words and their frequencies, gathered when first needed (0.25 s for the default KB's names on an AVX2-only AMD EPYC)."""
+        """The names' words and their frequencies, gathered when first needed (a query with an unknown word asks for them)."""
         if self._speller is None:
             speller = SpellingIndex.from_words((word for key in self.table.keys for word in key.split()), deletions=False)
             words, stems = list(speller.frequencies), {}

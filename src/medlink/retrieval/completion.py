@@ -3,7 +3,7 @@
 Why: people name a condition by its head word ("diabetes", "lupus") where a terminology always adds more ("Diabetes
 mellitus", "Lupus erythematosus"). No name spells the mention, so character n-grams and BM25 prefer the shortest name
 around it ("Type I diabetes", "Latent diabetes") and the probabilities rightly doubt it. What the KB itself says is
-which words come with the mention's: of the 747 default-KB names with "diabetes", 96% also say "mellitus", 0.1%
+which words come with the mention's: nearly every default-KB name with "diabetes" also says "mellitus", almost none
 "latent". So a name is scored by P(its other word stems | the mention's stems), each extra stem's share of the names
 that hold all of the mention's (a product over the extra stems): the most expected completion comes first. A name
 that adds only a generic head ("disease", "disorder", "syndrome") scores 1: "celiac" is *Celiac disease*, though the
@@ -34,7 +34,7 @@ from medlink.text.normalize import GENERIC_HEADS  # they cost nothing
 PARAMS_FILE = "medlink_params.json"
 STEMS_FILE = "stems.txt"  # the stems, in column order
 WORDS_FILE = "words.txt"  # every word the names spell (a mention with another word is not completed)
-MATRIX_FILE = "stems_by_name.npz"  # ARRAYS: made again from the default KB's 150k names at every load, they cost 1 s
+MATRIX_FILE = "stems_by_name.npz"  # ARRAYS, saved: making them again from the default KB's names would slow every load
 
 
 class CompletionGenerator(GeneratorBase):

@@ -1,7 +1,7 @@
 """Dense retrieval: names and mentions embedded by a transformer encoder, searched with FAISS.
 
 Vectors are L2-normalised, so inner product is cosine. ``index`` chooses exact search
-(``flat``, the default: a MEDIC-sized table searches 1000 mentions in well under a second),
+(``flat``, the default: quick enough on a MEDIC-sized table),
 graph search (``hnsw``) or compressed search (``ivfpq``, for UMLS-sized tables that would not fit
 in memory as float32). ``fp16`` halves a flat / HNSW index for a negligible change in scores.
 
@@ -123,7 +123,7 @@ def _open_cache(directory: Path, key: str, texts: Sequence[str], dimension: int,
         try:
             state = json.loads(state_path.read_text())
             vectors = open_memmap(path, mode="r+")
-            todo = np.fromfile(todo_path, dtype=np.int64) if todo_path.is_file() else np.arange(shape[0])  # an older entry: every row
+            todo = np.fromfile(todo_path, dtype=np.int64) if todo_path.is_file() else np.arange(shape[0])  # no todo file: every row
             if tuple(vectors.shape) == shape and vectors.dtype == np.float32 and 0 <= state["rows"] <= len(todo) == state["total"]:
                 return vectors, todo, int(state["rows"])
         except (ValueError, KeyError, OSError):

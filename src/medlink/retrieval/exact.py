@@ -24,7 +24,7 @@ from medlink.text.normalize import Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, plain_form
 
 PARAMS_FILE = "medlink_params.json"
-WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: stemming 150k names again at every load costs 0.8 s
+WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: stemming the names again would slow every load
 PLAIN_WORD_KEYS_FILE = "plain_word_keys.txt"  # each row's plain form's word key ("" for none), in row order
 # words that change neither what a name means nor how it is ordered; "NOS" (not otherwise specified) and "unspecified" are
 # ICD's "unqualified": "kidney failure" is ICD-10-CM's "Unspecified kidney failure"
@@ -47,8 +47,8 @@ def word_key(key: str, stem: Callable[[list[str]], list[str]], function_words: f
 
 def saved_settings(directory: Path) -> tuple[bool, frozenset[str], int | None]:
     """The words setting, function words and plain forms' version of the exact generator saved at ``directory`` (no
-    params file: an index from before the words form, whole names; no function words: an index from before they were
-    saved; no version: one from before plain forms)."""
+    params file: whole names, no words form; no function words: ``EARLIER_FUNCTION_WORDS``; no version: no plain
+    forms)."""
     path = directory / PARAMS_FILE
     settings = read_json(path) if path.is_file() else {}
     if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
@@ -99,7 +99,7 @@ class ExactGenerator(GeneratorBase):
         super().__init__(table, concept_ids, name)
         self.words = words
         self.function_words = FUNCTION_WORDS if function_words is None else function_words  # an index keeps those its keys were made with
-        self.plain_keys = plain_keys  # None: an index from before plain forms, or a table built without its normaliser
+        self.plain_keys = plain_keys  # None: an index without plain forms' keys, or a table built without its normaliser
         if words:
             self.stem = word_stemmer()
             self.word_keys = word_keys if word_keys is not None else [word_key(key, self.stem, self.function_words) for key in table.keys]
@@ -130,7 +130,7 @@ class ExactGenerator(GeneratorBase):
         word_keys = plain_keys = None
         if words and (directory / WORD_KEYS_FILE).is_file():  # none: computed again
             word_keys = row_lines(directory / WORD_KEYS_FILE, table, "word keys")
-        if words and (directory / PLAIN_WORD_KEYS_FILE).is_file():  # none: an index from before plain forms, linking as it did
+        if words and (directory / PLAIN_WORD_KEYS_FILE).is_file():  # none: an index without plain word keys links without them
             plain_keys = row_lines(directory / PLAIN_WORD_KEYS_FILE, table, "plain forms' word keys")
         return cls(table, concept_ids, name, words, word_keys, function_words, plain_keys)
 

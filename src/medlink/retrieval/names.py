@@ -7,8 +7,8 @@ hit into concept hits (aggregated later by max). Each (key, concept) pair counts
 was seen (KB names + training mentions): when a key names several concepts ("pain" in a
 social-media memory), the most frequently meant concept ranks first; when that is equal too
 (one KB name shared by two concepts), the concept with more names in the table does: a cheap
-prior that broad, often-named concepts are the likelier meaning (NCBI dev: +3 mentions for the
-tuned TF-IDF, BENCHMARKS.md). Origins are kept per key so evidence can say whether a KB name or a
+prior that broad, often-named concepts are the likelier meaning (it helped the tuned TF-IDF on
+NCBI dev). Origins are kept per key so evidence can say whether a KB name or a
 training mention matched.
 """
 

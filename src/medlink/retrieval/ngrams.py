@@ -1,11 +1,11 @@
 """Mentions to TF-IDF vectors over a fitted character n-gram vocabulary, without importing scikit-learn.
 
 scikit-learn fits the vocabulary and idf when an index is built; linking only has to turn a few
-mentions into vectors, and importing scikit-learn for that costs most of a second of every
+mentions into vectors, and importing scikit-learn for that would slow the start of every
 ``medlink link`` call. ``VocabularyTfidf.transform`` gives what ``TfidfVectorizer.transform`` gives
 for the ``char`` and ``char_wb`` analyzers (tests compare the two on random strings); the ``word``
 analyzer keeps scikit-learn's vectorizer. ``fit_word_bounded`` fits what scikit-learn fits for char_wb, word by word
-(an index build's TF-IDF in a third of the time; tests compare the two).
+(an index build's TF-IDF faster; tests compare the two).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def fit_word_bounded(
     texts: Sequence[str], ngram_range: Sequence[int], sublinear_tf: bool, min_df: int
 ) -> tuple[VocabularyTfidf, sp.csr_matrix] | None:
     """What scikit-learn's ``TfidfVectorizer(analyzer="char_wb", lowercase=False).fit_transform`` gives (vocabulary in its
-    sorted order, smoothed idf, L2-normalised rows), several times faster on KB names: a char_wb n-gram never crosses a
+    sorted order, smoothed idf, L2-normalised rows), faster on KB names: a char_wb n-gram never crosses a
     word, so each distinct word is analysed once and a name's counts are its words' counts summed, a sparse product
     (names x words) @ (words x n-grams). None when no n-gram is kept (scikit-learn then raises its own error)."""
     low, high = (int(n) for n in ngram_range)

@@ -35,8 +35,8 @@ from medlink.retrieval.tfidf_impact import impact_postings
 
 DEFAULTS = defaults(TFIDF_PARAMS)
 HASHED_ABOVE = 1_000_000  # "auto": exact vocabulary up to this many names, hashed features above (memory)
-# names per kept shortlist place whose exact cosine is computed: with 1 a mention of ICD-10-CM's "fracture of neck of right
-# femur, initial encounter for closed fracture" (cosine 0.91 to that code's name) missed it, 571st by its partial score
+# names per kept shortlist place whose exact cosine is computed: with 1, a mention of ICD-10-CM's "fracture of neck of
+# right femur, initial encounter for closed fracture" misses that code's name, close by cosine, far down by its partial score
 RESCORED = 4
 
 

@@ -1,7 +1,7 @@
 """TF-IDF for UMLS-sized name tables: hashed n-gram features, fitted chunk by chunk.
 
-scikit-learn's ``TfidfVectorizer`` needs the whole corpus at once and peaks at about three
-times the final matrix, too much for millions of names. ``HashingVectorizer`` is stateless, so
+scikit-learn's ``TfidfVectorizer`` needs the whole corpus at once and peaks well above
+the final matrix, too much for millions of names. ``HashingVectorizer`` is stateless, so
 names are vectorised in chunks (counts held as bytes); document frequencies accumulate over the
 chunks, then each chunk is weighted (sublinear tf x smoothed idf, as scikit-learn computes it), L2-normalised and split
 into its selective / common halves before the next one, and only the halves are kept. 2^22

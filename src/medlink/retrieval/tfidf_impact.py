@@ -2,7 +2,7 @@
 
 A mention made only of common n-grams ("chronic pain", "the") has no selective n-gram to
 shortlist names with, and scoring it against every name's common part costs a scan of the
-whole table (what held the 5M-name benchmark at 138 mentions/s). So the common n-grams get postings
+whole table (what made linking slow on a 5M-name table: BENCHMARKS.md, KB building and scale). So the common n-grams get postings
 too, in two tiers: the least common of them (in at most ``full_df`` names) keep their whole
 posting lists, which shortlist long mentions by their rarest n-grams exactly; the very common
 ones keep, as in impact-ordered inverted indices, only their ``depth`` highest-weighted names

@@ -19,10 +19,9 @@ from medlink.errors import MedlinkError
 
 # FAISS searches an exact index query by query while (queries x dimensions) is under its
 # distance_compute_blas_threshold, else by one BLAS matrix product. faiss-cpu 1.15 puts that at 128,000, tuned for many
-# threads: on an AVX2-only AMD EPYC with 2 threads (72,852 MEDIC names of 384 floats) the scan takes 3.6 ms a query
-# where BLAS takes 1.05 ms for 20 queries and 0.41 ms from 200, so an annotator's batch of 100-300 mentions was
-# searched up to 9x slower; BLAS wins there from 3-5 queries at 384 or 768 dimensions (docs/benchmark-history.md,
-# session 35). 800 per thread is faiss's own later measure (pull request 5109) and matches that crossover.
+# threads: with few threads the query-by-query scan is far slower than BLAS on an annotator's batch of mentions, and
+# BLAS wins from a few queries at 384 or 768 dimensions (benchmarks/scale/faiss_blas_probe.py; docs/benchmark-history.md,
+# FAISS's switch to BLAS). 800 per thread is what faiss itself later chose, and matches that crossover.
 BLAS_WORK_PER_THREAD = 800
 
 
