@@ -128,7 +128,7 @@ def _staged(final: Path, staging: Path, merge: bool | Iterable[str]) -> Iterator
         yield staging
         if merge is False:
             write_inventory(staging)
-            if recorded_files(final) is not None:  # files a user put there while this was built (an older folder was judged before)
+            if recorded_files(final) is not None:  # files a user put there while this was built (an unrecorded folder was judged before)
                 refuse_foreign(final)
             replace_directory(staging, final)
             return
@@ -180,7 +180,7 @@ def require_replaceable(
 ) -> None:
     """Refuse to overwrite anything but an earlier output of the same kind or an empty folder. An earlier output is a
     folder holding ``marker`` that ``signed(marker path)`` recognises as medlink's (a file merely named so is not), and
-    nothing but the files medlink recorded writing there (``inventory``); a folder written before such records holds
+    nothing but the files medlink recorded writing there (``inventory``); a folder without such records holds
     nothing outside the ``layout`` names its kind has at its top.
 
     Why: ``--out`` naming a KB file or someone's folder by mistake must not delete it, nor a file a user kept inside an

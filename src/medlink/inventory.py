@@ -109,7 +109,7 @@ def _below(relative: str, entry: str) -> bool:
 
 
 def recorded_files(folder: Path) -> set[str] | None:
-    """The files medlink recorded writing in ``folder`` (None: no readable inventory, an output of an older medlink)."""
+    """The files medlink recorded writing in ``folder`` (None: no readable inventory, as in an output written without one)."""
     try:
         listing = json.loads((Path(folder) / INVENTORY).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
@@ -136,7 +136,7 @@ def changed_files(folder: Path) -> list[str]:
 
 def foreign_files(folder: Path, own: set[str] | None, layout: Iterable[str] = ()) -> list[str]:
     """Files in ``folder`` that medlink did not write there: neither in ``own`` (the inventory) nor, for a folder
-    written before inventories, under one of the ``layout`` names the kind of folder has at its top."""
+    without an inventory, under one of the ``layout`` names the kind of folder has at its top."""
     tops = set(layout)
     if own is None:
         return [f for f in files_below(folder) if f.split("/", 1)[0] not in tops]

@@ -1,5 +1,5 @@
 """The console entry point: the command line is imported inside the interrupt handling, so a Ctrl-C during start-up
-(about 0.15 s of imports) ends as one during a command does, with a line and exit 130, not a traceback of whatever
+(while the imports run) ends as one during a command does, with a line and exit 130, not a traceback of whatever
 library was loading."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from medlink.encoders.precision import from_legacy
 from medlink.errors import MedlinkError
 from medlink.kb.readers.files import parse_json
 from medlink.kb.readers.icd10cm import (
-    EPISODE_OF_CARE,  # the dense stage embeds each condition once, without it (44% fewer tokens: benchmarks/dense/episode_strip.py)
+    EPISODE_OF_CARE,  # the dense stage embeds each condition once, without it (fewer tokens to encode: benchmarks/dense/episode_strip.py)
 )
 from medlink.params import GENERATOR_PARAMS, SAFE_NAME, Param, check_params, read_params
 from medlink.rerank.base import read_reranker_settings, reranker_class
@@ -30,7 +30,7 @@ CONFIG_PARAMS = {
     "fusion": Param(dict, items=object, default={}),
     "k_per_generator": Param(int, minimum=1, default=64),  # candidates each generator gives to fusion (and rerankers)
     "rerankers": Param(list, items=dict, default=[]),  # run in this order after fusion
-    "reranker": Param(dict, items=object, nullable=True, default=None),  # one reranker: what configs said before "rerankers"
+    "reranker": Param(dict, items=object, nullable=True, default=None),  # one reranker: a config without "rerankers" may name it here
     "tuned": Param(dict, items=object, nullable=True, default=None),  # what 'medlink tune' chose this with (dev figures), kept as written
 }
 GENERATOR_ENTRY = {
@@ -113,10 +113,12 @@ class LinkerConfig:
 
 
 # "words": exact on the set of word stems ("fracture of hip" = "hip fractures"); its weight chosen on default-KB
-# pseudo-mentions (seed 2), AskAPatient fold-0 validation and NCBI dev (0 to 2: best or tied best at 1 on each).
+# pseudo-mentions (seed 2), AskAPatient fold-0 validation and NCBI dev (weights 0 to 2 tried; the chosen one best or
+# tied best on each: docs/benchmark-history.md, weights of the words generator).
 # BM25's spelling correction: on those dev sets as good or better (benchmarks/lexical/bm25_spelling.py).
 # "completion": the names holding the mention's words, the most expected first ("diabetes" -> "Diabetes mellitus"); its
-# weight chosen on the same dev sets, seed 2 (0 to 2: best or tied best Acc@1 at 0.25 on each; benchmarks/lexical/completion_stage.py)
+# weight chosen on the same dev sets, seed 2 (weights 0 to 2 tried; the chosen one best or tied best Acc@1 on each:
+# benchmarks/lexical/completion_stage.py)
 LEXICAL_GENERATORS = [
     {"name": "exact", "type": "exact"},
     {"name": "words", "type": "exact", "params": {"words": True}},

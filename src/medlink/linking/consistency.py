@@ -47,7 +47,7 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
     for string in strings:
         automaton.add_word(string, len(string))
     automaton.make_automaton()
-    taken = overlap_test(spans)  # prepared once: a document's spans times its occurrences was quadratic
+    taken = overlap_test(spans)  # prepared once: testing every span against every occurrence would be quadratic
     found: dict[tuple[int, int], Annotation] = {}
     for haystack in (text, lowered) if folded else (text,):
         for last, length in automaton.iter(haystack):

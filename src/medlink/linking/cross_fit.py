@@ -1,7 +1,7 @@
 """More data for the probability model: the index's own memory, each fold linked by an index built without it.
 
 Why: a dev set is small (NCBI Disease: 787 mentions), and a model fitted on it alone carries dev's quirks to new text
-(NCBI test ECE 0.0403 against 0.0313 out of fold on dev: BENCHMARKS.md, calibration). The memory already holds
+(NCBI's test ECE is well above dev's own out of fold: BENCHMARKS.md, Probabilities and NIL). The memory already holds
 labelled mentions, usually many more (NCBI: the train split, six times dev). Linked by an index over the KB + the memory's other folds, a
 held-out mention is a fair example of
 what the index meets: a wording the memory holds elsewhere links as exactly as it would, a new one does not. Folds go
@@ -69,9 +69,10 @@ def cross_fit_items(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: 
     Folds take whole documents where the memory knows them: the other mentions of a held-out mention's document would
     otherwise stay in the index that links it, as they never are for new text.
 
-    No concept is removed to make NIL examples (as ``fit_on_kb``'s pseudo-mentions do): tried with 15% of each fold's
-    concepts, the probabilities learnt that share of absent concepts and ran low on a full KB (NCBI dev ECE out of fold
-    0.067 against 0.017), and dev's NIL F1 did not rise."""
+    No concept is removed to make NIL examples (as ``fit_on_kb``'s pseudo-mentions do): with a share of each fold's
+    concepts left out, the probabilities learn that share of absent concepts and run low on a full KB (a worse NCBI dev
+    ECE out of fold), and dev's NIL F1 does not rise (docs/benchmark-history.md, NIL examples simulated in the
+    cross-fit)."""
     from medlink.linking.linker import Linker
 
     if folds < 2:

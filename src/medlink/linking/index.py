@@ -80,7 +80,7 @@ def _build_index(
         gc.collect()
     if calibrate == "kb" and not any(r["type"] == CALIBRATION for r in config.rerankers):
         # first, so that the linker it builds over the held-out KB is gone before the index's own is built: one
-        # linker in memory at a time, not two (a 4.4M-name KB's build peaked at 12.3 GB with both)
+        # linker in memory at a time, not two (what bounds a large KB's peak memory: docs/benchmark-history.md)
         fitted = fit_on_kb(kb, config, entries)
         gc.collect()
     linker = Linker.build(kb, config, entries, finder_skip=finder_skip)
@@ -159,7 +159,7 @@ def _is_current(directory: Path, kb: KB, config: LinkerConfig, skip: list[str]) 
             and built_config(manifest) == config.to_dict()
             and model_is_current(manifest["config"])
             and kb_fit_is_current(manifest["config"])  # probabilities an older pseudo-mention draw fitted: refitted
-            and dictionary_is_current(directory / DICTIONARY)  # an index from before this dictionary finder: rebuilt once
+            and dictionary_is_current(directory / DICTIONARY)  # a dictionary finder of another version: rebuilt once
             and manifest.get("dictionary", {}).get("skip_under") == sorted(skip)
             and all(word_keys_are_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "exact")
             and all(completion_is_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "completion")

@@ -207,8 +207,8 @@ class Linker:
         return self.with_rerankers(decided_rerankers(self, nil_threshold, backoff_below))
 
     def dictionary_finder(self) -> DictionaryFinder:
-        """The index's dictionary finder: the one built with it, else one built now from its name table (an index from
-        before the finder existed; rebuild the index to keep it)."""
+        """The index's dictionary finder: the one built with it, else one built now from its name table (an index
+        without a current one; rebuild the index to keep it)."""
         if self.dictionary is not None:
             return self.dictionary
         if self.directory is not None and dictionary_is_current(self.directory / layout.DICTIONARY):

@@ -13,7 +13,7 @@ from medlink.inventory import check_files
 from medlink.versions import package_versions
 
 INDEX_FORMAT_VERSION = "3"  # 3: rerankers/ (an ordered list), alt_ids.tsv; 2: name-table counts, TF-IDF impact postings
-READABLE_VERSIONS = ("2", "3")  # a version-2 index loads: its one reranker folder and its KB's alt ids are found the old way
+READABLE_VERSIONS = ("2", "3")  # a version-2 index loads: its one reranker folder and its KB's alt ids are found in version 2's layout
 MANIFEST = "manifest.json"  # written last: a folder with a manifest is a complete index
 CONCEPT_IDS = "concept_ids.txt"
 CONCEPT_NAMES = "concept_names.txt"
@@ -28,7 +28,7 @@ LEGACY_RERANKER_DIRS = {"knn": "knn", "cross-encoder": "cross_encoder"}  # where
 
 MANIFEST_KEYS = ("format_version", "kb", "config", "normalizer")  # what makes a manifest.json an index's
 FILES = "files"  # the manifest's record of every other file: relative path -> {"size", "crc32", "sha256"}
-# what an index folder holds at its top, for one written before its manifest listed its files
+# what an index folder holds at its top, for one whose manifest lists no files
 LAYOUT = (
     MANIFEST,
     CONCEPT_IDS,
@@ -92,7 +92,7 @@ def read_manifest(directory: Path) -> dict:
 
 def check_index_files(directory: Path, manifest: dict, full: bool = False) -> bool:
     """Refuse an index whose files are not the ones it was built with, naming the first that differs (sizes always;
-    checksums of small files, or of every file with ``full``). False for an index built before files were recorded."""
+    checksums of small files, or of every file with ``full``). False for an index whose manifest records no files."""
     recorded = manifest.get(FILES)
     if recorded is None:
         return False

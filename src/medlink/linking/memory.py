@@ -22,7 +22,7 @@ class MemoryEntries:
     """(mention text, concept id) pairs, one per training occurrence, plus counts of what could not be used.
 
     ``documents``: each pair's document ("source number:document id", sources counted from 1) where its dataset names
-    one, else "" (the whole list empty: none known, or an older index). Cross-fitting folds by document with it
+    one, else "" (the whole list empty: none known, or an index that kept none). Cross-fitting folds by document with it
     (``linking.cross_fit``)."""
 
     pairs: list[tuple[str, str]] = field(default_factory=list)

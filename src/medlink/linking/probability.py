@@ -46,7 +46,8 @@ MODEL_FORMAT = 1
 
 class RememberedNormalize:
     """``normalize`` with its answers remembered (at most ``size``, then forgotten at once): a candidate list holds the
-    same KB names mention after mention, and normalising each of them again was a third of a calibrated link's time."""
+    same KB names mention after mention, and normalising each of them again would be a large share of a calibrated
+    link's time."""
 
     def __init__(self, normalize: Callable[[str], str], size: int = 200_000):
         self.normalize, self.size, self.seen = normalize, size, {}

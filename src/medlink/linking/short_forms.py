@@ -50,8 +50,8 @@ def with_short_forms(text: str, spans: list[Annotation]) -> list[Annotation]:
     """``spans`` plus the short forms of abbreviations whose long form ends with a found span, each pointing at
     that span (``short_form_of``); a found span overlapping a short form occurrence gives way to it. A short form the
     document defines with a long form no span touches means something else here ("computer-aided design (CAD)",
-    "heteroduplex (HD)"): its found occurrences are dropped (NCBI Disease dev linking F1 0.7796 -> 0.7816 on the chosen
-    pipeline); one word in parentheses after a short form is too weak a sign ("r/o PE (pending)" would drop every PE)."""
+    "heteroduplex (HD)"): its found occurrences are dropped (better NCBI Disease dev linking F1 on the chosen pipeline:
+    docs/benchmark-history.md); one word in parentheses after a short form is too weak a sign ("r/o PE (pending)" would drop every PE)."""
     defined, other_meaning = short_form_definitions(text, spans)
     return with_defined_short_forms(text, spans, defined, other_meaning - {definition.short for definition, _, _ in defined})
 

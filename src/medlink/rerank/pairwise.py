@@ -6,9 +6,9 @@ The ranker reads the fused score and rank itself, so a large weight (its order a
 formula keeps every list's scores in descending order.
 
 The cheap counterpart of the cross-encoder: no transformer layer runs, only word-piece embeddings, pooling and a small
-feed-forward net, so it costs a fraction of a millisecond per mention. ``top`` and ``weight`` are chosen on dev data
-(``TUNING_GRID``). Candidates below ``top`` keep their order after the rescored ones; each rescored candidate keeps
-the ranker's score under ``scores_by_stage["pairwise"]``.
+feed-forward net, so it costs far less per mention (BENCHMARKS.md, Dense linking and reranking). ``top`` and
+``weight`` are chosen on dev data (``TUNING_GRID``). Candidates below ``top`` keep their order after the rescored ones;
+each rescored candidate keeps the ranker's score under ``scores_by_stage["pairwise"]``.
 """
 
 from __future__ import annotations

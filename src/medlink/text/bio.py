@@ -6,7 +6,7 @@ and punctuation) carries the word's B-/I-/O label and the word's other sub-token
 loss). So the loss is not dominated by long rare words split into many pieces (disease names
 often are: MiniLM reads "pilomatricomas" as six), the model never has to agree with itself inside a
 word, and decoding reads one prediction per word: a span found always starts and ends at word edges,
-as NCBI Disease's gold spans do (all but 3 of the 5,145 training spans, annotation slips such as
+as NCBI Disease's gold spans do (all but a few annotation slips among the training spans, such as
 "autosomal dominant disorde"). Spans come back as offsets into the original text
 (non-ASCII included: the offsets are the tokenizer's, into the same Python string).
 A window holds as many whole consecutive sentences as fit (``pack``); a sentence longer than a window is
@@ -142,7 +142,7 @@ def constrained_labels(probabilities: np.ndarray, labels: Sequence[str]) -> np.n
     Why not each word's argmax: the argmax reads every word alone, so a word it finds 70% "inside" after an "outside"
     one starts a span that the model itself rates unlikely as a whole (the decoder has to repair it into B-), and a
     B- whose right edge wavers ends the span early; choosing the best whole sequence settles both by the model's own
-    numbers (NCBI dev strict-span F1 0.805 -> 0.814, BENCHMARKS.md)."""
+    numbers (a better NCBI dev strict-span F1: docs/benchmark-history.md, the tagger's Viterbi decoding)."""
     if not len(probabilities):
         return np.zeros(0, dtype=np.int64)
     allowed = follows(labels)
@@ -227,7 +227,7 @@ def pack(lengths: Sequence[int], body: int, overlap: int) -> list[tuple[int, int
 
     A window holds as many whole consecutive sentences as fit in ``body``; a sentence longer than that is read
     alone in overlapping ``windows``. Why pack: an abstract's sentences (5 to 120 sub-tokens) padded to their
-    longest waste about half of every batch, and a neighbouring sentence is useful context (an abbreviation
+    longest waste much of every batch, and a neighbouring sentence is useful context (an abbreviation
     defined one sentence earlier). A window is cut only at a sentence boundary, so a mention is never split.
     """
     result: list[tuple[int, int, int, int]] = []

@@ -140,7 +140,7 @@ class Normalizer:
 
     @classmethod
     def from_signature(cls, signature: str) -> Normalizer:
-        """The normaliser a signature describes; one written before a switch existed had it off."""
+        """The normaliser a signature describes; a switch the signature does not name is off."""
         return cls(**{"fold_accents": False, "singular_short_forms": False, "signs_as_words": False, **json.loads(signature)})
 
 

@@ -14,7 +14,7 @@ import re
 from medlink.text.normalize import GENERIC_HEADS
 
 PLAIN_FORMS = 2  # what ``plain_form`` makes (1: no parentheses, NOS, ", unspecified"; a capitalised "X's"; 2: no brackets
-# either, and not a lone generic head): saved with what is built from them, so a default index built before is rebuilt
+# either, and not a lone generic head): saved with what is built from them, so a default index of another version is rebuilt
 ASIDES = re.compile(r"\s(?:\([^()]*\)|\[[^\[\]]*\])")  # " (congestive)", " [croup]": words in parentheses or brackets after a word
 POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "graves"
 # "Fracture of hip", "Infection of the urinary tract": one head word, "of", an optional article, one to three words

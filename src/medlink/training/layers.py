@@ -1,7 +1,7 @@
 """Cutting a transformer to its first layers before fine-tuning: the tagger and the aligner's cross-encoder.
 
 Why: a transformer's forward time is proportional to its layers, and on a CPU without fast bf16 (an AVX2-only AMD
-EPYC) the full MiniLM tags and reranks about a third as fast as on one with it (docs/training-recipes.md). The cut is
+EPYC) the full MiniLM tags and reranks far more slowly than on one with it (docs/training-recipes.md). The cut is
 made on the model before training, and its config says so, so the saved folder loads as the smaller model it is.
 """
 

@@ -160,7 +160,7 @@ class TrainingRun:
                 ) from error
             self.optimizer.load_state_dict(saved["optimizer"])
             self.scheduler.load_state_dict(saved["scheduler"])
-            if "torch_rng" in saved:  # checkpoints before it was kept resume with the seed's state
+            if "torch_rng" in saved:  # a checkpoint without it resumes with the seed's state
                 torch.set_rng_state(saved["torch_rng"])
         else:  # dropout's draws start from the seed whatever loading the model drew (transformers draws more on a process's first load)
             torch.manual_seed(self.seed)
@@ -171,7 +171,7 @@ class TrainingRun:
         """A checkpoint continues only the run that wrote it: other settings or data would silently mix two runs."""
         saved = self.state.get("fingerprint")
         if saved is None:
-            return  # a checkpoint from before fingerprints were kept
+            return  # a checkpoint without a fingerprint
         differences = [
             f"{section}.{key}: checkpoint {saved[section].get(key)!r}, now {self.fingerprint[section].get(key)!r}"
             for section in ("config", "examples")

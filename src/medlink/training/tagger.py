@@ -41,11 +41,11 @@ TAGGER_WHAT = "a medlink tagger folder"
 @dataclass
 class TaggerConfig:
     epochs: int = 4
-    batch_size: int = 8  # windows (about 95 sub-tokens each on abstracts) per step
-    learning_rate: float = 2e-4  # NCBI dev F1 0.816 after 4 epochs, 0.811 with 1e-4
+    batch_size: int = 8  # windows (whole consecutive sentences, up to max_length sub-tokens) per step
+    learning_rate: float = 2e-4  # chosen with the epochs on NCBI dev (docs/training-recipes.md, the tagger)
     warmup: float = 0.1
     weight_decay: float = 0.01
-    max_length: int = 128  # sub-tokens per window, specials included: 99.9 % of NCBI sentences fit whole, short ones share one
+    max_length: int = 128  # sub-tokens per window, specials included: nearly every NCBI sentence fits whole, short ones share one
     overlap: int | None = None  # sub-tokens shared by consecutive windows of a long sentence (None: a quarter of a window)
     collapse_types: bool = True  # one label ("Disease") for every mention type
     seed: int = 13

@@ -122,7 +122,7 @@ def build_examples(
 def length_batches(examples: Sequence[Example], batch_size: int, rng: random.Random, pool: int = 50) -> list[list[Example]]:
     """Shuffled batches of similar length: examples shuffled, sorted by length within pools of ``pool`` batches, the
     batches shuffled again. Why: sentences run from 5 to 120+ tokens, and padding every batch to its longest
-    at random would about double the work."""
+    at random would spend much of the work on padding."""
     order = list(examples)
     rng.shuffle(order)
     batches = []

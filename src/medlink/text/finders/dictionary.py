@@ -334,4 +334,4 @@ def is_current(directory: Path) -> bool:
         and description.get("format") == FORMAT
         and description.get("plain_forms") == PLAIN_FORMS
         and description.get("rules") == RULES
-    )  # one from before: found "Botulism NOS" and "Parkinson's disease" only
+    )  # another version's (one without plain forms finds "Botulism NOS" and "Parkinson's disease" only): rebuilt

@@ -165,10 +165,10 @@ class TaggerFinder:
     def read_ahead(self, documents: Sequence[Document], within: Sequence[Sequence[tuple[int, int]]] | None = None) -> None:
         """Read a batch of documents' windows together before ``find`` / ``tag`` asks for them one by one.
 
-        Why: an abstract is 3-4 windows, so one document at a time makes many small forward passes, each padded to its
+        Why: an abstract is a few windows, so one document at a time makes many small forward passes, each padded to its
         own longest window; read together and sorted by length across documents, the windows fill fewer, fuller passes
         (the annotator calls this per batch of documents). A document of more than ``SENTENCE_GROUP`` sentences is left
-        to be read on its own, group by group, as before; what is remembered is only this batch's.
+        to be read on its own, group by group, as ``find`` reads it; what is remembered is only this batch's.
         ``within`` (one list per document): character spans outside whose sentences no span found will be kept (the
         confirmed combination keeps only the tagger's spans another finder's span overlaps); only the windows holding
         those sentences are read, and ``find`` / ``tag`` report nothing elsewhere."""

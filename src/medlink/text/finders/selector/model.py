@@ -1,14 +1,14 @@
 """A learned span selector: which of the tagger's and the dictionary's spans are mentions (``--combine learned``).
 
 Why: the fixed policies leave recall on the table. "confirmed" keeps the tagger's spans that a dictionary match
-overlaps (NCBI dev, spans as found: precision 0.87, recall 0.77), the union keeps everything (0.78, 0.88). What tells
+overlaps (on NCBI dev, precise but missing mentions), the union keeps everything (the reverse). What tells
 a right span from a wrong one is mostly in the tagger's own probabilities, which the argmax throws away: a
 dictionary match whose words the tagger gave 40% "mention" is usually one, a tagger span whose first word barely
 beat "outside" and that no KB name overlaps usually is not. A logistic regression over those probabilities, where
 each finder's spans lie and the span's shape, fitted on annotated documents the tagger did not learn from
 (``medlink train selector``), scores every candidate span; the best-scoring spans that do not overlap one another
-are kept while they score at least the threshold chosen out of fold for linking (NCBI dev, spans as found: strict-span
-F1 0.835, linking F1 0.767, against confirmed's 0.817 / 0.738). After abbreviations
+are kept while they score at least the threshold chosen out of fold for linking (on NCBI dev, spans as found, above
+confirmed in strict-span and linking F1: docs/benchmark-history.md, the learned span selector). After abbreviations
 and consistency, and linked, NCBI Disease did not gain from it (BENCHMARKS.md, Documents): the spans it adds are mostly
 ones no KB name spells, which link poorly; it is there for corpora whose dictionary and tagger disagree more.
 
