@@ -230,7 +230,8 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
              "edit those, not this file. -->", "",
              *wrap(f"From the {len(runs)} results files in `benchmarks/results/`, which hold more (dev trials, variants, timings). Each section "
              "ends with its runs: results file (CPU; commit): the command that reproduces it, from the repository root. Parameters are chosen "
-             "on dev, never on test. \"-\": not recorded. Earlier figures: docs/benchmark-history.md."), "",
+             "on dev, never on test. Machines: 2 shared cores, no GPU, Python 3.11; speeds are medians on a noisy shared machine. \"-\": "
+             "not recorded. Earlier figures: docs/benchmark-history.md."), "",
              "## Headline figures", "",
              "[a-b]: 95% bootstrap interval. *Best peer*: another system in the same run. *Published*: the best figure in the literature "
              "(benchmarks/anchors.json names each source).", "",

@@ -189,7 +189,7 @@ def speed_rows(get, known):
     if first:
         _, d = latest(first)
         r = d["first_use"][0]
-        yield Row("Index build", "Speed", f"default-dense first use: KB, lexical and dense stages, {r.get('dense_names') or 0:,} names, calibration",
+        yield Row("First use", "Speed", f"default-dense: KB, index ({r.get('dense_names') or 0:,} names encoded), calibration fit",
                   "wall time", secs(r["seconds"]), cpu=short_cpu(d))
     for _, d in get("kb_build")[-1:]:
         default = next((r for r in d["results"] if r["name"].startswith("default")), None)
