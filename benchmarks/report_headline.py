@@ -185,6 +185,11 @@ def speed_rows(get, known):
     for _, d in get("calibrated_link")[-1:]:
         yield Row("Speed, linking", "Speed", f"default index, {d['mentions']:,} pseudo-mentions, k 5", "mentions/s with calibration (without)",
                   f"{num(d['mentions_per_second_with'])} ({num(d['mentions_per_second_without'])})", cpu=short_cpu(d))
+    for _, d in get("lexical_linking")[-1:]:
+        s = d["speed"]
+        if s.get("build_seconds_median") is not None:
+            yield Row("Index build", "Speed", f"lexical index over {s['kb'].split(' (')[0]} ({s['names']:,} names)", "wall time",
+                      secs(s["build_seconds_median"]), cpu=short_cpu(d))
     first = [(n, d) for n, d in get("dense_speed") if d.get("first_use")]
     if first:
         _, d = latest(first)

@@ -193,7 +193,8 @@ def test_speed_headline_and_notes_in_their_section(written):
     assert row["mentions/s (distinct)"] == "5,668 (2,249)" and row["peak RSS"] == "304 MB" and row["CPU"] == "not recorded"
     headline = table_under(text, "## Headline figures")
     assert [r["task"] for r in headline] == ["[Linking, lexical](#lexical-linking)", "[Linking, best trained](#dense-linking-and-reranking)",
-                                            "[Speed, linking](#speed)"]
+                                            "[Speed, linking](#speed)", "[Index build](#speed)"]
+    assert headline[-1]["medlink"] == "3.50 s"
     assert "- A hand-written figure: 0.6515." in section(text, "Speed")
     assert text.rstrip().endswith("- Another: 12 s.") and "## Notes" in text  # a note whose title no section has: at the end
     assert "## KB building and scale" not in text and "## Documents" not in text  # no results, no empty section
