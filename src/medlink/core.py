@@ -48,17 +48,19 @@ class Candidate:
 
     def copy(self, **changes) -> Candidate:
         """A candidate of its own (lists and dicts copied), with ``changes`` applied."""
-        fields = {
-            "concept_id": self.concept_id,
-            "score": self.score,
-            "matched_name": self.matched_name,
-            "scores_by_stage": dict(self.scores_by_stage),
-            "evidence": list(self.evidence),
-            "name": self.name,
-            "alt_ids": list(self.alt_ids),
-            "probability": self.probability,
-        }
-        return Candidate(**{**fields, **changes})
+        out = Candidate(
+            self.concept_id,
+            self.score,
+            self.matched_name,
+            dict(self.scores_by_stage),
+            list(self.evidence),
+            self.name,
+            list(self.alt_ids),
+            self.probability,
+        )
+        for name, value in changes.items():
+            setattr(out, name, value)
+        return out
 
     def with_probability(self, probability: float) -> Candidate:
         """This candidate with ``probability``, sharing its lists and dicts (a stage that changes them replaces them):

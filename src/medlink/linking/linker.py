@@ -19,7 +19,8 @@ from medlink.errors import SHAPE_ERRORS, MedlinkError, reading
 from medlink.inventory import describe_files
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
-from medlink.linking.calibration import check_calibration
+from medlink.linking.batch_calibration import decided, hit_columns
+from medlink.linking.calibration import CalibrationStage, check_calibration
 from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
 from medlink.linking.index_parts import built_dictionary, built_generators, checked_kb, read_generators, read_rerankers
 from medlink.linking.kb_inputs import alt_ids_of, finder_skipped
@@ -272,12 +273,12 @@ class Linker:
         k-dependent depth would make the top candidate of ``--k 1`` differ from that of ``--k 64``."""
         return {name: self.generators[name].search_hits(keys, self.config.k_per_generator, stage=i) for i, name in enumerate(names)}
 
-    def fuse(
+    def fused_hits(
         self, per_stage: dict[str, Hits], depth: int, fusion: Fusion | None = None, names: Sequence[str] | None = None
-    ) -> list[list[Candidate]]:
-        """``search``'s hits (all of them, in search order) fused by the config's fusion (or ``fusion``) into ``depth``
-        candidates per key; ``names`` fuses only those stages (one stage: its own scores, as linking with it alone gives)."""
-        searched = list(per_stage)  # a hit's stage number is its position here
+    ) -> tuple[Hits, list[NameTable], list[str], dict[str, Hits] | None]:
+        """``search``'s hits fused into ``depth`` per key, with what reading them needs: each searched stage's alias
+        table and name (a hit's stage number is its position), and the fused stages' own hits (None for one stage)."""
+        searched = list(per_stage)
         names = list(names or searched)
         fused = (
             ranked_top(per_stage[names[0]], depth)
@@ -285,22 +286,50 @@ class Linker:
             else (fusion or self.config.fusion).fuse({n: per_stage[n] for n in names}, depth)
         )
         tables = [self.generators[name].table for name in searched]
-        by_stage = {n: per_stage[n] for n in names} if len(names) > 1 else None
+        return fused, tables, searched, ({n: per_stage[n] for n in names} if len(names) > 1 else None)
+
+    def fuse(
+        self, per_stage: dict[str, Hits], depth: int, fusion: Fusion | None = None, names: Sequence[str] | None = None
+    ) -> list[list[Candidate]]:
+        """``search``'s hits (all of them, in search order) fused by the config's fusion (or ``fusion``) into ``depth``
+        candidates per key; ``names`` fuses only those stages (one stage: its own scores, as linking with it alone gives)."""
+        fused, tables, searched, by_stage = self.fused_hits(per_stage, depth, fusion, names)
         return to_candidates(fused, tables, searched, self.concept_ids, self.concept_names, by_stage)
+
+    def calibrated(self, keys: Sequence[str], names: Sequence[str], depth: int, stage: CalibrationStage, k: int) -> list[LinkResult]:
+        """What ``retrieve`` and then ``stage`` give for normalised, non-empty ``keys``, their first ``k`` candidates,
+        decided on the fused hits' arrays (``linking.batch_calibration``) without a candidate object per hit."""
+        if not keys:
+            return []
+        fused, tables, searched, by_stage = self.fused_hits(self.search(keys, names), depth)
+        columns = hit_columns(fused, tables, searched, by_stage, len(self.concept_ids), stage.normalize)
+        threshold = stage.settings["nil_threshold"]
+        return [
+            LinkResult(Mention(key), candidates, None, nil, probability, threshold)
+            for key, (candidates, probability, nil) in zip(
+                keys, decided(stage, keys, fused, columns, searched, self.concept_ids, self.concept_names, k)
+            )
+        ]
 
     def retrieve(self, keys: Sequence[str], names: Sequence[str], depth: int) -> list[list[Candidate]]:
         """Candidates of normalised, non-empty ``keys`` from the ``names`` generators, fused: ``depth`` per key."""
         return self.fuse(self.search(keys, names), depth) if keys else []
 
     def link(
-        self, mentions: Sequence[str | Mention], k: int = 10, generators: Sequence[str] | None = None, rerank: bool = True
+        self,
+        mentions: Sequence[str | Mention],
+        k: int = 10,
+        generators: Sequence[str] | None = None,
+        rerank: bool = True,
+        batched: bool = True,
     ) -> list[LinkResult]:
         """One ``LinkResult`` per mention, in order: its ``k`` best candidates (none, with an ``error``, for a mention
         that is empty or only punctuation).
 
         ``generators`` restricts the stages used; ``rerank=False`` skips the rerankers (a reranker that needs a
         generator left out is skipped too). Identical mentions are searched and reranked once; with a reranker that
-        reads context, "identical" takes the context too (each distinct text is still searched once).
+        reads context, "identical" takes the context too (each distinct text is still searched once). A calibration
+        stage alone decides on the batch's arrays; ``batched=False`` takes the candidate-by-candidate reference path.
         """
         items = [Mention.of(m) for m in mentions]
         keys = [self.key(m.text) if is_text(m.text) else "" for m in items]
@@ -322,12 +351,15 @@ class Linker:
             if key:
                 first.setdefault(ident, (key, mention))
         order = sorted(first, key=lambda ident: first[ident][0])  # by key, as the searches
-        retrieved = dict(zip(unique, self.retrieve(unique, names, depth)))
-        queries = [Mention(key, m.doc_id, m.start, m.end, m.left, m.right) for key, m in map(first.get, order)]
-        results = [LinkResult(query, list(retrieved[query.text])) for query in queries]
-        for reranker in rerankers:
-            results = reranker.rerank(queries, results)
-        by_ident = dict(zip(order, results))
+        if batched and len(rerankers) == 1 and isinstance(rerankers[0], CalibrationStage) and not with_context:
+            by_ident = dict(zip(unique, self.calibrated(unique, names, depth, rerankers[0], k)))
+        else:
+            retrieved = dict(zip(unique, self.retrieve(unique, names, depth)))
+            queries = [Mention(key, m.doc_id, m.start, m.end, m.left, m.right) for key, m in map(first.get, order)]
+            results = [LinkResult(query, list(retrieved[query.text])) for query in queries]
+            for reranker in rerankers:
+                results = reranker.rerank(queries, results)
+            by_ident = dict(zip(order, results))
         readings = self._readings(unique, names)
         out = []
         for mention, key, ident in zip(items, keys, idents):

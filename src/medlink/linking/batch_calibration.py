@@ -1,0 +1,256 @@
+"""The calibration stage over a whole batch at once: features, probabilities, order, backoff and NIL from the fused
+hits' arrays, with ``Candidate`` objects made only for the candidates a caller keeps.
+
+Why: ``CalibrationStage.decide`` reads one candidate list of objects at a time, and building those objects and their
+features one by one costs far more than retrieval (every fused candidate of every mention, the k kept or not). The
+arrays give the same features (``probability.candidate_features``), and the same order and decisions as ``decide``;
+``tests/test_batch_calibration.py`` compares the two on every candidate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rapidfuzz.fuzz import ratio
+from rapidfuzz.process import cpdist
+
+from medlink.core import Candidate
+from medlink.linking.calibration import CalibrationStage, spelt_in_capitals
+from medlink.linking.probability import BASE_FEATURES, TIE
+from medlink.retrieval.base import stage_scores
+from medlink.retrieval.hits import Hits, runs
+from medlink.retrieval.names import MEMORY_ORIGIN, NameTable
+from medlink.text.finders.base import is_plausible_mention
+
+
+@dataclass
+class HitColumns:
+    """What each fused hit carries, as arrays: its query, the alias that earned it (normalised), each stage's score."""
+
+    query: np.ndarray  # int64: the key each hit belongs to
+    aliases: np.ndarray  # object: the matched alias as the linker reads it ("" when none)
+    displays: np.ndarray  # object: the matched alias as the table spells it
+    from_memory: np.ndarray  # bool
+    stage_values: dict[str, np.ndarray]  # stage name -> its score (NaN: that stage did not find the candidate)
+
+
+def hit_columns(
+    fused: Hits,
+    tables: Sequence[NameTable],
+    searched: Sequence[str],
+    per_stage: dict[str, Hits] | None,
+    n_concepts: int,
+    normalize,
+) -> HitColumns:
+    """The columns of every fused hit; ``per_stage`` None: one stage, whose own score is the fused one."""
+    query = fused.query_index()
+    displays = np.empty(len(query), dtype=object)
+    from_memory = np.zeros(len(query), bool)
+    for stage in np.unique(fused.stages).tolist():
+        at = fused.stages == stage
+        display = np.asarray(tables[stage].display, dtype=object)
+        displays[at] = display[fused.keys[at]]
+        from_memory[at] = (np.asarray(tables[stage].origins)[fused.keys[at]] & MEMORY_ORIGIN) != 0
+    aliases = np.array([normalize(text) if text else "" for text in displays.tolist()], dtype=object)
+    if per_stage is None:
+        only = searched[int(fused.stages[0])] if len(fused.stages) else (searched[0] if searched else "")
+        stage_values = {only: fused.scores.astype(np.float64)}
+    else:
+        codes = query.astype(np.int64) * n_concepts + fused.concepts
+        stage_values = {}
+        for name, hits in per_stage.items():
+            stage_codes, values = stage_scores(hits, n_concepts)
+            at = np.clip(np.searchsorted(stage_codes, codes), 0, max(len(stage_codes) - 1, 0))
+            found = (stage_codes[at] == codes) if len(stage_codes) else np.zeros(len(codes), bool)
+            stage_values[name] = np.where(found, values[at] if len(values) else 0, np.nan).astype(np.float64)
+    return HitColumns(query, aliases, displays, from_memory, stage_values)
+
+
+def similarities(keys: np.ndarray, texts: np.ndarray) -> np.ndarray:
+    """``ratio(key, text) / 100`` of each pair (0 where the text is empty), as ``probability.similarity`` gives it."""
+    if len(keys) == 0:
+        return np.zeros(0, np.float64)
+    values = cpdist(keys.tolist(), texts.tolist(), scorer=ratio, dtype=np.float64) / 100.0
+    empty = np.fromiter((not t for t in texts.tolist()), bool, len(texts))
+    values[empty] = 0.0
+    return values
+
+
+def shared_words(keys: Sequence[str], query: np.ndarray, aliases: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each hit, how many distinct words its alias shares with its key, the key's distinct words and the alias's."""
+    vocabulary: dict[str, int] = {}
+    key_words = [sorted({vocabulary.setdefault(w, len(vocabulary)) for w in key.split()}) for key in keys]
+    unique_aliases, alias_of_hit = np.unique(aliases, return_inverse=True)
+    alias_words = [sorted({vocabulary.setdefault(w, len(vocabulary)) for w in alias.split()}) for alias in unique_aliases.tolist()]
+    width = len(vocabulary) + 1
+    key_counts = np.array([len(words) for words in key_words], np.int64)
+    alias_counts = np.array([len(words) for words in alias_words], np.int64)
+    key_codes = np.repeat(np.arange(len(keys), dtype=np.int64), key_counts) * width + np.fromiter(
+        (w for words in key_words for w in words), np.int64, int(key_counts.sum())
+    )
+    alias_flat = np.fromiter((w for words in alias_words for w in words), np.int64, int(alias_counts.sum()))
+    alias_starts = np.cumsum(alias_counts) - alias_counts
+    per_hit = alias_counts[alias_of_hit]
+    positions = runs(alias_starts[alias_of_hit], per_hit)
+    hit_codes = np.repeat(query.astype(np.int64), per_hit) * width + alias_flat[positions]
+    found = np.isin(hit_codes, key_codes)
+    shared = np.bincount(np.repeat(np.arange(len(query)), per_hit), weights=found, minlength=len(query))
+    return shared, key_counts[query], per_hit
+
+
+def ordered_keys(query: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """One ascending float64 value per hit (scores fall within each query): the query, then minus the score. Exact: a
+    float32 score and a small whole query number add without rounding, so ``TIE`` comparisons on it are the scores'."""
+    span = 2.0 ** math.ceil(math.log2(float(np.abs(scores).max(initial=0.0)) + 1.0) + 1)
+    return query.astype(np.float64) * span - scores.astype(np.float64)
+
+
+def tie_counts(order: np.ndarray) -> np.ndarray:
+    """For each hit, how many hits of its query score within ``TIE`` of it, itself included (``order``: ``ordered_keys``)."""
+    return np.searchsorted(order, order + TIE, side="right") - np.searchsorted(order, order - TIE, side="left")
+
+
+def features(
+    stage: CalibrationStage, keys: Sequence[str], fused: Hits, columns: HitColumns, names: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``candidate_features`` of every fused hit, one row each (``names``: each hit's concept name, normalised), and
+    how closely each alias spells its key at full precision (the backoff compares them)."""
+    query, n = columns.query, len(columns.query)
+    stages = stage.probability_model.stages
+    rows = np.zeros((n, len(BASE_FEATURES) + 2 * len(stages)), np.float64)
+    if n == 0:
+        return rows.astype(np.float32), np.zeros(0)
+    scores = fused.scores.astype(np.float64)
+    first = fused.indptr[:-1][query]
+    rank = np.arange(n) - first
+    top = scores[first]
+    following = np.append(scores[1:], 0.0)
+    last = np.append(query[1:] != query[:-1], True)
+    following[last] = 0.0
+    rows[:, 0] = scores
+    rows[:, 1] = np.divide(scores, top, out=np.zeros(n), where=top > 0)
+    rows[:, 2] = top - scores
+    rows[:, 3] = scores - following
+    rows[:, 4] = np.log1p(rank)
+    rows[:, 5] = rank == 0
+    rows[:, 6] = np.log(tie_counts(ordered_keys(query, fused.scores)))
+    key_of_hit = np.asarray(keys, dtype=object)[query]
+    rows[:, 7] = key_of_hit == columns.aliases
+    alias_similarity = similarities(key_of_hit, columns.aliases)
+    rows[:, 8] = alias_similarity
+    rows[:, 9] = similarities(key_of_hit, names)
+    rows[:, 10] = np.array([math.log(1 + len(key.split())) for key in keys])[query]
+    shared, key_words, alias_words = shared_words(keys, query, columns.aliases)
+    rows[:, 11] = np.divide(shared, key_words, out=np.zeros(n), where=key_words > 0)
+    rows[:, 12] = np.divide(shared, alias_words, out=np.zeros(n), where=alias_words > 0)
+    rows[:, 13] = columns.from_memory
+    for j, name in enumerate(stages):
+        values = columns.stage_values.get(name)
+        if values is not None:
+            found = ~np.isnan(values)
+            column = len(BASE_FEATURES) + 2 * j
+            rows[found, column] = values[found]
+            rows[found, column + 1] = 1.0
+    return rows.astype(np.float32), alias_similarity
+
+
+def run_numbers(query: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """``ties_by_probability``'s runs (a run lasts while a score is within ``TIE`` of the run's first), as a run number
+    for every hit, increasing along the arrays."""
+    n = len(scores)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    order = ordered_keys(query, scores)
+    following = np.searchsorted(order, order + TIE, side="right")  # the first hit more than TIE under each one
+    segment_start = np.flatnonzero(np.append(True, query[1:] != query[:-1]))
+    segment_end = np.append(segment_start[1:], n)
+    starts = np.zeros(n, bool)
+    frontier, ends = segment_start, segment_end
+    while len(frontier):
+        starts[frontier] = True
+        frontier = following[frontier]
+        keep = frontier < ends
+        frontier, ends = frontier[keep], ends[keep]
+    return np.cumsum(starts) - 1
+
+
+def decided_order(stage: CalibrationStage, query: np.ndarray, scores: np.ndarray, probability: np.ndarray) -> np.ndarray:
+    """The hits' order after the stage's ``order`` setting: by probability within each query, or within each run of
+    equal scores (``ties_by_probability``); stable, as ``decide`` sorts."""
+    position = np.arange(len(query))
+    if stage.settings["order"] == "probability":
+        return np.lexsort((position, -probability, query))
+    return np.lexsort((position, -probability, run_numbers(query, scores)))
+
+
+def decided(
+    stage: CalibrationStage,
+    keys: Sequence[str],
+    fused: Hits,
+    columns: HitColumns,
+    searched: Sequence[str],
+    concept_ids: Sequence[str],
+    concept_names: Sequence[str],
+    k: int,
+) -> list[tuple[list[Candidate], float | None, bool | None]]:
+    """For each key: its first ``k`` candidates after ``CalibrationStage.decide`` (probabilities, order, backoff), the
+    first one's probability and the NIL decision, as ``decide`` gives them for the same fused list."""
+    normalize = stage.normalize
+    concepts = fused.concepts
+    unique_concepts, inverse = np.unique(concepts, return_inverse=True)
+    names = np.array([normalize(concept_names[c]) if concept_names[c] else "" for c in unique_concepts.tolist()], dtype=object)
+    rows, alias_similarity = features(stage, keys, fused, columns, names[inverse])
+    probability = stage.probability_model.predict(rows)
+    for i, key in enumerate(keys):
+        if not is_plausible_mention(key):  # stop words only: right about nothing, unless the alias is them as an abbreviation
+            for at in range(int(fused.indptr[i]), int(fused.indptr[i + 1])):
+                probe = Candidate("", 0.0, columns.displays[at] or None, name=concept_names[concepts[at]])
+                if not spelt_in_capitals(key, probe, normalize):
+                    probability[at] = 0.0
+    probability = np.round(probability, 6)
+    order = decided_order(stage, columns.query, fused.scores, probability)
+    below, window, threshold = stage.settings["backoff_below"], stage.settings["backoff_top"], stage.settings["nil_threshold"]
+    stage_columns = [(name, values.tolist()) for name, values in columns.stage_values.items()]
+    scores, probabilities, similarity = fused.scores.tolist(), probability.tolist(), alias_similarity.tolist()
+    displays, memory, stage_of_hit, concept_of_hit = (
+        columns.displays.tolist(),
+        columns.from_memory.tolist(),
+        fused.stages.tolist(),
+        concepts.tolist(),
+    )
+    out = []
+    for i in range(len(keys)):
+        chosen = order[int(fused.indptr[i]) : int(fused.indptr[i + 1])].tolist()
+        backoff = None
+        if chosen and below is not None and probabilities[chosen[0]] < below:
+            look = chosen[:window]
+            closest = max(range(len(look)), key=lambda j: similarity[look[j]])
+            if closest:
+                first = chosen[0]
+                backoff = (
+                    f"backoff: the model's first choice, {concept_ids[concept_of_hit[first]]}, had probability "
+                    f"{probabilities[first]:.3f} < {below}; this alias spells the mention most closely"
+                )
+                chosen.insert(0, chosen.pop(closest))
+        candidates = [
+            Candidate(
+                concept_ids[concept_of_hit[at]],
+                scores[at],
+                displays[at],
+                {name: values[at] for name, values in stage_columns if values[at] == values[at]},  # NaN: not found there
+                [{"matched": displays[at], "origin": "memory" if memory[at] else "kb", "stage": searched[stage_of_hit[at]]}],
+                concept_names[concept_of_hit[at]],
+                [],
+                probabilities[at],
+            )
+            for at in chosen[:k]
+        ]
+        if backoff is not None:
+            candidates[0].evidence = [*candidates[0].evidence, {"backoff": backoff}]
+        first_probability = candidates[0].probability if candidates else None
+        nil = None if threshold is None else (first_probability is None or first_probability < threshold)
+        out.append((candidates, first_probability, nil))
+    return out
