@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
 import sys
-from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,8 +14,7 @@ from medlink.cli.linking import NIL_HELP, a_probability
 from medlink.text.windows import WINDOW_CHARS
 
 if TYPE_CHECKING:
-    from medlink.core import Document
-    from medlink.kb.errors_policy import InvalidLinePolicy
+    pass
 
 app = new_app()  # its command joins the main app's top level
 
@@ -146,6 +143,7 @@ def annotate(
     quiet: bool = quiet_option(),
 ) -> None:
     """Find the medical mentions in text and link each to ranked concepts."""
+    from medlink.corpora.annotate_output import SIGNATURE, is_annotate_output, text_documents
     from medlink.corpora.document_files import DOCUMENT_FORMATS, guess_document_format, read_documents, write_documents
     from medlink.corpora.document_io import MB, NamedSkips
     from medlink.directories import output_lock, replaced_file, require_replaceable_file
@@ -201,7 +199,9 @@ def annotate(
                 if output_format == "pubtator"
                 else ""
             )
-            require_replaceable_file(out, what, looks_like, [input_path] if input_path is not None and str(input_path) != "-" else [])
+            require_replaceable_file(
+                out, what, is_annotate_output, [input_path] if input_path is not None and str(input_path) != "-" else []
+            )
         annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector, nil_threshold)
         if context and not any(reads_context(reranker) for reranker in annotator.linker.rerankers):
             typer.echo(
@@ -214,7 +214,7 @@ def annotate(
         policy = NamedSkips(skip_invalid=skip_invalid)
         max_chars = round(max_document_mb * MB)
         if text:
-            documents = argument_documents(text, policy, max_chars)
+            documents = text_documents(text, policy, max_chars)
         elif input_path is None or str(input_path) == "-":
             if sys.stdin.isatty():
                 fail("no text: give it as arguments, with --input FILE, or on stdin")
@@ -264,42 +264,3 @@ def annotate(
             "links them as they are",
             err=True,
         )
-
-
-def argument_documents(texts: list[str], policy: InvalidLinePolicy, max_chars: int) -> Iterator[Document]:
-    """The texts given as arguments, one document each (id: its number); one over ``max_chars`` characters goes to
-    ``policy``, named by its argument."""
-    from medlink.core import Document
-    from medlink.corpora.document_io import size_problem
-
-    for number, item in enumerate(texts, 1):
-        document = Document.from_text(item, str(number))
-        problem = size_problem(document, max_chars)
-        if problem:
-            policy.invalid(f"text argument {number}", None, problem)
-            continue
-        yield document
-
-
-SIGNATURE = "medlink_version"  # a document infon every written document carries (a key of medlink's own: no user infon is overwritten)
-# what an earlier output holds near its start: the text format's first header line, the BioC collection's source, the
-# JSONL document's infon (written right after its id). PubTator has no room for a mark: a gold corpus and an output
-# look the same. An output of any of these formats may be replaced by another (the same kind: medlink annotate's)
-_OUTPUT_MARKS = (
-    re.compile(r"# [^\n]*\t\d+ mention\(s\)\n"),
-    re.compile(r'\{"id": [^\n]*?, "infons": \{[^\n]*"medlink_version": "'),
-    re.compile(r"<\?xml[^\n]*\n?<collection><source>medlink</source>"),
-    re.compile(r'\{"source": "medlink"'),
-)
-MARK_WITHIN = 1 << 16  # characters read
-
-
-def looks_like(path: Path) -> bool:
-    """Is ``path`` an earlier output of 'medlink annotate' (so --out may replace it)? Judged by the mark medlink
-    writes (``_OUTPUT_MARKS``), never by the name; an empty file may always be replaced."""
-    try:
-        with open(path, encoding="utf-8") as stream:
-            start = stream.read(MARK_WITHIN)
-    except (OSError, UnicodeDecodeError):
-        return False
-    return start == "" or any(mark.match(start) for mark in _OUTPUT_MARKS)
