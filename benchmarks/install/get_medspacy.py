@@ -9,14 +9,12 @@ PyPI only. The environment is usable once ``DIR/.complete`` exists (written last
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
 import sys
-import venv
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import scratch  # noqa: E402
+from benchmarks.install.peer_venv import peer_environment  # noqa: E402
 
 PACKAGE = "medspacy==1.3.1"
 
@@ -25,15 +23,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=scratch("medlink-bench-medspacy"))
     args = parser.parse_args()
-    marker = args.out / ".complete"
-    if marker.exists():
-        print(f"{args.out} already holds {marker.read_text().strip()}")
-    else:
-        shutil.rmtree(args.out, ignore_errors=True)  # a half-made environment from an interrupted run
-        venv.EnvBuilder(with_pip=True).create(args.out)
-        subprocess.run([str(args.out / "bin" / "python"), "-m", "pip", "install", "--quiet", PACKAGE], check=True)
-        marker.write_text(PACKAGE + "\n")
-    print(args.out / "bin" / "python")
+    print(peer_environment(args.out, [PACKAGE]))
 
 
 if __name__ == "__main__":
