@@ -97,8 +97,13 @@ def test_the_splitter_catches_a_long_sentence_and_passes_short_ones():
 
 def test_the_splitter_ends_sentences_where_a_reader_does():
     text = 'The index loads once. It links "MI" (e.g. as a short form). 3 tests pass! Does it? Yes: "it does."'
-    assert sentences(text) == ["The index loads once.", 'It links "MI" (e.g. as a short form).', "3 tests pass!",
-                               "Does it?", 'Yes: "it does."']
+    assert sentences(text) == [
+        "The index loads once.",
+        'It links "MI" (e.g. as a short form).',
+        "3 tests pass!",
+        "Does it?",
+        'Yes: "it does."',
+    ]
 
 
 def test_a_sentence_runs_over_the_lines_of_its_paragraph_but_not_past_it():
@@ -132,7 +137,7 @@ def test_no_sentence_over_60_words(path):
 def test_the_readme_first_screen_installs_annotates_and_links():
     first = README.read_text(encoding="utf-8").splitlines()[:40]
     commands = [line.strip() for line in first]
-    assert "pip install . && medlink annotate \"Pt with hx of MI and T2DM, c/o chest pain and can't sleep.\"" in commands
+    assert 'pip install . && medlink annotate "Pt with hx of MI and T2DM, c/o chest pain and can\'t sleep."' in commands
     assert "pip install -e '.[test]' && python -m pytest -q" in commands  # .ci/run runs exactly this line
     assert any(re.match(r"medlink annotate ", c) for c in commands), "no `medlink annotate` example in the first 40 lines"
     assert any(re.match(r"medlink link ", c) for c in commands), "no `medlink link` example in the first 40 lines"
@@ -163,7 +168,11 @@ def test_the_docs_site_builds_offline_with_warnings_as_errors(tmp_path):
     env.update(HTTP_PROXY=unreachable, HTTPS_PROXY=unreachable, http_proxy=unreachable, https_proxy=unreachable)
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT, capture_output=True, text=True, env=env, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     site = tmp_path / "site"
