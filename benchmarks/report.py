@@ -47,6 +47,7 @@ KINDS = {
     "dense_speed": lambda d: "encoding" in d and "linking" in d,
     "episode_strip": lambda d: "texts_after_strip" in d,
     "calibrated_link": lambda d: "mentions_per_second_with" in d,
+    "peer_speed": lambda d: "ratio_calibrated_k30" in (d.get("rows") or [{}])[0],
     "robustness": lambda d: ("by_reader" in d or "by_format" in d or "by_index" in d or "trials_per_command" in d or "throughput_ratio" in d
                              or "by_case" in d or ("by_label" in d and "annotate" in d)),
     "json_scorer": lambda d: "independent_acc@1" in d,
@@ -131,6 +132,18 @@ def speed_section(get) -> Section | None:
     for name, d in calibrated[-1:]:
         section.body.append(f"- The default index on its KB's {d['mentions']:,} pseudo-mentions (k 5): {num(d['mentions_per_second_with'])} mentions/s with "
                             f"its calibration stage, {num(d['mentions_per_second_without'])} without.")
+        section.add_runs([(name, d)])
+    for name, d in get("peer_speed")[-1:]:
+        section.body += ["", "Beside scispaCy 0.6.2's candidate generator (char 3-gram TF-IDF + HNSW, k 30), the same dictionary (NCBI's test "
+                         "dictionary) and distinct mentions in one run; medlink's default lexical config, with its calibration stage unless said:", ""]
+        section.body += table(
+            ["mentions", "distinct", "medlink k 30 (k 5)", "no calibration", "TF-IDF alone", "scispaCy", "ratio", "Acc@1 medlink / scispaCy",
+             "build medlink / scispaCy"],
+            [[r["mentions"].replace("_", " "), num(r["distinct"]),
+              f"{num(r['medlink']['per_second']['calibrated_k30'])} ({num(r['medlink']['per_second']['calibrated_k5'])})",
+              num(r["medlink"]["per_second"]["uncalibrated_k30"]), num(r["medlink"]["per_second"]["tfidf_only_k30"]), num(r["scispacy"]["per_second"]),
+              f"{r['ratio_calibrated_k30']:.2f}x", f"{r['medlink']['acc1_k30']:.3f} / {r['scispacy']['acc1']:.3f}",
+              f"{secs(r['medlink']['build_seconds'])} / {secs(r['scispacy']['build_seconds'])}"] for r in d["rows"]])
         section.add_runs([(name, d)])
     return section
 

@@ -53,6 +53,7 @@ class BM25Generator(GeneratorBase):
         self._speller: SpellingIndex | None = None  # built from the names' words on the first query that needs it
         self._stem_frequencies: dict[str, int] = {}  # stem -> how often the names' words of that stem occur
         self._corrections: dict[str, str] = {}
+        self._words_by_name = None  # the index's word -> name scores as a sparse matrix, made on the first batch
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "bm25", **params) -> BM25Generator:
@@ -122,24 +123,55 @@ class BM25Generator(GeneratorBase):
         return fixed
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
+        """Each mention's ``2 k`` best names by BM25 (the names sharing a word with it), concept by concept.
+
+        The whole batch is scored by one sparse product of its word counts with the index's word -> name scores (what
+        ``bm25s`` sums one query at a time); a variant whose scores reach names without the word (BM25L, BM25+) is
+        scored one query at a time by ``bm25s`` itself."""
         vocabulary = self.vocabulary
+        spelling = self.params.get("spelling")
+        ids = [[vocabulary[t] for t in self.tokens(self.corrected(m) if spelling else m) if t in vocabulary] for m in mentions]
+        scores = self.batch_scores(ids) if self.retriever.nonoccurrence_array is None else None
         fetch = min(2 * k, len(self.table))
         query_parts, row_parts, score_parts = [], [], []
-        for i, mention in enumerate(mentions):
-            ids = [
-                vocabulary[t] for t in self.tokens(self.corrected(mention) if self.params.get("spelling") else mention) if t in vocabulary
-            ]
-            if not ids:
+        for i, words in enumerate(ids):
+            if not words:
                 continue
-            scores = self.retriever.get_scores(ids)
-            top = np.flatnonzero(scores > 0)  # names sharing a word: usually a few hundred of the table's rows
+            if scores is None:
+                row = self.retriever.get_scores(words)
+                top = np.flatnonzero(row > 0)
+                values = row[top]
+            else:
+                start, end = scores.indptr[i], scores.indptr[i + 1]
+                top, values = scores.indices[start:end], scores.data[start:end]
+                positive = values > 0
+                top, values = top[positive], values[positive]
             if len(top) > fetch:
-                top = top[np.argpartition(-scores[top], fetch - 1)[:fetch]]
+                best = np.argpartition(-values, fetch - 1)[:fetch]
+                top, values = top[best], values[best]
             query_parts.append(np.full(len(top), i))
             row_parts.append(top)
-            score_parts.append(scores[top])
+            score_parts.append(values)
         if not query_parts:
             return Hits.empty(len(mentions))
         return self._concept_hits(
             np.concatenate(query_parts), np.concatenate(row_parts), np.concatenate(score_parts).astype(np.float32), stage, len(mentions), k
         )
+
+    def batch_scores(self, ids: Sequence[Sequence[int]]):
+        """Mentions x names BM25 scores (CSR): each mention's word ids, counted as often as they occur, times the index's
+        word -> name score matrix."""
+        import scipy.sparse as sp
+
+        index = self.retriever.scores
+        if self._words_by_name is None:
+            self._words_by_name = sp.csr_matrix(
+                (index["data"], index["indices"], index["indptr"]), shape=(len(index["indptr"]) - 1, index["num_docs"])
+            )
+        counts = np.fromiter((len(words) for words in ids), np.int64, len(ids))
+        indptr = np.concatenate(([0], np.cumsum(counts)))
+        columns = np.fromiter((w for words in ids for w in words), np.int64, int(counts.sum()))
+        queries = sp.csr_matrix((np.ones(len(columns), np.float32), columns, indptr), shape=(len(ids), self._words_by_name.shape[0]))
+        scores = (queries @ self._words_by_name).tocsr()
+        scores.sort_indices()  # names in table order, as bm25s lists them: the same names kept where scores tie at the cut
+        return scores
