@@ -225,6 +225,25 @@ def test_bm25_spelling_reads_an_unknown_word_as_the_most_frequent_name_word_one_
     assert ids(BM25Generator.load(tmp_path, table, CONCEPTS, "bm25").search(["migrane"], k=1)[0]) == ["D001"]
 
 
+@pytest.mark.parametrize("method", ["lucene", "bm25+"])
+def test_bm25_scores_a_batch_as_bm25s_scores_each_query(table, method):
+    """The batch's one sparse product gives each query the scores bm25s gives it alone, repeated words counted twice; a
+    variant that scores names without the word (BM25+) is scored by bm25s itself, one query at a time."""
+    generator = BM25Generator.build(table, CONCEPTS, method=method)
+    words = [[generator.vocabulary[w] for w in generator.tokens(m) if w in generator.vocabulary] for m in ["type 2 diabetes", "heart heart failure", "zzz"]]
+    if method == "lucene":
+        batch = generator.batch_scores(words).toarray()
+        for row, ids_of in zip(batch, words):
+            assert np.allclose(row, generator.retriever.get_scores(ids_of) if ids_of else 0.0, atol=1e-6)
+    else:
+        assert generator.retriever.nonoccurrence_array is not None
+    one_by_one = [generator.search_hits([m], 3) for m in ["type 2 diabetes", "heart heart failure"]]
+    together = generator.search_hits(["type 2 diabetes", "heart heart failure"], 3)
+    for i, alone in enumerate(one_by_one):
+        assert together.concepts[together.row(i)].tolist() == alone.concepts[alone.row(0)].tolist()
+        assert np.allclose(together.scores[together.row(i)], alone.scores[alone.row(0)])
+
+
 def test_ranked_matches_a_brute_force_ranking():
     rng = np.random.default_rng(0)
     n = 400
