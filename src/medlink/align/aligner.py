@@ -12,14 +12,15 @@ from pathlib import Path
 from medlink.align import sssom
 from medlink.align.candidates import DEFAULT_K, CandidateSet, SourceQueries, TargetIndex, generate
 from medlink.align.dense import QUALIFIERS, dense_similarity, remember_source_aliases, with_dense_candidates
+from medlink.align.evidence import cross_logits
 from medlink.align.predicates import predicate
-from medlink.align.scoring import Calibration, Ranking, cross_logits, rank
+from medlink.align.scoring import Calibration, Ranking, rank
 from medlink.directories import require_replaceable_file
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.progress import phase
 
-LEXICAL_THRESHOLD = 0.8  # TF-IDF cosine of the best alias; DO dev chose 0.70 (-> ICD-10-CM) and 0.79 (-> MEDIC): BENCHMARKS.md
+LEXICAL_THRESHOLD = 0.8  # TF-IDF cosine of the best alias; choose your own on dev mappings (align --threshold)
 
 
 @dataclass

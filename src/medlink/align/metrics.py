@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
+from medlink.errors import MedlinkError
 
 
 def gold_ranks(ranked: Mapping[str, Sequence[str]], gold: Mapping[str, set[str]]) -> dict[str, int | None]:
@@ -50,24 +50,33 @@ def mapping_prf(kept: Mapping[str, Sequence[str]], gold: Mapping[str, set[str]])
     return {"precision": precision, "recall": recall, "f1": f1, "kept": len(predicted)}
 
 
-def best_threshold(top: Mapping[str, tuple[str, float]], gold: Mapping[str, set[str]]) -> tuple[float, dict[str, float]]:
-    """The confidence threshold on each source's top mapping that maximises mapping F1 (call it on dev only)."""
-    scores = sorted({score for _, score in top.values()})
-    candidates = [-np.inf] + [float(s) for s in scores]
-    best = (-np.inf, {"f1": -1.0})
-    for threshold in candidates[:: max(1, len(candidates) // 400)] + [candidates[-1]]:
-        kept = {s: [t] for s, (t, score) in top.items() if score >= threshold}
-        measures = mapping_prf(kept, gold)
-        if measures["f1"] > best[1]["f1"]:
-            best = (threshold, measures)
-    return best
+def best_threshold(
+    top: Mapping[str, tuple[str, float]], gold: Mapping[str, set[str]], target: str = "f1"
+) -> tuple[float, dict[str, float]]:
+    """The confidence threshold on each source's top mapping for ``target`` (``calibration_core``: the best mapping F1,
+    or the lowest threshold reaching "precision=P"); call it on dev only."""
+    from medlink.calibration_core import choose_threshold, score_thresholds
+
+    if target == "nil-f1":
+        raise MedlinkError("the threshold target nil-f1 scores NIL decisions, which an alignment does not make: f1 or precision=P")
+
+    def measures(threshold: float) -> dict[str, float]:
+        return mapping_prf({s: [t] for s, (t, score) in top.items() if score >= threshold}, gold)
+
+    chosen = choose_threshold(score_thresholds(score for _, score in top.values()), measures, target, option="the threshold target")
+    if chosen is None:
+        raise MedlinkError(f"no confidence threshold reaches mapping precision {target.partition('=')[2]} on these mappings")
+    return chosen
 
 
-def ranking_intervals(ranks: Mapping[str, int | None], ks: Sequence[int] = (1, 4, 64)) -> dict[str, list[float] | None]:
+def mapping_rank_intervals(ranks: Mapping[str, int | None], ks: Sequence[int] = (1, 4, 64)) -> dict[str, list[float] | None]:
     """95% intervals of ``ranking_measures``' recall@k and MRR, the source concepts resampled (``eval.intervals``)."""
     from medlink.eval.intervals import rank_intervals
 
     return rank_intervals(list(ranks.values()), list(ranks), ks, "recall")
+
+
+ranking_intervals = mapping_rank_intervals  # the name benchmarks/align/evaluation.py and tests/test_eval_intervals.py import
 
 
 def mapping_intervals(kept: Mapping[str, Sequence[str]], gold: Mapping[str, set[str]]) -> dict[str, list[float] | None]:

@@ -12,8 +12,7 @@ cross-encoder, its logit for the first ``depth`` candidates: the confidence is t
 right, and the same number orders the list. The calibration is a logistic regression or, where the evidence interacts
 (a weak string match that the bi-encoder and the hierarchy level vouch for), gradient-boosted trees
 (``medlink.boosted_trees``): ``--calibration auto`` fits both and keeps the one that ranks better on mappings its fit
-did not see (BENCHMARKS.md: on DO -> ICD-10-CM the trees by 1 point with the bi-encoder, and test agrees; on DO -> MEDIC the two
-are within 0.6 points either way: a near tie is a coin toss).
+did not see (``calibration_core``: the out-of-fold fit and the threshold search linking uses too).
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -28,12 +28,13 @@ import numpy as np
 
 from medlink.align import substitutions as word_substitutions
 from medlink.align.candidates import CandidateSet, SourceQueries
-from medlink.align.identifiers import MISMATCH_FACTOR, identifying_sets, mismatched
+from medlink.align.evidence import FEATURES, LEXICAL_FEATURES, features, identifiers_differ
+from medlink.align.evidence import cross_logits as cross_logits  # benchmarks/align/cross_alone.py imports it from here
+from medlink.align.identifiers import MISMATCH_FACTOR
 from medlink.boosted_trees import BoostedTrees
+from medlink.calibration_core import calibration_summary, choose_variant, out_of_fold, shuffled_folds
 from medlink.errors import MedlinkError
 
-LEXICAL_FEATURES = ("fused", "tfidf", "bm25", "rank", "structural", "depth", "children")
-FEATURES = ("cross", *LEXICAL_FEATURES)  # with a cross-encoder; "dense" joins either set when a bi-encoder is given
 ALIGNER_FILE = "medlink_aligner.json"
 ALIGNER_KIND = "medlink aligner"  # the file's signature
 MIN_THRESHOLD_SOURCES = 20  # held-out sources needed to choose the confidence threshold; with fewer it is DEFAULT_THRESHOLD
@@ -55,9 +56,7 @@ class Calibration:
     fitted_on: dict = field(default_factory=dict)
     bi_encoder: str | None = None  # the bi-encoder behind the "dense" feature: "packaged" or a model folder (align.dense)
     dense_candidates: bool = False  # the bi-encoder also proposes candidates (a third generator beside BM25 and TF-IDF)
-    dense_strip: str | None = (
-        None  # the qualifier (a regex) the bi-encoder leaves out of target names (align.dense; None before session 31)
-    )
+    dense_strip: str | None = None  # the qualifier (a regex) the bi-encoder leaves out of target names (align.dense)
     model: str = "logistic"  # MODELS
     features: list[str] = field(default_factory=list)  # the trees' inputs, in column order
     trees: dict | None = None  # BoostedTrees.to_dict()
@@ -193,83 +192,6 @@ def is_aligner_folder(path: Path) -> bool:
         return False
 
 
-def features(candidates: CandidateSet, cross: np.ndarray | None = None, dense: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """Per fused hit, the evidence a calibration weighs (module docstring); ``cross`` NaN where the model did not read;
-    ``dense`` the bi-encoder's best alias-to-name cosine (``align.dense``)."""
-    hits = candidates.hits
-    query = hits.query_index()
-    bm25 = candidates.stage_score("bm25").astype(np.float64)
-    best = np.zeros(hits.n_queries)
-    np.maximum.at(best, query, bm25)
-    tfidf = np.clip(candidates.stage_score("tfidf"), 0, 1).astype(np.float64)
-    target = candidates.target
-    out = {
-        "fused": hits.scores.astype(np.float64),
-        "tfidf": tfidf,
-        "bm25": np.divide(bm25, best[query], out=np.zeros_like(bm25), where=best[query] > 0),
-        "rank": np.log1p(np.arange(len(query)) - hits.indptr[query]),
-        "structural": ((bm25 == 0) & (tfidf == 0)).astype(np.float64),
-        "depth": target.depth()[hits.concepts].astype(np.float64),
-        "children": np.log1p(target.children()[hits.concepts]),
-    }
-    if cross is not None:
-        out["cross"] = cross.astype(np.float64)
-    if dense is not None:
-        out["dense"] = dense.astype(np.float64)
-    return out
-
-
-def identifiers_differ(candidates: CandidateSet) -> np.ndarray:
-    """Per fused hit: does the target name an identifying word the source does not (``align.identifiers``)?"""
-    hits, queries, table = candidates.hits, candidates.queries, candidates.target.table
-    if table is None or not len(hits.concepts):
-        return np.zeros(len(hits.concepts), bool)
-    per_source: list[list[str]] = [[] for _ in queries.concept_ids]
-    for alias, owner in zip(queries.aliases, queries.owner.tolist()):
-        per_source[owner].append(alias)
-    wanted = np.unique(hits.concepts)
-    slot = {int(c): j for j, c in enumerate(wanted)}
-    per_target: list[list[str]] = [[] for _ in wanted]
-    for row, key in enumerate(table.keys):
-        for concept in table.concepts_of(row).tolist():
-            if concept in slot:
-                per_target[slot[concept]].append(key)
-    return mismatched(
-        identifying_sets(per_source), identifying_sets(per_target), hits.query_index(), np.searchsorted(wanted, hits.concepts)
-    )
-
-
-def in_depth(candidates: CandidateSet, depth: int) -> np.ndarray:
-    """Whether each fused hit is among its source's first ``depth`` (what the cross-encoder reads)."""
-    hits = candidates.hits
-    query = hits.query_index()
-    return (np.arange(len(query)) - hits.indptr[query]) < depth
-
-
-CROSS_BATCH = 64  # pairs per forward for the aligner's short pairs (48 tokens); align_speed's figures are measured with it
-
-
-def cross_logits(model, candidates: CandidateSet, depth: int, progress: bool = False) -> np.ndarray:
-    """The cross-encoder's logit for each source's first ``depth`` candidates (NaN beyond), batched by source."""
-    from medlink.progress import bar as progress_bar
-
-    hits = candidates.hits
-    read = in_depth(candidates, depth)
-    rows = np.flatnonzero(read)
-    query = hits.query_index()[rows]
-    out = np.full(len(hits.concepts), np.nan, dtype=np.float32)
-    sources = {int(q): candidates.queries.text(int(q)) for q in np.unique(query)}
-    step = 4096
-    with progress_bar(progress, total=len(rows), desc="cross-encoder", unit=" pairs", unit_scale=True) as bar:
-        for start in range(0, len(rows), step):
-            part = rows[start : start + step]
-            left = [sources[int(q)] for q in query[start : start + step]]
-            right = [candidates.target.text(int(c)) for c in hits.concepts[part]]
-            out[part] = model.score(left, right, batch_size=CROSS_BATCH)
-            bar.update(len(part))
-    return out
-
-
 def running_minimum(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
     """Each source's confidences capped by the one ranked above (CSR rows): a string similarity ranks by the fused
     score, so a lower candidate could claim more certainty than the first ("Type 1 diabetes mellitus" at 0.91 under
@@ -333,25 +255,31 @@ def _fitted(model: str, matrix: np.ndarray, labels: np.ndarray, names: list[str]
     return Calibration(dict(zip(names, map(float, fitted.coef_[0]))), float(fitted.intercept_[0]), 0.5, depth)
 
 
+def _fitter(model: str, names: list[str]) -> Callable[[np.ndarray, np.ndarray], Callable[[np.ndarray], np.ndarray]]:
+    """``calibration_core.out_of_fold``'s ``fit``: a ``model`` calibration fitted on rows, predicting rows' log-odds."""
+
+    def fit(matrix: np.ndarray, labels: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        fitted = _fitted(model, matrix, labels, names, 0)
+        return lambda rows: fitted.log_odds({name: rows[:, j] for j, name in enumerate(names)})
+
+    return fit
+
+
+def top1_share(scores: np.ndarray, labels: np.ndarray, source: np.ndarray) -> float:
+    """The share of sources whose best-scored candidate row is right."""
+    order = np.lexsort((-scores, source))
+    first = np.ones(len(order), bool)
+    first[1:] = source[order][1:] != source[order][:-1]
+    return float(labels[order][first].mean()) if len(order) else 0.0
+
+
 def out_of_fold_top1(
     model: str, matrix: np.ndarray, labels: np.ndarray, source: np.ndarray, names: list[str], folds: int = CHOICE_FOLDS, seed: int = 0
 ) -> float:
     """The share of sources whose best-scored candidate is right, each scored by a ``model`` fitted on the other
     sources' folds (sources split at random, seeded)."""
-    distinct = np.unique(source)
-    fold_of = np.zeros(int(distinct.max()) + 1 if len(distinct) else 0, np.int64)
-    fold_of[np.random.default_rng(seed).permutation(distinct)] = np.arange(len(distinct)) % folds
-    fold = fold_of[source]
-    scores = np.full(len(labels), -np.inf)
-    for f in range(folds):
-        held, kept = fold == f, fold != f
-        if held.any() and labels[kept].any() and not labels[kept].all():
-            fitted = _fitted(model, matrix[kept], labels[kept], names, 0)
-            scores[held] = fitted.log_odds({name: matrix[held][:, j] for j, name in enumerate(names)})
-    order = np.lexsort((-scores, source))
-    first = np.ones(len(order), bool)
-    first[1:] = source[order][1:] != source[order][:-1]
-    return float(labels[order][first].mean()) if len(order) else 0.0
+    fold = shuffled_folds(source, folds, seed)
+    return top1_share(out_of_fold(_fitter(model, names), matrix, labels, fold, skip_one_class=True, fill=-np.inf), labels, source)
 
 
 def fit_calibration(
@@ -394,11 +322,15 @@ def fit_calibration(
             "why": f"only {fitting_sources} source(s) to fit on (fewer than {MIN_THRESHOLD_SOURCES}): too few "
             "to compare the two kinds; the simpler logistic model",
         }
-    elif model == "auto":  # each kind judged on sources its fit did not see; ties go to the simpler logistic model
-        scores = {kind: round(out_of_fold_top1(kind, matrix, labels[rows], query[rows], list(names)), 4) for kind in MODELS}
-        kept = max(MODELS, key=lambda kind: (scores[kind], kind == "logistic"))
+    elif model == "auto":  # each kind judged on sources its fit did not see; ties go to the simpler logistic model (listed first)
+        y, source, fold = labels[rows], query[rows], shuffled_folds(query[rows], CHOICE_FOLDS)
+        kept, judged = choose_variant(
+            MODELS,
+            lambda kind: out_of_fold(_fitter(kind, list(names)), matrix, y, fold, skip_one_class=True, fill=-np.inf),
+            lambda scores: round(top1_share(scores, y, source), 4),
+        )
         choice = {
-            **{f"{kind} out-of-fold top-1": value for kind, value in scores.items()},
+            **{f"{kind} out-of-fold top-1": rating for kind, (rating, _) in judged.items()},
             "kept": kept,
             "why": f"the higher share of sources with a right target first, {CHOICE_FOLDS} folds by source (a tie keeps logistic)",
         }
@@ -412,6 +344,8 @@ def fit_calibration(
     threshold, measures = best_threshold(tops, chooser)
     calibration.fitted_on = {"sources": int(sum(s in gold for s in sources)), "pairs": int(rows.sum()), "threshold_mapping": measures}
     calibration.fitted_on["model_choice"] = choice
+    right = [target in chooser[s] for s, (target, _) in tops.items()]
+    calibration.fitted_on["threshold_calibration"] = calibration_summary([p for _, p in tops.values()], right)  # top confidences
     if len(tops) < MIN_THRESHOLD_SOURCES:  # a threshold chosen on a handful is chance (one right top gives 0: keep everything)
         threshold = DEFAULT_THRESHOLD
         calibration.fitted_on["threshold_note"] = (

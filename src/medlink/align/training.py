@@ -22,7 +22,8 @@ import numpy as np
 from medlink.align import substitutions
 from medlink.align.candidates import CandidateSet, SourceQueries, TargetIndex, generate
 from medlink.align.dense import QUALIFIERS, dense_similarity, with_dense_candidates
-from medlink.align.scoring import CHOICES, Calibration, cross_logits, fit_calibration
+from medlink.align.evidence import cross_logits
+from medlink.align.scoring import CHOICES, Calibration, fit_calibration
 from medlink.encoders.cross import CrossEncoder
 from medlink.encoders.precision import check_precision
 from medlink.errors import MedlinkError

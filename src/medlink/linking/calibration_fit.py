@@ -19,6 +19,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from medlink.calibration_core import (
+    calibration_summary,
+    choose_threshold,
+    choose_variant,
+    fold_numbers,
+    out_of_fold,
+    precision_goal,
+    probability_grid,
+)
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.eval.calibration import expected_calibration_error
@@ -28,7 +37,6 @@ from medlink.linking.probability import ProbabilityModel, candidate_features, st
 FIT_TOP = 10  # candidates per mention the model is fitted on: the ones a threshold or backoff ever looks at
 FOLDS = 5
 BACKOFF_GRID = (None, 0.1, 0.2, 0.3, 0.4, 0.5)
-NIL_TARGETS = ("f1", "nil-f1")  # or "precision=P": the lowest threshold whose linking precision reaches P
 
 
 @dataclass
@@ -40,24 +48,6 @@ class Labelled:
     right: list[bool]
     in_kb: bool
     group: str | None = None  # its document, where known: out-of-fold figures hold a document's mentions out together
-
-
-def fold_numbers(groups: Sequence[str | None], folds: int, seed: int = 0) -> np.ndarray:
-    """Each item's fold (scikit-learn's GroupKFold, groups shuffled with ``seed``): whole groups (documents) to a fold; no
-    group: the item's own. Fewer than two groups per fold (a dev file of one or two documents) would leave folds empty
-    or all of one kind: then each item is its own group."""
-    from sklearn.model_selection import GroupKFold
-
-    if len({group for group in groups if group}) < 2 * folds:
-        groups = [None] * len(groups)
-    keys = [group or f"\0{number}" for number, group in enumerate(groups)]
-    fold = np.zeros(len(keys), dtype=np.int64)
-    splits = min(folds, len(set(keys)))
-    if splits < 2:
-        return fold
-    for number, (_, held) in enumerate(GroupKFold(splits, shuffle=True, random_state=seed).split(keys, groups=keys)):
-        fold[held] = number
-    return fold
 
 
 def fit_rows(
@@ -74,67 +64,41 @@ def fit_rows(
     return (np.vstack(blocks) if blocks else np.zeros((0, width), np.float32)), np.array(labels, np.int8), np.array(groups, dtype=np.int64)
 
 
-def out_of_fold(features: np.ndarray, labels: np.ndarray, fold: np.ndarray, stages: Sequence[str], isotonic: bool) -> np.ndarray:
-    """Each row's probability from a model fitted without its fold (``fold``: each row's, from its mention's)."""
-    predicted = np.zeros(len(labels))
-    for f in np.unique(fold).tolist():
-        held = fold == f
-        predicted[held] = ProbabilityModel.fit(features[~held], labels[~held], stages, isotonic).predict(features[held])
-    return predicted
-
-
 def nil_threshold(top_probability: np.ndarray, top_right: np.ndarray, in_kb: np.ndarray, target: str = "f1") -> tuple[float, dict]:
     """The NIL threshold for ``target``: best linking F1 ("f1"), best F1 of the NIL decisions themselves ("nil-f1", for data
     with NIL mentions), or the lowest threshold reaching a linking precision ("precision=P").
 
     Linking precision: right links / links made; recall: right links / mentions whose concept is in the KB.
     """
-    precision_goal = _precision_goal(target)
     if target == "nil-f1" and in_kb.all():
         raise MedlinkError(
             "--nil-target nil-f1 chooses the threshold by the F1 of NIL decisions, and every dev mention's concept is "
             "in the KB: give mentions annotated with id -1 (CUI-less) or of concepts the KB lacks, or use --nil-target f1"
         )
-    best: tuple[float, dict] | None = None
     in_kb_total = max(int(in_kb.sum()), 1)
-    for threshold in np.round(np.arange(0.0, 1.0001, 0.01), 2):
+    gold_nil = ~in_kb
+
+    def figures(threshold: float) -> dict:
         linked = top_probability >= threshold
         made, right = int(linked.sum()), int((linked & top_right).sum())
         precision = right / made if made else 1.0
         recall = right / in_kb_total
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        said_nil, gold_nil = ~linked, ~in_kb
+        said_nil = ~linked
         nil_p = (said_nil & gold_nil).sum() / max(said_nil.sum(), 1)
         nil_r = (said_nil & gold_nil).sum() / max(gold_nil.sum(), 1)
         nil_f1 = float(2 * nil_p * nil_r / (nil_p + nil_r)) if nil_p + nil_r else 0.0
-        figures = {"threshold": float(threshold), "precision": precision, "recall": recall, "f1": f1, "nil_f1": nil_f1}
-        objective = nil_f1 if target == "nil-f1" else f1
-        if precision_goal is not None:
-            if precision >= precision_goal:
-                return float(threshold), figures
-        elif best is None or objective > best[2] + 1e-12:
-            best = (float(threshold), figures, objective)
-    if precision_goal is not None:
-        raise MedlinkError(f"no NIL threshold reaches linking precision {precision_goal} on the dev data (best at threshold 1.0)")
-    return best[0], best[1]
+        return {"threshold": threshold, "precision": precision, "recall": recall, "f1": f1, "nil_f1": nil_f1}
+
+    chosen = choose_threshold(probability_grid(), figures, target, tolerance=1e-12)
+    if chosen is None:
+        raise MedlinkError(f"no NIL threshold reaches linking precision {precision_goal(target)} on the dev data (best at threshold 1.0)")
+    return chosen
 
 
 def check_nil_target(target: str) -> None:
     """Refuse a ``--nil-target`` that is not f1, nil-f1 or precision=P (P in (0, 1])."""
-    _precision_goal(target)
-
-
-def _precision_goal(target: str) -> float | None:
-    if target in NIL_TARGETS:
-        return None
-    name, _, value = target.partition("=")
-    try:
-        goal = float(value)
-    except ValueError:
-        goal = -1.0
-    if name != "precision" or not 0.0 < goal <= 1.0:
-        raise MedlinkError(f"--nil-target must be 'f1', 'nil-f1' or 'precision=P' with P in (0, 1], not {target!r}")
-    return goal
+    precision_goal(target)
 
 
 def _decided(stage: CalibrationStage, items: Sequence[Labelled], probabilities: Sequence[np.ndarray]) -> list[tuple[int | None, float]]:
@@ -186,12 +150,13 @@ def fit_calibration(
     features, labels, mention_of_row = fit_rows(every, stages, normalize)
     fold = fold_numbers([item.group for item in every], FOLDS)[mention_of_row]
     firsts = np.cumsum([0] + [len(item.candidates) for item in every])[:-1]  # each mention's first candidate's row
-    variants = {}
-    for steps in (False, True) if isotonic is None else (isotonic,):
-        oof = out_of_fold(features, labels, fold, stages, steps)
-        variants[steps] = (expected_calibration_error(oof[firsts], labels[firsts]), oof)
-    isotonic = min(variants, key=lambda steps: variants[steps][0])  # None: whichever calibrates the first candidates better out of fold
-    ece, oof = variants[isotonic]
+    isotonic, variants = choose_variant(  # None: whichever calibrates the first candidates better out of fold
+        (False, True) if isotonic is None else (isotonic,),
+        lambda steps: out_of_fold(lambda x, y: ProbabilityModel.fit(x, y, stages, steps).predict, features, labels, fold),
+        lambda oof: expected_calibration_error(oof[firsts], labels[firsts]),
+        lower_is_better=True,
+    )
+    oof = variants[isotonic][1]
     model = ProbabilityModel.fit(features, labels, stages, isotonic, fitted_on)
     per_mention = np.split(oof, firsts[1:])
     base = {"type": TYPE, "model": model.to_dict(), "fitted_for": fingerprint} | ({"fitted_memory": memory} if memory else {})
@@ -217,8 +182,7 @@ def fit_calibration(
         "stages": stages,
         "chosen": chosen | {"nil_threshold": threshold, "nil_target": nil_target, "isotonic": isotonic},
         "out_of_fold_ece": {("isotonic" if steps else "logistic"): value for steps, (value, _) in variants.items()},
-        "dev_out_of_fold": _ranking(decided, items)
-        | {"ece": expected_calibration_error(top_probability, top_right), "at_threshold": at_threshold},
+        "dev_out_of_fold": _ranking(decided, items) | calibration_summary(top_probability, top_right) | {"at_threshold": at_threshold},
         "trials": trials,
     }
     return settings, report
@@ -256,7 +220,7 @@ def fingerprint_for(linker) -> str:
 KB_FIT_SOURCE = "pseudo-mentions from the KB"  # ``fitted_on["source"]`` of probabilities an index fitted on its KB
 MIN_PSEUDO_MENTIONS = 200  # fewer than this (a toy KB): no model rather than a model fitted on noise
 # Fewer held-out synonyms than this (a KB of one name per concept): the model would see only exact names and absent
-# concepts, and put any other wording near 0 (AskAPatient's ontology: ECE 0.20 against the plain score's 0.16).
+# concepts, and put any other wording near 0: worse calibrated than the plain score.
 MIN_HELD_OUT_SYNONYMS = 100
 
 
