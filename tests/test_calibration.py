@@ -671,3 +671,49 @@ def test_a_name_two_concepts_share_is_right_for_either_in_the_kb_fit(tmp_path):
     assert found["heart failure"] == found["heart failures"] == {"I50", "HP1"}
     assert found["chest pain"] == {"HP2", "R07"} and found["cardiac failure"] == {"I50"}
     assert "lung" not in found and "of" not in found
+
+
+# -- the core both fits share ------------------------------------------------------------------------
+
+def test_the_calibration_core_folds_fits_out_of_fold_and_chooses():
+    """calibration_core: whole groups to a fold; each row predicted by a model that never saw its fold (a fold whose
+    other rows are of one kind left at ``fill``); a tie between variants goes to the first; thresholds by target."""
+    from medlink.align.metrics import best_threshold
+    from medlink.calibration_core import (brier_score, calibration_summary, choose_threshold, choose_variant, out_of_fold,
+                                          precision_goal, probability_grid, score_thresholds, shuffled_folds)
+
+    groups = np.repeat(np.arange(30), 3)
+    fold = shuffled_folds(groups, 3)
+    assert all(len(set(fold[groups == g])) == 1 for g in range(30)) and np.bincount(fold).tolist() == [30, 30, 30]
+    features = np.arange(len(groups), dtype=np.float64)[:, None]
+    labels = np.ones(len(groups), bool)
+    labels[:3] = False  # only group 0 has wrong rows: the fold holding it leaves nothing wrong to fit the others on
+    seen = []
+
+    def fit(x, y):
+        seen.append(set(x[:, 0].tolist()))
+        return lambda rows: np.full(len(rows), float(len(x)))
+
+    predicted = out_of_fold(fit, features, labels, fold, skip_one_class=True, fill=-1.0)
+    held_with_group0 = fold == fold[0]
+    assert (predicted[held_with_group0] == -1.0).all() and (predicted[~held_with_group0] == 60.0).all() and len(seen) == 2
+    assert all(not (s & set(features[fold == f, 0].tolist())) for s, f in zip(seen, sorted(set(fold[~held_with_group0].tolist()))))
+    kept, judged = choose_variant(("simple", "fancy"), lambda v: np.zeros(2), lambda p: 0.5)
+    assert kept == "simple" and set(judged) == {"simple", "fancy"}
+    assert choose_variant((1, 2, 3), lambda v: np.full(1, v), lambda p: float(p[0]) % 2, lower_is_better=True)[0] == 2
+    figures = {0.0: {"f1": 0.5, "precision": 0.4}, 0.5: {"f1": 0.5 + 1e-13, "precision": 0.9}, 1.0: {"f1": 0.7, "precision": 1.0}}
+    assert choose_threshold(figures, figures.get, "f1")[0] == 1.0
+    assert choose_threshold([0.0, 0.5], figures.get, "f1", tolerance=1e-12)[0] == 0.0  # not better by more than the tolerance
+    assert choose_threshold(figures, figures.get, "precision=0.8")[0] == 0.5 and choose_threshold([0.0], figures.get, "precision=0.8") is None
+    assert precision_goal("f1") is None and precision_goal("precision=0.25") == 0.25
+    with pytest.raises(MedlinkError, match="--nil-target must be"):
+        precision_goal("recall=1")
+    assert probability_grid()[:3] == [0.0, 0.01, 0.02] and len(probability_grid()) == 101
+    assert score_thresholds([0.3, 0.1, 0.3]) == [-np.inf, 0.1, 0.3, 0.3]
+    assert brier_score([1.0, 0.0, 0.5], [True, False, True]) == pytest.approx(0.25 / 3)
+    assert calibration_summary([0.9, 0.1], [True, False]) == {"ece": pytest.approx(0.1), "brier": pytest.approx(0.01)}
+    top, gold = {"a": ("x", 0.9), "b": ("y", 0.6), "c": ("z", 0.3)}, {"a": {"x"}, "b": {"q"}, "c": {"z"}}
+    assert best_threshold(top, gold) == (-np.inf, pytest.approx({"precision": 2 / 3, "recall": 2 / 3, "f1": 2 / 3, "kept": 3}))
+    assert best_threshold(top, gold, "precision=1.0")[0] == 0.9  # the lowest threshold whose mappings are all right
+    with pytest.raises(MedlinkError, match="no confidence threshold reaches"):
+        best_threshold({"b": ("y", 0.6)}, gold, "precision=0.5")
