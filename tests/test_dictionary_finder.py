@@ -274,3 +274,16 @@ def test_any_text_gives_spans_that_slice_to_their_text(text):
     for annotation in finder.find(Document.from_text(text)):
         assert text[annotation.start:annotation.end] == annotation.text
         assert annotation.text.strip() == annotation.text and annotation.text
+
+
+def test_stop_words_are_scikit_learns_read_without_importing_it():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom medlink.text.finders.base import english_stop_words\nwords = english_stop_words()\n"
+        "print(len(words), 'sklearn' in sys.modules)\n"
+        "from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS\nprint(words == frozenset(ENGLISH_STOP_WORDS))\n"
+    )
+    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout.split("\n")
+    assert lines[0] == "318 False" and lines[1] == "True"

@@ -21,7 +21,7 @@ from medlink.core import Candidate
 from medlink.linking.calibration import CalibrationStage, spelt_in_capitals
 from medlink.linking.probability import BASE_FEATURES, TIE
 from medlink.retrieval.base import stage_scores
-from medlink.retrieval.hits import Hits, runs
+from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import MEMORY_ORIGIN, NameTable
 from medlink.text.finders.base import is_plausible_mention
 
@@ -48,13 +48,14 @@ def hit_columns(
     """The columns of every fused hit; ``per_stage`` None: one stage, whose own score is the fused one."""
     query = fused.query_index()
     displays = np.empty(len(query), dtype=object)
+    aliases = np.empty(len(query), dtype=object)
     from_memory = np.zeros(len(query), bool)
     for stage in np.unique(fused.stages).tolist():
-        at = fused.stages == stage
-        display = np.asarray(tables[stage].display, dtype=object)
-        displays[at] = display[fused.keys[at]]
-        from_memory[at] = (np.asarray(tables[stage].origins)[fused.keys[at]] & MEMORY_ORIGIN) != 0
-    aliases = np.array([normalize(text) if text else "" for text in displays.tolist()], dtype=object)
+        at, table = fused.stages == stage, tables[stage]
+        rows = fused.keys[at]
+        displays[at] = [table.display[row] for row in rows.tolist()]
+        aliases[at] = [table.keys[row] for row in rows.tolist()]  # each display normalised when the table was built
+        from_memory[at] = (np.asarray(table.origins)[rows] & MEMORY_ORIGIN) != 0
     if per_stage is None:
         only = searched[int(fused.stages[0])] if len(fused.stages) else (searched[0] if searched else "")
         stage_values = {only: fused.scores.astype(np.float64)}
@@ -79,26 +80,27 @@ def similarities(keys: np.ndarray, texts: np.ndarray) -> np.ndarray:
     return values
 
 
+_WORDS: dict[str, frozenset[str]] = {}  # an alias's distinct words, remembered (aliases recur mention after mention)
+WORDS_KEPT = 500_000
+
+
+def words_of(text: str) -> frozenset[str]:
+    found = _WORDS.get(text)
+    if found is None:
+        if len(_WORDS) >= WORDS_KEPT:
+            _WORDS.clear()
+        found = _WORDS[text] = frozenset(text.split())
+    return found
+
+
 def shared_words(keys: Sequence[str], query: np.ndarray, aliases: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each hit, how many distinct words its alias shares with its key, the key's distinct words and the alias's."""
-    vocabulary: dict[str, int] = {}
-    key_words = [sorted({vocabulary.setdefault(w, len(vocabulary)) for w in key.split()}) for key in keys]
-    unique_aliases, alias_of_hit = np.unique(aliases, return_inverse=True)
-    alias_words = [sorted({vocabulary.setdefault(w, len(vocabulary)) for w in alias.split()}) for alias in unique_aliases.tolist()]
-    width = len(vocabulary) + 1
-    key_counts = np.array([len(words) for words in key_words], np.int64)
-    alias_counts = np.array([len(words) for words in alias_words], np.int64)
-    key_codes = np.repeat(np.arange(len(keys), dtype=np.int64), key_counts) * width + np.fromiter(
-        (w for words in key_words for w in words), np.int64, int(key_counts.sum())
-    )
-    alias_flat = np.fromiter((w for words in alias_words for w in words), np.int64, int(alias_counts.sum()))
-    alias_starts = np.cumsum(alias_counts) - alias_counts
-    per_hit = alias_counts[alias_of_hit]
-    positions = runs(alias_starts[alias_of_hit], per_hit)
-    hit_codes = np.repeat(query.astype(np.int64), per_hit) * width + alias_flat[positions]
-    found = np.isin(hit_codes, key_codes)
-    shared = np.bincount(np.repeat(np.arange(len(query)), per_hit), weights=found, minlength=len(query))
-    return shared, key_counts[query], per_hit
+    key_words = [frozenset(key.split()) for key in keys]
+    alias_words = [words_of(alias) for alias in aliases.tolist()]
+    shared = np.fromiter((len(key_words[q] & words) for q, words in zip(query.tolist(), alias_words)), np.float64, len(alias_words))
+    key_counts = np.array([len(words) for words in key_words], np.float64)
+    alias_counts = np.fromiter((len(words) for words in alias_words), np.float64, len(alias_words))
+    return shared, key_counts[query], alias_counts
 
 
 def ordered_keys(query: np.ndarray, scores: np.ndarray) -> np.ndarray:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import accumulate
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from medlink.core import Annotation, Document
@@ -125,8 +126,20 @@ def overlap_test(others: Sequence[Annotation]) -> Callable[[int, int], bool]:
 
 @lru_cache(maxsize=1)
 def english_stop_words() -> frozenset[str]:
-    """scikit-learn's English stop words (imported when first asked for: linking alone never needs sklearn)."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    """scikit-learn's English stop words, read from the file that defines them: importing scikit-learn for a word list
+    would cost a calibrated ``medlink link`` of one mention most of its start-up."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("sklearn")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        source = Path(folder) / "feature_extraction" / "_stop_words.py"
+        if source.is_file():
+            for node in ast.parse(source.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "ENGLISH_STOP_WORDS" for t in node.targets):
+                    words = ast.literal_eval(node.value.args[0]) if isinstance(node.value, ast.Call) else ast.literal_eval(node.value)
+                    return frozenset(words)
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # a layout other than the one read above
 
     return frozenset(ENGLISH_STOP_WORDS)
 
