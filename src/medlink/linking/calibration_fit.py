@@ -7,8 +7,8 @@ what a NIL threshold must learn to refuse.
 
 Thresholds are chosen on out-of-fold probabilities (5 folds over documents, or mentions where no document is known):
 the model that picks a threshold never saw the mentions it is picked on, nor their document's other mentions, so the dev
-figures that choose it are not flattered by the fit. The final model is then
-fitted on all of them.
+figures that choose it are not flattered by the fit. The final model is then fitted on all of them. The folds, the
+out-of-fold fit, the threshold search and the summaries are ``calibration_core``'s, which the aligner's fit uses too.
 """
 
 from __future__ import annotations
