@@ -48,6 +48,7 @@ KINDS = {
     "episode_strip": lambda d: "texts_after_strip" in d,
     "calibrated_link": lambda d: "mentions_per_second_with" in d,
     "peer_speed": lambda d: "ratio_calibrated_k30" in (d.get("rows") or [{}])[0],
+    "default_first_use": lambda d: "first_use_seconds" in d,
     "robustness": lambda d: ("by_reader" in d or "by_format" in d or "by_index" in d or "trials_per_command" in d or "throughput_ratio" in d
                              or "by_case" in d or ("by_label" in d and "annotate" in d)),
     "json_scorer": lambda d: "independent_acc@1" in d,
@@ -132,6 +133,11 @@ def speed_section(get) -> Section | None:
     for name, d in calibrated[-1:]:
         section.body.append(f"- The default index on its KB's {d['mentions']:,} pseudo-mentions (k 5): {num(d['mentions_per_second_with'])} mentions/s with "
                             f"its calibration stage, {num(d['mentions_per_second_without'])} without.")
+        section.add_runs([(name, d)])
+    for name, d in get("default_first_use")[-1:]:
+        section.body.append(f"- The default index's first use ({short_cpu(d)}, fresh MEDLINK_HOME, `medlink link \"heart attack\"`: default KB, index, "
+                            f"calibration fit): {secs(d['first_use_seconds'])}, peak {mb(d['first_use_peak_rss_mb'])}; on disk: KB {d['kb_mb']} MB, index "
+                            f"{d['index_mb']} MB; warm start {secs(d['warm_seconds_median'])}.")
         section.add_runs([(name, d)])
     for name, d in get("peer_speed")[-1:]:
         section.body += ["", "Beside scispaCy 0.6.2's candidate generator (char 3-gram TF-IDF + HNSW, k 30), the same dictionary (NCBI's test "
