@@ -12,7 +12,7 @@ from medlink.eval.calibration import expected_calibration_error, reliability, re
 from medlink.eval.nil import nil_metrics, nil_outcome
 from medlink.kb.build import build_kb
 from medlink.kb.store import KB
-from medlink.linking.calibration import CalibrationStage, calibration_stage, with_decisions
+from medlink.linking.calibration import CalibrationStage, calibration_stage
 from medlink.linking.memory import MemoryEntries
 from medlink.linking.calibration_fit import MIN_PSEUDO_MENTIONS, Labelled, fit_calibration, fit_on_kb, kb_fit_is_current, nil_threshold
 from medlink.linking.config import LinkerConfig, default_config
@@ -353,11 +353,8 @@ def test_mentions_annotated_without_a_concept_teach_nil_and_are_scored_as_nil(or
 
 def test_a_nil_threshold_given_at_link_time_decides(kb, tmp_path):
     linker = build_index(kb, tmp_path / "index", default_config(), calibrate="none")
-    linker.rerankers.append(stage_with([0.5, 0.1]))
-    decided = []
-    for threshold in (0.0, 1.0):
-        with_decisions(linker, threshold)
-        decided.append(linker.link(["colorectal cancer"], k=2)[0])
+    linker = linker.with_rerankers([*linker.rerankers, stage_with([0.5, 0.1])])
+    decided = [linker.with_decisions(threshold).link(["colorectal cancer"], k=2)[0] for threshold in (0.0, 1.0)]
     sure, unsure = decided
     assert sure.nil is False and unsure.nil is True and unsure.candidates == sure.candidates  # NIL keeps its candidates
     assert unsure.nil_threshold == 1.0
@@ -381,8 +378,7 @@ def test_a_nil_threshold_needs_a_probability_model(kb, tmp_path):
     assert "no probabilities" not in medlink("link", "--index", str(tmp_path / "index"), "--json", "breast cancer").stderr
     with pytest.raises(MedlinkError, match="between 0 and 1"):
         linker = Linker.load(tmp_path / "index")
-        linker.rerankers.append(stage_with([0.5]))
-        with_decisions(linker, 1.5)
+        linker.with_rerankers([*linker.rerankers, stage_with([0.5])]).with_decisions(1.5)
     for bad in ("1.5", "nan"):  # "nan" passes a "<= 1" test and used to be refused as if it were over 1
         result = medlink("link", "--index", str(tmp_path / "index"), "--nil-threshold", bad, "breast cancer", check=False)
         assert result.returncode == 2 and "--nil-threshold" in result.stderr and f"{float(bad)} is not a probability" in result.stderr

@@ -206,12 +206,6 @@ def say_if_uncalibrated(linker) -> None:
         logging.getLogger("medlink").info(NO_PROBABILITIES)
 
 
-def with_decisions(linker, nil_threshold: float | None = None, backoff_below: float | None = None) -> None:
-    """Override the index's NIL threshold / backoff for this linker (``--nil-threshold``): refused without a probability model."""
-    if nil_threshold is not None or backoff_below is not None:
-        linker.rerankers = decided_rerankers(linker, nil_threshold, backoff_below)
-
-
 def decided_rerankers(linker, nil_threshold: float | None = None, backoff_below: float | None = None) -> list:
     """The linker's rerankers with its calibration stage deciding NIL / backoff at these thresholds instead of the
     index's own: refused without a probability model, or for a value that is no probability."""
