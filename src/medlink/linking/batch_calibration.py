@@ -19,11 +19,17 @@ from rapidfuzz.process import cpdist
 
 from medlink.core import Candidate
 from medlink.linking.calibration import CalibrationStage, spelt_in_capitals
-from medlink.linking.probability import BASE_FEATURES, TIE
+from medlink.linking.probability import BASE_FEATURES, TIE, ProbabilityModel
 from medlink.retrieval.base import stage_scores
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import MEMORY_ORIGIN, NameTable
 from medlink.text.finders.base import is_plausible_mention
+
+
+def batch_decides(reranker) -> bool:
+    """Can the batch decide what ``reranker`` decides? A calibration stage with a fitted probability model (another
+    model object, one a caller put in, is asked candidate list by candidate list)."""
+    return isinstance(reranker, CalibrationStage) and isinstance(reranker.probability_model, ProbabilityModel)
 
 
 @dataclass

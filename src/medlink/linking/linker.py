@@ -19,7 +19,7 @@ from medlink.errors import SHAPE_ERRORS, MedlinkError, reading
 from medlink.inventory import describe_files
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
-from medlink.linking.batch_calibration import decided, hit_columns
+from medlink.linking.batch_calibration import batch_decides, decided, hit_columns
 from medlink.linking.calibration import CalibrationStage, check_calibration
 from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
 from medlink.linking.index_parts import built_dictionary, built_generators, checked_kb, read_generators, read_rerankers
@@ -351,7 +351,7 @@ class Linker:
             if key:
                 first.setdefault(ident, (key, mention))
         order = sorted(first, key=lambda ident: first[ident][0])  # by key, as the searches
-        if batched and len(rerankers) == 1 and isinstance(rerankers[0], CalibrationStage) and not with_context:
+        if batched and not with_context and len(rerankers) == 1 and batch_decides(rerankers[0]):
             by_ident = dict(zip(unique, self.calibrated(unique, names, depth, rerankers[0], k)))
         else:
             retrieved = dict(zip(unique, self.retrieve(unique, names, depth)))
