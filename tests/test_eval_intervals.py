@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from medlink.align.metrics import mapping_intervals, mapping_prf, ranking_intervals
+from medlink.align.metrics import mapping_intervals, mapping_prf, mapping_rank_intervals
 from medlink.eval import LabeledMention, evaluate_rankings
 from medlink.eval.calibration import expected_calibration_error
 from medlink.eval.documents import Score
@@ -83,7 +83,7 @@ def test_the_ranking_report_carries_intervals_by_document():
 
 def test_alignment_and_nil_intervals_hold_their_figures():
     ranks = {f"s{i}": (1 if i % 5 else 3) if i % 7 else None for i in range(100)}
-    bounds = ranking_intervals(ranks, ks=(1, 4))
+    bounds = mapping_rank_intervals(ranks, ks=(1, 4))
     assert bounds["recall@1"][0] < 68 / 100 < bounds["recall@1"][1] and bounds["recall@4"][1] <= 1
     gold = {f"s{i}": {"t"} for i in range(100)}
     kept = {f"s{i}": ["t" if i % 3 else "u"] for i in range(80)}

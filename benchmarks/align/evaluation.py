@@ -4,7 +4,7 @@ its 95% interval (the test sources resampled)."""
 
 from __future__ import annotations
 
-from medlink.align.metrics import best_threshold, gold_ranks, mapping_intervals, mapping_prf, ranking_intervals, ranking_measures
+from medlink.align.metrics import best_threshold, gold_ranks, mapping_intervals, mapping_prf, mapping_rank_intervals, ranking_measures
 
 
 def evaluate_lists(ranked: dict[str, list[str]], top: dict[str, tuple[str, float]], gold: dict, splits: dict) -> dict:
@@ -14,7 +14,7 @@ def evaluate_lists(ranked: dict[str, list[str]], top: dict[str, tuple[str, float
         g = {s: gold[s] for s in splits[split]}
         ranks = gold_ranks(ranked, g)
         out[split] = {k: round(v, 4) for k, v in ranking_measures(ranks).items()}
-        out[split]["intervals"] = ranking_intervals(ranks)
+        out[split]["intervals"] = mapping_rank_intervals(ranks)
     threshold, dev_prf = best_threshold({s: top[s] for s in splits["dev"] if s in top}, {s: gold[s] for s in splits["dev"]})
     out["threshold"] = round(float(threshold), 4)
     out["dev"]["mapping"] = {k: round(v, 4) for k, v in dev_prf.items()}

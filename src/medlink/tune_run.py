@@ -19,7 +19,7 @@ from medlink.eval.metrics import equivalent_ids_from_kb
 from medlink.kb.store import KB
 from medlink.linking.calibration_fit import check_nil_target
 from medlink.linking.config import LinkerConfig
-from medlink.linking.cross_fit import MIN_MENTIONS, index_memory, memory_mentions, too_few_mentions
+from medlink.linking.cross_fit import MIN_MENTIONS, memory_mentions, too_few_mentions
 from medlink.linking.index import index_with_kb
 from medlink.tuning import TuneReport, tune
 
@@ -87,7 +87,7 @@ def tune_index(directory: Path, dev: Sequence[str], request: TuneRequest, kb: st
     """Tune the index at ``directory`` on the ``dev`` mentions (FORMAT:PATH each): ``tuning.tune`` over the index
     loaded against its KB, after the checks the memory needs."""
     store, linker = index_with_kb(directory, kb)
-    memory = index_memory(linker) if (linker.manifest.get("memory") or {}).get("entries") else None  # read once, for both checks
+    memory = linker.memory_entries() if (linker.manifest.get("memory") or {}).get("entries") else None  # read once, for both checks
     if request.cross_fit:  # refused before retrieval and fitting, not after them
         if memory is None:
             raise MedlinkError(

@@ -76,7 +76,6 @@ def mapping_rank_intervals(ranks: Mapping[str, int | None], ks: Sequence[int] = 
     return rank_intervals(list(ranks.values()), list(ranks), ks, "recall")
 
 
-ranking_intervals = mapping_rank_intervals  # the name benchmarks/align/evaluation.py and tests/test_eval_intervals.py import
 
 
 def mapping_intervals(kept: Mapping[str, Sequence[str]], gold: Mapping[str, set[str]]) -> dict[str, list[float] | None]:

@@ -301,7 +301,7 @@ def train_ranker_command(
 
     from medlink.linking.index import index_with_kb
     from medlink.training.ranker import RankerConfig, check_ranker_output, retrieval_accuracy, train_ranker
-    from medlink.training.ranker_data import cross_fitted_groups, index_memory, memory_holds, retrieved_groups, synonym_queries
+    from medlink.training.ranker_data import cross_fitted_groups, memory_holds, retrieved_groups, synonym_queries
 
     config = settings_from(
         ctx,
@@ -327,7 +327,7 @@ def train_ranker_command(
     if not mentions:
         fail("--train: no mentions in it")
     dev_mentions = training_mentions(store, dev, "--dev", required=True)
-    memory = index_memory(index)
+    memory = linker.memory_entries()
     cross_fitted = memory_holds(store, memory, mentions)
     if cross_fitted:
         typer.echo(

@@ -21,19 +21,10 @@ from medlink.kb.store import KB
 from medlink.linking.calibration import memory_tag
 from medlink.linking.calibration_fit import FIT_TOP, Labelled, fit_calibration, fold_numbers, uncalibrated
 from medlink.linking.config import LinkerConfig
-from medlink.linking.manifest import MEMORY
-from medlink.linking.memory import MemoryEntries, read_memory
+from medlink.linking.memory import MemoryEntries
 from medlink.progress import phase
 
 MIN_MENTIONS = 50  # fewer memory mentions than this: nothing worth a second index per fold
-
-
-def index_memory(linker) -> MemoryEntries | None:
-    """The memory ``linker`` was built with: in hand after a build, else the index folder's copy."""
-    if linker.memory is not None:
-        return linker.memory
-    path = linker.directory / MEMORY if linker.directory is not None else None
-    return read_memory(path) if path is not None and path.is_file() else None
 
 
 class MemoryMention(NamedTuple):
@@ -130,7 +121,7 @@ def fit_on_memory(kb: KB, config: LinkerConfig, memory: MemoryEntries, folds: in
 
 def memory_cross_fit(linker, kb: KB | None, config: LinkerConfig, folds: int) -> list[Labelled]:
     """``linker``'s memory mentions as extra fitting data for ``medlink tune --cross-fit`` (``config``: the tuned one, uncalibrated)."""
-    memory = index_memory(linker)
+    memory = linker.memory_entries()
     if memory is None or not memory.pairs:
         raise MedlinkError(
             "cross-fitting the probabilities needs an index built with a memory (medlink index build --memory ...); "

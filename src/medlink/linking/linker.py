@@ -25,7 +25,7 @@ from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
 from medlink.linking.index_parts import built_dictionary, built_generators, checked_kb, read_generators, read_rerankers
 from medlink.linking.kb_inputs import alt_ids_of, finder_skipped
 from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
-from medlink.linking.memory import MemoryEntries
+from medlink.linking.memory import MemoryEntries, read_memory
 from medlink.progress import phase
 from medlink.rerank.base import LinkerParts, Reranker, build_reranker, reads_context
 from medlink.retrieval.base import CandidateGenerator, to_candidates
@@ -206,6 +206,13 @@ class Linker:
         from medlink.linking.calibration import decided_rerankers
 
         return self.with_rerankers(decided_rerankers(self, nil_threshold, backoff_below))
+
+    def memory_entries(self) -> MemoryEntries | None:
+        """The mention memory this index was built with: in hand after a build, else the index folder's copy."""
+        if self.memory is not None or self.directory is None:
+            return self.memory
+        path = self.directory / layout.MEMORY
+        return read_memory(path) if path.is_file() else None
 
     def dictionary_finder(self) -> DictionaryFinder:
         """The index's dictionary finder: the one built with it, else one built now from its name table (an index

@@ -96,14 +96,3 @@ def synonym_queries(kb: KB, limit: int, seed: int) -> list[tuple[str, str]]:
     )
     random.Random(seed).shuffle(pairs)
     return pairs[:limit]
-
-
-def index_memory(directory) -> MemoryEntries | None:
-    """The mention memory an index folder keeps beside it (``memory.tsv``), or None."""
-    from pathlib import Path
-
-    from medlink.linking.manifest import MEMORY
-    from medlink.linking.memory import read_memory
-
-    path = Path(directory) / MEMORY
-    return read_memory(path) if path.is_file() else None
