@@ -1,4 +1,4 @@
-"""Metadata transfer (paper 002): carry a target KB's definitions, types / ancestors and synonyms into a source KB
+"""Metadata transfer (Varma et al. 2021): carry a target KB's definitions, types / ancestors and synonyms into a source KB
 through mappings, each added fact with its provenance.
 
 This module decides what each mapping carries (by its predicate and confidence) and reads it from the target KB; the

@@ -1,4 +1,4 @@
-"""Candidate target concepts for every source concept (paper 003): the source concept's alias set is the query.
+"""Candidate target concepts for every source concept (Rahimi et al. 2020): the source concept's alias set is the query.
 
 Each alias (preferred name and synonyms, normalised as the target normalises) is searched with BM25 over the target's
 names and with character n-gram TF-IDF (medlink's own generators); the per-alias hits are pooled per source concept by
@@ -32,7 +32,7 @@ DEFAULT_WEIGHTS = {"bm25": 1.0, "tfidf": 1.0, "definition": 0.3, "dense": 2.0}  
 # reads meaning gains little from more spellings of one concept, and its exhaustive search is the candidates' costliest
 # (a fifth fewer searches on the 10k-concept source; DO -> ICD-10-CM recall unchanged: BENCHMARKS.md training seeds)
 SEARCHED_ALIASES = {"dense": 8}
-TFIDF = {"ngram_range": [1, 5]}  # paper 003's character n-grams (1-5)
+TFIDF = {"ngram_range": [1, 5]}  # Rahimi et al. (2020)'s character n-grams (1-5)
 
 
 @dataclass

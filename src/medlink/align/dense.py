@@ -1,4 +1,4 @@
-"""Bi-encoder evidence for alignment (paper 003 scores the lexical candidates with a dense bi-encoder too).
+"""Bi-encoder evidence for alignment (Rahimi et al. (2020) scores the lexical candidates with a dense bi-encoder too).
 
 Why: BM25 and character n-grams see spelling; a bi-encoder sees that "Neoplasm of kidney" and "renal tumour" say the
 same thing. Each candidate pair (source concept, target concept) gets the best cosine between any of the source's

@@ -1,8 +1,8 @@
-"""How good an alignment is against gold mappings: ranking measures (recall@k, MRR, paper 003's normalised recall)
+"""How good an alignment is against gold mappings: ranking measures (recall@k, MRR, Rahimi et al. (2020)'s normalised recall)
 and the OAEI measure (precision / recall / F1 of the mappings kept above a threshold).
 
 Gold is a set of target ids per source concept (a DO term may cross-reference several ICD-10-CM codes: any of them
-counts as a hit at rank r). Normalised recall@k (paper 003) leaves out the source concepts whose gold the candidate
+counts as a hit at rank r). Normalised recall@k (Rahimi et al. 2020) leaves out the source concepts whose gold the candidate
 generator did not retrieve at all, so it measures the reranker alone.
 """
 
@@ -74,8 +74,6 @@ def mapping_rank_intervals(ranks: Mapping[str, int | None], ks: Sequence[int] = 
     from medlink.eval.intervals import rank_intervals
 
     return rank_intervals(list(ranks.values()), list(ranks), ks, "recall")
-
-
 
 
 def mapping_intervals(kept: Mapping[str, Sequence[str]], gold: Mapping[str, set[str]]) -> dict[str, list[float] | None]:

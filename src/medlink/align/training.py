@@ -1,4 +1,4 @@
-"""Training the aligner's cross-encoder (paper 003): each gold (source, target) pair against the candidate
+"""Training the aligner's cross-encoder (Rahimi et al. 2020): each gold (source, target) pair against the candidate
 generators' top wrong targets, a binary loss (is this the source's target?), on the CPU.
 
 The pair texts are what scoring reads (``SourceQueries.text`` / ``TargetIndex.text``), and the negatives are what the
@@ -54,8 +54,8 @@ class AlignerTrainConfig:
     dense_candidates: bool = True  # with a bi-encoder: its nearest target names join the candidates too
     dense_strip: str | None = QUALIFIERS  # with a bi-encoder: the qualifier it leaves out of target names (align.dense)
     calibration: str = "auto"  # logistic | trees | auto (the better out of fold; scoring.fit_calibration)
-    loss: str = "binary"  # binary: each pair right or wrong (paper 003); listwise: softmax over a source's gold and negatives
-    target_synonyms: int = 0  # the target's own other names used as extra training queries (paper 000: pairs from the KB)
+    loss: str = "binary"  # binary: each pair right or wrong (Rahimi et al. 2020); listwise: softmax over a source's gold and negatives
+    target_synonyms: int = 0  # the target's own other names used as extra training queries (Kong et al. (2021): pairs from the KB)
     substitutions: bool = True  # learn word -> phrase substitutions from the mappings; sources read with them (align.substitutions)
     hierarchy_negatives: bool = False  # a gold target's parent or child may be a negative too (_examples)
     layers: int | None = None  # the base model's first N transformer layers only (None: all): a faster aligner (training.layers)
@@ -139,7 +139,7 @@ def _examples(
 
 def target_synonym_queries(target: KB, index: TargetIndex, count: int, seed: int) -> tuple[SourceQueries, dict[int, set[int]]]:
     """Up to ``count`` of the target's own non-preferred names (seeded sample), each a one-alias query whose gold is its
-    concept: pairs mined from the KB itself (paper 000) that teach the reranker the target's own distinctions
+    concept: pairs mined from the KB itself (Kong et al. 2021) that teach the reranker the target's own distinctions
     ("Classical cholera" is A00.0, not its siblings), beside the known mappings. A target with none gives none (the
     training report counts what was used; a synonym whose candidates hold no wrong target teaches nothing and is dropped)."""
     position = {c: i for i, c in enumerate(index.concept_ids)}

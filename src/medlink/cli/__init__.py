@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from medlink.cli import align, annotate, cache, index, kb, linking, score, train, train_documents
+from medlink.cli import align, annotate, cache, index, kb, linking, score, serve, train, train_documents
 from medlink.cli.common import new_app, with_metavars
 from medlink.encoders import precision
 from medlink.errors import MedlinkError
@@ -22,6 +22,7 @@ app.add_typer(annotate.app)  # annotate, then link, eval, tune: top-level comman
 app.add_typer(linking.app)
 app.add_typer(align.app)  # medlink align
 app.add_typer(score.app)  # medlink score: annotated documents against gold ones
+app.add_typer(serve.app)  # medlink serve: the HTTP service and its web page
 app.add_typer(kb.app, name="kb")
 app.add_typer(index.app, name="index")
 train.app.add_typer(train_documents.app)  # tagger, selector

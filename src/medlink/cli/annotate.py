@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from medlink.cli.common import PRECISION_HELP, fail, new_app, quiet_option, quiet_phases, use_precision
 from medlink.cli.linking import NIL_HELP, a_probability
 from medlink.text.windows import WINDOW_CHARS
-
-if TYPE_CHECKING:
-    pass
 
 app = new_app()  # its command joins the main app's top level
 
@@ -140,21 +134,25 @@ def annotate(
         "--max-document-mb",
         help="Refuse a document whose text is over this many MB (1,048,576 characters each), naming it; with --skip-invalid it is skipped and counted.",
     ),
+    engine: str = typer.Option(
+        "local",
+        "--engine",
+        help="local (this process) | ray (Ray Data over an actor pool, the index loaded once per actor: pip install 'medlink[ray]').",
+    ),
+    address: str | None = typer.Option(
+        None, "--address", help="With --engine ray: the Ray cluster to run on (ADDR:PORT, or 'auto'); default: Ray started on this machine."
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", help="With --engine ray: actors, each with its own loaded index (default: one per CPU Ray sees)."
+    ),
     quiet: bool = quiet_option(),
 ) -> None:
     """Find the medical mentions in text and link each to ranked concepts."""
-    from medlink.corpora.annotate_output import SIGNATURE, is_annotate_output, text_documents
-    from medlink.corpora.document_files import DOCUMENT_FORMATS, guess_document_format, read_documents, write_documents
-    from medlink.corpora.document_io import MB, NamedSkips
-    from medlink.directories import output_lock, replaced_file, require_replaceable_file
-    from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator
-    from medlink.linking.calibration import say_if_uncalibrated
-    from medlink.linking.index import resolve_index
-    from medlink.linking.output import annotation_lines, with_preferred_document_ids
-    from medlink.progress import bar
-    from medlink.rerank.base import reads_context
+    from medlink.batch import ENGINES, AnnotateJob, run
+    from medlink.corpora.document_files import DOCUMENT_FORMATS
+    from medlink.corpora.document_io import MB
+    from medlink.linking.annotator import AnnotateOptions
     from medlink.text.finders.base import OVERLAP_POLICIES
-    from medlink.versions import package_versions
 
     if out is not None and str(out) == "-":  # as for --input: stdout
         out = None
@@ -169,6 +167,7 @@ def annotate(
         (input_format, DOCUMENT_FORMATS, "--format"),
         (output_format, ("text",) + tuple(f for f in DOCUMENT_FORMATS if f not in ("text", "lines")), "--output-format"),
         (overlap, OVERLAP_POLICIES, "--overlap"),
+        (engine, ENGINES, "--engine"),
     ):
         if value is not None and value not in known:
             fail(f"unknown {option} {value!r}; known: {', '.join(known)}")
@@ -191,76 +190,24 @@ def annotate(
         batch_documents=batch_size,
         window=window_chars,
     )
-    with ExitStack() as held:
-        if out is not None:  # held from the start: a second run writing the same file is refused before it loads an index
-            held.enter_context(output_lock(out))
-            what = "an output of 'medlink annotate'" + (
-                " (a PubTator file carries no mark of the program that wrote it: only an empty one is replaced)"
-                if output_format == "pubtator"
-                else ""
-            )
-            require_replaceable_file(
-                out, what, is_annotate_output, [input_path] if input_path is not None and str(input_path) != "-" else []
-            )
-        annotator = Annotator.load(resolve_index(index), finder, tagger, options, exclude_names, selector, nil_threshold)
-        if context and not any(reads_context(reranker) for reranker in annotator.linker.rerankers):
-            typer.echo(
-                f"note: --context {context} has no effect: this index has no reranker that reads context (a cross-encoder "
-                "trained with 'medlink train cross-encoder --context'); its mentions are linked on their own",
-                err=True,
-            )
-        if output_format == "text":
-            say_if_uncalibrated(annotator.linker)
-        policy = NamedSkips(skip_invalid=skip_invalid)
-        max_chars = round(max_document_mb * MB)
-        if text:
-            documents = text_documents(text, policy, max_chars)
-        elif input_path is None or str(input_path) == "-":
-            if sys.stdin.isatty():
-                fail("no text: give it as arguments, with --input FILE, or on stdin")
-            documents = read_documents(sys.stdin, input_format or "text", policy=policy, max_chars=max_chars)
-        else:
-            documents = read_documents(input_path, input_format or guess_document_format(input_path), policy=policy, max_chars=max_chars)
-        counts = AnnotationCounts()
-        replaced = [0]  # annotations the input carried, which found spans replace (unless --finder given links them)
-
-        def counted(stream):
-            for document in stream:
-                replaced[0] += len(document.annotations)
-                yield document
-
-        signature = f"medlink {package_versions(['medlink'])['medlink']}"
-        with ExitStack() as stack:
-            stream = stack.enter_context(replaced_file(out)) if out is not None else sys.stdout  # a killed run's temporary file goes
-            progress = stack.enter_context(bar(enabled=not text and not quiet, desc="annotate", unit="doc"))
-
-            def annotated():
-                for document in annotator.annotate(counted(documents), progress=not quiet):
-                    with_preferred_document_ids(document, prefer_prefix)
-                    document.infons[SIGNATURE] = signature  # provenance, and the mark that lets --out replace the file
-                    counts.add(document)
-                    progress.update(1)
-                    yield document
-
-            if output_format == "text":
-                for document in annotated():
-                    for line in annotation_lines(document):
-                        stream.write(line + "\n")
-            else:
-                write_documents(annotated(), stream, output_format)
-    skipped = f"; {policy.total_skipped} malformed record(s) skipped" if policy.total_skipped else ""
-    typer.echo(f"{counts.documents} document(s), {counts.mentions} mention(s), {counts.linked} linked{skipped}", err=True)
-    for line in policy.report():
-        typer.echo(f"  {line}", err=True)
-    if finder == "given" and not replaced[0]:
-        typer.echo(
-            "note: --finder given links the spans the input carries, and it carried none (PubTator, BioC and JSONL "
-            "inputs can; plain text cannot)",
-            err=True,
-        )
-    if replaced[0] and finder != "given":
-        typer.echo(
-            f"note: the input's own {replaced[0]} annotation(s) were replaced by the spans medlink found; --finder given "
-            "links them as they are",
-            err=True,
-        )
+    job = AnnotateJob(
+        index=index,
+        finder=finder,
+        tagger=tagger,
+        options=options,
+        exclude_names=exclude_names,
+        selector=selector,
+        nil_threshold=nil_threshold,
+        texts=tuple(text or ()),
+        input_path=input_path,
+        input_format=input_format,
+        output_format=output_format,
+        out=out,
+        prefer_prefix=tuple(prefer_prefix),
+        skip_invalid=skip_invalid,
+        max_chars=round(max_document_mb * MB),
+        quiet=quiet,
+    )
+    status = run(job, engine, address, workers)
+    if status:
+        raise typer.Exit(status)

@@ -1,7 +1,7 @@
 """Scoring NIL decisions: NIL precision / recall / F1, in-KB accuracy, and Schumacher et al. (2020)'s Accuracy and MRR over all mentions.
 
 A mention is gold NIL when none of its gold ids is in the KB (the BLINKout-style benchmark removes concepts from the
-KB to make such mentions). Paper 001 ranks "NIL" as one more candidate, placed where the threshold falls: a NIL
+KB to make such mentions). Schumacher et al. (2020) ranks "NIL" as one more candidate, placed where the threshold falls: a NIL
 mention is right at rank 1 when the linker says NIL, and otherwise at 1 + the number of candidates whose probability
 reaches the threshold (capped by the list); an in-KB mention's rank is its gold candidate's, one lower when the NIL
 place comes first (its gold's probability is under the threshold).

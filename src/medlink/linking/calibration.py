@@ -5,7 +5,7 @@ It sits in an index config's ``rerankers`` list, last, as ``{"type": "calibratio
 --apply`` changes the manifest only. For each mention:
 
 1. every candidate gets ``probability`` (``linking.probability``); with ``order: "probability"`` they are re-sorted by it;
-2. **backoff** (paper 002): when the first candidate's probability is under ``backoff_below``, the candidate among the
+2. **backoff** (Varma et al. 2021): when the first candidate's probability is under ``backoff_below``, the candidate among the
    first ``backoff_top`` whose alias spells the mention most closely goes first (a low-confidence model defers to the
    string);
 3. **NIL**: when the first candidate's probability, after any backoff (the candidate the mention would be linked to),

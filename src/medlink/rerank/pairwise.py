@@ -1,4 +1,4 @@
-"""Paper 001's pairwise neural ranker as a reranker: rescore a linker's top candidates with a trained ``PairwiseModel``.
+"""Schumacher et al. (2020)'s pairwise neural ranker as a reranker: rescore a linker's top candidates with a trained ``PairwiseModel``.
 
     score'(c) = score(c) + weight * ranker(m, c)        for the top candidates (weight 0: off)
 

@@ -1,4 +1,4 @@
-"""Paper 001's pairwise neural ranker: a feed-forward scorer S(m, c) over pooled token representations of the mention
+"""Schumacher et al. (2020)'s pairwise neural ranker: a feed-forward scorer S(m, c) over pooled token representations of the mention
 and the candidate's names, plus pairwise features (each retrieval stage's score, the fused score and rank, word
 overlap).
 

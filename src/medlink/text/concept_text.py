@@ -1,6 +1,6 @@
 """The text a model reads for a concept: the name alone, or Varma et al. (2021)'s entity text (a dense encoder, a cross-encoder).
 
-Paper 002 represents an entity as "title [SEP] types [SEP] description", so that two concepts
+Varma et al. (2021) represents an entity as "title [SEP] types [SEP] description", so that two concepts
 sharing a name ("cold": the temperature, the infection) get different vectors and a name's
 meaning is anchored by its category. Definitions are cut to a few words: names and mentions are
 encoded in short sequences, and the first clause of a definition carries most of its signal.

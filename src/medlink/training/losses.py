@@ -38,7 +38,7 @@ def contrastive_loss(
 def adaptive_hinge_loss(
     positive: torch.Tensor, negatives: torch.Tensor, margin: float = 1.0, mask: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """Paper 001's adaptive hinge loss (after Dehghani et al. 2017): ``max(0, margin - (s+ - max_j s-_j))``, mean over rows.
+    """Schumacher et al. (2020)'s adaptive hinge loss (after Dehghani et al. 2017): ``max(0, margin - (s+ - max_j s-_j))``, mean over rows.
 
     Only the hardest of the n sampled negatives counts: the others are already beaten, and pushing on them would spend
     the gradient on easy cases. ``positive``: (B,); ``negatives``: (B, n); ``mask`` (B, n) true where a negative is real

@@ -8,7 +8,7 @@ Excludes2 notes become ``excludes1`` / ``excludes2`` relations to the codes they
 but different conditions, useful later as hard negatives). Codes that take a 7th character
 (``sevenChrDef``) are expanded as the official code list does (S52.501 -> S52.501A ...), their
 names being the parent title joined with the 7th-character meaning: the "title concatenation"
-of paper 000. A block title also gets a name without its code range.
+of Kong et al. (2021). A block title also gets a name without its code range.
 
 Ids follow simple-icd-10-cm (chapters "1".."22", blocks "A00-A09", codes with their dot), namespaced
 ``ICD10CM:`` by default, with one exception: a block of a single category ("B99") is written
