@@ -136,7 +136,8 @@ def speed_section(get) -> Section | None:
         section.add_runs([(name, d)])
     for name, d in get("default_first_use")[-1:]:
         section.body.append(f"- The default index's first use ({short_cpu(d)}, fresh MEDLINK_HOME, `medlink link \"heart attack\"`: default KB, index, "
-                            f"calibration fit): {secs(d['first_use_seconds'])}, peak {mb(d['first_use_peak_rss_mb'])}; on disk: KB {d['kb_mb']} MB, index "
+                            f"calibration fit): {secs(d['first_use_seconds'])} ({secs(d['first_use_cpu_seconds'])} of CPU, load average {d['load_average_before']:.1f} "
+                            f"before), peak {mb(d['first_use_peak_rss_mb'])}; on disk: KB {d['kb_mb']} MB, index "
                             f"{d['index_mb']} MB; warm start {secs(d['warm_seconds_median'])}.")
         section.add_runs([(name, d)])
     for name, d in get("peer_speed")[-1:]:
