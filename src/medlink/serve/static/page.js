@@ -45,7 +45,7 @@ async function loadInfo() {
   try {
     const info = await (await call("GET", "/info")).json();
     state.nilDefault = info.nil_threshold;
-    $("index-info").textContent = `index ${info.index} · ${info.kb.concepts.toLocaleString()} concepts · medlink ${info.medlink_version}`
+    $("index-info").textContent = `index ${info.index.split("/").filter(Boolean).pop()} · ${info.kb.concepts.toLocaleString()} concepts · medlink ${info.medlink_version}`
       + (info.calibrated ? "" : " · no probabilities, so no NIL threshold");
     if (info.nil_threshold === null) {
       $("nil").disabled = true;
