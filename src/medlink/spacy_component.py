@@ -1,0 +1,192 @@
+"""medlink as a spaCy pipeline component: ``nlp.add_pipe("medlink", config={"index": ..., "finder": ...})``.
+
+The component turns spaCy docs into medlink ``Document``s, lets an ``Annotator`` find (``dictionary``) or take
+(``ents``: the doc's entities, from any NER earlier in the pipeline) the spans and link them, and writes the results
+back as span extension attributes. ``nlp.pipe`` hands the annotator a batch of docs at once, so linking is batched
+across documents as ``medlink annotate`` batches it.
+
+Why attribute names per component: spaCy keeps a span's extension values by the span's character offsets alone, so two
+linkers writing one attribute name would overwrite each other on the same span. The component named ``medlink`` writes
+``span._.kb_ents`` (scispaCy's name), ``span._.medlink``, ``span._.medlink_ids`` and ``span._.medlink_assertion``; one
+named ``hpo`` writes ``span._.hpo_kb_ents``, ``span._.hpo``, ``span._.hpo_ids`` and ``span._.hpo_assertion``.
+
+Why nothing is saved by ``to_disk``: the config keeps the index (a folder, ``default`` or ``default-dense``) and the
+settings, and ``spacy.load`` loads the index again from them; no medlink object is pickled into the pipeline folder.
+"""
+
+from collections.abc import Iterable, Iterator
+from typing import Optional
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+from spacy.util import minibatch
+
+from medlink.core import Annotation, Document, LinkResult
+from medlink.linking.annotator import AnnotateOptions, Annotator
+from medlink.linking.index import resolve_index
+
+FINDERS = ("dictionary", "ents")
+DEFAULT_NAME = "medlink"
+SCISPACY_KB_ENTS = "kb_ents"  # the attribute scispaCy's linker fills: code written for it reads this component's too
+
+
+def attribute_names(name: str) -> dict[str, str]:
+    """The span extension attributes the component called ``name`` writes, by what they hold."""
+    if not name.isidentifier():
+        raise ValueError(f"a medlink component's name names its span attributes (span._.{name}): use letters, digits and _, not {name!r}")
+    return {
+        "kb_ents": SCISPACY_KB_ENTS if name == DEFAULT_NAME else f"{name}_kb_ents",
+        "result": name,
+        "ids": f"{name}_ids",
+        "assertion": f"{name}_assertion",
+    }
+
+
+@Language.factory(
+    "medlink",
+    default_config={
+        "index": "default",
+        "finder": "dictionary",
+        "k": 5,
+        "nil_threshold": None,
+        "assertion": True,
+        "abbreviations": True,
+        "consistency": "both",
+        "composites": True,
+        "context": 0,
+        "overlap": "longest",
+        "exclude_names": None,
+        "labels": [],
+        "label": "ENTITY",
+        "spans_key": None,
+        "batch_size": 32,
+    },
+)
+def make_medlink_component(
+    nlp: Language,
+    name: str,
+    index: str,
+    finder: str,
+    k: int,
+    nil_threshold: Optional[float],  # noqa: UP045 - spaCy validates the config against these hints with pydantic
+    assertion: bool,
+    abbreviations: bool,
+    consistency: str,
+    composites: bool,
+    context: int,
+    overlap: str,
+    exclude_names: Optional[str],  # noqa: UP045
+    labels: list[str],
+    label: str,
+    spans_key: Optional[str],  # noqa: UP045
+    batch_size: int,
+) -> "MedlinkComponent":
+    """The ``medlink`` factory (spaCy's ``spacy_factories`` entry point): loads the index once for the component.
+
+    ``finder``: ``dictionary`` finds mentions in the KB's names; ``ents`` links the doc's entities (only those whose
+    label is in ``labels``, when given). ``label``: the label of the spans ``dictionary`` finds. ``spans_key``: the
+    ``doc.spans`` group (default: the component's name). The other settings are ``medlink annotate``'s."""
+    if finder not in FINDERS:
+        raise ValueError(f"unknown medlink finder {finder!r}; known: {', '.join(FINDERS)}")
+    attribute_names(name)  # refused before an index is loaded
+    options = AnnotateOptions(
+        k=k,
+        context=context,
+        abbreviations=abbreviations,
+        consistency=consistency,
+        composites=composites,
+        assertion=assertion,
+        overlap=overlap,
+        batch_documents=batch_size,
+    )
+    annotator = Annotator.load(
+        resolve_index(index), "dictionary" if finder == "dictionary" else "given", None, options, exclude_names, None, nil_threshold
+    )
+    return MedlinkComponent(name, annotator, finder, label=label, labels=labels, spans_key=spans_key or name, batch_size=batch_size)
+
+
+class MedlinkComponent:
+    """Finds or takes a doc's spans, links them, and writes each span's results under this component's attributes."""
+
+    def __init__(
+        self,
+        name: str,
+        annotator: Annotator,
+        finder: str = "dictionary",
+        *,
+        label: str = "ENTITY",
+        labels: Iterable[str] = (),
+        spans_key: str | None = None,
+        batch_size: int = 32,
+    ):
+        self.name, self.annotator, self.finder, self.label = name, annotator, finder, label
+        self.labels = frozenset(labels)
+        self.spans_key = spans_key or name
+        self.batch_size = batch_size
+        self.attributes = attribute_names(name)
+        for attribute in self.attributes.values():
+            if not Span.has_extension(attribute):
+                Span.set_extension(attribute, default=None)
+
+    def __call__(self, doc: Doc) -> Doc:
+        self.annotate([doc])
+        return doc
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int | None = None) -> Iterator[Doc]:
+        """The docs of ``stream`` in order, linked a batch at a time (every mention of a batch in one linker call)."""
+        for batch in minibatch(stream, size=batch_size or self.batch_size):
+            self.annotate(batch)
+            yield from batch
+
+    def annotate(self, docs: list[Doc]) -> None:
+        """Link the spans of ``docs`` together and write the results onto them."""
+        documents = [self.document(doc, str(number)) for number, doc in enumerate(docs, 1)]
+        for doc, annotated in zip(docs, self.annotator.annotate(documents)):
+            self.write(doc, annotated.annotations)
+
+    def document(self, doc: Doc, doc_id: str) -> Document:
+        """The medlink document of ``doc``: its text, and with ``ents`` its entities as the spans to link."""
+        document = Document.from_text(doc.text, doc_id)
+        if self.finder == "ents":
+            document.annotations = [
+                Annotation(ent.start_char, ent.end_char, ent.text, type=ent.label_)
+                for ent in doc.ents
+                if not self.labels or ent.label_ in self.labels
+            ]
+        return document
+
+    def write(self, doc: Doc, annotations: list[Annotation]) -> None:
+        """Each annotation's results on its span; the spans in ``doc.spans``, and (``dictionary``) in ``doc.ents`` where
+        no entity is there already."""
+        spans = []
+        for annotation in annotations:
+            span = doc.char_span(annotation.start, annotation.end, label=annotation.type or self.label, alignment_mode="expand")
+            if span is None or not len(span):
+                continue
+            span._.set(self.attributes["kb_ents"], kb_ents(annotation.result))
+            span._.set(self.attributes["result"], annotation.result)
+            span._.set(self.attributes["ids"], annotation.ids)
+            span._.set(self.attributes["assertion"], annotation.assertion)
+            spans.append(span)
+        doc.spans[self.spans_key] = spans
+        if self.finder == "dictionary":
+            doc.set_ents(unclaimed(doc, spans), default="unmodified")
+
+
+def kb_ents(result: LinkResult | None) -> list[tuple[str, float]]:
+    """scispaCy's ``kb_ents``: (concept id, probability, or the score where the index is not calibrated), best first;
+    empty for a mention judged NIL, as scispaCy leaves a mention no candidate passed its threshold."""
+    if result is None or result.nil:
+        return []
+    return [(c.concept_id, c.probability if c.probability is not None else c.score) for c in result.candidates]
+
+
+def unclaimed(doc: Doc, spans: list[Span]) -> list[Span]:
+    """The spans that overlap no entity of ``doc`` nor an earlier (longer first, at one start) span kept."""
+    taken = {i for ent in doc.ents for i in range(ent.start, ent.end)}
+    kept = []
+    for span in sorted(spans, key=lambda s: (s.start, -len(s))):
+        if not taken.intersection(range(span.start, span.end)):
+            kept.append(span)
+            taken.update(range(span.start, span.end))
+    return kept
