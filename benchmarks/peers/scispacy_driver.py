@@ -20,6 +20,7 @@ from pathlib import Path
 
 
 def build(names: Path, folder: Path, threads: int = 2):
+    started = time.perf_counter()
     import joblib
     import nmslib
     import numpy
@@ -42,16 +43,18 @@ def build(names: Path, folder: Path, threads: int = 2):
     joblib.dump(vectorizer, folder / "tfidf_vectorizer.joblib")
     (folder / "concept_aliases.json").write_text(json.dumps(aliases))
     scipy.sparse.save_npz(folder / "tfidf_vectors_sparse.npz", vectors)
-    (folder / ".complete").write_text("built\n")
+    (folder / ".complete").write_text(json.dumps({"build_seconds": time.perf_counter() - started, "threads": threads}) + "\n")
 
 
 def load(names: Path, folder: Path):
     import joblib
     import nmslib
+    import scipy.sparse
     from scispacy.candidate_generation import CandidateGenerator
     from scispacy.linking_utils import KnowledgeBase
 
     index = nmslib.init(method="hnsw", space="cosinesimil_sparse", data_type=nmslib.DataType.SPARSE_VECTOR)
+    index.addDataPointBatch(scipy.sparse.load_npz(folder / "tfidf_vectors_sparse.npz"))  # a sparse space keeps no data in its file
     index.loadIndex(str(folder / "nmslib_index.bin"))
     index.setQueryTimeParams({"efSearch": 200})
     vectorizer = joblib.load(folder / "tfidf_vectorizer.joblib")
@@ -62,11 +65,9 @@ def load(names: Path, folder: Path):
 def main() -> None:
     names, mentions_file, folder, k, repeats = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
     mentions = [line.rstrip("\n") for line in mentions_file.open(encoding="utf-8") if line.strip()]
-    built = None
     if not (folder / ".complete").exists():
-        started = time.perf_counter()
         build(names, folder)
-        built = time.perf_counter() - started
+    built = json.loads((folder / ".complete").read_text()).get("build_seconds")  # the build's own record: it is made once
     started = time.perf_counter()
     generator = load(names, folder)
     loaded = time.perf_counter() - started
