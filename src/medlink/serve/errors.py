@@ -51,7 +51,7 @@ def field_problems(errors: list[dict]) -> tuple[str, list[dict]]:
     """Pydantic's errors as one sentence ("body.mentions.0: Input should be a valid string; ...") and as a list."""
     listed, said = [], []
     for problem in errors[:20]:
-        where = ".".join(str(part) for part in problem.get("loc", ()))
+        where = ".".join(str(part) for part in problem.get("loc", ()) if "[" not in str(part))  # not pydantic's validator names
         message = str(problem.get("msg", "invalid"))
         if problem.get("type") == "json_invalid":  # FastAPI puts the character position where a field would be
             where, message = "body", f"not valid JSON ({(problem.get('ctx') or {}).get('error', message)})"
