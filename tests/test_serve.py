@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from medlink.cli import command
 from medlink.serve.app import create_app
-from medlink.serve.gilda import gilda_id, identifiers_url
+from medlink.serve.gilda import bioregistry_url, gilda_id
 from medlink.serve.settings import Limits, ServeSettings
 from tests.serve_support import clinic_index, free_port, serving
 
@@ -152,7 +152,7 @@ def test_ground_answers_as_gilda(client):
     assert (top["term"]["db"], top["term"]["id"]) in (("ICD10CM", "I21.9"), ("MESH", "D009203")) and top["score"] == 1.0
     assert [m["score"] for m in matches] == sorted((m["score"] for m in matches), reverse=True)
     in_mesh = client.post("/ground", json={"text": "heart attack", "namespaces": ["MESH"]}).json()
-    assert [m["term"]["id"] for m in in_mesh] == ["D009203"] and in_mesh[0]["url"] == "https://identifiers.org/mesh:D009203"
+    assert [m["term"]["id"] for m in in_mesh] == ["D009203"] and in_mesh[0]["url"] == "https://bioregistry.io/mesh:D009203"
     assert client.post("/ground", json={"text": "kidny cysts"}).json() == []  # NIL: Gilda's "no grounding"
 
 
@@ -160,7 +160,7 @@ def test_ground_multi_keeps_the_order_and_writes_ids_as_gilda_does(client):
     answered = client.post("/ground_multi", json=[{"text": "seizures"}, {"text": "xqzt"}, {"text": "Type 2 diabetes mellitus"}]).json()
     assert len(answered) == 3 and answered[1] == []
     assert (answered[0][0]["term"]["db"], answered[0][0]["term"]["id"]) == ("HP", "HP:0001250")
-    assert answered[0][0]["url"] == "https://identifiers.org/HP:0001250" and answered[2][0]["term"]["id"] == "E11.9"
+    assert answered[0][0]["url"] == "https://bioregistry.io/hp:0001250" and answered[2][0]["term"]["id"] == "E11.9"
     assert client.post("/ground_multi", json=[]).json() == []
 
 
@@ -168,14 +168,14 @@ def test_the_namespace_mapping():
     assert gilda_id("HP:0001250") == ("HP", "HP:0001250") and gilda_id("DOID:1234") == ("DOID", "DOID:1234")
     assert gilda_id("MESH:D009203") == ("MESH", "D009203") and gilda_id("ICD10CM:I21.9") == ("ICD10CM", "I21.9")
     assert gilda_id("D009203") == ("MESH", "D009203") and gilda_id("114480") == ("OMIM", "114480") and gilda_id("C0001") == ("KB", "C0001")
-    assert gilda_id("SCTID:22298006") == ("SNOMEDCT", "22298006") and identifiers_url("KB", "C0001") is None
+    assert gilda_id("SCTID:22298006") == ("SNOMEDCT", "22298006") and bioregistry_url("KB", "C0001") is None
 
 
 def test_gildas_own_classes_read_the_answer(client):
     term_module = pytest.importorskip("gilda.term", reason="gilda is not installed here (pip install gilda==1.6.1, the peers extra)")
     match = client.post("/ground", json={"text": "seizures"}).json()[0]
     term = term_module.Term(**match["term"])
-    assert term.get_curie() == "hp:0001250" and term_module.get_identifiers_url(term.db, term.id) == match["url"]
+    assert term.get_curie() == "hp:0001250" and term.get_bioregistry_url() == match["url"]
 
 
 # -- bad input, limits, auth ----------------------------------------------------------------------------

@@ -39,14 +39,14 @@ def gilda_id(concept_id: str) -> tuple[str, str]:
     return db, f"{db}:{local}" if db in PREFIXED else local
 
 
-def identifiers_url(db: str, local: str) -> str | None:
-    """The identifiers.org URL Gilda gives: ``https://identifiers.org/HP:0001250``, ``.../mesh:D009203``."""
+def bioregistry_url(db: str, local: str) -> str | None:
+    """The URL Gilda 1.6 gives a match: ``https://bioregistry.io/hp:0001250``, ``https://bioregistry.io/mesh:D009203``."""
     if db == OWN_KB:
         return None
     parts = local.split(":")
     if len(parts) == 2:
-        return f"https://identifiers.org/{parts[0].upper()}:{parts[1]}"
-    return f"https://identifiers.org/{db.lower()}:{local}"
+        return f"https://bioregistry.io/{parts[0].lower()}:{parts[1]}"
+    return f"https://bioregistry.io/{db.lower()}:{local}"
 
 
 def in_any(candidate: Candidate, namespaces: list[str]) -> Candidate | None:
@@ -84,7 +84,7 @@ def scored_match(candidate: Candidate, query: str, normalize) -> dict:
             "status": "name" if ref == entry else "synonym",
             "source": db.lower(),
         },
-        "url": identifiers_url(db, local),
+        "url": bioregistry_url(db, local),
         "score": candidate.probability if candidate.probability is not None else round(candidate.score, 6),
         "match": {
             "query": query,
