@@ -61,3 +61,11 @@ def test_annotate_takes_a_text_or_a_list_and_marks_assertion_as_a_typed_field(in
     many = medlink.annotate(["kidney cyst", medlink.Document.from_text("renal cyst", "note-2")], index=index_dir)
     assert [d.doc_id for d in many] == ["1", "note-2"] and [[a.text for a in d.annotations] for d in many] == [["kidney cyst"], ["renal cyst"]]
     assert medlink.annotate("kidny cysts", index=index_dir, nil_threshold=0.0).annotations[0].result.nil is False
+
+
+def test_link_names_what_it_cannot_take(index_dir):
+    with pytest.raises(TypeError, match="strings or medlink.Mention objects, not NoneType"):
+        medlink.link([None], index=index_dir)
+    with pytest.raises(medlink.MedlinkError, match="at least 1, not 0"):
+        medlink.link(["kidney cyst"], index=index_dir, k=0)
+    assert {"Annotator", "AnnotateOptions"} <= set(medlink.__all__) and medlink.Annotator.load(index_dir).annotate_text("kidney cyst").annotations

@@ -16,11 +16,14 @@ from medlink.errors import MedlinkError
 
 if TYPE_CHECKING:  # imported on first use: numpy, scipy and the index code are not needed to import medlink
     from medlink.kb.store import KB
+    from medlink.linking.annotator import AnnotateOptions, Annotator
     from medlink.linking.linker import Linker
 
 __version__ = "0.1.0"
 __all__ = [
+    "AnnotateOptions",
     "Annotation",
+    "Annotator",
     "Assertion",
     "Candidate",
     "Document",
@@ -35,7 +38,12 @@ __all__ = [
     "load_index",
 ]
 
-_LAZY = {"KB": "medlink.kb.store", "Linker": "medlink.linking.linker"}
+_LAZY = {
+    "KB": "medlink.kb.store",
+    "Linker": "medlink.linking.linker",
+    "Annotator": "medlink.linking.annotator",
+    "AnnotateOptions": "medlink.linking.annotator",
+}
 _loaded: dict[str, Linker] = {}
 _loading = threading.Lock()
 
@@ -82,10 +90,16 @@ def link(
     ``default`` / ``default-dense``. ``nil_threshold`` overrides the index's own for this call."""
     if isinstance(mentions, (str, Mention)):
         mentions = [mentions]
+    mentions = list(mentions)
+    wrong = [type(m).__name__ for m in mentions if not isinstance(m, (str, Mention))]
+    if wrong:
+        raise TypeError(f"medlink.link takes strings or medlink.Mention objects, not {wrong[0]}")
+    if not isinstance(k, int) or k < 1:
+        raise MedlinkError(f"k is how many candidates each mention gets: at least 1, not {k}")
     linker = _shared_index(index)
     if nil_threshold is not None:
         linker = linker.with_decisions(nil_threshold=nil_threshold)
-    return linker.link(list(mentions), k=k, generators=generators)
+    return linker.link(mentions, k=k, generators=generators)
 
 
 def annotate(texts: str | Document | Sequence[str | Document], index: str | Path = "default", **options: Any) -> Document | list[Document]:

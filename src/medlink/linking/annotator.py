@@ -130,7 +130,7 @@ class Annotator:
         selector: Path | str | None = None,
         nil_threshold: float | None = None,
     ) -> Annotator:
-        """An index folder's linker with the finders asked for (``tagger``: a folder from ``medlink train tagger``;
+        """An index folder's (or ``default`` / ``default-dense``) linker with the finders asked for (``tagger``: a folder from ``medlink train tagger``;
         ``exclude_names``: a file of names the dictionary finder must not report, one per line; ``selector``: a span
         selector from ``medlink train selector``, default the tagger folder's, for ``combine`` learned;
         ``nil_threshold``: instead of the index's own)."""
@@ -141,7 +141,11 @@ class Annotator:
             raise MedlinkError(f"--finder {finder} needs a tagger folder (--tagger DIR, trained with 'medlink train tagger')")
         if (options.combine == "learned" or selector is not None or options.span_threshold is not None) and finder != "both":
             raise MedlinkError("a span selector chooses between the tagger's and the dictionary's spans: it needs --finder both")
-        linker = Linker.load(index).with_decisions(nil_threshold).prepare()  # prepared: a corpus's first documents do not pay for it
+        from medlink.linking.index import resolve_index  # 'default' / 'default-dense' as the CLI reads them
+
+        linker = (
+            Linker.load(resolve_index(index)).with_decisions(nil_threshold).prepare()
+        )  # prepared: a corpus's first documents do not pay for it
         finders: list[MentionFinder] = [GivenSpans()] if finder == GIVEN else []
         if finder in ("tagger", "both"):
             from medlink.text.finders.tagger import TaggerFinder  # needs torch: imported only when asked for

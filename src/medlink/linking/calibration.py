@@ -195,8 +195,9 @@ def calibration_stage(linker) -> CalibrationStage | None:
 
 
 NO_PROBABILITIES = (
-    "this index has no probabilities: a score is relative to each mention's best (1.000 = the best found, "
-    "not a sure match); fit them on dev data with 'medlink tune --index DIR --dev FORMAT:PATH --calibrate --apply'"
+    "this index has no probabilities: a score only ranks one mention's candidates (its scale is the index's stages' "
+    "weights summed), so the first candidate is no sure match; fit them on dev data with "
+    "'medlink tune --index DIR --dev FORMAT:PATH --calibrate --apply'"
 )
 
 

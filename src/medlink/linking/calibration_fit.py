@@ -259,8 +259,8 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
 
     mentions, held_out_kb = draw_pseudo_mentions(kb, seed=seed)
     if len(mentions) < MIN_PSEUDO_MENTIONS or len(held_out_kb.held_names) < MIN_HELD_OUT_SYNONYMS:
-        logging.getLogger("medlink").info(
-            "no probabilities fitted: the KB gave %d pseudo-mentions (%d needed) from %d synonyms it could hold out (%d needed; a concept "
+        logging.getLogger("medlink").warning(
+            "no probabilities fitted, so no NIL decisions: the KB gave %d pseudo-mentions (%d needed) from %d synonyms it could hold out (%d needed; a concept "
             "keeps one name in the index); fit them on dev data: medlink tune --calibrate",
             len(mentions),
             MIN_PSEUDO_MENTIONS,

