@@ -1,0 +1,199 @@
+"""``medlink annotate --engine ray``: Ray Data ``map_batches`` over a pool of actors, each with the index loaded once.
+
+The driver reads the input and feeds it, in chunks, to a queue Ray Data reads (``ray_worker.QueueFeed``); the actors
+annotate and render; the driver takes their output in input order (Ray Data's ``preserve_order``) and appends it to
+``--out`` through ``resume.ResumableOutput`` (or to stdout). Ray runs on this machine unless ``--address`` names a
+cluster: started for the run, without its dashboard, its workers' logs kept out of the terminal, and stopped at the end.
+A document whose annotation fails is reported with its id and counted; the run goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import sys
+import threading
+import time
+import warnings
+from contextlib import ExitStack
+
+import typer
+
+from medlink.batch.job import AnnotateJob, say_notes, summary
+from medlink.batch.local import require_replaceable_output
+from medlink.batch.render import Renderer
+from medlink.batch.resume import Progress, ResumableOutput, StreamOutput
+
+CHUNK_BATCHES = 2  # documents Ray Data hands an actor at once, in --batch-size batches: fewer, larger tasks cost less
+TASKS_PER_ACTOR = 2  # chunks given to an actor ahead: the actor that starts first does not take a small corpus whole
+QUEUED_CHUNKS = 4  # chunks waiting in the queue per actor: the actors never wait for the reader, the reader never runs far ahead
+
+
+def run_ray(job: AnnotateJob, address: str | None, workers: int | None) -> int:
+    from medlink.corpora.annotate_output import is_annotate_output
+    from medlink.corpora.document_io import NamedSkips
+    from medlink.directories import output_lock
+    from medlink.linking.index import resolve_index
+
+    with ExitStack() as held:
+        if job.out is not None:
+            held.enter_context(output_lock(job.out))
+            require_replaceable_output(job, is_annotate_output)
+        index_dir = resolve_index(job.index)  # a default index is built here, once, not by each actor
+        say_notes(job.load_annotator(index_dir), job)  # settings checked here, with the local engine's messages
+        policy = NamedSkips(skip_invalid=job.skip_invalid)
+        documents = job.documents(policy)
+        renderer = Renderer(job.output_format)
+        output = ResumableOutput(job.out, job.settings(index_dir), renderer) if job.out is not None else StreamOutput(sys.stdout, renderer)
+        progress = output.open()
+        held.callback(output.close)
+        if start_ray(address):
+            import ray
+
+            held.callback(ray.shutdown)
+        actors = workers or cpus_available()
+        started = time.perf_counter()
+        first = run_pipeline(job, index_dir, documents, output, progress, actors, local=address is None)
+        output.finish()
+    say_throughput(progress.documents - output.resumed_from, time.perf_counter() - started, first, actors, output.resumed_from)
+    for failure in progress.failures:
+        typer.echo(f"  failed: {failure}", err=True)
+    if progress.failed > len(progress.failures):
+        typer.echo(f"  failed: {progress.failed - len(progress.failures):,} more record(s)", err=True)
+    counts = job_counts(progress)
+    summary(job, counts, policy, progress.given, [""] * progress.failed)
+    return 1 if progress.failed else 0
+
+
+def start_ray(address: str | None) -> bool:
+    """Ray for this run: the one this process already runs (left running), else a cluster's (``address``) or a new one
+    on this machine, quiet; whether it was started here (and is to be stopped)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    quiet = {"log_to_driver": False, "logging_level": logging.ERROR, "configure_logging": True}
+    if address is not None:
+        ray.init(address=address, **quiet)
+    else:
+        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)
+    logging.getLogger("ray").setLevel(logging.ERROR)
+    return True
+
+
+def cpus_available() -> int:
+    import ray
+
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def run_pipeline(
+    job: AnnotateJob, index_dir, documents, output: StreamOutput, progress: Progress, actors: int, local: bool
+) -> float | None:
+    """Feed the documents not done yet to Ray Data and append the actors' output in order; the seconds until the first
+    output came (the actors' start, index loads included), or None when there was nothing to do."""
+    import ray
+    from ray.util.queue import Queue
+
+    from medlink.batch.ray_worker import END, AnnotateActor, QueueFeed
+    from medlink.progress import bar
+
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = False
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
+    chunk = job.options.batch_documents * CHUNK_BATCHES
+    queue = Queue(maxsize=QUEUED_CHUNKS * actors, actor_options={"num_cpus": 0})
+    feeding = Feeder(documents, progress.documents, chunk, queue, END)
+    environment = {key: value for key, value in os.environ.items() if key.startswith("MEDLINK_")}
+    with warnings.catch_warnings():  # max_restarts: Ray's own advice for turning restarts off, though its keyword is deprecated
+        warnings.simplefilter("ignore", DeprecationWarning)
+        dataset = ray.data.read_datasource(QueueFeed(queue), num_cpus=0).map_batches(
+            AnnotateActor,
+            fn_constructor_kwargs={"job": job, "index_dir": index_dir, "environment": environment},
+            compute=ray.data.ActorPoolStrategy(size=actors, max_tasks_in_flight_per_actor=TASKS_PER_ACTOR),
+            batch_size=chunk,
+            batch_format="pyarrow",
+            num_cpus=1,
+            **({"max_restarts": 0} if local else {}),  # on one machine an actor that died dies again: the run stops, resumable
+        )
+    started, first = time.perf_counter(), None
+    feeding.start()
+    with bar(enabled=not job.texts and not job.quiet, desc="annotate (ray)", unit="doc", initial=progress.documents) as shown:
+        for batch in dataset.iter_batches(batch_size=None, batch_format="pyarrow"):
+            first = first if first is not None else time.perf_counter() - started
+            for row in zip(*(batch.column(name).to_pylist() for name in ("seq", "doc_id", "text", "error", "mentions", "linked", "given"))):
+                take(row, output, progress)
+            shown.update(batch.num_rows)
+            output.save()
+    feeding.finish()
+    return first
+
+
+def take(row: tuple, output: StreamOutput, progress: Progress) -> None:
+    """One document's output appended (or its failure counted), in input order."""
+    seq, doc_id, text, error, mentions, linked, given = row
+    if seq != progress.documents:
+        raise RuntimeError(f"Ray returned document {seq + 1} where document {progress.documents + 1} was due")
+    if error is not None:
+        progress.fail(f"document {doc_id} (document {seq + 1} of the input): {error}")
+        typer.echo(f"medlink: document {doc_id} (document {seq + 1} of the input) failed: {error}", err=True)
+    else:
+        output.append(text)
+        progress.mentions += mentions
+        progress.linked += linked
+    progress.given += given
+    progress.documents += 1
+
+
+class Feeder(threading.Thread):
+    """Reads the input in the driver and puts chunks of pickled documents in the queue, skipping the ``done`` first ones
+    (written by an earlier run); an input error is kept and raised once the documents before it are written."""
+
+    def __init__(self, documents, done: int, chunk: int, queue, end):
+        super().__init__(name="medlink-feed", daemon=True)
+        self.documents, self.done, self.chunk, self.queue, self.end = documents, done, chunk, queue, end
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            pending: list[tuple[int, bytes]] = []
+            for seq, document in enumerate(self.documents):
+                if seq < self.done:
+                    continue
+                pending.append((seq, pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL)))
+                if len(pending) == self.chunk:
+                    self.queue.put(pending)
+                    pending = []
+            if pending:
+                self.queue.put(pending)
+        except BaseException as error:  # noqa: BLE001 - handed to the main thread
+            self.error = error
+        finally:
+            self.queue.put(self.end)
+
+    def finish(self) -> None:
+        self.join()
+        if self.error is not None:
+            raise self.error
+
+
+def job_counts(progress: Progress):
+    from medlink.linking.annotator import AnnotationCounts
+
+    return AnnotationCounts(documents=progress.written, mentions=progress.mentions, linked=progress.linked)
+
+
+def say_throughput(documents: int, seconds: float, first: float | None, actors: int, resumed_from: int) -> None:
+    """The throughput line: documents a second after the actors started, and per actor."""
+    resumed = f", resumed after document {resumed_from:,}" if resumed_from else ""
+    if not documents or first is None:
+        typer.echo(f"ray: no document left to annotate{resumed}", err=True)
+        return
+    working = max(seconds - first, 1e-9)
+    typer.echo(
+        f"ray: {documents:,} document(s) in {seconds:.1f} s ({first:.1f} s to start {actors} actor(s){resumed}); "
+        f"{documents / working:,.1f} documents/s after that, {documents / working / actors:,.1f} per actor",
+        err=True,
+    )
