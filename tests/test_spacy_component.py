@@ -67,6 +67,17 @@ def test_found_spans_do_not_replace_entities_already_there(organ_index):
     assert "kidney cyst" in [s.text for s in doc.spans["medlink"]]  # still found and linked, in the span group
 
 
+def test_a_span_inside_a_token_splits_it_unless_asked_not_to(nlp, organ_index):
+    text = "A renal cyst-1 grew."
+    doc = nlp(text)
+    assert [(s.start_char, s.end_char) for s in doc.spans["medlink"]] == [(2, 12)]  # as medlink annotate finds it
+    assert [t.text for t in doc] == ["A", "renal", "cyst", "-1", "grew", "."] and doc.text == text
+    kept = spacy.blank("en")
+    kept.add_pipe("medlink", config={"index": str(organ_index), "split_tokens": False})
+    doc = kept(text)
+    assert [s.text for s in doc.spans["medlink"]] == ["renal cyst-1"] and [t.text for t in doc][2] == "cyst-1"
+
+
 def test_ents_mode_links_the_entities_of_another_component(organ_index):
     pipeline = spacy.blank("en")
     ruler = pipeline.add_pipe("entity_ruler")
@@ -113,6 +124,21 @@ def test_to_disk_and_spacy_load_round_trip_without_pickling_medlink(nlp, tmp_pat
          str(tmp_path / "pipeline")], capture_output=True, text=True, timeout=300)
     assert fresh.returncode == 0, fresh.stderr[-2000:]
     assert fresh.stdout.strip() == "C0020"
+
+
+def test_linked_docs_survive_docbin_and_pickle(nlp):
+    import pickle
+
+    from spacy.tokens import DocBin
+
+    doc = nlp(TEXT)
+    stored = DocBin(store_user_data=True)
+    stored.add(doc)
+    (back,) = DocBin(store_user_data=True).from_bytes(stored.to_bytes()).get_docs(nlp.vocab)
+    again = pickle.loads(pickle.dumps(doc))
+    for copy in (back, again):
+        assert spans(copy) == spans(doc)
+        assert [s._.medlink for s in copy.spans["medlink"]] == [s._.medlink for s in doc.spans["medlink"]]
 
 
 def test_two_components_with_different_indexes_keep_their_own_results(organ_index, disease_index):

@@ -14,19 +14,21 @@ Why nothing is saved by ``to_disk``: the config keeps the index (a folder, ``def
 settings, and ``spacy.load`` loads the index again from them; no medlink object is pickled into the pipeline folder.
 """
 
-from collections.abc import Iterable, Iterator
-from typing import Optional
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict
+from typing import Any, Optional
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.util import minibatch
 
-from medlink.core import Annotation, Document, LinkResult
+from medlink.core import Annotation, Assertion, Candidate, Document, LinkResult, Mention
 from medlink.linking.annotator import AnnotateOptions, Annotator
 from medlink.linking.index import resolve_index
 
 FINDERS = ("dictionary", "ents")
 DEFAULT_NAME = "medlink"
+STORE = "medlink"  # doc.user_data keys: (STORE, component name, start_char, end_char) -> the span's results, as plain data
 SCISPACY_KB_ENTS = "kb_ents"  # the attribute scispaCy's linker fills: code written for it reads this component's too
 
 
@@ -60,6 +62,7 @@ def attribute_names(name: str) -> dict[str, str]:
         "label": "ENTITY",
         "spans_key": None,
         "batch_size": 32,
+        "split_tokens": True,
     },
 )
 def make_medlink_component(
@@ -80,12 +83,14 @@ def make_medlink_component(
     label: str,
     spans_key: Optional[str],  # noqa: UP045
     batch_size: int,
+    split_tokens: bool,
 ) -> "MedlinkComponent":
     """The ``medlink`` factory (spaCy's ``spacy_factories`` entry point): loads the index once for the component.
 
     ``finder``: ``dictionary`` finds mentions in the KB's names; ``ents`` links the doc's entities (only those whose
     label is in ``labels``, when given). ``label``: the label of the spans ``dictionary`` finds. ``spans_key``: the
-    ``doc.spans`` group (default: the component's name). The other settings are ``medlink annotate``'s."""
+    ``doc.spans`` group (default: the component's name). ``split_tokens``: split a token a found span starts or ends
+    inside ("FHL" in "FHL-1"), so the span is the one ``medlink annotate`` finds. The rest are ``medlink annotate``'s."""
     if finder not in FINDERS:
         raise ValueError(f"unknown medlink finder {finder!r}; known: {', '.join(FINDERS)}")
     attribute_names(name)  # refused before an index is loaded
@@ -102,7 +107,9 @@ def make_medlink_component(
     annotator = Annotator.load(
         resolve_index(index), "dictionary" if finder == "dictionary" else "given", None, options, exclude_names, None, nil_threshold
     )
-    return MedlinkComponent(name, annotator, finder, label=label, labels=labels, spans_key=spans_key or name, batch_size=batch_size)
+    return MedlinkComponent(
+        name, annotator, finder, label=label, labels=labels, spans_key=spans_key or name, batch_size=batch_size, split_tokens=split_tokens
+    )
 
 
 class MedlinkComponent:
@@ -118,15 +125,16 @@ class MedlinkComponent:
         labels: Iterable[str] = (),
         spans_key: str | None = None,
         batch_size: int = 32,
+        split_tokens: bool = True,
     ):
         self.name, self.annotator, self.finder, self.label = name, annotator, finder, label
+        self.split_tokens = split_tokens
         self.labels = frozenset(labels)
         self.spans_key = spans_key or name
         self.batch_size = batch_size
         self.attributes = attribute_names(name)
-        for attribute in self.attributes.values():
-            if not Span.has_extension(attribute):
-                Span.set_extension(attribute, default=None)
+        for what, attribute in self.attributes.items():
+            Span.set_extension(attribute, getter=stored(name, what), force=True)
 
     def __call__(self, doc: Doc) -> Doc:
         self.annotate([doc])
@@ -158,19 +166,74 @@ class MedlinkComponent:
     def write(self, doc: Doc, annotations: list[Annotation]) -> None:
         """Each annotation's results on its span; the spans in ``doc.spans``, and (``dictionary``) in ``doc.ents`` where
         no entity is there already."""
+        if self.split_tokens and self.finder == "dictionary":
+            split_inside(doc, {offset for a in annotations for offset in (a.start, a.end)})
         spans = []
         for annotation in annotations:
             span = doc.char_span(annotation.start, annotation.end, label=annotation.type or self.label, alignment_mode="expand")
             if span is None or not len(span):
                 continue
-            span._.set(self.attributes["kb_ents"], kb_ents(annotation.result))
-            span._.set(self.attributes["result"], annotation.result)
-            span._.set(self.attributes["ids"], annotation.ids)
-            span._.set(self.attributes["assertion"], annotation.assertion)
+            doc.user_data[(STORE, self.name, span.start_char, span.end_char)] = span_data(annotation)
             spans.append(span)
         doc.spans[self.spans_key] = spans
         if self.finder == "dictionary":
             doc.set_ents(unclaimed(doc, spans), default="unmodified")
+
+
+def span_data(annotation: Annotation) -> dict:
+    """What a span keeps of its annotation, as plain data (``doc.to_bytes``, ``DocBin`` and ``nlp.pipe(n_process=...)``
+    write ``doc.user_data`` with msgpack, which takes no medlink objects): the getters below make the objects again."""
+    assertion = annotation.assertion
+    return {
+        "kb_ents": [[concept, float(score)] for concept, score in kb_ents(annotation.result)],
+        "result": plain(asdict(annotation.result)) if annotation.result is not None else None,
+        "ids": list(annotation.ids),
+        "assertion": plain(asdict(assertion)) if assertion is not None else None,
+    }
+
+
+def stored(name: str, what: str) -> Callable[[Span], Any]:
+    """The getter of span attribute ``what`` of component ``name``: its data, read back as the objects it was."""
+
+    def get(span: Span) -> Any:
+        data = span.doc.user_data.get((STORE, name, span.start_char, span.end_char))
+        value = data.get(what) if data is not None else None
+        return None if value is None else READ[what](value)
+
+    return get
+
+
+def link_result(data: dict) -> LinkResult:
+    """A ``LinkResult`` from its plain data (msgpack gives lists back as tuples)."""
+    candidates = [
+        Candidate(
+            **{
+                **c,
+                "scores_by_stage": dict(c["scores_by_stage"]),
+                "evidence": [dict(e) for e in c["evidence"]],
+                "alt_ids": list(c["alt_ids"]),
+            }
+        )
+        for c in data["candidates"]
+    ]
+    return LinkResult(**{**data, "mention": Mention(**data["mention"]), "candidates": candidates})
+
+
+READ: dict[str, Callable[[Any], Any]] = {
+    "kb_ents": lambda value: [(concept, score) for concept, score in value],
+    "result": link_result,
+    "ids": tuple,
+    "assertion": lambda value: Assertion(**value),
+}
+
+
+def plain(value: Any) -> Any:
+    """``value`` with numpy numbers as Python ones and tuples as lists: what msgpack writes."""
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value.item() if hasattr(value, "item") and not isinstance(value, (str, bytes)) else value
 
 
 def kb_ents(result: LinkResult | None) -> list[tuple[str, float]]:
@@ -179,6 +242,26 @@ def kb_ents(result: LinkResult | None) -> list[tuple[str, float]]:
     if result is None or result.nil:
         return []
     return [(c.concept_id, c.probability if c.probability is not None else c.score) for c in result.candidates]
+
+
+def split_inside(doc: Doc, offsets: set[int]) -> None:
+    """Split each token that one of ``offsets`` falls inside of (spaCy's tokens end at "FHL-1", medlink's span at "FHL"),
+    leaving the doc's entities' tokens as they are. Each piece but the last depends on the last, which takes the
+    token's head, as spaCy's retokenizer asks."""
+    entities = {i for ent in doc.ents for i in range(ent.start, ent.end)}
+    cuts = []
+    for token in doc:
+        inside = sorted(offset - token.idx for offset in offsets if token.idx < offset < token.idx + len(token.text))
+        if inside and token.i not in entities:
+            cuts.append((token, inside))
+    if not cuts:
+        return
+    with doc.retokenize() as retokenizer:
+        for token, inside in cuts:
+            bounds = [0, *inside, len(token.text)]
+            pieces = [token.text[a:b] for a, b in zip(bounds, bounds[1:])]
+            heads = [(token, len(pieces) - 1)] * (len(pieces) - 1) + [token.head]
+            retokenizer.split(token, pieces, heads=heads)
 
 
 def unclaimed(doc: Doc, spans: list[Span]) -> list[Span]:
