@@ -15,9 +15,9 @@ settings, and ``spacy.load`` loads the index again from them; no medlink object 
 """
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict
 from typing import Any, Optional
 
+import numpy
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.util import minibatch
@@ -183,13 +183,42 @@ class MedlinkComponent:
 def span_data(annotation: Annotation) -> dict:
     """What a span keeps of its annotation, as plain data (``doc.to_bytes``, ``DocBin`` and ``nlp.pipe(n_process=...)``
     write ``doc.user_data`` with msgpack, which takes no medlink objects): the getters below make the objects again."""
-    assertion = annotation.assertion
+    result, said = annotation.result, annotation.assertion
     return {
-        "kb_ents": [[concept, float(score)] for concept, score in kb_ents(annotation.result)],
-        "result": plain(asdict(annotation.result)) if annotation.result is not None else None,
+        "kb_ents": kb_ents(result),
+        "result": None if result is None else result_data(result),
         "ids": list(annotation.ids),
-        "assertion": plain(asdict(assertion)) if assertion is not None else None,
+        "assertion": None if said is None else [said.status, said.historical, said.cue, said.historical_cue],
     }
+
+
+def result_data(result: LinkResult) -> list:
+    """A ``LinkResult`` as lists, field by field (``dataclasses.asdict`` copies deeply and costs a tenth of the linking)."""
+    m = result.mention
+    candidates = [
+        [c.concept_id, c.score, c.matched_name, c.scores_by_stage, c.evidence, c.name, c.alt_ids, c.probability] for c in result.candidates
+    ]
+    return [
+        [m.text, m.doc_id, m.start, m.end, m.left, m.right],
+        candidates,
+        result.error,
+        result.nil,
+        result.probability,
+        result.nil_threshold,
+    ]
+
+
+def link_result(data: list) -> LinkResult:
+    """``result_data`` read back (msgpack gives lists back as tuples)."""
+    mention, candidates, error, nil, probability, nil_threshold = data
+    return LinkResult(
+        Mention(*mention),
+        [Candidate(c[0], c[1], c[2], dict(c[3]), [dict(e) for e in c[4]], c[5], list(c[6]), c[7]) for c in candidates],
+        error,
+        nil,
+        probability,
+        nil_threshold,
+    )
 
 
 def stored(name: str, what: str) -> Callable[[Span], Any]:
@@ -203,37 +232,12 @@ def stored(name: str, what: str) -> Callable[[Span], Any]:
     return get
 
 
-def link_result(data: dict) -> LinkResult:
-    """A ``LinkResult`` from its plain data (msgpack gives lists back as tuples)."""
-    candidates = [
-        Candidate(
-            **{
-                **c,
-                "scores_by_stage": dict(c["scores_by_stage"]),
-                "evidence": [dict(e) for e in c["evidence"]],
-                "alt_ids": list(c["alt_ids"]),
-            }
-        )
-        for c in data["candidates"]
-    ]
-    return LinkResult(**{**data, "mention": Mention(**data["mention"]), "candidates": candidates})
-
-
 READ: dict[str, Callable[[Any], Any]] = {
     "kb_ents": lambda value: [(concept, score) for concept, score in value],
     "result": link_result,
     "ids": tuple,
-    "assertion": lambda value: Assertion(**value),
+    "assertion": lambda value: Assertion(*value),
 }
-
-
-def plain(value: Any) -> Any:
-    """``value`` with numpy numbers as Python ones and tuples as lists: what msgpack writes."""
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(item) for item in value]
-    return value.item() if hasattr(value, "item") and not isinstance(value, (str, bytes)) else value
 
 
 def kb_ents(result: LinkResult | None) -> list[tuple[str, float]]:
@@ -248,17 +252,21 @@ def split_inside(doc: Doc, offsets: set[int]) -> None:
     """Split each token that one of ``offsets`` falls inside of (spaCy's tokens end at "FHL-1", medlink's span at "FHL"),
     leaving the doc's entities' tokens as they are. Each piece but the last depends on the last, which takes the
     token's head, as spaCy's retokenizer asks."""
+    if not offsets or not len(doc):
+        return
+    starts = doc.to_array("IDX")
+    inside: dict[int, list[int]] = {}
+    for offset in sorted(offsets):
+        i = int(numpy.searchsorted(starts, offset, side="right")) - 1
+        if i >= 0 and starts[i] < offset < starts[i] + len(doc[i].text):
+            inside.setdefault(i, []).append(offset - int(starts[i]))
     entities = {i for ent in doc.ents for i in range(ent.start, ent.end)}
-    cuts = []
-    for token in doc:
-        inside = sorted(offset - token.idx for offset in offsets if token.idx < offset < token.idx + len(token.text))
-        if inside and token.i not in entities:
-            cuts.append((token, inside))
+    cuts = [(doc[i], within) for i, within in inside.items() if i not in entities]
     if not cuts:
         return
     with doc.retokenize() as retokenizer:
-        for token, inside in cuts:
-            bounds = [0, *inside, len(token.text)]
+        for token, within in cuts:
+            bounds = [0, *within, len(token.text)]
             pieces = [token.text[a:b] for a, b in zip(bounds, bounds[1:])]
             heads = [(token, len(pieces) - 1)] * (len(pieces) - 1) + [token.head]
             retokenizer.split(token, pieces, heads=heads)
