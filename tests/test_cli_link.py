@@ -98,7 +98,7 @@ def test_link_bad_input_is_reported_with_file_and_line(index_dir, tmp_path):
     result = medlink("link", "--index", index_dir, "--input", jsonl, check=False)
     assert result.returncode == 2 and f"{jsonl}:2:" in result.stderr and '"mention"' in result.stderr
     missing = medlink("link", "--index", tmp_path / "nowhere", "x", check=False)
-    assert missing.returncode == 2 and "not a medlink index" in missing.stderr
+    assert missing.returncode == 2 and "no index folder" in missing.stderr
     both = medlink("link", "--index", index_dir, "--input", tmp_path / "nope.tsv", "fever", check=False)
     assert both.returncode == 2 and "not both" in both.stderr  # the file is not silently ignored
 

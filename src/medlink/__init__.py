@@ -87,7 +87,9 @@ def link(
     each with its ``k`` best candidates, their probabilities and NIL where the index is calibrated.
 
     ``medlink.link(["heart attack"])[0].best`` is the first candidate (None when NIL). ``index``: a folder, or
-    ``default`` / ``default-dense``. ``nil_threshold`` overrides the index's own for this call."""
+    ``default`` / ``default-dense``. ``nil_threshold`` overrides the index's own for this call. A ``Mention``'s
+    ``left`` / ``right`` context is read only by an index with a context-trained cross-encoder; the default indexes
+    link the text alone."""
     if isinstance(mentions, (str, Mention)):
         mentions = [mentions]
     mentions = list(mentions)

@@ -96,7 +96,7 @@ class LinkerConfig:
         try:
             text = Path(path).read_text(encoding="utf-8-sig")
         except FileNotFoundError as error:
-            raise MedlinkError(f"config file not found: {path}") from error
+            raise MedlinkError(f"config file not found: {path} (a preset is 'default' or 'default-dense')") from error
         except (UnicodeDecodeError, IsADirectoryError) as error:
             raise MedlinkError(f"{path}: not a UTF-8 JSON config file ({error})") from error
         data = parse_json(text, path)

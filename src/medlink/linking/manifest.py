@@ -73,12 +73,14 @@ def read_manifest(directory: Path) -> dict:
         if Path(directory).is_file()
         else f"build one with 'medlink index build --kb KB --out {directory}'"
     )
+    if not Path(directory).exists():
+        raise MedlinkError(f"no index folder {directory}; {rebuild}")
     if not path.is_file():
         raise MedlinkError(f"{directory}: not a medlink index (no {MANIFEST}); {rebuild}")
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise MedlinkError(f"{path}: unreadable manifest ({error.msg} at line {error.lineno}); {rebuild}") from error
+        raise MedlinkError(f"{path}: unreadable manifest ({error.msg.removesuffix(' at')}, line {error.lineno}); {rebuild}") from error
     except (UnicodeDecodeError, RecursionError, OSError) as error:
         raise MedlinkError(f"{path}: unreadable manifest ({type(error).__name__}); {rebuild}") from error
     if not isinstance(manifest, dict) or not set(MANIFEST_KEYS) <= set(manifest):  # the parsed manifest: no second read
