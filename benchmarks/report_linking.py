@@ -170,8 +170,6 @@ def dense_section(get) -> Section | None:
         rows += [t for t in ranked if ", fused (" not in t[2][1] or t in fused][:keep]
     for name, d in [run for run in defaults if run[1].get("dev_trials")][-1:]:  # the weight-grid run; precision checks stay in the JSON
         for r in d["test"]:
-            if r["variant"].startswith("lexical"):
-                continue  # the default lexical config alone: the headline's comparison (the JSON keeps it)
             for dataset, label, key in (("NCBI Disease", "NCBI Disease test", "ncbi_test"),
                                         ("AskAPatient", f"AskAPatient test, mean of {d.get('folds', 10)} folds", "askapatient_test_mean")):
                 rows.append((dataset, r[key], [label, r["variant"], acc(r[key]), "-", "-", "-"], (name, d)))

@@ -62,10 +62,8 @@ def mention_sets(kb, edited: int, seed: int = 7) -> dict[str, list[tuple[str, se
 
     gold: dict[str, set[str]] = {}
     for mention in load_dataset(ncbi_split("test")):
-        if len(mention.parts) == 1:
-            resolved = {kb.resolve(g) for g in mention.gold} - {None}
-            if resolved:
-                gold.setdefault(mention.parts[0], set()).update(resolved)
+        if len(mention.parts) == 1:  # the ids as annotated: a concept matches through its alt ids (eval.metrics.id_matches)
+            gold.setdefault(mention.parts[0], set()).update(mention.gold)
     rng = random.Random(seed)
     names = sorted({(text, concept_id) for concept_id, text, _kind in kb.iter_names() if len(text) >= 5})
     rng.shuffle(names)
@@ -79,8 +77,11 @@ def mention_sets(kb, edited: int, seed: int = 7) -> dict[str, list[tuple[str, se
     return {"ncbi_test_parts": sorted(gold.items()), "medic_one_edit": sorted(edits.items())}
 
 
-def accuracy(firsts: list[str | None], gold: list[set[str]], same) -> float:
-    return round(sum(f is not None and any(same(f, g) for g in want) for f, want in zip(firsts, gold)) / len(gold), 4)
+def accuracy(firsts: list[str | None], gold: list[set[str]], equivalent: dict) -> float:
+    """Acc@1 as ``medlink eval`` counts it: the first concept is a gold id, or has one among its alt ids."""
+    from medlink.eval.metrics import id_matches
+
+    return round(sum(f is not None and id_matches(f, frozenset(want), equivalent) for f, want in zip(firsts, gold)) / len(gold), 4)
 
 
 def medlink_rates(index: Path, texts: list[str], repeats: int) -> dict:
@@ -118,7 +119,9 @@ def main() -> None:
 
     args.workdir.mkdir(parents=True, exist_ok=True)
     kb = ncbi_kb(args.workdir, "test")
-    same = lambda a, b: a == b or kb.resolve(a) == kb.resolve(b)  # noqa: E731
+    from medlink.eval.metrics import equivalent_ids_from_kb
+
+    same = equivalent_ids_from_kb(kb)
     index = args.workdir / "medlink-index"
     started = time.perf_counter()
     build_index(kb, index)
