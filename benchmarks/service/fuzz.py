@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,7 @@ from benchmarks._common.harness import command_line, publish  # noqa: E402
 from benchmarks.service.server import medlink_serve  # noqa: E402
 
 JSON = {"content-type": "application/json"}
+LOAD_AT_START = [round(x, 2) for x in os.getloadavg()]  # the machine is shared: how busy it was when the run began
 BAD = [  # (what, method, path, body bytes)
     ("malformed JSON", "POST", "/link", b'{"mentions": ["heart attack"'),
     ("wrong type: mentions a string", "POST", "/link", b'{"mentions": "heart attack"}'),
@@ -60,7 +62,7 @@ def schemathesis_run(url: str, max_examples: int, folder: Path) -> dict:
         "requests": len(entries),
         "by_status": {str(code): count for code, count in sorted(statuses.items())},
         "responses_500_or_more": sum(count for code, count in statuses.items() if code >= 500),
-        "summary": done.stdout.strip().splitlines()[-12:],
+        "summary": done.stdout.strip().splitlines()[-60:],
     }
 
 
@@ -92,7 +94,7 @@ def main() -> None:
     server_errors = [line for line in (folder / "serve.log").read_text().splitlines() if "internal error" in line]
     publish(
         args.name,
-        {"command": command_line(__file__, sys.argv[1:]), "index": args.index, "schemathesis": fuzzed, "bad_inputs": handmade,
+        {"command": command_line(__file__, sys.argv[1:]), "load_average_at_start": LOAD_AT_START, "index": args.index, "schemathesis": fuzzed, "bad_inputs": handmade,
          "server_log_internal_errors": len(server_errors)},
     )  # fmt: skip
 

@@ -7,7 +7,8 @@ For each worker count: `/link` with 10 NCBI Disease test mentions per request (t
 `/annotate` with one NCBI Disease test abstract per request (the dictionary finder), each its own run: requests,
 errors, requests per second, p50 / p95 / p99 latency (locust's figures, ms), and each worker's peak RSS. Worker start:
 ``--starts`` fresh ``medlink serve`` processes timed from the command to the first healthy answer, with the index
-load the worker itself measured (/info's load_seconds). locust runs on the same 2 cores as the service.
+load the worker itself measured (/info's load_seconds). One client, one request at a time: /link over HTTP beside the
+same linking in this process (what the service adds). locust runs on the same 2 cores as the service.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import httpx
@@ -30,6 +32,7 @@ from benchmarks._common.harness import SHARED_DATA, command_line, publish  # noq
 from benchmarks.service.server import medlink_serve  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+LOAD_AT_START = [round(x, 2) for x in os.getloadavg()]  # the machine is shared: how busy it was when the run began
 NCBI_TEST = SHARED_DATA / "ncbi-disease-pubtator" / "NCBItestset_corpus.txt"
 NAMES = {"link": "/link (10 mentions)", "annotate": "/annotate (1 abstract)", "ground": "/ground (1 mention)"}
 
@@ -77,6 +80,27 @@ def run_locust(url: str, scenario: str, users: int, seconds: int, data: Path, fo
     }
 
 
+def sequential(url: str, index: str, data: Path, requests: int) -> dict:
+    """One client, one request at a time: /link's latency over HTTP beside the same call in this process (the library
+    alone), p50 of each, so what HTTP and the service add shows apart from linking itself."""
+    import medlink
+    from medlink.linking.output import result_json
+
+    mentions = json.loads(data.read_text())["mentions"]
+    batches = [(mentions * 2)[(n * 10) % len(mentions) :][:10] for n in range(requests)]
+    linker = medlink.load_index(index).prepare()
+    over_http, in_process = [], []
+    with httpx.Client(base_url=url, timeout=60) as http:
+        for batch in batches:
+            started = time.perf_counter()
+            http.post("/link", json={"mentions": batch}).raise_for_status()
+            over_http.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            json.dumps([result_json(r) for r in linker.link(batch, k=5)])
+            in_process.append((time.perf_counter() - started) * 1000)
+    return {"requests": requests, "http_p50_ms": round(statistics.median(over_http), 1), "library_p50_ms": round(statistics.median(in_process), 1)}
+
+
 def start_times(index: str, starts: int) -> dict:
     runs = []
     for _ in range(starts):
@@ -97,16 +121,20 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--users", type=int, default=16)
     parser.add_argument("--starts", type=int, default=3)
+    parser.add_argument("--sequential", type=int, default=200, help="Requests of the one-client run (HTTP beside the library).")
     parser.add_argument("--name", default="service_load", help="The results file: benchmarks/results/NAME.json.")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="medlink-bench-service-"))
     data = ncbi_test_data(folder / "ncbi-test.json")
     started = start_times(args.index, args.starts) if args.starts else None
     print(json.dumps({"start": started}), flush=True)
-    rows = []
+    rows, one_client = [], None
     for workers in (int(w) for w in args.workers.split(",")):
         with medlink_serve(args.index, "--workers", str(workers), log=folder / f"serve-{workers}.log") as (url, _seconds, process):
-            for scenario in args.scenarios.split(","):
+            if workers == 1 and args.sequential:
+                one_client = sequential(url, args.index, data, args.sequential)
+                print(json.dumps({"one_client": one_client}), flush=True)
+            for scenario in [s for s in args.scenarios.split(",") if s]:
                 httpx.post(f"{url}/annotate", json={"text": "warm up: chest pain"}, timeout=60)
                 measured = run_locust(url, scenario, args.users, args.seconds, data, folder)
                 rows.append({"workers": workers, "scenario": NAMES[scenario], "users": args.users, "seconds": args.seconds,
@@ -116,10 +144,12 @@ def main() -> None:
         args.name,
         {
             "command": command_line(__file__, sys.argv[1:]),
+            "load_average_at_start": LOAD_AT_START,
             "index": args.index,
             "tool": "locust (headless, FastHttpUser, no wait between requests), on the same machine as the service",
             "data": "NCBI Disease test (PubTator): its mentions, 10 per /link request; its abstracts, 1 per /annotate request",
             "start": started,
+            "one_client": one_client,
             "rows": rows,
         },
     )

@@ -8,7 +8,8 @@ terms file made from NCBI Disease's test dictionary (MEDIC + the train and dev m
 ``python -m gilda.app --terms FILE``. medlink serves an index built over the same dictionary (the default lexical
 config). Both are asked the same NCBI test mentions (the distinct single-part ones) through the same client code:
 ``POST /ground`` with ``{"text": ...}``, one mention per request (no context: Gilda downloads a disambiguation model
-for it). Figures: each server's start (to its first answer), sequential latency p50 / p99 (one client), Acc@1 of the
+for it). medlink's /ground answers NIL mentions with an empty list, as Gilda does; its /link first candidate,
+NIL or not, is scored too. Figures: each server's start (to its first answer), sequential latency p50 / p99 (one client), Acc@1 of the
 first match (an empty answer is wrong), and locust's requests/s and p50 / p99 with ``--users`` clients for
 ``--seconds``.
 """
@@ -35,6 +36,7 @@ from benchmarks.service.load import run_locust  # noqa: E402
 from benchmarks.service.server import free_port, medlink_serve  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+LOAD_AT_START = [round(x, 2) for x in os.getloadavg()]  # the machine is shared: how busy it was when the run began
 GILDA = "gilda==1.6.1"
 
 
@@ -113,11 +115,14 @@ def main() -> None:
     with medlink_serve(str(index), "--workers", "2", log=folder / "medlink.log") as (url, start, _process):
         firsts, times = first_ids(url, texts)
         rows.append(row("medlink serve --workers 2", start, firsts, times, gold, same, run_locust(url, "ground", args.users, args.seconds, data, folder)))
+        linked = httpx.post(f"{url}/link", json={"mentions": texts, "top_k": 1}, timeout=600).json()  # NIL or not: the first candidate
+        rows[-1]["acc1_first_candidate_nil_ignored"] = accuracy([r["candidates"][0]["id"] if r["candidates"] else None for r in linked], gold, same)
     print(json.dumps(rows[-1]), flush=True)
     publish(
         "service_peer_gilda",
         {
             "command": command_line(__file__, sys.argv[1:]),
+            "load_average_at_start": LOAD_AT_START,
             "dictionary": "NCBI Disease test dictionary (MEDIC + train and dev mentions)",
             "mentions": "NCBI Disease test, distinct single-part mentions",
             "note": "Gilda's default terms need a download at first start; its server here reads a terms file made from the same dictionary",

@@ -119,8 +119,11 @@ class Engine:
 
 
 def _model(generator: dict) -> dict:
+    """A dense stage's model: its folder's name (not this machine's path), or the packaged MiniLM."""
+    if generator.get("type") != "dense":
+        return {}
     model = (generator.get("params") or {}).get("model")
-    return {"model": Path(model).name if isinstance(model, str) and "/" in model else model} if model else {}
+    return {"model": Path(model).name if model else "packaged all-MiniLM-L6-v2"}
 
 
 class EngineHolder:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import signal
 from dataclasses import asdict
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -63,7 +63,7 @@ def link(body: LinkRequest, request: Request) -> SafeJSON:
 @router.post(
     "/annotate",
     summary="Annotate texts or documents",
-    response_model=list[DocumentOut],
+    response_model=list[DocumentOut] | dict[str, Any],  # the documents' objects, or (bioc-json) one BioC collection
     responses={**ERRORS, 200: {"content": {t: {} for t in ("application/json", *MEDIA_TYPES.values())}}},
     dependencies=[Depends(require_key)],
 )
