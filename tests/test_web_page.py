@@ -148,3 +148,13 @@ def test_downloads_in_each_format(page):
     assert json.loads(saved["jsonl"])["annotations"][0]["ids"] == ["HP:0100749"]
     assert saved["pubtator"].splitlines()[2].split("\t")[3:] == ["chest pain", "", "HP:0100749"]
     assert "<collection>" in saved["bioc"] and "HP:0100749" in saved["bioc"]
+
+
+def test_the_api_reference_lists_every_endpoint_offline(context, server):
+    reference = context.new_page()
+    reference.goto(f"{server.url}/docs")
+    titles = reference.locator(".endpoint h2")
+    expect(titles.first).to_have_text("POST /link")
+    assert {"POST /annotate", "POST /ground", "POST /ground_multi", "GET /concepts/{concept_id}", "POST /admin/reload"} <= set(titles.all_inner_texts())
+    expect(reference.locator(".endpoint").first).to_contain_text("mentions: [string")  # the request body, from the schema
+    reference.close()
