@@ -136,12 +136,12 @@ def finished(document: Document, prefer_prefix: tuple[str, ...], mark: str) -> D
     return document
 
 
-def summary(job: AnnotateJob, counts: AnnotationCounts, policy, replaced: int, failed: list[str] | None = None) -> None:
+def summary(job: AnnotateJob, counts: AnnotationCounts, policy, replaced: int, failed: int = 0) -> None:
     """The lines at the end of a run (stderr): what was done, what was skipped or failed, and why."""
     import typer
 
     skipped = f"; {policy.total_skipped} malformed record(s) skipped" if policy.total_skipped else ""
-    failures = f"; {len(failed)} record(s) failed" if failed else ""
+    failures = f"; {failed} record(s) failed" if failed else ""
     typer.echo(f"{counts.documents} document(s), {counts.mentions} mention(s), {counts.linked} linked{skipped}{failures}", err=True)
     for line in policy.report():
         typer.echo(f"  {line}", err=True)

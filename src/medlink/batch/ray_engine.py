@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import warnings
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 
 import typer
 
@@ -24,6 +24,7 @@ from medlink.batch.job import AnnotateJob, say_notes, summary
 from medlink.batch.local import require_replaceable_output
 from medlink.batch.render import Renderer
 from medlink.batch.resume import Progress, ResumableOutput, StreamOutput
+from medlink.errors import MedlinkError
 
 CHUNK_BATCHES = 2  # documents Ray Data hands an actor at once, in --batch-size batches: fewer, larger tasks cost less
 TASKS_PER_ACTOR = 2  # chunks given to an actor ahead: the actor that starts first does not take a small corpus whole
@@ -48,13 +49,17 @@ def run_ray(job: AnnotateJob, address: str | None, workers: int | None) -> int:
         output = ResumableOutput(job.out, job.settings(index_dir), renderer) if job.out is not None else StreamOutput(sys.stdout, renderer)
         progress = output.open()
         held.callback(output.close)
-        if start_ray(address):
-            import ray
+        import ray
 
+        if start_ray(address):
             held.callback(ray.shutdown)
         actors = workers or cpus_available()
         started = time.perf_counter()
-        first = run_pipeline(job, index_dir, documents, output, progress, actors, local=address is None)
+        try:
+            first = run_pipeline(job, index_dir, documents, output, progress, actors, local=address is None)
+        except ray.exceptions.RayError as error:  # an actor that could not start or died: said in a line, the progress kept
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise MedlinkError(f"Ray stopped the run ({type(error).__name__}: {reason[:500]})") from error
         output.finish()
     say_throughput(progress.documents - output.resumed_from, time.perf_counter() - started, first, actors, output.resumed_from)
     for failure in progress.failures:
@@ -62,7 +67,7 @@ def run_ray(job: AnnotateJob, address: str | None, workers: int | None) -> int:
     if progress.failed > len(progress.failures):
         typer.echo(f"  failed: {progress.failed - len(progress.failures):,} more record(s)", err=True)
     counts = job_counts(progress)
-    summary(job, counts, policy, progress.given, [""] * progress.failed)
+    summary(job, counts, policy, progress.given, progress.failed)
     return 1 if progress.failed else 0
 
 
@@ -120,7 +125,10 @@ def run_pipeline(
         )
     started, first = time.perf_counter(), None
     feeding.start()
-    with bar(enabled=not job.texts and not job.quiet, desc="annotate (ray)", unit="doc", initial=progress.documents) as shown:
+    with (
+        queue_closed(queue),
+        bar(enabled=not job.texts and not job.quiet, desc="annotate (ray)", unit="doc", initial=progress.documents) as shown,
+    ):
         for batch in dataset.iter_batches(batch_size=None, batch_format="pyarrow"):
             first = first if first is not None else time.perf_counter() - started
             for row in zip(*(batch.column(name).to_pylist() for name in ("seq", "doc_id", "text", "error", "mentions", "linked", "given"))):
@@ -129,6 +137,18 @@ def run_pipeline(
             output.save()
     feeding.finish()
     return first
+
+
+@contextmanager
+def queue_closed(queue):
+    """The feed's queue actor stopped when the run ends, however it ends."""
+    try:
+        yield
+    finally:
+        try:
+            queue.shutdown(force=True)
+        except Exception:  # noqa: BLE001 - Ray itself may be stopping
+            pass
 
 
 def take(row: tuple, output: StreamOutput, progress: Progress) -> None:
@@ -171,7 +191,10 @@ class Feeder(threading.Thread):
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             self.error = error
         finally:
-            self.queue.put(self.end)
+            try:
+                self.queue.put(self.end)
+            except Exception:  # noqa: BLE001 - the queue is gone: the run is stopping anyway
+                pass
 
     def finish(self) -> None:
         self.join()
