@@ -82,6 +82,9 @@ def start_ray(address: str | None) -> bool:
     if address is not None:
         ray.init(address=address, **quiet)
     else:
+        os.environ.setdefault(
+            "RAY_worker_niceness", "0"
+        )  # actors at this command's priority: Ray's default (15) yields every core to any other job
         ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)
     logging.getLogger("ray").setLevel(logging.ERROR)
     return True
