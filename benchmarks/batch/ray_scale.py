@@ -44,7 +44,10 @@ def ray_run(index: Path, source: Path, out: Path, workers: int) -> dict:
     """One ``--engine ray`` run: its throughput line's figures, its wall time and the actors' peak memory."""
     import psutil
 
-    out.unlink(missing_ok=True)
+    from medlink.batch.resume import partial_path, progress_path
+
+    for path in (out, partial_path(out), progress_path(out)):  # a run of this script that was stopped leaves them
+        path.unlink(missing_ok=True)
     started = time.perf_counter()
     process = subprocess.Popen(annotate(index, source, out, "--engine", "ray", "--workers", str(workers)), stderr=subprocess.PIPE, text=True)
     peak, cpu, load = {}, {}, [os.getloadavg()[0]]
