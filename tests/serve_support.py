@@ -66,7 +66,7 @@ class ThreadServer:
     """uvicorn serving ``app`` in a thread, on a socket this process bound (no race for the port)."""
 
     def __init__(self, app, grace: float = 5.0):
-        self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP named: asyncio then turns Nagle off
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.socket.bind(("127.0.0.1", 0))
         self.port = self.socket.getsockname()[1]

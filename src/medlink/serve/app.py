@@ -10,13 +10,16 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import uvicorn
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
+from uvicorn.supervisors import Multiprocess
 
 import medlink
 from medlink.errors import MedlinkError
@@ -92,19 +95,25 @@ def _reload_on_hangup(holder: EngineHolder) -> bool:
 
 def run(settings: ServeSettings, log_level: str = "info") -> None:
     """Serve until SIGINT or SIGTERM, then finish the requests in flight (up to ``GRACE_SECONDS``) and stop."""
-    import uvicorn
-
     os.environ[ENV] = settings.to_env()
-    if settings.workers > 1:
-        os.environ[SUPERVISOR_ENV] = str(os.getpid())
-    uvicorn.run(
-        "medlink.serve.app:create_app",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=settings.workers,
-        timeout_graceful_shutdown=GRACE_SECONDS,
-        log_level=log_level,
-        server_header=False,
-        timeout_worker_healthcheck=600,  # a fresh worker loads its index before it answers the supervisor's check
-    )
+    options = dict(factory=True, host=settings.host, port=settings.port, workers=settings.workers, log_level=log_level)
+    options.update(timeout_graceful_shutdown=GRACE_SECONDS, server_header=False)
+    if settings.workers == 1:
+        uvicorn.run("medlink.serve.app:create_app", **options)
+        return
+    os.environ[SUPERVISOR_ENV] = str(os.getpid())
+    # a fresh worker loads its index before it answers the supervisor's health check
+    config = TcpConfig("medlink.serve.app:create_app", **options, timeout_worker_healthcheck=600)
+    Multiprocess(config, sockets=[config.bind_socket()]).run()
+
+
+class TcpConfig(uvicorn.Config):
+    """uvicorn's Config whose shared socket says it is TCP. uvicorn makes it with protocol 0, and asyncio turns Nagle's
+    algorithm off only on connections of a socket that says so: without it, each answer of a worker waits out the
+    client's delayed ACK (about 40 ms), as one worker, which binds its own socket, does not."""
+
+    def bind_socket(self) -> socket.socket:
+        sock = super().bind_socket()
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.proto == 0:
+            return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+        return sock
