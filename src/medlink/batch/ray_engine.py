@@ -110,6 +110,7 @@ def run_pipeline(
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True
     context.enable_progress_bars = False
+    context.read_op_min_num_blocks = 1  # the feed is one read task: else Ray splits each chunk it reads into 200 blocks
     logging.getLogger("ray.data").setLevel(logging.ERROR)
     chunk = job.options.batch_documents * CHUNK_BATCHES
     queue = Queue(maxsize=QUEUED_CHUNKS * actors, actor_options={"num_cpus": 0})
