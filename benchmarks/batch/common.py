@@ -16,6 +16,7 @@ from medlink.corpora.pubtator import read_pubtator  # noqa: E402
 
 WORKDIR = scratch("medlink-bench-batch")
 SPLITS = {"train": "NCBItrainset_corpus.txt", "dev": "NCBIdevelopset_corpus.txt", "test": "NCBItestset_corpus.txt"}
+BC5CDR = ("CDR_TrainingSet.PubTator.txt", "CDR_DevelopmentSet.PubTator.txt")  # 1,000 more PubMed abstracts, none of them NCBI's
 
 
 def medic_index(workdir: Path = WORKDIR) -> Path:
@@ -36,6 +37,11 @@ def ncbi_texts(splits: tuple[str, ...]) -> list[tuple[str, str]]:
         for document in read_pubtator(SHARED_DATA / "ncbi-disease-pubtator" / SPLITS[split]):
             out.append((document.doc_id, document.text))
     return out
+
+
+def bc5cdr_texts() -> list[tuple[str, str]]:
+    """(PMID, title + " " + abstract) of BC5CDR's train and dev abstracts: more distinct abstracts for a longer run."""
+    return [(d.doc_id, d.text) for name in BC5CDR for d in read_pubtator(SHARED_DATA / "bc5cdr-pubtator" / name)]
 
 
 def write_jsonl(texts: list[tuple[str, str]], path: Path) -> Path:
