@@ -211,4 +211,4 @@ def test_the_readme_quickstart_runs_as_written(tmp_path):
     assert lines[0].startswith("Candidate(concept_id='HP:0001658'") and "Myocardial infarction" in lines[0]
     assert any(" MI " in line and line.endswith("present") for line in lines)
     assert any("chest pain" in line and line.endswith("absent") for line in lines)
-    assert lines[-1].startswith("Candidate(concept_id='C002'")
+    assert lines[-1].startswith("Candidate(concept_id='C1'")
