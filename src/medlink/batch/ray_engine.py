@@ -1,8 +1,8 @@
 """``medlink annotate --engine ray``: Ray Data ``map_batches`` over a pool of actors, each with the index loaded once.
 
 The driver reads the input and feeds it, in chunks, to a queue Ray Data reads (``ray_worker.QueueFeed``); the actors
-annotate and render; the driver takes their output in input order (Ray Data's ``preserve_order``) and appends it to
-``--out`` through ``resume.ResumableOutput`` (or to stdout). Ray runs on this machine unless ``--address`` names a
+annotate and render a chunk at a time; the driver takes their output in input order (Ray Data's ``preserve_order``)
+and appends it to ``--out`` through ``resume.ResumableOutput`` (or to stdout). Ray runs on this machine unless ``--address`` names a
 cluster: started for the run, without its dashboard, its workers' logs kept out of the terminal, and stopped at the end.
 A document whose annotation fails is reported with its id and counted; the run goes on.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import re
 import sys
 import threading
 import time
@@ -58,8 +59,7 @@ def run_ray(job: AnnotateJob, address: str | None, workers: int | None) -> int:
         try:
             first = run_pipeline(job, index_dir, documents, output, progress, actors, local=address is None)
         except ray.exceptions.RayError as error:  # an actor that could not start or died: said in a line, the progress kept
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise MedlinkError(f"Ray stopped the run ({type(error).__name__}: {reason[:500]})") from error
+            raise MedlinkError(f"Ray stopped the run: {ray_reason(error)}") from error
         output.finish()
     say_throughput(progress.documents - output.resumed_from, time.perf_counter() - started, first, actors, output.resumed_from)
     for failure in progress.failures:
@@ -69,6 +69,16 @@ def run_ray(job: AnnotateJob, address: str | None, workers: int | None) -> int:
     counts = job_counts(progress)
     summary(job, counts, policy, progress.given, progress.failed)
     return 1 if progress.failed else 0
+
+
+def ray_reason(error: BaseException) -> str:
+    """The line of a Ray error that says what went wrong (the first "SomeError: ..." of its remote traceback), else its
+    first line: Ray's own message is a screenful of its internals."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    found = next(
+        (line for line in lines if re.match(r"[A-Za-z_][\w.]*(Error|Exception|Interrupt): ", line) and not line.startswith("ray.")), None
+    )
+    return (found or (lines[0] if lines else type(error).__name__))[:500]
 
 
 def start_ray(address: str | None) -> bool:
@@ -107,22 +117,18 @@ def run_pipeline(
     from medlink.batch.ray_worker import END, AnnotateActor, QueueFeed
     from medlink.progress import bar
 
-    context = ray.data.DataContext.get_current()
-    context.execution_options.preserve_order = True
-    context.enable_progress_bars = False
-    context.read_op_min_num_blocks = 1  # the feed is one read task: else Ray splits each chunk it reads into 200 blocks
     logging.getLogger("ray.data").setLevel(logging.ERROR)
     chunk = job.options.batch_documents * CHUNK_BATCHES
     queue = Queue(maxsize=QUEUED_CHUNKS * actors, actor_options={"num_cpus": 0})
     feeding = Feeder(documents, progress.documents, chunk, queue, END)
     environment = {key: value for key, value in os.environ.items() if key.startswith("MEDLINK_")}
-    with warnings.catch_warnings():  # max_restarts: Ray's own advice for turning restarts off, though its keyword is deprecated
+    with data_context(), warnings.catch_warnings():  # max_restarts: Ray's own advice for turning restarts off, its keyword deprecated
         warnings.simplefilter("ignore", DeprecationWarning)
-        dataset = ray.data.read_datasource(QueueFeed(queue), num_cpus=0).map_batches(
+        dataset = ray.data.read_datasource(QueueFeed(queue), num_cpus=0, override_num_blocks=1).map_batches(
             AnnotateActor,
             fn_constructor_kwargs={"job": job, "index_dir": index_dir, "environment": environment},
             compute=ray.data.ActorPoolStrategy(size=actors, max_tasks_in_flight_per_actor=TASKS_PER_ACTOR),
-            batch_size=chunk,
+            batch_size=1,  # one chunk
             batch_format="pyarrow",
             num_cpus=1,
             **({"max_restarts": 0} if local else {}),  # on one machine an actor that died dies again: the run stops, resumable
@@ -132,15 +138,38 @@ def run_pipeline(
     with (
         queue_closed(queue),
         bar(enabled=not job.texts and not job.quiet, desc="annotate (ray)", unit="doc", initial=progress.documents) as shown,
+        warnings.catch_warnings(),
     ):
+        warnings.filterwarnings("ignore", message=".*minimum number of concurrent actors")  # one read task feeds them all: not so
         for batch in dataset.iter_batches(batch_size=None, batch_format="pyarrow"):
             first = first if first is not None else time.perf_counter() - started
-            for row in zip(*(batch.column(name).to_pylist() for name in ("seq", "doc_id", "text", "error", "mentions", "linked", "given"))):
-                take(row, output, progress)
-            shown.update(batch.num_rows)
+            for first_seq, results in zip(batch.column("seq").to_pylist(), batch.column("results").to_pylist()):
+                if first_seq != progress.documents:  # preserve_order broken: never write out of order
+                    raise RuntimeError(f"Ray returned document {first_seq + 1} where document {progress.documents + 1} was due")
+                rows = pickle.loads(results)
+                for row in rows:
+                    take(row, output, progress)
+                shown.update(len(rows))
             output.save()
     feeding.finish()
     return first
+
+
+@contextmanager
+def data_context():
+    """Ray Data's settings for this run's dataset (which takes a copy when it is made), the process's own put back after:
+    output in input order, no progress bars of Ray's, and a target block size of one byte, so that each chunk the feed
+    reads stays one block (Ray Data would merge small blocks up to 128 MB before passing any on, and split a lone read
+    task's output into 200)."""
+    import ray
+
+    context = ray.data.DataContext.get_current()
+    before = (context.execution_options.preserve_order, context.enable_progress_bars, context.target_max_block_size)
+    context.execution_options.preserve_order, context.enable_progress_bars, context.target_max_block_size = True, False, 1
+    try:
+        yield
+    finally:
+        context.execution_options.preserve_order, context.enable_progress_bars, context.target_max_block_size = before
 
 
 @contextmanager
@@ -157,9 +186,8 @@ def queue_closed(queue):
 
 def take(row: tuple, output: StreamOutput, progress: Progress) -> None:
     """One document's output appended (or its failure counted), in input order."""
-    seq, doc_id, text, error, mentions, linked, given = row
-    if seq != progress.documents:
-        raise RuntimeError(f"Ray returned document {seq + 1} where document {progress.documents + 1} was due")
+    doc_id, text, error, mentions, linked, given = row
+    seq = progress.documents
     if error is not None:
         progress.fail(f"document {doc_id} (document {seq + 1} of the input): {error}")
         typer.echo(f"medlink: document {doc_id} (document {seq + 1} of the input) failed: {error}", err=True)
@@ -182,16 +210,17 @@ class Feeder(threading.Thread):
 
     def run(self) -> None:
         try:
-            pending: list[tuple[int, bytes]] = []
+            pending: list[bytes] = []
+            first = self.done
             for seq, document in enumerate(self.documents):
                 if seq < self.done:
                     continue
-                pending.append((seq, pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL)))
+                pending.append(pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL))
                 if len(pending) == self.chunk:
-                    self.queue.put(pending)
-                    pending = []
+                    self.queue.put((first, pending))
+                    first, pending = seq + 1, []
             if pending:
-                self.queue.put(pending)
+                self.queue.put((first, pending))
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             self.error = error
         finally:

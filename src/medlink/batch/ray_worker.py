@@ -2,8 +2,8 @@
 
 Why a queue and one read task: the driver reads the input (any format, stdin, text arguments) with the same readers as
 the local engine, and streams it; Ray Data takes the documents as they come, in order, from a queue actor the driver
-fills, so a corpus is never held whole in the driver or the object store. Each actor loads the index once and renders
-the documents it annotates, so the driver only appends text.
+fills, a chunk of documents a row, so a corpus is never held whole in the driver or the object store. Each actor loads
+the index once and renders the documents it annotates, so the driver only appends text.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ END = None  # what the driver puts in the queue after the last chunk
 
 
 class QueueFeed(Datasource):
-    """One read task taking the driver's chunks of ``(number, pickled document)`` from a Ray queue until ``END``."""
+    """One read task taking the driver's chunks, ``(first document's number, pickled documents)``, from a Ray queue until
+    ``END``: each chunk one row, and (``ray_engine`` sets the target block size to a byte) one block, so Ray Data neither
+    merges chunks into a large block nor splits one."""
 
     def __init__(self, queue):
         super().__init__()
@@ -39,13 +41,13 @@ class QueueFeed(Datasource):
 
         def read():
             while (chunk := queue.get()) is not END:
-                yield pa.table({"seq": [seq for seq, _ in chunk], "document": [data for _, data in chunk]})
+                yield pa.table({"seq": [chunk[0]], "chunk": [chunk[1]]})
 
         return [ReadTask(read, BlockMetadata(num_rows=None, size_bytes=None, exec_stats=None, input_files=None))]
 
 
 class AnnotateActor:
-    """One annotator per actor: a batch of pickled documents in, each one's output text (or why it failed) out."""
+    """One annotator per actor: a chunk of pickled documents in, each one's output text (or why it failed) out."""
 
     def __init__(self, job: AnnotateJob, index_dir: Path, environment: dict[str, str]):
         os.environ.update(environment)  # the driver's MEDLINK_* settings (precision, home), as a local run would have them
@@ -53,34 +55,27 @@ class AnnotateActor:
         self.annotator = job.load_annotator(index_dir)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        pickled = batch.column("document").to_pylist()
+        results = [pickle.dumps(self.chunk(chunk), protocol=pickle.HIGHEST_PROTOCOL) for chunk in batch.column("chunk").to_pylist()]
+        return pa.table({"seq": batch.column("seq"), "results": results})
+
+    def chunk(self, pickled: list[bytes]) -> list[tuple]:
+        """Per document, in order: (id, output text, error or None, mentions, linked, annotations it came with)."""
         documents = [pickle.loads(data) for data in pickled]
-        rows: dict[str, list] = {
-            "seq": batch.column("seq").to_pylist(),
-            "doc_id": [document.doc_id for document in documents],
-            "given": [len(document.annotations) for document in documents],
-            "text": [],
-            "error": [],
-            "mentions": [],
-            "linked": [],
-        }
+        heads = [(document.doc_id, len(document.annotations)) for document in documents]
         try:
             annotated: list[Document | None] = list(self.annotator.annotate(documents))
         except Exception:  # one document failing fails the batch: each is then annotated alone, to name the one
             annotated = [None] * len(documents)
-        for data, document in zip(pickled, annotated):
+        rows = []
+        for (doc_id, given), data, document in zip(heads, pickled, annotated):
             try:
                 document = document if document is not None else next(iter(self.annotator.annotate([pickle.loads(data)])))
                 finished(document, self.job.prefer_prefix, self.mark)
                 text = self.renderer.document(document)
                 text.encode("utf-8")  # a lone surrogate fails here, as one document, not at the driver's write
-                error = None
+                rows.append((doc_id, text, None, len(document.annotations), sum(bool(a.ids) for a in document.annotations), given))
             except MedlinkError as failure:
-                text, error = "", str(failure)
+                rows.append((doc_id, "", str(failure), 0, 0, given))
             except Exception as failure:
-                text, error = "", f"{type(failure).__name__}: {failure}"
-            rows["text"].append(text)
-            rows["error"].append(error)
-            rows["mentions"].append(len(document.annotations) if error is None else 0)
-            rows["linked"].append(sum(bool(a.ids) for a in document.annotations) if error is None else 0)
-        return pa.table(rows)
+                rows.append((doc_id, "", f"{type(failure).__name__}: {failure}", 0, 0, given))
+        return rows
