@@ -1,0 +1,388 @@
+"""Write notes.jsonl from the snippets below, with offsets computed and checked.
+
+Each mention is given by its text (and which occurrence, when the text recurs).
+The script finds its offsets, checks text[start:end], and checks every code in the default KB.
+Run: python benchmarks/clinical_notes/build_notes.py [--kb PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+P, A, POS, C, H, S = "present", "absent", "possible", "conditional", "hypothetical", "someone_else"
+
+
+def m(text, code, assertion=P, historical=False, occurrence=0):
+    return {"text": text, "icd10cm": code, "assertion": assertion, "historical": historical, "occurrence": occurrence}
+
+
+# (kind, text, mentions); ids and splits are given in order: within each kind, 1st and 3rd dev, 2nd and 4th test.
+SNIPPETS = [
+    # ---------------------------------------------------------------- discharge diagnoses
+    ("discharge_diagnoses",
+     "DISCHARGE DIAGNOSES:\n1. Community-acquired pneumonia, right lower lobe.\n2. Type 2 diabetes mellitus with hyperglycemia.\n"
+     "3. Acute kidney injury, resolved.\n4. Essential hypertension.",
+     [m("Community-acquired pneumonia, right lower lobe", "J18.9"), m("Type 2 diabetes mellitus with hyperglycemia", "E11.65"),
+      m("Acute kidney injury", "N17.9", P, True), m("Essential hypertension", "I10")]),
+    ("discharge_diagnoses",
+     "Final diagnoses: acute on chronic systolic congestive heart failure; paroxysmal atrial fibrillation, rate controlled; "
+     "CKD stage 3b; hyperkalemia secondary to ACE inhibitor. Ruled out: acute coronary syndrome.",
+     [m("acute on chronic systolic congestive heart failure", "I50.23"), m("paroxysmal atrial fibrillation", "I48.0"),
+      m("CKD stage 3b", "N18.32"), m("hyperkalemia", "E87.5"), m("acute coronary syndrome", "I24.9", A)]),
+    ("discharge_diagnoses",
+     "Discharge Dx: NSTEMI (I21.4), s/p PCI to LAD. Secondary: hyperlipidemia; nicotine dependence, cigarettes. "
+     "Counseled on cessation. Return to ED if chest pain recurs or new shortness of breath.",
+     [m("NSTEMI", "I21.4"), m("I21.4", "I21.4"), m("hyperlipidemia", "E78.5"), m("nicotine dependence, cigarettes", "F17.210"),
+      m("chest pain", "R07.9", H), m("shortness of breath", "R06.02", H)]),
+    ("discharge_diagnoses",
+     "Diagnoses at discharge:\n- Acute pancreatitis, alcohol induced\n- Alcohol dependence with withdrawal\n- Hypomagnesemia\n"
+     "No evidence of pancreatic pseudocyst on CT. Billing: K85.20, F10.239.",
+     [m("Acute pancreatitis, alcohol induced", "K85.20"), m("Alcohol dependence with withdrawal", "F10.239"),
+      m("Hypomagnesemia", "E83.42"), m("pancreatic pseudocyst", "K86.3", A), m("K85.20", "K85.20"), m("F10.239", "F10.239")]),
+    # ---------------------------------------------------------------- ED triage
+    ("ed_triage",
+     "52yo M c/o CP x2h radiating to L arm, +diaphoresis, SOB. hx of MI 2019. Also HTN, DM2, HLD on meds. r/o ACS.",
+     [m("CP", "R07.9"), m("diaphoresis", "R61"), m("SOB", "R06.02"), m("MI", "I21.9", P, True), m("HTN", "I10"),
+      m("DM2", "E11.9"), m("HLD", "E78.5"), m("ACS", "I24.9", POS)]),
+    ("ed_triage",
+     "Pt BIBA, found down at home. GCS 14, confused. Hx of seizures, ETOH abuse. Denies HA, no vomitting. "
+     "FSBS 42 - hypoglycemia, given amp D50.",
+     [m("confused", "R41.0"), m("seizures", "R56.9", P, True), m("ETOH abuse", "F10.10", P, True), m("HA", "R51.9", A),
+      m("vomitting", "R11.10", A), m("hypoglycemia", "E16.2")]),
+    ("ed_triage",
+     "28 F c/o abd pain RLQ since last noc, nausea, low grade fever 38.1. LMP 2 wks ago. r/o appy vs ovarian torsion. "
+     "Neg for dysurea.",
+     [m("abd pain RLQ", "R10.31"), m("nausea", "R11.0"), m("fever", "R50.9"), m("appy", "K37", POS),
+      m("ovarian torsion", "N83.519", POS), m("dysurea", "R30.0", A)]),
+    ("ed_triage",
+     "Triage: 67M w/ worsening SOB & b/l LE edema x 1wk, 3 pillow orthopnea. Known CHF, COPD on home O2, afib on eliquis. "
+     "SpO2 86% RA. ?CHF exacerbation",
+     [m("SOB", "R06.02"), m("b/l LE edema", "R60.0"), m("orthopnea", "R06.01"), m("CHF", "I50.9"), m("COPD", "J44.9"),
+      m("afib", "I48.91"), m("CHF exacerbation", "I50.9", POS)]),
+    # ---------------------------------------------------------------- radiology impressions
+    ("radiology",
+     "CT HEAD W/O CONTRAST\nIMPRESSION:\n1. No acute intracranial hemorrhage or mass effect.\n"
+     "2. Chronic small vessel ischemic disease.\n3. Incidental left maxillary sinus retention cyst.",
+     [m("acute intracranial hemorrhage", "I62.9", A), m("Chronic small vessel ischemic disease", "I67.82"),
+      m("left maxillary sinus retention cyst", "J34.1")]),
+    ("radiology",
+     "CHEST X-RAY, 2 VIEWS\nIMPRESSION: Right lower lobe consolidation, compatible with pneumonia in the appropriate "
+     "clinical setting. Small right pleural effusion. No pneumothorax.",
+     [m("Right lower lobe consolidation", "R91.8"), m("pneumonia", "J18.9", POS), m("right pleural effusion", "J90"),
+      m("pneumothorax", "J93.9", A)]),
+    ("radiology",
+     "CT A/P IMPRESSION: 1. Acute uncomplicated sigmoid diverticulitis. 2. Cholelithiasis without evidence of acute "
+     "cholecystitis. 3. Hepatic steatosis.",
+     [m("Acute uncomplicated sigmoid diverticulitis", "K57.32"), m("Cholelithiasis", "K80.20"),
+      m("acute cholecystitis", "K81.0", A), m("Hepatic steatosis", "K76.0")]),
+    ("radiology",
+     "MRI L-SPINE IMPRESSION:\n1. L4-L5 disc herniation contacting the traversing left L5 nerve root.\n"
+     "2. Multilevel lumbar spinal stenosis, moderate at L3-L4.\n3. Lumbar degenerative disc disease.\n"
+     "Sacroiliac joints unremarkable.",
+     [m("L4-L5 disc herniation", "M51.26"), m("lumbar spinal stenosis", "M48.061"),
+      m("Lumbar degenerative disc disease", "M51.369")]),
+    # ---------------------------------------------------------------- problem lists
+    ("problem_list",
+     "Problem List:\n- Hypothyroidism (E03.9)\n- Obesity, BMI 34\n- Obstructive sleep apnea on CPAP\n- GERD\n"
+     "- h/o DVT 2019, completed anticoagulation\n- s/p appendectomy (2004)",
+     [m("Hypothyroidism", "E03.9"), m("E03.9", "E03.9"), m("Obesity", "E66.9"), m("Obstructive sleep apnea", "G47.33"),
+      m("GERD", "K21.9"), m("DVT", "I82.409", P, True)]),
+    ("problem_list",
+     "Active problems: 1) CKD 4 2/2 diabetic nephropathy 2) Anemia of chronic kidney disease 3) Secondary "
+     "hyperparathyroidism of renal origin 4) Peripheral neuropathy. Inactive: Hep C, treated, SVR achieved.",
+     [m("CKD 4", "N18.4"), m("diabetic nephropathy", "E11.21"), m("Anemia of chronic kidney disease", "D63.1"),
+      m("Secondary hyperparathyroidism of renal origin", "N25.81"), m("Peripheral neuropathy", "G62.9"),
+      m("Hep C", "B19.20", P, True)]),
+    ("problem_list",
+     "PROBLEM LIST (reviewed 3/2):\nAsthma, mild intermittent, uncomplicated\nMigraine without aura\nIron deficiency anemia\n"
+     "Anxiety\nPrediabetes - diet controlled\nEssential hypertension - I10",
+     [m("Asthma, mild intermittent, uncomplicated", "J45.20"), m("Migraine without aura", "G43.009"),
+      m("Iron deficiency anemia", "D50.9"), m("Anxiety", "F41.9"), m("Prediabetes", "R73.03"),
+      m("Essential hypertension", "I10"), m("I10", "I10")]),
+    ("problem_list",
+     "Problems:\n# Chronic low back pain\n# Osteoarthritis of both knees\n# BPH with LUTS\n# E11.9 - T2DM without complications\n"
+     "# Vitamin D deficiency\n# Former smoker, quit 2010 (30 pk-yr)",
+     [m("Chronic low back pain", "M54.50"), m("Osteoarthritis of both knees", "M17.0"), m("BPH with LUTS", "N40.1"),
+      m("E11.9", "E11.9"), m("T2DM without complications", "E11.9"), m("Vitamin D deficiency", "E55.9"),
+      m("Former smoker", "Z87.891", P, True)]),
+    # ---------------------------------------------------------------- family history
+    ("family_history",
+     "FAMILY HISTORY: Mother with breast cancer diagnosed at 45. Father died of MI at 60. Brother has type 1 diabetes. "
+     "No family history of colon cancer.",
+     [m("breast cancer", "C50.919", S), m("MI", "I21.9", S), m("type 1 diabetes", "E10.9", S), m("colon cancer", "C18.9", S)]),
+    ("family_history",
+     "FHx: mom - HTN, hypothyroid; dad - prostate ca, CABG x3 at 58; maternal grandmother with Alzheimer's. "
+     "Pt himself denies any heart problems.",
+     [m("HTN", "I10", S), m("hypothyroid", "E03.9", S), m("prostate ca", "C61", S), m("Alzheimer's", "G30.9", S),
+      m("heart problems", "I51.9", A)]),
+    ("family_history",
+     "Family hx significant for sudden cardiac death in paternal uncle (age 34) and hypertrophic cardiomyopathy in a first "
+     "cousin. Patient reports palpitations with exertion; no syncope.",
+     [m("sudden cardiac death", "I46.9", S), m("hypertrophic cardiomyopathy", "I42.2", S), m("palpitations", "R00.2", C),
+      m("syncope", "R55", A)]),
+    ("family_history",
+     "Family History\nDiabetis - mother, maternal aunt\nStroke - father (age 70)\nDepression - sister\n"
+     "No known family hx of bleeding disorders.",
+     [m("Diabetis", "E11.9", S), m("Stroke", "I63.9", S), m("Depression", "F32.A", S), m("bleeding disorders", "D68.9", S)]),
+    # ---------------------------------------------------------------- lay speech
+    ("lay_speech",
+     "Pt states \"I just can't catch my breath when I walk to the mailbox\" and \"my ankles are all swole up.\" "
+     "She ran out of her water pills last week.",
+     [m("can't catch my breath", "R06.02", C), m("ankles are all swole up", "R60.0")]),
+    ("lay_speech",
+     "Patient says she has \"sugar diabetes\" and \"high blood,\" and her \"nerves are bad lately.\" She is not sure whether "
+     "she had \"the shingles\" or just a rash last spring.",
+     [m("sugar diabetes", "E11.9"), m("high blood", "I10"), m("nerves are bad", "R45.0"), m("shingles", "B02.9", POS, True),
+      m("rash", "R21", POS, True)]),
+    ("lay_speech",
+     "Mom says \"he's been burning up all night and pulling at his ear.\" Also a \"stuffy nose\" since Monday. "
+     "No \"throwing up.\"",
+     [m("burning up", "R50.9"), m("stuffy nose", "R09.81"), m("throwing up", "R11.10", A)]),
+    ("lay_speech",
+     "Pt reports \"my heart feels like it's racing\" and \"I get dizzy spells if I stand up too fast.\" Denies "
+     "\"passing out.\" Takes a baby aspirin and a \"fluid pill.\"",
+     [m("heart feels like it's racing", "R00.2"), m("dizzy spells", "R42", C), m("passing out", "R55", A)]),
+    # ---------------------------------------------------------------- paediatrics
+    ("paediatrics",
+     "4 y/o brought in by mom for fever x3 days and barky cough. No stridor at rest. Dx: croup. "
+     "Sibling at home with RSV bronchiolitis.",
+     [m("fever", "R50.9"), m("barky cough", "R05.9"), m("stridor", "R06.1", A), m("croup", "J05.0"),
+      m("RSV bronchiolitis", "J21.0", S)]),
+    ("paediatrics",
+     "Well child check, 18 mo. Growing along 50th %ile. Hx of NICU stay for neonatal jaundice, resolved. Eczema on cheeks, "
+     "mild. Parents worried about speech delay; will reassess at 2 yrs and refer to EI if no words by then.",
+     [m("neonatal jaundice", "P59.9", P, True), m("Eczema", "L30.9"), m("speech delay", "F80.9", POS)]),
+    ("paediatrics",
+     "6 mo F with 2 days of watery diarhea and decreased wet diapers. Mild dehydration on exam. Tolerating Pedialyte. "
+     "Rotavirus gastroenteritis suspected given daycare outbreak; stool antigen pending.",
+     [m("watery diarhea", "R19.7"), m("dehydration", "E86.0"), m("Rotavirus gastroenteritis", "A08.0", POS)]),
+    ("paediatrics",
+     "12 yo with known ADHD, combined type, on stimulant. Presents with R ankle sprain from soccer, initial visit. "
+     "No h/o asthma. Immunizations UTD.",
+     [m("ADHD, combined type", "F90.2"), m("R ankle sprain", "S93.401A"), m("asthma", "J45.909", A)]),
+    # ---------------------------------------------------------------- oncology
+    ("oncology",
+     "ONCOLOGY:\n62F with invasive ductal carcinoma of the left breast, ER+/PR+/HER2-, stage IIA, s/p lumpectomy. "
+     "No evidence of metastatic disease on PET. Hot flashes on tamoxifen.",
+     [m("invasive ductal carcinoma of the left breast", "C50.912"), m("ER+", "Z17.0"), m("PR+", "Z17.21"),
+      m("HER2-", "Z17.32"), m("metastatic disease", "C79.9", A), m("Hot flashes", "R23.2")]),
+    ("oncology",
+     "Heme/Onc f/u: Stage IV NSCLC, adenocarcinoma of the right upper lobe, EGFR exon 19 deletion, with brain mets. "
+     "On osimertinib. Grade 2 diarrhea and paronychia, likely drug-related. No new bone lesions.",
+     [m("NSCLC", "C34.90"), m("adenocarcinoma of the right upper lobe", "C34.11"), m("brain mets", "C79.31"),
+      m("diarrhea", "R19.7"), m("paronychia", "L03.0"), m("bone lesions", "M89.9", A)]),
+    ("oncology",
+     "Assessment and Plan: 71M with newly diagnosed diffuse large B-cell lymphoma. Tumor lysis syndrome risk high - "
+     "start allopurinol, IVF. Prior hx of prostate cancer s/p radiation 2015, in remission.",
+     [m("diffuse large B-cell lymphoma", "C83.30"), m("Tumor lysis syndrome", "E88.3", H),
+      m("prostate cancer", "C61", P, True)]),
+    ("oncology",
+     "Pathology, right hemicolectomy: adenocarcinoma of the ascending colon, moderately differentiated, with two adjacent "
+     "tubular adenomas. pT3 pN0 (0/22 lymph nodes). Margins negative. No lymphovascular invasion.",
+     [m("adenocarcinoma of the ascending colon", "C18.2"), m("tubular adenomas", "D12.2")]),
+    # ---------------------------------------------------------------- drug-induced conditions
+    ("drug_induced",
+     "Admitted with acute kidney injury attributed to NSAID use (ibuprofen 800 mg TID x3 wks). Also noted: "
+     "lisinopril-induced angioedema in 2021; avoid all ACE inhibitors.",
+     [m("acute kidney injury", "N17.9"), m("lisinopril-induced angioedema", "T78.3", P, True)]),
+    ("drug_induced",
+     "Steroid-induced hyperglycemia in a non-diabetic patient on prednisone 60 mg for COPD exacerbation. Monitor FSBG "
+     "AC/HS; start sliding scale if BG > 180.",
+     [m("Steroid-induced hyperglycemia", "R73.9"), m("diabetic", "E11.9", A), m("COPD exacerbation", "J44.1")]),
+    ("drug_induced",
+     "Pt developed C. diff colitis after a course of clindamycin for a dental abscess. Also statin-associated myalgias, "
+     "resolved off atorvastatin. No rhabdo, CK normal.",
+     [m("C. diff colitis", "A04.72"), m("dental abscess", "K04.7", P, True),
+      m("statin-associated myalgias", "M79.10", P, True), m("rhabdo", "M62.82", A)]),
+    ("drug_induced",
+     "Dx: Lithium toxicity with coarse tremor and acute confusion; Li level 2.4. Hx of lithium-induced hypothyroidism. "
+     "Nephrogenic diabetes insipidus cannot be excluded.",
+     [m("Lithium toxicity", "T43.591"), m("coarse tremor", "R25.1"), m("acute confusion", "R41.0"),
+      m("lithium-induced hypothyroidism", "E03.2", P, True), m("Nephrogenic diabetes insipidus", "N25.1", POS)]),
+    # ---------------------------------------------------------------- psychiatry
+    ("psychiatry",
+     "Psych eval: 34F with major depressive disorder, recurrent, severe without psychotic features. Passive SI, denies "
+     "plan or intent. No HI. Denies AVH. Hx of PTSD after MVA.",
+     [m("major depressive disorder, recurrent, severe without psychotic features", "F33.2"), m("Passive SI", "R45.851"),
+      m("HI", "R45.850", A), m("AVH", "R44.3", A), m("PTSD", "F43.10", P, True)]),
+    ("psychiatry",
+     "Mental status: pressured speech, flight of ideas, decreased need for sleep x5 days. Impression: bipolar I disorder, "
+     "current episode manic, severe; r/o psychotic features. Hx cannabis use disorder, moderate, in early remission.",
+     [m("pressured speech", None), m("flight of ideas", None), m("decreased need for sleep", None),
+      m("bipolar I disorder, current episode manic, severe", "F31.13"),
+      m("cannabis use disorder, moderate, in early remission", "F12.21", P, True)]),
+    ("psychiatry",
+     "Chief complaint: \"I haven't slept in days and I keep hearing voices.\" Pt with schizoaffective disorder, bipolar "
+     "type, off meds x2 months. Possible medication nonadherence. No evidence of catatonia.",
+     [m("haven't slept in days", "G47.00"), m("hearing voices", "R44.0"),
+      m("schizoaffective disorder, bipolar type", "F25.0"), m("medication nonadherence", "Z91.14", POS),
+      m("catatonia", "F06.1", A)]),
+    ("psychiatry",
+     "Intake: 19 yo with anorexia nervosa, restricting type, BMI 15.8. Amenorrhea x6 mo. Bradycardia to 42 overnight. "
+     "Will admit to medical unit if weight drops below 40 kg. Denies self-harm.",
+     [m("anorexia nervosa, restricting type", "F50.019"), m("Amenorrhea", "N91.2"), m("Bradycardia", "R00.1"),
+      m("self-harm", "R45.88", A)]),
+    # ---------------------------------------------------------------- dermatology
+    ("dermatology",
+     "Derm: pearly papule with telangiectasia on the left nasal ala, concerning for basal cell carcinoma. Shave biopsy "
+     "done. Also seborrheic keratoses on the back. Hx of actinic keratoses treated with cryo.",
+     [m("basal cell carcinoma", "C44.311", POS), m("seborrheic keratoses", "L82.1"),
+      m("actinic keratoses", "L57.0", P, True)]),
+    ("dermatology",
+     "Diffuse pruritic urticarial rash over trunk and arms starting 2 days after amoxicillin. Likely drug eruption. "
+     "No mucosal involvement or blistering to suggest SJS. Hx of atopic dermatitis as a child.",
+     [m("urticarial rash", "L50.9"), m("drug eruption", "L27.0", POS), m("SJS", "L51.1", A),
+      m("atopic dermatitis", "L20.9", P, True)]),
+    ("dermatology",
+     "Scalp: well-demarcated erythematous plaques with silvery scale c/w plaque psoriasis. Nail pitting present. "
+     "Pt denies joint pain or morning stiffness; screen for psoriatic arthritis at each visit.",
+     [m("plaque psoriasis", "L40.0"), m("Nail pitting", "L60.8"), m("joint pain", "M25.50", A),
+      m("morning stiffness", "M25.60", A), m("psoriatic arthritis", "L40.50", H)]),
+    ("dermatology",
+     "Chronic hand dermatitis, likely irritant contact dermatitis from frequent handwashing (RN). Onychomycosis of right "
+     "great toenail. Return if signs of secondary infection.",
+     [m("Chronic hand dermatitis", "L30.9"), m("irritant contact dermatitis", "L24.9", POS),
+      m("Onychomycosis of right great toenail", "B35.1"), m("secondary infection", "L08.9", H)]),
+    # ---------------------------------------------------------------- obstetrics
+    ("obstetrics",
+     "G2P1 at 32w3d with gestational diabetes, diet controlled. Gestational hypertension, no proteinuria; r/o "
+     "preeclampsia with labs today. Prior C-section x1.",
+     [m("gestational diabetes, diet controlled", "O24.410"), m("Gestational hypertension", "O13.3"),
+      m("proteinuria", "R80.9", A), m("preeclampsia", "O14.93", POS)]),
+    ("obstetrics",
+     "OB triage: 24 yo G1P0 at 38w1d c/o leakage of clear fluid since 0400; nitrazine +, c/w premature rupture of "
+     "membranes. No contractions. Denies HA, visual changes, RUQ pain.",
+     [m("premature rupture of membranes", "O42.92"), m("HA", "R51.9", A), m("visual changes", "H53.9", A),
+      m("RUQ pain", "R10.11", A)]),
+    ("obstetrics",
+     "PPD#2 s/p SVD complicated by 2nd degree perineal laceration and postpartum hemorrhage (EBL 1100 mL), s/p 2u pRBC. "
+     "Now with symptomatic anemia; dizzy when standing. Hx of postpartum depression with first pregnancy; EPDS today 4.",
+     [m("2nd degree perineal laceration", "O70.1"), m("postpartum hemorrhage", "O72.1"), m("symptomatic anemia", "O90.81"), m("dizzy", "R42", C),
+      m("postpartum depression", "F53.0", P, True)]),
+    ("obstetrics",
+     "Prenatal visit, 11w by LMP. Hyperemesis gravidarum, 3 kg weight loss since 8w. History of two first-trimester "
+     "miscarriages. Return to L&D if unable to keep fluids down or if vaginal bleeding.",
+     [m("Hyperemesis gravidarum", "O21.0"), m("weight loss", "R63.4"), m("miscarriages", "O03.9", P, True),
+      m("vaginal bleeding", "O20.9", H)]),
+    # ---------------------------------------------------------------- orthopaedics
+    ("orthopaedics",
+     "Ortho: displaced fracture of the right distal radius, closed, initial encounter. Neurovascularly intact distally. "
+     "Also has left knee osteoarthritis, managed with injections.",
+     [m("displaced fracture of the right distal radius, closed", "S52.501A"), m("left knee osteoarthritis", "M17.12")]),
+    ("orthopaedics",
+     "45M seen for subsequent visit for L tib/fib shaft fx, routine healing. Early compartment syndrome was ruled out at "
+     "the last visit. Chronic R shoulder rotator cuff tear, nontraumatic.",
+     [m("L tib/fib shaft fx", "S82.202D"), m("compartment syndrome", "T79.A22", A),
+      m("Chronic R shoulder rotator cuff tear, nontraumatic", "M75.101")]),
+    ("orthopaedics",
+     "Left hip pain after mechanical fall from standing today. X-ray: nondisplaced left femoral neck fracture. Known "
+     "osteoporosis on alendronate. Denies dizziness before the fall.",
+     [m("Left hip pain", "M25.552"), m("nondisplaced left femoral neck fracture", "S72.002"), m("osteoporosis", "M81.0"),
+      m("dizziness", "R42", A)]),
+    ("orthopaedics",
+     "Post-op check: s/p R TKA 6 wks ago for primary OA. Mild stiffness, ROM 5-105. Incision healed, no signs of "
+     "infection. Contralateral knee with meniscal tear; plan MRI.",
+     [m("primary OA", "M17.11", P, True), m("stiffness", "M25.661"), m("infection", "T81.40", A),
+      m("meniscal tear", "S83.207")]),
+    # ---------------------------------------------------------------- infections
+    ("infection",
+     "UA positive, urine cx growing E. coli >100K. Dx: acute cystitis without hematuria due to E. coli. No flank pain or "
+     "CVA tenderness to suggest pyelonephritis.",
+     [m("acute cystitis without hematuria", "N30.00"), m("flank pain", "R10.A0", A), m("CVA tenderness", None, A),
+      m("pyelonephritis", "N12", A)]),
+    ("infection",
+     "Febrile to 39.4, HR 118, lactate 3.1. Sepsis secondary to LLL pnuemonia. Blood cx pending. Consider COVID-19; "
+     "PCR sent.",
+     [m("Febrile", "R50.9"), m("Sepsis", "A41.9"), m("LLL pnuemonia", "J18.9"), m("COVID-19", "U07.1", POS)]),
+    ("infection",
+     "ID consult: 58M with HIV on ART, CD4 480, VL undetectable. Now with cellulitus of the right lower leg. Hx of latent "
+     "TB treated with INH. Hep B surface Ag negative.",
+     [m("HIV", "B20"), m("cellulitus of the right lower leg", "L03.115"), m("latent TB", "Z22.7", P, True),
+      m("Hep B", "B19.10", A)]),
+    ("infection",
+     "Peds ED: 7yo with 3 days sore throat, fever, tender anterior cervical LAD, no cough. Rapid strep +. Dx strep "
+     "pharyngitis. Rash on trunk with sandpaper texture, ?scarlet fever.",
+     [m("sore throat", "R07.0"), m("fever", "R50.9"), m("anterior cervical LAD", "R59.0"), m("cough", "R05.9", A),
+      m("strep pharyngitis", "J02.0"), m("Rash", "R21"), m("scarlet fever", "A38.9", POS)]),
+    # ---------------------------------------------------------------- cardiology
+    ("cardiology",
+     "TTE: LVEF 30-35%, global hypokinesis. Impression: ischemic cardiomyopathy with HFrEF, NYHA class II. Moderate mitral "
+     "regurgitation. No pericardial effusion. Codes: I25.5, I50.20.",
+     [m("ischemic cardiomyopathy", "I25.5"), m("HFrEF", "I50.20"), m("mitral regurgitation", "I34.0"),
+      m("pericardial effusion", "I31.39", A), m("I25.5", "I25.5"), m("I50.20", "I50.20")]),
+    ("cardiology",
+     "Cards f/u: HTN, HLD, s/p CABG 2018 for 3VD. Stable angina, CCS class II: chest tightness when climbing 2 flights, "
+     "relieved by rest. No PND, no syncope. If chest pain >5 min not relieved by NTG, call 911.",
+     [m("HTN", "I10"), m("HLD", "E78.5"), m("3VD", "I25.10", P, True), m("Stable angina", "I20.89"),
+      m("chest tightness", "R07.89", C), m("PND", "R06.00", A), m("syncope", "R55", A), m("chest pain", "R07.9", H)]),
+    ("cardiology",
+     "EKG: atrial flutter with 2:1 block, rate 150. Hx of WPW s/p ablation. Pt c/o palpitations and lightheadedness. "
+     "CHA2DS2-VASc 3; r/o LA thrombus by TEE prior to cardioversion.",
+     [m("atrial flutter", "I48.92"), m("WPW", "I45.6", P, True), m("palpitations", "R00.2"), m("lightheadedness", "R42"),
+      m("LA thrombus", "I51.3", POS)]),
+    ("cardiology",
+     "Pt w/ severe aortic stenosis, mean gradient 48 mmHg, referred for TAVR. Hx rheumatic fever in childhood. Sister had "
+     "a bicuspid aortic valve. Denies exertional syncope.",
+     [m("aortic stenosis", "I35.0"), m("rheumatic fever", "I00", P, True), m("bicuspid aortic valve", "Q23.81", S),
+      m("exertional syncope", "R55", A)]),
+]
+
+
+def find(text: str, needle: str, occurrence: int) -> int:
+    """Start of the ``occurrence``-th match of ``needle`` not inside a longer word."""
+    left = r"(?<![A-Za-z0-9])" if needle[0].isalnum() else ""
+    right = r"(?![A-Za-z0-9])" if needle[-1].isalnum() else ""
+    starts = [hit.start() for hit in re.finditer(left + re.escape(needle) + right, text)]
+    if len(starts) <= occurrence:
+        raise ValueError(f"{needle!r} occurrence {occurrence} not in {text!r}")
+    return starts[occurrence]
+
+
+def build(kb: Path) -> list[dict]:
+    connection = sqlite3.connect(kb)
+    records, seen_kind = [], Counter()
+    for number, (kind, text, mentions) in enumerate(SNIPPETS, 1):
+        split = "dev" if seen_kind[kind] % 2 == 0 else "test"
+        seen_kind[kind] += 1
+        rows = []
+        for mention in mentions:
+            start = find(text, mention["text"], mention["occurrence"])
+            end = start + len(mention["text"])
+            assert text[start:end] == mention["text"]
+            code = mention["icd10cm"]
+            if code is not None and connection.execute("SELECT 1 FROM concepts WHERE id = ?", (f"ICD10CM:{code}",)).fetchone() is None:
+                raise ValueError(f"{code} is not in {kb}")
+            rows.append({"start": start, "end": end, "text": mention["text"], "icd10cm": code,
+                         "assertion": mention["assertion"], "historical": mention["historical"]})
+        rows.sort(key=lambda row: row["start"])
+        for first, second in zip(rows, rows[1:]):
+            assert first["end"] <= second["start"], f"overlapping gold spans in snippet {number}: {first} {second}"
+        records.append({"id": f"cn-{number:03d}", "split": split, "kind": kind, "text": text, "mentions": rows})
+    return records
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--kb", type=Path, default=Path.home() / ".cache" / "medlink" / "default-kb.sqlite")
+    parser.add_argument("--out", type=Path, default=HERE / "notes.jsonl")
+    args = parser.parse_args()
+    records = build(args.kb)
+    with args.out.open("w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    mentions = [mention for record in records for mention in record["mentions"]]
+    print(f"{len(records)} snippets, {len(mentions)} mentions -> {args.out}")
+    print("splits:", dict(Counter(record["split"] for record in records)))
+    print("mentions by split:", dict(Counter(record["split"] for record in records for _ in record["mentions"])))
+    print("assertion:", dict(Counter(mention["assertion"] for mention in mentions)))
+    print("historical:", sum(mention["historical"] for mention in mentions), "null codes:", sum(mention["icd10cm"] is None for mention in mentions))
+
+
+if __name__ == "__main__":
+    main()
