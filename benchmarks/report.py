@@ -29,6 +29,7 @@ from report_align import KINDS as ALIGN_KINDS, align_section  # noqa: E402
 from report_calibration import KINDS as CALIBRATION_KINDS, calibration_section  # noqa: E402
 from report_cells import Section, mb, num, secs, short_cpu, table, wrap  # noqa: E402
 from report_documents import KINDS as DOCUMENT_KINDS, assertion_section, documents_section  # noqa: E402
+from report_frontends import KINDS as FRONTEND_KINDS, batch_section, service_section  # noqa: E402
 from report_headline import headline  # noqa: E402
 from report_linking import KINDS as LINKING_KINDS, dense_section, lexical_section  # noqa: E402
 
@@ -49,6 +50,7 @@ KINDS = {
     "calibrated_link": lambda d: "mentions_per_second_with" in d,
     "peer_speed": lambda d: "ratio_calibrated_k30" in (d.get("rows") or [{}])[0],
     "default_first_use": lambda d: "first_use_seconds" in d,
+    **FRONTEND_KINDS,  # before robustness: spaCy's results have a throughput_ratio too
     "robustness": lambda d: ("by_reader" in d or "by_format" in d or "by_index" in d or "trials_per_command" in d or "throughput_ratio" in d
                              or "by_case" in d or ("by_label" in d and "annotate" in d)),
     "json_scorer": lambda d: "independent_acc@1" in d,
@@ -121,16 +123,7 @@ def speed_section(get) -> Section | None:
         cells = [f"{r.get('index', 'default-dense')} {secs(r['cli_seconds_median'])} ({short_cpu(d)})" for r, _, d in starts]
         section.body.append(f"- Warm `medlink link --index INDEX \"heart attack\"`, process start to answer, median of fresh processes: {'; '.join(cells)}.")
         section.add_runs([(name, d) for _, name, d in starts])
-    encodings = []
-    for name, d in dense:
-        encoding = [e for e in d.get("encoding") or [] if e["threads"] == 2 and e["batch"] == d["encoding"][0]["batch"]]
-        if encoding:
-            encodings.append(f"{short_cpu(d)} ({d.get('encoded_names') or 0:,} names) "
-                             + ", ".join(f"{e.get('precision', 'bf16' if e.get('bf16') else 'fp32')} {num(e['names_per_second'])}" for e in encoding))
-            section.add_runs([(name, d)])
-    if encodings:
-        section.body.append("- Encoding MEDIC names with the packaged MiniLM, 2 threads, names/s: " + "; ".join(encodings) + ".")
-    for name, d in calibrated[-1:]:
+    for name, d in ([] if get("peer_speed") else calibrated[-1:]):  # the headline's speed row when no peer run; else in the JSON
         section.body.append(f"- The default index on its KB's {d['mentions']:,} pseudo-mentions (k 5): {num(d['mentions_per_second_with'])} mentions/s with "
                             f"its calibration stage, {num(d['mentions_per_second_without'])} without.")
         section.add_runs([(name, d)])
@@ -242,7 +235,8 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
         kinds.setdefault(kind, []).append((name, data))
     get = lambda *names: [run for n in names for run in kinds.get(n, [])]  # noqa: E731
     sections = [s for s in (lexical_section(get), dense_section(get), calibration_section(get), documents_section(get),
-                            assertion_section(get), align_section(get), speed_section(get), kb_scale_section(get), robustness_section(get)) if s]
+                            assertion_section(get), align_section(get), speed_section(get), kb_scale_section(get), service_section(get), batch_section(get),
+                            robustness_section(get)) if s]
     written = read_notes(notes)
     titles = [s.title for s in sections]
     lines = ["# Benchmarks", "",
@@ -251,10 +245,9 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
              *wrap(f"From the {len(runs)} results files in `benchmarks/results/`, which hold more (dev trials, variants, timings). Each section "
              "ends with its runs: results file (CPU; commit): the command that reproduces it, from the repository root. Parameters are chosen "
              "on dev, never on test. Machines: 2 shared cores, no GPU, Python 3.11; speeds are medians on a noisy shared machine. \"-\": "
-             "not recorded. Earlier figures: docs/benchmark-history.md."), "",
-             "## Headline figures", "",
-             "[a-b]: 95% bootstrap interval. *Best peer*: another system in the same run. *Published*: the best figure in the literature "
-             "(benchmarks/anchors.json names each source).", "",
+             "not recorded. [a-b]: 95% bootstrap interval. *Best peer*: another system in the same run. *Published*: the best figure in "
+             "the literature (benchmarks/anchors.json names each source). Earlier figures: docs/benchmark-history.md."), "",
+             "## Headline figures",
              *headline(get, titles), ""]
     shown = set()
     for section in sections:
@@ -262,7 +255,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
         shown |= {name for name, _ in section.runs}
     general = [note for title, notes_ in written.items() if title not in titles for note in notes_]
     if general:
-        lines += ["## Notes", "", "Hand-written: figures no results JSON holds, each with its source.", "", *general, ""]
+        lines += ["## Notes", "Hand-written: figures no results JSON holds, each with its source.", "", *general, ""]
     unknown = [name for name, _ in kinds.get("unknown", [])]
     rest = [name for name, _ in runs if name not in shown and name not in unknown]
     if rest:

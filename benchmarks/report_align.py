@@ -92,14 +92,7 @@ def align_section(get) -> Section | None:
         section.body += ["`medlink align` of 10k DO + MEDIC concepts onto ICD-10-CM + HPO (117,539), fresh process; cold: empty encode cache; "
                          "cached: the target's names encoded before:", "",
                          *table(["aligner (depth)", "CPU", "lexical alone", "aligner, cold", "aligner, cached"], speed_rows), ""]
-    for name, d in augment[-1:]:
-        found = d["augmentation"]["rows"]
-        chosen = next((r.get("confidence") for r in found if r["variant"] == d["augmentation"].get("chosen_on_dev")), None)
-        cells = [f"{r['variant'].split(' (confidence')[0].split(', as it is')[0]} {_r(r['test_acc@1'])}"
-                 for r in found if r.get("confidence") in (None, chosen)]
-        section.body.append(f"- Metadata transfer (MEDIC augmented from DO through an alignment, confidence >= {chosen}; NCBI test Acc@1, KB names "
-                            "only): " + "; ".join(cells) + ".")
-        section.add_runs([(name, d)])
+    # metadata transfer (align_augment): in the JSON and docs/benchmark-history.md (Aligning terminologies)
     return section
 
 

@@ -88,8 +88,10 @@ def command_of(data: dict) -> str:
 
 
 def run_line(name: str, data: dict) -> str:
-    """One provenance line: Run results file (CPU; commit): command."""
-    return f"- Run `{name}` ({cpu(data)}; {data.get('commit', '-')}): `{command_of(data)}`"
+    """One provenance line: Run results file (CPU[, load average at its start]; commit): command."""
+    at_start = data.get("load_average_at_start")  # runs on the shared machine that took it: how busy it was
+    load = f", load average {at_start[0]:.1f} at start" if at_start else ""
+    return f"- Run `{name}` ({cpu(data)}{load}; {data.get('commit', '-')}): `{command_of(data)}`"
 
 
 def table(columns: list[str], rows: list[list[str]]) -> list[str]:
@@ -142,7 +144,7 @@ class Section:
         body = list(self.body)
         while body and not body[-1]:
             body.pop()
-        out = [f"## {self.title}", ""]
+        out = [f"## {self.title}"]  # no blank line under the heading: Markdown needs none, and the file has a line budget
         if self.intro:
             out += [*wrap(self.intro), ""]
         out += [wrapped for line in body for wrapped in (wrap(line) if line and line[0] != "|" else [line])]

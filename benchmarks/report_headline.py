@@ -152,29 +152,40 @@ def documents_rows(get, known):
 
 
 def assertion_rows(get, known):
+    """One row, the held-out splits side by side (as the NIL row does its two datasets)."""
     for _, run in get("assertion_status")[-1:]:
+        splits = []
         for split in ("test", "heldout2"):
             by = {r["system"].split(" ")[0]: r for r in run["assertion_rows"] if r["split"] == split}
             if "medlink" in by:
-                ours, neg = by["medlink"], by.get("negspaCy")
-                yield Row("Assertion status", "Assertion status", f"clinical snippets, {split} ({ours['targets']} mentions, gold spans)",
-                          "absent F1 / macro F1", f"{ours['absent']['f1']:.3f} / {ours['macro_f1']:.3f}",
-                          f"negspaCy {neg['absent']['f1']:.3f} / -" if neg else "-", cpu=short_cpu(run))
+                splits.append((split, by["medlink"], by.get("negspaCy")))
+        if splits:
+            yield Row("Assertion status", "Assertion status",
+                      "clinical snippets, gold spans: " + " / ".join(f"{split} ({ours['targets']} mentions)" for split, ours, _ in splits),
+                      "absent F1 (macro F1)", " / ".join(f"{ours['absent']['f1']:.3f} ({ours['macro_f1']:.3f})" for _, ours, _ in splits),
+                      "negspaCy " + " / ".join(f"{neg['absent']['f1']:.3f}" if neg else "-" for _, _, neg in splits)
+                      if any(neg for _, _, neg in splits) else "-", cpu=short_cpu(run))
 
 
 def align_rows(get, known):
+    """One row, the targets side by side: each target's main run (align_do_TARGET, else its latest)."""
     runs = get("align_quality")
+    cells = []
     for target in dict.fromkeys(d["alignment"]["target"] for _, d in runs):
         main = [(n, d) for n, d in runs if n == f"align_do_{target}"] or [(n, d) for n, d in runs if d["alignment"]["target"] == target][-1:]
         for _, d in main:
             rows = d["alignment_rows"]
             ours = max((r for r in rows if r["system"].startswith("medlink")), key=lambda r: r["test"].get("recall@1") or 0)
             peers = [r for r in rows if not r["system"].startswith("medlink") and r["test"].get("recall@1") is not None]
-            peer = max(peers, key=lambda r: r["test"]["recall@1"], default=None)
-            yield Row("Alignment", "Aligning terminologies", f"Disease Ontology -> {target}, {d['alignment']['split']['test']} test terms",
-                      "R@1 / mapping F1", f"{ours['test']['recall@1']:.3f} / {ours['test']['mapping']['f1']:.3f}",
-                      f"{peer['system'].split(' (')[0]} {peer['test']['recall@1']:.3f} / {peer['test']['mapping']['f1']:.3f}" if peer else "-",
-                      cpu=short_cpu(d))
+            cells.append((target, d, ours, max(peers, key=lambda r: r["test"]["recall@1"], default=None)))
+    if cells:
+        names = {peer["system"].split(" (")[0] for *_, peer in cells if peer}
+        yield Row("Alignment", "Aligning terminologies",
+                  "Disease Ontology -> " + " / ".join(f"{target} ({d['alignment']['split']['test']} test terms)" for target, d, _, _ in cells),
+                  "R@1 (mapping F1)", " / ".join(f"{ours['test']['recall@1']:.3f} ({ours['test']['mapping']['f1']:.3f})" for _, _, ours, _ in cells),
+                  (" / ".join(names) + " " + " / ".join(f"{peer['test']['recall@1']:.3f} ({peer['test']['mapping']['f1']:.3f})" if peer else "-"
+                                                        for *_, peer in cells)) if names else "-",
+                  cpu=cpus([d for _, d, _, _ in cells]))
 
 
 def speed_rows(get, known):
@@ -240,8 +251,37 @@ def robustness_rows(get, known):
                   cpu=cpus(kills))
 
 
+def service_rows(get, known):
+    from report_frontends import best_load_row, cpu_and_load
+    found = best_load_row(get("service_load"), "/link")
+    if found:
+        row, d = found
+        yield Row("Service", "Service",
+                  f"`medlink serve --index {d.get('index')}`, {row['workers']} workers, {row['users']} clients: `/link` of 10 NCBI test mentions",
+                  "p50 / p99 (req/s)", f"{num(row['p50_ms'])} / {num(row['p99_ms'])} ms ({row['requests_per_second']:.1f})", cpu=cpu_and_load(d))
+
+
+def spacy_rows(get, known):
+    from report_frontends import cpu_and_load
+    for _, d in get("spacy_pipe")[-1:]:
+        spans = d["spans"]
+        yield Row("spaCy component", "spaCy and Ray", "NCBI Disease test, 100 abstracts: `nlp.pipe` against `medlink annotate`, one process",
+                  "abstracts/s; documents with identical spans", f"{num(d['spacy_pipe']['abstracts_per_second'])} (`medlink annotate` "
+                  f"{num(d['medlink_annotate']['abstracts_per_second'])}); {spans['documents_identical']} of "
+                  f"{spans['documents_identical'] + spans['documents_differing']}", cpu=cpu_and_load(d))
+
+
+def ray_rows(get, known):
+    from report_frontends import cpu_and_load
+    for _, d in get("ray_batch")[-1:]:
+        rate = d["documents_per_second"]
+        yield Row("Corpus on Ray", "spaCy and Ray", "`medlink annotate --engine ray`, 2 actors against 1 on 2 cores", "documents/s; 36M abstracts",
+                  f"{rate['2']:,.1f} against {rate['1']:,.1f} ({d['speedup_2_over_1']:.2f}x); "
+                  f"{d['projection_36m_abstracts']['core_hours']:,} core-hours", cpu=cpu_and_load(d))
+
+
 ROWS = [lexical_rows, dense_rows, default_index_rows, ranker_rows, calibration_rows, documents_rows, assertion_rows, align_rows, speed_rows,
-        robustness_rows]
+        service_rows, spacy_rows, ray_rows, robustness_rows]
 
 
 def headline(get, headings: list[str], known: dict | None = None) -> list[str]:

@@ -77,7 +77,7 @@ def lexical_section(get) -> Section | None:
 
 def stages_table(get, section: Section) -> list[str]:
     """Each stage or option of the default lexical config off and on, in one run: test sets' Acc@1 and the speed ratio."""
-    rows, probes = [], []
+    rows = []
     for kind, key, (off, on), stage in STAGES:
         for name, d in get(kind)[-1:]:
             by_set = {r["set"]: r for r in d[key]}
@@ -87,17 +87,12 @@ def stages_table(get, section: Section) -> list[str]:
                 cells.append(arrow(r[off]["acc@1"], r[on]["acc@1"]) if r and r[off].get("acc@1") is not None else "-")
             big = max(d[key], key=lambda r: r["mentions"])
             rows.append([stage, *cells, f"{big[on]['mentions_per_second'] / big[off]['mentions_per_second']:.2f}"])
-            if d.get("probe"):
-                probes.append(f"{stage.split(' (')[0]} {sum(p[f'{off}_right'] for p in d['probe'])} → {sum(p[f'{on}_right'] for p in d['probe'])} "
-                              f"of {len(d['probe'])}")
             section.add_runs([(name, d)])
     if not rows:
         return []
     return ["", "Each stage or option of the default lexical config off → on, in one run (index built once, mentions/s the median of "
             "the run's repeats; the speed ratio on the largest set):", "",
-            *table(["stage", *(label + " Acc@1" for _, label in STAGE_SETS), "speed on / off"], rows),
-            *(["", "- Probes over the default KB (phrasings a coder would link, each with its codes), first candidate right off → on: "
-               + "; ".join(probes) + "."] if probes else [])]
+            *table(["stage", *(label + " Acc@1" for _, label in STAGE_SETS), "speed on / off"], rows)]  # the probes: in the JSON
 
 
 # ---- dense ------------------------------------------------------------------------------------------------------------
