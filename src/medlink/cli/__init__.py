@@ -40,7 +40,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _options(
-    show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print medlink's version and exit."),
+    show_version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print medlink's version and exit."),
 ) -> None:
     """Link medical mentions to concepts in medical terminologies."""
 

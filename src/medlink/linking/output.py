@@ -115,9 +115,10 @@ def decision_text(result: LinkResult) -> str:
     sure = f" with probability {top.probability:.3f}" if top.probability is not None else " (this index has no probabilities: scores only)"
     threshold = _threshold(result)
     if result.nil:
+        probability, threshold = _under(top.probability, result.nil_threshold)
         return (
             f"NIL: its first candidate{_after_backoff(top)}, {top.concept_id} ({top.name}), has probability "
-            f"{top.probability:.3f}, under the NIL threshold{threshold}"
+            f"{probability}, under the NIL threshold{threshold}"
         )
     return f"linked to {top.concept_id} ({top.name}){sure}" + (f" (NIL threshold{threshold})" if threshold else "")
 
@@ -125,6 +126,18 @@ def decision_text(result: LinkResult) -> str:
 def _after_backoff(candidate) -> str:
     """ " after backoff" when backoff put ``candidate`` first: the NIL decision is on it, not on the model's first choice."""
     return " after backoff" if any("backoff" in e for e in candidate.evidence) else ""
+
+
+def _under(probability: float | None, threshold: float | None) -> tuple[str, str]:
+    """A probability and the NIL threshold it is under, as "0.3797" and " 0.3800": three decimals, or as many more as
+    tell them apart (a strict comparison never reads "0.380 is under 0.380"); the threshold "" when there is none."""
+    if probability is None or threshold is None:
+        return (f"{probability:.3f}" if probability is not None else "none"), (f" {threshold:.3f}" if threshold is not None else "")
+    for digits in range(3, 10):
+        shown = f"{probability:.{digits}f}", f"{threshold:.{digits}f}"
+        if shown[0] != shown[1]:
+            return shown[0], f" {shown[1]}"
+    return repr(probability), f" {threshold!r}"
 
 
 def _threshold(result: LinkResult) -> str:
@@ -158,8 +171,7 @@ def result_lines(result: LinkResult) -> list[str]:
     lines = (
         [
             f"{text}\tNIL\t(first candidate's probability{_after_backoff(result.candidates[0])} "
-            f"{result.probability:.3f} is under the NIL threshold{_threshold(result)}; "
-            "candidates follow)"
+            "{} is under the NIL threshold{}; candidates follow)".format(*_under(result.probability, result.nil_threshold))
         ]
         if result.nil
         else []

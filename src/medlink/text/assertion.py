@@ -99,15 +99,27 @@ def _headings(text: str, matches: list[Match]) -> list[tuple[Match, int]]:
     return out
 
 
-_PER = re.compile(r"(?:\bper|\baccording to)\s+(?:(?:his|her|their|the|pt's|patient's)\s+)?$", re.IGNORECASE)
+_KIN = r"(?:mom|mother|dad|father|parents?|wife|husband|spouse|partner|son|daughter|sister|brother|aunt|uncle|grand\w+|caregiver|family)"
+# before a relative who tells or comes along: "per her mother", "brought in by mom", "accompanied by his wife and son",
+# "here with dad"; written with single spaces, each standing for any run of white space
+_ALONG = (
+    r"(?:\bper|\baccording to|\b(?:as )?(?:reported|told|relayed) by|\bhistory (?:from|obtained from|given by|provided by)"
+    r"|\b(?:brought|accompanied|escorted|driven|carried|walked)(?: (?:him|her|them|in|back|here|today|over))*"
+    r"(?: (?:to|into) (?:the )?(?:ed|er|clinic|office|hospital|emergency department))? by"
+    r"|\b(?:here|seen|presents|presented|presenting|arrives|arrived|comes in|came in|brought in) (?:today )?with)"
+    rf" (?:the )?(?:(?:his|her|their|pt's|patient's) )?(?:{_KIN} (?:and|or|&) (?:(?:his|her|their|the) )?)?$"
+)
+_PER = re.compile(_ALONG.replace(" ", r"\s+"), re.IGNORECASE)
+_OWN = re.compile(r"[\s,]+who\s+(?:also\s+)?(?:has|had|have|is|was|suffers|carries)\b", re.IGNORECASE)  # "here with mom, who has asthma"
 
 
 def _reports(text: str, match: Match) -> bool:
-    """Whether a relative's cue names the one who tells ("wife reports ...", "husband has noticed", "per her mother")."""
+    """Whether a relative's cue names the one who tells or brings ("wife reports ...", "husband has noticed", "per her
+    mother", "brought in by mom for fever"): the one with the problem is the patient."""
     if match.categories() != {FAMILY}:
         return False
-    if _PER.search(text, max(0, match.start - 30), match.start):
-        return True
+    if _PER.search(text, max(0, match.start - 60), match.start):
+        return not _OWN.match(text, match.end)
     for token in TOKEN.finditer(text, match.end, min(len(text), match.end + 40)):
         word = token.group().lower()
         if word not in FILLERS:
@@ -167,6 +179,23 @@ def _closing(text: str, low: int, at: int, high: int) -> int:
     return closing if closing >= 0 else high
 
 
+_CLOSES = re.compile(r"[ \t]*(?:[.;,:)!?\n]|$)")  # what may follow a cue that closes its phrase ("AKI, resolved.")
+_CLOSES_BEFORE = re.compile(r"[ \t]+(?:with|by|after|following|since|on|in|over|within|per)\b", re.IGNORECASE)  # "PE, ruled out by CTA"
+
+
+def _comma_before(text: str, match: Match, low: int, high: int) -> int:
+    """Where a backward cue's word window starts at the latest: after the last comma before it ("chest pain, negative
+    troponins": the pain is not denied), or, for a cue right after a comma that closes its phrase ("AKI, resolved.",
+    "PE, ruled out by CTA"), after the comma before that: the item before the comma is what it speaks of. A cue that
+    also reads forward closes its phrase only before punctuation ("cough, likely viral" doubts the cause, not the cough)."""
+    comma = text.rfind(",", low, match.start)
+    if comma >= 0 and not text[comma + 1 : match.start].strip():
+        forward = any(cue.direction != BACKWARD for cue in match.cues)
+        if _CLOSES.match(text, match.end, high) or (not forward and _CLOSES_BEFORE.match(text, match.end, high)):
+            comma = text.rfind(",", low, comma)
+    return comma + 1 if comma >= 0 else low
+
+
 def _scopes(text: str, clause: tuple[int, int], matches: list[Match]) -> Iterator[tuple[Match, Cue, int, int]]:
     """Each modifying cue of one clause with the characters it reaches. A cue with a word window reaches no further
     than a comma either ("RLQ pain, appendicitis vs ovarian cyst": the pain is not in doubt), and a cue inside
@@ -193,7 +222,7 @@ def _scopes(text: str, clause: tuple[int, int], matches: list[Match]) -> Iterato
                 earlier = bisect_right(ends, match.start)
                 start = ends[earlier - 1] if earlier else low
                 if cue.window is not None:
-                    start = _word_limit(text, match.start, cue.window, False, text.rfind(",", start, match.start) + 1 or start)
+                    start = _word_limit(text, match.start, cue.window, False, _comma_before(text, match, start, high))
                 yield match, cue, start, match.start
 
 

@@ -114,12 +114,13 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
     # the mention names what is screened for, prevented or worked up: "TB screening", "bleeding risk", "sepsis workup"
     *_cues(HYPOTHETICAL, BACKWARD, "screening | screen | risk", window=1),
     *_cues(POSSIBLE, BACKWARD, "workup | work up | protocol | testing", window=1),
-    # "if pain persists": the pain is there now, its course is what the sentence supposes
+    # "if pain persists": the pain is there now, its course is what the sentence supposes ("if pain returns" or "recurs"
+    # supposes it gone: the "if" speaks)
     *_cues(
         ONGOING,
         BACKWARD,
         """persists | persist | worsens | worsen | gets worse | get worse | continues | continue | does not improve |
-        doesn't improve | do not improve | fails to improve | not improving | recurs | recur | returns""",
+        doesn't improve | do not improve | fails to improve | not improving""",
         window=2,
     ),
     *_cues(
@@ -128,7 +129,7 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         """when | whenever | with exertion | on exertion | upon exertion | with activity | on activity | after eating |
         after meals | with meals | after food | after exercise | with exercise | during exercise | when walking | upon walking | on walking |
         after walking | with walking | with ambulation | on ambulation | when lying | when climbing | upon climbing | on climbing |
-        after taking | after starting | after drinking | triggered by | precipitated by | induced by | on standing | upon standing |
+        after taking | after drinking | triggered by | precipitated by | induced by | on standing | upon standing |
         with standing | in response to | each time | every time""",
         window=6,
     ),
@@ -164,7 +165,11 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         HISTORICAL,
         BACKWARD,
         """years ago | months ago | year ago | ago | at age | resolved | has resolved | have resolved | last year | last yr |
-        last winter | last summer | last spring | last fall | last autumn | completely resolved | fully resolved | since resolved""",
+        last winter | last summer | last spring | last fall | last autumn | completely resolved | fully resolved | since resolved |
+        now resolved | has now resolved | have now resolved | now fully resolved | now completely resolved | since fully resolved |
+        which resolved | which has resolved | which had resolved | which have resolved | which has since resolved |
+        which later resolved | which eventually resolved | which spontaneously resolved | that resolved | that has resolved |
+        that had resolved | that later resolved | that eventually resolved | that spontaneously resolved""",
         window=6,
     ),
     *_cues(
@@ -181,8 +186,11 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
         you are having | you start | you see | not on | not currently on | is not on | was not on | not taking | not resolved |
         has not resolved | have not resolved | not yet resolved | never resolved |
         not fully resolved | unresolved | relative risk | relative risks | relative to | past medical history | past medical hx |
-        past surgical history | medical history""",
-    ),
+        past surgical history | medical history |
+        after starting | since starting | after beginning | after initiating | after initiation of | after being started on |
+        after being placed on | after being put on | when started on | when he started | when she started | when first started |
+        when he was started on | when she was started on""",
+    ),  # a drug's start dates an event once ("developed SJS after starting lamotrigine"): a time, not a trigger
     *_cues(
         TERMINATE,
         BOTH,
@@ -211,7 +219,9 @@ LEXICON_ENTRIES: list[tuple[str, Cue]] = [
 ]
 LEXICON: dict[str, tuple[Cue, ...]] = {}
 for _phrase, _cue in LEXICON_ENTRIES:
-    LEXICON[_phrase] = LEXICON.get(_phrase, ()) + (_cue,)
+    # a contraction as notes also write it, without its apostrophe: "doesnt have", "cant rule out"
+    for _spelling in dict.fromkeys((_phrase, _phrase.replace("n't", "nt"))):
+        LEXICON[_spelling] = LEXICON.get(_spelling, ()) + (_cue,)
 # A mention that says its own absence ("Afebrile, VSS"): the span is its cue
 SELF_NEGATED = frozenset({"afebrile"})
 # A heading's cue (at a line's start, before a colon) modifies its whole section: a family history lists several relatives' illnesses;
@@ -221,7 +231,8 @@ HEADINGS: dict[str, Cue] = {
 }
 # A relative who tells ("wife reports he has been confused", "per his mother") is the source, not the one who has it
 REPORTING = frozenset(
-    "reports reported states stated notes noted noticed says said thinks believes feels describes worries brought brings".split()
+    """reports reported states stated notes noted noticed says said thinks believes feels describes worries worried concerned
+    brought brings bringing accompanies accompanied called calls""".split()
 )
 FILLERS = frozenset("has have had also".split())
 TOKEN = re.compile(r"[A-Za-z0-9]+(?:[/'’][A-Za-z0-9]+)*")

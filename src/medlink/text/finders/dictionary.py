@@ -25,6 +25,9 @@ Rules a plain string matcher gets wrong, and what this one does:
   "wound"), or alone where the slip is a letter dropped, doubled or two swapped in a disease's Greek
   or Latin name of seven letters or more ("pnuemonia", ``slip``). Such spans say so
   (``infons["match"] = "approximate"``).
+- **A contraction without its apostrophe**: "cant sleep" finds the name "can't sleep" (whose words are "can t sleep"),
+  "dont", "doesnt", "isnt" ... alike (``CONTRACTIONS``), where the names use the contraction and not the word; the span
+  reads with the apostrophe (``infons["read_as"]``).
 - **A note's shortened words** (``shorthand``): "breast ca", "bipolar d/o", "pulmonary HTN" are also
   matched written out (``word_shorthand``), the written-out text the span's ``read_as``.
 - **What text leaves unsaid.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism
@@ -49,7 +52,7 @@ from medlink.core import READ_AS, Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
-from medlink.text.finders.word_forms import JOINED, PREFIX_LENGTHS, classical_singular, loose_word, slip, spaced
+from medlink.text.finders.word_forms import CONTRACTIONS, JOINED, PREFIX_LENGTHS, classical_singular, loose_word, slip, spaced
 from medlink.text.finders.word_shorthand import expanded, shorthand_span
 from medlink.text.normalize import SIGNED, Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, name_forms
@@ -81,6 +84,14 @@ class DictionaryOptions:
             raise MedlinkError(f"dictionary finder: unknown overlap policy {self.overlap!r}; known: {', '.join(OVERLAP_POLICIES)}")
         if self.min_length < 1 or self.short_form_max < 0:
             raise MedlinkError("dictionary finder: min_length must be >= 1 and short_form_max >= 0")
+
+
+def _apostrophes(text: str, tokens: list[Token], joints: set[int]) -> dict[int, str]:
+    """The spellings that give a contraction written without its apostrophe one in a span's reading: "can" (of "cant")
+    as "can'", before the "t" (by position among ``tokens``)."""
+    if not joints:
+        return {}
+    return {i: text[token.start : token.end] + "'" for i, token in enumerate(tokens[:-1]) if token.end in joints}
 
 
 def _read_as(span: Annotation, reading: str) -> Annotation:
@@ -163,10 +174,11 @@ class DictionaryFinder:
         spans = []
         for words in passage_tokens(document, self.normalize):  # a passage ends a word and a name, even where the next one touches it
             tokens, inside = self._prefixes_split(words)
+            tokens, joints = self._contractions_split(tokens)
             for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT | TURNED_EXACT):
                 start, end = tokens[first].start, tokens[last - 1].end
-                if start in inside or end in inside:
-                    continue  # a part of a word: "eclampsia" in "preeclampsia"
+                if start in inside or end in inside or start in joints or end in joints:
+                    continue  # a part of a word: "eclampsia" in "preeclampsia", "can" in "cant"
                 if (
                     value & SHORT_FORM
                     and not self.normalize.in_capitals(text[start:end])
@@ -177,14 +189,13 @@ class DictionaryFinder:
                     and not spaced(text, tokens[first:last])
                 ):
                     continue
-                spans.append(
-                    _read_as(Annotation(start, end, text[start:end], source=self.name), respelt(text, tokens[first:last], cuts=inside))
-                )
+                reading = respelt(text, tokens[first:last], _apostrophes(text, tokens[first:last], joints), cuts=inside)
+                spans.append(_read_as(Annotation(start, end, text[start:end], source=self.name), reading))
             looser = [
-                *(self._approximate(text, tokens, inside) if self.options.approximate else ()),
+                *(self._approximate(text, tokens, inside, joints) if self.options.approximate else ()),
                 *(self._shorthand(text, tokens, inside) if self.options.shorthand else ()),
             ]
-            spans.extend(span for span in looser if span.start not in inside and span.end not in inside)  # whole words only
+            spans.extend(span for span in looser if not {span.start, span.end} & (inside | joints))  # whole words only
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         return resolve_overlaps(spans, overlap or self.options.overlap)
@@ -205,6 +216,23 @@ class DictionaryFinder:
             out += [Token(token.start, cut, prefix), Token(cut, token.end, token.norm[len(prefix) :])]
             inside.add(cut)
         return out, inside
+
+    def _contractions_split(self, tokens: list[Token]) -> tuple[list[Token], set[int]]:
+        """``tokens`` with a contraction written without its apostrophe ("cant") read as the names' words for it ("can",
+        "t"), where the names use those and not the word itself; and the offsets of the cuts (before the "t")."""
+        known = self.automaton.frequencies
+        if "t" not in known:
+            return tokens, set()
+        out, joints = [], set()
+        for token in tokens:
+            word = token.norm
+            if word in CONTRACTIONS and word not in known and word[:-1] in known and token.end - token.start == len(word):
+                cut = token.end - 1
+                out += [Token(token.start, cut, word[:-1]), Token(cut, token.end, "t")]
+                joints.add(cut)
+            else:
+                out.append(token)
+        return out, joints
 
     @staticmethod
     def _eponym_at(text: str, start: int) -> bool:
@@ -228,10 +256,11 @@ class DictionaryFinder:
         """Whether a key carrying ``flag`` spans all of ``words``."""
         return any(first == 0 and last == len(words) for first, last, _ in self.automaton.spans(words, flag))
 
-    def _approximate(self, text: str, tokens: list[Token], cuts: set[int]) -> Iterable[Annotation]:
+    def _approximate(self, text: str, tokens: list[Token], cuts: set[int], joints: set[int]) -> Iterable[Annotation]:
         """Spans of loose word forms; a span with a spelling-corrected word needs as many words spelt right as
         corrected ("diabetis mellitus" yes; "found" -> "wound" or "structure" -> "stricture" alone, no). A span read
-        through a Latin singular or a cut prefix (``cuts``) is read so (``infons["read_as"]``)."""
+        through a Latin singular, a cut prefix (``cuts``) or a contraction's missing apostrophe (``joints``) is read so
+        (``infons["read_as"]``)."""
         kept = [i for i, t in enumerate(tokens) if t.norm != POSSESSIVE]
         readings = self._readings
         read = [readings.get(tokens[i].norm) or self._read(tokens[i].norm) for i in kept]
@@ -243,10 +272,11 @@ class DictionaryFinder:
             start, end = tokens[kept[first]].start, tokens[kept[last - 1]].end
             if crosses_boundary(text, start, end) or not value & LOOSE and not spaced(text, [tokens[kept[j]] for j in range(first, last)]):
                 continue
+            words_of_span = [tokens[kept[j]] for j in range(first, last)]
             singulars = {j - first: singular[j] for j in range(first, last) if singular[j]}
             yield _read_as(
                 Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"}),
-                respelt(text, [tokens[kept[j]] for j in range(first, last)], singulars, cuts),
+                respelt(text, words_of_span, {**_apostrophes(text, words_of_span, joints), **singulars}, cuts),
             )
 
     def _shorthand(self, text: str, tokens: list[Token], cuts: set[int]) -> Iterable[Annotation]:

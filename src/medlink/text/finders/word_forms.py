@@ -1,5 +1,6 @@
 """The forms of a word the dictionary finder reads besides its spelling: plurals (English, Latin and Greek), a
-misspelt disease name, a prefix written joined ("preeclampsia" for "pre-eclampsia")."""
+misspelt disease name, a prefix written joined ("preeclampsia" for "pre-eclampsia"), a contraction written without
+its apostrophe ("cant" for "can't")."""
 
 from __future__ import annotations
 
@@ -77,3 +78,9 @@ JOINED_PREFIXES = tuple(
 )
 JOINED = frozenset(JOINED_PREFIXES)
 PREFIX_LENGTHS = sorted({len(prefix) for prefix in JOINED_PREFIXES})  # a word's first k letters looked up, not every prefix tried
+
+# "n't" contractions as text writes them without the apostrophe ("cant sleep", "doesnt eat"), read as the names'
+# normalised words ("can't" is "can t"); "wont" and "cant" are English words too, so only where the names never use them
+CONTRACTIONS = frozenset(
+    """cant dont wont isnt doesnt didnt couldnt shouldnt wouldnt wasnt werent arent hasnt havent hadnt aint mustnt neednt""".split()
+)
