@@ -111,11 +111,32 @@ def test_index_verify_checks_every_file_and_loading_checks_large_ones_by_size(bu
     assert "as built" in medlink("index", "verify", built).stdout
     copy = tmp_path / "copy"
     shutil.copytree(built, copy)
-    damage(copy / "generators/tfidf/postings.npz", "flip", random.Random(3))
+    damage(copy / "generators/tfidf/postings.data.npy", "flip", random.Random(3))
     monkeypatch.setattr(inventory, "SMALL_FILE", 0)  # every file "large": loading checks sizes only
     assert check_index_files(copy, read_manifest(copy))
     monkeypatch.undo()
-    with pytest.raises(MedlinkError, match="postings.npz: damaged .*crc32 checksum differs"):
+    with pytest.raises(MedlinkError, match="postings.data.npy: damaged .*crc32 checksum differs"):
         check_index_files(copy, read_manifest(copy))
     result = medlink("index", "verify", copy, check=False)
-    assert result.returncode != 0 and "generators/tfidf/postings.npz" in result.stderr and "sha256 checksum differs" in result.stderr
+    assert result.returncode != 0 and "generators/tfidf/postings.data.npy" in result.stderr and "sha256 checksum differs" in result.stderr
+
+
+def test_a_matrix_too_large_to_checksum_at_load_is_refused_when_its_structure_is_damaged(built, tmp_path, monkeypatch):
+    """A TF-IDF matrix above the load-time checksum's size is memory-mapped; a column index out of range in it (what
+    would send scipy outside the arrays) is refused naming the file, not used."""
+    import numpy as np
+
+    from medlink import inventory
+    from medlink.retrieval import csr_files
+
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    indices = copy / "generators/tfidf/common.indices.npy"
+    damaged = np.load(indices)
+    damaged[len(damaged) // 2] = 1 << 30
+    np.save(indices, damaged)  # same size: loading's size check passes
+    monkeypatch.setattr(inventory, "SMALL_FILE", 0)  # every file "large": sizes checked, arrays memory-mapped
+    monkeypatch.setattr(csr_files, "SMALL_FILE", 0)
+    assert not csr_files.load_csr(built / "generators/tfidf", "common").indices.flags.owndata  # a view of the mapped file
+    with pytest.raises(MedlinkError, match=re.escape(str(indices)) + ".*column indices outside"):
+        Linker.load(copy)

@@ -12,8 +12,8 @@ from medlink.errors import MedlinkError
 from medlink.inventory import check_files
 from medlink.versions import package_versions
 
-INDEX_FORMAT_VERSION = "3"  # 3: rerankers/ (an ordered list), alt_ids.tsv; 2: name-table counts, TF-IDF impact postings
-READABLE_VERSIONS = ("2", "3")  # a version-2 index loads: its one reranker folder and its KB's alt ids are found in version 2's layout
+INDEX_FORMAT_VERSION = "4"  # 4: TF-IDF matrices as .npy files; 3: rerankers/ (an ordered list), alt_ids.tsv; 2: name-table counts
+READABLE_VERSIONS = ("2", "3", "4")  # a version-2 index loads: its one reranker folder and its KB's alt ids are found in version 2's layout
 MANIFEST = "manifest.json"  # written last: a folder with a manifest is a complete index
 CONCEPT_IDS = "concept_ids.txt"
 CONCEPT_NAMES = "concept_names.txt"

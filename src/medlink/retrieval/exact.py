@@ -9,7 +9,7 @@ near miss there, and may rank a different concept spelt closer ("Hip contracture
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -103,15 +103,10 @@ class ExactGenerator(GeneratorBase):
         if words:
             self.stem = word_stemmer()
             self.word_keys = word_keys if word_keys is not None else [word_key(key, self.stem, self.function_words) for key in table.keys]
-            rows: dict[str, list[int]] = defaultdict(list)
-            for row, key in enumerate(self.word_keys):
-                rows[key].append(row)
+            rows = rows_by_key(self.word_keys)
             rows.pop("", None)
-            plain_rows: dict[str, list[int]] = defaultdict(list)
-            for row, key in enumerate(plain_keys or ()):
-                if key and key not in rows:
-                    plain_rows[key].append(row)
-            self.rows_of = {**rows, **plain_rows}
+            plain_rows = rows_by_key(plain_keys or ())
+            self.rows_of = {**{key: found for key, found in plain_rows.items() if key and key not in rows}, **rows}
         else:
             self.row_of = {key: row for row, key in enumerate(table.keys)}
 
@@ -146,14 +141,33 @@ class ExactGenerator(GeneratorBase):
             settings["plain_forms"] = PLAIN_FORMS
         (directory / PARAMS_FILE).write_text(json.dumps(settings), encoding="utf-8")
 
+    def _rows(self, key: str) -> tuple[int, ...]:
+        found = self.rows_of.get(key, ())
+        return (found,) if isinstance(found, int) else found
+
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         if self.words:
-            found = [(i, row) for i, m in enumerate(mentions) for row in self.rows_of.get(word_key(m, self.stem, self.function_words), ())]
+            found = [(i, row) for i, m in enumerate(mentions) for row in self._rows(word_key(m, self.stem, self.function_words))]
         else:
             found = [(i, self.row_of[m]) for i, m in enumerate(mentions) if m in self.row_of]
         query = np.array([i for i, _ in found], dtype=np.int64)
         key = np.array([row for _, row in found], dtype=np.int64)
         return self._concept_hits(query, key, np.ones(len(found), np.float32), stage, len(mentions), k)
+
+
+def rows_by_key(keys: Sequence[str]) -> dict[str, int | tuple[int, ...]]:
+    """Key -> its row, or the rows holding it (ascending) where it is on several. Most keys are on one row: those are
+    grouped by C-level dict and Counter passes, and only the repeated keys by a loop (what loading an index's word keys
+    spends its time on)."""
+    rows: dict[str, int | tuple[int, ...]] = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
+    repeated = {key for key, count in Counter(keys).items() if count > 1}
+    if repeated:
+        groups: dict[str, list[int]] = defaultdict(list)
+        for row, key in enumerate(keys):
+            if key in repeated:
+                groups[key].append(row)
+        rows.update((key, tuple(found)) for key, found in groups.items())
+    return rows
 
 
 def row_lines(path: Path, table: NameTable, what: str) -> list[str]:

@@ -11,7 +11,7 @@ words beyond the mention's selective ones are common ones the mention shares (".
 fracture") scores low in stage 1 and high in stage 2: hence the wider stage 1. A mention with no selective n-gram at
 all is shortlisted instead from postings of the common n-grams (whole lists for the rarer ones, only the highest-weighted names
 for the most common; see ``tfidf_impact``), so it never costs a scan of the whole table.
-The vocabulary and idf are saved as plain arrays (not a pickle) so an index survives a
+The vocabulary, idf and matrices are saved as plain arrays (not a pickle; ``csr_files``) so an index survives a
 scikit-learn upgrade.
 """
 
@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from medlink.errors import DamagedFileError, reading
 from medlink.params import TFIDF_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
+from medlink.retrieval.csr_files import has_csr, load_csr, save_csr
 from medlink.retrieval.hits import Hits, concatenate_hits
 from medlink.retrieval.names import NameTable, read_json
 from medlink.retrieval.ngrams import ANALYZERS, VocabularyTfidf, fit_word_bounded
@@ -155,10 +156,10 @@ class TfidfGenerator(GeneratorBase):
             (directory / "vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False))
         np.save(directory / "idf.npy", self.vectorizer.idf_.astype(np.float32))
         np.save(directory / "common_columns.npy", self.common_columns)
-        sp.save_npz(directory / "postings.npz", self.postings, compressed=False)
-        sp.save_npz(directory / "common.npz", self.common, compressed=False)
+        save_csr(directory, "postings", self.postings)
+        save_csr(directory, "common", self.common)
         if self.impact is not None:
-            sp.save_npz(directory / "impact.npz", self.impact, compressed=False)
+            save_csr(directory, "impact", self.impact)
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> TfidfGenerator:
@@ -175,12 +176,8 @@ class TfidfGenerator(GeneratorBase):
                 vectorizer = _vectorizer(params)
                 vectorizer.vocabulary_, vectorizer.idf_ = vocabulary, idf
 
-        def matrix(file: str) -> sp.csr_matrix:
-            with reading(directory / file):
-                return sp.load_npz(directory / file).tocsr()
-
-        impact = matrix("impact.npz") if (directory / "impact.npz").is_file() else None
-        postings, common = matrix("postings.npz"), matrix("common.npz")
+        impact = load_csr(directory, "impact") if has_csr(directory, "impact") or (directory / "impact.npz").is_file() else None
+        postings, common = load_csr(directory, "postings"), load_csr(directory, "common")
         with reading(directory / "common_columns.npy"):
             common_columns = np.load(directory / "common_columns.npy")
         width = len(idf)

@@ -1,0 +1,63 @@
+"""A CSR matrix as plain ``.npy`` files (data, indices, indptr, shape), read back without a zip archive.
+
+Why: ``scipy.sparse.load_npz`` reads a zip member by member and checks each member's CRC as it copies, which made
+loading an index's TF-IDF matrices most of its start-up. Plain ``.npy`` files are read with one copy, and files too
+large for the load-time checksum (``inventory.SMALL_FILE``) are memory-mapped: pages come from the page cache as
+queries touch them, and worker processes share them. Such a file's structure is still checked here (every column
+index in range, row pointers in order), so damage that would send scipy outside the arrays is refused at load; its
+values are checked by ``medlink index verify``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from medlink.errors import DamagedFileError, reading
+from medlink.inventory import SMALL_FILE
+
+PARTS = ("data", "indices", "indptr", "shape")
+
+
+def part_path(directory: Path, stem: str, part: str) -> Path:
+    return Path(directory) / f"{stem}.{part}.npy"
+
+
+def save_csr(directory: Path, stem: str, matrix: sp.csr_matrix) -> None:
+    """``matrix`` as ``<stem>.data.npy``, ``.indices.npy``, ``.indptr.npy`` and ``.shape.npy`` in ``directory``."""
+    arrays = {"data": matrix.data, "indices": matrix.indices, "indptr": matrix.indptr, "shape": np.asarray(matrix.shape, np.int64)}
+    for part, array in arrays.items():
+        np.save(part_path(directory, stem, part), np.ascontiguousarray(array), allow_pickle=False)
+
+
+def has_csr(directory: Path, stem: str) -> bool:
+    return part_path(directory, stem, "indptr").is_file()
+
+
+def _array(path: Path) -> np.ndarray:
+    """The array in ``path``: memory-mapped when the file is larger than what loading checksums, else read."""
+    with reading(path):
+        mode = "r" if path.stat().st_size > SMALL_FILE else None
+        return np.load(path, mmap_mode=mode, allow_pickle=False)
+
+
+def load_csr(directory: Path, stem: str) -> sp.csr_matrix:
+    """The matrix ``save_csr`` wrote, or the zip an older index has (``<stem>.npz``); refused, naming the file, when its
+    parts do not fit together."""
+    if not has_csr(directory, stem):
+        path = Path(directory) / f"{stem}.npz"
+        with reading(path):
+            return sp.load_npz(path).tocsr()
+    data, indices, indptr, shape = (_array(part_path(directory, stem, part)) for part in PARTS)
+    if shape.shape != (2,) or (shape < 0).any():
+        raise DamagedFileError(part_path(directory, stem, "shape"), ValueError(f"not a matrix shape: {shape.tolist()}"))
+    rows, columns = (int(n) for n in shape)
+    if indptr.shape != (rows + 1,) or indptr[0] != 0 or (np.diff(indptr) < 0).any():
+        raise DamagedFileError(part_path(directory, stem, "indptr"), ValueError(f"not the row pointers of {rows:,} rows"))
+    if data.shape != (int(indptr[-1]),):
+        raise DamagedFileError(part_path(directory, stem, "data"), ValueError(f"{len(data):,} values for {int(indptr[-1]):,} entries"))
+    if indices.shape != data.shape or (len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= columns)):
+        raise DamagedFileError(part_path(directory, stem, "indices"), ValueError(f"column indices outside 0-{columns - 1}"))
+    return sp.csr_matrix((data, indices, indptr), shape=(rows, columns), copy=False)
