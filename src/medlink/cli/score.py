@@ -42,6 +42,12 @@ def score(
         "--baseline",
         help="Another system's annotated documents, [FORMAT:]PATH: F1's difference from it per measure, with a paired 95% interval.",
     ),
+    types: list[str] = typer.Option(
+        [],
+        "--types",
+        help="Score only mentions of these entity types, on both sides (Disease,Chemical; NCBI's four disease classes "
+        "are Disease: docs/evaluate.md); a span without a type is kept. Repeatable, or comma-separated.",
+    ),
     errors: Path | None = typer.Option(None, "--errors", help="Write every false positive and negative here (JSON Lines, atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a Markdown table."),
     skip_invalid: bool = typer.Option(
@@ -51,6 +57,7 @@ def score(
     """Score annotated documents against gold ones: mention, linking and concept P / R / F1 with 95% intervals."""
     from medlink.cli.common import open_kb
     from medlink.corpora.document_io import NamedSkips
+    from medlink.corpora.entity_types import parse_types
     from medlink.directories import write_replaced
     from medlink.eval.documents import compare_documents, document_errors, evaluate_documents
     from medlink.eval.metrics import equivalent_ids_from_kb
@@ -71,6 +78,12 @@ def score(
     other = read_side(baseline, "--baseline", policy) if baseline else None
     if other is not None:
         check_same_texts(gold_documents, other, "--baseline")
+    wanted = parse_types(types)
+    if wanted is not None:
+        for option, documents in (("--gold", gold_documents), ("--predicted", predicted_documents), ("--baseline", other or [])):
+            note = restrict_types(documents, wanted)
+            if note:
+                typer.echo(f"note: {option}: {note}", err=True)
     equivalent = equivalent_ids_from_kb(open_kb(kb)) if kb else None
     try:
         scores = evaluate_documents(gold_documents, predicted_documents, equivalent_ids=equivalent)
@@ -84,6 +97,8 @@ def score(
         except OSError as error:
             fail(f"--errors {errors}: {error.strerror or error}")
     result = scores.to_dict() | {"skipped_records": policy.total_skipped} | ({"against_baseline": compared} if compared else {})
+    if wanted is not None:
+        result["types"] = sorted(wanted)
     typer.echo(json.dumps(result) if as_json else markdown(result))
     if result["linking"]["fp"] and not result["linking"]["tp"] and not result["concepts"]["tp"]:
         typer.echo(
@@ -93,6 +108,22 @@ def score(
         )
     for line in policy.report():
         typer.echo(f"  {line}", err=True)
+
+
+def restrict_types(documents: list, wanted: frozenset[str]) -> str | None:
+    """Keep each document's annotations of the ``wanted`` types (and untyped ones); what was dropped and kept untyped,
+    in words, when there is something to say."""
+    from medlink.corpora.entity_types import describe_counts, entity_type, has_type, type_counts
+
+    dropped, untyped = type_counts([]), 0
+    for document in documents:
+        kept = [a for a in document.annotations if has_type(a.type, wanted)]
+        dropped += type_counts(a.type for a in document.annotations if not has_type(a.type, wanted))
+        untyped += sum(entity_type(a.type) is None for a in kept)
+        document.annotations = kept
+    said = [f"left out {describe_counts(dropped)} span(s)"] if dropped else []
+    said += [f"kept {untyped:,} span(s) without a type (nothing says they are of another type)"] if untyped else []
+    return "; ".join(said) or None
 
 
 def is_errors_file(path: Path) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from medlink.corpora.entity_types import concept_types
 from medlink.errors import DamagedFileError, MedlinkError, reading
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
@@ -83,9 +84,10 @@ def built_dictionary(kb: KB, memory: MemoryEntries | None, skipped: set[str]) ->
     """The mention finder over the KB's names (and the memory's mentions), without those of ``skipped`` concepts."""
     has_memory = bool(memory and memory.pairs)
     with phase("index: dictionary finder over the KB's names" + (" and the memory's mentions" if has_memory else "")):
-        names = [text for cid, text, _kind in kb.iter_names() if cid not in skipped]
-        names += [text for text, concept in memory.pairs if concept not in skipped] if has_memory else []
-        return DictionaryFinder.build(names, kb.normalize)
+        pairs = [(text, cid) for cid, text, _kind in kb.iter_names() if cid not in skipped]
+        pairs += [(text, concept) for text, concept in memory.pairs if concept not in skipped] if has_memory else []
+        typed = concept_types(kb)  # each name's span takes its concept's entity type
+        return DictionaryFinder.build([text for text, _ in pairs], kb.normalize, types=[typed.get(cid) for _, cid in pairs])
 
 
 def checked_kb(directory: Path, manifest: dict, kb: KB | None) -> KB | None:

@@ -49,6 +49,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from medlink.core import READ_AS, Annotation, Document
+from medlink.corpora.entity_types import ENTITY_TYPES, type_bit, type_of_mask
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
@@ -107,32 +108,45 @@ class DictionaryFinder:
     name = "dictionary"
     resolves_overlaps = True  # ``find`` takes the overlap policy of whoever merges its spans (``base.found_by``)
 
-    def __init__(self, normalize: Normalizer, options: DictionaryOptions, automaton: WordAutomaton, names: int):
+    def __init__(
+        self, normalize: Normalizer, options: DictionaryOptions, automaton: WordAutomaton, names: int, types: tuple[str, ...] = ()
+    ):
         self.normalize = normalize
         self.options = options
         self.automaton = automaton
         self.names = names
+        self.types = types  # the entity types its keys' type bits stand for, in bit order (none: a finder built without types)
         self._spelling: SpellingIndex | None = None
         self.excluded: frozenset[str] = frozenset()  # normalised names not to report (``exclusions.rarely_annotated``)
         self._readings: dict[str, tuple[str, str | None, str | None]] = {}  # words repeat from document to document: read each once
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
-    def build(cls, names: Iterable[str], normalize: Normalizer, options: DictionaryOptions | None = None) -> DictionaryFinder:
-        """From the KB's names as written (their case decides which are short forms)."""
+    def build(
+        cls,
+        names: Iterable[str],
+        normalize: Normalizer,
+        options: DictionaryOptions | None = None,
+        types: Iterable[str | None] | None = None,
+    ) -> DictionaryFinder:
+        """From the KB's names as written (their case decides which are short forms); ``types``, one per name, the entity
+        type of its concept (``corpora.entity_types``): a span found takes its name's, or none where names of several
+        types share its words."""
         options = options or DictionaryOptions()
+        masks: dict[str, int] = {}  # key -> the type bits of the names it stands for
         stop = (english_stop_words() if options.stop_words else frozenset()) | {normalize(n) for n in options.stop_names}
         short_forms: dict[str, bool] = {}
         plain_forms: dict[str, bool] = {}  # names as text says them (``plain_form``; a name spelt so keeps its own case rule)
         possessives: set[str] = set()  # plain forms matched exactly and capitalised only: "Hunter's" but not "a hunter's cabin"
         turned, said = set(), set()  # keys of inverted forms ("hip fracture"), and of names and plain forms as written
-        for name in names:
+        for name, kind in zip(names, types) if types is not None else ((name, None) for name in names):
             if not normalize.signs_as_words and SIGNED.search(name):
                 continue  # its sign is its meaning ("HER2-" is not "HER2+"), and this normaliser drops it
             forms, inverted = name_forms(name)
             for spelling, found in ((name, short_forms), *((form, plain_forms) for form in forms)):
                 key = normalize(spelling)
                 if key and len(key.split()) <= MAX_WORDS:
+                    masks[key] = masks.get(key, 0) | type_bit(kind)
                     (turned if spelling in inverted else said).add(key)
                     written_in_capitals = (
                         len(key) <= options.short_form_max
@@ -159,13 +173,18 @@ class DictionaryFinder:
                 (TURNED_EXACT if key in turned_only else EXACT)
                 | (SHORT_FORM if short_form else 0)
                 | (CAPITALISED if key in exact_only else 0),
+                masks.get(key, 0),
             )
             for word in words:
                 automaton.frequencies[word] = automaton.frequencies.get(word, 0) + 1
             loose_words = [loose_word(w) for w in words if w != POSSESSIVE]
             if options.approximate and not short_form and loose_words and key not in exact_only:
-                automaton.add(loose_words, TURNED_LOOSE if key in turned_only else LOOSE)
-        return cls(normalize, options, automaton.finish(), kept)
+                automaton.add(loose_words, TURNED_LOOSE if key in turned_only else LOOSE, masks.get(key, 0))
+        return cls(normalize, options, automaton.finish(), kept, ENTITY_TYPES if types is not None else ())
+
+    def type_of(self, value: int) -> str | None:
+        """The entity type a key's value says (``build``'s ``types``), or None."""
+        return type_of_mask(WordAutomaton.types_of(value), self.types) if self.types else None
 
     # -- finding ------------------------------------------------------------------------------
     def find(self, document: Document, overlap: str | None = None) -> list[Annotation]:
@@ -190,7 +209,7 @@ class DictionaryFinder:
                 ):
                     continue
                 reading = respelt(text, tokens[first:last], _apostrophes(text, tokens[first:last], joints), cuts=inside)
-                spans.append(_read_as(Annotation(start, end, text[start:end], source=self.name), reading))
+                spans.append(_read_as(Annotation(start, end, text[start:end], self.type_of(value), source=self.name), reading))
             looser = [
                 *(self._approximate(text, tokens, inside, joints) if self.options.approximate else ()),
                 *(self._shorthand(text, tokens, inside) if self.options.shorthand else ()),
@@ -275,7 +294,7 @@ class DictionaryFinder:
             words_of_span = [tokens[kept[j]] for j in range(first, last)]
             singulars = {j - first: singular[j] for j in range(first, last) if singular[j]}
             yield _read_as(
-                Annotation(start, end, text[start:end], source=self.name, infons={"match": "approximate"}),
+                Annotation(start, end, text[start:end], self.type_of(value), source=self.name, infons={"match": "approximate"}),
                 respelt(text, words_of_span, {**_apostrophes(text, words_of_span, joints), **singulars}, cuts),
             )
 
@@ -289,6 +308,7 @@ class DictionaryFinder:
             if value & SHORT_FORM or not written.whole(first, last) or all(group < 0 for group in written.group[first:last]):
                 continue
             span = shorthand_span(text, written, first, last, self.name, cuts)
+            span.type = self.type_of(value)
             if not crosses_boundary(text, span.start, span.end) and (value & EXACT or spaced(text, written.tokens[first:last])):
                 yield span
 
@@ -334,6 +354,7 @@ class DictionaryFinder:
             "normalizer": self.normalize.signature,
             "plain_forms": PLAIN_FORMS,
             "rules": RULES,
+            **({"entity_types": list(self.types)} if self.types else {}),
         }
         (directory / "dictionary.json").write_text(json.dumps(description, indent=2), encoding="utf-8")
 
@@ -347,9 +368,10 @@ class DictionaryFinder:
                 raise ValueError(f"not a medlink dictionary finder of format {FORMAT}")
             options = DictionaryOptions(**{**description["options"], "stop_names": tuple(description["options"]["stop_names"])})
             normalize = Normalizer.from_signature(description["normalizer"])
+            types = tuple(str(kind) for kind in description.get("entity_types", ()))  # none: built before finders had types
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise DamagedFileError(described, error) from error
-        return cls(normalize, options, WordAutomaton.load(directory), int(description.get("names", 0)))
+        return cls(normalize, options, WordAutomaton.load(directory), int(description.get("names", 0)), types)
 
 
 def is_current(directory: Path) -> bool:

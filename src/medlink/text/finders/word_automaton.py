@@ -7,7 +7,7 @@ children in turn, never meets a node with more than 256 of them. A match is kept
 starts on a word (a multiple of three), so it begins and ends on word boundaries.
 
 A key's value packs its word count (8 bits) with flags the caller chooses (``EXACT``,
-``LOOSE``, ``SHORT_FORM``): one automaton serves the exact and the loose word forms of the same
+``LOOSE``, ``SHORT_FORM``; the entity types of its names from ``TYPE_SHIFT`` on): one automaton serves the exact and the loose word forms of the same
 names. Saved, it is the vocabulary (words.tsv) and the keys as bytes with their values (keys.npz):
 rebuilding from these is faster than pyahocorasick's own load, and a damaged file cannot crash
 the process (it is checked before the automaton is touched).
@@ -31,6 +31,7 @@ MAX_WORDS = (1 << LENGTH_BITS) - 1
 EXACT, LOOSE, SHORT_FORM, CAPITALISED = 1 << 8, 1 << 9, 1 << 10, 1 << 11  # CAPITALISED: only where text capitalises its first letter
 # a key only the "Y X" reading of a name "X of Y" gives, exact or loose: found only where nothing but spaces parts its words
 TURNED_EXACT, TURNED_LOOSE = 1 << 12, 1 << 13
+TYPE_SHIFT = 16  # the bits from here on: the entity types of the names a key stands for (``add``'s ``types``)
 _TO_CODE = {byte: _BASE + byte for byte in range(256)}  # str.translate table: a latin-1 byte -> its code character
 
 
@@ -62,12 +63,17 @@ class WordAutomaton:
             self._codes.append(_code_of(found))
         return found
 
-    def add(self, words: Sequence[str], flags: int) -> None:
-        """Add a name (its words) with ``flags``; adding one again merges the flags."""
+    def add(self, words: Sequence[str], flags: int, types: int = 0) -> None:
+        """Add a name (its words) with ``flags`` and ``types`` (a mask of entity type bits); adding one again merges both."""
         if not 0 < len(words) <= MAX_WORDS:
             raise ValueError(f"a key has 1 to {MAX_WORDS} words")
         code = "".join(self._codes[self._id(word)] for word in words)
-        self._values[code] = self._values.get(code, 0) | flags | len(words)
+        self._values[code] = self._values.get(code, 0) | flags | len(words) | types << TYPE_SHIFT
+
+    @staticmethod
+    def types_of(value: int) -> int:
+        """The mask of entity type bits a key's value holds (``add``'s ``types``)."""
+        return value >> TYPE_SHIFT
 
     def finish(self) -> WordAutomaton:
         """Build the automaton (after the last ``add``)."""
