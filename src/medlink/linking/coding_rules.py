@@ -1,0 +1,198 @@
+"""A code set's shape and ICD-10-CM's rules for choosing among its codes: which ids are codes, which are manifestation
+codes (never first alone), and how specific a code the words of a mention support.
+
+Why apart from ``coding``: the rules read only the code set (names, is_a parents and children, "code first" notes) and
+words, so the script that makes the default HPO -> ICD-10-CM mappings chooses codes with the same reading of words as
+the coding mode does at link time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from medlink.align.predicates import NOT_TELLING, is_residual, readings, telling_words, words
+
+# ids that are codes (not a chapter "9" or a block "I20-I25"), by namespace; a namespace not listed: every id of it
+CODE_SHAPES = {"ICD10CM": re.compile(r"[A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]{1,4})?")}
+MANIFESTATION_NAME = re.compile(r"\bclassified elsewhere\b", re.IGNORECASE)  # "... in diseases classified elsewhere"
+ETIOLOGY_FIRST = re.compile(r"^\W*(?:the\s+)?underlying\b", re.IGNORECASE)  # "Code first underlying disease, such as: ..."
+IF_ANY = re.compile(r"\bif (?:applicable|known)\b", re.IGNORECASE)  # "underlying etiology, if applicable": first when there is none
+# words that say a code is its parent's default reading: "X, unspecified", "X without complications", "X, uncomplicated"
+DEFAULT_WORDS = frozenset({"unspecified", "nos", "uncomplicated", "without"})
+# words a code adds that say nothing about the condition ("Pneumonia, unspecified organism", "... of unspecified site")
+VAGUE = frozenset({"organism", "site", "sites", "part", "parts", "nos", "unspecified", "specified", "not", "stated"})
+ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}  # "type II diabetes" says what "type 2 diabetes" says
+# ICD-10-CM's own words for what a clinician calls a cancer or a tumour (its index: "Carcinoma - see Neoplasm, malignant")
+SAME_AS = {
+    "cancer": ("malignant", "neoplasm"),
+    "carcinoma": ("malignant", "neoplasm"),
+    "malignancy": ("malignant", "neoplasm"),
+    "tumor": ("neoplasm",),
+    "tumour": ("neoplasm",),
+}
+
+
+def stem(word: str) -> str:
+    """A word as the rules compare it: a plural's singular ("seizures"), a Roman numeral's digit ("II")."""
+    word = ROMAN.get(word, word)
+    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+
+
+def _compared(found: Iterable[str]) -> frozenset[str]:
+    out: set[str] = set()
+    for word in map(stem, found):
+        out.update(SAME_AS.get(word, (word,)))
+    return frozenset(out)
+
+
+def said_words(texts: Iterable[str | None]) -> frozenset[str]:
+    """Every word of ``texts`` (a mention, what it was read as), as the rules compare them."""
+    return _compared(w for text in texts if text for w in words(text))
+
+
+def name_word_sets(name: str) -> list[frozenset[str]]:
+    """The words that tell a name apart, for each of its readings (brackets and parentheses read with and without)."""
+    out: list[frozenset[str]] = []
+    for reading in readings(name):
+        told = _compared(telling_words(reading)) - VAGUE
+        if told not in out:
+            out.append(told)
+    return out
+
+
+@dataclass
+class CodeSet:
+    """The codes of one namespace as a KB has them: names (every name's telling words), is_a parent and children among
+    codes, and ICD-10-CM's "code first" notes (code -> (the code that carries the note, the note))."""
+
+    namespace: str
+    names: dict[str, str]
+    aliases: dict[str, list[str]] = field(default_factory=dict)  # other names (inclusion terms, synonyms)
+    parent: dict[str, str] = field(default_factory=dict)
+    children: dict[str, list[str]] = field(default_factory=dict)
+    code_first: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _word_sets: dict[str, list[frozenset[str]]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        namespace: str,
+        concepts: Iterable[tuple[str, str]],
+        names: Iterable[tuple[str, str]] = (),
+        is_a: Iterable[tuple[str, str]] = (),
+        code_first: dict[str, tuple[str, str]] | None = None,
+    ) -> CodeSet:
+        """From (id, preferred name) pairs, (id, other name) pairs and (child, parent) is_a pairs; ids outside the
+        namespace's codes are left out."""
+        shape = CODE_SHAPES.get(namespace.upper())
+        prefix = f"{namespace}:"
+        is_code = lambda cid: cid.startswith(prefix) and (shape is None or bool(shape.fullmatch(cid[len(prefix) :])))  # noqa: E731
+        out = cls(namespace, {cid: name for cid, name in concepts if is_code(cid)})
+        for cid, text in names:
+            if cid in out.names:
+                out.aliases.setdefault(cid, []).append(text)
+        for child, parent in is_a:
+            if child in out.names and parent in out.names and child not in out.parent:
+                out.parent[child] = parent
+                out.children.setdefault(parent, []).append(child)
+        for kids in out.children.values():
+            kids.sort()
+        out.code_first = {code: note for code, note in (code_first or {}).items() if code in out.names}
+        return out
+
+    def __contains__(self, concept_id: str) -> bool:
+        return concept_id in self.names
+
+    def word_sets(self, code: str) -> list[frozenset[str]]:
+        """The telling words of each of a code's names, the preferred one's first (read on first use: a link touches
+        a few codes of 98,000)."""
+        cached = self._word_sets.get(code)
+        if cached is None:
+            cached = []
+            for name in [self.names.get(code, ""), *self.aliases.get(code, ())]:
+                cached.extend(s for s in name_word_sets(name) if s not in cached)
+            self._word_sets[code] = cached
+        return cached
+
+    def is_manifestation(self, code: str) -> bool:
+        """A code ICD-10-CM lists only after the condition behind it: named "... in diseases classified elsewhere", or
+        whose "code first" note asks for the underlying disease."""
+        note = self.code_first.get(code)
+        asks = bool(note and ETIOLOGY_FIRST.search(note[1]) and not IF_ANY.search(note[1]))
+        return asks or bool(MANIFESTATION_NAME.search(self.names.get(code, "")))
+
+    def unsaid(self, code: str, said: frozenset[str]) -> int:
+        """How many telling words of the code's closest name the words said leave out (0: some name of it is said)."""
+        sets = self.word_sets(code) or [frozenset()]
+        return min(len(s - said) for s in sets)
+
+    def _added(self, code: str, parent: str) -> frozenset[str]:
+        """The telling words ``code``'s preferred name adds to its parent's ("NSTEMI" for I21.4 under I21)."""
+        own, theirs = self.word_sets(code) or [frozenset()], self.word_sets(parent) or [frozenset()]
+        return own[0] - frozenset().union(*theirs)
+
+    def default_child(self, code: str) -> str | None:
+        """The child that is the parent's reading when nothing more is said: "X, unspecified", "X without
+        complications", "X, uncomplicated", "X with Y, unspecified" under "X and Y" (not "X with unspecified
+        complications")."""
+        parent_words = Counter(words(self.names.get(code, "")))
+        same = None
+        for child in self.children.get(code, ()):
+            new = Counter(words(self.names[child])) - parent_words  # "..., unspecified ear" under "Unspecified ...": one more
+            told = {stem(w) for w in new if w not in NOT_TELLING} - VAGUE  # "with unspecified complications": says more
+            if DEFAULT_WORDS & new.keys() and not ("with" in new and told):
+                return child
+            if not new and same is None and not is_residual(self.names[child]):
+                same = (
+                    child  # "Pneumonia, unspecified organism" under its namesake; "Unspecified asthma" under "Other and unspecified asthma"
+                )
+        return same
+
+    def refine(self, code: str, said: frozenset[str]) -> tuple[str, list[str]]:
+        """The code the words support, from ``code``, and each step taken in words.
+
+        Up: a code whose own words (those its name adds to its parent's) none of which was said, with an "unspecified"
+        sibling, gives way to that sibling. Down: a code with children takes the child whose added words were said (a
+        side, a type), else its default child ("unspecified"), else stays."""
+        steps = []
+        parent = self.parent.get(code)
+        if parent is not None and self.unsaid(code, said):
+            added = self._added(code, parent)
+            sibling = self.default_child(parent)
+            if added and not added & said and sibling not in (None, code):
+                steps.append(f"{code} -> {sibling}: nothing said of '{' '.join(sorted(added))}'")
+                code = sibling
+        while self.children.get(code):
+            chosen, why = self._told_child(code, said)
+            if chosen is None:
+                chosen, why = self.default_child(code), "nothing more specific said"
+            if chosen is None:
+                break
+            steps.append(f"{code} -> {chosen}: {why}")
+            code = chosen
+        return code, steps
+
+    def _told_child(self, code: str, said: frozenset[str]) -> tuple[str | None, str]:
+        """The child whose added words the words said more of than they left out ("left" for a side), if any."""
+        best, best_key = None, (0, 0)
+        for child in self.children[code]:
+            added = self._added(child, code)
+            told, untold = added & said, added - said
+            key = (len(told), -len(untold))
+            if told and len(told) >= len(untold) and key > best_key:
+                best, best_key = child, key
+        if best is None:
+            return None, ""
+        return best, f"the words say '{' '.join(sorted(self._added(best, code) & said))}'"
+
+    def code_first_note(self, code: str) -> str | None:
+        """ICD-10-CM's "code first" note that applies to ``code`` (its own or its category's), one line."""
+        note = self.code_first.get(code)
+        if note is None:
+            return None
+        holder, text = note
+        at = f" ({holder.partition(':')[2]})" if holder != code else ""
+        return "code first" + at + ": " + " ".join(text.split())
