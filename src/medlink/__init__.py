@@ -82,6 +82,8 @@ def link(
     k: int = 5,
     nil_threshold: float | None = None,
     generators: Sequence[str] | None = None,
+    target_namespace: str | None = None,
+    mappings: Sequence[str | Path] = (),
 ) -> list[LinkResult]:
     """Link mention strings (or ``Mention``s with context) to ranked concepts: one ``LinkResult`` per mention, in order,
     each with its ``k`` best candidates, their probabilities and NIL where the index is calibrated.
@@ -89,7 +91,11 @@ def link(
     ``medlink.link(["heart attack"])[0].best`` is the first candidate (None when NIL). ``index``: a folder, or
     ``default`` / ``default-dense``. ``nil_threshold`` overrides the index's own for this call. A ``Mention``'s
     ``left`` / ``right`` context is read only by an index with a context-trained cross-encoder; the default indexes
-    link the text alone."""
+    link the text alone.
+
+    ``target_namespace="ICD10CM"`` is coding mode: the candidates are codes of that namespace, matched directly or
+    reached through mappings (medlink's own HPO -> ICD-10-CM ones, the KB's xrefs, and ``mappings``: SSSOM files), each
+    with its path in ``evidence``; a mention none of whose candidates leads to a code is NIL, its ``error`` says why."""
     if isinstance(mentions, (str, Mention)):
         mentions = [mentions]
     mentions = list(mentions)
@@ -101,6 +107,10 @@ def link(
     linker = _shared_index(index)
     if nil_threshold is not None:
         linker = linker.with_decisions(nil_threshold=nil_threshold)
+    if target_namespace:
+        from medlink.linking.coding import link_coded
+
+        return link_coded(linker, mentions, k, target_namespace, generators, mappings)
     return linker.link(mentions, k=k, generators=generators)
 
 
@@ -108,7 +118,8 @@ def annotate(texts: str | Document | Sequence[str | Document], index: str | Path
     """Find the medical mentions in a text (or ``Document``) and link each: the ``Document`` with its ``annotations``
     (offsets, ``ids``, ``assertion``, the ranked ``result``); a list of texts gives a list of documents, in order.
     ``options``: finder, tagger, nil_threshold, and ``AnnotateOptions``' fields (k, context, abbreviations,
-    consistency, assertion, ...)."""
+    consistency, assertion, ...); ``target_namespace="ICD10CM"`` gives each span codes of that namespace, as ``link``
+    does, and ``mappings`` (a tuple of SSSOM files) more ways to them."""
     from medlink.linking.annotator import annotate as annotate_texts
 
     return annotate_texts(texts, index, **options)

@@ -114,6 +114,15 @@ def annotate(
     prefer_prefix: list[str] = typer.Option(
         [], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one (e.g. MESH); repeatable."
     ),
+    target_namespace: str | None = typer.Option(
+        None,
+        "--target-namespace",
+        help="Coding mode: each mention's codes of this namespace (ICD10CM), matched directly or reached through mappings "
+        "(the path in each candidate's evidence); a mention no candidate leads to a code of is NIL, its candidates listed.",
+    ),
+    mappings: list[Path] = typer.Option(
+        [], "--mappings", help="With --target-namespace: an SSSOM TSV of mappings into it, beside medlink's own; repeatable."
+    ),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Documents linked per call."),
     skip_invalid: bool = typer.Option(
         False, "--skip-invalid", help="Skip malformed records (counted and reported) instead of stopping at the first."
@@ -171,6 +180,8 @@ def annotate(
     ):
         if value is not None and value not in known:
             fail(f"unknown {option} {value!r}; known: {', '.join(known)}")
+    if mappings and not target_namespace:
+        fail("--mappings are read in coding mode only: give --target-namespace too (nothing was annotated)")
     if max_document_mb <= 0:
         fail(f"--max-document-mb must be above 0, not {max_document_mb:g}")
     quiet_phases(quiet)
@@ -189,6 +200,8 @@ def annotate(
         generators=tuple(generators.split(",")) if generators else None,
         batch_documents=batch_size,
         window=window_chars,
+        target_namespace=target_namespace,
+        mappings=tuple(str(path) for path in mappings),
     )
     job = AnnotateJob(
         index=index,

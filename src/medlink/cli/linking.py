@@ -58,6 +58,18 @@ def link(
         help="Say why: for each candidate the alias that matched, each stage's score, "
         "the training mentions that voted, its probability, and the NIL decision.",
     ),
+    target_namespace: str | None = typer.Option(
+        None,
+        "--target-namespace",
+        help="Coding mode: answer each mention with codes of this namespace (ICD10CM), matched directly or reached through "
+        "mappings, the path shown; a mention no candidate leads to a code of is NIL, its candidates listed.",
+    ),
+    mappings: list[Path] = typer.Option(
+        [],
+        "--mappings",
+        help="With --target-namespace: an SSSOM TSV (or TSV of subject and object ids) of mappings into it, beside medlink's own "
+        "(HPO -> ICD-10-CM for the default KB) and the KB's xrefs; repeatable.",
+    ),
     precision: str | None = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = quiet_option(),
 ) -> None:
@@ -72,6 +84,8 @@ def link(
         fail(f"unknown --format {input_format!r}; known: {', '.join(FORMATS)}")
     if mentions and input_path is not None:
         fail(f"give mentions as arguments or --input {input_path}, not both (nothing was linked)")
+    if mappings and not target_namespace:
+        fail("--mappings are read in coding mode only: give --target-namespace too (nothing was linked)")
     quiet_phases(quiet)
     use_precision(precision)
     linker = Linker.load(resolve_index(index)).with_decisions(nil_threshold)
@@ -94,19 +108,35 @@ def link(
     unlinked: list[int] = []  # positions (1-based, input order) of the mentions not linked
     blank: list[int] = []  # those of them that are blank (empty or whitespace only): nothing to link, so never a failure
     position = 0
-    for position, result in enumerate(link_stream(linker, stream, k, selected, batch_size, prefer_prefix), 1):
-        if result.error is not None:
+    if target_namespace:
+        results, render = _coding(linker, stream, k, target_namespace, selected, batch_size, mappings, as_json, explain)
+    else:
+        results = link_stream(linker, stream, k, selected, batch_size, prefer_prefix)
+        render = (lambda r: json.dumps(result_json(r, explain), ensure_ascii=False)) if as_json else None
+        render = render or (lambda r: "\n".join(explanation_lines(r) if explain else result_lines(r)))
+    for position, result in enumerate(results, 1):
+        if result.error is not None and not (target_namespace and result.nil):  # NIL for coding is an answer
             unlinked.append(position)
             if not result.mention.text.strip():
                 blank.append(position)
-        if as_json:
-            typer.echo(json.dumps(result_json(result, explain), ensure_ascii=False))
-        else:
-            typer.echo("\n".join(explanation_lines(result) if explain else result_lines(result)))
+        typer.echo(render(result))
     source = "the arguments" if mentions else str(input_path or "stdin")
     status = say_what_was_not_linked(position, unlinked, blank, source)
     if status:
         raise typer.Exit(status)
+
+
+def _coding(linker, stream, k, namespace, generators, batch_size, mappings, as_json, explain):
+    """Coding mode's results and how each is written (the coder built first: an index with no code of the namespace,
+    or a mappings file that is not one, fails before any mention)."""
+    from medlink.linking.coding import coded_stream, coder_for
+    from medlink.linking.coding_output import coded_explanation, coded_json, coded_lines
+
+    coder_for(linker, namespace, mappings)
+    results = coded_stream(linker, stream, k, namespace, generators, batch_size, mappings)
+    if as_json:
+        return results, lambda r: json.dumps(coded_json(r, namespace, explain), ensure_ascii=False)
+    return results, lambda r: "\n".join(coded_explanation(r) if explain else coded_lines(r))
 
 
 def _numbers(positions: list[int]) -> str:

@@ -72,6 +72,8 @@ class AnnotateOptions:
     batch_documents: int = 32
     window: int = WINDOW_CHARS  # characters: a longer document is read a window at a time (``linking.windowed``)
     span_threshold: float | None = None  # the span selector's (learned combination): None keeps the one fitted with it
+    target_namespace: str | None = None  # coding mode: each span's codes of this namespace (``linking.coding``)
+    mappings: tuple[str, ...] = ()  # coding mode: SSSOM files of mappings into it, beside medlink's own
 
     def __post_init__(self) -> None:
         for value, choices, what in (
@@ -259,6 +261,11 @@ class Annotator:
         """Link results for ``mentions``; without a context-reading reranker a string's result is the same in every
         document, so results are remembered across batches (a corpus repeats its disease names endlessly)."""
         link = lambda batch: self.linker.link(batch, self.options.k, self.options.generators)  # noqa: E731
+        if self.options.target_namespace:
+            from medlink.linking.coding import link_coded
+
+            namespace, mappings = self.options.target_namespace, self.options.mappings
+            link = lambda batch: link_coded(self.linker, batch, self.options.k, namespace, self.options.generators, mappings)  # noqa: E731
         if any(getattr(reranker, "reads_context", False) for reranker in self.linker.rerankers):
             return link(mentions)
         keys = [self.linker.key(m.text) if m.text.strip() else "" for m in mentions]

@@ -1,0 +1,190 @@
+"""Coding mode (``--target-namespace``): codes of the namespace first, each with its path; ICD-10-CM's manifestation and
+specificity rules; nothing changed without the option; a mention no code is reachable from is NIL for coding.
+
+On tests/fixtures/coding: a tiny KB of a few HPO concepts and ICD-10-CM codes, and a tiny SSSOM mapping between them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from medlink.core import Candidate, LinkResult, Mention
+from medlink.kb.mappings import read_code_first, read_mappings
+from medlink.linking.coding import Coder, build_coder, is_uncoded
+from medlink.linking.coding_rules import CodeSet, said_words
+from tests.conftest import FIXTURES
+from tests.test_cli_kb import medlink
+
+CODING = FIXTURES / "coding"
+MAPPINGS = CODING / "tiny_mappings.sssom.tsv"
+
+
+@pytest.fixture(scope="module")
+def tiny_kb(tmp_path_factory):
+    from medlink.kb.build import build_kb
+
+    return build_kb(tmp_path_factory.mktemp("coding-kb") / "kb.sqlite", [f"jsonl:{CODING / 'tiny_kb.jsonl'}"], progress=False).path
+
+
+@pytest.fixture(scope="module")
+def codes(tiny_kb) -> CodeSet:
+    from medlink.kb.store import KB
+
+    with KB.open(tiny_kb) as kb:
+        return CodeSet.build(
+            "ICD10CM",
+            kb.iter_concepts(),
+            ((cid, text) for cid, text, kind in kb.iter_names() if kind != "preferred"),
+            ((head, tail) for head, _r, tail in kb.iter_relations(("is_a",))),
+            read_code_first(),
+        )
+
+
+@pytest.fixture(scope="module")
+def index(tiny_kb, tmp_path_factory):
+    from medlink.linking.index import build_index
+
+    out = tmp_path_factory.mktemp("coding-index") / "index"
+    build_index(tiny_kb, out, calibrate="none")
+    return out
+
+
+def coded(codes: CodeSet, mappings=(), *candidates: Candidate, mention: str = "x") -> LinkResult:
+    by_subject: dict = {}
+    for m in mappings:
+        by_subject.setdefault(m.subject, []).append(m)
+    return Coder(codes, by_subject, []).code([LinkResult(Mention(mention), list(candidates))], 5)[0]
+
+
+# -- the code set and ICD-10-CM's rules ------------------------------------------------------------------------------------
+def test_codes_are_codes_not_chapters_or_blocks(codes):
+    assert "ICD10CM:I21.9" in codes and "ICD10CM:I21" in codes
+    assert "ICD10CM:I20-I25" not in codes and "ICD10CM:9" not in codes and "HP:0001658" not in codes
+    assert codes.children["ICD10CM:I21"] == ["ICD10CM:I21.4", "ICD10CM:I21.9"]
+
+
+def test_manifestation_codes(codes):
+    assert codes.is_manifestation("ICD10CM:N16")  # "... in diseases classified elsewhere", and ICD-10-CM's note
+    assert not codes.is_manifestation("ICD10CM:N12") and not codes.is_manifestation("ICD10CM:N10")
+    assert codes.code_first_note("ICD10CM:N16").startswith("code first: underlying disease")
+
+
+def test_unspecified_only_when_nothing_more_is_said(codes):
+    # a category goes down to its "unspecified" child when the words say nothing more
+    assert codes.refine("ICD10CM:I21", said_words(["heart attack"]))[0] == "ICD10CM:I21.9"
+    # a specific code the words do not support gives way to its unspecified sibling, and says why
+    code, steps = codes.refine("ICD10CM:I21.4", said_words(["heart attack"]))
+    assert code == "ICD10CM:I21.9" and steps == ["ICD10CM:I21.4 -> ICD10CM:I21.9: nothing said of 'elevation non nstemi st'"]
+    # one the words support stays
+    assert codes.refine("ICD10CM:I21.4", said_words(["NSTEMI"])) == ("ICD10CM:I21.4", [])
+
+
+def test_laterality_from_the_words(codes):
+    assert codes.refine("ICD10CM:H65.9", said_words(["otitis media of the left ear"]))[0] == "ICD10CM:H65.92"
+    assert codes.refine("ICD10CM:H65.9", said_words(["right otitis media"]))[0] == "ICD10CM:H65.91"
+    assert codes.refine("ICD10CM:H65.9", said_words(["otitis media"]))[0] == "ICD10CM:H65.90"
+
+
+def test_mappings_file():
+    rows = read_mappings(MAPPINGS)
+    assert [(m.subject, m.object, m.predicate, m.confidence) for m in rows][2] == ("HP:0001658", "ICD10CM:I21", "skos:closeMatch", 0.92)
+    assert all(m.origin == MAPPINGS.name for m in rows)
+
+
+# -- coding link results ---------------------------------------------------------------------------------------------------
+def test_a_manifestation_code_is_never_first_alone(codes):
+    both = coded(codes, (), Candidate("ICD10CM:N16", 3.0, "Pyelonephritis"), Candidate("ICD10CM:N12", 2.0, "Pyelonephritis NOS"))
+    assert [c.concept_id for c in both.candidates] == ["ICD10CM:N12", "ICD10CM:N16"]
+    assert "listed after ICD10CM:N12" in both.candidates[1].evidence[-1]["coding"]["manifestation"]
+    alone = coded(codes, (), Candidate("ICD10CM:N16", 3.0, "Pyelonephritis"))  # first only with its "code first" note
+    path = alone.candidates[0].evidence[-1]["coding"]
+    assert "no other code reachable" in path["manifestation"] and path["code_first"].startswith("code first: underlying disease")
+
+
+def test_probability_and_nil_are_the_linked_concepts(codes):
+    mapping = read_mappings(MAPPINGS)
+    result = LinkResult(Mention("heart attack"), [Candidate("HP:0001658", 3.0, "Heart attack", name="Myocardial infarction", probability=0.3)])
+    result.nil_threshold, result.nil, result.probability = 0.4, True, 0.3
+    out = Coder(codes, {m.subject: [m] for m in mapping}, []).code([result], 5)[0]
+    assert out.candidates[0].concept_id == "ICD10CM:I21.9" and out.candidates[0].probability == 0.3 and out.nil
+
+
+# -- end to end, on a tiny index ----------------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_codes_first_with_their_path(index):
+    import medlink
+
+    heart, pyelo, deaf = medlink.link(
+        ["heart attack", "pyelonephritis", "deafness"], index=index, target_namespace="ICD10CM", mappings=[MAPPINGS]
+    )
+    assert heart.best.concept_id == "ICD10CM:I21.9" and heart.best.name == "Acute myocardial infarction, unspecified"
+    path = heart.best.evidence[-1]["coding"]
+    assert (path["from"], path["mapping"], path["mapping_confidence"], path["mapping_source"]) == (
+        "HP:0001658",
+        "skos:closeMatch",
+        0.92,
+        "tiny_mappings.sssom.tsv",
+    )
+    assert path["reached"] == "ICD10CM:I21" and "nothing more specific said" in path["refined"][0]
+    assert all(c.concept_id.startswith("ICD10CM:") for r in (heart, pyelo, deaf) for c in r.candidates)
+    assert pyelo.best.concept_id == "ICD10CM:N12"  # N16, a manifestation code, both mapped and matched: not first
+    assert "ICD10CM:N16" in [c.concept_id for c in pyelo.candidates[1:]]
+    assert deaf.best.concept_id == "ICD10CM:H91.9" and deaf.best.evidence[-1]["coding"]["mapping"] == "xref"  # the KB's own xref
+
+
+@pytest.mark.slow
+def test_no_code_reachable_is_nil_for_coding(index):
+    import medlink
+
+    (result,) = medlink.link(["autosomal dominant"], index=index, target_namespace="ICD10CM", mappings=[MAPPINGS])
+    assert result.nil and result.best is None and is_uncoded(result)
+    assert result.error.startswith("no ICD10CM code reachable") and "HP:0000006" in result.error
+    assert result.candidates[0].concept_id == "HP:0000006"  # the candidates are still listed
+
+
+@pytest.mark.slow
+def test_nothing_changes_without_the_option(index):
+    import medlink
+    from medlink.linking.linker import Linker
+
+    mentions = ["heart attack", "pyelonephritis", "autosomal dominant"]
+    plain = medlink.link(mentions, index=index)
+    assert [r.best.concept_id for r in plain] == ["HP:0001658", "HP:0012330", "HP:0000006"]
+    reference = Linker.load(index).link(mentions, k=5)
+    assert [[c.concept_id for c in r.candidates] for r in plain] == [[c.concept_id for c in r.candidates] for r in reference]
+    assert not any("coding" in e for r in plain for c in r.candidates for e in c.evidence)
+
+
+@pytest.mark.slow
+def test_unknown_namespace_and_mappings_that_fit_nothing(index, tmp_path):
+    from medlink.errors import MedlinkError
+    from medlink.linking.linker import Linker
+
+    linker = Linker.load(index)
+    with pytest.raises(MedlinkError, match="no SNOMED code to answer with; its namespaces: HP, ICD10CM"):
+        build_coder(linker, "SNOMED")
+    other = tmp_path / "other.tsv"
+    other.write_text("HP:9999999\tICD10CM:Z99\n")
+    with pytest.raises(MedlinkError, match="none of its 1 mappings"):
+        build_coder(linker, "ICD10CM", [other])
+
+
+@pytest.mark.slow
+def test_command_line_link_and_annotate(index):
+    out = medlink("link", "--index", index, "--target-namespace", "ICD10CM", "--mappings", MAPPINGS, "--json", "heart attack", "autosomal dominant")
+    heart, uncoded = (json.loads(line) for line in out.stdout.splitlines())
+    assert heart["candidates"][0]["id"] == "ICD10CM:I21.9" and heart["coding"]["path"]["from"] == "HP:0001658"
+    assert uncoded["nil"] and not uncoded["coding"]["coded"] and uncoded["candidates"][0]["id"] == "HP:0000006"
+    explained = medlink("link", "--index", index, "--target-namespace", "ICD10CM", "--mappings", MAPPINGS, "--explain", "heart attack")
+    assert "from HP:0001658 Myocardial infarction (rank 1) by skos:closeMatch 0.92" in explained.stdout
+    only_uncoded = medlink("link", "--index", index, "--target-namespace", "ICD10CM", "--mappings", MAPPINGS, "autosomal dominant")
+    assert only_uncoded.returncode == 0 and "NIL\t(no ICD10CM code reachable" in only_uncoded.stdout  # an answer, not a failure
+    text = "Admitted with pyelonephritis after a heart attack."
+    document = json.loads(medlink("annotate", "--index", index, "--target-namespace", "ICD10CM", "--mappings", MAPPINGS, "--json", text).stdout)
+    assert [a["ids"] for a in document["annotations"]] == [["ICD10CM:N12"], ["ICD10CM:I21.9"]]
+    plain = json.loads(medlink("annotate", "--index", index, "--json", text).stdout)
+    assert [a["ids"] for a in plain["annotations"]] == [["HP:0012330"], ["HP:0001658"]]
+    refused = medlink("link", "--index", index, "--mappings", MAPPINGS, "heart attack", check=False)
+    assert refused.returncode == 2 and "--target-namespace" in refused.stderr
