@@ -7,6 +7,7 @@ parts come from a KB, or from the files ``Linker.save`` wrote, is read here, one
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from medlink.corpora.entity_types import concept_types
@@ -150,3 +151,15 @@ def read_rerankers(directory: Path, config: LinkerConfig, parts: LinkerParts) ->
         with reading(folder, (KeyError,)):
             rerankers.append(load_reranker(folder, settings, parts))
     return rerankers
+
+
+def stage_readings(generators: Mapping[str, CandidateGenerator], keys: Sequence[str], stages: Sequence[str]) -> dict[str, dict[str, str]]:
+    """key -> {stage: what that stage searched instead} for the keys a stage read otherwise (BM25's spelling), so a
+    candidate that its corrected words found says so."""
+    out: dict[str, dict[str, str]] = {}
+    for stage in stages:
+        reading = getattr(generators[stage], "reading", None)
+        for key in keys if reading else ():
+            if (read := reading(key)) is not None:
+                out.setdefault(key, {})[stage] = read
+    return out

@@ -11,6 +11,7 @@ import copy
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import cached_property
 from pathlib import Path
 
 from medlink.core import Candidate, LinkResult, Mention
@@ -21,8 +22,9 @@ from medlink.kb.store import KB
 from medlink.linking import manifest as layout
 from medlink.linking.batch_calibration import batch_decides, decided, hit_columns
 from medlink.linking.calibration import CalibrationStage, check_calibration
+from medlink.linking.codes import CodeLookup, resolve_codes
 from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
-from medlink.linking.index_parts import built_dictionary, built_generators, checked_kb, read_generators, read_rerankers
+from medlink.linking.index_parts import built_dictionary, built_generators, checked_kb, read_generators, read_rerankers, stage_readings
 from medlink.linking.kb_inputs import alt_ids_of, finder_skipped
 from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries, read_memory
@@ -367,7 +369,7 @@ class Linker:
             for reranker in rerankers:
                 results = reranker.rerank(queries, results)
             by_ident = dict(zip(order, results))
-        readings = self._readings(unique, names)
+        readings = stage_readings(self.generators, unique, names)
         out = []
         for mention, key, ident in zip(items, keys, idents):
             found = by_ident.get(ident)
@@ -383,15 +385,9 @@ class Linker:
                     if stage in candidate.scores_by_stage
                 ]
             out.append(replace(found, mention=mention, candidates=candidates))
-        return out
+        return resolve_codes(out, lambda: self.codes, self.candidate_for)
 
-    def _readings(self, keys: Sequence[str], stages: Sequence[str]) -> dict[str, dict[str, str]]:
-        """key -> {stage: what that stage searched instead} for the keys a stage read otherwise (BM25's spelling), so a
-        candidate that its corrected words found says so."""
-        out: dict[str, dict[str, str]] = {}
-        for stage in stages:
-            reading = getattr(self.generators[stage], "reading", None)
-            for key in keys if reading else ():
-                if (read := reading(key)) is not None:
-                    out.setdefault(key, {})[stage] = read
-        return out
+    @cached_property
+    def codes(self) -> CodeLookup:
+        """The index's ids in every form a mention may write them (built on the first mention that looks like a code)."""
+        return CodeLookup(self.concept_ids, self.alt_ids)
