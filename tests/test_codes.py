@@ -47,3 +47,16 @@ def test_a_code_mention_links_first_with_certainty_and_keeps_k(medic_like_index)
     assert by_alt.candidates[0].concept_id == "D011125"  # an OMIM alt id
     assert name.candidates[0].concept_id == "D015179" and name.candidates[0].scores_by_stage.get("code") is None  # searched
     assert all(c.scores_by_stage.get("code") is None for c in unknown.candidates)
+
+
+def test_codes_written_in_text_are_found_and_linked_beside_the_names(medic_like_index):
+    from medlink.linking.annotator import Annotator
+
+    annotator = Annotator(medic_like_index, [medic_like_index.dictionary_finder()])
+    text = "Colorectal cancer (D015179) and code d015179, 250 mg, ref 175100, D999999."
+    spans = annotator.annotate_text(text).annotations
+    assert [(s.text, s.source, s.ids) for s in spans] == [
+        ("Colorectal cancer", "dictionary", ("D015179",)),
+        ("D015179", "code", ("D015179",)),  # lower case, a number (even an alt id) and an unknown code are no codes in text
+    ]
+    assert spans[1].result.candidates[0].probability == 1.0

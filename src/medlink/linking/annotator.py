@@ -36,6 +36,7 @@ from pathlib import Path
 from medlink.core import Annotation, Document, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.readers.files import decoded_lines, require_file
+from medlink.linking.codes import code_spans
 from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
 from medlink.linking.short_forms import widened_to_coordinations, with_short_forms
@@ -297,6 +298,9 @@ class Annotator:
         return self._widened(document.text, find_all_in(self.finders, [document], self.options.overlap, self.options.combine)[0])
 
     def _widened(self, text: str, spans: list[Annotation]) -> list[Annotation]:
+        """The finders' spans with the index's codes written in the text ("HTN (I10)") added, coordinations widened."""
+        codes = code_spans(text, self.linker.codes, spans) if any(c.isdigit() for c in text) else []
+        spans = sorted(spans + codes, key=lambda a: (a.start, a.end)) if codes else spans
         if self.options.composites and self.dictionary is not None:
             return widened_to_coordinations(text, spans, self.dictionary.is_name)
         return spans

@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from medlink.core import Candidate, LinkResult, Mention
+from medlink.core import Annotation, Candidate, LinkResult, Mention
 
 CODE_SHAPE = re.compile(r"(?:[A-Za-z][A-Za-z0-9_]*:)?[A-Za-z0-9][A-Za-z0-9._\-]*")  # one token, an optional prefix
 ICD_UNDOTTED = re.compile(r"[A-TV-Z][0-9][0-9A-Z][0-9A-Z]{1,4}")  # "E119" -> "E11.9"
 MAX_CODE_CHARS = 32
+# a code written in running text: one token (a prefix allowed), upper case or prefixed, at least 3 characters, not a number
+CODE_IN_TEXT = re.compile(r"(?<![\w.:/-])((?:[A-Za-z][A-Za-z0-9_]*:)?[A-Z0-9][A-Z0-9]*(?:[.\-][A-Z0-9]+)*)(?![\w:/-]|\.\w)")
 
 
 class CodeLookup:
@@ -78,3 +80,20 @@ def resolve_codes(
             result if concept_id is None else code_result(result.mention, candidate_for(concept_id), result if result.candidates else None)
         )
     return out
+
+
+def code_spans(text: str, lookup: CodeLookup, taken: Sequence[Annotation] = ()) -> list[Annotation]:
+    """Codes of the index written in ``text`` ("HTN (I10)", "dx E11.9") as spans to link, where no span in ``taken``
+    already covers them: tokens that look like a code (a digit in them, not only digits) and that the index has."""
+    covered = [(span.start, span.end) for span in taken]
+    found = []
+    for match in CODE_IN_TEXT.finditer(text):
+        written, start, end = match.group(1), match.start(1), match.end(1)
+        bare = written.split(":", 1)[-1]
+        number = ":" not in written and bare.replace(".", "").replace("-", "").isdigit()  # a dose, a date: no code
+        if len(bare) < 3 or number or not any(c.isdigit() for c in bare):
+            continue
+        if any(s < end and start < e for s, e in covered) or lookup.concept_of(written) is None:
+            continue
+        found.append(Annotation(start, end, written, source="code"))
+    return found
