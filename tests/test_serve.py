@@ -75,6 +75,22 @@ def test_link_takes_context_a_threshold_and_explains(client):
     assert result["why"].startswith("linked to ") and result["explanation"][0].startswith("kidny cysts: linked to")
 
 
+def test_link_and_annotate_code_with_a_target_namespace_as_the_cli_does(client, index):
+    body = {"mentions": ["heart attack", "kidney cyst"], "top_k": 2, "target_namespace": "ICD10CM"}
+    answer = client.post("/link", json=body)
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == cli_json_lines("link", "--index", str(index), "--json", "--top-k", "2", "--target-namespace", "ICD10CM",
+                                           "heart attack", "kidney cyst")
+    heart, _kidney = answer.json()
+    assert heart["coding"]["namespace"] == "ICD10CM" and heart["coding"]["coded"] and heart["candidates"][0]["id"] == "ICD10CM:I21.9"
+    annotated = client.post("/annotate", json={"text": TEXT, "target_namespace": "ICD10CM"}).json()
+    mi = next(a for a in annotated[0]["annotations"] if a["text"] == "MI")
+    assert mi["ids"] == ["ICD10CM:I21.9"]  # the plain answer may be MeSH's: coded, it is ICD-10-CM's
+    unknown = client.post("/link", json={**body, "target_namespace": "SNOMEDCT"})
+    assert unknown.status_code == 422 and "no SNOMEDCT code" in unknown.json()["detail"]
+    assert client.post("/link", json={**body, "target_namespace": "../etc"}).status_code == 422
+
+
 def test_annotate_answers_with_the_json_of_medlink_annotate(client, index):
     answer = client.post("/annotate", json={"text": TEXT})
     assert answer.status_code == 200

@@ -29,6 +29,12 @@ NIL = Field(
     None, ge=0.0, le=1.0, description="Link a mention only when its first candidate's probability reaches this; default: the index's own."
 )
 GENERATORS = Field(None, description="Generator names to use (default: all the index has; /info lists them).")
+TARGET = Field(
+    None,
+    pattern=r"^[A-Za-z][A-Za-z0-9_]{0,31}$",
+    description="Coding mode: answer with codes of this namespace (e.g. ICD10CM), matched directly or reached through "
+    "mappings; each code's path is in its evidence (docs/coding.md).",
+)
 PREFER = Field(default_factory=list, description="Show a concept under its id in this namespace when it has one (e.g. MESH); first wins.")
 EXPLAIN = Field(False, description="Add the decision in one sentence ('why') and one line per candidate ('explanation').")
 
@@ -57,6 +63,7 @@ class LinkRequest(Strict):
     generators: list[Text] | None = GENERATORS
     prefer_prefix: list[Text] = PREFER
     explain: bool = EXPLAIN
+    target_namespace: str | None = TARGET
 
 
 class AnnotateRequest(Strict):
@@ -84,6 +91,7 @@ class AnnotateRequest(Strict):
     generators: list[Text] | None = GENERATORS
     prefer_prefix: list[Text] = PREFER
     explain: bool = EXPLAIN
+    target_namespace: str | None = TARGET
     output_format: Literal[OUTPUT_FORMATS] = Field(
         "json", description="json (a list of 'medlink annotate --json' objects) | jsonl | pubtator | bioc | bioc-json (the file, as text)."
     )
@@ -134,6 +142,7 @@ class LinkResultOut(BaseModel):
     nil_threshold: float | None = None
     why: str | None = None
     explanation: list[str] | None = None
+    coding: dict[str, Any] | None = None  # coding mode: the namespace, whether a code was reached, the first code's path
 
 
 class AnnotationOut(BaseModel):

@@ -56,8 +56,26 @@ def link(body: LinkRequest, request: Request) -> SafeJSON:
         "--max-text-chars",
     )
     linker = engine_of(request).linker_for(body.nil_threshold)
+    if body.target_namespace:
+        return SafeJSON(coded_results_json(linker, items, body))
     results = link_stream(linker, items, body.top_k, body.generators, prefer=body.prefer_prefix)
     return SafeJSON(results_json(results, body.explain))
+
+
+def coded_results_json(linker, items: list[Mention], body: LinkRequest) -> list[dict]:
+    """Coding mode's answers (``medlink link --target-namespace NS --json``); an index without codes of the namespace is
+    the library's error (422). The coder is built on the first such request of a worker, then kept."""
+    from medlink.linking.coding import link_coded
+    from medlink.linking.coding_output import coded_explanation, coded_json
+
+    namespace = body.target_namespace
+    out = []
+    for result in link_coded(linker, items, body.top_k, namespace, body.generators):
+        payload = coded_json(result, namespace, body.explain)
+        if body.explain:
+            payload["explanation"] = coded_explanation(result)
+        out.append(payload)
+    return out
 
 
 @router.post(
@@ -83,6 +101,7 @@ def annotate(body: AnnotateRequest, request: Request) -> Response:
         assertion=body.assertion,
         overlap=body.overlap,
         generators=tuple(body.generators) if body.generators else None,
+        target_namespace=body.target_namespace,
     )
     annotator = engine_of(request).annotator(body.finder, body.nil_threshold, options)
     annotated = signed(list(annotator.annotate(documents)), body.prefer_prefix)
