@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the report_*.py modu
 from report_align import KINDS as ALIGN_KINDS, align_section  # noqa: E402
 from report_calibration import KINDS as CALIBRATION_KINDS, calibration_section  # noqa: E402
 from report_cells import Section, mb, num, secs, short_cpu, table, wrap  # noqa: E402
+from report_clinical import KINDS as CLINICAL_KINDS, clinical_section  # noqa: E402
 from report_documents import KINDS as DOCUMENT_KINDS, assertion_section, documents_section  # noqa: E402
 from report_frontends import KINDS as FRONTEND_KINDS, batch_section, service_section  # noqa: E402
 from report_headline import headline  # noqa: E402
@@ -42,6 +43,7 @@ KB_ROWS = 4  # the largest KBs of the latest kb_build run
 
 # A results file's kind, by the keys its script writes (first match wins).
 KINDS = {
+    **CLINICAL_KINDS,
     "kb_build": lambda d: "by_id_us_median" in (d.get("results") or [{}])[0],
     **LINKING_KINDS,
     "lexical_scale": lambda d: "agreement_queries" in d,
@@ -111,7 +113,7 @@ def speed_section(get) -> Section | None:
         section.add_runs([(name, d)])
     section.body += table(["linker", "KB", "index build", "load", "mentions/s (distinct)", "peak RSS", "CPU"],
                           [cells for _, cells in sorted(rows, key=lambda r: -r[0])])
-    section.body.append("")
+    tables, section.body = section.body, []  # the bullets go after the peers' table: one blank line fewer
     for name, d in dense:
         for r in d.get("first_use") or []:
             section.body.append(f"- default-dense's first use ({short_cpu(d)}, fresh MEDLINK_HOME: default KB, lexical stages, "
@@ -133,6 +135,7 @@ def speed_section(get) -> Section | None:
                             f"before), peak {mb(d['first_use_peak_rss_mb'])}; on disk: KB {d['kb_mb']} MB, index "
                             f"{d['index_mb']} MB; warm start {secs(d['warm_seconds_median'])}.")
         section.add_runs([(name, d)])
+    bullets, section.body = section.body, tables
     for name, d in get("peer_speed")[-1:]:
         section.body += ["", "Beside scispaCy 0.6.2's candidate generator (char 3-gram TF-IDF + HNSW, k 30), the same dictionary (NCBI's test "
                          "dictionary) and distinct mentions in one run; medlink's default lexical config, with its calibration stage unless said:", ""]
@@ -145,6 +148,7 @@ def speed_section(get) -> Section | None:
               f"{r['ratio_calibrated_k30']:.2f}x", f"{r['medlink']['acc1_k30']:.3f} / {r['scispacy']['acc1']:.3f}",
               f"{secs(r['medlink']['build_seconds'])} / {secs(r['scispacy']['build_seconds'])}"] for r in d["rows"]])
         section.add_runs([(name, d)])
+    section.body += [""] + bullets if bullets else []
     return section
 
 
@@ -235,8 +239,8 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
         kinds.setdefault(kind, []).append((name, data))
     get = lambda *names: [run for n in names for run in kinds.get(n, [])]  # noqa: E731
     sections = [s for s in (lexical_section(get), dense_section(get), calibration_section(get), documents_section(get),
-                            assertion_section(get), align_section(get), speed_section(get), kb_scale_section(get), service_section(get), batch_section(get),
-                            robustness_section(get)) if s]
+                            assertion_section(get), clinical_section(get), align_section(get), speed_section(get), kb_scale_section(get),
+                            service_section(get), batch_section(get), robustness_section(get)) if s]
     written = read_notes(notes)
     titles = [s.title for s in sections]
     lines = ["# Benchmarks", "",

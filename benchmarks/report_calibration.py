@@ -1,6 +1,7 @@
 """BENCHMARKS.md's section on probabilities and NIL (benchmarks/calibration/*.py): calibration error of the first
 candidates' probabilities, what the decision stage does to Acc@1, and the pruned-KB NIL figures. More columns (dev's
-out-of-fold ECE, the stage's choices, build times, all-mention Accuracy and MRR) stay in the JSON."""
+out-of-fold ECE, the stage's choices, build times, all-mention Accuracy and MRR) and NIL in running text
+(``nil_documents``) stay in the JSON."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from report_cells import Section, acc, arrow, interval_cell, table
 CROSS_FIT = "dev + memory cross-fitted"  # calibration_nil.py's labels: 'medlink tune --cross-fit', 'index build --calibrate memory'
 MEMORY_ALONE = "memory cross-fitted, no dev"
 NAIVE = "naive: fused score / its maximum"
+NIL_CAPTION = ("Second table, NIL: 15% of dev + test gold concepts pruned from the KB; threshold for dev's best NIL F1. *If NIL = first "
+               "wrong*: a perfect first probability's bound. *Cost*: in-KB Acc@1 points the NIL decisions lose. Pruning seeds: median "
+               "(range) of 5.")  # in the intro: one caption paragraph fewer
 KINDS = {"calibration_nil": lambda d: "runs" in d and "nil" in (d.get("runs") or [{}])[0],
          "nil_documents": lambda d: "thresholds" in d and "chosen_threshold_on_dev" in d,
          "calibration_variants": lambda d: "variants_trial" in d}
@@ -24,7 +28,7 @@ def calibration_section(get) -> Section | None:
     if not runs:
         return None
     section = Section("Probabilities and NIL", "ECE of the first candidate's probability (test, 10 bins; the lexical configs, train mentions as "
-                      "memory; runs with MiniLM fused in the JSON). Choices on dev out of fold. [a-b]: 95% bootstrap interval.")
+                      "memory; runs with MiniLM fused in the JSON). Choices on dev out of fold. [a-b]: 95% bootstrap interval. " + NIL_CAPTION)
     ece_rows, nil_rows = [], []
     for _name, run in runs:
         shown = [data for data in run["runs"] if not data.get("dense_weight")]  # the lexical configs; runs with MiniLM fused in the JSON
@@ -49,16 +53,7 @@ def calibration_section(get) -> Section | None:
             section.add_runs([(_name, run)])
     section.body += [*table(["data", "ECE naive score", "ECE KB pseudo-mentions", "ECE fitted on dev", "ECE dev + memory cross-fitted",
                              "ECE memory alone", "Acc@1 no stage → stage"], ece_rows), "",
-                     "NIL: 15% of dev + test gold concepts pruned from the KB; threshold for dev's best NIL F1. *If NIL = first wrong*: "
-                     "a perfect first probability's bound. *Cost*: in-KB Acc@1 points the NIL decisions lose. Pruning seeds: median (range) of 5.", "",
                      *table(["data", "NIL test mentions", "threshold", "NIL P / R / F1", "F1 cross-fitted", "F1 if NIL = first wrong",
                              "cost (points)", "NIL F1 over pruning seeds"], nil_rows)]
-    for name, run in get("nil_documents")[-1:]:
-        chosen = next((r for r in run["thresholds"] if r["threshold"] == run["chosen_threshold_on_dev"]), None)
-        own = next((r for r in run["thresholds"] if isinstance(r["threshold"], str)), run["thresholds"][0])
-        if chosen:
-            section.body += ["", f"- NIL in running text (NCBI abstracts, the documents pipeline, NIL spans dropped): dev chooses "
-                             f"{run['chosen_threshold_on_dev']}, test linking F1 {acc(chosen['test']['linking']['f1'])} "
-                             f"({acc(own['test']['linking']['f1'])} at the index's own threshold): the dictionary's spans are mostly exact names."]
-            section.add_runs([(name, run)])
+    # NIL in running text (nil_documents): in the JSON and docs/benchmark-history.md (Probabilities, calibration and NIL)
     return section

@@ -167,6 +167,20 @@ def assertion_rows(get, known):
                       if any(neg for _, _, neg in splits) else "-", cpu=short_cpu(run))
 
 
+def clinical_rows(get, known):
+    """The clinical notes' test split in coding mode, the plain run's figures beside it."""
+    from report_clinical import clinical_runs
+    runs = {(d["clinical_notes"]["split"], bool(d["clinical_notes"].get("target_namespace"))): d for _, d in clinical_runs(get)}
+    coded, plain = runs.get(("test", True)), runs.get(("test", False))
+    if coded:
+        notes, before = coded["clinical_notes"], (plain or {}).get("clinical_notes")
+        yield Row("Clinical notes, coding", "Clinical notes and coding",
+                  f"clinical note snippets, test split ({notes['spans_exact']['gold']} mentions): `annotate --target-namespace {notes['target_namespace']}`",
+                  "ICD-10-CM category / full code", f"{notes['icd10cm_category_accuracy']:.3f} / {notes['icd10cm_full_accuracy']:.3f}"
+                  + (f" (plain {before['icd10cm_category_accuracy']:.3f} / {before['icd10cm_full_accuracy']:.3f})" if before else ""),
+                  cpu=short_cpu(coded))
+
+
 def align_rows(get, known):
     """One row, the targets side by side: each target's main run (align_do_TARGET, else its latest)."""
     runs = get("align_quality")
@@ -207,25 +221,35 @@ def speed_rows(get, known):
         if s.get("build_seconds_median") is not None:
             yield Row("Index build", "Speed", f"lexical index over {s['kb'].split(' (')[0]} ({s['names']:,} names)", "wall time",
                       secs(s["build_seconds_median"]), cpu=short_cpu(d))
-    first = [(n, d) for n, d in get("dense_speed") if d.get("first_use")]
-    if first:
-        _, d = latest(first)
-        r = d["first_use"][0]
-        yield Row("First use", "Speed", f"default-dense: KB, index ({r.get('dense_names') or 0:,} names encoded), calibration fit",
-                  "wall time", secs(r["seconds"]), cpu=short_cpu(d))
     for _, d in get("kb_build")[-1:]:
         default = next((r for r in d["results"] if r["name"].startswith("default")), None)
         if default:
             yield Row("KB build", "KB building and scale", f"{default['name']}: {default['concepts']:,} concepts", "wall time", secs(default["seconds_median"]),
                       cpu=short_cpu(d))
+    yield from start_rows(get)
+
+
+def start_rows(get):
+    """default-dense's first use and the warm start, one row when both were measured (the table has a row cap)."""
+    first, start = None, None
+    runs = [(n, d) for n, d in get("dense_speed") if d.get("first_use")]
+    if runs:
+        _, d = latest(runs)
+        r = d["first_use"][0]
+        first = (f"default-dense's first use: KB, index ({r.get('dense_names') or 0:,} names encoded), calibration fit", secs(r["seconds"]), d)
     startups = [(r, d) for _, d in get("dense_speed") for r in d.get("startup") or []]
     if startups:
         cells = {r.get("index", "default-dense"): (r, d) for r, d in startups}
         first_index = "default" if "default" in cells else next(iter(cells))
         r, d = cells[first_index]
         others = "; ".join(f"{index} {secs(x['cli_seconds_median'])}" for index, (x, _) in cells.items() if index != first_index)
-        yield Row("Start-up", "Speed", f"`medlink link --index {first_index} \"heart attack\"`, warm", "wall time",
-                  secs(r["cli_seconds_median"]) + (f" ({others})" if others else ""), cpu=short_cpu(d))
+        start = (f"`medlink link --index {first_index} \"heart attack\"`, warm", secs(r["cli_seconds_median"]) + (f" ({others})" if others else ""), d)
+    if first and start:
+        yield Row("First use, start-up", "Speed", f"{first[0]}; then {start[0]}", "wall time", f"{first[1]}; {start[1]}", cpu=cpus([first[2], start[2]]))
+    elif first:
+        yield Row("First use", "Speed", first[0], "wall time", first[1], cpu=short_cpu(first[2]))
+    elif start:
+        yield Row("Start-up", "Speed", start[0], "wall time", start[1], cpu=short_cpu(start[2]))
 
 
 def robustness_rows(get, known):
@@ -280,7 +304,7 @@ def ray_rows(get, known):
                   f"{d['projection_36m_abstracts']['core_hours']:,} core-hours", cpu=cpu_and_load(d))
 
 
-ROWS = [lexical_rows, dense_rows, default_index_rows, ranker_rows, calibration_rows, documents_rows, assertion_rows, align_rows, speed_rows,
+ROWS = [lexical_rows, dense_rows, default_index_rows, ranker_rows, calibration_rows, documents_rows, assertion_rows, clinical_rows, align_rows, speed_rows,
         service_rows, spacy_rows, ray_rows, robustness_rows]
 
 

@@ -90,9 +90,9 @@ def stages_table(get, section: Section) -> list[str]:
             section.add_runs([(name, d)])
     if not rows:
         return []
-    return ["", "Each stage or option of the default lexical config off → on, in one run (index built once, mentions/s the median of "
-            "the run's repeats; the speed ratio on the largest set):", "",
-            *table(["stage", *(label + " Acc@1" for _, label in STAGE_SETS), "speed on / off"], rows)]  # the probes: in the JSON
+    section.intro += (" Second table: each stage or option of the default lexical config off → on, in one run (index built once, mentions/s "
+                      "the median of the run's repeats; the speed ratio on the largest set).")  # in the intro: one caption paragraph fewer
+    return ["", *table(["stage", *(label + " Acc@1" for _, label in STAGE_SETS), "speed on / off"], rows)]  # the probes: in the JSON
 
 
 # ---- dense ------------------------------------------------------------------------------------------------------------
@@ -172,9 +172,10 @@ def dense_section(get) -> Section | None:
         section.body += table(["data", "model / method", "KB only", "dense", "+ kNN", "hybrid"],
                               best_first([(g, s, c) for g, s, c, _ in rows], ["NCBI Disease", "AskAPatient"]))
     section.add_runs(sorted({run[0]: run for *_, run in rows}.values(), key=lambda run: run[0]))
-    knn = knn_line(dense_rows(runs))
-    section.body += [""] + ([knn] if knn else [])
     reranking(get, section)
+    knn = knn_line(dense_rows(runs))
+    if knn:  # after the reranking table: one blank line fewer
+        section.body += ([""] if section.body and section.body[-1] else []) + [knn]
     return section
 
 
@@ -223,22 +224,14 @@ def fusion_of(variant: str) -> dict | None:
     return ast.literal_eval(match.group(1)) if match else None
 
 
-def rerank_rows(d: dict):
-    """(setting, retrieval alone row, reranked row, cross-encoder alone row) per memory setting of a rerank run."""
-    by_setting: dict[str, dict] = {}
-    for r in d["rows"]:
-        kind = "alone" if r["variant"].startswith("retrieval alone") else "reranked" if "+ cross-encoder" in r["variant"] else "cross"
-        by_setting.setdefault(r["setting"], {})[kind] = r
-    return [(s, v.get("alone"), v.get("reranked"), v.get("cross")) for s, v in by_setting.items()]
-
-
 PAIRWISE = ("retrieval alone", "max", "attention", "cross-encoder")  # the variants shown; '+ synonyms' ones stay in the JSON
 
 
 def reranking(get, section: Section) -> None:
-    """Candidates reordered by a second model: paper 001's pairwise ranker over lexical retrieval, a cross-encoder over
-    dense retrieval (top and weight chosen on dev; test Acc@1)."""
-    runs, ranker_runs = get("rerank"), get("pairwise_ranker")
+    """Candidates reordered by a second model: paper 001's pairwise ranker over lexical retrieval (top and weight chosen on
+    dev; test Acc@1). A cross-encoder over dense retrieval (``rerank`` runs): in the JSON and docs/benchmark-history.md
+    (Reranking), since issue 52 (the line budget)."""
+    ranker_runs = get("pairwise_ranker")
     for name, run in ranker_runs[-1:]:
         rows = []
         for result in run["ranker_results"]:
@@ -250,17 +243,4 @@ def reranking(get, section: Section) -> None:
                          f"pooling; dev's best and its ms per mention (one torch thread, median of {run['repeats']}):", "",
                          *table(["data", *PAIRWISE, "dev's best"], rows), ""]
         section.add_runs([(name, run)])
-    cells, seen = [], set()
-    for name, d in runs:
-        t, dataset = d["tuning"], d["rows"][0]["dataset"] if d["rows"] else ""
-        if not t.get("trials") or dataset in seen:
-            continue  # weights carried over, or another run on the dataset (the JSON keeps them)
-        seen.add(dataset)
-        for setting, alone, reranked, _cross in rerank_rows(d):
-            if alone and reranked:
-                memory = re.search(r"memory\((.+)\)", setting)
-                cells.append(f"{reranked['dataset']} ({memory.group(1) if memory else setting}) {arrow(alone['acc@1'], reranked['acc@1'])}"
-                             + (" (dev turned it off)" if not t["weight"] else ""))
-        section.add_runs([(name, d)])
-    if cells:
-        section.body += ["- A cross-encoder reranking the best dense retrieval, retrieval alone → reranked: " + "; ".join(cells) + "."]
+

@@ -6,8 +6,12 @@ accuracy at category level (first 3 characters) and on the full code; the rate a
 ICD-10-CM concept. Assertion status and the historical flag on the found mentions. Wrong codes given with
 probability >= 0.95 (the ICD-10-CM candidate's own probability), and spurious spans linked with probability >= 0.95.
 
-Run: python benchmarks/clinical_notes/score.py --split dev|test|all [--index default]
-Writes benchmarks/results/clinical_notes_<split>.json (``--publish`` also regenerates BENCHMARKS.md).
+``--target-namespace ICD10CM`` scores coding mode (``medlink.annotate(..., target_namespace=...)``): each span's
+candidates are then codes of that namespace first; a span no code is reachable from is NIL for coding (counted).
+
+Run: python benchmarks/clinical_notes/score.py --split dev|test|all [--index default] [--target-namespace ICD10CM]
+Writes benchmarks/results/clinical_notes_<split>.json, in coding mode clinical_notes_<split>_<namespace>.json
+(``clinical_notes_test_icd10cm``), so both modes are kept; ``--publish`` also regenerates BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -82,6 +86,7 @@ def predicted_span(annotation) -> dict:
         "icd10cm_rank": candidates.index(icd) + 1 if icd is not None else None,
         "assertion": assertion.status if assertion is not None else None,
         "historical": assertion.historical if assertion is not None else None,
+        "error": result.error if result is not None else None,
     }
 
 
@@ -93,7 +98,7 @@ def score(records: list[dict], documents: list) -> dict:
     exact_pred = exact_gold = overlap_pred = n_pred = n_gold = 0
     coded = category_ok = full_ok = first_icd = found = 0
     assertion_ok = historical_ok = 0
-    confident_wrong_full = confident_wrong_category = confident_spurious = 0
+    confident_wrong_full = confident_wrong_category = confident_spurious = no_code = 0
     confusion: dict[str, Counter] = defaultdict(Counter)
     by_kind: dict[str, Counter] = defaultdict(Counter)
     details = []
@@ -120,6 +125,7 @@ def score(records: list[dict], documents: list) -> dict:
                 continue
             found += 1
             first_icd += bool(span["first_id"] and span["first_id"].startswith(ICD))
+            no_code += span["icd10cm"] is None
             status = span["assertion"] or "none"
             confusion[mention["assertion"]][status] += 1
             assertion_ok += status == mention["assertion"]
@@ -151,6 +157,7 @@ def score(records: list[dict], documents: list) -> dict:
         "icd10cm_category_accuracy": rate(category_ok, coded),
         "icd10cm_full_accuracy": rate(full_ok, coded),
         "first_candidate_icd10cm_rate": rate(first_icd, found),
+        "found_without_icd10cm_candidate": no_code,
         "assertion_accuracy": rate(assertion_ok, found),
         "historical_accuracy": rate(historical_ok, found),
         "assertion_confusion": {status: dict(row) for status, row in sorted(confusion.items())},
@@ -165,10 +172,11 @@ def score(records: list[dict], documents: list) -> dict:
     }
 
 
-def table(split: str, result: dict) -> str:
+def table(split: str, result: dict, target_namespace: str | None = None) -> str:
     exact, overlap = result["spans_exact"], result["spans_overlap"]
+    mode = f", coding mode ({target_namespace})" if target_namespace else ""
     lines = [
-        f"clinical notes, split {split}: {result['snippets']} snippets, {exact['gold']} gold mentions, {exact['predicted']} predicted spans",
+        f"clinical notes, split {split}{mode}: {result['snippets']} snippets, {exact['gold']} gold mentions, {exact['predicted']} predicted spans",
         f"{'metric':<40}{'value':>10}",
         f"{'span P / R / F1 (exact)':<40}{exact['precision']:.3f} / {exact['recall']:.3f} / {exact['f1']:.3f}",
         f"{'span P / R / F1 (overlap)':<40}{overlap['precision']:.3f} / {overlap['recall']:.3f} / {overlap['f1']:.3f}",
@@ -181,7 +189,8 @@ def table(split: str, result: dict) -> str:
                        ("historical flag accuracy", "historical_accuracy")]:
         value = result[key]
         lines.append(f"{label:<40}{'n/a' if value is None else f'{value:.3f}':>10}")
-    lines += [f"{'wrong full code, p >= 0.95':<40}{result['confident_wrong_full_code']:>10}",
+    lines += [f"{'found, no ICD-10-CM candidate':<40}{result['found_without_icd10cm_candidate']:>10}",
+              f"{'wrong full code, p >= 0.95':<40}{result['confident_wrong_full_code']:>10}",
               f"{'wrong category, p >= 0.95':<40}{result['confident_wrong_category']:>10}",
               f"{'spurious spans, p >= 0.95':<40}{result['confident_spurious_spans']:>10}"]
     return "\n".join(lines)
@@ -191,7 +200,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=["dev", "test", "all"], default="dev")
     parser.add_argument("--index", default="default", help="medlink index name or folder (default: the packaged default)")
-    parser.add_argument("--name", help="results file name (default: clinical_notes_<split>)")
+    parser.add_argument("--target-namespace", metavar="NS",
+                        help="coding mode: medlink.annotate(..., target_namespace=NS), e.g. ICD10CM (default: plain linking)")
+    parser.add_argument("--name", help="results file name (default: clinical_notes_<split>, in coding mode clinical_notes_<split>_<ns>)")
     parser.add_argument("--no-write", action="store_true", help="print the table only")
     parser.add_argument("--publish", action="store_true", help="also regenerate BENCHMARKS.md (benchmarks/report.py)")
     args = parser.parse_args()
@@ -200,18 +211,25 @@ def main() -> None:
 
     records = load(args.split)
     started = time.perf_counter()
-    documents = medlink.annotate([medlink.Document.from_text(record["text"], doc_id=record["id"]) for record in records], index=args.index)
+    options = {"target_namespace": args.target_namespace} if args.target_namespace else {}
+    documents = medlink.annotate([medlink.Document.from_text(record["text"], doc_id=record["id"]) for record in records], index=args.index,
+                                 **options)
     seconds = time.perf_counter() - started
     for record, document in zip(records, documents):
         assert document.text == record["text"], record["id"]
     result = score(records, documents)
-    print(table(args.split, result))
+    print(table(args.split, result, args.target_namespace))
     if args.no_write:
         return
-    payload = {"clinical_notes": {"split": args.split, "index": args.index, "seconds": round(seconds, 2),
-                                  "medlink_version": getattr(medlink, "__version__", None), **result},
+    payload = {"clinical_notes": {"split": args.split, "index": args.index, "target_namespace": args.target_namespace,
+                                  "seconds": round(seconds, 2), "medlink_version": getattr(medlink, "__version__", None), **result},
                "command": command_line(__file__, sys.argv[1:])}
-    (publish if args.publish else write_results)(args.name or f"clinical_notes_{args.split}", payload)
+    (publish if args.publish else write_results)(args.name or results_name(args.split, args.target_namespace), payload)
+
+
+def results_name(split: str, target_namespace: str | None = None) -> str:
+    """clinical_notes_<split>, and in coding mode clinical_notes_<split>_<namespace> (lower case): both modes kept."""
+    return f"clinical_notes_{split}" + (f"_{target_namespace.lower()}" if target_namespace else "")
 
 
 if __name__ == "__main__":
