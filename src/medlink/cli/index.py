@@ -22,7 +22,18 @@ def index_build(
         help="JSON linker config file (generators, fusion, reranker), or a preset: "
         "'default' (exact names and word sets + completions + TF-IDF + BM25) or 'default-dense' (those + the packaged MiniLM; the dense extra).",
     ),
-    memory: list[str] = typer.Option([], "--memory", help="Annotated dataset FORMAT:PATH to memorise (repeatable)."),
+    memory: list[str] = typer.Option(
+        [],
+        "--memory",
+        help="Annotated mentions FORMAT:PATH to memorise (repeatable: several corpora together; FORMAT: pubtator, bioc, "
+        "bioc-json, jsonl, biosyn or askapatient).",
+    ),
+    memory_types: list[str] = typer.Option(
+        [],
+        "--memory-types",
+        help="Memorise only the --memory mentions of these entity types (Disease,Chemical; NCBI's four disease classes "
+        "are Disease: docs/annotate.md#entity-types); untyped ones kept. Repeatable, or comma-separated.",
+    ),
     calibrate: str = typer.Option(
         "kb",
         "--calibrate",
@@ -45,19 +56,25 @@ def index_build(
     """Build an index directory for 'medlink link' and 'medlink eval'."""
     import time
 
+    from medlink.corpora.entity_types import parse_types
     from medlink.linking.calibration import TYPE as CALIBRATION
     from medlink.linking.index import build_index
 
     quiet_phases(quiet)
     use_precision(precision)
     started = time.perf_counter()
-    linker = build_index(open_kb(kb), out, config, memory, calibrate, finder_skip)
+    wanted = parse_types(memory_types)
+    if wanted and not memory:
+        fail("--memory-types chooses among the --memory mentions: give --memory too (nothing was built)")
+    linker = build_index(open_kb(kb), out, config, memory, calibrate, finder_skip, wanted)
     summary = ", ".join(f"{name}: {len(t):,} names" for name, t in linker.tables.items())
     typer.echo(f"wrote {out} in {time.perf_counter() - started:.1f}s ({summary})")
     if linker.memory is not None:
         m = linker.memory.summary()
         typer.echo(
-            f"memory: {m['entries']:,} entries; skipped {m['skipped_composite']:,} composite and {m['skipped_unknown_concept']:,} with no KB concept",
+            f"memory: {m['entries']:,} entries"
+            + (f" of types {', '.join(m['types'])}" if m.get("types") else "")
+            + f"; skipped {m['skipped_composite']:,} composite and {m['skipped_unknown_concept']:,} with no KB concept",
             err=True,
         )
     stage = next((r for r in linker.config.rerankers if r["type"] == CALIBRATION), None)

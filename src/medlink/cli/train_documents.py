@@ -12,13 +12,20 @@ from medlink.cli.train_inputs import settings_from
 from medlink.encoders.precision import ENV
 
 app = new_app()  # its commands join ``medlink train``
+TYPES_HELP = (
+    "Learn only from mentions of these entity types (Disease,Chemical; NCBI's four disease classes are Disease: "
+    "docs/annotate.md#entity-types); other spans are left out of every document read, untyped ones kept. Repeatable, or comma-separated."
+)
 
 
 @app.command("tagger")
 def train_tagger_command(
     ctx: typer.Context,
     train: list[str] = typer.Option(
-        ..., "--train", help="Documents with annotated mention spans FORMAT:PATH (repeatable; FORMAT: pubtator)."
+        ...,
+        "--train",
+        help="Documents with annotated mention spans FORMAT:PATH (repeatable: several corpora together; FORMAT: "
+        "pubtator, bioc, bioc-json or jsonl).",
     ),
     out: Path = typer.Option(
         ..., "--out", help="Tagger folder to write, replaced whole at the end (a new or empty folder, or an earlier tagger's)."
@@ -46,9 +53,10 @@ def train_tagger_command(
     collapse_types: bool = typer.Option(
         True,
         "--collapse-types/--keep-types",
-        help="Learn one mention type ('Disease') for all the "
-        "corpus's types (the default: linking needs the span, not the subtype), or keep each type.",
+        help="Learn one mention type for all the corpus's types (the default: linking needs the span, not the subtype; "
+        "the label is their one entity type, else 'Disease'), or keep each entity type (Disease, Chemical...).",
     ),
+    types: list[str] = typer.Option([], "--types", help=TYPES_HELP),
     seed: int = typer.Option(
         13, "--seed", help="Random seed (shuffling, the new head, dropout): the same seed and data give the same run."
     ),
@@ -74,6 +82,8 @@ def train_tagger_command(
     from medlink.encoders.transformer import require_dense_extra
 
     require_dense_extra()
+    from medlink.corpora.entity_types import entity_type, parse_types
+    from medlink.text.bio import SINGLE_TYPE
     from medlink.training.tagger import TaggerConfig, check_tagger_output, train_tagger
     from medlink.training.tagger_data import read_annotated
 
@@ -94,16 +104,25 @@ def train_tagger_command(
     )
     use_precision(config.precision)
     check_tagger_output(out)  # before any data is read
+    wanted = parse_types(types)
     documents, sources = {"train": [], "dev": []}, {"train": [], "dev": []}
     for split, specs in (("train", train), ("dev", dev)):
         for spec in specs:
-            read, record = read_annotated(spec)
+            read, record = read_annotated(spec, wanted)
             if not read:
                 fail(f"--{split} {spec}: no documents in it")
             documents[split] += read
             sources[split].append(record)
+            typer.echo(f"--{split} {spec}: {record['documents']:,} documents, {record['mentions_by_type'] or 'no'} mentions", err=True)
     if not any(d.annotations for d in documents["train"]):
-        fail("--train: the documents have no annotated mention spans to learn from")
+        fail("--train: the documents have no annotated mention spans to learn from" + (" of the --types given" if wanted else ""))
+    kinds = sorted(filter(None, {entity_type(a.type) for d in documents["train"] for a in d.annotations}))
+    if config.collapse_types and len(kinds) > 1:
+        typer.echo(
+            f"note: the --train mentions are of {len(kinds)} entity types ({', '.join(kinds)}), all learned as one "
+            f"('{SINGLE_TYPE}'); --types with one of them learns those only, --keep-types each apart",
+            err=True,
+        )
     report = train_tagger(
         documents["train"], out, dev=documents["dev"], base_model=model, config=config, sources=sources, progress=not quiet
     )
@@ -121,8 +140,9 @@ def train_selector_command(
         ...,
         "--documents",
         help="Annotated documents FORMAT:PATH the tagger did not learn from and the index's memory "
-        "does not hold, e.g. a dev split (repeatable; FORMAT: pubtator).",
+        "does not hold, e.g. a dev split (repeatable: several corpora together; FORMAT: pubtator, bioc, bioc-json or jsonl).",
     ),
+    types: list[str] = typer.Option([], "--types", help=TYPES_HELP),
     index: str = typer.Option(
         "default",
         "--index",
@@ -148,6 +168,7 @@ def train_selector_command(
     from medlink.encoders.transformer import require_dense_extra
 
     require_dense_extra()
+    from medlink.corpora.entity_types import parse_types
     from medlink.directories import require_replaceable_file
     from medlink.linking.annotator import AnnotateOptions, Annotator
     from medlink.linking.index import resolve_index
@@ -161,7 +182,7 @@ def train_selector_command(
     target = out or Path(tagger) / SELECTOR_FILE
     require_replaceable_file(target, "a span selector", is_selector_file, [Path(spec.partition(":")[2]) for spec in documents])
     index_folder = resolve_index(index)
-    read, records, repeated = fitting_documents(documents, info, index_memory_sources(index_folder))
+    read, records, repeated = fitting_documents(documents, info, index_memory_sources(index_folder), parse_types(types))
     annotator = Annotator.load(index_folder, "both", tagger, AnnotateOptions(combine="confirmed"), exclude_names)
     fitted_on = {
         "documents_files": records,
@@ -177,6 +198,63 @@ def train_selector_command(
         f"wrote {target}: threshold {report['threshold']:.2f} (the best {measure} F1 out of fold); "
         + selector_summary(report, folds, repeated)
     )
+
+
+@app.command("exclusions")
+def train_exclusions_command(
+    documents: list[str] = typer.Option(
+        ...,
+        "--documents",
+        help="Annotated documents FORMAT:PATH whose gold spans show which names annotators mark (repeatable: several "
+        "corpora are pooled; FORMAT: pubtator, bioc, bioc-json or jsonl). A training split: never the test documents.",
+    ),
+    out: Path = typer.Option(..., "--out", help="Names file to write, for 'medlink annotate --exclude-names' (replaced atomically)."),
+    index: str = typer.Option(
+        "default",
+        "--index",
+        help="The index you will annotate with: its dictionary finder's matches are counted ('default': the embedded KB's).",
+    ),
+    types: list[str] = typer.Option([], "--types", help=TYPES_HELP),
+    min_seen: int = typer.Option(2, "--min-seen", min=1, help="A name is judged once the finder matched it this many times."),
+    max_rate: float = typer.Option(
+        0.34,
+        "--max-rate",
+        min=0.0,
+        max=1.0,
+        help="Excluded when at most this share of its matches overlap a gold span (the documents benchmark's value).",
+    ),
+    quiet: bool = quiet_option(),
+) -> None:
+    """Learn the names the dictionary finder should not report: those it matches in annotated documents that annotators
+    seldom marked ("found", "disease", "death" in MEDIC), written one per line for 'medlink annotate --exclude-names'."""
+    quiet_phases(quiet)
+    from medlink.corpora.entity_types import parse_types
+    from medlink.directories import require_replaceable_file, write_replaced
+    from medlink.linking.index import resolve_index
+    from medlink.linking.linker import Linker
+    from medlink.text.finders.exclusions import EXCLUSIONS_HEADER, is_exclusions_file, rarely_annotated
+    from medlink.training.tagger_data import read_annotated
+
+    wanted = parse_types(types)
+    require_replaceable_file(out, "a names file of 'medlink train exclusions'", is_exclusions_file, [spec_file(spec) for spec in documents])
+    read = []
+    for spec in documents:
+        found, record = read_annotated(spec, wanted)
+        if not any(d.annotations for d in found):
+            fail(f"--documents {spec}: no annotated mention{' of the --types given' if wanted else ''} in its {len(found):,} documents")
+        typer.echo(f"--documents {spec}: {record['documents']:,} documents, {record['mentions_by_type']} mentions", err=True)
+        read += found
+    linker = Linker.load(resolve_index(index))
+    names = rarely_annotated(linker.dictionary_finder(), read, linker.normalize, min_seen=min_seen, max_rate=max_rate)
+    said = f"from {', '.join(documents)}" + (f", types {','.join(types)}" if wanted else "")
+    lines = [f"{EXCLUSIONS_HEADER} {said}; index {index}; min seen {min_seen}, max rate {max_rate:g}", *names]
+    write_replaced(out, "".join(f"{line}\n" for line in lines))
+    typer.echo(f"wrote {out}: {len(names):,} names excluded" + (f" (first: {', '.join(names[:5])})" if names else ""))
+
+
+def spec_file(spec: str) -> Path:
+    """The PATH of ``FORMAT:PATH``."""
+    return Path(spec.partition(":")[2] or spec)
 
 
 def selector_summary(report: dict, folds: int, repeated: int) -> str:

@@ -30,6 +30,7 @@ class MemoryEntries:
     documents: list[str] = field(default_factory=list)
     skipped_composite: int = 0
     skipped_unknown_concept: int = 0
+    types: list[str] = field(default_factory=list)  # the entity types its mentions were kept of (none: all)
 
     def summary(self) -> dict:
         return {
@@ -38,6 +39,7 @@ class MemoryEntries:
             "digest": self.digest(),
             "skipped_composite": self.skipped_composite,
             "skipped_unknown_concept": self.skipped_unknown_concept,
+            **({"types": self.types} if self.types else {}),
         }
 
     def digest(self) -> str:
@@ -80,13 +82,14 @@ def read_memory(path: Path) -> MemoryEntries:
     return memory
 
 
-def memory_from_datasets(kb: KB, datasets: Iterable[str]) -> MemoryEntries:
-    """Read ``FORMAT:PATH`` datasets (the evaluation formats) into memory entries resolved against ``kb``."""
-    memory = MemoryEntries()
+def memory_from_datasets(kb: KB, datasets: Iterable[str], types: frozenset[str] | None = None) -> MemoryEntries:
+    """Read ``FORMAT:PATH`` datasets (the evaluation formats, annotated documents among them) into memory entries
+    resolved against ``kb``; with ``types``, only their mentions of those entity types (``load_dataset``)."""
+    memory = MemoryEntries(types=sorted(types or ()))
     resolved: dict[str, str | None] = {}
     for spec in datasets:
         memory.sources.append(spec)
-        for mention in load_dataset(spec):
+        for mention in load_dataset(spec, types):
             if len(mention.parts) > 1:
                 memory.skipped_composite += 1
                 continue

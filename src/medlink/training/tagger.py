@@ -3,8 +3,9 @@
 A token-classification head on the packaged MiniLM (or any local transformer folder) learns
 B-/I-/O per word (``medlink.text.bio``) over sentence windows; AdamW with linear warm-up and decay,
 a few epochs, strict-span F1 on ``dev`` after each epoch through the same ``TaggerFinder.find`` a
-pipeline calls, and the best epoch's weights kept. Mention types are collapsed to one label
-("Disease") by default: linking needs the span, not NCBI's subtype. Precision comes from
+pipeline calls, and the best epoch's weights kept. Mention types are collapsed to one label (the
+documents' one entity type, else "Disease") by default: linking needs the span, not NCBI's subtype; kept, each
+entity type (``corpora.entity_types``: BC5CDR's Disease and Chemical) is a label of its own. Precision comes from
 ``medlink.encoders.precision`` (bf16 autocast only where this CPU runs bf16 faster).
 The output folder is built aside and swapped in whole at the end, with ``medlink_tagger.json``
 as its signature: an interruption (Ctrl-C, a crash) leaves the folder as it was, and a folder
@@ -47,7 +48,7 @@ class TaggerConfig:
     weight_decay: float = 0.01
     max_length: int = 128  # sub-tokens per window, specials included: nearly every NCBI sentence fits whole, short ones share one
     overlap: int | None = None  # sub-tokens shared by consecutive windows of a long sentence (None: a quarter of a window)
-    collapse_types: bool = True  # one label ("Disease") for every mention type
+    collapse_types: bool = True  # one label for every mention type (``tagger_data.collapsed_type``)
     seed: int = 13
     precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto: bf16 only where this CPU runs it faster
     layers: int | None = None  # the base model's first N transformer layers only (None: all): a faster tagger on CPUs without bf16
@@ -165,7 +166,8 @@ def train_tagger(
     random.seed(config.seed)
     np.random.seed(config.seed)
     torch.manual_seed(config.seed)  # the new head's initial weights and dropout
-    labels = labels_for(mention_types(train, config.collapse_types))
+    types = mention_types(train, config.collapse_types)
+    labels = labels_for(types)
     path, tokenizer, model = _load_base(base_model, labels)
     keep_layers(model, config.layers)
     if config.max_length > model.config.max_position_embeddings:
@@ -173,7 +175,7 @@ def train_tagger(
     trained_precision = precisions.resolve(config.precision)
     finder = TaggerFinder(model, tokenizer, labels, config.max_length, config.overlap, trained_precision)
     label_ids = {label: i for i, label in enumerate(labels)}
-    examples, counts = build_examples(train, tokenizer, label_ids, config.collapse_types, finder.body, finder.overlap)
+    examples, counts = build_examples(train, tokenizer, label_ids, types[0] if config.collapse_types else None, finder.body, finder.overlap)
     rng = random.Random(config.seed)
     steps = -(-len(examples) // config.batch_size)
     optimizer, scheduler = _optimizer(model, config, steps * config.epochs)

@@ -1,8 +1,10 @@
 """What the mention tagger trains on and is judged by: annotated documents, their BIO windows, strict-span scores.
 
-Documents are ``medlink.core.Document``s with gold ``Annotation``s (type = the corpus's mention type),
-so the tagger is judged through the same ``find`` a pipeline calls. PubTator is read with
-``keep_unlinked``: a span annotated without a concept is still a mention the tagger should find.
+Documents are ``medlink.core.Document``s with gold ``Annotation``s (type = the corpus's mention type), read from
+PubTator, BioC (XML or JSON) or JSONL, any number of files, so the tagger is judged through the same ``find`` a
+pipeline calls. Every annotation is kept, those without a concept too (a span annotated without one is still a
+mention the tagger should find), unless a ``types`` filter leaves out other entity types (BC5CDR's Chemical spans
+for a disease tagger; ``corpora.entity_types``: untyped spans pass).
 """
 
 from __future__ import annotations
@@ -13,41 +15,44 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from medlink.core import Annotation, Document
+from medlink.core import Document
+from medlink.corpora.entity_types import describe_counts, entity_type, has_type, type_counts
 from medlink.directories import file_checksum
 from medlink.errors import MedlinkError
 from medlink.text.bio import IGNORE, SINGLE_TYPE, Span, encode_labels, pack, tokenize_sentences
 from medlink.text.finders.base import resolve_overlaps
 from medlink.text.sentences import sentence_spans
 
-TRAINING_FORMATS = ("pubtator",)
+TRAINING_FORMATS = ("pubtator", "bioc", "bioc-json", "jsonl")
 
 
-def read_annotated(spec: str) -> tuple[list[Document], dict]:
-    """Documents with gold annotations from ``FORMAT:PATH`` (only ``pubtator`` so far), and a record of the source
-    (path, sha256, counts) for the tagger's signature file."""
-    from medlink.corpora.pubtator import load_pubtator_documents
+def read_annotated(spec: str, types: frozenset[str] | None = None) -> tuple[list[Document], dict]:
+    """Documents with gold annotations from ``FORMAT:PATH`` (``TRAINING_FORMATS``), only the annotations of ``types``
+    (``entity_types.parse_types``; None: all), and a record of the source (path, sha256, counts by type, the types
+    kept) for the signature file of what is trained on them."""
+    from medlink.corpora.document_files import read_documents
 
     format_name, sep, path = spec.partition(":")
     if format_name not in TRAINING_FORMATS or not sep or not path:
         raise MedlinkError(
             f"{spec!r}: write FORMAT:PATH with FORMAT one of {', '.join(TRAINING_FORMATS)} (documents with annotated mention spans)"
         )
-    documents = []
-    for source in load_pubtator_documents(path, keep_unlinked=True):
-        document = Document.from_title_abstract(source.doc_id, source.title, source.abstract)
-        text = document.text
-        document.annotations = [
-            Annotation(m.start, m.end, text[m.start : m.end], m.semantic_type, ids=tuple(sorted(m.gold)), source="gold")
-            for m in source.mentions
-        ]
-        documents.append(document)
+    documents = list(read_documents(path, format_name))
+    read = type_counts(a.type for d in documents for a in d.annotations)
+    for document in documents:
+        document.annotations = [a for a in document.annotations if a.end > a.start and has_type(a.type, types)]
     record = {
         "format": format_name,
         "path": str(Path(path).resolve()),
         "sha256": file_checksum(Path(path)),
         "documents": len(documents),
         "mentions": sum(len(d.annotations) for d in documents),
+        "mentions_by_type": describe_counts(type_counts(a.type for d in documents for a in d.annotations)),
+        **(
+            {"types": sorted(types), "left_out": describe_counts(read - type_counts(a.type for d in documents for a in d.annotations))}
+            if types
+            else {}
+        ),
         "document_sha256": sorted(document_hashes(documents)),
     }
     return documents, record
@@ -63,18 +68,26 @@ def document_hashes(documents: Iterable[Document]) -> set[str]:
     return {document_hash(document) for document in documents}
 
 
-def gold_spans(document: Document, collapse_types: bool) -> list[Span]:
-    """The document's gold spans as the tagger learns them: types collapsed (or an untyped span given one), nested
-    or overlapping spans reduced to the longest (BIO cannot hold both)."""
+def gold_spans(document: Document, collapsed: str | None) -> list[Span]:
+    """The document's gold spans as the tagger learns them: each labelled ``collapsed``, or (None) by its entity type
+    (an untyped span by ``SINGLE_TYPE``); nested or overlapping spans reduced to the longest (BIO cannot hold both)."""
     spans = [a for a in document.annotations if a.end > a.start]
     kept = resolve_overlaps(spans, "longest")
-    return [Span(a.start, a.end, SINGLE_TYPE if collapse_types or not a.type else a.type) for a in kept]
+    return [Span(a.start, a.end, collapsed or entity_type(a.type) or SINGLE_TYPE) for a in kept]
 
 
-def mention_types(documents: Iterable[Document], collapse_types: bool) -> list[str]:
+def collapsed_type(documents: Iterable[Document]) -> str:
+    """The one label a tagger that collapses types learns: the documents' entity type when they have one (a
+    Chemical-only corpus tags Chemical), else ``SINGLE_TYPE``."""
+    kinds = {entity_type(a.type) for d in documents for a in d.annotations} - {None}
+    return kinds.pop() if len(kinds) == 1 else SINGLE_TYPE
+
+
+def mention_types(documents: Sequence[Document], collapse_types: bool) -> list[str]:
+    """The types a tagger learns: one (``collapsed_type``), or each entity type of the documents."""
     if collapse_types:
-        return [SINGLE_TYPE]
-    return sorted({a.type or SINGLE_TYPE for d in documents for a in d.annotations})
+        return [collapsed_type(documents)]
+    return sorted({entity_type(a.type) or SINGLE_TYPE for d in documents for a in d.annotations})
 
 
 @dataclass
@@ -86,14 +99,14 @@ class Example:
 
 
 def build_examples(
-    documents: Sequence[Document], tokenizer, label_ids: dict[str, int], collapse_types: bool, body: int, overlap: int
+    documents: Sequence[Document], tokenizer, label_ids: dict[str, int], collapsed: str | None, body: int, overlap: int
 ) -> tuple[list[Example], dict]:
     """The windows a tagger reads (``pack``: whole consecutive sentences of a document) with their labels, and counts
     (sentences, windows, spans learnt, spans that BIO or the sentence split cannot hold)."""
     examples: list[Example] = []
     counts = {"documents": len(documents), "sentences": 0, "windows": 0, "spans": 0, "spans_not_learnable": 0}
     for document in documents:
-        text, spans = document.text, gold_spans(document, collapse_types)  # in text order, none overlapping
+        text, spans = document.text, gold_spans(document, collapsed)  # in text order, none overlapping
         counts["spans_not_learnable"] += len(document.annotations) - len(spans)  # nested / overlapping ones
         sentences = sentence_spans(document)
         stream: list[int] = []

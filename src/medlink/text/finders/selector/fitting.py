@@ -165,13 +165,16 @@ def fit_span_selector(
     return selector, report
 
 
-def fitting_documents(specs: Sequence[str], tagger_info: dict, memory_sources: Sequence[str]) -> tuple[list[Document], list[dict], int]:
-    """The annotated documents of ``specs`` (FORMAT:PATH) to fit a selector on, their source records, and how many
-    repeated documents were dropped (the same text twice would sit in a training fold and a held-out one). Refused:
-    documents without one annotated mention, and any document the tagger was trained on (``tagger_info``'s records)
-    or whose mentions the index holds as memory (``memory_sources``' PubTator files): a whole file, a copy or a subset
-    of one, known by each document's text."""
-    from medlink.training.tagger_data import document_hash, document_hashes, read_annotated
+def fitting_documents(
+    specs: Sequence[str], tagger_info: dict, memory_sources: Sequence[str], types: frozenset[str] | None = None
+) -> tuple[list[Document], list[dict], int]:
+    """The annotated documents of ``specs`` (FORMAT:PATH, any number of corpora) to fit a selector on, only their
+    annotations of ``types`` (None: all; the other spans are no mentions to the selector), their source records, and
+    how many repeated documents were dropped (the same text twice would sit in a training fold and a held-out one).
+    Refused: documents without one annotated mention, and any document the tagger was trained on (``tagger_info``'s
+    records) or whose mentions the index holds as memory (``memory_sources``' document files): a whole file, a copy or
+    a subset of one, known by each document's text."""
+    from medlink.training.tagger_data import TRAINING_FORMATS, document_hash, document_hashes, read_annotated
 
     train_records = tagger_info.get("data", {}).get("train", [])
     learned = {h for record in train_records for h in record.get("document_sha256", [])}
@@ -179,16 +182,19 @@ def fitting_documents(specs: Sequence[str], tagger_info: dict, memory_sources: S
     remembered: set[str] = set()
     for source in memory_sources:
         format_name, _, path = source.partition(":")
-        if format_name == "pubtator" and Path(path).is_file():
+        if format_name in TRAINING_FORMATS and Path(path).is_file():
             remembered |= document_hashes(read_annotated(source)[0])
     documents: list[Document] = []
     records, seen, repeated = [], set(), 0
     for spec in specs:
-        found, record = read_annotated(spec)
+        found, record = read_annotated(spec, types)
         if not found:
             raise MedlinkError(f"--documents {spec}: no documents in it")
         if not any(d.annotations for d in found):
-            raise MedlinkError(f"--documents {spec}: no annotated mention in its {len(found)} documents; a selector learns from gold spans")
+            raise MedlinkError(
+                f"--documents {spec}: no annotated mention{' of the --types given' if types else ''} in its {len(found)} documents; "
+                "a selector learns from gold spans"
+            )
         hashes = [document_hash(d) for d in found]
         tagger_saw = sum(h in learned for h in hashes) or (len(found) if record["sha256"] in learned_files else 0)
         if tagger_saw:
