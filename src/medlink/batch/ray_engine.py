@@ -95,7 +95,8 @@ def start_ray(address: str | None) -> bool:
         os.environ.setdefault(
             "RAY_worker_niceness", "0"
         )  # actors at this command's priority: Ray's default (15) yields every core to any other job
-        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)
+        # a new instance of this run's own, even where another Ray runs here (``ray.init()`` alone would join it)
+        ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)
     logging.getLogger("ray").setLevel(logging.ERROR)
     return True
 
