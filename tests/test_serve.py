@@ -187,6 +187,26 @@ def test_the_namespace_mapping():
     assert gilda_id("SCTID:22298006") == ("SNOMEDCT", "22298006") and bioregistry_url("KB", "C0001") is None
 
 
+def test_a_namespace_filter_finds_the_db_an_answer_gave_and_its_aliases():
+    from medlink.core import Candidate
+    from medlink.serve.gilda import in_any
+
+    snomed, hp, own = Candidate("SNOMEDCT_US:91175000", 1.0), Candidate("HP:0001250", 1.0, alt_ids=["MESH:D012640"]), Candidate("myid-7", 1.0)
+    assert all(in_any(snomed, [n]).concept_id == "SNOMEDCT_US:91175000" for n in ("SNOMEDCT", "SNOMEDCT_US", "sctid"))
+    assert in_any(hp, ["HPO"]).concept_id == "HP:0001250" and in_any(hp, ["hp"]).concept_id == "HP:0001250"
+    shown = in_any(hp, ["MSH"])  # the id in that namespace shown first, the others kept as alt ids
+    assert shown.concept_id == "MESH:D012640" and shown.alt_ids == ["HP:0001250"]
+    assert in_any(own, ["KB"]).concept_id == "myid-7" and in_any(hp, ["ICD10CM"]) is None
+
+
+def test_serve_refuses_an_index_it_cannot_load_before_starting_workers(tmp_path):
+    for index in (tmp_path / "nope-index", tmp_path):
+        started = subprocess.run([sys.executable, "-m", "medlink", "serve", "--index", str(index), "--workers", "2", "--port", str(free_port())],
+                                 capture_output=True, text=True, timeout=120)
+        assert started.returncode != 0 and "Traceback" not in started.stderr
+        assert str(index) in started.stderr
+
+
 def test_gildas_own_classes_read_the_answer(client):
     term_module = pytest.importorskip("gilda.term", reason="gilda is not installed here (pip install gilda==1.6.1, the peers extra)")
     match = client.post("/ground", json={"text": "seizures"}).json()[0]

@@ -41,6 +41,21 @@ def serve(
         read_api_key(api_key_file)  # refused now, with a message, rather than in each worker
     elif host not in LOOPBACK:
         typer.echo(f"warning: listening on {host} without --api-key-file: anyone who reaches this port can use the service", err=True)
+    _check_index(index)
     limits = Limits(max_body_bytes, max_mentions, max_documents, max_text_chars, max_mention_chars, max_candidates)
     settings = ServeSettings(index, host, port, workers, str(api_key_file.resolve()) if api_key_file else None, limits, page)
     run(settings)
+
+
+def _check_index(index: str) -> None:
+    """The index refused here, by name, before any worker starts (a default one built now, once): a worker that cannot
+    load it would otherwise fail at start-up with a traceback, and several would leave their supervisor waiting."""
+    from medlink.errors import MedlinkError
+    from medlink.linking.index import resolve_index
+    from medlink.linking.manifest import check_index_files, read_manifest
+
+    try:
+        directory = resolve_index(index)
+        check_index_files(directory, read_manifest(directory))
+    except MedlinkError as error:
+        fail(str(error))

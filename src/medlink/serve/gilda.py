@@ -10,10 +10,12 @@ it cannot ground; so is a candidate under the NIL threshold left out.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fastapi import APIRouter, Depends, Request
 
 from medlink.core import Candidate, LinkResult, Mention
-from medlink.linking.output import BARE_ID_SHAPES, in_namespace, prefer_namespace
+from medlink.linking.output import BARE_ID_SHAPES
 from medlink.serve.auth import require_key
 from medlink.serve.errors import SafeJSON
 from medlink.serve.limits import check_candidates, check_count, check_lengths
@@ -50,10 +52,14 @@ def bioregistry_url(db: str, local: str) -> str | None:
 
 
 def in_any(candidate: Candidate, namespaces: list[str]) -> Candidate | None:
-    """The candidate shown under its id in the first of ``namespaces`` it has one in (Gilda's names accepted), or None."""
-    wanted = [next((prefix for prefix, name in NAMESPACES.items() if name == n.upper()), n) for n in namespaces] + namespaces
-    shown = prefer_namespace(candidate, wanted)
-    return shown if any(in_namespace(shown.concept_id, n) for n in wanted) else None
+    """The candidate shown under its id in the first of ``namespaces`` it has one in, or None. A namespace is compared
+    as ``term.db`` names it (``gilda_id``), so the db an answer gave filters to it again, and medlink's prefixes and
+    their aliases are read as that db (SNOMEDCT_US and SCTID as SNOMEDCT, HPO as HP, MSH as MESH; KB: your own KB's)."""
+    for wanted in (NAMESPACES.get(n.upper(), n.upper()) for n in namespaces):
+        shown = next((i for i in candidate.ids if gilda_id(i)[0] == wanted), None)
+        if shown is not None:
+            return replace(candidate, concept_id=shown, alt_ids=[i for i in candidate.ids if i != shown])
+    return None
 
 
 def scored_matches(result: LinkResult, asked: GroundRequest, normalize) -> list[dict]:
