@@ -39,6 +39,7 @@ class AnnotateJob:
     skip_invalid: bool = False
     max_chars: int = 32 << 20
     quiet: bool = False
+    types: tuple[str, ...] = ()  # entity types kept in the output (lower case, parse_types); none: every span
 
     @property
     def reads_stdin(self) -> bool:
@@ -59,7 +60,12 @@ class AnnotateJob:
         return read_documents(self.input_path, fmt, policy=policy, max_chars=self.max_chars)
 
     def load_annotator(self, index_dir: Path) -> Annotator:
-        return Annotator.load(index_dir, self.finder, self.tagger, self.options, self.exclude_names, self.selector, self.nil_threshold)
+        annotator = Annotator.load(index_dir, self.finder, self.tagger, self.options, self.exclude_names, self.selector, self.nil_threshold)
+        if self.types:  # every engine loads its annotator here: each writes the same spans
+            from medlink.linking.type_filter import TypeFilter
+
+            return TypeFilter(annotator, frozenset(self.types))
+        return annotator
 
     def settings(self, index_dir: Path) -> dict:
         """What decides the output, as JSON values: a resumed run must have been asked the same (engine settings aside)."""

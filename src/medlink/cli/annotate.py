@@ -111,6 +111,12 @@ def annotate(
         "longest", "--overlap", help="Overlapping spans: longest (keep the longest) | all (keep every span as an alternative)."
     ),
     generators: str | None = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
+    types: list[str] = typer.Option(
+        [],
+        "--types",
+        help="Keep only spans of these entity types in the output (Disease,Chemical; repeatable or comma-separated; "
+        "NCBI's four disease classes are Disease: docs/annotate.md#entity-types); spans without a type are kept.",
+    ),
     prefer_prefix: list[str] = typer.Option(
         [], "--prefer-prefix", help="Show a concept under its id in this namespace when it has one (e.g. MESH); repeatable."
     ),
@@ -160,6 +166,8 @@ def annotate(
     from medlink.batch import ENGINES, AnnotateJob, run
     from medlink.corpora.document_files import DOCUMENT_FORMATS
     from medlink.corpora.document_io import MB
+    from medlink.corpora.entity_types import known_types
+    from medlink.errors import MedlinkError
     from medlink.linking.annotator import AnnotateOptions
     from medlink.text.finders.base import OVERLAP_POLICIES
 
@@ -182,6 +190,10 @@ def annotate(
             fail(f"unknown {option} {value!r}; known: {', '.join(known)}")
     if mappings and not target_namespace:
         fail("--mappings are read in coding mode only: give --target-namespace too (nothing was annotated)")
+    try:
+        wanted = known_types(types)
+    except MedlinkError as error:
+        fail(f"--types: {error} (nothing was annotated)")
     if max_document_mb <= 0:
         fail(f"--max-document-mb must be above 0, not {max_document_mb:g}")
     quiet_phases(quiet)
@@ -220,6 +232,7 @@ def annotate(
         skip_invalid=skip_invalid,
         max_chars=round(max_document_mb * MB),
         quiet=quiet,
+        types=tuple(sorted(wanted or ())),
     )
     status = run(job, engine, address, workers)
     if status:

@@ -94,6 +94,19 @@ def parse_types(value: str | Iterable[str] | None) -> frozenset[str] | None:
     return frozenset(entity_type(name).lower() for name in named) or None
 
 
+def known_types(value: str | Iterable[str] | None) -> frozenset[str] | None:
+    """``parse_types`` for a filter of output (``medlink annotate --types``), where a misspelt name would silently keep
+    nothing: each name must be a vocabulary type or a corpus label of one, else a MedlinkError naming the vocabulary."""
+    items = [value] if isinstance(value, str) else list(value or ())
+    unknown = [part.strip() for item in items for part in item.split(",") if part.strip() and part.strip().lower() not in _CORPUS_LABELS]
+    if unknown:
+        raise MedlinkError(
+            f"unknown entity type(s) {', '.join(map(repr, unknown))}; known: {', '.join(ENTITY_TYPES)} "
+            "(corpus labels such as SpecificDisease map onto them: docs/annotate.md#entity-types)"
+        )
+    return parse_types(items)
+
+
 def has_type(label: str | None, wanted: frozenset[str] | None) -> bool:
     """Whether an annotation typed ``label`` passes the filter ``wanted`` (``parse_types``): untyped ones always do."""
     kind = entity_type(label)
