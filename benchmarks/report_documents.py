@@ -13,7 +13,11 @@ KINDS = {
     "dictionary_scale": lambda d: "build_seconds" in (d.get("results") or [{}])[0],
     "documents_context": lambda d: "dev_trials" in d and "context" in d,
     "assertion_status": lambda d: "assertion_rows" in d,
+    "documents_cross_corpus": lambda d: "trainings" in d and "tests" in d,
 }
+CROSS_TESTS = {"ncbi-test": "NCBI test", "bc5cdr-dev": "BC5CDR dev"}  # NCBI dev (where choices are made) stays in the JSON
+TRAINED_ON = {"none": "nothing (MEDIC's names)", "ncbi": "NCBI train", "bc5cdr": "BC5CDR train", "both": "both"}
+FOLD_AFTER = 3  # dictionary stages shown one by one; the later ones fold into one row (the line budget)
 ASSERTION_SPLITS = ("test", "heldout", "heldout2")  # held out; dev and notes (tuned on) stay in the JSON
 
 
@@ -40,12 +44,17 @@ def shown_stages(run: dict) -> list[dict]:
                       and not (r["options"].get("finder") == "tagger" and "abbreviations" not in r["options"])]),
                 ("", [r for r in tuned if "dense_weight" in r["options"] and "backoff" not in r["options"]]),
                 ("", [r for r in tuned if "backoff" in r["options"]])]
+    if len(dictionary) > FOLD_AFTER + 1:  # the later stages as one row, named by them all (each alone in the JSON)
+        folded = dictionary[FOLD_AFTER:]
+        dictionary = [*dictionary[:FOLD_AFTER], {**folded[-1], "stage": "+ " + ", ".join(r["stage"].strip().removeprefix("+ ") for r in folded)}]
     shown = list(dictionary)
     for _, rows in families:
         if rows:
             best = max(rows, key=_dev)
             shown.append({**best, "stage": best["stage"] + (f" (dev's best of {len(rows)})" if len(rows) > 1 else "")})
-    return shown + [r for r in run["rows"] if "dev" not in r]
+    if len(shown) > 1 and shown[-1]["test"] == shown[-2]["test"]:  # a last family that changed nothing on test: one row
+        shown[-2:] = [{**shown[-1], "stage": f"{shown[-2]['stage']}, {shown[-1]['stage']}"}]
+    return shown + [r for r in run["rows"] if "dev" not in r][-1:]  # the last carried-over row; the others in the JSON
 
 
 def stage_table(run: dict) -> list[str]:
@@ -56,8 +65,8 @@ def stage_table(run: dict) -> list[str]:
 
 
 def stage_caption(run: dict) -> str:
-    return (f"Each dictionary row adds its idea to the row above; then dev's best of each tagger family (the others in the JSON); dev "
-            f"chose *{run['chosen_on_dev'].strip()}*. Peak RSS {run['peak_rss_mb']:,.0f} MB.")
+    return (f"Each dictionary row adds to the one above; then dev's best of each tagger family (others: JSON); dev "
+            f"chose *{run['chosen_on_dev'].strip()}*.")  # its peak RSS: in the JSON
 
 
 def chosen(run: dict) -> dict:
@@ -72,20 +81,48 @@ def other_tagger_line(name: str, run: dict) -> str:
             f"{row['abstracts_per_second']:.0f} abstracts/s.")
 
 
-def peers_table(run: dict) -> list[str]:
-    """The peers on the same documents and KB, one run; each peer's best row with and without train mentions."""
+def peers_table(run: dict, shown_elsewhere: tuple[str, ...] = (), elsewhere: dict[str, dict] | None = None) -> list[str]:
+    """The peers on the same documents and KB, one run; each peer's best row with and without train mentions (medlink's
+    rows but those ``shown_elsewhere``); with ``elsewhere`` (rows by system: the same systems on BC5CDR dev, from
+    cross_corpus.py --peers), a column of their linking / concept F1 there."""
     test = [r for r in run["rows"] if r["split"] == "test"]
     kept: dict[str, dict] = {}  # medlink's rows, and each peer's best with the train mentions medlink reads (the rest in the JSON)
-    for r in test:
+    for r in (r for r in test if r["system"] not in shown_elsewhere):
         family = r["system"] if r["system"].startswith("medlink") else r["system"].split(" (")[0].split(" +")[0]
         if (r["system"].startswith("medlink") or "+ train" in r["system"]) and (family not in kept or r["linking"]["f1"] > kept[family]["linking"]["f1"]):
             kept[family] = r
-    rows = sorted(([r["system"], _f1(r["mentions"]), _prf(r["linking"]), _f1(r["concepts"]), f"{r['abstracts_per_second']:,.0f}",
+    other = lambda r: f"{_f1(r['linking'])} / {_f1(r['concepts'])}" if r else "-"  # noqa: E731
+    rows = sorted(([r["system"], _f1(r["mentions"]), _prf(r["linking"]), _f1(r["concepts"]),
+                    *([other(elsewhere.get(r["system"]))] if elsewhere else []), f"{r['abstracts_per_second']:,.0f}",
                     f"{r['setup_seconds']:.1f} s" if r.get("setup_seconds") is not None else "-", f"{r['peak_rss_mb']:,.0f} MB"]
                    for r in kept.values()), key=lambda row: -float(row[2].rsplit(" / ", 1)[1]))
-    return [f"Peers side by side (one run, the same documents and KB, options chosen on dev; test, medians of {run.get('repeats', 1)} fresh "
-            "processes; peers without train mentions in the JSON):", "",
-            *table(["system", "mentions F1", "linking P / R / F1", "concept F1", "abstracts/s", "setup", "peak RSS"], rows)]
+    return table(["system", "mentions F1", "linking P / R / F1", "concept F1", *(["BC5CDR dev linking / concept F1"] if elsewhere else []),
+                  "abstracts/s", "setup", "peak RSS"], rows)
+
+
+def cross_corpus_table(run: dict) -> list[str]:
+    """Rows: what the pipeline learned from; columns: each test set, for the dictionary pipeline and, when the run has
+    them, the tagger's rows; cells: linking F1 [interval] / concept F1."""
+    cell = lambda row, test: _f1(row[test]["linking"], row[test], "linking") + " / " + _f1(row[test]["concepts"])  # noqa: E731
+    pipelines = list(dict.fromkeys(r["pipeline"] for r in run["rows"]))
+    by = {(r["pipeline"], r["trained_on"]): r for r in run["rows"]}
+    columns = [(p, t) for p in pipelines for t in CROSS_TESTS]
+    rows = [[TRAINED_ON.get(training, training), *(cell(by[p, training], t) if (p, training) in by else "-" for p, t in columns)]
+            for training in dict.fromkeys(r["trained_on"] for r in run["rows"])]
+    names = [f"{CROSS_TESTS[t]}{'' if p == pipelines[0] else ', ' + p.split(',')[0]}" for p, t in columns]
+    return table(["trained on", *names], rows)
+
+
+def cross_corpus_caption(run: dict) -> str:
+    pipelines = list(dict.fromkeys(r["pipeline"] for r in run["rows"]))
+    tagger = " (and the tagger + dictionary row's)" if len(pipelines) > 1 else ""
+    return (f"Second: the last dictionary row's pipeline{tagger} trained on each corpus (memory, exclusions{', tagger' if tagger else ''}), "
+            "disease spans; linking F1 [interval] / concept F1.")
+
+
+def peers_caption(run: dict, bc5cdr: bool) -> str:
+    also = "; BC5CDR dev: NCBI's options and train mentions" if bc5cdr else ""
+    return f"Third: peers, same documents and KB, options chosen on NCBI dev (test: medians of {run.get('repeats', 1)} fresh processes{also})."
 
 
 def documents_section(get) -> Section | None:
@@ -93,7 +130,7 @@ def documents_section(get) -> Section | None:
     if not (ncbi_runs or peers_runs):
         return None
     section = Section("Documents", "`medlink annotate` on NCBI Disease abstracts (dev 100, test 100), MEDIC as the KB. Mentions: strict span; "
-                      "linking: span and concept right; concept F1: per abstract (BioCreative). [a-b]: 95% interval, abstracts resampled.")
+                      "linking: span and concept right; concept F1: per abstract.")
     main = [(name, run) for name, run in ncbi_runs if name == MAIN_RUN][-1:] or ncbi_runs[-1:]
     for name, run in main:
         section.intro += " " + stage_caption(run)  # the stage table's caption, in the intro: one paragraph fewer
@@ -103,8 +140,16 @@ def documents_section(get) -> Section | None:
     for name, run in sorted(others, key=lambda r: -chosen(r[1])["abstracts_per_second"])[:OTHER_TAGGERS]:  # the rest in the JSON
         section.body.append(other_tagger_line(name, run))
         section.add_runs([(name, run)])
+    cross = get("documents_cross_corpus")[-1:]
+    for name, run in cross:  # captions in the intro: a paragraph fewer each
+        section.intro += " " + cross_corpus_caption(run)
+        section.body += ["", *cross_corpus_table(run)] if section.body and section.body[-1] else cross_corpus_table(run)
+        section.add_runs([(name, run)])
+    elsewhere = {r["system"]: r for _, run in cross for r in (run.get("peers") or {}).get("rows", [])}
     for name, run in peers_runs[-1:]:
-        section.body += ["", *peers_table(run)] if section.body and section.body[-1] else peers_table(run)
+        section.intro += " " + peers_caption(run, bool(elsewhere))
+        table_rows = peers_table(run, ("medlink (MEDIC only)",) if cross else (), elsewhere)  # MEDIC only: the cross table's "nothing" row
+        section.body += ["", *table_rows] if section.body and section.body[-1] else table_rows
         section.add_runs([(name, run)])
     return section
 

@@ -1,6 +1,7 @@
 """Lexical linking accuracy and speed: NCBI Disease and AskAPatient, with and without the mention memory.
 
     python benchmarks/lexical/lexical_linking.py [--folds 10] [--repeats 5]
+    python benchmarks/lexical/lexical_linking.py --bc5cdr     # BC5CDR-disease only, to results/lexical_linking_bc5cdr.json
 
 Configs come from benchmarks/configs/*_lexical.json (chosen on dev by tune_lexical.py). Each
 figure is reported for TF-IDF alone, BM25 alone and the fused config (the generators of one index,
@@ -12,6 +13,10 @@ selected at query time). NCBI settings:
 AskAPatient: KB = the ontology (1,036 concepts); with memory = fold train file; mean over folds of
 the test split. Speed: a fresh process loads the NCBI index built on the full MEDIC file and links
 the 960 NCBI test mentions (median of the repeats); peak RSS is that process's.
+BC5CDR-disease (``--bc5cdr``, issue 53): BioSyn's protocol on dev (its test set is kept out of the shared data), the
+default lexical config (nothing chosen on this corpus); settings as NCBI's: dev_dictionary.txt (MEDIC + the train
+mentions), train_dictionary.txt (MEDIC) + memory(train), and KB only. Its own results file (``lexical_datasets``), so
+the NCBI / AskAPatient run and its speed stand as measured.
 """
 
 from __future__ import annotations
@@ -30,11 +35,12 @@ from benchmarks._common.harness import ROOT, SHARED_DATA, THROUGHPUT, command_li
 
 from medlink.eval import evaluate, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
-from medlink.linking.config import LinkerConfig  # noqa: E402
+from medlink.linking.config import LinkerConfig, default_config  # noqa: E402
 from medlink.linking.linker import Linker  # noqa: E402
 from medlink.linking.memory import memory_from_datasets  # noqa: E402
 
 CONFIGS = ROOT / "benchmarks" / "configs"
+BC5CDR = SHARED_DATA / "bc5cdr-disease"
 VARIANTS = {"TF-IDF": ["tfidf"], "BM25": ["bm25"], "fused": None}
 
 
@@ -63,6 +69,23 @@ def ncbi_rows(workdir: Path) -> list[dict]:
         linker = Linker.build(kb, config, memory_from_datasets(kb, memory) if memory else None)
         build = time.perf_counter() - started
         rows += run_variants(linker, kb, test, {"dataset": "NCBI Disease", "split": "test", "setting": setting, "build_seconds": build})
+    return rows
+
+
+def bc5cdr_rows(workdir: Path) -> list[dict]:
+    """BC5CDR's disease mentions, dev split: the default lexical config over its dictionaries, as ``ncbi_rows``."""
+    test = load_dataset(f"biosyn:{require(BC5CDR / 'processed_dev')}")
+    rows = []
+    for setting, dictionary, memory in (
+        ("published protocol on dev: dev_dictionary.txt", "dev", None),
+        ("train_dictionary.txt + memory(train)", "train", [f"biosyn:{require(BC5CDR / 'processed_train')}"]),
+        ("KB only: train_dictionary.txt", "train", None),
+    ):
+        kb = cached_kb(workdir, f"bc5cdr-{dictionary}-dictionary", [f"biosyn:{require(BC5CDR / f'{dictionary}_dictionary.txt')}"])
+        started = time.perf_counter()
+        linker = Linker.build(kb, default_config(), memory_from_datasets(kb, memory) if memory else None)
+        build = time.perf_counter() - started
+        rows += run_variants(linker, kb, test, {"dataset": "BC5CDR-disease", "split": "dev", "setting": setting, "build_seconds": build})
     return rows
 
 
@@ -108,9 +131,14 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
+    parser.add_argument("--bc5cdr", action="store_true", help="BC5CDR-disease's rows only, to lexical_linking_bc5cdr.json")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    if args.bc5cdr:
+        publish("lexical_linking_bc5cdr", {"command": command_line(__file__, sys.argv[1:]), "rows": bc5cdr_rows(args.workdir),
+                                           "lexical_datasets": ["BC5CDR-disease"], "seconds": time.perf_counter() - started})
+        return
     rows = ncbi_rows(args.workdir) + aap_rows(args.workdir, args.folds)
     throughput = speed(args.workdir, args.repeats)
     print(throughput, flush=True)
