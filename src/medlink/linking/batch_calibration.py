@@ -20,6 +20,7 @@ from rapidfuzz.process import cpdist
 from medlink.core import Candidate
 from medlink.linking.calibration import CalibrationStage, spelt_in_capitals
 from medlink.linking.probability import BASE_FEATURES, TIE, ProbabilityModel
+from medlink.linking.rivals import shared
 from medlink.retrieval.base import stage_scores
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import MEMORY_ORIGIN, NameTable
@@ -185,6 +186,17 @@ def run_numbers(query: np.ndarray, scores: np.ndarray) -> np.ndarray:
     return np.cumsum(starts) - 1
 
 
+def share_rivals(probability: np.ndarray, fused: Hits, concept_ids: Sequence[str]) -> None:
+    """``linking.rivals.shared`` over each query's hits (in score order), in place; only a query whose probabilities sum
+    over 1 can change, and only those are read one by one."""
+    starts, ends = fused.indptr[:-1], fused.indptr[1:]
+    running = np.concatenate(([0.0], np.cumsum(probability, dtype=np.float64)))
+    for i in np.flatnonzero(running[ends] - running[starts] > 1.0 + 1e-9).tolist():
+        at = slice(int(starts[i]), int(ends[i]))
+        ids = [concept_ids[c] for c in fused.concepts[at].tolist()]
+        probability[at] = np.round(shared(ids, fused.scores[at].tolist(), probability[at].tolist()), 6)
+
+
 def decided_order(stage: CalibrationStage, query: np.ndarray, scores: np.ndarray, probability: np.ndarray) -> np.ndarray:
     """The hits' order after the stage's ``order`` setting: by probability within each query, or within each run of
     equal scores (``ties_by_probability``); stable, as ``decide`` sorts."""
@@ -219,6 +231,8 @@ def decided(
                 if not spelt_in_capitals(key, probe, normalize):
                     probability[at] = 0.0
     probability = np.round(probability, 6)
+    if stage.settings["rivals"] == "share":
+        share_rivals(probability, fused, concept_ids)
     order = decided_order(stage, columns.query, fused.scores, probability)
     below, window, threshold = stage.settings["backoff_below"], stage.settings["backoff_top"], stage.settings["nil_threshold"]
     stage_columns = [(name, values.tolist()) for name, values in columns.stage_values.items()]

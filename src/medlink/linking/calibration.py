@@ -4,7 +4,9 @@ It sits in an index config's ``rerankers`` list, last, as ``{"type": "calibratio
 "backoff_below": b, "order": "score"}``; the fitted model is plain JSON inside the config, so ``medlink tune --calibrate
 --apply`` changes the manifest only. For each mention:
 
-1. every candidate gets ``probability`` (``linking.probability``); with ``order: "probability"`` they are re-sorted by it;
+1. every candidate gets ``probability`` (``linking.probability``), rivals sharing one distribution (``rivals: "share"``,
+   ``linking.rivals``: two concepts that share a name are no longer both at 1.000); with ``order: "probability"`` they
+   are re-sorted by it;
 2. **backoff** (Varma et al. 2021): when the first candidate's probability is under ``backoff_below``, the candidate among the
    first ``backoff_top`` whose alias spells the mention most closely goes first (a low-confidence model defers to the
    string);
@@ -29,18 +31,22 @@ from typing import Any
 from medlink.core import LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.linking.probability import TIE, ProbabilityModel, RememberedNormalize, similarity
+from medlink.linking.rivals import shared
 from medlink.params import Param
 from medlink.rerank.base import LinkerParts, own_settings
 from medlink.text.finders.base import is_plausible_mention
 
 TYPE = "calibration"
 ORDERS = ("score", "probability")
+RIVALS = ("share", "none")
 PARAMS = {
     "model": Param(dict, items=object, note="a probability model fitted by 'medlink tune --calibrate'"),
     "nil_threshold": Param(float, minimum=0.0, maximum=1.0, nullable=True, default=None),  # null: never NIL
     "backoff_below": Param(float, minimum=0.0, maximum=1.0, nullable=True, default=None),  # null: no backoff
     "backoff_top": Param(int, minimum=2, default=10),
     "order": Param(str, choices=ORDERS, default="score"),
+    # share: rival candidates' probabilities are one distribution (``linking.rivals``); none: each candidate's own
+    "rivals": Param(str, choices=RIVALS, default="share"),
     "fitted_for": Param(str, default=""),
     # the mention memory the model saw ("none": none); absent in stages fitted before it was recorded (not checked)
     "fitted_memory": Param(str, nullable=True, default=None),
@@ -131,6 +137,9 @@ class CalibrationStage:
             probabilities = self.probability_model.probabilities(key, result.candidates, self.normalize)
             if not is_plausible_mention(key):  # stop words only: right about nothing, unless the alias is them as an abbreviation
                 probabilities = [p if spelt_in_capitals(key, c, self.normalize) else 0.0 for p, c in zip(probabilities, result.candidates)]
+        probabilities = [round(float(p), 6) for p in probabilities]
+        if self.settings["rivals"] == "share":
+            probabilities = shared([c.concept_id for c in result.candidates], [c.score for c in result.candidates], probabilities)
         candidates = [c.with_probability(round(float(p), 6)) for c, p in zip(result.candidates, probabilities)]
         if self.settings["order"] == "probability":
             candidates.sort(key=lambda c: -c.probability)  # stable: ties keep the ranking's order

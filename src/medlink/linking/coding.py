@@ -5,8 +5,9 @@ Why after linking rather than inside it: the linker ranks concepts of every name
 mention, and that ranking (with its probabilities) stays what it is. Coding decides which code to write for the
 concepts found: the first candidate that is a code, or has a mapping to one, gives the first code; ICD-10-CM's rules
 then choose among a concept's codes (``coding_rules``: the code the words support, manifestation codes after the
-others). A code's ``probability`` is the linked concept's (the mapping's own confidence is beside it in the path), so
-the NIL decision is the linker's; a mention none of whose candidates leads to a code is NIL for coding, its candidates
+others). A code's ``probability`` is the chance that this exact code is right (``coding_probability``: the linked
+concept's, shared among the codes it leads to, and among a mention's codes as rivals), and a first code under the
+NIL threshold makes the mention NIL for coding; a mention none of whose candidates leads to a code is NIL for coding, its candidates
 still listed and ``error`` saying why. A Linker is never changed: coding is a function of its results.
 """
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
+from medlink.linking.coding_probability import code_probabilities, shared_codes
 from medlink.linking.coding_rules import CodeSet, said_words
 
 log = logging.getLogger(__name__)
@@ -66,16 +68,24 @@ class Coder:
         for rank, (candidate, strength) in enumerate(zip(result.candidates, strengths)):
             if not near[rank]:
                 continue
+            routes = []
             for position, (code, mapping) in enumerate(self._reached(candidate)):
                 said = said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name])
-                chosen, steps = self.codes.refine(code, said)
+                chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said)
+                routes.append((chosen, code, mapping, said, steps, position))
+            shares = code_probabilities(candidate.probability, [(r[0], r[2] and r[2].confidence) for r in routes], self.codes)
+            for chosen, code, mapping, said, steps, position in routes:
                 order = (0, 1.0) if mapping is None else (PREDICATE_ORDER.get(mapping.predicate, 4), -mapping.confidence)
-                key = (-strength, rank, *order, self.codes.unsaid(chosen, said), position)
+                own = shares[chosen]
+                key = (-(own if own is not None else strength), rank, *order, self.codes.unsaid(chosen, said), position)
                 if chosen not in found or key < found[chosen][0]:
-                    found[chosen] = (key, self._candidate(chosen, candidate, rank, mapping, code, steps))
+                    found[chosen] = (key, self._candidate(chosen, candidate, rank, mapping, code, steps, own))
         if not found:
             return self._uncoded(result, k, read)
-        ranked = self._sequenced([c for _key, c in sorted(found.values(), key=lambda item: item[0])])[:k]
+        ranked = self._sequenced([c for _key, c in sorted(found.values(), key=lambda item: item[0])])
+        for c, p in zip(ranked, shared_codes([c.concept_id for c in ranked], [c.probability for c in ranked])):
+            c.probability = None if p is None else round(p, 6)
+        ranked = ranked[:k]
         first = ranked[0]
         nil = result.nil
         if first.probability is not None and result.nil_threshold is not None:
@@ -104,7 +114,9 @@ class Coder:
             return [(direct, None)]
         return [(m.object, m) for i in candidate.ids for m in self.mappings.get(i, ())]
 
-    def _candidate(self, code: str, source: Candidate, rank: int, mapping: CodeMapping | None, reached: str, steps: list[str]) -> Candidate:
+    def _candidate(
+        self, code: str, source: Candidate, rank: int, mapping: CodeMapping | None, reached: str, steps: list[str], probability: float | None
+    ) -> Candidate:
         path: dict = {"namespace": self.namespace, "from": source.concept_id, "from_name": source.name, "from_rank": rank + 1}
         if mapping is None:
             path["how"] = "direct: the linker's candidate is a code"
@@ -124,7 +136,7 @@ class Coder:
             evidence,
             self.codes.names[code],
             [],
-            source.probability,
+            probability,
         )
 
     def _uncoded(self, result: LinkResult, k: int, read: int) -> LinkResult:
@@ -139,6 +151,11 @@ class Coder:
 
 _CODERS: dict[tuple, Coder] = {}
 _BUILDING = threading.Lock()
+
+
+def written_code(mention: str, code: str) -> bool:
+    """Is the mention the code itself, written in the text ("I21.4")? Then it is the code to write, not refined."""
+    return mention.strip().upper() == code.partition(":")[2].upper()
 
 
 def coder_for(linker, namespace: str, mappings: Sequence[str | Path] = ()) -> Coder:

@@ -139,12 +139,18 @@ class CodeSet:
         complications", "X, uncomplicated", "X with Y, unspecified" under "X and Y" (not "X with unspecified
         complications")."""
         parent_words = Counter(words(self.names.get(code, "")))
-        same = None
+        same, plainest = None, None
         for child in self.children.get(code, ()):
             new = Counter(words(self.names[child])) - parent_words  # "..., unspecified ear" under "Unspecified ...": one more
             told = {stem(w) for w in new if w not in NOT_TELLING} - VAGUE  # "with unspecified complications": says more
             if DEFAULT_WORDS & new.keys() and not ("with" in new and told):
-                return child
+                # the one that says least besides: "Proteinuria, unspecified", not "Persistent proteinuria, unspecified"
+                if plainest is None or len(told) < plainest[0]:
+                    plainest = (len(told), child)
+        if plainest is not None:
+            return plainest[1]
+        for child in self.children.get(code, ()):
+            new = Counter(words(self.names[child])) - parent_words
             if not new and same is None and not is_residual(self.names[child]):
                 same = (
                     child  # "Pneumonia, unspecified organism" under its namesake; "Unspecified asthma" under "Other and unspecified asthma"

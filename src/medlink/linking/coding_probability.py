@@ -1,0 +1,61 @@
+"""What a code's probability means in coding mode: the chance that this exact code is the one to write.
+
+Why not the linked concept's probability: one concept often leads to several codes (HPO's Syncope maps to "Heat
+syncope", "Cough syncope" and a mental disorder code, each a narrower match), and each code got the concept's
+p = 1.000, rivals all sure. Here a code's probability is
+
+    P(concept) x P(code | concept) x 1 / (leaves under the code)
+
+- P(code | concept): the code's share of the ways out of the concept. A direct code (the concept is the code) weighs 1;
+  a mapping weighs its confidence (an exact match 1, a narrower code about 0.5); several ways that reach one code add up.
+- a code with children left (no word said which child, and no "unspecified" child): ICD-10-CM codes a leaf, so the
+  category stands for any of its leaves, one of which is right.
+
+The codes of one mention are then rivals (one code is written) and share one distribution (``linking.rivals``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from medlink.linking.coding_rules import CodeSet
+from medlink.linking.rivals import shared
+
+
+def route_weight(confidence: float | None) -> float:
+    """How much one way from a concept to a code counts: a direct code 1 (``None``), a mapping its confidence."""
+    return 1.0 if confidence is None else max(0.0, min(1.0, float(confidence)))
+
+
+def leaf_count(codes: CodeSet, code: str) -> int:
+    """How many leaves (codes without children) lie under ``code``, itself when it is one (counted once per code set)."""
+    counts: dict[str, int] | None = getattr(codes, "_leaf_counts", None)
+    if counts is None:
+        counts = {}
+        codes._leaf_counts = counts  # type: ignore[attr-defined]
+    found = counts.get(code)
+    if found is None:
+        kids = codes.children.get(code, ())
+        found = counts[code] = sum(leaf_count(codes, kid) for kid in kids) if kids else 1
+    return found
+
+
+def code_probabilities(
+    source_probability: float | None, routes: Sequence[tuple[str, float | None]], codes: CodeSet
+) -> dict[str, float | None]:
+    """Each code reached from one concept (``routes``: (chosen code, mapping confidence or None for direct)) and its
+    probability, the concept's shared among its codes; ``None`` throughout when the concept has none."""
+    weights: dict[str, float] = {}
+    for code, confidence in routes:
+        weights[code] = weights.get(code, 0.0) + route_weight(confidence)
+    if source_probability is None:
+        return dict.fromkeys(weights)
+    total = sum(weights.values()) or 1.0
+    return {code: source_probability * weight / total / leaf_count(codes, code) for code, weight in weights.items()}
+
+
+def shared_codes(ids: Sequence[str], probabilities: Sequence[float | None]) -> list[float | None]:
+    """A mention's ranked codes' probabilities once rivals share (one code is written for a mention); ``None`` kept."""
+    if any(p is None for p in probabilities):
+        return list(probabilities)
+    return shared(ids, [float(p) for p in probabilities], [float(p) for p in probabilities])

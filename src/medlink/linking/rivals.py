@@ -1,0 +1,83 @@
+"""Rivals share one probability: a mention's candidates that are different answers never add up to more than 1.
+
+Why: the probability model scores each candidate on its own features (how the alias spells the mention, the margins),
+so two concepts that share a name ("Pyelonephritis": ICD-10-CM's N16 and HPO's Pyelonephritis) read the same and both
+got p = 1.000. At most one of two rivals can be right, so their probabilities should be one distribution:
+
+- candidates are taken in ranking order (best score first); a run of equal scores is one step;
+- a candidate keeps its own probability ``q`` unless its better-ranked rivals already hold the mass: it gets at most
+  what they left (1 minus their probabilities), and candidates tied with rivals split what is left in proportion to
+  their ``q``. Two rivals tied at 1.0 get 0.5 each; a lone first candidate keeps its ``q``.
+
+Two candidates are rivals unless they are the same meaning in two terminologies of one KB: an HPO term and an
+ICD-10-CM code medlink's own mappings (``kb/data/hpo_icd10cm.sssom.tsv``: exact, close or broad matches) join, the
+code or one above or below it in ICD-10-CM's hierarchy (HPO's Dyspnea and R06.02 "Shortness of breath" can both be
+right). So a probability reads: the chance that this concept is a right answer, given the better-ranked rivals'.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+
+from medlink.linking.probability import TIE
+
+SAME_MEANING = frozenset({"skos:exactMatch", "skos:closeMatch", "skos:broadMatch", "owl:equivalentClass"})
+_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _hpo_codes() -> dict[str, tuple[str, ...]]:
+    """HPO id -> the ICD-10-CM codes it means (medlink's packaged mappings), read once per process."""
+    from medlink.kb.mappings import DEFAULT_MAPPINGS, read_mappings
+
+    out: dict[str, list[str]] = {}
+    if DEFAULT_MAPPINGS.is_file():
+        for mapping in read_mappings(DEFAULT_MAPPINGS):
+            if mapping.predicate in SAME_MEANING:
+                out.setdefault(mapping.subject, []).append(mapping.object)
+    return {subject: tuple(codes) for subject, codes in out.items()}
+
+
+def hpo_codes() -> dict[str, tuple[str, ...]]:
+    with _LOCK:  # one reader of the file, however many threads link at once
+        return _hpo_codes()
+
+
+def _nested(code: str, other: str) -> bool:
+    """Is one ICD-10-CM code the other or above it ("ICD10CM:R06.0" and "ICD10CM:R06.02")?"""
+    return code.startswith(other) or other.startswith(code)
+
+
+def same_meaning(a: str, b: str) -> bool:
+    """Can ``a`` and ``b`` both be right for one mention (the same concept, or an HPO term and a code it means)?"""
+    if a == b:
+        return True
+    if a.startswith("ICD10CM:") and b.startswith("HP:"):
+        a, b = b, a
+    if not (a.startswith("HP:") and b.startswith("ICD10CM:")):
+        return False
+    return any(_nested(code, b) for code in hpo_codes().get(a, ()))
+
+
+def shared(ids: Sequence[str], scores: Sequence[float], probabilities: Sequence[float]) -> list[float]:
+    """Each candidate's probability once rivals share (``ids``, ``scores`` and ``probabilities`` in ranking order, best
+    score first). A list whose probabilities sum to at most 1 is returned as it is."""
+    q = [float(p) for p in probabilities]
+    if sum(q) <= 1.0 + 1e-9:
+        return q
+    out = [0.0] * len(q)
+    start = 0
+    while start < len(q):
+        end = start + 1
+        while end < len(q) and abs(scores[end] - scores[start]) <= TIE:
+            end += 1
+        for i in range(start, end):
+            if q[i] <= 0.0:
+                continue
+            taken = sum(out[j] for j in range(start) if out[j] > 0.0 and not same_meaning(ids[i], ids[j]))
+            tied = q[i] + sum(q[j] for j in range(start, end) if j != i and q[j] > 0.0 and not same_meaning(ids[i], ids[j]))
+            out[i] = min(q[i], max(0.0, 1.0 - taken) * q[i] / tied)
+        start = end
+    return out
