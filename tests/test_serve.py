@@ -139,7 +139,8 @@ def test_concepts_search_health_info(client, index):
     assert missing.status_code == 404 and "HP:9999999" in missing.json()["detail"]
     hits = client.get("/search", params={"q": "heart", "limit": 3}).json()["hits"]
     assert hits[0]["id"] == "MESH:D006321" and len(hits) == 3
-    assert client.get("/health").json() == {"status": "ok", "index": str(index), "reloads": 0}
+    health = client.get("/health").json()
+    assert (health["status"], health["index"], health["reloads"]) == ("ok", str(index), 0) and health["loaded_at"] and health["index_created"]
     info = client.get("/info").json()
     assert info["kb"]["concepts"] == 310 and info["calibrated"] and 0 <= info["nil_threshold"] <= 1
     assert [g["name"] for g in info["generators"]][:2] == ["exact", "words"] and info["limits"]["max_mentions"] == 50
@@ -205,6 +206,51 @@ def test_serve_refuses_an_index_it_cannot_load_before_starting_workers(tmp_path)
                                  capture_output=True, text=True, timeout=120)
         assert started.returncode != 0 and "Traceback" not in started.stderr
         assert str(index) in started.stderr
+
+
+@pytest.mark.slow  # a real 'medlink serve --workers 2' process: its workers' starts and index loads, twice
+def test_a_reload_of_several_workers_checks_the_index_first_then_replaces_each(index, tmp_path):
+    mine = tmp_path / "index"
+    shutil.copytree(index, mine)
+    (tmp_path / "key").write_text(KEY)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "medlink", "serve", "--index", str(mine), "--port", str(port), "--workers", "2", "--api-key-file", str(tmp_path / "key")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        fresh_connections = httpx.Limits(max_keepalive_connections=0)  # one kept-alive connection would always reach one worker
+        auth = {"Authorization": f"Bearer {KEY}"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60, headers=auth, limits=fresh_connections) as http:
+            deadline = time.monotonic() + 180
+            before = set()
+            while len(before) < 2:  # both workers answered at least once
+                try:
+                    before.add(http.get("/health").json()["loaded_at"])
+                except httpx.TransportError:
+                    pass
+                assert process.poll() is None and time.monotonic() < deadline, "medlink serve did not start two workers"
+                time.sleep(0.05)
+            largest = max((f for f in mine.iterdir() if f.is_file() and f.name != "manifest.json"), key=lambda f: f.stat().st_size)
+            intact = largest.read_bytes()
+            largest.write_bytes(intact[:-1])  # damaged: the workers keep the index they have
+            refused = http.post("/admin/reload")
+            assert refused.status_code == 503 and largest.name in refused.json()["detail"]
+            largest.write_bytes(intact)
+            started = http.post("/admin/reload")
+            assert started.status_code == 202 and started.json()["reloaded"] is False and "loaded_at" in started.json()["detail"]
+            fresh = 0
+            while fresh < 10:  # ten answers in a row from workers that loaded the index after the reload
+                try:
+                    answer = http.get("/health").json()["loaded_at"]
+                    fresh = fresh + 1 if answer not in before else 0
+                except httpx.TransportError:
+                    fresh = 0
+                assert time.monotonic() < deadline + 180, "the workers were not replaced"
+                time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
 
 
 def test_gildas_own_classes_read_the_answer(client):

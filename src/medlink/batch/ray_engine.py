@@ -13,6 +13,7 @@ import logging
 import os
 import pickle
 import re
+import signal
 import sys
 import threading
 import time
@@ -38,6 +39,7 @@ def run_ray(job: AnnotateJob, address: str | None, workers: int | None) -> int:
     from medlink.directories import output_lock
     from medlink.linking.index import resolve_index
 
+    begun = time.perf_counter()  # the throughput line counts the index check, Ray's start and the actors' from here
     with ExitStack() as held:
         if job.out is not None:
             held.enter_context(output_lock(job.out))
@@ -54,14 +56,15 @@ def run_ray(job: AnnotateJob, address: str | None, workers: int | None) -> int:
 
         if start_ray(address):
             held.callback(ray.shutdown)
+        held.enter_context(terminate_as_interrupt())
         actors = workers or cpus_available()
-        started = time.perf_counter()
         try:
             first = run_pipeline(job, index_dir, documents, output, progress, actors, local=address is None)
         except ray.exceptions.RayError as error:  # an actor that could not start or died: said in a line, the progress kept
             raise MedlinkError(f"Ray stopped the run: {ray_reason(error)}") from error
         output.finish()
-    say_throughput(progress.documents - output.resumed_from, time.perf_counter() - started, first, actors, output.resumed_from)
+    if not job.quiet:
+        say_throughput(progress.documents - output.resumed_from, time.perf_counter() - begun, first, actors, output.resumed_from, begun)
     for failure in progress.failures:
         typer.echo(f"  failed: {failure}", err=True)
     if progress.failed > len(progress.failures):
@@ -101,6 +104,24 @@ def start_ray(address: str | None) -> bool:
     return True
 
 
+@contextmanager
+def terminate_as_interrupt():
+    """SIGTERM (``kill PID``) stops the run as Ctrl-C does, the documents done kept for the same command to continue:
+    Ray's driver would otherwise die on it with a C++ stack dump. Only the main thread may set a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def cpus_available() -> int:
     import ray
 
@@ -110,8 +131,8 @@ def cpus_available() -> int:
 def run_pipeline(
     job: AnnotateJob, index_dir, documents, output: StreamOutput, progress: Progress, actors: int, local: bool
 ) -> float | None:
-    """Feed the documents not done yet to Ray Data and append the actors' output in order; the seconds until the first
-    output came (the actors' start, index loads included), or None when there was nothing to do."""
+    """Feed the documents not done yet to Ray Data and append the actors' output in order; when the first output came
+    (``time.perf_counter()``: the actors' start, index loads included, is before it), or None when there was nothing to do."""
     import ray
     from ray.util.queue import Queue
 
@@ -134,7 +155,7 @@ def run_pipeline(
             num_cpus=1,
             **({"max_restarts": 0} if local else {}),  # on one machine an actor that died dies again: the run stops, resumable
         )
-    started, first = time.perf_counter(), None
+    first = None
     feeding.start()
     with (
         queue_closed(queue),
@@ -143,7 +164,7 @@ def run_pipeline(
     ):
         warnings.filterwarnings("ignore", message=".*minimum number of concurrent actors")  # one read task feeds them all: not so
         for batch in dataset.iter_batches(batch_size=None, batch_format="pyarrow"):
-            first = first if first is not None else time.perf_counter() - started
+            first = first if first is not None else time.perf_counter()
             for first_seq, results in zip(batch.column("seq").to_pylist(), batch.column("results").to_pylist()):
                 if first_seq != progress.documents:  # preserve_order broken: never write out of order
                     raise RuntimeError(f"Ray returned document {first_seq + 1} where document {progress.documents + 1} was due")
@@ -242,15 +263,18 @@ def job_counts(progress: Progress):
     return AnnotationCounts(documents=progress.written, mentions=progress.mentions, linked=progress.linked)
 
 
-def say_throughput(documents: int, seconds: float, first: float | None, actors: int, resumed_from: int) -> None:
-    """The throughput line: documents a second after the actors started, and per actor."""
+def say_throughput(documents: int, seconds: float, first: float | None, actors: int, resumed_from: int, begun: float) -> None:
+    """The throughput line: the whole run's seconds, those before the first output (the index checked here, Ray and the
+    actors started, their index loads), then documents a second after that, and per actor."""
     resumed = f", resumed after document {resumed_from:,}" if resumed_from else ""
     if not documents or first is None:
         typer.echo(f"ray: no document left to annotate{resumed}", err=True)
         return
-    working = max(seconds - first, 1e-9)
+    starting = first - begun
+    working = max(seconds - starting, 1e-9)
     typer.echo(
-        f"ray: {documents:,} document(s) in {seconds:.1f} s ({first:.1f} s to start {actors} actor(s){resumed}); "
+        f"ray: {documents:,} document(s) in {seconds:.1f} s ({starting:.1f} s to check the index and start Ray and {actors} actor(s)"
+        f"{resumed}); "
         f"{documents / working:,.1f} documents/s after that, {documents / working / actors:,.1f} per actor",
         err=True,
     )

@@ -131,11 +131,13 @@ class ResumableOutput(StreamOutput):
             raise MedlinkError(f"{self.sidecar}: not a progress record medlink can read ({error}); remove it to start over") from None
         before = saved.get("settings") or {}
         if saved.get("format") != FORMAT or before != self.settings:
-            differ = sorted(key for key in set(self.settings) | set(before) if before.get(key) != self.settings.get(key))
+            then, now = flattened(before), flattened(self.settings)
+            differ = sorted(key for key in set(then) | set(now) if then.get(key) != now.get(key))
+            changes = "; ".join(f"{key}: {shown(then.get(key))} then, {shown(now.get(key))} now" for key in differ)
             raise MedlinkError(
-                f"{self.sidecar} records a run of 'medlink annotate --out {self.out}' with other settings "
-                f"({', '.join(differ) or 'its record format'}); the same command continues it; to start over, remove "
-                f"{self.sidecar} and {self.partial}"
+                f"cannot resume: {self.sidecar} records an earlier 'medlink annotate --out {self.out}' with other settings "
+                f"({changes or 'an older record format'}); run that command again to continue it, or remove "
+                f"{self.sidecar} and {self.partial} to start over with this one"
             )
         return progress
 
@@ -181,3 +183,20 @@ class ResumableOutput(StreamOutput):
                     "the same command continues from there",
                     file=sys.stderr,
                 )
+
+
+def shown(value, width: int = 80) -> str:
+    """A setting as a refusal names it: quoted, cut to ``width`` characters."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def flattened(settings: dict, prefix: str = "") -> dict:
+    """Nested settings as ``options.top_k``-style keys: a refusal names the one setting that changed, not a whole group."""
+    out = {}
+    for key, value in settings.items():
+        if isinstance(value, dict) and value:
+            out.update(flattened(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out

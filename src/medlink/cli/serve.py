@@ -51,11 +51,9 @@ def _check_index(index: str) -> None:
     """The index refused here, by name, before any worker starts (a default one built now, once): a worker that cannot
     load it would otherwise fail at start-up with a traceback, and several would leave their supervisor waiting."""
     from medlink.errors import MedlinkError
-    from medlink.linking.index import resolve_index
-    from medlink.linking.manifest import check_index_files, read_manifest
+    from medlink.serve.engine import check_on_disk
 
     try:
-        directory = resolve_index(index)
-        check_index_files(directory, read_manifest(directory))
+        check_on_disk(index)
     except MedlinkError as error:
         fail(str(error))

@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,8 @@ class Engine:
             dictionary = None
         seconds = time.perf_counter() - started
         log.info("loaded index %s in %.2f s", index, seconds)
-        return cls(index, linker, dictionary, round(seconds, 3), time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        loaded_at = datetime.now(UTC).isoformat(timespec="milliseconds")  # to the millisecond: tells two workers apart
+        return cls(index, linker, dictionary, round(seconds, 3), loaded_at)
 
     # -- linking ----------------------------------------------------------------------------
     def linker_for(self, nil_threshold: float | None) -> Linker:
@@ -108,6 +110,7 @@ class Engine:
             "index_format": manifest.get("format_version"),
             "kb": kb,
             "generators": [{k: g[k] for k in ("name", "type") if k in g} | _model(g) for g in config.get("generators", [])],
+            "models": models(config),
             "rerankers": [r.get("type") for r in config.get("rerankers", [])],
             "calibrated": calibration is not None,
             "nil_threshold": calibration.get("nil_threshold") if calibration else None,
@@ -118,12 +121,31 @@ class Engine:
         }
 
 
+def models(config: dict) -> list[str]:
+    """Every model the index's stages load (dense generators', rerankers'), by folder name: what /info's reader looks for
+    first when two services answer differently."""
+    found = [_model(g).get("model") for g in config.get("generators", [])]
+    found += [Path(m).name for r in config.get("rerankers", []) if isinstance(m := (r.get("params") or {}).get("model"), str)]
+    return sorted({m for m in found if m})
+
+
 def _model(generator: dict) -> dict:
     """A dense stage's model: its folder's name (not this machine's path), or the packaged MiniLM."""
     if generator.get("type") != "dense":
         return {}
     model = (generator.get("params") or {}).get("model")
     return {"model": Path(model).name if model else "packaged all-MiniLM-L6-v2"}
+
+
+def check_on_disk(index: str) -> Path:
+    """The index's folder, once its manifest and files (sizes, checksums) are as built; a MedlinkError naming what is
+    wrong otherwise. Why: checked before any worker loads it, a damaged index is one message, not a worker per crash."""
+    from medlink.linking.index import resolve_index
+    from medlink.linking.manifest import check_index_files, read_manifest
+
+    directory = resolve_index(index)
+    check_index_files(directory, read_manifest(directory))
+    return directory
 
 
 class EngineHolder:

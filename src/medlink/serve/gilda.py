@@ -24,6 +24,7 @@ from medlink.serve.state import engine_of, settings_of
 
 # namespace prefixes as medlink's KBs write them -> as Gilda (INDRA) names the namespace
 NAMESPACES = {"MSH": "MESH", "HPO": "HP", "SCTID": "SNOMEDCT", "SNOMEDCT_US": "SNOMEDCT", "MIM": "OMIM", "ICD-10-CM": "ICD10CM"}
+FILTER_DEPTH = 200  # candidates a namespace filter looks through: Gilda filters before ranking, medlink ranks first
 PREFIXED = {"HP", "DOID", "GO", "CHEBI", "UBERON", "CL", "BTO"}  # Gilda writes these ids with their prefix: HP:0001250
 OWN_KB = "KB"  # the namespace of a bare id of your own KB (no prefix, no recognised shape)
 router = APIRouter()
@@ -117,8 +118,8 @@ def ground_all(request: Request, asked: list[GroundRequest]) -> list[list[dict]]
         return []
     linker = engine_of(request).linker
     k = max(one.top_k for one in asked)
-    depth = max(k, limits.max_candidates) if any(one.namespaces for one in asked) else k  # a namespace filter looks deeper
-    results = linker.link([Mention(a.text, left=a.context) for a in asked], k=min(depth, limits.max_candidates))
+    depth = max(k, FILTER_DEPTH) if any(one.namespaces for one in asked) else k
+    results = linker.link([Mention(a.text, left=a.context) for a in asked], k=depth)
     return [scored_matches(result, one, linker.key) for result, one in zip(results, asked)]
 
 

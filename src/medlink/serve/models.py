@@ -219,14 +219,17 @@ class SearchOut(BaseModel):
 class HealthOut(BaseModel):
     status: Literal["ok"]
     index: str
-    reloads: int
+    reloads: int = Field(description="Reloads this worker made (a worker started by a reload of several workers counts 0).")
+    loaded_at: str = Field(description="When this worker loaded the index it serves: after a reload, a later time.")
+    index_created: str | None = Field(None, description="When the index served was built, from its manifest.")
 
 
 class ReloadOut(BaseModel):
-    reloaded: bool
+    reloaded: bool = Field(description="true once the index is swapped in (one worker); false while several are replaced (202).")
     index: str
     load_seconds: float | None = None
     workers: str = Field(description="'this worker', or 'all workers, one at a time' with --workers above 1.")
+    detail: str | None = Field(None, description="With several workers: how to tell when every one serves the new index.")
 
 
 class GildaTerm(BaseModel):

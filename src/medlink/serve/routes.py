@@ -21,6 +21,7 @@ from medlink.linking.annotator import AnnotateOptions
 from medlink.linking.output import link_stream
 from medlink.serve.auth import require_admin, require_key
 from medlink.serve.documents import MEDIA_TYPES, documents_file, documents_json, request_documents, results_json, signed
+from medlink.serve.engine import check_on_disk
 from medlink.serve.errors import SafeJSON
 from medlink.serve.limits import check_candidates, check_count, check_lengths, too_large
 from medlink.serve.models import (
@@ -171,8 +172,16 @@ def search(
 @router.get("/health", summary="Is the service up", response_model=HealthOut)
 def health(request: Request) -> SafeJSON:
     holder = holder_of(request)
-    engine_of(request)
-    return SafeJSON({"status": "ok", "index": holder.index, "reloads": holder.reloads})
+    engine = engine_of(request)
+    return SafeJSON(
+        {
+            "status": "ok",
+            "index": holder.index,
+            "reloads": holder.reloads,
+            "loaded_at": engine.loaded_at,
+            "index_created": engine.linker.manifest.get("created"),
+        }
+    )
 
 
 @router.get("/info", summary="The index and the service", responses=ERRORS, dependencies=[Depends(require_key)])
@@ -189,18 +198,34 @@ def info(request: Request) -> SafeJSON:
     "/admin/reload",
     summary="Load the index afresh",
     response_model=ReloadOut,
-    responses={**ERRORS, 403: {"model": ErrorOut}, 503: {"model": ErrorOut}},
+    responses={**ERRORS, 202: {"model": ReloadOut}, 403: {"model": ErrorOut}, 503: {"model": ErrorOut}},
     dependencies=[Depends(require_admin)],
 )
 async def reload(request: Request) -> SafeJSON:
     """Swap in the index as it now is on disk (after 'medlink index build' rebuilt it); requests already running
-    finish on the old one. With several workers, each is replaced in turn by a fresh one."""
+    finish on the old one. With several workers, the index on disk is checked first (a damaged one is refused with a
+    503 and the workers kept), then each worker is replaced in turn by a fresh one: the answer, 202, comes before they
+    have loaded it, and /health's ``loaded_at`` tells when a worker serves it."""
     settings = settings_of(request)
     holder = holder_of(request)
     supervisor = os.environ.get(SUPERVISOR_ENV)
     if settings.workers > 1 and supervisor:
+        try:
+            await run_in_threadpool(check_on_disk, holder.index)
+        except MedlinkError as error:
+            raise HTTPException(
+                status_code=503, detail=f"the index on disk cannot be loaded, so every worker keeps the one it has: {error}"
+            ) from None
         os.kill(int(supervisor), signal.SIGHUP)  # uvicorn's supervisor starts a fresh worker before it stops each old one
-        return SafeJSON({"reloaded": True, "index": holder.index, "workers": "all workers, one at a time"})
+        return SafeJSON(
+            {
+                "reloaded": False,
+                "index": holder.index,
+                "workers": "all workers, one at a time",
+                "detail": "each worker is being replaced by one that loads the index: GET /health answers with a later loaded_at once it serves it",
+            },
+            status_code=202,
+        )
     try:
         engine = await run_in_threadpool(holder.reload)
     except MedlinkError as error:
