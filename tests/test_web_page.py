@@ -12,6 +12,7 @@ import re
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 
 from medlink.serve.app import create_app
@@ -29,8 +30,13 @@ NOTE = "Pt with hx of MI. Denies chest pain. Mother had breast cancer. Renal cys
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with serving(create_app(ServeSettings(index=str(clinic_index(tmp_path_factory))))) as running:
+def index(tmp_path_factory) -> Path:
+    return clinic_index(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def server(index):
+    with serving(create_app(ServeSettings(index=str(index)))) as running:
         yield running
 
 
@@ -158,3 +164,26 @@ def test_the_api_reference_lists_every_endpoint_offline(context, server):
     assert {"POST /annotate", "POST /ground", "POST /ground_multi", "GET /concepts/{concept_id}", "POST /admin/reload"} <= set(titles.all_inner_texts())
     expect(reference.locator(".endpoint").first).to_contain_text("mentions: [string")  # the request body, from the schema
     reference.close()
+
+
+def test_with_an_api_key_the_first_request_leaves_the_threshold_to_the_index(browser, index, tmp_path):
+    key = "web-page-test-key-0123456789"
+    (tmp_path / "key").write_text(key)
+    with serving(create_app(ServeSettings(index=str(index), api_key_file=str(tmp_path / "key")))) as running:
+        opened = browser.new_context()
+        page = opened.new_page()
+        sent: list[dict] = []
+        page.on("request", lambda asked: sent.append(asked.post_data_json) if asked.method == "POST" else None)
+        page.goto(running.url)
+        expect(page.locator("#index-info")).to_contain_text("needs an API key")  # /info refused: the index's threshold unknown
+        page.fill("#input", NOTE)
+        page.click("#run")
+        expect(page.locator("#status")).to_contain_text("needs an API key")
+        page.fill("#api-key", key)
+        page.click("#run")
+        expect(page.locator("#status")).to_contain_text("linked")
+        expect(page.locator("#index-info")).to_contain_text("310 concepts")
+        own = httpx.get(f"{running.url}/info", headers={"Authorization": f"Bearer {key}"}).json()["nil_threshold"]
+        expect(page.locator("#nil-value")).to_have_text(f"{own:.2f}")
+        assert len(sent) == 2 and all("nil_threshold" not in body for body in sent)  # not the slider's 0.5 before /info came
+        opened.close()

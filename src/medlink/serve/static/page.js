@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { mode: "text", payload: null, items: [], nilDefault: null, busy: false };
+const state = { mode: "text", payload: null, items: [], nilDefault: null, infoLoaded: false, nilMoved: false, busy: false };
 const EXTENSIONS = { jsonl: "jsonl", pubtator: "pubtator.txt", bioc: "bioc.xml" };
 
 function headers() {
@@ -37,21 +37,25 @@ function setSlider(value) {
   $("nil-value").textContent = Number(value).toFixed(2);
 }
 
+// The slider's value is sent only once it means something: the index's own threshold (from /info) or one the user chose;
+// before that (an API key not yet given, so /info refused) the server decides with the index's own.
 function threshold() {
-  return $("nil").disabled ? {} : { nil_threshold: Number($("nil").value) };
+  if ($("nil").disabled || !(state.infoLoaded || state.nilMoved)) return {};
+  return { nil_threshold: Number($("nil").value) };
 }
 
 async function loadInfo() {
   try {
     const info = await (await call("GET", "/info")).json();
     state.nilDefault = info.nil_threshold;
+    state.infoLoaded = true;
     $("index-info").textContent = `index ${info.index.split("/").filter(Boolean).pop()} · ${info.kb.concepts.toLocaleString()} concepts · medlink ${info.medlink_version}`
       + (info.calibrated ? "" : " · no probabilities, so no NIL threshold");
     if (info.nil_threshold === null) {
       $("nil").disabled = true;
       $("nil-reset").disabled = true;
     } else {
-      setSlider(info.nil_threshold);
+      if (!state.nilMoved) setSlider(info.nil_threshold);
     }
   } catch (error) {
     $("index-info").textContent = error.message;
@@ -70,6 +74,7 @@ async function run() {
   if (state.mode === "mentions" && body.mentions.length === 0) return status("no mentions: write one per line", true);
   const key = $("api-key").value;
   if (key) sessionStorage.setItem("medlink-key", key);
+  if (!state.infoLoaded) await loadInfo(); // refused before the key was given: the index's threshold, then the request
   status("linking…");
   const started = performance.now();
   try {
@@ -243,7 +248,7 @@ function save(content, name) {
 
 document.querySelectorAll("input[name=mode]").forEach((radio) => radio.addEventListener("change", () => { state.mode = radio.value; }));
 $("run").addEventListener("click", run);
-$("nil").addEventListener("input", () => setSlider($("nil").value));
+$("nil").addEventListener("input", () => { state.nilMoved = true; setSlider($("nil").value); });
 $("nil").addEventListener("change", () => { if (state.payload) run(); });
 $("nil-reset").addEventListener("click", () => { if (state.nilDefault !== null) { setSlider(state.nilDefault); if (state.payload) run(); } });
 document.querySelectorAll("#downloads button").forEach((button) => button.addEventListener("click", () => download(button.dataset.format)));
