@@ -85,14 +85,14 @@ def check_calibration(config_dict: dict, kb_checksum: str, where: str, memory_su
             raise MedlinkError(
                 f"{where}: the probability model was fitted on another index (fingerprint {settings['fitted_for'] or 'none'}, "
                 f"this index's stages give {expected}): its scores would mean something else. Re-fit it on this index: "
-                "medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply"
+                "medlink tune --index DIR --dev FORMAT:PATH --calibrate --apply"
             )
         fitted_memory = settings.get("fitted_memory")
         if fitted_memory is not None and fitted_memory != memory_tag(memory_summary):
             raise MedlinkError(
                 f"{where}: the probability model was fitted over another mention memory ({fitted_memory}; this index's: "
                 f"{memory_tag(memory_summary)}): its candidate lists would differ. Re-fit it on this index: "
-                "medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply"
+                "medlink tune --index DIR --dev FORMAT:PATH --calibrate --apply"
             )
 
 
@@ -225,7 +225,7 @@ def decided_rerankers(linker, nil_threshold: float | None = None, backoff_below:
     if stage is None:
         raise MedlinkError(
             "this index has no probability model, so it has no NIL threshold to set: fit one with "
-            "'medlink tune --index DIR --dev FORMAT:PATH --search calibration --apply'"
+            "'medlink tune --index DIR --dev FORMAT:PATH --calibrate --apply'"
         )
     for name, value in (("--nil-threshold", nil_threshold), ("--backoff-below", backoff_below)):
         if value is not None and not 0.0 <= value <= 1.0:
