@@ -14,6 +14,7 @@ and the word one edit away is more frequent than the names' words of that stem t
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from medlink.text.spelling import SpellingIndex
 
 DEFAULTS = defaults(BM25_PARAMS)
 CORRECTIONS_KEPT = 200_000  # spelling corrections remembered, by query word
+SPELLING_WORDS = "spelling_words.json"  # the names' words and their counts, saved with the index: read, not gathered, on first use
 
 
 def _tokenizer(stem: bool):
@@ -51,6 +53,7 @@ class BM25Generator(GeneratorBase):
         self.vocabulary: dict[str, int] = retriever.vocab_dict
         self.tokens = _tokenizer(params.get("stem", False))
         self._speller: SpellingIndex | None = None  # built from the names' words on the first query that needs it
+        self._saved_words: Path | None = None  # where a loaded index keeps those words (an index built before has none)
         self._stem_frequencies: dict[str, int] = {}  # stem -> how often the names' words of that stem occur
         self._corrections: dict[str, str] = {}
         self._words_by_name = None  # the index's word -> name scores as a sparse matrix, made on the first batch
@@ -69,19 +72,29 @@ class BM25Generator(GeneratorBase):
         directory.mkdir(parents=True, exist_ok=True)
         self.retriever.save(directory, show_progress=False)
         (directory / "medlink_params.json").write_text(json.dumps(self.params))
+        if self.params.get("spelling"):
+            (directory / SPELLING_WORDS).write_text(json.dumps(self.word_counts(), ensure_ascii=False), encoding="utf-8")
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> BM25Generator:
         with reading(directory, SHAPE_ERRORS):  # bm25s reads JSON and arrays by key
             retriever = bm25s.BM25.load(directory, show_progress=False)
         params = read_json(directory / "medlink_params.json")
-        return cls(table, concept_ids, retriever, params, name)
+        loaded = cls(table, concept_ids, retriever, params, name)
+        if (directory / SPELLING_WORDS).is_file():
+            loaded._saved_words = directory / SPELLING_WORDS
+        return loaded
+
+    def word_counts(self) -> dict[str, int]:
+        """How often each word occurs in the names (normalised, unstemmed), in order of first occurrence."""
+        return dict(Counter(word for key in self.table.keys for word in key.split()))
 
     @property
     def speller(self) -> SpellingIndex:
         """The names' words and their frequencies, gathered when first needed (a query with an unknown word asks for them)."""
         if self._speller is None:
-            speller = SpellingIndex.from_words((word for key in self.table.keys for word in key.split()), deletions=False)
+            counts = read_json(self._saved_words) if self._saved_words is not None else self.word_counts()
+            speller = SpellingIndex(counts, deletions=False)
             words, stems = list(speller.frequencies), {}
             for word, stem in zip(words, self.tokens(" ".join(words))):
                 stems[stem] = stems.get(stem, 0) + speller.frequencies[word]
