@@ -12,7 +12,9 @@ The steps, each a component of its own and each switchable (``AnnotateOptions``)
    mention linked through that long form (``abbreviation_choice``: ``long`` always takes the long
    form's answer; ``best`` keeps whichever of the two answers scored higher);
 3. each span becomes a ``Mention`` with ``context`` characters of text either side, and the linker
-   ranks candidates for all mentions of a batch of documents at once (a repeated string is searched once);
+   ranks candidates for all mentions of a batch of documents at once (a repeated string is searched once); a head
+   of a longer phrase ("diabetes" in "Juvenile diabetes") is widened to the phrase where the phrase links, else
+   marked a partial match at a lower probability (``linking.partial``);
 4. per-document consistency (``medlink.linking.consistency``): other occurrences of a found string
    become mentions too, and one string takes one answer per document;
 5. composite mentions (``medlink.text.coordination``): a coordination that is not itself a name ("breast
@@ -39,6 +41,7 @@ from medlink.kb.readers.files import decoded_lines, require_file
 from medlink.linking.codes import code_spans
 from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
+from medlink.linking.partial import widen_or_discount
 from medlink.linking.short_forms import widened_to_coordinations, with_short_forms
 from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import expand_coordination
@@ -202,7 +205,9 @@ class Annotator:
         results = self.link_mentions([document.mention(span, self.options.context, texts[id(document)]) for document, span in mentions])
         for (_document, span), result in zip(mentions, results):
             span.result = result
-        composite = self.composite_ids([span for _document, span in mentions]) if self.options.composites else {}
+        for document in annotated:  # heads of longer phrases: widened to the phrase, or partial matches
+            document.annotations = widen_or_discount(texts[id(document)], document.annotations, self.link_mentions, self._known_word)
+        composite = self.composite_ids([span for document in annotated for span in document.annotations]) if self.options.composites else {}
         for document in annotated:
             self._resolve_short_forms(document)
             self.decide(document.annotations, composite)
@@ -244,6 +249,13 @@ class Annotator:
                 probabilities = [r.probability for r in results if r.best is not None]
                 span.result = replace(span.result, nil=False, probability=min(probabilities) if None not in probabilities else None)
         return out
+
+    def _known_word(self, word: str) -> bool:
+        """Do the KB's names use ``word`` (the dictionary finder's vocabulary; every word without one)?"""
+        if self.dictionary is None:
+            return True
+        words = self.dictionary.normalize(word).split()
+        return bool(words) and all(w in self.dictionary.automaton.frequencies for w in words)
 
     @cached_property
     def _exact_stages(self) -> set[str]:

@@ -37,6 +37,7 @@ Rules a plain string matcher gets wrong, and what this one does:
   never becomes "down" nor "a hunter's cabin" Hunter's syndrome), unless what stays is too short or only stop words.
   A name "X of Y" is also matched as "Y X" ("Fracture of hip NOS": "left hip fracture" finds "hip fracture";
   ``inverted_form``), only where nothing but spaces parts its words ("Hip: fracture ruled out" is not one).
+- **Section headers** ("ONCOLOGY:", "Assessment:" at a line's start) are not mentions (``headers``).
 - **Overlaps**: ``longest`` keeps the longest of overlapping spans (exact before approximate at
   equal length); ``all`` keeps every span as an alternative.
 """
@@ -52,6 +53,7 @@ from medlink.core import READ_AS, Annotation, Document
 from medlink.corpora.entity_types import ENTITY_TYPES, type_bit, type_of_mask
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
+from medlink.text.finders.headers import is_section_header
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
 from medlink.text.finders.word_forms import CONTRACTIONS, JOINED, PREFIX_LENGTHS, classical_singular, loose_word, slip, spaced
 from medlink.text.finders.word_shorthand import expanded, shorthand_span
@@ -217,6 +219,7 @@ class DictionaryFinder:
             spans.extend(span for span in looser if not {span.start, span.end} & (inside | joints))  # whole words only
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
+        spans = [span for span in spans if not is_section_header(text, span.start, span.end)]
         return resolve_overlaps(spans, overlap or self.options.overlap)
 
     def _prefixes_split(self, tokens: list[Token]) -> tuple[list[Token], set[int]]:

@@ -1,0 +1,214 @@
+"""Heads of longer phrases: keep the words that change the concept, or say the match is partial.
+
+Why: the dictionary finder reports the KB names it meets, so in "Juvenile diabetes", "Rotavirus gastroenteritis" or
+"invasive ductal carcinoma of the left breast" it found the generic head ("diabetes", "gastroenteritis",
+"carcinoma") and the head was linked as surely as a whole name (E11 at p = 0.98 for "Juvenile diabetes"). The words
+around the head that could change its concept (``phrases``: up to ``MAX_LEFT`` modifiers before it, "of [the] [side]
+X [Y]", a site in capitals ("RLQ") or up to two ", qualifier" after it, only words the KB's names use, never a cue, a size, a stop word or
+another span's word) make longer phrases, which are linked too:
+
+- the longest phrase that links (not NIL) with at least ``PARTIAL`` x the head's probability replaces the head: the span
+  keeps its modifiers ("left knee osteoarthritis", "type 1 diabetes"), ``infons["widened_from"]`` the head;
+- else the head stays, a partial match (``infons["partial_of"]``: the longest phrase): each
+  candidate's probability is ``PARTIAL`` x its own, so a head-only match is never as sure as a whole name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from medlink.core import READ_AS, Annotation, LinkResult, Mention
+from medlink.text.finders.base import english_stop_words
+
+PARTIAL = 0.8  # a head-only match's share of its own probability (chosen on the clinical notes' dev split)
+MAX_LEFT = 3  # modifiers read before a head
+# words before a head that say something of the patient or the statement, or a size or grade, not the concept's kind
+NOT_MODIFIERS = frozenset(
+    {
+        "no",
+        "not",
+        "denies",
+        "deny",
+        "denied",
+        "hx",
+        "h/o",
+        "s/p",
+        "r/o",
+        "c/o",
+        "c/w",
+        "pt",
+        "patient",
+        "pts",
+        "known",
+        "possible",
+        "probable",
+        "likely",
+        "suspected",
+        "presumed",
+        "new",
+        "recent",
+        "now",
+        "also",
+        "today",
+        "worsening",
+        "improving",
+        "resolved",
+        "resolving",
+        "mild",
+        "moderate",
+        "severe",
+        "small",
+        "large",
+        "tiny",
+        "low",
+        "high",
+        "grade",
+        "significant",
+        "mom",
+        "dad",
+        "mother",
+        "father",
+        "brother",
+        "sister",
+        "son",
+        "daughter",
+        "family",
+        "history",
+        "neg",
+        "negative",
+        "positive",
+        "developed",
+        "has",
+        "had",
+        "having",
+        "complains",
+        "reports",
+        "ongoing",
+        "vs",
+        "versus",
+        "newly",
+        "diagnosed",
+        "suggest",
+        "suggests",
+        "suggesting",
+        "concern",
+        "concerning",
+        "consistent",
+    }
+)
+SIDES = ("left", "right", "bilateral")
+SITES = frozenset({"RLQ", "LLQ", "RUQ", "LUQ", "RUL", "RML", "RLL", "LUL", "LLL", "RLE", "LLE", "RUE", "LUE", "BLE", "BUE"})
+# words after a comma that say how the condition goes, not which it is ("Acute kidney injury, resolved")
+AFTER_NOT_QUALIFIERS = frozenset(
+    {"resolved", "resolving", "improving", "worsening", "stable", "controlled", "now", "today", "new", "chronic"}
+)
+_LEFT_WORD = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9+'/-]*|[A-Z]\.|\d+)[ ]$")
+_ABBREVIATION_AFTER = re.compile(r"[ ]([A-Z]{2,4})\b")
+_QUALIFIER = re.compile(r",[ ]+([A-Za-z][A-Za-z-]*(?:[ ]+[A-Za-z][A-Za-z-]*){0,2})(?=[ ]*(?:[,.;\n]|$))")
+_OF_PHRASE = re.compile(r"[ ]+of[ ]+(?:the[ ]+)?(?:(?:left|right|bilateral)[ ]+)?([A-Za-z][A-Za-z-]+)(?:[ ]+([A-Za-z][A-Za-z-]+))?")
+
+
+def _is_modifier(word: str, before: str | None, known: Callable[[str], bool]) -> bool:
+    lowered = word.lower()
+    if lowered.isdigit():
+        return before is not None and before.lower() == "type"  # "type 1 diabetes"
+    if lowered in NOT_MODIFIERS or lowered in english_stop_words() and lowered not in SIDES:
+        return False
+    return any(c.isalpha() for c in word) and (lowered in SIDES or known(word))
+
+
+def phrases(
+    text: str, start: int, end: int, taken: Callable[[int], bool], known: Callable[[str], bool] = lambda word: True
+) -> list[tuple[int, int]]:
+    """The longer spans around the head ``text[start:end]`` whose extra words could change its concept, longest first;
+    ``taken(i)``: is character ``i`` part of another span (never crossed); ``known(word)``: do the KB's names use the
+    word (one they never use, "suggest", "appy", cannot make a name more specific)."""
+    lefts = [start]
+    at = start
+    for _ in range(MAX_LEFT):
+        found = _LEFT_WORD.search(text, max(0, at - 40), at)
+        if found is None or found.end() != at:
+            break
+        word = found.group(1)
+        before = _LEFT_WORD.search(text, max(0, found.start() - 40), found.start())
+        if not _is_modifier(word, before.group(1) if before is not None and before.end() == found.start() else None, known):
+            break
+        if any(taken(i) for i in range(found.start(1), found.end(1))):
+            break
+        at = found.start(1)
+        lefts.append(at)
+    rights = [end]
+    of = _OF_PHRASE.match(text, end)
+    if of is not None:
+        last = of.group(2) if of.group(2) and of.group(2).lower() not in english_stop_words() else None
+        right = of.end(2) if last else of.end(1)
+        if of.group(1).lower() not in english_stop_words() and not any(taken(i) for i in range(end, right)):
+            rights.append(right)
+    after = _ABBREVIATION_AFTER.match(text, end)  # "abd pain RLQ": a site or side in capitals right after the head
+    if after is not None and (after.group(1) in SITES or known(after.group(1))) and not any(taken(i) for i in range(end, after.end(1))):
+        rights.append(after.end(1))
+    at = end
+    for _ in range(2):  # "Asthma, mild intermittent, uncomplicated": a name's own qualifiers after commas
+        qualifier = _QUALIFIER.match(text, at)
+        words = qualifier.group(1).split() if qualifier is not None else []
+        if not words or any(w.lower() in AFTER_NOT_QUALIFIERS or w.lower() in english_stop_words() or not known(w) for w in words):
+            break
+        if any(taken(i) for i in range(at, qualifier.end(1))):
+            break
+        at = qualifier.end(1)
+        rights.append(at)
+    out = [(s, e) for s in lefts for e in rights if (s, e) != (start, end)]
+    return sorted(out, key=lambda span: (span[0] - span[1], span[0]))
+
+
+def discounted(result: LinkResult, share: float = PARTIAL) -> LinkResult:
+    """``result`` as a partial match: each candidate's probability times ``share``, the NIL decision taken again."""
+    candidates = [c.with_probability(round(c.probability * share, 6)) if c.probability is not None else c for c in result.candidates]
+    probability = candidates[0].probability if candidates else result.probability
+    nil = result.nil
+    if probability is not None and result.nil_threshold is not None:
+        nil = probability < result.nil_threshold
+    return replace(result, candidates=candidates, probability=probability, nil=nil)
+
+
+def widen_or_discount(
+    text: str,
+    spans: Sequence[Annotation],
+    link: Callable[[list[Mention]], list[LinkResult]],
+    known: Callable[[str], bool] = lambda word: True,
+) -> list[Annotation]:
+    """``spans`` (linked) with each head of a longer phrase widened to the phrase, or marked a partial match
+    (``known``: as ``phrases`` reads it)."""
+    covered = sorted(span.span for span in spans)
+
+    def taken_by_other(head: tuple[int, int]) -> Callable[[int], bool]:
+        return lambda i: any(s <= i < e for s, e in covered if (s, e) != head)
+
+    options = {}
+    for number, span in enumerate(spans):
+        if span.result is None or span.short_form_of is not None or span.source != "dictionary" or span.result.best is None:
+            continue
+        found = phrases(text, span.start, span.end, taken_by_other(span.span), known)
+        if found:
+            options[number] = found
+    if not options:
+        return list(spans)
+    texts = list(dict.fromkeys(text[s:e] for found in options.values() for s, e in found))
+    linked = dict(zip(texts, link([Mention(t) for t in texts])))
+    out = list(spans)
+    for number, found in options.items():
+        span = spans[number]
+        head_p = span.result.probability or 0.0
+        for s, e in found:
+            result = linked[text[s:e]]
+            if result.best is not None and not result.nil and (result.probability or 0.0) >= PARTIAL * head_p:
+                infons = {k: v for k, v in span.infons.items() if k != READ_AS}
+                infons["widened_from"] = span.text
+                out[number] = replace(span, start=s, end=e, text=text[s:e], infons=infons, result=result)
+                break
+        else:
+            s, e = found[0]
+            out[number] = replace(span, infons={**span.infons, "partial_of": text[s:e]}, result=discounted(span.result))
+    return out

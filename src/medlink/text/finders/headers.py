@@ -1,0 +1,79 @@
+"""Section headers are not mentions: "ONCOLOGY:", "Oncology:", "ASSESSMENT:" name a part of a note, not a condition.
+
+Why a rule of its own: a specialty's name is a KB name too ("Oncology" is an ICD-10-CM synonym of a neoplasm code),
+and the header at a note's line start was linked as a condition at p = 1.000. A span is a header when it is all that
+stands between a line's start (or a bullet) and a colon, and either the colon ends the line or its words are a
+section's name (``SECTION_WORDS``). "Hypertension: controlled on lisinopril" and "CHF: stable" stay mentions.
+"""
+
+from __future__ import annotations
+
+import re
+
+SECTION_WORDS = frozenset(
+    {
+        "assessment",
+        "plan",
+        "impression",
+        "findings",
+        "history",
+        "diagnosis",
+        "diagnoses",
+        "problem",
+        "problems",
+        "list",
+        "oncology",
+        "cardiology",
+        "dermatology",
+        "neurology",
+        "psychiatry",
+        "orthopedics",
+        "orthopaedics",
+        "ortho",
+        "obstetrics",
+        "gynecology",
+        "pediatrics",
+        "paediatrics",
+        "radiology",
+        "infectious",
+        "disease",
+        "diseases",
+        "consult",
+        "hpi",
+        "ros",
+        "exam",
+        "examination",
+        "medications",
+        "allergies",
+        "family",
+        "social",
+        "past",
+        "medical",
+        "surgical",
+        "discharge",
+        "admission",
+        "chief",
+        "complaint",
+        "subjective",
+        "objective",
+        "labs",
+        "imaging",
+        "procedures",
+    }
+)
+_LINE_START = re.compile(r"(?:^|\n)[ \t]*(?:[-*\u2022]|\d+[.)])?[ \t]*$")
+_COLON_AFTER = re.compile(r"[ \t]*:")
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def is_section_header(text: str, start: int, end: int) -> bool:
+    """Is ``text[start:end]`` a section header (the whole of a line's start before a colon, read as a header)?"""
+    colon = _COLON_AFTER.match(text, end)
+    if colon is None:
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    if not _LINE_START.search(text[line_start:start] if line_start else "\n" + text[:start]):
+        return False
+    ends_line = text[colon.end() :].lstrip(" \t")[:1] in ("", "\n", "\r")
+    words = _WORD.findall(text[start:end])
+    return ends_line or bool(words) and all(word.lower() in SECTION_WORDS for word in words)

@@ -1,0 +1,102 @@
+"""Spans (issue 52 item 3): a head found inside a longer phrase keeps the modifiers that change its concept, or is a
+partial match at a lower probability; section headers are not mentions.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from medlink.core import Annotation, Candidate, LinkResult, Mention
+from medlink.linking.partial import PARTIAL, discounted, phrases, widen_or_discount
+from medlink.text.finders.headers import is_section_header
+
+NOTHING_TAKEN = lambda i: False  # noqa: E731
+
+
+def texts(text: str, start: int, end: int, **options) -> list[str]:
+    return [text[s:e] for s, e in phrases(text, start, end, options.pop("taken", NOTHING_TAKEN), **options)]
+
+
+@pytest.mark.parametrize(
+    "text, head, phrase",
+    [
+        ("Juvenile diabetes", "diabetes", "Juvenile diabetes"),
+        ("Brother has type 1 diabetes", "diabetes", "type 1 diabetes"),
+        ("Mother with breast cancer", "cancer", "breast cancer"),
+        ("c/o ear pain", "pain", "ear pain"),
+        ("62F with invasive ductal carcinoma of the left breast, ER+", "carcinoma", "invasive ductal carcinoma of the left breast"),
+        ("PROBLEM LIST:\nAsthma, mild intermittent, uncomplicated\n", "Asthma", "Asthma, mild intermittent, uncomplicated"),
+        ("28 F c/o abd pain RLQ since last noc", "abd pain", "abd pain RLQ"),
+    ],
+)
+def test_the_modifiers_that_change_the_concept_make_the_longest_phrase(text, head, phrase):
+    start = text.index(head)
+    assert texts(text, start, start + len(head))[0] == phrase
+
+
+@pytest.mark.parametrize(
+    "text, head",
+    [
+        ("Pt denies chest pain", "chest pain"),
+        ("hx of MI", "MI"),
+        ("Acute kidney injury, resolved.", "Acute kidney injury"),
+        ("severe headache", "headache"),
+        ("r/o appy vs ovarian torsion", "ovarian torsion"),
+    ],
+)
+def test_cues_sizes_and_courses_are_no_modifiers(text, head):
+    start = text.index(head)
+    assert texts(text, start, start + len(head)) == []
+
+
+def test_a_word_the_kb_never_uses_is_no_modifier_and_another_span_is_never_crossed():
+    text = "suggest pyelonephritis"
+    start = text.index("pyelonephritis")
+    assert texts(text, start, len(text), known=lambda word: word != "suggest") == []
+    text = "HIV pneumonia"
+    assert texts(text, 4, len(text), taken=lambda i: i < 3) == []
+
+
+def _linked(mention: str, concept: str, probability: float) -> LinkResult:
+    candidate = Candidate(concept, 1.0, mention, probability=probability)
+    return LinkResult(Mention(mention), [candidate], nil=probability < 0.4, probability=probability, nil_threshold=0.4)
+
+
+def test_a_phrase_that_links_replaces_its_head():
+    text = "Brother has type 1 diabetes"
+    head = Annotation(text.index("diabetes"), len(text), "diabetes", source="dictionary")
+    head.result = _linked("diabetes", "ICD10CM:E11.9", 0.98)
+    out = widen_or_discount(text, [head], lambda mentions: [_linked(m.text, "ICD10CM:E10.9", 0.95) for m in mentions])
+    assert out[0].text == "type 1 diabetes" and out[0].infons["widened_from"] == "diabetes"
+    assert out[0].result.best.concept_id == "ICD10CM:E10.9"
+
+
+def test_a_head_whose_phrase_does_not_link_is_a_partial_match_and_less_sure():
+    text = "Juvenile diabetes"
+    head = Annotation(9, 17, "diabetes", source="dictionary")
+    head.result = _linked("diabetes", "ICD10CM:E11.9", 0.98)
+    out = widen_or_discount(text, [head], lambda mentions: [_linked(m.text, "HP:0100651", 0.2) for m in mentions])
+    assert out[0].text == "diabetes" and out[0].infons["partial_of"] == "Juvenile diabetes"
+    assert out[0].result.probability == pytest.approx(0.98 * PARTIAL)
+    assert out[0].result.probability < 0.95
+
+
+def test_discounting_takes_the_nil_decision_again():
+    result = discounted(_linked("pain", "ICD10CM:R52", 0.45))
+    assert result.probability == pytest.approx(0.36) and result.nil
+
+
+@pytest.mark.parametrize(
+    "text, span, header",
+    [
+        ("ONCOLOGY:\n62F with invasive ductal carcinoma", "ONCOLOGY", True),
+        ("Oncology: 62F with carcinoma", "Oncology", True),
+        ("ASSESSMENT: pneumonia", "ASSESSMENT", True),
+        ("Problem List:\n- Hypertension: controlled on lisinopril", "Hypertension", False),
+        ("CHF: stable", "CHF", False),
+        ("pt has CHF: stable", "CHF", False),
+    ],
+)
+def test_section_headers(text, span, header):
+    start = text.index(span)
+    assert is_section_header(text, start, start + len(span)) is header
