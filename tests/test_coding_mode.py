@@ -103,12 +103,16 @@ def test_a_manifestation_code_is_never_first_alone(codes):
     assert "no other code reachable" in path["manifestation"] and path["code_first"].startswith("code first: underlying disease")
 
 
-def test_probability_and_nil_are_the_linked_concepts(codes):
+def test_probability_is_the_exact_codes_and_nil_follows_it(codes):
+    """The linked concept's probability, here for a code the rules reached by default (I21 -> I21.9): ``BY_DEFAULT`` of it
+    (``coding_probability``); the NIL decision is taken on the code's."""
+    from medlink.linking.coding_probability import BY_DEFAULT
+
     mapping = read_mappings(MAPPINGS)
     result = LinkResult(Mention("heart attack"), [Candidate("HP:0001658", 3.0, "Heart attack", name="Myocardial infarction", probability=0.3)])
     result.nil_threshold, result.nil, result.probability = 0.4, True, 0.3
     out = Coder(codes, {m.subject: [m] for m in mapping}, []).code([result], 5)[0]
-    assert out.candidates[0].concept_id == "ICD10CM:I21.9" and out.candidates[0].probability == 0.3 and out.nil
+    assert out.candidates[0].concept_id == "ICD10CM:I21.9" and out.candidates[0].probability == pytest.approx(0.3 * BY_DEFAULT) and out.nil
 
 
 # -- end to end, on a tiny index ----------------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ import pytest
 
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.linking.calibration import CalibrationStage
-from medlink.linking.coding import written_code
-from medlink.linking.coding_probability import code_probabilities, leaf_count, shared_codes
+from medlink.linking.coding import by_default, written_code
+from medlink.linking.coding_probability import BY_DEFAULT, code_probabilities, leaf_count, shared_codes
 from medlink.linking.coding_rules import CodeSet
 from medlink.linking.probability import ProbabilityModel, feature_names
 from medlink.linking.rivals import same_meaning, shared
@@ -60,21 +60,34 @@ def test_the_calibration_stage_shares_between_rivals_and_can_be_told_not_to():
 
 
 def _codes() -> CodeSet:
-    concepts = [("ICD10CM:O72", "Postpartum hemorrhage"), ("ICD10CM:O72.0", "Third-stage hemorrhage"), ("ICD10CM:O72.1", "Other immediate postpartum hemorrhage"),
-                ("ICD10CM:R55", "Syncope and collapse")]
+    concepts = [
+        ("ICD10CM:O72", "Postpartum hemorrhage"),
+        ("ICD10CM:O72.0", "Third-stage hemorrhage"),
+        ("ICD10CM:O72.1", "Other immediate postpartum hemorrhage"),
+        ("ICD10CM:R55", "Syncope and collapse"),
+    ]
     return CodeSet.build("ICD10CM", concepts, [], [("ICD10CM:O72.0", "ICD10CM:O72"), ("ICD10CM:O72.1", "ICD10CM:O72")])
 
 
 def test_a_code_with_children_left_stands_for_any_of_its_leaves():
     codes = _codes()
     assert leaf_count(codes, "ICD10CM:O72") == 2 and leaf_count(codes, "ICD10CM:O72.1") == 1
-    assert code_probabilities(1.0, [("ICD10CM:O72", None)], codes) == {"ICD10CM:O72": 0.5}
+    assert code_probabilities(1.0, [("ICD10CM:O72", None, False)], codes) == {"ICD10CM:O72": 0.5}
 
 
 def test_a_concepts_codes_share_its_probability_by_the_weight_of_the_ways_to_them():
-    out = code_probabilities(0.9, [("ICD10CM:O72.0", 0.5), ("ICD10CM:O72.1", 0.5), ("ICD10CM:R55", 1.0)], _codes())
+    out = code_probabilities(0.9, [("ICD10CM:O72.0", 0.5, False), ("ICD10CM:O72.1", 0.5, False), ("ICD10CM:R55", 1.0, False)], _codes())
     assert out["ICD10CM:R55"] == pytest.approx(0.45) and out["ICD10CM:O72.0"] == pytest.approx(0.225)
-    assert code_probabilities(None, [("ICD10CM:R55", None)], _codes()) == {"ICD10CM:R55": None}
+    assert code_probabilities(None, [("ICD10CM:R55", None, False)], _codes()) == {"ICD10CM:R55": None}
+
+
+def test_a_code_the_rules_reached_by_default_is_less_sure():
+    assert code_probabilities(1.0, [("ICD10CM:R55", None, True)], _codes()) == {"ICD10CM:R55": BY_DEFAULT}
+    both = code_probabilities(1.0, [("ICD10CM:R55", None, True), ("ICD10CM:R55", 1.0, False)], _codes())
+    assert both == {"ICD10CM:R55": 1.0}  # one way said it outright
+    assert by_default(["ICD10CM:R80 -> ICD10CM:R80.9: nothing more specific said"])
+    assert by_default(["ICD10CM:I21.4 -> ICD10CM:I21.3: nothing said of 'elevation'"])
+    assert not by_default(["ICD10CM:M25.55 -> ICD10CM:M25.552: the words say 'left'"])
 
 
 def test_a_mentions_codes_are_rivals():

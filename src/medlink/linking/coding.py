@@ -24,7 +24,7 @@ from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
 from medlink.linking.coding_probability import code_probabilities, shared_codes
-from medlink.linking.coding_rules import CodeSet, said_words
+from medlink.linking.coding_rules import DEFAULT_STEP, UNSAID_STEP, CodeSet, said_words
 
 log = logging.getLogger(__name__)
 CODING_DEPTH = 10  # candidates read per mention for codes: a code reached from a concept ranked lower than this is no answer
@@ -73,7 +73,9 @@ class Coder:
                 said = said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name])
                 chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said)
                 routes.append((chosen, code, mapping, said, steps, position))
-            shares = code_probabilities(candidate.probability, [(r[0], r[2] and r[2].confidence) for r in routes], self.codes)
+            shares = code_probabilities(
+                candidate.probability, [(r[0], r[2] and r[2].confidence, by_default(r[4])) for r in routes], self.codes
+            )
             for chosen, code, mapping, said, steps, position in routes:
                 order = (0, 1.0) if mapping is None else (PREDICATE_ORDER.get(mapping.predicate, 4), -mapping.confidence)
                 own = shares[chosen]
@@ -115,7 +117,14 @@ class Coder:
         return [(m.object, m) for i in candidate.ids for m in self.mappings.get(i, ())]
 
     def _candidate(
-        self, code: str, source: Candidate, rank: int, mapping: CodeMapping | None, reached: str, steps: list[str], probability: float | None
+        self,
+        code: str,
+        source: Candidate,
+        rank: int,
+        mapping: CodeMapping | None,
+        reached: str,
+        steps: list[str],
+        probability: float | None,
     ) -> Candidate:
         path: dict = {"namespace": self.namespace, "from": source.concept_id, "from_name": source.name, "from_rank": rank + 1}
         if mapping is None:
@@ -151,6 +160,12 @@ class Coder:
 
 _CODERS: dict[tuple, Coder] = {}
 _BUILDING = threading.Lock()
+
+
+def by_default(steps: Sequence[str]) -> bool:
+    """Did the rules reach the code by default (``CodeSet.refine``): a category taken down to its unspecified child, or a
+    specific code the words did not support given up for its unspecified sibling?"""
+    return any(DEFAULT_STEP in step or UNSAID_STEP in step for step in steps)
 
 
 def written_code(mention: str, code: str) -> bool:

@@ -11,6 +11,10 @@ p = 1.000, rivals all sure. Here a code's probability is
 - a code with children left (no word said which child, and no "unspecified" child): ICD-10-CM codes a leaf, so the
   category stands for any of its leaves, one of which is right.
 
+- a code the rules reached by default ("X, unspecified": nothing more specific said, or a specific code whose words
+  the mention lacks given up for it) is the convention when the note says nothing more, and notes often say more
+  elsewhere (a trimester, a side, a site): ``BY_DEFAULT`` of it.
+
 The codes of one mention are then rivals (one code is written) and share one distribution (``linking.rivals``).
 """
 
@@ -20,6 +24,8 @@ from collections.abc import Sequence
 
 from medlink.linking.coding_rules import CodeSet
 from medlink.linking.rivals import shared
+
+BY_DEFAULT = 0.85  # chosen on the clinical notes' dev split, where codes reached by default were right about 4 times in 5
 
 
 def route_weight(confidence: float | None) -> float:
@@ -41,17 +47,23 @@ def leaf_count(codes: CodeSet, code: str) -> int:
 
 
 def code_probabilities(
-    source_probability: float | None, routes: Sequence[tuple[str, float | None]], codes: CodeSet
+    source_probability: float | None, routes: Sequence[tuple[str, float | None, bool]], codes: CodeSet
 ) -> dict[str, float | None]:
-    """Each code reached from one concept (``routes``: (chosen code, mapping confidence or None for direct)) and its
-    probability, the concept's shared among its codes; ``None`` throughout when the concept has none."""
+    """Each code reached from one concept (``routes``: (chosen code, mapping confidence or None for direct, whether the
+    rules chose it by default)) and its probability, the concept's shared among its codes; ``None`` throughout when the
+    concept has none."""
     weights: dict[str, float] = {}
-    for code, confidence in routes:
+    guessed: dict[str, bool] = {}
+    for code, confidence, by_default in routes:
         weights[code] = weights.get(code, 0.0) + route_weight(confidence)
+        guessed[code] = guessed.get(code, True) and by_default
     if source_probability is None:
         return dict.fromkeys(weights)
     total = sum(weights.values()) or 1.0
-    return {code: source_probability * weight / total / leaf_count(codes, code) for code, weight in weights.items()}
+    return {
+        code: source_probability * weight / total / leaf_count(codes, code) * (BY_DEFAULT if guessed[code] else 1.0)
+        for code, weight in weights.items()
+    }
 
 
 def shared_codes(ids: Sequence[str], probabilities: Sequence[float | None]) -> list[float | None]:

@@ -21,6 +21,8 @@ MANIFESTATION_NAME = re.compile(r"\bclassified elsewhere\b", re.IGNORECASE)  # "
 ETIOLOGY_FIRST = re.compile(r"^\W*(?:the\s+)?underlying\b", re.IGNORECASE)  # "Code first underlying disease, such as: ..."
 IF_ANY = re.compile(r"\bif (?:applicable|known)\b", re.IGNORECASE)  # "underlying etiology, if applicable": first when there is none
 # words that say a code is its parent's default reading: "X, unspecified", "X without complications", "X, uncomplicated"
+DEFAULT_STEP = "nothing more specific said"  # how a step down to the default child reads (coding_probability weighs it)
+UNSAID_STEP = "nothing said of"  # how a step up to the unspecified sibling reads
 DEFAULT_WORDS = frozenset({"unspecified", "nos", "uncomplicated", "without"})
 # words a code adds that say nothing about the condition ("Pneumonia, unspecified organism", "... of unspecified site")
 VAGUE = frozenset({"organism", "site", "sites", "part", "parts", "nos", "unspecified", "specified", "not", "stated"})
@@ -169,12 +171,12 @@ class CodeSet:
             added = self._added(code, parent)
             sibling = self.default_child(parent)
             if added and not added & said and sibling not in (None, code):
-                steps.append(f"{code} -> {sibling}: nothing said of '{' '.join(sorted(added))}'")
+                steps.append(f"{code} -> {sibling}: {UNSAID_STEP} '{' '.join(sorted(added))}'")
                 code = sibling
         while self.children.get(code):
             chosen, why = self._told_child(code, said)
             if chosen is None:
-                chosen, why = self.default_child(code), "nothing more specific said"
+                chosen, why = self.default_child(code), DEFAULT_STEP
             if chosen is None:
                 break
             steps.append(f"{code} -> {chosen}: {why}")
