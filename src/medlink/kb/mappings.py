@@ -9,7 +9,6 @@ a KB's cross-references into the namespace count too.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +82,7 @@ def read_mappings(path: Path | str, keep: Iterable[str] = USED) -> list[CodeMapp
     lines = rows if named else iter([first, *rows])
     kept, out = set(keep), []
     for number, line in lines:
-        cells = next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE))
+        cells = line.split("\t")  # what csv's reader gives a tab-separated line without quoting, at a fraction of its cost
         if len(cells) < 2 or (named and len(cells) != len(header)):
             raise InputFormatError(path, number, f"{len(cells)} fields, expected {len(header) if named else 'at least 2'}")
         values = {name: cells[i].strip() for name, i in column.items()}
