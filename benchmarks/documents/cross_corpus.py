@@ -1,6 +1,6 @@
 """Linking in running text across corpora (issue 53): the document pipeline trained on one corpus, tested on another.
 
-    python benchmarks/documents/cross_corpus.py [--workdir DIR] [--taggers] [--name documents_cross_corpus] [--out FILE]
+    python benchmarks/documents/cross_corpus.py [--workdir DIR] [--taggers] [--peers] [--name documents_cross_corpus] [--out FILE]
 
 What a pipeline learns from a training set: the mention memory (its mentions join the linker's names and the dictionary
 finder's), the names excluded because annotators seldom marked them (``medlink train exclusions``), and, with
@@ -14,6 +14,11 @@ exclusions, abbreviations, consistency, composites) and its tagger row (tagger +
 Measures as the documents table (``medlink.eval.documents``): strict mention spans, linking (span and concept) and
 concepts per document, each P / R / F1 with the F1's 95% interval over resampled documents; abstracts/s of the
 annotation alone. Writes benchmarks/results/<name>.json, or ``--out``.
+
+``--peers``: the peers table's systems (benchmarks/peers/run_peers.py: Gilda, QuickUMLS, the longest-match dictionary
+and medlink's rows) on BC5CDR dev's disease spans, with everything chosen on NCBI: the options peers_documents.json
+chose on NCBI dev, the NCBI train mentions as the "+ train mentions" rows' synonyms, medlink's NCBI memory, exclusions
+and tagger. The figure of a corpus nobody tuned on, for every system alike.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
-from benchmarks._common.harness import MODELS, SHARED_DATA, command_line, git_commit, machine, write_results  # noqa: E402
+from benchmarks._common.harness import MODELS, RESULTS, SHARED_DATA, command_line, git_commit, machine, write_results  # noqa: E402
 from benchmarks.documents.medlink_system import is_built, medic_kb  # noqa: E402
 
 from medlink.corpora.entity_types import of_types, parse_types  # noqa: E402
@@ -105,10 +110,22 @@ def measure(annotator: Annotator, documents: list, equivalent) -> dict:
     return row | {"abstracts_per_second": round(len(documents) / seconds, 1)}
 
 
+def peer_rows(workdir: Path, documents: list, equivalent) -> list[dict]:
+    """Every system of the peers table (``run_peers.SYSTEMS`` and ``VARIANTS``) with the options peers_documents.json
+    chose on NCBI dev, over ``documents`` (BC5CDR dev, disease spans), one fresh process each."""
+    from benchmarks.peers import run_peers
+
+    chosen = json.loads((RESULTS / "peers_documents.json").read_text())["chosen"]
+    systems = {name: (fn, chosen.get(name, {})) for name, fn in run_peers.SYSTEMS.items()}
+    systems |= {name: (run_peers.SYSTEMS[base], {**chosen.get(base, {}), **changes}) for name, (base, changes) in run_peers.VARIANTS.items()}
+    return run_peers.run(systems, "bc5cdr-dev", workdir=workdir / "peers", equivalent_ids=equivalent, gold=documents)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench-cross-corpus")
     parser.add_argument("--taggers", action="store_true", help="also the tagger rows, for the TAGGERS folders that exist")
+    parser.add_argument("--peers", action="store_true", help="also the peers table's systems on BC5CDR dev, everything chosen on NCBI")
     parser.add_argument("--name", default="documents_cross_corpus")
     parser.add_argument("--out", type=Path, default=None, help="write the results here instead of benchmarks/results/<name>.json")
     args = parser.parse_args()
@@ -131,6 +148,7 @@ def main() -> None:
             print(f"{pipeline:20s} trained on {training:7s} {name:11s} linking F1 {r['linking']['f1']:.4f} {r['intervals']['linking']['f1']} "
                   f"concepts F1 {r['concepts']['f1']:.4f} {r['intervals']['concepts']['f1']} mentions F1 {r['mentions']['f1']:.4f}", flush=True)
         rows.append(row)
+    peers = peer_rows(args.workdir, tests["bc5cdr-dev"], equivalent) if args.peers else None
     payload = {
         "task": "documents across corpora: NCBI Disease and BC5CDR (disease mentions), KB MEDIC",
         "rows": rows,
@@ -138,6 +156,7 @@ def main() -> None:
         "tests": {name: {"file": str(FILES[name].relative_to(SHARED_DATA)), "documents": len(tests[name]),
                          "disease_mentions": sum(len(d.annotations) for d in tests[name])} for name in TESTS},
         "exclusions": {"min_seen": MIN_SEEN, "max_rate": MAX_RATE},
+        **({"peers": {"test": "bc5cdr-dev", "options_from": "peers_documents.json (chosen on NCBI dev)", "rows": peers}} if peers else {}),
         "seconds": round(time.perf_counter() - started, 1),
         "command": command_line(__file__, sys.argv[1:]),
     }

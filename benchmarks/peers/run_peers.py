@@ -43,10 +43,12 @@ from benchmarks.documents.medlink_system import BI_ENCODER, TAGGER, medlink_anno
 from benchmarks.peers import drivers  # noqa: E402
 
 from medlink.core import Annotation, Document  # noqa: E402
+from medlink.corpora.entity_types import of_types, parse_types  # noqa: E402
 from medlink.eval.documents import evaluate_documents  # noqa: E402
 
 PUBTATOR = SHARED_DATA / "ncbi-disease-pubtator"
-SPLIT_FILES = {"train": "NCBItrainset_corpus.txt", "dev": "NCBIdevelopset_corpus.txt", "test": "NCBItestset_corpus.txt"}
+SPLIT_FILES = {"train": "NCBItrainset_corpus.txt", "dev": "NCBIdevelopset_corpus.txt", "test": "NCBItestset_corpus.txt",
+               "bc5cdr-dev": SHARED_DATA / "bc5cdr-pubtator" / "CDR_DevelopmentSet.PubTator.txt"}  # its disease spans: cross_corpus.py --peers
 System = Callable[..., list[Document]]
 TAGGER_READY = (TAGGER / "medlink_tagger.json").exists()
 
@@ -93,7 +95,9 @@ def gold_documents(split: str) -> list[Document]:
                                     for m in old.mentions]
             documents.append(document)
     unique: dict[str, Document] = {}
+    disease = parse_types("Disease")  # BC5CDR marks chemicals too, which MEDIC does not hold; NCBI's classes are all Disease
     for document in documents:
+        document.annotations = of_types(document.annotations, disease)
         unique.setdefault(document.doc_id, document)
     return list(unique.values())
 
