@@ -253,26 +253,31 @@ def start_rows(get):
 
 
 def robustness_rows(get, known):
+    """One row: damaged files read, then kills, second writers and outputs aimed at users' files."""
     runs = get("robustness")
+    data, parts, cells = [], [], []
     damaged = [d for _, d in runs if any(k in d for k in ("by_reader", "by_format", "by_index"))]
     if damaged:
         cases = sum(d["cases"] for d in damaged)
         failures = sum(len(d.get("failures") or []) for d in damaged)
         refused = sum(n for d in damaged for outcome, n in d["total"].items() if outcome.startswith("refused"))
-        yield Row("Robustness", "Robustness", f"{cases:,} damaged KB, document and index files", "failures (tracebacks, hangs, damage used)",
-                  f"{failures} ({refused:,} refused by name, the rest read with counts)", cpu=cpus(damaged))
+        data += damaged
+        parts.append(f"{cases:,} damaged KB, document and index files")
+        cells.append(f"{failures} of {cases:,} damaged files used or crashed ({refused:,} refused by name, the rest read with counts)")
     kills = [d for _, d in runs if "broken_or_failed" in d or "not_refused" in d or "failure_count" in d]
     if kills:
-        parts = []
+        data += kills
+        parts.append("kills, two writers at once, outputs aimed at users' files")
         for d in kills:
             if "broken_or_failed" in d:
-                parts.append(f"{d['broken_or_failed']} of {d['trials_per_command'] * len(d['outcomes'])} kill -9 trials broke an output")
+                cells.append(f"{d['broken_or_failed']} of {d['trials_per_command'] * len(d['outcomes'])} kill -9 trials broke an output")
             elif "not_refused" in d:
-                parts.append(f"{d['not_refused']} of {d['trials_per_command'] * len(d['by_command'])} second writers let through")
+                cells.append(f"{d['not_refused']} of {d['trials_per_command'] * len(d['by_command'])} second writers let through")
             else:
-                parts.append(f"{d['failure_count']} of {d['cases']} outputs aimed at users' files lost one")
-        yield Row("Robustness", "Robustness", "kills, two writers at once, outputs aimed at users' files", "failures", "; ".join(parts),
-                  cpu=cpus(kills))
+                cells.append(f"{d['failure_count']} of {d['cases']} outputs aimed at users' files lost one")
+    if cells:
+        yield Row("Robustness", "Robustness", "; ".join(parts), "failures (tracebacks, hangs, damage used, files lost)", "; ".join(cells),
+                  cpu=cpus(data))
 
 
 def service_rows(get, known):
