@@ -41,7 +41,7 @@ from medlink.kb.readers.files import decoded_lines, require_file
 from medlink.linking.codes import code_spans
 from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.linker import Linker
-from medlink.linking.partial import widen_or_discount
+from medlink.linking.partial import MODIFIER_MODES, widen_or_discount
 from medlink.linking.short_forms import widened_to_coordinations, with_short_forms
 from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import expand_coordination
@@ -78,6 +78,14 @@ class AnnotateOptions:
     span_threshold: float | None = None  # the span selector's (learned combination): None keeps the one fitted with it
     target_namespace: str | None = None  # coding mode: each span's codes of this namespace (``linking.coding``)
     mappings: tuple[str, ...] = ()  # coding mode: SSSOM files of mappings into it, beside medlink's own
+    # heads of longer phrases (``linking.partial``): widen, partial (never widened) or off; None: widen in coding mode, where
+    # the span's words choose the code (side, type), else partial (corpora such as NCBI Disease mark the head alone)
+    modifiers: str | None = None
+
+    @property
+    def modifiers_mode(self) -> str:
+        """``modifiers``, or its default: widen in coding mode, partial otherwise."""
+        return self.modifiers or ("widen" if self.target_namespace else "partial")
 
     def __post_init__(self) -> None:
         for value, choices, what in (
@@ -85,6 +93,7 @@ class AnnotateOptions:
             (self.combine, COMBINE_POLICIES, "combine policy"),
             (self.abbreviation_choice, ABBREVIATION_CHOICES, "abbreviation choice"),
             (self.overlap, OVERLAP_POLICIES, "overlap policy"),
+            (self.modifiers_mode, MODIFIER_MODES, "modifiers mode"),
         ):
             if value not in choices:
                 raise MedlinkError(f"unknown {what} {value!r}; known: {', '.join(choices)}")
@@ -206,7 +215,9 @@ class Annotator:
         for (_document, span), result in zip(mentions, results):
             span.result = result
         for document in annotated:  # heads of longer phrases: widened to the phrase, or partial matches
-            document.annotations = widen_or_discount(texts[id(document)], document.annotations, self.link_mentions, self._known_word)
+            document.annotations = widen_or_discount(
+                texts[id(document)], document.annotations, self.link_mentions, self.known_word, self.options.modifiers_mode, self.linker.key
+            )
         composite = self.composite_ids([span for document in annotated for span in document.annotations]) if self.options.composites else {}
         for document in annotated:
             self._resolve_short_forms(document)
@@ -250,7 +261,7 @@ class Annotator:
                 span.result = replace(span.result, nil=False, probability=min(probabilities) if None not in probabilities else None)
         return out
 
-    def _known_word(self, word: str) -> bool:
+    def known_word(self, word: str) -> bool:
         """Do the KB's names use ``word`` (the dictionary finder's vocabulary; every word without one)?"""
         if self.dictionary is None:
             return True

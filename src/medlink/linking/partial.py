@@ -7,8 +7,9 @@ around the head that could change its concept (``phrases``: up to ``MAX_LEFT`` m
 X [Y]", a site in capitals ("RLQ") or up to two ", qualifier" after it, only words the KB's names use, never a cue, a size, a stop word or
 another span's word) make longer phrases, which are linked too:
 
-- the longest phrase that links (not NIL) with at least ``PARTIAL`` x the head's probability replaces the head: the span
-  keeps its modifiers ("left knee osteoarthritis", "type 1 diabetes"), ``infons["widened_from"]`` the head;
+- the longest phrase that links (not NIL) with at least ``PARTIAL`` x the head's probability, to a name that says its
+  modifiers, replaces the head: the span keeps them ("type 1 diabetes", "Left hip pain"), ``infons["widened_from"]``
+  the head ("human cancers" stays "cancers": no name says "human");
 - else the head stays, a partial match (``infons["partial_of"]``: the longest phrase): each
   candidate's probability is ``PARTIAL`` x its own, so a head-only match is never as sure as a whole name.
 """
@@ -22,6 +23,7 @@ from dataclasses import replace
 from medlink.core import READ_AS, Annotation, LinkResult, Mention
 from medlink.text.finders.base import english_stop_words
 
+MODIFIER_MODES = ("widen", "partial", "off")
 PARTIAL = 0.8  # a head-only match's share of its own probability (chosen on the clinical notes' dev split)
 MAX_LEFT = 3  # modifiers read before a head
 # words before a head that say something of the patient or the statement, or a size or grade, not the concept's kind
@@ -173,14 +175,29 @@ def discounted(result: LinkResult, share: float = PARTIAL) -> LinkResult:
     return replace(result, candidates=candidates, probability=probability, nil=nil)
 
 
+def names_the_modifiers(phrase: str, head: str, result: LinkResult, key: Callable[[str], str]) -> bool:
+    """Does the name ``result``'s first candidate matched say every modifier the phrase adds to its head (stop words
+    aside)? Only then do the modifiers change the concept as the KB knows it ("type 1 diabetes": *Type 1 diabetes
+    mellitus*); "human cancers" or "sporadic tumors" find no name that says "human" or "sporadic"."""
+    best = result.best
+    named = set(key(best.matched_name or best.name or "").split()) if best is not None else set()
+    added = set(key(phrase).split()) - set(key(head).split()) - english_stop_words()
+    return bool(added) and added <= named
+
+
 def widen_or_discount(
     text: str,
     spans: Sequence[Annotation],
     link: Callable[[list[Mention]], list[LinkResult]],
     known: Callable[[str], bool] = lambda word: True,
+    mode: str = "widen",
+    key: Callable[[str], str] = str.lower,
 ) -> list[Annotation]:
     """``spans`` (linked) with each head of a longer phrase widened to the phrase, or marked a partial match
-    (``known``: as ``phrases`` reads it)."""
+    (``known``: as ``phrases`` reads it; ``key``: the linker's normalised form of a text, to compare words);
+    ``mode`` (``MODIFIER_MODES``): "widen" both, "partial" never widens, "off" leaves the spans as they are."""
+    if mode == "off":
+        return list(spans)
     covered = sorted(span.span for span in spans)
 
     def taken_by_other(head: tuple[int, int]) -> Callable[[int], bool]:
@@ -195,15 +212,20 @@ def widen_or_discount(
             options[number] = found
     if not options:
         return list(spans)
-    texts = list(dict.fromkeys(text[s:e] for found in options.values() for s, e in found))
-    linked = dict(zip(texts, link([Mention(t) for t in texts])))
+    texts = list(dict.fromkeys(text[s:e] for found in options.values() for s, e in found)) if mode == "widen" else []
+    linked = dict(zip(texts, link([Mention(t) for t in texts]))) if texts else {}
     out = list(spans)
     for number, found in options.items():
         span = spans[number]
         head_p = span.result.probability or 0.0
-        for s, e in found:
+        for s, e in found if mode == "widen" else ():
             result = linked[text[s:e]]
-            if result.best is not None and not result.nil and (result.probability or 0.0) >= PARTIAL * head_p:
+            if (
+                result.best is not None
+                and not result.nil
+                and (result.probability or 0.0) >= PARTIAL * head_p
+                and names_the_modifiers(text[s:e], span.text, result, key)
+            ):
                 infons = {k: v for k, v in span.infons.items() if k != READ_AS}
                 infons["widened_from"] = span.text
                 out[number] = replace(span, start=s, end=e, text=text[s:e], infons=infons, result=result)

@@ -23,6 +23,7 @@ from typing import Any
 
 from medlink.core import READ_AS, Annotation, Document, LinkResult, Mention
 from medlink.linking.consistency import propagated
+from medlink.linking.partial import widen_or_discount
 from medlink.linking.short_forms import short_form_definitions, with_defined_short_forms
 from medlink.progress import bar
 from medlink.text.abbreviations import find_abbreviations
@@ -72,6 +73,12 @@ def annotate_windowed(annotator: Any, document: Document, progress: bool = False
             mentions = [_mention(document.doc_id, text, span, start, options.context) for span in spans]
             for span, result in zip(spans, annotator.link_mentions(mentions)):
                 span.result = result
+            # heads of longer phrases, as the annotator reads them
+            spans = [_moved(span, start) for span in spans]  # read in the whole text: a phrase may run past the window
+            spans = widen_or_discount(
+                text, spans, annotator.link_mentions, annotator.known_word, options.modifiers_mode, annotator.linker.key
+            )
+            spans = [_moved(span, -start) for span in spans]
             if options.composites:
                 composite.update(annotator.composite_ids(spans))
             long_forms.update(
