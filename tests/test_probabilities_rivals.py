@@ -43,6 +43,12 @@ def test_an_hpo_term_and_the_code_it_means_are_no_rivals():
     assert max(out) < 0.95
 
 
+def test_two_terminologies_without_mappings_between_them_are_no_rivals():
+    assert same_meaning("MESH:D009203", "ICD10CM:I21.9")  # medlink cannot tell the same meaning from a rival there
+    assert shared(["ICD10CM:I21.9", "MESH:D009203"], [3.0, 3.0], [1.0, 1.0]) == [1.0, 1.0]
+    assert not same_meaning("D000001", "D000002")  # ids without a prefix: one terminology
+
+
 def _stage(rivals: str) -> CalibrationStage:
     names = feature_names([])
     model = ProbabilityModel([], [0.0] * len(names), [1.0] * len(names), [0.0] * len(names), 10.0).to_dict()

@@ -9,10 +9,11 @@ got p = 1.000. At most one of two rivals can be right, so their probabilities sh
   what they left (1 minus their probabilities), and candidates tied with rivals split what is left in proportion to
   their ``q``. Two rivals tied at 1.0 get 0.5 each; a lone first candidate keeps its ``q``.
 
-Two candidates are rivals unless they are the same meaning in two terminologies of one KB: an HPO term and an
-ICD-10-CM code medlink's own mappings (``kb/data/hpo_icd10cm.sssom.tsv``: exact, close or broad matches) join, the
-code or one above or below it in ICD-10-CM's hierarchy (HPO's Dyspnea and R06.02 "Shortness of breath" can both be
-right). So a probability reads: the chance that this concept is a right answer, given the better-ranked rivals'.
+Two candidates of one terminology (id prefix) are rivals. Of HPO and ICD-10-CM, they are rivals unless medlink's own
+mappings (``kb/data/hpo_icd10cm.sssom.tsv``: exact, close or broad matches) join them, the code or one above or below
+it in ICD-10-CM's hierarchy (HPO's Dyspnea and R06.02 "Shortness of breath" can both be right). Of two terminologies
+with no mappings between them, they are not: medlink cannot tell the same meaning from a rival there. So a
+probability reads: the chance that this concept is a right answer, given the better-ranked rivals'.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from functools import lru_cache
 
 from medlink.linking.probability import TIE
 
+MAPPED = frozenset({"HP", "ICD10CM"})  # the terminologies medlink's own mappings join
 SAME_MEANING = frozenset({"skos:exactMatch", "skos:closeMatch", "skos:broadMatch", "owl:equivalentClass"})
 _LOCK = threading.Lock()
 
@@ -50,14 +52,25 @@ def _nested(code: str, other: str) -> bool:
     return code.startswith(other) or other.startswith(code)
 
 
+def namespace(concept_id: str) -> str:
+    """An id's prefix ("HP", "ICD10CM"; "" for an id without one)."""
+    prefix, colon, _ = concept_id.partition(":")
+    return prefix if colon else ""
+
+
 def same_meaning(a: str, b: str) -> bool:
-    """Can ``a`` and ``b`` both be right for one mention (the same concept, or an HPO term and a code it means)?"""
+    """Can ``a`` and ``b`` both be right for one mention? The same concept; an HPO term and a code it means; or two
+    terminologies medlink has no mappings between (MeSH and ICD-10-CM in a KB of your own): it cannot tell the same
+    meaning from a rival there, and leaves each its own probability."""
     if a == b:
         return True
-    if a.startswith("ICD10CM:") and b.startswith("HP:"):
-        a, b = b, a
-    if not (a.startswith("HP:") and b.startswith("ICD10CM:")):
+    first, second = namespace(a), namespace(b)
+    if first == second:
         return False
+    if {first, second} != MAPPED:
+        return True
+    if first == "ICD10CM":
+        a, b = b, a
     return any(_nested(code, b) for code in hpo_codes().get(a, ()))
 
 
