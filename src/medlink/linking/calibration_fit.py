@@ -260,7 +260,7 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
     mentions, held_out_kb = draw_pseudo_mentions(kb, seed=seed)
     if len(mentions) < MIN_PSEUDO_MENTIONS or len(held_out_kb.held_names) < MIN_HELD_OUT_SYNONYMS:
         logging.getLogger("medlink").warning(
-            "no probabilities fitted, so no NIL decisions: the KB gave %d pseudo-mentions (%d needed) from %d synonyms it could hold out (%d needed; a concept "
+            "no probabilities fitted from the KB: the KB gave %d pseudo-mentions (%d needed) from %d synonyms it could hold out (%d needed; a concept "
             "keeps one name in the index); fit them on dev data: medlink tune --calibrate",
             len(mentions),
             MIN_PSEUDO_MENTIONS,
@@ -309,6 +309,19 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
             )
         except MedlinkError:  # no right or no wrong candidate at all: nothing to learn a probability from
             return None
+
+
+def fallback_on_kb(kb, config, memory=None) -> tuple[dict, None]:
+    """The fallback calibration (``calibration_fallback``) for an index of ``kb`` built with ``config``."""
+    from medlink.linking.calibration_fallback import FALLBACK_NIL_THRESHOLD, fallback_settings
+
+    _base, fingerprint = uncalibrated(config, kb)
+    logging.getLogger("medlink").warning(
+        "no probabilities fitted: a fixed fallback model gives them instead (NIL under %.2f); fit them on dev data for "
+        "figures you can trust: medlink tune --calibrate",
+        FALLBACK_NIL_THRESHOLD,
+    )
+    return fallback_settings(fingerprint, memory.summary() if memory is not None else None)
 
 
 def kb_fit_is_current(config_dict: dict) -> bool:

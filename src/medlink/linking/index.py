@@ -13,7 +13,7 @@ from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.calibration import TYPE as CALIBRATION
 from medlink.linking.calibration import check_calibration, model_is_current
-from medlink.linking.calibration_fit import calibrated, fit_on_kb, kb_fit_is_current
+from medlink.linking.calibration_fit import calibrated, fallback_on_kb, fit_on_kb, kb_fit_is_current
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
 from medlink.linking.linker import Linker
 from medlink.linking.manifest import DICTIONARY, FILES, GENERATORS, LAYOUT, MANIFEST, is_index_manifest, read_manifest
@@ -86,6 +86,8 @@ def _build_index(
         # linker in memory at a time, not two (what bounds a large KB's peak memory: docs/benchmark-history.md)
         fitted = fit_on_kb(kb, config, entries)
         gc.collect()
+        if fitted is None:  # too few names to fit on: a fixed model, so NIL can still happen
+            fitted = fallback_on_kb(kb, config, entries)
     linker = Linker.build(kb, config, entries, finder_skip=finder_skip)
     if fitted is not None:
         linker = calibrated(linker, *fitted)
