@@ -50,10 +50,12 @@ def clinical_section(get) -> Section | None:
         exact, overlap = notes["spans_exact"], notes["spans_overlap"]
         rows.append([f"{notes['split']} ({exact['gold']}, {notes['found_with_code']})", mode(notes),
                      f"{_r(exact['f1'])} / {_r(overlap['f1'])}", f"{_r(notes['icd10cm_category_accuracy'])} / {_r(notes['icd10cm_full_accuracy'])}",
-                     _r(notes["assertion_accuracy"]), f"{notes['confident_wrong_full_code']} / {notes['confident_wrong_category']}"])
+                     _r(notes["assertion_accuracy"]), f"{notes['confident_wrong_full_code']} / {notes['confident_wrong_category']}",
+                     str(notes.get("linked_wrong_full_code", "-")), _r(notes.get("code_ece"))])
     if rows:
         section.body += [*table(["split (mentions, found with a code)", "mode", "mention F1 exact / overlap", "ICD-10-CM category / full code",
-                                 "assertion accuracy", "wrong code / category at p >= 0.95"], rows), ""]
+                                 "assertion accuracy", "wrong code / category at p >= 0.95", "wrong code linked (not NIL)",
+                                 "ECE of code probabilities"], rows), ""]
         section.add_runs(runs)
     for name, d in phrases[-1:]:
         plain, coded, s = d["without"], d["with_target_namespace"], d["seconds"]

@@ -4,7 +4,9 @@ Spans: precision, recall and F1 by exact offsets, and by overlap (one gold to on
 Codes, on the gold mentions found (overlap): medlink's code is the first candidate whose id starts with "ICD10CM:";
 accuracy at category level (first 3 characters) and on the full code; the rate at which the first candidate is an
 ICD-10-CM concept. Assertion status and the historical flag on the found mentions. Wrong codes given with
-probability >= 0.95 (the ICD-10-CM candidate's own probability), and spurious spans linked with probability >= 0.95.
+probability >= 0.95 (the ICD-10-CM candidate's own probability), wrong codes linked at all (the mention not NIL), the
+expected calibration error of the code probabilities against the full code being right, and spurious spans linked with
+probability >= 0.95.
 
 ``--target-namespace ICD10CM`` scores coding mode (``medlink.annotate(..., target_namespace=...)``): each span's
 candidates are then codes of that namespace first; a span no code is reachable from is NIL for coding (counted).
@@ -29,6 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks._common.harness import command_line, publish, write_results  # noqa: E402
+from medlink.eval.calibration import expected_calibration_error  # noqa: E402
 
 CONFIDENT = 0.95
 ICD = "ICD10CM:"
@@ -98,7 +101,9 @@ def score(records: list[dict], documents: list) -> dict:
     exact_pred = exact_gold = overlap_pred = n_pred = n_gold = 0
     coded = category_ok = full_ok = first_icd = found = 0
     assertion_ok = historical_ok = 0
-    confident_wrong_full = confident_wrong_category = confident_spurious = no_code = 0
+    confident_wrong_full = confident_wrong_category = confident_spurious = no_code = linked_wrong_full = 0
+    code_probabilities: list[float] = []  # each found mention's code probability, and whether the full code is right (ECE)
+    code_right: list[bool] = []
     confusion: dict[str, Counter] = defaultdict(Counter)
     by_kind: dict[str, Counter] = defaultdict(Counter)
     details = []
@@ -142,6 +147,9 @@ def score(records: list[dict], documents: list) -> dict:
             kind["category_ok"] += category
             kind["full_ok"] += full
             probability = span["icd10cm_probability"] or 0.0
+            code_probabilities.append(probability)
+            code_right.append(full)
+            linked_wrong_full += (not full) and span["nil"] is False
             confident_wrong_full += (not full) and probability >= CONFIDENT
             confident_wrong_category += (not category) and probability >= CONFIDENT
         matched = set(pairs.values())
@@ -164,6 +172,8 @@ def score(records: list[dict], documents: list) -> dict:
         "confident_wrong_full_code": confident_wrong_full,
         "confident_wrong_category": confident_wrong_category,
         "confident_spurious_spans": confident_spurious,
+        "linked_wrong_full_code": linked_wrong_full,
+        "code_ece": round(expected_calibration_error(code_probabilities, code_right), 4) if code_probabilities else None,
         "confidence_threshold": CONFIDENT,
         "by_kind": {kind: {"gold": c["gold"], "recall_overlap": rate(c["found"], c["gold"]),
                            "category_accuracy": rate(c["category_ok"], c["coded"]), "full_accuracy": rate(c["full_ok"], c["coded"])}
@@ -192,7 +202,9 @@ def table(split: str, result: dict, target_namespace: str | None = None) -> str:
     lines += [f"{'found, no ICD-10-CM candidate':<40}{result['found_without_icd10cm_candidate']:>10}",
               f"{'wrong full code, p >= 0.95':<40}{result['confident_wrong_full_code']:>10}",
               f"{'wrong category, p >= 0.95':<40}{result['confident_wrong_category']:>10}",
-              f"{'spurious spans, p >= 0.95':<40}{result['confident_spurious_spans']:>10}"]
+              f"{'spurious spans, p >= 0.95':<40}{result['confident_spurious_spans']:>10}",
+              f"{'wrong full code, linked (not NIL)':<40}{result['linked_wrong_full_code']:>10}",
+              f"{'ECE of the code probabilities':<40}{'n/a' if result['code_ece'] is None else format(result['code_ece'], '.3f'):>10}"]
     return "\n".join(lines)
 
 
