@@ -100,3 +100,38 @@ def test_discounting_takes_the_nil_decision_again():
 def test_section_headers(text, span, header):
     start = text.index(span)
     assert is_section_header(text, start, start + len(span)) is header
+
+
+def test_heads_are_widened_in_coding_mode_and_partial_otherwise_unless_told():
+    from medlink.errors import MedlinkError
+    from medlink.linking.annotator import AnnotateOptions
+
+    assert AnnotateOptions().modifiers_mode == "partial"  # corpora such as NCBI Disease mark the head alone
+    assert AnnotateOptions(target_namespace="ICD10CM").modifiers_mode == "widen"  # the span's words choose the code
+    assert AnnotateOptions(modifiers="off", target_namespace="ICD10CM").modifiers_mode == "off"
+    with pytest.raises(MedlinkError, match="unknown modifiers mode"):
+        AnnotateOptions(modifiers="always")
+
+
+def test_partial_mode_links_no_phrase_and_off_leaves_spans_alone():
+    text = "Juvenile diabetes"
+    head = Annotation(9, 17, "diabetes", source="dictionary")
+    head.result = _linked("diabetes", "ICD10CM:E11.9", 0.98)
+
+    def no_linking(mentions):
+        raise AssertionError("partial and off link no phrase")
+
+    partial = widen_or_discount(text, [head], no_linking, mode="partial")
+    assert partial[0].infons["partial_of"] == "Juvenile diabetes" and partial[0].result.probability == pytest.approx(0.98 * PARTIAL)
+    assert widen_or_discount(text, [head], no_linking, mode="off")[0] is head
+
+
+def test_a_phrase_is_widened_to_only_when_its_name_says_the_modifiers():
+    text = "sporadic tumors"
+    head = Annotation(9, 15, "tumors", source="dictionary")
+    head.result = _linked("tumors", "D009369", 0.9)
+    out = widen_or_discount(text, [head], lambda mentions: [_linked(m.text, "D009369", 0.9) for m in mentions])  # alias: the phrase
+    assert out[0].text == "sporadic tumors"
+    named_tumors = lambda mentions: [_linked("tumors", "D009369", 0.9) for _ in mentions]  # noqa: E731 (alias "tumors": no "sporadic")
+    out = widen_or_discount(text, [head], named_tumors)
+    assert out[0].text == "tumors" and out[0].infons["partial_of"] == "sporadic tumors"
