@@ -35,12 +35,12 @@ def _dev(row: dict) -> tuple:
 
 
 def shown_stages(run: dict) -> list[dict]:
-    """The dictionary stages one by one, then dev's best of each tagger family: alone, combined with the dictionary, with
-    the bi-encoder, with backoff; then the carried-over rows (trained on dev too, test only)."""
+    """The dictionary stages one by one, then dev's best of each tagger family: combined with the dictionary, with the
+    bi-encoder, with backoff (the tagger alone: in the JSON, the line budget); then the last carried-over row (trained
+    on dev too, test only)."""
     tuned = [r for r in run["rows"] if "dev" in r and not r["stage"].startswith("  ")]
     dictionary = [r for r in tuned if "finder" not in r["options"]]
-    families = [("tagger alone", [r for r in tuned if r["options"].get("finder") == "tagger" and "abbreviations" not in r["options"]]),
-                ("", [r for r in tuned if r["options"].get("finder") and "dense_weight" not in r["options"]
+    families = [("", [r for r in tuned if r["options"].get("finder") and "dense_weight" not in r["options"]
                       and not (r["options"].get("finder") == "tagger" and "abbreviations" not in r["options"])]),
                 ("", [r for r in tuned if "dense_weight" in r["options"] and "backoff" not in r["options"]]),
                 ("", [r for r in tuned if "backoff" in r["options"]])]
@@ -121,8 +121,8 @@ def cross_corpus_caption(run: dict) -> str:
 
 
 def peers_caption(run: dict, bc5cdr: bool) -> str:
-    also = "; BC5CDR dev: NCBI's options and train mentions" if bc5cdr else ""
-    return f"Third: peers, same documents and KB, options chosen on NCBI dev (test: medians of {run.get('repeats', 1)} fresh processes{also})."
+    also = "; BC5CDR dev: NCBI's train mentions too" if bc5cdr else ""
+    return f"Third: peers, same documents and KB, options chosen on NCBI dev (speed: medians of {run.get('repeats', 1)} fresh processes{also})."
 
 
 def documents_section(get) -> Section | None:
@@ -148,7 +148,8 @@ def documents_section(get) -> Section | None:
     elsewhere = {r["system"]: r for _, run in cross for r in (run.get("peers") or {}).get("rows", [])}
     for name, run in peers_runs[-1:]:
         section.intro += " " + peers_caption(run, bool(elsewhere))
-        table_rows = peers_table(run, ("medlink (MEDIC only)",) if cross else (), elsewhere)  # MEDIC only: the cross table's "nothing" row
+        shown_elsewhere = ("medlink (tagger + dictionary)",) + (("medlink (MEDIC only)",) if cross else ())  # the stage table's, the cross table's
+        table_rows = peers_table(run, shown_elsewhere, elsewhere)
         section.body += ["", *table_rows] if section.body and section.body[-1] else table_rows
         section.add_runs([(name, run)])
     return section
