@@ -186,13 +186,13 @@ def run_numbers(query: np.ndarray, scores: np.ndarray) -> np.ndarray:
     return np.cumsum(starts) - 1
 
 
-def share_rivals(probability: np.ndarray, fused: Hits, concept_ids: Sequence[str]) -> None:
-    """``linking.rivals.shared`` over each query's hits (in score order), in place; only a query whose probabilities sum
-    over 1 can change, and only those are read one by one."""
+def share_rivals(probability: np.ndarray, fused: Hits, concept_ids: Sequence[str], order: np.ndarray) -> None:
+    """``linking.rivals.shared`` over each query's hits in the decided ``order``, in place; only a query whose
+    probabilities sum over 1 can change, and only those are read one by one."""
     starts, ends = fused.indptr[:-1], fused.indptr[1:]
     running = np.concatenate(([0.0], np.cumsum(probability, dtype=np.float64)))
     for i in np.flatnonzero(running[ends] - running[starts] > 1.0 + 1e-9).tolist():
-        at = slice(int(starts[i]), int(ends[i]))
+        at = order[int(starts[i]) : int(ends[i])]
         ids = [concept_ids[c] for c in fused.concepts[at].tolist()]
         probability[at] = np.round(shared(ids, fused.scores[at].tolist(), probability[at].tolist()), 6)
 
@@ -231,9 +231,9 @@ def decided(
                 if not spelt_in_capitals(key, probe, normalize):
                     probability[at] = 0.0
     probability = np.round(probability, 6)
-    if stage.settings["rivals"] == "share":
-        share_rivals(probability, fused, concept_ids)
     order = decided_order(stage, columns.query, fused.scores, probability)
+    if stage.settings["rivals"] == "share":
+        share_rivals(probability, fused, concept_ids, order)
     below, window, threshold = stage.settings["backoff_below"], stage.settings["backoff_top"], stage.settings["nil_threshold"]
     stage_columns = [(name, values.tolist()) for name, values in columns.stage_values.items()]
     scores, probabilities, similarity = fused.scores.tolist(), probability.tolist(), alias_similarity.tolist()

@@ -4,9 +4,9 @@ It sits in an index config's ``rerankers`` list, last, as ``{"type": "calibratio
 "backoff_below": b, "order": "score"}``; the fitted model is plain JSON inside the config, so ``medlink tune --calibrate
 --apply`` changes the manifest only. For each mention:
 
-1. every candidate gets ``probability`` (``linking.probability``), rivals sharing one distribution (``rivals: "share"``,
-   ``linking.rivals``: two concepts that share a name are no longer both at 1.000); with ``order: "probability"`` they
-   are re-sorted by it;
+1. every candidate gets ``probability`` (``linking.probability``); with ``order: "probability"`` they are re-sorted by it;
+   then, in that order, rivals share one distribution (``rivals: "share"``, ``linking.rivals``: two concepts that share a
+   name are no longer both at 1.000; the order and a first candidate without a tied rival keep theirs);
 2. **backoff** (Varma et al. 2021): when the first candidate's probability is under ``backoff_below``, the candidate among the
    first ``backoff_top`` whose alias spells the mention most closely goes first (a low-confidence model defers to the
    string);
@@ -137,14 +137,14 @@ class CalibrationStage:
             probabilities = self.probability_model.probabilities(key, result.candidates, self.normalize)
             if not is_plausible_mention(key):  # stop words only: right about nothing, unless the alias is them as an abbreviation
                 probabilities = [p if spelt_in_capitals(key, c, self.normalize) else 0.0 for p, c in zip(probabilities, result.candidates)]
-        probabilities = [round(float(p), 6) for p in probabilities]
-        if self.settings["rivals"] == "share":
-            probabilities = shared([c.concept_id for c in result.candidates], [c.score for c in result.candidates], probabilities)
         candidates = [c.with_probability(round(float(p), 6)) for c, p in zip(result.candidates, probabilities)]
         if self.settings["order"] == "probability":
             candidates.sort(key=lambda c: -c.probability)  # stable: ties keep the ranking's order
         else:
             candidates = ties_by_probability(candidates)
+        if self.settings["rivals"] == "share":  # in the order decided: sharing never reorders, it only tells ties apart
+            ps = shared([c.concept_id for c in candidates], [c.score for c in candidates], [c.probability for c in candidates])
+            candidates = [c if p == c.probability else c.with_probability(round(p, 6)) for c, p in zip(candidates, ps)]
         below = self.settings["backoff_below"]
         if candidates and below is not None and candidates[0].probability < below:
             window = candidates[: self.settings["backoff_top"]]
