@@ -84,7 +84,7 @@ def ray_address():
 
 
 def job(index_dir, source: Path, out: Path | None, fmt: str, **changes) -> AnnotateJob:
-    return AnnotateJob(index=str(index_dir), input_path=source, output_format=fmt, out=out, quiet=True, **changes)
+    return AnnotateJob(index=str(index_dir), input_path=source, output_format=fmt, out=out, **{"quiet": True, **changes})
 
 
 def test_jsonl_output_is_byte_identical_and_a_failing_record_is_named_and_counted(index_dir, ray_address, tmp_path, capsys):
@@ -93,7 +93,7 @@ def test_jsonl_output_is_byte_identical_and_a_failing_record_is_named_and_counte
     options = AnnotateOptions(k=3, batch_documents=8)
     assert run(job(index_dir, plain, tmp_path / "local.jsonl", "jsonl", options=options)) == 0
     capsys.readouterr()
-    assert run(job(index_dir, failing, tmp_path / "ray.jsonl", "jsonl", options=options), "ray", workers=2) == 1  # the others written
+    assert run(job(index_dir, failing, tmp_path / "ray.jsonl", "jsonl", options=options, quiet=False), "ray", workers=2) == 1  # the others written
     assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
     assert not partial_path(tmp_path / "ray.jsonl").exists() and not progress_path(tmp_path / "ray.jsonl").exists()
     said = capsys.readouterr().err
@@ -119,7 +119,7 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_output(index_dir, ray_add
     hooked = (f"import ray, sys; ray.init(address=sys.argv.pop(1), runtime_env={{'worker_process_setup_hook': {HOOK!r}, "
               f"'env_vars': {{'PYTHONPATH': {str(ROOT)!r}}}}}); from medlink.cli import main; main()")
     command = ["annotate", "--engine", "ray", "--workers", "2", "--index", str(index_dir), "--input", str(source), "--out", str(out),
-               "-q", *options]
+               *options]  # not -q: it leaves out the throughput line, which says where the run resumed
     killed = subprocess.Popen([sys.executable, "-c", hooked, ray_address, *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     done = 0
     deadline = time.monotonic() + 240
