@@ -65,8 +65,7 @@ def stage_table(run: dict) -> list[str]:
 
 
 def stage_caption(run: dict) -> str:
-    return (f"Each dictionary row adds to the one above; then dev's best of each tagger family (others: JSON); dev "
-            f"chose *{run['chosen_on_dev'].strip()}*.")  # its peak RSS: in the JSON
+    return f"Dictionary rows add up; then dev's best per tagger family (others: JSON); dev chose *{run['chosen_on_dev'].strip()}*."  # its peak RSS: in the JSON
 
 
 def chosen(run: dict) -> dict:
@@ -115,14 +114,14 @@ def cross_corpus_table(run: dict) -> list[str]:
 
 def cross_corpus_caption(run: dict) -> str:
     pipelines = list(dict.fromkeys(r["pipeline"] for r in run["rows"]))
-    tagger = " (and the tagger + dictionary row's)" if len(pipelines) > 1 else ""
+    tagger = " and the tagger + dictionary one" if len(pipelines) > 1 else ""
     return (f"Second: the last dictionary row's pipeline{tagger} trained on each corpus (memory, exclusions{', tagger' if tagger else ''}), "
             "disease spans; linking F1 [interval] / concept F1.")
 
 
 def peers_caption(run: dict, bc5cdr: bool) -> str:
     also = "; BC5CDR dev: NCBI's train mentions too" if bc5cdr else ""
-    return f"Third: peers, same documents and KB, options chosen on NCBI dev (speed: medians of {run.get('repeats', 1)} fresh processes{also})."
+    return f"Third: peers, same documents and KB, options chosen on NCBI dev (speed: median of {run.get('repeats', 1)} processes{also})."
 
 
 def documents_section(get) -> Section | None:
