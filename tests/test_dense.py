@@ -454,3 +454,14 @@ def test_a_batch_of_queries_finds_what_each_query_alone_finds():
     alone = [index.search(queries[i:i + 1], 10) for i in range(n)]
     assert (rows == np.vstack([r for _s, r in alone])).all()
     assert np.allclose(scores, np.vstack([s for s, _r in alone]), atol=1e-5)
+
+
+def test_threads_encoding_at_once_get_what_one_at_a_time_gets():
+    from concurrent.futures import ThreadPoolExecutor
+
+    encoder = Encoder(precision="fp32")
+    texts = [["heart attack", "chest pain"], ["renal cyst"], ["kidney stone", "gout", "fever of unknown origin"]] * 4
+    alone = [encoder.encode(batch) for batch in texts]
+    with ThreadPoolExecutor(max_workers=8) as pool:  # as a service's request threads call it
+        together = list(pool.map(encoder.encode, texts))
+    assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(alone, together)) and not encoder.model.training

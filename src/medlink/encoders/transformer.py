@@ -27,6 +27,7 @@ from medlink.encoders.batching import length_sorted_batches
 from medlink.encoders.bert import load_fast
 from medlink.encoders.precision import COPIES
 from medlink.errors import MedlinkError, MissingInputError
+from medlink.openmp import CALLS as OPENMP_CALLS
 from medlink.params import POOLINGS
 from medlink.progress import bar as progress_bar
 
@@ -251,17 +252,18 @@ class Encoder:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         batches = length_sorted_batches(self.tokenizer, texts, self.max_length, batch_size)
         bar = progress_bar(progress, total=len(texts), desc="encoding", unit="text", leave=False)
-        was_training = self.model.training
-        self.model.eval()  # no dropout while encoding, even in the middle of training
-        model = self._inference_model()
-        try:
-            with torch.inference_mode():
-                for rows, batch in batches:
-                    out[rows] = self._embed(model, {key: torch.from_numpy(value) for key, value in batch.items()}).cpu().numpy()
-                    bar.update(len(rows))
-        finally:
-            self.model.train(was_training)
-            bar.close()
+        with OPENMP_CALLS:  # one caller's batches at a time (medlink.openmp); the model's train/eval switch is not shared either
+            was_training = self.model.training
+            self.model.eval()  # no dropout while encoding, even in the middle of training
+            model = self._inference_model()
+            try:
+                with torch.inference_mode():
+                    for rows, batch in batches:
+                        out[rows] = self._embed(model, {key: torch.from_numpy(value) for key, value in batch.items()}).cpu().numpy()
+                        bar.update(len(rows))
+            finally:
+                self.model.train(was_training)
+                bar.close()
         return out
 
     def save(self, directory: Path) -> None:

@@ -35,6 +35,7 @@ from medlink.encoders.transformer import ENCODE_BATCH, Encoder, default_model_di
 
 require_dense_extra()  # name the missing extra here, where a dense index or config first needs it, not in a faiss ImportError
 from medlink.errors import MedlinkError, MissingInputError, reading
+from medlink.openmp import CALLS as OPENMP_CALLS
 from medlink.params import DENSE_PARAMS, check_params, defaults
 from medlink.progress import bar as progress_bar
 from medlink.retrieval.base import GeneratorBase
@@ -301,9 +302,11 @@ class DenseGenerator(GeneratorBase):
         fetch = min(2 * k, int(self.index.ntotal))
         if not mentions or fetch == 0:
             return Hits.empty(len(mentions))
-        if self.params["index"] == "hnsw" and self.index.hnsw.efSearch < fetch:
-            self.index.hnsw.efSearch = fetch  # HNSW cannot return more than efSearch results
-        scores, rows = self.index.search(self.encode_mentions(mentions), fetch)
+        vectors = self.encode_mentions(mentions)
+        with OPENMP_CALLS:  # FAISS's OpenMP team, one search at a time (medlink.openmp)
+            if self.params["index"] == "hnsw" and self.index.hnsw.efSearch < fetch:
+                self.index.hnsw.efSearch = fetch  # HNSW cannot return more than efSearch results
+            scores, rows = self.index.search(vectors, fetch)
         query = np.repeat(np.arange(len(mentions)), fetch)
         rows, scores = rows.ravel(), scores.ravel()
         found = rows >= 0
