@@ -113,16 +113,20 @@ def test_heads_are_widened_in_coding_mode_and_partial_otherwise_unless_told():
         AnnotateOptions(modifiers="always")
 
 
-def test_partial_mode_links_no_phrase_and_off_leaves_spans_alone():
+def test_partial_mode_marks_a_head_only_where_a_name_says_its_modifiers_and_off_leaves_spans_alone():
     text = "Juvenile diabetes"
     head = Annotation(9, 17, "diabetes", source="dictionary")
     head.result = _linked("diabetes", "ICD10CM:E11.9", 0.98)
+    juvenile = lambda mentions: [_linked("Juvenile diabetes mellitus", "HP:0100651", 0.84) for _ in mentions]  # noqa: E731
+    partial = widen_or_discount(text, [head], juvenile, mode="partial")
+    assert partial[0].text == "diabetes" and partial[0].infons["partial_of"] == "Juvenile diabetes"
+    assert partial[0].result.probability == pytest.approx(0.98 * PARTIAL)
+    no_such_name = lambda mentions: [_linked("diabetes", "ICD10CM:E11.9", 0.9) for _ in mentions]  # noqa: E731
+    assert widen_or_discount(text, [head], no_such_name, mode="partial")[0] is head  # "sporadic tumors": the head is the mention
 
     def no_linking(mentions):
-        raise AssertionError("partial and off link no phrase")
+        raise AssertionError("off links no phrase")
 
-    partial = widen_or_discount(text, [head], no_linking, mode="partial")
-    assert partial[0].infons["partial_of"] == "Juvenile diabetes" and partial[0].result.probability == pytest.approx(0.98 * PARTIAL)
     assert widen_or_discount(text, [head], no_linking, mode="off")[0] is head
 
 

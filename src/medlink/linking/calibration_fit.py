@@ -31,7 +31,7 @@ from medlink.calibration_core import (
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.eval.calibration import expected_calibration_error
-from medlink.linking.calibration import ORDERS, TYPE, CalibrationStage, index_fingerprint, memory_tag
+from medlink.linking.calibration import ORDERS, RIVALS, TYPE, CalibrationStage, index_fingerprint, memory_tag
 from medlink.linking.probability import ProbabilityModel, candidate_features, stages_of
 
 FIT_TOP = 10  # candidates per mention the model is fitted on: the ones a threshold or backoff ever looks at
@@ -127,7 +127,8 @@ def fit_calibration(
 ) -> tuple[dict, dict]:
     """The calibration stage's settings fitted on ``items``, and the dev figures that chose them: isotonic steps over the
     logistic output or not (``isotonic=None``: whichever gives the lower first-candidate ECE), the order (score or
-    probability) and backoff by Acc@1 (then MRR; ``choose_order=False`` keeps the ranking as it is), then the NIL
+    probability) and backoff by Acc@1 (then MRR; ``choose_order=False`` keeps the ranking as it is), whether rivals
+    share one distribution by the first candidates' ECE (``choose_order=False``: they do), then the NIL
     threshold for ``nil_target``, all on out-of-fold probabilities; ``memory``: the index's ``memory_tag``, checked where the
     model is applied. ``extra``: more labelled lists (``linking.cross_fit``: the memory's own mentions) that join ``items``
     in the fit and in every choice but the NIL threshold: they are all of concepts in the KB, and the threshold must
@@ -167,7 +168,14 @@ def fit_calibration(
             trials.append({"order": order, "backoff_below": below, **_ranking(_decided(stage, every, per_mention), every)})
     best = max(trials, key=lambda t: (t["acc@1"], t["mrr"]))
     chosen = {"order": best["order"], "backoff_below": best["backoff_below"]}
-    decided = _decided(CalibrationStage(base | chosen, normalize), items, per_mention[: len(items)])
+    # rivals sharing one distribution, or not: on dev data, whichever calibrates the first candidates better out of fold
+    # (a model fitted on real mentions may have learnt what a tie means); pseudo-mentions cannot judge it: shared
+    rivals_ece = {}
+    for rivals in RIVALS if choose_order else ("share",):
+        decided = _decided(CalibrationStage(base | chosen | {"rivals": rivals}, normalize), items, per_mention[: len(items)])
+        rivals_ece[rivals] = (expected_calibration_error([p for _, p in decided], [rank == 1 for rank, _ in decided]), decided)
+    chosen["rivals"] = min(rivals_ece, key=lambda rivals: rivals_ece[rivals][0])  # a tie: share, listed first
+    decided = rivals_ece[chosen["rivals"]][1]
     top_right = np.array([rank == 1 for rank, _ in decided])
     top_probability = np.array([p for _, p in decided])
     in_kb = np.array([item.in_kb for item in items])
@@ -182,6 +190,7 @@ def fit_calibration(
         "stages": stages,
         "chosen": chosen | {"nil_threshold": threshold, "nil_target": nil_target, "isotonic": isotonic},
         "out_of_fold_ece": {("isotonic" if steps else "logistic"): value for steps, (value, _) in variants.items()},
+        "rivals_ece": {rivals: value for rivals, (value, _) in rivals_ece.items()},
         "dev_out_of_fold": _ranking(decided, items) | calibration_summary(top_probability, top_right) | {"at_threshold": at_threshold},
         "trials": trials,
     }

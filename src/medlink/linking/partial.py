@@ -195,7 +195,9 @@ def widen_or_discount(
 ) -> list[Annotation]:
     """``spans`` (linked) with each head of a longer phrase widened to the phrase, or marked a partial match
     (``known``: as ``phrases`` reads it; ``key``: the linker's normalised form of a text, to compare words);
-    ``mode`` (``MODIFIER_MODES``): "widen" both, "partial" never widens, "off" leaves the spans as they are."""
+    ``mode`` (``MODIFIER_MODES``): "widen" both; "partial" never widens, and marks a head partial only where a phrase
+    links to a name that says its modifiers (the KB knows a concept they make: "sporadic tumors" is left as it is);
+    "off" leaves the spans as they are."""
     if mode == "off":
         return list(spans)
     covered = sorted(span.span for span in spans)
@@ -212,25 +214,22 @@ def widen_or_discount(
             options[number] = found
     if not options:
         return list(spans)
-    texts = list(dict.fromkeys(text[s:e] for found in options.values() for s, e in found)) if mode == "widen" else []
-    linked = dict(zip(texts, link([Mention(t) for t in texts]))) if texts else {}
+    texts = list(dict.fromkeys(text[s:e] for found in options.values() for s, e in found))
+    linked = dict(zip(texts, link([Mention(t) for t in texts])))
     out = list(spans)
     for number, found in options.items():
         span = spans[number]
         head_p = span.result.probability or 0.0
-        for s, e in found if mode == "widen" else ():
-            result = linked[text[s:e]]
-            if (
-                result.best is not None
-                and not result.nil
-                and (result.probability or 0.0) >= PARTIAL * head_p
-                and names_the_modifiers(text[s:e], span.text, result, key)
-            ):
-                infons = {k: v for k, v in span.infons.items() if k != READ_AS}
-                infons["widened_from"] = span.text
-                out[number] = replace(span, start=s, end=e, text=text[s:e], infons=infons, result=result)
-                break
-        else:
-            s, e = found[0]
+        named = [
+            (s, e) for s, e in found if not linked[text[s:e]].nil and names_the_modifiers(text[s:e], span.text, linked[text[s:e]], key)
+        ]
+        widened = next((se for se in named if (linked[text[se[0] : se[1]]].probability or 0.0) >= PARTIAL * head_p), None)
+        if mode == "widen" and widened is not None:
+            s, e = widened
+            infons = {k: v for k, v in span.infons.items() if k != READ_AS}
+            infons["widened_from"] = span.text
+            out[number] = replace(span, start=s, end=e, text=text[s:e], infons=infons, result=linked[text[s:e]])
+        elif mode == "widen" or named:  # partial mode: only where the KB names a concept the modifiers make
+            s, e = named[0] if named else found[0]
             out[number] = replace(span, infons={**span.infons, "partial_of": text[s:e]}, result=discounted(span.result))
     return out
