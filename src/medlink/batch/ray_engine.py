@@ -41,6 +41,7 @@ def run_ray(job: AnnotateJob, address: str | None, workers: int | None) -> int:
 
     begun = time.perf_counter()  # the throughput line counts the index check, Ray's start and the actors' from here
     with ExitStack() as held:
+        interruptible = held.enter_context(terminate_as_interrupt())  # from the start: a kill during Ray's start too
         if job.out is not None:
             held.enter_context(output_lock(job.out))
             require_replaceable_output(job, is_annotate_output)
@@ -56,7 +57,7 @@ def run_ray(job: AnnotateJob, address: str | None, workers: int | None) -> int:
 
         if start_ray(address):
             held.callback(ray.shutdown)
-        held.enter_context(terminate_as_interrupt())
+        interruptible()  # ray.init put Ray's own SIGTERM handler (a stack dump) in place of ours
         actors = workers or cpus_available()
         try:
             first = run_pipeline(job, index_dir, documents, output, progress, actors, local=address is None)
@@ -109,7 +110,7 @@ def terminate_as_interrupt():
     """SIGTERM (``kill PID``) stops the run as Ctrl-C does, the documents done kept for the same command to continue:
     Ray's driver would otherwise die on it with a C++ stack dump. Only the main thread may set a handler."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield lambda: None
         return
 
     def interrupt(signum, frame):
@@ -117,7 +118,7 @@ def terminate_as_interrupt():
 
     before = signal.signal(signal.SIGTERM, interrupt)
     try:
-        yield
+        yield lambda: signal.signal(signal.SIGTERM, interrupt)  # to put it back after a library replaced it
     finally:
         signal.signal(signal.SIGTERM, before)
 
