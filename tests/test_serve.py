@@ -170,6 +170,8 @@ def test_ground_answers_as_gilda(client):
     assert [m["score"] for m in matches] == sorted((m["score"] for m in matches), reverse=True)
     in_mesh = client.post("/ground", json={"text": "heart attack", "namespaces": ["MESH"]}).json()
     assert [m["term"]["id"] for m in in_mesh] == ["D009203"] and in_mesh[0]["url"] == "https://bioregistry.io/mesh:D009203"
+    coded = client.post("/ground", json={"text": "heart attack", "namespaces": ["ICD-10-CM"]}).json()  # coding mode's codes
+    assert [(m["term"]["db"], m["term"]["id"]) for m in coded][:1] == [("ICD10CM", "I21.9")] and coded[0]["score"] > 0
     assert client.post("/ground", json={"text": "kidny cysts"}).json() == []  # NIL: Gilda's "no grounding"
 
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from fastapi import APIRouter, Depends, Request
 
 from medlink.core import Candidate, LinkResult, Mention
+from medlink.errors import MedlinkError
 from medlink.linking.output import BARE_ID_SHAPES
 from medlink.serve.auth import require_key
 from medlink.serve.errors import SafeJSON
@@ -24,6 +25,7 @@ from medlink.serve.state import engine_of, settings_of
 
 # namespace prefixes as medlink's KBs write them -> as Gilda (INDRA) names the namespace
 NAMESPACES = {"MSH": "MESH", "HPO": "HP", "SCTID": "SNOMEDCT", "SNOMEDCT_US": "SNOMEDCT", "MIM": "OMIM", "ICD-10-CM": "ICD10CM"}
+CODED = {"ICD10CM"}  # code systems a /ground filter answers in coding mode (docs/coding.md)
 FILTER_DEPTH = 200  # candidates a namespace filter looks through: Gilda filters before ranking, medlink ranks first
 PREFIXED = {"HP", "DOID", "GO", "CHEBI", "UBERON", "CL", "BTO"}  # Gilda writes these ids with their prefix: HP:0001250
 OWN_KB = "KB"  # the namespace of a bare id of your own KB (no prefix, no recognised shape)
@@ -119,8 +121,26 @@ def ground_all(request: Request, asked: list[GroundRequest]) -> list[list[dict]]
     linker = engine_of(request).linker
     k = max(one.top_k for one in asked)
     depth = max(k, FILTER_DEPTH) if any(one.namespaces for one in asked) else k
-    results = linker.link([Mention(a.text, left=a.context) for a in asked], k=depth)
+    results = coded_where_asked(linker, asked, linker.link([Mention(a.text, left=a.context) for a in asked], k=depth))
     return [scored_matches(result, one, linker.key) for result, one in zip(results, asked)]
+
+
+def coded_where_asked(linker, asked: list[GroundRequest], results: list[LinkResult]) -> list[LinkResult]:
+    """A text asked in a code system's namespace (``CODED``) gets coding mode's answer in it: that namespace's codes,
+    reached by name or through mappings (HPO -> ICD-10-CM on the default index). Ranking first and then filtering kept
+    only the codes that an HPO term outranked, and those at probability 0. An index without such codes: as before."""
+    from medlink.linking.coding import link_coded
+
+    out = list(results)
+    for n, one in enumerate(asked):
+        wanted = [NAMESPACES.get(name.upper(), name.upper()) for name in one.namespaces or ()]
+        for namespace in (name for name in wanted if name in CODED):
+            try:
+                out[n] = link_coded(linker, [Mention(one.text, left=one.context)], one.top_k, namespace)[0]
+                break
+            except MedlinkError:  # no code of that namespace in this index
+                continue
+    return out
 
 
 @router.post(
