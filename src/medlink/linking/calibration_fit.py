@@ -128,7 +128,7 @@ def fit_calibration(
     """The calibration stage's settings fitted on ``items``, and the dev figures that chose them: isotonic steps over the
     logistic output or not (``isotonic=None``: whichever gives the lower first-candidate ECE), the order (score or
     probability) and backoff by Acc@1 (then MRR; ``choose_order=False`` keeps the ranking as it is), whether rivals
-    share one distribution by the first candidates' ECE (``choose_order=False``: they do), then the NIL
+    share one distribution by the NIL target's figure, then the first candidates' ECE (``choose_order=False``: they do), then the NIL
     threshold for ``nil_target``, all on out-of-fold probabilities; ``memory``: the index's ``memory_tag``, checked where the
     model is applied. ``extra``: more labelled lists (``linking.cross_fit``: the memory's own mentions) that join ``items``
     in the fit and in every choice but the NIL threshold: they are all of concepts in the KB, and the threshold must
@@ -168,18 +168,21 @@ def fit_calibration(
             trials.append({"order": order, "backoff_below": below, **_ranking(_decided(stage, every, per_mention), every)})
     best = max(trials, key=lambda t: (t["acc@1"], t["mrr"]))
     chosen = {"order": best["order"], "backoff_below": best["backoff_below"]}
-    # rivals sharing one distribution, or not: on dev data, whichever calibrates the first candidates better out of fold
-    # (a model fitted on real mentions may have learnt what a tie means); pseudo-mentions cannot judge it: shared
-    rivals_ece = {}
+    # rivals sharing one distribution, or not, on dev data out of fold: whichever reaches the NIL target's figure at its
+    # threshold, then the lower first-candidate ECE (a model fitted on real mentions may have learnt what a tie means);
+    # pseudo-mentions cannot judge it: shared
+    in_kb = np.array([item.in_kb for item in items])
+    measure = "nil_f1" if nil_target == "nil-f1" else "f1"
+    rivals_trials = {}
     for rivals in RIVALS if choose_order else ("share",):
         decided = _decided(CalibrationStage(base | chosen | {"rivals": rivals}, normalize), items, per_mention[: len(items)])
-        rivals_ece[rivals] = (expected_calibration_error([p for _, p in decided], [rank == 1 for rank, _ in decided]), decided)
-    chosen["rivals"] = min(rivals_ece, key=lambda rivals: rivals_ece[rivals][0])  # a tie: share, listed first
-    decided = rivals_ece[chosen["rivals"]][1]
-    top_right = np.array([rank == 1 for rank, _ in decided])
-    top_probability = np.array([p for _, p in decided])
-    in_kb = np.array([item.in_kb for item in items])
-    threshold, at_threshold = nil_threshold(top_probability, top_right, in_kb, nil_target)
+        top_right = np.array([rank == 1 for rank, _ in decided])
+        top_probability = np.array([p for _, p in decided])
+        threshold, at_threshold = nil_threshold(top_probability, top_right, in_kb, nil_target)
+        ece = expected_calibration_error(top_probability, top_right)
+        rivals_trials[rivals] = (round(at_threshold[measure], 9), ece, threshold, at_threshold, top_right, top_probability)
+    chosen["rivals"] = max(rivals_trials, key=lambda rivals: (rivals_trials[rivals][0], -rivals_trials[rivals][1]))  # a tie: share
+    _, _, threshold, at_threshold, top_right, top_probability = rivals_trials[chosen["rivals"]]
     settings = base | chosen | {"nil_threshold": threshold}
     report = {
         "mentions": len(items),
@@ -190,7 +193,7 @@ def fit_calibration(
         "stages": stages,
         "chosen": chosen | {"nil_threshold": threshold, "nil_target": nil_target, "isotonic": isotonic},
         "out_of_fold_ece": {("isotonic" if steps else "logistic"): value for steps, (value, _) in variants.items()},
-        "rivals_ece": {rivals: value for rivals, (value, _) in rivals_ece.items()},
+        "rivals_trials": {rivals: {measure: trial[0], "ece": trial[1]} for rivals, trial in rivals_trials.items()},
         "dev_out_of_fold": _ranking(decided, items) | calibration_summary(top_probability, top_right) | {"at_threshold": at_threshold},
         "trials": trials,
     }
