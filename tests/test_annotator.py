@@ -7,9 +7,9 @@ import pytest
 from medlink.core import Annotation, Candidate, Document, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator, with_short_forms
-from medlink.linking.annotator import annotate as medlink_annotate
 from medlink.linking.consistency import propagated, vote
 from medlink.linking.linker import Linker
+from medlink.linking.one_call import annotate as medlink_annotate
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +217,7 @@ def test_bad_options_are_refused(linker):
 
 def test_one_call_api_loads_an_index_once(linker, tmp_path):
     import medlink
-    from medlink.linking import annotator as module
+    from medlink.linking import one_call as module
 
     linker.save(tmp_path / "index")
     document = medlink.annotate("Renal hamartoma and breast cancer.", tmp_path / "index", k=2)

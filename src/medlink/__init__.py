@@ -120,6 +120,6 @@ def annotate(texts: str | Document | Sequence[str | Document], index: str | Path
     ``options``: finder, tagger, nil_threshold, and ``AnnotateOptions``' fields (k, context, abbreviations,
     consistency, assertion, ...); ``target_namespace="ICD10CM"`` gives each span codes of that namespace, as ``link``
     does, and ``mappings`` (a tuple of SSSOM files) more ways to them."""
-    from medlink.linking.annotator import annotate as annotate_texts
+    from medlink.linking.one_call import annotate as annotate_texts
 
     return annotate_texts(texts, index, **options)
