@@ -110,6 +110,13 @@ def annotate(
     overlap: str = typer.Option(
         "longest", "--overlap", help="Overlapping spans: longest (keep the longest) | all (keep every span as an alternative)."
     ),
+    modifiers: str | None = typer.Option(
+        None,
+        "--modifiers",
+        help="A head inside a longer phrase ('diabetes' in 'juvenile diabetes'): widen (link the phrase where a name says "
+        "its modifiers) | partial (keep the head, marked partial, at 0.8 of its probability) | off. Default: widen with "
+        "--target-namespace, else partial (docs/annotate.md).",
+    ),
     generators: str | None = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
     types: list[str] = typer.Option(
         [],
@@ -169,6 +176,7 @@ def annotate(
     from medlink.corpora.entity_types import known_types
     from medlink.errors import MedlinkError
     from medlink.linking.annotator import AnnotateOptions
+    from medlink.linking.partial import MODIFIER_MODES
     from medlink.text.finders.base import OVERLAP_POLICIES
 
     if out is not None and str(out) == "-":  # as for --input: stdout
@@ -184,6 +192,7 @@ def annotate(
         (input_format, DOCUMENT_FORMATS, "--format"),
         (output_format, ("text",) + tuple(f for f in DOCUMENT_FORMATS if f not in ("text", "lines")), "--output-format"),
         (overlap, OVERLAP_POLICIES, "--overlap"),
+        (modifiers, MODIFIER_MODES, "--modifiers"),
         (engine, ENGINES, "--engine"),
     ):
         if value is not None and value not in known:
@@ -214,6 +223,7 @@ def annotate(
         window=window_chars,
         target_namespace=target_namespace,
         mappings=tuple(str(path) for path in mappings),
+        modifiers=modifiers,
     )
     job = AnnotateJob(
         index=index,
