@@ -37,7 +37,7 @@ def test_document_fuzzing_and_a_long_document_are_shown(report, tmp_path):  # no
     assert long["outcomes"] == "131,072/s, 104,858/s, over 5.0 min; 1 MB / 64 KB 0.80"
     assert "- Run `fuzz_documents` (Intel(R) Xeon(R) Processor @ 2.00GHz (AVX2 AVX-512); abc1234): " in section(text, "Robustness")
     (row,) = table_under(text, "## Headline figures")
-    assert (row["medlink"], row["CPU"]) == ("0 (1 refused by name, the rest read with counts)", "Intel Xeon, AVX-512")
+    assert (row["medlink"], row["CPU"]) == ("0 of 4 damaged files used or crashed (1 refused by name, the rest read with counts)", "Intel Xeon, AVX-512")
 
 
 def test_windowed_long_documents_replace_the_older_row_and_kills_are_summed(report, tmp_path):  # noqa: F811
