@@ -158,7 +158,11 @@ def test_ctrl_c_in_a_command_says_what_was_left_and_exits_130(tmp_path, monkeypa
     with pytest.raises(SystemExit) as done:
         main()
     assert done.value.code == 130
-    assert "interrupted; nothing half-written was left" in capsys.readouterr().err
+    assert "interrupted; nothing half-written was left: run it again to start over" in capsys.readouterr().err
+    from medlink.cli import interrupted as said  # each command's own way to continue
+
+    assert said(["medlink", "train", "tagger", "--resume"]).endswith("run it again with --resume to continue from the last checkpoint")
+    assert said(["medlink", "-q", "annotate", "x"]).endswith("with --out, the same command continues where it stopped")
 
 
 def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(monkeypatch, capsys):

@@ -78,10 +78,18 @@ def _show_progress_lines() -> None:
 INTERNAL_ERROR = (
     "this is a bug in medlink, not a problem with your files or index: please report it with the command you ran and the traceback above"
 )
-INTERRUPTED = (
-    "interrupted; nothing half-written was left: re-run to continue (training: add --resume; "
-    "an index build reuses the names already encoded)"
-)
+INTERRUPTED = "interrupted; nothing half-written was left"
+HOW_TO_CONTINUE = {  # by command: what running it again does with what the interrupted run did
+    "train": "run it again with --resume to continue from the last checkpoint",
+    "index": "run it again: the build reuses the names already encoded",
+    "annotate": "with --out, the same command continues where it stopped",
+}
+
+
+def interrupted(argv: list[str]) -> str:
+    """The line an interrupted command ends with: what was left, and how to continue that command."""
+    command_name = next((arg for arg in argv[1:] if not arg.startswith("-")), "")
+    return f"{INTERRUPTED}: {HOW_TO_CONTINUE.get(command_name, 'run it again to start over')}"
 
 
 def main() -> None:
@@ -105,9 +113,9 @@ def main() -> None:
         typer.echo(f"internal error ({type(error).__name__}): {INTERNAL_ERROR}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:  # outside a command's run (typer handles those: below)
-        typer.echo(INTERRUPTED, err=True)
+        typer.echo(interrupted(sys.argv), err=True)
         sys.exit(130)
     except SystemExit as done:
         if done.code == 130:  # typer ends a command's Ctrl-C with a silent exit 130; no medlink command exits so otherwise
-            typer.echo(INTERRUPTED, err=True)
+            typer.echo(interrupted(sys.argv), err=True)
         raise
