@@ -54,9 +54,9 @@ def test_kb_types_and_sources_say_a_concepts_type():
     assert kb_type("Pharmacologic Substance") == kb_type("substance") == kb_type("tree:D") == CHEMICAL
     assert kb_type("billable") is None and kb_type("body structure") is None
     assert source_type("ICD-10-CM") == source_type("hp") == source_type("doid_2016-09-01") == DISEASE
-    assert source_type("biosyn", ["/data/medic/medic_06Jul2012.txt"]) == DISEASE
-    assert source_type("biosyn", ["/data/bc5cdr-chemical/train_dictionary.txt"]) == CHEMICAL
-    assert source_type("biosyn", ["/data/medic.txt", "/data/chemicals.txt"]) is None  # they disagree: no type
+    assert source_type("biosyn", ["data/medic/medic_06Jul2012.txt"]) == DISEASE
+    assert source_type("biosyn", ["data/bc5cdr-chemical/train_dictionary.txt"]) == CHEMICAL
+    assert source_type("biosyn", ["data/medic.txt", "data/chemicals.txt"]) is None  # they disagree: no type
     assert source_type("my_terms") is None
     assert type_of_mask(0) is None and type_of_mask(0b11) is None and type_of_mask(0b10) == CHEMICAL
 

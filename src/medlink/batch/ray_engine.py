@@ -65,7 +65,7 @@ def run_ray(job: AnnotateJob, address: str | None, workers: int | None) -> int:
             raise MedlinkError(f"Ray stopped the run: {ray_reason(error)}") from error
         output.finish()
     if not job.quiet:
-        say_throughput(progress.documents - output.resumed_from, time.perf_counter() - begun, first, actors, output.resumed_from, begun)
+        say_throughput(progress.documents - output.resumed_from, begun, first, actors, output.resumed_from)
     for failure in progress.failures:
         typer.echo(f"  failed: {failure}", err=True)
     if progress.failed > len(progress.failures):
@@ -264,14 +264,14 @@ def job_counts(progress: Progress):
     return AnnotationCounts(documents=progress.written, mentions=progress.mentions, linked=progress.linked)
 
 
-def say_throughput(documents: int, seconds: float, first: float | None, actors: int, resumed_from: int, begun: float) -> None:
+def say_throughput(documents: int, begun: float, first: float | None, actors: int, resumed_from: int) -> None:
     """The throughput line: the whole run's seconds, those before the first output (the index checked here, Ray and the
     actors started, their index loads), then documents a second after that, and per actor."""
     resumed = f", resumed after document {resumed_from:,}" if resumed_from else ""
     if not documents or first is None:
         typer.echo(f"ray: no document left to annotate{resumed}", err=True)
         return
-    starting = first - begun
+    seconds, starting = time.perf_counter() - begun, first - begun
     working = max(seconds - starting, 1e-9)
     typer.echo(
         f"ray: {documents:,} document(s) in {seconds:.1f} s ({starting:.1f} s to check the index and start Ray and {actors} actor(s)"

@@ -119,19 +119,23 @@ def ground_all(request: Request, asked: list[GroundRequest]) -> list[list[dict]]
     if not asked:
         return []
     linker = engine_of(request).linker
-    k = max(one.top_k for one in asked)
-    depth = max(k, FILTER_DEPTH) if any(one.namespaces for one in asked) else k
-    results = coded_where_asked(linker, asked, linker.link([Mention(a.text, left=a.context) for a in asked], k=depth))
-    return [scored_matches(result, one, linker.key) for result, one in zip(results, asked)]
+    coded = coded_answers(linker, asked)
+    rest = [n for n in range(len(asked)) if n not in coded]  # each text linked once: in coding mode or in the batch
+    depth = max((asked[n].top_k for n in rest), default=1)
+    if any(asked[n].namespaces for n in rest):
+        depth = max(depth, FILTER_DEPTH)
+    linked = linker.link([Mention(asked[n].text, left=asked[n].context) for n in rest], k=depth) if rest else []
+    results = {**dict(zip(rest, linked)), **coded}
+    return [scored_matches(results[n], one, linker.key) for n, one in enumerate(asked)]
 
 
-def coded_where_asked(linker, asked: list[GroundRequest], results: list[LinkResult]) -> list[LinkResult]:
-    """A text asked in a code system's namespace (``CODED``) gets coding mode's answer in it: that namespace's codes,
-    reached by name or through mappings (HPO -> ICD-10-CM on the default index). Ranking first and then filtering kept
-    only the codes that an HPO term outranked, and those at probability 0. An index without such codes: as before."""
+def coded_answers(linker, asked: list[GroundRequest]) -> dict[int, LinkResult]:
+    """By position, the texts asked in a code system's namespace (``CODED``): coding mode's answer in it, that
+    namespace's codes reached by name or through mappings (HPO -> ICD-10-CM on the default index). Ranking first and
+    then filtering kept only the codes an HPO term outranked, at probability 0. An index without such codes: none."""
     from medlink.linking.coding import link_coded
 
-    out = list(results)
+    out: dict[int, LinkResult] = {}
     for n, one in enumerate(asked):
         wanted = [NAMESPACES.get(name.upper(), name.upper()) for name in one.namespaces or ()]
         for namespace in (name for name in wanted if name in CODED):
