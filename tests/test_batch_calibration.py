@@ -105,3 +105,25 @@ def test_ties_and_runs_follow_the_reference_definitions():
     assert tie_counts(order).tolist() == [3, 3, 3, 1, 2, 2]
     # a run lasts while a score is within TIE of the run's first: 1.0, 1.0, 0.9999995 | 0.5 | 0.7, 0.7
     assert run_numbers(query, scores).tolist() == [0, 0, 0, 1, 2, 2]
+
+
+def test_a_text_given_twice_gets_candidates_of_its_own_each_time(linker):
+    first, second = linker.link(["renal cysts", "renal cysts"], k=5)
+    assert [c.concept_id for c in first.candidates] == [c.concept_id for c in second.candidates]
+    assert all(a is not b and a.evidence is not b.evidence for a, b in zip(first.candidates, second.candidates))
+    first.candidates[0].evidence.append({"note": "mine"})
+    assert {"note": "mine"} not in second.candidates[0].evidence
+
+
+def test_linking_leaves_the_garbage_collector_as_it_found_it(linker):
+    import gc
+
+    assert gc.isenabled()
+    linker.link(MENTIONS, k=5)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        linker.link(MENTIONS, k=5)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -202,7 +202,7 @@ def test_saved_finder_finds_the_same_and_refuses_damage(finder, tmp_path):
         DictionaryFinder.load(tmp_path / "missing")
 
 
-@pytest.mark.parametrize("deletions", [True, False])  # the deletion index, or the misspelling's edits looked up: the same answers
+@pytest.mark.parametrize("deletions", [True, False, None])  # the deletion index, the misspelling's edits, or edits until they cost more
 def test_spelling_corrects_one_edit_and_refuses_ties(deletions):
     index = SpellingIndex.from_words(["diabetes", "diabetes", "carcinoma", "melanoma", "melanomb"], deletions=deletions)
     assert index.correct("diabetis") == index.correct("diabtes") == index.correct("idabetes") == "diabetes"
@@ -210,6 +210,16 @@ def test_spelling_corrects_one_edit_and_refuses_ties(deletions):
     assert index.correct("melanomc") is None  # one edit from two equally frequent words: no guess
     assert index.correct("diab") is None and index.correct("xylophone") is None
     assert one_edit_apart("abcd", "abdc") and not one_edit_apart("xbcd", "bcdy")
+
+
+def test_the_adaptive_index_builds_its_deletions_once_corrections_would_have_paid_for_them():
+    words = ["diabetes", "carcinoma", "melanoma", "pneumonia"]
+    others = [f"filler{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(400)]  # 404 words: 11 corrections pay
+    index = SpellingIndex.from_words(words + others, deletions=None)
+    assert index.correct("diabetis") == "diabetes" and index._by_deletion is None  # one correction: cheaper than indexing
+    for word in ("carcinmoa", "melanom", "pneumnia") * 4:
+        assert index.correct(word) in words
+    assert index._by_deletion is not None and index.correct("pnuemonia") == "pneumonia"
 
 
 def test_plural_reduction_touches_plurals_only():

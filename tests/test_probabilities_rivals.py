@@ -111,3 +111,19 @@ def test_the_default_child_is_the_one_that_says_least_besides():
                 ("ICD10CM:R80.9", "Proteinuria, unspecified")]
     codes = CodeSet.build("ICD10CM", concepts, [], [("ICD10CM:R80.1", "ICD10CM:R80"), ("ICD10CM:R80.9", "ICD10CM:R80")])
     assert codes.default_child("ICD10CM:R80") == "ICD10CM:R80.9"
+
+
+def test_sharing_by_terminology_gives_what_asking_rival_by_rival_gives():
+    from random import Random
+
+    from medlink.linking.rivals import _shared_pairwise
+
+    rng = Random(3)
+    for _ in range(3000):
+        n = rng.randint(2, 12)
+        prefixes = rng.sample(["MESH", "OMIM", "HP", "DOID", ""], rng.randint(1, 3))
+        ids = [f"{rng.choice(prefixes)}:{i}".lstrip(":") for i in range(n)]
+        scores = sorted((rng.choice([1.0, 0.9, 0.9, rng.random()]) for _ in range(n)), reverse=True)
+        probabilities = [rng.choice([0.0, 1.0, 0.999999, rng.random()]) for _ in range(n)]
+        want = _shared_pairwise(ids, scores, probabilities) if sum(probabilities) > 1 + 1e-9 else probabilities
+        assert shared(ids, scores, probabilities) == want, (ids, scores, probabilities)

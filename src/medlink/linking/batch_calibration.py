@@ -42,6 +42,15 @@ class HitColumns:
     displays: np.ndarray  # object: the matched alias as the table spells it
     from_memory: np.ndarray  # bool
     stage_values: dict[str, np.ndarray]  # stage name -> its score (NaN: that stage did not find the candidate)
+    alias_ids: np.ndarray | None = None  # int64: each hit's alias as a position in ``distinct_aliases``
+    distinct_aliases: list[str] | None = None  # the batch's aliases, each once
+
+
+def objects(texts: list[str]) -> np.ndarray:
+    """A one-dimensional object array of ``texts`` (numpy would make equal-length tuples a second dimension)."""
+    out = np.empty(len(texts), dtype=object)
+    out[:] = texts
+    return out
 
 
 def hit_columns(
@@ -52,17 +61,17 @@ def hit_columns(
     n_concepts: int,
     normalize,
 ) -> HitColumns:
-    """The columns of every fused hit; ``per_stage`` None: one stage, whose own score is the fused one."""
+    """The columns of every fused hit; ``per_stage`` None: one stage, whose own score is the fused one. Each distinct
+    alias is read from its table once (stages that share a table share its rows)."""
     query = fused.query_index()
-    displays = np.empty(len(query), dtype=object)
-    aliases = np.empty(len(query), dtype=object)
-    from_memory = np.zeros(len(query), bool)
-    for stage in np.unique(fused.stages).tolist():
-        at, table = fused.stages == stage, tables[stage]
-        rows = fused.keys[at]
-        displays[at] = [table.display[row] for row in rows.tolist()]
-        aliases[at] = [table.keys[row] for row in rows.tolist()]  # each display normalised when the table was built
-        from_memory[at] = (np.asarray(table.origins)[rows] & MEMORY_ORIGIN) != 0
+    first_use = [next(s for s in range(len(tables)) if tables[s] is table) for table in tables]  # stages sharing a table
+    table_of_hit = np.asarray(first_use, np.int64)[fused.stages.astype(np.int64)] if tables else fused.stages.astype(np.int64)
+    distinct, alias_ids = np.unique(table_of_hit * (1 << 32) + fused.keys.astype(np.int64), return_inverse=True)
+    located = list(zip((distinct >> 32).tolist(), (distinct & 0xFFFFFFFF).tolist()))
+    distinct_aliases = [tables[t].keys[r] for t, r in located]  # each display normalised when the table was built
+    aliases = objects(distinct_aliases)[alias_ids]
+    displays = objects([tables[t].display[r] for t, r in located])[alias_ids]
+    from_memory = np.array([(int(tables[t].origins[r]) & MEMORY_ORIGIN) != 0 for t, r in located], bool)[alias_ids]
     if per_stage is None:
         only = searched[int(fused.stages[0])] if len(fused.stages) else (searched[0] if searched else "")
         stage_values = {only: fused.scores.astype(np.float64)}
@@ -74,7 +83,7 @@ def hit_columns(
             at = np.clip(np.searchsorted(stage_codes, codes), 0, max(len(stage_codes) - 1, 0))
             found = (stage_codes[at] == codes) if len(stage_codes) else np.zeros(len(codes), bool)
             stage_values[name] = np.where(found, values[at] if len(values) else 0, np.nan).astype(np.float64)
-    return HitColumns(query, aliases, displays, from_memory, stage_values)
+    return HitColumns(query, aliases, displays, from_memory, stage_values, alias_ids, distinct_aliases)
 
 
 def similarities(keys: np.ndarray, texts: np.ndarray) -> np.ndarray:
@@ -87,27 +96,37 @@ def similarities(keys: np.ndarray, texts: np.ndarray) -> np.ndarray:
     return values
 
 
-_WORDS: dict[str, frozenset[str]] = {}  # an alias's distinct words, remembered (aliases recur mention after mention)
-WORDS_KEPT = 500_000
+def word_ids(texts: Sequence[str], vocabulary: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each text's distinct words as ids (``vocabulary`` grows as words come), CSR-style: (indptr, ids)."""
+    ids: list[int] = []
+    indptr = [0]
+    for text in texts:
+        ids.extend(vocabulary.setdefault(word, len(vocabulary)) for word in dict.fromkeys(text.split()))
+        indptr.append(len(ids))
+    return np.asarray(indptr, np.int64), np.asarray(ids, np.int64)
 
 
-def words_of(text: str) -> frozenset[str]:
-    found = _WORDS.get(text)
-    if found is None:
-        if len(_WORDS) >= WORDS_KEPT:
-            _WORDS.clear()
-        found = _WORDS[text] = frozenset(text.split())
-    return found
-
-
-def shared_words(keys: Sequence[str], query: np.ndarray, aliases: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each hit, how many distinct words its alias shares with its key, the key's distinct words and the alias's."""
-    key_words = [frozenset(key.split()) for key in keys]
-    alias_words = [words_of(alias) for alias in aliases.tolist()]
-    shared = np.fromiter((len(key_words[q] & words) for q, words in zip(query.tolist(), alias_words)), np.float64, len(alias_words))
-    key_counts = np.array([len(words) for words in key_words], np.float64)
-    alias_counts = np.fromiter((len(words) for words in alias_words), np.float64, len(alias_words))
-    return shared, key_counts[query], alias_counts
+def shared_words(keys: Sequence[str], query: np.ndarray, columns: HitColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each hit, how many distinct words its alias shares with its key, the key's distinct words and the alias's:
+    each key and each distinct alias split once, the hits counted with numpy."""
+    vocabulary: dict[str, int] = {}
+    key_indptr, key_ids = word_ids(keys, vocabulary)
+    if columns.alias_ids is None:
+        alias_of_hit, distinct = np.arange(len(query)), columns.aliases.tolist()
+    else:
+        alias_of_hit, distinct = columns.alias_ids, columns.distinct_aliases
+    alias_indptr, alias_ids = word_ids(distinct, vocabulary)
+    width = len(vocabulary) + 1
+    key_codes = np.unique(np.repeat(np.arange(len(keys), dtype=np.int64), np.diff(key_indptr)) * width + key_ids)
+    alias_counts = np.diff(alias_indptr)[alias_of_hit]
+    starts = alias_indptr[alias_of_hit]
+    entry_hit = np.repeat(np.arange(len(query)), alias_counts)
+    entry_word = alias_ids[np.arange(len(entry_hit)) - np.repeat(np.cumsum(alias_counts) - alias_counts - starts, alias_counts)]
+    entry_code = query[entry_hit].astype(np.int64) * width + entry_word
+    at = np.minimum(np.searchsorted(key_codes, entry_code), max(len(key_codes) - 1, 0))
+    found = key_codes[at] == entry_code if len(key_codes) else np.zeros(len(entry_code), bool)
+    shared = np.bincount(entry_hit[found], minlength=len(query)).astype(np.float64)
+    return shared, np.diff(key_indptr).astype(np.float64)[query], alias_counts.astype(np.float64)
 
 
 def ordered_keys(query: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -152,7 +171,7 @@ def features(
     rows[:, 8] = alias_similarity
     rows[:, 9] = similarities(key_of_hit, names)
     rows[:, 10] = np.array([math.log(1 + len(key.split())) for key in keys])[query]
-    shared, key_words, alias_words = shared_words(keys, query, columns.aliases)
+    shared, key_words, alias_words = shared_words(keys, query, columns)
     rows[:, 11] = np.divide(shared, key_words, out=np.zeros(n), where=key_words > 0)
     rows[:, 12] = np.divide(shared, alias_words, out=np.zeros(n), where=alias_words > 0)
     rows[:, 13] = columns.from_memory
@@ -206,6 +225,57 @@ def decided_order(stage: CalibrationStage, query: np.ndarray, scores: np.ndarray
     return np.lexsort((position, -probability, run_numbers(query, scores)))
 
 
+def stage_dicts(columns: HitColumns, kept: np.ndarray) -> list[dict[str, float]]:
+    """``scores_by_stage`` of each kept hit: the stages that found it, with their scores (built pattern by pattern of
+    stages found, so a hit costs one ``zip``, not a test per stage)."""
+    names = list(columns.stage_values)
+    if not names:
+        return [{} for _ in range(len(kept))]
+    values = np.stack([columns.stage_values[name][kept] for name in names], axis=1)
+    found = ~np.isnan(values)
+    pattern = found @ (1 << np.arange(len(names)))
+    out: list[dict[str, float]] = [{}] * len(kept)
+    for code in np.unique(pattern).tolist():
+        at = np.flatnonzero(pattern == code)
+        stages = [i for i in range(len(names)) if code >> i & 1]
+        keys = [names[i] for i in stages]
+        for position, row in zip(at.tolist(), values[np.ix_(at, stages)].tolist()):
+            out[position] = dict(zip(keys, row))
+    return out
+
+
+def chosen_hits(
+    stage: CalibrationStage, fused: Hits, order: np.ndarray, probabilities: list[float], similarity: list[float], concept_ids, k: int
+) -> tuple[list[int], list[int], dict[int, str]]:
+    """Per key, its first ``k`` hits in the decided order after the backoff, flattened: the hits, each key's count,
+    and key -> the backoff's explanation where it moved a candidate first."""
+    below, window = stage.settings["backoff_below"], stage.settings["backoff_top"]
+    kept: list[int] = []
+    counts: list[int] = []
+    backoffs: dict[int, str] = {}
+    concepts = fused.concepts
+    bounds = fused.indptr.tolist()
+    for i in range(len(bounds) - 1):
+        chosen = order[bounds[i] : bounds[i + 1]]
+        if len(chosen) and below is not None and probabilities[int(chosen[0])] < below:
+            chosen = chosen.tolist()
+            look = chosen[:window]
+            closest = max(range(len(look)), key=lambda j: similarity[look[j]])
+            if closest:
+                first = chosen[0]
+                backoffs[i] = (
+                    f"backoff: the model's first choice, {concept_ids[int(concepts[first])]}, had probability "
+                    f"{probabilities[first]:.3f} < {below}; this alias spells the mention most closely"
+                )
+                chosen.insert(0, chosen.pop(closest))
+            chosen = chosen[:k]
+        else:
+            chosen = chosen[:k].tolist()
+        kept.extend(chosen)
+        counts.append(len(chosen))
+    return kept, counts, backoffs
+
+
 def decided(
     stage: CalibrationStage,
     keys: Sequence[str],
@@ -215,9 +285,11 @@ def decided(
     concept_ids: Sequence[str],
     concept_names: Sequence[str],
     k: int,
+    alt_ids: dict[str, list[str]] | None = None,
 ) -> list[tuple[list[Candidate], float | None, bool | None]]:
     """For each key: its first ``k`` candidates after ``CalibrationStage.decide`` (probabilities, order, backoff), the
-    first one's probability and the NIL decision, as ``decide`` gives them for the same fused list."""
+    first one's probability and the NIL decision, as ``decide`` gives them for the same fused list. ``alt_ids`` fills
+    each candidate's other ids."""
     normalize = stage.normalize
     concepts = fused.concepts
     unique_concepts, inverse = np.unique(concepts, return_inverse=True)
@@ -234,45 +306,42 @@ def decided(
     order = decided_order(stage, columns.query, fused.scores, probability)
     if stage.settings["rivals"] == "share":
         share_rivals(probability, fused, concept_ids, order)
-    below, window, threshold = stage.settings["backoff_below"], stage.settings["backoff_top"], stage.settings["nil_threshold"]
-    stage_columns = [(name, values.tolist()) for name, values in columns.stage_values.items()]
-    scores, probabilities, similarity = fused.scores.tolist(), probability.tolist(), alias_similarity.tolist()
-    displays, memory, stage_of_hit, concept_of_hit = (
-        columns.displays.tolist(),
-        columns.from_memory.tolist(),
-        fused.stages.tolist(),
-        concepts.tolist(),
-    )
+    probabilities = probability.tolist()
+    kept, counts, backoffs = chosen_hits(stage, fused, order, probabilities, alias_similarity.tolist(), concept_ids, k)
+    at = np.asarray(kept, np.int64)
+    ids = [concept_ids[c] for c in concepts[at].tolist()]
+    others = alt_ids or {}
+    candidates = [
+        Candidate(
+            concept_id,
+            score,
+            display,
+            by_stage,
+            [{"matched": display, "origin": "memory" if memory else "kb", "stage": searched[stage_of]}],
+            concept_names[concept],
+            list(others.get(concept_id, ())),
+            p,
+        )
+        for concept_id, score, display, by_stage, memory, stage_of, concept, p in zip(
+            ids,
+            fused.scores[at].tolist(),
+            columns.displays[at].tolist(),
+            stage_dicts(columns, at),
+            columns.from_memory[at].tolist(),
+            fused.stages[at].tolist(),
+            concepts[at].tolist(),
+            probability[at].tolist(),
+        )
+    ]
+    threshold = stage.settings["nil_threshold"]
     out = []
-    for i in range(len(keys)):
-        chosen = order[int(fused.indptr[i]) : int(fused.indptr[i + 1])].tolist()
-        backoff = None
-        if chosen and below is not None and probabilities[chosen[0]] < below:
-            look = chosen[:window]
-            closest = max(range(len(look)), key=lambda j: similarity[look[j]])
-            if closest:
-                first = chosen[0]
-                backoff = (
-                    f"backoff: the model's first choice, {concept_ids[concept_of_hit[first]]}, had probability "
-                    f"{probabilities[first]:.3f} < {below}; this alias spells the mention most closely"
-                )
-                chosen.insert(0, chosen.pop(closest))
-        candidates = [
-            Candidate(
-                concept_ids[concept_of_hit[at]],
-                scores[at],
-                displays[at],
-                {name: values[at] for name, values in stage_columns if values[at] == values[at]},  # NaN: not found there
-                [{"matched": displays[at], "origin": "memory" if memory[at] else "kb", "stage": searched[stage_of_hit[at]]}],
-                concept_names[concept_of_hit[at]],
-                [],
-                probabilities[at],
-            )
-            for at in chosen[:k]
-        ]
-        if backoff is not None:
-            candidates[0].evidence = [*candidates[0].evidence, {"backoff": backoff}]
-        first_probability = candidates[0].probability if candidates else None
+    start = 0
+    for i, count in enumerate(counts):
+        mine = candidates[start : start + count]
+        start += count
+        if i in backoffs:
+            mine[0].evidence = [*mine[0].evidence, {"backoff": backoffs[i]}]
+        first_probability = mine[0].probability if mine else None
         nil = None if threshold is None else (first_probability is None or first_probability < threshold)
-        out.append((candidates, first_probability, nil))
+        out.append((mine, first_probability, nil))
     return out

@@ -14,6 +14,7 @@ from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
+from medlink.collector import collection_paused
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.directories import require_replaceable, staged_directory
 from medlink.errors import SHAPE_ERRORS, MedlinkError, reading
@@ -28,6 +29,7 @@ from medlink.linking.index_parts import built_dictionary, built_generators, chec
 from medlink.linking.kb_inputs import alt_ids_of, finder_skipped
 from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries, read_memory
+from medlink.linking.mentions import is_text, mention_error, note_readings
 from medlink.progress import phase
 from medlink.rerank.base import LinkerParts, Reranker, build_reranker, reads_context
 from medlink.retrieval.base import CandidateGenerator, to_candidates
@@ -42,26 +44,6 @@ from medlink.text.normalize import Normalizer
 
 log = logging.getLogger(__name__)
 MAX_MENTION_CHARS = 1000  # longer mentions are truncated (with a warning): no concept name is that long
-
-
-def is_text(text: str) -> bool:
-    """False for a string holding bytes that were not UTF-8 (a command-line argument decodes them as lone surrogates)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def mention_error(text: str, key: str) -> str | None:
-    """Why a mention cannot be linked (``key``: its normalised form), or None: reported per mention, not for the batch."""
-    if not is_text(text):
-        return "not valid UTF-8 text (it holds bytes that are not UTF-8)"
-    if not text.strip():
-        return "empty mention"
-    if not key:
-        return "nothing to link after normalisation (only punctuation or symbols)"
-    return None
 
 
 class Linker:
@@ -316,7 +298,7 @@ class Linker:
         return [
             LinkResult(Mention(key), candidates, None, nil, probability, threshold)
             for key, (candidates, probability, nil) in zip(
-                keys, decided(stage, keys, fused, columns, searched, self.concept_ids, self.concept_names, k)
+                keys, decided(stage, keys, fused, columns, searched, self.concept_ids, self.concept_names, k, self.alt_ids)
             )
         ]
 
@@ -340,6 +322,12 @@ class Linker:
         reads context, "identical" takes the context too (each distinct text is still searched once). A calibration
         stage alone decides on the batch's arrays; ``batched=False`` takes the candidate-by-candidate reference path.
         """
+        with collection_paused():
+            return self._link(mentions, k, generators, rerank, batched)
+
+    def _link(
+        self, mentions: Sequence[str | Mention], k: int, generators: Sequence[str] | None, rerank: bool, batched: bool
+    ) -> list[LinkResult]:
         items = [Mention.of(m) for m in mentions]
         keys = [self.key(m.text) if is_text(m.text) else "" for m in items]
         unique = sorted({key for key in keys if key})
@@ -360,8 +348,10 @@ class Linker:
             if key:
                 first.setdefault(ident, (key, mention))
         order = sorted(first, key=lambda ident: first[ident][0])  # by key, as the searches
+        fresh: set = set()  # idents whose candidates are objects of their own, not yet handed out (the batch path's)
         if batched and not with_context and len(rerankers) == 1 and batch_decides(rerankers[0]):
             by_ident = dict(zip(unique, self.calibrated(unique, names, depth, rerankers[0], k)))
+            fresh = set(by_ident)
         else:
             retrieved = dict(zip(unique, self.retrieve(unique, names, depth)))
             queries = [Mention(key, m.doc_id, m.start, m.end, m.left, m.right) for key, m in map(first.get, order)]
@@ -376,14 +366,12 @@ class Linker:
             if found is None:
                 out.append(LinkResult(mention, [], mention_error(mention.text, key)))
                 continue
-            # a fresh list per mention: duplicates share the search, not the objects
-            candidates = [c.copy(alt_ids=list(self.alt_ids.get(c.concept_id, ()))) for c in found.candidates[:k]]
-            for candidate in candidates:
-                candidate.evidence += [
-                    {"spelling": f"{stage} read '{key}' as '{read}'"}
-                    for stage, read in readings.get(key, {}).items()
-                    if stage in candidate.scores_by_stage
-                ]
+            if ident in fresh:  # the first mention of a text takes the objects made for it
+                fresh.discard(ident)
+                candidates = found.candidates[:k]
+            else:  # a fresh list per mention: duplicates share the search, not the objects
+                candidates = [c.copy(alt_ids=list(self.alt_ids.get(c.concept_id, ()))) for c in found.candidates[:k]]
+            note_readings(candidates, key, readings.get(key))
             out.append(replace(found, mention=mention, candidates=candidates))
         return resolve_codes(out, lambda: self.codes, self.candidate_for)
 

@@ -80,17 +80,49 @@ def shared(ids: Sequence[str], scores: Sequence[float], probabilities: Sequence[
     q = [float(p) for p in probabilities]
     if sum(q) <= 1.0 + 1e-9:
         return q
-    out = [0.0] * len(q)
+    spaces = [namespace(i) for i in ids]
+    if MAPPED <= set(spaces) or len(set(ids)) < len(ids):
+        return _shared_pairwise(ids, scores, q)
+    return _shared_by_namespace(spaces, scores, q)
+
+
+def _runs(scores: Sequence[float]):
+    """(start, end) of each run of scores within ``TIE`` of the run's first, in order."""
     start = 0
-    while start < len(q):
+    while start < len(scores):
         end = start + 1
-        while end < len(q) and abs(scores[end] - scores[start]) <= TIE:
+        while end < len(scores) and abs(scores[end] - scores[start]) <= TIE:
             end += 1
+        yield start, end
+        start = end
+
+
+def _shared_by_namespace(spaces: Sequence[str], scores: Sequence[float], q: list[float]) -> list[float]:
+    """``_shared_pairwise`` where two candidates are rivals exactly when their terminologies are the same (no HPO and
+    ICD-10-CM pair to look up): each terminology's kept mass summed as it grows, not rival by rival."""
+    out = [0.0] * len(q)
+    kept: dict[str, list[float]] = {}  # per terminology, the positive probabilities given so far, in ranking order
+    for start, end in _runs(scores):
+        for i in range(start, end):
+            if q[i] <= 0.0:
+                continue
+            taken = sum(kept.get(spaces[i], ()))
+            tied = q[i] + sum([q[j] for j in range(start, end) if j != i and q[j] > 0.0 and spaces[j] == spaces[i]])
+            out[i] = min(q[i], max(0.0, 1.0 - taken) * q[i] / tied)
+        for i in range(start, end):
+            if out[i] > 0.0:
+                kept.setdefault(spaces[i], []).append(out[i])
+    return out
+
+
+def _shared_pairwise(ids: Sequence[str], scores: Sequence[float], q: list[float]) -> list[float]:
+    """The definition: each candidate's better-ranked rivals and tied rivals asked one pair at a time."""
+    out = [0.0] * len(q)
+    for start, end in _runs(scores):
         for i in range(start, end):
             if q[i] <= 0.0:
                 continue
             taken = sum(out[j] for j in range(start) if out[j] > 0.0 and not same_meaning(ids[i], ids[j]))
             tied = q[i] + sum(q[j] for j in range(start, end) if j != i and q[j] > 0.0 and not same_meaning(ids[i], ids[j]))
             out[i] = min(q[i], max(0.0, 1.0 - taken) * q[i] / tied)
-        start = end
     return out

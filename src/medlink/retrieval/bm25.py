@@ -94,7 +94,7 @@ class BM25Generator(GeneratorBase):
         """The names' words and their frequencies, gathered when first needed (a query with an unknown word asks for them)."""
         if self._speller is None:
             counts = read_json(self._saved_words) if self._saved_words is not None else self.word_counts()
-            speller = SpellingIndex(counts, deletions=False)
+            speller = SpellingIndex(counts, deletions=None)
             words, stems = list(speller.frequencies), {}
             for word, stem in zip(words, self.tokens(" ".join(words))):
                 stems[stem] = stems.get(stem, 0) + speller.frequencies[word]

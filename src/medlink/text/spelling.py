@@ -7,12 +7,17 @@ correcting costs nothing like comparing against the whole vocabulary. Only words
 ``min_length`` characters or more are corrected: short words are one edit from too many others.
 Over a very large vocabulary (a UMLS-size KB's words) the deletion index grows tenfold past the
 words; ``deletions=False`` keeps the words only and looks up a misspelling's one-edit variants
-instead (a few hundred lookups per corrected word, the same answers).
+instead (a few hundred lookups per corrected word, the same answers). ``deletions=None`` starts that way and builds
+the deletions once the words corrected have cost as much as building them would (a long run of misspellings), unless
+the vocabulary is too large for them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+
+LOOKUPS_PER_WORD_INDEXED = 40  # one word corrected by its variants costs about as much as indexing this many words
+DELETIONS_AT_MOST = 250_000  # vocabulary words: beyond, the adaptive index keeps to variants (memory)
 
 
 def _deletions(word: str) -> set[str]:
@@ -38,16 +43,24 @@ def one_edit_apart(a: str, b: str) -> bool:
 class SpellingIndex:
     """Vocabulary words (with their frequencies) and the one-character deletions of the long ones."""
 
-    def __init__(self, frequencies: dict[str, int], min_length: int = 5, max_length: int = 30, deletions: bool = True):
+    def __init__(self, frequencies: dict[str, int], min_length: int = 5, max_length: int = 30, deletions: bool | None = True):
         self.frequencies = frequencies
         self.min_length = min_length
         self.max_length = max_length
-        self._by_deletion: dict[str, list[str]] | None = {} if deletions else None
+        self._by_deletion: dict[str, list[str]] | None = None
+        self._adaptive = deletions is None and len(frequencies) <= DELETIONS_AT_MOST
+        self._corrected_by_variants = 0
         self._alphabet = "".join(sorted({c for word in frequencies for c in word}))
-        for word in frequencies if deletions else ():
-            if min_length - 1 <= len(word) <= max_length:
+        if deletions:
+            self._index_deletions()
+
+    def _index_deletions(self) -> None:
+        by_deletion: dict[str, list[str]] = {}
+        for word in self.frequencies:
+            if self.min_length - 1 <= len(word) <= self.max_length:
                 for deleted in _deletions(word):
-                    self._by_deletion.setdefault(deleted, []).append(word)
+                    by_deletion.setdefault(deleted, []).append(word)
+        self._by_deletion = by_deletion
 
     @classmethod
     def from_words(cls, words: Iterable[str], **options) -> SpellingIndex:
@@ -66,6 +79,10 @@ class SpellingIndex:
             return word
         if not self.min_length <= len(word) <= self.max_length:
             return None
+        if self._by_deletion is None and self._adaptive:
+            self._corrected_by_variants += 1
+            if self._corrected_by_variants * LOOKUPS_PER_WORD_INDEXED >= len(self.frequencies):
+                self._index_deletions()
         if self._by_deletion is None:
             candidates = {c for c in self._edits(word) if c in self.frequencies}
         else:

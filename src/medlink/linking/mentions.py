@@ -1,0 +1,36 @@
+"""What the linker says about a mention beside its candidates: why it cannot be linked, how a stage read it."""
+
+from __future__ import annotations
+
+from medlink.core import Candidate
+
+
+def is_text(text: str) -> bool:
+    """False for a string holding bytes that were not UTF-8 (a command-line argument decodes them as lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def mention_error(text: str, key: str) -> str | None:
+    """Why a mention cannot be linked (``key``: its normalised form), or None: reported per mention, not for the batch."""
+    if not is_text(text):
+        return "not valid UTF-8 text (it holds bytes that are not UTF-8)"
+    if not text.strip():
+        return "empty mention"
+    if not key:
+        return "nothing to link after normalisation (only punctuation or symbols)"
+    return None
+
+
+def note_readings(candidates: list[Candidate], key: str, readings: dict[str, str] | None) -> None:
+    """Add to each candidate's evidence how the stages that found it read the mention ``key`` (a spelling correction),
+    in place."""
+    if not readings:
+        return
+    for candidate in candidates:
+        candidate.evidence += [
+            {"spelling": f"{stage} read '{key}' as '{read}'"} for stage, read in readings.items() if stage in candidate.scores_by_stage
+        ]
