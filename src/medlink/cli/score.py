@@ -13,7 +13,6 @@ from pathlib import Path
 import typer
 
 from medlink.cli.common import fail, hold_writer_lock, new_app
-from medlink.eval.intervals import REPLICATES, percent_range, signed_points
 
 app = new_app()
 
@@ -191,6 +190,8 @@ def check_same_texts(gold: list, predicted: list, option_name: str = "--predicte
 
 def markdown(result: dict) -> str:
     """One row per measure: counts, P / R / F1 and the F1's 95% interval (documents resampled)."""
+    from medlink.eval.intervals import REPLICATES, percent_range, signed_points  # the scoring modules: only for a report
+
     lines = [
         "| measure | tp | fp | fn | precision | recall | F1 | F1 95% interval |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
+from medlink.collector import collection_paused
 from medlink.core import Annotation, Document, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.readers.files import decoded_lines, require_file
@@ -208,6 +209,10 @@ class Annotator:
     def _annotate_batch(self, documents: list[Document]) -> list[Document]:
         if not documents:
             return []
+        with collection_paused():  # the batch's spans and results all live on (``medlink.collector``)
+            return self._annotate_paused(documents)
+
+    def _annotate_paused(self, documents: list[Document]) -> list[Document]:
         annotated = [replace(document, annotations=spans) for document, spans in zip(documents, self.spans_in(documents))]
         mentions = [(document, span) for document in annotated for span in document.annotations]
         texts = {id(document): document.text for document in annotated}
