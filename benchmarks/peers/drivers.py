@@ -23,6 +23,9 @@ fetch fails loudly instead of happening):
   gives its own ``Grounder(terms)`` (no default terms) and calls ``gilda.ner.annotate`` with
   ``context_text=""``, so Gilda's context disambiguation (a downloaded model) never runs. Importing gilda
   creates an empty folder (pystow, ``~/.data/gilda/<version>``), nothing more.
+``candidates=True`` (every driver; default off, which changes nothing) also puts the peer's ranked concepts for each span
+in ``infons["candidates"]`` (space-separated ids, its chosen one first): every concept its match reached, for a scorer that
+takes the first concept of one terminology (``benchmarks/clinical_notes/score.py --peers``: the first ICD-10-CM code).
 QuickUMLS 1.4.2's ``match(text, best_match, ignore_syntax)`` drops its two options (it calls ``_match(doc)``
 with the defaults); the driver calls ``_match`` with them, which with the defaults is what ``match`` does.
 """
@@ -41,7 +44,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import SHARED_DATA  # noqa: E402
-
 from medlink.core import Annotation, Document  # noqa: E402
 from medlink.kb.readers.biosyn import read_biosyn  # noqa: E402
 from medlink.kb.records import PREFERRED, NameRecord  # noqa: E402
@@ -139,21 +141,27 @@ def _annotated(document: Document, spans: Iterable[tuple[int, int, str, dict[str
 
 
 def dictionary_annotate(documents: Iterable[Document], *, names: Iterable[tuple[str, str, bool]] | None = None,
-                        train_mentions: bool = False, timings: dict | None = None) -> list[Document]:
+                        train_mentions: bool = False, timings: dict | None = None, candidates: bool = False) -> list[Document]:
     """Every MEDIC name matched exactly at word boundaries, longest match first, left to right, no overlaps: case folded,
     except names of up to ``SHORT_NAME`` characters, matched as written ("AS", "WAS": MEDIC lists such symbols), and no
     English stop word; a name several concepts share goes to the one whose preferred name it is, else the first listed.
-    No normalisation, no fuzziness, no abbreviations: what a dictionary lookup alone gives (pyahocorasick)."""
+    No normalisation, no fuzziness, no abbreviations: what a dictionary lookup alone gives (pyahocorasick). With
+    ``candidates``, a span's ``infons["candidates"]``: its concept, then the other concepts listing the same name."""
     import ahocorasick
 
     started = time.perf_counter()
     automaton, owner, stop = ahocorasick.Automaton(), {}, set(NLTK_ENGLISH_STOPWORDS)
+    sharing: dict[str, dict[str, None]] = {}  # with ``candidates``: every concept listing the name, in the names' order
     for concept, name, preferred in with_train_mentions(names, train_mentions) or medic_names():
         key = name if len(name) <= SHORT_NAME else name.casefold()
-        if len(key) == len(name) and key.strip() and name.casefold() not in stop and (key not in owner or (preferred and not owner[key][1])):
-            owner[key] = (concept, preferred)
+        if len(key) == len(name) and key.strip() and name.casefold() not in stop:
+            if key not in owner or (preferred and not owner[key][1]):
+                owner[key] = (concept, preferred)
+            if candidates:
+                sharing.setdefault(key, {})[concept] = None
     for key, (concept, _preferred) in owner.items():
-        automaton.add_word(key, (len(key), concept, len(key) <= SHORT_NAME))
+        ranked = " ".join([concept, *(other for other in sharing[key] if other != concept)]) if candidates else None
+        automaton.add_word(key, (len(key), concept, len(key) <= SHORT_NAME, ranked))
     automaton.make_automaton()
     annotating = time.perf_counter()
     out = []
@@ -162,14 +170,14 @@ def dictionary_annotate(documents: Iterable[Document], *, names: Iterable[tuple[
         folded = text.casefold() if len(text.casefold()) == len(text) else text.lower()
         found = []
         for source, short in ((folded, False), (text, True)):  # long names against the folded text, short ones as written
-            for end, (length, concept, is_short) in automaton.iter(source):
+            for end, (length, concept, is_short, ranked) in automaton.iter(source):
                 start = end - length + 1
                 if is_short == short and (start == 0 or not text[start - 1].isalnum()) and (end + 1 == len(text) or not text[end + 1].isalnum()):
-                    found.append((start, end + 1, concept))
+                    found.append((start, end + 1, concept, ranked))
         spans, taken_until = [], -1
-        for start, end, concept in sorted(found, key=lambda f: (f[0], -(f[1] - f[0]))):
+        for start, end, concept, ranked in sorted(found, key=lambda f: (f[0], -(f[1] - f[0]))):
             if start >= taken_until:
-                spans.append((start, end, concept, {}))
+                spans.append((start, end, concept, {"candidates": ranked} if ranked else {}))
                 taken_until = end
         out.append(_annotated(document, spans, "dictionary"))
     if timings is not None:
@@ -276,9 +284,10 @@ def quickumls_annotate(documents: Iterable[Document], workdir: Path | str, *, th
                        ignore_syntax: bool = False, spacy_model: str = DEFAULT_SPACY_MODEL, lowercase: bool = True,
                        normalize_unicode: bool = True, database_backend: str = "unqlite",
                        names: Iterable[tuple[str, str, bool]] | None = None, train_mentions: bool = False,
-                       timings: dict | None = None) -> list[Document]:
+                       timings: dict | None = None, candidates: bool = False) -> list[Document]:
     """QuickUMLS over each document's text with an index of MEDIC (``names``, default the shared MEDIC file; with
-    ``train_mentions``, the NCBI train split's mentions too)."""
+    ``train_mentions``, the NCBI train split's mentions too). With ``candidates``, a span's ``infons["candidates"]``: the
+    concepts of its match group, best first."""
     names = with_train_mentions(names, train_mentions)
     from quickumls import QuickUMLS
 
@@ -301,8 +310,10 @@ def quickumls_annotate(documents: Iterable[Document], workdir: Path | str, *, th
         spans = []
         for group in matcher._match(matcher.nlp(text), best_match=best_match, ignore_syntax=ignore_syntax):
             for match in group[:1]:  # the group is sorted best first
-                spans.append((match["start"], match["end"], match["cui"],
-                              {"similarity": f"{match['similarity']:.4f}", "matched": match["term"]}))
+                infons = {"similarity": f"{match['similarity']:.4f}", "matched": match["term"]}
+                if candidates:
+                    infons["candidates"] = " ".join(dict.fromkeys(m["cui"] for m in group))
+                spans.append((match["start"], match["end"], match["cui"], infons))
         out.append(_annotated(document, spans, "quickumls"))
     if timings is not None:
         timings.update({"setup_seconds": annotating - loading + (0.0 if built["reused"] else loading - started),
@@ -341,9 +352,9 @@ def gilda_grounder(names: Iterable[tuple[str, str, bool]]):
 
 
 def gilda_annotate(documents: Iterable[Document], *, min_score: float = 0.0, names: Iterable[tuple[str, str, bool]] | None = None,
-                   train_mentions: bool = False, timings: dict | None = None) -> list[Document]:
+                   train_mentions: bool = False, timings: dict | None = None, candidates: bool = False) -> list[Document]:
     """Gilda's dictionary NER (``gilda.ner.annotate``) over each document's text, grounded to MEDIC; matches scoring
-    under ``min_score`` are dropped."""
+    under ``min_score`` are dropped. With ``candidates``, a span's ``infons["candidates"]``: its matches' concepts, best first."""
     from gilda.ner import annotate
 
     started = time.perf_counter()
@@ -357,7 +368,10 @@ def gilda_annotate(documents: Iterable[Document], *, min_score: float = 0.0, nam
         for found in annotate(text, grounder=grounder, context_text=""):
             best = found.matches[0]
             if best.score >= min_score:
-                spans.append((found.start, found.end, best.term.id, {"score": f"{best.score:.4f}", "matched": best.term.text}))
+                infons = {"score": f"{best.score:.4f}", "matched": best.term.text}
+                if candidates:
+                    infons["candidates"] = " ".join(dict.fromkeys(match.term.id for match in found.matches))
+                spans.append((found.start, found.end, best.term.id, infons))
         out.append(_annotated(document, spans, "gilda"))
     if timings is not None:
         timings.update({"setup_seconds": annotating - started, "annotate_seconds": time.perf_counter() - annotating})
