@@ -65,6 +65,12 @@ def test_short_forms_are_case_sensitive(finder):
     assert spans(finder, "two MIs; Mis and mis") == [("MIs", "exact")]  # a plural in capitals is the short form
 
 
+def test_a_short_form_glued_to_a_locant_or_an_isomer_prefix_is_a_chemical_name():
+    finder = DictionaryFinder.build(["HT", "RA", "MED", "ALD"], normalize)
+    text = "serotonin (5-HT) neurons; 13-cis-RA and D-MED or L-MED; in HT, RA, X-ALD and non-HT groups"
+    assert [a.text for a in finder.find(Document.from_text(text))] == ["HT", "RA", "ALD", "HT"]
+
+
 def test_stop_words_and_short_names_are_left_out(finder):
     assert spans(finder, "It was an ab test") == []  # "Was" is a stop word, "ab" under min_length and not capitals
     kept = DictionaryFinder.build(NAMES, normalize, DictionaryOptions(stop_words=False, min_length=2))

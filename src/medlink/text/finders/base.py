@@ -177,3 +177,12 @@ def crosses_boundary(text: str, start: int, end: int) -> bool:
                 return True
             depth[opener] -= 1
     return any(depth.values())
+
+
+CHEMICAL_PREFIX = re.compile(r"(?:^|\W)(?:\d+|cis|trans|[DL]|dl)-$", re.IGNORECASE)
+
+
+def in_chemical_name(text: str, start: int) -> bool:
+    """Is the short form at ``start`` the end of a chemical's name, glued by a hyphen to a locant or an isomer's prefix?
+    "5-HT" is serotonin, not hypertension; "cis-RA" retinoic acid; "D-MED" dexmedetomidine."""
+    return start > 0 and text[start - 1] == "-" and CHEMICAL_PREFIX.search(text, max(0, start - 8), start) is not None

@@ -52,7 +52,14 @@ from pathlib import Path
 from medlink.core import READ_AS, Annotation, Document
 from medlink.corpora.entity_types import ENTITY_TYPES, type_bit, type_of_mask
 from medlink.errors import DamagedFileError, MedlinkError
-from medlink.text.finders.base import OVERLAP_POLICIES, crosses_boundary, english_stop_words, follows_title, resolve_overlaps
+from medlink.text.finders.base import (
+    OVERLAP_POLICIES,
+    crosses_boundary,
+    english_stop_words,
+    follows_title,
+    in_chemical_name,
+    resolve_overlaps,
+)
 from medlink.text.finders.headers import is_section_header
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
 from medlink.text.finders.word_forms import CONTRACTIONS, JOINED, PREFIX_LENGTHS, classical_singular, loose_word, slip, spaced
@@ -202,7 +209,7 @@ class DictionaryFinder:
                     continue  # a part of a word: "eclampsia" in "preeclampsia", "can" in "cant"
                 if (
                     value & SHORT_FORM
-                    and not self.normalize.in_capitals(text[start:end])
+                    and (not self.normalize.in_capitals(text[start:end]) or in_chemical_name(text, start))
                     or value & CAPITALISED
                     and not self._eponym_at(text, start)
                     or crosses_boundary(text, start, end)
