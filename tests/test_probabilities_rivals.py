@@ -87,6 +87,11 @@ def test_a_concepts_codes_share_its_probability_by_the_weight_of_the_ways_to_the
     assert code_probabilities(None, [("ICD10CM:R55", None, False)], _codes()) == {"ICD10CM:R55": None}
 
 
+def test_a_code_reached_only_by_a_narrower_mapping_is_not_sure():
+    assert code_probabilities(1.0, [("ICD10CM:R55", 0.5, False)], _codes()) == {"ICD10CM:R55": 0.5}
+    assert code_probabilities(1.0, [("ICD10CM:R55", 0.5, False), ("ICD10CM:R55", 0.5, False)], _codes()) == {"ICD10CM:R55": 1.0}
+
+
 def test_a_code_the_rules_reached_by_default_is_less_sure():
     assert code_probabilities(1.0, [("ICD10CM:R55", None, True)], _codes()) == {"ICD10CM:R55": BY_DEFAULT}
     both = code_probabilities(1.0, [("ICD10CM:R55", None, True), ("ICD10CM:R55", 1.0, False)], _codes())

@@ -8,6 +8,8 @@ p = 1.000, rivals all sure. Here a code's probability is
 
 - P(code | concept): the code's share of the ways out of the concept. A direct code (the concept is the code) weighs 1;
   a mapping weighs its confidence (an exact match 1, a narrower code about 0.5); several ways that reach one code add up.
+  Ways that weigh less than 1 together leave the rest to no code: a concept whose only way out is a narrower code
+  ("Delayed speech and language development" to "... due to hearing loss") gives that code half its probability.
 - a code with children left (no word said which child, and no "unspecified" child): ICD-10-CM codes a leaf, so the
   category stands for any of its leaves, one of which is right.
 
@@ -59,7 +61,7 @@ def code_probabilities(
         guessed[code] = guessed.get(code, True) and by_default
     if source_probability is None:
         return dict.fromkeys(weights)
-    total = sum(weights.values()) or 1.0
+    total = max(sum(weights.values()), 1.0)  # ways short of certain leave the rest to no code
     return {
         code: source_probability * weight / total / leaf_count(codes, code) * (BY_DEFAULT if guessed[code] else 1.0)
         for code, weight in weights.items()
