@@ -104,15 +104,16 @@ def test_a_manifestation_code_is_never_first_alone(codes):
 
 
 def test_probability_is_the_exact_codes_and_nil_follows_it(codes):
-    """The linked concept's probability, here for a code the rules reached by default (I21 -> I21.9): ``BY_DEFAULT`` of it
-    (``coding_probability``); the NIL decision is taken on the code's."""
+    """The linked concept's probability, here for a code the rules reached by default (I21 -> I21.9) through its one
+    mapping, a close match of confidence 0.92: that share, then ``BY_DEFAULT`` of it (``coding_probability``); the NIL
+    decision is taken on the code's."""
     from medlink.linking.coding_probability import BY_DEFAULT
 
     mapping = read_mappings(MAPPINGS)
     result = LinkResult(Mention("heart attack"), [Candidate("HP:0001658", 3.0, "Heart attack", name="Myocardial infarction", probability=0.3)])
     result.nil_threshold, result.nil, result.probability = 0.4, True, 0.3
     out = Coder(codes, {m.subject: [m] for m in mapping}, []).code([result], 5)[0]
-    assert out.candidates[0].concept_id == "ICD10CM:I21.9" and out.candidates[0].probability == pytest.approx(0.3 * BY_DEFAULT) and out.nil
+    assert out.candidates[0].concept_id == "ICD10CM:I21.9" and out.candidates[0].probability == pytest.approx(0.3 * 0.92 * BY_DEFAULT) and out.nil
 
 
 # -- end to end, on a tiny index ----------------------------------------------------------------------------------------------
@@ -192,3 +193,12 @@ def test_command_line_link_and_annotate(index):
     assert [a["ids"] for a in plain["annotations"]] == [["HP:0012330"], ["HP:0001658"]]
     refused = medlink("link", "--index", index, "--mappings", MAPPINGS, "heart attack", check=False)
     assert refused.returncode == 2 and "--target-namespace" in refused.stderr
+
+
+def test_a_short_form_says_the_words_its_letters_spell():
+    from medlink.linking.coding_rules import spelled_out
+
+    assert spelled_out("SOB", ["Dyspnea", "Shortness of breath"]) >= {"shortness", "breath"}
+    assert {"lower", "urinary", "tract"} <= spelled_out("BPH with LUTS", ["Benign prostatic hyperplasia with lower urinary tract symptoms"])
+    assert spelled_out("chest pain", ["Chest pain, unspecified"]) == frozenset()  # no short form, nothing spelled
+    assert spelled_out("MI", ["Migraine"]) == frozenset()  # one word's initial is no two-letter short form

@@ -55,6 +55,28 @@ def said_words(texts: Iterable[str | None]) -> frozenset[str]:
     return _compared(w for text in texts if text for w in words(text))
 
 
+SHORT_FORM = re.compile(r"\b[A-Z]{2,6}s?\b")  # a mention's word in capitals: "SOB", "LUTS", "BPH"
+
+
+def spelled_out(mention: str, names: Iterable[str]) -> frozenset[str]:
+    """The words of ``names`` that a short form in ``mention`` spells by their initials ("SOB": "shortness of breath";
+    "LUTS": "lower urinary tract symptoms"), with or without the small words between them, as the rules compare them."""
+    shorts = {m.group().rstrip("s").lower() for m in SHORT_FORM.finditer(mention)}
+    found: list[str] = []
+    for name in names if shorts else ():
+        said = words(name)
+        for start, first in enumerate(said):
+            if first in NOT_TELLING:
+                continue
+            every, content = "", ""
+            for end in range(start, min(start + 8, len(said))):
+                every += said[end][0]
+                content += "" if said[end] in NOT_TELLING else said[end][0]
+                if said[end] not in NOT_TELLING and (every in shorts or content in shorts):
+                    found.extend(said[start : end + 1])
+    return _compared(found)
+
+
 def name_word_sets(name: str) -> list[frozenset[str]]:
     """The words that tell a name apart, for each of its readings (brackets and parentheses read with and without)."""
     out: list[frozenset[str]] = []
@@ -125,6 +147,12 @@ class CodeSet:
         note = self.code_first.get(code)
         asks = bool(note and ETIOLOGY_FIRST.search(note[1]) and not IF_ANY.search(note[1]))
         return asks or bool(MANIFESTATION_NAME.search(self.names.get(code, "")))
+
+    def family_names(self, code: str) -> list[str]:
+        """The names of a code, its parent, its children and its siblings: the codes ``refine`` may move to from it."""
+        parent = self.parent.get(code)
+        family = [code, *self.children.get(code, ()), *([parent, *self.children.get(parent, ())] if parent else ())]
+        return [name for member in dict.fromkeys(family) for name in [self.names.get(member, ""), *self.aliases.get(member, ())]]
 
     def unsaid(self, code: str, said: frozenset[str]) -> int:
         """How many telling words of the code's closest name the words said leave out (0: some name of it is said)."""
