@@ -175,12 +175,15 @@ def assertion_section(get) -> Section | None:
                      " / ".join(f"{r['records_per_second']:,.0f}" for r in (ours, neg, med) if r)])
     section.body += table(["split (mentions)", "medlink accuracy / macro F1", "medlink absent F1", "negspaCy absent F1",
                            "medspaCy accuracy / absent F1", "medlink historical F1", "snippets/s medlink / negspaCy / medspaCy"], rows)
+    line = ""
     if run.get("end_to_end"):
-        section.body += ["", "- End to end, `medlink annotate` on the default index over the same snippets: gold mentions a found span overlaps, "
-                         "and status right on those: " + "; ".join(f"{split} {e['found']:.3f}, {e['status_right_when_found']:.3f}"
-                                                                   for split, e in run["end_to_end"].items()) + "."]
+        line = ("- End to end (`medlink annotate`, default index, same snippets), spans found and status right when found: "
+                + "; ".join(f"{split} {e['found']:.3f}, {e['status_right_when_found']:.3f}" for split, e in run["end_to_end"].items()) + ".")
     if run.get("pipeline_cost"):
-        section.body += ["- Its cost in `medlink annotate` (default index, {documents} NCBI test abstracts, on and off in turns): "
-                         "{abstracts_per_second_with:,.0f} abstracts/s with it, {abstracts_per_second_without:,.0f} without.".format(**run["pipeline_cost"])]
+        line = (line + " Cost" if line else "- Its cost in `medlink annotate`") + (
+            " ({documents} NCBI test abstracts, default index, on / off in turns): {abstracts_per_second_with:,.0f} / "
+            "{abstracts_per_second_without:,.0f} abstracts/s.".format(**run["pipeline_cost"]))
+    if line:
+        section.body += ["", line]
     section.add_runs([(name, run)])
     return section
