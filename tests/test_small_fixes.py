@@ -31,6 +31,12 @@ def test_a_nil_sentence_never_shows_a_probability_equal_to_the_threshold_it_is_u
     assert decision_text(nil_result(0.12, 0.29)).endswith("has probability 0.120, under the NIL threshold 0.290")
 
 
+def test_a_nil_mention_with_braces_prints_as_written():
+    result = nil_result(0.2, 0.5)
+    result.mention = Mention("H{ a}b{0}")
+    assert result_lines(result)[0] == "H{ a}b{0}\tNIL\t(first candidate's probability 0.200 is under the NIL threshold 0.500; candidates follow)"
+
+
 @given(st.floats(0, 1), st.floats(0, 1))
 def test_the_shown_probability_is_below_the_shown_threshold(probability, threshold):
     if not probability < threshold:

@@ -168,14 +168,13 @@ def result_lines(result: LinkResult) -> list[str]:
         return [f"{text!r}\terror: {result.error}"]
     if not result.candidates:
         return [f"{text}\t(no candidate)"]
-    lines = (
-        [
-            f"{text}\tNIL\t(first candidate's probability{_after_backoff(result.candidates[0])} "
-            "{} is under the NIL threshold{}; candidates follow)".format(*_under(result.probability, result.nil_threshold))
-        ]
-        if result.nil
-        else []
-    )
+    lines = []
+    if result.nil:  # the mention's text is not a format string: "H{" is a mention like any other
+        probability, threshold = _under(result.probability, result.nil_threshold)
+        lines.append(
+            f"{text}\tNIL\t(first candidate's probability{_after_backoff(result.candidates[0])} {probability} is under the NIL "
+            f"threshold{threshold}; candidates follow)"
+        )
     for rank, c in enumerate(result.candidates, 1):
         also = f"; also {' '.join(c.alt_ids)}" if c.alt_ids else ""
         probability = f"\tp={c.probability:.3f}" if c.probability is not None else ""

@@ -53,6 +53,7 @@ class BM25Generator(GeneratorBase):
         self.vocabulary: dict[str, int] = retriever.vocab_dict
         self.tokens = _tokenizer(params.get("stem", False))
         self._speller: SpellingIndex | None = None  # built from the names' words on the first query that needs it
+        self._name_words: dict[str, int] | None = None
         self._saved_words: Path | None = None  # where a loaded index keeps those words (an index built before has none)
         self._stem_frequencies: dict[str, int] = {}  # stem -> how often the names' words of that stem occur
         self._corrections: dict[str, str] = {}
@@ -90,11 +91,17 @@ class BM25Generator(GeneratorBase):
         return dict(Counter(word for key in self.table.keys for word in key.split()))
 
     @property
+    def name_words(self) -> dict[str, int]:
+        """The names' words and their frequencies (saved with the index, or gathered), read when a query first needs them."""
+        if self._name_words is None:
+            self._name_words = read_json(self._saved_words) if self._saved_words is not None else self.word_counts()
+        return self._name_words
+
+    @property
     def speller(self) -> SpellingIndex:
-        """The names' words and their frequencies, gathered when first needed (a query with an unknown word asks for them)."""
+        """The spelling index over the names' words, built when a query first has a word no name has."""
         if self._speller is None:
-            counts = read_json(self._saved_words) if self._saved_words is not None else self.word_counts()
-            speller = SpellingIndex(counts, deletions=None)
+            speller = SpellingIndex(self.name_words, deletions=None)
             words, stems = list(speller.frequencies), {}
             for word, stem in zip(words, self.tokens(" ".join(words))):
                 stems[stem] = stems.get(stem, 0) + speller.frequencies[word]
@@ -125,6 +132,8 @@ class BM25Generator(GeneratorBase):
         return read if read != mention else None
 
     def _correction(self, word: str) -> str:
+        if word in self.name_words:
+            return word  # what the speller would say of a word the names have, without building it
         fixed = self.speller.correct(word)
         if not fixed or fixed == word:
             return word
