@@ -136,6 +136,9 @@ EXACT_PARAMS: dict[str, Param] = {
     # match the set of word stems instead of the whole name: word order, inflection and a few function words stop
     # mattering ("fracture of hip" = "hip fractures"); retrieval.exact.word_key
     "words": Param(bool, default=False),
+    # answer only mentions that a spelling correction changes, by the names their corrected reading spells exactly
+    # ("pnuemonia": Pneumonia): lexical evidence a dense stage may outweigh; retrieval.exact
+    "spelling": Param(bool, default=False),
 }
 COMPLETION_PARAMS: dict[str, Param] = {}  # names holding every word of the mention, by how expected their other words are
 TFIDF_PARAMS = {

@@ -136,14 +136,21 @@ def default_config() -> LinkerConfig:
     return LinkerConfig.from_dict({"generators": LEXICAL_GENERATORS, "fusion": {"method": "weighted", "weights": dict(LEXICAL_WEIGHTS)}})
 
 
+# beside a dense stage: the names a mention's spelling-corrected reading spells exactly, weighed as the dense stage's best
+# ("pnuemonia" is Pneumonia, not the dense stage's Pyuria); chosen on AskAPatient fold-0 validation + NCBI dev
+# (docs/benchmark-history.md, the spelled stage)
+SPELLED = {"name": "spelled", "type": "exact", "params": {"spelling": True}}
+
+
 def default_dense_config(dense_weight: float = DEFAULT_DENSE_WEIGHT, model: str | None = None) -> LinkerConfig:
     """The default config plus the packaged MiniLM (untrained; or ``model``, a bi-encoder folder): lay wording ("can't
-    sleep") that shares no characters with a KB name can still land on it. Needs the dense extra."""
+    sleep") that shares no characters with a KB name can still land on it; and the names a misspelt mention's corrected
+    reading spells, which the dense stage reads poorly. Needs the dense extra."""
     dense = {"name": "dense", "type": "dense", "params": {"strip": EPISODE_OF_CARE, **({"model": str(model)} if model else {})}}
     return LinkerConfig.from_dict(
         {
-            "generators": [*LEXICAL_GENERATORS, dense],
-            "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "dense": dense_weight}},
+            "generators": [*LEXICAL_GENERATORS, SPELLED, dense],
+            "fusion": {"method": "weighted", "weights": {**LEXICAL_WEIGHTS, "spelled": dense_weight, "dense": dense_weight}},
         }
     )
 

@@ -4,6 +4,11 @@ With ``words``, the match is on the set of word stems instead, function words le
 fractures" and "Fracture of hip NOS" all read {fractur, hip}): terminologies phrase a concept one way ("Fracture of
 hip", "Heart failure") and people another ("hip fracture", "heart failures"); a character n-gram or BM25 score sees a
 near miss there, and may rank a different concept spelt closer ("Hip contractures") above it.
+
+With ``spelling``, the stage answers only a mention whose words a spelling correction changes (each word no name has
+read as the most frequent name word one edit away, ``medlink.text.spelling``), by the names its reading spells exactly:
+"pnuemonia" is Pneumonia. Why a stage of its own: a dense stage reads a misspelling poorly ("pnuemonia": Pyuria) and
+can outweigh the character n-grams; the fusion can weigh this exact evidence as it needs.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable, read_json, read_lines, write_lines
 from medlink.text.normalize import Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, plain_form
+from medlink.text.spelling import SpellingIndex
 
 PARAMS_FILE = "medlink_params.json"
 WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: stemming the names again would slow every load
@@ -48,7 +54,7 @@ def word_key(key: str, stem: Callable[[list[str]], list[str]], function_words: f
 def saved_settings(directory: Path) -> tuple[bool, frozenset[str], int | None]:
     """The words setting, function words and plain forms' version of the exact generator saved at ``directory`` (no
     params file: whole names, no words form; no function words: ``EARLIER_FUNCTION_WORDS``; no version: no plain
-    forms)."""
+    forms). Its spelling setting: ``saved_spelling``."""
     path = directory / PARAMS_FILE
     settings = read_json(path) if path.is_file() else {}
     if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
@@ -57,6 +63,16 @@ def saved_settings(directory: Path) -> tuple[bool, frozenset[str], int | None]:
     if not isinstance(function_words, list) or not all(isinstance(w, str) for w in function_words):
         raise DamagedFileError(path, ValueError('expected "function_words": a list of words'))
     return settings.get("words", False), frozenset(function_words), settings.get("plain_forms")
+
+
+def saved_spelling(directory: Path) -> bool:
+    """Does the exact generator saved at ``directory`` answer spelling-corrected mentions (no setting: no)?"""
+    path = directory / PARAMS_FILE
+    settings = read_json(path) if path.is_file() else {}
+    spelling = settings.get("spelling", False) if isinstance(settings, dict) else False
+    if not isinstance(spelling, bool):
+        raise DamagedFileError(path, ValueError('expected "spelling": true or false'))
+    return spelling
 
 
 def word_keys_are_current(directory: Path) -> bool:
@@ -95,9 +111,12 @@ class ExactGenerator(GeneratorBase):
         word_keys: list[str] | None = None,
         function_words: frozenset[str] | None = None,
         plain_keys: list[str] | None = None,
+        spelling: bool = False,
     ):
         super().__init__(table, concept_ids, name)
         self.words = words
+        self.spelling = spelling
+        self._speller: SpellingIndex | None = None  # the names' words, gathered on the first search that needs them
         self.function_words = FUNCTION_WORDS if function_words is None else function_words  # an index keeps those its keys were made with
         self.plain_keys = plain_keys  # None: an index without plain forms' keys, or a table built without its normaliser
         if words:
@@ -116,8 +135,9 @@ class ExactGenerator(GeneratorBase):
     ) -> ExactGenerator:
         settings = read_params(f"exact generator {name!r}", params, EXACT_PARAMS)
         if not (settings["words"] and normalize is not None):
-            return cls(table, concept_ids, name, settings["words"])
-        return cls(table, concept_ids, name, True, plain_keys=plain_word_keys(table, normalize, word_stemmer(), FUNCTION_WORDS))
+            return cls(table, concept_ids, name, settings["words"], spelling=settings["spelling"])
+        plain = plain_word_keys(table, normalize, word_stemmer(), FUNCTION_WORDS)
+        return cls(table, concept_ids, name, True, plain_keys=plain, spelling=settings["spelling"])
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> ExactGenerator:
@@ -127,13 +147,13 @@ class ExactGenerator(GeneratorBase):
             word_keys = row_lines(directory / WORD_KEYS_FILE, table, "word keys")
         if words and (directory / PLAIN_WORD_KEYS_FILE).is_file():  # none: an index without plain word keys links without them
             plain_keys = row_lines(directory / PLAIN_WORD_KEYS_FILE, table, "plain forms' word keys")
-        return cls(table, concept_ids, name, words, word_keys, function_words, plain_keys)
+        return cls(table, concept_ids, name, words, word_keys, function_words, plain_keys, saved_spelling(directory))
 
     def save(self, directory: Path) -> None:
         """Its setting and, in the words form, each name's word key and its plain form's (the names come from the shared
         name table)."""
         directory.mkdir(parents=True, exist_ok=True)
-        settings = {"words": self.words, "function_words": sorted(self.function_words)}
+        settings = {"words": self.words, "function_words": sorted(self.function_words), **({"spelling": True} if self.spelling else {})}
         if self.words:
             write_lines(directory / WORD_KEYS_FILE, self.word_keys)
         if self.words and self.plain_keys is not None:
@@ -145,7 +165,22 @@ class ExactGenerator(GeneratorBase):
         found = self.rows_of.get(key, ())
         return (found,) if isinstance(found, int) else found
 
+    def corrected(self, mention: str) -> str:
+        """``mention`` with each word no name has read as the most frequent name word one edit away (where one is)."""
+        if self._speller is None:
+            self._speller = SpellingIndex(dict(Counter(word for key in self.table.keys for word in key.split())), deletions=None)
+        return " ".join(self._speller.correct(word) or word for word in mention.split())
+
+    def reading(self, mention: str) -> str | None:
+        """What this stage searched instead of ``mention`` (its words corrected), or None: what an explanation shows."""
+        if not self.spelling:
+            return None
+        read = self.corrected(mention)
+        return read if read != mention else None
+
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
+        if self.spelling:  # only what a correction changes, by its reading (the exact stage answers the rest)
+            mentions = [read if (read := self.corrected(m)) != m else "" for m in mentions]
         if self.words:
             found = [(i, row) for i, m in enumerate(mentions) for row in self._rows(word_key(m, self.stem, self.function_words))]
         else:

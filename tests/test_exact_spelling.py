@@ -1,0 +1,36 @@
+"""The exact generator's spelling form: it answers only a mention a spelling correction changes, by the names its
+reading spells exactly, and the default-dense preset weighs it as its dense stage (a misspelling the dense stage reads
+poorly still finds its name)."""
+
+from __future__ import annotations
+
+from medlink.linking.config import default_dense_config
+from medlink.retrieval.exact import ExactGenerator
+from medlink.retrieval.names import NameTable
+from medlink.text.normalize import normalize
+
+NAMES = [("Pneumonia", "C1"), ("Pyuria", "C2"), ("Diabetes mellitus", "C3"), ("Heart attack", "C4")]
+
+
+def generator(tmp_path=None, **params) -> ExactGenerator:
+    positions = {cid: i for i, cid in enumerate(sorted({c for _, c in NAMES}))}
+    table = NameTable.build(((text, cid, 1) for text, cid in NAMES), positions, normalize)
+    return ExactGenerator.build(table, sorted(positions), "spelled", **params)
+
+
+def test_only_what_a_correction_changes_is_answered_by_its_reading(tmp_path):
+    spelled = generator(spelling=True)
+    hits = spelled.search_hits(["pnuemonia", "pneumonia", "diabetes melitus", "zzzzzz"], k=5)
+    found = [[spelled.concept_ids[c] for c in hits.concepts[hits.row(i)]] for i in range(4)]
+    assert found == [["C1"], [], ["C3"], []]  # the name as written is the exact stage's; nothing spells "zzzzzz"
+    assert spelled.reading("pnuemonia") == "pneumonia" and spelled.reading("pneumonia") is None
+    spelled.save(tmp_path / "spelled")
+    loaded = ExactGenerator.load(tmp_path / "spelled", spelled.table, spelled.concept_ids, "spelled")
+    assert loaded.spelling and loaded.reading("pnuemonia") == "pneumonia"
+    assert generator().reading("pnuemonia") is None  # the plain exact stage reads a mention as written
+
+
+def test_the_default_dense_preset_weighs_the_spelled_stage_as_its_dense_stage():
+    config = default_dense_config(dense_weight=3.0).to_dict()
+    assert {"name": "spelled", "type": "exact", "names": "kb+memory", "params": {"spelling": True}} in config["generators"]
+    assert config["fusion"]["weights"]["spelled"] == config["fusion"]["weights"]["dense"] == 3.0
