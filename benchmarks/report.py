@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the report_*.py modules beside this file
 from report_align import KINDS as ALIGN_KINDS, align_section  # noqa: E402
 from report_calibration import KINDS as CALIBRATION_KINDS, calibration_section  # noqa: E402
-from report_cells import Section, mb, num, secs, short_cpu, table, wrap  # noqa: E402
+from report_cells import PROSE_WIDTH, Section, mb, num, secs, short_cpu, table, wrap  # noqa: E402
 from report_clinical import KINDS as CLINICAL_KINDS, clinical_section  # noqa: E402
 from report_documents import KINDS as DOCUMENT_KINDS, assertion_section, documents_section  # noqa: E402
 from report_frontends import KINDS as FRONTEND_KINDS, batch_section, service_section  # noqa: E402
@@ -47,6 +47,7 @@ KINDS = {
     "kb_build": lambda d: "by_id_us_median" in (d.get("results") or [{}])[0],
     **LINKING_KINDS,
     "lexical_scale": lambda d: "agreement_queries" in d,
+    "scaling": lambda d: "by_kb_size" in d,
     "dense_speed": lambda d: "encoding" in d and "linking" in d,
     "episode_strip": lambda d: "texts_after_strip" in d,
     "calibrated_link": lambda d: "mentions_per_second_with" in d,
@@ -65,27 +66,57 @@ KINDS = {
 # ---- sections ----------------------------------------------------------------------------------------------------------
 
 def kb_scale_section(get) -> Section | None:
-    builds, scale, dictionary = get("kb_build"), get("lexical_scale"), get("dictionary_scale")
-    if not (builds or scale or dictionary):
+    builds, scale, dictionary, scaling = get("kb_build"), get("lexical_scale"), get("dictionary_scale"), get("scaling")
+    if not (builds or scale or dictionary or scaling):
         return None
     section = Section("KB building and scale", "`medlink kb build` in a fresh process (start-up included; median of the run's builds, peak RSS the "
-                      f"median build's); lookups over random names after opening the KB. The {KB_ROWS} largest KBs (the others in the JSON).")
+                      f"median build's); lookups over random names after opening the KB. The {KB_ROWS} largest KBs (the others in the JSON).",
+                      paired_runs=True)  # the section's runs two to a line: room for the scaling figure within the line budget
     rows = [[r["name"], f"{r['concepts']:,}", f"{r['names']:,}", secs(r["seconds_median"]), mb(r["peak_rss_mb_median"]), f"{r['size_mb']:,.0f} MB",
              f"{r['by_id_us_median']} / {r['by_name_us_median']}"] for _, d in builds[-1:] for r in sorted(d["results"], key=lambda r: -r["names"])[:KB_ROWS]]
     if rows:
         section.body += table(["KB (source)", "concepts", "names", "build", "peak RSS", "KB file", "lookup µs by id / name"], rows)
         section.add_runs(builds)
+    section.body += [""] if rows else []
     for name, d in scale[-1:]:
-        section.body += ["", f"- TF-IDF alone over the synthetic {d['names']:,}-name UMLS (`benchmarks/configs/tfidf_only.json`): index build "
+        section.add_runs([(name, d)])
+        if scaling:  # in the scaling figure's summary below
+            continue
+        section.body += [f"- TF-IDF alone over the synthetic {d['names']:,}-name UMLS (`benchmarks/configs/tfidf_only.json`): index build "
                          f"{secs(d['build_seconds'])} at {mb(d['build_peak_rss_mb'])}, {num(d['mentions_per_second'])} mentions/s at "
                          f"{mb(d['link_peak_rss_mb'])}; the shortlist's first score equals scoring every name for "
                          f"{d['top1_score_as_exhaustive']:.1%} of queries."]
-        section.add_runs([(name, d)])
+    for _, d in scaling[-1:]:
+        section.body += scaling_lines(d, scale[-1][1] if scale else None)
     for name, d in dictionary[-1:]:
         cells = [f"{r['rows']:,} rows: build {secs(r['build_seconds'])}, {num(r['abstracts_per_second'])} abstracts/s" for r in d["results"]]
         section.body += [f"- The dictionary finder over synthetic UMLS names, then scanning the NCBI test abstracts: {'; '.join(cells)}."]
         section.add_runs([(name, d)])
+    section.add_runs(scaling[-1:])
     return section
+
+
+def scaling_lines(d: dict, scale: dict | None) -> list[str]:
+    """scaling.py's figure: a summary (per KB size: build time and peak, mentions/s at each batch size, linking's peak; then
+    lexical_scale's TF-IDF-alone point, the figure's star, when that run is there) with the PNG at its end."""
+    sizes = d["batch_sizes"]
+    configs = {r["config"] for r in d["by_kb_size"]}
+    rates = lambda r: "/".join(num(next((b["mentions_per_second"] for b in r["batches"] if b["batch_size"] == size), None)) for size in sizes)  # noqa: E731
+    peaks = lambda r: f"{num(r['batches'][0].get('peak_rss_mb_after'))} → {mb(r['link_peak_rss_mb'])}"  # noqa: E731  (the child's running maximum)
+    cells = [f"{r['names']:,}: {secs(r['build_seconds'])}, {mb(r['build_peak_rss_mb'])}; {rates(r)}; {peaks(r)}"
+             + ("" if len(configs) == 1 else f" ({r['config']})") for r in d["by_kb_size"]]
+    config = "default lexical config" if configs == {"default"} else " / ".join(sorted(configs))
+    text = (f"- What a KB costs (synthetic UMLS, {config}, k {d['k']}). Names: build, its peak; mentions/s (distinct) at batch "
+            f"{'/'.join(f'{size:,}' for size in sizes)}; link peak, batch {sizes[0]:,} → {sizes[-1]:,}. {' | '.join(cells)}.")
+    if scale:  # lexical_scale's line, here: the figure draws it as its star
+        text += (f" ★ {scale['names']:,}, TF-IDF alone (`lexical_scale`): {secs(scale['build_seconds'])}, "
+                 f"{mb(scale['build_peak_rss_mb'])}; {num(scale['mentions_per_second'])}/s in one call; {mb(scale['link_peak_rss_mb'])}; the shortlist's "
+                 f"first score equals scoring every name for {scale['top1_score_as_exhaustive']:.1%} of queries.")
+    lines = wrap(text)
+    image = f"![KB names against mentions/s and peak RSS]({d['plot']})"  # kept whole: wrap() would cut its alt text
+    if len(lines[-1]) + 1 + len(image) <= PROSE_WIDTH:
+        return lines[:-1] + [f"{lines[-1]} {image}"]
+    return lines + [f"  {image}"]
 
 
 def speed_section(get) -> Section | None:
@@ -93,7 +124,7 @@ def speed_section(get) -> Section | None:
     if not (lexical or dense):
         return None
     section = Section("Speed", "Linking NCBI test's 972 mention parts in one process, the index loaded (distinct: each part once); medians "
-                      "over repeats; 2 cores.")
+                      "over repeats; 2 cores.", paired_runs=True)  # its many runs two to a line: room within the line budget
     rows = []
     for name, d in lexical:
         s = d["speed"]
@@ -120,7 +151,7 @@ def speed_section(get) -> Section | None:
                                 f"{r.get('dense_names') or 0:,} names encoded, calibration fit; --precision {r['precision']}): {secs(r['seconds'])}, "
                                 f"of which the dense phase {secs(r.get('dense_seconds'))}.")
             section.add_runs([(name, d)])
-    starts = [(r, name, d) for name, d in dense for r in d.get("startup") or []]
+    starts = [(r, name, d) for name, d in dense for r in d.get("startup") or [] if r.get("code", "this commit") == "this commit"]  # not a before
     if starts:
         cells = [f"{r.get('index', 'default-dense')} {secs(r['cli_seconds_median'])} ({short_cpu(d)})" for r, _, d in starts]
         section.body.append(f"- Warm `medlink link --index INDEX \"heart attack\"`, process start to answer, median of fresh processes: {'; '.join(cells)}.")

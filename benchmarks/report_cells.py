@@ -129,6 +129,7 @@ class Section:
     intro: str = ""
     body: list[str] = field(default_factory=list)
     runs: list[tuple[str, dict]] = field(default_factory=list)
+    paired_runs: bool = False  # two runs' provenance on one line where together within PROSE_WIDTH (a section short of lines)
 
     @property
     def anchor(self) -> str:
@@ -148,7 +149,20 @@ class Section:
         if self.intro:
             out += [*wrap(self.intro), ""]
         out += [wrapped for line in body for wrapped in (wrap(line) if line and line[0] != "|" else [line])]
-        tail = [wrapped for note in notes for wrapped in wrap(note)] + [run_line(name, data) for name, data in self.runs]
+        tail = [wrapped for note in notes for wrapped in wrap(note)] + self.run_lines()
         if body and tail and not body[-1].startswith(("- ", "  ")):
             out.append("")
         return out + tail + [""]
+
+    def run_lines(self) -> list[str]:
+        """One provenance line a run; with ``paired_runs``, two runs on one line ('- Run `a` ...; run `b` ...') where that fits."""
+        lines = [run_line(name, data) for name, data in self.runs]
+        if not self.paired_runs:
+            return lines
+        out: list[str] = []
+        for line in lines:
+            if out and not out[-1].count("; run `") and len(out[-1]) + len(line) <= PROSE_WIDTH:
+                out[-1] += "; r" + line[3:]
+            else:
+                out.append(line)
+        return out

@@ -237,7 +237,7 @@ def start_rows(get):
         _, d = latest(runs)
         r = d["first_use"][0]
         first = (f"default-dense's first use: KB, index ({r.get('dense_names') or 0:,} names encoded), calibration fit", secs(r["seconds"]), d)
-    startups = [(r, d) for _, d in get("dense_speed") for r in d.get("startup") or []]
+    startups = [(r, d) for _, d in get("dense_speed") for r in d.get("startup") or [] if r.get("code", "this commit") == "this commit"]
     if startups:
         cells = {r.get("index", "default-dense"): (r, d) for r, d in startups}
         first_index = "default" if "default" in cells else next(iter(cells))
