@@ -261,7 +261,7 @@ def default_kb_names() -> tuple[list[tuple[str, str, bool]], dict]:
         roots = [root for root in NOT_FINDINGS if kb.resolve(root)]  # as medlink.linking.index.default_index_dir
         skipped = finder_skipped(kb, roots)
         names = [(concept, text, kind == PREFERRED) for concept, text, kind in kb.iter_names() if concept not in skipped]
-        info = {"kb": str(path), "kb_name": kb.meta.get("name"), "kb_checksum": kb.checksum,
+        info = {"kb": f"the default KB ($MEDLINK_HOME/{path.name})", "kb_name": kb.meta.get("name"), "kb_checksum": kb.checksum,
                 "kb_concepts": len(kb), "skip_under": roots, "concepts_skipped": len(skipped), "names_given": len(names),
                 "concepts_given": len({concept for concept, _, _ in names})}
     finally:
@@ -310,19 +310,9 @@ def _filled(span: dict | None) -> dict | None:
     return None if span is None else {key: value for key, value in span.items() if value is not None}
 
 
-def peer_versions() -> dict[str, str | None]:
-    from importlib import metadata
-
-    found = {}
-    for package in PEER_PACKAGES:
-        try:
-            found[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            found[package] = None
-    return found
-
-
 def run_peers(args) -> None:
+    from benchmarks.peers.run_peers import versions  # the peers' own versions lookup
+
     records = load(args.split)
     names, kb_info = default_kb_names()
     chosen = chosen_peer_options()
@@ -337,7 +327,7 @@ def run_peers(args) -> None:
     payload = {"clinical_notes_peers": {"split": args.split, "snippets": len(records), **kb_info,
                                         "options_from": f"{PEER_OPTIONS.name} (run_peers.py, chosen on NCBI Disease dev)",
                                         "code": "the first ICD-10-CM concept among the peer's concepts for the span, its chosen one first",
-                                        "packages": peer_versions(), "rows": rows},
+                                        "packages": versions(PEER_PACKAGES), "rows": rows},
                "command": command_line(__file__, sys.argv[1:])}
     (publish if args.publish else write_results)(args.name or results_name(args.split, peers=True), payload)
 

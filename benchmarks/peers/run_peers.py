@@ -240,9 +240,10 @@ def medic_equivalent_ids(workdir: Path) -> dict[str, frozenset[str]]:
     return equivalent_ids_from_kb(cached_kb(workdir, "medic", [f"biosyn:{drivers.MEDIC}"]))
 
 
-def versions() -> dict[str, str | None]:
+def versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str | None]:
+    """Each package's installed version (None: not installed), for a results file."""
     found = {}
-    for package in PACKAGES:
+    for package in packages:
         try:
             found[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
