@@ -26,7 +26,7 @@ def test_only_what_a_correction_changes_is_answered_by_its_reading(tmp_path):
     assert spelled.reading("pnuemonia") == "pneumonia" and spelled.reading("pneumonia") is None
     spelled.save(tmp_path / "spelled")
     loaded = ExactGenerator.load(tmp_path / "spelled", spelled.table, spelled.concept_ids, "spelled")
-    assert loaded.spelling and loaded.reading("pnuemonia") == "pneumonia"
+    assert loaded.spelling and loaded.name_words.saved is not None and loaded.reading("pnuemonia") == "pneumonia"
     assert generator().reading("pnuemonia") is None  # the plain exact stage reads a mention as written
 
 

@@ -162,7 +162,7 @@ def test_a_candidate_that_bm25_found_through_a_spelling_correction_says_so(kb, t
     assert not any("spelling" in e for c in spelt.candidates for e in c.evidence)
     bm25 = linker.generators["bm25"]
     saved = bm25.speller.frequencies  # read from the index's spelling_words.json, not gathered again
-    assert bm25._saved_words is not None and saved == bm25.word_counts() and saved["hamartoma"] >= 1
+    assert bm25.name_words.saved is not None and saved == bm25.name_words.gathered() and saved["hamartoma"] >= 1
 
 
 def test_a_config_whose_generators_all_search_a_memory_not_given_is_refused(kb):

@@ -42,8 +42,8 @@ class HitColumns:
     displays: np.ndarray  # object: the matched alias as the table spells it
     from_memory: np.ndarray  # bool
     stage_values: dict[str, np.ndarray]  # stage name -> its score (NaN: that stage did not find the candidate)
-    alias_ids: np.ndarray | None = None  # int64: each hit's alias as a position in ``distinct_aliases``
-    distinct_aliases: list[str] | None = None  # the batch's aliases, each once
+    alias_ids: np.ndarray  # int64: each hit's alias as a position in ``distinct_aliases``
+    distinct_aliases: list[str]  # the batch's aliases, each once
 
 
 def objects(texts: list[str]) -> np.ndarray:
@@ -111,11 +111,8 @@ def shared_words(keys: Sequence[str], query: np.ndarray, columns: HitColumns) ->
     each key and each distinct alias split once, the hits counted with numpy."""
     vocabulary: dict[str, int] = {}
     key_indptr, key_ids = word_ids(keys, vocabulary)
-    if columns.alias_ids is None:
-        alias_of_hit, distinct = np.arange(len(query)), columns.aliases.tolist()
-    else:
-        alias_of_hit, distinct = columns.alias_ids, columns.distinct_aliases
-    alias_indptr, alias_ids = word_ids(distinct, vocabulary)
+    alias_of_hit = columns.alias_ids
+    alias_indptr, alias_ids = word_ids(columns.distinct_aliases, vocabulary)
     width = len(vocabulary) + 1
     key_codes = np.unique(np.repeat(np.arange(len(keys), dtype=np.int64), np.diff(key_indptr)) * width + key_ids)
     alias_counts = np.diff(alias_indptr)[alias_of_hit]

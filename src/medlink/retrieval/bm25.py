@@ -14,7 +14,6 @@ and the word one edit away is more frequent than the names' words of that stem t
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,12 +24,11 @@ from medlink.errors import SHAPE_ERRORS, reading
 from medlink.params import BM25_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
-from medlink.retrieval.names import NameTable, read_json
+from medlink.retrieval.names import NameTable, NameWords, read_json
 from medlink.text.spelling import SpellingIndex
 
 DEFAULTS = defaults(BM25_PARAMS)
 CORRECTIONS_KEPT = 200_000  # spelling corrections remembered, by query word
-SPELLING_WORDS = "spelling_words.json"  # the names' words and their counts, saved with the index: read, not gathered, on first use
 
 
 def _tokenizer(stem: bool):
@@ -53,8 +51,7 @@ class BM25Generator(GeneratorBase):
         self.vocabulary: dict[str, int] = retriever.vocab_dict
         self.tokens = _tokenizer(params.get("stem", False))
         self._speller: SpellingIndex | None = None  # built from the names' words on the first query that needs it
-        self._name_words: dict[str, int] | None = None
-        self._saved_words: Path | None = None  # where a loaded index keeps those words (an index built before has none)
+        self.name_words = NameWords(table.keys)  # a loaded index's saved ones (``load``)
         self._stem_frequencies: dict[str, int] = {}  # stem -> how often the names' words of that stem occur
         self._corrections: dict[str, str] = {}
         self._words_by_name = None  # the index's word -> name scores as a sparse matrix, made on the first batch
@@ -74,7 +71,7 @@ class BM25Generator(GeneratorBase):
         self.retriever.save(directory, show_progress=False)
         (directory / "medlink_params.json").write_text(json.dumps(self.params))
         if self.params.get("spelling"):
-            (directory / SPELLING_WORDS).write_text(json.dumps(self.word_counts(), ensure_ascii=False), encoding="utf-8")
+            self.name_words.save(directory)
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> BM25Generator:
@@ -82,26 +79,14 @@ class BM25Generator(GeneratorBase):
             retriever = bm25s.BM25.load(directory, show_progress=False)
         params = read_json(directory / "medlink_params.json")
         loaded = cls(table, concept_ids, retriever, params, name)
-        if (directory / SPELLING_WORDS).is_file():
-            loaded._saved_words = directory / SPELLING_WORDS
+        loaded.name_words = NameWords.in_directory(table.keys, directory)
         return loaded
-
-    def word_counts(self) -> dict[str, int]:
-        """How often each word occurs in the names (normalised, unstemmed), in order of first occurrence."""
-        return dict(Counter(word for key in self.table.keys for word in key.split()))
-
-    @property
-    def name_words(self) -> dict[str, int]:
-        """The names' words and their frequencies (saved with the index, or gathered), read when a query first needs them."""
-        if self._name_words is None:
-            self._name_words = read_json(self._saved_words) if self._saved_words is not None else self.word_counts()
-        return self._name_words
 
     @property
     def speller(self) -> SpellingIndex:
         """The spelling index over the names' words, built when a query first has a word no name has."""
         if self._speller is None:
-            speller = SpellingIndex(self.name_words, deletions=None)
+            speller = SpellingIndex(self.name_words.counts, deletions=None)
             words, stems = list(speller.frequencies), {}
             for word, stem in zip(words, self.tokens(" ".join(words))):
                 stems[stem] = stems.get(stem, 0) + speller.frequencies[word]
@@ -132,7 +117,7 @@ class BM25Generator(GeneratorBase):
         return read if read != mention else None
 
     def _correction(self, word: str) -> str:
-        if word in self.name_words:
+        if word in self.name_words.counts:
             return word  # what the speller would say of a word the names have, without building it
         fixed = self.speller.correct(word)
         if not fixed or fixed == word:

@@ -24,7 +24,7 @@ from medlink.errors import DamagedFileError
 from medlink.params import EXACT_PARAMS, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
-from medlink.retrieval.names import NameTable, read_json, read_lines, write_lines
+from medlink.retrieval.names import NameTable, NameWords, read_json, read_lines, write_lines
 from medlink.text.normalize import Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, plain_form
 from medlink.text.spelling import SpellingIndex
@@ -116,7 +116,8 @@ class ExactGenerator(GeneratorBase):
         super().__init__(table, concept_ids, name)
         self.words = words
         self.spelling = spelling
-        self._speller: SpellingIndex | None = None  # the names' words, gathered on the first search that needs them
+        self.name_words = NameWords(table.keys)  # a loaded index's saved ones (``load``)
+        self._speller: SpellingIndex | None = None  # built on the first search with a word the names lack
         self.function_words = FUNCTION_WORDS if function_words is None else function_words  # an index keeps those its keys were made with
         self.plain_keys = plain_keys  # None: an index without plain forms' keys, or a table built without its normaliser
         if words:
@@ -147,7 +148,9 @@ class ExactGenerator(GeneratorBase):
             word_keys = row_lines(directory / WORD_KEYS_FILE, table, "word keys")
         if words and (directory / PLAIN_WORD_KEYS_FILE).is_file():  # none: an index without plain word keys links without them
             plain_keys = row_lines(directory / PLAIN_WORD_KEYS_FILE, table, "plain forms' word keys")
-        return cls(table, concept_ids, name, words, word_keys, function_words, plain_keys, saved_spelling(directory))
+        loaded = cls(table, concept_ids, name, words, word_keys, function_words, plain_keys, saved_spelling(directory))
+        loaded.name_words = NameWords.in_directory(table.keys, directory)
+        return loaded
 
     def save(self, directory: Path) -> None:
         """Its setting and, in the words form, each name's word key and its plain form's (the names come from the shared
@@ -160,6 +163,8 @@ class ExactGenerator(GeneratorBase):
             write_lines(directory / PLAIN_WORD_KEYS_FILE, self.plain_keys)
             settings["plain_forms"] = PLAIN_FORMS
         (directory / PARAMS_FILE).write_text(json.dumps(settings), encoding="utf-8")
+        if self.spelling:
+            self.name_words.save(directory)
 
     def _rows(self, key: str) -> tuple[int, ...]:
         found = self.rows_of.get(key, ())
@@ -167,8 +172,11 @@ class ExactGenerator(GeneratorBase):
 
     def corrected(self, mention: str) -> str:
         """``mention`` with each word no name has read as the most frequent name word one edit away (where one is)."""
+        known = self.name_words.counts
+        if all(word in known for word in mention.split()):
+            return mention  # what the speller would say, without building it
         if self._speller is None:
-            self._speller = SpellingIndex(dict(Counter(word for key in self.table.keys for word in key.split())), deletions=None)
+            self._speller = SpellingIndex(known, deletions=None)
         return " ".join(self._speller.correct(word) or word for word in mention.split())
 
     def reading(self, mention: str) -> str | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -132,3 +133,36 @@ def read_json(path: Path):
 
 def write_json(path: Path, payload) -> None:
     path.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+SPELLING_WORDS = "spelling_words.json"  # a spelling stage's names' words and their counts, saved with the index
+
+
+class NameWords:
+    """The names' words and how often each occurs (normalised, unstemmed, in order of first occurrence): what a spelling
+    correction reads a misspelt word as. Saved with a stage that corrects spelling (``SPELLING_WORDS``), so a query
+    reads them, not gathers them from every name again; an index saved before has none and gathers them."""
+
+    def __init__(self, keys: list[str], saved: Path | None = None):
+        self.keys = keys
+        self.saved = saved
+        self._counts: dict[str, int] | None = None
+
+    @classmethod
+    def in_directory(cls, keys: list[str], directory: Path) -> NameWords:
+        """The words a stage saved in ``directory`` (gathered from ``keys`` if it saved none)."""
+        path = directory / SPELLING_WORDS
+        return cls(keys, path if path.is_file() else None)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        if self._counts is None:
+            self._counts = read_json(self.saved) if self.saved is not None else self.gathered()
+        return self._counts
+
+    def gathered(self) -> dict[str, int]:
+        """The counts read off the names themselves."""
+        return dict(Counter(word for key in self.keys for word in key.split()))
+
+    def save(self, directory: Path) -> None:
+        (directory / SPELLING_WORDS).write_text(json.dumps(self.counts, ensure_ascii=False), encoding="utf-8")
