@@ -24,7 +24,7 @@ from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
 from medlink.linking.coding_probability import code_probabilities, shared_codes
-from medlink.linking.coding_rules import DEFAULT_STEP, UNSAID_STEP, CodeSet, said_words, spelled_out
+from medlink.linking.coding_rules import DEFAULT_STEP, SHORT_FORM, UNSAID_STEP, CodeSet, said_words, spelled_out
 
 log = logging.getLogger(__name__)
 CODING_DEPTH = 10  # candidates read per mention for codes: a code reached from a concept ranked lower than this is no answer
@@ -65,13 +65,15 @@ class Coder:
         top = max(strengths, default=0.0)
         near = [strength >= RELATIVE_STRENGTH * top for strength in strengths]  # the others: not what the mention says
         read = sum(near)
+        has_short_form = SHORT_FORM.search(mention) is not None
         for rank, (candidate, strength) in enumerate(zip(result.candidates, strengths)):
             if not near[rank]:
                 continue
             routes = []
             for position, (code, mapping) in enumerate(self._reached(candidate)):
                 said = said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name])
-                said |= spelled_out(mention, self.codes.family_names(code))  # "SOB" says "shortness of breath"
+                if has_short_form:  # "SOB" says "shortness of breath"
+                    said |= spelled_out(mention, self.codes.family_names(code))
                 chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said)
                 routes.append((chosen, code, mapping, said, steps, position))
             shares = code_probabilities(
