@@ -202,3 +202,62 @@ def test_a_short_form_says_the_words_its_letters_spell():
     assert {"lower", "urinary", "tract"} <= spelled_out("BPH with LUTS", ["Benign prostatic hyperplasia with lower urinary tract symptoms"])
     assert spelled_out("chest pain", ["Chest pain, unspecified"]) == frozenset()  # no short form, nothing spelled
     assert spelled_out("MI", ["Migraine"]) == frozenset()  # one word's initial is no two-letter short form
+
+
+# -- which code a concept leads to: the words said, the mapping's kind ------------------------------------------------------
+SMALL_CODES = CodeSet.build(
+    "ICD10CM",
+    [
+        ("ICD10CM:L40.5", "Arthropathic psoriasis"),
+        ("ICD10CM:L40.50", "Arthropathic psoriasis, unspecified"),
+        ("ICD10CM:L40.52", "Psoriatic arthritis mutilans"),
+        ("ICD10CM:I34", "Nonrheumatic mitral valve disorders"),
+        ("ICD10CM:I34.0", "Nonrheumatic mitral (valve) insufficiency"),
+        ("ICD10CM:I34.9", "Nonrheumatic mitral valve disorder, unspecified"),
+        ("ICD10CM:Z82.4", "Family history of ischemic heart disease and other diseases of the circulatory system"),
+        ("ICD10CM:Z82.41", "Family history of sudden cardiac death"),
+        ("ICD10CM:C61", "Malignant neoplasm of prostate"),
+        ("ICD10CM:C80.1", "Malignant (primary) neoplasm, unspecified"),
+        ("ICD10CM:T67.1", "Heat syncope"),
+    ],
+    [("ICD10CM:I34.0", "Nonrheumatic mitral (valve) regurgitation NOS")],
+    [
+        ("ICD10CM:L40.50", "ICD10CM:L40.5"),
+        ("ICD10CM:L40.52", "ICD10CM:L40.5"),
+        ("ICD10CM:I34.0", "ICD10CM:I34"),
+        ("ICD10CM:I34.9", "ICD10CM:I34"),
+        ("ICD10CM:Z82.41", "ICD10CM:Z82.4"),
+    ],
+)
+
+
+def test_a_code_whose_own_words_were_not_all_said_gives_way_to_the_unspecified_one():
+    """"psoriatic arthritis" says two of the three words "Psoriatic arthritis mutilans" adds to its parent; the third
+    is that code's whole difference from its siblings. A name of the code whose own words were all said keeps it
+    ("Nonrheumatic mitral (valve) regurgitation NOS"), and a "non-" word is the reading when nothing is said."""
+    assert SMALL_CODES.refine("ICD10CM:L40.52", said_words(["psoriatic arthritis"])) == (
+        "ICD10CM:L40.50",
+        ["ICD10CM:L40.52 -> ICD10CM:L40.50: nothing said of 'mutilan'"],
+    )
+    assert SMALL_CODES.refine("ICD10CM:L40.52", said_words(["psoriatic arthritis mutilans"])) == ("ICD10CM:L40.52", [])
+    assert SMALL_CODES.refine("ICD10CM:I34.0", said_words(["mitral regurgitation"])) == ("ICD10CM:I34.0", [])
+    assert SMALL_CODES.unsaid("ICD10CM:I34.0", said_words(["mitral regurgitation"])) == 0
+
+
+def test_a_narrower_code_that_says_more_than_the_note_and_a_broader_one_beside_an_equivalent_count_little():
+    from medlink.kb.mappings import CodeMapping
+    from medlink.linking.coding_probability import OUTRANKED, UNSAID
+
+    def mapped(concept: str, name: str, mention: str, *routes: tuple[str, str, float]) -> LinkResult:
+        maps = [CodeMapping(concept, code, predicate, confidence) for code, predicate, confidence in routes]
+        return coded(SMALL_CODES, maps, Candidate(concept, 3.0, name, name=name, probability=0.9), mention=mention)
+
+    family = mapped("HP:0001645", "Sudden cardiac death", "sudden cardiac death", ("ICD10CM:Z82.41", "skos:narrowMatch", 0.6))
+    assert family.candidates[0].probability == pytest.approx(0.9 * 0.6 * UNSAID)
+    said = mapped("HP:0001279", "Syncope", "heat syncope", ("ICD10CM:T67.1", "skos:narrowMatch", 0.6))  # "heat" was said
+    assert said.candidates[0].probability == pytest.approx(0.9 * 0.6)
+    cancer = mapped(
+        "HP:0012125", "Prostate cancer", "prostate cancer", ("ICD10CM:C80.1", "skos:broadMatch", 0.67), ("ICD10CM:C61", "skos:exactMatch", 1.0)
+    )
+    assert [c.concept_id for c in cancer.candidates] == ["ICD10CM:C61", "ICD10CM:C80.1"]
+    assert cancer.candidates[0].probability == pytest.approx(0.9 / (1 + 0.67 * OUTRANKED))

@@ -23,7 +23,7 @@ from pathlib import Path
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
-from medlink.linking.coding_probability import code_probabilities, shared_codes
+from medlink.linking.coding_probability import EQUIVALENT, code_probabilities, mapped_confidence, shared_codes
 from medlink.linking.coding_rules import DEFAULT_STEP, SHORT_FORM, UNSAID_STEP, CodeSet, said_words, spelled_out
 
 log = logging.getLogger(__name__)
@@ -76,9 +76,12 @@ class Coder:
                     said |= spelled_out(mention, self.codes.family_names(code))
                 chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said)
                 routes.append((chosen, code, mapping, said, steps, position))
-            shares = code_probabilities(
-                candidate.probability, [(r[0], r[2] and r[2].confidence, by_default(r[4])) for r in routes], self.codes
-            )
+            equivalent = any(r[2] is None or r[2].predicate in EQUIVALENT for r in routes)
+            weighed = [
+                (chosen, mapping and mapped_confidence(mapping.confidence, mapping.predicate, self.codes.says_more(chosen, said), equivalent), by_default(steps))
+                for chosen, _code, mapping, said, steps, _position in routes
+            ]
+            shares = code_probabilities(candidate.probability, weighed, self.codes)
             for chosen, code, mapping, said, steps, position in routes:
                 order = (0, 1.0) if mapping is None else (PREDICATE_ORDER.get(mapping.predicate, 4), -mapping.confidence)
                 own = shares[chosen]

@@ -77,6 +77,12 @@ def spelled_out(mention: str, names: Iterable[str]) -> frozenset[str]:
     return _compared(found)
 
 
+def unsaid(name: frozenset[str], said: frozenset[str]) -> frozenset[str]:
+    """The words of a name the words said leave out, a "non-" word aside: ICD-10-CM's index reads a condition named
+    without one as the non- kind ("Insufficiency, mitral (nonrheumatic)"; "Hemorrhage, intracranial (nontraumatic)")."""
+    return frozenset(word for word in name - said if not word.startswith("non"))
+
+
 def name_word_sets(name: str) -> list[frozenset[str]]:
     """The words that tell a name apart, for each of its readings (brackets and parentheses read with and without)."""
     out: list[frozenset[str]] = []
@@ -154,15 +160,34 @@ class CodeSet:
         family = [code, *self.children.get(code, ()), *([parent, *self.children.get(parent, ())] if parent else ())]
         return [name for member in dict.fromkeys(family) for name in [self.names.get(member, ""), *self.aliases.get(member, ())]]
 
+    def unsaid_words(self, code: str, said: frozenset[str]) -> frozenset[str]:
+        """The telling words of the code's closest name that the words said leave out (none: some name of it is said)."""
+        return min((unsaid(name, said) for name in self.word_sets(code) or [frozenset()]), key=len)
+
     def unsaid(self, code: str, said: frozenset[str]) -> int:
         """How many telling words of the code's closest name the words said leave out (0: some name of it is said)."""
-        sets = self.word_sets(code) or [frozenset()]
-        return min(len(s - said) for s in sets)
+        return len(self.unsaid_words(code, said))
 
     def _added(self, code: str, parent: str) -> frozenset[str]:
         """The telling words ``code``'s preferred name adds to its parent's ("NSTEMI" for I21.4 under I21)."""
-        own, theirs = self.word_sets(code) or [frozenset()], self.word_sets(parent) or [frozenset()]
-        return own[0] - frozenset().union(*theirs)
+        return self._own(code, parent)[0]
+
+    def _own(self, code: str, parent: str) -> list[frozenset[str]]:
+        """The telling words each of ``code``'s names adds to its parent's names, the preferred name's first."""
+        theirs = frozenset().union(*(self.word_sets(parent) or [frozenset()]))
+        return [name - theirs for name in self.word_sets(code) or [frozenset()]]
+
+    def _specifics_unsaid(self, code: str, parent: str, said: frozenset[str]) -> frozenset[str]:
+        """What makes ``code`` more specific than its parent and the words said leave out: its preferred name's own words
+        when none of them was said; else the words its closest name misses, when all of them are its own ("mutilans" of
+        "Psoriatic arthritis mutilans" for "psoriatic arthritis"). Nothing when some name's own words were all said."""
+        own = self._own(code, parent)
+        if any(words_of and not unsaid(words_of, said) for words_of in own):
+            return frozenset()
+        if not own[0] & said:
+            return own[0]
+        missing = self.unsaid_words(code, said)
+        return missing if any(missing <= words_of for words_of in own) else frozenset()
 
     def default_child(self, code: str) -> str | None:
         """The child that is the parent's reading when nothing more is said: "X, unspecified", "X without
@@ -187,6 +212,12 @@ class CodeSet:
                 )
         return same
 
+    def says_more(self, code: str, said: frozenset[str]) -> bool:
+        """Does ``code`` say something the words said do not, beyond its parent's default reading ("Family history of
+        sudden cardiac death" for "sudden cardiac death"; not "Flank pain, unspecified side" for "flank pain")?"""
+        parent = self.parent.get(code)
+        return bool(self.unsaid(code, said)) and (parent is None or self.default_child(parent) != code)
+
     def refine(self, code: str, said: frozenset[str]) -> tuple[str, list[str]]:
         """The code the words support, from ``code``, and each step taken in words.
 
@@ -196,10 +227,10 @@ class CodeSet:
         steps = []
         parent = self.parent.get(code)
         if parent is not None and self.unsaid(code, said):
-            added = self._added(code, parent)
+            missing = self._specifics_unsaid(code, parent, said)
             sibling = self.default_child(parent)
-            if added and not added & said and sibling not in (None, code):
-                steps.append(f"{code} -> {sibling}: {UNSAID_STEP} '{' '.join(sorted(added))}'")
+            if missing and sibling not in (None, code):
+                steps.append(f"{code} -> {sibling}: {UNSAID_STEP} '{' '.join(sorted(missing))}'")
                 code = sibling
         while self.children.get(code):
             chosen, why = self._told_child(code, said)
