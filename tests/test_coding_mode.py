@@ -219,6 +219,12 @@ SMALL_CODES = CodeSet.build(
         ("ICD10CM:C61", "Malignant neoplasm of prostate"),
         ("ICD10CM:C80.1", "Malignant (primary) neoplasm, unspecified"),
         ("ICD10CM:T67.1", "Heat syncope"),
+        ("ICD10CM:I10", "Essential (primary) hypertension"),
+        ("ICD10CM:I1A", "Other hypertension"),
+        ("ICD10CM:G43.9", "Migraine, unspecified"),
+        ("ICD10CM:G43.90", "Migraine, unspecified, not intractable"),
+        ("ICD10CM:G43.909", "Migraine, unspecified, not intractable, without status migrainosus"),
+        ("ICD10CM:G43.91", "Migraine, unspecified, intractable"),
     ],
     [("ICD10CM:I34.0", "Nonrheumatic mitral (valve) regurgitation NOS")],
     [
@@ -227,6 +233,9 @@ SMALL_CODES = CodeSet.build(
         ("ICD10CM:I34.0", "ICD10CM:I34"),
         ("ICD10CM:I34.9", "ICD10CM:I34"),
         ("ICD10CM:Z82.41", "ICD10CM:Z82.4"),
+        ("ICD10CM:G43.90", "ICD10CM:G43.9"),
+        ("ICD10CM:G43.91", "ICD10CM:G43.9"),
+        ("ICD10CM:G43.909", "ICD10CM:G43.90"),
     ],
 )
 
@@ -261,3 +270,16 @@ def test_a_narrower_code_that_says_more_than_the_note_and_a_broader_one_beside_a
     )
     assert [c.concept_id for c in cancer.candidates] == ["ICD10CM:C61", "ICD10CM:C80.1"]
     assert cancer.candidates[0].probability == pytest.approx(0.9 / (1 + 0.67 * OUTRANKED))
+
+    other = mapped("HP:0000822", "Hypertension", "hypertension", ("ICD10CM:I1A", "skos:exactMatch", 1.0), ("ICD10CM:I10", "skos:exactMatch", 1.0))
+    assert [c.concept_id for c in other.candidates] == ["ICD10CM:I10", "ICD10CM:I1A"]  # "Other ..." is for a kind the note names
+    assert other.candidates[0].probability == pytest.approx(0.9 / (1 + OUTRANKED))
+
+
+def test_a_way_to_a_code_above_another_counts_for_the_one_below():
+    """Migraine's way to G43.9 (which has leaves) and its way to the leaf G43.909 both lead to G43.909."""
+    from medlink.kb.mappings import CodeMapping
+
+    maps = [CodeMapping("HP:0002076", code, "skos:exactMatch", 1.0) for code in ("ICD10CM:G43.909", "ICD10CM:G43.9")]
+    out = coded(SMALL_CODES, maps, Candidate("HP:0002076", 3.0, "Migraine", name="Migraine", probability=0.9), mention="migraine")
+    assert out.candidates[0].concept_id == "ICD10CM:G43.909" and out.candidates[0].probability == pytest.approx(0.9)

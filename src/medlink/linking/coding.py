@@ -23,7 +23,8 @@ from pathlib import Path
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
-from medlink.linking.coding_probability import EQUIVALENT, code_probabilities, mapped_confidence, shared_codes
+from medlink.align.predicates import is_residual
+from medlink.linking.coding_probability import EQUIVALENT, code_probabilities, mapped_confidence, outranks, shared_codes
 from medlink.linking.coding_rules import DEFAULT_STEP, SHORT_FORM, UNSAID_STEP, CodeSet, said_words, spelled_out
 
 log = logging.getLogger(__name__)
@@ -76,9 +77,17 @@ class Coder:
                     said |= spelled_out(mention, self.codes.family_names(code))
                 chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said)
                 routes.append((chosen, code, mapping, said, steps, position))
-            equivalent = any(r[2] is None or r[2].predicate in EQUIVALENT for r in routes)
+            residual = {r[0]: is_residual(self.codes.names[r[0]]) for r in routes}
+            plain = any((r[2] is None or r[2].predicate in EQUIVALENT) and not residual[r[0]] for r in routes)
             weighed = [
-                (chosen, mapping and mapped_confidence(mapping.confidence, mapping.predicate, self.codes.says_more(chosen, said), equivalent), by_default(steps))
+                (
+                    chosen,
+                    mapping
+                    and mapped_confidence(
+                        mapping.confidence, mapping.predicate, self.codes.says_more(chosen, said), outranks(mapping.predicate, residual[chosen], plain)
+                    ),
+                    by_default(steps),
+                )
                 for chosen, _code, mapping, said, steps, _position in routes
             ]
             shares = code_probabilities(candidate.probability, weighed, self.codes)

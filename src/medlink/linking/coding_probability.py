@@ -7,7 +7,8 @@ p = 1.000, rivals all sure. Here a code's probability is
     P(concept) x P(code | concept) x 1 / (leaves under the code)
 
 - P(code | concept): the code's share of the ways out of the concept. A direct code (the concept is the code) weighs 1;
-  a mapping weighs its confidence (an exact match 1, a narrower code about 0.5); several ways that reach one code add up.
+  a mapping weighs its confidence (an exact match 1, a narrower code about 0.5); several ways that reach one code add up,
+  and a way to a code above it counts for it too (the code above stands for its leaves).
   Ways that weigh less than 1 together leave the rest to no code: a concept whose only way out is a narrower code
   ("Delayed speech and language development" to "... due to hearing loss") gives that code half its probability.
 - a code with children left (no word said which child, and no "unspecified" child): ICD-10-CM codes a leaf, so the
@@ -42,19 +43,22 @@ def route_weight(confidence: float | None) -> float:
     return 1.0 if confidence is None else max(0.0, min(1.0, float(confidence)))
 
 
-def mapped_confidence(confidence: float, predicate: str, says_more: bool, has_equivalent: bool) -> float:
-    """A mapping's confidence for one mention:
-
-    - ``UNSAID`` of it for a narrower code that says what neither the mention nor its concept's names say ("Family
-      history of sudden cardiac death" for "sudden cardiac death"): the mapping holds for the concept, the code's extra
-      words for a narrower case the note did not state;
-    - ``OUTRANKED`` of it for a broader code of a concept that has an equivalent code: ICD-10-CM codes to the most
-      specific code there is ("Malignant neoplasm of prostate", not "Malignant (primary) neoplasm, unspecified")."""
+def mapped_confidence(confidence: float, predicate: str, says_more: bool, outranked: bool) -> float:
+    """A mapping's confidence for one mention: ``UNSAID`` of it for a narrower code that says what neither the mention
+    nor its concept's names say ("Family history of sudden cardiac death" for "sudden cardiac death": the mapping holds
+    for the concept, the code's extra words for a case the note did not state); ``OUTRANKED`` of it for a code that
+    ``outranks`` says a plainer equivalent code beats."""
     if predicate == NARROWER and says_more:
         return confidence * UNSAID
-    if predicate == BROADER and has_equivalent:
-        return confidence * OUTRANKED
-    return confidence
+    return confidence * OUTRANKED if outranked else confidence
+
+
+def outranks(predicate: str | None, residual: bool, plain_equivalent: bool) -> bool:
+    """Does a concept's equivalent code that is no residual class (``plain_equivalent``) beat this way out of it? ICD-10-CM
+    codes to the most specific code there is, so it beats a broader code ("Malignant (primary) neoplasm, unspecified" for
+    prostate cancer) and an "Other ..." code (``residual``: "Other hypertension" beside "Essential (primary)
+    hypertension"), which is for kinds the note names."""
+    return plain_equivalent and predicate is not None and (predicate == BROADER or residual)
 
 
 def leaf_count(codes: CodeSet, code: str) -> int:
@@ -85,9 +89,19 @@ def code_probabilities(
         return dict.fromkeys(weights)
     total = max(sum(weights.values()), 1.0)  # ways short of certain leave the rest to no code
     return {
-        code: source_probability * weight / total / leaf_count(codes, code) * (BY_DEFAULT if guessed[code] else 1.0)
-        for code, weight in weights.items()
+        code: source_probability * reaching(weights, code, codes) / total / leaf_count(codes, code) * (BY_DEFAULT if guessed[code] else 1.0)
+        for code in weights
     }
+
+
+def reaching(weights: dict[str, float], code: str, codes: CodeSet) -> float:
+    """The weight of the ways to ``code`` and to the codes above it: a way to "Migraine, unspecified" (G43.9) also leads
+    to its leaf G43.909 that another way reached, so both count for the leaf."""
+    weight, above = weights[code], codes.parent.get(code)
+    while above is not None:
+        weight += weights.get(above, 0.0)
+        above = codes.parent.get(above)
+    return weight
 
 
 def shared_codes(ids: Sequence[str], probabilities: Sequence[float | None]) -> list[float | None]:
