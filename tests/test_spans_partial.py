@@ -102,12 +102,12 @@ def test_section_headers(text, span, header):
     assert is_section_header(text, start, start + len(span)) is header
 
 
-def test_heads_are_widened_in_coding_mode_and_partial_otherwise_unless_told():
+def test_heads_are_phrases_in_coding_mode_and_partial_otherwise_unless_told():
     from medlink.errors import MedlinkError
     from medlink.linking.annotator import AnnotateOptions
 
     assert AnnotateOptions().modifiers_mode == "partial"  # corpora such as NCBI Disease mark the head alone
-    assert AnnotateOptions(target_namespace="ICD10CM").modifiers_mode == "widen"  # the span's words choose the code
+    assert AnnotateOptions(target_namespace="ICD10CM").modifiers_mode == "phrase"  # the span's words choose the code
     assert AnnotateOptions(modifiers="off", target_namespace="ICD10CM").modifiers_mode == "off"
     with pytest.raises(MedlinkError, match="unknown modifiers mode"):
         AnnotateOptions(modifiers="always")
@@ -139,3 +139,23 @@ def test_a_phrase_is_widened_to_only_when_its_name_says_the_modifiers():
     named_tumors = lambda mentions: [_linked("tumors", "D009369", 0.9) for _ in mentions]  # noqa: E731 (alias "tumors": no "sporadic")
     out = widen_or_discount(text, [head], named_tumors)
     assert out[0].text == "tumors" and out[0].infons["partial_of"] == "sporadic tumors"
+
+
+def test_phrase_mode_makes_the_span_the_whole_phrase_linked_as_the_phrase_or_the_head():
+    """Clinical notes mark "Acute uncomplicated sigmoid diverticulitis" whole; no name says "acute uncomplicated", so it
+    is a partial match: linked as the phrase where that is about as sure as the head (its words can choose a code), else
+    as the head, at ``PARTIAL`` of the probability either way."""
+    text = "Dx: Acute uncomplicated sigmoid diverticulitis."
+    head = Annotation(text.index("sigmoid"), text.index("."), "sigmoid diverticulitis", source="dictionary")
+    head.result = _linked("sigmoid diverticulitis", "ICD10CM:K57.32", 0.9)
+
+    def as_the_head(mentions):  # linked through the head's name: "Diverticulitis of sigmoid" says neither modifier
+        return [LinkResult(Mention(m.text), [Candidate("ICD10CM:K57.32", 1.0, "Diverticulitis of sigmoid", probability=0.85)], probability=0.85, nil=False, nil_threshold=0.4) for m in mentions]
+
+    as_sure = widen_or_discount(text, [head], as_the_head, mode="phrase")
+    assert as_sure[0].text == "Acute uncomplicated sigmoid diverticulitis" and as_sure[0].infons["head"] == "sigmoid diverticulitis"
+    assert as_sure[0].result.mention.text == "Acute uncomplicated sigmoid diverticulitis"
+    assert as_sure[0].result.probability == pytest.approx(0.85 * PARTIAL)
+    unsure = widen_or_discount(text, [head], lambda mentions: [_linked(m.text, "HP:0002014", 0.3) for m in mentions], mode="phrase")
+    assert unsure[0].text == "Acute uncomplicated sigmoid diverticulitis" and unsure[0].result.best.concept_id == "ICD10CM:K57.32"
+    assert unsure[0].result.probability == pytest.approx(0.9 * PARTIAL)

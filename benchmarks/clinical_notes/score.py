@@ -338,6 +338,8 @@ def main() -> None:
     parser.add_argument("--index", default="default", help="medlink index name or folder (default: the packaged default)")
     parser.add_argument("--target-namespace", metavar="NS",
                         help="coding mode: medlink.annotate(..., target_namespace=NS), e.g. ICD10CM (default: plain linking)")
+    parser.add_argument("--modifiers", choices=["widen", "phrase", "partial", "off"],
+                        help="heads of longer phrases: AnnotateOptions(modifiers=...) (default: medlink's, per mode)")
     parser.add_argument("--name", help="results file name (default: clinical_notes_<split>, in coding mode clinical_notes_<split>_<ns>)")
     parser.add_argument("--no-write", action="store_true", help="print the table only")
     parser.add_argument("--publish", action="store_true", help="also regenerate BENCHMARKS.md (benchmarks/report.py)")
@@ -357,6 +359,8 @@ def main() -> None:
     records = load(args.split)
     started = time.perf_counter()
     options = {"target_namespace": args.target_namespace} if args.target_namespace else {}
+    if args.modifiers:
+        options["modifiers"] = args.modifiers
     documents = medlink.annotate([medlink.Document.from_text(record["text"], doc_id=record["id"]) for record in records], index=args.index,
                                  **options)
     seconds = time.perf_counter() - started
@@ -366,7 +370,7 @@ def main() -> None:
     print(table(args.split, result, args.target_namespace))
     if args.no_write:
         return
-    payload = {"clinical_notes": {"split": args.split, "index": args.index, "target_namespace": args.target_namespace,
+    payload = {"clinical_notes": {"split": args.split, "index": args.index, "target_namespace": args.target_namespace, "modifiers": args.modifiers,
                                   "seconds": round(seconds, 2), "medlink_version": getattr(medlink, "__version__", None), **result},
                "command": command_line(__file__, sys.argv[1:])}
     (publish if args.publish else write_results)(args.name or results_name(args.split, args.target_namespace), payload)

@@ -79,14 +79,15 @@ class AnnotateOptions:
     span_threshold: float | None = None  # the span selector's (learned combination): None keeps the one fitted with it
     target_namespace: str | None = None  # coding mode: each span's codes of this namespace (``linking.coding``)
     mappings: tuple[str, ...] = ()  # coding mode: SSSOM files of mappings into it, beside medlink's own
-    # heads of longer phrases (``linking.partial``): widen, partial (never widened) or off; None: widen in coding mode, where
-    # the span's words choose the code (side, type), else partial (corpora such as NCBI Disease mark the head alone)
+    # heads of longer phrases (``linking.partial``): widen, phrase, partial (never widened) or off; None: phrase in coding
+    # mode, where clinical notes mark the whole phrase and its words choose the code (side, type), else partial (corpora
+    # such as NCBI Disease mark the head alone)
     modifiers: str | None = None
 
     @property
     def modifiers_mode(self) -> str:
-        """``modifiers``, or its default: widen in coding mode, partial otherwise."""
-        return self.modifiers or ("widen" if self.target_namespace else "partial")
+        """``modifiers``, or its default: phrase in coding mode, partial otherwise."""
+        return self.modifiers or ("phrase" if self.target_namespace else "partial")
 
     def __post_init__(self) -> None:
         for value, choices, what in (

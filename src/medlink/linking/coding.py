@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 
+from medlink.align.predicates import is_residual
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
-from medlink.align.predicates import is_residual
 from medlink.linking.coding_probability import EQUIVALENT, code_probabilities, mapped_confidence, outranks, shared_codes
 from medlink.linking.coding_rules import DEFAULT_STEP, SHORT_FORM, UNSAID_STEP, CodeSet, said_words, spelled_out
 
@@ -77,20 +77,7 @@ class Coder:
                     said |= spelled_out(mention, self.codes.family_names(code))
                 chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said)
                 routes.append((chosen, code, mapping, said, steps, position))
-            residual = {r[0]: is_residual(self.codes.names[r[0]]) for r in routes}
-            plain = any((r[2] is None or r[2].predicate in EQUIVALENT) and not residual[r[0]] for r in routes)
-            weighed = [
-                (
-                    chosen,
-                    mapping
-                    and mapped_confidence(
-                        mapping.confidence, mapping.predicate, self.codes.says_more(chosen, said), outranks(mapping.predicate, residual[chosen], plain)
-                    ),
-                    by_default(steps),
-                )
-                for chosen, _code, mapping, said, steps, _position in routes
-            ]
-            shares = code_probabilities(candidate.probability, weighed, self.codes)
+            shares = code_probabilities(candidate.probability, self._weighed(routes), self.codes)
             for chosen, code, mapping, said, steps, position in routes:
                 order = (0, 1.0) if mapping is None else (PREDICATE_ORDER.get(mapping.predicate, 4), -mapping.confidence)
                 own = shares[chosen]
@@ -108,6 +95,20 @@ class Coder:
         if first.probability is not None and result.nil_threshold is not None:
             nil = first.probability < result.nil_threshold
         return replace(result, candidates=ranked, nil=nil, probability=first.probability, error=None)
+
+    def _weighed(self, routes: list[tuple]) -> list[tuple[str, float | None, bool]]:
+        """Each route of one concept as ``code_probabilities`` reads it: the code, its mapping's confidence for this
+        mention (None: a direct code) and whether the rules reached it by default."""
+        residual = {route[0]: is_residual(self.codes.names[route[0]]) for route in routes}
+        plain = any((mapping is None or mapping.predicate in EQUIVALENT) and not residual[chosen] for chosen, _code, mapping, *_ in routes)
+        out = []
+        for chosen, _code, mapping, said, steps, _position in routes:
+            confidence = None
+            if mapping is not None:
+                outranked = outranks(mapping.predicate, residual[chosen], plain)
+                confidence = mapped_confidence(mapping.confidence, mapping.predicate, self.codes.says_more(chosen, said), outranked)
+            out.append((chosen, confidence, by_default(steps)))
+        return out
 
     def _sequenced(self, ranked: list[Candidate]) -> list[Candidate]:
         """ICD-10-CM's sequencing: a manifestation code is never first alone. The best code of a condition goes before

@@ -11,7 +11,11 @@ another span's word) make longer phrases, which are linked too:
   modifiers, replaces the head: the span keeps them ("type 1 diabetes", "Left hip pain"), ``infons["widened_from"]``
   the head ("human cancers" stays "cancers": no name says "human");
 - else the head stays, a partial match (``infons["partial_of"]``: the longest phrase): each
-  candidate's probability is ``PARTIAL`` x its own, so a head-only match is never as sure as a whole name.
+  candidate's probability is ``PARTIAL`` x its own, so a head-only match is never as sure as a whole name;
+- or, in "phrase" mode, the span becomes the longest phrase all the same, a partial match (``infons["head"]``: the
+  head): clinical annotation marks the whole phrase ("Acute uncomplicated sigmoid diverticulitis"). It is linked as the
+  phrase where that links at least ``PARTIAL`` x as surely as the head (its words choose a code's side or type), else as
+  the head; either at ``PARTIAL`` x its probability.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from dataclasses import replace
 from medlink.core import READ_AS, Annotation, LinkResult, Mention
 from medlink.text.finders.base import english_stop_words
 
-MODIFIER_MODES = ("widen", "partial", "off")
+MODIFIER_MODES = ("widen", "phrase", "partial", "off")
 PARTIAL = 0.8  # a head-only match's share of its own probability (chosen on the clinical notes' dev split)
 MAX_LEFT = 3  # modifiers read before a head
 # words before a head that say something of the patient or the statement, or a size or grade, not the concept's kind
@@ -195,9 +199,10 @@ def widen_or_discount(
 ) -> list[Annotation]:
     """``spans`` (linked) with each head of a longer phrase widened to the phrase, or marked a partial match
     (``known``: as ``phrases`` reads it; ``key``: the linker's normalised form of a text, to compare words);
-    ``mode`` (``MODIFIER_MODES``): "widen" both; "partial" never widens, and marks a head partial only where a phrase
-    links to a name that says its modifiers (the KB knows a concept they make: "sporadic tumors" is left as it is);
-    "off" leaves the spans as they are."""
+    ``mode`` (``MODIFIER_MODES``): "widen" both; "phrase" widens every head to its longest phrase, partial where no
+    name says the modifiers; "partial" never widens, and marks a head partial only where a phrase links to a name that
+    says its modifiers (the KB knows a concept they make: "sporadic tumors" is left as it is); "off" leaves the spans as
+    they are."""
     if mode == "off":
         return list(spans)
     covered = sorted(span.span for span in spans)
@@ -224,11 +229,18 @@ def widen_or_discount(
             (s, e) for s, e in found if not linked[text[s:e]].nil and names_the_modifiers(text[s:e], span.text, linked[text[s:e]], key)
         ]
         widened = next((se for se in named if (linked[text[se[0] : se[1]]].probability or 0.0) >= PARTIAL * head_p), None)
-        if mode == "widen" and widened is not None:
+        if mode in ("widen", "phrase") and widened is not None:
             s, e = widened
             infons = {k: v for k, v in span.infons.items() if k != READ_AS}
             infons["widened_from"] = span.text
             out[number] = replace(span, start=s, end=e, text=text[s:e], infons=infons, result=linked[text[s:e]])
+        elif mode == "phrase":
+            s, e = found[0]
+            phrase = linked[text[s:e]]
+            surer = not phrase.nil and (phrase.probability or 0.0) >= PARTIAL * head_p
+            infons = {k: v for k, v in span.infons.items() if k != READ_AS}
+            infons["head"] = span.text
+            out[number] = replace(span, start=s, end=e, text=text[s:e], infons=infons, result=discounted(phrase if surer else span.result))
         elif mode == "widen" or named:  # partial mode: only where the KB names a concept the modifiers make
             s, e = named[0] if named else found[0]
             out[number] = replace(span, infons={**span.infons, "partial_of": text[s:e]}, result=discounted(span.result))
