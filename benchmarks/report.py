@@ -188,7 +188,8 @@ def robustness_section(get) -> Section | None:
     if not runs:
         return None
     section = Section("Robustness", "Tracebacks, hangs, broken or partial artefacts, refusals naming no file, records dropped without a count, "
-                      "damaged index files used: none occurred. User files lost and second writers let through: as each row says.")
+                      "damaged index files used: none occurred. User files lost and second writers let through: as each row says.",
+                      paired_runs=True)  # its short provenance lines two to a line: room within the line budget
     windowed = any("by_label" in d for _, d in runs)
     rows = []
     for name, d in runs:

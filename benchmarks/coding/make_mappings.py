@@ -8,7 +8,7 @@
    TF-IDF over every alias, the ancestors of strong candidates), ranked by string similarity.
 3. Chosen for coding among those candidates that are codes (no chapter, no block): a code some name of which reads
    word for word as a name of the source (skos:exactMatch), says less (skos:broadMatch: ICD-10-CM is coarser than
-   HPO) or says more (skos:narrowMatch), telling words compared as the coding mode compares them
+   HPO; also one that says more with "and", "Syncope and collapse") or says more (skos:narrowMatch), telling words compared as the coding mode compares them
    (``medlink.linking.coding_rules``: "Seizure(s) (convulsive) NOS" reads as "seizure", "carcinoma" as "malignant
    neoplasm"); a broader or narrower code shares at least a third of the words. Order: manifestation codes last, exact
    before the others; then the source's preferred name before its synonyms, fewer words apart, a code that is no
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks._common.harness import ROOT, command_line, scratch, write_results  # noqa: E402
 
 from medlink.align import sssom  # noqa: E402
-from medlink.align.predicates import is_residual  # noqa: E402
+from medlink.align.predicates import groups_more, is_residual  # noqa: E402
 from medlink.align.candidates import SourceQueries, TargetIndex, generate  # noqa: E402
 from medlink.align.scoring import rank  # noqa: E402
 from medlink.kb.build import build_kb  # noqa: E402
@@ -124,6 +124,8 @@ def chosen_rows(ranking, codes: CodeSet, top_k: int, close_threshold: float) -> 
             found = fit(source_sets, codes.word_sets(code))
             if found is None or (found[0] and found[3] < MIN_SHARED):
                 continue
+            if found[0] == 2 and groups_more([codes.names[code], *codes.aliases.get(code, ())], queries.alias_sets[i]):
+                found = (1, *found[1:])  # "Syncope and collapse" for "syncope": broader
             kind, via, apart, _shared = found
             key = (codes.is_manifestation(code), kind > 0, via, apart, is_residual(codes.names[code]), kind, rank)
             scored.append((key, code, found, confidence))

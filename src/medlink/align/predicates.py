@@ -96,9 +96,15 @@ def predicate(source_names: Iterable[str], target_names: Iterable[str]) -> str:
     # the narrower reading from the source's own name only: a terminology's synonyms are often looser ("ovary neoplasm")
     own = telling_words(sources[0]) if sources else frozenset()
     said_more = [t for t in target_words if own and own < t]
-    if said_more:  # "Syringomyelia and syringobulbia" for "syringomyelia" groups more: broader, not narrower
-        return BROAD if any("and" in words(name) for name in targets) and not any("and" in words(name) for name in sources) else NARROW
+    if said_more:
+        return BROAD if groups_more(targets, sources) else NARROW
     return EXACT
+
+
+def groups_more(target_names: Iterable[str], source_names: Iterable[str]) -> bool:
+    """Does a target that says more say it with "and" where the source does not? "Syringomyelia and syringobulbia" or
+    "Syncope and collapse" for "syncope" groups more conditions: broader, not narrower."""
+    return any("and" in words(name) for name in target_names) and not any("and" in words(name) for name in source_names)
 
 
 def readings(name: str) -> list[str]:
