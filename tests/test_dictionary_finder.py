@@ -14,7 +14,7 @@ from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders import resolve_overlaps
 from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, is_current
-from medlink.text.finders.word_forms import classical_singular, loose_word, slip
+from medlink.text.finders.word_forms import american_spelling, classical_singular, loose_word, slip
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.plain_forms import inverted_form, plain_form
 from medlink.text.normalize import normalize
@@ -248,6 +248,20 @@ def test_classical_plurals_meet_the_singular_the_names_spell():
     assert found == {"Brain metastases": {"match": "approximate", "read_as": "Brain metastasis"},
                      "pulmonary emboli": {"match": "approximate", "read_as": "pulmonary embolus"}, "otitis media": {}}
     assert finder.is_name("brain metastases") and not finder.is_name("brain metastase")
+
+
+def test_british_spellings_meet_the_american_names_even_where_the_names_use_the_british_word():
+    vocabulary = {"anemia": 1, "edema": 1, "tumor": 1, "diarrhea": 1, "toe": 1}
+    assert [american_spelling(w, vocabulary) for w in ("anaemia", "oedema", "tumours", "diarrhoea", "toes", "aerobic")] == \
+        ["anemia", "edema", "tumors", "diarrhea", None, None]
+
+    finder = DictionaryFinder.build(["Anemia", "Ischemic heart disease", "Ischaemic stroke", "Brain tumor"], normalize)
+    text = "Severe anaemia; ischaemic heart disease; ischaemic stroke; brain tumours."
+    found = {a.text: a.infons for a in finder.find(Document.from_text(text))}
+    # one letter apart, "anaemia" and "tumours" were met as spelling corrections already; "ischaemic" is a name's word,
+    # so only the American reading finds the name "Ischemic heart disease"
+    assert set(found) == {"anaemia", "ischaemic heart disease", "ischaemic stroke", "brain tumours"}
+    assert found["ischaemic heart disease"] == {"match": "approximate", "read_as": "ischemic heart disease"} and found["ischaemic stroke"] == {}
 
 
 def test_a_note_s_shortened_words_are_read_written_out_never_alone():

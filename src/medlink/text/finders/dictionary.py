@@ -15,16 +15,15 @@ Rules a plain string matcher gets wrong, and what this one does:
 - **Too short, or only stop words.** Names under ``min_length`` characters, and names made only of
   English stop words ("All", "Was", "Other"), are left out unless they are capitalised short forms;
   ``stop_names`` leaves out more.
-- **Approximate matches** (``approximate``): a second automaton over loose word forms finds
-  inflection and spelling variants: plurals reduced (Harman's S-stemmer: "tumors" -> "tumor",
-  "deficiencies" -> "deficiency"; a Latin or Greek plural the names never use to the singular they
-  spell, "metastases" -> "metastasis", the span's ``infons["read_as"]`` then the singular reading the
-  linker sees), a possessive "'s" ignored ("Alzheimer's disease" meets "Alzheimer disease"), and an
-  unknown word of five letters or more corrected to the vocabulary word one edit away ("diabetis" ->
-  "diabetes") where at least as many words of the span are spelt right (alone, "found" would become
-  "wound"), or alone where the slip is a letter dropped, doubled or two swapped in a disease's Greek
-  or Latin name of seven letters or more ("pnuemonia", ``slip``). Such spans say so
-  (``infons["match"] = "approximate"``).
+- **Approximate matches** (``approximate``): a second automaton over loose word forms finds inflection and spelling
+  variants: plurals reduced (Harman's S-stemmer: "tumors" -> "tumor", "deficiencies" -> "deficiency"; a Latin or Greek
+  plural the names never use to the singular they spell, "metastases" -> "metastasis", and a British spelling to the
+  American one the names use, "anaemia" -> "anemia", "tumours" -> "tumors": the span's ``infons["read_as"]`` then the
+  reading the linker sees), a possessive "'s" ignored ("Alzheimer's disease" meets "Alzheimer disease"), and an
+  unknown word of five letters or more corrected to the vocabulary word one edit away ("diabetis" -> "diabetes") where
+  at least as many words of the span are spelt right (alone, "found" would become "wound"), or alone where the slip is
+  a letter dropped, doubled or two swapped in a disease's Greek or Latin name of seven letters or more ("pnuemonia",
+  ``slip``). Such spans say so (``infons["match"] = "approximate"``).
 - **A contraction without its apostrophe**: "cant sleep" finds the name "can't sleep" (whose words are "can t sleep"),
   "dont", "doesnt", "isnt" ... alike (``CONTRACTIONS``), where the names use the contraction and not the word; the span
   reads with the apostrophe (``infons["read_as"]``).
@@ -62,7 +61,16 @@ from medlink.text.finders.base import (
 )
 from medlink.text.finders.headers import is_section_header
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
-from medlink.text.finders.word_forms import CONTRACTIONS, JOINED, PREFIX_LENGTHS, classical_singular, loose_word, slip, spaced
+from medlink.text.finders.word_forms import (
+    CONTRACTIONS,
+    JOINED,
+    PREFIX_LENGTHS,
+    american_spelling,
+    classical_singular,
+    loose_word,
+    slip,
+    spaced,
+)
 from medlink.text.finders.word_shorthand import expanded, shorthand_span
 from medlink.text.normalize import SIGNED, Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, name_forms
@@ -289,11 +297,35 @@ class DictionaryFinder:
         """Spans of loose word forms; a span with a spelling-corrected word needs as many words spelt right as
         corrected ("diabetis mellitus" yes; "found" -> "wound" or "structure" -> "stricture" alone, no). A span read
         through a Latin singular, a cut prefix (``cuts``) or a contraction's missing apostrophe (``joints``) is read so
-        (``infons["read_as"]``)."""
+        (``infons["read_as"]``). British spellings are read a second time as the American ones the names use
+        ("ischaemic heart disease": "ischaemic" is a name's word too, so only that reading finds *Ischemic heart
+        disease*)."""
         kept = [i for i, t in enumerate(tokens) if t.norm != POSSESSIVE]
         readings = self._readings
         read = [readings.get(tokens[i].norm) or self._read(tokens[i].norm) for i in kept]
         words, singular, corrected = [r[0] for r in read], [r[1] for r in read], [r[2] for r in read]
+        yield from (span for _, _, span in self._loose_spans(text, tokens, kept, words, singular, corrected, cuts, joints))
+        american = [american_spelling(word, self.automaton.frequencies) for word in words]
+        if any(american):
+            words = [loose_word(spelt) if spelt else word for spelt, word in zip(american, words)]
+            singular = [spelt or reading for spelt, reading in zip(american, singular)]
+            for first, last, span in self._loose_spans(text, tokens, kept, words, singular, corrected, cuts, joints):
+                if any(american[first:last]):
+                    yield span
+
+    def _loose_spans(
+        self,
+        text: str,
+        tokens: list[Token],
+        kept: list[int],
+        words: list[str],
+        singular: list[str | None],
+        corrected: list[str | None],
+        cuts: set[int],
+        joints: set[int],
+    ) -> Iterable[tuple[int, int, Annotation]]:
+        """The loose automaton's spans over ``words`` (the loose forms of ``tokens[kept]``), each after the range of
+        ``words`` it holds."""
         for first, last, value in self.automaton.spans(words, LOOSE | TURNED_LOOSE):
             fixes = sum(corrected[j] is not None for j in range(first, last))
             if 2 * fixes > last - first and not (last - first == 1 and slip(tokens[kept[first]].norm, corrected[first])):
@@ -303,9 +335,13 @@ class DictionaryFinder:
                 continue
             words_of_span = [tokens[kept[j]] for j in range(first, last)]
             singulars = {j - first: singular[j] for j in range(first, last) if singular[j]}
-            yield _read_as(
-                Annotation(start, end, text[start:end], self.type_of(value), source=self.name, infons={"match": "approximate"}),
-                respelt(text, words_of_span, {**_apostrophes(text, words_of_span, joints), **singulars}, cuts),
+            yield (
+                first,
+                last,
+                _read_as(
+                    Annotation(start, end, text[start:end], self.type_of(value), source=self.name, infons={"match": "approximate"}),
+                    respelt(text, words_of_span, {**_apostrophes(text, words_of_span, joints), **singulars}, cuts),
+                ),
             )
 
     def _shorthand(self, text: str, tokens: list[Token], cuts: set[int]) -> Iterable[Annotation]:

@@ -1,8 +1,12 @@
 """The forms of a word the dictionary finder reads besides its spelling: plurals (English, Latin and Greek), a
-misspelt disease name, a prefix written joined ("preeclampsia" for "pre-eclampsia"), a contraction written without
-its apostrophe ("cant" for "can't")."""
+British spelling ("anaemia" for "anemia"), a misspelt disease name, a prefix written joined ("preeclampsia" for
+"pre-eclampsia"), a contraction written without its apostrophe ("cant" for "can't")."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Container
+from itertools import combinations
 
 from medlink.text.tokens import Token
 
@@ -50,6 +54,26 @@ def classical_singular(word: str, vocabulary: dict[str, int]) -> str | None:
         if word.endswith(plural):
             stem = word[: -len(plural)]
             return next((stem + ending for ending in singulars if stem + ending in vocabulary), None)
+    return None
+
+
+# how British medical spelling differs from American: "ae" and "oe" for "e" ("anaemia", "haemorrhage", "oedema",
+# "diarrhoea", "paediatric"), "our" for "or" at a word's end ("tumour", "tumours")
+BRITISH_TO_AMERICAN = ((re.compile("ae"), "e"), (re.compile("oe"), "e"), (re.compile(r"our(?=s?$)"), "or"))
+
+
+def american_spelling(word: str, vocabulary: Container[str]) -> str | None:
+    """The American spelling of a British one, where the names use it ("anaemia" -> "anemia", "tumours" -> "tumors");
+    None otherwise, and for a word of four letters or fewer ("toe" stays a toe)."""
+    if len(word) <= 4 or "ae" not in word and "oe" not in word and not word.endswith(("our", "ours")):
+        return None
+    for size in range(1, len(BRITISH_TO_AMERICAN) + 1):
+        for rules in combinations(BRITISH_TO_AMERICAN, size):
+            variant = word
+            for pattern, replacement in rules:
+                variant = pattern.sub(replacement, variant)
+            if variant != word and (variant in vocabulary or loose_word(variant) in vocabulary):
+                return variant
     return None
 
 
