@@ -8,13 +8,14 @@
    TF-IDF over every alias, the ancestors of strong candidates), ranked by string similarity.
 3. Chosen for coding among those candidates that are codes (no chapter, no block): a code some name of which reads
    word for word as a name of the source (skos:exactMatch), says less (skos:broadMatch: ICD-10-CM is coarser than
-   HPO; also one that says more with "and", "Syncope and collapse") or says more (skos:narrowMatch), telling words compared as the coding mode compares them
-   (``medlink.linking.coding_rules``: "Seizure(s) (convulsive) NOS" reads as "seizure", "carcinoma" as "malignant
-   neoplasm"); a broader or narrower code shares at least a third of the words. Order: manifestation codes last, exact
-   before the others; then the source's preferred name before its synonyms, fewer words apart, a code that is no
-   residual class ("Other ..."), broader before narrower, the aligner's rank. Confidence: the share of telling words the
-   two names have in common (Jaccard). At most --top-k per source; a source with none keeps the aligner's first code as
-   a skos:closeMatch when its string similarity reaches --close-threshold.
+   HPO; also one whose preferred name says more with "and", "Orchitis and epididymitis") or says more
+   (skos:narrowMatch), telling words compared as the coding mode compares them (``medlink.linking.coding_rules``:
+   "Seizure(s) (convulsive) NOS" reads as "seizure", "carcinoma" as "malignant neoplasm"); a broader or narrower code
+   shares at least a third of the words. Order: manifestation codes last, exact before the others; then the source's
+   preferred name before its synonyms, fewer words apart, a code that is no residual class ("Other ..."), broader
+   before narrower, the aligner's rank. Confidence: the share of telling words the two names have in common
+   (Jaccard). At most --top-k per source; a source with none keeps the aligner's first code as a skos:closeMatch when
+   its string similarity reaches --close-threshold.
 4. The XML's "code first" notes, each code with the note of its own or its nearest ancestor's.
 
 Writes src/medlink/kb/data/hpo_icd10cm.sssom.tsv (provenance in its header) and icd10cm_code_first.tsv, and
@@ -45,7 +46,9 @@ from medlink.linking.coding_rules import CodeSet, name_word_sets  # noqa: E402
 
 PHENOTYPIC_ABNORMALITY = "HP:0000118"
 KINDS = {0: sssom.EXACT, 1: sssom.BROAD, 2: sssom.NARROW}
-MIN_SHARED = 0.34  # a broader or narrower code shares at least a third of the telling words ("Diseases of lips" for "Fused labia minora": no)
+MIN_SHARED = (
+    0.34  # a broader or narrower code shares at least a third of the telling words ("Diseases of lips" for "Fused labia minora": no)
+)
 
 
 def side_kbs(workdir: Path) -> tuple[Path, Path, float]:
@@ -124,8 +127,8 @@ def chosen_rows(ranking, codes: CodeSet, top_k: int, close_threshold: float) -> 
             found = fit(source_sets, codes.word_sets(code))
             if found is None or (found[0] and found[3] < MIN_SHARED):
                 continue
-            if found[0] == 2 and groups_more([codes.names[code], *codes.aliases.get(code, ())], queries.alias_sets[i]):
-                found = (1, *found[1:])  # "Syncope and collapse" for "syncope": broader
+            if found[0] == 2 and grouped_by_name(codes, code, source_sets[0], queries.alias_sets[i]):
+                found = (1, *found[1:])  # "Orchitis and epididymitis" for "epididymitis": broader
             kind, via, apart, _shared = found
             key = (codes.is_manifestation(code), kind > 0, via, apart, is_residual(codes.names[code]), kind, rank)
             scored.append((key, code, found, confidence))
@@ -143,6 +146,14 @@ def chosen_rows(ranking, codes: CodeSet, top_k: int, close_threshold: float) -> 
                     sssom.Mapping(source_id, source_name, sssom.CLOSE, code, codes.names[code], sssom.LEXICAL, first[1], "lexical only")
                 )
     return rows
+
+
+def grouped_by_name(codes: CodeSet, code: str, source_words: list[frozenset[str]], source_names: list[str]) -> bool:
+    """Does the code's preferred name say the source's preferred name and more with "and" ("Orchitis and epididymitis"
+    for "epididymitis")? Then it groups more: broader. Not a code whose other name says more ("Dissociative and
+    conversion disorders", whose inclusion term is "Hysterical psychosis", is no broader code for "psychosis")."""
+    preferred = codes.word_sets(code)[:1]
+    return any(told <= name for told in source_words for name in preferred) and groups_more([codes.names[code]], source_names)
 
 
 def joined(notes: list[str]) -> str:
