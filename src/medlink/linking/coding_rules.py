@@ -221,8 +221,8 @@ class CodeSet:
     def refine(self, code: str, said: frozenset[str]) -> tuple[str, list[str]]:
         """The code the words support, from ``code``, and each step taken in words.
 
-        Up: a code whose own words (those its name adds to its parent's) none of which was said, with an "unspecified"
-        sibling, gives way to that sibling. Down: a code with children takes the child whose added words were said (a
+        Up: a code whose own words (those its name adds to its parent's) were not said, or whose closest name misses
+        only such words, gives way to its "unspecified" sibling. Down: a code with children takes the child whose added words were said (a
         side, a type), else its default child ("unspecified"), else stays."""
         steps = []
         parent = self.parent.get(code)
