@@ -148,12 +148,18 @@ def chosen_rows(ranking, codes: CodeSet, top_k: int, close_threshold: float) -> 
     return rows
 
 
+GROUPED_WORDS = 2  # at most this many more words in a name that groups conditions with "and"
+
+
 def grouped_by_name(codes: CodeSet, code: str, source_words: list[frozenset[str]], source_names: list[str]) -> bool:
-    """Does the code's preferred name say the source's preferred name and more with "and" ("Orchitis and epididymitis"
-    for "epididymitis")? Then it groups more: broader. Not a code whose other name says more ("Dissociative and
-    conversion disorders", whose inclusion term is "Hysterical psychosis", is no broader code for "psychosis")."""
+    """Does the code's preferred name say the source's preferred name and a condition or two more with "and"
+    ("Orchitis and epididymitis" for "epididymitis")? Then it groups more: broader. Not a code whose other name says
+    more ("Dissociative and conversion disorders", whose inclusion term is "Hysterical psychosis", is no broader code
+    for "psychosis"), nor a list of qualifiers ("Unspecified dementia, mild, without behavioral disturbance, ... and
+    anxiety" for "dementia")."""
     preferred = codes.word_sets(code)[:1]
-    return any(told <= name for told in source_words for name in preferred) and groups_more([codes.names[code]], source_names)
+    grouped = any(told <= name and len(name - told) <= GROUPED_WORDS for told in source_words for name in preferred)
+    return grouped and groups_more([codes.names[code]], source_names)
 
 
 def joined(notes: list[str]) -> str:
