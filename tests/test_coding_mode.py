@@ -225,6 +225,8 @@ SMALL_CODES = CodeSet.build(
         ("ICD10CM:G43.90", "Migraine, unspecified, not intractable"),
         ("ICD10CM:G43.909", "Migraine, unspecified, not intractable, without status migrainosus"),
         ("ICD10CM:G43.91", "Migraine, unspecified, intractable"),
+        ("ICD10CM:D05", "Carcinoma in situ of breast"),
+        ("ICD10CM:D05.9", "Unspecified type of carcinoma in situ of breast"),
     ],
     [("ICD10CM:I34.0", "Nonrheumatic mitral (valve) regurgitation NOS")],
     [
@@ -236,6 +238,7 @@ SMALL_CODES = CodeSet.build(
         ("ICD10CM:G43.90", "ICD10CM:G43.9"),
         ("ICD10CM:G43.91", "ICD10CM:G43.9"),
         ("ICD10CM:G43.909", "ICD10CM:G43.90"),
+        ("ICD10CM:D05.9", "ICD10CM:D05"),
     ],
 )
 
@@ -255,7 +258,7 @@ def test_a_code_whose_own_words_were_not_all_said_gives_way_to_the_unspecified_o
 
 def test_a_narrower_code_that_says_more_than_the_note_and_a_broader_one_beside_an_equivalent_count_little():
     from medlink.kb.mappings import CodeMapping
-    from medlink.linking.coding_probability import OUTRANKED, UNSAID
+    from medlink.linking.coding_probability import BY_DEFAULT, OUTRANKED, UNSAID
 
     def mapped(concept: str, name: str, mention: str, *routes: tuple[str, str, float]) -> LinkResult:
         maps = [CodeMapping(concept, code, predicate, confidence) for code, predicate, confidence in routes]
@@ -263,6 +266,9 @@ def test_a_narrower_code_that_says_more_than_the_note_and_a_broader_one_beside_a
 
     family = mapped("HP:0001645", "Sudden cardiac death", "sudden cardiac death", ("ICD10CM:Z82.41", "skos:narrowMatch", 0.6))
     assert family.candidates[0].probability == pytest.approx(0.9 * 0.6 * UNSAID)
+    in_situ = mapped("HP:0003002", "Breast carcinoma", "breast cancer", ("ICD10CM:D05", "skos:narrowMatch", 0.75))
+    assert in_situ.candidates[0].concept_id == "ICD10CM:D05.9"  # the default child: judged by the code the mapping reached
+    assert in_situ.candidates[0].probability == pytest.approx(0.9 * 0.75 * UNSAID * BY_DEFAULT)
     said = mapped("HP:0001279", "Syncope", "heat syncope", ("ICD10CM:T67.1", "skos:narrowMatch", 0.6))  # "heat" was said
     assert said.candidates[0].probability == pytest.approx(0.9 * 0.6)
     cancer = mapped(

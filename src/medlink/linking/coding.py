@@ -102,11 +102,12 @@ class Coder:
         residual = {route[0]: is_residual(self.codes.names[route[0]]) for route in routes}
         plain = any((mapping is None or mapping.predicate in EQUIVALENT) and not residual[chosen] for chosen, _code, mapping, *_ in routes)
         out = []
-        for chosen, _code, mapping, said, steps, _position in routes:
+        for chosen, reached, mapping, said, steps, _position in routes:
             confidence = None
             if mapping is not None:
                 outranked = outranks(mapping.predicate, residual[chosen], plain)
-                confidence = mapped_confidence(mapping.confidence, mapping.predicate, self.codes.says_more(chosen, said), outranked)
+                judged = chosen if any(UNSAID_STEP in step for step in steps) else reached  # a step up corrected the mapping
+                confidence = mapped_confidence(mapping.confidence, mapping.predicate, self.codes.says_more(judged, said), outranked)
             out.append((chosen, confidence, by_default(steps)))
         return out
 

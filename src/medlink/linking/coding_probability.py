@@ -15,7 +15,8 @@ p = 1.000, rivals all sure. Here a code's probability is
   category stands for any of its leaves, one of which is right.
 
 - a narrower code whose words the mention and its concept leave unsaid is a case the note did not state: its
-  mapping counts ``UNSAID`` of its confidence.
+  mapping counts ``UNSAID`` of its confidence (judged on the code the mapping reached, before the rules took it down
+  to a default child).
 - a code the rules reached by default ("X, unspecified": nothing more specific said, or a specific code whose words
   the mention lacks given up for it) is the convention when the note says nothing more, and notes often say more
   elsewhere (a trimester, a side, a site): ``BY_DEFAULT`` of it.
