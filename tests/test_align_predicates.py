@@ -40,3 +40,24 @@ def test_brackets_name_the_same_concept_and_a_grouping_is_broader():
     assert predicate(["essential hypertension"], ["Essential (primary) hypertension"]) == EXACT
     assert predicate(["syringomyelia"], ["Syringomyelia and syringobulbia"]) == BROAD
     assert predicate(["ovarian cancer", "ovary neoplasm"], ["Malignant neoplasm of ovary"]) == EXACT  # a looser synonym says nothing
+
+
+def test_a_code_that_groups_a_condition_or_two_more_with_and_is_broader_in_the_default_mappings():
+    """benchmarks/coding/make_mappings.py reads "Orchitis and epididymitis" as broader than "Epididymitis", as
+    ``predicate`` does; not a code whose other name says more, nor a list of qualifiers."""
+    from benchmarks.coding.make_mappings import grouped_by_name
+    from medlink.linking.coding_rules import CodeSet, name_word_sets
+
+    codes = CodeSet.build(
+        "ICD10CM",
+        [("ICD10CM:N45", "Orchitis and epididymitis"), ("ICD10CM:F44", "Dissociative and conversion disorders"),
+         ("ICD10CM:F03.A0", "Unspecified dementia, mild, without behavioral disturbance, psychotic disturbance, mood disturbance, and anxiety")],
+        [("ICD10CM:F44", "Hysterical psychosis")],
+    )
+
+    def grouped(code: str, source: str) -> bool:
+        return grouped_by_name(codes, code, name_word_sets(source), [source])
+
+    assert grouped("ICD10CM:N45", "Epididymitis")
+    assert not grouped("ICD10CM:F44", "Psychosis") and not grouped("ICD10CM:F03.A0", "Dementia")
+    assert not grouped("ICD10CM:N45", "Orchitis and epididymitis")  # the source groups them too: the same
