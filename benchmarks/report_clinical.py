@@ -54,7 +54,8 @@ def phrase_runs_note(runs: list[tuple[str, dict]]) -> str | None:
         return None
     parts = "; ".join(f"{n['split']} {_r(n['spans_exact']['f1'])} / {_r(n['spans_overlap']['f1'])}, {_r(n['icd10cm_category_accuracy'])} / "
                       f"{_r(n['icd10cm_full_accuracy'])}, ECE {_r(n.get('code_ece'))}" for n in plain)
-    return f"- Plain linking with `--modifiers phrase` (a head widened to its whole phrase; coding mode's default): mention F1 exact / overlap, category / full code: {parts}."
+    return (f"- Plain linking with `--modifiers phrase` (a head widened to its whole phrase; coding mode's default): "
+            f"mention F1 exact / overlap, category / full code: {parts}.")
 
 
 def peer_runs(get) -> dict[str, tuple[str, dict]]:
