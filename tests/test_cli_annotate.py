@@ -177,7 +177,7 @@ def test_overlap_all_keeps_alternatives_and_bad_options_are_clean_errors(index_d
     bogus = medlink("annotate", "--index", index_dir, "--overlap", "bogus", "asthma", check=False)
     assert bogus.returncode == 2 and bogus.stderr.startswith("error: unknown --overlap 'bogus'; known: longest, all") and "Traceback" not in bogus.stderr
     wrong = medlink("annotate", "--index", index_dir, "--modifiers", "always", "asthma", check=False)
-    assert wrong.returncode == 2 and wrong.stderr.startswith("error: unknown --modifiers 'always'; known: widen, partial, off")
+    assert wrong.returncode == 2 and wrong.stderr.startswith("error: unknown --modifiers 'always'; known: widen, phrase, partial, off")
     assert spans("--modifiers", "off") == spans("--modifiers", "widen") == [(4, "colorectal neoplasms")]  # the phrase is a name
     noted = medlink("annotate", "--index", index_dir, "--context", "50", "asthma").stderr
     assert noted.count("--context 50 has no effect") == 1

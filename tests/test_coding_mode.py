@@ -110,10 +110,16 @@ def test_probability_is_the_exact_codes_and_nil_follows_it(codes):
     from medlink.linking.coding_probability import BY_DEFAULT
 
     mapping = read_mappings(MAPPINGS)
-    result = LinkResult(Mention("heart attack"), [Candidate("HP:0001658", 3.0, "Heart attack", name="Myocardial infarction", probability=0.3)])
+    result = LinkResult(
+        Mention("heart attack"), [Candidate("HP:0001658", 3.0, "Heart attack", name="Myocardial infarction", probability=0.3)]
+    )
     result.nil_threshold, result.nil, result.probability = 0.4, True, 0.3
     out = Coder(codes, {m.subject: [m] for m in mapping}, []).code([result], 5)[0]
-    assert out.candidates[0].concept_id == "ICD10CM:I21.9" and out.candidates[0].probability == pytest.approx(0.3 * 0.92 * BY_DEFAULT) and out.nil
+    assert (
+        out.candidates[0].concept_id == "ICD10CM:I21.9"
+        and out.candidates[0].probability == pytest.approx(0.3 * 0.92 * BY_DEFAULT)
+        and out.nil
+    )
 
 
 # -- end to end, on a tiny index ----------------------------------------------------------------------------------------------
@@ -178,7 +184,9 @@ def test_unknown_namespace_and_mappings_that_fit_nothing(index, tmp_path):
 
 @pytest.mark.slow
 def test_command_line_link_and_annotate(index):
-    out = medlink("link", "--index", index, "--target-namespace", "ICD10CM", "--mappings", MAPPINGS, "--json", "heart attack", "autosomal dominant")
+    out = medlink(
+        "link", "--index", index, "--target-namespace", "ICD10CM", "--mappings", MAPPINGS, "--json", "heart attack", "autosomal dominant"
+    )
     heart, uncoded = (json.loads(line) for line in out.stdout.splitlines())
     assert heart["candidates"][0]["id"] == "ICD10CM:I21.9" and heart["coding"]["path"]["from"] == "HP:0001658"
     assert uncoded["nil"] and not uncoded["coding"]["coded"] and uncoded["candidates"][0]["id"] == "HP:0000006"
@@ -187,7 +195,9 @@ def test_command_line_link_and_annotate(index):
     only_uncoded = medlink("link", "--index", index, "--target-namespace", "ICD10CM", "--mappings", MAPPINGS, "autosomal dominant")
     assert only_uncoded.returncode == 0 and "NIL\t(no ICD10CM code reachable" in only_uncoded.stdout  # an answer, not a failure
     text = "Admitted with pyelonephritis after a heart attack."
-    document = json.loads(medlink("annotate", "--index", index, "--target-namespace", "ICD10CM", "--mappings", MAPPINGS, "--json", text).stdout)
+    document = json.loads(
+        medlink("annotate", "--index", index, "--target-namespace", "ICD10CM", "--mappings", MAPPINGS, "--json", text).stdout
+    )
     assert [a["ids"] for a in document["annotations"]] == [["ICD10CM:N12"], ["ICD10CM:I21.9"]]
     plain = json.loads(medlink("annotate", "--index", index, "--json", text).stdout)
     assert [a["ids"] for a in plain["annotations"]] == [["HP:0012330"], ["HP:0001658"]]
@@ -227,6 +237,10 @@ SMALL_CODES = CodeSet.build(
         ("ICD10CM:G43.91", "Migraine, unspecified, intractable"),
         ("ICD10CM:D05", "Carcinoma in situ of breast"),
         ("ICD10CM:D05.9", "Unspecified type of carcinoma in situ of breast"),
+        ("ICD10CM:I25", "Chronic ischemic heart disease"),
+        ("ICD10CM:I25.2", "Old myocardial infarction"),
+        ("ICD10CM:I25.9", "Chronic ischemic heart disease, unspecified"),
+        ("ICD10CM:I21.9", "Acute myocardial infarction, unspecified"),
     ],
     [("ICD10CM:I34.0", "Nonrheumatic mitral (valve) regurgitation NOS")],
     [
@@ -239,12 +253,14 @@ SMALL_CODES = CodeSet.build(
         ("ICD10CM:G43.91", "ICD10CM:G43.9"),
         ("ICD10CM:G43.909", "ICD10CM:G43.90"),
         ("ICD10CM:D05.9", "ICD10CM:D05"),
+        ("ICD10CM:I25.2", "ICD10CM:I25"),
+        ("ICD10CM:I25.9", "ICD10CM:I25"),
     ],
 )
 
 
 def test_a_code_whose_own_words_were_not_all_said_gives_way_to_the_unspecified_one():
-    """"psoriatic arthritis" says two of the three words "Psoriatic arthritis mutilans" adds to its parent; the third
+    """ "psoriatic arthritis" says two of the three words "Psoriatic arthritis mutilans" adds to its parent; the third
     is that code's whole difference from its siblings. A name of the code whose own words were all said keeps it
     ("Nonrheumatic mitral (valve) regurgitation NOS"), and a "non-" word is the reading when nothing is said."""
     assert SMALL_CODES.refine("ICD10CM:L40.52", said_words(["psoriatic arthritis"])) == (
@@ -269,15 +285,31 @@ def test_a_narrower_code_that_says_more_than_the_note_and_a_broader_one_beside_a
     in_situ = mapped("HP:0003002", "Breast carcinoma", "breast cancer", ("ICD10CM:D05", "skos:narrowMatch", 0.75))
     assert in_situ.candidates[0].concept_id == "ICD10CM:D05.9"  # the default child: judged by the code the mapping reached
     assert in_situ.candidates[0].probability == pytest.approx(0.9 * 0.75 * UNSAID * BY_DEFAULT)
+    # "Old myocardial infarction" gives way to "Chronic ischemic heart disease, unspecified": judged as I25, which says more
+    heart = mapped(
+        "HP:0001658",
+        "Myocardial infarction",
+        "heart attack",
+        ("ICD10CM:I21.9", "skos:exactMatch", 1.0),
+        ("ICD10CM:I25.2", "skos:narrowMatch", 0.67),
+    )
+    assert [c.concept_id for c in heart.candidates] == ["ICD10CM:I21.9", "ICD10CM:I25.9"]
+    assert heart.candidates[0].probability == pytest.approx(0.9 / (1 + 0.67 * UNSAID))
     said = mapped("HP:0001279", "Syncope", "heat syncope", ("ICD10CM:T67.1", "skos:narrowMatch", 0.6))  # "heat" was said
     assert said.candidates[0].probability == pytest.approx(0.9 * 0.6)
     cancer = mapped(
-        "HP:0012125", "Prostate cancer", "prostate cancer", ("ICD10CM:C80.1", "skos:broadMatch", 0.67), ("ICD10CM:C61", "skos:exactMatch", 1.0)
+        "HP:0012125",
+        "Prostate cancer",
+        "prostate cancer",
+        ("ICD10CM:C80.1", "skos:broadMatch", 0.67),
+        ("ICD10CM:C61", "skos:exactMatch", 1.0),
     )
     assert [c.concept_id for c in cancer.candidates] == ["ICD10CM:C61", "ICD10CM:C80.1"]
     assert cancer.candidates[0].probability == pytest.approx(0.9 / (1 + 0.67 * OUTRANKED))
 
-    other = mapped("HP:0000822", "Hypertension", "hypertension", ("ICD10CM:I1A", "skos:exactMatch", 1.0), ("ICD10CM:I10", "skos:exactMatch", 1.0))
+    other = mapped(
+        "HP:0000822", "Hypertension", "hypertension", ("ICD10CM:I1A", "skos:exactMatch", 1.0), ("ICD10CM:I10", "skos:exactMatch", 1.0)
+    )
     assert [c.concept_id for c in other.candidates] == ["ICD10CM:I10", "ICD10CM:I1A"]  # "Other ..." is for a kind the note names
     assert other.candidates[0].probability == pytest.approx(0.9 / (1 + OUTRANKED))
 
@@ -289,3 +321,29 @@ def test_a_way_to_a_code_above_another_counts_for_the_one_below():
     maps = [CodeMapping("HP:0002076", code, "skos:exactMatch", 1.0) for code in ("ICD10CM:G43.909", "ICD10CM:G43.9")]
     out = coded(SMALL_CODES, maps, Candidate("HP:0002076", 3.0, "Migraine", name="Migraine", probability=0.9), mention="migraine")
     assert out.candidates[0].concept_id == "ICD10CM:G43.909" and out.candidates[0].probability == pytest.approx(0.9)
+
+
+def test_a_status_code_the_mention_does_not_say_counts_little():
+    """ICD-10-CM's Z codes say a circumstance ("Family history of ...", "Genetic susceptibility to ..."): matched on
+    the condition's words alone, the linker's sure match counts ``UNSAID``; said in full, it counts whole."""
+    from medlink.linking.coding_probability import UNSAID
+
+    def direct(mention: str) -> LinkResult:
+        candidate = Candidate(
+            "ICD10CM:Z82.41", 1.5, "Family history of sudden cardiac death", name="Family history of sudden cardiac death", probability=0.95
+        )
+        return coded(SMALL_CODES, (), candidate, mention=mention)
+
+    assert direct("sudden cardiac death").candidates[0].probability == pytest.approx(0.95 * UNSAID)
+    assert direct("family history of sudden cardiac death").candidates[0].probability == pytest.approx(0.95)
+    assert SMALL_CODES.is_status("ICD10CM:Z82.41") and not SMALL_CODES.is_status("ICD10CM:C61")
+
+
+def test_a_code_first_note_reads_without_the_xml_s_leading_comma():
+    """ICD-10-CM's XML keeps "Code first, if applicable, ..." as ", if applicable, ...": shown without the comma."""
+    codes = CodeSet.build(
+        "ICD10CM",
+        [("ICD10CM:J18", "Pneumonia, unspecified organism")],
+        code_first={"ICD10CM:J18": ("ICD10CM:J18", ", if applicable, associated influenza")},
+    )
+    assert codes.code_first_note("ICD10CM:J18") == "code first: if applicable, associated influenza"

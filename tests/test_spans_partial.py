@@ -49,6 +49,16 @@ def test_cues_sizes_and_courses_are_no_modifiers(text, head):
     assert texts(text, start, start + len(head)) == []
 
 
+def test_a_phrase_cut_short_by_a_word_the_kb_never_uses_is_no_phrase():
+    """ "Community acquired pneumonia": "acquired pneumonia" is not what the text says (it linked to *Congenital
+    pneumonia*); a stop word or a cue before the modifiers ends the phrase where it is."""
+    text = "Community acquired pneumonia"
+    start = text.index("pneumonia")
+    assert texts(text, start, len(text), known=lambda word: word.lower() != "community") == []
+    text = "has acquired pneumonia"
+    assert texts(text, text.index("pneumonia"), len(text), known=lambda word: word.lower() != "has") == ["acquired pneumonia"]
+
+
 def test_a_word_the_kb_never_uses_is_no_modifier_and_another_span_is_never_crossed():
     text = "suggest pyelonephritis"
     start = text.index("pyelonephritis")
@@ -150,7 +160,16 @@ def test_phrase_mode_makes_the_span_the_whole_phrase_linked_as_the_phrase_or_the
     head.result = _linked("sigmoid diverticulitis", "ICD10CM:K57.32", 0.9)
 
     def as_the_head(mentions):  # linked through the head's name: "Diverticulitis of sigmoid" says neither modifier
-        return [LinkResult(Mention(m.text), [Candidate("ICD10CM:K57.32", 1.0, "Diverticulitis of sigmoid", probability=0.85)], probability=0.85, nil=False, nil_threshold=0.4) for m in mentions]
+        return [
+            LinkResult(
+                Mention(m.text),
+                [Candidate("ICD10CM:K57.32", 1.0, "Diverticulitis of sigmoid", probability=0.85)],
+                probability=0.85,
+                nil=False,
+                nil_threshold=0.4,
+            )
+            for m in mentions
+        ]
 
     as_sure = widen_or_discount(text, [head], as_the_head, mode="phrase")
     assert as_sure[0].text == "Acute uncomplicated sigmoid diverticulitis" and as_sure[0].infons["head"] == "sigmoid diverticulitis"

@@ -24,7 +24,7 @@ from medlink.align.predicates import is_residual
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
-from medlink.linking.coding_probability import EQUIVALENT, code_probabilities, mapped_confidence, outranks, shared_codes
+from medlink.linking.coding_probability import EQUIVALENT, UNSAID, code_probabilities, mapped_confidence, outranks, shared_codes
 from medlink.linking.coding_rules import DEFAULT_STEP, SHORT_FORM, UNSAID_STEP, CodeSet, said_words, spelled_out
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ class Coder:
                     said |= spelled_out(mention, self.codes.family_names(code))
                 chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said)
                 routes.append((chosen, code, mapping, said, steps, position))
-            shares = code_probabilities(candidate.probability, self._weighed(routes), self.codes)
+            shares = code_probabilities(candidate.probability, self._weighed(mention, routes), self.codes)
             for chosen, code, mapping, said, steps, position in routes:
                 order = (0, 1.0) if mapping is None else (PREDICATE_ORDER.get(mapping.predicate, 4), -mapping.confidence)
                 own = shares[chosen]
@@ -96,17 +96,23 @@ class Coder:
             nil = first.probability < result.nil_threshold
         return replace(result, candidates=ranked, nil=nil, probability=first.probability, error=None)
 
-    def _weighed(self, routes: list[tuple]) -> list[tuple[str, float | None, bool]]:
-        """Each route of one concept as ``code_probabilities`` reads it: the code, its mapping's confidence for this
-        mention (None: a direct code) and whether the rules reached it by default."""
+    def _weighed(self, mention: str, routes: list[tuple]) -> list[tuple[str, float | None, bool]]:
+        """Each route of one concept as ``code_probabilities`` reads it: the code, its weight for this mention (None: a
+        direct code, which weighs 1; ``UNSAID`` for a status code whose words the mention does not say, "Genetic
+        susceptibility to colorectal cancer" for "colorectal cancer"; a mapping its confidence, as ``mapped_confidence``
+        weighs it) and whether the rules reached it by default."""
         residual = {route[0]: is_residual(self.codes.names[route[0]]) for route in routes}
         plain = any((mapping is None or mapping.predicate in EQUIVALENT) and not residual[chosen] for chosen, _code, mapping, *_ in routes)
         out = []
         for chosen, reached, mapping, said, steps, _position in routes:
-            confidence = None
-            if mapping is not None:
+            # judged: the code the route reached; after a step up to an "unspecified" sibling, the category that sibling
+            # stands for ("Old myocardial infarction" gave way to "Chronic ischemic heart disease, unspecified": I25)
+            judged = self.codes.parent.get(reached, reached) if any(UNSAID_STEP in step for step in steps) else reached
+            if mapping is None:
+                status = self.codes.is_status(judged) and self.codes.says_more(judged, said)
+                confidence = UNSAID if status and not written_code(mention, judged) else None
+            else:
                 outranked = outranks(mapping.predicate, residual[chosen], plain)
-                judged = chosen if any(UNSAID_STEP in step for step in steps) else reached  # a step up corrected the mapping
                 confidence = mapped_confidence(mapping.confidence, mapping.predicate, self.codes.says_more(judged, said), outranked)
             out.append((chosen, confidence, by_default(steps)))
         return out

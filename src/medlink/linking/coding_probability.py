@@ -16,7 +16,8 @@ p = 1.000, rivals all sure. Here a code's probability is
 
 - a narrower code whose words the mention and its concept leave unsaid is a case the note did not state: its
   mapping counts ``UNSAID`` of its confidence (judged on the code the mapping reached, before the rules took it down
-  to a default child).
+  to a default child; on its category, once the rules gave it up for its "unspecified" sibling). So does a status code
+  (ICD-10-CM's Z codes) the linker matched on the condition's words alone.
 - a code the rules reached by default ("X, unspecified": nothing more specific said, or a specific code whose words
   the mention lacks given up for it) is the convention when the note says nothing more, and notes often say more
   elsewhere (a trimester, a side, a site): ``BY_DEFAULT`` of it.

@@ -17,6 +17,7 @@ from medlink.align.predicates import NOT_TELLING, is_residual, readings, telling
 
 # ids that are codes (not a chapter "9" or a block "I20-I25"), by namespace; a namespace not listed: every id of it
 CODE_SHAPES = {"ICD10CM": re.compile(r"[A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]{1,4})?")}
+STATUS_CHAPTER = "Z"  # ICD-10-CM's factors influencing health status and contact with health services
 MANIFESTATION_NAME = re.compile(r"\bclassified elsewhere\b", re.IGNORECASE)  # "... in diseases classified elsewhere"
 ETIOLOGY_FIRST = re.compile(r"^\W*(?:the\s+)?underlying\b", re.IGNORECASE)  # "Code first underlying disease, such as: ..."
 IF_ANY = re.compile(r"\bif (?:applicable|known)\b", re.IGNORECASE)  # "underlying etiology, if applicable": first when there is none
@@ -212,6 +213,12 @@ class CodeSet:
                 )
         return same
 
+    def is_status(self, code: str) -> bool:
+        """A code of a circumstance rather than a condition: ICD-10-CM's chapter of factors influencing health status
+        (Z00-Z99: "Family history of ...", "Genetic susceptibility to ...", "Encounter for ..."). Text that names the
+        condition alone means the condition."""
+        return self.namespace.upper() == "ICD10CM" and code.partition(":")[2].startswith(STATUS_CHAPTER)
+
     def says_more(self, code: str, said: frozenset[str]) -> bool:
         """Does ``code`` say something the words said do not, beyond its parent's default reading ("Family history of
         sudden cardiac death" for "sudden cardiac death"; not "Flank pain, unspecified side" for "flank pain")?"""
@@ -262,4 +269,4 @@ class CodeSet:
             return None
         holder, text = note
         at = f" ({holder.partition(':')[2]})" if holder != code else ""
-        return "code first" + at + ": " + " ".join(text.split())
+        return "code first" + at + ": " + " ".join(text.split()).lstrip(" ,;:")  # the XML's "Code first, if applicable, ..."

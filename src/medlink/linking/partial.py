@@ -125,6 +125,14 @@ def _is_modifier(word: str, before: str | None, known: Callable[[str], bool]) ->
     return any(c.isalpha() for c in word) and (lowered in SIDES or known(word))
 
 
+def _cut_short(word: str, known: Callable[[str], bool]) -> bool:
+    """Does a word the KB's names never use, but that could modify the words after it, stop a phrase mid-way? Then
+    the words after it are no phrase of their own ("Community acquired pneumonia" is not "acquired pneumonia"); a stop
+    word, a cue or a number before them ends the phrase where it is."""
+    lowered = word.lower()
+    return lowered.isalpha() and lowered not in NOT_MODIFIERS and lowered not in english_stop_words() and not known(word)
+
+
 def phrases(
     text: str, start: int, end: int, taken: Callable[[int], bool], known: Callable[[str], bool] = lambda word: True
 ) -> list[tuple[int, int]]:
@@ -140,6 +148,8 @@ def phrases(
         word = found.group(1)
         before = _LEFT_WORD.search(text, max(0, found.start() - 40), found.start())
         if not _is_modifier(word, before.group(1) if before is not None and before.end() == found.start() else None, known):
+            if len(lefts) > 1 and _cut_short(word, known):  # "Community acquired pneumonia": not "acquired pneumonia"
+                lefts = [start]
             break
         if any(taken(i) for i in range(found.start(1), found.end(1))):
             break
