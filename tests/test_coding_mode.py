@@ -347,3 +347,43 @@ def test_a_code_first_note_reads_without_the_xml_s_leading_comma():
         code_first={"ICD10CM:J18": ("ICD10CM:J18", ", if applicable, associated influenza")},
     )
     assert codes.code_first_note("ICD10CM:J18") == "code first: if applicable, associated influenza"
+
+
+def test_an_injury_s_7th_character_is_the_initial_encounter_and_a_side_may_be_told_a_level_down():
+    codes = CodeSet.build(
+        "ICD10CM",
+        [
+            ("ICD10CM:S72.001", "Fracture of unspecified part of neck of right femur"),
+            ("ICD10CM:S72.001A", "Fracture of unspecified part of neck of right femur, initial encounter for closed fracture"),
+            ("ICD10CM:S72.001B", "Fracture of unspecified part of neck of right femur, initial encounter for open fracture type I or II"),
+            (
+                "ICD10CM:S72.001D",
+                "Fracture of unspecified part of neck of right femur, subsequent encounter for closed fracture with routine healing",
+            ),
+            ("ICD10CM:M17", "Osteoarthritis of knee"),
+            ("ICD10CM:M17.1", "Unilateral primary osteoarthritis of knee"),
+            ("ICD10CM:M17.11", "Unilateral primary osteoarthritis, right knee"),
+            ("ICD10CM:M17.12", "Unilateral primary osteoarthritis, left knee"),
+            ("ICD10CM:M17.3", "Unilateral post-traumatic osteoarthritis of knee"),
+            ("ICD10CM:M17.32", "Unilateral post-traumatic osteoarthritis, left knee"),
+            ("ICD10CM:M17.9", "Osteoarthritis of knee, unspecified"),
+            ("ICD10CM:R11", "Nausea and vomiting"),
+            ("ICD10CM:R11.1", "Vomiting"),
+            ("ICD10CM:R11.11", "Vomiting without nausea"),
+            ("ICD10CM:R11.2", "Nausea with vomiting, unspecified"),
+        ],
+        is_a=[
+            *((f"ICD10CM:S72.001{c}", "ICD10CM:S72.001") for c in "ABD"),
+            *((f"ICD10CM:M17.{c}", "ICD10CM:M17") for c in ("1", "3", "9")),
+            ("ICD10CM:M17.11", "ICD10CM:M17.1"),
+            ("ICD10CM:M17.12", "ICD10CM:M17.1"),
+            ("ICD10CM:M17.32", "ICD10CM:M17.3"),
+            ("ICD10CM:R11.1", "ICD10CM:R11"),
+            ("ICD10CM:R11.2", "ICD10CM:R11"),
+            ("ICD10CM:R11.11", "ICD10CM:R11.1"),
+        ],
+    )
+    assert codes.refine("ICD10CM:S72.001", said_words(["right hip fracture"]))[0] == "ICD10CM:S72.001A"  # closed, first seen
+    assert codes.refine("ICD10CM:M17", said_words(["left knee osteoarthritis"]))[0] == "ICD10CM:M17.12"  # primary: fewer words unsaid
+    assert codes.refine("ICD10CM:M17", said_words(["knee osteoarthritis"]))[0] == "ICD10CM:M17.9"
+    assert codes.refine("ICD10CM:R11", said_words(["nausea and vomiting"]))[0] == "ICD10CM:R11.2"  # "without nausea" is no side

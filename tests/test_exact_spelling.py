@@ -12,9 +12,9 @@ from medlink.text.normalize import normalize
 NAMES = [("Pneumonia", "C1"), ("Pyuria", "C2"), ("Diabetes mellitus", "C3"), ("Heart attack", "C4")]
 
 
-def generator(tmp_path=None, **params) -> ExactGenerator:
-    positions = {cid: i for i, cid in enumerate(sorted({c for _, c in NAMES}))}
-    table = NameTable.build(((text, cid, 1) for text, cid in NAMES), positions, normalize)
+def generator(tmp_path=None, names=NAMES, **params) -> ExactGenerator:
+    positions = {cid: i for i, cid in enumerate(sorted({c for _, c in names}))}
+    table = NameTable.build(((text, cid, 1) for text, cid in names), positions, normalize)
     return ExactGenerator.build(table, sorted(positions), "spelled", **params)
 
 
@@ -34,3 +34,12 @@ def test_the_default_dense_preset_weighs_the_spelled_stage_as_its_dense_stage():
     config = default_dense_config(dense_weight=3.0).to_dict()
     assert {"name": "spelled", "type": "exact", "names": "kb+memory", "params": {"spelling": True}} in config["generators"]
     assert config["fusion"]["weights"]["spelled"] == config["fusion"]["weights"]["dense"] == 3.0
+
+
+def test_the_words_form_reads_a_side_no_name_says_as_the_rest_of_the_mention():
+    """"right hip fracture": no name says the side, so the words stage answers for "hip fracture"; a name that says the
+    side is matched with it ("Left ventricular hypertrophy" is no plain "Ventricular hypertrophy")."""
+    words = generator(names=[("Fracture of hip", "C5"), ("Left ventricular hypertrophy", "C6"), ("Ventricular hypertrophy", "C7")], words=True)
+    hits = words.search_hits(["right hip fracture", "left ventricular hypertrophy", "left", "right lung"], k=5)
+    found = [[words.concept_ids[c] for c in hits.concepts[hits.row(i)]] for i in range(4)]
+    assert found == [["C5"], ["C6"], [], []]

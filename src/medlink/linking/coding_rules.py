@@ -25,6 +25,8 @@ IF_ANY = re.compile(r"\bif (?:applicable|known)\b", re.IGNORECASE)  # "underlyin
 DEFAULT_STEP = "nothing more specific said"  # how a step down to the default child reads (coding_probability weighs it)
 UNSAID_STEP = "nothing said of"  # how a step up to the unspecified sibling reads
 DEFAULT_WORDS = frozenset({"unspecified", "nos", "uncomplicated", "without"})
+SIDES = frozenset({"left", "right", "bilateral"})
+INITIAL_ENCOUNTER = frozenset({"initial", "encounter"})  # an injury code's 7th character "A"
 # words a code adds that say nothing about the condition ("Pneumonia, unspecified organism", "... of unspecified site")
 VAGUE = frozenset({"organism", "site", "sites", "part", "parts", "nos", "unspecified", "specified", "not", "stated"})
 ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}  # "type II diabetes" says what "type 2 diabetes" says
@@ -193,7 +195,7 @@ class CodeSet:
     def default_child(self, code: str) -> str | None:
         """The child that is the parent's reading when nothing more is said: "X, unspecified", "X without
         complications", "X, uncomplicated", "X with Y, unspecified" under "X and Y" (not "X with unspecified
-        complications")."""
+        complications"); for an injury, its initial encounter."""
         parent_words = Counter(words(self.names.get(code, "")))
         same, plainest = None, None
         for child in self.children.get(code, ()):
@@ -211,7 +213,18 @@ class CodeSet:
                 same = (
                     child  # "Pneumonia, unspecified organism" under its namesake; "Unspecified asthma" under "Other and unspecified asthma"
                 )
-        return same
+        return same or self._first_encounter(code, parent_words)
+
+    def _first_encounter(self, code: str, parent_words: Counter) -> str | None:
+        """An injury's 7th character when the words say no encounter: the initial one, of a closed fracture where the
+        children tell closed from open (ICD-10-CM: "A fracture not indicated as open or closed should be coded to
+        closed"), the child whose name adds the fewest words to "initial encounter"."""
+        first = None
+        for child in self.children.get(code, ()):
+            new = Counter(words(self.names[child])) - parent_words
+            if INITIAL_ENCOUNTER <= new.keys() and not new.keys() & {"open"} and (first is None or sum(new.values()) < first[0]):
+                first = (sum(new.values()), child)
+        return first[1] if first else None
 
     def is_status(self, code: str) -> bool:
         """A code of a circumstance rather than a condition: ICD-10-CM's chapter of factors influencing health status
@@ -242,6 +255,8 @@ class CodeSet:
         while self.children.get(code):
             chosen, why = self._told_child(code, said)
             if chosen is None:
+                chosen, why = self._told_grandchild(code, said)
+            if chosen is None:
                 chosen, why = self.default_child(code), DEFAULT_STEP
             if chosen is None:
                 break
@@ -261,6 +276,24 @@ class CodeSet:
         if best is None:
             return None, ""
         return best, f"the words say '{' '.join(sorted(self._added(best, code) & said))}'"
+
+    def _told_grandchild(self, code: str, said: frozenset[str]) -> tuple[str | None, str]:
+        """Where no child is told, the child one of whose own children differs from it by a side the words say ("left"
+        of "..., left knee"), the child that leaves the fewest of its own words unsaid ("Unilateral primary
+        osteoarthritis of knee" before "Unilateral post-traumatic ..."): ICD-10-CM often tells a side a level down."""
+        best, best_key = None, None
+        for child in self.children[code]:
+            if is_residual(self.names[child]):
+                continue
+            for grandchild in self.children.get(child, ()):
+                added = self._added(grandchild, child)
+                if added and added <= said and added <= SIDES:
+                    key = (len(self._added(child, code) - said), child)
+                    if best_key is None or key < best_key:
+                        best, best_key = child, key
+        if best is None:
+            return None, ""
+        return best, "a level down, the words say what it holds"
 
     def code_first_note(self, code: str) -> str | None:
         """ICD-10-CM's "code first" note that applies to ``code`` (its own or its category's), one line."""

@@ -34,6 +34,7 @@ WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: ste
 PLAIN_WORD_KEYS_FILE = "plain_word_keys.txt"  # each row's plain form's word key ("" for none), in row order
 # words that change neither what a name means nor how it is ordered; "NOS" (not otherwise specified) and "unspecified" are
 # ICD's "unqualified": "kidney failure" is ICD-10-CM's "Unspecified kidney failure"
+SIDES = frozenset({"left", "right", "bilateral"})  # words a mention adds to a name that keep its concept
 FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos", "unspecified"})
 EARLIER_FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos"})  # an index whose params file names none
 
@@ -166,6 +167,16 @@ class ExactGenerator(GeneratorBase):
         if self.spelling:
             self.name_words.save(directory)
 
+    def _word_rows(self, mention: str) -> tuple[int, ...]:
+        """The rows whose words are the mention's; else, for a mention that says a side no such name says, the rows
+        whose words are the rest ("right hip fracture": "Fracture of hip NOS")."""
+        rows = self._rows(word_key(mention, self.stem, self.function_words))
+        words = mention.split()
+        if rows or not SIDES.intersection(words):
+            return rows
+        rest = " ".join(word for word in words if word not in SIDES)
+        return self._rows(word_key(rest, self.stem, self.function_words)) if rest else ()
+
     def _rows(self, key: str) -> tuple[int, ...]:
         found = self.rows_of.get(key, ())
         return (found,) if isinstance(found, int) else found
@@ -190,7 +201,7 @@ class ExactGenerator(GeneratorBase):
         if self.spelling:  # only what a correction changes, by its reading (the exact stage answers the rest)
             mentions = [read if (read := self.corrected(m)) != m else "" for m in mentions]
         if self.words:
-            found = [(i, row) for i, m in enumerate(mentions) for row in self._rows(word_key(m, self.stem, self.function_words))]
+            found = [(i, row) for i, m in enumerate(mentions) for row in self._word_rows(m)]
         else:
             found = [(i, self.row_of[m]) for i, m in enumerate(mentions) if m in self.row_of]
         query = np.array([i for i, _ in found], dtype=np.int64)
