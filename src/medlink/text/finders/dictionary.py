@@ -62,12 +62,11 @@ from medlink.text.finders.base import (
 from medlink.text.finders.headers import is_section_header
 from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
 from medlink.text.finders.word_forms import (
-    CONTRACTIONS,
-    JOINED,
-    PREFIX_LENGTHS,
     american_spelling,
     classical_singular,
+    contractions_split,
     loose_word,
+    prefixes_split,
     slip,
     spaced,
 )
@@ -209,8 +208,8 @@ class DictionaryFinder:
         text = document.text
         spans = []
         for words in passage_tokens(document, self.normalize):  # a passage ends a word and a name, even where the next one touches it
-            tokens, inside = self._prefixes_split(words)
-            tokens, joints = self._contractions_split(tokens)
+            tokens, inside = prefixes_split(words, self.automaton.frequencies)
+            tokens, joints = contractions_split(tokens, self.automaton.frequencies)
             for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT | TURNED_EXACT):
                 start, end = tokens[first].start, tokens[last - 1].end
                 if start in inside or end in inside or start in joints or end in joints:
@@ -236,40 +235,6 @@ class DictionaryFinder:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         spans = [span for span in spans if not is_section_header(text, span.start, span.end)]
         return resolve_overlaps(spans, overlap or self.options.overlap)
-
-    def _prefixes_split(self, tokens: list[Token]) -> tuple[list[Token], set[int]]:
-        """``tokens`` with a word the names never use, but that is a prefix and a word they do ("preeclampsia": "pre" +
-        "eclampsia", as "Pre-eclampsia" is written), read as those two words; and the offsets where a word was cut."""
-        known = self.automaton.frequencies
-        out, inside = [], set()
-        for token in tokens:
-            word, prefix = token.norm, None
-            if word not in known and len(word) > 4 and token.end - token.start == len(word):
-                prefix = next((word[:k] for k in PREFIX_LENGTHS if word[:k] in JOINED and word[:k] in known and word[k:] in known), None)
-            if prefix is None:
-                out.append(token)
-                continue
-            cut = token.start + len(prefix)
-            out += [Token(token.start, cut, prefix), Token(cut, token.end, token.norm[len(prefix) :])]
-            inside.add(cut)
-        return out, inside
-
-    def _contractions_split(self, tokens: list[Token]) -> tuple[list[Token], set[int]]:
-        """``tokens`` with a contraction written without its apostrophe ("cant") read as the names' words for it ("can",
-        "t"), where the names use those and not the word itself; and the offsets of the cuts (before the "t")."""
-        known = self.automaton.frequencies
-        if "t" not in known:
-            return tokens, set()
-        out, joints = [], set()
-        for token in tokens:
-            word = token.norm
-            if word in CONTRACTIONS and word not in known and word[:-1] in known and token.end - token.start == len(word):
-                cut = token.end - 1
-                out += [Token(token.start, cut, word[:-1]), Token(cut, token.end, "t")]
-                joints.add(cut)
-            else:
-                out.append(token)
-        return out, joints
 
     @staticmethod
     def _eponym_at(text: str, start: int) -> bool:
@@ -346,7 +311,7 @@ class DictionaryFinder:
 
     def _shorthand(self, text: str, tokens: list[Token], cuts: set[int]) -> Iterable[Annotation]:
         """Names met once the passage's shortened words are written out (``word_shorthand``): each span holds a word as
-        written and takes a shortened word whole (``cuts``: where ``_prefixes_split`` cut a word)."""
+        written and takes a shortened word whole (``cuts``: where ``prefixes_split`` cut a word)."""
         written = expanded(text, tokens, self.normalize)
         if written is None:
             return

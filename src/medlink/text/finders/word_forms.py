@@ -108,3 +108,37 @@ PREFIX_LENGTHS = sorted({len(prefix) for prefix in JOINED_PREFIXES})  # a word's
 CONTRACTIONS = frozenset(
     """cant dont wont isnt doesnt didnt couldnt shouldnt wouldnt wasnt werent arent hasnt havent hadnt aint mustnt neednt""".split()
 )
+
+
+def prefixes_split(tokens: list[Token], known: Container[str]) -> tuple[list[Token], set[int]]:
+    """``tokens`` with a word the names never use, but that is a prefix and a word they do ("preeclampsia": "pre" +
+    "eclampsia", as "Pre-eclampsia" is written), read as those two words; and the offsets where a word was cut."""
+    out, inside = [], set()
+    for token in tokens:
+        word, prefix = token.norm, None
+        if word not in known and len(word) > 4 and token.end - token.start == len(word):
+            prefix = next((word[:k] for k in PREFIX_LENGTHS if word[:k] in JOINED and word[:k] in known and word[k:] in known), None)
+        if prefix is None:
+            out.append(token)
+            continue
+        cut = token.start + len(prefix)
+        out += [Token(token.start, cut, prefix), Token(cut, token.end, token.norm[len(prefix) :])]
+        inside.add(cut)
+    return out, inside
+
+
+def contractions_split(tokens: list[Token], known: Container[str]) -> tuple[list[Token], set[int]]:
+    """``tokens`` with a contraction written without its apostrophe ("cant") read as the names' words for it ("can",
+    "t"), where the names use those and not the word itself; and the offsets of the cuts (before the "t")."""
+    if "t" not in known:
+        return tokens, set()
+    out, joints = [], set()
+    for token in tokens:
+        word = token.norm
+        if word in CONTRACTIONS and word not in known and word[:-1] in known and token.end - token.start == len(word):
+            cut = token.end - 1
+            out += [Token(token.start, cut, word[:-1]), Token(cut, token.end, "t")]
+            joints.add(cut)
+        else:
+            out.append(token)
+    return out, joints
