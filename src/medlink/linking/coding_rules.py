@@ -250,7 +250,7 @@ class CodeSet:
             missing = self._specifics_unsaid(code, parent, said)
             sibling = self.default_child(parent)
             if missing and sibling not in (None, code):
-                steps.append(f"{code} -> {sibling}: {UNSAID_STEP} '{' '.join(sorted(missing))}'")
+                steps.append(f"{code} -> {sibling}: {UNSAID_STEP} '{' '.join(self._as_written(code, missing))}'")
                 code = sibling
         while self.children.get(code):
             chosen, why = self._told_child(code, said)
@@ -276,6 +276,13 @@ class CodeSet:
         if best is None:
             return None, ""
         return best, f"the words say '{' '.join(sorted(self._added(best, code) & said))}'"
+
+    def _as_written(self, code: str, compared: frozenset[str]) -> list[str]:
+        """The words of the code's names that read as ``compared`` (the rules' stems: "mutilans" for "mutilan"), in
+        their order; a stem none spells as it stands."""
+        written = [w for name in [self.names.get(code, ""), *self.aliases.get(code, ())] for w in words(name) if _compared([w]) & compared]
+        shown = list(dict.fromkeys(written))
+        return shown + sorted(compared - _compared(shown))
 
     def _told_grandchild(self, code: str, said: frozenset[str]) -> tuple[str | None, str]:
         """Where no child is told, the child one of whose own children differs from it by a side the words say ("left"
