@@ -387,3 +387,12 @@ def test_an_injury_s_7th_character_is_the_initial_encounter_and_a_side_may_be_to
     assert codes.refine("ICD10CM:M17", said_words(["left knee osteoarthritis"]))[0] == "ICD10CM:M17.12"  # primary: fewer words unsaid
     assert codes.refine("ICD10CM:M17", said_words(["knee osteoarthritis"]))[0] == "ICD10CM:M17.9"
     assert codes.refine("ICD10CM:R11", said_words(["nausea and vomiting"]))[0] == "ICD10CM:R11.2"  # "without nausea" is no side
+
+
+def test_a_mention_no_code_is_reachable_from_has_no_probability():
+    """The concept's probability is no code's: a filter on probability must not keep a mention NIL for coding."""
+    result = LinkResult(
+        Mention("PTSD"), [Candidate("HP:0033676", 3.25, "PTSD", name="Posttraumatic stress symptom", probability=1.0)], probability=1.0
+    )
+    out = Coder(SMALL_CODES, {}, []).code([result], 5)[0]
+    assert is_uncoded(out) and out.nil and out.probability is None and out.candidates[0].probability == 1.0

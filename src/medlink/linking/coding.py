@@ -172,13 +172,14 @@ class Coder:
         )
 
     def _uncoded(self, result: LinkResult, k: int, read: int) -> LinkResult:
-        """NIL for coding: the candidates listed as linked, the error saying that none of the ``read`` first leads to a code."""
+        """NIL for coding: the candidates listed as linked, the error saying that none of the ``read`` first leads to a code,
+        and no probability (the first concept's is no code's: a filter on probability would keep it)."""
         near = ", ".join(f"{c.concept_id} {c.name}" for c in result.candidates[: min(read, 3)]) or "none"
         why = NO_CODE.format(namespace=self.namespace) + (
             f": {'its first candidate' if read == 1 else f'its {read} first candidates'} ({near}{', ...' if read > 3 else ''}) "
             f"{'is' if read == 1 else 'are'} no {self.namespace} code and {'has' if read == 1 else 'have'} no mapping to one"
         )
-        return replace(result, candidates=result.candidates[:k], nil=True, error=why)
+        return replace(result, candidates=result.candidates[:k], nil=True, probability=None, error=why)
 
 
 _CODERS: dict[tuple, Coder] = {}
