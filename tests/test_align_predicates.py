@@ -61,3 +61,11 @@ def test_a_code_that_groups_a_condition_or_two_more_with_and_is_broader_in_the_d
     assert grouped("ICD10CM:N45", "Epididymitis")
     assert not grouped("ICD10CM:F44", "Psychosis") and not grouped("ICD10CM:F03.A0", "Dementia")
     assert not grouped("ICD10CM:N45", "Orchitis and epididymitis")  # the source groups them too: the same
+
+
+def test_a_short_form_in_parentheses_is_a_reading():
+    from medlink.align.predicates import readings
+
+    assert "PTSD" in readings("Post-traumatic stress disorder (PTSD)")
+    assert predicate(["PTSD"], ["Post-traumatic stress disorder (PTSD)"]) == EXACT
+    assert readings("Essential (primary) hypertension") == ["Essential (primary) hypertension", "Essential hypertension"]

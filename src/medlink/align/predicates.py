@@ -107,12 +107,17 @@ def groups_more(target_names: Iterable[str], source_names: Iterable[str]) -> boo
     return any("and" in words(name) for name in target_names) and not any("and" in words(name) for name in source_names)
 
 
+SHORT_FORM_IN_PARENTHESES = re.compile(r"\(([A-Z][A-Z0-9]{1,6})\)")  # "(PTSD)", "(NSTEMI)"; not "(primary)"
+
+
 def readings(name: str) -> list[str]:
     """A name and what its brackets say it also is: ICD-10-CM's "Mucocutaneous lymph node syndrome [Kawasaki]" is also
-    "Kawasaki" and the name before the bracket; "Essential (primary) hypertension" also reads without the parentheses."""
+    "Kawasaki" and the name before the bracket; "Essential (primary) hypertension" also reads without the parentheses;
+    "Post-traumatic stress disorder (PTSD)" is also its short form in parentheses, "PTSD"."""
     out = [name]
     bracket = re.search(r"\[([^\]]+)\]", name)
     if bracket:
         out += [bracket.group(1), (name[: bracket.start()] + name[bracket.end() :]).strip()]
     out += [re.sub(r"\s*\([^)]*\)", "", text) for text in out if "(" in text]
+    out += SHORT_FORM_IN_PARENTHESES.findall(name)
     return out
