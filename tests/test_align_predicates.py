@@ -63,9 +63,12 @@ def test_a_code_that_groups_a_condition_or_two_more_with_and_is_broader_in_the_d
     assert not grouped("ICD10CM:N45", "Orchitis and epididymitis")  # the source groups them too: the same
 
 
-def test_a_short_form_in_parentheses_is_a_reading():
+def test_a_short_form_in_parentheses_that_spells_the_name_is_a_reading():
     from medlink.align.predicates import readings
 
     assert "PTSD" in readings("Post-traumatic stress disorder (PTSD)")
     assert predicate(["PTSD"], ["Post-traumatic stress disorder (PTSD)"]) == EXACT
     assert readings("Essential (primary) hypertension") == ["Essential (primary) hypertension", "Essential hypertension"]
+    # a short form that spells only part of the name is no reading of it: a personal history is no TIA
+    assert "TIA" not in readings("Personal history of transient ischemic attack (TIA), and cerebral infarction without residual deficits")
+    assert "FGR" not in readings("Encounter for antenatal screening for fetal growth retardation (FGR)")

@@ -107,17 +107,29 @@ def groups_more(target_names: Iterable[str], source_names: Iterable[str]) -> boo
     return any("and" in words(name) for name in target_names) and not any("and" in words(name) for name in source_names)
 
 
-SHORT_FORM_IN_PARENTHESES = re.compile(r"\(([A-Z][A-Z0-9]{1,6})\)")  # "(PTSD)", "(NSTEMI)"; not "(primary)"
+SHORT_FORM_AT_END = re.compile(r"^(.+?)\s*\(([A-Z][A-Z]{1,6})\)\s*$")  # "... disorder (PTSD)"; not "(primary)"
+SMALL_WORDS = frozenset({"of", "and", "the", "in", "with", "to"})
+
+
+def spelled_short_form(name: str) -> str | None:
+    """The short form in parentheses that ends a name and spells all of it before ("Post-traumatic stress disorder
+    (PTSD)"); None for one that spells only part ("Personal history of transient ischemic attack (TIA)")."""
+    found = SHORT_FORM_AT_END.match(name)
+    if found is None:
+        return None
+    said = re.findall(r"[A-Za-z]+", found.group(1))
+    initials = {"".join(w[0] for w in said), "".join(w[0] for w in said if w.lower() not in SMALL_WORDS)}
+    return found.group(2) if found.group(2).lower() in {i.lower() for i in initials} else None
 
 
 def readings(name: str) -> list[str]:
     """A name and what its brackets say it also is: ICD-10-CM's "Mucocutaneous lymph node syndrome [Kawasaki]" is also
     "Kawasaki" and the name before the bracket; "Essential (primary) hypertension" also reads without the parentheses;
-    "Post-traumatic stress disorder (PTSD)" is also its short form in parentheses, "PTSD"."""
+    "Post-traumatic stress disorder (PTSD)" is also the short form that spells it, "PTSD"."""
     out = [name]
     bracket = re.search(r"\[([^\]]+)\]", name)
     if bracket:
         out += [bracket.group(1), (name[: bracket.start()] + name[bracket.end() :]).strip()]
     out += [re.sub(r"\s*\([^)]*\)", "", text) for text in out if "(" in text]
-    out += SHORT_FORM_IN_PARENTHESES.findall(name)
-    return out
+    short = spelled_short_form(name)
+    return out + ([short] if short else [])
