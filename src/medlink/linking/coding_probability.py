@@ -29,12 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from medlink.align.sssom import BROAD, EXACT, NARROW
+from medlink.kb.mappings import XREF
 from medlink.linking.coding_rules import CodeSet
 from medlink.linking.rivals import shared
 
-NARROWER = "skos:narrowMatch"  # the code says more than its concept
-BROADER = "skos:broadMatch"  # the code says less than its concept
-EQUIVALENT = frozenset({"skos:exactMatch", "owl:equivalentClass", "xref"})  # the code is the concept
+EQUIVALENT = frozenset({EXACT, "owl:equivalentClass", XREF})  # the code is the concept
 UNSAID = 0.1  # chosen on the clinical notes' dev split
 OUTRANKED = 0.1  # chosen on the clinical notes' dev split
 BY_DEFAULT = 0.85  # chosen on the clinical notes' dev split, where codes reached by default were right about 4 times in 5
@@ -50,7 +50,7 @@ def mapped_confidence(confidence: float, predicate: str, says_more: bool, outran
     nor its concept's names say ("Family history of sudden cardiac death" for "sudden cardiac death": the mapping holds
     for the concept, the code's extra words for a case the note did not state); ``OUTRANKED`` of it for a code that
     ``outranks`` says a plainer equivalent code beats."""
-    if predicate == NARROWER and says_more:
+    if predicate == NARROW and says_more:  # the code says more than its concept
         return confidence * UNSAID
     return confidence * OUTRANKED if outranked else confidence
 
@@ -60,7 +60,7 @@ def outranks(predicate: str | None, residual: bool, plain_equivalent: bool) -> b
     codes to the most specific code there is, so it beats a broader code ("Malignant (primary) neoplasm, unspecified" for
     prostate cancer) and an "Other ..." code (``residual``: "Other hypertension" beside "Essential (primary)
     hypertension"), which is for kinds the note names."""
-    return plain_equivalent and predicate is not None and (predicate == BROADER or residual)
+    return plain_equivalent and predicate is not None and (predicate == BROAD or residual)
 
 
 def leaf_count(codes: CodeSet, code: str) -> int:

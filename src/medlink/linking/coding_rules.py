@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from medlink.align.predicates import NOT_TELLING, is_residual, readings, telling_words, words
+from medlink.text.normalize import SIDES
 
 # ids that are codes (not a chapter "9" or a block "I20-I25"), by namespace; a namespace not listed: every id of it
 CODE_SHAPES = {"ICD10CM": re.compile(r"[A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]{1,4})?")}
@@ -25,7 +26,6 @@ IF_ANY = re.compile(r"\bif (?:applicable|known)\b", re.IGNORECASE)  # "underlyin
 DEFAULT_STEP = "nothing more specific said"  # how a step down to the default child reads (coding_probability weighs it)
 UNSAID_STEP = "nothing said of"  # how a step up to the unspecified sibling reads
 DEFAULT_WORDS = frozenset({"unspecified", "nos", "uncomplicated", "without"})
-SIDES = frozenset({"left", "right", "bilateral"})
 INITIAL_ENCOUNTER = frozenset({"initial", "encounter"})  # an injury code's 7th character "A"
 # words a code adds that say nothing about the condition ("Pneumonia, unspecified organism", "... of unspecified site")
 VAGUE = frozenset({"organism", "site", "sites", "part", "parts", "nos", "unspecified", "specified", "not", "stated"})
@@ -80,7 +80,7 @@ def spelled_out(mention: str, names: Iterable[str]) -> frozenset[str]:
     return _compared(found)
 
 
-def unsaid(name: frozenset[str], said: frozenset[str]) -> frozenset[str]:
+def left_out(name: frozenset[str], said: frozenset[str]) -> frozenset[str]:
     """The words of a name the words said leave out, a "non-" word aside: ICD-10-CM's index reads a condition named
     without one as the non- kind ("Insufficiency, mitral (nonrheumatic)"; "Hemorrhage, intracranial (nontraumatic)")."""
     return frozenset(word for word in name - said if not word.startswith("non"))
@@ -165,7 +165,7 @@ class CodeSet:
 
     def unsaid_words(self, code: str, said: frozenset[str]) -> frozenset[str]:
         """The telling words of the code's closest name that the words said leave out (none: some name of it is said)."""
-        return min((unsaid(name, said) for name in self.word_sets(code) or [frozenset()]), key=len)
+        return min((left_out(name, said) for name in self.word_sets(code) or [frozenset()]), key=len)
 
     def unsaid(self, code: str, said: frozenset[str]) -> int:
         """How many telling words of the code's closest name the words said leave out (0: some name of it is said)."""
@@ -185,7 +185,7 @@ class CodeSet:
         when none of them was said; else the words its closest name misses, when all of them are its own ("mutilans" of
         "Psoriatic arthritis mutilans" for "psoriatic arthritis"). Nothing when some name's own words were all said."""
         own = self._own(code, parent)
-        if any(words_of and not unsaid(words_of, said) for words_of in own):
+        if any(words_of and not left_out(words_of, said) for words_of in own):
             return frozenset()
         if not own[0] & said:
             return own[0]

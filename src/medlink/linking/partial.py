@@ -26,6 +26,7 @@ from dataclasses import replace
 
 from medlink.core import READ_AS, Annotation, LinkResult, Mention
 from medlink.text.finders.base import english_stop_words
+from medlink.text.normalize import SIDES
 
 MODIFIER_MODES = ("widen", "phrase", "partial", "off")
 PARTIAL = 0.8  # a head-only match's share of its own probability (chosen on the clinical notes' dev split)
@@ -104,7 +105,6 @@ NOT_MODIFIERS = frozenset(
         "consistent",
     }
 )
-SIDES = ("left", "right", "bilateral")
 SITES = frozenset({"RLQ", "LLQ", "RUQ", "LUQ", "RUL", "RML", "RLL", "LUL", "LLL", "RLE", "LLE", "RUE", "LUE", "BLE", "BUE"})
 # words after a comma that say how the condition goes, not which it is ("Acute kidney injury, resolved")
 AFTER_NOT_QUALIFIERS = frozenset(

@@ -25,7 +25,7 @@ from medlink.params import EXACT_PARAMS, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable, NameWords, read_json, read_lines, write_lines
-from medlink.text.normalize import Normalizer
+from medlink.text.normalize import SIDES, Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, plain_form
 from medlink.text.spelling import SpellingIndex
 
@@ -34,7 +34,6 @@ WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: ste
 PLAIN_WORD_KEYS_FILE = "plain_word_keys.txt"  # each row's plain form's word key ("" for none), in row order
 # words that change neither what a name means nor how it is ordered; "NOS" (not otherwise specified) and "unspecified" are
 # ICD's "unqualified": "kidney failure" is ICD-10-CM's "Unspecified kidney failure"
-SIDES = frozenset({"left", "right", "bilateral"})  # words a mention adds to a name that keep its concept
 FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos", "unspecified"})
 EARLIER_FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos"})  # an index whose params file names none
 
@@ -52,35 +51,27 @@ def word_key(key: str, stem: Callable[[list[str]], list[str]], function_words: f
     return " ".join(sorted(set(stem([w for w in key.split() if w not in leave_out]))))
 
 
-def saved_settings(directory: Path) -> tuple[bool, frozenset[str], int | None]:
-    """The words setting, function words and plain forms' version of the exact generator saved at ``directory`` (no
-    params file: whole names, no words form; no function words: ``EARLIER_FUNCTION_WORDS``; no version: no plain
-    forms). Its spelling setting: ``saved_spelling``."""
+def saved_settings(directory: Path) -> tuple[bool, frozenset[str], int | None, bool]:
+    """The words setting, function words, plain forms' version and spelling setting of the exact generator saved at
+    ``directory`` (no params file: whole names, no words form; no function words: ``EARLIER_FUNCTION_WORDS``; no version:
+    no plain forms; no spelling setting: no spelling)."""
     path = directory / PARAMS_FILE
     settings = read_json(path) if path.is_file() else {}
     if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
         raise DamagedFileError(path, ValueError('expected {"words": true or false}'))
+    if not isinstance(settings.get("spelling", False), bool):
+        raise DamagedFileError(path, ValueError('expected "spelling": true or false'))
     function_words = settings.get("function_words", sorted(EARLIER_FUNCTION_WORDS))
     if not isinstance(function_words, list) or not all(isinstance(w, str) for w in function_words):
         raise DamagedFileError(path, ValueError('expected "function_words": a list of words'))
-    return settings.get("words", False), frozenset(function_words), settings.get("plain_forms")
-
-
-def saved_spelling(directory: Path) -> bool:
-    """Does the exact generator saved at ``directory`` answer spelling-corrected mentions (no setting: no)?"""
-    path = directory / PARAMS_FILE
-    settings = read_json(path) if path.is_file() else {}
-    spelling = settings.get("spelling", False) if isinstance(settings, dict) else False
-    if not isinstance(spelling, bool):
-        raise DamagedFileError(path, ValueError('expected "spelling": true or false'))
-    return spelling
+    return settings.get("words", False), frozenset(function_words), settings.get("plain_forms"), settings.get("spelling", False)
 
 
 def word_keys_are_current(directory: Path) -> bool:
     """Were the word keys of the exact generator saved at ``directory`` made with today's function words and plain forms?
     (Not: a default index is rebuilt, so it links as this version does.)"""
     try:
-        words, function_words, plain_forms = saved_settings(directory)
+        words, function_words, plain_forms, _spelling = saved_settings(directory)
     except DamagedFileError:
         return False
     return not words or (function_words == FUNCTION_WORDS and plain_forms == PLAIN_FORMS)
@@ -143,13 +134,13 @@ class ExactGenerator(GeneratorBase):
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> ExactGenerator:
-        words, function_words, _plain_forms = saved_settings(directory)
+        words, function_words, _plain_forms, spelling = saved_settings(directory)
         word_keys = plain_keys = None
         if words and (directory / WORD_KEYS_FILE).is_file():  # none: computed again
             word_keys = row_lines(directory / WORD_KEYS_FILE, table, "word keys")
         if words and (directory / PLAIN_WORD_KEYS_FILE).is_file():  # none: an index without plain word keys links without them
             plain_keys = row_lines(directory / PLAIN_WORD_KEYS_FILE, table, "plain forms' word keys")
-        loaded = cls(table, concept_ids, name, words, word_keys, function_words, plain_keys, saved_spelling(directory))
+        loaded = cls(table, concept_ids, name, words, word_keys, function_words, plain_keys, spelling)
         loaded.name_words = NameWords.in_directory(table.keys, directory)
         return loaded
 

@@ -16,6 +16,9 @@ from functools import cached_property
 # the heads a name carries that people leave unsaid ("Crohn's" for "Crohn's disease"): the completion stage, the
 # dictionary finder's plain forms and the shortened pseudo-mentions read the same three
 GENERIC_HEADS = ("disease", "disorder", "syndrome")
+# the words of a side, which a mention adds to a name without changing its concept ("right hip fracture"): the words
+# stage, the heads' modifiers and the coding rules read the same three
+SIDES = frozenset({"left", "right", "bilateral"})
 # a "+" or "-" after a word ("HR+", "HER2-"): punctuation to the normaliser, which drops it, though it is the name's meaning
 SIGNED = re.compile(r"[A-Za-z0-9][+-](?=\s|$)")
 _SPACES = re.compile(r"\s+")
