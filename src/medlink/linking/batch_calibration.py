@@ -138,16 +138,17 @@ def tie_counts(order: np.ndarray) -> np.ndarray:
     return np.searchsorted(order, order + TIE, side="right") - np.searchsorted(order, order - TIE, side="left")
 
 
-def features(
-    stage: CalibrationStage, keys: Sequence[str], fused: Hits, columns: HitColumns, names: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``candidate_features`` of every fused hit, one row each (``names``: each hit's concept name, normalised), and
-    how closely each alias spells its key at full precision (the backoff compares them)."""
-    query, n = columns.query, len(columns.query)
-    stages = stage.probability_model.stages
-    rows = np.zeros((n, len(BASE_FEATURES) + 2 * len(stages)), np.float64)
+POSITION_FEATURES = 7  # the first features read a hit's place among all its key's hits (rank, gaps, ties)
+
+
+def position_features(fused: Hits) -> np.ndarray:
+    """The first ``POSITION_FEATURES`` of ``candidate_features`` for every fused hit: score, relative score, gap to the
+    top, margin to the next, log rank, first or not, log ties."""
+    query = fused.query_index()
+    n = len(query)
+    rows = np.zeros((n, POSITION_FEATURES), np.float64)
     if n == 0:
-        return rows.astype(np.float32), np.zeros(0)
+        return rows
     scores = fused.scores.astype(np.float64)
     first = fused.indptr[:-1][query]
     rank = np.arange(n) - first
@@ -162,6 +163,42 @@ def features(
     rows[:, 4] = np.log1p(rank)
     rows[:, 5] = rank == 0
     rows[:, 6] = np.log(tie_counts(ordered_keys(query, fused.scores)))
+    return rows
+
+
+def decisive(stage: CalibrationStage, fused: Hits, k: int) -> tuple[Hits, np.ndarray]:
+    """The hits that can reach a key's first ``k`` after the stage decides, and their ``position_features`` (read on
+    every hit). Ordered by score, probabilities reorder hits only within a run of tied scores, and a hit's shared
+    probability reads only the hits above it and in its run: so the hits down to the end of the run holding the k-th
+    (the backoff's window, if wider) decide alone. Ordered by probability, every hit may come first."""
+    positions = position_features(fused)
+    if stage.settings["order"] == "probability" or len(fused.scores) == 0:
+        return fused, positions
+    reach = max(k, stage.settings["backoff_top"] if stage.settings["backoff_below"] is not None else 0, 1)
+    query = fused.query_index()
+    run = run_numbers(query, fused.scores)
+    last = np.minimum(fused.indptr[:-1] + reach, fused.indptr[1:]) - 1  # each key's k-th hit (or its last)
+    keep = run <= run[np.maximum(last, 0)][query]
+    if keep.all():
+        return fused, positions
+    indptr = np.zeros(fused.n_queries + 1, np.int64)
+    np.cumsum(np.bincount(query[keep], minlength=fused.n_queries), out=indptr[1:])
+    kept = Hits(indptr, fused.concepts[keep], fused.scores[keep], fused.keys[keep], fused.stages[keep], fused.priors[keep])
+    return kept, positions[keep]
+
+
+def features(
+    stage: CalibrationStage, keys: Sequence[str], fused: Hits, columns: HitColumns, names: np.ndarray, positions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``candidate_features`` of every fused hit, one row each (``names``: each hit's concept name, normalised;
+    ``positions``: ``position_features``, read on the whole ranking), and how closely each alias spells its key at full
+    precision (the backoff compares them)."""
+    query, n = columns.query, len(columns.query)
+    stages = stage.probability_model.stages
+    rows = np.zeros((n, len(BASE_FEATURES) + 2 * len(stages)), np.float64)
+    if n == 0:
+        return rows.astype(np.float32), np.zeros(0)
+    rows[:, :POSITION_FEATURES] = positions
     key_of_hit = np.asarray(keys, dtype=object)[query]
     rows[:, 7] = key_of_hit == columns.aliases
     alias_similarity = similarities(key_of_hit, columns.aliases)
@@ -282,16 +319,17 @@ def decided(
     concept_ids: Sequence[str],
     concept_names: Sequence[str],
     k: int,
+    positions: np.ndarray,
     alt_ids: dict[str, list[str]] | None = None,
 ) -> list[tuple[list[Candidate], float | None, bool | None]]:
     """For each key: its first ``k`` candidates after ``CalibrationStage.decide`` (probabilities, order, backoff), the
-    first one's probability and the NIL decision, as ``decide`` gives them for the same fused list. ``alt_ids`` fills
-    each candidate's other ids."""
+    first one's probability and the NIL decision, as ``decide`` gives them for the same fused list (``fused`` and
+    ``positions``: ``decisive``'s). ``alt_ids`` fills each candidate's other ids."""
     normalize = stage.normalize
     concepts = fused.concepts
     unique_concepts, inverse = np.unique(concepts, return_inverse=True)
     names = np.array([normalize(concept_names[c]) if concept_names[c] else "" for c in unique_concepts.tolist()], dtype=object)
-    rows, alias_similarity = features(stage, keys, fused, columns, names[inverse])
+    rows, alias_similarity = features(stage, keys, fused, columns, names[inverse], positions)
     probability = stage.probability_model.predict(rows)
     for i, key in enumerate(keys):
         if not is_plausible_mention(key):  # stop words only: right about nothing, unless the alias is them as an abbreviation

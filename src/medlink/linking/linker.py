@@ -21,7 +21,7 @@ from medlink.errors import SHAPE_ERRORS, MedlinkError, reading
 from medlink.inventory import describe_files
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
-from medlink.linking.batch_calibration import batch_decides, decided, hit_columns
+from medlink.linking.batch_calibration import batch_decides, decided, decisive, hit_columns
 from medlink.linking.calibration import CalibrationStage, check_calibration
 from medlink.linking.codes import CodeLookup, resolve_codes
 from medlink.linking.config import NAME_SOURCES, LinkerConfig, default_config
@@ -293,12 +293,13 @@ class Linker:
         if not keys:
             return []
         fused, tables, searched, by_stage = self.fused_hits(self.search(keys, names), depth)
+        fused, positions = decisive(stage, fused, k)
         columns = hit_columns(fused, tables, searched, by_stage, len(self.concept_ids), stage.normalize)
         threshold = stage.settings["nil_threshold"]
         return [
             LinkResult(Mention(key), candidates, None, nil, probability, threshold)
             for key, (candidates, probability, nil) in zip(
-                keys, decided(stage, keys, fused, columns, searched, self.concept_ids, self.concept_names, k, self.alt_ids)
+                keys, decided(stage, keys, fused, columns, searched, self.concept_ids, self.concept_names, k, positions, self.alt_ids)
             )
         ]
 
