@@ -151,3 +151,18 @@ def concatenate_hits(parts: list[Hits]) -> Hits:
         np.concatenate(indptr),
         *(np.concatenate([getattr(p, name) for p in parts]) for name in ("concepts", "scores", "keys", "stages", "priors")),
     )
+
+
+def merged(first: Hits, second: Hits) -> Hits:
+    """The hits of two searches of the same queries, each query's from one of them (the other has none for it)."""
+    query = np.concatenate((first.query_index(), second.query_index()))
+    order = np.argsort(query, kind="stable")
+    indptr = np.zeros(first.n_queries + 1, dtype=np.int64)
+    np.cumsum(np.bincount(query, minlength=first.n_queries), out=indptr[1:])
+    return Hits(
+        indptr,
+        *(
+            np.concatenate((getattr(first, name), getattr(second, name)))[order]
+            for name in ("concepts", "scores", "keys", "stages", "priors")
+        ),
+    )

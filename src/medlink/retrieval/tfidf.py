@@ -28,9 +28,10 @@ from medlink.errors import DamagedFileError, reading
 from medlink.params import TFIDF_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.csr_files import has_csr, load_csr, save_csr
-from medlink.retrieval.hits import Hits, concatenate_hits
+from medlink.retrieval.hits import Hits, concatenate_hits, merged
 from medlink.retrieval.names import NameTable, read_json
 from medlink.retrieval.ngrams import ANALYZERS, VocabularyTfidf, fit_word_bounded
+from medlink.retrieval.tfidf_compiled import COMPILED_FROM, best, compiled_shortlists
 from medlink.retrieval.tfidf_hashed import HashedTfidf, fit_halves, selective_threshold
 from medlink.retrieval.tfidf_impact import impact_postings
 
@@ -71,14 +72,6 @@ def _full_width_transpose(columns: sp.csc_matrix, column_ids: np.ndarray, width:
     indptr = np.zeros(width + 1, dtype=np.int64)
     indptr[column_ids + 1] = np.diff(columns.indptr)
     return sp.csr_matrix((columns.data, columns.indices, np.cumsum(indptr)), shape=(width, columns.shape[0]))
-
-
-def _best(rows: np.ndarray, scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``n`` highest-scoring (row, score) pairs, unordered (all of them when there are fewer)."""
-    if len(rows) <= n:
-        return rows, scores
-    top = np.argpartition(-scores, n - 1)[:n]
-    return rows[top], scores[top]
 
 
 class TfidfGenerator(GeneratorBase):
@@ -191,22 +184,61 @@ class TfidfGenerator(GeneratorBase):
             return {}
         scores = (common_queries[mentions] @ self.impact).tocsr()
         return {
-            int(i): _best(
+            int(i): best(
                 scores.indices[scores.indptr[j] : scores.indptr[j + 1]], scores.data[scores.indptr[j] : scores.indptr[j + 1]], keep
             )[0]
             for j, i in enumerate(mentions)
         }
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
-        """Exact cosine of each mention with its shortlist of names, in batches that bound memory.
+        """Exact cosine of each mention with its shortlist of names: compiled for a large batch
+        (``tfidf_compiled``), else with numpy in batches that bound memory.
 
         A batch's partial-score matrix has one row per mention and up to a few hundred thousand
         entries per row on a UMLS-sized table, so mentions go through ``query_batch`` at a time.
         """
+        if len(mentions) >= COMPILED_FROM:
+            return self._search_compiled(mentions, k, stage)
         size = int(self.params.get("query_batch", 256))
         if len(mentions) <= size:
             return self._search_batch(mentions, k, stage)
         return concatenate_hits([self._search_batch(mentions[i : i + size], k, stage) for i in range(0, len(mentions), size)])
+
+    def _search_compiled(self, mentions: Sequence[str], k: int, stage: int) -> Hits:
+        """``_search_batch``'s hits, the shortlists compiled; mentions without a selective n-gram as there."""
+        queries = self.vectorizer.transform(mentions).tocsr()
+        shortlist = max(2 * k, self.params["shortlist"])
+        hits, unselective = compiled_shortlists(
+            queries,
+            self.postings,
+            self.common,
+            self.common_columns,
+            self.table,
+            len(self.concept_ids),
+            RESCORED * shortlist,
+            shortlist,
+            k,
+            stage,
+        )
+        if not unselective.any():
+            return hits
+        query, rows, cosine = self._unselective(queries, np.flatnonzero(unselective), shortlist)
+        positive = cosine > 0
+        return merged(hits, self._concept_hits(query[positive], rows[positive], cosine[positive], stage, len(mentions), k))
+
+    def _unselective(self, queries: sp.csr_matrix, mentions: np.ndarray, shortlist: int) -> tuple[np.ndarray, ...]:
+        """(query, row, cosine) shortlists of ``mentions``, which have known n-grams but no selective one."""
+        common_sparse = queries[mentions][:, self.common_columns].tocsr()
+        common_queries = common_sparse.toarray()
+        impact_rows = self._impact_shortlists(common_sparse, np.arange(len(mentions)), RESCORED * shortlist)
+        parts = []
+        for j, i in enumerate(mentions.tolist()):
+            if j in impact_rows:
+                rows, cosine = best(impact_rows[j], self.common[impact_rows[j]] @ common_queries[j], shortlist)
+            else:  # no impact postings (the exhaustive reference): every name, by its common part
+                rows, cosine = best(np.arange(self.common.shape[0]), self.common @ common_queries[j], shortlist)
+            parts.append((np.full(len(rows), i), rows, cosine))
+        return tuple(np.concatenate([part[n] for part in parts]) for n in range(3))
 
     def _search_batch(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         """Exact cosine of each mention with its shortlist of names, aggregated to concepts.
@@ -216,27 +248,21 @@ class TfidfGenerator(GeneratorBase):
         """
         queries = self.vectorizer.transform(mentions).tocsr()
         partial = (queries @ self.postings).tocsr()
-        common_sparse = queries[:, self.common_columns].tocsr()
-        common_queries = common_sparse.toarray()
+        common_queries = queries[:, self.common_columns].toarray()
         shortlist = max(2 * k, self.params["shortlist"])
-        without_selective = np.flatnonzero((np.diff(partial.indptr) == 0) & (np.diff(queries.indptr) > 0))
-        impact_rows = self._impact_shortlists(common_sparse, without_selective, RESCORED * shortlist)
         query_parts, row_parts, cosine_parts = [], [], []
         for i in range(len(mentions)):
             start, end = partial.indptr[i], partial.indptr[i + 1]
             if start < end:
-                rows, values = _best(partial.indices[start:end], partial.data[start:end], RESCORED * shortlist)
-                rows, cosine = _best(rows, values + self.common[rows] @ common_queries[i], shortlist)
-            elif queries.indptr[i] == queries.indptr[i + 1]:
-                continue  # no known n-gram at all
-            elif i in impact_rows:  # nothing selective: shortlisted by the common n-grams' postings
-                rows = impact_rows[i]
-                rows, cosine = _best(rows, self.common[rows] @ common_queries[i], shortlist)
-            else:  # no impact postings (the exhaustive reference): every name, by its common part
-                rows, cosine = _best(np.arange(self.common.shape[0]), self.common @ common_queries[i], shortlist)
-            query_parts.append(np.full(len(rows), i))
-            row_parts.append(rows)
-            cosine_parts.append(cosine)
+                rows, values = best(partial.indices[start:end], partial.data[start:end], RESCORED * shortlist)
+                rows, cosine = best(rows, values + self.common[rows] @ common_queries[i], shortlist)
+                query_parts.append(np.full(len(rows), i))
+                row_parts.append(rows)
+                cosine_parts.append(cosine)
+        unselective = np.flatnonzero((np.diff(partial.indptr) == 0) & (np.diff(queries.indptr) > 0))
+        if len(unselective):
+            for part, extra in zip((query_parts, row_parts, cosine_parts), self._unselective(queries, unselective, shortlist)):
+                part.append(extra)
         if not query_parts:
             return Hits.empty(len(mentions))
         query, rows, cosine = np.concatenate(query_parts), np.concatenate(row_parts), np.concatenate(cosine_parts)

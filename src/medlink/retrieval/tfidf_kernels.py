@@ -1,0 +1,126 @@
+"""The compiled kernels of ``tfidf_compiled`` (numba, imported with this module: only for a large batch)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def best_compiled(rows, scores, n):
+    if len(rows) > n:
+        cut = -np.partition(-scores, n - 1)[n - 1]
+        kept_rows = np.empty(n, rows.dtype)
+        kept_scores = np.empty(n, scores.dtype)
+        count = 0
+        for j in range(len(rows)):
+            if scores[j] > cut:
+                kept_rows[count] = rows[j]
+                kept_scores[count] = scores[j]
+                count += 1
+        tied = np.sort(rows[scores == cut])[: n - count]
+        for row in tied:
+            kept_rows[count] = row
+            kept_scores[count] = cut
+            count += 1
+        rows, scores = kept_rows, kept_scores
+    order = np.argsort(rows, kind="mergesort")
+    return rows[order], scores[order]
+
+
+@njit(cache=True, nogil=True)
+def concept_hits(rows, values, names, concepts, priors, k, slot):
+    """``hits.from_key_hits`` for one query: each concept's best row (score, then prior, then the first row), the
+    concepts ranked by score, prior and position, the first ``k`` kept: (concepts, scores, rows, priors)."""
+    size = names[rows + 1] - names[rows]
+    total = int(size.sum())
+    found = np.empty(total, np.int32)
+    best_score = np.empty(total, np.float32)
+    best_row = np.empty(total, np.int32)
+    best_prior = np.empty(total, np.float64)
+    count = 0
+    for j in range(len(rows)):
+        if values[j] <= 0:
+            continue
+        for at in range(names[rows[j]], names[rows[j] + 1]):
+            concept = concepts[at]
+            place = slot[concept]
+            if place < 0:
+                slot[concept] = count
+                found[count], best_score[count], best_row[count], best_prior[count] = concept, values[j], rows[j], priors[at]
+                count += 1
+            elif values[j] > best_score[place] or (values[j] == best_score[place] and priors[at] > best_prior[place]):
+                best_score[place], best_row[place], best_prior[place] = values[j], rows[j], priors[at]
+    found, best_score, best_row, best_prior = found[:count], best_score[:count], best_row[:count], best_prior[:count]
+    for concept in found:
+        slot[concept] = -1
+    order = np.argsort(found, kind="mergesort")
+    order = order[np.argsort(-best_prior[order], kind="mergesort")]
+    order = order[np.argsort(-best_score[order], kind="mergesort")][:k]
+    return found[order], best_score[order], best_row[order], best_prior[order]
+
+
+@njit(cache=True, nogil=True)
+def shortlists(queries, postings, common, table, common_position, n_common, n_names, rescored, shortlist, k, start, end):
+    q_indptr, q_indices, q_data = queries
+    p_indptr, p_indices, p_data = postings
+    c_indptr, c_indices, c_data = common
+    names, concepts, priors, n_concepts = table
+    slot = np.full(n_concepts, -1, np.int64)
+    partial = np.zeros(n_names, np.float32)
+    touched = np.zeros(n_names, np.bool_)
+    order = np.empty(n_names, np.int32)
+    dense_common = np.zeros(n_common, np.float32)
+    counts = np.zeros(end - start, np.int64)
+    out_concepts = np.empty((end - start) * k, np.int32)
+    out_scores = np.empty((end - start) * k, np.float32)
+    out_rows = np.empty((end - start) * k, np.int32)
+    out_priors = np.empty((end - start) * k, np.float64)
+    unselective = np.zeros(end - start, np.bool_)
+    out = 0
+    for i in range(start, end):
+        count = 0
+        for j in range(q_indptr[i], q_indptr[i + 1]):
+            weight = q_data[j]
+            column = q_indices[j]
+            for p in range(p_indptr[column], p_indptr[column + 1]):
+                row = p_indices[p]
+                if not touched[row]:
+                    touched[row] = True
+                    order[count] = row
+                    count += 1
+                partial[row] += weight * p_data[p]
+        rows = np.empty(count, np.int32)
+        values = np.empty(count, np.float32)
+        kept = 0
+        for j in range(count):
+            row = order[j]
+            if partial[row] != 0:  # as scipy's product stores no zero
+                rows[kept] = row
+                values[kept] = partial[row]
+                kept += 1
+            partial[row] = 0
+            touched[row] = False
+        if kept == 0:
+            unselective[i - start] = q_indptr[i + 1] > q_indptr[i]
+            continue
+        rows, values = best_compiled(rows[:kept], values[:kept], rescored)
+        for j in range(q_indptr[i], q_indptr[i + 1]):
+            if common_position[q_indices[j]] >= 0:
+                dense_common[common_position[q_indices[j]]] = q_data[j]
+        for j in range(len(rows)):
+            total = np.float32(0.0)
+            for p in range(c_indptr[rows[j]], c_indptr[rows[j] + 1]):
+                total += c_data[p] * dense_common[c_indices[p]]
+            values[j] = values[j] + total
+        for j in range(q_indptr[i], q_indptr[i + 1]):
+            if common_position[q_indices[j]] >= 0:
+                dense_common[common_position[q_indices[j]]] = 0
+        rows, values = best_compiled(rows, values, shortlist)
+        found, scores, best_rows, best_priors = concept_hits(rows, values, names, concepts, priors, k, slot)
+        n = len(found)
+        out_concepts[out : out + n], out_scores[out : out + n] = found, scores
+        out_rows[out : out + n], out_priors[out : out + n] = best_rows, best_priors
+        counts[i - start] = n
+        out += n
+    return counts, out_concepts[:out], out_scores[:out], out_rows[:out], out_priors[:out], unselective

@@ -1,0 +1,68 @@
+"""The compiled TF-IDF path (a large batch) gives the numpy path's hits: the same concepts, scores, names and priors."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import medlink.retrieval.tfidf as tfidf
+from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable
+from medlink.retrieval.tfidf import TfidfGenerator
+from medlink.retrieval.tfidf_compiled import COMPILED_FROM, best
+from medlink.text import normalize
+
+ORGANS = ["heart", "liver", "kidney", "lung", "brain", "skin", "bone", "eye", "ear", "stomach", "colon", "breast"]
+CONDITIONS = ["cancer", "cyst", "failure", "infection", "injury", "abscess", "fibrosis", "tumour", "disease", "pain"]
+
+
+def organ_names() -> list[tuple[str, str, int]]:
+    """Each condition of each organ under three names; some names shared by two concepts, some said by memory."""
+    names = []
+    for i, (organ, condition) in enumerate((o, c) for o in ORGANS for c in CONDITIONS):
+        concept = f"C{i:03d}"
+        names += [(f"{condition} of the {organ}", concept, KB_ORIGIN), (f"{organ} {condition}", concept, KB_ORIGIN)]
+        names.append((f"{organ} {condition} nos", concept, MEMORY_ORIGIN if i % 3 else KB_ORIGIN))
+        if i % 7 == 0:
+            names.append((f"{condition}", concept, KB_ORIGIN))  # a bare condition names several concepts: ties
+    return names
+
+
+def mentions(names: list[tuple[str, str, int]], n: int) -> list[str]:
+    """``n`` names with one letter changed, and mentions of only common or unknown n-grams."""
+    rng = random.Random(3)
+    out = ["the", "of", "qqq zzz", "e", "heart of the"]
+    while len(out) < n:
+        text = rng.choice(names)[0]
+        at = rng.randrange(len(text))
+        out.append(text[:at] + rng.choice("aeiouxyz") + text[at + 1 :])
+    return out
+
+
+@pytest.fixture(scope="module")
+def generator() -> TfidfGenerator:
+    names = organ_names()
+    concepts = sorted({c for _, c, _ in names})
+    table = NameTable.build(names, {c: i for i, c in enumerate(concepts)}, normalize)
+    return TfidfGenerator.build(table, concepts, common_df=0.05, shortlist=8)
+
+
+@pytest.mark.parametrize("k", [1, 5, 64])
+def test_the_compiled_path_gives_the_numpy_paths_hits(generator, monkeypatch, k):
+    queries = [normalize(m) for m in mentions(organ_names(), 3 * COMPILED_FROM)]
+    compiled = generator.search_hits(queries, k)
+    monkeypatch.setattr(tfidf, "COMPILED_FROM", 10**9)
+    reference = generator.search_hits(queries, k)
+    for field in ("indptr", "concepts", "scores", "keys", "stages", "priors"):
+        assert np.array_equal(getattr(compiled, field), getattr(reference, field)), field
+    assert np.diff(compiled.indptr)[:2].tolist() != [0, 0]  # mentions of common n-grams only were shortlisted too
+    assert (np.diff(compiled.indptr) == k).sum() > COMPILED_FROM  # most mentions filled their k
+
+
+def test_a_cut_among_equal_scores_keeps_the_lowest_rows_in_row_order():
+    rows = np.array([9, 4, 7, 1, 5], np.int32)
+    scores = np.array([0.5, 0.9, 0.5, 0.5, 0.2], np.float32)
+    kept_rows, kept_scores = best(rows, scores, 3)
+    assert kept_rows.tolist() == [1, 4, 7] and kept_scores.tolist() == pytest.approx([0.5, 0.9, 0.5])
+    assert best(rows, scores, 10)[0].tolist() == [1, 4, 5, 7, 9]
