@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 
 import bm25s
@@ -23,6 +24,7 @@ import numpy as np
 from medlink.errors import SHAPE_ERRORS, reading
 from medlink.params import BM25_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
+from medlink.retrieval.compiled import COMPILED_FROM, best, compiled_word_hits
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable, NameWords, read_json
 from medlink.text.spelling import SpellingIndex
@@ -54,7 +56,6 @@ class BM25Generator(GeneratorBase):
         self.name_words = NameWords(table.keys)  # a loaded index's saved ones (``load``)
         self._stem_frequencies: dict[str, int] = {}  # stem -> how often the names' words of that stem occur
         self._corrections: dict[str, str] = {}
-        self._words_by_name = None  # the index's word -> name scores as a sparse matrix, made on the first batch
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "bm25", **params) -> BM25Generator:
@@ -138,8 +139,10 @@ class BM25Generator(GeneratorBase):
         vocabulary = self.vocabulary
         spelling = self.params.get("spelling")
         ids = [[vocabulary[t] for t in self.tokens(self.corrected(m) if spelling else m) if t in vocabulary] for m in mentions]
-        scores = self.batch_scores(ids) if self.retriever.nonoccurrence_array is None else None
         fetch = min(2 * k, len(self.table))
+        if len(mentions) >= COMPILED_FROM and self.retriever.nonoccurrence_array is None:
+            return compiled_word_hits(ids, self.words_by_name, self.table, len(self.concept_ids), fetch, k, stage)
+        scores = self.batch_scores(ids) if self.retriever.nonoccurrence_array is None else None
         query_parts, row_parts, score_parts = [], [], []
         for i, words in enumerate(ids):
             if not words:
@@ -153,9 +156,7 @@ class BM25Generator(GeneratorBase):
                 top, values = scores.indices[start:end], scores.data[start:end]
                 positive = values > 0
                 top, values = top[positive], values[positive]
-            if len(top) > fetch:
-                best = np.argpartition(-values, fetch - 1)[:fetch]
-                top, values = top[best], values[best]
+            top, values = best(top, values, fetch)
             query_parts.append(np.full(len(top), i))
             row_parts.append(top)
             score_parts.append(values)
@@ -165,20 +166,21 @@ class BM25Generator(GeneratorBase):
             np.concatenate(query_parts), np.concatenate(row_parts), np.concatenate(score_parts).astype(np.float32), stage, len(mentions), k
         )
 
+    @cached_property
+    def words_by_name(self):
+        """The index's word -> name scores as a sparse matrix (made on the first batch)."""
+        import scipy.sparse as sp
+
+        index = self.retriever.scores
+        return sp.csr_matrix((index["data"], index["indices"], index["indptr"]), shape=(len(index["indptr"]) - 1, index["num_docs"]))
+
     def batch_scores(self, ids: Sequence[Sequence[int]]):
         """Mentions x names BM25 scores (CSR): each mention's word ids, counted as often as they occur, times the index's
         word -> name score matrix."""
         import scipy.sparse as sp
 
-        index = self.retriever.scores
-        if self._words_by_name is None:
-            self._words_by_name = sp.csr_matrix(
-                (index["data"], index["indices"], index["indptr"]), shape=(len(index["indptr"]) - 1, index["num_docs"])
-            )
         counts = np.fromiter((len(words) for words in ids), np.int64, len(ids))
         indptr = np.concatenate(([0], np.cumsum(counts)))
         columns = np.fromiter((w for words in ids for w in words), np.int64, int(counts.sum()))
-        queries = sp.csr_matrix((np.ones(len(columns), np.float32), columns, indptr), shape=(len(ids), self._words_by_name.shape[0]))
-        scores = (queries @ self._words_by_name).tocsr()
-        scores.sort_indices()  # names in table order, as bm25s lists them: the same names kept where scores tie at the cut
-        return scores
+        queries = sp.csr_matrix((np.ones(len(columns), np.float32), columns, indptr), shape=(len(ids), self.words_by_name.shape[0]))
+        return (queries @ self.words_by_name).tocsr()

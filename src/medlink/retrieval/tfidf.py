@@ -27,11 +27,11 @@ import scipy.sparse as sp
 from medlink.errors import DamagedFileError, reading
 from medlink.params import TFIDF_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
+from medlink.retrieval.compiled import COMPILED_FROM, best, compiled_shortlists
 from medlink.retrieval.csr_files import has_csr, load_csr, save_csr
 from medlink.retrieval.hits import Hits, concatenate_hits, merged
 from medlink.retrieval.names import NameTable, read_json
 from medlink.retrieval.ngrams import ANALYZERS, VocabularyTfidf, fit_word_bounded
-from medlink.retrieval.tfidf_compiled import COMPILED_FROM, best, compiled_shortlists
 from medlink.retrieval.tfidf_hashed import HashedTfidf, fit_halves, selective_threshold
 from medlink.retrieval.tfidf_impact import impact_postings
 
@@ -192,7 +192,7 @@ class TfidfGenerator(GeneratorBase):
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         """Exact cosine of each mention with its shortlist of names: compiled for a large batch
-        (``tfidf_compiled``), else with numpy in batches that bound memory.
+        (``compiled``), else with numpy in batches that bound memory.
 
         A batch's partial-score matrix has one row per mention and up to a few hundred thousand
         entries per row on a UMLS-sized table, so mentions go through ``query_batch`` at a time.

@@ -1,4 +1,4 @@
-"""The compiled TF-IDF path (a large batch) gives the numpy path's hits: the same concepts, scores, names and priors."""
+"""The compiled TF-IDF and BM25 paths (a large batch) give the numpy paths' hits: the same concepts, scores, names and priors."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ import random
 import numpy as np
 import pytest
 
+import medlink.retrieval.bm25 as bm25
 import medlink.retrieval.tfidf as tfidf
+from medlink.retrieval.bm25 import BM25Generator
+from medlink.retrieval.compiled import COMPILED_FROM, best
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable
 from medlink.retrieval.tfidf import TfidfGenerator
-from medlink.retrieval.tfidf_compiled import COMPILED_FROM, best
 from medlink.text import normalize
 
 ORGANS = ["heart", "liver", "kidney", "lung", "brain", "skin", "bone", "eye", "ear", "stomach", "colon", "breast"]
@@ -41,22 +43,32 @@ def mentions(names: list[tuple[str, str, int]], n: int) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def generator() -> TfidfGenerator:
+def table() -> NameTable:
     names = organ_names()
-    concepts = sorted({c for _, c, _ in names})
-    table = NameTable.build(names, {c: i for i, c in enumerate(concepts)}, normalize)
-    return TfidfGenerator.build(table, concepts, common_df=0.1, shortlist=8)
+    return NameTable.build(names, {c: i for i, c in enumerate(sorted({c for _, c, _ in names}))}, normalize)
+
+
+@pytest.fixture(scope="module")
+def generators(table) -> dict:
+    concepts = sorted({c for _, c, _ in organ_names()})
+    return {
+        "tfidf": TfidfGenerator.build(table, concepts, common_df=0.1, shortlist=8),
+        "bm25": BM25Generator.build(table, concepts, spelling=True),
+    }
 
 
 @pytest.mark.parametrize("k", [1, 5, 64])
-def test_the_compiled_path_gives_the_numpy_paths_hits(generator, monkeypatch, k):
+@pytest.mark.parametrize("stage", ["tfidf", "bm25"])
+def test_the_compiled_path_gives_the_numpy_paths_hits(generators, monkeypatch, k, stage):
+    generator = generators[stage]
     queries = [normalize(m) for m in mentions(organ_names(), 3 * COMPILED_FROM)]
     compiled = generator.search_hits(queries, k)
-    monkeypatch.setattr(tfidf, "COMPILED_FROM", 10**9)
+    monkeypatch.setattr(tfidf if stage == "tfidf" else bm25, "COMPILED_FROM", 10**9)
     reference = generator.search_hits(queries, k)
     for field in ("indptr", "concepts", "scores", "keys", "stages", "priors"):
         assert np.array_equal(getattr(compiled, field), getattr(reference, field)), field
-    assert np.diff(compiled.indptr)[:2].tolist() != [0, 0]  # mentions of common n-grams only were shortlisted too
+    if stage == "tfidf":
+        assert np.diff(compiled.indptr)[:2].tolist() != [0, 0]  # mentions of common n-grams only were shortlisted too
     assert (np.diff(compiled.indptr) >= min(k, 5)).sum() > COMPILED_FROM  # most mentions were answered
 
 

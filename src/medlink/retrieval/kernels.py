@@ -1,4 +1,4 @@
-"""The compiled kernels of ``tfidf_compiled`` (numba, imported with this module: only for a large batch)."""
+"""The compiled kernels of ``compiled`` (numba, imported with this module: only for a large batch)."""
 
 from __future__ import annotations
 
@@ -124,3 +124,52 @@ def shortlists(queries, postings, common, table, common_position, n_common, n_na
         counts[i - start] = n
         out += n
     return counts, out_concepts[:out], out_scores[:out], out_rows[:out], out_priors[:out], unselective
+
+
+@njit(cache=True, nogil=True)
+def word_hits(queries, words, table, fetch, k, start, end):
+    """BM25's hits for queries ``start``-``end``: each query's word ids (a word as often as said) summed over the word
+    -> name score rows in order, the positive names' ``fetch`` best (``best_compiled``), then ``concept_hits``."""
+    q_indptr, q_words = queries
+    w_indptr, w_names, w_scores = words
+    names, concepts, priors, n_concepts = table
+    slot = np.full(n_concepts, -1, np.int64)
+    total = np.zeros(len(names) - 1, np.float32)
+    touched = np.zeros(len(names) - 1, np.bool_)
+    order = np.empty(len(names) - 1, np.int32)
+    counts = np.zeros(end - start, np.int64)
+    out_concepts = np.empty((end - start) * k, np.int32)
+    out_scores = np.empty((end - start) * k, np.float32)
+    out_rows = np.empty((end - start) * k, np.int32)
+    out_priors = np.empty((end - start) * k, np.float64)
+    out = 0
+    for i in range(start, end):
+        count = 0
+        for j in range(q_indptr[i], q_indptr[i + 1]):
+            word = q_words[j]
+            for p in range(w_indptr[word], w_indptr[word + 1]):
+                row = w_names[p]
+                if not touched[row]:
+                    touched[row] = True
+                    order[count] = row
+                    count += 1
+                total[row] += w_scores[p]
+        rows = np.empty(count, np.int32)
+        values = np.empty(count, np.float32)
+        kept = 0
+        for j in range(count):
+            row = order[j]
+            if total[row] > 0:
+                rows[kept] = row
+                values[kept] = total[row]
+                kept += 1
+            total[row] = 0
+            touched[row] = False
+        rows, values = best_compiled(rows[:kept], values[:kept], fetch)
+        found, scores, best_rows, best_priors = concept_hits(rows, values, names, concepts, priors, k, slot)
+        n = len(found)
+        out_concepts[out : out + n], out_scores[out : out + n] = found, scores
+        out_rows[out : out + n], out_priors[out : out + n] = best_rows, best_priors
+        counts[i - start] = n
+        out += n
+    return counts, out_concepts[:out], out_scores[:out], out_rows[:out], out_priors[:out]

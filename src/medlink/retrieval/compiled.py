@@ -1,0 +1,111 @@
+"""The TF-IDF and BM25 searches compiled with numba, for a large batch: the hits their numpy paths give, the same
+names, the same float32 sums, the same concepts.
+
+Why: the numpy paths make a sparse product, a row gather and a product per mention, and hold the GIL throughout;
+compiled, a mention's scores gather into one array, TF-IDF's shortlist reads the names' rows in place, and the batch
+splits over the CPU's cores. Sums run in scipy's order (the mention's n-grams or words as stored, then each posting
+list; each name row as stored), and a cut among equal scores keeps the lowest rows, as ``best`` does. numba is
+imported only for a batch of at least ``COMPILED_FROM`` mentions (its import and the cached machine code cost about
+half a second; the first call on a machine compiles for a minute or less and caches the result). The kernels are in
+``kernels``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+
+from medlink.retrieval.hits import Hits
+from medlink.retrieval.names import NameTable
+
+COMPILED_FROM = 64  # distinct mentions in one search from which the compiled path pays for itself
+
+
+def best(rows: np.ndarray, scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n`` highest-scoring (row, score) pairs, by row (all of them when there are fewer); of equal scores at the
+    cut, the lowest rows, so that the compiled path's choice is the same."""
+    if len(rows) > n:
+        cut = -np.partition(-scores, n - 1)[n - 1]
+        above = np.flatnonzero(scores > cut)
+        tied = np.flatnonzero(scores == cut)
+        tied = tied[np.argsort(rows[tied], kind="stable")[: n - len(above)]]
+        keep = np.concatenate((above, tied))
+        rows, scores = rows[keep], scores[keep]
+    order = np.argsort(rows, kind="stable")
+    return rows[order], scores[order]
+
+
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """One pool of a thread per usable core, per process (a forked child makes its own: threads do not survive a fork)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            _POOL = (os.getpid(), ThreadPoolExecutor(len(os.sched_getaffinity(0)), thread_name_prefix="medlink-tfidf"))
+        return _POOL[1]
+
+
+def _csr(matrix: sp.csr_matrix, data_type=np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return matrix.indptr.astype(np.int64), matrix.indices.astype(np.int32), matrix.data.astype(data_type)
+
+
+def _table(table: NameTable, n_concepts: int) -> tuple:
+    return table.indptr.astype(np.int64), table.concept_index.astype(np.int32), table.priors.astype(np.float64), n_concepts
+
+
+def _over_cores(kernel, arguments: tuple, n: int, stage: int) -> tuple[Hits, tuple[np.ndarray, ...]]:
+    """``kernel(*arguments, start, end)`` over the ``n`` queries split among the cores, its concept hits as ``Hits``
+    (the kernel returns each query's count, then concepts, scores, name rows and priors), and what else it returns."""
+    threads = min(len(os.sched_getaffinity(0)), max(1, n // COMPILED_FROM))
+    bounds = np.linspace(0, n, threads + 1).astype(int).tolist()
+    parts = list(_pool().map(lambda span: kernel(*arguments, span[0], span[1]), zip(bounds[:-1], bounds[1:])))
+    joined = [np.concatenate([part[i] for part in parts]) for i in range(len(parts[0]))]
+    counts, concepts, scores, rows, priors = joined[:5]
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return Hits(indptr, concepts, scores, rows, np.full(len(rows), stage, np.int8), priors), tuple(joined[5:])
+
+
+def compiled_shortlists(
+    queries: sp.csr_matrix,
+    postings: sp.csr_matrix,
+    common: sp.csr_matrix,
+    common_columns: np.ndarray,
+    table: NameTable,
+    n_concepts: int,
+    rescored: int,
+    shortlist: int,
+    k: int,
+    stage: int,
+) -> tuple[Hits, np.ndarray]:
+    """Each query's ``k`` best concepts from its TF-IDF shortlist of ``table``'s names, as ``from_key_hits`` gives
+    them, and the queries that have known n-grams but no selective one (no hits here: shortlisted from the impact
+    postings)."""
+    from medlink.retrieval.kernels import shortlists
+
+    common_position = np.full(queries.shape[1], -1, np.int32)  # n-gram -> its column in ``common`` (-1: selective)
+    common_position[common_columns] = np.arange(len(common_columns), dtype=np.int32)
+    arguments = (_csr(queries), _csr(postings), _csr(common), _table(table, n_concepts), common_position, len(common_columns))
+    hits, (unselective,) = _over_cores(shortlists, (*arguments, postings.shape[1], rescored, shortlist, k), queries.shape[0], stage)
+    return hits, unselective
+
+
+def compiled_word_hits(
+    word_ids: Sequence[Sequence[int]], words_by_name: sp.csr_matrix, table: NameTable, n_concepts: int, fetch: int, k: int, stage: int
+) -> Hits:
+    """Each query's ``k`` best concepts from its ``fetch`` best names by BM25, as ``BM25Generator``'s numpy path gives
+    them (``word_ids``: each query's word ids, a word as often as said; ``words_by_name``: word -> name scores)."""
+    from medlink.retrieval.kernels import word_hits
+
+    counts = np.fromiter((len(words) for words in word_ids), np.int64, len(word_ids))
+    queries = (np.concatenate(([0], np.cumsum(counts))), np.fromiter((w for words in word_ids for w in words), np.int64, int(counts.sum())))
+    arguments = (queries, _csr(words_by_name), _table(table, n_concepts), fetch, k)
+    return _over_cores(word_hits, arguments, len(word_ids), stage)[0]
