@@ -1,4 +1,5 @@
-"""The compiled TF-IDF and BM25 paths (a large batch) give the numpy paths' hits: the same concepts, scores, names and priors."""
+"""The compiled TF-IDF, BM25 and fusion paths (a large batch) give the numpy paths' hits: the same concepts, scores, names,
+stages and priors."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ import numpy as np
 import pytest
 
 import medlink.retrieval.bm25 as bm25
+import medlink.retrieval.fusion as fusion_module
 import medlink.retrieval.tfidf as tfidf
 from medlink.retrieval.bm25 import BM25Generator
 from medlink.retrieval.compiled import COMPILED_FROM, best
+from medlink.retrieval.exact import ExactGenerator
+from medlink.retrieval.fusion import Fusion
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable
 from medlink.retrieval.tfidf import TfidfGenerator
 from medlink.text import normalize
@@ -78,3 +82,17 @@ def test_a_cut_among_equal_scores_keeps_the_lowest_rows_in_row_order():
     kept_rows, kept_scores = best(rows, scores, 3)
     assert kept_rows.tolist() == [1, 4, 7] and kept_scores.tolist() == pytest.approx([0.5, 0.9, 0.5])
     assert best(rows, scores, 10)[0].tolist() == [1, 4, 5, 7, 9]
+
+
+@pytest.mark.parametrize("fusion", [Fusion(weights={"tfidf": 0.5}), Fusion(method="rrf", weights={"exact": 2.0, "tfidf": 0.5})])
+def test_compiled_fusion_gives_the_numpy_fusions_hits(generators, table, monkeypatch, fusion):
+    queries = [normalize(m) for m in mentions(organ_names(), 3 * COMPILED_FROM)]
+    concepts = sorted({c for _, c, _ in organ_names()})
+    per_stage = {name: generator.search_hits(queries, 16, stage=i) for i, (name, generator) in enumerate(generators.items())}
+    per_stage["exact"] = ExactGenerator.build(table, concepts).search_hits(queries, 16, stage=2)
+    compiled = fusion.fuse(per_stage, 10)
+    monkeypatch.setattr(fusion_module, "COMPILED_FROM", 10**9)
+    reference = fusion.fuse(per_stage, 10)
+    for field in ("indptr", "concepts", "scores", "keys", "stages", "priors"):
+        assert np.array_equal(getattr(compiled, field), getattr(reference, field)), field
+    assert len(set(compiled.stages.tolist())) > 1  # the alias kept came from more than one stage

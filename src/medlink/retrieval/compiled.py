@@ -109,3 +109,23 @@ def compiled_word_hits(
     queries = (np.concatenate(([0], np.cumsum(counts))), np.fromiter((w for words in word_ids for w in words), np.int64, int(counts.sum())))
     arguments = (queries, _csr(words_by_name), _table(table, n_concepts), fetch, k)
     return _over_cores(word_hits, arguments, len(word_ids), stage)[0]
+
+
+def compiled_fusion(stage_hits: Sequence[Hits], values: Sequence[np.ndarray], k: int) -> Hits:
+    """``Fusion.fuse``'s hits from each stage's hits (in fusion order) and their contributions (``values``)."""
+    from medlink.retrieval.kernels import fused_hits
+
+    sizes = np.cumsum([0] + [len(hits.concepts) for hits in stage_hits[:-1]])
+    indptr = np.stack([hits.indptr + offset for hits, offset in zip(stage_hits, sizes)])
+    concepts = np.concatenate([hits.concepts for hits in stage_hits]).astype(np.int32)
+    columns = (
+        concepts,
+        np.concatenate(values).astype(np.float64),
+        np.concatenate([hits.keys for hits in stage_hits]).astype(np.int32),
+        np.concatenate([hits.stages for hits in stage_hits]).astype(np.int8),
+        np.concatenate([hits.priors for hits in stage_hits]).astype(np.float64),
+    )
+    arguments = (indptr.astype(np.int64), *columns, int(concepts.max(initial=0)) + 1, k)
+    hits, (stages,) = _over_cores(fused_hits, arguments, stage_hits[0].n_queries, 0)
+    hits.stages = stages
+    return hits

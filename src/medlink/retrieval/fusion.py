@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from medlink.params import Param
+from medlink.retrieval.compiled import COMPILED_FROM, compiled_fusion
 from medlink.retrieval.hits import Hits, ranked
 
 METHODS = ("weighted", "rrf")
@@ -52,6 +53,8 @@ class Fusion:
         n_queries = next(iter(hits_by_stage.values())).n_queries
         if not stages:
             return Hits.empty(n_queries)
+        if n_queries >= COMPILED_FROM:
+            return compiled_fusion([hits_by_stage[s] for s in stages], [self.contributions(s, hits_by_stage[s]) for s in stages], k)
         query = np.concatenate([hits_by_stage[s].query_index() for s in stages])
         concept = np.concatenate([hits_by_stage[s].concepts for s in stages])
         value = np.concatenate([self.contributions(s, hits_by_stage[s]) for s in stages]).astype(np.float64)

@@ -173,3 +173,68 @@ def word_hits(queries, words, table, fetch, k, start, end):
         counts[i - start] = n
         out += n
     return counts, out_concepts[:out], out_scores[:out], out_rows[:out], out_priors[:out]
+
+
+@njit(cache=True, nogil=True)
+def fused_hits(indptr, concepts, values, keys, stages, priors, n_concepts, k, start, end):
+    """``Fusion.fuse`` for queries ``start``-``end``: ``indptr`` (stages x queries + 1) places each stage's hits in the
+    concatenated arrays. Each concept's contributions summed largest first (equal ones in stage order), its alias and
+    stage from the largest, its prior the highest; then ``concept_hits``' ranking, the first ``k`` kept."""
+    n_stages = indptr.shape[0]
+    slot = np.full(n_concepts, -1, np.int64)
+    width = 0
+    for i in range(start, end):
+        size = 0
+        for s in range(n_stages):
+            size += indptr[s, i + 1] - indptr[s, i]
+        width = max(width, size)
+    found = np.empty(width, np.int32)
+    held = np.zeros(width, np.int64)
+    members = np.empty((width, n_stages), np.int64)
+    counts = np.zeros(end - start, np.int64)
+    out_concepts = np.empty((end - start) * k, np.int32)
+    out_scores = np.empty((end - start) * k, np.float32)
+    out_keys = np.empty((end - start) * k, np.int32)
+    out_stages = np.empty((end - start) * k, np.int8)
+    out_priors = np.empty((end - start) * k, np.float64)
+    out = 0
+    for i in range(start, end):
+        distinct = 0
+        for s in range(n_stages):
+            for h in range(indptr[s, i], indptr[s, i + 1]):
+                place = slot[concepts[h]]
+                if place < 0:
+                    place = distinct
+                    slot[concepts[h]] = place
+                    found[place] = concepts[h]
+                    held[place] = 0
+                    distinct += 1
+                members[place, held[place]] = h
+                held[place] += 1
+        totals = np.empty(distinct, np.float32)
+        firsts = np.empty(distinct, np.int64)
+        best_priors = np.empty(distinct, np.float64)
+        for place in range(distinct):
+            group = members[place, : held[place]]
+            for a in range(1, len(group)):  # largest contribution first; equal ones keep their stage order
+                b = a
+                while b > 0 and values[group[b]] > values[group[b - 1]]:
+                    group[b], group[b - 1] = group[b - 1], group[b]
+                    b -= 1
+            total = values[group[0]]
+            prior = priors[group[0]]
+            for a in range(1, len(group)):
+                total += values[group[a]]
+                prior = max(prior, priors[group[a]])
+            totals[place], firsts[place], best_priors[place] = np.float32(total), group[0], prior
+            slot[found[place]] = -1
+        mine = found[:distinct]
+        order = np.argsort(mine, kind="mergesort")
+        order = order[np.argsort(-best_priors[order], kind="mergesort")]
+        order = order[np.argsort(-totals[order], kind="mergesort")][:k]
+        n = len(order)
+        out_concepts[out : out + n], out_scores[out : out + n], out_priors[out : out + n] = mine[order], totals[order], best_priors[order]
+        out_keys[out : out + n], out_stages[out : out + n] = keys[firsts[order]], stages[firsts[order]]
+        counts[i - start] = n
+        out += n
+    return counts, out_concepts[:out], out_scores[:out], out_keys[:out], out_priors[:out], out_stages[:out]
