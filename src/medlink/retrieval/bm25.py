@@ -110,6 +110,10 @@ class BM25Generator(GeneratorBase):
             words[position] = self._corrections[word]
         return " ".join(words)
 
+    def forget_corrections(self) -> None:
+        """Forget the words corrected so far: a benchmark of distinct mentions pays for each word's correction again."""
+        self._corrections.clear()
+
     def reading(self, mention: str) -> str | None:
         """What this stage searched instead of ``mention`` (its words corrected), or None: what an explanation shows."""
         if not self.params.get("spelling"):
