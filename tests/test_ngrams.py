@@ -28,6 +28,7 @@ def test_the_same_vectors_as_scikit_learn(fit, queries, analyzer, low, width, su
         assert ours.transform([]).shape == (0, len(vectorizer.idf_))
         return
     np.testing.assert_allclose(ours.transform(queries).toarray(), vectorizer.transform(queries).toarray(), atol=1e-6)
+    np.testing.assert_allclose(ours.transform(queries[::-1]).toarray(), vectorizer.transform(queries[::-1]).toarray(), atol=1e-6)  # words remembered
 
 
 def test_the_word_analyzer_is_left_to_scikit_learn():

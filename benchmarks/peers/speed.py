@@ -9,9 +9,9 @@ doubled, swapped or replaced; seeded), both linked as distinct strings. medlink:
 calibration stage (fitted on the KB's pseudo-mentions, as ``index build`` does) at k 30 and the CLI's k 5, the same
 index without its calibration stage, and its TF-IDF stage alone. scispaCy 0.6.2: its candidate generator (char_wb
 3-gram TF-IDF + HNSW, ``scispacy_driver.py``) at k 30, as its linker queries it. For each: index build seconds, load
-seconds, distinct mentions per second (median of ``--repeats``; BM25's memo of corrected words emptied before each
-run), Acc@1 (a first concept that is, or shares an id with, the gold one), peak memory; and medlink's throughput as a
-multiple of scispaCy's.
+seconds, distinct mentions per second (median of ``--repeats``; the memos of words read, BM25's corrections and
+TF-IDF's n-grams, emptied before each run), Acc@1 (a first concept that is, or shares an id with, the gold one), peak
+memory; and medlink's throughput as a multiple of scispaCy's.
 """
 
 from __future__ import annotations
@@ -103,8 +103,8 @@ def medlink_rates(index: Path, texts: list[str], repeats: int) -> dict:
     rates: dict[str, list[float]] = {name: [] for name in settings}
     for _ in range(repeats):
         for name, options in settings.items():
-            for generator in linker.generators.values():  # each repeat corrects its misspellings anew, as distinct mentions
-                getattr(generator, "forget_corrections", lambda: None)()
+            for generator in linker.generators.values():  # each repeat reads its words anew, as distinct mentions
+                getattr(generator, "forget_words", lambda: None)()
             started = time.perf_counter()
             linker.link(texts, **options)
             rates[name].append(len(texts) / (time.perf_counter() - started))

@@ -110,7 +110,7 @@ class BM25Generator(GeneratorBase):
             words[position] = self._corrections[word]
         return " ".join(words)
 
-    def forget_corrections(self) -> None:
+    def forget_words(self) -> None:
         """Forget the words corrected so far: a benchmark of distinct mentions pays for each word's correction again."""
         self._corrections.clear()
 

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 ANALYZERS = ("char", "char_wb")  # what VocabularyTfidf reproduces
+WORDS_KEPT = 200_000  # words whose n-gram columns a char_wb model remembers (a long run's memory stays bounded)
 _RUNS_OF_SPACE = re.compile(r"\s\s+")
 
 
@@ -66,14 +67,34 @@ class VocabularyTfidf:
         self.word_bounded = analyzer == "char_wb"
         self.low, self.high = (int(n) for n in ngram_range)
         self.sublinear_tf = sublinear_tf
+        self._word_columns: dict[str, list[int]] = {}  # char_wb: a word's known n-grams' columns, each word analysed once
+
+    def _columns(self, text: str) -> list[int]:
+        """The columns of ``text``'s known n-grams, one per occurrence: for char_wb, its words' (an n-gram never crosses a
+        word), each word's read from memory after its first time."""
+        lookup = self.vocabulary_.get
+        if not self.word_bounded:
+            return [c for c in map(lookup, char_ngrams(text, self.low, self.high, False)) if c is not None]
+        columns: list[int] = []
+        for word in text.split():
+            known = self._word_columns.get(word)
+            if known is None:
+                if len(self._word_columns) >= WORDS_KEPT:
+                    self._word_columns.clear()
+                known = self._word_columns[word] = [c for c in map(lookup, char_ngrams(word, self.low, self.high, True)) if c is not None]
+            columns.extend(known)
+        return columns
+
+    def forget_words(self) -> None:
+        """Forget the words analysed so far: a benchmark of distinct mentions pays for each word again."""
+        self._word_columns.clear()
 
     def transform(self, texts: Iterable[str]) -> sp.csr_matrix:
-        lookup = self.vocabulary_.get
         rows: list[int] = []
         columns: list[int] = []
         n = 0
         for n, text in enumerate(texts, 1):
-            found = [c for c in map(lookup, char_ngrams(text, self.low, self.high, self.word_bounded)) if c is not None]
+            found = self._columns(text)
             columns.extend(found)
             rows.extend([n - 1] * len(found))
         counts = sp.coo_matrix(

@@ -190,6 +190,10 @@ class TfidfGenerator(GeneratorBase):
             for j, i in enumerate(mentions)
         }
 
+    def forget_words(self) -> None:
+        """Forget the words analysed so far (``VocabularyTfidf.forget_words``), where the vectorizer remembers them."""
+        getattr(self.vectorizer, "forget_words", lambda: None)()
+
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         """Exact cosine of each mention with its shortlist of names: compiled for a large batch
         (``compiled``), else with numpy in batches that bound memory.
