@@ -8,11 +8,9 @@ import random
 import numpy as np
 import pytest
 
-import medlink.retrieval.bm25 as bm25
-import medlink.retrieval.fusion as fusion_module
-import medlink.retrieval.tfidf as tfidf
+import medlink.retrieval.compiled as compiled
 from medlink.retrieval.bm25 import BM25Generator
-from medlink.retrieval.compiled import COMPILED_FROM, best
+from medlink.retrieval.compiled import COMPILED_FROM, best, wanted
 from medlink.retrieval.exact import ExactGenerator
 from medlink.retrieval.fusion import Fusion
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable
@@ -66,14 +64,15 @@ def generators(table) -> dict:
 def test_the_compiled_path_gives_the_numpy_paths_hits(generators, monkeypatch, k, stage):
     generator = generators[stage]
     queries = [normalize(m) for m in mentions(organ_names(), 3 * COMPILED_FROM)]
-    compiled = generator.search_hits(queries, k)
-    monkeypatch.setattr(tfidf if stage == "tfidf" else bm25, "COMPILED_FROM", 10**9)
+    monkeypatch.setattr(compiled, "LOAD_FROM", 0)
+    fast = generator.search_hits(queries, k)
+    monkeypatch.setattr(compiled, "COMPILED_FROM", 10**9)
     reference = generator.search_hits(queries, k)
     for field in ("indptr", "concepts", "scores", "keys", "stages", "priors"):
-        assert np.array_equal(getattr(compiled, field), getattr(reference, field)), field
+        assert np.array_equal(getattr(fast, field), getattr(reference, field)), field
     if stage == "tfidf":
-        assert np.diff(compiled.indptr)[:2].tolist() != [0, 0]  # mentions of common n-grams only were shortlisted too
-    assert (np.diff(compiled.indptr) >= min(k, 5)).sum() > COMPILED_FROM  # most mentions were answered
+        assert np.diff(fast.indptr)[:2].tolist() != [0, 0]  # mentions of common n-grams only were shortlisted too
+    assert (np.diff(fast.indptr) >= min(k, 5)).sum() > COMPILED_FROM  # most mentions were answered
 
 
 def test_a_cut_among_equal_scores_keeps_the_lowest_rows_in_row_order():
@@ -90,9 +89,17 @@ def test_compiled_fusion_gives_the_numpy_fusions_hits(generators, table, monkeyp
     concepts = sorted({c for _, c, _ in organ_names()})
     per_stage = {name: generator.search_hits(queries, 16, stage=i) for i, (name, generator) in enumerate(generators.items())}
     per_stage["exact"] = ExactGenerator.build(table, concepts).search_hits(queries, 16, stage=2)
-    compiled = fusion.fuse(per_stage, 10)
-    monkeypatch.setattr(fusion_module, "COMPILED_FROM", 10**9)
+    monkeypatch.setattr(compiled, "LOAD_FROM", 0)
+    fast = fusion.fuse(per_stage, 10)
+    monkeypatch.setattr(compiled, "COMPILED_FROM", 10**9)
     reference = fusion.fuse(per_stage, 10)
     for field in ("indptr", "concepts", "scores", "keys", "stages", "priors"):
-        assert np.array_equal(getattr(compiled, field), getattr(reference, field)), field
-    assert len(set(compiled.stages.tolist())) > 1  # the alias kept came from more than one stage
+        assert np.array_equal(getattr(fast, field), getattr(reference, field)), field
+    assert len(set(fast.stages.tolist())) > 1  # the alias kept came from more than one stage
+
+
+def test_a_process_loads_the_compiled_code_only_for_a_large_call(monkeypatch):
+    monkeypatch.setattr(compiled, "_loaded", False)
+    assert not wanted(compiled.LOAD_FROM - 1) and wanted(compiled.LOAD_FROM)  # loading costs a fresh process half a second
+    compiled.load()
+    assert wanted(COMPILED_FROM) and not wanted(COMPILED_FROM - 1)  # loaded: worth it from a smaller call

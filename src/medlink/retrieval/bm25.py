@@ -24,7 +24,7 @@ import numpy as np
 from medlink.errors import SHAPE_ERRORS, reading
 from medlink.params import BM25_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
-from medlink.retrieval.compiled import COMPILED_FROM, best, compiled_word_hits
+from medlink.retrieval.compiled import best, compiled_word_hits, wanted
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable, NameWords, read_json
 from medlink.text.spelling import SpellingIndex
@@ -144,7 +144,7 @@ class BM25Generator(GeneratorBase):
         spelling = self.params.get("spelling")
         ids = [[vocabulary[t] for t in self.tokens(self.corrected(m) if spelling else m) if t in vocabulary] for m in mentions]
         fetch = min(2 * k, len(self.table))
-        if len(mentions) >= COMPILED_FROM and self.retriever.nonoccurrence_array is None:
+        if wanted(len(mentions)) and self.retriever.nonoccurrence_array is None:
             return compiled_word_hits(ids, self.words_by_name, self.table, len(self.concept_ids), fetch, k, stage)
         scores = self.batch_scores(ids) if self.retriever.nonoccurrence_array is None else None
         query_parts, row_parts, score_parts = [], [], []

@@ -4,10 +4,10 @@ names, the same float32 sums, the same concepts.
 Why: the numpy paths make a sparse product, a row gather and a product per mention, and hold the GIL throughout;
 compiled, a mention's scores gather into one array, TF-IDF's shortlist reads the names' rows in place, and the batch
 splits over the CPU's cores. Sums run in scipy's order (the mention's n-grams or words as stored, then each posting
-list; each name row as stored), and a cut among equal scores keeps the lowest rows, as ``best`` does. numba is
-imported only for a batch of at least ``COMPILED_FROM`` mentions (its import and the cached machine code cost about
-half a second; the first call on a machine compiles for a minute or less and caches the result). The kernels are in
-``kernels``.
+list; each name row as stored), and a cut among equal scores keeps the lowest rows, as ``best`` does. Loading numba
+and the cached machine code costs a process about half a second (the first call on a machine compiles for a minute or
+less and caches the result): a process loads them for a call of ``LOAD_FROM`` distinct mentions, and once loaded uses
+them from ``COMPILED_FROM``. The kernels are in ``kernels``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,23 @@ import scipy.sparse as sp
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
 
-COMPILED_FROM = 64  # distinct mentions in one search from which the compiled path pays for itself
+COMPILED_FROM = 64  # distinct mentions in one search from which the compiled path, once loaded, pays for itself
+LOAD_FROM = 1_000  # distinct mentions in one search that pay for loading it
+_loaded = False
+
+
+def wanted(n: int) -> bool:
+    """Should a search of ``n`` distinct mentions take the compiled path?"""
+    return n >= COMPILED_FROM and (_loaded or n >= LOAD_FROM)
+
+
+def load() -> None:
+    """Load numba and the kernels' code now, so that a long run's searches of ``COMPILED_FROM`` mentions or more take the
+    compiled path from the first (each kernel reads its cached code on its first call)."""
+    global _loaded
+    import medlink.retrieval.kernels  # noqa: F401
+
+    _loaded = True
 
 
 def best(rows: np.ndarray, scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -54,16 +70,22 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def _csr(matrix: sp.csr_matrix, data_type=np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return matrix.indptr.astype(np.int64), matrix.indices.astype(np.int32), matrix.data.astype(data_type)
+    return matrix.indptr.astype(np.int64), matrix.indices.astype(np.int32, copy=False), matrix.data.astype(data_type, copy=False)
 
 
 def _table(table: NameTable, n_concepts: int) -> tuple:
-    return table.indptr.astype(np.int64), table.concept_index.astype(np.int32), table.priors.astype(np.float64), n_concepts
+    return (
+        table.indptr.astype(np.int64, copy=False),
+        table.concept_index.astype(np.int32, copy=False),
+        table.priors.astype(np.float64, copy=False),
+        n_concepts,
+    )
 
 
 def _over_cores(kernel, arguments: tuple, n: int, stage: int) -> tuple[Hits, tuple[np.ndarray, ...]]:
     """``kernel(*arguments, start, end)`` over the ``n`` queries split among the cores, its concept hits as ``Hits``
     (the kernel returns each query's count, then concepts, scores, name rows and priors), and what else it returns."""
+    load()
     threads = min(len(os.sched_getaffinity(0)), max(1, n // COMPILED_FROM))
     bounds = np.linspace(0, n, threads + 1).astype(int).tolist()
     parts = list(_pool().map(lambda span: kernel(*arguments, span[0], span[1]), zip(bounds[:-1], bounds[1:])))
@@ -117,15 +139,15 @@ def compiled_fusion(stage_hits: Sequence[Hits], values: Sequence[np.ndarray], k:
 
     sizes = np.cumsum([0] + [len(hits.concepts) for hits in stage_hits[:-1]])
     indptr = np.stack([hits.indptr + offset for hits, offset in zip(stage_hits, sizes)])
-    concepts = np.concatenate([hits.concepts for hits in stage_hits]).astype(np.int32)
+    concepts = np.concatenate([hits.concepts for hits in stage_hits]).astype(np.int32, copy=False)
     columns = (
         concepts,
-        np.concatenate(values).astype(np.float64),
-        np.concatenate([hits.keys for hits in stage_hits]).astype(np.int32),
-        np.concatenate([hits.stages for hits in stage_hits]).astype(np.int8),
-        np.concatenate([hits.priors for hits in stage_hits]).astype(np.float64),
+        np.concatenate(values).astype(np.float64, copy=False),
+        np.concatenate([hits.keys for hits in stage_hits]).astype(np.int32, copy=False),
+        np.concatenate([hits.stages for hits in stage_hits]).astype(np.int8, copy=False),
+        np.concatenate([hits.priors for hits in stage_hits]).astype(np.float64, copy=False),
     )
-    arguments = (indptr.astype(np.int64), *columns, int(concepts.max(initial=0)) + 1, k)
+    arguments = (indptr.astype(np.int64, copy=False), *columns, int(concepts.max(initial=0)) + 1, k)
     hits, (stages,) = _over_cores(fused_hits, arguments, stage_hits[0].n_queries, 0)
     hits.stages = stages
     return hits

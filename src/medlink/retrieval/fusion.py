@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from medlink.params import Param
-from medlink.retrieval.compiled import COMPILED_FROM, compiled_fusion
+from medlink.retrieval.compiled import compiled_fusion, wanted
 from medlink.retrieval.hits import Hits, ranked
 
 METHODS = ("weighted", "rrf")
@@ -53,7 +53,7 @@ class Fusion:
         n_queries = next(iter(hits_by_stage.values())).n_queries
         if not stages:
             return Hits.empty(n_queries)
-        if n_queries >= COMPILED_FROM:
+        if wanted(n_queries):
             return compiled_fusion([hits_by_stage[s] for s in stages], [self.contributions(s, hits_by_stage[s]) for s in stages], k)
         query = np.concatenate([hits_by_stage[s].query_index() for s in stages])
         concept = np.concatenate([hits_by_stage[s].concepts for s in stages])

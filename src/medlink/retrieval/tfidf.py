@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from medlink.errors import DamagedFileError, reading
 from medlink.params import TFIDF_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
-from medlink.retrieval.compiled import COMPILED_FROM, best, compiled_shortlists
+from medlink.retrieval.compiled import best, compiled_shortlists, wanted
 from medlink.retrieval.csr_files import has_csr, load_csr, save_csr
 from medlink.retrieval.hits import Hits, concatenate_hits, merged
 from medlink.retrieval.names import NameTable, read_json
@@ -201,7 +201,7 @@ class TfidfGenerator(GeneratorBase):
         A batch's partial-score matrix has one row per mention and up to a few hundred thousand
         entries per row on a UMLS-sized table, so mentions go through ``query_batch`` at a time.
         """
-        if len(mentions) >= COMPILED_FROM:
+        if wanted(len(mentions)):
             return self._search_compiled(mentions, k, stage)
         size = int(self.params.get("query_batch", 256))
         if len(mentions) <= size:
