@@ -17,17 +17,20 @@ import json
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import bm25s
 import numpy as np
 
 from medlink.errors import SHAPE_ERRORS, reading
 from medlink.params import BM25_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
-from medlink.retrieval.compiled import best, compiled_word_hits, wanted
+from medlink.retrieval.compiled import best, bm25s_without_numba, compiled_word_hits, wanted
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable, NameWords, read_json
 from medlink.text.spelling import SpellingIndex
+
+if TYPE_CHECKING:
+    import bm25s
 
 DEFAULTS = defaults(BM25_PARAMS)
 CORRECTIONS_KEPT = 200_000  # spelling corrections remembered, by query word
@@ -60,6 +63,7 @@ class BM25Generator(GeneratorBase):
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "bm25", **params) -> BM25Generator:
         params = read_params(f"bm25 generator {name!r}", params, BM25_PARAMS)
+        bm25s = bm25s_without_numba()
         retriever = bm25s.BM25(k1=params["k1"], b=params["b"], method=params["method"])
         vocabulary: dict[str, int] = {}
         tokens = _tokenizer(params["stem"])
@@ -77,7 +81,7 @@ class BM25Generator(GeneratorBase):
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> BM25Generator:
         with reading(directory, SHAPE_ERRORS):  # bm25s reads JSON and arrays by key
-            retriever = bm25s.BM25.load(directory, show_progress=False)
+            retriever = bm25s_without_numba().BM25.load(directory, show_progress=False)
         params = read_json(directory / "medlink_params.json")
         loaded = cls(table, concept_ids, retriever, params, name)
         loaded.name_words = NameWords.in_directory(table.keys, directory)

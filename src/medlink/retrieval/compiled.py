@@ -13,6 +13,7 @@ them from ``COMPILED_FROM``. The kernels are in ``kernels``.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +27,7 @@ from medlink.retrieval.names import NameTable
 COMPILED_FROM = 64  # distinct mentions in one search from which the compiled path, once loaded, pays for itself
 LOAD_FROM = 1_000  # distinct mentions in one search that pay for loading it
 _loaded = False
+NUMBA_IMPORT = threading.Lock()  # held while numba is imported, or kept out of another library's import (bm25s_without_numba)
 
 
 def wanted(n: int) -> bool:
@@ -37,9 +39,25 @@ def load() -> None:
     """Load numba and the kernels' code now, so that a long run's searches of ``COMPILED_FROM`` mentions or more take the
     compiled path from the first (each kernel reads its cached code on its first call)."""
     global _loaded
-    import medlink.retrieval.kernels  # noqa: F401
-
+    with NUMBA_IMPORT:
+        import medlink.retrieval.kernels  # noqa: F401
     _loaded = True
+
+
+def bm25s_without_numba():
+    """bm25s, imported without its numba backend where numba is not loaded yet: medlink scores BM25 itself, and numba's
+    import would cost every process that loads a BM25 stage a fifth of a second."""
+    with NUMBA_IMPORT:
+        if "bm25s" in sys.modules or "numba" in sys.modules:
+            import bm25s
+
+            return bm25s
+        sys.modules["numba"] = None  # type: ignore[assignment]  # bm25s then takes its own path without numba
+        try:
+            import bm25s
+        finally:
+            del sys.modules["numba"]
+        return bm25s
 
 
 def best(rows: np.ndarray, scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
