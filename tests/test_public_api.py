@@ -69,3 +69,15 @@ def test_link_names_what_it_cannot_take(index_dir):
     with pytest.raises(medlink.MedlinkError, match="at least 1, not 0"):
         medlink.link(["kidney cyst"], index=index_dir, k=0)
     assert {"Annotator", "AnnotateOptions"} <= set(medlink.__all__) and medlink.Annotator.load(index_dir).annotate_text("kidney cyst").annotations
+
+
+def test_a_linker_reads_one_string_as_one_mention_and_names_a_k_it_cannot_take(index_dir):
+    linker = medlink.load_index(index_dir)
+    [one] = linker.link("kidney cyst", k=2)  # not one mention per character
+    assert one.mention.text == "kidney cyst" and one.candidates
+    assert [r.mention.text for r in linker.link(medlink.Mention("renal cyst"))] == ["renal cyst"]
+    for wrong in (0, -1, True):
+        with pytest.raises(medlink.MedlinkError, match="at least 1"):
+            linker.link(["kidney cyst"], k=wrong)
+    with pytest.raises(TypeError, match="Linker.link takes strings or medlink.Mention objects, not int"):
+        linker.link([3])

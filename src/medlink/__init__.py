@@ -96,14 +96,9 @@ def link(
     ``target_namespace="ICD10CM"`` is coding mode: the candidates are codes of that namespace, matched directly or
     reached through mappings (medlink's own HPO -> ICD-10-CM ones, the KB's xrefs, and ``mappings``: SSSOM files), each
     with its path in ``evidence``; a mention none of whose candidates leads to a code is NIL, its ``error`` says why."""
-    if isinstance(mentions, (str, Mention)):
-        mentions = [mentions]
-    mentions = list(mentions)
-    wrong = [type(m).__name__ for m in mentions if not isinstance(m, (str, Mention))]
-    if wrong:
-        raise TypeError(f"medlink.link takes strings or medlink.Mention objects, not {wrong[0]}")
-    if not isinstance(k, int) or k < 1:
-        raise MedlinkError(f"k is how many candidates each mention gets: at least 1, not {k}")
+    from medlink.linking.mentions import checked
+
+    mentions = checked(mentions, k, "medlink.link")
     linker = _shared_index(index)
     if nil_threshold is not None:
         linker = linker.with_decisions(nil_threshold=nil_threshold)

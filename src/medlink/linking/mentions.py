@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
-from medlink.core import Candidate
+from collections.abc import Sequence
+
+from medlink.core import Candidate, Mention
+from medlink.errors import MedlinkError
+
+
+def checked(mentions: str | Mention | Sequence[str | Mention], k: int, caller: str) -> list[str | Mention]:
+    """``mentions`` as a list (one string or ``Mention`` is one mention, not its characters), each a string or a
+    ``Mention``, and ``k`` at least 1: a mistake is named before any work."""
+    if isinstance(mentions, (str, Mention)):
+        mentions = [mentions]
+    mentions = list(mentions)
+    wrong = [type(m).__name__ for m in mentions if not isinstance(m, (str, Mention))]
+    if wrong:
+        raise TypeError(f"{caller} takes strings or medlink.Mention objects, not {wrong[0]}")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise MedlinkError(f"k is how many candidates each mention gets: at least 1, not {k!r}")
+    return mentions
 
 
 def is_text(text: str) -> bool:

@@ -17,10 +17,13 @@ import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from medlink.progress import phase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
 
@@ -100,13 +103,25 @@ def _table(table: NameTable, n_concepts: int) -> tuple:
     )
 
 
+def _compiles(kernel) -> bool:
+    """Will ``kernel``'s first call compile it (numba's cache holds no code for it in this installation)?"""
+    if kernel.signatures:
+        return False
+    try:
+        return not Path(kernel._cache._cache_file._index_path).is_file()
+    except AttributeError:  # another numba's cache layout: say nothing rather than guess
+        return False
+
+
 def _over_cores(kernel, arguments: tuple, n: int, stage: int) -> tuple[Hits, tuple[np.ndarray, ...]]:
     """``kernel(*arguments, start, end)`` over the ``n`` queries split among the cores, its concept hits as ``Hits``
     (the kernel returns each query's count, then concepts, scores, name rows and priors), and what else it returns."""
     load()
     threads = min(len(os.sched_getaffinity(0)), max(1, n // COMPILED_FROM))
     bounds = np.linspace(0, n, threads + 1).astype(int).tolist()
-    parts = list(_pool().map(lambda span: kernel(*arguments, span[0], span[1]), zip(bounds[:-1], bounds[1:])))
+    first = phase(f"compiling medlink's fast path ({kernel.__name__}), once per installation") if _compiles(kernel) else nullcontext()
+    with first:
+        parts = list(_pool().map(lambda span: kernel(*arguments, span[0], span[1]), zip(bounds[:-1], bounds[1:])))
     joined = [np.concatenate([part[i] for part in parts]) for i in range(len(parts[0]))]
     counts, concepts, scores, rows, priors = joined[:5]
     indptr = np.zeros(n + 1, np.int64)
