@@ -119,7 +119,7 @@ def _over_cores(kernel, arguments: tuple, n: int, stage: int) -> tuple[Hits, tup
     load()
     threads = min(len(os.sched_getaffinity(0)), max(1, n // COMPILED_FROM))
     bounds = np.linspace(0, n, threads + 1).astype(int).tolist()
-    first = phase(f"compiling medlink's fast path ({kernel.__name__}), once per installation") if _compiles(kernel) else nullcontext()
+    first = phase(f"compiling the fast path ({kernel.__name__}), once per installation") if _compiles(kernel) else nullcontext()
     with first:
         parts = list(_pool().map(lambda span: kernel(*arguments, span[0], span[1]), zip(bounds[:-1], bounds[1:])))
     joined = [np.concatenate([part[i] for part in parts]) for i in range(len(parts[0]))]
