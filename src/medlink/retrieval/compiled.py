@@ -5,8 +5,8 @@ Why: the numpy paths make a sparse product, a row gather and a product per menti
 compiled, a mention's scores gather into one array, TF-IDF's shortlist reads the names' rows in place, and the batch
 splits over the CPU's cores. Sums run in scipy's order (the mention's n-grams or words as stored, then each posting
 list; each name row as stored), and a cut among equal scores keeps the lowest rows, as ``best`` does. Loading numba
-and the cached machine code costs a process about half a second (the first call on a machine compiles for a minute or
-less and caches the result): a process loads them for a call of ``LOAD_FROM`` distinct mentions, and once loaded uses
+and the cached machine code costs a process about half a second (the first call of an installation compiles for about a
+minute and caches the result): a process loads them for a call of ``LOAD_FROM`` distinct mentions, and once loaded uses
 them from ``COMPILED_FROM``. The kernels are in ``kernels``.
 """
 
@@ -19,13 +19,16 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from medlink.progress import phase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 COMPILED_FROM = 64  # distinct mentions in one search from which the compiled path, once loaded, pays for itself
 LOAD_FROM = 1_000  # distinct mentions in one search that pay for loading it

@@ -8,6 +8,7 @@ from numba import njit
 
 @njit(cache=True, nogil=True)
 def best_compiled(rows, scores, n):
+    """``compiled.best``: the ``n`` highest-scoring rows, the lowest rows among equal scores at the cut, by row."""
     if len(rows) > n:
         cut = -np.partition(-scores, n - 1)[n - 1]
         kept_rows = np.empty(n, rows.dtype)
@@ -62,6 +63,9 @@ def concept_hits(rows, values, names, concepts, priors, k, slot):
 
 @njit(cache=True, nogil=True)
 def shortlists(queries, postings, common, table, common_position, n_common, n_names, rescored, shortlist, k, start, end):
+    """TF-IDF's hits for queries ``start``-``end``: the selective n-grams' partial scores gathered in one array, the
+    ``rescored`` best names' exact cosines (their common n-grams' part added), the ``shortlist`` best of those, then
+    ``concept_hits``. A query with known n-grams but no selective one is flagged, not answered (``unselective``)."""
     q_indptr, q_indices, q_data = queries
     p_indptr, p_indices, p_data = postings
     c_indptr, c_indices, c_data = common
