@@ -103,3 +103,15 @@ def test_a_process_loads_the_compiled_code_only_for_a_large_call(monkeypatch):
     assert not wanted(compiled.LOAD_FROM - 1) and wanted(compiled.LOAD_FROM)  # loading costs a fresh process half a second
     compiled.load()
     assert wanted(COMPILED_FROM) and not wanted(COMPILED_FROM - 1)  # loaded: worth it from a smaller call
+
+
+def test_a_first_call_says_it_compiles_only_where_numba_has_no_cached_code(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    fresh = SimpleNamespace(__name__="word_hits", signatures=[])
+    assert compiled._compiles(fresh)  # nothing cached: the progress line is shown
+    (tmp_path / "medlink" / "retrieval").mkdir(parents=True)
+    (tmp_path / "medlink" / "retrieval" / "kernels.word_hits-129.py311.nbi").write_bytes(b"")
+    assert not compiled._compiles(fresh) and not compiled._compiles(SimpleNamespace(__name__="fused_hits", signatures=["loaded"]))
+    assert compiled._compiles(SimpleNamespace(__name__="fused_hits", signatures=[]))

@@ -107,13 +107,12 @@ def _table(table: NameTable, n_concepts: int) -> tuple:
 
 
 def _compiles(kernel) -> bool:
-    """Will ``kernel``'s first call compile it (numba's cache holds no code for it in this installation)?"""
+    """Will ``kernel``'s first call compile it? Yes when numba's cache (beside the installed package, or under
+    ``NUMBA_CACHE_DIR``) holds no index file for it yet."""
     if kernel.signatures:
         return False
-    try:
-        return not Path(kernel._cache._cache_file._index_path).is_file()
-    except AttributeError:  # another numba's cache layout: say nothing rather than guess
-        return False
+    place = Path(os.environ.get("NUMBA_CACHE_DIR") or Path(__file__).parent / "__pycache__")  # numba reads one or the other
+    return not any(place.rglob(f"kernels.{kernel.__name__}-*.nbi"))
 
 
 def _over_cores(kernel, arguments: tuple, n: int, stage: int) -> tuple[Hits, tuple[np.ndarray, ...]]:
