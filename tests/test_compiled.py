@@ -100,7 +100,7 @@ def test_compiled_fusion_gives_the_numpy_fusions_hits(generators, table, monkeyp
 
 def test_a_process_loads_the_compiled_code_only_for_a_large_call(monkeypatch):
     monkeypatch.setattr(compiled, "_loaded", False)
-    assert not wanted(compiled.LOAD_FROM - 1) and wanted(compiled.LOAD_FROM)  # loading costs a fresh process half a second
+    assert not wanted(compiled.LOAD_FROM - 1) and wanted(compiled.LOAD_FROM)  # loading is a start-up cost only a large call earns back
     compiled.load()
     assert wanted(COMPILED_FROM) and not wanted(COMPILED_FROM - 1)  # loaded: worth it from a smaller call
 

@@ -48,7 +48,7 @@ def test_linking_with_a_saved_index_does_not_import_scikit_learn_nor_numba_for_a
             f"print(Linker.load({str(tmp_path / 'index')!r}).link(['colorectal cancer'], k=1)[0].best.concept_id, "
             "'sklearn' in sys.modules, 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["D015179", "False", "False"]  # numba: half a second to load, for a call of many mentions only
+    assert out == ["D015179", "False", "False"]  # numba: loaded for a call of many mentions only
 
 
 @settings(max_examples=60, deadline=None)

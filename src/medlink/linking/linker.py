@@ -246,7 +246,7 @@ class Linker:
     def prepare(self, compiled: bool = False) -> Linker:
         """Build now what generators would build on their first query (BM25's spelling vocabulary), for a long run;
         ``compiled``: load the compiled stages too, so that every call of 64 distinct mentions or more takes them
-        (``retrieval.compiled``; half a second)."""
+        (``retrieval.compiled``)."""
         for generator in self.generators.values():
             if hasattr(generator, "prepare"):
                 generator.prepare()

@@ -5,8 +5,8 @@ Why: the numpy paths make a sparse product, a row gather and a product per menti
 compiled, a mention's scores gather into one array, TF-IDF's shortlist reads the names' rows in place, and the batch
 splits over the CPU's cores. Sums run in scipy's order (the mention's n-grams or words as stored, then each posting
 list; each name row as stored), and a cut among equal scores keeps the lowest rows, as ``best`` does. Loading numba
-and the cached machine code costs a process about half a second (the first call of an installation compiles for about a
-minute and caches the result): a process loads them for a call of ``LOAD_FROM`` distinct mentions, and once loaded uses
+and the cached machine code is a start-up cost a short call would not earn back (and the first call of an installation
+compiles, then caches the result): a process loads them for a call of ``LOAD_FROM`` distinct mentions, and once loaded uses
 them from ``COMPILED_FROM``. The kernels are in ``kernels``.
 """
 
@@ -52,7 +52,7 @@ def load() -> None:
 
 def bm25s_without_numba():
     """bm25s, imported without its numba backend where numba is not loaded yet: medlink scores BM25 itself, and numba's
-    import would cost every process that loads a BM25 stage a fifth of a second."""
+    import would slow the start of every process that loads a BM25 stage."""
     with NUMBA_IMPORT:
         if "bm25s" in sys.modules or "numba" in sys.modules:
             import bm25s
