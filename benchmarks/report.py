@@ -168,15 +168,17 @@ def speed_section(get) -> Section | None:
         section.add_runs([(name, d)])
     bullets, section.body = section.body, tables
     for name, d in get("peer_speed")[-1:]:
-        section.body += ["", "Beside scispaCy 0.6.2's candidate generator (char 3-gram TF-IDF + HNSW, k 30), the same dictionary (NCBI's test "
-                         "dictionary) and distinct mentions in one run; medlink's default lexical config, with its calibration stage unless said:", ""]
+        section.body += ["", "Beside scispaCy 0.6.2's candidate generator (char 3-gram TF-IDF + HNSW, k 30) and Gilda 1.6.1's grounder (exact and "
+                         "near-exact matches), the same dictionary (NCBI's test dictionary) and distinct mentions in one run; medlink's default "
+                         "lexical config, with its calibration stage unless said:", ""]
         section.body += table(
-            ["mentions", "distinct", "medlink k 30 (k 5)", "no calibration", "TF-IDF alone", "scispaCy", "ratio", "Acc@1 medlink / scispaCy",
-             "build medlink / scispaCy"],
+            ["mentions", "distinct", "medlink k 30 (k 5)", "no calibration", "TF-IDF alone", "scispaCy", "ratio", "Gilda (ratio)",
+             "Acc@1 medlink / scispaCy / Gilda", "build medlink / scispaCy"],
             [[r["mentions"].replace("_", " "), num(r["distinct"]),
               f"{num(r['medlink']['per_second']['calibrated_k30'])} ({num(r['medlink']['per_second']['calibrated_k5'])})",
               num(r["medlink"]["per_second"]["uncalibrated_k30"]), num(r["medlink"]["per_second"]["tfidf_only_k30"]), num(r["scispacy"]["per_second"]),
-              f"{r['ratio_calibrated_k30']:.2f}x", f"{r['medlink']['acc1_k30']:.3f} / {r['scispacy']['acc1']:.3f}",
+              f"{r['ratio_calibrated_k30']:.2f}x", f"{num(r['gilda']['per_second'])} ({r['ratio_gilda_k30']:.2f}x)" if "gilda" in r else "-",
+              f"{r['medlink']['acc1_k30']:.3f} / {r['scispacy']['acc1']:.3f} / " + (f"{r['gilda']['acc1']:.3f}" if "gilda" in r else "-"),
               f"{secs(r['medlink']['build_seconds'])} / {secs(r['scispacy']['build_seconds'])}"] for r in d["rows"]])
         section.add_runs([(name, d)])
     section.body += [""] + bullets if bullets else []

@@ -8,7 +8,8 @@ NCBI test's distinct mention parts, and ``--edited`` distinct MEDIC names with o
 doubled, swapped or replaced; seeded), both linked as distinct strings. medlink: the default lexical config with its
 calibration stage (fitted on the KB's pseudo-mentions, as ``index build`` does) at k 30 and the CLI's k 5, the same
 index without its calibration stage, and its TF-IDF stage alone. scispaCy 0.6.2: its candidate generator (char_wb
-3-gram TF-IDF + HNSW, ``scispacy_driver.py``) at k 30, as its linker queries it. For each: index build seconds, load
+3-gram TF-IDF + HNSW, ``scispacy_driver.py``) at k 30, as its linker queries it; Gilda 1.6.1's grounder over the
+same names (a string grounder: exact and near-exact matches, no fuzzy search). For each: index build seconds, load
 seconds, distinct mentions per second (median of ``--repeats``; the memos of words read, BM25's corrections and
 TF-IDF's n-grams, emptied before each run), Acc@1 (a first concept that is, or shares an id with, the gold one), peak
 memory; and medlink's throughput as a multiple of scispaCy's.
@@ -114,6 +115,26 @@ def medlink_rates(index: Path, texts: list[str], repeats: int) -> dict:
     return {"load_seconds": round(loaded, 3), "per_second": {n: round(statistics.median(v)) for n, v in rates.items()}, "firsts": firsts}
 
 
+def gilda_rates(kb, texts: list[str], repeats: int) -> dict:
+    """Gilda 1.6.1's grounder over the same names (its own normalisation; exact and near-exact matches only): its
+    grounder's build seconds, distinct mentions per second (median of ``repeats``) and each mention's first match."""
+    from medlink.kb.records import PREFERRED
+
+    from benchmarks.peers.drivers import gilda_grounder
+
+    started = time.perf_counter()
+    grounder = gilda_grounder((concept, text, kind == PREFERRED) for concept, text, kind in kb.iter_names())
+    built = time.perf_counter() - started
+    grounder.ground(texts[0])  # warm
+    seconds, found = [], []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        found = [grounder.ground(text) for text in texts]
+        seconds.append(time.perf_counter() - started)
+    return {"per_second": round(len(texts) / statistics.median(seconds)), "build_seconds": round(built, 1),
+            "firsts": [matches[0].term.id if matches else None for matches in found]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -145,6 +166,7 @@ def main() -> None:
             capture_output=True, text=True, check=True,
         )
         theirs = json.loads(done.stdout.strip().splitlines()[-1])
+        gilda = gilda_rates(kb, texts, args.repeats)
         scispacy_rate = round(len(texts) / statistics.median(theirs["seconds"]))
         rows.append({
             "mentions": set_name, "distinct": len(texts),
@@ -154,6 +176,8 @@ def main() -> None:
                          "build_seconds": theirs["build_seconds"] and round(theirs["build_seconds"], 1), "load_seconds": round(theirs["load_seconds"], 2),
                          "peak_rss_mb": theirs["peak_rss_mb"]},
             "ratio_calibrated_k30": round(ours["per_second"]["calibrated_k30"] / scispacy_rate, 2),
+            "gilda": {"per_second": gilda["per_second"], "acc1": accuracy(gilda["firsts"], gold, same), "build_seconds": gilda["build_seconds"]},
+            "ratio_gilda_k30": round(ours["per_second"]["calibrated_k30"] / gilda["per_second"], 2),
         })
         print(json.dumps(rows[-1]), flush=True)
     publish("peer_speed", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "rows": rows,
