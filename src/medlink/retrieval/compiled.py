@@ -135,7 +135,7 @@ def compiled_shortlists(
     queries: sp.csr_matrix,
     postings: sp.csr_matrix,
     common: sp.csr_matrix,
-    common_columns: np.ndarray,
+    common_position: np.ndarray,
     table: NameTable,
     n_concepts: int,
     rescored: int,
@@ -144,13 +144,11 @@ def compiled_shortlists(
     stage: int,
 ) -> tuple[Hits, np.ndarray]:
     """Each query's ``k`` best concepts from its TF-IDF shortlist of ``table``'s names, as ``from_key_hits`` gives
-    them, and the queries that have known n-grams but no selective one (no hits here: shortlisted from the impact
-    postings)."""
+    them (``common_position``: each n-gram's column in ``common``, -1 for a selective one), and the queries that have
+    known n-grams but no selective one (no hits here: shortlisted from the impact postings)."""
     from medlink.retrieval.kernels import shortlists
 
-    common_position = np.full(queries.shape[1], -1, np.int32)  # n-gram -> its column in ``common`` (-1: selective)
-    common_position[common_columns] = np.arange(len(common_columns), dtype=np.int32)
-    arguments = (_csr(queries), _csr(postings), _csr(common), _table(table, n_concepts), common_position, len(common_columns))
+    arguments = (_csr(queries), _csr(postings), _csr(common), _table(table, n_concepts), common_position, common.shape[1])
     hits, (unselective,) = _over_cores(shortlists, (*arguments, postings.shape[1], rescored, shortlist, k), queries.shape[0], stage)
     return hits, unselective
 
@@ -163,7 +161,8 @@ def compiled_word_hits(
     from medlink.retrieval.kernels import word_hits
 
     counts = np.fromiter((len(words) for words in word_ids), np.int64, len(word_ids))
-    queries = (np.concatenate(([0], np.cumsum(counts))), np.fromiter((w for words in word_ids for w in words), np.int64, int(counts.sum())))
+    words = np.fromiter((w for ids in word_ids for w in ids), np.int32, int(counts.sum()))
+    queries = (np.concatenate(([0], np.cumsum(counts))), words, np.ones(len(words), np.float32))  # as batch_scores' product
     arguments = (queries, _csr(words_by_name), _table(table, n_concepts), fetch, k)
     return _over_cores(word_hits, arguments, len(word_ids), stage)[0]
 

@@ -30,6 +30,62 @@ def best_compiled(rows, scores, n):
 
 
 @njit(cache=True, nogil=True)
+def ranked_order(concepts, priors, scores, k):
+    """The first ``k`` positions by score, then prior (both highest first), then concept (lowest first): ``ranked``'s
+    order, as stable sorts from the last key to the first."""
+    order = np.argsort(concepts, kind="mergesort")
+    order = order[np.argsort(-priors[order], kind="mergesort")]
+    return order[np.argsort(-scores[order], kind="mergesort")][:k]
+
+
+@njit(cache=True, nogil=True)
+def hit_arrays(n, k):
+    """Room for ``n`` queries' ``k`` hits each: concepts, scores, name rows (or aliases), priors."""
+    return np.empty(n * k, np.int32), np.empty(n * k, np.float32), np.empty(n * k, np.int32), np.empty(n * k, np.float64)
+
+
+@njit(cache=True, nogil=True)
+def put(outputs, out, concepts, scores, rows, priors):
+    """One query's hits written into ``outputs`` (``hit_arrays``) from position ``out``; the next free position."""
+    n = len(concepts)
+    outputs[0][out : out + n], outputs[1][out : out + n] = concepts, scores
+    outputs[2][out : out + n], outputs[3][out : out + n] = rows, priors
+    return out + n
+
+
+@njit(cache=True, nogil=True)
+def summed(i, queries, postings, sums, touched, order, positive):
+    """Query ``i``'s weights times its columns' posting lists, summed per row in scipy's order (the query's entries as
+    stored, then each list): the rows whose sum is non-zero (``positive``: above zero), with their sums. ``sums``,
+    ``touched`` and ``order`` are scratch of one entry per row, left as they came (zeros, False)."""
+    q_indptr, q_columns, q_weights = queries
+    p_indptr, p_rows, p_values = postings
+    count = 0
+    for j in range(q_indptr[i], q_indptr[i + 1]):
+        weight = q_weights[j]
+        column = q_columns[j]
+        for p in range(p_indptr[column], p_indptr[column + 1]):
+            row = p_rows[p]
+            if not touched[row]:
+                touched[row] = True
+                order[count] = row
+                count += 1
+            sums[row] += weight * p_values[p]
+    rows = np.empty(count, np.int32)
+    values = np.empty(count, np.float32)
+    kept = 0
+    for j in range(count):
+        row = order[j]
+        if sums[row] > 0 or (sums[row] != 0 and not positive):  # as scipy's product stores no zero
+            rows[kept] = row
+            values[kept] = sums[row]
+            kept += 1
+        sums[row] = 0
+        touched[row] = False
+    return rows[:kept], values[:kept]
+
+
+@njit(cache=True, nogil=True)
 def concept_hits(rows, values, names, concepts, priors, k, slot):
     """``hits.from_key_hits`` for one query: each concept's best row (score, then prior, then the first row), the
     concepts ranked by score, prior and position, the first ``k`` kept: (concepts, scores, rows, priors)."""
@@ -55,9 +111,7 @@ def concept_hits(rows, values, names, concepts, priors, k, slot):
     found, best_score, best_row, best_prior = found[:count], best_score[:count], best_row[:count], best_prior[:count]
     for concept in found:
         slot[concept] = -1
-    order = np.argsort(found, kind="mergesort")
-    order = order[np.argsort(-best_prior[order], kind="mergesort")]
-    order = order[np.argsort(-best_score[order], kind="mergesort")][:k]
+    order = ranked_order(found, best_prior, best_score, k)
     return found[order], best_score[order], best_row[order], best_prior[order]
 
 
@@ -67,7 +121,6 @@ def shortlists(queries, postings, common, table, common_position, n_common, n_na
     ``rescored`` best names' exact cosines (their common n-grams' part added), the ``shortlist`` best of those, then
     ``concept_hits``. A query with known n-grams but no selective one is flagged, not answered (``unselective``)."""
     q_indptr, q_indices, q_data = queries
-    p_indptr, p_indices, p_data = postings
     c_indptr, c_indices, c_data = common
     names, concepts, priors, n_concepts = table
     slot = np.full(n_concepts, -1, np.int64)
@@ -76,39 +129,15 @@ def shortlists(queries, postings, common, table, common_position, n_common, n_na
     order = np.empty(n_names, np.int32)
     dense_common = np.zeros(n_common, np.float32)
     counts = np.zeros(end - start, np.int64)
-    out_concepts = np.empty((end - start) * k, np.int32)
-    out_scores = np.empty((end - start) * k, np.float32)
-    out_rows = np.empty((end - start) * k, np.int32)
-    out_priors = np.empty((end - start) * k, np.float64)
+    outputs = hit_arrays(end - start, k)
     unselective = np.zeros(end - start, np.bool_)
     out = 0
     for i in range(start, end):
-        count = 0
-        for j in range(q_indptr[i], q_indptr[i + 1]):
-            weight = q_data[j]
-            column = q_indices[j]
-            for p in range(p_indptr[column], p_indptr[column + 1]):
-                row = p_indices[p]
-                if not touched[row]:
-                    touched[row] = True
-                    order[count] = row
-                    count += 1
-                partial[row] += weight * p_data[p]
-        rows = np.empty(count, np.int32)
-        values = np.empty(count, np.float32)
-        kept = 0
-        for j in range(count):
-            row = order[j]
-            if partial[row] != 0:  # as scipy's product stores no zero
-                rows[kept] = row
-                values[kept] = partial[row]
-                kept += 1
-            partial[row] = 0
-            touched[row] = False
-        if kept == 0:
+        rows, values = summed(i, queries, postings, partial, touched, order, False)
+        if len(rows) == 0:
             unselective[i - start] = q_indptr[i + 1] > q_indptr[i]
             continue
-        rows, values = best_compiled(rows[:kept], values[:kept], rescored)
+        rows, values = best_compiled(rows, values, rescored)
         for j in range(q_indptr[i], q_indptr[i + 1]):
             if common_position[q_indices[j]] >= 0:
                 dense_common[common_position[q_indices[j]]] = q_data[j]
@@ -121,62 +150,31 @@ def shortlists(queries, postings, common, table, common_position, n_common, n_na
             if common_position[q_indices[j]] >= 0:
                 dense_common[common_position[q_indices[j]]] = 0
         rows, values = best_compiled(rows, values, shortlist)
-        found, scores, best_rows, best_priors = concept_hits(rows, values, names, concepts, priors, k, slot)
-        n = len(found)
-        out_concepts[out : out + n], out_scores[out : out + n] = found, scores
-        out_rows[out : out + n], out_priors[out : out + n] = best_rows, best_priors
-        counts[i - start] = n
-        out += n
-    return counts, out_concepts[:out], out_scores[:out], out_rows[:out], out_priors[:out], unselective
+        found = concept_hits(rows, values, names, concepts, priors, k, slot)
+        counts[i - start] = len(found[0])
+        out = put(outputs, out, *found)
+    return counts, outputs[0][:out], outputs[1][:out], outputs[2][:out], outputs[3][:out], unselective
 
 
 @njit(cache=True, nogil=True)
 def word_hits(queries, words, table, fetch, k, start, end):
-    """BM25's hits for queries ``start``-``end``: each query's word ids (a word as often as said) summed over the word
-    -> name score rows in order, the positive names' ``fetch`` best (``best_compiled``), then ``concept_hits``."""
-    q_indptr, q_words = queries
-    w_indptr, w_names, w_scores = words
+    """BM25's hits for queries ``start``-``end``: each query's word ids (a word as often as said, each weighing 1)
+    summed over the word -> name score rows (``summed``), the positive names' ``fetch`` best, then ``concept_hits``."""
     names, concepts, priors, n_concepts = table
     slot = np.full(n_concepts, -1, np.int64)
     total = np.zeros(len(names) - 1, np.float32)
     touched = np.zeros(len(names) - 1, np.bool_)
     order = np.empty(len(names) - 1, np.int32)
     counts = np.zeros(end - start, np.int64)
-    out_concepts = np.empty((end - start) * k, np.int32)
-    out_scores = np.empty((end - start) * k, np.float32)
-    out_rows = np.empty((end - start) * k, np.int32)
-    out_priors = np.empty((end - start) * k, np.float64)
+    outputs = hit_arrays(end - start, k)
     out = 0
     for i in range(start, end):
-        count = 0
-        for j in range(q_indptr[i], q_indptr[i + 1]):
-            word = q_words[j]
-            for p in range(w_indptr[word], w_indptr[word + 1]):
-                row = w_names[p]
-                if not touched[row]:
-                    touched[row] = True
-                    order[count] = row
-                    count += 1
-                total[row] += w_scores[p]
-        rows = np.empty(count, np.int32)
-        values = np.empty(count, np.float32)
-        kept = 0
-        for j in range(count):
-            row = order[j]
-            if total[row] > 0:
-                rows[kept] = row
-                values[kept] = total[row]
-                kept += 1
-            total[row] = 0
-            touched[row] = False
-        rows, values = best_compiled(rows[:kept], values[:kept], fetch)
-        found, scores, best_rows, best_priors = concept_hits(rows, values, names, concepts, priors, k, slot)
-        n = len(found)
-        out_concepts[out : out + n], out_scores[out : out + n] = found, scores
-        out_rows[out : out + n], out_priors[out : out + n] = best_rows, best_priors
-        counts[i - start] = n
-        out += n
-    return counts, out_concepts[:out], out_scores[:out], out_rows[:out], out_priors[:out]
+        rows, values = summed(i, queries, words, total, touched, order, True)
+        rows, values = best_compiled(rows, values, fetch)
+        found = concept_hits(rows, values, names, concepts, priors, k, slot)
+        counts[i - start] = len(found[0])
+        out = put(outputs, out, *found)
+    return counts, outputs[0][:out], outputs[1][:out], outputs[2][:out], outputs[3][:out]
 
 
 @njit(cache=True, nogil=True)
@@ -233,9 +231,7 @@ def fused_hits(indptr, concepts, values, keys, stages, priors, n_concepts, k, st
             totals[place], firsts[place], best_priors[place] = np.float32(total), group[0], prior
             slot[found[place]] = -1
         mine = found[:distinct]
-        order = np.argsort(mine, kind="mergesort")
-        order = order[np.argsort(-best_priors[order], kind="mergesort")]
-        order = order[np.argsort(-totals[order], kind="mergesort")][:k]
+        order = ranked_order(mine, best_priors, totals, k)
         n = len(order)
         out_concepts[out : out + n], out_scores[out : out + n], out_priors[out : out + n] = mine[order], totals[order], best_priors[order]
         out_keys[out : out + n], out_stages[out : out + n] = keys[firsts[order]], stages[firsts[order]]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -190,6 +191,13 @@ class TfidfGenerator(GeneratorBase):
             for j, i in enumerate(mentions)
         }
 
+    @cached_property
+    def common_position(self) -> np.ndarray:
+        """Each n-gram's column in ``common`` (-1: a selective n-gram), for the compiled path."""
+        position = np.full(len(self.vectorizer.idf_), -1, np.int32)
+        position[self.common_columns] = np.arange(len(self.common_columns), dtype=np.int32)
+        return position
+
     def forget_words(self) -> None:
         """Forget the words analysed so far (``VocabularyTfidf.forget_words``), where the vectorizer remembers them."""
         getattr(self.vectorizer, "forget_words", lambda: None)()
@@ -216,7 +224,7 @@ class TfidfGenerator(GeneratorBase):
             queries,
             self.postings,
             self.common,
-            self.common_columns,
+            self.common_position,
             self.table,
             len(self.concept_ids),
             RESCORED * shortlist,
