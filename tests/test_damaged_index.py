@@ -20,6 +20,7 @@ from tests.conftest import FIXTURES
 
 DAMAGES = ("delete", "empty", "half", "garbage", "flip")
 LEXICAL = {"generators": [{"name": "exact", "type": "exact"}, {"name": "words", "type": "exact", "params": {"words": True}},
+                          {"name": "thesaurus", "type": "thesaurus"},
                           {"name": "completion", "type": "completion"}, {"name": "tfidf", "type": "tfidf"}, {"name": "bm25", "type": "bm25"}]}
 
 

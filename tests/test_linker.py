@@ -46,7 +46,7 @@ def test_manifest_records_kb_config_memory_and_versions(index_dir, kb):
     manifest = json.loads((index_dir / "manifest.json").read_text())
     assert manifest["format_version"] == INDEX_FORMAT_VERSION
     assert manifest["kb"]["checksum"] == kb.checksum and manifest["kb"]["concepts"] == len(kb)
-    assert [g["name"] for g in manifest["config"]["generators"]] == ["exact", "words", "completion", "tfidf", "bm25"]
+    assert [g["name"] for g in manifest["config"]["generators"]] == ["exact", "words", "thesaurus", "completion", "tfidf", "bm25"]
     assert manifest["memory"]["entries"] > 0 and manifest["memory"]["skipped_composite"] >= 1
     assert {"medlink", "scikit-learn", "bm25s"} <= set(manifest["packages"])
     assert (index_dir / "memory.tsv").read_text().count("\n") == manifest["memory"]["entries"]
@@ -113,7 +113,7 @@ def test_generator_selection_and_config_errors(index_dir, tmp_path):
         linker.link(["x"], generators=[])
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"generators": [{"name": "x", "type": "nope"}]}))
-    with pytest.raises(MedlinkError, match=r"bad.json: generators\[0\]: 'type' must be one of exact, completion, tfidf, bm25, dense, not 'nope'"):
+    with pytest.raises(MedlinkError, match=r"bad.json: generators\[0\]: 'type' must be one of exact, completion, thesaurus, tfidf, bm25, dense, not 'nope'"):
         LinkerConfig.from_file(bad)
     bad.write_text("{not json")
     with pytest.raises(MedlinkError, match="bad.json:1: not valid JSON"):

@@ -9,7 +9,7 @@ from medlink.linking.calibration import calibration_stage
 from medlink.linking.calibration_fallback import FALLBACK_NIL_THRESHOLD, fallback_model, is_fallback
 from medlink.linking.probability import BASE_FEATURES, ProbabilityModel
 
-NAMES = "id\tname\nC1\tMyocardial infarction\nC1\tHeart attack\nC2\tType 2 diabetes mellitus\nC2\tT2DM\nC3\tChest pain\n"
+NAMES = "id\tname\nC1\tMyocardial infarction\nC1\tHeart attack\nC2\tType 2 diabetes mellitus\nC2\tT2DM\nC3\tChest pain\nC4\tDyspnea\n"
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +29,12 @@ def test_a_small_kb_gets_the_fallback_and_nil_happens(small_index):
     named, unrelated = small_index.link(["heart attack", "broken leg"], k=3)
     assert named.best.concept_id == "C1" and not named.nil and named.probability > 0.9
     assert unrelated.nil and unrelated.probability < 0.05
+
+
+def test_a_name_a_synonym_spells_is_likely_but_less_than_the_mentions_own(small_index):
+    lay, own = small_index.link(["shortness of breath", "dyspnea"], k=3)  # HPO: Dyspnea, "Shortness of breath" (layperson)
+    assert lay.best.concept_id == own.best.concept_id == "C4" and not lay.nil
+    assert 0.7 < lay.probability < own.probability
 
 
 def test_the_fallback_reads_spelling_only_and_round_trips():

@@ -140,6 +140,7 @@ EXACT_PARAMS: dict[str, Param] = {
     # ("pnuemonia": Pneumonia): lexical evidence a dense stage may outweigh; retrieval.exact
     "spelling": Param(bool, default=False),
 }
+THESAURUS_PARAMS: dict[str, Param] = {}  # names a synonym of the mention spells (HPO's lay and clinical names): retrieval.thesaurus
 COMPLETION_PARAMS: dict[str, Param] = {}  # names holding every word of the mention, by how expected their other words are
 TFIDF_PARAMS = {
     "analyzer": Param(str, choices=("char_wb", "char", "word"), default="char_wb"),
@@ -186,6 +187,7 @@ SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"  # a name that is also a folder n
 GENERATOR_PARAMS = {
     "exact": EXACT_PARAMS,
     "completion": COMPLETION_PARAMS,
+    "thesaurus": THESAURUS_PARAMS,
     "tfidf": TFIDF_PARAMS,
     "bm25": BM25_PARAMS,
     "dense": DENSE_PARAMS,

@@ -333,7 +333,8 @@ def fallback_on_kb(kb, config, memory=None) -> tuple[dict, None]:
         "figures you can trust: medlink tune --calibrate",
         FALLBACK_NIL_THRESHOLD,
     )
-    return fallback_settings(fingerprint, memory.summary() if memory is not None else None)
+    thesaurus_stages = [g.name for g in config.generators if g.type == "thesaurus"]
+    return fallback_settings(fingerprint, memory.summary() if memory is not None else None, thesaurus_stages)
 
 
 def kb_fit_is_current(config_dict: dict) -> bool:

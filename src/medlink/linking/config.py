@@ -119,14 +119,18 @@ class LinkerConfig:
 # "completion": the names holding the mention's words, the most expected first ("diabetes" -> "Diabetes mellitus"); its
 # weight chosen on the same dev sets, seed 2 (weights 0 to 2 tried; the chosen one best or tied best Acc@1 on each:
 # benchmarks/lexical/completion_stage.py)
+# "thesaurus": the names a synonym of the mention spells (HPO says "Heart attack" and "Myocardial infarction"); weighed as
+# the two exact stages together, so a name a synonym spells ranks with the mention's own exact match, not above it;
+# chosen on NCBI dev and the 10 AskAPatient validation folds, KB only and with memory (benchmarks/lexical/thesaurus_stage.py)
 LEXICAL_GENERATORS = [
     {"name": "exact", "type": "exact"},
     {"name": "words", "type": "exact", "params": {"words": True}},
+    {"name": "thesaurus", "type": "thesaurus"},
     {"name": "completion", "type": "completion"},
     {"name": "tfidf", "type": "tfidf"},
     {"name": "bm25", "type": "bm25", "params": {"spelling": True}},
 ]
-LEXICAL_WEIGHTS = {"exact": 1.0, "words": 1.0, "completion": 0.25, "tfidf": 1.0, "bm25": 0.25}
+LEXICAL_WEIGHTS = {"exact": 1.0, "words": 1.0, "thesaurus": 2.0, "completion": 0.25, "tfidf": 1.0, "bm25": 0.25}
 # weight of the packaged MiniLM next to LEXICAL_WEIGHTS; chosen on AskAPatient fold-0 validation + NCBI dev (benchmarks/default_dense.py)
 DEFAULT_DENSE_WEIGHT = 4.0
 

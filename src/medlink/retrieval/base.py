@@ -58,6 +58,7 @@ class GeneratorBase:
 GENERATORS = {
     "exact": "exact:ExactGenerator",
     "completion": "completion:CompletionGenerator",
+    "thesaurus": "thesaurus:ThesaurusGenerator",
     "tfidf": "tfidf:TfidfGenerator",
     "bm25": "bm25:BM25Generator",
     "dense": "dense:DenseGenerator",
