@@ -22,6 +22,7 @@ KINDS = {
     "signed_names": lambda d: "signed_rows" in d,
     "bm25_spelling": lambda d: "spelling_rows" in d,
     "completion_stage": lambda d: "completion_rows" in d,
+    "thesaurus_stage": lambda d: "thesaurus_rows" in d,
     "default_dense": lambda d: "chosen_dense_weight" in d,
     "concept_text": lambda d: "coverage" in d,
     "xref_enrichment": lambda d: "names_added" in d,
@@ -50,7 +51,8 @@ def best_first(rows: list[tuple], group_order: list[str] | None = None) -> list[
 STAGES = [("words_form", "words_rows", ("without", "with"), "words (a name's word stems as a set)"),
           ("plain_forms", "plain_rows", ("without", "with"), "plain forms (no NOS, no parentheses)"),
           ("bm25_spelling", "spelling_rows", ("off", "on"), "BM25 spelling correction"),
-          ("completion_stage", "completion_rows", ("without", "with"), "completion (P(other stems | the mention's))")]
+          ("completion_stage", "completion_rows", ("without", "with"), "completion (P(other stems | the mention's))"),
+          ("thesaurus_stage", "thesaurus_rows", ("without", "with"), "thesaurus (names a synonym spells: HPO's lay words)")]
 STAGE_SETS = [("NCBI test", "NCBI test"), ("AskAPatient fold-0 test", "AskAPatient fold-0 test"), ("default KB pseudo-mentions", "default KB pseudo-mentions")]
 
 

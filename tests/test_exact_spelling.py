@@ -43,3 +43,14 @@ def test_the_words_form_reads_a_side_no_name_says_as_the_rest_of_the_mention():
     hits = words.search_hits(["right hip fracture", "left ventricular hypertrophy", "left", "right lung"], k=5)
     found = [[words.concept_ids[c] for c in hits.concepts[hits.row(i)]] for i in range(4)]
     assert found == [["C5"], ["C6"], [], []]
+
+
+def test_the_words_form_reads_words_of_degree_or_whose_no_name_says_as_the_rest_of_the_mention():
+    """People add how bad, how often and whose ("very bad headaches", "my legs are restless"); a name that says the
+    degree keeps it ("Severe hearing impairment" is no plain "Hearing impairment")."""
+    names = [("Headache", "C1"), ("Restless legs", "C2"), ("Severe hearing impairment", "C3"), ("Hearing impairment", "C4")]
+    words = generator(names=names, words=True)
+    mentions = ["very bad headaches", "my legs are restless", "severe hearing impairment", "mild hearing impairment", "very bad"]
+    hits = words.search_hits(mentions, k=5)
+    found = [[words.concept_ids[c] for c in hits.concepts[hits.row(i)]] for i in range(len(mentions))]
+    assert found == [["C1"], ["C2"], ["C3"], ["C4"], []]

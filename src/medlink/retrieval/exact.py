@@ -36,6 +36,14 @@ PLAIN_WORD_KEYS_FILE = "plain_word_keys.txt"  # each row's plain form's word key
 # ICD's "unqualified": "kidney failure" is ICD-10-CM's "Unspecified kidney failure"
 FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos", "unspecified"})
 EARLIER_FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos"})  # an index whose params file names none
+# words people add to a condition that say how bad, how often or whose it is ("very bad headaches", "my legs are
+# restless"), and that a name seldom says: left out, with a side, only when no name has the mention's words
+SAYS_HOW_OR_WHOSE = frozenset(
+    "very so really extremely extreme severe severely mild mildly moderate moderately bad badly terrible terribly horrible "
+    "horribly awful intense constant constantly frequent frequently occasional occasionally slight slightly much lot lots "
+    "my his her their our your i me is are was were am be been being have has had got getting".split()
+)
+LEFT_OUT_IF_NEEDED = SIDES | SAYS_HOW_OR_WHOSE
 
 
 def word_stemmer() -> Callable[[list[str]], list[str]]:
@@ -159,13 +167,14 @@ class ExactGenerator(GeneratorBase):
             self.name_words.save(directory)
 
     def _word_rows(self, mention: str) -> tuple[int, ...]:
-        """The rows whose words are the mention's; else, for a mention that says a side no such name says, the rows
-        whose words are the rest ("right hip fracture": "Fracture of hip NOS")."""
+        """The rows whose words are the mention's; else, for a mention that says a side, a degree or whose it is and
+        no such name says so, the rows whose words are the rest ("right hip fracture": "Fracture of hip NOS"; "very
+        bad headaches": "Headache")."""
         rows = self._rows(word_key(mention, self.stem, self.function_words))
         words = mention.split()
-        if rows or not SIDES.intersection(words):
+        if rows or not LEFT_OUT_IF_NEEDED.intersection(words):
             return rows
-        rest = " ".join(word for word in words if word not in SIDES)
+        rest = " ".join(word for word in words if word not in LEFT_OUT_IF_NEEDED)
         return self._rows(word_key(rest, self.stem, self.function_words)) if rest else ()
 
     def _rows(self, key: str) -> tuple[int, ...]:
