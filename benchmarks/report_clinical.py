@@ -81,7 +81,7 @@ def clinical_section(get) -> Section | None:
         return None
     # no intro line above the table (the table opens the section, as the headline's does): the line it saves pays for the
     # peers' provenance line, within BENCHMARKS.md's line budget; what the intro said is the first bullet under the table
-    section = Section("Clinical notes and coding")
+    section = Section("Clinical notes and coding", paired_runs=True)  # two runs a line where they fit (the file's line budget)
     rows, shown_peers = [], []
     for _, d in runs:
         notes = d["clinical_notes"]

@@ -62,6 +62,7 @@ def lexical_section(get) -> Section | None:
         return None
     section = Section("Lexical linking", "Gold mentions linked by exact, TF-IDF and BM25 generators, fused (configs chosen on dev: "
                       "benchmarks/configs; BC5CDR: the default); k = 64; Acc@k: any gold id alternative; composites need every part.")
+    section.paired_runs = True  # seven runs: two a line where they fit (the file's line budget)
     rows = []
     for _, d in (runs := runs + get("lexical_datasets")):
         groups: dict[tuple, dict[str, dict]] = {}

@@ -66,7 +66,7 @@ def test_the_section_shows_both_splits_in_both_modes_the_phrases_and_the_mapping
     assert "made in 11.7 min" in clinical
     for name in ("clinical_notes_dev", "clinical_notes_dev_icd10cm", "clinical_notes_test", "clinical_notes_test_icd10cm", "coding_phrases",
                  "coding_mappings"):
-        assert f"- Run `{name}` (Intel(R) Xeon(R) Processor @ 2.00GHz (AVX2 AVX-512); " in clinical, name
+        assert f"un `{name}` (Intel(R) Xeon(R) Processor @ 2.00GHz (AVX2 AVX-512); " in clinical, name  # "- Run", or "; run" paired
     (row,) = table_under(text, "## Headline figures")
     assert row["task"] == "[Clinical notes, coding](#clinical-notes-and-coding)"
     assert row["medlink"] == "0.865 / 0.703 (plain 0.676 / 0.432)" and "test split (138 mentions)" in row["data"]

@@ -131,8 +131,9 @@ LEXICAL_GENERATORS = [
     {"name": "bm25", "type": "bm25", "params": {"spelling": True}},
 ]
 LEXICAL_WEIGHTS = {"exact": 1.0, "words": 1.0, "thesaurus": 2.0, "completion": 0.25, "tfidf": 1.0, "bm25": 0.25}
-# weight of the packaged MiniLM next to LEXICAL_WEIGHTS; chosen on AskAPatient fold-0 validation + NCBI dev (benchmarks/default_dense.py)
-DEFAULT_DENSE_WEIGHT = 4.0
+# weight of the packaged MiniLM next to LEXICAL_WEIGHTS; chosen on AskAPatient fold-0 validation + NCBI dev
+# (benchmarks/dense/default_dense.py): beside the thesaurus stage, which reads lay wording too, the dense stage weighs less
+DEFAULT_DENSE_WEIGHT = 1.0
 
 
 def default_config() -> LinkerConfig:
