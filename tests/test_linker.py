@@ -169,3 +169,13 @@ def test_a_config_whose_generators_all_search_a_memory_not_given_is_refused(kb):
     config = LinkerConfig.from_dict({"generators": [{"name": "completion", "type": "completion", "names": "memory"}]})
     with pytest.raises(MedlinkError, match=r"searches the memory only \('names': 'memory': completion\) and no memory was given"):
         Linker.build(kb, config)
+
+
+def test_the_reference_shows_the_default_preset_as_it_is():
+    from pathlib import Path
+
+    from medlink.linking.config import default_config
+
+    text = (Path(__file__).parents[1] / "docs" / "reference.md").read_text(encoding="utf-8")
+    shown = text.split("The `default` preset as a file", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+    assert LinkerConfig.from_dict(json.loads(shown)).to_dict() == default_config().to_dict()

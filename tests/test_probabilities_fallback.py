@@ -35,6 +35,7 @@ def test_a_name_a_synonym_spells_is_likely_but_less_than_the_mentions_own(small_
     lay, own = small_index.link(["shortness of breath", "dyspnea"], k=3)  # HPO: Dyspnea, "Shortness of breath" (layperson)
     assert lay.best.concept_id == own.best.concept_id == "C4" and not lay.nil
     assert 0.7 < lay.probability < own.probability
+    assert {"synonym": "thesaurus read 'shortness of breath' as a synonym of 'Dyspnea'"} in lay.best.evidence  # what --explain shows
 
 
 def test_the_fallback_reads_spelling_only_and_round_trips():

@@ -81,3 +81,11 @@ def test_the_packaged_sets_are_kept_in_the_cache_directory_and_a_damaged_copy_is
     synonym_sets.packaged_synonym_sets.cache_clear()
     assert synonym_sets.packaged_synonym_sets() == first and json.loads(cache.read_text())["sets"]
     synonym_sets.packaged_synonym_sets.cache_clear()
+
+
+def test_words_of_degree_or_whose_are_left_out_as_the_words_form_leaves_them(table):
+    generator = ThesaurusGenerator(table, CONCEPTS, "thesaurus", reach_by_key(table, SETS, normalize))
+    assert first_ids(generator, ["my heart attack", "very bad heart attacks", "my"]) == [["C2"], ["C2"], []]
+    assert generator.reading_evidence("my heart attack", "Myocardial infarction") == {
+        "synonym": "thesaurus read 'my heart attack' as a synonym of 'Myocardial infarction'"}
+

@@ -153,13 +153,19 @@ def read_rerankers(directory: Path, config: LinkerConfig, parts: LinkerParts) ->
     return rerankers
 
 
-def stage_readings(generators: Mapping[str, CandidateGenerator], keys: Sequence[str], stages: Sequence[str]) -> dict[str, dict[str, str]]:
-    """key -> {stage: what that stage searched instead} for the keys a stage read otherwise (BM25's spelling), so a
-    candidate that its corrected words found says so."""
-    out: dict[str, dict[str, str]] = {}
+def stage_readings(
+    generators: Mapping[str, CandidateGenerator], keys: Sequence[str], stages: Sequence[str]
+) -> dict[str, dict[str, dict[str, str]]]:
+    """key -> {stage: its evidence entry} for the keys a stage read otherwise (BM25's spelling, the thesaurus's
+    synonyms), so a candidate that stage found says so."""
+    out: dict[str, dict[str, dict[str, str]]] = {}
     for stage in stages:
-        reading = getattr(generators[stage], "reading", None)
+        generator = generators[stage]
+        reading = getattr(generator, "reading", None)
+        evidence = getattr(generator, "reading_evidence", None) or (
+            lambda key, read, stage=stage: {"spelling": f"{stage} read '{key}' as '{read}'"}
+        )
         for key in keys if reading else ():
             if (read := reading(key)) is not None:
-                out.setdefault(key, {})[stage] = read
+                out.setdefault(key, {})[stage] = evidence(key, read)
     return out

@@ -379,7 +379,7 @@ class Linker:
                 candidates = found.candidates[:k]
             else:  # a fresh list per mention: duplicates share the search, not the objects
                 candidates = [c.copy(alt_ids=list(self.alt_ids.get(c.concept_id, ()))) for c in found.candidates[:k]]
-            note_readings(candidates, key, readings.get(key))
+            note_readings(candidates, readings.get(key))
             out.append(replace(found, mention=mention, candidates=candidates))
         return resolve_codes(out, lambda: self.codes, self.candidate_for)
 

@@ -42,12 +42,10 @@ def mention_error(text: str, key: str) -> str | None:
     return None
 
 
-def note_readings(candidates: list[Candidate], key: str, readings: dict[str, str] | None) -> None:
-    """Add to each candidate's evidence how the stages that found it read the mention ``key`` (a spelling correction),
-    in place."""
+def note_readings(candidates: list[Candidate], readings: dict[str, dict[str, str]] | None) -> None:
+    """Add to each candidate's evidence how the stages that found it read the mention (a spelling correction, a
+    synonym: ``stage_readings``' entries), in place."""
     if not readings:
         return
     for candidate in candidates:
-        candidate.evidence += [
-            {"spelling": f"{stage} read '{key}' as '{read}'"} for stage, read in readings.items() if stage in candidate.scores_by_stage
-        ]
+        candidate.evidence += [entry for stage, entry in readings.items() if stage in candidate.scores_by_stage]

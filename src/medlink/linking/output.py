@@ -157,7 +157,7 @@ def explanation_lines(result: LinkResult) -> list[str]:
             + (f"; stages: {stages}" if stages else "")
             + _neighbours(c)
         )
-        lines.extend(f"     {e[kind]}" for e in c.evidence for kind in ("spelling", "backoff") if kind in e)
+        lines.extend(f"     {e[kind]}" for e in c.evidence for kind in ("spelling", "synonym", "backoff") if kind in e)
     return lines
 
 

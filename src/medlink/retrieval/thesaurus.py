@@ -23,7 +23,7 @@ import numpy as np
 from medlink.errors import DamagedFileError
 from medlink.params import THESAURUS_PARAMS, read_params
 from medlink.retrieval.base import GeneratorBase
-from medlink.retrieval.exact import FUNCTION_WORDS, rows_by_key, word_key, word_stemmer
+from medlink.retrieval.exact import FUNCTION_WORDS, LEFT_OUT_IF_NEEDED, rows_by_key, word_key, word_stemmer
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable, read_json, write_json
 from medlink.text.normalize import Normalizer
@@ -102,12 +102,23 @@ class ThesaurusGenerator(GeneratorBase):
         write_json(directory / REACH_FILE, {"version": REACH_VERSION, "reach": {key: list(rows) for key, rows in self.reach.items()}})
 
     def _reached(self, mention: str) -> tuple[int, ...]:
-        return self.reach.get(word_key(mention, self.stem, FUNCTION_WORDS), ())
+        """The rows the mention's synonyms spell; else, for a mention that says a side, a degree or whose, those of the
+        rest ("ringing in my ears" as "ringing in ears"), as the exact stage's words form reads it."""
+        rows = self.reach.get(word_key(mention, self.stem, FUNCTION_WORDS), ())
+        words = mention.split()
+        if rows or not LEFT_OUT_IF_NEEDED.intersection(words):
+            return rows
+        rest = " ".join(word for word in words if word not in LEFT_OUT_IF_NEEDED)
+        return self.reach.get(word_key(rest, self.stem, FUNCTION_WORDS), ()) if rest else ()
 
     def reading(self, mention: str) -> str | None:
         """The names the mention's synonyms spell (the first three), or None: what an explanation shows."""
         rows = self._reached(mention)
         return " | ".join(self.table.display[row] for row in rows[:3]) if rows else None
+
+    def reading_evidence(self, mention: str, read: str) -> dict[str, str]:
+        """A candidate's evidence entry for what ``reading`` said."""
+        return {"synonym": f"{self.name} read '{mention}' as a synonym of '{read}'"}
 
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         found = [(i, row) for i, m in enumerate(mentions) for row in self._reached(m)]
