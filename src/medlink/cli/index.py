@@ -20,7 +20,8 @@ def index_build(
         None,
         "--config",
         help="JSON linker config file (generators, fusion, reranker), or a preset: "
-        "'default' (exact names and word sets + a thesaurus of HPO's synonyms + completions + TF-IDF + BM25) or 'default-dense' (those + the packaged MiniLM; the dense extra).",
+        "'default' (exact names and word sets + a thesaurus of HPO's synonyms + completions + TF-IDF + BM25) "
+        "or 'default-dense' (those + the packaged MiniLM; the dense extra).",
     ),
     memory: list[str] = typer.Option(
         [],
