@@ -75,7 +75,7 @@ def link(
 ) -> None:
     """Link mentions to ranked concepts."""
     from medlink.corpora.mention_files import FORMATS, guess_format, read_mentions
-    from medlink.linking.calibration import say_if_uncalibrated
+    from medlink.linking.calibration import calibration_stage, say_if_uncalibrated
     from medlink.linking.index import resolve_index
     from medlink.linking.linker import Linker
     from medlink.linking.output import explanation_lines, link_stream, result_json, result_lines
@@ -92,6 +92,12 @@ def link(
     if not as_json:  # JSON shows no probability field; plain text would read as certainty
         say_if_uncalibrated(linker)
     selected = generators.split(",") if generators else None
+    if selected is not None and set(linker.stages(selected)) != set(linker.stages()) and calibration_stage(linker) is not None:
+        typer.echo(
+            f"note: this index's probabilities were fitted on all its stages ({', '.join(linker.stages())}); with "
+            "--generators the candidates have scores only, and no mention is NIL",
+            err=True,
+        )
     if mentions:
         stream = iter(mentions)
     else:
