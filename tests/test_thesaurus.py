@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from medlink.errors import DamagedFileError
+from medlink.errors import DamagedFileError, MedlinkError
 from medlink.kb.synonym_sets import hpo_synonyms, packaged_synonym_sets, shorthand_synonyms
 from medlink.retrieval.names import KB_ORIGIN, NameTable
 from medlink.retrieval.thesaurus import REACH_FILE, ThesaurusGenerator, reach_by_key
@@ -89,3 +89,19 @@ def test_words_of_degree_or_whose_are_left_out_as_the_words_form_leaves_them(tab
     assert generator.reading_evidence("my heart attack", "Myocardial infarction") == {
         "synonym": "thesaurus read 'my heart attack' as a synonym of 'Myocardial infarction'"}
 
+
+
+def test_a_users_own_synonyms_join_hpos_or_stand_alone(tmp_path):
+    ids = ["K1", "K2", "K3"]
+    names = [("Cephalalgia", "K1", KB_ORIGIN), ("Epistaxis", "K2", KB_ORIGIN), ("Myocardial infarction", "K3", KB_ORIGIN)]
+    table = NameTable.build(names, {c: i for i, c in enumerate(ids)}, normalize)
+    own = f"tsv:{FIXTURES / 'lay' / 'own_synonyms.tsv'}"
+    both = ThesaurusGenerator.build(table, ids, normalize=normalize, synonyms=[own])
+    alone = ThesaurusGenerator.build(table, ids, normalize=normalize, synonyms=[own], hpo=False)
+    mentions = ["sore head", "bloody nose", "heart attack"]
+    assert first_ids(both, mentions) == [["K1"], ["K2"], ["K3"]] and first_ids(alone, mentions) == [["K1"], ["K2"], []]
+    (tmp_path / "bad.tsv").write_text("id\tname\nL1\n", encoding="utf-8")
+    with pytest.raises(MedlinkError, match=r"bad\.tsv:2: expected 2 tab-separated columns"):
+        ThesaurusGenerator.build(table, ids, normalize=normalize, synonyms=[f"tsv:{tmp_path / 'bad.tsv'}"])
+    with pytest.raises(MedlinkError, match="unknown key 'scopes'"):
+        ThesaurusGenerator.build(table, ids, normalize=normalize, scopes=["RELATED"])

@@ -140,7 +140,11 @@ EXACT_PARAMS: dict[str, Param] = {
     # ("pnuemonia": Pneumonia): lexical evidence a dense stage may outweigh; retrieval.exact
     "spelling": Param(bool, default=False),
 }
-THESAURUS_PARAMS: dict[str, Param] = {}  # names a synonym of the mention spells (HPO's lay and clinical names): retrieval.thesaurus
+# names a synonym of the mention spells: retrieval.thesaurus
+THESAURUS_PARAMS: dict[str, Param] = {
+    "hpo": Param(bool, default=True),  # HPO's names and EXACT synonyms, and medlink's shorthand list, as sets
+    "synonyms": Param(list, items=str, default=[]),  # more sets: KB sources (FORMAT:PATH), each concept's names one set
+}
 COMPLETION_PARAMS: dict[str, Param] = {}  # names holding every word of the mention, by how expected their other words are
 TFIDF_PARAMS = {
     "analyzer": Param(str, choices=("char_wb", "char", "word"), default="char_wb"),

@@ -41,6 +41,20 @@ def shorthand_synonyms(path: Path = CLINICAL_SHORTHAND) -> Iterator[tuple[str, s
                 yield row["id"], text
 
 
+def source_synonym_sets(sources: list[str]) -> dict[str, tuple[str, ...]]:
+    """Concept id -> its names (abbreviations left out), for each concept with two names or more of these KB sources
+    (``FORMAT:PATH``, read as ``medlink kb build`` reads them): a user's own sets."""
+    from medlink.kb.build import expand_sources
+    from medlink.kb.readers import InvalidLinePolicy, read_source
+
+    names: dict[str, dict[str, None]] = {}
+    for spec in expand_sources(sources):
+        for record in read_source(spec.format, spec.path, prefix=spec.prefix, policy=InvalidLinePolicy()):
+            if isinstance(record, NameRecord) and record.kind != ABBREVIATION:
+                names.setdefault(record.concept_id, {})[record.text] = None
+    return {concept_id: tuple(texts) for concept_id, texts in names.items() if len(texts) > 1}
+
+
 def synonym_sets(hpo_obo: Path, shorthand: Path = CLINICAL_SHORTHAND) -> dict[str, tuple[str, ...]]:
     """Concept id -> its names, for each concept of these sources that has two names or more."""
     names: dict[str, dict[str, None]] = {}

@@ -1,16 +1,18 @@
-"""Names a synonym of the mention spells: "trouble sleeping" finds a KB's "Insomnia" through HPO, which says both.
+"""Names a synonym of the mention spells: "heart attack" finds a KB's "Myocardial infarction" through HPO, which says both.
 
 A KB a user brings (SNOMED CT, a trial's adverse-event list, AskAPatient's concepts) names conditions as clinicians do;
 people write "can't sleep" and "heart attack". The thesaurus (``medlink.kb.synonym_sets``: sets of names meaning one
 thing) bridges them: a mention whose word stems are those of a set's member is answered by the names of this KB whose
-word stems are another member's. Matching is on word-stem sets as in the exact stage's words form, so "sleeping
-trouble" counts too. What the stage can reach is worked out once at build time and saved with the index: a mention's
+word stems are another member's. Matching is on word-stem sets as in the exact stage's words form, so "heart
+attacks" counts too. What the stage can reach is worked out once at build time and saved with the index: a mention's
 word key -> the table rows its synonyms spell, leaving out those whose concepts its own words name (the exact stages
 answer for those).
 
-A set is left out when this KB has its concept (the default KB is HPO): the KB then says those names itself, and the
-pseudo-mentions its calibration is fitted on (names held out of a copy) would find them through the thesaurus, as no
-real mention of an unknown name would.
+A user's own sets come from KB sources (``"synonyms": ["tsv:lay.tsv"]``: each concept's names one set), beside HPO's or
+instead of them (``"hpo": false``). A set is left out when this KB has its concept (the default KB is HPO): the KB then
+says those names itself (a user adds names for their own concepts to the KB), and the pseudo-mentions its calibration
+is fitted on (names held out of a copy) would find them through the thesaurus, as no real mention of an unknown name
+would.
 """
 
 from __future__ import annotations
@@ -76,11 +78,12 @@ class ThesaurusGenerator(GeneratorBase):
     def build(
         cls, table: NameTable, concept_ids: Sequence[str], name: str = "thesaurus", normalize: Normalizer | None = None, **params
     ) -> ThesaurusGenerator:
-        from medlink.kb.synonym_sets import packaged_synonym_sets
+        from medlink.kb.synonym_sets import packaged_synonym_sets, source_synonym_sets
 
-        read_params(f"thesaurus generator {name!r}", params, THESAURUS_PARAMS)
+        settings = read_params(f"thesaurus generator {name!r}", params, THESAURUS_PARAMS)
         known = set(concept_ids)
-        sets = [texts for concept_id, texts in packaged_synonym_sets().items() if concept_id not in known]
+        every = {**(packaged_synonym_sets() if settings["hpo"] else {}), **source_synonym_sets(settings["synonyms"])}
+        sets = [texts for concept_id, texts in every.items() if concept_id not in known]
         return cls(table, concept_ids, name, reach_by_key(table, sets, normalize or default_normalize))
 
     @classmethod
