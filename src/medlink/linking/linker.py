@@ -324,8 +324,9 @@ class Linker:
         """One ``LinkResult`` per mention, in order (one string or ``Mention`` is one mention): its ``k`` (at least 1)
         best candidates (none, with an ``error``, for a mention that is empty or only punctuation).
 
-        ``generators`` restricts the stages used; ``rerank=False`` skips the rerankers (a reranker that needs a
-        generator left out is skipped too). Identical mentions are searched and reranked once; with a reranker that
+        ``generators`` restricts the stages used; a subset leaves out the index's calibration (its probabilities
+        are fitted on every stage), so candidates come without ``probability``. ``rerank=False`` skips the
+        rerankers (a reranker that needs a generator left out is skipped too). Identical mentions are searched and reranked once; with a reranker that
         reads context, "identical" takes the context too (each distinct text is still searched once). A calibration
         stage alone decides on the batch's arrays; ``batched=False`` takes the candidate-by-candidate reference path.
         """
