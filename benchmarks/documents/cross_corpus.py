@@ -33,7 +33,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
 from benchmarks._common.harness import MODELS, RESULTS, SHARED_DATA, command_line, git_commit, machine, write_results  # noqa: E402
 from benchmarks.documents.medlink_system import is_built, medic_kb  # noqa: E402
-
 from medlink.corpora.entity_types import of_types, parse_types  # noqa: E402
 from medlink.corpora.pubtator import read_pubtator  # noqa: E402
 from medlink.eval.documents import evaluate_documents  # noqa: E402
@@ -60,14 +59,15 @@ MIN_SEEN, MAX_RATE = 2, 0.34  # the exclusions of the documents benchmark (medli
 
 def index_for(workdir: Path, training: str) -> Path:
     """MEDIC's lexical index with the training set's disease mentions as memory (none: no memory), built once per work
-    directory; no probabilities, as the documents benchmark (NIL decisions would leave spans unlinked)."""
+    directory; no probabilities, as the documents benchmark (NIL decisions would leave spans unlinked). Mentions of
+    concepts MEDIC's 2012 release lacks bring them (``--memory-new-concepts``: BC5CDR's "cardiotoxicity", D066126)."""
     from medlink.linking.config import default_config
 
     out = workdir / f"medic-{training}-index"
     kb, config = medic_kb(workdir), default_config()
     if not is_built(out, kb, config):
         memory = [f"pubtator:{FILES[name]}" for name in TRAININGS[training]]
-        build_index(kb, out, config=config, memory=memory, calibrate="none", memory_types=DISEASE)
+        build_index(kb, out, config=config, memory=memory, calibrate="none", memory_types=DISEASE, memory_new_concepts=True)
     return out
 
 

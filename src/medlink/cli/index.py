@@ -35,6 +35,12 @@ def index_build(
         help="Memorise only the --memory mentions of these entity types (Disease,Chemical; NCBI's four disease classes "
         "are Disease: docs/annotate.md#entity-types); untyped ones kept. Repeatable, or comma-separated.",
     ),
+    memory_new_concepts: bool = typer.Option(
+        False,
+        "--memory-new-concepts",
+        help="Keep a --memory mention whose concept the KB lacks (an id newer than the KB's release), as a concept of the "
+        "index named by its mentions; without it such mentions are counted and left out.",
+    ),
     calibrate: str = typer.Option(
         "kb",
         "--calibrate",
@@ -67,7 +73,9 @@ def index_build(
     wanted = parse_types(memory_types)
     if wanted and not memory:
         fail("--memory-types chooses among the --memory mentions: give --memory too (nothing was built)")
-    linker = build_index(open_kb(kb), out, config, memory, calibrate, finder_skip, wanted)
+    if memory_new_concepts and not memory:
+        fail("--memory-new-concepts keeps concepts the --memory mentions bring: give --memory too (nothing was built)")
+    linker = build_index(open_kb(kb), out, config, memory, calibrate, finder_skip, wanted, memory_new_concepts)
     summary = ", ".join(f"{name}: {len(t):,} names" for name, t in linker.tables.items())
     typer.echo(f"wrote {out} in {time.perf_counter() - started:.1f}s ({summary})")
     if linker.memory is not None:
@@ -75,7 +83,8 @@ def index_build(
         typer.echo(
             f"memory: {m['entries']:,} entries"
             + (f" of types {', '.join(m['types'])}" if m.get("types") else "")
-            + f"; skipped {m['skipped_composite']:,} composite and {m['skipped_unknown_concept']:,} with no KB concept",
+            + f"; skipped {m['skipped_composite']:,} composite and {m['skipped_unknown_concept']:,} with no KB concept"
+            + (f"; {m['new_concepts']:,} concepts the KB lacks kept (--memory-new-concepts)" if m.get("new_concepts") else ""),
             err=True,
         )
     stage = next((r for r in linker.config.rerankers if r["type"] == CALIBRATION), None)

@@ -18,7 +18,8 @@ The steps, each a component of its own and each switchable (``AnnotateOptions``)
 4. per-document consistency (``medlink.linking.consistency``): other occurrences of a found string
    become mentions too, and one string takes one answer per document;
 5. composite mentions (``medlink.text.coordination``): a coordination that is not itself a name ("breast
-   and ovarian cancer") takes the concepts of its spelt-out conjuncts, one id each;
+   and ovarian cancer") takes the concepts of its spelt-out conjuncts, one id each; a condition's adjective found
+   before another condition ("hemorrhagic cystitis", ``linking.joined``) is one span of both;
 6. assertion status (``medlink.text.assertion``, ConText): whether the text says the patient has each mention's
    condition ("denies chest pain": absent; "r/o PE": possible; "mother had breast cancer": someone else's), and
    whether it is past, in the span's infons.
@@ -41,6 +42,7 @@ from medlink.errors import MedlinkError
 from medlink.kb.readers.files import decoded_lines, require_file
 from medlink.linking.codes import code_spans
 from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
+from medlink.linking.joined import joined_conditions
 from medlink.linking.linker import Linker
 from medlink.linking.partial import MODIFIER_MODES, widen_or_discount
 from medlink.linking.short_forms import widened_to_coordinations, with_short_forms
@@ -224,7 +226,12 @@ class Annotator:
             document.annotations = widen_or_discount(
                 texts[id(document)], document.annotations, self.link_mentions, self.known_word, self.options.modifiers_mode, self.linker.key
             )
-        composite = self.composite_ids([span for document in annotated for span in document.annotations]) if self.options.composites else {}
+        composite = {}
+        if self.options.composites:
+            for document in annotated:  # "hemorrhagic cystitis": both conditions
+                document.annotations, joined = joined_conditions(texts[id(document)], document.annotations)
+                composite.update(joined)
+            composite.update(self.composite_ids([span for document in annotated for span in document.annotations]))
         for document in annotated:
             self._resolve_short_forms(document)
             self.decide(document.annotations, composite)

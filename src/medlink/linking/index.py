@@ -39,10 +39,12 @@ def build_index(
     calibrate: str = "kb",
     finder_skip: Sequence[str] = (),
     memory_types: frozenset[str] | None = None,
+    memory_new_concepts: bool = False,
 ) -> Linker:
     """Build and save an index; ``config`` is a LinkerConfig, a preset's name (default, default-dense) or a JSON file;
     ``memory`` lists ``FORMAT:PATH`` annotated datasets to memorise (``memory_types``: only their mentions of those
-    entity types, ``corpora.entity_types.parse_types``). ``calibrate="kb"`` fits its probabilities (NIL
+    entity types, ``corpora.entity_types.parse_types``; ``memory_new_concepts``: a mention of a concept the KB lacks
+    brings that concept, named by its mentions, instead of being left out). ``calibrate="kb"`` fits its probabilities (NIL
     threshold included) on pseudo-mentions drawn from the KB, unless the config brings a calibration of its own or the
     KB is too small to draw them from; ``"memory"`` on the memory's own mentions, cross-fitted (``linking.cross_fit``);
     ``medlink tune --calibrate`` re-fits them on dev data. ``finder_skip``: concepts
@@ -52,7 +54,7 @@ def build_index(
     # before the (long) build, not after it; and one writer from the start: a second build to the same folder is refused now
     require_replaceable(Path(out), MANIFEST, "a medlink index", is_index_manifest, LAYOUT)
     with output_lock(Path(out)):
-        return _build_index(kb, out, config, memory, calibrate, finder_skip, memory_types)
+        return _build_index(kb, out, config, memory, calibrate, finder_skip, memory_types, memory_new_concepts)
 
 
 def _build_index(
@@ -63,6 +65,7 @@ def _build_index(
     calibrate: str,
     finder_skip: Sequence[str],
     memory_types: frozenset[str] | None = None,
+    memory_new_concepts: bool = False,
 ) -> Linker:
     kb = kb if isinstance(kb, KB) else KB.open(kb)
     where = str(config) if isinstance(config, (str, Path)) and Path(config).is_file() else "config"  # a file's name in its errors
@@ -71,7 +74,7 @@ def _build_index(
         from medlink.encoders.transformer import require_dense_extra
 
         require_dense_extra()  # before the pseudo-mention fit, not after it
-    entries = memory_from_datasets(kb, memory, memory_types) if memory else None
+    entries = memory_from_datasets(kb, memory, memory_types, memory_new_concepts) if memory else None
     # a calibration the config brings from another index is refused now, not after the generators are built
     check_calibration(config.to_dict(), kb.checksum, where, entries.summary() if entries else None)
     fitted = None

@@ -7,7 +7,8 @@ parts come from a KB, or from the files ``Linker.save`` wrote, is read here, one
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Container, Mapping, Sequence
 from pathlib import Path
 
 from medlink.corpora.entity_types import concept_types
@@ -49,6 +50,10 @@ def built_generators(kb: KB, config: LinkerConfig, memory: MemoryEntries | None)
         concept_ids.append(concept_id)
         concept_names.append(name)
     position = {cid: i for i, cid in enumerate(concept_ids)}
+    for concept_id, name in memory_concepts(memory, position) if has_memory else ():
+        position[concept_id] = len(concept_ids)
+        concept_ids.append(concept_id)
+        concept_names.append(name)
     sources = table_sources(config, has_memory)
     memory_only = [g.name for g in config.generators if g.name not in sources]
     if memory_only and not sources:
@@ -79,6 +84,16 @@ def built_generators(kb: KB, config: LinkerConfig, memory: MemoryEntries | None)
                     generator.type, table, concept_ids, generator.name, generator.params, descriptions, kb.normalize
                 )
     return concept_ids, concept_names, sources, tables, generators
+
+
+def memory_concepts(memory: MemoryEntries, known: Container[str]) -> list[tuple[str, str]]:
+    """(id, name) of each concept the memory's mentions bring that the KB lacks (``memory_from_datasets(new_concepts=
+    True)``), by id; its name is its most frequent mention (the first written, of equally frequent ones)."""
+    texts: dict[str, Counter[str]] = {}
+    for text, concept_id in memory.pairs:
+        if concept_id not in known:
+            texts.setdefault(concept_id, Counter())[text] += 1
+    return [(concept_id, texts[concept_id].most_common(1)[0][0]) for concept_id in sorted(texts)]
 
 
 def built_dictionary(kb: KB, memory: MemoryEntries | None, skipped: set[str]) -> DictionaryFinder:

@@ -2,8 +2,10 @@
 
 It is the lexical half of kNN-BioEL's datastore, kept apart from the KB (its own file in the
 index, its own origin flag in the alias tables) so KB-only and with-memory results can both be
-reported. Gold ids are resolved through the KB (alt ids, replaced ids); mentions whose gold is
-not in the KB and composite mentions (several parts, several concepts) are counted and skipped.
+reported. Gold ids are resolved through the KB (alt ids, replaced ids); composite mentions (several parts, several
+concepts) are counted and skipped, and so are mentions whose gold is not in the KB, unless ``new_concepts``: then
+such a mention's id becomes a concept of the index, named by its mentions (an annotated corpus newer than the KB:
+BC5CDR's "cardiotoxicity", D066126, is not in MEDIC's 2012 release).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class MemoryEntries:
     documents: list[str] = field(default_factory=list)
     skipped_composite: int = 0
     skipped_unknown_concept: int = 0
+    new_concepts: int = 0  # concepts the KB lacks that the memory's mentions brought (``memory_from_datasets(new_concepts=True)``)
     types: list[str] = field(default_factory=list)  # the entity types its mentions were kept of (none: all)
 
     def summary(self) -> dict:
@@ -39,6 +42,7 @@ class MemoryEntries:
             "digest": self.digest(),
             "skipped_composite": self.skipped_composite,
             "skipped_unknown_concept": self.skipped_unknown_concept,
+            **({"new_concepts": self.new_concepts} if self.new_concepts else {}),
             **({"types": self.types} if self.types else {}),
         }
 
@@ -82,11 +86,13 @@ def read_memory(path: Path) -> MemoryEntries:
     return memory
 
 
-def memory_from_datasets(kb: KB, datasets: Iterable[str], types: frozenset[str] | None = None) -> MemoryEntries:
+def memory_from_datasets(kb: KB, datasets: Iterable[str], types: frozenset[str] | None = None, new_concepts: bool = False) -> MemoryEntries:
     """Read ``FORMAT:PATH`` datasets (the evaluation formats, annotated documents among them) into memory entries
-    resolved against ``kb``; with ``types``, only their mentions of those entity types (``load_dataset``)."""
+    resolved against ``kb``; with ``types``, only their mentions of those entity types (``load_dataset``); with
+    ``new_concepts``, a mention of one concept the KB lacks is kept under its id as written."""
     memory = MemoryEntries(types=sorted(types or ()))
     resolved: dict[str, str | None] = {}
+    added: set[str] = set()
     for spec in datasets:
         memory.sources.append(spec)
         for mention in load_dataset(spec, types):
@@ -99,12 +105,16 @@ def memory_from_datasets(kb: KB, datasets: Iterable[str], types: frozenset[str] 
                     resolved[gold] = kb.resolve(gold)
                 if resolved[gold]:
                     concepts.add(resolved[gold])
+            if not concepts and new_concepts and len(mention.gold) == 1:
+                concepts = set(mention.gold)
+                added |= concepts
             if not concepts:
                 memory.skipped_unknown_concept += 1
                 continue
             # every occurrence is kept: how often a text meant a concept ranks ambiguous texts
             memory.pairs.extend((mention.text, concept_id) for concept_id in sorted(concepts))
             memory.documents.extend([f"{len(memory.sources)}:{mention.doc_id}" if mention.doc_id is not None else ""] * len(concepts))
+    memory.new_concepts = len(added)
     if not any(memory.documents):
         memory.documents = []
     return memory

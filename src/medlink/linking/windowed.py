@@ -23,6 +23,7 @@ from typing import Any
 
 from medlink.core import READ_AS, Annotation, Document, LinkResult, Mention
 from medlink.linking.consistency import propagated
+from medlink.linking.joined import joined_conditions
 from medlink.linking.partial import widen_or_discount
 from medlink.linking.short_forms import short_form_definitions, with_defined_short_forms
 from medlink.progress import bar
@@ -80,6 +81,8 @@ def annotate_windowed(annotator: Any, document: Document, progress: bool = False
             )
             spans = [_moved(span, -start) for span in spans]
             if options.composites:
+                spans, joined = joined_conditions(piece, spans, [(a - start, b - start) for a, b in long_spans])
+                composite.update(joined)
                 composite.update(annotator.composite_ids(spans))
             long_forms.update(
                 ((span.start + start, span.end + start), span.result)

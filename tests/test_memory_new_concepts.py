@@ -1,0 +1,84 @@
+"""A memory whose corpus is newer than the KB (issue 53): a mention of a concept the KB lacks is left out and counted,
+or, asked for, brings that concept into the index named by its mentions; a condition's adjective before another
+condition is then one span of both ("hemorrhagic cystitis")."""
+
+from __future__ import annotations
+
+import pytest
+
+from medlink.kb.build import build_kb
+from medlink.kb.store import KB
+from medlink.linking.memory import memory_from_datasets
+from tests.conftest import FIXTURES
+from tests.test_cli_kb import medlink
+
+NEWER = f"pubtator:{FIXTURES / 'types' / 'cdr_newer.pubtator'}"  # "cardiotoxicity", D066126, is no concept of the KB below
+
+
+@pytest.fixture(scope="module")
+def older_kb(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("older")
+    (folder / "kb.tsv").write_text(
+        "id\tname\nD006470\tHemorrhage\nD003556\tCystitis\nD004317\tDoxorubicin\nD002318\tCardiovascular disease\n"
+    )
+    path = build_kb(folder / "kb.sqlite", [f"tsv:{folder / 'kb.tsv'}"], progress=False).path
+    with KB.open(path) as kb:
+        yield kb
+
+
+def test_a_mention_of_a_concept_the_kb_lacks_is_counted_or_kept(older_kb):
+    left_out = memory_from_datasets(older_kb, [NEWER], frozenset({"disease"}))
+    assert left_out.pairs == [("hemorrhagic", "D006470")]
+    assert left_out.skipped_unknown_concept == 2 and left_out.skipped_composite == 2 and "new_concepts" not in left_out.summary()
+    kept = memory_from_datasets(older_kb, [NEWER], frozenset({"disease"}), new_concepts=True)
+    assert sorted(kept.pairs) == [("Cardiotoxicity", "D066126"), ("cardiotoxicity", "D066126"), ("hemorrhagic", "D006470")]
+    assert kept.skipped_unknown_concept == 0 and kept.summary()["new_concepts"] == 1
+
+
+@pytest.mark.slow
+def test_an_index_links_and_finds_the_concepts_its_memory_brings(tmp_path, older_kb):
+    index = tmp_path / "index"
+    built = medlink(
+        "index",
+        "build",
+        "--kb",
+        older_kb.path,
+        "--out",
+        index,
+        "--memory",
+        NEWER,
+        "--memory-types",
+        "Disease",
+        "--memory-new-concepts",
+        "--calibrate",
+        "none",
+        "--quiet",
+    )
+    assert "1 concepts the KB lacks kept (--memory-new-concepts)" in built.stderr
+    first = medlink("link", "--index", index, "--k", "1", "Cardiotoxicity").stdout.split("\t")
+    assert first[2:4] == ["D066126", "cardiotoxicity"]  # its name: its most frequent mention, the first written of a tie
+    text = tmp_path / "note.txt"
+    text.write_text("Cardiotoxicity and hemorrhagic cystitis were seen; the biopsy was hemorrhagic, cystitis resolved.")
+    rows = medlink(
+        "annotate",
+        "--index",
+        index,
+        "--finder",
+        "dictionary",
+        "--input",
+        text,
+        "--format",
+        "text",
+        "--output-format",
+        "jsonl",
+        "--no-assertion",
+    ).stdout
+    spans = [(a["text"], a["ids"]) for a in __import__("json").loads(rows.splitlines()[0])["annotations"]]
+    assert spans == [
+        ("Cardiotoxicity", ["D066126"]),
+        ("hemorrhagic cystitis", ["D003556", "D006470"]),
+        ("hemorrhagic", ["D006470"]),
+        ("cystitis", ["D003556"]),
+    ]  # a comma parts two conditions
+    refused = medlink("index", "build", "--kb", older_kb.path, "--out", tmp_path / "other", "--memory-new-concepts", check=False)
+    assert refused.returncode != 0 and "give --memory too" in refused.stderr
