@@ -218,6 +218,14 @@ def test_spelling_corrects_one_edit_and_refuses_ties(deletions):
     assert one_edit_apart("abcd", "abdc") and not one_edit_apart("xbcd", "bcdy")
 
 
+@pytest.mark.parametrize("deletions", [True, False])
+def test_spelling_leaves_common_english_words_and_first_letters_alone(deletions):
+    index = SpellingIndex.from_words(["mouth", "hurst", "patch", "swollen", "crash", "sites", "anemia"], deletions=deletions)
+    assert [index.correct(w) for w in ("month", "hurts", "catch")] == [None, None, None]  # everyday words, one edit from a name's
+    assert [index.correct(w) for w in ("drash", "nites")] == [None, None]  # another first letter: another word
+    assert index.correct("swolen") == "swollen" and index.correct("anaemia") == "anemia"  # a slip, a British spelling
+
+
 def test_the_adaptive_index_builds_its_deletions_once_corrections_would_have_paid_for_them():
     words = ["diabetes", "carcinoma", "melanoma", "pneumonia"]
     others = [f"filler{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(400)]  # 404 words: 11 corrections pay

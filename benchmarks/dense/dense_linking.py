@@ -10,6 +10,9 @@ For every model, on NCBI Disease (KB = BioSyn's train_dictionary.txt, i.e. MEDIC
   weights, then kNN k, lambda, beta1, beta2 for dense alone and for the hybrid, by grid search;
 - test (memory = processed_traindev, the data the published protocol allows): dense, dense + kNN,
   hybrid (dense + TF-IDF), hybrid + kNN, each with the dev-chosen parameters.
+BC5CDR-disease (``--bc5cdr``, issue 53), BioSyn's protocol on dev (its test set is kept out of the shared data): KB =
+its train_dictionary.txt (MEDIC), KB only, then memory = processed_train scored on processed_dev; nothing is tuned on
+dev: the hybrid's weights are ``--fusion``'s (NCBI dev's choice, carried over) and kNN takes its defaults.
 AskAPatient (10 folds, KB = the 1,036 ontology names, memory = the fold's train file): the same
 variants with the parameters chosen on fold-0 validation. A model PATH containing ``{fold}`` names
 one model per fold (fine-tuned on that fold's train file only; one shared fine-tuned model would
@@ -20,15 +23,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
-from benchmarks._common.data import aap_kb, aap_split, ncbi_kb, ncbi_split  # noqa: E402
-from benchmarks._common.harness import ROOT, command_line, model_spec, publish  # noqa: E402
-
+from benchmarks._common.data import aap_kb, aap_split, cached_kb, ncbi_kb, ncbi_split, require  # noqa: E402
+from benchmarks._common.harness import ROOT, SHARED_DATA, command_line, model_spec, publish  # noqa: E402
 from medlink.eval import evaluate_rankings, load_dataset  # noqa: E402
 from medlink.eval.metrics import equivalent_ids_from_kb  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
@@ -39,6 +41,7 @@ from medlink.retrieval.fusion import Fusion  # noqa: E402
 from medlink.tuning import Tuner  # noqa: E402
 
 CONFIGS = ROOT / "benchmarks" / "configs"
+BC5CDR = SHARED_DATA / "bc5cdr-disease"
 KNN_DEFAULT = {key: KNN_PARAMS[key].default for key in ("k", "lambda_", "beta1", "beta2")}  # kNN as configured by default
 KNN_GRID = {"k": (4, 16, 64), "lambda_": (0.1, 0.3, 0.5, 0.7, 0.9), "beta1": (0.01, 0.05, 0.1), "beta2": (0.05, 0.1, 0.5, 1.0)}
 FUSION_WEIGHTS = ((1.0, 0.0), (0.0, 1.0), (1.0, 0.25), (1.0, 0.5), (1.0, 1.0), (0.5, 1.0), (0.25, 1.0))  # (dense, TF-IDF)
@@ -147,6 +150,26 @@ def ncbi(name: str, model: str | None, workdir: Path, trained_on_dev: bool = Fal
     return rows
 
 
+def bc5cdr(name: str, model: str | None, workdir: Path, fusion: tuple[float, float]) -> list[dict]:
+    """BC5CDR-disease dev: KB only, then dense, dense + kNN and the hybrid over KB + train mentions, nothing tuned on dev."""
+    kb = cached_kb(workdir, "bc5cdr-train-dictionary", [f"biosyn:{require(BC5CDR / 'train_dictionary.txt')}"])
+    equivalent = equivalent_ids_from_kb(kb)
+    dev = load_dataset(f"biosyn:{require(BC5CDR / 'processed_dev')}")
+    started = time.perf_counter()
+    kb_only = Linker.build(kb, LinkerConfig.from_dict({"generators": [{"name": "dense", "type": "dense", "names": "kb", "params": {"model": model}}]}))
+    result = score_rankings(kb_only.link([p for m in dev for p in m.parts], k=64), dev, equivalent)
+    rows = [{"model": name, "dataset": "BC5CDR-disease", "split": "dev", "setting": "KB only (train_dictionary)", "variant": "dense", **result}]
+    memory = memory_from_datasets(kb, [f"biosyn:{require(BC5CDR / 'processed_train')}"])
+    run = Run(Linker.build(kb, hybrid_config(model, CONFIGS / "ncbi_lexical.json"), memory), dev, equivalent)
+    for variant, result in variants(run, fusion, KNN_DEFAULT, KNN_DEFAULT).items():
+        rows.append({"model": name, "dataset": "BC5CDR-disease", "split": "dev", "setting": "train_dictionary + memory(train)",
+                     "variant": variant, "weights": fusion, "knn_dense": KNN_DEFAULT, "knn_hybrid": KNN_DEFAULT, "carried_over": True, **result})
+    for row in rows:
+        print(f"  {row['model']} | BC5CDR-disease dev | {row['setting']} | {row['variant']}: acc@1 {row['acc@1']:.4f}", flush=True)
+    rows.append({"model": name, "dataset": "BC5CDR-disease", "seconds": time.perf_counter() - started})
+    return rows
+
+
 def fold_model(model: str | None, fold: int) -> str | None:
     return model.replace("{fold}", str(fold)) if model else model
 
@@ -198,14 +221,20 @@ def main() -> None:
                              "AskAPatient train + validation): no dev tuning")
     parser.add_argument("--fusion", default=None, help="DENSE,TFIDF weights for the hybrid of models trained on dev "
                                                        "(carried over from an earlier dev choice; default: dense alone)")
+    parser.add_argument("--bc5cdr", action="store_true", help="BC5CDR-disease dev only, the hybrid at --fusion's weights (NCBI dev's choice)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "medlink-bench")
     parser.add_argument("--section", default="dense_linking")
     args = parser.parse_args()
-    if args.fusion and (not args.trained_on_dev or len(args.fusion.split(",")) != 2):
-        parser.error("--fusion takes DENSE,TFIDF (two numbers) and only applies with --trained-on-dev (otherwise dev chooses it)")
+    if args.fusion and (not (args.trained_on_dev or args.bc5cdr) or len(args.fusion.split(",")) != 2):
+        parser.error("--fusion takes DENSE,TFIDF (two numbers) and only applies with --trained-on-dev or --bc5cdr (otherwise dev chooses it)")
+    if args.bc5cdr and not args.fusion:
+        parser.error("--bc5cdr needs --fusion DENSE,TFIDF: the weights NCBI dev chose for the model (BC5CDR's dev is what is measured)")
     rows = []
     for spec in args.model:
         name, model = model_spec(spec)
+        if args.bc5cdr:
+            rows += bc5cdr(name, model, args.workdir, tuple(float(w) for w in args.fusion.split(",")))
+            continue
         if "{fold}" not in (model or ""):
             rows += ncbi(name, model, args.workdir, args.trained_on_dev)
         if not args.skip_aap:

@@ -4,7 +4,8 @@ Why: a dictionary matcher misses "diabetis mellitus" and "alzheimers" although t
 one keystroke away. Indexing each vocabulary word's one-character deletions finds every word one
 insertion, deletion, substitution or adjacent swap away with a handful of dictionary lookups, so
 correcting costs nothing like comparing against the whole vocabulary. Only words of
-``min_length`` characters or more are corrected: short words are one edit from too many others.
+``min_length`` characters or more are corrected: short words are one edit from too many others; and a common English
+word is left as it is, though a name's word is one edit away ("month", not "mouth"); so is a word's first letter.
 Over a very large vocabulary (a UMLS-size KB's words) the deletion index grows tenfold past the
 words; ``deletions=False`` keeps the words only and looks up a misspelling's one-edit variants
 instead (a few hundred lookups per corrected word, the same answers). ``deletions=None`` starts that way and builds
@@ -15,6 +16,8 @@ the vocabulary is too large for them.
 from __future__ import annotations
 
 from collections.abc import Iterable
+
+from medlink.text.english import is_common_english
 
 LOOKUPS_PER_WORD_INDEXED = 40  # one word corrected by its variants costs about as much as indexing this many words
 DELETIONS_AT_MOST = 250_000  # vocabulary words: beyond, the adaptive index keeps to variants (memory)
@@ -38,6 +41,12 @@ def one_edit_apart(a: str, b: str) -> bool:
     if a[i + 1 :] == b[i + 1 :]:
         return True
     return i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+
+
+def _same_start(word: str, correction: str) -> bool:
+    """Does the correction keep the word's first letter (or swap its first two)? A slip seldom falls on the first
+    letter, and a word that differs there is most often another word ("drash" is no "crash", "nites" no "sites")."""
+    return correction[0] == word[0] or correction[:2] == word[1::-1]
 
 
 class SpellingIndex:
@@ -74,11 +83,12 @@ class SpellingIndex:
 
     def correct(self, word: str) -> str | None:
         """The most frequent vocabulary word one edit from ``word`` (``word`` itself if known); None if there is none,
-        the word is too short or too long, or two candidates are equally frequent (no guess between them)."""
+        the word is too short or too long, a common English word (``medlink.text.english``), or two candidates are
+        equally frequent (no guess between them)."""
         if word in self.frequencies:
             return word
-        if not self.min_length <= len(word) <= self.max_length:
-            return None
+        if not self.min_length <= len(word) <= self.max_length or is_common_english(word):
+            return None  # "month" is no misspelt "mouth"
         if self._by_deletion is None and self._adaptive:
             self._corrected_by_variants += 1
             if self._corrected_by_variants * LOOKUPS_PER_WORD_INDEXED >= len(self.frequencies):
@@ -91,7 +101,7 @@ class SpellingIndex:
                 if deleted in self.frequencies and len(deleted) >= self.min_length:
                     candidates.add(deleted)  # word has one too many
                 candidates.update(self._by_deletion.get(deleted, ()))  # substitution or swap (or two edits: checked below)
-        candidates = [c for c in candidates if len(c) >= self.min_length and one_edit_apart(word, c)]
+        candidates = [c for c in candidates if len(c) >= self.min_length and one_edit_apart(word, c) and _same_start(word, c)]
         if not candidates:
             return None
         ranked = sorted(candidates, key=lambda c: (-self.frequencies[c], c))
