@@ -79,6 +79,17 @@ def test_the_word_set_form_forgives_word_order_inflection_and_function_words(tmp
         ExactGenerator.build(table, CONCEPTS, words="yes")
 
 
+def test_a_few_word_keys_are_scanned_for_and_found_as_the_map_finds_them():
+    names = [("Essential (primary) hypertension", "D001", KB_ORIGIN), ("Tuberculosis (TB) NOS", "D002", KB_ORIGIN), ("Tuberculosis", "D003", KB_ORIGIN),
+             ("tuberculosis NOS", "D004", KB_ORIGIN), ("Hypertension, essential", "D004", KB_ORIGIN), ("Of the", "D001", KB_ORIGIN)]
+    words = ExactGenerator.build(NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize), CONCEPTS, words=True, normalize=normalize)
+    keys = sorted({*words.word_keys, *words.plain_keys, "", "nothing"})
+    scanned = [words._rows(key) for key in keys]  # before any large call: the names are scanned
+    assert words._rows_of is None and words._keys_scanned == len(keys)
+    assert scanned == [(lambda f: (f,) if isinstance(f, int) else f)(words.rows_of.get(key, ())) for key in keys]
+    assert any(len(rows) > 1 for rows in scanned)  # a key on several rows: all of them, ascending
+
+
 def test_the_word_set_form_answers_for_a_names_plain_form_where_no_name_says_it(tmp_path):
     names = [("Essential (primary) hypertension", "D001", KB_ORIGIN), ("Tuberculosis (TB) NOS", "D002", KB_ORIGIN),
              ("Tuberculosis", "D003", KB_ORIGIN), ("Acute obstructive laryngitis [croup]", "D004", KB_ORIGIN)]

@@ -32,6 +32,7 @@ from medlink.text.spelling import SpellingIndex
 PARAMS_FILE = "medlink_params.json"
 WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: stemming the names again would slow every load
 PLAIN_WORD_KEYS_FILE = "plain_word_keys.txt"  # each row's plain form's word key ("" for none), in row order
+SCANNED_KEYS = 32  # word keys looked up by scanning the names before the key -> rows map is built (a scan costs about a 36th of the map)
 # words that change neither what a name means nor how it is ordered; "NOS" (not otherwise specified) and "unspecified" are
 # ICD's "unqualified": "kidney failure" is ICD-10-CM's "Unspecified kidney failure"
 FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos", "unspecified"})
@@ -123,10 +124,8 @@ class ExactGenerator(GeneratorBase):
         if words:
             self.stem = word_stemmer()
             self.word_keys = word_keys if word_keys is not None else [word_key(key, self.stem, self.function_words) for key in table.keys]
-            rows = rows_by_key(self.word_keys)
-            rows.pop("", None)
-            plain_rows = rows_by_key(plain_keys or ())
-            self.rows_of = {**{key: found for key, found in plain_rows.items() if key and key not in rows}, **rows}
+            self._rows_of: dict[str, int | tuple[int, ...]] | None = None  # built when a call is large enough to pay for it
+            self._keys_scanned = 0
         else:
             self.row_of = {key: row for row, key in enumerate(table.keys)}
 
@@ -177,7 +176,20 @@ class ExactGenerator(GeneratorBase):
         rest = " ".join(word for word in words if word not in LEFT_OUT_IF_NEEDED)
         return self._rows(word_key(rest, self.stem, self.function_words)) if rest else ()
 
+    @property
+    def rows_of(self) -> dict[str, int | tuple[int, ...]]:
+        """Word key -> its row or rows; a plain form's key where no name's own words have it."""
+        if self._rows_of is None:
+            rows = rows_by_key(self.word_keys)
+            rows.pop("", None)
+            plain_rows = rows_by_key(self.plain_keys or ())
+            self._rows_of = {**{key: found for key, found in plain_rows.items() if key and key not in rows}, **rows}
+        return self._rows_of
+
     def _rows(self, key: str) -> tuple[int, ...]:
+        if self._rows_of is None and self._keys_scanned < SCANNED_KEYS:  # a few mentions: a scan costs less than the map
+            self._keys_scanned += 1
+            return (_positions(self.word_keys, key) or _positions(self.plain_keys or [], key)) if key else ()
         found = self.rows_of.get(key, ())
         return (found,) if isinstance(found, int) else found
 
@@ -201,12 +213,26 @@ class ExactGenerator(GeneratorBase):
         if self.spelling:  # only what a correction changes, by its reading (the exact stage answers the rest)
             mentions = [read if (read := self.corrected(m)) != m else "" for m in mentions]
         if self.words:
+            if len(mentions) > SCANNED_KEYS // 4:
+                _ = self.rows_of  # a batch: the map pays for itself
             found = [(i, row) for i, m in enumerate(mentions) for row in self._word_rows(m)]
         else:
             found = [(i, self.row_of[m]) for i, m in enumerate(mentions) if m in self.row_of]
         query = np.array([i for i, _ in found], dtype=np.int64)
         key = np.array([row for _, row in found], dtype=np.int64)
         return self._concept_hits(query, key, np.ones(len(found), np.float32), stage, len(mentions), k)
+
+
+def _positions(keys: list[str], key: str) -> tuple[int, ...]:
+    """The positions of ``key`` in ``keys``, ascending, by C-level scans (``list.index``)."""
+    out, at = [], 0
+    while True:
+        try:
+            at = keys.index(key, at)
+        except ValueError:
+            return tuple(out)
+        out.append(at)
+        at += 1
 
 
 def rows_by_key(keys: Sequence[str]) -> dict[str, int | tuple[int, ...]]:
