@@ -28,10 +28,11 @@ def older_kb(tmp_path_factory):
 
 def test_a_mention_of_a_concept_the_kb_lacks_is_counted_or_kept(older_kb):
     left_out = memory_from_datasets(older_kb, [NEWER], frozenset({"disease"}))
-    assert left_out.pairs == [("hemorrhagic", "D006470")]
-    assert left_out.skipped_unknown_concept == 2 and left_out.skipped_composite == 2 and "new_concepts" not in left_out.summary()
+    parts = [("hemorrhagic", "D006470"), ("cystitis", "D003556")] * 2  # a composite's parts, each with its own concept
+    assert left_out.pairs == [*parts, ("hemorrhagic", "D006470")] and left_out.summary()["composite_parts"] == 4
+    assert left_out.skipped_unknown_concept == 2 and left_out.skipped_composite == 0 and "new_concepts" not in left_out.summary()
     kept = memory_from_datasets(older_kb, [NEWER], frozenset({"disease"}), new_concepts=True)
-    assert sorted(kept.pairs) == [("Cardiotoxicity", "D066126"), ("cardiotoxicity", "D066126"), ("hemorrhagic", "D006470")]
+    assert sorted(set(kept.pairs) - set(parts)) == [("Cardiotoxicity", "D066126"), ("cardiotoxicity", "D066126")]
     assert kept.skipped_unknown_concept == 0 and kept.summary()["new_concepts"] == 1
 
 
@@ -82,3 +83,14 @@ def test_an_index_links_and_finds_the_concepts_its_memory_brings(tmp_path, older
     ]  # a comma parts two conditions
     refused = medlink("index", "build", "--kb", older_kb.path, "--out", tmp_path / "other", "--memory-new-concepts", check=False)
     assert refused.returncode != 0 and "give --memory too" in refused.stderr
+
+
+def test_a_composites_ids_pair_with_its_parts_only_when_the_counts_agree():
+    from medlink.corpora.datasets import load_dataset
+    from medlink.corpora.mentions import ordered_ids, paired_ids
+
+    assert ordered_ids("D006470|D003556+D006470") == ("D006470", "D003556")  # the file's order, each once
+    assert paired_ids(("hemorrhagic", "cystitis"), ("D006470", "D003556")) == ("D006470", "D003556")
+    assert paired_ids(("breast cancer", "ovarian cancer"), ("D001943",)) == () and paired_ids(("cancer",), ("D1",)) == ()
+    composite = next(m for m in load_dataset(NEWER) if m.is_composite)
+    assert composite.parts == ("hemorrhagic", "cystitis") and composite.part_ids == ("D006470", "D003556")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from medlink.corpora.mentions import LabeledMention, is_unlinked, split_ids
+from medlink.corpora.mentions import LabeledMention, is_unlinked, ordered_ids, paired_ids, split_ids
 from medlink.errors import MissingInputError
 from medlink.kb.errors_policy import InvalidLinePolicy
 from medlink.kb.readers.files import decoded_lines
@@ -59,4 +59,6 @@ def _biosyn_line(line: str) -> LabeledMention | str:
     gold = split_ids(ids)
     if not gold:
         return f"{_BIOSYN_EXPECTED}; no concept id"
-    return LabeledMention(text, parts, gold, doc_id or None, int(start), int(end), semantic_type or None)
+    return LabeledMention(
+        text, parts, gold, doc_id or None, int(start), int(end), semantic_type or None, part_ids=paired_ids(parts, ordered_ids(ids))
+    )

@@ -33,6 +33,7 @@ class LabeledMention:
     end: int | None = None
     semantic_type: str | None = None
     gold_name: str | None = None  # the annotators' concept name, when the format gives one (AskAPatient)
+    part_ids: tuple[str, ...] = ()  # a composite's id for each part, in order, where the format pairs them (BC5CDR)
 
     @property
     def is_composite(self) -> bool:
@@ -43,9 +44,10 @@ class LabeledMention:
         return Mention(self.text, self.doc_id, self.start, self.end)
 
 
-def split_ids(field: str, strip_prefixes: tuple[str, ...] = ()) -> frozenset[str]:
-    """``"D001943|D010051"`` or ``"D007674+D006222"`` -> the set of ids (alternatives and composite ids alike)."""
-    ids = set()
+def ordered_ids(field: str, strip_prefixes: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """``"D001943|D010051"`` or ``"D007674+D006222"`` -> its ids in the field's order, each once (alternatives and
+    composite ids alike)."""
+    ids: dict[str, None] = {}
     for raw in field.replace("+", "|").split("|"):
         raw = raw.strip()
         for prefix in strip_prefixes:
@@ -53,8 +55,20 @@ def split_ids(field: str, strip_prefixes: tuple[str, ...] = ()) -> frozenset[str
                 raw = raw[len(prefix) :]
                 break
         if raw:
-            ids.add(raw)
-    return frozenset(ids)
+            ids[raw] = None
+    return tuple(ids)
+
+
+def split_ids(field: str, strip_prefixes: tuple[str, ...] = ()) -> frozenset[str]:
+    """``"D001943|D010051"`` or ``"D007674+D006222"`` -> the set of ids (alternatives and composite ids alike)."""
+    return frozenset(ordered_ids(field, strip_prefixes))
+
+
+def paired_ids(parts: tuple[str, ...], ids: Iterable[str]) -> tuple[str, ...]:
+    """A composite's ids as its parts' own, in order ("hemorrhagic|cystitis" with "D006470|D003556"), or () when the
+    counts differ: then no part is known to be which concept."""
+    ids = tuple(ids)
+    return ids if len(parts) > 1 and len(ids) == len(parts) else ()
 
 
 def is_unlinked(gold: frozenset[str]) -> bool:

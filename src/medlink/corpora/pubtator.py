@@ -59,7 +59,7 @@ from medlink.corpora.document_io import (
     source_lines,
     source_name,
 )
-from medlink.corpora.mentions import LabeledMention, is_unlinked, split_ids
+from medlink.corpora.mentions import LabeledMention, is_unlinked, ordered_ids, paired_ids, split_ids
 from medlink.errors import MedlinkError
 from medlink.kb.errors_policy import InvalidLinePolicy
 
@@ -205,7 +205,7 @@ def _annotation(fields: list[str], length: int, strip: tuple[str, ...]) -> core.
         int(end),
         fields[3],
         fields[4].strip() or None,
-        () if is_unlinked(gold) else tuple(sorted(gold)),
+        () if is_unlinked(gold) else ordered_ids(ids, strip),  # in the file's order: a composite's ids pair with its parts
         source="gold",
         infons=infons,
     )
@@ -240,7 +240,16 @@ def labeled_view(document: core.Document, keep_unlinked: bool = False) -> Labele
 
 def _labeled(doc_id: str, annotation: core.Annotation) -> LabeledMention:
     parts = tuple(p.strip() for p in annotation.infons.get("parts", "").split("|") if p.strip()) or (annotation.text,)
-    return LabeledMention(annotation.text, parts, frozenset(annotation.ids), doc_id, annotation.start, annotation.end, annotation.type)
+    return LabeledMention(
+        annotation.text,
+        parts,
+        frozenset(annotation.ids),
+        doc_id,
+        annotation.start,
+        annotation.end,
+        annotation.type,
+        part_ids=paired_ids(parts, annotation.ids),
+    )
 
 
 def load_pubtator_documents(

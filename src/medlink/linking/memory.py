@@ -2,8 +2,10 @@
 
 It is the lexical half of kNN-BioEL's datastore, kept apart from the KB (its own file in the
 index, its own origin flag in the alias tables) so KB-only and with-memory results can both be
-reported. Gold ids are resolved through the KB (alt ids, replaced ids); composite mentions (several parts, several
-concepts) are counted and skipped, and so are mentions whose gold is not in the KB, unless ``new_concepts``: then
+reported. Gold ids are resolved through the KB (alt ids, replaced ids). A composite mention (several parts, several
+concepts) gives each part with its own concept where the corpus pairs them (BC5CDR's "hemorrhagic|cystitis" with
+D006470|D003556: "hemorrhagic" is Hemorrhage); one whose parts it does not pair is counted and skipped, and so are
+mentions whose gold is not in the KB, unless ``new_concepts``: then
 such a mention's id becomes a concept of the index, named by its mentions (an annotated corpus newer than the KB:
 BC5CDR's "cardiotoxicity", D066126, is not in MEDIC's 2012 release).
 """
@@ -31,6 +33,7 @@ class MemoryEntries:
     sources: list[str] = field(default_factory=list)
     documents: list[str] = field(default_factory=list)
     skipped_composite: int = 0
+    composite_parts: int = 0  # (part, concept) pairs taken from composite mentions whose corpus pairs them
     skipped_unknown_concept: int = 0
     new_concepts: int = 0  # concepts the KB lacks that the memory's mentions brought (``memory_from_datasets(new_concepts=True)``)
     types: list[str] = field(default_factory=list)  # the entity types its mentions were kept of (none: all)
@@ -41,6 +44,7 @@ class MemoryEntries:
             "entries": len(self.pairs),
             "digest": self.digest(),
             "skipped_composite": self.skipped_composite,
+            **({"composite_parts": self.composite_parts} if self.composite_parts else {}),
             "skipped_unknown_concept": self.skipped_unknown_concept,
             **({"new_concepts": self.new_concepts} if self.new_concepts else {}),
             **({"types": self.types} if self.types else {}),
@@ -93,18 +97,26 @@ def memory_from_datasets(kb: KB, datasets: Iterable[str], types: frozenset[str] 
     memory = MemoryEntries(types=sorted(types or ()))
     resolved: dict[str, str | None] = {}
     added: set[str] = set()
+
+    def resolve(gold: str) -> str | None:
+        if gold not in resolved:
+            resolved[gold] = kb.resolve(gold)
+        return resolved[gold]
+
     for spec in datasets:
         memory.sources.append(spec)
         for mention in load_dataset(spec, types):
             if len(mention.parts) > 1:
-                memory.skipped_composite += 1
+                parts = [(part, resolve(part_id)) for part, part_id in zip(mention.parts, mention.part_ids)]
+                parts = [(part, concept) for part, concept in parts if concept]
+                if not parts:
+                    memory.skipped_composite += 1
+                    continue
+                memory.composite_parts += len(parts)
+                memory.pairs.extend(parts)
+                memory.documents.extend([f"{len(memory.sources)}:{mention.doc_id}" if mention.doc_id is not None else ""] * len(parts))
                 continue
-            concepts = set()
-            for gold in sorted(mention.gold):
-                if gold not in resolved:
-                    resolved[gold] = kb.resolve(gold)
-                if resolved[gold]:
-                    concepts.add(resolved[gold])
+            concepts = {concept for concept in map(resolve, sorted(mention.gold)) if concept}
             if not concepts and new_concepts and len(mention.gold) == 1:
                 concepts = set(mention.gold)
                 added |= concepts
