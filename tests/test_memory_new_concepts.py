@@ -55,7 +55,7 @@ def test_an_index_links_and_finds_the_concepts_its_memory_brings(tmp_path, older
         "none",
         "--quiet",
     )
-    assert "1 concepts the KB lacks kept (--memory-new-concepts)" in built.stderr
+    assert "1 concept(s) the KB lacks kept (--memory-new-concepts): D066126 ('cardiotoxicity')" in built.stderr
     first = medlink("link", "--index", index, "--k", "1", "Cardiotoxicity").stdout.split("\t")
     assert first[2:4] == ["D066126", "cardiotoxicity"]  # its name: its most frequent mention, the first written of a tie
     text = tmp_path / "note.txt"
@@ -74,7 +74,9 @@ def test_an_index_links_and_finds_the_concepts_its_memory_brings(tmp_path, older
         "jsonl",
         "--no-assertion",
     ).stdout
-    spans = [(a["text"], a["ids"]) for a in __import__("json").loads(rows.splitlines()[0])["annotations"]]
+    annotations = __import__("json").loads(rows.splitlines()[0])["annotations"]
+    assert annotations[0]["type"] == "Disease"  # a concept the memory brought: the type of the mentions it kept
+    spans = [(a["text"], a["ids"]) for a in annotations]
     assert spans == [
         ("Cardiotoxicity", ["D066126"]),
         ("hemorrhagic cystitis", ["D003556", "D006470"]),

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Container, Mapping, Sequence
 from pathlib import Path
 
-from medlink.corpora.entity_types import concept_types
+from medlink.corpora.entity_types import concept_types, entity_type
 from medlink.errors import DamagedFileError, MedlinkError, reading
 from medlink.kb.store import KB
 from medlink.linking import manifest as layout
@@ -103,6 +103,9 @@ def built_dictionary(kb: KB, memory: MemoryEntries | None, skipped: set[str]) ->
         pairs = [(text, cid) for cid, text, _kind in kb.iter_names() if cid not in skipped]
         pairs += [(text, concept) for text, concept in memory.pairs if concept not in skipped] if has_memory else []
         typed = concept_types(kb)  # each name's span takes its concept's entity type
+        if has_memory and len(memory.types) == 1:  # a memory of one type's mentions: its concepts are of that type
+            kind = entity_type(memory.types[0])
+            typed.update((concept, kind) for _, concept in memory.pairs if concept not in typed)
         return DictionaryFinder.build([text for text, _ in pairs], kb.normalize, types=[typed.get(cid) for _, cid in pairs])
 
 

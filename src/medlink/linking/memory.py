@@ -35,7 +35,7 @@ class MemoryEntries:
     skipped_composite: int = 0
     composite_parts: int = 0  # (part, concept) pairs taken from composite mentions whose corpus pairs them
     skipped_unknown_concept: int = 0
-    new_concepts: int = 0  # concepts the KB lacks that the memory's mentions brought (``memory_from_datasets(new_concepts=True)``)
+    new_concepts: list[str] = field(default_factory=list)  # ids the KB lacks that its mentions brought (``new_concepts=True``)
     types: list[str] = field(default_factory=list)  # the entity types its mentions were kept of (none: all)
 
     def summary(self) -> dict:
@@ -46,7 +46,7 @@ class MemoryEntries:
             "skipped_composite": self.skipped_composite,
             **({"composite_parts": self.composite_parts} if self.composite_parts else {}),
             "skipped_unknown_concept": self.skipped_unknown_concept,
-            **({"new_concepts": self.new_concepts} if self.new_concepts else {}),
+            **({"new_concepts": len(self.new_concepts)} if self.new_concepts else {}),
             **({"types": self.types} if self.types else {}),
         }
 
@@ -126,7 +126,7 @@ def memory_from_datasets(kb: KB, datasets: Iterable[str], types: frozenset[str] 
             # every occurrence is kept: how often a text meant a concept ranks ambiguous texts
             memory.pairs.extend((mention.text, concept_id) for concept_id in sorted(concepts))
             memory.documents.extend([f"{len(memory.sources)}:{mention.doc_id}" if mention.doc_id is not None else ""] * len(concepts))
-    memory.new_concepts = len(added)
+    memory.new_concepts = sorted(added)
     if not any(memory.documents):
         memory.documents = []
     return memory
