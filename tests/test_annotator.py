@@ -251,6 +251,27 @@ def test_results_are_remembered_across_batches(linker):
         [("renal", ("D007674",), "2")]]
 
 
+def test_a_batch_links_its_spans_and_their_longer_phrases_in_one_call(linker):
+    calls = []
+
+    class Counting:
+        def __init__(self, inner):
+            self.inner, self.rerankers, self.config, self.codes = inner, inner.rerankers, inner.config, inner.codes
+
+        def link(self, mentions, k, generators=None):
+            calls.append(sorted(m.text for m in mentions))
+            return self.inner.link(mentions, k, generators)
+
+        def key(self, text):
+            return self.inner.key(text)
+
+    documents = [Document.from_text("Ovarian tumour in one sister.", "1"), Document.from_text("Colorectal neoplasms with tumour.", "2")]
+    counted = list(Annotator(Counting(linker), [linker.dictionary_finder()], AnnotateOptions(composites=False)).annotate(documents))
+    assert calls == [["Colorectal neoplasms", "Ovarian tumour", "tumour"]]  # "Ovarian tumour": the phrase of the head "tumour"
+    plain = list(Annotator(linker, [linker.dictionary_finder()], AnnotateOptions(composites=False)).annotate(documents))
+    assert [[(a.text, a.ids, a.infons) for a in d.annotations] for d in counted] == [[(a.text, a.ids, a.infons) for a in d.annotations] for d in plain]
+
+
 def test_a_skipped_subtree_is_linked_but_not_found_in_text(tmp_path):
     """Qualifiers are no findings: the finder leaves out a skipped concept and everything under it, linking does not."""
     from pathlib import Path

@@ -44,7 +44,7 @@ from medlink.linking.codes import code_spans
 from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.joined import joined_conditions
 from medlink.linking.linker import Linker
-from medlink.linking.partial import MODIFIER_MODES, widen_or_discount
+from medlink.linking.partial import MODIFIER_MODES, phrase_options, widen_or_discount
 from medlink.linking.short_forms import widened_to_coordinations, with_short_forms
 from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import expand_coordination
@@ -219,7 +219,8 @@ class Annotator:
         annotated = [replace(document, annotations=spans) for document, spans in zip(documents, self.spans_in(documents))]
         mentions = [(document, span) for document in annotated for span in document.annotations]
         texts = {id(document): document.text for document in annotated}
-        results = self.link_mentions([document.mention(span, self.options.context, texts[id(document)]) for document, span in mentions])
+        spans = [document.mention(span, self.options.context, texts[id(document)]) for document, span in mentions]
+        results = self.link_mentions([*spans, *self._phrases_of(annotated)])[: len(spans)]  # one call for both
         for (_document, span), result in zip(mentions, results):
             span.result = result
         for document in annotated:  # heads of longer phrases: widened to the phrase, or partial matches
@@ -238,6 +239,24 @@ class Annotator:
             if self.options.assertion:
                 mark_assertions(texts[id(document)], document.annotations)
         return annotated
+
+    def _phrases_of(self, documents: Sequence[Document]) -> list[Mention]:
+        """The longer phrases around the documents' spans that the modifiers step will link (``linking.partial``), to
+        be linked with the spans: remembered results, not a call per document. None where a reranker reads context
+        (no result is remembered there) or the step is off."""
+        if self.options.modifiers_mode == "off" or self._reads_context:
+            return []
+        wanted = {
+            document.text[s:e]
+            for document in documents
+            for found in phrase_options(document.text, document.annotations, self.known_word, linked_only=False).values()
+            for s, e in found
+        }
+        return [Mention(text) for text in sorted(wanted)]
+
+    @cached_property
+    def _reads_context(self) -> bool:
+        return any(getattr(reranker, "reads_context", False) for reranker in self.linker.rerankers)
 
     def decide(self, annotations: Sequence[Annotation], composite: dict[int, tuple[str, ...]]) -> None:
         """A document's decisions once all its spans are linked: one string, one answer (the vote), then each span's ids
@@ -303,7 +322,7 @@ class Annotator:
 
             namespace, mappings = self.options.target_namespace, self.options.mappings
             link = lambda batch: link_coded(self.linker, batch, self.options.k, namespace, self.options.generators, mappings)  # noqa: E731
-        if any(getattr(reranker, "reads_context", False) for reranker in self.linker.rerankers):
+        if self._reads_context:
             return link(mentions)
         keys = [self.linker.key(m.text) if m.text.strip() else "" for m in mentions]
         missing = {key: m for key, m in zip(keys, mentions) if key and key not in self._results}

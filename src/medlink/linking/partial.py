@@ -199,6 +199,29 @@ def names_the_modifiers(phrase: str, head: str, result: LinkResult, key: Callabl
     return bool(added) and added <= named
 
 
+def phrase_options(
+    text: str, spans: Sequence[Annotation], known: Callable[[str], bool] = lambda word: True, linked_only: bool = True
+) -> dict[int, list[tuple[int, int]]]:
+    """Each head's longer phrases (``phrases``), by the head's position in ``spans``: the dictionary's spans that are
+    no short form and, with ``linked_only``, have a first candidate (without it: what an annotator links beforehand,
+    with the spans, in one call)."""
+    covered = sorted(span.span for span in spans)
+
+    def taken_by_other(head: tuple[int, int]) -> Callable[[int], bool]:
+        return lambda i: any(s <= i < e for s, e in covered if (s, e) != head)
+
+    options = {}
+    for number, span in enumerate(spans):
+        if span.short_form_of is not None or span.source != "dictionary":
+            continue
+        if linked_only and (span.result is None or span.result.best is None):
+            continue
+        found = phrases(text, span.start, span.end, taken_by_other(span.span), known)
+        if found:
+            options[number] = found
+    return options
+
+
 def widen_or_discount(
     text: str,
     spans: Sequence[Annotation],
@@ -215,18 +238,7 @@ def widen_or_discount(
     they are."""
     if mode == "off":
         return list(spans)
-    covered = sorted(span.span for span in spans)
-
-    def taken_by_other(head: tuple[int, int]) -> Callable[[int], bool]:
-        return lambda i: any(s <= i < e for s, e in covered if (s, e) != head)
-
-    options = {}
-    for number, span in enumerate(spans):
-        if span.result is None or span.short_form_of is not None or span.source != "dictionary" or span.result.best is None:
-            continue
-        found = phrases(text, span.start, span.end, taken_by_other(span.span), known)
-        if found:
-            options[number] = found
+    options = phrase_options(text, spans, known)
     if not options:
         return list(spans)
     texts = list(dict.fromkeys(text[s:e] for found in options.values() for s, e in found))
