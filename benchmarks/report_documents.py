@@ -119,16 +119,17 @@ def with_rows_of(run: dict, rerun: dict) -> dict:
     return {**run, "rows": [again.get((r["pipeline"], r["trained_on"]), r) for r in run["rows"]]}
 
 
-def cross_corpus_caption(run: dict) -> str:
+def cross_corpus_caption(run: dict, later: bool = False) -> str:
+    """``later``: the dictionary rows come from a later run than the tagger's."""
     pipelines = list(dict.fromkeys(r["pipeline"] for r in run["rows"]))
     tagger = " and the tagger + dictionary one" if len(pipelines) > 1 else ""
-    return (f"Second: the last dictionary row's pipeline{tagger} trained on each corpus (memory, exclusions{', tagger' if tagger else ''}), "
-            "disease spans; linking F1 [interval] / concept F1.")
+    return (f"Second: the last dictionary row's pipeline{tagger} trained on each corpus (memory, exclusions{', tagger' if tagger else ''}"
+            f"{'; dictionary rows: later run' if later else ''}), disease spans; linking [interval] / concept F1.")
 
 
 def peers_caption(run: dict, bc5cdr: bool) -> str:
-    also = "; BC5CDR dev: NCBI's train mentions too" if bc5cdr else ""
-    return f"Third: peers, same documents and KB, options chosen on NCBI dev (speed: median of {run.get('repeats', 1)} processes{also})."
+    also = "; BC5CDR dev: + NCBI's train mentions" if bc5cdr else ""
+    return f"Third: peers, same documents and KB, options from NCBI dev (speed: median of {run.get('repeats', 1)} runs{also})."
 
 
 def documents_section(get) -> Section | None:
@@ -136,7 +137,7 @@ def documents_section(get) -> Section | None:
     if not (ncbi_runs or peers_runs):
         return None
     section = Section("Documents", "`medlink annotate` on NCBI Disease abstracts (dev 100, test 100), MEDIC as the KB. Mentions: strict span; "
-                      "linking: span and concept right; concept F1: per abstract.")
+                      "linking: span and concept right; concept F1: per abstract.", paired_runs=True)  # two runs a line where they fit
     main = [(name, run) for name, run in ncbi_runs if name == MAIN_RUN][-1:] or ncbi_runs[-1:]
     for name, run in main:
         section.intro += " " + stage_caption(run)  # the stage table's caption, in the intro: one paragraph fewer
@@ -151,8 +152,7 @@ def documents_section(get) -> Section | None:
     rerun = [(name, run) for name, run in cross_runs if name == DICTIONARY_RERUN][-1:]
     for name, run in cross:  # captions in the intro: a paragraph fewer each
         shown = with_rows_of(run, rerun[0][1]) if rerun else run
-        later = " Its dictionary rows: the second run below (the taggers' are not on that machine)." if rerun else ""
-        section.intro += " " + cross_corpus_caption(shown) + later
+        section.intro += " " + cross_corpus_caption(shown, bool(rerun))
         section.body += ["", *cross_corpus_table(shown)] if section.body and section.body[-1] else cross_corpus_table(shown)
         section.add_runs([(name, run), *rerun])
     elsewhere = {r["system"]: r for _, run in cross for r in (run.get("peers") or {}).get("rows", [])}

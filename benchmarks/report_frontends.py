@@ -74,7 +74,7 @@ def service_section(get) -> Section | None:
         return None
     section = Section("Service", "`medlink serve` on loopback, locust headless (no wait) on the same 2 cores; NCBI Disease test: 10 mentions "
                       "a `/link`, an abstract an `/annotate`, a mention a `/ground`. Other jobs loaded the cores (load average: 1 minute, "
-                      "at the run's start): a loaded machine's figures.")
+                      "at the run's start): a loaded machine's figures.", paired_runs=True)  # two runs a line where they fit
     rows = []
     loads = [(name, d) for name, d in loads if d.get("rows") or d.get("start")]  # a one-client run alone: in its JSON, its figure in the table
     for _, d in loads:
@@ -146,7 +146,7 @@ def batch_section(get) -> Section | None:
     spacy, ray = get("spacy_pipe"), get("ray_batch")
     if not (spacy or ray):
         return None
-    section = Section("spaCy and Ray")
+    section = Section("spaCy and Ray", paired_runs=True)  # two runs a line where they fit (the file's line budget)
     for name, d in spacy[-1:]:
         ours, theirs, spans = d["medlink_annotate"], d["spacy_pipe"], d["spans"]
         total = spans["documents_identical"] + spans["documents_differing"]
