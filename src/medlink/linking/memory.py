@@ -5,9 +5,9 @@ index, its own origin flag in the alias tables) so KB-only and with-memory resul
 reported. Gold ids are resolved through the KB (alt ids, replaced ids). A composite mention (several parts, several
 concepts) gives each part with its own concept where the corpus pairs them (BC5CDR's "hemorrhagic|cystitis" with
 D006470|D003556: "hemorrhagic" is Hemorrhage); one whose parts it does not pair is counted and skipped, and so are
-mentions whose gold is not in the KB, unless ``new_concepts``: then
-such a mention's id becomes a concept of the index, named by its mentions (an annotated corpus newer than the KB:
-BC5CDR's "cardiotoxicity", D066126, is not in MEDIC's 2012 release).
+mentions whose gold is not in the KB, unless ``new_concepts``: then such a mention's id becomes a concept of the index,
+named by its mentions (an annotated corpus newer than the KB: BC5CDR's "cardiotoxicity", D066126, is not in MEDIC's
+2012 release).
 """
 
 from __future__ import annotations
@@ -106,6 +106,7 @@ def memory_from_datasets(kb: KB, datasets: Iterable[str], types: frozenset[str] 
     for spec in datasets:
         memory.sources.append(spec)
         for mention in load_dataset(spec, types):
+            document = f"{len(memory.sources)}:{mention.doc_id}" if mention.doc_id is not None else ""
             if len(mention.parts) > 1:
                 parts = [(part, resolve(part_id)) for part, part_id in zip(mention.parts, mention.part_ids)]
                 parts = [(part, concept) for part, concept in parts if concept]
@@ -114,7 +115,7 @@ def memory_from_datasets(kb: KB, datasets: Iterable[str], types: frozenset[str] 
                     continue
                 memory.composite_parts += len(parts)
                 memory.pairs.extend(parts)
-                memory.documents.extend([f"{len(memory.sources)}:{mention.doc_id}" if mention.doc_id is not None else ""] * len(parts))
+                memory.documents.extend([document] * len(parts))
                 continue
             concepts = {concept for concept in map(resolve, sorted(mention.gold)) if concept}
             if not concepts and new_concepts and len(mention.gold) == 1:
@@ -125,7 +126,7 @@ def memory_from_datasets(kb: KB, datasets: Iterable[str], types: frozenset[str] 
                 continue
             # every occurrence is kept: how often a text meant a concept ranks ambiguous texts
             memory.pairs.extend((mention.text, concept_id) for concept_id in sorted(concepts))
-            memory.documents.extend([f"{len(memory.sources)}:{mention.doc_id}" if mention.doc_id is not None else ""] * len(concepts))
+            memory.documents.extend([document] * len(concepts))
     memory.new_concepts = sorted(added)
     if not any(memory.documents):
         memory.documents = []
