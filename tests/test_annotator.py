@@ -221,7 +221,7 @@ def test_one_call_api_loads_an_index_once(linker, tmp_path):
 
     linker.save(tmp_path / "index")
     document = medlink.annotate("Renal hamartoma and breast cancer.", tmp_path / "index", k=2)
-    assert [(a.text, a.ids) for a in document.annotations] == [("Renal hamartoma", ("D006222", "D007674")), ("breast cancer", ("D001943",))]
+    assert [(a.text, a.ids) for a in document.annotations] == [("Renal hamartoma", ("D007674", "D006222")), ("breast cancer", ("D001943",))]
     assert all(len(a.result.candidates) <= 2 for a in document.annotations)
     loaded = dict(module._LOADED)
     medlink.annotate("renal", tmp_path / "index")

@@ -53,7 +53,7 @@ def test_stdin_and_pubtator_round_trip_keep_offsets(index_dir, tmp_path):
     documents = read_pubtator(out)
     text = documents[0].text
     assert [d.doc_id for d in documents] == ["1", "2"]
-    assert [(text[a.start:a.end], a.ids) for a in documents[0].annotations][:1] == [("Renal hamartoma", ("D006222", "D007674"))]
+    assert [(text[a.start:a.end], a.ids) for a in documents[0].annotations][:1] == [("Renal hamartoma", ("D007674", "D006222"))]
     assert all(text[a.start:a.end] == a.text for a in documents[0].annotations)
     again = tmp_path / "again.jsonl"  # the output read back and annotated again gives the same spans
     medlink("annotate", "--index", index_dir, "--input", out, "--format", "pubtator", "--output-format", "jsonl", "--out", again)

@@ -30,7 +30,7 @@ def test_an_adjective_and_a_condition_are_one_span_of_both():
     joined, concepts = joined_conditions(text, spans)
     [span] = joined
     assert (span.start, span.end, span.text) == (7, 27, "hemorrhagic cystitis")
-    assert concepts[id(span)] == ("D003556", "D006470")  # the head's first
+    assert concepts[id(span)] == ("D006470", "D003556")  # in the text's order, as its parts
     assert span.infons["composite"] == "hemorrhagic | cystitis" and span.result.probability == 0.6
 
 

@@ -47,7 +47,7 @@ def test_manifest_records_kb_config_memory_and_versions(index_dir, kb):
     assert manifest["format_version"] == INDEX_FORMAT_VERSION
     assert manifest["kb"]["checksum"] == kb.checksum and manifest["kb"]["concepts"] == len(kb)
     assert [g["name"] for g in manifest["config"]["generators"]] == ["exact", "words", "thesaurus", "completion", "tfidf", "bm25"]
-    assert manifest["memory"]["entries"] > 0 and manifest["memory"]["skipped_composite"] >= 1
+    assert manifest["memory"]["entries"] > 0 and manifest["memory"]["composite_parts"] >= 2  # a composite's parts, each with its id
     assert {"medlink", "scikit-learn", "bm25s"} <= set(manifest["packages"])
     assert (index_dir / "memory.tsv").read_text().count("\n") == manifest["memory"]["entries"]
 

@@ -79,7 +79,7 @@ def test_an_index_links_and_finds_the_concepts_its_memory_brings(tmp_path, older
     spans = [(a["text"], a["ids"]) for a in annotations]
     assert spans == [
         ("Cardiotoxicity", ["D066126"]),
-        ("hemorrhagic cystitis", ["D003556", "D006470"]),
+        ("hemorrhagic cystitis", ["D006470", "D003556"]),
         ("hemorrhagic", ["D006470"]),
         ("cystitis", ["D003556"]),
     ]  # a comma parts two conditions

@@ -45,7 +45,7 @@ from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.joined import joined_conditions
 from medlink.linking.linker import Linker
 from medlink.linking.partial import MODIFIER_MODES, phrase_options, widen_or_discount
-from medlink.linking.short_forms import widened_to_coordinations, with_short_forms
+from medlink.linking.short_forms import linked_through, shared_copy, widened_to_coordinations, with_short_forms
 from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import expand_coordination
 from medlink.text.finders.base import COMBINE_POLICIES, DEFAULT_COMBINE, OVERLAP_POLICIES, MentionFinder, find_all_in
@@ -382,29 +382,5 @@ class Annotator:
     def resolve_short_forms(
         self, spans: Iterable[Annotation], long_forms: dict[tuple[int, int], LinkResult | None], offset: int = 0
     ) -> None:
-        """Link each short form among ``spans`` through its long form's result (``long_forms``, by the long form's span
-        in the document; ``spans`` are a window's from ``offset`` on, or the document's)."""
-        for span in spans:
-            if not span.short_form_of:
-                continue
-            at = (span.short_form_of[0] + offset, span.short_form_of[1] + offset)
-            long_result = long_forms.get(at)
-            if long_result is None or long_result.best is None:
-                continue
-            own = span.result
-            if (
-                self.options.abbreviation_choice == "best"
-                and own is not None
-                and own.best is not None
-                and own.best.score > long_result.best.score
-            ):
-                continue
-            span.result = shared_copy(long_result, own.mention if own is not None else None)
-            span.infons["linked_through"] = f"{at[0]}-{at[1]}"
-
-
-def shared_copy(result: LinkResult, mention: Mention | None = None) -> LinkResult:
-    """``result`` for another occurrence of its string: its own mention and candidate list, the candidates themselves
-    shared. Nothing changes a candidate in place (a stage that changes one makes a new one, ``Candidate.copy``), and a
-    deep copy for each occurrence would hold a long document's candidates once per mention."""
-    return replace(result, mention=mention or result.mention, candidates=list(result.candidates))
+        """Link each short form among ``spans`` through its long form's result (``short_forms.linked_through``)."""
+        linked_through(spans, long_forms, self.options.abbreviation_choice == "best", offset)

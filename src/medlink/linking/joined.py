@@ -4,8 +4,8 @@ Why: where no name spells the pair, the dictionary finds the adjective ("hemorrh
 hemorrhage) and the noun ("cystitis") as two spans. Annotators mark the pair as one mention that denotes both
 conditions, as they mark "breast and ovarian cancer" (``medlink.text.coordination``). So two linked spans are joined
 when only a space parts them and the first is one adjective (its ending says so: -ic, -al, -ar, -ed, -ive, -ous,
--oid). The joined span takes the head's result and both concepts, the head's first; its probability is the lower of
-the two. Short forms and their long forms are left apart: a later "(HC)" is linked through the span it defines.
+-oid). The joined span takes the head's result and both concepts, in the text's order (as its parts are listed); its
+probability is the lower of the two. Short forms and their long forms are left apart: a later "(HC)" is linked through the span it defines.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def joined_conditions(
     text: str, spans: Sequence[Annotation], long_forms: Iterable[tuple[int, int]] = ()
 ) -> tuple[list[Annotation], dict[int, tuple[str, ...]]]:
     """``spans`` (in text order) with each adjective + condition pair joined, and the joined spans' concepts by
-    ``id(span)`` (the head's, then the adjective's). ``long_forms``: spans that define a short form elsewhere (a
+    ``id(span)`` (the adjective's, then the head's: the text's order). ``long_forms``: spans that define a short form elsewhere (a
     window's later text), kept apart as the short forms among ``spans`` keep theirs."""
     defined = {span.short_form_of for span in spans if span.short_form_of is not None} | set(long_forms)
     out: list[Annotation] = []
@@ -61,5 +61,5 @@ def joined_conditions(
             infons={**span.infons, "composite": f"{left.text} | {span.text}"},
         )
         out[-1] = joined
-        concepts[id(joined)] = tuple(dict.fromkeys((head.concept_id, modifier.concept_id)))
+        concepts[id(joined)] = tuple(dict.fromkeys((modifier.concept_id, head.concept_id)))
     return out, concepts

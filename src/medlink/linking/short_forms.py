@@ -1,5 +1,6 @@
 """Spans a text's own wording adds to the found ones: a coordination widened over its conjuncts ("breast and ovarian
-cancer"), and the short forms a document defines ("coronary artery disease (CAD)") found again where they recur.
+cancer"), and the short forms a document defines ("coronary artery disease (CAD)") found again where they recur and
+linked through their long forms.
 
 Why apart from the annotator: the windowed reading of a long document (``linking.windowed``) uses them window by window.
 """
@@ -7,10 +8,10 @@ Why apart from the annotator: the windowed reading of a long document (``linking
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from medlink.core import Annotation
+from medlink.core import Annotation, LinkResult, Mention
 from medlink.text.abbreviations import Abbreviation, abbreviation_occurrences, find_abbreviations
 from medlink.text.coordination import coordination_start
 from medlink.text.finders.base import overlap_test
@@ -129,3 +130,30 @@ def _moved(abbreviation: Abbreviation, offset: int) -> Abbreviation:
         long_start=abbreviation.long_start + offset,
         long_end=abbreviation.long_end + offset,
     )
+
+
+def linked_through(
+    spans: Iterable[Annotation], long_forms: dict[tuple[int, int], LinkResult | None], keep_better: bool = False, offset: int = 0
+) -> None:
+    """Link each short form among ``spans`` through its long form's result (``long_forms``, by the long form's span in
+    the document; ``spans`` are a window's from ``offset`` on, or the document's). ``keep_better``: a short form whose
+    own first candidate scored higher keeps its own answer (``abbreviation_choice`` "best")."""
+    for span in spans:
+        if not span.short_form_of:
+            continue
+        at = (span.short_form_of[0] + offset, span.short_form_of[1] + offset)
+        long_result = long_forms.get(at)
+        if long_result is None or long_result.best is None:
+            continue
+        own = span.result
+        if keep_better and own is not None and own.best is not None and own.best.score > long_result.best.score:
+            continue
+        span.result = shared_copy(long_result, own.mention if own is not None else None)
+        span.infons["linked_through"] = f"{at[0]}-{at[1]}"
+
+
+def shared_copy(result: LinkResult, mention: Mention | None = None) -> LinkResult:
+    """``result`` for another occurrence of its string: its own mention and candidate list, the candidates themselves
+    shared. Nothing changes a candidate in place (a stage that changes one makes a new one, ``Candidate.copy``), and a
+    deep copy for each occurrence would hold a long document's candidates once per mention."""
+    return replace(result, mention=mention or result.mention, candidates=list(result.candidates))
