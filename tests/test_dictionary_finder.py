@@ -226,6 +226,24 @@ def test_spelling_leaves_common_english_words_and_first_letters_alone(deletions)
     assert index.correct("swolen") == "swollen" and index.correct("anaemia") == "anemia"  # a slip, a British spelling
 
 
+def test_the_common_words_are_kept_in_the_cache_directory_and_read_from_it(tmp_path, monkeypatch):
+    from medlink.text import english
+
+    monkeypatch.setenv("MEDLINK_HOME", str(tmp_path))
+    english._common_words.cache_clear()
+    assert english.is_common_english("month") and not english.is_common_english("swolen")
+    cache = tmp_path / english.CACHE_NAME
+    recipe, *words = cache.read_text(encoding="utf-8").split("\n")
+    assert recipe.startswith("pyspellchecker ") and "month" in words and "swolen" not in words
+    cache.write_text(f"{recipe}\nswolen", encoding="utf-8")  # what the cache says is what is read
+    english._common_words.cache_clear()
+    assert english.is_common_english("swolen") and not english.is_common_english("month")
+    cache.write_text("another recipe\nswolen", encoding="utf-8")  # another version's list: made again
+    english._common_words.cache_clear()
+    assert english.is_common_english("month") and not english.is_common_english("swolen")
+    english._common_words.cache_clear()
+
+
 def test_the_adaptive_index_builds_its_deletions_once_corrections_would_have_paid_for_them():
     words = ["diabetes", "carcinoma", "melanoma", "pneumonia"]
     others = [f"filler{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(400)]  # 404 words: 11 corrections pay

@@ -84,7 +84,7 @@ def index_build(
             f"memory: {m['entries']:,} entries"
             + (f" of types {', '.join(m['types'])}" if m.get("types") else "")
             + f"; skipped {m['skipped_composite']:,} composite and {m['skipped_unknown_concept']:,} with no KB concept"
-            + (f"; {new_concepts(linker.memory)}" if m.get("new_concepts") else ""),
+            + (f"; {new_concepts(linker)}" if m.get("new_concepts") else ""),
             err=True,
         )
     stage = next((r for r in linker.config.rerankers if r["type"] == CALIBRATION), None)
@@ -104,14 +104,12 @@ def index_build(
         )
 
 
-def new_concepts(memory, shown: int = 5) -> str:
-    """The concepts the KB lacks that --memory-new-concepts kept, the first few by id with the mention that names them."""
-    from medlink.linking.index_parts import memory_concepts
-
-    named = dict(memory_concepts(memory, ()))
-    listed = ", ".join(f"{concept} ({named[concept]!r})" for concept in memory.new_concepts[:shown])
-    more = f" and {len(memory.new_concepts) - shown:,} more" if len(memory.new_concepts) > shown else ""
-    return f"{len(memory.new_concepts):,} concept(s) the KB lacks kept (--memory-new-concepts): {listed}{more}"
+def new_concepts(linker, shown: int = 5) -> str:
+    """The concepts the KB lacks that --memory-new-concepts kept, the first few by id with the name the index gave them."""
+    added = linker.memory.new_concepts
+    listed = ", ".join(f"{concept} ({linker.name_of(concept)!r})" for concept in added[:shown])
+    more = f" and {len(added) - shown:,} more" if len(added) > shown else ""
+    return f"{len(added):,} concept(s) the KB lacks kept (--memory-new-concepts): {listed}{more}"
 
 
 @app.command("verify")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -47,18 +47,24 @@ def source_synonym_sets(sources: list[str]) -> dict[str, tuple[str, ...]]:
     from medlink.kb.build import expand_sources
     from medlink.kb.readers import InvalidLinePolicy, read_source
 
-    names: dict[str, dict[str, None]] = {}
-    for spec in expand_sources(sources):
-        for record in read_source(spec.format, spec.path, prefix=spec.prefix, policy=InvalidLinePolicy()):
-            if isinstance(record, NameRecord) and record.kind != ABBREVIATION:
-                names.setdefault(record.concept_id, {})[record.text] = None
-    return {concept_id: tuple(texts) for concept_id, texts in names.items() if len(texts) > 1}
+    return grouped(
+        (record.concept_id, record.text)
+        for spec in expand_sources(sources)
+        for record in read_source(spec.format, spec.path, prefix=spec.prefix, policy=InvalidLinePolicy())
+        if isinstance(record, NameRecord) and record.kind != ABBREVIATION
+    )
 
 
 def synonym_sets(hpo_obo: Path, shorthand: Path = CLINICAL_SHORTHAND) -> dict[str, tuple[str, ...]]:
     """Concept id -> its names, for each concept of these sources that has two names or more."""
+    return grouped((*hpo_synonyms(hpo_obo), *shorthand_synonyms(shorthand)))
+
+
+def grouped(pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """(concept id, name) pairs as concept id -> its distinct names in order, for concepts with two names or more (a
+    set of one name is no synonym of anything)."""
     names: dict[str, dict[str, None]] = {}
-    for concept_id, text in (*hpo_synonyms(hpo_obo), *shorthand_synonyms(shorthand)):
+    for concept_id, text in pairs:
         names.setdefault(concept_id, {})[text] = None
     return {concept_id: tuple(texts) for concept_id, texts in names.items() if len(texts) > 1}
 
