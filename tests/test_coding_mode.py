@@ -11,7 +11,7 @@ import json
 import pytest
 
 from medlink.core import Candidate, LinkResult, Mention
-from medlink.kb.mappings import read_code_first, read_mappings
+from medlink.kb.mappings import DEFAULT_MAPPINGS, mapped_objects, read_code_first, read_mappings
 from medlink.linking.coding import Coder, build_coder, is_uncoded
 from medlink.linking.coding_rules import CodeSet, said_words
 from tests.conftest import FIXTURES
@@ -91,6 +91,30 @@ def test_mappings_file():
     rows = read_mappings(MAPPINGS)
     assert [(m.subject, m.object, m.predicate, m.confidence) for m in rows][2] == ("HP:0001658", "ICD10CM:I21", "skos:closeMatch", 0.92)
     assert all(m.origin == MAPPINGS.name for m in rows)
+
+
+@pytest.mark.parametrize("path", [MAPPINGS, DEFAULT_MAPPINGS], ids=["tiny", "packaged"])
+def test_mapped_objects_are_the_mappings_rows_of_those_predicates(path, tmp_path):
+    """What rivals read at a process's first link (``mapped_objects``, no row objects) is what ``read_mappings`` reads;
+    a negated row and a NoTermFound row are left out by both."""
+    lines = path.read_text(encoding="utf-8").rstrip("\n").split("\n")
+    header = next(line for line in lines if not line.startswith("#")).split("\t")
+    extra = dict.fromkeys(header, "")
+    negated = {**extra, "subject_id": "HP:9999998", "predicate_id": "skos:exactMatch", "object_id": "ICD10CM:Z00"}
+    unfound = {**extra, "subject_id": "HP:9999999", "predicate_id": "skos:exactMatch", "object_id": "sssom:NoTermFound"}
+    if "predicate_modifier" not in header:
+        header.append("predicate_modifier")
+        lines = [line if line.startswith("#") else line + "\t" + ("predicate_modifier" if line.startswith("subject_id") else "") for line in lines]
+    rows = [{**negated, "predicate_modifier": "Not"}, {**unfound, "predicate_modifier": ""}]
+    edited = tmp_path / "mappings.sssom.tsv"
+    edited.write_text("\n".join([*lines, *("\t".join(row.get(name, "") for name in header) for row in rows)]) + "\n", encoding="utf-8")
+    same = ("skos:exactMatch", "skos:closeMatch", "skos:broadMatch")
+    expected: dict[str, list[str]] = {}
+    for mapping in read_mappings(edited, same):
+        expected.setdefault(mapping.subject, []).append(mapping.object)
+    found = mapped_objects(edited, same)
+    assert found == {subject: tuple(objects) for subject, objects in expected.items()} and found
+    assert "HP:9999998" not in found and "HP:9999999" not in found
 
 
 # -- coding link results ---------------------------------------------------------------------------------------------------

@@ -123,8 +123,8 @@ def test_index_verify_checks_every_file_and_loading_checks_large_ones_by_size(bu
 
 
 def test_a_matrix_too_large_to_checksum_at_load_is_refused_when_its_structure_is_damaged(built, tmp_path, monkeypatch):
-    """A TF-IDF matrix above the load-time checksum's size is memory-mapped; a column index out of range in it (what
-    would send scipy outside the arrays) is refused naming the file, not used."""
+    """A TF-IDF matrix is memory-mapped, and one above the load-time checksum's size is not read whole at load; a column
+    index out of range in it (what would send scipy outside the arrays) is refused naming the file, not used."""
     import numpy as np
 
     from medlink import inventory
@@ -136,8 +136,33 @@ def test_a_matrix_too_large_to_checksum_at_load_is_refused_when_its_structure_is
     damaged = np.load(indices)
     damaged[len(damaged) // 2] = 1 << 30
     np.save(indices, damaged)  # same size: loading's size check passes
-    monkeypatch.setattr(inventory, "SMALL_FILE", 0)  # every file "large": sizes checked, arrays memory-mapped
-    monkeypatch.setattr(csr_files, "SMALL_FILE", 0)
+    monkeypatch.setattr(inventory, "SMALL_FILE", 0)  # every file "large": sizes checked, no checksum at load
     assert not csr_files.load_csr(built / "generators/tfidf", "common").indices.flags.owndata  # a view of the mapped file
     with pytest.raises(MedlinkError, match=re.escape(str(indices)) + ".*column indices outside"):
+        Linker.load(copy)
+
+
+def test_a_file_unchanged_since_its_check_is_not_read_again_and_a_rewrite_is_still_refused(built, tmp_path, monkeypatch):
+    """A second load reads no file to checksum it (their stamps say none was written since); a file rewritten with its
+    size and modification time kept is read again and refused: a write changes the time no tool can set back."""
+    import os
+
+    from medlink import file_stamps, inventory
+
+    monkeypatch.setattr(file_stamps, "RACY_SECONDS", 0)  # the copy is seconds old: stamp it all the same
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    read, checksums = [], inventory._checksums
+    monkeypatch.setattr(inventory, "_checksums", lambda path, sha256: read.append(path.name) or checksums(path, sha256))
+    Linker.load(copy)
+    assert "concept_names.txt" in read
+    read.clear()
+    Linker.load(copy)
+    assert read == []
+    names = copy / "concept_names.txt"
+    before = names.stat()
+    damage(names, "flip", random.Random(0))
+    os.utime(names, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert names.stat().st_size == before.st_size and names.stat().st_mtime_ns == before.st_mtime_ns
+    with pytest.raises(MedlinkError, match=re.escape(str(names)) + ".*checksum differs"):
         Linker.load(copy)

@@ -39,9 +39,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
+import medlink  # noqa: E402
 from benchmarks._common.data import ncbi_kb, ncbi_split  # noqa: E402
 from benchmarks._common.harness import THROUGHPUT, command_line, measure_in_fresh_process, publish  # noqa: E402
-
 from medlink.eval import load_dataset  # noqa: E402
 from medlink.linking.config import LinkerConfig  # noqa: E402
 from medlink.settings import medlink_home  # noqa: E402
@@ -124,6 +124,9 @@ def startup(home: Path, env: dict, repeats: int, codes: dict[str, Path | None], 
     ({label: worktree, None: this checkout}), interleaved (load drifts on a shared machine): wall time, and each step in
     a timing child. One untimed run first builds the index if the home lacks it."""
     env = {**env, "MEDLINK_HOME": str(home)}
+    for code in codes.values():  # as pip installs it: bytecode written beforehand (PYTHONDONTWRITEBYTECODE would recompile at every start)
+        source = code / "src" if code else Path(medlink.__file__).parent
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=True, capture_output=True)
     command = [sys.executable, "-m", "medlink", "link", "--index", index, "heart attack"]
     subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     walls, children = {label: [] for label in codes}, {label: [] for label in codes}

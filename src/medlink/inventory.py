@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from medlink.errors import DamagedFileError, MedlinkError
+from medlink.file_stamps import FileStamps
 
 INVENTORY = ".medlink-files.json"  # in every folder medlink replaces whole: the files it wrote there, with their sizes
 SMALL_FILE = 64 << 20  # bytes: files up to this size are checksummed each time they are loaded; every file by 'index verify'
@@ -151,24 +152,29 @@ def say_foreign(folder: Path, foreign: list[str]) -> str:
 
 def check_files(folder: Path, recorded: Mapping[str, Mapping], full: bool = False) -> None:
     """Refuse, naming the file, any recorded file that is missing, of another size, or of another checksum: CRC-32 for
-    files up to ``SMALL_FILE`` (sha256 where no CRC-32 was recorded); with ``full``, sha256 for every file, and every
-    damaged file named, not only the first."""
+    files up to ``SMALL_FILE`` (sha256 where no CRC-32 was recorded), not read again while its stamp says it has not been
+    written since its last check (``file_stamps``); with ``full``, sha256 for every file, read whatever the stamps say,
+    and every damaged file named, not only the first."""
     folder = Path(folder)
     damaged = []
-    for relative, facts in sorted(recorded.items()):
-        try:
-            _check_file(folder, relative, facts, full)
-        except DamagedFileError as error:
-            if not full:
-                raise
-            damaged.append(error)
+    stamps = FileStamps() if full else FileStamps.in_cache()  # 'index verify' reads every file
+    try:
+        for relative, facts in sorted(recorded.items()):
+            try:
+                _check_file(folder, relative, facts, full, stamps)
+            except DamagedFileError as error:
+                if not full:
+                    raise
+                damaged.append(error)
+    finally:
+        stamps.save()
     if len(damaged) == 1:
         raise damaged[0]
     if damaged:
         raise MedlinkError(f"{folder}: {len(damaged)} damaged files:\n" + "\n".join(f"  {error}" for error in damaged))
 
 
-def _check_file(folder: Path, relative: str, facts: Mapping, full: bool) -> None:
+def _check_file(folder: Path, relative: str, facts: Mapping, full: bool, stamps: FileStamps) -> None:
     path = folder / relative
     if not isinstance(facts, Mapping) or not isinstance(facts.get("size"), int):
         raise MedlinkError(f"{folder}: its record of {relative} is damaged; rebuild it")
@@ -179,5 +185,8 @@ def _check_file(folder: Path, relative: str, facts: Mapping, full: bool) -> None
         raise DamagedFileError(path, ValueError(f"{size:,} bytes, written with {facts['size']:,}"))
     if full or size <= SMALL_FILE:
         kind = "sha256" if full or not facts.get("crc32") else "crc32"
-        if facts.get(kind) and _checksums(path, sha256=kind == "sha256")[kind] != facts[kind]:
+        if not facts.get(kind) or stamps.recalled(path, kind) == facts[kind]:
+            return
+        if _checksums(path, sha256=kind == "sha256")[kind] != facts[kind]:
             raise DamagedFileError(path, ValueError(f"its content changed since it was written ({kind} checksum differs)"))
+        stamps.remember(path, kind, facts[kind])

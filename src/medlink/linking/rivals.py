@@ -32,14 +32,9 @@ _LOCK = threading.Lock()
 @lru_cache(maxsize=1)
 def _hpo_codes() -> dict[str, tuple[str, ...]]:
     """HPO id -> the ICD-10-CM codes it means (medlink's packaged mappings), read once per process."""
-    from medlink.kb.mappings import DEFAULT_MAPPINGS, read_mappings
+    from medlink.kb.mappings import DEFAULT_MAPPINGS, mapped_objects
 
-    out: dict[str, list[str]] = {}
-    if DEFAULT_MAPPINGS.is_file():
-        for mapping in read_mappings(DEFAULT_MAPPINGS):
-            if mapping.predicate in SAME_MEANING:
-                out.setdefault(mapping.subject, []).append(mapping.object)
-    return {subject: tuple(codes) for subject, codes in out.items()}
+    return mapped_objects(DEFAULT_MAPPINGS, SAME_MEANING) if DEFAULT_MAPPINGS.is_file() else {}
 
 
 def hpo_codes() -> dict[str, tuple[str, ...]]:

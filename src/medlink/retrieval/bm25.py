@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +35,26 @@ if TYPE_CHECKING:
 
 DEFAULTS = defaults(BM25_PARAMS)
 CORRECTIONS_KEPT = 200_000  # spelling corrections remembered, by query word
+NONOCCURRENCE_METHODS = ("bm25l", "bm25+")  # bm25s's variants whose scores reach names without the word
+
+
+@dataclass
+class SavedScores:
+    """What searching needs of a saved ``bm25s`` index (its vocabulary and word -> name scores), read from bm25s's files
+    without importing bm25s: that import, with tqdm's and its utilities', was a tenth of a warm ``medlink link``."""
+
+    vocab_dict: dict[str, int]
+    scores: dict = field(repr=False)
+    nonoccurrence_array: None = None
+
+    @classmethod
+    def read(cls, directory: Path) -> SavedScores | None:
+        """The saved index in ``directory``; None for a variant bm25s must load itself (BM25L, BM25+)."""
+        params = read_json(directory / "params.index.json")
+        if params.get("method") in NONOCCURRENCE_METHODS:
+            return None
+        scores = {part: np.load(directory / f"{part}.csc.index.npy", allow_pickle=False) for part in ("data", "indices", "indptr")}
+        return cls(read_json(directory / "vocab.index.json"), {**scores, "num_docs": params["num_docs"]})
 
 
 def _tokenizer(stem: bool):
@@ -49,7 +70,7 @@ def _tokenizer(stem: bool):
 class BM25Generator(GeneratorBase):
     """BM25 scores of a mention's words against each name's words."""
 
-    def __init__(self, table: NameTable, concept_ids: Sequence[str], retriever: bm25s.BM25, params: dict, name: str):
+    def __init__(self, table: NameTable, concept_ids: Sequence[str], retriever: bm25s.BM25 | SavedScores, params: dict, name: str):
         super().__init__(table, concept_ids, name)
         self.retriever = retriever
         self.params = params
@@ -80,8 +101,8 @@ class BM25Generator(GeneratorBase):
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> BM25Generator:
-        with reading(directory, SHAPE_ERRORS):  # bm25s reads JSON and arrays by key
-            retriever = bm25s_without_numba().BM25.load(directory, show_progress=False)
+        with reading(directory, SHAPE_ERRORS):  # bm25s's JSON and arrays, read by key
+            retriever = SavedScores.read(directory) or bm25s_without_numba().BM25.load(directory, show_progress=False)
         params = read_json(directory / "medlink_params.json")
         loaded = cls(table, concept_ids, retriever, params, name)
         loaded.name_words = NameWords.in_directory(table.keys, directory)

@@ -1,11 +1,11 @@
 """A CSR matrix as plain ``.npy`` files (data, indices, indptr, shape), read back without a zip archive.
 
 Why: ``scipy.sparse.load_npz`` reads a zip member by member and checks each member's CRC as it copies, which made
-loading an index's TF-IDF matrices most of its start-up. Plain ``.npy`` files are read with one copy, and files too
-large for the load-time checksum (``inventory.SMALL_FILE``) are memory-mapped: pages come from the page cache as
-queries touch them, and worker processes share them. Such a file's structure is still checked here (every column
-index in range, row pointers in order), so damage that would send scipy outside the arrays is refused at load; its
-values are checked by ``medlink index verify``.
+loading an index's TF-IDF matrices most of its start-up. Plain ``.npy`` files are memory-mapped, not read: pages come
+from the page cache as queries touch them (a warm ``medlink link`` of one mention reads a few), and worker processes
+share them. Each file's structure is still checked here (every column index in range, row pointers in order), so
+damage that would send scipy outside the arrays is refused at load, whether or not the file is small enough for the
+load-time checksum (``inventory.SMALL_FILE``); a larger file's values are checked by ``medlink index verify``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from medlink.errors import DamagedFileError, reading
-from medlink.inventory import SMALL_FILE
 
 PARTS = ("data", "indices", "indptr", "shape")
 
@@ -37,10 +36,9 @@ def has_csr(directory: Path, stem: str) -> bool:
 
 
 def _array(path: Path) -> np.ndarray:
-    """The array in ``path``: memory-mapped when the file is larger than what loading checksums, else read."""
+    """The array in ``path``, memory-mapped (read-only)."""
     with reading(path):
-        mode = "r" if path.stat().st_size > SMALL_FILE else None
-        return np.load(path, mmap_mode=mode, allow_pickle=False)
+        return np.load(path, mmap_mode="r", allow_pickle=False)
 
 
 def load_csr(directory: Path, stem: str) -> sp.csr_matrix:

@@ -32,7 +32,7 @@ from medlink.text.spelling import SpellingIndex
 PARAMS_FILE = "medlink_params.json"
 WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: stemming the names again would slow every load
 PLAIN_WORD_KEYS_FILE = "plain_word_keys.txt"  # each row's plain form's word key ("" for none), in row order
-SCANNED_KEYS = 32  # word keys looked up by scanning the names before the key -> rows map is built (a scan costs about a 36th of the map)
+SCANNED_KEYS = 32  # keys looked up by scanning the names before the key -> rows map is built (a scan costs about a 36th of the map)
 # words that change neither what a name means nor how it is ordered; "NOS" (not otherwise specified) and "unspecified" are
 # ICD's "unqualified": "kidney failure" is ICD-10-CM's "Unspecified kidney failure"
 FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "in", "on", "at", "nos", "unspecified"})
@@ -125,9 +125,9 @@ class ExactGenerator(GeneratorBase):
             self.stem = word_stemmer()
             self.word_keys = word_keys if word_keys is not None else [word_key(key, self.stem, self.function_words) for key in table.keys]
             self._rows_of: dict[str, int | tuple[int, ...]] | None = None  # built when a call is large enough to pay for it
-            self._keys_scanned = 0
         else:
-            self.row_of = {key: row for row, key in enumerate(table.keys)}
+            self._row_of: dict[str, int] | None = None  # the same
+        self._keys_scanned = 0
 
     @classmethod
     def build(
@@ -193,6 +193,20 @@ class ExactGenerator(GeneratorBase):
         found = self.rows_of.get(key, ())
         return (found,) if isinstance(found, int) else found
 
+    @property
+    def row_of(self) -> dict[str, int]:
+        """Name key -> its row (the last, of a key on several)."""
+        if self._row_of is None:
+            self._row_of = dict(zip(self.table.keys, range(len(self.table.keys))))
+        return self._row_of
+
+    def _row(self, key: str) -> int | None:
+        if self._row_of is None and self._keys_scanned < SCANNED_KEYS:  # as ``_rows``
+            self._keys_scanned += 1
+            rows = _positions(self.table.keys, key)
+            return rows[-1] if rows else None
+        return self.row_of.get(key)
+
     def corrected(self, mention: str) -> str:
         """``mention`` with each word no name has read as the most frequent name word one edit away (where one is)."""
         known = self.name_words.counts
@@ -212,12 +226,12 @@ class ExactGenerator(GeneratorBase):
     def search_hits(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
         if self.spelling:  # only what a correction changes, by its reading (the exact stage answers the rest)
             mentions = [read if (read := self.corrected(m)) != m else "" for m in mentions]
+        if len(mentions) > SCANNED_KEYS // 4:
+            _ = self.rows_of if self.words else self.row_of  # a batch: the map pays for itself
         if self.words:
-            if len(mentions) > SCANNED_KEYS // 4:
-                _ = self.rows_of  # a batch: the map pays for itself
             found = [(i, row) for i, m in enumerate(mentions) for row in self._word_rows(m)]
         else:
-            found = [(i, self.row_of[m]) for i, m in enumerate(mentions) if m in self.row_of]
+            found = [(i, row) for i, m in enumerate(mentions) if (row := self._row(m)) is not None]
         query = np.array([i for i, _ in found], dtype=np.int64)
         key = np.array([row for _, row in found], dtype=np.int64)
         return self._concept_hits(query, key, np.ones(len(found), np.float32), stage, len(mentions), k)
