@@ -83,6 +83,27 @@ def test_a_cut_among_equal_scores_keeps_the_lowest_rows_in_row_order():
     assert best(rows, scores, 10)[0].tolist() == [1, 4, 5, 7, 9]
 
 
+def test_the_compiled_cut_keeps_what_the_numpy_cut_keeps():
+    """The kernels' selection (a quickselect, ties gathered, a packed sort by row) against ``best`` on random distinct rows,
+    scores with many ties and none, cuts above, at and below the count."""
+    from medlink.retrieval.kernels import best_compiled, best_unordered, kth_largest
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        size = int(rng.integers(1, 2_000))
+        rows = rng.permutation(50_000)[:size].astype(np.int32)
+        levels = int(rng.integers(1, 40)) if trial % 2 else 1 << 20
+        scores = (rng.integers(0, levels, size) / 7).astype(np.float32)
+        n = int(rng.integers(1, size + 3))
+        expected = best(rows, scores, n)
+        kept = best_compiled(rows, scores, n)
+        assert np.array_equal(kept[0], expected[0]) and np.array_equal(kept[1], expected[1]), trial
+        unordered = best_unordered(rows, scores, n)
+        assert sorted(zip(unordered[0].tolist(), unordered[1].tolist())) == list(zip(*(part.tolist() for part in expected)))
+        if n <= size:
+            assert kth_largest(scores, n) == np.sort(scores)[size - n]
+
+
 @pytest.mark.parametrize("fusion", [Fusion(weights={"tfidf": 0.5}), Fusion(method="rrf", weights={"exact": 2.0, "tfidf": 0.5})])
 def test_compiled_fusion_gives_the_numpy_fusions_hits(generators, table, monkeypatch, fusion):
     queries = [normalize(m) for m in mentions(organ_names(), 3 * COMPILED_FROM)]

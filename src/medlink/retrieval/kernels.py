@@ -7,26 +7,82 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def best_compiled(rows, scores, n):
-    """``compiled.best``: the ``n`` highest-scoring rows, the lowest rows among equal scores at the cut, by row."""
-    if len(rows) > n:
-        cut = -np.partition(-scores, n - 1)[n - 1]
-        kept_rows = np.empty(n, rows.dtype)
-        kept_scores = np.empty(n, scores.dtype)
-        count = 0
-        for j in range(len(rows)):
-            if scores[j] > cut:
-                kept_rows[count] = rows[j]
-                kept_scores[count] = scores[j]
-                count += 1
-        tied = np.sort(rows[scores == cut])[: n - count]
-        for row in tied:
-            kept_rows[count] = row
-            kept_scores[count] = cut
+def kth_largest(scores, n):
+    """The ``n``-th largest of ``scores`` (``np.partition``'s value; a quickselect on a copy, several times faster than
+    numba's ``np.partition``)."""
+    a = scores.copy()
+    low, high, target = 0, len(a) - 1, len(a) - n  # the place it takes in ascending order
+    while low < high:
+        x, y, z = a[low], a[(low + high) >> 1], a[high]
+        pivot = max(min(x, y), min(max(x, y), z))  # the median of three
+        i, j = low, high
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        if target <= j:
+            high = j
+        elif target >= i:
+            low = i
+        else:
+            break
+    return a[target]
+
+
+@njit(cache=True, nogil=True)
+def by_row(rows, scores):
+    """(rows, scores) ordered by row, the rows distinct: one sort of (row, score bits) packed into 64 bits."""
+    keys = np.empty(len(rows), np.int64)
+    bits = scores.view(np.uint32)
+    for j in range(len(rows)):
+        keys[j] = (np.int64(rows[j]) << 32) | np.int64(bits[j])
+    keys.sort()
+    out_rows = np.empty(len(rows), rows.dtype)
+    out_bits = np.empty(len(rows), np.uint32)
+    for j in range(len(rows)):
+        out_rows[j] = keys[j] >> 32
+        out_bits[j] = keys[j] & 0xFFFFFFFF
+    return out_rows, out_bits.view(scores.dtype)
+
+
+@njit(cache=True, nogil=True)
+def best_unordered(rows, scores, n):
+    """``compiled.best``'s (row, score) pairs for distinct ``rows``, in no set order: the ``n`` highest-scoring, the
+    lowest rows among equal scores at the cut."""
+    if len(rows) <= n:
+        return rows, scores
+    cut = kth_largest(scores, n)
+    kept_rows = np.empty(n, rows.dtype)
+    kept_scores = np.empty(n, scores.dtype)
+    tied = np.empty(len(rows), rows.dtype)
+    count = 0
+    n_tied = 0
+    for j in range(len(rows)):
+        if scores[j] > cut:
+            kept_rows[count] = rows[j]
+            kept_scores[count] = scores[j]
             count += 1
-        rows, scores = kept_rows, kept_scores
-    order = np.argsort(rows, kind="mergesort")
-    return rows[order], scores[order]
+        elif scores[j] == cut:
+            tied[n_tied] = rows[j]
+            n_tied += 1
+    for row in np.sort(tied[:n_tied])[: n - count]:
+        kept_rows[count] = row
+        kept_scores[count] = cut
+        count += 1
+    return kept_rows, kept_scores
+
+
+@njit(cache=True, nogil=True)
+def best_compiled(rows, scores, n):
+    """``compiled.best`` for distinct ``rows``: the ``n`` highest-scoring rows, the lowest rows among equal scores at
+    the cut, by row."""
+    rows, scores = best_unordered(rows, scores, n)
+    return by_row(rows, scores)
 
 
 @njit(cache=True, nogil=True)
@@ -137,7 +193,7 @@ def shortlists(queries, postings, common, table, common_position, n_common, n_na
         if len(rows) == 0:
             unselective[i - start] = q_indptr[i + 1] > q_indptr[i]
             continue
-        rows, values = best_compiled(rows, values, rescored)
+        rows, values = best_unordered(rows, values, rescored)  # each row rescored alone: no order needed yet
         for j in range(q_indptr[i], q_indptr[i + 1]):
             if common_position[q_indices[j]] >= 0:
                 dense_common[common_position[q_indices[j]]] = q_data[j]
