@@ -4,6 +4,7 @@ stages and priors."""
 from __future__ import annotations
 
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from medlink.retrieval.compiled import COMPILED_FROM, best, wanted
 from medlink.retrieval.exact import ExactGenerator
 from medlink.retrieval.fusion import Fusion
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable
+from medlink.retrieval.sparse_sums import ArraySums, ScipySums
 from medlink.retrieval.tfidf import TfidfGenerator
 from medlink.text import normalize
 
@@ -59,14 +61,17 @@ def generators(table) -> dict:
     }
 
 
+@pytest.mark.parametrize("sums", [ArraySums, ScipySums])
 @pytest.mark.parametrize("k", [1, 5, 64])
 @pytest.mark.parametrize("stage", ["tfidf", "bm25"])
-def test_the_compiled_path_gives_the_numpy_paths_hits(generators, monkeypatch, k, stage):
+def test_the_compiled_path_gives_the_numpy_paths_hits(generators, monkeypatch, k, stage, sums):
+    """The compiled kernels against the numpy path, its sums by scipy's products or by numpy alone (a short call's)."""
     generator = generators[stage]
     queries = [normalize(m) for m in mentions(organ_names(), 3 * COMPILED_FROM)]
     monkeypatch.setattr(compiled, "LOAD_FROM", 0)
     fast = generator.search_hits(queries, k)
     monkeypatch.setattr(compiled, "COMPILED_FROM", 10**9)
+    monkeypatch.setattr(sys.modules[type(generator).__module__], "sums_for", lambda mentions: sums())
     reference = generator.search_hits(queries, k)
     for field in ("indptr", "concepts", "scores", "keys", "stages", "priors"):
         assert np.array_equal(getattr(fast, field), getattr(reference, field)), field

@@ -1,5 +1,7 @@
 import json
 import logging
+import subprocess
+import sys
 
 import pytest
 
@@ -179,3 +181,15 @@ def test_the_reference_shows_the_default_preset_as_it_is():
     text = (Path(__file__).parents[1] / "docs" / "reference.md").read_text(encoding="utf-8")
     shown = text.split("The `default` preset as a file", 1)[1].split("```json", 1)[1].split("```", 1)[0]
     assert LinkerConfig.from_dict(json.loads(shown)).to_dict() == default_config().to_dict()
+
+
+def test_a_short_call_imports_no_scipy(index_dir):
+    """A few mentions are linked without importing scipy.sparse (its import was a sixth of a warm `medlink link`): the
+    index's matrices load as arrays, and a short search sums them with numpy; a misspelt mention reaches TF-IDF too."""
+    code = (
+        "import sys; from medlink.linking.linker import Linker; "
+        f"results = Linker.load({str(index_dir)!r}).link(['Colorectal Cancers', 'renal diseaze'], k=3); "
+        "print(*[r.candidates[0].concept_id for r in results], 'scipy.sparse' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["D015179", "D007674", "False"]

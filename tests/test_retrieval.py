@@ -10,6 +10,7 @@ from medlink.retrieval.exact import ExactGenerator, word_keys_are_current
 from medlink.retrieval.fusion import Fusion
 from medlink.retrieval.hits import Hits, ranked, top_k
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable
+from medlink.retrieval.sparse_sums import as_sparse
 from medlink.retrieval.tfidf import TfidfGenerator
 from medlink.text import normalize
 
@@ -238,12 +239,12 @@ def test_bm25_spelling_reads_an_unknown_word_as_the_most_frequent_name_word_one_
 
 @pytest.mark.parametrize("method", ["lucene", "bm25+"])
 def test_bm25_scores_a_batch_as_bm25s_scores_each_query(table, method):
-    """The batch's one sparse product gives each query the scores bm25s gives it alone, repeated words counted twice; a
+    """The batch's sums give each query the scores bm25s gives it alone, repeated words counted twice; a
     variant that scores names without the word (BM25+) is scored by bm25s itself, one query at a time."""
     generator = BM25Generator.build(table, CONCEPTS, method=method)
     words = [[generator.vocabulary[w] for w in generator.tokens(m) if w in generator.vocabulary] for m in ["type 2 diabetes", "heart heart failure", "zzz"]]
     if method == "lucene":
-        batch = generator.batch_scores(words).toarray()
+        batch = as_sparse(generator.batch_scores(words)).toarray()
         for row, ids_of in zip(batch, words):
             assert np.allclose(row, generator.retriever.get_scores(ids_of) if ids_of else 0.0, atol=1e-6)
     else:

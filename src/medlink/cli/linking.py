@@ -74,12 +74,13 @@ def link(
     quiet: bool = quiet_option(),
 ) -> None:
     """Link mentions to ranked concepts."""
-    from medlink.corpora.mention_files import FORMATS, guess_format, read_mentions
     from medlink.linking.calibration import calibration_stage, say_if_uncalibrated
     from medlink.linking.index import resolve_index
     from medlink.linking.linker import Linker
     from medlink.linking.output import explanation_lines, link_stream, result_json, result_lines
 
+    if input_format or not mentions:  # the mention files' readers (with the corpora package) only where a file is read
+        from medlink.corpora.mention_files import FORMATS, guess_format, read_mentions
     if input_format and input_format not in FORMATS:
         fail(f"unknown --format {input_format!r}; known: {', '.join(FORMATS)}")
     if mentions and input_path is not None:

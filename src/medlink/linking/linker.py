@@ -73,7 +73,7 @@ class Linker:
         self.rerankers: list[Reranker] = []
         self.dictionary: DictionaryFinder | None = None  # built with the index; read on first use (dictionary_finder)
         self.directory: Path | None = None  # the index folder this linker was loaded from
-        self._position = {cid: i for i, cid in enumerate(concept_ids)}
+        self._position: dict[str, int] | None = None  # concept id -> its place, made when a name is first asked for
 
     def parts(self, memory: Sequence[tuple[str, str]] = (), describe: Callable[[], dict[str, str]] | None = None) -> LinkerParts:
         """What rerankers may use of this linker (``memory``: normalised (mention, concept) pairs, and ``describe``: the
@@ -215,6 +215,8 @@ class Linker:
 
     # -- describing ---------------------------------------------------------------------------
     def name_of(self, concept_id: str) -> str | None:
+        if self._position is None:
+            self._position = dict(zip(self.concept_ids, range(len(self.concept_ids))))
         position = self._position.get(concept_id)
         return None if position is None else self.concept_names[position]
 

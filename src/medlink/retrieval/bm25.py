@@ -26,8 +26,10 @@ from medlink.errors import SHAPE_ERRORS, reading
 from medlink.params import BM25_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.compiled import best, bm25s_without_numba, compiled_word_hits, wanted
+from medlink.retrieval.csr_files import CsrArrays
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable, NameWords, read_json
+from medlink.retrieval.sparse_sums import sums_for
 from medlink.text.spelling import SpellingIndex
 
 if TYPE_CHECKING:
@@ -196,20 +198,22 @@ class BM25Generator(GeneratorBase):
         )
 
     @cached_property
-    def words_by_name(self):
-        """The index's word -> name scores as a sparse matrix (made on the first batch)."""
-        import scipy.sparse as sp
-
+    def words_by_name(self) -> CsrArrays:
+        """The index's word -> name scores as a matrix's arrays."""
         index = self.retriever.scores
-        return sp.csr_matrix((index["data"], index["indices"], index["indptr"]), shape=(len(index["indptr"]) - 1, index["num_docs"]))
+        return CsrArrays(index["data"], index["indices"], index["indptr"], (len(index["indptr"]) - 1, int(index["num_docs"])))
+
+    @cached_property
+    def words_by_name_sparse(self):
+        """``words_by_name`` as scipy's matrix (made on the first call that takes scipy's products)."""
+        return self.words_by_name.sparse()
 
     def batch_scores(self, ids: Sequence[Sequence[int]]):
         """Mentions x names BM25 scores (CSR): each mention's word ids, counted as often as they occur, times the index's
-        word -> name score matrix."""
-        import scipy.sparse as sp
-
+        word -> name score matrix (``sparse_sums``: scipy's product, or numpy alone for a short call)."""
         counts = np.fromiter((len(words) for words in ids), np.int64, len(ids))
         indptr = np.concatenate(([0], np.cumsum(counts)))
         columns = np.fromiter((w for words in ids for w in words), np.int64, int(counts.sum()))
-        queries = sp.csr_matrix((np.ones(len(columns), np.float32), columns, indptr), shape=(len(ids), self.words_by_name.shape[0]))
-        return (queries @ self.words_by_name).tocsr()
+        queries = CsrArrays(np.ones(len(columns), np.float32), columns, indptr, (len(ids), self.words_by_name.shape[0]))
+        sums = sums_for(len(ids))
+        return sums.partials(queries, self.words_by_name_sparse if sums.sparse else self.words_by_name)

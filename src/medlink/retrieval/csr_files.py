@@ -10,21 +10,45 @@ load-time checksum (``inventory.SMALL_FILE``); a larger file's values are checke
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from medlink.errors import DamagedFileError, reading
 
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
 PARTS = ("data", "indices", "indptr", "shape")
+
+
+@dataclass(frozen=True)
+class CsrArrays:
+    """A CSR matrix's arrays (sorted column indices, no duplicates), without scipy: what a short search reads, so that a
+    warm ``medlink link`` never imports scipy.sparse (a sixth of its start); ``sparse()`` gives scipy's matrix."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    shape: tuple[int, int]
+
+    @property
+    def nnz(self) -> int:
+        return len(self.data)
+
+    def sparse(self) -> sp.csr_matrix:
+        import scipy.sparse as sp
+
+        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape, copy=False)
 
 
 def part_path(directory: Path, stem: str, part: str) -> Path:
     return Path(directory) / f"{stem}.{part}.npy"
 
 
-def save_csr(directory: Path, stem: str, matrix: sp.csr_matrix) -> None:
+def save_csr(directory: Path, stem: str, matrix: sp.csr_matrix | CsrArrays) -> None:
     """``matrix`` as ``<stem>.data.npy``, ``.indices.npy``, ``.indptr.npy`` and ``.shape.npy`` in ``directory``."""
     arrays = {"data": matrix.data, "indices": matrix.indices, "indptr": matrix.indptr, "shape": np.asarray(matrix.shape, np.int64)}
     for part, array in arrays.items():
@@ -44,7 +68,15 @@ def _array(path: Path) -> np.ndarray:
 def load_csr(directory: Path, stem: str) -> sp.csr_matrix:
     """The matrix ``save_csr`` wrote, or the zip an older index has (``<stem>.npz``); refused, naming the file, when its
     parts do not fit together."""
+    matrix = load_arrays(directory, stem)
+    return matrix.sparse() if isinstance(matrix, CsrArrays) else matrix
+
+
+def load_arrays(directory: Path, stem: str) -> CsrArrays | sp.csr_matrix:
+    """``load_csr``'s matrix as its arrays, without importing scipy (an older index's zip: scipy's matrix)."""
     if not has_csr(directory, stem):
+        import scipy.sparse as sp
+
         path = Path(directory) / f"{stem}.npz"
         with reading(path):
             return sp.load_npz(path).tocsr()
@@ -58,4 +90,4 @@ def load_csr(directory: Path, stem: str) -> sp.csr_matrix:
         raise DamagedFileError(part_path(directory, stem, "data"), ValueError(f"{len(data):,} values for {int(indptr[-1]):,} entries"))
     if indices.shape != data.shape or (len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= columns)):
         raise DamagedFileError(part_path(directory, stem, "indices"), ValueError(f"column indices outside 0-{columns - 1}"))
-    return sp.csr_matrix((data, indices, indptr), shape=(rows, columns), copy=False)
+    return CsrArrays(data, indices, indptr, (rows, columns))

@@ -13,9 +13,14 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+from medlink.retrieval.csr_files import CsrArrays
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 ANALYZERS = ("char", "char_wb")  # what VocabularyTfidf reproduces
 WORDS_KEPT = 200_000  # words whose n-gram columns a char_wb model remembers (a long run's memory stays bounded)
@@ -44,16 +49,30 @@ def char_ngrams(text: str, low: int, high: int, word_bounded: bool) -> list[str]
 
 def weigh(counts: sp.csr_matrix, idf: np.ndarray, sublinear: bool) -> sp.csr_matrix:
     """Term counts -> L2-normalised TF-IDF rows, in place (1 + log tf when ``sublinear``)."""
-    if sublinear:
-        np.log(counts.data, out=counts.data)
-        counts.data += 1
-    counts.data *= idf[counts.indices]
     counts.eliminate_zeros()
-    lengths = np.diff(counts.indptr)
-    rows = np.repeat(np.arange(counts.shape[0]), lengths)
-    norms = np.sqrt(np.bincount(rows, weights=counts.data.astype(np.float64) ** 2, minlength=counts.shape[0]))
-    counts.data /= np.repeat(np.where(norms > 0, norms, 1.0), lengths).astype(counts.data.dtype)
+    weighed = weigh_arrays(CsrArrays(counts.data, counts.indices, counts.indptr, counts.shape), idf, sublinear)
+    counts.data, counts.indices, counts.indptr = weighed.data, weighed.indices, weighed.indptr
     return counts
+
+
+def weigh_arrays(counts: CsrArrays, idf: np.ndarray, sublinear: bool) -> CsrArrays:
+    """``weigh`` on a matrix's arrays (the counts' data weighed in place; entries weighing 0 dropped)."""
+    data = counts.data
+    if sublinear:
+        np.log(data, out=data)
+        data += 1
+    data *= idf[counts.indices]
+    indices, indptr = counts.indices, counts.indptr
+    if not data.all():  # what scipy's eliminate_zeros does
+        kept = data != 0
+        rows = np.repeat(np.arange(counts.shape[0]), np.diff(indptr))
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(rows[kept], minlength=counts.shape[0])))).astype(indptr.dtype)
+        data, indices = data[kept], indices[kept]
+    lengths = np.diff(indptr)
+    rows = np.repeat(np.arange(counts.shape[0]), lengths)
+    norms = np.sqrt(np.bincount(rows, weights=data.astype(np.float64) ** 2, minlength=counts.shape[0]))
+    data /= np.repeat(np.where(norms > 0, norms, 1.0), lengths).astype(data.dtype)
+    return CsrArrays(data, indices, indptr, counts.shape)
 
 
 class VocabularyTfidf:
@@ -90,6 +109,10 @@ class VocabularyTfidf:
         self._word_columns.clear()
 
     def transform(self, texts: Iterable[str]) -> sp.csr_matrix:
+        return self.transform_arrays(texts).sparse()
+
+    def transform_arrays(self, texts: Iterable[str]) -> CsrArrays:
+        """``transform``'s matrix as its arrays, made without scipy: a short call's search needs no scipy import."""
         rows: list[int] = []
         columns: list[int] = []
         n = 0
@@ -97,11 +120,11 @@ class VocabularyTfidf:
             found = self._columns(text)
             columns.extend(found)
             rows.extend([n - 1] * len(found))
-        counts = sp.coo_matrix(
-            (np.ones(len(columns), np.float32), (np.asarray(rows, np.int64), np.asarray(columns, np.int64))), shape=(n, len(self.idf_))
-        ).tocsr()  # duplicates summed: term counts
-        counts.sort_indices()
-        return weigh(counts, self.idf_, self.sublinear_tf)
+        width = len(self.idf_)
+        entries, counts = np.unique(np.asarray(rows, np.int64) * width + np.asarray(columns, np.int64), return_counts=True)
+        indptr = np.searchsorted(entries, np.arange(n + 1, dtype=np.int64) * width).astype(np.int32)  # as scipy's CSR: summed, sorted
+        counts = CsrArrays(counts.astype(np.float32), (entries % width).astype(np.int32), indptr, (n, width))
+        return weigh_arrays(counts, self.idf_, self.sublinear_tf)
 
 
 def fit_word_bounded(
@@ -126,6 +149,8 @@ def fit_word_bounded(
             word_grams.append(gram_ids.setdefault(gram, len(gram_ids)))
     if not gram_ids:
         return None
+    import scipy.sparse as sp  # build time only
+
     names_by_words = sp.csr_matrix(
         (np.ones(len(name_rows), np.float32), (np.frombuffer(name_rows, np.int64), np.frombuffer(name_words, np.int64))),
         shape=(len(texts), len(word_ids)),

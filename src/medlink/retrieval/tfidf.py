@@ -21,20 +21,24 @@ import json
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from medlink.errors import DamagedFileError, reading
 from medlink.params import TFIDF_PARAMS, defaults, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.compiled import best, compiled_shortlists, wanted
-from medlink.retrieval.csr_files import has_csr, load_csr, save_csr
+from medlink.retrieval.csr_files import CsrArrays, has_csr, load_arrays, save_csr
 from medlink.retrieval.hits import Hits, concatenate_hits, merged
 from medlink.retrieval.names import NameTable, read_json
 from medlink.retrieval.ngrams import ANALYZERS, VocabularyTfidf, fit_word_bounded
-from medlink.retrieval.tfidf_hashed import HashedTfidf, fit_halves, selective_threshold
-from medlink.retrieval.tfidf_impact import impact_postings
+from medlink.retrieval.sparse_sums import sums_for
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+MATRICES = ("postings", "common", "impact")
 
 DEFAULTS = defaults(TFIDF_PARAMS)
 HASHED_ABOVE = 1_000_000  # "auto": exact vocabulary up to this many names, hashed features above (memory)
@@ -70,6 +74,8 @@ def _fit_exact(keys: Sequence[str], params: dict):
 
 def _full_width_transpose(columns: sp.csc_matrix, column_ids: np.ndarray, width: int) -> sp.csr_matrix:
     """The transpose of a column subset, as a CSR matrix with one (possibly empty) row per original column."""
+    import scipy.sparse as sp
+
     indptr = np.zeros(width + 1, dtype=np.int64)
     indptr[column_ids + 1] = np.diff(columns.indptr)
     return sp.csr_matrix((columns.data, columns.indices, np.cumsum(indptr)), shape=(width, columns.shape[0]))
@@ -81,7 +87,8 @@ class TfidfGenerator(GeneratorBase):
     The name matrix is kept only as its two halves: ``postings`` (selective n-grams, transposed:
     n-gram -> names) and ``common`` (names x common n-grams), plus ``impact`` (common n-gram ->
     its highest-weighted names). Never holding the whole matrix next to its halves keeps a
-    UMLS-sized build within memory.
+    UMLS-sized build within memory. A loaded index keeps them as arrays (``CsrArrays``): the searches read the arrays,
+    and scipy's matrices are made only for what needs scipy (a mention with no selective n-gram).
     """
 
     def __init__(
@@ -89,26 +96,50 @@ class TfidfGenerator(GeneratorBase):
         table: NameTable,
         concept_ids: Sequence[str],
         vectorizer,
-        postings: sp.csr_matrix,
-        common: sp.csr_matrix,
+        postings: sp.csr_matrix | CsrArrays,
+        common: sp.csr_matrix | CsrArrays,
         common_columns: np.ndarray,
         params: dict,
         name: str,
-        impact: sp.csr_matrix | None = None,
+        impact: sp.csr_matrix | CsrArrays | None = None,
     ):
         super().__init__(table, concept_ids, name)
         self.vectorizer = vectorizer
-        self.postings = postings
-        self.common = common
+        self.arrays = {"postings": postings, "common": common, "impact": impact}  # impact None: the exhaustive reference
+        self._sparse: dict[str, sp.csr_matrix] = {}
         self.common_columns = common_columns
         self.params = params
-        self.impact = impact  # None: mentions without a selective n-gram are scored against every name (exact, slow; a reference)
+
+    def _matrix(self, name: str) -> sp.csr_matrix | None:
+        """scipy's matrix of ``arrays[name]``, made on first use."""
+        stored = self.arrays[name]
+        if not isinstance(stored, CsrArrays):
+            return stored
+        if name not in self._sparse:
+            self._sparse[name] = stored.sparse()
+        return self._sparse[name]
+
+    postings = property(lambda self: self._matrix("postings"), doc="selective n-gram -> names (scipy's CSR)")
+    common = property(lambda self: self._matrix("common"), doc="names x common n-grams (scipy's CSR)")
+
+    @property
+    def impact(self) -> sp.csr_matrix | None:
+        """common n-gram -> its highest-weighted names (scipy's CSR); None: every name is scanned (the reference)."""
+        return self._matrix("impact")
+
+    @impact.setter
+    def impact(self, matrix: sp.csr_matrix | None) -> None:
+        self.arrays["impact"] = matrix
+        self._sparse.pop("impact", None)
 
     @classmethod
     def build(cls, table: NameTable, concept_ids: Sequence[str], name: str = "tfidf", **params) -> TfidfGenerator:
         params = read_params(f"tfidf generator {name!r}", params, TFIDF_PARAMS)
         if params["vocabulary"] == "auto":
             params["vocabulary"] = "hashed" if len(table.keys) > HASHED_ABOVE else "exact"
+        from medlink.retrieval.tfidf_hashed import fit_halves, selective_threshold  # build time only: they import scipy
+        from medlink.retrieval.tfidf_impact import impact_postings
+
         if params["vocabulary"] == "hashed":
             vectorizer, postings, common_columns, common = fit_halves(table.keys, params)
             return cls(
@@ -150,10 +181,9 @@ class TfidfGenerator(GeneratorBase):
             (directory / "vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False))
         np.save(directory / "idf.npy", self.vectorizer.idf_.astype(np.float32))
         np.save(directory / "common_columns.npy", self.common_columns)
-        save_csr(directory, "postings", self.postings)
-        save_csr(directory, "common", self.common)
-        if self.impact is not None:
-            save_csr(directory, "impact", self.impact)
+        for name, matrix in self.arrays.items():
+            if matrix is not None:
+                save_csr(directory, name, matrix)
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> TfidfGenerator:
@@ -161,6 +191,8 @@ class TfidfGenerator(GeneratorBase):
         with reading(directory / "idf.npy"):
             idf = np.load(directory / "idf.npy")
         if params["vocabulary"] == "hashed":
+            from medlink.retrieval.tfidf_hashed import HashedTfidf
+
             vectorizer = HashedTfidf(params, idf)
         else:
             vocabulary = {term: i for i, term in enumerate(read_json(directory / "vocabulary.json"))}
@@ -170,26 +202,14 @@ class TfidfGenerator(GeneratorBase):
                 vectorizer = _vectorizer(params)
                 vectorizer.vocabulary_, vectorizer.idf_ = vocabulary, idf
 
-        impact = load_csr(directory, "impact") if has_csr(directory, "impact") or (directory / "impact.npz").is_file() else None
-        postings, common = load_csr(directory, "postings"), load_csr(directory, "common")
+        impact = load_arrays(directory, "impact") if has_csr(directory, "impact") or (directory / "impact.npz").is_file() else None
+        postings, common = load_arrays(directory, "postings"), load_arrays(directory, "common")
         with reading(directory / "common_columns.npy"):
             common_columns = np.load(directory / "common_columns.npy")
         width = len(idf)
         if postings.shape != (width, len(table)) or common.shape != (len(table), len(common_columns)) or (common_columns >= width).any():
             raise DamagedFileError(directory, ValueError(f"its matrices do not fit {len(table)} names and {width} n-grams"))
         return cls(table, concept_ids, vectorizer, postings, common, common_columns, params, name, impact)
-
-    def _impact_shortlists(self, common_queries: sp.csr_matrix, mentions: np.ndarray, keep: int) -> dict[int, np.ndarray]:
-        """Mention -> the ``keep`` names with the best partial scores over the impact postings."""
-        if not len(mentions) or self.impact is None:
-            return {}
-        scores = (common_queries[mentions] @ self.impact).tocsr()
-        return {
-            int(i): best(
-                scores.indices[scores.indptr[j] : scores.indptr[j + 1]], scores.data[scores.indptr[j] : scores.indptr[j + 1]], keep
-            )[0]
-            for j, i in enumerate(mentions)
-        }
 
     @cached_property
     def common_position(self) -> np.ndarray:
@@ -216,14 +236,20 @@ class TfidfGenerator(GeneratorBase):
             return self._search_batch(mentions, k, stage)
         return concatenate_hits([self._search_batch(mentions[i : i + size], k, stage) for i in range(0, len(mentions), size)])
 
+    def _queries(self, mentions: Sequence[str]) -> CsrArrays | sp.csr_matrix:
+        """The mentions' TF-IDF rows: arrays where the vectorizer makes them without scipy (``VocabularyTfidf``)."""
+        if hasattr(self.vectorizer, "transform_arrays"):
+            return self.vectorizer.transform_arrays(mentions)
+        return self.vectorizer.transform(mentions).tocsr()
+
     def _search_compiled(self, mentions: Sequence[str], k: int, stage: int) -> Hits:
         """``_search_batch``'s hits, the shortlists compiled; mentions without a selective n-gram as there."""
-        queries = self.vectorizer.transform(mentions).tocsr()
+        queries = self._queries(mentions)
         shortlist = max(2 * k, self.params["shortlist"])
         hits, unselective = compiled_shortlists(
             queries,
-            self.postings,
-            self.common,
+            self.arrays["postings"],
+            self.arrays["common"],
             self.common_position,
             self.table,
             len(self.concept_ids),
@@ -238,36 +264,64 @@ class TfidfGenerator(GeneratorBase):
         positive = cosine > 0
         return merged(hits, self._concept_hits(query[positive], rows[positive], cosine[positive], stage, len(mentions), k))
 
-    def _unselective(self, queries: sp.csr_matrix, mentions: np.ndarray, shortlist: int) -> tuple[np.ndarray, ...]:
-        """(query, row, cosine) shortlists of ``mentions``, which have known n-grams but no selective one."""
-        common_sparse = queries[mentions][:, self.common_columns].tocsr()
-        common_queries = common_sparse.toarray()
-        impact_rows = self._impact_shortlists(common_sparse, np.arange(len(mentions)), RESCORED * shortlist)
-        parts = []
+    def _unselective(self, queries: CsrArrays | sp.csr_matrix, mentions: np.ndarray, shortlist: int) -> tuple[np.ndarray, ...]:
+        """(query, row, cosine) shortlists of ``mentions``, which have known n-grams but no selective one: the
+        ``RESCORED`` x ``shortlist`` best names by their partial scores over the impact postings, then the best by
+        their common part, which is their whole cosine (without impact postings: every name, the exhaustive reference)."""
+        sums = sums_for(len(mentions))
+        common, impact = (self.common, self.impact) if sums.sparse else (self.arrays["common"], self.arrays["impact"])
+        parts = [self._common_weights(queries, i) for i in mentions.tolist()]  # (columns in common, weights) each
+        lengths = [len(columns) for columns, _ in parts]
+        common_queries = CsrArrays(
+            np.concatenate([weights for _, weights in parts]),
+            np.concatenate([columns for columns, _ in parts]),
+            np.concatenate(([0], np.cumsum(lengths))),
+            (len(parts), len(self.common_columns)),
+        )
+        partial = sums.partials(common_queries, impact) if impact is not None else None
+        vector = np.zeros(len(self.common_columns), np.float32)
+        found = []
         for j, i in enumerate(mentions.tolist()):
-            if j in impact_rows:
-                rows, cosine = best(impact_rows[j], self.common[impact_rows[j]] @ common_queries[j], shortlist)
-            else:  # no impact postings (the exhaustive reference): every name, by its common part
-                rows, cosine = best(np.arange(self.common.shape[0]), self.common @ common_queries[j], shortlist)
-            parts.append((np.full(len(rows), i), rows, cosine))
-        return tuple(np.concatenate([part[n] for part in parts]) for n in range(3))
+            columns, weights = parts[j]
+            vector[columns] = weights
+            if partial is not None:
+                start, end = partial.indptr[j], partial.indptr[j + 1]
+                rows = best(partial.indices[start:end], partial.data[start:end], RESCORED * shortlist)[0]
+                rows, cosine = best(rows, sums.products(common, rows, vector), shortlist)
+            else:
+                rows, cosine = best(np.arange(common.shape[0]), self.common @ vector, shortlist)
+            vector[columns] = 0
+            found.append((np.full(len(rows), i), rows, cosine))
+        return tuple(np.concatenate([part[n] for part in found]) for n in range(3))
+
+    def _common_weights(self, queries: CsrArrays | sp.csr_matrix, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Query ``i``'s common n-grams, as columns of ``common``, and their weights."""
+        columns = queries.indices[queries.indptr[i] : queries.indptr[i + 1]]
+        place = self.common_position[columns]
+        return place[place >= 0], queries.data[queries.indptr[i] : queries.indptr[i + 1]][place >= 0]
 
     def _search_batch(self, mentions: Sequence[str], k: int, stage: int = 0) -> Hits:
-        """Exact cosine of each mention with its shortlist of names, aggregated to concepts.
+        """Exact cosine of each mention with its shortlist of names, aggregated to concepts (``sparse_sums``: scipy's
+        products, or numpy alone for a short call).
 
-        cosine = selective part (from the batch's sparse product) + common part (the shortlisted
-        rows of ``common`` times the mention's dense common-n-gram vector, one C-level product).
+        cosine = selective part (from the batch's product with the postings) + common part (the shortlisted names'
+        common entries times the mention's common-n-gram weights).
         """
-        queries = self.vectorizer.transform(mentions).tocsr()
-        partial = (queries @ self.postings).tocsr()
-        common_queries = queries[:, self.common_columns].toarray()
+        queries = self._queries(mentions)
+        sums = sums_for(len(mentions))
+        postings, common = (self.postings, self.common) if sums.sparse else (self.arrays["postings"], self.arrays["common"])
+        partial = sums.partials(queries, postings)
         shortlist = max(2 * k, self.params["shortlist"])
+        vector = np.zeros(len(self.common_columns), np.float32)
         query_parts, row_parts, cosine_parts = [], [], []
         for i in range(len(mentions)):
             start, end = partial.indptr[i], partial.indptr[i + 1]
             if start < end:
                 rows, values = best(partial.indices[start:end], partial.data[start:end], RESCORED * shortlist)
-                rows, cosine = best(rows, values + self.common[rows] @ common_queries[i], shortlist)
+                columns, weights = self._common_weights(queries, i)
+                vector[columns] = weights
+                rows, cosine = best(rows, values + sums.products(common, rows, vector), shortlist)
+                vector[columns] = 0
                 query_parts.append(np.full(len(rows), i))
                 row_parts.append(rows)
                 cosine_parts.append(cosine)
