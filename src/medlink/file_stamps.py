@@ -21,6 +21,7 @@ from pathlib import Path
 from medlink.settings import medlink_home
 
 STAMPS = "file-stamps.json"
+_CHECKED: dict[str, list[int]] = {}  # absolute path -> its stat when this process found its checksum right
 KEPT = 4_096  # files remembered; the oldest stamps go first
 RACY_SECONDS = 2.0
 
@@ -80,3 +81,15 @@ class FileStamps:
             self.changed = False
         except OSError:
             staging.unlink(missing_ok=True)  # a read-only cache directory: the files are read again next time
+
+
+def mark_checked(path: Path) -> None:
+    """Record that this process found ``path``'s checksum right (``was_checked``)."""
+    _CHECKED[str(Path(path).resolve())] = _stat_key(path)
+
+
+def was_checked(path: Path) -> bool:
+    """Did this process find ``path``'s checksum right, and has it not been written since? Then its content is what
+    medlink wrote, and a reader may skip checks of its structure that read it whole."""
+    key = _CHECKED.get(str(Path(path).resolve()))
+    return key is not None and key == _stat_key(path)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from medlink.errors import DamagedFileError, MedlinkError
-from medlink.file_stamps import FileStamps
+from medlink.file_stamps import FileStamps, mark_checked
 
 INVENTORY = ".medlink-files.json"  # in every folder medlink replaces whole: the files it wrote there, with their sizes
 SMALL_FILE = 64 << 20  # bytes: files up to this size are checksummed each time they are loaded; every file by 'index verify'
@@ -185,8 +185,10 @@ def _check_file(folder: Path, relative: str, facts: Mapping, full: bool, stamps:
         raise DamagedFileError(path, ValueError(f"{size:,} bytes, written with {facts['size']:,}"))
     if full or size <= SMALL_FILE:
         kind = "sha256" if full or not facts.get("crc32") else "crc32"
-        if not facts.get(kind) or stamps.recalled(path, kind) == facts[kind]:
+        if not facts.get(kind):
             return
-        if _checksums(path, sha256=kind == "sha256")[kind] != facts[kind]:
-            raise DamagedFileError(path, ValueError(f"its content changed since it was written ({kind} checksum differs)"))
-        stamps.remember(path, kind, facts[kind])
+        if stamps.recalled(path, kind) != facts[kind]:
+            if _checksums(path, sha256=kind == "sha256")[kind] != facts[kind]:
+                raise DamagedFileError(path, ValueError(f"its content changed since it was written ({kind} checksum differs)"))
+            stamps.remember(path, kind, facts[kind])
+        mark_checked(path)

@@ -115,17 +115,17 @@ def mapped_objects(path: Path | str, predicates: Iterable[str]) -> dict[str, tup
     """Subject -> the objects it maps to by one of ``predicates``, from an SSSOM TSV with its header (negated rows left
     out): what telling rivals apart needs at the first link of a process, read without ``read_mappings``' checks and
     objects, a fifth of its time."""
-    rows = _data_lines(Path(path))
-    first = next(rows, None)
-    header = first[1].split("\t") if first else []
+    with open(path, encoding="utf-8-sig") as handle:
+        lines = [line for line in handle.read().split("\n") if line.strip() and not line.startswith("#")]
+    header = lines[0].rstrip("\r").split("\t") if lines else []
     if not {"subject_id", "predicate_id", "object_id"} <= set(header):
         return _grouped((m.subject, m.object) for m in read_mappings(path, predicates))
     subject, predicate, target = (header.index(name) for name in ("subject_id", "predicate_id", "object_id"))
     negated = header.index("predicate_modifier") if "predicate_modifier" in header else None
     kept = set(predicates)
     pairs = []
-    for _, line in rows:
-        cells = line.split("\t")
+    for line in lines[1:]:
+        cells = line.rstrip("\r").split("\t")
         if len(cells) == len(header) and cells[predicate].strip() in kept and (negated is None or cells[negated].strip() != "Not"):
             pairs.append((cells[subject].strip(), cells[target].strip()))
     return _grouped(pair for pair in pairs if pair[1] != "sssom:NoTermFound")

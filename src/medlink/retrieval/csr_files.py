@@ -4,8 +4,9 @@ Why: ``scipy.sparse.load_npz`` reads a zip member by member and checks each memb
 loading an index's TF-IDF matrices most of its start-up. Plain ``.npy`` files are memory-mapped, not read: pages come
 from the page cache as queries touch them (a warm ``medlink link`` of one mention reads a few), and worker processes
 share them. Each file's structure is still checked here (every column index in range, row pointers in order), so
-damage that would send scipy outside the arrays is refused at load, whether or not the file is small enough for the
-load-time checksum (``inventory.SMALL_FILE``); a larger file's values are checked by ``medlink index verify``.
+damage that would send scipy outside the arrays is refused at load; the column indices are not read whole where this
+process found their file's checksum right (``file_stamps.was_checked``). A file larger than the load-time checksum's
+limit (``inventory.SMALL_FILE``) is checked whole by ``medlink index verify``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from medlink.errors import DamagedFileError, reading
+from medlink.file_stamps import was_checked
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -88,6 +90,7 @@ def load_arrays(directory: Path, stem: str) -> CsrArrays | sp.csr_matrix:
         raise DamagedFileError(part_path(directory, stem, "indptr"), ValueError(f"not the row pointers of {rows:,} rows"))
     if data.shape != (int(indptr[-1]),):
         raise DamagedFileError(part_path(directory, stem, "data"), ValueError(f"{len(data):,} values for {int(indptr[-1]):,} entries"))
-    if indices.shape != data.shape or (len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= columns)):
+    whole = not was_checked(part_path(directory, stem, "indices"))  # a file whose checksum was found right is as written
+    if indices.shape != data.shape or (whole and len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= columns)):
         raise DamagedFileError(part_path(directory, stem, "indices"), ValueError(f"column indices outside 0-{columns - 1}"))
     return CsrArrays(data, indices, indptr, (rows, columns))
