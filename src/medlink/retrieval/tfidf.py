@@ -38,8 +38,6 @@ from medlink.retrieval.sparse_sums import sums_for
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-MATRICES = ("postings", "common", "impact")
-
 DEFAULTS = defaults(TFIDF_PARAMS)
 HASHED_ABOVE = 1_000_000  # "auto": exact vocabulary up to this many names, hashed features above (memory)
 # names per kept shortlist place whose exact cosine is computed: with 1, a mention of ICD-10-CM's "fracture of neck of
