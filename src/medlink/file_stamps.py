@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -55,7 +56,9 @@ class FileStamps:
     def recalled(self, path: Path, kind: str) -> str | None:
         """The ``kind`` checksum last read of ``path``, if it has not been written since; else None."""
         stamp = self.stamps.get(f"{kind}:{Path(path).resolve()}")
-        return stamp[0] if stamp is not None and stamp[1:] == _stat_key(path) else None
+        if not isinstance(stamp, list) or stamp[1:] != _stat_key(path):
+            return None  # none, another stat, or an entry damaged in the file: read the file again
+        return stamp[0]
 
     def remember(self, path: Path, kind: str, checksum: str) -> None:
         """Record that ``path`` was just read and has this ``kind`` of checksum (not if it changed too recently to tell)."""
@@ -74,7 +77,7 @@ class FileStamps:
         their files are only read again)."""
         if self.place is None or not self.changed:
             return
-        staging = self.place.with_name(f".{STAMPS}.{os.getpid()}.tmp")  # medlink's own scratch name (inventory._is_scratch)
+        staging = self.place.with_name(f".{STAMPS}.{os.getpid()}.{threading.get_ident()}.tmp")  # a scratch name (inventory._is_scratch)
         try:
             staging.write_text(json.dumps(self.stamps), encoding="utf-8")
             os.replace(staging, self.place)
