@@ -3,8 +3,9 @@
 Why two: importing scipy.sparse was a sixth of a warm ``medlink link``, and a call of a few mentions needs only a few
 posting lists and rows. ``ArraySums`` adds them up with numpy, one float32 add at a time in scipy's order (the query's
 entries as given, then each list or row as stored; ``np.add.at`` adds in array order), so its numbers are scipy's and
-the compiled kernels', to the bit; it is slower than scipy's C++ on a batch, so a call takes it only while scipy is not
-imported and it has at most ``SHORT_CALL`` mentions.
+the compiled kernels', to the bit. It is slower than scipy's C++ (a batch of a few hundred mentions takes half as many
+a second, one mention at a time a third fewer), so only a process's first few calls of at most ``SHORT_CALL`` mentions
+take it, while scipy is not imported.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 SHORT_CALL = 8  # mentions a call may have and be summed without scipy (while scipy is not imported)
+FIRST_CALLS = 8  # calls a process sums without scipy at most (a link's first one or two); later ones pay for its import
+_calls_without_scipy = 0
 
 
 def row_entries(matrix: CsrArrays | sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -77,5 +80,10 @@ def as_sparse(matrix: CsrArrays | sp.csr_matrix) -> sp.csr_matrix:
 
 
 def sums_for(mentions: int) -> ArraySums | ScipySums:
-    """The sums a call of ``mentions`` takes: numpy alone for a short call while scipy is not imported, else scipy's."""
-    return ArraySums() if mentions <= SHORT_CALL and "scipy.sparse" not in sys.modules else ScipySums()
+    """The sums a call of ``mentions`` takes: numpy alone for one of a process's first short calls while scipy is not
+    imported (numpy alone is slower per mention: a long run imports scipy early), else scipy's."""
+    global _calls_without_scipy
+    if mentions <= SHORT_CALL and _calls_without_scipy < FIRST_CALLS and "scipy.sparse" not in sys.modules:
+        _calls_without_scipy += 1
+        return ArraySums()
+    return ScipySums()
