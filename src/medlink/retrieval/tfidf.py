@@ -33,7 +33,7 @@ from medlink.retrieval.csr_files import CsrArrays, has_csr, load_arrays, save_cs
 from medlink.retrieval.hits import Hits, concatenate_hits, merged
 from medlink.retrieval.names import NameTable, read_json
 from medlink.retrieval.ngrams import ANALYZERS, VocabularyTfidf, fit_word_bounded
-from medlink.retrieval.sparse_sums import sums_for
+from medlink.retrieval.sparse_sums import ArraySums, ScipySums, sums_for
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -116,6 +116,10 @@ class TfidfGenerator(GeneratorBase):
         if name not in self._sparse:
             self._sparse[name] = stored.sparse()
         return self._sparse[name]
+
+    def _matrices(self, sums: ArraySums | ScipySums, *names: str) -> list:
+        """The named matrices in the form ``sums`` reads: scipy's, or the arrays as stored."""
+        return [self._matrix(name) if sums.sparse else self.arrays[name] for name in names]
 
     postings = property(lambda self: self._matrix("postings"), doc="selective n-gram -> names (scipy's CSR)")
     common = property(lambda self: self._matrix("common"), doc="names x common n-grams (scipy's CSR)")
@@ -262,12 +266,15 @@ class TfidfGenerator(GeneratorBase):
         positive = cosine > 0
         return merged(hits, self._concept_hits(query[positive], rows[positive], cosine[positive], stage, len(mentions), k))
 
-    def _unselective(self, queries: CsrArrays | sp.csr_matrix, mentions: np.ndarray, shortlist: int) -> tuple[np.ndarray, ...]:
+    def _unselective(
+        self, queries: CsrArrays | sp.csr_matrix, mentions: np.ndarray, shortlist: int, sums: ArraySums | ScipySums | None = None
+    ) -> tuple[np.ndarray, ...]:
         """(query, row, cosine) shortlists of ``mentions``, which have known n-grams but no selective one: the
         ``RESCORED`` x ``shortlist`` best names by their partial scores over the impact postings, then the best by
-        their common part, which is their whole cosine (without impact postings: every name, the exhaustive reference)."""
-        sums = sums_for(len(mentions))
-        common, impact = (self.common, self.impact) if sums.sparse else (self.arrays["common"], self.arrays["impact"])
+        their common part, which is their whole cosine (without impact postings: every name, the exhaustive reference);
+        ``sums``: the calling search's, else chosen here."""
+        sums = sums or sums_for(len(mentions))
+        common, impact = self._matrices(sums, "common", "impact")
         parts = [self._common_weights(queries, i) for i in mentions.tolist()]  # (columns in common, weights) each
         lengths = [len(columns) for columns, _ in parts]
         common_queries = CsrArrays(
@@ -307,7 +314,7 @@ class TfidfGenerator(GeneratorBase):
         """
         queries = self._queries(mentions)
         sums = sums_for(len(mentions))
-        postings, common = (self.postings, self.common) if sums.sparse else (self.arrays["postings"], self.arrays["common"])
+        postings, common = self._matrices(sums, "postings", "common")
         partial = sums.partials(queries, postings)
         shortlist = max(2 * k, self.params["shortlist"])
         vector = np.zeros(len(self.common_columns), np.float32)
@@ -325,7 +332,7 @@ class TfidfGenerator(GeneratorBase):
                 cosine_parts.append(cosine)
         unselective = np.flatnonzero((np.diff(partial.indptr) == 0) & (np.diff(queries.indptr) > 0))
         if len(unselective):
-            for part, extra in zip((query_parts, row_parts, cosine_parts), self._unselective(queries, unselective, shortlist)):
+            for part, extra in zip((query_parts, row_parts, cosine_parts), self._unselective(queries, unselective, shortlist, sums)):
                 part.append(extra)
         if not query_parts:
             return Hits.empty(len(mentions))
