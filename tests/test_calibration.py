@@ -179,6 +179,7 @@ def test_pseudo_mentions_are_held_out_of_the_index(organ_kb):
     assert len(not_in_index) == 50 + len(misspelt) and 30 <= len(misspelt) <= 40  # held-out synonyms, and names asked about misspelt
     assert all(any(text_distance_one(m.text, text) for c, text, _ in held.iter_names() if c == m.concept_id)
                                        for m in misspelt)
+    assert all(m.concept_id not in {cid for cid, _ in held.iter_concepts()} for m in mentions if m.nil)
 
 
 def text_distance_one(a: str, b: str) -> bool:
@@ -190,7 +191,6 @@ def text_distance_one(a: str, b: str) -> bool:
         return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
     short, long_ = sorted((a, b), key=len)
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
-    assert all(m.concept_id not in {cid for cid, _ in held.iter_concepts()} for m in mentions if m.nil)
 
 
 def test_a_mention_of_stop_words_only_is_right_about_nothing():
