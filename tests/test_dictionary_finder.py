@@ -96,6 +96,10 @@ def test_names_are_found_as_text_says_them(tmp_path):
         None, None, "Parkinson's", "Tuberculosis", "(Irreversible) Eisenmenger's"]  # "unspecified" qualifies "type" there
     assert [plain_form(n) for n in ("Acute obstructive laryngitis [croup]", "Disorder, unspecified", "Syndromes NOS")] == [
         "Acute obstructive laryngitis", None, None]  # a lone generic head names nothing
+    # what ICD-10-CM says is not specified is the plain condition; a clause before another one qualifies that one
+    assert [plain_form(n) for n in ("Bronchitis, not specified as acute or chronic", "Keratoconjunctivitis sicca, not specified as "
+                                    "Sjögren's, right eye", "Malignant neoplasm of liver, not specified as primary or secondary")] == [
+        "Bronchitis", None, "Malignant neoplasm of liver"]
     assert [t for t, _ in spans(finder, "Mrs. Parkinson's chart; Dr Parkinson's notes; Down's")] == ["Down's"]  # a person's, after a title
     signed = DictionaryFinder.build(["HR+", "HER2-", "Hormone receptor positive", "Elevated sweat Cl-"], normalize)
     assert [t for t, _ in spans(signed, "HR 88, HER2- and hormone receptor positive; elevated sweat Cl")] == ["HER2-", "hormone receptor positive"]

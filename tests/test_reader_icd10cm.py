@@ -106,3 +106,28 @@ def test_a_codes_includes_notes_name_it_unless_they_describe_its_scope(tmp_path)
     abbreviations = {(n[0], n[1]) for n in names if n[2] == "abbreviation"}
     # it abbreviates the whole name ("PSA" only its last words); "ER+" keeps its sign, which the normaliser reads as a word
     assert abbreviations == {("ICD10CM:I50.2", "HFrEF"), ("ICD10CM:Z17.0", "ER+")}
+
+
+def test_a_manifestation_codes_inclusion_terms_keep_its_context(tmp_path):
+    """N16's "Pyelonephritis" is pyelonephritis in a disease classified elsewhere, a code ICD-10-CM never lists first: as
+    a bare name it tied with the condition itself. Terms that say their own context, and other codes' terms, stay."""
+    (tmp_path / "tabular.xml").write_text("""<?xml version="1.0" encoding="utf-8"?>
+<ICD10CM.tabular><chapter><name>14</name><desc>Diseases of the genitourinary system (N00-N99)</desc>
+  <section id="N10-N16"><desc>Renal tubulo-interstitial diseases (N10-N16)</desc>
+    <diag><name>N12</name><desc>Tubulo-interstitial nephritis, not specified as acute or chronic</desc>
+      <inclusionTerm><note>Pyelonephritis NOS</note></inclusionTerm></diag>
+    <diag><name>N16</name><desc>Renal tubulo-interstitial disorders in diseases classified elsewhere</desc>
+      <inclusionTerm><note>Pyelonephritis</note><note>Tubulo-interstitial nephritis</note>
+        <note>Nephritis due to lupus</note><note>Nephropathy in sarcoidosis</note></inclusionTerm></diag>
+    <diag><name>B96.20</name><desc>Unspecified Escherichia coli [E. coli] as the cause of diseases classified elsewhere</desc>
+      <inclusionTerm><note>Escherichia coli [E. coli] NOS</note></inclusionTerm></diag>
+  </section></chapter></ICD10CM.tabular>""", encoding="utf-8")
+    inclusions = {(r.concept_id, r.text) for r in read_icd10cm(tmp_path / "tabular.xml") if isinstance(r, NameRecord) and r.kind == "inclusion"}
+    assert inclusions == {
+        ("ICD10CM:N12", "Pyelonephritis NOS"),
+        ("ICD10CM:N16", "Pyelonephritis in diseases classified elsewhere"),
+        ("ICD10CM:N16", "Tubulo-interstitial nephritis in diseases classified elsewhere"),
+        ("ICD10CM:N16", "Nephritis due to lupus"),
+        ("ICD10CM:N16", "Nephropathy in sarcoidosis"),
+        ("ICD10CM:B96.20", "Escherichia coli [E. coli] NOS"),  # an organism "as the cause of": the organism's name
+    }

@@ -13,8 +13,10 @@ import re
 
 from medlink.text.normalize import GENERIC_HEADS
 
-PLAIN_FORMS = 2  # what ``plain_form`` makes (1: no parentheses, NOS, ", unspecified"; a capitalised "X's"; 2: no brackets
-# either, and not a lone generic head): saved with what is built from them, so a default index of another version is rebuilt
+PLAIN_FORMS = 3  # what ``plain_form`` makes (1: no parentheses, NOS, ", unspecified"; a capitalised "X's"; 2: no brackets
+# either, and not a lone generic head; 3: no last ", not specified as ..."): saved with what is built from them, so a default
+# index of another version is rebuilt
+NOT_SPECIFIED_AS = re.compile(r",\s+not specified as [^,]+$", re.IGNORECASE)  # "Bronchitis, not specified as acute or chronic"
 ASIDES = re.compile(r"\s(?:\([^()]*\)|\[[^\[\]]*\])")  # " (congestive)", " [croup]": words in parentheses or brackets after a word
 POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "graves"
 # "Fracture of hip", "Infection of the urinary tract": one head word, "of", an optional article, one to three words
@@ -50,10 +52,10 @@ NOT_INVERTED = frozenset(
 def plain_form(name: str) -> str | None:
     """``name`` without words in parentheses or brackets, without the qualifiers a classification adds to the plain condition's name
     (a trailing "NOS", or ", unspecified" after a comma: "Botulism NOS" -> "Botulism", "CLL, unspecified" -> "CLL"; "Type
-    Unspecified" stays), and an eponym's possessive without its generic head ("Parkinson's disease" -> "Parkinson's"; not
+    Unspecified" stays; a last ", not specified as acute or chronic"), and an eponym's possessive without its generic head ("Parkinson's disease" -> "Parkinson's"; not
     "Graves' disease", whose "Graves'" reads as the noun "graves"); None when none of these applies, or when all that
     would stay is a generic head ("Disorder, unspecified" names no disorder)."""
-    words = ASIDES.sub("", name).split()
+    words = NOT_SPECIFIED_AS.sub("", ASIDES.sub("", name)).split()
     while len(words) > 1 and (words[-1].upper() == "NOS" or (words[-1].lower() == "unspecified" and words[-2].endswith(","))):
         words.pop()
         words[-1] = words[-1].rstrip(",")

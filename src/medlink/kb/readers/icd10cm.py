@@ -60,8 +60,13 @@ _DESCRIBES = re.compile(
     r"^(?:any|all|the listed)\b|classifiable|classified|:", re.IGNORECASE
 )  # "any condition classifiable to ...": a description
 SOURCE = "ICD-10-CM"
-READER_VERSION = 4  # what a KB read from the XML holds (2: a code's Includes notes among its names; 3: a bracketed abbreviation
-# of a whole name, "[AIDS]", a name too; 4: one with a sign too, "[ER+]"): a default KB built before is rebuilt
+READER_VERSION = 5  # what a KB read from the XML holds (2: a code's Includes notes among its names; 3: a bracketed abbreviation
+# of a whole name, "[AIDS]", a name too; 4: one with a sign too, "[ER+]"; 5: a manifestation code's inclusion terms say "in
+# diseases classified elsewhere"): a default KB built before is rebuilt
+# a manifestation code's title ends so ("Renal tubulo-interstitial disorders in diseases classified elsewhere"): its
+# inclusion terms ("Pyelonephritis") name the condition only where another disease causes it, and ICD-10-CM never lists it first
+_MANIFESTATION = re.compile(r"\bin (?:[\w(),-]+ )*?(?:diseases|disorders|conditions) classified elsewhere$", re.IGNORECASE)
+_QUALIFIED = re.compile(r"\b(?:in|due to)\b|elsewhere", re.IGNORECASE)  # an inclusion term that says its own context
 TITLE_CONCATENATION = "title concatenation"  # scope of a name made of the parent title + a sub-specifier
 
 
@@ -162,7 +167,10 @@ def _node_records(
     short = _RANGE_SUFFIX.sub("", node.title)
     if short != node.title and short:
         yield NameRecord(concept_id, short, SYNONYM, source=SOURCE)
+    manifestation = _MANIFESTATION.search(node.title)
     for text in dict.fromkeys(node.inclusions):
+        if manifestation and not _QUALIFIED.search(text):
+            text = f"{text} {manifestation.group(0)}"  # "Pyelonephritis in diseases classified elsewhere"
         if text != node.title:
             yield NameRecord(concept_id, text, INCLUSION, source=SOURCE)
     for short in dict.fromkeys(filter(None, map(bracketed_abbreviation, [node.title, *node.inclusions]))):
