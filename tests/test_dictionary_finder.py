@@ -129,6 +129,11 @@ def test_an_of_phrase_is_also_found_the_way_text_puts_it():
     assert [inverted_form(n) for n in ("Fracture of hip", "Infection of the urinary tract", "Fracture of other part", "Fracture of neck of femur",
                                        "Closed fracture of hip", "Loss of weight", "Fracture of hip NOS")] == [
         "hip fracture", "urinary tract infection", None, None, None, "weight loss", None]
+    assert [inverted_form(n) for n in ("Pneumonia due to COVID-19", "Enterocolitis due to Clostridium difficile",
+                                       "Pneumonia due to other specified infectious organisms")] == [
+        "COVID-19 pneumonia", "Clostridium difficile enterocolitis", None]
+    covid = DictionaryFinder.build(["Pneumonia due to COVID-19", "COVID-19", "Pneumonia"], normalize)
+    assert [t for t, _ in spans(covid, "Admitted with COVID-19 pneumonia.")] == ["COVID-19 pneumonia"]  # one span, not two
     finder = DictionaryFinder.build(["Fracture of hip NOS", "Fracture", "Infection of kidney", "Fracture of other part"], normalize)
     assert [t for t, _ in spans(finder, "s/p fall with left hip fracture; kidney infections; other part fracture")] == [
         "hip fracture", "kidney infections", "fracture"]  # the inverted form has a loose form too (plurals)

@@ -105,6 +105,10 @@ def test_discounting_takes_the_nil_decision_again():
         ("Problem List:\n- Hypertension: controlled on lisinopril", "Hypertension", False),
         ("CHF: stable", "CHF", False),
         ("pt has CHF: stable", "CHF", False),
+        ("Oncology\n62F with invasive ductal carcinoma", "Oncology", True),  # a line of a section's name alone
+        ("Note\n  Infectious disease \nFever", "Infectious disease", True),
+        ("Problem list\n- Hypertension\n- Oncology follow-up", "Hypertension", False),  # a condition alone on its line
+        ("Problem list\n- Hypertension\n- Oncology follow-up", "Oncology", False),  # more words on the line
     ],
 )
 def test_section_headers(text, span, header):

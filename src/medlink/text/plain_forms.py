@@ -14,13 +14,14 @@ import re
 from medlink.text.normalize import GENERIC_HEADS
 
 PLAIN_FORMS = 3  # what ``plain_form`` makes (1: no parentheses, NOS, ", unspecified"; a capitalised "X's"; 2: no brackets
-# either, and not a lone generic head; 3: no last ", not specified as ..."): saved with what is built from them, so a default
+# either, and not a lone generic head; 3: no last ", not specified as ...", and "X due to Y" turned too): saved with what is built from them, so a default
 # index of another version is rebuilt
 NOT_SPECIFIED_AS = re.compile(r",\s+not specified as [^,]+$", re.IGNORECASE)  # "Bronchitis, not specified as acute or chronic"
 ASIDES = re.compile(r"\s(?:\([^()]*\)|\[[^\[\]]*\])")  # " (congestive)", " [croup]": words in parentheses or brackets after a word
 POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "graves"
-# "Fracture of hip", "Infection of the urinary tract": one head word, "of", an optional article, one to three words
-OF_PHRASE = re.compile(r"^([^\W\d][\w'-]*) of (?:the |a |an )?([\w'-]+(?: [\w'-]+){0,2})$", re.IGNORECASE)
+# "Fracture of hip", "Infection of the urinary tract", "Pneumonia due to COVID-19": one head word, "of" (an optional article)
+# or "due to", one to three words
+OF_PHRASE = re.compile(r"^([^\W\d][\w'-]*) (?:of (?:the |a |an )?|due to )([\w'-]+(?: [\w'-]+){0,2})$", re.IGNORECASE)
 # words that make an "of" phrase a classification's slot rather than a condition text names ("Fracture of other part")
 NOT_INVERTED = frozenset(
     {
@@ -52,9 +53,9 @@ NOT_INVERTED = frozenset(
 def plain_form(name: str) -> str | None:
     """``name`` without words in parentheses or brackets, without the qualifiers a classification adds to the plain condition's name
     (a trailing "NOS", or ", unspecified" after a comma: "Botulism NOS" -> "Botulism", "CLL, unspecified" -> "CLL"; "Type
-    Unspecified" stays; a last ", not specified as acute or chronic"), and an eponym's possessive without its generic head ("Parkinson's disease" -> "Parkinson's"; not
-    "Graves' disease", whose "Graves'" reads as the noun "graves"); None when none of these applies, or when all that
-    would stay is a generic head ("Disorder, unspecified" names no disorder)."""
+    Unspecified" stays; a last ", not specified as acute or chronic"), and an eponym's possessive without its generic
+    head ("Parkinson's disease" -> "Parkinson's"; not "Graves' disease", whose "Graves'" reads as the noun "graves"); None
+    when none of these applies, or when all that would stay is a generic head ("Disorder, unspecified" names no disorder)."""
     words = NOT_SPECIFIED_AS.sub("", ASIDES.sub("", name)).split()
     while len(words) > 1 and (words[-1].upper() == "NOS" or (words[-1].lower() == "unspecified" and words[-2].endswith(","))):
         words.pop()
@@ -68,9 +69,10 @@ def plain_form(name: str) -> str | None:
 
 
 def inverted_form(name: str) -> str | None:
-    """A name "X of Y" as text puts it before the noun, "Y X" ("Fracture of hip" -> "hip fracture", "Infection of the
-    urinary tract" -> "urinary tract infection"); None unless the name is one head word, "of", and one to three words
-    that are not a classification's slot ("Fracture of other part", "Fracture of neck of femur" stay as written)."""
+    """A name "X of Y" or "X due to Y" as text puts it before the noun, "Y X" ("Fracture of hip" -> "hip fracture", "Infection
+    of the urinary tract" -> "urinary tract infection", "Pneumonia due to COVID-19" -> "COVID-19 pneumonia"); None unless
+    the name is one head word, "of" or "due to", and one to three words that are not a classification's slot ("Fracture
+    of other part", "Fracture of neck of femur" stay as written)."""
     match = OF_PHRASE.match(" ".join(name.split()))
     if not match:
         return None

@@ -3,7 +3,8 @@
 Why a rule of its own: a specialty's name is a KB name too ("Oncology" is an ICD-10-CM synonym of a neoplasm code),
 and the header at a note's line start was linked as a condition at p = 1.000. A span is a header when it is all that
 stands between a line's start (or a bullet) and a colon, and either the colon ends the line or its words are a
-section's name (``SECTION_WORDS``). "Hypertension: controlled on lisinopril" and "CHF: stable" stay mentions.
+section's name (``SECTION_WORDS``). A line of a section's name alone, no colon ("Oncology", "ASSESSMENT AND PLAN"), is
+one too. "Hypertension: controlled on lisinopril", "CHF: stable" and a problem list's "Hypertension" line stay mentions.
 """
 
 from __future__ import annotations
@@ -67,13 +68,20 @@ _WORD = re.compile(r"[A-Za-z]+")
 
 
 def is_section_header(text: str, start: int, end: int) -> bool:
-    """Is ``text[start:end]`` a section header (the whole of a line's start before a colon, read as a header)?"""
-    colon = _COLON_AFTER.match(text, end)
-    if colon is None:
-        return False
+    """Is ``text[start:end]`` a section header (the whole of a line's start before a colon, read as a header, or a
+    line of section words alone)?"""
     line_start = text.rfind("\n", 0, start) + 1
     if not _LINE_START.search(text[line_start:start] if line_start else "\n" + text[:start]):
         return False
-    ends_line = text[colon.end() :].lstrip(" \t")[:1] in ("", "\n", "\r")
-    words = _WORD.findall(text[start:end])
-    return ends_line or bool(words) and all(word.lower() in SECTION_WORDS for word in words)
+    line_end = text.find("\n", end)
+    rest = text[end : len(text) if line_end < 0 else line_end]
+    colon = _COLON_AFTER.match(rest)
+    if colon is None:  # the whole line, a section's words only
+        return not rest.strip(" \t\r") and _section_words(text[start:end])
+    return not rest[colon.end() :].strip(" \t\r") or _section_words(text[start:end])
+
+
+def _section_words(span: str) -> bool:
+    """Are all of ``span``'s words (one at least) a section's?"""
+    words = _WORD.findall(span)
+    return bool(words) and all(word.lower() in SECTION_WORDS for word in words)

@@ -12,8 +12,11 @@ from medlink.text.tokens import Token
 
 
 def spaced(text: str, tokens: list[Token]) -> bool:
-    """Whether nothing but spaces parts the words (a name turned round, "hip fracture", is not "hip: fracture")."""
-    return all(not text[before.end : after.start].strip() for before, after in zip(tokens, tokens[1:]))
+    """Whether nothing but spaces parts the words, or a hyphen inside one ("COVID-19"): a name turned round, "hip fracture",
+    is not "hip: fracture"."""
+    return all(
+        text[before.end : after.start] == "-" or not text[before.end : after.start].strip() for before, after in zip(tokens, tokens[1:])
+    )
 
 
 def loose_word(word: str) -> str:
