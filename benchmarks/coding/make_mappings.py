@@ -79,7 +79,9 @@ def descendants(kb: KB, root: str) -> set[str]:
 
 def fit(source_sets: list[list[frozenset[str]]], target_sets: list[frozenset[str]]) -> tuple[int, int, int, float] | None:
     """How a code's names read against a source's (aliases in order, preferred first): (kind: 0 exact, 1 the code says
-    less, 2 it says more; 0 through the preferred name else 1; words apart; Jaccard), the best pair; None: no fit."""
+    less, 2 it says more; 0 through the preferred name else 1; words apart; Jaccard), the best pair in the order the
+    codes are then ranked by (an equivalent first, then the preferred name's reading: "Syncope and collapse" reads as
+    "Syncope" says more, not as its "Fainting" says less than "Fainting spell"); None: no fit."""
     best = None
     for position, sets in enumerate(source_sets):
         for told in sets:
@@ -90,9 +92,15 @@ def fit(source_sets: list[list[frozenset[str]]], target_sets: list[frozenset[str
                 if kind is None:
                     continue
                 key = (kind, min(position, 1), len(target ^ told), len(target & told) / len(target | told))
-                if best is None or key[:3] < best[:3]:
+                if best is None or _order(key) < _order(best):
                     best = key
     return best
+
+
+def _order(found: tuple[int, int, int, float]) -> tuple[bool, int, int, int]:
+    """A fit's place among a source's codes: ``chosen_rows``' order (exact first, the preferred name's, fewer words apart)."""
+    kind, via, apart, _shared = found
+    return kind > 0, via, apart, kind
 
 
 def aligned(hpo: KB, icd: KB, keep: set[str], candidates: int, sample: int | None) -> tuple[object, dict[str, float]]:
