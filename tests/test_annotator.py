@@ -206,6 +206,21 @@ def test_many_documents_keep_their_order_and_counts(linker):
     assert (counts.documents, counts.mentions, counts.linked) == (15, 10, 10)  # "renal tumour": one span of both conditions
 
 
+def test_a_long_run_loads_the_compiled_stages_and_a_short_one_does_not(linker, monkeypatch):
+    """A full batch of documents makes a long run: its linking calls take the compiled stages once they are loaded
+    (numba's start-up is paid once); a call of one document (a request, a spaCy doc) does not load them."""
+    import medlink.retrieval.compiled as compiled
+
+    asked = []
+    monkeypatch.setattr(compiled, "load", lambda: asked.append(True))
+    short = Annotator(linker, [linker.dictionary_finder()], AnnotateOptions(batch_documents=4))
+    short.annotate_text("breast cancer")
+    assert asked == []
+    documents = [Document.from_text(text, str(i)) for i, text in enumerate(["breast cancer", "renal tumour"] * 5)]
+    long_run = Annotator(linker, [linker.dictionary_finder()], AnnotateOptions(batch_documents=4))
+    assert len(list(long_run.annotate(documents))) == 10 and asked == [True]  # once, for three batches
+
+
 def test_bad_options_are_refused(linker):
     with pytest.raises(MedlinkError, match="consistency"):
         AnnotateOptions(consistency="sometimes")
@@ -241,6 +256,9 @@ def test_results_are_remembered_across_batches(linker):
 
         def key(self, text):
             return self.inner.key(text)
+
+        def prepare(self, compiled=False):
+            return self
 
     annotator = Annotator(Counting(linker), [linker.dictionary_finder()], AnnotateOptions(batch_documents=1))
     documents = [Document.from_text(text, str(i)) for i, text in enumerate(["Breast cancer.", "breast-cancer and renal", "renal"])]

@@ -137,6 +137,7 @@ class Annotator:
             (f for f in (getattr(f, "dictionary", f) for f in self.finders) if isinstance(f, DictionaryFinder)), None
         )  # tells a name (composites)
         self._results: OrderedDict[str, LinkResult] = OrderedDict()  # by normalised text, across batches (LRU)
+        self._prepared = False  # for a long run (``_prepare_for_a_long_run``)
 
     @classmethod
     def load(
@@ -201,9 +202,17 @@ class Annotator:
                 continue
             batch.append(document)
             if len(batch) == self.options.batch_documents:
+                self._prepare_for_a_long_run()
                 yield from self._annotate_batch(batch)
                 batch = []
         yield from self._annotate_batch(batch)
+
+    def _prepare_for_a_long_run(self) -> None:
+        """A full batch makes a long run: the linker's compiled stages are loaded once (``Linker.prepare``), so that a
+        batch's call of 64 distinct mentions or more takes them; a short call (a request, a spaCy doc) never pays for it."""
+        if not self._prepared:
+            self.linker.prepare(compiled=True)
+            self._prepared = True
 
     def _windowed(self, document: Document) -> bool:
         """Whether ``document`` is read a window at a time: longer than a window, spans to find (not ``--finder given``)."""
