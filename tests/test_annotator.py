@@ -207,8 +207,9 @@ def test_many_documents_keep_their_order_and_counts(linker):
 
 
 def test_a_long_run_loads_the_compiled_stages_and_a_short_one_does_not(linker, monkeypatch):
-    """A full batch of documents makes a long run: its linking calls take the compiled stages once they are loaded
+    """Past ``LONG_RUN`` documents a run is a long one: its linking calls take the compiled stages once they are loaded
     (numba's start-up is paid once); a call of one document (a request, a spaCy doc) does not load them."""
+    import medlink.linking.annotator as annotator_module
     import medlink.retrieval.compiled as compiled
 
     asked = []
@@ -218,7 +219,8 @@ def test_a_long_run_loads_the_compiled_stages_and_a_short_one_does_not(linker, m
     assert asked == []
     documents = [Document.from_text(text, str(i)) for i, text in enumerate(["breast cancer", "renal tumour"] * 5)]
     long_run = Annotator(linker, [linker.dictionary_finder()], AnnotateOptions(batch_documents=4))
-    assert len(list(long_run.annotate(documents))) == 10 and asked == [True]  # once, for three batches
+    monkeypatch.setattr(annotator_module, "LONG_RUN", 6)
+    assert len(list(long_run.annotate(documents))) == 10 and asked == [True]  # once, before the third of three batches
 
 
 def test_bad_options_are_refused(linker):

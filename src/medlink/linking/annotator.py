@@ -124,6 +124,9 @@ class AnnotationCounts:
             self.by_source[annotation.source or "?"] = self.by_source.get(annotation.source or "?", 0) + 1
 
 
+LONG_RUN = 100  # documents annotated (before a batch) from which loading the compiled stages pays for itself
+
+
 class Annotator:
     """Finders + a linker: documents in, documents with linked annotations out."""
 
@@ -137,7 +140,7 @@ class Annotator:
             (f for f in (getattr(f, "dictionary", f) for f in self.finders) if isinstance(f, DictionaryFinder)), None
         )  # tells a name (composites)
         self._results: OrderedDict[str, LinkResult] = OrderedDict()  # by normalised text, across batches (LRU)
-        self._prepared = False  # for a long run (``_prepare_for_a_long_run``)
+        self._prepared, self._documents = False, 0  # for a long run (``_prepare_for_a_long_run``)
 
     @classmethod
     def load(
@@ -202,17 +205,18 @@ class Annotator:
                 continue
             batch.append(document)
             if len(batch) == self.options.batch_documents:
-                self._prepare_for_a_long_run()
                 yield from self._annotate_batch(batch)
                 batch = []
         yield from self._annotate_batch(batch)
 
-    def _prepare_for_a_long_run(self) -> None:
-        """A full batch makes a long run: the linker's compiled stages are loaded once (``Linker.prepare``), so that a
-        batch's call of 64 distinct mentions or more takes them; a short call (a request, a spaCy doc) never pays for it."""
-        if not self._prepared:
+    def _prepare_for_a_long_run(self, documents: int) -> None:
+        """After ``LONG_RUN`` documents the run is a long one: the linker's compiled stages are loaded once
+        (``Linker.prepare``), so that a batch's call of 64 distinct mentions or more takes them; a short run (a request,
+        a spaCy doc, a hundred abstracts) never pays for loading them."""
+        if not self._prepared and self._documents >= LONG_RUN:
             self.linker.prepare(compiled=True)
             self._prepared = True
+        self._documents += documents
 
     def _windowed(self, document: Document) -> bool:
         """Whether ``document`` is read a window at a time: longer than a window, spans to find (not ``--finder given``)."""
@@ -221,6 +225,7 @@ class Annotator:
     def _annotate_batch(self, documents: list[Document]) -> list[Document]:
         if not documents:
             return []
+        self._prepare_for_a_long_run(len(documents))
         with collection_paused():  # the batch's spans and results all live on (``medlink.collector``)
             return self._annotate_paused(documents)
 
