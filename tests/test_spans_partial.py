@@ -10,7 +10,7 @@ from medlink.core import Annotation, Candidate, LinkResult, Mention
 from medlink.linking.partial import PARTIAL, discounted, phrases, widen_or_discount
 from medlink.text.finders.headers import is_section_header
 
-NOTHING_TAKEN = lambda i: False  # noqa: E731
+NOTHING_TAKEN = lambda i, j: False  # noqa: E731
 
 
 def texts(text: str, start: int, end: int, **options) -> list[str]:
@@ -64,7 +64,7 @@ def test_a_word_the_kb_never_uses_is_no_modifier_and_another_span_is_never_cross
     start = text.index("pyelonephritis")
     assert texts(text, start, len(text), known=lambda word: word != "suggest") == []
     text = "HIV pneumonia"
-    assert texts(text, 4, len(text), taken=lambda i: i < 3) == []
+    assert texts(text, 4, len(text), taken=lambda i, j: i < 3) == []
 
 
 def _linked(mention: str, concept: str, probability: float) -> LinkResult:

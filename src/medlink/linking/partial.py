@@ -134,10 +134,10 @@ def _cut_short(word: str, known: Callable[[str], bool]) -> bool:
 
 
 def phrases(
-    text: str, start: int, end: int, taken: Callable[[int], bool], known: Callable[[str], bool] = lambda word: True
+    text: str, start: int, end: int, taken: Callable[[int, int], bool], known: Callable[[str], bool] = lambda word: True
 ) -> list[tuple[int, int]]:
     """The longer spans around the head ``text[start:end]`` whose extra words could change its concept, longest first;
-    ``taken(i)``: is character ``i`` part of another span (never crossed); ``known(word)``: do the KB's names use the
+    ``taken(i, j)``: is a character of ``text[i:j]`` part of another span (never crossed); ``known(word)``: do the KB's names use the
     word (one they never use, "suggest", "appy", cannot make a name more specific)."""
     lefts = [start]
     at = start
@@ -151,7 +151,7 @@ def phrases(
             if len(lefts) > 1 and _cut_short(word, known):  # "Community acquired pneumonia": not "acquired pneumonia"
                 lefts = [start]
             break
-        if any(taken(i) for i in range(found.start(1), found.end(1))):
+        if taken(found.start(1), found.end(1)):
             break
         at = found.start(1)
         lefts.append(at)
@@ -160,10 +160,10 @@ def phrases(
     if of is not None:
         last = of.group(2) if of.group(2) and of.group(2).lower() not in english_stop_words() else None
         right = of.end(2) if last else of.end(1)
-        if of.group(1).lower() not in english_stop_words() and not any(taken(i) for i in range(end, right)):
+        if of.group(1).lower() not in english_stop_words() and not taken(end, right):
             rights.append(right)
     after = _ABBREVIATION_AFTER.match(text, end)  # "abd pain RLQ": a site or side in capitals right after the head
-    if after is not None and (after.group(1) in SITES or known(after.group(1))) and not any(taken(i) for i in range(end, after.end(1))):
+    if after is not None and (after.group(1) in SITES or known(after.group(1))) and not taken(end, after.end(1)):
         rights.append(after.end(1))
     at = end
     for _ in range(2):  # "Asthma, mild intermittent, uncomplicated": a name's own qualifiers after commas
@@ -171,7 +171,7 @@ def phrases(
         words = qualifier.group(1).split() if qualifier is not None else []
         if not words or any(w.lower() in AFTER_NOT_QUALIFIERS or w.lower() in english_stop_words() or not known(w) for w in words):
             break
-        if any(taken(i) for i in range(at, qualifier.end(1))):
+        if taken(at, qualifier.end(1)):
             break
         at = qualifier.end(1)
         rights.append(at)
@@ -205,10 +205,12 @@ def phrase_options(
     """Each head's longer phrases (``phrases``), by the head's position in ``spans``: the dictionary's spans that are
     no short form and, with ``linked_only``, have a first candidate (without it: what an annotator links beforehand,
     with the spans, in one call)."""
-    covered = sorted(span.span for span in spans)
+    covered = bytearray(len(text))  # 1 where a span is: a phrase reads only characters outside its head
+    for span in spans:
+        covered[span.start : span.end] = b"\x01" * (span.end - span.start)
 
-    def taken_by_other(head: tuple[int, int]) -> Callable[[int], bool]:
-        return lambda i: any(s <= i < e for s, e in covered if (s, e) != head)
+    def taken(i: int, j: int) -> bool:
+        return 1 in covered[i:j]
 
     options = {}
     for number, span in enumerate(spans):
@@ -216,7 +218,7 @@ def phrase_options(
             continue
         if linked_only and (span.result is None or span.result.best is None):
             continue
-        found = phrases(text, span.start, span.end, taken_by_other(span.span), known)
+        found = phrases(text, span.start, span.end, taken, known)
         if found:
             options[number] = found
     return options

@@ -62,7 +62,8 @@ SECTION_WORDS = frozenset(
         "procedures",
     }
 )
-_LINE_START = re.compile(r"(?:^|\n)[ \t]*(?:[-*\u2022]|\d+[.)])?[ \t]*$")
+_LINE_START = re.compile(r"[ \t]*(?:[-*\u2022]|\d+[.)])?[ \t]*")  # what may stand before a header on its line: a bullet
+_BEFORE_AT_MOST = 12  # characters of it read (a longer run is no header's)
 _COLON_AFTER = re.compile(r"[ \t]*:")
 _WORD = re.compile(r"[A-Za-z]+")
 
@@ -70,8 +71,10 @@ _WORD = re.compile(r"[A-Za-z]+")
 def is_section_header(text: str, start: int, end: int) -> bool:
     """Is ``text[start:end]`` a section header (the whole of a line's start before a colon, read as a header, or a
     line of section words alone)?"""
-    line_start = text.rfind("\n", 0, start) + 1
-    if not _LINE_START.search(text[line_start:start] if line_start else "\n" + text[:start]):
+    line_start = text.rfind("\n", max(0, start - _BEFORE_AT_MOST - 1), start) + 1
+    if start - line_start > _BEFORE_AT_MOST or (start > _BEFORE_AT_MOST and line_start == 0):
+        return False
+    if not _LINE_START.fullmatch(text, line_start, start):
         return False
     line_end = text.find("\n", end)
     rest = text[end : len(text) if line_end < 0 else line_end]
