@@ -296,6 +296,32 @@ def test_a_code_whose_own_words_were_not_all_said_gives_way_to_the_unspecified_o
     assert SMALL_CODES.unsaid("ICD10CM:I34.0", said_words(["mitral regurgitation"])) == 0
 
 
+def test_an_unspecified_code_gives_way_where_the_words_tell_a_sibling():
+    """"left knee osteoarthritis" matches "Osteoarthritis of knee, unspecified" (M17.9) word for word but for "left":
+    ICD-10-CM writes "unspecified" only when nothing more is said, and M17.12 says "left" a level down."""
+    knee = CodeSet.build(
+        "ICD10CM",
+        [
+            ("ICD10CM:M17", "Osteoarthritis of knee"),
+            ("ICD10CM:M17.1", "Unilateral primary osteoarthritis of knee"),
+            ("ICD10CM:M17.11", "Unilateral primary osteoarthritis, right knee"),
+            ("ICD10CM:M17.12", "Unilateral primary osteoarthritis, left knee"),
+            ("ICD10CM:M17.9", "Osteoarthritis of knee, unspecified"),
+        ],
+        is_a=[("ICD10CM:M17.1", "ICD10CM:M17"), ("ICD10CM:M17.11", "ICD10CM:M17.1"), ("ICD10CM:M17.12", "ICD10CM:M17.1"),
+              ("ICD10CM:M17.9", "ICD10CM:M17")],
+    )
+    code, steps = knee.refine("ICD10CM:M17.9", said_words(["left knee osteoarthritis"]))
+    assert code == "ICD10CM:M17.12" and steps[0] == "ICD10CM:M17.9 -> ICD10CM:M17: the words say more than 'unspecified'"
+    assert knee.refine("ICD10CM:M17.9", said_words(["knee osteoarthritis"])) == ("ICD10CM:M17.9", [])  # nothing more said
+    failure = CodeSet.build(
+        "ICD10CM",
+        [("ICD10CM:I50", "Heart failure"), ("ICD10CM:I50.2", "Systolic (congestive) heart failure"), ("ICD10CM:I50.9", "Heart failure, unspecified")],
+        is_a=[("ICD10CM:I50.2", "ICD10CM:I50"), ("ICD10CM:I50.9", "ICD10CM:I50")],
+    )  # a sibling the words tell only in part is no reason to leave "unspecified": congestive heart failure is I50.9
+    assert failure.refine("ICD10CM:I50.9", said_words(["congestive heart failure"])) == ("ICD10CM:I50.9", [])
+
+
 def test_a_narrower_code_that_says_more_than_the_note_and_a_broader_one_beside_an_equivalent_count_little():
     from medlink.kb.mappings import CodeMapping
     from medlink.linking.coding_probability import BY_DEFAULT, OUTRANKED, UNSAID

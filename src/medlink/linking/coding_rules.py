@@ -25,6 +25,7 @@ IF_ANY = re.compile(r"\bif (?:applicable|known)\b", re.IGNORECASE)  # "underlyin
 # words that say a code is its parent's default reading: "X, unspecified", "X without complications", "X, uncomplicated"
 DEFAULT_STEP = "nothing more specific said"  # how a step down to the default child reads (coding_probability weighs it)
 UNSAID_STEP = "nothing said of"  # how a step up to the unspecified sibling reads
+MORE_SAID_STEP = "the words say more than 'unspecified'"  # how a step up from an unspecified code to its parent reads
 DEFAULT_WORDS = frozenset({"unspecified", "nos", "uncomplicated", "without"})
 INITIAL_ENCOUNTER = frozenset({"initial", "encounter"})  # an injury code's 7th character "A"
 # words a code adds that say nothing about the condition ("Pneumonia, unspecified organism", "... of unspecified site")
@@ -242,11 +243,16 @@ class CodeSet:
         """The code the words support, from ``code``, and each step taken in words.
 
         Up: a code whose own words (those its name adds to its parent's) were not said, or whose closest name misses
-        only such words, gives way to its "unspecified" sibling. Down: a code with children takes the child whose added words were said (a
-        side, a type), else its default child ("unspecified"), else stays."""
+        only such words, gives way to its "unspecified" sibling; the "unspecified" code itself gives way to its parent
+        where the words tell a sibling ("left knee osteoarthritis" matches "Osteoarthritis of knee, unspecified": M17.12
+        says "left"). Down: a code with children takes the child whose added words were said (a side, a type), else its
+        default child ("unspecified"), else stays."""
         steps = []
         parent = self.parent.get(code)
-        if parent is not None and self.unsaid(code, said):
+        if parent is not None and code == self.default_child(parent) and self._told(parent, said) not in (None, code):
+            steps.append(f"{code} -> {parent}: {MORE_SAID_STEP}")
+            code = parent
+        elif parent is not None and self.unsaid(code, said):
             missing = self._specifics_unsaid(code, parent, said)
             sibling = self.default_child(parent)
             if missing and sibling not in (None, code):
@@ -263,6 +269,12 @@ class CodeSet:
             steps.append(f"{code} -> {chosen}: {why}")
             code = chosen
         return code, steps
+
+    def _told(self, code: str, said: frozenset[str]) -> str | None:
+        """The child of ``code`` the words say all the added words of, else the one whose child they give a side
+        (``_told_grandchild``), if any: not "Systolic (congestive) heart failure" for "congestive heart failure"."""
+        told = [child for child in self.children.get(code, ()) if (added := self._added(child, code)) and added <= said]
+        return told[0] if len(told) == 1 else self._told_grandchild(code, said)[0]
 
     def _told_child(self, code: str, said: frozenset[str]) -> tuple[str | None, str]:
         """The child whose added words the words said more of than they left out ("left" for a side), if any."""
