@@ -49,6 +49,10 @@ def _same_start(word: str, correction: str) -> bool:
     return correction[0] == word[0] or correction[:2] == word[1::-1]
 
 
+QUERY_WORDS_FROM = 4  # letters from which a query word is corrected ("fevr" is "fever"; the dictionary finder's own rule asks more)
+LETTERS_ONLY_UNDER = 5  # a shorter word is corrected only if all letters: "men2" (MEN 2) is no misspelt "men1"
+
+
 class SpellingIndex:
     """Vocabulary words (with their frequencies) and the one-character deletions of the long ones."""
 
@@ -89,6 +93,8 @@ class SpellingIndex:
             return word
         if not self.min_length <= len(word) <= self.max_length or is_common_english(word):
             return None  # "month" is no misspelt "mouth"
+        if len(word) < LETTERS_ONLY_UNDER and not word.isalpha():
+            return None
         if self._by_deletion is None and self._adaptive:
             self._corrected_by_variants += 1
             if self._corrected_by_variants * LOOKUPS_PER_WORD_INDEXED >= len(self.frequencies):
