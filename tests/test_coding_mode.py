@@ -306,14 +306,21 @@ def test_an_unspecified_code_gives_way_where_the_words_tell_a_sibling():
             ("ICD10CM:M17.1", "Unilateral primary osteoarthritis of knee"),
             ("ICD10CM:M17.11", "Unilateral primary osteoarthritis, right knee"),
             ("ICD10CM:M17.12", "Unilateral primary osteoarthritis, left knee"),
+            ("ICD10CM:M17.2", "Bilateral post-traumatic osteoarthritis of knee"),
+            ("ICD10CM:M17.3", "Unilateral post-traumatic osteoarthritis of knee"),
+            ("ICD10CM:M17.31", "Unilateral post-traumatic osteoarthritis, right knee"),
+            ("ICD10CM:M17.32", "Unilateral post-traumatic osteoarthritis, left knee"),
             ("ICD10CM:M17.9", "Osteoarthritis of knee, unspecified"),
         ],
         is_a=[("ICD10CM:M17.1", "ICD10CM:M17"), ("ICD10CM:M17.11", "ICD10CM:M17.1"), ("ICD10CM:M17.12", "ICD10CM:M17.1"),
-              ("ICD10CM:M17.9", "ICD10CM:M17")],
+              ("ICD10CM:M17.2", "ICD10CM:M17"), ("ICD10CM:M17.3", "ICD10CM:M17"), ("ICD10CM:M17.31", "ICD10CM:M17.3"),
+              ("ICD10CM:M17.32", "ICD10CM:M17.3"), ("ICD10CM:M17.9", "ICD10CM:M17")],
     )
     code, steps = knee.refine("ICD10CM:M17.9", said_words(["left knee osteoarthritis"]))
-    assert code == "ICD10CM:M17.12" and steps[0] == "ICD10CM:M17.9 -> ICD10CM:M17: the words say more than 'unspecified'"
+    assert code == "ICD10CM:M17.12" and steps[0] == "ICD10CM:M17.9 -> ICD10CM:M17.1: the words say more than 'unspecified'"
     assert knee.refine("ICD10CM:M17.9", said_words(["knee osteoarthritis"])) == ("ICD10CM:M17.9", [])  # nothing more said
+    # the sibling the side tells, not a tie among those the words half say (bilateral and unilateral post-traumatic)
+    assert knee.refine("ICD10CM:M17.9", said_words(["left knee post-traumatic osteoarthritis"]))[0] == "ICD10CM:M17.32"
     failure = CodeSet.build(
         "ICD10CM",
         [("ICD10CM:I50", "Heart failure"), ("ICD10CM:I50.2", "Systolic (congestive) heart failure"), ("ICD10CM:I50.9", "Heart failure, unspecified")],

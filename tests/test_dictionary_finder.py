@@ -98,8 +98,9 @@ def test_names_are_found_as_text_says_them(tmp_path):
         "Acute obstructive laryngitis", None, None]  # a lone generic head names nothing
     # what ICD-10-CM says is not specified is the plain condition; a clause before another one qualifies that one
     assert [plain_form(n) for n in ("Bronchitis, not specified as acute or chronic", "Keratoconjunctivitis sicca, not specified as "
-                                    "Sjögren's, right eye", "Malignant neoplasm of liver, not specified as primary or secondary")] == [
-        "Bronchitis", None, "Malignant neoplasm of liver"]
+                                    "Sjögren's, right eye", "Malignant neoplasm of liver, not specified as primary or secondary",
+                                    "Incomplete rotator cuff tear or rupture not specified as traumatic")] == [
+        "Bronchitis", None, "Malignant neoplasm of liver", "Incomplete rotator cuff tear or rupture"]
     assert [t for t, _ in spans(finder, "Mrs. Parkinson's chart; Dr Parkinson's notes; Down's")] == ["Down's"]  # a person's, after a title
     signed = DictionaryFinder.build(["HR+", "HER2-", "Hormone receptor positive", "Elevated sweat Cl-"], normalize)
     assert [t for t, _ in spans(signed, "HR 88, HER2- and hormone receptor positive; elevated sweat Cl")] == ["HER2-", "hormone receptor positive"]
@@ -130,8 +131,9 @@ def test_an_of_phrase_is_also_found_the_way_text_puts_it():
                                        "Closed fracture of hip", "Loss of weight", "Fracture of hip NOS")] == [
         "hip fracture", "urinary tract infection", None, None, None, "weight loss", None]
     assert [inverted_form(n) for n in ("Pneumonia due to COVID-19", "Enterocolitis due to Clostridium difficile",
-                                       "Pneumonia due to other specified infectious organisms")] == [
-        "COVID-19 pneumonia", "Clostridium difficile enterocolitis", None]
+                                       "Pneumonia due to other specified infectious organisms", "Burn due to ferry-boat on fire",
+                                       "Malabsorption due to intolerance to protein")] == [
+        "COVID-19 pneumonia", "Clostridium difficile enterocolitis", None, None, None]
     covid = DictionaryFinder.build(["Pneumonia due to COVID-19", "COVID-19", "Pneumonia"], normalize)
     assert [t for t, _ in spans(covid, "Admitted with COVID-19 pneumonia.")] == ["COVID-19 pneumonia"]  # one span, not two
     finder = DictionaryFinder.build(["Fracture of hip NOS", "Fracture", "Infection of kidney", "Fracture of other part"], normalize)

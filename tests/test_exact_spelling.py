@@ -9,7 +9,8 @@ from medlink.retrieval.exact import ExactGenerator
 from medlink.retrieval.names import NameTable
 from medlink.text.normalize import normalize
 
-NAMES = [("Pneumonia", "C1"), ("Pyuria", "C2"), ("Diabetes mellitus", "C3"), ("Heart attack", "C4"), ("Fever", "C5"), ("MEN1", "C6")]
+NAMES = [("Pneumonia", "C1"), ("Pyuria", "C2"), ("Diabetes mellitus", "C3"), ("Heart attack", "C4"), ("Fever", "C5"), ("MEN1", "C6"),
+         ("Pica", "C7"), ("Meats allergy", "C8")]
 
 
 def generator(tmp_path=None, names=NAMES, **params) -> ExactGenerator:
@@ -20,11 +21,12 @@ def generator(tmp_path=None, names=NAMES, **params) -> ExactGenerator:
 
 def test_only_what_a_correction_changes_is_answered_by_its_reading(tmp_path):
     spelled = generator(spelling=True)
-    hits = spelled.search_hits(["pnuemonia", "pneumonia", "diabetes melitus", "zzzzzz", "fevr", "fev", "men2"], k=5)
-    found = [[spelled.concept_ids[c] for c in hits.concepts[hits.row(i)]] for i in range(7)]
-    # the name as written is the exact stage's; nothing spells "zzzzzz"; a word of four letters is read too, not one of
-    # three, nor one with a digit ("MEN2" is no misspelt "MEN1")
-    assert found == [["C1"], [], ["C3"], [], ["C5"], [], []]
+    mentions = ["pnuemonia", "pneumonia", "diabetes melitus", "zzzzzz", "fevr", "fev", "men2", "ptca", "mets allergy"]
+    hits = spelled.search_hits(mentions, k=5)
+    found = [[spelled.concept_ids[c] for c in hits.concepts[hits.row(i)]] for i in range(len(mentions))]
+    # the name as written is the exact stage's; nothing spells "zzzzzz"; a word of four letters is read too, by a letter
+    # it lacks, not one of three, nor a short form ("MEN2" is no misspelt "MEN1", "PTCA" no "Pica", "mets" no "meats")
+    assert found == [["C1"], [], ["C3"], [], ["C5"], [], [], [], []]
     assert spelled.reading("pnuemonia") == "pneumonia" and spelled.reading("pneumonia") is None
     spelled.save(tmp_path / "spelled")
     loaded = ExactGenerator.load(tmp_path / "spelled", spelled.table, spelled.concept_ids, "spelled")

@@ -81,7 +81,8 @@ def fit(source_sets: list[list[frozenset[str]]], target_sets: list[frozenset[str
     """How a code's names read against a source's (aliases in order, preferred first): (kind: 0 exact, 1 the code says
     less, 2 it says more; 0 through the preferred name else 1; words apart; Jaccard), the best pair in the order the
     codes are then ranked by (an equivalent first, then the preferred name's reading: "Syncope and collapse" reads as
-    "Syncope" says more, not as its "Fainting" says less than "Fainting spell"); None: no fit."""
+    "Syncope" says more, not as its "Fainting" says less than "Fainting spell"); a broader or narrower pair sharing under
+    ``MIN_SHARED`` of its words is no fit; None: no fit."""
     best = None
     for position, sets in enumerate(source_sets):
         for told in sets:
@@ -92,15 +93,18 @@ def fit(source_sets: list[list[frozenset[str]]], target_sets: list[frozenset[str
                 if kind is None:
                     continue
                 key = (kind, min(position, 1), len(target ^ told), len(target & told) / len(target | told))
+                if kind and key[3] < MIN_SHARED:
+                    continue
                 if best is None or _order(key) < _order(best):
                     best = key
     return best
 
 
-def _order(found: tuple[int, int, int, float]) -> tuple[bool, int, int, int]:
-    """A fit's place among a source's codes: ``chosen_rows``' order (exact first, the preferred name's, fewer words apart)."""
+def _order(found: tuple[int, int, int, float], residual: bool = False) -> tuple[bool, int, int, bool, int]:
+    """A fit's place among a source's codes (``chosen_rows``): exact first, then the preferred name's, fewer words apart,
+    no residual class ("Other ..."), broader before narrower."""
     kind, via, apart, _shared = found
-    return kind > 0, via, apart, kind
+    return kind > 0, via, apart, residual, kind
 
 
 def aligned(hpo: KB, icd: KB, keep: set[str], candidates: int, sample: int | None) -> tuple[object, dict[str, float]]:
@@ -133,12 +137,11 @@ def chosen_rows(ranking, codes: CodeSet, top_k: int, close_threshold: float) -> 
             if code not in codes:
                 continue
             found = fit(source_sets, codes.word_sets(code))
-            if found is None or (found[0] and found[3] < MIN_SHARED):
+            if found is None:
                 continue
             if found[0] == 2 and grouped_by_name(codes, code, source_sets[0], queries.alias_sets[i]):
                 found = (1, *found[1:])  # "Orchitis and epididymitis" for "epididymitis": broader
-            kind, via, apart, _shared = found
-            key = (codes.is_manifestation(code), kind > 0, via, apart, is_residual(codes.names[code]), kind, rank)
+            key = (codes.is_manifestation(code), *_order(found, is_residual(codes.names[code])), rank)
             scored.append((key, code, found, confidence))
         scored.sort(key=lambda item: item[0])
         for _key, code, (kind, via, apart, jaccard), confidence in scored[:top_k]:

@@ -25,7 +25,7 @@ IF_ANY = re.compile(r"\bif (?:applicable|known)\b", re.IGNORECASE)  # "underlyin
 # words that say a code is its parent's default reading: "X, unspecified", "X without complications", "X, uncomplicated"
 DEFAULT_STEP = "nothing more specific said"  # how a step down to the default child reads (coding_probability weighs it)
 UNSAID_STEP = "nothing said of"  # how a step up to the unspecified sibling reads
-MORE_SAID_STEP = "the words say more than 'unspecified'"  # how a step up from an unspecified code to its parent reads
+MORE_SAID_STEP = "the words say more than 'unspecified'"  # how a step from an unspecified code to a told sibling reads
 DEFAULT_WORDS = frozenset({"unspecified", "nos", "uncomplicated", "without"})
 INITIAL_ENCOUNTER = frozenset({"initial", "encounter"})  # an injury code's 7th character "A"
 # words a code adds that say nothing about the condition ("Pneumonia, unspecified organism", "... of unspecified site")
@@ -244,14 +244,15 @@ class CodeSet:
 
         Up: a code whose own words (those its name adds to its parent's) were not said, or whose closest name misses
         only such words, gives way to its "unspecified" sibling; the "unspecified" code itself gives way to its parent
-        where the words tell a sibling ("left knee osteoarthritis" matches "Osteoarthritis of knee, unspecified": M17.12
-        says "left"). Down: a code with children takes the child whose added words were said (a side, a type), else its
+        where the words tell a sibling, to that sibling ("left knee osteoarthritis" matches "Osteoarthritis of knee,
+        unspecified": M17.1 holds M17.12, which says "left"). Down: a code with children takes the child whose added words were said (a side, a type), else its
         default child ("unspecified"), else stays."""
         steps = []
         parent = self.parent.get(code)
-        if parent is not None and code == self.default_child(parent) and self._told(parent, said) not in (None, code):
-            steps.append(f"{code} -> {parent}: {MORE_SAID_STEP}")
-            code = parent
+        told = self._told(parent, said) if parent is not None and code == self.default_child(parent) else None
+        if told not in (None, code):
+            steps.append(f"{code} -> {told}: {MORE_SAID_STEP}")
+            code = told
         elif parent is not None and self.unsaid(code, said):
             missing = self._specifics_unsaid(code, parent, said)
             sibling = self.default_child(parent)

@@ -16,16 +16,28 @@ from medlink.text.normalize import GENERIC_HEADS
 PLAIN_FORMS = 3  # what ``plain_form`` makes (1: no parentheses, NOS, ", unspecified"; a capitalised "X's"; 2: no brackets
 # either, and not a lone generic head; 3: no last ", not specified as ...", and "X due to Y" turned too): saved with what is built from them, so a default
 # index of another version is rebuilt
-NOT_SPECIFIED_AS = re.compile(r",\s+not specified as [^,]+$", re.IGNORECASE)  # "Bronchitis, not specified as acute or chronic"
+NOT_SPECIFIED_AS = re.compile(r",?\s+not specified as [^,]+$", re.IGNORECASE)  # "Bronchitis, not specified as acute or chronic"
 ASIDES = re.compile(r"\s(?:\([^()]*\)|\[[^\[\]]*\])")  # " (congestive)", " [croup]": words in parentheses or brackets after a word
 POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "graves"
 # "Fracture of hip", "Infection of the urinary tract", "Pneumonia due to COVID-19": one head word, "of" (an optional article)
 # or "due to", one to three words
 OF_PHRASE = re.compile(r"^([^\W\d][\w'-]*) (?:of (?:the |a |an )?|due to )([\w'-]+(?: [\w'-]+){0,2})$", re.IGNORECASE)
-# words that make an "of" phrase a classification's slot rather than a condition text names ("Fracture of other part")
+# words that make an "of" phrase a classification's slot rather than a condition text names ("Fracture of other part"),
+# and the small words of a phrase text would not put before the noun ("Burn due to ferry-boat on fire")
 NOT_INVERTED = frozenset(
     {
         "of",
+        "on",
+        "to",
+        "in",
+        "with",
+        "without",
+        "by",
+        "for",
+        "from",
+        "and",
+        "or",
+        "at",
         "nos",
         "other",
         "unspecified",

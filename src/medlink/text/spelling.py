@@ -50,7 +50,10 @@ def _same_start(word: str, correction: str) -> bool:
 
 
 QUERY_WORDS_FROM = 4  # letters from which a query word is corrected ("fevr" is "fever"; the dictionary finder's own rule asks more)
-LETTERS_ONLY_UNDER = 5  # a shorter word is corrected only if all letters: "men2" (MEN 2) is no misspelt "men1"
+# a shorter word is corrected only by a letter it lacks, and only if it reads as a word (letters, a vowel, no plural "s"):
+# "fevr" is "fever", but "men2" is no "men1", "PTCA" no "pica", "mets" no "meats", "sats" no "sacs"
+SHORT_WORD_UNDER = 5
+VOWELS = frozenset("aeiouy")
 
 
 class SpellingIndex:
@@ -93,7 +96,8 @@ class SpellingIndex:
             return word
         if not self.min_length <= len(word) <= self.max_length or is_common_english(word):
             return None  # "month" is no misspelt "mouth"
-        if len(word) < LETTERS_ONLY_UNDER and not word.isalpha():
+        short = len(word) < SHORT_WORD_UNDER
+        if short and (not word.isalpha() or word.endswith("s") or not VOWELS & set(word)):
             return None
         if self._by_deletion is None and self._adaptive:
             self._corrected_by_variants += 1
@@ -108,6 +112,8 @@ class SpellingIndex:
                     candidates.add(deleted)  # word has one too many
                 candidates.update(self._by_deletion.get(deleted, ()))  # substitution or swap (or two edits: checked below)
         candidates = [c for c in candidates if len(c) >= self.min_length and one_edit_apart(word, c) and _same_start(word, c)]
+        if short:
+            candidates = [c for c in candidates if len(c) == len(word) + 1]
         if not candidates:
             return None
         ranked = sorted(candidates, key=lambda c: (-self.frequencies[c], c))

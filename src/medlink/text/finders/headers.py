@@ -3,8 +3,9 @@
 Why a rule of its own: a specialty's name is a KB name too ("Oncology" is an ICD-10-CM synonym of a neoplasm code),
 and the header at a note's line start was linked as a condition at p = 1.000. A span is a header when it is all that
 stands between a line's start (or a bullet) and a colon, and either the colon ends the line or its words are a
-section's name (``SECTION_WORDS``). A line of a section's name alone, no colon ("Oncology", "ASSESSMENT AND PLAN"), is
-one too. "Hypertension: controlled on lisinopril", "CHF: stable" and a problem list's "Hypertension" line stay mentions.
+section's name (``SECTION_WORDS``). A line of a section's name alone, no colon ("Oncology", "Infectious disease"), is
+one too. A header stands at most 12 characters (a bullet, an indent) from its line's start. "Hypertension: controlled
+on lisinopril", "CHF: stable" and a problem list's "Hypertension" line stay mentions.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def is_section_header(text: str, start: int, end: int) -> bool:
     """Is ``text[start:end]`` a section header (the whole of a line's start before a colon, read as a header, or a
     line of section words alone)?"""
     line_start = text.rfind("\n", max(0, start - _BEFORE_AT_MOST - 1), start) + 1
-    if start - line_start > _BEFORE_AT_MOST or (start > _BEFORE_AT_MOST and line_start == 0):
+    if start - line_start > _BEFORE_AT_MOST:
         return False
     if not _LINE_START.fullmatch(text, line_start, start):
         return False
