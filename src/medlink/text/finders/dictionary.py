@@ -34,10 +34,8 @@ Rules a plain string matcher gets wrong, and what this one does:
   failure"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such names are also matched
   without the qualifier or the head (``plain_form``; the possessive form exactly and capitalised only, so "Down's"
   never becomes "down" nor "a hunter's cabin" Hunter's syndrome), unless what stays is too short or only stop words.
-  A name "X of Y" or "X due to Y" is also matched as "Y X" ("Fracture of hip NOS": "left hip fracture" finds "hip
-  fracture"; "Pneumonia due to COVID-19": "COVID-19 pneumonia"; ``inverted_form``), only where nothing but spaces (or a
-  word's hyphen) parts its words ("Hip: fracture ruled out" is not one).
-- **Section headers** ("ONCOLOGY:", "Assessment:" at a line's start, or "Oncology" as a line of its own) are not mentions (``headers``).
+  "X of Y" or "X due to Y" is also matched as "Y X" ("COVID-19 pneumonia"; ``inverted_form``) where only spaces (or a
+  word's hyphen) part its words. **Section headers** ("ONCOLOGY:", "Oncology" as a line) are no mentions (``headers``).
 - **Overlaps**: ``longest`` keeps the longest of overlapping spans (exact before approximate at
   equal length); ``all`` keeps every span as an alternative.
 """
