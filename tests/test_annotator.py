@@ -259,9 +259,6 @@ def test_results_are_remembered_across_batches(linker):
         def key(self, text):
             return self.inner.key(text)
 
-        def prepare(self, compiled=False):
-            return self
-
     annotator = Annotator(Counting(linker), [linker.dictionary_finder()], AnnotateOptions(batch_documents=1))
     documents = [Document.from_text(text, str(i)) for i, text in enumerate(["Breast cancer.", "breast-cancer and renal", "renal"])]
     out = list(annotator.annotate(documents))

@@ -242,11 +242,11 @@ class CodeSet:
     def refine(self, code: str, said: frozenset[str]) -> tuple[str, list[str]]:
         """The code the words support, from ``code``, and each step taken in words.
 
-        Up: a code whose own words (those its name adds to its parent's) were not said, or whose closest name misses
-        only such words, gives way to its "unspecified" sibling; the "unspecified" code itself gives way to its parent
-        where the words tell a sibling, to that sibling ("left knee osteoarthritis" matches "Osteoarthritis of knee,
-        unspecified": M17.1 holds M17.12, which says "left"). Down: a code with children takes the child whose added words were said (a side, a type), else its
-        default child ("unspecified"), else stays."""
+        Sideways: the "unspecified" code gives way to the sibling the words tell ("left knee osteoarthritis" matches
+        "Osteoarthritis of knee, unspecified": M17.1 holds M17.12, which says "left"). Up: a code whose own words (those
+        its name adds to its parent's) were not said, or whose closest name misses only such words, gives way to its
+        "unspecified" sibling. Down: a code with children takes the child whose added words were said (a side, a type),
+        else its default child ("unspecified"), else stays."""
         steps = []
         parent = self.parent.get(code)
         told = self._told(parent, said) if parent is not None and code == self.default_child(parent) else None

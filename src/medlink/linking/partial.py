@@ -137,8 +137,8 @@ def phrases(
     text: str, start: int, end: int, taken: Callable[[int, int], bool], known: Callable[[str], bool] = lambda word: True
 ) -> list[tuple[int, int]]:
     """The longer spans around the head ``text[start:end]`` whose extra words could change its concept, longest first;
-    ``taken(i, j)``: is a character of ``text[i:j]`` part of another span (never crossed); ``known(word)``: do the KB's names use the
-    word (one they never use, "suggest", "appy", cannot make a name more specific)."""
+    ``taken(i, j)``: is a character of ``text[i:j]`` part of another span (never crossed); ``known(word)``: do the
+    KB's names use the word (one they never use, "suggest", "appy", cannot make a name more specific)."""
     lefts = [start]
     at = start
     for _ in range(MAX_LEFT):

@@ -30,7 +30,7 @@ from medlink.retrieval.csr_files import CsrArrays
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable, NameWords, read_json
 from medlink.retrieval.sparse_sums import sums_for
-from medlink.text.spelling import QUERY_WORDS_FROM, SpellingIndex
+from medlink.text.spelling import SpellingIndex, query_speller
 
 if TYPE_CHECKING:
     import bm25s
@@ -114,7 +114,7 @@ class BM25Generator(GeneratorBase):
     def speller(self) -> SpellingIndex:
         """The spelling index over the names' words, built when a query first has a word no name has."""
         if self._speller is None:
-            speller = SpellingIndex(self.name_words.counts, min_length=QUERY_WORDS_FROM, deletions=None)
+            speller = query_speller(self.name_words.counts)
             words, stems = list(speller.frequencies), {}
             for word, stem in zip(words, self.tokens(" ".join(words))):
                 stems[stem] = stems.get(stem, 0) + speller.frequencies[word]

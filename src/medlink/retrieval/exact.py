@@ -27,7 +27,7 @@ from medlink.retrieval.hits import Hits
 from medlink.retrieval.names import NameTable, NameWords, read_json, read_lines, write_lines
 from medlink.text.normalize import SIDES, Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, plain_form
-from medlink.text.spelling import QUERY_WORDS_FROM, SpellingIndex
+from medlink.text.spelling import SpellingIndex, query_speller
 
 PARAMS_FILE = "medlink_params.json"
 WORD_KEYS_FILE = "word_keys.txt"  # each table row's word key, in row order: stemming the names again would slow every load
@@ -213,7 +213,7 @@ class ExactGenerator(GeneratorBase):
         if all(word in known for word in mention.split()):
             return mention  # what the speller would say, without building it
         if self._speller is None:
-            self._speller = SpellingIndex(known, min_length=QUERY_WORDS_FROM, deletions=None)
+            self._speller = query_speller(known)
         return " ".join(self._speller.correct(word) or word for word in mention.split())
 
     def reading(self, mention: str) -> str | None:

@@ -14,8 +14,8 @@ import re
 from medlink.text.normalize import GENERIC_HEADS
 
 PLAIN_FORMS = 3  # what ``plain_form`` makes (1: no parentheses, NOS, ", unspecified"; a capitalised "X's"; 2: no brackets
-# either, and not a lone generic head; 3: no last ", not specified as ...", and "X due to Y" turned too): saved with what is built from them, so a default
-# index of another version is rebuilt
+# either, and not a lone generic head; 3: no last "not specified as ...", and "X due to Y" turned too): saved with what is
+# built from them, so a default index of another version is rebuilt
 NOT_SPECIFIED_AS = re.compile(r",?\s+not specified as [^,]+$", re.IGNORECASE)  # "Bronchitis, not specified as acute or chronic"
 ASIDES = re.compile(r"\s(?:\([^()]*\)|\[[^\[\]]*\])")  # " (congestive)", " [croup]": words in parentheses or brackets after a word
 POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "graves"

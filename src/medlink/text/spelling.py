@@ -49,7 +49,7 @@ def _same_start(word: str, correction: str) -> bool:
     return correction[0] == word[0] or correction[:2] == word[1::-1]
 
 
-QUERY_WORDS_FROM = 4  # letters from which a query word is corrected ("fevr" is "fever"; the dictionary finder's own rule asks more)
+QUERY_WORDS_FROM = 4  # letters from which a query word is corrected (``query_speller``; the dictionary finder's rule asks more)
 # a shorter word is corrected only by a letter it lacks, and only if it reads as a word (letters, a vowel, no plural "s"):
 # "fevr" is "fever", but "men2" is no "men1", "PTCA" no "pica", "mets" no "meats", "sats" no "sacs"
 SHORT_WORD_UNDER = 5
@@ -130,3 +130,9 @@ class SpellingIndex:
             edits.update(left + c + right[1:] for left, right in splits if right)
             edits.update(left + c + right for left, right in splits)
         return edits
+
+
+def query_speller(frequencies: dict[str, int]) -> SpellingIndex:
+    """The spelling index a linking stage corrects a mention's words with: from four letters ("fevr" is "fever"), its
+    deletions indexed once it has corrected enough words to pay for them."""
+    return SpellingIndex(frequencies, min_length=QUERY_WORDS_FROM, deletions=None)
