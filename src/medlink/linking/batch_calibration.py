@@ -195,9 +195,9 @@ def features(
     precision (the backoff compares them)."""
     query, n = columns.query, len(columns.query)
     stages = stage.probability_model.stages
-    rows = np.zeros((n, len(BASE_FEATURES) + 2 * len(stages)), np.float64)
+    rows = np.zeros((n, len(BASE_FEATURES) + 2 * len(stages)), np.float32)  # each value cast as it is written
     if n == 0:
-        return rows.astype(np.float32), np.zeros(0)
+        return rows, np.zeros(0)
     rows[:, :POSITION_FEATURES] = positions
     key_of_hit = np.asarray(keys, dtype=object)[query]
     rows[:, 7] = key_of_hit == columns.aliases
@@ -216,7 +216,7 @@ def features(
             column = len(BASE_FEATURES) + 2 * j
             rows[found, column] = values[found]
             rows[found, column + 1] = 1.0
-    return rows.astype(np.float32), alias_similarity
+    return rows, alias_similarity
 
 
 def run_numbers(query: np.ndarray, scores: np.ndarray) -> np.ndarray:
