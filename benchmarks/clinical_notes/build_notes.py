@@ -22,7 +22,7 @@ def m(text, code, assertion=P, historical=False, occurrence=0):
     return {"text": text, "icd10cm": code, "assertion": assertion, "historical": historical, "occurrence": occurrence}
 
 
-# (kind, text, mentions); ids and splits are given in order: within each kind, 1st and 3rd dev, 2nd and 4th test.
+# (kind, text, mentions); ids and splits are given in order: within each kind, 1st, 3rd and 5th dev, 2nd, 4th and 6th test.
 SNIPPETS = [
     # ---------------------------------------------------------------- discharge diagnoses
     ("discharge_diagnoses",
@@ -331,6 +331,190 @@ SNIPPETS = [
      "a bicuspid aortic valve. Denies exertional syncope.",
      [m("aortic stenosis", "I35.0"), m("rheumatic fever", "I00", P, True), m("bicuspid aortic valve", "Q23.81", S),
       m("exertional syncope", "R55", A)]),
+    # ---------------------------------------------------------------- second batch (cn-061 to cn-090), another writer
+    ("discharge_diagnoses",
+     "DISCHARGE DIAGNOSES:\n1. Bleeding duodenal ulcer, s/p EGD with clip placement.\n2. Acute blood loss anemia, transfused 2u PRBC.\n"
+     "3. Alcoholic cirrhosis of liver with ascites.\n4. Thrombocytopenia, chronic.\nNo hepatic encephalopathy this admission. "
+     "F/u GI in 2 wks; return for black stools or vomiting blood.",
+     [m("Bleeding duodenal ulcer", "K26.4"), m("Acute blood loss anemia", "D62"),
+      m("Alcoholic cirrhosis of liver with ascites", "K70.31"), m("Thrombocytopenia", "D69.6"),
+      m("hepatic encephalopathy", "K76.82", A), m("black stools", "K92.1", H), m("vomiting blood", "K92.0", H)]),
+    ("discharge_diagnoses",
+     "Principal diagnosis: Type 1 diabetes mellitus with ketoacidosis without coma (E10.10).\nSecondary: hypokalemia, on oral KCl; "
+     "viral gastroenteritis; prerenal azotemia, improved with IVF.\nComorbid: Hashimoto's thyroiditis on levothyroxine.\n"
+     "Pancreatitis ruled out (lipase normal).",
+     [m("Type 1 diabetes mellitus with ketoacidosis without coma", "E10.10"), m("E10.10", "E10.10"), m("hypokalemia", "E87.6"),
+      m("viral gastroenteritis", "A08.4"), m("prerenal azotemia", "R39.2"), m("Hashimoto's thyroiditis", "E06.3"),
+      m("Pancreatitis", "K85.90", A)]),
+    ("ed_triage",
+     "ED triage: 62 y/o M c/o acute R great toe pain overnight, unable to bear weight. h/o gout, last flare 2022. CKD stage 3a, "
+     "T2DM w/ peripheral neuropathy. Afebrile, denies chills. ?septic arthritis vs gout flare.",
+     [m("R great toe pain", "M79.674"), m("gout", "M10.9", P, True), m("CKD stage 3a", "N18.31"),
+      m("T2DM w/ peripheral neuropathy", "E11.42"), m("chills", "R68.83", A), m("septic arthritis", "M00.9", POS),
+      m("gout flare", "M10.9", POS)]),
+    ("ed_triage",
+     "Triage: 29M c/o sudden L scrotal pain x4 hrs, onset at rest, + N/V. r/o testicular torsion vs epididymitis, urology paged. "
+     "Negative for penile discharge. Hx of R inguinal hernia, repaired as infant.",
+     [m("L scrotal pain", "N50.82"), m("N/V", "R11.2"), m("testicular torsion", "N44.00", POS), m("epididymitis", "N45.1", POS),
+      m("penile discharge", "R36.9", A), m("R inguinal hernia", "K40.90", P, True)]),
+    ("radiology",
+     "CTA CHEST (PE PROTOCOL)\nIMPRESSION:\n1. Acute pulmonary emboli in the right lower lobe segmental arteries. RV/LV ratio 0.8.\n"
+     "2. 6 mm solid pulmonary nodule, left upper lobe; CT follow-up in 6-12 months.\n3. Centrilobular emphysema.\n"
+     "4. Incidental 1.5 cm right thyroid nodule; recommend thyroid US.\n5. No aortic dissection.",
+     [m("Acute pulmonary emboli", "I26.99"), m("solid pulmonary nodule", "R91.1"), m("Centrilobular emphysema", "J43.2"),
+      m("thyroid nodule", "E04.1"), m("aortic dissection", "I71.00", A)]),
+    ("radiology",
+     "PELVIC US, TRANSABDOMINAL AND TRANSVAGINAL\nIMPRESSION:\n1. Multiple intramural fibroids, largest 4.2 cm.\n"
+     "2. Heterogeneous myometrium, suggestive of adenomyosis.\n3. Left ovarian cyst, 3.1 cm, simple-appearing.\n"
+     "4. Endometrial stripe 14 mm; endometrial hyperplasia not excluded.\n5. No hydronephrosis.",
+     [m("intramural fibroids", "D25.1"), m("adenomyosis", "N80.03", POS), m("Left ovarian cyst", "N83.202"),
+      m("endometrial hyperplasia", "N85.00", POS), m("hydronephrosis", "N13.30", A)]),
+    ("problem_list",
+     "PROBLEMS (active):\n- Seropositive rheumatoid arthritis, on MTX\n- Primary open-angle glaucoma, bilateral, moderate stage\n"
+     "- Diverticulosis of colon\n- Osteopenia\n- Pure hypertriglyceridemia (E78.1)\nHistorical:\n- h/o colon polyps, colonoscopy 2023 clear",
+     [m("Seropositive rheumatoid arthritis", "M05.9"), m("Primary open-angle glaucoma, bilateral, moderate stage", "H40.1132"),
+      m("Diverticulosis of colon", "K57.30"), m("Osteopenia", "M85.80"), m("Pure hypertriglyceridemia", "E78.1"),
+      m("E78.1", "E78.1"), m("colon polyps", "K63.5", P, True)]),
+    ("problem_list",
+     "PL:\n1. Parkinsons dz (G20.A1)\n2. Orthostatic hypotention\n3. Chronic constipation\n4. Dry macular degeneration, both eyes\n"
+     "5. Bilateral sensorineural hearing loss, wears aids\n6. Recurrent falls - PT/OT, home safety eval",
+     [m("Parkinsons dz", "G20.A1"), m("G20.A1", "G20.A1"), m("Orthostatic hypotention", "I95.1"),
+      m("Chronic constipation", "K59.09"), m("Dry macular degeneration, both eyes", "H35.3130"),
+      m("Bilateral sensorineural hearing loss", "H90.3"), m("Recurrent falls", "R29.6")]),
+    ("family_history",
+     "FAMILY HISTORY:\nMother - ovarian cancer, dx at 52\nFather - AAA repair at 68; kidney stones\nPaternal grandfather - emphysema\n"
+     "Sister - celiac disease\nNo FH of early CAD.",
+     [m("ovarian cancer", "C56.9", S), m("AAA", "I71.40", S), m("kidney stones", "N20.0", S), m("emphysema", "J43.9", S),
+      m("celiac disease", "K90.0", S), m("CAD", "I25.10", S)]),
+    ("family_history",
+     "Family History:\nMother and maternal grandfather with ADPKD; grandfather developed ESRD, on HD at 55.\nFather - hemochromatosis.\n"
+     "Paternal aunt - SLE.\nNo known family hx of brain aneurysm. Pt's own renal US today showed no renal cysts.",
+     [m("ADPKD", "Q61.2", S), m("ESRD", "N18.6", S), m("hemochromatosis", "E83.119", S), m("SLE", "M32.9", S),
+      m("brain aneurysm", "I67.1", S), m("renal cysts", "N28.1", A)]),
+    ("lay_speech",
+     "Pt states \"I been peeing all the time and I'm thirsty constantly\" and \"my feet feel like pins and needles.\" Says her "
+     "\"sugar was through the roof\" at the pharmacy check. Denies \"blurry eyes.\"",
+     [m("peeing all the time", "R35.0"), m("thirsty", "R63.1"), m("pins and needles", "R20.2"),
+      m("sugar was through the roof", "R73.9"), m("blurry eyes", "H53.8", A)]),
+    ("lay_speech",
+     "Husband says \"she's been real forgetful, left the stove on twice\" and \"she gets all turned around in the evenings.\" "
+     "Pt says \"my back's been killing me\" and \"I can't hold my water\" when she coughs. She doesn't have \"the sugar,\" "
+     "per husband. Her mother had \"hardening of the arteries.\"",
+     [m("forgetful", "R41.3"), m("all turned around", "R41.0", C), m("back's been killing me", "M54.9"),
+      m("can't hold my water", "N39.3", C), m("sugar", "E11.9", A), m("hardening of the arteries", "I70.90", S)]),
+    ("paediatrics",
+     "Peds sick visit: 3 yo M c/o R ear pain x1 day, irritable overnight. Exam: R TM bulging, erythematous - acute suppurative "
+     "otitis media, right ear. L TM clear. Also acute conjunctivitis OU. Hx of recurrent wheezing; no wheeze today. "
+     "Return if signs of mastoiditis.",
+     [m("R ear pain", "H92.01"), m("irritable", "R45.4"), m("acute suppurative otitis media, right ear", "H66.001"),
+      m("acute conjunctivitis OU", "H10.33"), m("recurrent wheezing", "R06.2", P, True), m("wheeze", "R06.2", A),
+      m("mastoiditis", "H70.90", H)]),
+    ("paediatrics",
+     "Newborn exam, DOL 2, term male (39w, SVD). Glanular hypospadias - urology referral, no circ. Undescended L testis. "
+     "Sacral dimple, base visible, no hair tuft. Tongue-tie, latching well. Mom GBS+, adequately treated; no signs of "
+     "neonatal sepsis. Older brother had pyloric stenosis.",
+     [m("Glanular hypospadias", "Q54.0"), m("Undescended L testis", "Q53.10"), m("Sacral dimple", "Q82.6"),
+      m("Tongue-tie", "Q38.1"), m("neonatal sepsis", "P36.9", A), m("pyloric stenosis", "Q40.0", S)]),
+    ("oncology",
+     "Heme/Onc f/u: 67M with IgG kappa multiple myeloma (C90.00), not in remission, on cycle 4 of VRd. Chemo-induced peripheral "
+     "neuropathy from bortezomib, grade 1. Denies new bone pain. Ca 9.4, no hypercalcemia. Hx of melanoma of the R forearm "
+     "s/p WLE 2016, no recurrence.",
+     [m("multiple myeloma", "C90.00"), m("C90.00", "C90.00"), m("Chemo-induced peripheral neuropathy", "G62.0"),
+      m("bone pain", "M89.8X9", A), m("hypercalcemia", "E83.52", A), m("melanoma of the R forearm", "C43.61", P, True)]),
+    ("oncology",
+     "Onc consult: 69M with pancreatic head adenocarcinoma, locally advanced, with obstructive jaundice s/p biliary stent. "
+     "Cancer-related cachexia. Malignant ascites ruled out on US. New LLE DVT, started enoxaparin. Plan FOLFIRINOX; "
+     "discussed risk of febrile neutropenia.",
+     [m("pancreatic head adenocarcinoma", "C25.0"), m("obstructive jaundice", "K83.1"), m("Cancer-related cachexia", "R64"),
+      m("Malignant ascites", "R18.0", A), m("LLE DVT", "I82.402"), m("febrile neutropenia", "D70.9", H)]),
+    ("drug_induced",
+     "Assessment:\n1. Hydralazine-induced lupus with arthralgias and pleuritic chest pain; anti-histone Ab +. Hydralazine stopped.\n"
+     "2. Opioid-induced constipation on oxycodone - start senna.\n3. Thiazide-associated hyponatremia, Na 127; HCTZ held.\n"
+     "4. Hx of drug-induced neutropenia from methimazole (2018), resolved.",
+     [m("Hydralazine-induced lupus", "M32.0"), m("arthralgias", "M25.50"), m("pleuritic chest pain", "R07.81"),
+      m("Opioid-induced constipation", "K59.03"), m("Thiazide-associated hyponatremia", "E87.1"),
+      m("drug-induced neutropenia", "D70.2", P, True)]),
+    ("drug_induced",
+     "Inpatient consult: started on linezolid while on sertraline; now with agitation, hyperreflexia and hyperthermia to 39.2, "
+     "c/w serotonin syndrome. NMS felt less likely given normal CK. Separately, tardive diskinesia from prior haloperidol. "
+     "Also drug-induced QT prolongation (QTc 510); will stop ondansetron if QTc > 550.",
+     [m("agitation", "R45.1"), m("hyperreflexia", "R29.2"), m("hyperthermia", "R50.9"), m("serotonin syndrome", "G90.81"),
+      m("NMS", "G21.0", POS), m("tardive diskinesia", "G24.01"), m("drug-induced QT prolongation", "R94.31")]),
+    ("psychiatry",
+     "Psychiatry follow-up: 27M with generalized anxiety disorder and panic disorder without agoraphobia; panic attacks down to "
+     "1/month on sertraline. Alcohol use disorder, mild, in sustained remission. Screened for OCD - negative. Insomnia when "
+     "stressed at work. Denies SI/HI.",
+     [m("generalized anxiety disorder", "F41.1"), m("panic disorder without agoraphobia", "F41.0"), m("panic attacks", "F41.0"),
+      m("Alcohol use disorder, mild, in sustained remission", "F10.11", P, True), m("OCD", "F42.9", A),
+      m("Insomnia", "G47.00", C), m("SI", "R45.851", A), m("HI", "R45.850", A)]),
+    ("psychiatry",
+     "Addiction psychiatry consult: 31M with opioid use disorder, severe, on buprenorphine maintenance; last use 3 wks ago. "
+     "Also methamphetamine use disorder, moderate, using 2-3x/wk. Endorses anhedonia. Denies paranoia. Exam: fluctuant "
+     "L antecubital abscess at injection site. Father with alcoholism.",
+     [m("opioid use disorder, severe", "F11.20"), m("methamphetamine use disorder, moderate", "F15.20"),
+      m("anhedonia", "R45.84"), m("paranoia", "F22", A), m("L antecubital abscess", "L02.414"),
+      m("alcoholism", "F10.20", S)]),
+    ("dermatology",
+     "Derm clinic:\n1) Acne vulgaris, inflammatory, on doxycycline.\n2) Hidradenitis supurativa of both axillae, Hurley II.\n"
+     "3) Melasma.\n4) Seborrheic dermatitis, face.\nNo e/o rosacea. Changing pigmented lesion on L shoulder; dermoscopy "
+     "benign-appearing, but dysplastic nevus not excluded - shave biopsy next visit.",
+     [m("Acne vulgaris", "L70.0"), m("Hidradenitis supurativa", "L73.2"), m("Melasma", "L81.1"),
+      m("Seborrheic dermatitis", "L21.9"), m("rosacea", "L71.9", A), m("dysplastic nevus", "D22.62", POS)]),
+    ("dermatology",
+     "Wound/derm consult, 84F in SNF: Bullous pemphigoid, tense bullae on thighs, on clobetasol. Stage 2 pressure injury of "
+     "the sacrum. Candidal intertrigo under both breasts. Diffuse xerosis. Scabies considered but scraping negative. "
+     "Will biopsy oral mucosa if new erosions, to r/o pemphigus vulgaris.",
+     [m("Bullous pemphigoid", "L12.0"), m("Stage 2 pressure injury of the sacrum", "L89.152"),
+      m("Candidal intertrigo", "B37.2"), m("xerosis", "L85.3"), m("Scabies", "B86", A),
+      m("pemphigus vulgaris", "L10.0", H)]),
+    ("obstetrics",
+     "OB visit: 38 yo G4P2103 at 29w4d. Intrahepatic cholestasis of pregnancy - pruritus of palms and soles, bile acids 28. "
+     "Complete placenta previa on US, asymptomatic. AMA. h/o CIN 2 s/p LEEP (2019). Present to L&D for any signs of "
+     "preterm labor.",
+     [m("Intrahepatic cholestasis of pregnancy", "O26.643"), m("pruritus", "L29.9"), m("Complete placenta previa", "O44.03"),
+      m("AMA", "O09.523"), m("CIN 2", "N87.1", P, True), m("preterm labor", "O60.03", H)]),
+    ("obstetrics",
+     "Early pregnancy unit: 27 yo G2P0010 at 6w3d by LMP with vaginal spotting and LLQ pain x2 days. bhCG 1850, TVUS no IUP. "
+     "Concern for left tubal ectopic pregnancy; threatened abortion less likely. h/o chlamydia, treated. Return to ED for "
+     "fainting or shoulder tip pain.",
+     [m("vaginal spotting", "O20.9"), m("LLQ pain", "R10.32"), m("left tubal ectopic pregnancy", "O00.102", POS),
+      m("threatened abortion", "O20.0", POS), m("chlamydia", "A74.9", P, True), m("fainting", "R55", H),
+      m("shoulder tip pain", "M25.519", H)]),
+    ("orthopaedics",
+     "Hand clinic: 58F, RHD. R trigger thumb, injected today. L carpal tunnel syndrome, EMG-confirmed, with night paresthesias. "
+     "R lateral epicondylitis improving w/ PT. ?early de Quervain's on L. Father had Dupuytren's contracture.",
+     [m("R trigger thumb", "M65.311"), m("L carpal tunnel syndrome", "G56.02"), m("night paresthesias", "R20.2", C),
+      m("R lateral epicondylitis", "M77.11"), m("de Quervain's", "M65.4", POS), m("Dupuytren's contracture", "M72.0", S)]),
+    ("orthopaedics",
+     "Ortho consult: 23M FOOSH while skateboarding today. X-ray: nondisplaced fracture of waist of left scaphoid, closed, "
+     "initial encounter. Abrasion of left palm. Thumb spica applied. Discussed risk of AVN. Hx R ACL tear 2021 s/p "
+     "reconstruction. Denies numbness.",
+     [m("nondisplaced fracture of waist of left scaphoid, closed", "S62.025A"), m("Abrasion of left palm", "S60.512"),
+      m("AVN", "M87.9", H), m("R ACL tear", "S83.511", P, True), m("numbness", "R20.0", A)]),
+    ("infection",
+     "ID consult: 66F with chronic osteomyelitis of the left foot with draining sinus (3rd metatarsal head); bone bx grew MRSA. "
+     "Diabetic foot ulcer, plantar, probes to bone. ABI normal, no PAD. Hgb 9.1 - anemia of chronic disease. Hx of MRSA "
+     "pnuemonia 2022. Plan IV vancomycin x6 wks via PICC.",
+     [m("chronic osteomyelitis of the left foot with draining sinus", "M86.472"), m("Diabetic foot ulcer", "E11.621"),
+      m("PAD", "I73.9", A), m("anemia of chronic disease", "D63.8"), m("MRSA pnuemonia", "J15.212", P, True)]),
+    ("infection",
+     "Urgent care: 44M with expanding erythema migrans on R thigh, noticed 3 days after a camping trip. Mild fatigue. "
+     "No joint swelling. Dx: early localized Lyme disease; doxycycline x10d. Wife was treated for Lyme last summer. "
+     "Return if facial droop.",
+     [m("erythema migrans", "A69.20"), m("fatigue", "R53.83"), m("joint swelling", "M25.40", A), m("Lyme disease", "A69.20"),
+      m("Lyme", "A69.20", S, False, 1), m("facial droop", "R29.810", H)]),
+    ("cardiology",
+     "EP clinic: 76F with sick sinus syndrome (tachy-brady), s/p dual-chamber PPM 2023; device check normal. Frequent PVCs, "
+     "asymptomatic. Echo: mild TR, EF 60%. Hx of Takotsubo cardiomyopathy 2019, EF since recovered. Denies DOE.",
+     [m("sick sinus syndrome", "I49.5"), m("PVCs", "I49.3"), m("TR", "I07.1"),
+      m("Takotsubo cardiomyopathy", "I51.81", P, True), m("DOE", "R06.09", A)]),
+    ("cardiology",
+     "Cards f/u: 68M with atherosclerosis of native arteries of right leg with intermittent claudication (I70.211), walks 1 "
+     "block. Acute pericarditis in March, resolved on colchicine. Carotid US: <50% R ICA stenosis. Mixed hyperlipidemia on "
+     "statin + ezetimibe. Brother has familial hypercholesterolemia.",
+     [m("atherosclerosis of native arteries of right leg with intermittent claudication", "I70.211"), m("I70.211", "I70.211"),
+      m("Acute pericarditis", "I30.9", P, True), m("R ICA stenosis", "I65.21"), m("Mixed hyperlipidemia", "E78.2"),
+      m("familial hypercholesterolemia", "E78.019", S)]),
 ]
 
 
