@@ -453,3 +453,99 @@ def test_a_mention_no_code_is_reachable_from_has_no_probability():
     )
     out = Coder(SMALL_CODES, {}, []).code([result], 5)[0]
     assert is_uncoded(out) and out.nil and out.probability is None and out.candidates[0].probability == 1.0
+
+
+# -- what a note's words say beyond a code's name: sides in shorthand, "without", a default a level up ---------------------
+AORTA_AND_EAR = CodeSet.build(
+    "ICD10CM",
+    [
+        ("ICD10CM:I71", "Aortic aneurysm and dissection"),
+        ("ICD10CM:I71.3", "Abdominal aortic aneurysm, ruptured"),
+        ("ICD10CM:I71.30", "Abdominal aortic aneurysm, ruptured, unspecified"),
+        ("ICD10CM:I71.4", "Abdominal aortic aneurysm, without rupture"),
+        ("ICD10CM:I71.40", "Abdominal aortic aneurysm, without rupture, unspecified"),
+        ("ICD10CM:I71.8", "Aortic aneurysm of unspecified site, ruptured"),
+        ("ICD10CM:I71.9", "Aortic aneurysm of unspecified site, without rupture"),
+        ("ICD10CM:H66.0", "Acute suppurative otitis media"),
+        ("ICD10CM:H66.00", "Acute suppurative otitis media without spontaneous rupture of ear drum"),
+        ("ICD10CM:H66.001", "Acute suppurative otitis media without spontaneous rupture of ear drum, right ear"),
+        ("ICD10CM:H66.01", "Acute suppurative otitis media with spontaneous rupture of ear drum"),
+        ("ICD10CM:H66.011", "Acute suppurative otitis media with spontaneous rupture of ear drum, right ear"),
+        ("ICD10CM:K26", "Duodenal ulcer"),
+        ("ICD10CM:K26.3", "Acute duodenal ulcer without hemorrhage or perforation"),
+        ("ICD10CM:K26.9", "Duodenal ulcer, unspecified as acute or chronic, without hemorrhage or perforation"),
+        ("ICD10CM:G56.0", "Carpal tunnel syndrome"),
+        ("ICD10CM:G56.00", "Carpal tunnel syndrome, unspecified upper limb"),
+        ("ICD10CM:G56.01", "Carpal tunnel syndrome, right upper limb"),
+        ("ICD10CM:G56.02", "Carpal tunnel syndrome, left upper limb"),
+        ("ICD10CM:M79.67", "Pain in foot and toes"),
+        ("ICD10CM:M79.671", "Pain in right foot"),
+        ("ICD10CM:M79.674", "Pain in right toe(s)"),
+        ("ICD10CM:M79.676", "Pain in unspecified toe(s)"),
+        ("ICD10CM:N30.0", "Acute cystitis"),
+        ("ICD10CM:N30.00", "Acute cystitis without hematuria"),
+        ("ICD10CM:N30.01", "Acute cystitis with hematuria"),
+    ],
+    is_a=[
+        *((f"ICD10CM:I71.{c}", "ICD10CM:I71") for c in ("3", "4", "8", "9")),
+        ("ICD10CM:I71.30", "ICD10CM:I71.3"),
+        ("ICD10CM:I71.40", "ICD10CM:I71.4"),
+        ("ICD10CM:H66.00", "ICD10CM:H66.0"),
+        ("ICD10CM:H66.01", "ICD10CM:H66.0"),
+        ("ICD10CM:H66.001", "ICD10CM:H66.00"),
+        ("ICD10CM:H66.011", "ICD10CM:H66.01"),
+        ("ICD10CM:K26.3", "ICD10CM:K26"),
+        ("ICD10CM:K26.9", "ICD10CM:K26"),
+        *((f"ICD10CM:G56.0{c}", "ICD10CM:G56.0") for c in "012"),
+        *((f"ICD10CM:M79.67{c}", "ICD10CM:M79.67") for c in "146"),
+        ("ICD10CM:N30.00", "ICD10CM:N30.0"),
+        ("ICD10CM:N30.01", "ICD10CM:N30.0"),
+    ],
+)
+
+
+def test_a_side_written_in_shorthand_and_what_a_name_does_not_assert():
+    from medlink.linking.coding_rules import sides_written, unasserted
+
+    assert sides_written("R great toe pain") == {"right"} and sides_written("L CTS") == {"left"}
+    assert sides_written("conjunctivitis OU") == {"bilateral"} and sides_written("b/l knee pain") == {"bilateral"}
+    assert sides_written("L5 radiculopathy, Lyme disease, HER2") == frozenset()
+    assert unasserted("Duodenal ulcer, unspecified as acute or chronic, without hemorrhage or perforation") == {
+        "acute", "chronic", "hemorrhage", "perforation"}
+    assert unasserted("Acute cystitis with hematuria") == frozenset()
+
+
+def test_a_code_whose_parent_says_what_the_words_do_not_gives_way_to_the_default_a_level_up():
+    """A mapping that reached "..., ruptured, unspecified" for "abdominal aortic aneurysm": "ruptured" is its parent's
+    word, unsaid, and ICD-10-CM reads an aneurysm without mention of rupture as one without it. So does a named ear drum
+    rupture, and the side is kept on the way down."""
+    said = said_words(["abdominal aortic aneurysm"])
+    assert AORTA_AND_EAR.refine("ICD10CM:I71.30", said)[0] == "ICD10CM:I71.40"  # not "of unspecified site"
+    assert AORTA_AND_EAR.refine("ICD10CM:I71.30", said_words(["ruptured abdominal aortic aneurysm"]))[0] == "ICD10CM:I71.30"
+    assert AORTA_AND_EAR.refine("ICD10CM:H66.011", said_words(["acute suppurative otitis media, right ear"]))[0] == "ICD10CM:H66.001"
+    # "unspecified as acute or chronic" leaves "acute" open: the duodenal ulcer said nothing more of is K26.9
+    assert AORTA_AND_EAR.default_child("ICD10CM:K26") == "ICD10CM:K26.9"
+    assert AORTA_AND_EAR.refine("ICD10CM:K26.3", said_words(["duodenal ulcer"]))[0] == "ICD10CM:K26.9"
+
+
+def test_a_side_is_told_among_siblings_whatever_words_they_all_share():
+    """"upper limb" is every G56.0 code's: "left carpal tunnel syndrome" says all that tells G56.02 apart. An unspecified
+    toe's pain gives way to the right toe's (which says more than the right foot's), never the other way round."""
+    assert AORTA_AND_EAR.refine("ICD10CM:G56.00", said_words(["left carpal tunnel syndrome"]))[0] == "ICD10CM:G56.02"
+    said = said_words(["great toe pain"]) | {"right"}
+    assert AORTA_AND_EAR.refine("ICD10CM:M79.676", said)[0] == "ICD10CM:M79.674"
+    assert AORTA_AND_EAR.refine("ICD10CM:M79.674", said)[0] == "ICD10CM:M79.674"
+    assert AORTA_AND_EAR.refine("ICD10CM:G56.01", said_words(["carpal tunnel syndrome"]))[0] == "ICD10CM:G56.00"
+
+
+def test_an_exact_mapping_is_kept_though_its_name_spells_the_condition_otherwise():
+    said = said_words(["aortic aneurysm", "Aortic aneurysm"])
+    assert AORTA_AND_EAR.refine("ICD10CM:I71.40", said, equivalent=True)[0] == "ICD10CM:I71.40"
+    assert AORTA_AND_EAR.refine("ICD10CM:I71.40", said)[0] == "ICD10CM:I71.9"
+
+
+def test_a_mention_in_shorthand_or_denying_a_word_is_coded_by_what_it_says():
+    right = coded(AORTA_AND_EAR, (), Candidate("ICD10CM:G56.00", 1.0, "Carpal tunnel syndrome", probability=0.9), mention="R CTS")
+    assert right.candidates[0].concept_id == "ICD10CM:G56.01"
+    plain = Candidate("ICD10CM:N30.00", 1.0, "Acute cystitis without hematuria", probability=0.9)
+    assert coded(AORTA_AND_EAR, (), plain, mention="acute cystitis without hematuria").candidates[0].concept_id == "ICD10CM:N30.00"

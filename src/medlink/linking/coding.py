@@ -25,7 +25,7 @@ from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
 from medlink.linking.coding_probability import EQUIVALENT, UNSAID, code_probabilities, mapped_confidence, outranks, shared_codes
-from medlink.linking.coding_rules import DEFAULT_STEP, SHORT_FORM, UNSAID_STEP, CodeSet, said_words, spelled_out
+from medlink.linking.coding_rules import DEFAULT_STEP, SHORT_FORM, UNSAID_STEP, CodeSet, said_words, sides_written, spelled_out, unasserted
 
 log = logging.getLogger(__name__)
 CODING_DEPTH = 10  # candidates read per mention for codes: a code reached from a concept ranked lower than this is no answer
@@ -67,15 +67,18 @@ class Coder:
         near = [strength >= RELATIVE_STRENGTH * top for strength in strengths]  # the others: not what the mention says
         read = sum(near)
         has_short_form = SHORT_FORM.search(mention) is not None
+        sides = sides_written(mention)  # "R great toe pain" says "right"
+        denied = unasserted(mention)  # "acute cystitis without hematuria" does not say "hematuria"
         for rank, (candidate, strength) in enumerate(zip(result.candidates, strengths)):
             if not near[rank]:
                 continue
             routes = []
             for position, (code, mapping) in enumerate(self._reached(candidate)):
-                said = said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name])
+                said = said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name]) - denied | sides
                 if has_short_form:  # "SOB" says "shortness of breath"
                     said |= spelled_out(mention, self.codes.family_names(code))
-                chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said)
+                equivalent = mapping is not None and mapping.predicate in EQUIVALENT
+                chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said, equivalent)
                 routes.append((chosen, code, mapping, said, steps, position))
             shares = code_probabilities(candidate.probability, self._weighed(mention, routes), self.codes)
             for chosen, code, mapping, said, steps, position in routes:
@@ -107,7 +110,11 @@ class Coder:
         for chosen, reached, mapping, said, steps, _position in routes:
             # judged: the code the route reached; after a step up to an "unspecified" sibling, the category that sibling
             # stands for ("Old myocardial infarction" gave way to "Chronic ischemic heart disease, unspecified": I25)
-            judged = self.codes.parent.get(reached, reached) if any(UNSAID_STEP in step for step in steps) else reached
+            # ; none where the words say all the chosen code asserts (the rules took the route off what was not said)
+            if not self.codes.unsaid(chosen, said):
+                judged = chosen
+            else:
+                judged = self.codes.parent.get(reached, reached) if any(UNSAID_STEP in step for step in steps) else reached
             if mapping is None:
                 status = self.codes.is_status(judged) and self.codes.says_more(judged, said)
                 confidence = UNSAID if status and not written_code(mention, judged) else None

@@ -41,6 +41,14 @@ SAME_AS = {
 }
 
 
+# what a name says is not there, or leaves open: "without hemorrhage or perforation", "unspecified as acute or chronic"
+LEFT_OPEN = re.compile(r"\bunspecified as (?:to )?(\w+ (?:or|and) \w+)")
+UNASSERTED = re.compile(r"\bwithout ([^,;(]+)|" + LEFT_OPEN.pattern)
+# a side written in a clinician's shorthand: "R great toe pain", "L carpal tunnel syndrome", "conjunctivitis OU"
+SIDE_SHORT_FORMS = {"r": "right", "rt": "right", "l": "left", "lt": "left", "bilat": "bilateral", "b/l": "bilateral", "ou": "bilateral"}
+SIDE_SHORT_FORM = re.compile(r"(?<![\w/])(?:R|L|RT|LT|[Rr]t|[Ll]t|[Bb]ilat|[Bb]/[Ll]|OU)(?![\w/])")
+
+
 def stem(word: str) -> str:
     """A word as the rules compare it: a plural's singular ("seizures"), a Roman numeral's digit ("II")."""
     word = ROMAN.get(word, word)
@@ -57,6 +65,23 @@ def _compared(found: Iterable[str]) -> frozenset[str]:
 def said_words(texts: Iterable[str | None]) -> frozenset[str]:
     """Every word of ``texts`` (a mention, what it was read as), as the rules compare them."""
     return _compared(w for text in texts if text for w in words(text))
+
+
+def sides_written(mention: str) -> frozenset[str]:
+    """The sides a mention writes in shorthand ("R", "Lt", "bilat", "OU": both eyes), as words: what a code's name says."""
+    return frozenset(SIDE_SHORT_FORMS[m.group().lower()] for m in SIDE_SHORT_FORM.finditer(mention))
+
+
+def left_open(name: str) -> frozenset[str]:
+    """The alternatives a name leaves open ("acute", "chronic" of "..., unspecified as acute or chronic")."""
+    return _compared(w for m in LEFT_OPEN.finditer(name.lower()) for w in words(m.group(1)) if w not in NOT_TELLING)
+
+
+def unasserted(name: str) -> frozenset[str]:
+    """The words of a name that say what is absent or left open ("hemorrhage", "perforation" of "... without hemorrhage or
+    perforation"; "acute", "chronic" of "..., unspecified as acute or chronic"): no words a mention must say."""
+    found = [w for m in UNASSERTED.finditer(name.lower()) for part in m.groups() if part for w in words(part)]
+    return _compared(w for w in found if w not in NOT_TELLING)
 
 
 SHORT_FORM = re.compile(r"\b[A-Z]{2,6}s?\b")  # a mention's word in capitals: "SOB", "LUTS", "BPH"
@@ -165,8 +190,12 @@ class CodeSet:
         return [name for member in dict.fromkeys(family) for name in [self.names.get(member, ""), *self.aliases.get(member, ())]]
 
     def unsaid_words(self, code: str, said: frozenset[str]) -> frozenset[str]:
-        """The telling words of the code's closest name that the words said leave out (none: some name of it is said)."""
-        return min((left_out(name, said) for name in self.word_sets(code) or [frozenset()]), key=len)
+        """The telling words of the code's closest name that the words said leave out, those it does not assert aside
+        ("complications" of "... without complications"); none: some name of it is said."""
+        return min((left_out(name, said) - self._unasserted(code) for name in self.word_sets(code) or [frozenset()]), key=len)
+
+    def _unasserted(self, code: str) -> frozenset[str]:
+        return frozenset().union(*(unasserted(name) for name in [self.names.get(code, ""), *self.aliases.get(code, ())]))
 
     def unsaid(self, code: str, said: frozenset[str]) -> int:
         """How many telling words of the code's closest name the words said leave out (0: some name of it is said)."""
@@ -177,9 +206,17 @@ class CodeSet:
         return self._own(code, parent)[0]
 
     def _own(self, code: str, parent: str) -> list[frozenset[str]]:
-        """The telling words each of ``code``'s names adds to its parent's names, the preferred name's first."""
-        theirs = frozenset().union(*(self.word_sets(parent) or [frozenset()]))
+        """The telling words each of ``code``'s names adds to its parent's names and to what all its siblings say ("upper
+        limb" of "Carpal tunnel syndrome, left upper limb" is every G56.0 code's), the preferred name's first."""
+        theirs = frozenset().union(*(self.word_sets(parent) or [frozenset()])) | self._said_by_all(parent) | self._unasserted(code)
         return [name - theirs for name in self.word_sets(code) or [frozenset()]]
+
+    def _said_by_all(self, parent: str) -> frozenset[str]:
+        """The telling words the preferred name of every child of ``parent`` asserts (none for an only child)."""
+        kids = self.children.get(parent, ())
+        if len(kids) < 2:
+            return frozenset()
+        return frozenset.intersection(*(self.word_sets(kid)[0] - self._unasserted(kid) for kid in kids))
 
     def _specifics_unsaid(self, code: str, parent: str, said: frozenset[str]) -> frozenset[str]:
         """What makes ``code`` more specific than its parent and the words said leave out: its preferred name's own words
@@ -201,7 +238,9 @@ class CodeSet:
         same, plainest = None, None
         for child in self.children.get(code, ()):
             new = Counter(words(self.names[child])) - parent_words  # "..., unspecified ear" under "Unspecified ...": one more
-            told = {stem(w) for w in new if w not in NOT_TELLING} - VAGUE  # "with unspecified complications": says more
+            told = (
+                {stem(w) for w in new if w not in NOT_TELLING} - VAGUE - left_open(self.names[child])
+            )  # "with unspecified complications": says more
             if DEFAULT_WORDS & new.keys() and not ("with" in new and told):
                 # the one that says least besides: "Proteinuria, unspecified", not "Persistent proteinuria, unspecified"
                 if plainest is None or len(told) < plainest[0]:
@@ -239,26 +278,30 @@ class CodeSet:
         parent = self.parent.get(code)
         return bool(self.unsaid(code, said)) and (parent is None or self.default_child(parent) != code)
 
-    def refine(self, code: str, said: frozenset[str]) -> tuple[str, list[str]]:
+    def refine(self, code: str, said: frozenset[str], equivalent: bool = False) -> tuple[str, list[str]]:
         """The code the words support, from ``code``, and each step taken in words.
 
         Sideways: the "unspecified" code gives way to the sibling the words tell ("left knee osteoarthritis" matches
         "Osteoarthritis of knee, unspecified": M17.1 holds M17.12, which says "left"). Up: a code whose own words (those
         its name adds to its parent's) were not said, or whose closest name misses only such words, gives way to its
         "unspecified" sibling. Down: a code with children takes the child whose added words were said (a side, a type),
-        else its default child ("unspecified"), else stays."""
+        else its default child ("unspecified"), else stays. A code ``equivalent`` to what the mention was read as (a mapping's
+        exact match: "Angioneurotic edema" for HPO's Angioedema) is not given up for words its name spells otherwise."""
         steps = []
         parent = self.parent.get(code)
-        told = self._told(parent, said) if parent is not None and code == self.default_child(parent) else None
+        unspecified = parent is not None and (code == self.default_child(parent) or "unspecified" in words(self.names[code]))
+        told = self._told(parent, said, code) if unspecified else None
         if told not in (None, code):
             steps.append(f"{code} -> {told}: {MORE_SAID_STEP}")
             code = told
-        elif parent is not None and self.unsaid(code, said):
-            missing = self._specifics_unsaid(code, parent, said)
-            sibling = self.default_child(parent)
-            if missing and sibling not in (None, code):
-                steps.append(f"{code} -> {sibling}: {UNSAID_STEP} '{' '.join(self._as_written(code, missing))}'")
-                code = sibling
+        elif parent is not None and not equivalent and self.unsaid(code, said):
+            for level, above in ((code, parent), (parent, self.parent.get(parent))):  # its own words, then its parent's
+                missing = self._specifics_unsaid(level, above, said) if above is not None else frozenset()
+                sibling = self._fitting_default(level, above, said) if missing else None
+                if sibling is not None and (level == code or self.unsaid_words(code, said) <= missing):
+                    steps.append(f"{code} -> {sibling}: {UNSAID_STEP} '{' '.join(self._as_written(level, missing))}'")
+                    code = sibling
+                    break
         while self.children.get(code):
             chosen, why = self._told_child(code, said)
             if chosen is None:
@@ -271,11 +314,36 @@ class CodeSet:
             code = chosen
         return code, steps
 
-    def _told(self, code: str, said: frozenset[str]) -> str | None:
-        """The child of ``code`` the words say all the added words of, else the one whose child they give a side
-        (``_told_grandchild``), if any: not "Systolic (congestive) heart failure" for "congestive heart failure"."""
-        told = [child for child in self.children.get(code, ()) if (added := self._added(child, code)) and added <= said]
-        return told[0] if len(told) == 1 else self._told_grandchild(code, said)[0]
+    def _fitting_default(self, code: str, parent: str, said: frozenset[str]) -> str | None:
+        """The sibling a code whose own words were not said gives way to: of those that read "unspecified", "without ..."
+        (the default readings), the one leaving fewest of its asserted words unsaid, then keeping most of those said
+        ("Abdominal aortic aneurysm, without rupture" for "abdominal aortic aneurysm", not "... of unspecified site");
+        None when there is none."""
+        parent_words = Counter(words(self.names.get(parent, "")))
+        best, best_key = None, None
+        for sibling in self.children.get(parent, ()):
+            new = Counter(words(self.names[sibling])) - parent_words
+            if sibling == code or is_residual(self.names[sibling]) or not DEFAULT_WORDS & new.keys():
+                continue
+            asserted = self.word_sets(sibling)[0] - self._unasserted(sibling)
+            key = (len(asserted - said), -len(asserted & said), sibling != self.default_child(parent), sibling)
+            if best_key is None or key < best_key:
+                best, best_key = sibling, key
+        return best
+
+    def _told(self, code: str, said: frozenset[str], leaving: str) -> str | None:
+        """The child of ``code`` (not ``leaving``) the words say all the added words of, the one saying most where several
+        are ("Pain in right toe(s)" before "Pain in right foot" for "right great toe pain"), else the one whose child they
+        give a side (``_told_grandchild``), if any: not "Systolic (congestive) heart failure" for "congestive heart failure"."""
+        theirs = self._added(leaving, code)
+        told = sorted(
+            (-len(added), child)
+            for child in self.children.get(code, ())
+            if child != leaving and not is_residual(self.names[child]) and (added := self._added(child, code)) <= said and added - theirs
+        )
+        if told and (len(told) == 1 or told[0][0] < told[1][0]):
+            return told[0][1]
+        return self._told_grandchild(code, said)[0]
 
     def _told_child(self, code: str, said: frozenset[str]) -> tuple[str | None, str]:
         """The child whose added words the words said more of than they left out ("left" for a side), if any."""
@@ -301,19 +369,18 @@ class CodeSet:
         """Where no child is told, the child one of whose own children differs from it by a side the words say ("left"
         of "..., left knee"), the child that leaves the fewest of its own words unsaid ("Unilateral primary
         osteoarthritis of knee" before "Unilateral post-traumatic ..."): ICD-10-CM often tells a side a level down."""
-        best, best_key = None, None
+        options = []
         for child in self.children[code]:
             if is_residual(self.names[child]):
                 continue
             for grandchild in self.children.get(child, ()):
                 added = self._added(grandchild, child)
                 if added and added <= said and added <= SIDES:
-                    key = (len(self._added(child, code) - said), child)
-                    if best_key is None or key < best_key:
-                        best, best_key = child, key
-        if best is None:
+                    options.append((len(self._added(child, code) - said), child))
+        options.sort()
+        if not options or (len(options) > 1 and options[0][0] == options[1][0]):  # none, or no more reason for one than another
             return None, ""
-        return best, "a level down, the words say what it holds"
+        return options[0][1], "a level down, the words say what it holds"
 
     def code_first_note(self, code: str) -> str | None:
         """ICD-10-CM's "code first" note that applies to ``code`` (its own or its category's), one line."""

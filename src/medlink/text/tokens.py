@@ -43,21 +43,22 @@ def _word_pattern(separators: str) -> re.Pattern:
     return re.compile(r"[^\s" + re.escape(separators) + r"]+")
 
 
-def tokenize(text: str, normalize: Normalizer) -> list[Token]:
-    """The words of ``text`` in order; a piece that normalises to several words (NFKC) gives them the piece's span, and
-    a sign the normaliser reads as a word ("HER2-": "her2 negative") is that word, spanning the sign."""
+def tokenize(text: str, normalize: Normalizer, offset: int = 0) -> list[Token]:
+    """The words of ``text`` in order, their offsets moved by ``offset`` (a passage's place in its document); a piece
+    that normalises to several words (NFKC) gives them the piece's span, and a sign the normaliser reads as a word
+    ("HER2-": "her2 negative") is that word, spanning the sign."""
     tokens = []
     signs = sign_words(text, normalize)
     for match in _word_pattern(normalize.separators).finditer(text):
-        piece = match.group()
-        norm = normalize.word(piece)
+        norm = normalize.word(match.group())
+        start, end = match.span()
         if " " not in norm:
             if norm:
-                tokens.append(Token(match.start(), match.end(), norm))
+                tokens.append(Token(start + offset, end + offset, norm))
         else:
-            tokens.extend(Token(match.start(), match.end(), word) for word in norm.split())
-        if match.end() in signs:
-            tokens.append(Token(match.end(), match.end() + 1, signs[match.end()]))
+            tokens.extend(Token(start + offset, end + offset, word) for word in norm.split())
+        if end in signs:
+            tokens.append(Token(end + offset, end + offset + 1, signs[end]))
     return tokens
 
 
@@ -73,5 +74,5 @@ def passage_tokens(document, normalize: Normalizer) -> list[list[Token]]:
     at 0, "MI today" at 10), the boundary still separates two words."""
     out = []
     for passage in sorted(document.passages, key=lambda p: p.offset):
-        out.append([Token(t.start + passage.offset, t.end + passage.offset, t.norm) for t in tokenize(passage.text, normalize)])
+        out.append(tokenize(passage.text, normalize, passage.offset))
     return out
