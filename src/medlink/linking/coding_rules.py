@@ -195,6 +195,7 @@ class CodeSet:
         return min((left_out(name, said) - self._unasserted(code) for name in self.word_sets(code) or [frozenset()]), key=len)
 
     def _unasserted(self, code: str) -> frozenset[str]:
+        """``unasserted`` over every name of the code."""
         return frozenset().union(*(unasserted(name) for name in [self.names.get(code, ""), *self.aliases.get(code, ())]))
 
     def unsaid(self, code: str, said: frozenset[str]) -> int:
@@ -238,9 +239,8 @@ class CodeSet:
         same, plainest = None, None
         for child in self.children.get(code, ()):
             new = Counter(words(self.names[child])) - parent_words  # "..., unspecified ear" under "Unspecified ...": one more
-            told = (
-                {stem(w) for w in new if w not in NOT_TELLING} - VAGUE - left_open(self.names[child])
-            )  # "with unspecified complications": says more
+            # "with unspecified complications" says more; "unspecified as acute or chronic" leaves "acute" open
+            told = {stem(w) for w in new if w not in NOT_TELLING} - VAGUE - left_open(self.names[child])
             if DEFAULT_WORDS & new.keys() and not ("with" in new and told):
                 # the one that says least besides: "Proteinuria, unspecified", not "Persistent proteinuria, unspecified"
                 if plainest is None or len(told) < plainest[0]:
@@ -282,9 +282,11 @@ class CodeSet:
         """The code the words support, from ``code``, and each step taken in words.
 
         Sideways: the "unspecified" code gives way to the sibling the words tell ("left knee osteoarthritis" matches
-        "Osteoarthritis of knee, unspecified": M17.1 holds M17.12, which says "left"). Up: a code whose own words (those
-        its name adds to its parent's) were not said, or whose closest name misses only such words, gives way to its
-        "unspecified" sibling. Down: a code with children takes the child whose added words were said (a side, a type),
+        "Osteoarthritis of knee, unspecified": M17.1 holds M17.12, which says "left"; so does any "unspecified" code). Up: a
+        code whose own words (those its name adds to its parent's and siblings') were not said, or whose closest name
+        misses only such words, gives way to the sibling reading "unspecified" or "without ..." that fits the words best;
+        a code whose parent's own words were not said, to the parent's such sibling ("..., ruptured, unspecified" to
+        "..., without rupture" for "abdominal aortic aneurysm"). Down: a code with children takes the child whose added words were said (a side, a type),
         else its default child ("unspecified"), else stays. A code ``equivalent`` to what the mention was read as (a mapping's
         exact match: "Angioneurotic edema" for HPO's Angioedema) is not given up for words its name spells otherwise."""
         steps = []
@@ -319,14 +321,14 @@ class CodeSet:
         (the default readings), the one leaving fewest of its asserted words unsaid, then keeping most of those said
         ("Abdominal aortic aneurysm, without rupture" for "abdominal aortic aneurysm", not "... of unspecified site");
         None when there is none."""
-        parent_words = Counter(words(self.names.get(parent, "")))
+        parent_words, default = Counter(words(self.names.get(parent, ""))), self.default_child(parent)
         best, best_key = None, None
         for sibling in self.children.get(parent, ()):
             new = Counter(words(self.names[sibling])) - parent_words
             if sibling == code or is_residual(self.names[sibling]) or not DEFAULT_WORDS & new.keys():
                 continue
             asserted = self.word_sets(sibling)[0] - self._unasserted(sibling)
-            key = (len(asserted - said), -len(asserted & said), sibling != self.default_child(parent), sibling)
+            key = (len(asserted - said), -len(asserted & said), sibling != default, sibling)
             if best_key is None or key < best_key:
                 best, best_key = sibling, key
         return best
@@ -369,15 +371,15 @@ class CodeSet:
         """Where no child is told, the child one of whose own children differs from it by a side the words say ("left"
         of "..., left knee"), the child that leaves the fewest of its own words unsaid ("Unilateral primary
         osteoarthritis of knee" before "Unilateral post-traumatic ..."): ICD-10-CM often tells a side a level down."""
-        options = []
+        found = set()
         for child in self.children[code]:
             if is_residual(self.names[child]):
                 continue
             for grandchild in self.children.get(child, ()):
                 added = self._added(grandchild, child)
                 if added and added <= said and added <= SIDES:
-                    options.append((len(self._added(child, code) - said), child))
-        options.sort()
+                    found.add((len(self._added(child, code) - said), child))
+        options = sorted(found)
         if not options or (len(options) > 1 and options[0][0] == options[1][0]):  # none, or no more reason for one than another
             return None, ""
         return options[0][1], "a level down, the words say what it holds"
