@@ -372,3 +372,23 @@ def test_tfidf_mention_of_common_ngrams_only_uses_impact_postings(tmp_path):
     assert loaded.impact is not None and ids(loaded.search(["heart"], k=3)[0]) == ids(got)
     loaded.impact = None  # without impact postings: the exhaustive scan, same best name
     assert ids(loaded.search(["heart"], k=1)[0]) == ids(got)[:1]
+
+
+def test_a_line_file_reads_as_the_list_it_was_written_from(tmp_path):
+    """``Lines`` decodes a line where asked and finds one by a byte search; it reads as the list ``write_lines`` wrote."""
+    from medlink.retrieval.lines import Lines
+    from medlink.retrieval.names import write_lines
+
+    written = ["heart attack", "Behçet disease", "", "heart attack", "mi"]
+    write_lines(tmp_path / "names.txt", written)
+    lines = Lines.read(tmp_path / "names.txt")
+    assert len(lines) == 5 and lines == written and list(lines) == written
+    assert lines[1] == "Behçet disease" and lines[-1] == "mi" and lines[1:3] == ["Behçet disease", ""]
+    assert lines.index("heart attack") == 0 and lines.index("heart attack", 1) == 3 and lines.index("") == 2
+    assert "mi" in lines and "m" not in lines and "heart" not in lines
+    with pytest.raises(ValueError):
+        lines.index("heart attack", 4)
+    with pytest.raises(IndexError):
+        lines[5]
+    write_lines(tmp_path / "empty.txt", [])
+    assert len(Lines.read(tmp_path / "empty.txt")) == 0 and list(Lines.read(tmp_path / "empty.txt")) == []

@@ -21,6 +21,7 @@ from medlink.linking.memory import MemoryEntries
 from medlink.progress import phase
 from medlink.rerank.base import LinkerParts, Reranker, load_reranker, reranker_class
 from medlink.retrieval.base import CandidateGenerator, build_generator, load_generator
+from medlink.retrieval.lines import Lines
 from medlink.retrieval.names import KB_ORIGIN, MEMORY_ORIGIN, NameTable, read_lines
 from medlink.text.finders.dictionary import DictionaryFinder
 
@@ -131,7 +132,7 @@ def read_generators(
 ) -> tuple[list[str], list[str], dict[str, NameTable], dict[str, CandidateGenerator], dict[str, list[str]]]:
     """The concept ids and names, alias tables, generators and alt ids an index folder holds."""
     concept_ids = read_lines(directory / layout.CONCEPT_IDS)
-    concept_names = read_lines(directory / layout.CONCEPT_NAMES)
+    concept_names = Lines.read(directory / layout.CONCEPT_NAMES)  # a few are read: those of the candidates kept
     if len(concept_ids) != len(concept_names) or len(concept_ids) != manifest["kb"].get("concepts", len(concept_ids)):
         raise DamagedFileError(
             directory / layout.CONCEPT_IDS,

@@ -24,7 +24,8 @@ from medlink.errors import DamagedFileError
 from medlink.params import EXACT_PARAMS, read_params
 from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
-from medlink.retrieval.names import NameTable, NameWords, read_json, read_lines, write_lines
+from medlink.retrieval.lines import Lines
+from medlink.retrieval.names import NameTable, NameWords, read_json, write_lines
 from medlink.text.normalize import SIDES, Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, plain_form
 from medlink.text.spelling import SpellingIndex, query_speller
@@ -264,9 +265,9 @@ def rows_by_key(keys: Sequence[str]) -> dict[str, int | tuple[int, ...]]:
     return rows
 
 
-def row_lines(path: Path, table: NameTable, what: str) -> list[str]:
+def row_lines(path: Path, table: NameTable, what: str) -> Sequence[str]:
     """A file of one line per table row (``write_lines`` writes a single empty line as an empty file)."""
-    lines = read_lines(path) or [""] * (len(table.keys) == 1)
+    lines = Lines.read(path) or [""] * (len(table.keys) == 1)
     if len(lines) != len(table.keys):
         raise DamagedFileError(path, ValueError(f"{len(lines)} {what} for {len(table.keys)} names"))
     return lines

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from medlink.errors import DamagedFileError, reading
+from medlink.retrieval.lines import Lines
 from medlink.text.normalize import Normalizer
 
 KB_ORIGIN = 1  # bit flags in NameTable.origins
@@ -35,8 +36,8 @@ MEMORY_ORIGIN = 2
 class NameTable:
     """Unique normalised names (keys) -> concept indices, with one display text per key."""
 
-    keys: list[str]
-    display: list[str]
+    keys: Sequence[str]  # a list, or a loaded index's ``Lines``
+    display: Sequence[str]
     indptr: np.ndarray  # key i names concepts concept_index[indptr[i]:indptr[i+1]]
     concept_index: np.ndarray
     counts: np.ndarray  # int32, parallel to concept_index: occurrences of this (key, concept) pair
@@ -98,7 +99,7 @@ class NameTable:
         with reading(directory / "table.npz", (KeyError,)):  # an array missing from the archive
             with np.load(directory / "table.npz") as arrays:
                 indptr, concept_index, counts, origins = (np.asarray(arrays[k]) for k in ("indptr", "concept_index", "counts", "origins"))
-        keys, display = (read_lines(directory / name) for name in ("keys.txt", "display.txt"))
+        keys, display = (Lines.read(directory / name) for name in ("keys.txt", "display.txt"))
         consistent = (
             len(keys) == len(display) == len(origins) == len(indptr) - 1
             and len(concept_index) == len(counts)
