@@ -238,8 +238,10 @@ class ExactGenerator(GeneratorBase):
         return self._concept_hits(query, key, np.ones(len(found), np.float32), stage, len(mentions), k)
 
 
-def _positions(keys: list[str], key: str) -> tuple[int, ...]:
-    """The positions of ``key`` in ``keys``, ascending, by C-level scans (``list.index``)."""
+def _positions(keys: Sequence[str], key: str) -> tuple[int, ...]:
+    """The positions of ``key`` in ``keys``, ascending, by C-level scans (``list.index``; a loaded index's byte search)."""
+    if isinstance(keys, Lines):
+        return tuple(keys.positions(key))
     out, at = [], 0
     while True:
         try:

@@ -16,12 +16,13 @@ from medlink.errors import reading
 
 
 class Lines(Sequence[str]):
-    """A file's lines as a read-only list: by position, ``index`` (a byte search, not a scan of strings), iteration."""
+    """A file's lines as a read-only list: by position (the line breaks found on the first such read), ``positions`` and
+    ``index`` (byte searches, not scans of strings), iteration."""
 
     def __init__(self, data: bytes):
-        self._data = b"\n" + data + b"\n"  # every line stands between two line breaks
-        self._breaks = np.flatnonzero(np.frombuffer(self._data, np.uint8) == 10)  # line i: after break i, before i + 1
-        self._count = len(self._breaks) - 1 if data else 0
+        self._data = data
+        self._count = data.count(b"\n") + 1 if data else 0
+        self._starts: np.ndarray | None = None
 
     @classmethod
     def read(cls, path: Path) -> Lines:
@@ -40,27 +41,38 @@ class Lines(Sequence[str]):
         position = at + self._count if at < 0 else at
         if not 0 <= position < self._count:
             raise IndexError(f"line {at} of {self._count}")
-        return self._data[self._breaks[position] + 1 : self._breaks[position + 1]].decode("utf-8")
+        if self._starts is None:  # where each line starts, and one past the last line's end
+            breaks = np.flatnonzero(np.frombuffer(self._data, np.uint8) == 10)
+            self._starts = np.concatenate(([0], breaks + 1, [len(self._data) + 1]))
+        return self._data[self._starts[position] : self._starts[position + 1] - 1].decode("utf-8")
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._data[1:-1].decode("utf-8").split("\n") if self._count else [])
+        return iter(self._data.decode("utf-8").split("\n") if self._count else [])
+
+    def positions(self, value: str) -> list[int]:
+        """Every line that is ``value``, ascending."""
+        if not self._count or "\n" in value:
+            return []
+        line, data = value.encode("utf-8"), self._data
+        out = [0] if data.startswith(line + b"\n") or data == line else []
+        found = data.find(b"\n" + line + b"\n")
+        while found >= 0:
+            out.append(data.count(b"\n", 0, found + 1))
+            found = data.find(b"\n" + line + b"\n", found + 1)
+        if self._count > 1 and data.endswith(b"\n" + line):
+            out.append(self._count - 1)
+        return out
 
     def index(self, value: str, start: int = 0, stop: int | None = None) -> int:
         """The first line from ``start`` (before ``stop``) that is ``value``, as ``list.index`` finds it."""
-        stop = self._count if stop is None else min(stop, self._count)
-        if "\n" not in value and start < stop:
-            found = self._data.find(b"\n" + value.encode("utf-8") + b"\n", int(self._breaks[start]))
-            line = int(np.searchsorted(self._breaks, found)) if found >= 0 else stop
-            if line < stop:
-                return line
-        raise ValueError(f"{value!r} is not among the lines")
+        stop = self._count if stop is None else stop
+        found = next((line for line in self.positions(value) if start <= line < stop), None) if isinstance(value, str) else None
+        if found is None:
+            raise ValueError(f"{value!r} is not among the lines")
+        return found
 
     def __contains__(self, value: object) -> bool:
-        try:
-            self.index(value) if isinstance(value, str) else None
-        except ValueError:
-            return False
-        return isinstance(value, str)
+        return isinstance(value, str) and bool(self.positions(value))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
