@@ -46,7 +46,8 @@ def test_a_code_that_groups_a_condition_or_two_more_with_and_is_broader_in_the_d
     """benchmarks/coding/make_mappings.py reads "Orchitis and epididymitis" as broader than "Epididymitis", as
     ``predicate`` does; not a code whose other name says more, nor a list of qualifiers."""
     from benchmarks.coding.make_mappings import grouped_by_name
-    from medlink.linking.coding_rules import CodeSet, name_word_sets
+    from medlink.linking.coding_rules import CodeSet
+    from medlink.linking.coding_words import name_word_sets
 
     codes = CodeSet.build(
         "ICD10CM",
@@ -68,7 +69,7 @@ def test_a_codes_fit_is_read_through_the_sources_preferred_name_first():
     broader), not through R55's "Fainting" against the synonym "Fainting spell": read so, it was ranked after "Cough
     syncope" and left out of the default mappings."""
     from benchmarks.coding.make_mappings import fit
-    from medlink.linking.coding_rules import name_word_sets
+    from medlink.linking.coding_words import name_word_sets
 
     source = [name_word_sets("Syncope"), name_word_sets("Fainting spell")]
     r55 = [told for name in ("Syncope and collapse", "Fainting", "Vasovagal attack") for told in name_word_sets(name)]

@@ -13,7 +13,8 @@ import pytest
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.kb.mappings import DEFAULT_MAPPINGS, mapped_objects, read_code_first, read_mappings
 from medlink.linking.coding import Coder, build_coder, is_uncoded
-from medlink.linking.coding_rules import CodeSet, said_words
+from medlink.linking.coding_rules import CodeSet
+from medlink.linking.coding_words import said_words
 from tests.conftest import FIXTURES
 from tests.test_cli_kb import medlink
 
@@ -230,7 +231,7 @@ def test_command_line_link_and_annotate(index):
 
 
 def test_a_short_form_says_the_words_its_letters_spell():
-    from medlink.linking.coding_rules import spelled_out
+    from medlink.linking.coding_words import spelled_out
 
     assert spelled_out("SOB", ["Dyspnea", "Shortness of breath"]) >= {"shortness", "breath"}
     assert {"lower", "urinary", "tract"} <= spelled_out("BPH with LUTS", ["Benign prostatic hyperplasia with lower urinary tract symptoms"])
@@ -505,7 +506,7 @@ AORTA_AND_EAR = CodeSet.build(
 
 
 def test_a_side_written_in_shorthand_and_what_a_name_does_not_assert():
-    from medlink.linking.coding_rules import sides_written, unasserted
+    from medlink.linking.coding_words import sides_written, unasserted
 
     assert sides_written("R great toe pain") == {"right"} and sides_written("L CTS") == {"left"}
     assert sides_written("conjunctivitis OU") == {"bilateral"} and sides_written("b/l knee pain") == {"bilateral"}

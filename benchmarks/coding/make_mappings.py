@@ -42,7 +42,8 @@ from medlink.kb.build import build_kb  # noqa: E402
 from medlink.kb.mappings import CODE_FIRST, DEFAULT_MAPPINGS  # noqa: E402
 from medlink.kb.sources import SourceSpec, default_sources  # noqa: E402
 from medlink.kb.store import KB  # noqa: E402
-from medlink.linking.coding_rules import CodeSet, name_word_sets  # noqa: E402
+from medlink.linking.coding_rules import CodeSet  # noqa: E402
+from medlink.linking.coding_words import name_word_sets  # noqa: E402
 
 PHENOTYPIC_ABNORMALITY = "HP:0000118"
 KINDS = {0: sssom.EXACT, 1: sssom.BROAD, 2: sssom.NARROW}

@@ -25,7 +25,8 @@ from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
 from medlink.linking.coding_probability import EQUIVALENT, UNSAID, code_probabilities, mapped_confidence, outranks, shared_codes
-from medlink.linking.coding_rules import DEFAULT_STEP, SHORT_FORM, UNSAID_STEP, CodeSet, said_words, sides_written, spelled_out, unasserted
+from medlink.linking.coding_rules import DEFAULT_STEP, UNSAID_STEP, CodeSet
+from medlink.linking.coding_words import SHORT_FORM, said_words, sides_written, spelled_out, unasserted
 
 log = logging.getLogger(__name__)
 CODING_DEPTH = 10  # candidates read per mention for codes: a code reached from a concept ranked lower than this is no answer

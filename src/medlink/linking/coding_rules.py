@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from medlink.align.predicates import NOT_TELLING, is_residual, readings, telling_words, words
+from medlink.align.predicates import NOT_TELLING, is_residual, words
+from medlink.linking.coding_words import VAGUE, compared, left_open, left_out, name_word_sets, stem, unasserted
 from medlink.text.normalize import SIDES
 
 # ids that are codes (not a chapter "9" or a block "I20-I25"), by namespace; a namespace not listed: every id of it
@@ -28,98 +29,6 @@ UNSAID_STEP = "nothing said of"  # how a step up to the unspecified sibling read
 MORE_SAID_STEP = "the words say more than 'unspecified'"  # how a step from an unspecified code to a told sibling reads
 DEFAULT_WORDS = frozenset({"unspecified", "nos", "uncomplicated", "without"})
 INITIAL_ENCOUNTER = frozenset({"initial", "encounter"})  # an injury code's 7th character "A"
-# words a code adds that say nothing about the condition ("Pneumonia, unspecified organism", "... of unspecified site")
-VAGUE = frozenset({"organism", "site", "sites", "part", "parts", "nos", "unspecified", "specified", "not", "stated"})
-ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}  # "type II diabetes" says what "type 2 diabetes" says
-# ICD-10-CM's own words for what a clinician calls a cancer or a tumour (its index: "Carcinoma - see Neoplasm, malignant")
-SAME_AS = {
-    "cancer": ("malignant", "neoplasm"),
-    "carcinoma": ("malignant", "neoplasm"),
-    "malignancy": ("malignant", "neoplasm"),
-    "tumor": ("neoplasm",),
-    "tumour": ("neoplasm",),
-}
-
-
-# what a name says is not there, or leaves open: "without hemorrhage or perforation", "unspecified as acute or chronic"
-LEFT_OPEN = re.compile(r"\bunspecified as (?:to )?(\w+ (?:or|and) \w+)")
-UNASSERTED = re.compile(r"\bwithout ([^,;(]+)|" + LEFT_OPEN.pattern)
-# a side written in a clinician's shorthand: "R great toe pain", "L carpal tunnel syndrome", "conjunctivitis OU"
-SIDE_SHORT_FORMS = {"r": "right", "rt": "right", "l": "left", "lt": "left", "bilat": "bilateral", "b/l": "bilateral", "ou": "bilateral"}
-SIDE_SHORT_FORM = re.compile(r"(?<![\w/])(?:R|L|RT|LT|[Rr]t|[Ll]t|[Bb]ilat|[Bb]/[Ll]|OU)(?![\w/])")
-
-
-def stem(word: str) -> str:
-    """A word as the rules compare it: a plural's singular ("seizures"), a Roman numeral's digit ("II")."""
-    word = ROMAN.get(word, word)
-    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
-
-
-def _compared(found: Iterable[str]) -> frozenset[str]:
-    out: set[str] = set()
-    for word in map(stem, found):
-        out.update(SAME_AS.get(word, (word,)))
-    return frozenset(out)
-
-
-def said_words(texts: Iterable[str | None]) -> frozenset[str]:
-    """Every word of ``texts`` (a mention, what it was read as), as the rules compare them."""
-    return _compared(w for text in texts if text for w in words(text))
-
-
-def sides_written(mention: str) -> frozenset[str]:
-    """The sides a mention writes in shorthand ("R", "Lt", "bilat", "OU": both eyes), as words: what a code's name says."""
-    return frozenset(SIDE_SHORT_FORMS[m.group().lower()] for m in SIDE_SHORT_FORM.finditer(mention))
-
-
-def left_open(name: str) -> frozenset[str]:
-    """The alternatives a name leaves open ("acute", "chronic" of "..., unspecified as acute or chronic")."""
-    return _compared(w for m in LEFT_OPEN.finditer(name.lower()) for w in words(m.group(1)) if w not in NOT_TELLING)
-
-
-def unasserted(name: str) -> frozenset[str]:
-    """The words of a name that say what is absent or left open ("hemorrhage", "perforation" of "... without hemorrhage or
-    perforation"; "acute", "chronic" of "..., unspecified as acute or chronic"): no words a mention must say."""
-    found = [w for m in UNASSERTED.finditer(name.lower()) for part in m.groups() if part for w in words(part)]
-    return _compared(w for w in found if w not in NOT_TELLING)
-
-
-SHORT_FORM = re.compile(r"\b[A-Z]{2,6}s?\b")  # a mention's word in capitals: "SOB", "LUTS", "BPH"
-
-
-def spelled_out(mention: str, names: Iterable[str]) -> frozenset[str]:
-    """The words of ``names`` that a short form in ``mention`` spells by their initials ("SOB": "shortness of breath";
-    "LUTS": "lower urinary tract symptoms"), with or without the small words between them, as the rules compare them."""
-    shorts = {m.group().rstrip("s").lower() for m in SHORT_FORM.finditer(mention)}
-    found: list[str] = []
-    for name in names if shorts else ():
-        said = words(name)
-        for start, first in enumerate(said):
-            if first in NOT_TELLING:
-                continue
-            every, content = "", ""
-            for end in range(start, min(start + 8, len(said))):
-                every += said[end][0]
-                content += "" if said[end] in NOT_TELLING else said[end][0]
-                if said[end] not in NOT_TELLING and (every in shorts or content in shorts):
-                    found.extend(said[start : end + 1])
-    return _compared(found)
-
-
-def left_out(name: frozenset[str], said: frozenset[str]) -> frozenset[str]:
-    """The words of a name the words said leave out, a "non-" word aside: ICD-10-CM's index reads a condition named
-    without one as the non- kind ("Insufficiency, mitral (nonrheumatic)"; "Hemorrhage, intracranial (nontraumatic)")."""
-    return frozenset(word for word in name - said if not word.startswith("non"))
-
-
-def name_word_sets(name: str) -> list[frozenset[str]]:
-    """The words that tell a name apart, for each of its readings (brackets and parentheses read with and without)."""
-    out: list[frozenset[str]] = []
-    for reading in readings(name):
-        told = _compared(telling_words(reading)) - VAGUE
-        if told not in out:
-            out.append(told)
-    return out
 
 
 @dataclass
@@ -134,6 +43,7 @@ class CodeSet:
     children: dict[str, list[str]] = field(default_factory=dict)
     code_first: dict[str, tuple[str, str]] = field(default_factory=dict)
     _word_sets: dict[str, list[frozenset[str]]] = field(default_factory=dict, repr=False)
+    _memo: dict[tuple[str, str], object] = field(default_factory=dict, repr=False)  # (rule, code) -> its answer
 
     @classmethod
     def build(
@@ -196,7 +106,16 @@ class CodeSet:
 
     def _unasserted(self, code: str) -> frozenset[str]:
         """``unasserted`` over every name of the code."""
-        return frozenset().union(*(unasserted(name) for name in [self.names.get(code, ""), *self.aliases.get(code, ())]))
+        return self._remembered(
+            "unasserted", code, lambda: frozenset().union(*map(unasserted, [self.names.get(code, ""), *self.aliases.get(code, ())]))
+        )
+
+    def _remembered(self, rule: str, code: str, answer):
+        """``answer()``, worked out once per code set: the rules ask the same few codes again and again."""
+        key = (rule, code)
+        if key not in self._memo:
+            self._memo[key] = answer()
+        return self._memo[key]
 
     def unsaid(self, code: str, said: frozenset[str]) -> int:
         """How many telling words of the code's closest name the words said leave out (0: some name of it is said)."""
@@ -217,7 +136,9 @@ class CodeSet:
         kids = self.children.get(parent, ())
         if len(kids) < 2:
             return frozenset()
-        return frozenset.intersection(*(self.word_sets(kid)[0] - self._unasserted(kid) for kid in kids))
+        return self._remembered(
+            "said by all", parent, lambda: frozenset.intersection(*(self.word_sets(k)[0] - self._unasserted(k) for k in kids))
+        )
 
     def _specifics_unsaid(self, code: str, parent: str, said: frozenset[str]) -> frozenset[str]:
         """What makes ``code`` more specific than its parent and the words said leave out: its preferred name's own words
@@ -235,6 +156,9 @@ class CodeSet:
         """The child that is the parent's reading when nothing more is said: "X, unspecified", "X without
         complications", "X, uncomplicated", "X with Y, unspecified" under "X and Y" (not "X with unspecified
         complications"); for an injury, its initial encounter."""
+        return self._remembered("default child", code, lambda: self._default_child(code))
+
+    def _default_child(self, code: str) -> str | None:
         parent_words = Counter(words(self.names.get(code, "")))
         same, plainest = None, None
         for child in self.children.get(code, ()):
@@ -360,12 +284,12 @@ class CodeSet:
             return None, ""
         return best, f"the words say '{' '.join(sorted(self._added(best, code) & said))}'"
 
-    def _as_written(self, code: str, compared: frozenset[str]) -> list[str]:
-        """The words of the code's names that read as ``compared`` (the rules' stems: "mutilans" for "mutilan"), in
-        their order; a stem none spells as it stands."""
-        written = [w for name in [self.names.get(code, ""), *self.aliases.get(code, ())] for w in words(name) if _compared([w]) & compared]
+    def _as_written(self, code: str, stems: frozenset[str]) -> list[str]:
+        """The words of the code's names that read as ``stems`` (the rules' stems: "mutilans" for "mutilan"), in their
+        order; a stem none spells as it stands."""
+        written = [w for name in [self.names.get(code, ""), *self.aliases.get(code, ())] for w in words(name) if compared([w]) & stems]
         shown = list(dict.fromkeys(written))
-        return shown + sorted(compared - _compared(shown))
+        return shown + sorted(stems - compared(shown))
 
     def _told_grandchild(self, code: str, said: frozenset[str]) -> tuple[str | None, str]:
         """Where no child is told, the child one of whose own children differs from it by a side the words say ("left"

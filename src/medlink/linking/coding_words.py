@@ -1,0 +1,106 @@
+"""How the coding rules read words: a mention's (its short forms spelled out, its sides in shorthand, what it says is
+absent) and a code name's (the words that tell it apart, those it does not assert).
+
+Why apart from ``coding_rules``: these read text alone, no code set; the rules and the coding mode share them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from medlink.align.predicates import NOT_TELLING, readings, telling_words, words
+
+# words a code adds that say nothing about the condition ("Pneumonia, unspecified organism", "... of unspecified site")
+VAGUE = frozenset({"organism", "site", "sites", "part", "parts", "nos", "unspecified", "specified", "not", "stated"})
+ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}  # "type II diabetes" says what "type 2 diabetes" says
+# ICD-10-CM's own words for what a clinician calls a cancer or a tumour (its index: "Carcinoma - see Neoplasm, malignant")
+SAME_AS = {
+    "cancer": ("malignant", "neoplasm"),
+    "carcinoma": ("malignant", "neoplasm"),
+    "malignancy": ("malignant", "neoplasm"),
+    "tumor": ("neoplasm",),
+    "tumour": ("neoplasm",),
+}
+
+
+# what a name says is not there, or leaves open: "without hemorrhage or perforation", "unspecified as acute or chronic"
+LEFT_OPEN = re.compile(r"\bunspecified as (?:to )?(\w+ (?:or|and) \w+)")
+UNASSERTED = re.compile(r"\bwithout ([^,;(]+)|" + LEFT_OPEN.pattern)
+# a side written in a clinician's shorthand: "R great toe pain", "L carpal tunnel syndrome", "conjunctivitis OU"
+SIDE_SHORT_FORMS = {"r": "right", "rt": "right", "l": "left", "lt": "left", "bilat": "bilateral", "b/l": "bilateral", "ou": "bilateral"}
+SIDE_SHORT_FORM = re.compile(r"(?<![\w/])(?:R|L|RT|LT|[Rr]t|[Ll]t|[Bb]ilat|[Bb]/[Ll]|OU)(?![\w/])")
+
+
+def stem(word: str) -> str:
+    """A word as the rules compare it: a plural's singular ("seizures"), a Roman numeral's digit ("II")."""
+    word = ROMAN.get(word, word)
+    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+
+
+def compared(found: Iterable[str]) -> frozenset[str]:
+    """Words as the rules compare them: stems, and a clinician's word for a cancer as ICD-10-CM's ("malignant neoplasm")."""
+    out: set[str] = set()
+    for word in map(stem, found):
+        out.update(SAME_AS.get(word, (word,)))
+    return frozenset(out)
+
+
+def said_words(texts: Iterable[str | None]) -> frozenset[str]:
+    """Every word of ``texts`` (a mention, what it was read as), as the rules compare them."""
+    return compared(w for text in texts if text for w in words(text))
+
+
+def sides_written(mention: str) -> frozenset[str]:
+    """The sides a mention writes in shorthand ("R", "Lt", "bilat", "OU": both eyes), as words: what a code's name says."""
+    return frozenset(SIDE_SHORT_FORMS[m.group().lower()] for m in SIDE_SHORT_FORM.finditer(mention))
+
+
+def left_open(name: str) -> frozenset[str]:
+    """The alternatives a name leaves open ("acute", "chronic" of "..., unspecified as acute or chronic")."""
+    return compared(w for m in LEFT_OPEN.finditer(name.lower()) for w in words(m.group(1)) if w not in NOT_TELLING)
+
+
+def unasserted(name: str) -> frozenset[str]:
+    """The words of a name that say what is absent or left open ("hemorrhage", "perforation" of "... without hemorrhage or
+    perforation"; "acute", "chronic" of "..., unspecified as acute or chronic"): no words a mention must say."""
+    found = [w for m in UNASSERTED.finditer(name.lower()) for part in m.groups() if part for w in words(part)]
+    return compared(w for w in found if w not in NOT_TELLING)
+
+
+SHORT_FORM = re.compile(r"\b[A-Z]{2,6}s?\b")  # a mention's word in capitals: "SOB", "LUTS", "BPH"
+
+
+def spelled_out(mention: str, names: Iterable[str]) -> frozenset[str]:
+    """The words of ``names`` that a short form in ``mention`` spells by their initials ("SOB": "shortness of breath";
+    "LUTS": "lower urinary tract symptoms"), with or without the small words between them, as the rules compare them."""
+    shorts = {m.group().rstrip("s").lower() for m in SHORT_FORM.finditer(mention)}
+    found: list[str] = []
+    for name in names if shorts else ():
+        said = words(name)
+        for start, first in enumerate(said):
+            if first in NOT_TELLING:
+                continue
+            every, content = "", ""
+            for end in range(start, min(start + 8, len(said))):
+                every += said[end][0]
+                content += "" if said[end] in NOT_TELLING else said[end][0]
+                if said[end] not in NOT_TELLING and (every in shorts or content in shorts):
+                    found.extend(said[start : end + 1])
+    return compared(found)
+
+
+def left_out(name: frozenset[str], said: frozenset[str]) -> frozenset[str]:
+    """The words of a name the words said leave out, a "non-" word aside: ICD-10-CM's index reads a condition named
+    without one as the non- kind ("Insufficiency, mitral (nonrheumatic)"; "Hemorrhage, intracranial (nontraumatic)")."""
+    return frozenset(word for word in name - said if not word.startswith("non"))
+
+
+def name_word_sets(name: str) -> list[frozenset[str]]:
+    """The words that tell a name apart, for each of its readings (brackets and parentheses read with and without)."""
+    out: list[frozenset[str]] = []
+    for reading in readings(name):
+        told = compared(telling_words(reading)) - VAGUE
+        if told not in out:
+            out.append(told)
+    return out
