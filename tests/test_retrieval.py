@@ -390,5 +390,10 @@ def test_a_line_file_reads_as_the_list_it_was_written_from(tmp_path):
         lines.index("heart attack", 4)
     with pytest.raises(IndexError):
         lines[5]
+    many = [f"name {i} é" for i in range(100)]  # read one at a time past the point where the file is split: the same lines
+    write_lines(tmp_path / "many.txt", many)
+    lines = Lines.read(tmp_path / "many.txt")
+    assert [lines[i] for i in (99, 0, -1)] == [many[99], many[0], many[-1]]
+    assert [lines[i] for i in range(100)] == many and lines.index("name 7 é") == 7 and lines[3:5] == many[3:5]
     write_lines(tmp_path / "empty.txt", [])
     assert len(Lines.read(tmp_path / "empty.txt")) == 0 and list(Lines.read(tmp_path / "empty.txt")) == []

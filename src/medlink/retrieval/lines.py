@@ -14,15 +14,19 @@ import numpy as np
 
 from medlink.errors import reading
 
+SPLIT_AFTER = 16  # one line read in this many (the lines read one at a time): the file is split into a list
+
 
 class Lines(Sequence[str]):
-    """A file's lines as a read-only list: by position (the line breaks found on the first such read), ``positions`` and
-    ``index`` (byte searches, not scans of strings), iteration."""
+    """A file's lines as a read-only list: by position (the line breaks found on the first such read; the whole file split
+    once many lines are read), ``positions`` and ``index`` (byte searches, not scans of strings), iteration."""
 
     def __init__(self, data: bytes):
         self._data = data
         self._count = data.count(b"\n") + 1 if data else 0
         self._starts: np.ndarray | None = None
+        self._reads = 0
+        self._list: list[str] | None = None  # every line, once a long run has read many of them one at a time
 
     @classmethod
     def read(cls, path: Path) -> Lines:
@@ -36,8 +40,14 @@ class Lines(Sequence[str]):
         return self._count
 
     def __getitem__(self, at):
+        if self._list is not None:
+            return self._list[at]
         if isinstance(at, slice):
             return [self[i] for i in range(*at.indices(self._count))]
+        self._reads += 1
+        if self._reads > self._count // SPLIT_AFTER:  # a long run: split once, then read the list
+            self._list = list(self)
+            return self._list[at]
         position = at + self._count if at < 0 else at
         if not 0 <= position < self._count:
             raise IndexError(f"line {at} of {self._count}")
