@@ -511,6 +511,10 @@ def test_a_side_written_in_shorthand_and_what_a_name_does_not_assert():
     assert sides_written("R great toe pain") == {"right"} and sides_written("L CTS") == {"left"}
     assert sides_written("conjunctivitis OU") == {"bilateral"} and sides_written("b/l knee pain") == {"bilateral"}
     assert sides_written("L5 radiculopathy, Lyme disease, HER2") == frozenset()
+    for other in ("hypoxia on 2 L NC", "L-spine pain", "T-L junction fracture", "RT to breast", "Cr at b/l", "R/O MI"):
+        assert sides_written(other) == frozenset(), other  # litres, a spine level, radiotherapy, baseline, rule out
+    assert sides_written("R>L leg edema") == {"bilateral"} and sides_written("R and L knee pain") == {"bilateral"}
+    assert unasserted("COPD without exacerbation but with hypoxia") == {"exacerbation"}  # "hypoxia" is said
     assert unasserted("Duodenal ulcer, unspecified as acute or chronic, without hemorrhage or perforation") == {
         "acute", "chronic", "hemorrhage", "perforation"}
     assert unasserted("Acute cystitis with hematuria") == frozenset()

@@ -109,9 +109,9 @@ class Coder:
         plain = any((mapping is None or mapping.predicate in EQUIVALENT) and not residual[chosen] for chosen, _code, mapping, *_ in routes)
         out = []
         for chosen, reached, mapping, said, steps, _position in routes:
-            # judged: the code the route reached; after a step up to an "unspecified" sibling, the category that sibling
+            # judged: the chosen code where the words say all it asserts (the rules took the route off what was not said);
+            # else the code the route reached, and after a step up to an "unspecified" sibling, the category that sibling
             # stands for ("Old myocardial infarction" gave way to "Chronic ischemic heart disease, unspecified": I25)
-            # ; none where the words say all the chosen code asserts (the rules took the route off what was not said)
             if not self.codes.unsaid(chosen, said):
                 judged = chosen
             else:

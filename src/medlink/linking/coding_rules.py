@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from medlink.align.predicates import NOT_TELLING, is_residual, words
 from medlink.linking.coding_words import VAGUE, compared, left_open, left_out, name_word_sets, stem, unasserted
 from medlink.text.normalize import SIDES
 
+T = TypeVar("T")
 # ids that are codes (not a chapter "9" or a block "I20-I25"), by namespace; a namespace not listed: every id of it
 CODE_SHAPES = {"ICD10CM": re.compile(r"[A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]{1,4})?")}
 STATUS_CHAPTER = "Z"  # ICD-10-CM's factors influencing health status and contact with health services
@@ -42,8 +44,8 @@ class CodeSet:
     parent: dict[str, str] = field(default_factory=dict)
     children: dict[str, list[str]] = field(default_factory=dict)
     code_first: dict[str, tuple[str, str]] = field(default_factory=dict)
-    _word_sets: dict[str, list[frozenset[str]]] = field(default_factory=dict, repr=False)
-    _memo: dict[tuple[str, str], object] = field(default_factory=dict, repr=False)  # (rule, code) -> its answer
+    _word_sets: dict[str, list[frozenset[str]]] = field(default_factory=dict, repr=False, compare=False)
+    _memo: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, compare=False)  # (rule, code) -> its answer
 
     @classmethod
     def build(
@@ -81,7 +83,7 @@ class CodeSet:
         cached = self._word_sets.get(code)
         if cached is None:
             cached = []
-            for name in [self.names.get(code, ""), *self.aliases.get(code, ())]:
+            for name in self.all_names(code):
                 cached.extend(s for s in name_word_sets(name) if s not in cached)
             self._word_sets[code] = cached
         return cached
@@ -97,7 +99,7 @@ class CodeSet:
         """The names of a code, its parent, its children and its siblings: the codes ``refine`` may move to from it."""
         parent = self.parent.get(code)
         family = [code, *self.children.get(code, ()), *([parent, *self.children.get(parent, ())] if parent else ())]
-        return [name for member in dict.fromkeys(family) for name in [self.names.get(member, ""), *self.aliases.get(member, ())]]
+        return [name for member in dict.fromkeys(family) for name in self.all_names(member)]
 
     def unsaid_words(self, code: str, said: frozenset[str]) -> frozenset[str]:
         """The telling words of the code's closest name that the words said leave out, those it does not assert aside
@@ -106,11 +108,13 @@ class CodeSet:
 
     def _unasserted(self, code: str) -> frozenset[str]:
         """``unasserted`` over every name of the code."""
-        return self._remembered(
-            "unasserted", code, lambda: frozenset().union(*map(unasserted, [self.names.get(code, ""), *self.aliases.get(code, ())]))
-        )
+        return self._remembered("unasserted", code, lambda: frozenset().union(*map(unasserted, self.all_names(code))))
 
-    def _remembered(self, rule: str, code: str, answer):
+    def all_names(self, code: str) -> list[str]:
+        """The code's preferred name, then its other names."""
+        return [self.names.get(code, ""), *self.aliases.get(code, ())]
+
+    def _remembered(self, rule: str, code: str, answer: Callable[[], T]) -> T:
         """``answer()``, worked out once per code set: the rules ask the same few codes again and again."""
         key = (rule, code)
         if key not in self._memo:
@@ -287,7 +291,7 @@ class CodeSet:
     def _as_written(self, code: str, stems: frozenset[str]) -> list[str]:
         """The words of the code's names that read as ``stems`` (the rules' stems: "mutilans" for "mutilan"), in their
         order; a stem none spells as it stands."""
-        written = [w for name in [self.names.get(code, ""), *self.aliases.get(code, ())] for w in words(name) if compared([w]) & stems]
+        written = [w for name in self.all_names(code) for w in words(name) if compared([w]) & stems]
         shown = list(dict.fromkeys(written))
         return shown + sorted(stems - compared(shown))
 

@@ -26,10 +26,12 @@ SAME_AS = {
 
 # what a name says is not there, or leaves open: "without hemorrhage or perforation", "unspecified as acute or chronic"
 LEFT_OPEN = re.compile(r"\bunspecified as (?:to )?(\w+ (?:or|and) \w+)")
-UNASSERTED = re.compile(r"\bwithout ([^,;(]+)|" + LEFT_OPEN.pattern)
-# a side written in a clinician's shorthand: "R great toe pain", "L carpal tunnel syndrome", "conjunctivitis OU"
+UNASSERTED = re.compile(r"\bwithout ((?:(?!\b(?:with|but)\b)[^,;(])+)|" + LEFT_OPEN.pattern)  # up to "with", "but" or a comma
+# a side written in a clinician's shorthand, before the word it qualifies ("R great toe pain", "L CTS", "b/l knee pain"; not
+# "2 L NC", "L-spine", "T-L junction", "RT" for radiotherapy), or "OU" (both eyes) anywhere; "R>L" or "R&L" says both
 SIDE_SHORT_FORMS = {"r": "right", "rt": "right", "l": "left", "lt": "left", "bilat": "bilateral", "b/l": "bilateral", "ou": "bilateral"}
-SIDE_SHORT_FORM = re.compile(r"(?<![\w/])(?:R|L|RT|LT|[Rr]t|[Ll]t|[Bb]ilat|[Bb]/[Ll]|OU)(?![\w/])")
+SIDE_SHORT_FORM = re.compile(r"(?<![\w/-])(?<!\d )(?:(?:R|L|[Rr]t|[Ll]t|[Bb]/[Ll])(?=\s+[A-Za-z])|[Bb]ilat|OU)(?![\w/-])")
+BOTH_SIDES = re.compile(r"(?<![\w/])R\s*[>&<]\s*L(?![\w/-])|(?<![\w/])L\s*[>&<]\s*R(?![\w/-])")
 
 
 def stem(word: str) -> str:
@@ -52,8 +54,10 @@ def said_words(texts: Iterable[str | None]) -> frozenset[str]:
 
 
 def sides_written(mention: str) -> frozenset[str]:
-    """The sides a mention writes in shorthand ("R", "Lt", "bilat", "OU": both eyes), as words: what a code's name says."""
-    return frozenset(SIDE_SHORT_FORMS[m.group().lower()] for m in SIDE_SHORT_FORM.finditer(mention))
+    """The sides a mention writes in shorthand ("R", "Lt", "bilat", "OU": both eyes), as words: what a code's name says;
+    right and left together are both sides."""
+    sides = {SIDE_SHORT_FORMS[m.group().lower()] for m in SIDE_SHORT_FORM.finditer(mention)}
+    return frozenset({"bilateral"}) if BOTH_SIDES.search(mention) or {"right", "left"} <= sides else frozenset(sides)
 
 
 def left_open(name: str) -> frozenset[str]:

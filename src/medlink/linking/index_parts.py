@@ -129,7 +129,7 @@ def checked_kb(directory: Path, manifest: dict, kb: KB | None) -> KB | None:
 
 def read_generators(
     directory: Path, manifest: dict, config: LinkerConfig, sources: dict[str, str], kb: KB | None
-) -> tuple[list[str], list[str], dict[str, NameTable], dict[str, CandidateGenerator], dict[str, list[str]]]:
+) -> tuple[list[str], Sequence[str], dict[str, NameTable], dict[str, CandidateGenerator], dict[str, list[str]]]:
     """The concept ids and names, alias tables, generators and alt ids an index folder holds."""
     concept_ids = read_lines(directory / layout.CONCEPT_IDS)
     concept_names = Lines.read(directory / layout.CONCEPT_NAMES)  # a few are read: those of the candidates kept

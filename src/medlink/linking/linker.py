@@ -54,7 +54,7 @@ class Linker:
         config: LinkerConfig,
         normalizer: Normalizer,
         concept_ids: list[str],
-        concept_names: list[str],
+        concept_names: Sequence[str],
         tables: dict[str, NameTable],
         generators: dict[str, CandidateGenerator],
         manifest: dict,

@@ -174,7 +174,7 @@ def encode_cached(encoder: Encoder, texts: Sequence[str], batch_size: int = ENCO
         return np.load(path, mmap_mode="r")  # opened under the lock: 'medlink cache clear' cannot remove it in between
 
 
-def stripped(keys: list[str], strip: str | None) -> list[str]:
+def stripped(keys: Sequence[str], strip: str | None) -> Sequence[str]:
     """Names less the regex ``strip`` (a qualifier the dense stage does not read); a name that is all qualifier keeps its text."""
     if strip is None:
         return keys

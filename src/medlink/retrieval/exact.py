@@ -110,9 +110,9 @@ class ExactGenerator(GeneratorBase):
         concept_ids: Sequence[str],
         name: str = "exact",
         words: bool = False,
-        word_keys: list[str] | None = None,
+        word_keys: Sequence[str] | None = None,
         function_words: frozenset[str] | None = None,
-        plain_keys: list[str] | None = None,
+        plain_keys: Sequence[str] | None = None,
         spelling: bool = False,
     ):
         super().__init__(table, concept_ids, name)

@@ -1,8 +1,8 @@
 """The lines of a file medlink wrote (``names.write_lines``: one string a line), decoded one at a time where asked.
 
 Why: an index's name tables and concept names hold hundreds of thousands of lines, and a warm ``medlink link`` reads a
-few of them; splitting whole files into strings took half of the default index's load. The file is still read, and
-checked to be UTF-8, at once: a damaged file is refused when the index loads, not when a line is first asked for.
+few of them; splitting a whole file into strings costs far more than that. The file is still read, and checked to be
+UTF-8, at once: a damaged file is refused when the index loads, not when a line is first asked for.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ class Lines(Sequence[str]):
     once many lines are read), ``positions`` and ``index`` (byte searches, not scans of strings), iteration."""
 
     def __init__(self, data: bytes):
-        self._data = data
-        self._count = data.count(b"\n") + 1 if data else 0
+        self._data = data.replace(b"\r\n", b"\n") if b"\r" in data else data  # as text mode reads a file edited on Windows
+        self._count = self._data.count(b"\n") + 1 if data else 0
         self._starts: np.ndarray | None = None
         self._reads = 0
         self._list: list[str] | None = None  # every line, once a long run has read many of them one at a time
@@ -39,14 +39,14 @@ class Lines(Sequence[str]):
     def __len__(self) -> int:
         return self._count
 
-    def __getitem__(self, at):
+    def __getitem__(self, at):  # an int gives a line, a slice a list of lines, as a list does
         if self._list is not None:
             return self._list[at]
         if isinstance(at, slice):
             return [self[i] for i in range(*at.indices(self._count))]
         self._reads += 1
         if self._reads > self._count // SPLIT_AFTER:  # a long run: split once, then read the list
-            self._list = list(self)
+            self._list, self._starts = list(self), None
             return self._list[at]
         position = at + self._count if at < 0 else at
         if not 0 <= position < self._count:
@@ -57,7 +57,12 @@ class Lines(Sequence[str]):
         return self._data[self._starts[position] : self._starts[position + 1] - 1].decode("utf-8")
 
     def __iter__(self) -> Iterator[str]:
+        if self._list is not None:
+            return iter(self._list)
         return iter(self._data.decode("utf-8").split("\n") if self._count else [])
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._list if self._list is not None else list(self))
 
     def positions(self, value: str) -> list[int]:
         """Every line that is ``value``, ascending."""
@@ -65,9 +70,11 @@ class Lines(Sequence[str]):
             return []
         line, data = value.encode("utf-8"), self._data
         out = [0] if data.startswith(line + b"\n") or data == line else []
-        found = data.find(b"\n" + line + b"\n")
+        found, counted, breaks = data.find(b"\n" + line + b"\n"), 0, 0
         while found >= 0:
-            out.append(data.count(b"\n", 0, found + 1))
+            breaks += data.count(b"\n", counted, found + 1)  # the line breaks up to this match's, counted once
+            counted = found + 1
+            out.append(breaks)
             found = data.find(b"\n" + line + b"\n", found + 1)
         if self._count > 1 and data.endswith(b"\n" + line):
             out.append(self._count - 1)
@@ -75,7 +82,7 @@ class Lines(Sequence[str]):
 
     def index(self, value: str, start: int = 0, stop: int | None = None) -> int:
         """The first line from ``start`` (before ``stop``) that is ``value``, as ``list.index`` finds it."""
-        stop = self._count if stop is None else stop
+        start, stop, _ = slice(start, stop).indices(self._count)
         found = next((line for line in self.positions(value) if start <= line < stop), None) if isinstance(value, str) else None
         if found is None:
             raise ValueError(f"{value!r} is not among the lines")
@@ -85,6 +92,8 @@ class Lines(Sequence[str]):
         return isinstance(value, str) and bool(self.positions(value))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
+        if not isinstance(other, (list, Lines)):
+            return NotImplemented
+        return list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]  # a list's equality, so no hash

@@ -144,13 +144,13 @@ class NameWords:
     correction reads a misspelt word as. Saved with a stage that corrects spelling (``SPELLING_WORDS``), so a query
     reads them, not gathers them from every name again; an index saved before has none and gathers them."""
 
-    def __init__(self, keys: list[str], saved: Path | None = None):
+    def __init__(self, keys: Sequence[str], saved: Path | None = None):
         self.keys = keys
         self.saved = saved
         self._counts: dict[str, int] | None = None
 
     @classmethod
-    def in_directory(cls, keys: list[str], directory: Path) -> NameWords:
+    def in_directory(cls, keys: Sequence[str], directory: Path) -> NameWords:
         """The words a stage saved in ``directory`` (gathered from ``keys`` if it saved none)."""
         path = directory / SPELLING_WORDS
         return cls(keys, path if path.is_file() else None)
