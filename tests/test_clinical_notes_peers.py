@@ -154,4 +154,4 @@ def test_the_report_shows_the_test_peers_beside_medlink_s_plain_row(report, tmp_
         "`python benchmarks/clinical_notes/score.py --split test --peers`" in text
     )
     assert "Run `clinical_notes_dev_peers`" not in text and "clinical_notes_dev_peers" in text.split("Also in")[1]  # in the JSON only
-    assert "by a clinical writer who did not see medlink's rules" in text and "Results no section reads yet" not in text
+    assert "by two writers blind to medlink's rules" in text and "Results no section reads yet" not in text

@@ -75,7 +75,7 @@ class Coder:
                 continue
             routes = []
             for position, (code, mapping) in enumerate(self._reached(candidate)):
-                said = said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name]) - denied | sides
+                said = (said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name]) - denied) | sides
                 if has_short_form:  # "SOB" says "shortness of breath"
                     said |= spelled_out(mention, self.codes.family_names(code))
                 equivalent = mapping is not None and mapping.predicate in EQUIVALENT
