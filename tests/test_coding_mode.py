@@ -445,6 +445,13 @@ def test_an_injury_s_7th_character_is_the_initial_encounter_and_a_side_may_be_to
     assert codes.refine("ICD10CM:M17", said_words(["left knee osteoarthritis"]))[0] == "ICD10CM:M17.12"  # primary: fewer words unsaid
     assert codes.refine("ICD10CM:M17", said_words(["knee osteoarthritis"]))[0] == "ICD10CM:M17.9"
     assert codes.refine("ICD10CM:R11", said_words(["nausea and vomiting"]))[0] == "ICD10CM:R11.2"  # "without nausea" is no side
+    cataract = CodeSet.build(
+        "ICD10CM",
+        [("ICD10CM:H26", "Other cataract"), ("ICD10CM:H26.3", "Drug-induced cataract"), ("ICD10CM:H26.33", "Drug-induced cataract, bilateral"),
+         ("ICD10CM:H26.9", "Unspecified cataract")],
+        is_a=[("ICD10CM:H26.3", "ICD10CM:H26"), ("ICD10CM:H26.33", "ICD10CM:H26.3"), ("ICD10CM:H26.9", "ICD10CM:H26")],
+    )  # a side a level down under a child whose own words, two of them, nobody said: no reason to go there
+    assert cataract.refine("ICD10CM:H26.9", said_words(["bilateral cataract"]))[0] == "ICD10CM:H26.9"
 
 
 def test_a_mention_no_code_is_reachable_from_has_no_probability():

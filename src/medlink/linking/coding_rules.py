@@ -298,15 +298,17 @@ class CodeSet:
     def _told_grandchild(self, code: str, said: frozenset[str]) -> tuple[str | None, str]:
         """Where no child is told, the child one of whose own children differs from it by a side the words say ("left"
         of "..., left knee"), the child that leaves the fewest of its own words unsaid ("Unilateral primary
-        osteoarthritis of knee" before "Unilateral post-traumatic ..."): ICD-10-CM often tells a side a level down."""
+        osteoarthritis of knee" before "Unilateral post-traumatic ..."; one side says "unilateral"), and at most one:
+        ICD-10-CM often tells a side a level down, but "cataract OU" is no "Drug-induced cataract, bilateral"."""
         found = set()
+        told = said | ({"unilateral"} if said & {"left", "right"} else set())
         for child in self.children[code]:
-            if is_residual(self.names[child]):
+            if is_residual(self.names[child]) or len(self._added(child, code) - told) > 1:
                 continue
             for grandchild in self.children.get(child, ()):
                 added = self._added(grandchild, child)
                 if added and added <= said and added <= SIDES:
-                    found.add((len(self._added(child, code) - said), child))
+                    found.add((len(self._added(child, code) - told), child))
         options = sorted(found)
         if not options or (len(options) > 1 and options[0][0] == options[1][0]):  # none, or no more reason for one than another
             return None, ""
