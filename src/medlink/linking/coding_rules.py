@@ -209,14 +209,16 @@ class CodeSet:
     def refine(self, code: str, said: frozenset[str], equivalent: bool = False) -> tuple[str, list[str]]:
         """The code the words support, from ``code``, and each step taken in words.
 
-        Sideways: the "unspecified" code gives way to the sibling the words tell ("left knee osteoarthritis" matches
-        "Osteoarthritis of knee, unspecified": M17.1 holds M17.12, which says "left"; so does any "unspecified" code). Up: a
-        code whose own words (those its name adds to its parent's and siblings') were not said, or whose closest name
-        misses only such words, gives way to the sibling reading "unspecified" or "without ..." that fits the words best;
-        a code whose parent's own words were not said, to the parent's such sibling ("..., ruptured, unspecified" to
-        "..., without rupture" for "abdominal aortic aneurysm"). Down: a code with children takes the child whose added words were said (a side, a type),
-        else its default child ("unspecified"), else stays. A code ``equivalent`` to what the mention was read as (a mapping's
-        exact match: "Angioneurotic edema" for HPO's Angioedema) is not given up for words its name spells otherwise."""
+        Sideways: the "unspecified" code, or any named "unspecified", gives way to the sibling the words tell ("left knee
+        osteoarthritis" matches "Osteoarthritis of knee, unspecified": M17.1 holds M17.12, which says "left").
+        Up: a code whose own words (those its name adds to its parent's and siblings') were not said, or whose closest
+        name misses only such words, gives way to the sibling reading "unspecified" or "without ..." that fits the words
+        best; a code whose parent's own words were not said, to the parent's such sibling ("..., ruptured, unspecified"
+        to "..., without rupture" for "abdominal aortic aneurysm").
+        Down: a code with children takes the child whose added words were said (a side, a type), else its default child
+        ("unspecified"), else stays.
+        A code ``equivalent`` to what the mention was read as (a mapping's exact match: "Angioneurotic edema" for HPO's
+        Angioedema) is not given up for words its name spells otherwise."""
         steps = []
         parent = self.parent.get(code)
         unspecified = parent is not None and (code == self.default_child(parent) or "unspecified" in words(self.names[code]))
