@@ -163,10 +163,9 @@ class CodeSet:
         return self._remembered("default child", code, lambda: self._default_child(code))
 
     def _default_child(self, code: str) -> str | None:
-        parent_words = Counter(words(self.names.get(code, "")))
         same, plainest = None, None
         for child in self.children.get(code, ()):
-            new = Counter(words(self.names[child])) - parent_words  # "..., unspecified ear" under "Unspecified ...": one more
+            new = self._new_words(child, code)  # "..., unspecified ear" under "Unspecified ...": one more
             # "with unspecified complications" says more; "unspecified as acute or chronic" leaves "acute" open
             told = {stem(w) for w in new if w not in NOT_TELLING} - VAGUE - left_open(self.names[child])
             if DEFAULT_WORDS & new.keys() and not ("with" in new and told):
@@ -176,20 +175,24 @@ class CodeSet:
         if plainest is not None:
             return plainest[1]
         for child in self.children.get(code, ()):
-            new = Counter(words(self.names[child])) - parent_words
+            new = self._new_words(child, code)
             if not new and same is None and not is_residual(self.names[child]):
                 same = (
                     child  # "Pneumonia, unspecified organism" under its namesake; "Unspecified asthma" under "Other and unspecified asthma"
                 )
-        return same or self._first_encounter(code, parent_words)
+        return same or self._first_encounter(code)
 
-    def _first_encounter(self, code: str, parent_words: Counter) -> str | None:
+    def _new_words(self, child: str, parent: str) -> Counter:
+        """The words of the child's preferred name beyond its parent's, as written and counted ("unspecified", "ear")."""
+        return Counter(words(self.names[child])) - self._remembered("words", parent, lambda: Counter(words(self.names.get(parent, ""))))
+
+    def _first_encounter(self, code: str) -> str | None:
         """An injury's 7th character when the words say no encounter: the initial one, of a closed fracture where the
         children tell closed from open (ICD-10-CM: "A fracture not indicated as open or closed should be coded to
         closed"), the child whose name adds the fewest words to "initial encounter"."""
         first = None
         for child in self.children.get(code, ()):
-            new = Counter(words(self.names[child])) - parent_words
+            new = self._new_words(child, code)
             if INITIAL_ENCOUNTER <= new.keys() and not new.keys() & {"open"} and (first is None or sum(new.values()) < first[0]):
                 first = (sum(new.values()), child)
         return first[1] if first else None
@@ -251,10 +254,10 @@ class CodeSet:
         (the default readings), the one leaving fewest of its asserted words unsaid, then keeping most of those said
         ("Abdominal aortic aneurysm, without rupture" for "abdominal aortic aneurysm", not "... of unspecified site");
         None when there is none."""
-        parent_words, default = Counter(words(self.names.get(parent, ""))), self.default_child(parent)
+        default = self.default_child(parent)
         best, best_key = None, None
         for sibling in self.children.get(parent, ()):
-            new = Counter(words(self.names[sibling])) - parent_words
+            new = self._new_words(sibling, parent)
             if sibling == code or is_residual(self.names[sibling]) or not DEFAULT_WORDS & new.keys():
                 continue
             asserted = self.word_sets(sibling)[0] - self._unasserted(sibling)

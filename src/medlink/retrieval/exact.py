@@ -256,6 +256,7 @@ def rows_by_key(keys: Sequence[str]) -> dict[str, int | tuple[int, ...]]:
     """Key -> its row, or the rows holding it (ascending) where it is on several. Most keys are on one row: those are
     grouped by C-level dict and Counter passes, and only the repeated keys by a loop (what loading an index's word keys
     spends its time on)."""
+    keys = keys if isinstance(keys, list) else list(keys)  # a loaded index's ``Lines`` decoded once, not once a pass
     rows: dict[str, int | tuple[int, ...]] = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
     repeated = {key for key, count in Counter(keys).items() if count > 1}
     if repeated:
