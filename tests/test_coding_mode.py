@@ -452,6 +452,16 @@ def test_an_injury_s_7th_character_is_the_initial_encounter_and_a_side_may_be_to
         is_a=[("ICD10CM:H26.3", "ICD10CM:H26"), ("ICD10CM:H26.33", "ICD10CM:H26.3"), ("ICD10CM:H26.9", "ICD10CM:H26")],
     )  # a side a level down under a child whose own words, two of them, nobody said: no reason to go there
     assert cataract.refine("ICD10CM:H26.9", said_words(["bilateral cataract"]))[0] == "ICD10CM:H26.9"
+    breast = CodeSet.build(
+        "ICD10CM",
+        [("ICD10CM:C50", "Malignant neoplasm of breast"), ("ICD10CM:C50.9", "Malignant neoplasm of breast of unspecified site"),
+         ("ICD10CM:C50.91", "Malignant neoplasm of breast of unspecified site, female"),
+         ("ICD10CM:C50.912", "Malignant neoplasm of unspecified site of left female breast"),
+         ("ICD10CM:C50.A", "Malignant inflammatory neoplasm of breast"), ("ICD10CM:C50.A2", "Malignant inflammatory neoplasm of left breast")],
+        is_a=[("ICD10CM:C50.9", "ICD10CM:C50"), ("ICD10CM:C50.91", "ICD10CM:C50.9"), ("ICD10CM:C50.912", "ICD10CM:C50.91"),
+              ("ICD10CM:C50.A", "ICD10CM:C50"), ("ICD10CM:C50.A2", "ICD10CM:C50.A")],
+    )  # one unsaid word, but no default reading: "inflammatory" is a kind the note would name
+    assert breast.refine("ICD10CM:C50", said_words(["carcinoma of the left breast"]))[0] == "ICD10CM:C50.9"
 
 
 def test_a_mention_no_code_is_reachable_from_has_no_probability():

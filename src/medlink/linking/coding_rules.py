@@ -30,6 +30,9 @@ DEFAULT_STEP = "nothing more specific said"  # how a step down to the default ch
 UNSAID_STEP = "nothing said of"  # how a step up to the unspecified sibling reads
 MORE_SAID_STEP = "the words say more than 'unspecified'"  # how a step from an unspecified code to a told sibling reads
 DEFAULT_WORDS = frozenset({"unspecified", "nos", "uncomplicated", "without"})
+# words a child may leave unsaid and still be the one meant a level down: "primary" osteoarthritis is the reading when no
+# cause is said; "inflammatory" carcinoma of the breast is not
+UNSAID_READINGS = frozenset({"primary"})
 INITIAL_ENCOUNTER = frozenset({"initial", "encounter"})  # an injury code's 7th character "A"
 
 
@@ -304,11 +307,12 @@ class CodeSet:
         """Where no child is told, the child one of whose own children differs from it by a side the words say ("left"
         of "..., left knee"), the child that leaves the fewest of its own words unsaid ("Unilateral primary
         osteoarthritis of knee" before "Unilateral post-traumatic ..."; one side says "unilateral"), and at most one:
-        ICD-10-CM often tells a side a level down, but "cataract OU" is no "Drug-induced cataract, bilateral"."""
+        ICD-10-CM often tells a side a level down, but "cataract OU" is no "Drug-induced cataract, bilateral", nor
+        "carcinoma of the left breast" "Malignant inflammatory neoplasm of left breast"."""
         found = set()
         told = said | ({"unilateral"} if said & {"left", "right"} else set())
         for child in self.children[code]:
-            if is_residual(self.names[child]) or len(self._added(child, code) - told) > 1:
+            if is_residual(self.names[child]) or not self._added(child, code) - told <= UNSAID_READINGS:
                 continue
             for grandchild in self.children.get(child, ()):
                 added = self._added(grandchild, child)
