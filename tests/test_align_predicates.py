@@ -79,6 +79,21 @@ def test_a_codes_fit_is_read_through_the_sources_preferred_name_first():
     assert fit(source, name_word_sets("Syncope"))[:2] == (0, 0)
 
 
+def test_an_organs_adjective_fits_the_organ_and_a_broader_code_keeps_the_site():
+    """ICD-10-CM names a site with its noun ("... of ovary"), HPO with the adjective; and a code that drops the site while
+    naming another ("Fracture of neck" for "Femoral neck fracture") or a neoplasm of no site is no broader code."""
+    from benchmarks.coding.make_mappings import fit
+    from medlink.linking.coding_words import name_word_sets
+
+    femoral_neck = [name_word_sets("Femoral neck fracture")]
+    assert fit(femoral_neck, name_word_sets("Fracture of unspecified part of neck of femur"))[0] == 0
+    assert fit(femoral_neck, name_word_sets("Fracture of neck, unspecified")) is None
+    ovarian = [name_word_sets("Ovarian carcinoma")]
+    assert fit(ovarian, name_word_sets("Malignant neoplasm of ovary"))[0] == 0
+    assert fit(ovarian, name_word_sets("Malignant (primary) neoplasm, unspecified")) is None
+    assert fit([name_word_sets("Hepatic amyloidosis")], name_word_sets("Amyloidosis, unspecified"))[0] == 1  # no other site
+
+
 def test_a_short_form_in_parentheses_that_spells_the_name_is_a_reading():
     from medlink.align.predicates import readings
 

@@ -10,8 +10,9 @@
    word for word as a name of the source (skos:exactMatch), says less (skos:broadMatch: ICD-10-CM is coarser than
    HPO; also one whose preferred name says more with "and", "Orchitis and epididymitis") or says more
    (skos:narrowMatch), telling words compared as the coding mode compares them (``medlink.linking.coding_rules``:
-   "Seizure(s) (convulsive) NOS" reads as "seizure", "carcinoma" as "malignant neoplasm"); a broader or narrower code
-   shares at least a third of the words. Order: manifestation codes last, exact before the others; then the source's
+   "Seizure(s) (convulsive) NOS" reads as "seizure", "carcinoma" as "malignant neoplasm"; an organ's adjective as the
+   organ, ``medlink.align.sites``); a broader or narrower code shares at least a third of the words, and a broader code
+   that leaves out the site names no other site and no neoplasm. Order: manifestation codes last, exact before the others; then the source's
    preferred name before its synonyms, fewer words apart, a code that is no residual class ("Other ..."), broader
    before narrower, the aligner's rank. Confidence: the share of telling words the two names have in common
    (Jaccard). At most --top-k per source; a source with none keeps the aligner's first code as a skos:closeMatch when
@@ -38,6 +39,7 @@ from medlink.align import sssom  # noqa: E402
 from medlink.align.predicates import groups_more, is_residual  # noqa: E402
 from medlink.align.candidates import SourceQueries, TargetIndex, generate  # noqa: E402
 from medlink.align.scoring import rank  # noqa: E402
+from medlink.align.sites import as_sites, drops_a_site  # noqa: E402
 from medlink.kb.build import build_kb  # noqa: E402
 from medlink.kb.mappings import CODE_FIRST, DEFAULT_MAPPINGS  # noqa: E402
 from medlink.kb.sources import SourceSpec, default_sources  # noqa: E402
@@ -83,15 +85,17 @@ def fit(source_sets: list[list[frozenset[str]]], target_sets: list[frozenset[str
     less, 2 it says more; 0 through the preferred name else 1; words apart; Jaccard), the best pair in the order the
     codes are then ranked by (an equivalent first, then the preferred name's reading: "Syncope and collapse" reads as
     "Syncope" says more, not as its "Fainting" says less than "Fainting spell"); a broader or narrower pair sharing under
-    ``MIN_SHARED`` of its words is no fit; None: no fit."""
+    ``MIN_SHARED`` of its words is no fit, and so is a code that says less by leaving out a site (``medlink.align.sites``:
+    organs' adjectives read as the organs); None: no fit."""
     best = None
+    target_sets = [as_sites(target) for target in target_sets]
     for position, sets in enumerate(source_sets):
-        for told in sets:
+        for told in map(as_sites, sets):
             for target in target_sets:
                 if not target or not told:
                     continue
                 kind = 0 if target == told else 1 if target < told else 2 if told < target else None
-                if kind is None:
+                if kind is None or (kind == 1 and drops_a_site(told, target)):
                     continue
                 key = (kind, min(position, 1), len(target ^ told), len(target & told) / len(target | told))
                 if kind and key[3] < MIN_SHARED:
