@@ -571,3 +571,29 @@ def test_a_mention_in_shorthand_or_denying_a_word_is_coded_by_what_it_says():
     assert right.candidates[0].concept_id == "ICD10CM:G56.01"
     plain = Candidate("ICD10CM:N30.00", 1.0, "Acute cystitis without hematuria", probability=0.9)
     assert coded(AORTA_AND_EAR, (), plain, mention="acute cystitis without hematuria").candidates[0].concept_id == "ICD10CM:N30.00"
+
+
+def test_a_side_is_read_out_of_the_wording_the_concept_is_found_by():
+    """A side is no word of a condition's names: "left knee osteoarthritis" is found as knee osteoarthritis where that
+    reading is surer, and the coder still reads "left" in the mention; a mention the side belongs to keeps its reading."""
+    from medlink.linking.coding import read_without_sides
+    from medlink.linking.coding_words import without_sides
+
+    assert without_sides("left knee osteoarthritis") == "knee osteoarthritis"
+    assert without_sides("R carpal tunnel syndrome") == "carpal tunnel syndrome"
+    assert without_sides("fracture of the left femur") == "fracture of the femur"
+    assert without_sides("pain on the right") == "pain"
+    assert without_sides("knee pain R>L") == "knee pain"
+    assert without_sides("2 L NC") is None and without_sides("RT planned") is None and without_sides("L-spine pain") is None
+    assert without_sides("Left") is None and without_sides("heart failure") is None
+
+    surer = {"knee osteoarthritis": 0.9, "left knee osteoarthritis": 0.2, "ventricular hypertrophy": 0.3, "left ventricular hypertrophy": 0.95}
+
+    class Linker:
+        def link(self, mentions, k, generators=None):
+            return [LinkResult(Mention(m), [Candidate(m, 1.0, m, name=m, probability=surer[m])], probability=surer[m]) for m in mentions]
+
+    linker = Linker()
+    knee, lvh = read_without_sides(linker, linker.link(["left knee osteoarthritis", "left ventricular hypertrophy"], 10), 10, None)
+    assert knee.mention.text == "left knee osteoarthritis" and knee.best.concept_id == "knee osteoarthritis"
+    assert lvh.best.concept_id == "left ventricular hypertrophy"

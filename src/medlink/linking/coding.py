@@ -26,7 +26,7 @@ from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
 from medlink.linking.coding_probability import EQUIVALENT, UNSAID, code_probabilities, mapped_confidence, outranks, shared_codes
 from medlink.linking.coding_rules import DEFAULT_STEP, UNSAID_STEP, CodeSet
-from medlink.linking.coding_words import SHORT_FORM, said_words, sides_written, spelled_out, unasserted
+from medlink.linking.coding_words import SHORT_FORM, said_words, sides_written, spelled_out, unasserted, without_sides
 
 log = logging.getLogger(__name__)
 CODING_DEPTH = 10  # candidates read per mention for codes: a code reached from a concept ranked lower than this is no answer
@@ -271,7 +271,30 @@ def link_coded(
 ) -> list[LinkResult]:
     """``linker.link`` read ``CODING_DEPTH`` deep, then coded: each mention's ``k`` best codes of ``namespace``."""
     coder = coder_for(linker, namespace, mappings)
-    return coder.code(linker.link(mentions, k=max(k, CODING_DEPTH), generators=generators), k)
+    depth = max(k, CODING_DEPTH)
+    results = linker.link(mentions, k=depth, generators=generators)
+    return coder.code(read_without_sides(linker, results, depth, generators), k)
+
+
+def read_without_sides(linker, results: list[LinkResult], k: int, generators: Sequence[str] | None) -> list[LinkResult]:
+    """Each result, or where its mention writes a side and the mention read without it links surer, that reading's
+    concepts under the whole mention: "left knee osteoarthritis" is knee osteoarthritis (a side is no word of the
+    condition's names, and lowered the whole wording's probability), and the coder still reads "left" in the mention."""
+    bare = {i: text for i, result in enumerate(results) if not result.error and (text := without_sides(result.mention.text))}
+    if not bare:
+        return results
+    out = list(results)
+    for i, plain in zip(bare, linker.link(list(bare.values()), k=k, generators=generators)):
+        if not plain.error and plain.candidates and _strength(plain) > _strength(results[i]):
+            out[i] = replace(plain, mention=results[i].mention)
+    return out
+
+
+def _strength(result: LinkResult) -> float:
+    """How sure a result is of its first candidate: its probability, else (an index without one) the score."""
+    if result.probability is not None:
+        return result.probability
+    return result.candidates[0].score if result.candidates else float("-inf")
 
 
 def coded_stream(

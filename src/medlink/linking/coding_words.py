@@ -60,6 +60,22 @@ def sides_written(mention: str) -> frozenset[str]:
     return frozenset({"bilateral"}) if BOTH_SIDES.search(mention) or {"right", "left"} <= sides else frozenset(sides)
 
 
+# a side written out ("left", "right-sided") or in shorthand ("R", "R>L", "OU"): what a side-free reading of a mention drops,
+# with the words that tied it to the end of the mention ("pain on the right")
+SIDE_WORDS = re.compile(r"(?i:\b(?:left|right|bilateral|unilateral)(?:[- ]sided)?\b)|" + BOTH_SIDES.pattern + "|" + SIDE_SHORT_FORM.pattern)
+TIED_AT_END = re.compile(r"(?:\s+(?:on|of|in|the))+$", re.IGNORECASE)
+
+
+def without_sides(mention: str) -> str | None:
+    """The mention with its sides left out ("knee osteoarthritis" for "left knee osteoarthritis", "carpal tunnel
+    syndrome" for "R carpal tunnel syndrome"), None when it writes none or nothing else: a side says which code, not
+    which condition, and the linker's probability for the whole wording reads it as words no name has."""
+    if not SIDE_WORDS.search(mention):
+        return None
+    rest = TIED_AT_END.sub("", " ".join(SIDE_WORDS.sub(" ", mention).split()).strip(" ,;:-"))
+    return rest or None
+
+
 def left_open(name: str) -> frozenset[str]:
     """The alternatives a name leaves open ("acute", "chronic" of "..., unspecified as acute or chronic")."""
     return compared(w for m in LEFT_OPEN.finditer(name.lower()) for w in words(m.group(1)) if w not in NOT_TELLING)
