@@ -576,16 +576,20 @@ def test_a_mention_in_shorthand_or_denying_a_word_is_coded_by_what_it_says():
 def test_a_side_is_read_out_of_the_wording_the_concept_is_found_by():
     """A side is no word of a condition's names: "left knee osteoarthritis" is found as knee osteoarthritis where that
     reading is surer, and the coder still reads "left" in the mention; a mention the side belongs to keeps its reading."""
-    from medlink.linking.coding import read_without_sides
-    from medlink.linking.coding_words import without_sides
+    from medlink.linking.coding import read_without_qualifiers
+    from medlink.linking.coding_words import causes_written, without_qualifiers
 
-    assert without_sides("left knee osteoarthritis") == "knee osteoarthritis"
-    assert without_sides("R carpal tunnel syndrome") == "carpal tunnel syndrome"
-    assert without_sides("fracture of the left femur") == "fracture of the femur"
-    assert without_sides("pain on the right") == "pain"
-    assert without_sides("knee pain R>L") == "knee pain"
-    assert without_sides("2 L NC") is None and without_sides("RT planned") is None and without_sides("L-spine pain") is None
-    assert without_sides("Left") is None and without_sides("heart failure") is None
+    assert without_qualifiers("left knee osteoarthritis") == "knee osteoarthritis"
+    assert without_qualifiers("R carpal tunnel syndrome") == "carpal tunnel syndrome"
+    assert without_qualifiers("fracture of the left femur") == "fracture of the femur"
+    assert without_qualifiers("pain on the right") == "pain"
+    assert without_qualifiers("knee pain R>L") == "knee pain"
+    assert without_qualifiers("2 L NC") is None and without_qualifiers("RT planned") is None and without_qualifiers("L-spine pain") is None
+    assert without_qualifiers("Left") is None and without_qualifiers("heart failure") is None
+    assert without_qualifiers("Chemo-induced peripheral neuropathy") == "peripheral neuropathy"
+    assert without_qualifiers("noise-induced hearing loss") is None  # no drug: the cause is the condition's
+    assert said_words(["Other and unspecified polyneuropathies"]) >= {"polyneuropathy"}  # a plural in -ies
+    assert causes_written("Opioid-induced constipation") == {"drug", "induced"} and not causes_written("alcohol induced pancreatitis")
 
     surer = {"knee osteoarthritis": 0.9, "left knee osteoarthritis": 0.2, "ventricular hypertrophy": 0.3, "left ventricular hypertrophy": 0.95}
 
@@ -594,6 +598,6 @@ def test_a_side_is_read_out_of_the_wording_the_concept_is_found_by():
             return [LinkResult(Mention(m), [Candidate(m, 1.0, m, name=m, probability=surer[m])], probability=surer[m]) for m in mentions]
 
     linker = Linker()
-    knee, lvh = read_without_sides(linker, linker.link(["left knee osteoarthritis", "left ventricular hypertrophy"], 10), 10, None)
+    knee, lvh = read_without_qualifiers(linker, linker.link(["left knee osteoarthritis", "left ventricular hypertrophy"], 10), 10, None)
     assert knee.mention.text == "left knee osteoarthritis" and knee.best.concept_id == "knee osteoarthritis"
     assert lvh.best.concept_id == "left ventricular hypertrophy"

@@ -59,6 +59,13 @@ def test_a_phrase_cut_short_by_a_word_the_kb_never_uses_is_no_phrase():
     assert texts(text, text.index("pneumonia"), len(text), known=lambda word: word.lower() != "has") == ["acquired pneumonia"]
 
 
+def test_a_drug_named_as_the_cause_is_a_modifier_though_the_kb_never_says_it():
+    """ "Chemo-induced": ICD-10-CM codes drug-induced conditions apart (G62.0), so the cause stays in the phrase."""
+    text = "Chemo-induced peripheral neuropathy"
+    start = text.index("peripheral")
+    assert texts(text, start, len(text), known=lambda word: "chemo" not in word.lower()) == [text]
+
+
 def test_a_word_the_kb_never_uses_is_no_modifier_and_another_span_is_never_crossed():
     text = "suggest pyelonephritis"
     start = text.index("pyelonephritis")

@@ -26,7 +26,7 @@ from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
 from medlink.linking.coding_probability import EQUIVALENT, UNSAID, code_probabilities, mapped_confidence, outranks, shared_codes
 from medlink.linking.coding_rules import DEFAULT_STEP, UNSAID_STEP, CodeSet
-from medlink.linking.coding_words import SHORT_FORM, said_words, sides_written, spelled_out, unasserted, without_sides
+from medlink.linking.coding_words import SHORT_FORM, causes_written, said_words, sides_written, spelled_out, unasserted, without_qualifiers
 
 log = logging.getLogger(__name__)
 CODING_DEPTH = 10  # candidates read per mention for codes: a code reached from a concept ranked lower than this is no answer
@@ -68,14 +68,14 @@ class Coder:
         near = [strength >= RELATIVE_STRENGTH * top for strength in strengths]  # the others: not what the mention says
         read = sum(near)
         has_short_form = SHORT_FORM.search(mention) is not None
-        sides = sides_written(mention)  # "R great toe pain" says "right"
+        qualifiers = sides_written(mention) | causes_written(mention)  # "R great toe pain" says "right"; "Opioid-induced", "drug"
         denied = unasserted(mention)  # "acute cystitis without hematuria" does not say "hematuria"
         for rank, (candidate, strength) in enumerate(zip(result.candidates, strengths)):
             if not near[rank]:
                 continue
             routes = []
             for position, (code, mapping) in enumerate(self._reached(candidate)):
-                said = (said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name]) - denied) | sides
+                said = (said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name]) - denied) | qualifiers
                 if has_short_form:  # "SOB" says "shortness of breath"
                     said |= spelled_out(mention, self.codes.family_names(code))
                 equivalent = mapping is not None and mapping.predicate in EQUIVALENT
@@ -273,14 +273,14 @@ def link_coded(
     coder = coder_for(linker, namespace, mappings)
     depth = max(k, CODING_DEPTH)
     results = linker.link(mentions, k=depth, generators=generators)
-    return coder.code(read_without_sides(linker, results, depth, generators), k)
+    return coder.code(read_without_qualifiers(linker, results, depth, generators), k)
 
 
-def read_without_sides(linker, results: list[LinkResult], k: int, generators: Sequence[str] | None) -> list[LinkResult]:
-    """Each result, or where its mention writes a side and the mention read without it links surer, that reading's
-    concepts under the whole mention: "left knee osteoarthritis" is knee osteoarthritis (a side is no word of the
-    condition's names, and lowered the whole wording's probability), and the coder still reads "left" in the mention."""
-    bare = {i: text for i, result in enumerate(results) if not result.error and (text := without_sides(result.mention.text))}
+def read_without_qualifiers(linker, results: list[LinkResult], k: int, generators: Sequence[str] | None) -> list[LinkResult]:
+    """Each result, or where its mention writes a side or a drug as the cause and the mention read without them links
+    surer, that reading's concepts under the whole mention: "left knee osteoarthritis" is knee osteoarthritis (a side is
+    no word of the condition's names, and lowered the whole wording's probability), and the coder still reads "left"."""
+    bare = {i: text for i, result in enumerate(results) if not result.error and (text := without_qualifiers(result.mention.text))}
     if not bare:
         return results
     out = list(results)

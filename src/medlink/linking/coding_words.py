@@ -35,8 +35,10 @@ BOTH_SIDES = re.compile(r"(?<![\w/])R\s*[>&<]\s*L(?![\w/-])|(?<![\w/])L\s*[>&<]\
 
 
 def stem(word: str) -> str:
-    """A word as the rules compare it: a plural's singular ("seizures"), a Roman numeral's digit ("II")."""
+    """A word as the rules compare it: a plural's singular ("seizures", "polyneuropathies"), a Roman numeral's digit ("II")."""
     word = ROMAN.get(word, word)
+    if len(word) > 5 and word.endswith("ies"):
+        return word[:-3] + "y"
     return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
 
 
@@ -60,19 +62,36 @@ def sides_written(mention: str) -> frozenset[str]:
     return frozenset({"bilateral"}) if BOTH_SIDES.search(mention) or {"right", "left"} <= sides else frozenset(sides)
 
 
-# a side written out ("left", "right-sided") or in shorthand ("R", "R>L", "OU"): what a side-free reading of a mention drops,
-# with the words that tied it to the end of the mention ("pain on the right")
+# a side written out ("left", "right-sided") or in shorthand ("R", "R>L", "OU")
 SIDE_WORDS = re.compile(r"(?i:\b(?:left|right|bilateral|unilateral)(?:[- ]sided)?\b)|" + BOTH_SIDES.pattern + "|" + SIDE_SHORT_FORM.pattern)
-TIED_AT_END = re.compile(r"(?:\s+(?:on|of|in|the))+$", re.IGNORECASE)
+# a cause written before the condition ("Chemo-induced", "opioid induced"): ICD-10-CM's "Drug-induced ..." codes, unless
+# the cause is none ("alcohol induced" has codes of its own; "noise-induced", "exercise-induced" are no drugs)
+CAUSE = re.compile(r"\b([A-Za-z]+)[- ]induced\b", re.IGNORECASE)
+NOT_DRUGS = frozenset(
+    {"alcohol", "noise", "exercise", "radiation", "stress", "pregnancy", "ventilator", "trauma", "heat", "cold", "sun", "light",
+     "diet", "infection", "virus", "surgery", "procedure", "transfusion", "cough", "effort", "contrast"}
+)
+TIED_AT_END = re.compile(r"(?:\s+(?:on|of|in|the))+$", re.IGNORECASE)  # "pain on the right" read without its side
 
 
-def without_sides(mention: str) -> str | None:
-    """The mention with its sides left out ("knee osteoarthritis" for "left knee osteoarthritis", "carpal tunnel
-    syndrome" for "R carpal tunnel syndrome"), None when it writes none or nothing else: a side says which code, not
-    which condition, and the linker's probability for the whole wording reads it as words no name has."""
-    if not SIDE_WORDS.search(mention):
+def causes_written(mention: str) -> frozenset[str]:
+    """"drug" and "induced" where a mention names a drug as the cause ("Chemo-induced peripheral neuropathy",
+    "Opioid-induced constipation"): ICD-10-CM names such codes "Drug-induced ..." or "Drug induced ..."."""
+    found = [m.group(1).lower() for m in CAUSE.finditer(mention)]
+    return frozenset({"drug", "induced"}) if any(cause not in NOT_DRUGS for cause in found) else frozenset()
+
+
+def without_qualifiers(mention: str) -> str | None:
+    """The mention with its sides and a drug it names as the cause left out ("knee osteoarthritis" for "left knee
+    osteoarthritis", "peripheral neuropathy" for "Chemo-induced peripheral neuropathy"), None when it writes neither or
+    nothing else: they say which code, not which condition, and the linker's probability for the whole wording reads
+    them as words no name has."""
+    rest = SIDE_WORDS.sub(" ", mention)
+    if causes_written(mention):
+        rest = CAUSE.sub(" ", rest)
+    if rest == mention:
         return None
-    rest = TIED_AT_END.sub("", " ".join(SIDE_WORDS.sub(" ", mention).split()).strip(" ,;:-"))
+    rest = TIED_AT_END.sub("", " ".join(rest.split()).strip(" ,;:-"))
     return rest or None
 
 

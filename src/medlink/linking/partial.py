@@ -110,6 +110,7 @@ SITES = frozenset({"RLQ", "LLQ", "RUQ", "LUQ", "RUL", "RML", "RLL", "LUL", "LLL"
 AFTER_NOT_QUALIFIERS = frozenset(
     {"resolved", "resolving", "improving", "worsening", "stable", "controlled", "now", "today", "new", "chronic"}
 )
+CAUSE_WORD = re.compile(r"^[a-z]+-induced$")  # "Chemo-induced": a modifier though the KB's names never say "chemo"
 _LEFT_WORD = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9+'/-]*|[A-Z]\.|\d+)[ ]$")
 _ABBREVIATION_AFTER = re.compile(r"[ ]([A-Z]{2,4})\b")
 _QUALIFIER = re.compile(r",[ ]+([A-Za-z][A-Za-z-]*(?:[ ]+[A-Za-z][A-Za-z-]*){0,2})(?=[ ]*(?:[,.;\n]|$))")
@@ -122,7 +123,7 @@ def _is_modifier(word: str, before: str | None, known: Callable[[str], bool]) ->
         return before is not None and before.lower() == "type"  # "type 1 diabetes"
     if lowered in NOT_MODIFIERS or lowered in english_stop_words() and lowered not in SIDES:
         return False
-    return any(c.isalpha() for c in word) and (lowered in SIDES or known(word))
+    return any(c.isalpha() for c in word) and (lowered in SIDES or known(word) or CAUSE_WORD.match(lowered) is not None)
 
 
 def _cut_short(word: str, known: Callable[[str], bool]) -> bool:
