@@ -576,7 +576,7 @@ def test_a_mention_in_shorthand_or_denying_a_word_is_coded_by_what_it_says():
 def test_a_side_is_read_out_of_the_wording_the_concept_is_found_by():
     """A side is no word of a condition's names: "left knee osteoarthritis" is found as knee osteoarthritis where that
     reading is surer, and the coder still reads "left" in the mention; a mention the side belongs to keeps its reading."""
-    from medlink.linking.coding import read_without_qualifiers
+    from medlink.linking.coding import surer_readings
     from medlink.linking.coding_words import causes_written, without_qualifiers
 
     assert without_qualifiers("left knee osteoarthritis") == "knee osteoarthritis"
@@ -591,13 +591,23 @@ def test_a_side_is_read_out_of_the_wording_the_concept_is_found_by():
     assert said_words(["Other and unspecified polyneuropathies"]) >= {"polyneuropathy"}  # a plural in -ies
     assert causes_written("Opioid-induced constipation") == {"drug", "induced"} and not causes_written("alcohol induced pancreatitis")
 
-    surer = {"knee osteoarthritis": 0.9, "left knee osteoarthritis": 0.2, "ventricular hypertrophy": 0.3, "left ventricular hypertrophy": 0.95}
+    surer = {"knee osteoarthritis": 0.9, "left knee osteoarthritis": 0.2, "ventricular hypertrophy": 0.3, "left ventricular hypertrophy": 0.95,
+             "great toe pain": 0.9, "acute great toe pain": 0.3, "acute R great toe pain": 0.2, "arthritis": 0.9, "psoriatic arthritis": 0.7}
 
     class Linker:
+        key = staticmethod(str.lower)
+
         def link(self, mentions, k, generators=None):
-            return [LinkResult(Mention(m), [Candidate(m, 1.0, m, name=m, probability=surer[m])], probability=surer[m]) for m in mentions]
+            matched = {"acute R great toe pain": "Toe pain"}  # a name that says none of the words added to the head
+            return [
+                LinkResult(Mention(m), [Candidate(m, 1.0, matched.get(m, m), name=m, probability=surer[m])], probability=surer[m])
+                for m in mentions
+            ]
 
     linker = Linker()
-    knee, lvh = read_without_qualifiers(linker, linker.link(["left knee osteoarthritis", "left ventricular hypertrophy"], 10), 10, None)
+    mentions = ["left knee osteoarthritis", "left ventricular hypertrophy", "acute R great toe pain", "psoriatic arthritis"]
+    knee, lvh, toe, psoriatic = surer_readings(linker, linker.link(mentions, 10), 10, None, [None, None, "great toe pain", "arthritis"])
     assert knee.mention.text == "left knee osteoarthritis" and knee.best.concept_id == "knee osteoarthritis"
     assert lvh.best.concept_id == "left ventricular hypertrophy"
+    assert toe.mention.text == "acute R great toe pain" and toe.best.concept_id == "great toe pain"  # the head an annotator found
+    assert psoriatic.best.concept_id == "psoriatic arthritis"  # its own reading's name says "psoriatic": no arthritis alone

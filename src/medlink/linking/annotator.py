@@ -44,7 +44,7 @@ from medlink.linking.codes import code_spans
 from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
 from medlink.linking.joined import joined_conditions
 from medlink.linking.linker import Linker
-from medlink.linking.partial import MODIFIER_MODES, phrase_options, widen_or_discount
+from medlink.linking.partial import MODIFIER_MODES, phrase_heads, widen_or_discount
 from medlink.linking.short_forms import linked_through, shared_copy, widened_to_coordinations, with_short_forms
 from medlink.text.assertion import mark_assertions
 from medlink.text.coordination import expand_coordination
@@ -140,6 +140,7 @@ class Annotator:
             (f for f in (getattr(f, "dictionary", f) for f in self.finders) if isinstance(f, DictionaryFinder)), None
         )  # tells a name (composites)
         self._results: OrderedDict[str, LinkResult] = OrderedDict()  # by normalised text, across batches (LRU)
+        self._heads: dict[str, str] = {}  # a batch's phrases, each with the head it was found around
         self._prepared, self._documents = False, 0  # for a long run (``_prepare_for_a_long_run``)
 
     @classmethod
@@ -257,16 +258,11 @@ class Annotator:
     def _phrases_of(self, documents: Sequence[Document]) -> list[Mention]:
         """The longer phrases around the documents' spans that the modifiers step will link (``linking.partial``), to
         be linked with the spans: remembered results, not a call per document. None where a reranker reads context
-        (no result is remembered there) or the step is off."""
-        if self.options.modifiers_mode == "off" or self._reads_context:
+        (no result is remembered there) or the step is off. Each phrase's head is kept: coding reads its concepts."""
+        if self.options.modifiers_mode == "off":
             return []
-        wanted = {
-            document.text[s:e]
-            for document in documents
-            for found in phrase_options(document.text, document.annotations, self.known_word, linked_only=False).values()
-            for s, e in found
-        }
-        return [Mention(text) for text in sorted(wanted)]
+        self._heads = phrase_heads([(d.text, d.annotations) for d in documents], self.known_word)
+        return [] if self._reads_context else [Mention(text) for text in sorted(self._heads)]
 
     @cached_property
     def _reads_context(self) -> bool:
@@ -335,7 +331,9 @@ class Annotator:
             from medlink.linking.coding import link_coded
 
             namespace, mappings = self.options.target_namespace, self.options.mappings
-            link = lambda batch: link_coded(self.linker, batch, self.options.k, namespace, self.options.generators, mappings)  # noqa: E731
+            link = lambda batch: link_coded(  # noqa: E731
+                self.linker, batch, self.options.k, namespace, self.options.generators, mappings, [self._heads.get(m.text) for m in batch]
+            )
         if self._reads_context:
             return link(mentions)
         keys = [self.linker.key(m.text) if m.text.strip() else "" for m in mentions]

@@ -26,6 +26,7 @@ from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
 from medlink.linking.coding_probability import EQUIVALENT, UNSAID, code_probabilities, mapped_confidence, outranks, shared_codes
 from medlink.linking.coding_rules import DEFAULT_STEP, UNSAID_STEP, CodeSet
+from medlink.linking.partial import names_the_modifiers
 from medlink.linking.coding_words import SHORT_FORM, causes_written, said_words, sides_written, spelled_out, unasserted, without_qualifiers
 
 log = logging.getLogger(__name__)
@@ -268,25 +269,44 @@ def link_coded(
     namespace: str,
     generators: Sequence[str] | None = None,
     mappings: Sequence[str | Path] = (),
+    heads: Sequence[str | None] | None = None,
 ) -> list[LinkResult]:
-    """``linker.link`` read ``CODING_DEPTH`` deep, then coded: each mention's ``k`` best codes of ``namespace``."""
+    """``linker.link`` read ``CODING_DEPTH`` deep, then coded: each mention's ``k`` best codes of ``namespace``;
+    ``heads``: for each mention, the condition's name it holds if known (an annotator's phrase around a head it found),
+    another wording to find its concepts by (``surer_readings``)."""
     coder = coder_for(linker, namespace, mappings)
     depth = max(k, CODING_DEPTH)
     results = linker.link(mentions, k=depth, generators=generators)
-    return coder.code(read_without_qualifiers(linker, results, depth, generators), k)
+    return coder.code(surer_readings(linker, results, depth, generators, heads), k)
 
 
-def read_without_qualifiers(linker, results: list[LinkResult], k: int, generators: Sequence[str] | None) -> list[LinkResult]:
-    """Each result, or where its mention writes a side or a drug as the cause and the mention read without them links
-    surer, that reading's concepts under the whole mention: "left knee osteoarthritis" is knee osteoarthritis (a side is
-    no word of the condition's names, and lowered the whole wording's probability), and the coder still reads "left"."""
-    bare = {i: text for i, result in enumerate(results) if not result.error and (text := without_qualifiers(result.mention.text))}
-    if not bare:
+def surer_readings(
+    linker, results: list[LinkResult], k: int, generators: Sequence[str] | None, heads: Sequence[str | None] | None = None
+) -> list[LinkResult]:
+    """Each result, or where its mention read another way links surer, that reading's concepts under the whole mention,
+    whose words the coder still reads. The other ways: without the sides and a drug named as the cause it writes
+    ("knee osteoarthritis" for "left knee osteoarthritis": a side is no word of a condition's names, and lowered the
+    whole wording's probability), and as the head it holds ("great toe pain" in "acute R great toe pain") unless a name
+    the mention's own reading matched says the words it adds to the head."""
+    others: dict[int, list[str]] = {}
+    for i, result in enumerate(results):
+        if result.error:
+            continue
+        text, head = result.mention.text, heads[i] if heads else None
+        if head and names_the_modifiers(text, head, result, linker.key):  # "psoriatic arthritis" is no arthritis
+            head = None
+        ways = [way for way in (without_qualifiers(text), head) if way and way != text]
+        if ways:
+            others[i] = list(dict.fromkeys(ways))
+    if not others:
         return results
+    texts = list(dict.fromkeys(way for ways in others.values() for way in ways))
+    read = dict(zip(texts, linker.link(texts, k=k, generators=generators)))
     out = list(results)
-    for i, plain in zip(bare, linker.link(list(bare.values()), k=k, generators=generators)):
-        if not plain.error and plain.candidates and _strength(plain) > _strength(results[i]):
-            out[i] = replace(plain, mention=results[i].mention)
+    for i, ways in others.items():
+        best = max((read[way] for way in ways if not read[way].error and read[way].candidates), key=_strength, default=None)
+        if best is not None and _strength(best) > _strength(results[i]):
+            out[i] = replace(best, mention=results[i].mention)
     return out
 
 

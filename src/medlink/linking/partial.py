@@ -270,3 +270,14 @@ def widen_or_discount(
             s, e = named[0] if named else found[0]
             out[number] = replace(span, infons={**span.infons, "partial_of": text[s:e]}, result=discounted(span.result))
     return out
+
+
+def phrase_heads(documents: Sequence[tuple[str, Sequence[Annotation]]], known: Callable[[str], bool]) -> dict[str, str]:
+    """Every longer phrase around the spans of ``documents`` (text, spans) that ``phrase_options`` finds, linked or not,
+    with the text of the head it was found around."""
+    return {
+        text[s:e]: spans[number].text
+        for text, spans in documents
+        for number, found in phrase_options(text, spans, known, linked_only=False).items()
+        for s, e in found
+    }
