@@ -6,7 +6,8 @@ import pytest
 
 from medlink.core import Annotation, Candidate, Document, LinkResult, Mention
 from medlink.errors import MedlinkError
-from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator, with_short_forms
+from medlink.batch.counts import AnnotationCounts
+from medlink.linking.annotator import AnnotateOptions, Annotator, with_short_forms
 from medlink.linking.consistency import propagated, vote
 from medlink.linking.linker import Linker
 from medlink.linking.one_call import annotate as medlink_annotate

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from medlink.core import Document
 from medlink.errors import MedlinkError
-from medlink.linking.annotator import AnnotateOptions, AnnotationCounts, Annotator
+from medlink.batch.counts import AnnotationCounts
+from medlink.linking.annotator import AnnotateOptions, Annotator
 
 ENGINES = ("local", "ray")
 RAY_MISSING = (

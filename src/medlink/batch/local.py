@@ -14,7 +14,7 @@ def run_local(job: AnnotateJob) -> int:
     from medlink.corpora.document_files import write_documents
     from medlink.corpora.document_io import NamedSkips
     from medlink.directories import output_lock, replaced_file
-    from medlink.linking.annotator import AnnotationCounts
+    from medlink.batch.counts import AnnotationCounts
     from medlink.linking.index import resolve_index
     from medlink.linking.output import annotation_lines
     from medlink.progress import bar

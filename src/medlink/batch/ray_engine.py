@@ -259,7 +259,7 @@ class Feeder(threading.Thread):
 
 
 def job_counts(progress: Progress):
-    from medlink.linking.annotator import AnnotationCounts
+    from medlink.batch.counts import AnnotationCounts
 
     return AnnotationCounts(documents=progress.written, mentions=progress.mentions, linked=progress.linked)
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -105,23 +105,6 @@ class AnnotateOptions:
             raise MedlinkError("k, batch_documents and window must be >= 1, context >= 0")
         if self.span_threshold is not None and not 0.0 <= self.span_threshold <= 1.0:
             raise MedlinkError(f"span threshold {self.span_threshold} is outside [0, 1]")
-
-
-@dataclass
-class AnnotationCounts:
-    """What a run did, for the summary line a batch job owes its user."""
-
-    documents: int = 0
-    mentions: int = 0
-    linked: int = 0
-    by_source: dict[str, int] = field(default_factory=dict)
-
-    def add(self, document: Document) -> None:
-        self.documents += 1
-        for annotation in document.annotations:
-            self.mentions += 1
-            self.linked += bool(annotation.ids)
-            self.by_source[annotation.source or "?"] = self.by_source.get(annotation.source or "?", 0) + 1
 
 
 LONG_RUN = 100  # documents annotated (before a batch) from which loading the compiled stages pays for itself
@@ -250,6 +233,10 @@ class Annotator:
             composite.update(self.composite_ids([span for document in annotated for span in document.annotations]))
         for document in annotated:
             self._resolve_short_forms(document)
+            if self.options.target_namespace:  # a pregnancy code's trimester, from the note's gestational age
+                from medlink.linking.trimesters import with_trimester
+
+                with_trimester(texts[id(document)], document.annotations, self._codes)
             self.decide(document.annotations, composite)
             if self.options.assertion:
                 mark_assertions(texts[id(document)], document.annotations)
@@ -263,6 +250,13 @@ class Annotator:
             return []
         self._heads = phrase_heads([(d.text, d.annotations) for d in documents], self.known_word)
         return [] if self._reads_context else [Mention(text) for text in sorted(self._heads)]
+
+    @cached_property
+    def _codes(self):
+        """Coding mode's code set (``linking.coding``), for the steps that read a whole note."""
+        from medlink.linking.coding import coder_for
+
+        return coder_for(self.linker, self.options.target_namespace, self.options.mappings).codes
 
     @cached_property
     def _reads_context(self) -> bool:

@@ -1,0 +1,57 @@
+"""A pregnancy code's trimester from the note's gestational age (ICD-10-CM: first < 14 weeks <= second < 28 weeks <= third)."""
+
+from __future__ import annotations
+
+import pytest
+
+from medlink.core import Annotation, Candidate, LinkResult, Mention
+from medlink.linking.coding_rules import CodeSet
+from medlink.linking.trimesters import trimester_of, with_trimester
+
+
+@pytest.mark.parametrize(
+    "text, trimester",
+    [
+        ("G2P1 at 34 weeks with gestational hypertension", "third"),
+        ("IUP 34w2d", "third"),
+        ("GA 12, nausea", "first"),
+        ("at 20+3 weeks", "second"),
+        ("seen at 13 wks", "first"),
+        ("seen at 14 wks", "second"),
+        ("bleeding in the 2nd trimester", "second"),
+        ("cough for 3 weeks", None),  # no gestational age: too early to be seen
+        ("28 weeks now, 10 weeks at booking", None),  # two trimesters: none read
+        ("preeclampsia", None),
+    ],
+)
+def test_the_trimester_a_note_states_or_its_gestational_age_tells(text, trimester):
+    assert trimester_of(text) == trimester
+
+
+def test_an_unspecified_trimester_code_gives_way_to_the_notes_and_says_why():
+    codes = CodeSet.build(
+        "ICD10CM",
+        [("ICD10CM:O13", "Gestational hypertension"), ("ICD10CM:O13.1", "Gestational hypertension, first trimester"),
+         ("ICD10CM:O13.3", "Gestational hypertension, third trimester"),
+         ("ICD10CM:O13.9", "Gestational hypertension, unspecified trimester"), ("ICD10CM:R51.9", "Headache, unspecified")],
+        is_a=[("ICD10CM:O13.1", "ICD10CM:O13"), ("ICD10CM:O13.3", "ICD10CM:O13"), ("ICD10CM:O13.9", "ICD10CM:O13")],
+    )
+    path = {"coding": {"from": "ICD10CM:O13", "reached": "ICD10CM:O13", "refined": ["ICD10CM:O13 -> ICD10CM:O13.9: nothing more specific said"]}}
+    text = "G2P1 at 34 weeks with gestational hypertension and a headache"
+
+    def span(phrase: str, code: str) -> Annotation:
+        start = text.index(phrase)
+        candidate = Candidate(code, 1.0, phrase, name=codes.names[code], evidence=[dict(path)], probability=0.8)
+        return Annotation(start, start + len(phrase), phrase, result=LinkResult(Mention(phrase), [candidate], probability=0.8))
+
+    hypertension, headache = span("gestational hypertension", "ICD10CM:O13.9"), span("headache", "ICD10CM:R51.9")
+    shared = hypertension.result.candidates[0]
+    with_trimester(text, [hypertension, headache], codes)
+    first = hypertension.result.candidates[0]
+    assert first.concept_id == "ICD10CM:O13.3" and first.probability == 0.8
+    assert first.evidence[-1]["coding"]["refined"][-1].endswith("(the note: third trimester)")
+    assert shared.concept_id == "ICD10CM:O13.9"  # a result other documents share is not changed
+    assert headache.result.candidates[0].concept_id == "ICD10CM:R51.9"
+    unaged = span("gestational hypertension", "ICD10CM:O13.9")
+    with_trimester("gestational hypertension", [unaged], codes)  # no gestational age: nothing said
+    assert unaged.result.candidates[0].concept_id == "ICD10CM:O13.9"
