@@ -611,3 +611,21 @@ def test_a_side_is_read_out_of_the_wording_the_concept_is_found_by():
     assert lvh.best.concept_id == "left ventricular hypertrophy"
     assert toe.mention.text == "acute R great toe pain" and toe.best.concept_id == "great toe pain"  # the head an annotator found
     assert psoriatic.best.concept_id == "psoriatic arthritis"  # its own reading's name says "psoriatic": no arthritis alone
+
+
+def test_a_broader_code_is_kept_though_its_name_says_other_words():
+    """A broader mapping says less than the concept by definition: "Cardiomegaly" (I51.7) is Left ventricular
+    hypertrophy's code, not given up for "Heart disease, unspecified" because nobody said "cardiomegaly"."""
+    from medlink.kb.mappings import CodeMapping
+
+    heart = CodeSet.build(
+        "ICD10CM",
+        [("ICD10CM:I51", "Complications and ill-defined descriptions of heart disease"), ("ICD10CM:I51.7", "Cardiomegaly"),
+         ("ICD10CM:I51.9", "Heart disease, unspecified")],
+        is_a=[("ICD10CM:I51.7", "ICD10CM:I51"), ("ICD10CM:I51.9", "ICD10CM:I51")],
+    )
+    lvh = Candidate("HP:0001712", 3.0, "Left ventricular hypertrophy", name="Left ventricular hypertrophy", probability=0.9)
+    broad = coded(heart, [CodeMapping("HP:0001712", "ICD10CM:I51.7", "skos:broadMatch", 0.5)], lvh, mention="LVH")
+    assert broad.candidates[0].concept_id == "ICD10CM:I51.7"
+    narrow = coded(heart, [CodeMapping("HP:0001712", "ICD10CM:I51.7", "skos:narrowMatch", 0.5)], lvh, mention="LVH")
+    assert narrow.candidates[0].concept_id == "ICD10CM:I51.9"  # a narrower code's own words unsaid: its "unspecified" sibling

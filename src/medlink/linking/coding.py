@@ -21,6 +21,7 @@ from itertools import islice
 from pathlib import Path
 
 from medlink.align.predicates import is_residual
+from medlink.align.sssom import BROAD
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
@@ -79,8 +80,8 @@ class Coder:
                 said = (said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name]) - denied) | qualifiers
                 if has_short_form:  # "SOB" says "shortness of breath"
                     said |= spelled_out(mention, self.codes.family_names(code))
-                equivalent = mapping is not None and mapping.predicate in EQUIVALENT
-                chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said, equivalent)
+                as_mapped = mapping is not None and (mapping.predicate in EQUIVALENT or mapping.predicate == BROAD)  # kept as named
+                chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said, as_mapped)
                 routes.append((chosen, code, mapping, said, steps, position))
             shares = code_probabilities(candidate.probability, self._weighed(mention, routes), self.codes)
             for chosen, code, mapping, said, steps, position in routes:

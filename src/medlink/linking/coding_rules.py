@@ -224,7 +224,8 @@ class CodeSet:
         Down: a code with children takes the child whose added words were said (a side, a type), else its default child
         ("unspecified"), else stays.
         A code ``equivalent`` to what the mention was read as (a mapping's exact match: "Angioneurotic edema" for HPO's
-        Angioedema) is not given up for words its name spells otherwise."""
+        Angioedema), or a broader one ("Cardiomegaly" for HPO's Left ventricular hypertrophy), is not given up for words
+        its name spells otherwise."""
         steps = []
         parent = self.parent.get(code)
         unspecified = parent is not None and (code == self.default_child(parent) or "unspecified" in words(self.names[code]))
