@@ -499,6 +499,7 @@ AORTA_AND_EAR = CodeSet.build(
         ("ICD10CM:M79.67", "Pain in foot and toes"),
         ("ICD10CM:M79.671", "Pain in right foot"),
         ("ICD10CM:M79.674", "Pain in right toe(s)"),
+        ("ICD10CM:M79.675", "Pain in left toe(s)"),
         ("ICD10CM:M79.676", "Pain in unspecified toe(s)"),
         ("ICD10CM:N30.0", "Acute cystitis"),
         ("ICD10CM:N30.00", "Acute cystitis without hematuria"),
@@ -515,7 +516,7 @@ AORTA_AND_EAR = CodeSet.build(
         ("ICD10CM:K26.3", "ICD10CM:K26"),
         ("ICD10CM:K26.9", "ICD10CM:K26"),
         *((f"ICD10CM:G56.0{c}", "ICD10CM:G56.0") for c in "012"),
-        *((f"ICD10CM:M79.67{c}", "ICD10CM:M79.67") for c in "146"),
+        *((f"ICD10CM:M79.67{c}", "ICD10CM:M79.67") for c in "1456"),
         ("ICD10CM:N30.00", "ICD10CM:N30.0"),
         ("ICD10CM:N30.01", "ICD10CM:N30.0"),
     ],
@@ -531,10 +532,14 @@ def test_a_side_written_in_shorthand_and_what_a_name_does_not_assert():
     for other in ("hypoxia on 2 L NC", "L-spine pain", "T-L junction fracture", "RT to breast", "Cr at b/l", "R/O MI"):
         assert sides_written(other) == frozenset(), other  # litres, a spine level, radiotherapy, baseline, rule out
     assert sides_written("R>L leg edema") == {"bilateral"} and sides_written("R and L knee pain") == {"bilateral"}
+    for written, side in (("LT hip pain", "left"), ("(R) hip pain", "right"), ("hip pain, L", "left"), ("Rt. CTS", "right"),
+                          ("R-sided hip pain", "right"), ("Knee OA, bilat", "bilateral")):
+        assert sides_written(written) == {side}, written
     assert unasserted("COPD without exacerbation but with hypoxia") == {"exacerbation"}  # "hypoxia" is said
     assert unasserted("Duodenal ulcer, unspecified as acute or chronic, without hemorrhage or perforation") == {
         "acute", "chronic", "hemorrhage", "perforation"}
     assert unasserted("Acute cystitis with hematuria") == frozenset()
+    assert unasserted("Malignant neoplasm of kidney, except renal pelvis") == {"renal", "pelvis"}
 
 
 def test_a_code_whose_parent_says_what_the_words_do_not_gives_way_to_the_default_a_level_up():
@@ -558,6 +563,9 @@ def test_a_side_is_told_among_siblings_whatever_words_they_all_share():
     assert AORTA_AND_EAR.refine("ICD10CM:M79.676", said)[0] == "ICD10CM:M79.674"
     assert AORTA_AND_EAR.refine("ICD10CM:M79.674", said)[0] == "ICD10CM:M79.674"
     assert AORTA_AND_EAR.refine("ICD10CM:G56.01", said_words(["carpal tunnel syndrome"]))[0] == "ICD10CM:G56.00"
+    # a mapping that reached the left toe's code, for words that say the right one: the right one, not "unspecified"
+    assert AORTA_AND_EAR.refine("ICD10CM:M79.675", said)[0] == "ICD10CM:M79.674"
+    assert AORTA_AND_EAR.leaves_side_open("ICD10CM:M79.676") and not AORTA_AND_EAR.leaves_side_open("ICD10CM:M79.674")
 
 
 def test_an_exact_mapping_is_kept_though_its_name_spells_the_condition_otherwise():

@@ -27,6 +27,8 @@ def texts(text: str, start: int, end: int, **options) -> list[str]:
         ("62F with invasive ductal carcinoma of the left breast, ER+", "carcinoma", "invasive ductal carcinoma of the left breast"),
         ("PROBLEM LIST:\nAsthma, mild intermittent, uncomplicated\n", "Asthma", "Asthma, mild intermittent, uncomplicated"),
         ("28 F c/o abd pain RLQ since last noc", "abd pain", "abd pain RLQ"),
+        ("Pt c/o Lt. hip pain", "hip pain", "Lt. hip pain"),
+        ("Carpal tunnel syndrome R>L.", "Carpal tunnel syndrome", "Carpal tunnel syndrome R>L"),
     ],
 )
 def test_the_modifiers_that_change_the_concept_make_the_longest_phrase(text, head, phrase):
@@ -57,6 +59,13 @@ def test_a_phrase_cut_short_by_a_word_the_kb_never_uses_is_no_phrase():
     assert texts(text, start, len(text), known=lambda word: word.lower() != "community") == []
     text = "has acquired pneumonia"
     assert texts(text, text.index("pneumonia"), len(text), known=lambda word: word.lower() != "has") == ["acquired pneumonia"]
+
+
+def test_a_side_in_shorthand_is_a_modifier_though_the_kb_never_says_it():
+    never = lambda word: word.lower() in ("hip", "pain")  # noqa: E731
+    for text, phrase in (("b/l hip pain", "b/l hip pain"), ("Hip pain, L.", "Hip pain, L")):
+        start = text.lower().index("hip pain")
+        assert texts(text, start, start + len("hip pain"), known=never)[0] == phrase
 
 
 def test_a_drug_named_as_the_cause_is_a_modifier_though_the_kb_never_says_it():

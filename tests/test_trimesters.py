@@ -19,6 +19,8 @@ from medlink.linking.trimesters import trimester_of, with_trimester
         ("seen at 13 wks", "first"),
         ("seen at 14 wks", "second"),
         ("bleeding in the 2nd trimester", "second"),
+        ("Preterm labor at 31w.", "third"),
+        ("Placenta previa, 3rd tri.", "third"),
         ("cough for 3 weeks", None),  # no gestational age: too early to be seen
         ("28 weeks now, 10 weeks at booking", None),  # two trimesters: none read
         ("preeclampsia", None),

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from medlink.align.predicates import is_residual
 from medlink.align.sssom import BROAD
+from medlink.text.normalize import SIDES
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
@@ -124,6 +125,8 @@ class Coder:
             else:
                 outranked = outranks(mapping.predicate, residual[chosen], plain)
                 confidence = mapped_confidence(mapping.confidence, mapping.predicate, self.codes.says_more(judged, said), outranked)
+            if said & SIDES and self.codes.leaves_side_open(chosen):  # a side said, none coded
+                confidence = UNSAID * (1.0 if confidence is None else confidence)
             out.append((chosen, confidence, by_default(steps)))
         return out
 

@@ -29,6 +29,7 @@ IF_ANY = re.compile(r"\bif (?:applicable|known)\b", re.IGNORECASE)  # "underlyin
 DEFAULT_STEP = "nothing more specific said"  # how a step down to the default child reads (coding_probability weighs it)
 UNSAID_STEP = "nothing said of"  # how a step up to the unspecified sibling reads
 MORE_SAID_STEP = "the words say more than 'unspecified'"  # how a step from an unspecified code to a told sibling reads
+TOLD_STEP = "the words say a sibling"  # how a step from a code whose own words were not said to a told sibling reads
 DEFAULT_WORDS = frozenset({"unspecified", "nos", "uncomplicated", "without"})
 # words a child may leave unsaid and still be the one meant a level down: "primary" osteoarthritis is the reading when no
 # cause is said; "inflammatory" carcinoma of the breast is not
@@ -212,11 +213,23 @@ class CodeSet:
         parent = self.parent.get(code)
         return bool(self.unsaid(code, said)) and (parent is None or self.default_child(parent) != code)
 
+    def leaves_side_open(self, code: str) -> bool:
+        """Is ``code`` its family's "unspecified" side, where siblings tell a side ("Pain in unspecified hip")? Words that
+        said a side were not coded there: "bilateral hip pain" is two codes, the right hip's and the left's."""
+        parent = self.parent.get(code)
+        return (
+            parent is not None
+            and "unspecified" in words(self.names[code])
+            and any(self._added(sibling, parent) & SIDES for sibling in self.children[parent] if sibling != code)
+        )
+
     def refine(self, code: str, said: frozenset[str], equivalent: bool = False) -> tuple[str, list[str]]:
         """The code the words support, from ``code``, and each step taken in words.
 
         Sideways: the "unspecified" code, or any named "unspecified", gives way to the sibling the words tell ("left knee
         osteoarthritis" matches "Osteoarthritis of knee, unspecified": M17.1 holds M17.12, which says "left").
+        Sideways too: a code whose own words were not said gives way to the sibling the words tell ("Pain in left toe(s)"
+        for "R great toe pain"), if any.
         Up: a code whose own words (those its name adds to its parent's and siblings') were not said, or whose closest
         name misses only such words, gives way to the sibling reading "unspecified" or "without ..." that fits the words
         best; a code whose parent's own words were not said, to the parent's such sibling ("..., ruptured, unspecified"
@@ -232,6 +245,9 @@ class CodeSet:
         told = self._told(parent, said, code) if unspecified else None
         if told not in (None, code):
             steps.append(f"{code} -> {told}: {MORE_SAID_STEP}")
+            code = told
+        elif parent is not None and not equivalent and self.unsaid(code, said) and (told := self._told(parent, said, code)) is not None:
+            steps.append(f"{code} -> {told}: {TOLD_STEP}")  # "Pain in left toe(s)" for "R great toe pain": the right one
             code = told
         elif parent is not None and not equivalent and self.unsaid(code, said):
             for level, above in ((code, parent), (parent, self.parent.get(parent))):  # its own words, then its parent's
@@ -271,14 +287,14 @@ class CodeSet:
         return best
 
     def _told(self, code: str, said: frozenset[str], leaving: str) -> str | None:
-        """The child of ``code`` (not ``leaving``) the words say all the added words of, the one saying most where several
+        """The child of ``code`` (not ``leaving``) the words say all the added words of (but a default reading, "primary"), the one saying most where several
         are ("Pain in right toe(s)" before "Pain in right foot" for "right great toe pain"), else the one whose child they
         give a side (``_told_grandchild``), if any: not "Systolic (congestive) heart failure" for "congestive heart failure"."""
         theirs = self._added(leaving, code)
         told = sorted(
             (-len(added), child)
             for child in self.children.get(code, ())
-            if child != leaving and not is_residual(self.names[child]) and (added := self._added(child, code)) <= said and added - theirs
+            if child != leaving and not is_residual(self.names[child]) and (added := self._added(child, code) - UNSAID_READINGS) <= said and added - theirs
         )
         if told and (len(told) == 1 or told[0][0] < told[1][0]):
             return told[0][1]

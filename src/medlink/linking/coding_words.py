@@ -21,16 +21,26 @@ SAME_AS = {
     "malignancy": ("malignant", "neoplasm"),
     "tumor": ("neoplasm",),
     "tumour": ("neoplasm",),
+    "rlq": ("right", "lower", "quadrant"),  # the abdomen's quadrants as clinicians write them ("abd pain RLQ": R10.31)
+    "llq": ("left", "lower", "quadrant"),
+    "ruq": ("right", "upper", "quadrant"),
+    "luq": ("left", "upper", "quadrant"),
 }
 
 
-# what a name says is not there, or leaves open: "without hemorrhage or perforation", "unspecified as acute or chronic"
+# what a name says is not there, or leaves open: "without hemorrhage or perforation", "except renal pelvis", "unspecified
+# as acute or chronic"
 LEFT_OPEN = re.compile(r"\bunspecified as (?:to )?(\w+ (?:or|and) \w+)")
-UNASSERTED = re.compile(r"\bwithout ((?:(?!\b(?:with|but)\b)[^,;(])+)|" + LEFT_OPEN.pattern)  # up to "with", "but" or a comma
-# a side written in a clinician's shorthand, before the word it qualifies ("R great toe pain", "L CTS", "b/l knee pain"; not
-# "2 L NC", "L-spine", "T-L junction", "RT" for radiotherapy), or "OU" (both eyes) anywhere; "R>L" or "R&L" says both
+UNASSERTED = re.compile(r"\b(?:without|except) ((?:(?!\b(?:with|but)\b)[^,;(])+)|" + LEFT_OPEN.pattern)  # up to "with", "but" or a comma
+# a side written in a clinician's shorthand: before the word it qualifies, with or without a full stop ("R great toe
+# pain", "Lt. hip pain", "L CTS", "b/l knee pain", "LT hip pain"), in brackets ("(R) hip pain") or after a comma at the end
+# ("hip pain, L"); "bilat" and "OU" (both eyes) anywhere. Not "2 L NC", "L-spine", "T-L junction", "RT" (radiotherapy).
+# "R>L" or "R&L" says both
 SIDE_SHORT_FORMS = {"r": "right", "rt": "right", "l": "left", "lt": "left", "bilat": "bilateral", "b/l": "bilateral", "ou": "bilateral"}
-SIDE_SHORT_FORM = re.compile(r"(?<![\w/-])(?<!\d )(?:(?:R|L|[Rr]t|[Ll]t|[Bb]/[Ll])(?=\s+[A-Za-z])|[Bb]ilat|OU)(?![\w/-])")
+SIDE_SHORT_FORM = re.compile(
+    r"(?<![\w/-])(?<!\d )(?:(?P<before>R|L|LT|[Rr]t|[Ll]t|[Bb]/[Ll])(?:\.|[- ]sided)?(?=\s+[A-Za-z])|(?P<anywhere>[Bb]ilat|OU))(?![\w/-])"
+    r"|\((?P<bracketed>R|L)\)|,\s*(?P<after>R|L|Rt|Lt|bilat)\.?\s*$"
+)
 BOTH_SIDES = re.compile(r"(?<![\w/])R\s*[>&<]\s*L(?![\w/-])|(?<![\w/])L\s*[>&<]\s*R(?![\w/-])")
 
 
@@ -58,7 +68,7 @@ def said_words(texts: Iterable[str | None]) -> frozenset[str]:
 def sides_written(mention: str) -> frozenset[str]:
     """The sides a mention writes in shorthand ("R", "Lt", "bilat", "OU": both eyes), as words: what a code's name says;
     right and left together are both sides."""
-    sides = {SIDE_SHORT_FORMS[m.group().lower()] for m in SIDE_SHORT_FORM.finditer(mention)}
+    sides = {SIDE_SHORT_FORMS[next(form for form in m.groups() if form).lower()] for m in SIDE_SHORT_FORM.finditer(mention)}
     return frozenset({"bilateral"}) if BOTH_SIDES.search(mention) or {"right", "left"} <= sides else frozenset(sides)
 
 

@@ -26,6 +26,7 @@ from dataclasses import replace
 
 from medlink.core import READ_AS, Annotation, LinkResult, Mention
 from medlink.text.finders.base import english_stop_words
+from medlink.linking.coding_words import SIDE_SHORT_FORMS
 from medlink.text.normalize import SIDES
 
 MODIFIER_MODES = ("widen", "phrase", "partial", "off")
@@ -111,8 +112,8 @@ AFTER_NOT_QUALIFIERS = frozenset(
     {"resolved", "resolving", "improving", "worsening", "stable", "controlled", "now", "today", "new", "chronic"}
 )
 CAUSE_WORD = re.compile(r"^[a-z]+-induced$")  # "Chemo-induced": a modifier though the KB's names never say "chemo"
-_LEFT_WORD = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9+'/-]*|[A-Z]\.|\d+)[ ]$")
-_ABBREVIATION_AFTER = re.compile(r"[ ]([A-Z]{2,4})\b")
+_LEFT_WORD = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9+'/-]*|[A-Z][a-z]?\.|\d+)[ ]$")  # "Lt." too
+_ABBREVIATION_AFTER = re.compile(r"[ ]([A-Z]{2,4}\b|[RL][ ]?[<>&][ ]?[RL](?![\w/-]))")  # "RLQ", "OU", "R>L"
 _QUALIFIER = re.compile(r",[ ]+([A-Za-z][A-Za-z-]*(?:[ ]+[A-Za-z][A-Za-z-]*){0,2})(?=[ ]*(?:[,.;\n]|$))")
 _OF_PHRASE = re.compile(r"[ ]+of[ ]+(?:the[ ]+)?(?:(?:left|right|bilateral)[ ]+)?([A-Za-z][A-Za-z-]+)(?:[ ]+([A-Za-z][A-Za-z-]+))?")
 
@@ -123,7 +124,12 @@ def _is_modifier(word: str, before: str | None, known: Callable[[str], bool]) ->
         return before is not None and before.lower() == "type"  # "type 1 diabetes"
     if lowered in NOT_MODIFIERS or lowered in english_stop_words() and lowered not in SIDES:
         return False
-    return any(c.isalpha() for c in word) and (lowered in SIDES or known(word) or CAUSE_WORD.match(lowered) is not None)
+    return any(c.isalpha() for c in word) and (_is_side(lowered) or known(word) or CAUSE_WORD.match(lowered) is not None)
+
+
+def _is_side(lowered: str) -> bool:
+    """A side, written out or in a clinician's shorthand ("Lt", "b/l"): a modifier though the KB's names never say it."""
+    return lowered in SIDES or lowered.rstrip(".") in SIDE_SHORT_FORMS
 
 
 def _cut_short(word: str, known: Callable[[str], bool]) -> bool:
@@ -163,14 +169,15 @@ def phrases(
         right = of.end(2) if last else of.end(1)
         if of.group(1).lower() not in english_stop_words() and not taken(end, right):
             rights.append(right)
-    after = _ABBREVIATION_AFTER.match(text, end)  # "abd pain RLQ": a site or side in capitals right after the head
-    if after is not None and (after.group(1) in SITES or known(after.group(1))) and not taken(end, after.end(1)):
+    after = _ABBREVIATION_AFTER.match(text, end)  # "abd pain RLQ", "CTS R>L": a site or side right after the head
+    word = after.group(1) if after is not None else ""
+    if word and (word in SITES or known(word) or _is_side(word.lower()) or not word.isalpha()) and not taken(end, after.end(1)):
         rights.append(after.end(1))
     at = end
     for _ in range(2):  # "Asthma, mild intermittent, uncomplicated": a name's own qualifiers after commas
         qualifier = _QUALIFIER.match(text, at)
         words = qualifier.group(1).split() if qualifier is not None else []
-        if not words or any(w.lower() in AFTER_NOT_QUALIFIERS or w.lower() in english_stop_words() or not known(w) for w in words):
+        if not words or any(w.lower() in AFTER_NOT_QUALIFIERS or w.lower() in english_stop_words() or not (known(w) or _is_side(w.lower())) for w in words):
             break
         if taken(at, qualifier.end(1)):
             break

@@ -16,9 +16,9 @@ from medlink.linking.coding import CODED
 from medlink.linking.coding_rules import CodeSet
 from medlink.linking.coding_words import said_words
 
-TRIMESTER_WRITTEN = re.compile(r"\b(first|second|third|1st|2nd|3rd)\s+trimester\b", re.IGNORECASE)
-# "34 weeks", "34 wks", "34w2d", "34+2 weeks", "GA 34", "34 weeks' gestation"
-WEEKS = re.compile(r"\b(?:GA\s*(\d{1,2})\b|(\d{1,2})\s*(?:\+\s*\d\s*)?(?:w(?:ee)?ks?\b|weeks?\b|w\s*\d\s*d\b))", re.IGNORECASE)
+TRIMESTER_WRITTEN = re.compile(r"\b(first|second|third|1st|2nd|3rd)\s+tri(?:mester)?\b", re.IGNORECASE)  # "3rd tri" too
+# "34 weeks", "34 wks", "34w", "34w2d", "34+2 weeks", "GA 34", "34 weeks' gestation"
+WEEKS = re.compile(r"\b(?:GA\s*(\d{1,2})\b|(\d{1,2})\s*(?:\+\s*\d\s*)?(?:w(?:ee)?ks?\b|weeks?\b|w\b|w\s*\d\s*d\b))", re.IGNORECASE)
 ORDINAL = {"1st": "first", "2nd": "second", "3rd": "third"}
 FIRST_WEEK_OF = {"second": 14, "third": 28}  # ICD-10-CM: first < 14 weeks 0 days <= second < 28 weeks 0 days <= third
 
