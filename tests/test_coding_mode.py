@@ -566,6 +566,13 @@ def test_a_side_is_told_among_siblings_whatever_words_they_all_share():
     # a mapping that reached the left toe's code, for words that say the right one: the right one, not "unspecified"
     assert AORTA_AND_EAR.refine("ICD10CM:M79.675", said)[0] == "ICD10CM:M79.674"
     assert AORTA_AND_EAR.leaves_side_open("ICD10CM:M79.676") and not AORTA_AND_EAR.leaves_side_open("ICD10CM:M79.674")
+    ear = CodeSet.build(
+        "ICD10CM",
+        [("ICD10CM:H66.9", "Otitis media, unspecified"), ("ICD10CM:H66.90", "Otitis media, unspecified, unspecified ear"),
+         ("ICD10CM:H66.91", "Otitis media, unspecified, right ear")],
+        is_a=[("ICD10CM:H66.90", "ICD10CM:H66.9"), ("ICD10CM:H66.91", "ICD10CM:H66.9")],
+    )
+    assert ear.leaves_side_open("ICD10CM:H66.90") and not ear.leaves_side_open("ICD10CM:H66.91")  # the latter says its side
 
 
 def test_an_exact_mapping_is_kept_though_its_name_spells_the_condition_otherwise():

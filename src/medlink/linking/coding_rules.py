@@ -220,6 +220,7 @@ class CodeSet:
         return (
             parent is not None
             and "unspecified" in words(self.names[code])
+            and not self._added(code, parent) & SIDES  # "Otitis media, unspecified, right ear" says its side
             and any(self._added(sibling, parent) & SIDES for sibling in self.children[parent] if sibling != code)
         )
 
