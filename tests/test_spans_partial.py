@@ -29,6 +29,7 @@ def texts(text: str, start: int, end: int, **options) -> list[str]:
         ("28 F c/o abd pain RLQ since last noc", "abd pain", "abd pain RLQ"),
         ("Pt c/o Lt. hip pain", "hip pain", "Lt. hip pain"),
         ("Carpal tunnel syndrome R>L.", "Carpal tunnel syndrome", "Carpal tunnel syndrome R>L"),
+        ("Pain in the left hip for 2 weeks.", "Pain", "Pain in the left hip"),
     ],
 )
 def test_the_modifiers_that_change_the_concept_make_the_longest_phrase(text, head, phrase):
@@ -44,6 +45,7 @@ def test_the_modifiers_that_change_the_concept_make_the_longest_phrase(text, hea
         ("Acute kidney injury, resolved.", "Acute kidney injury"),
         ("severe headache", "headache"),
         ("r/o appy vs ovarian torsion", "ovarian torsion"),
+        ("Pain in the morning", "Pain"),  # "in" a time, not a site
     ],
 )
 def test_cues_sizes_and_courses_are_no_modifiers(text, head):

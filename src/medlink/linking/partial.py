@@ -4,8 +4,9 @@ Why: the dictionary finder reports the KB names it meets, so in "Juvenile diabet
 "invasive ductal carcinoma of the left breast" it found the generic head ("diabetes", "gastroenteritis",
 "carcinoma") and the head was linked as surely as a whole name (E11 at p = 0.98 for "Juvenile diabetes"). The words
 around the head that could change its concept (``phrases``: up to ``MAX_LEFT`` modifiers before it, "of [the] [side]
-X [Y]", a site in capitals ("RLQ") or up to two ", qualifier" after it, only words the KB's names use, never a cue, a size, a stop word or
-another span's word) make longer phrases, which are linked too:
+X [Y]", "in [the] [side]" and a body site, a site or side in capitals ("RLQ", "R>L") or up to two ", qualifier" after
+it, only words the KB's names use or sides, never a cue, a size, a stop word or another span's word) make longer
+phrases, which are linked too:
 
 - the longest phrase that links (not NIL) with at least ``PARTIAL`` x the head's probability, to a name that says its
   modifiers, replaces the head: the span keeps them ("type 1 diabetes", "Left hip pain"), ``infons["widened_from"]``
@@ -24,6 +25,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from medlink.align.sites import SITES as BODY_SITES
+from medlink.align.sites import as_sites
 from medlink.core import READ_AS, Annotation, LinkResult, Mention
 from medlink.text.finders.base import english_stop_words
 from medlink.linking.coding_words import SIDE_SHORT_FORMS
@@ -115,6 +118,7 @@ CAUSE_WORD = re.compile(r"^[a-z]+-induced$")  # "Chemo-induced": a modifier thou
 _LEFT_WORD = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9+'/-]*|[A-Z][a-z]?\.|\d+)[ ]$")  # "Lt." too
 _ABBREVIATION_AFTER = re.compile(r"[ ]([A-Z]{2,4}\b|[RL][ ]?[<>&][ ]?[RL](?![\w/-]))")  # "RLQ", "OU", "R>L"
 _QUALIFIER = re.compile(r",[ ]+([A-Za-z][A-Za-z-]*(?:[ ]+[A-Za-z][A-Za-z-]*){0,2})(?=[ ]*(?:[,.;\n]|$))")
+_IN_SITE = re.compile(r"[ ]+in[ ]+(?:the[ ]+|his[ ]+|her[ ]+)?(?:(?:left|right|bilateral)[ ]+)?([A-Za-z]+)")  # "Pain in the left hip"
 _OF_PHRASE = re.compile(r"[ ]+of[ ]+(?:the[ ]+)?(?:(?:left|right|bilateral)[ ]+)?([A-Za-z][A-Za-z-]+)(?:[ ]+([A-Za-z][A-Za-z-]+))?")
 
 
@@ -169,6 +173,9 @@ def phrases(
         right = of.end(2) if last else of.end(1)
         if of.group(1).lower() not in english_stop_words() and not taken(end, right):
             rights.append(right)
+    inside = _IN_SITE.match(text, end)
+    if inside is not None and as_sites([inside.group(1).lower()]) & BODY_SITES and not taken(end, inside.end(1)):
+        rights.append(inside.end(1))
     after = _ABBREVIATION_AFTER.match(text, end)  # "abd pain RLQ", "CTS R>L": a site or side right after the head
     word = after.group(1) if after is not None else ""
     if word and (word in SITES or known(word) or _is_side(word.lower()) or not word.isalpha()) and not taken(end, after.end(1)):
