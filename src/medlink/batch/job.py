@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from medlink.batch.counts import AnnotationCounts
 from medlink.core import Document
 from medlink.errors import MedlinkError
-from medlink.batch.counts import AnnotationCounts
 from medlink.linking.annotator import AnnotateOptions, Annotator
 
 ENGINES = ("local", "ray")

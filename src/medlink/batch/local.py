@@ -10,11 +10,11 @@ from medlink.batch.job import AnnotateJob, finished, say_notes, signature, summa
 
 
 def run_local(job: AnnotateJob) -> int:
+    from medlink.batch.counts import AnnotationCounts
     from medlink.corpora.annotate_output import is_annotate_output
     from medlink.corpora.document_files import write_documents
     from medlink.corpora.document_io import NamedSkips
     from medlink.directories import output_lock, replaced_file
-    from medlink.batch.counts import AnnotationCounts
     from medlink.linking.index import resolve_index
     from medlink.linking.output import annotation_lines
     from medlink.progress import bar

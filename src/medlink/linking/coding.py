@@ -22,14 +22,14 @@ from pathlib import Path
 
 from medlink.align.predicates import is_residual
 from medlink.align.sssom import BROAD
-from medlink.text.normalize import SIDES
 from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
 from medlink.linking.coding_probability import EQUIVALENT, UNSAID, code_probabilities, mapped_confidence, outranks, shared_codes
 from medlink.linking.coding_rules import DEFAULT_STEP, UNSAID_STEP, CodeSet
-from medlink.linking.partial import names_the_modifiers
 from medlink.linking.coding_words import SHORT_FORM, causes_written, said_words, sides_written, spelled_out, unasserted, without_qualifiers
+from medlink.linking.partial import names_the_modifiers
+from medlink.text.normalize import SIDES
 
 log = logging.getLogger(__name__)
 CODING_DEPTH = 10  # candidates read per mention for codes: a code reached from a concept ranked lower than this is no answer
@@ -78,7 +78,9 @@ class Coder:
                 continue
             routes = []
             for position, (code, mapping) in enumerate(self._reached(candidate)):
-                said = (said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name]) - denied) | qualifiers
+                said = (
+                    said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name]) - denied
+                ) | qualifiers
                 if has_short_form:  # "SOB" says "shortness of breath"
                     said |= spelled_out(mention, self.codes.family_names(code))
                 as_mapped = mapping is not None and (mapping.predicate in EQUIVALENT or mapping.predicate == BROAD)  # kept as named

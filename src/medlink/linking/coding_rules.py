@@ -295,7 +295,10 @@ class CodeSet:
         told = sorted(
             (-len(added), child)
             for child in self.children.get(code, ())
-            if child != leaving and not is_residual(self.names[child]) and (added := self._added(child, code) - UNSAID_READINGS) <= said and added - theirs
+            if child != leaving
+            and not is_residual(self.names[child])
+            and (added := self._added(child, code) - UNSAID_READINGS) <= said
+            and added - theirs
         )
         if told and (len(told) == 1 or told[0][0] < told[1][0]):
             return told[0][1]

@@ -78,14 +78,35 @@ SIDE_WORDS = re.compile(r"(?i:\b(?:left|right|bilateral|unilateral)(?:[- ]sided)
 # the cause is none ("alcohol induced" has codes of its own; "noise-induced", "exercise-induced" are no drugs)
 CAUSE = re.compile(r"\b([A-Za-z]+)[- ]induced\b", re.IGNORECASE)
 NOT_DRUGS = frozenset(
-    {"alcohol", "noise", "exercise", "radiation", "stress", "pregnancy", "ventilator", "trauma", "heat", "cold", "sun", "light",
-     "diet", "infection", "virus", "surgery", "procedure", "transfusion", "cough", "effort", "contrast"}
+    {
+        "alcohol",
+        "noise",
+        "exercise",
+        "radiation",
+        "stress",
+        "pregnancy",
+        "ventilator",
+        "trauma",
+        "heat",
+        "cold",
+        "sun",
+        "light",
+        "diet",
+        "infection",
+        "virus",
+        "surgery",
+        "procedure",
+        "transfusion",
+        "cough",
+        "effort",
+        "contrast",
+    }
 )
 TIED_AT_END = re.compile(r"(?:\s+(?:on|of|in|the))+$", re.IGNORECASE)  # "pain on the right" read without its side
 
 
 def causes_written(mention: str) -> frozenset[str]:
-    """"drug" and "induced" where a mention names a drug as the cause ("Chemo-induced peripheral neuropathy",
+    """ "drug" and "induced" where a mention names a drug as the cause ("Chemo-induced peripheral neuropathy",
     "Opioid-induced constipation"): ICD-10-CM names such codes "Drug-induced ..." or "Drug induced ..."."""
     found = [m.group(1).lower() for m in CAUSE.finditer(mention)]
     return frozenset({"drug", "induced"}) if any(cause not in NOT_DRUGS for cause in found) else frozenset()

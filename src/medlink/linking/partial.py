@@ -28,8 +28,8 @@ from dataclasses import replace
 from medlink.align.sites import SITES as BODY_SITES
 from medlink.align.sites import as_sites
 from medlink.core import READ_AS, Annotation, LinkResult, Mention
-from medlink.text.finders.base import english_stop_words
 from medlink.linking.coding_words import SIDE_SHORT_FORMS
+from medlink.text.finders.base import english_stop_words
 from medlink.text.normalize import SIDES
 
 MODIFIER_MODES = ("widen", "phrase", "partial", "off")
@@ -184,7 +184,9 @@ def phrases(
     for _ in range(2):  # "Asthma, mild intermittent, uncomplicated": a name's own qualifiers after commas
         qualifier = _QUALIFIER.match(text, at)
         words = qualifier.group(1).split() if qualifier is not None else []
-        if not words or any(w.lower() in AFTER_NOT_QUALIFIERS or w.lower() in english_stop_words() or not (known(w) or _is_side(w.lower())) for w in words):
+        if not words or any(
+            w.lower() in AFTER_NOT_QUALIFIERS or w.lower() in english_stop_words() or not (known(w) or _is_side(w.lower())) for w in words
+        ):
             break
         if taken(at, qualifier.end(1)):
             break
