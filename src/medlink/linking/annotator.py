@@ -233,10 +233,10 @@ class Annotator:
             composite.update(self.composite_ids([span for document in annotated for span in document.annotations]))
         for document in annotated:
             self._resolve_short_forms(document)
-            if self.options.target_namespace:  # a pregnancy code's trimester, from the note's gestational age
-                from medlink.linking.trimesters import with_trimester
+            if self.options.target_namespace:  # a pregnancy code's trimester, a combination code: what the note tells
+                from medlink.linking.note_codes import codes_from_the_note
 
-                with_trimester(texts[id(document)], document.annotations, self._codes)
+                codes_from_the_note(texts[id(document)], document.annotations, self._codes)
             self.decide(document.annotations, composite)
             if self.options.assertion:
                 mark_assertions(texts[id(document)], document.annotations)
