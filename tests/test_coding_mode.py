@@ -418,6 +418,8 @@ def test_an_injury_s_7th_character_is_the_initial_encounter_and_a_side_may_be_to
                 "ICD10CM:S72.001D",
                 "Fracture of unspecified part of neck of right femur, subsequent encounter for closed fracture with routine healing",
             ),
+            ("ICD10CM:S72.001K", "Fracture of unspecified part of neck of right femur, subsequent encounter for closed fracture with nonunion"),
+            ("ICD10CM:S72.001S", "Fracture of unspecified part of neck of right femur, sequela"),
             ("ICD10CM:M17", "Osteoarthritis of knee"),
             ("ICD10CM:M17.1", "Unilateral primary osteoarthritis of knee"),
             ("ICD10CM:M17.11", "Unilateral primary osteoarthritis, right knee"),
@@ -431,7 +433,7 @@ def test_an_injury_s_7th_character_is_the_initial_encounter_and_a_side_may_be_to
             ("ICD10CM:R11.2", "Nausea with vomiting, unspecified"),
         ],
         is_a=[
-            *((f"ICD10CM:S72.001{c}", "ICD10CM:S72.001") for c in "ABD"),
+            *((f"ICD10CM:S72.001{c}", "ICD10CM:S72.001") for c in "ABDKS"),
             *((f"ICD10CM:M17.{c}", "ICD10CM:M17") for c in ("1", "3", "9")),
             ("ICD10CM:M17.11", "ICD10CM:M17.1"),
             ("ICD10CM:M17.12", "ICD10CM:M17.1"),
@@ -442,6 +444,14 @@ def test_an_injury_s_7th_character_is_the_initial_encounter_and_a_side_may_be_to
         ],
     )
     assert codes.refine("ICD10CM:S72.001", said_words(["right hip fracture"]))[0] == "ICD10CM:S72.001A"  # closed, first seen
+    told = {
+        "right hip fracture, subsequent encounter": "ICD10CM:S72.001D",  # routine healing, not nonunion
+        "open right hip fracture": "ICD10CM:S72.001B",
+        "right hip fracture, sequela": "ICD10CM:S72.001S",
+        "right hip fracture with nonunion, subsequent encounter": "ICD10CM:S72.001K",
+    }
+    for mention, code in told.items():
+        assert codes.refine("ICD10CM:S72.001", said_words([mention]))[0] == code, mention
     assert codes.refine("ICD10CM:M17", said_words(["left knee osteoarthritis"]))[0] == "ICD10CM:M17.12"  # primary: fewer words unsaid
     assert codes.refine("ICD10CM:M17", said_words(["knee osteoarthritis"]))[0] == "ICD10CM:M17.9"
     assert codes.refine("ICD10CM:R11", said_words(["nausea and vomiting"]))[0] == "ICD10CM:R11.2"  # "without nausea" is no side
@@ -602,6 +612,8 @@ def test_a_side_is_read_out_of_the_wording_the_concept_is_found_by():
     assert without_qualifiers("2 L NC") is None and without_qualifiers("RT planned") is None and without_qualifiers("L-spine pain") is None
     assert without_qualifiers("Left") is None and without_qualifiers("heart failure") is None
     assert without_qualifiers("Chemo-induced peripheral neuropathy") == "peripheral neuropathy"
+    assert without_qualifiers("T2DM without complications") == "T2DM"
+    assert without_qualifiers("right hip fracture, subsequent encounter") == "hip fracture"
     assert without_qualifiers("noise-induced hearing loss") is None  # no drug: the cause is the condition's
     assert said_words(["Other and unspecified polyneuropathies"]) >= {"polyneuropathy"}  # a plural in -ies
     assert causes_written("Opioid-induced constipation") == {"drug", "induced"} and not causes_written("alcohol induced pancreatitis")

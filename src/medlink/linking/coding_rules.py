@@ -35,6 +35,9 @@ DEFAULT_WORDS = frozenset({"unspecified", "nos", "uncomplicated", "without"})
 # cause is said; "inflammatory" carcinoma of the breast is not
 UNSAID_READINGS = frozenset({"primary"})
 INITIAL_ENCOUNTER = frozenset({"initial", "encounter"})  # an injury code's 7th character "A"
+ENCOUNTER_TOLD = frozenset({"subsequent", "sequela", "open"})  # words that tell another 7th character
+# an encounter's words that say nothing beyond the default reading: a closed fracture, healing routinely, type I or II
+ENCOUNTER_DEFAULTS = frozenset({"initial", "encounter", "for", "closed", "fracture", "with", "routine", "healing", "type", "i", "ii"})
 
 
 @dataclass
@@ -201,6 +204,22 @@ class CodeSet:
                 first = (sum(new.values()), child)
         return first[1] if first else None
 
+    def _encounter_told(self, code: str, said: frozenset[str]) -> tuple[str | None, str]:
+        """An injury's 7th character the words tell: a subsequent encounter, a sequela, an open fracture; of the children
+        that say every such word said (and "open" only if said), the one saying least the words did not ("... with
+        routine healing", not "... with nonunion", unless said; type I or II, not IIIA)."""
+        wanted = said & ENCOUNTER_TOLD
+        best, best_key = None, None
+        for child in self.children.get(code, ()) if wanted else ():
+            new = self._new_words(child, code).keys()
+            if not new & {"encounter", "sequela"} or not wanted <= new or ("open" in new and "open" not in wanted):
+                continue
+            if not new & {"subsequent", "sequela"} - wanted or new & {"subsequent", "sequela"} <= wanted:
+                key = (len(new - said - ENCOUNTER_DEFAULTS), -len(new & said), len(new))
+                if best_key is None or key < best_key:
+                    best, best_key = child, key
+        return best, (f"the words say '{' '.join(sorted(wanted))}'" if best else "")
+
     def is_status(self, code: str) -> bool:
         """A code of a circumstance rather than a condition: ICD-10-CM's chapter of factors influencing health status
         (Z00-Z99: "Family history of ...", "Genetic susceptibility to ...", "Encounter for ..."). Text that names the
@@ -259,7 +278,9 @@ class CodeSet:
                     code = sibling
                     break
         while self.children.get(code):
-            chosen, why = self._told_child(code, said)
+            chosen, why = self._encounter_told(code, said)  # before the words of "... with nonunion" tell a child
+            if chosen is None:
+                chosen, why = self._told_child(code, said)
             if chosen is None:
                 chosen, why = self._told_grandchild(code, said)
             if chosen is None:

@@ -78,30 +78,12 @@ SIDE_WORDS = re.compile(r"(?i:\b(?:left|right|bilateral|unilateral)(?:[- ]sided)
 # the cause is none ("alcohol induced" has codes of its own; "noise-induced", "exercise-induced" are no drugs)
 CAUSE = re.compile(r"\b([A-Za-z]+)[- ]induced\b", re.IGNORECASE)
 NOT_DRUGS = frozenset(
-    {
-        "alcohol",
-        "noise",
-        "exercise",
-        "radiation",
-        "stress",
-        "pregnancy",
-        "ventilator",
-        "trauma",
-        "heat",
-        "cold",
-        "sun",
-        "light",
-        "diet",
-        "infection",
-        "virus",
-        "surgery",
-        "procedure",
-        "transfusion",
-        "cough",
-        "effort",
-        "contrast",
-    }
+    "alcohol noise exercise radiation stress pregnancy ventilator trauma heat cold sun light diet infection virus surgery"
+    " procedure transfusion cough effort contrast".split()
 )
+# what a mention says of the encounter ("right hip fracture, subsequent encounter") or of what is absent ("T2DM without
+# complications"): which code, not which condition
+ENCOUNTER_OR_ABSENT = re.compile(r",?\s*\b(?:(?:initial|subsequent)\s+encounter|sequela)\b|\b(?:without|w/o)\b[^,;]*", re.IGNORECASE)
 TIED_AT_END = re.compile(r"(?:\s+(?:on|of|in|the))+$", re.IGNORECASE)  # "pain on the right" read without its side
 
 
@@ -113,11 +95,12 @@ def causes_written(mention: str) -> frozenset[str]:
 
 
 def without_qualifiers(mention: str) -> str | None:
-    """The mention with its sides and a drug it names as the cause left out ("knee osteoarthritis" for "left knee
-    osteoarthritis", "peripheral neuropathy" for "Chemo-induced peripheral neuropathy"), None when it writes neither or
-    nothing else: they say which code, not which condition, and the linker's probability for the whole wording reads
-    them as words no name has."""
-    rest = SIDE_WORDS.sub(" ", mention)
+    """The mention with its sides, a drug it names as the cause, its encounter and what it says is absent left out
+    ("knee osteoarthritis" for "left knee osteoarthritis", "peripheral neuropathy" for "Chemo-induced peripheral
+    neuropathy", "T2DM" for "T2DM without complications"), None when it writes none of them or nothing else: they say
+    which code, not which condition, and the linker's probability for the whole wording reads them as words no name
+    has."""
+    rest = ENCOUNTER_OR_ABSENT.sub(" ", SIDE_WORDS.sub(" ", mention))
     if causes_written(mention):
         rest = CAUSE.sub(" ", rest)
     if rest == mention:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from os.path import commonprefix
 
 from medlink.core import Annotation, Candidate
 from medlink.linking.coding import CODED
@@ -112,17 +113,10 @@ def combination(codes: CodeSet, code: str, other: frozenset[str]) -> str | None:
             continue
         told = {w for w in said_words([name.split(" with ", 1)[1]]) if w[:ROOT] not in own} - NOT_TELLING
         if told and told <= other:
-            key = (len(told), _shared_prefix(candidate, code), "unspecified" not in name.lower(), -len(candidate))
+            key = (len(told), len(commonprefix([candidate, code])), "unspecified" not in name.lower(), -len(candidate))
             if best_key is None or key > best_key:
                 best, best_key = candidate, key
     return best
-
-
-def _shared_prefix(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
 
 
 def _under(codes: CodeSet, code: str) -> list[str]:
