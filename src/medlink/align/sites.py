@@ -4,7 +4,8 @@ broader code may not drop.
 Why: ICD-10-CM classifies by site and names it with the noun ("Malignant neoplasm of ovary"), where HPO and clinicians
 use the adjective ("Ovarian neoplasm"); and a code that drops the site is another condition, not a broader one ("Fracture
 of neck" is no broader code for "Femoral neck fracture", nor "Malignant (primary) neoplasm, unspecified" for an
-ovarian one). Kept to alignment: the coding rules compare a mention's words as written.
+ovarian one). Alignment reads both; the phrase step reads a site after "in" ("Pain in the left hip"); the coding rules
+compare a mention's words as written.
 """
 
 from __future__ import annotations
