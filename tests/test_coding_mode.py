@@ -550,6 +550,7 @@ def test_a_side_written_in_shorthand_and_what_a_name_does_not_assert():
         "acute", "chronic", "hemorrhage", "perforation"}
     assert unasserted("Acute cystitis with hematuria") == frozenset()
     assert unasserted("Malignant neoplasm of kidney, except renal pelvis") == {"renal", "pelvis"}
+    assert unasserted("asthma w/o status asthmaticus") == {"status", "asthmaticus"}  # a note's "w/o"
 
 
 def test_a_code_whose_parent_says_what_the_words_do_not_gives_way_to_the_default_a_level_up():

@@ -67,10 +67,14 @@ DIABETES = CodeSet.build(
      ("ICD10CM:E11.4", "Type 2 diabetes mellitus with neurological complications"),
      ("ICD10CM:E11.40", "Type 2 diabetes mellitus with diabetic neuropathy, unspecified"),
      ("ICD10CM:E11.42", "Type 2 diabetes mellitus with diabetic polyneuropathy"),
+     ("ICD10CM:E11.3", "Type 2 diabetes mellitus with ophthalmic complications"),
+     ("ICD10CM:E11.311", "Type 2 diabetes mellitus with unspecified diabetic retinopathy with macular edema"),
+     ("ICD10CM:E11.319", "Type 2 diabetes mellitus with unspecified diabetic retinopathy without macular edema"),
      ("ICD10CM:E11.9", "Type 2 diabetes mellitus without complications"),
      ("ICD10CM:G62.9", "Polyneuropathy, unspecified"), ("ICD10CM:N18.30", "Chronic kidney disease, stage 3 unspecified")],
     is_a=[("ICD10CM:E11.2", "ICD10CM:E11"), ("ICD10CM:E11.22", "ICD10CM:E11.2"), ("ICD10CM:E11.4", "ICD10CM:E11"),
-          ("ICD10CM:E11.40", "ICD10CM:E11.4"), ("ICD10CM:E11.42", "ICD10CM:E11.4"), ("ICD10CM:E11.9", "ICD10CM:E11")],
+          ("ICD10CM:E11.40", "ICD10CM:E11.4"), ("ICD10CM:E11.42", "ICD10CM:E11.4"), ("ICD10CM:E11.9", "ICD10CM:E11"),
+          ("ICD10CM:E11.3", "ICD10CM:E11"), ("ICD10CM:E11.311", "ICD10CM:E11.3"), ("ICD10CM:E11.319", "ICD10CM:E11.3")],
 )
 
 
@@ -83,8 +87,10 @@ def test_a_condition_written_with_another_is_their_combination_code():
     assert combination(DIABETES, "ICD10CM:E11.9", said_words(["CKD stage 3", "Chronic kidney disease, stage 3 unspecified"])) == "ICD10CM:E11.22"
     assert combination(DIABETES, "ICD10CM:E11.9", said_words(["neuropathy"])) == "ICD10CM:E11.40"
     assert combination(DIABETES, "ICD10CM:E11.9", said_words(["hypertension"])) is None
+    # what a name says is absent is no word the other must say: "... retinopathy without macular edema"
+    assert combination(DIABETES, "ICD10CM:E11.9", said_words(["diabetic retinopathy"])) == "ICD10CM:E11.319"
 
-    text = "T2DM w/ peripheral neuropathy. T2DM and CKD stage 3."
+    text = "T2DM w/ peripheral neuropathy. T2DM and CKD stage 3. T2DM with diabetic retinopathy."
 
     def span(phrase: str, code: str, at: int = 0) -> Annotation:
         start = text.index(phrase, at)
@@ -93,7 +99,10 @@ def test_a_condition_written_with_another_is_their_combination_code():
 
     diabetes, neuropathy = span("T2DM", "ICD10CM:E11.9"), span("peripheral neuropathy", "ICD10CM:G62.9")
     alone, kidney = span("T2DM", "ICD10CM:E11.9", 10), span("CKD stage 3", "ICD10CM:N18.30")
-    with_combinations(text, [neuropathy, diabetes, kidney, alone], DIABETES)
+    eyes, retinopathy = span("T2DM", "ICD10CM:E11.9", 50), span("retinopathy", "ICD10CM:E11.9")  # "diabetic" between them
+    retinopathy.result = None  # found, not linked
+    with_combinations(text, [neuropathy, diabetes, kidney, alone, eyes, retinopathy], DIABETES)
+    assert eyes.result.candidates[0].concept_id == "ICD10CM:E11.319"
     first = diabetes.result.candidates[0]
     assert (first.concept_id, first.probability) == ("ICD10CM:E11.42", 0.9)
     assert "a combination code" in first.evidence[-1]["coding"]["refined"][0]

@@ -28,10 +28,12 @@ SAME_AS = {
 }
 
 
-# what a name says is not there, or leaves open: "without hemorrhage or perforation", "except renal pelvis", "unspecified
-# as acute or chronic"
+# what a name or a mention says is not there, or leaves open: "without hemorrhage or perforation", "w/o hematuria",
+# "except renal pelvis", "unspecified as acute or chronic"
 LEFT_OPEN = re.compile(r"\bunspecified as (?:to )?(\w+ (?:or|and) \w+)")
-UNASSERTED = re.compile(r"\b(?:without|except) ((?:(?!\b(?:with|but)\b)[^,;(])+)|" + LEFT_OPEN.pattern)  # up to "with", "but" or a comma
+UNASSERTED = re.compile(
+    r"(?:\bwithout|\bexcept|\bw/o) ((?:(?!\b(?:with|but)\b)[^,;(])+)|" + LEFT_OPEN.pattern
+)  # up to "with", "but" or a comma
 # a side written in a clinician's shorthand: before the word it qualifies, with or without a full stop ("R great toe
 # pain", "Lt. hip pain", "L CTS", "b/l knee pain", "LT hip pain"), in brackets ("(R) hip pain") or after a comma at the end
 # ("hip pain, L"); "bilat" and "OU" (both eyes) anywhere. Not "2 L NC", "L-spine", "T-L junction", "RT" (radiotherapy).

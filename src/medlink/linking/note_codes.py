@@ -17,8 +17,8 @@ from os.path import commonprefix
 
 from medlink.core import Annotation, Candidate
 from medlink.linking.coding import CODED
-from medlink.linking.coding_rules import CodeSet
-from medlink.linking.coding_words import said_words
+from medlink.linking.coding_rules import DEFAULT_STEP, CodeSet
+from medlink.linking.coding_words import said_words, unasserted
 
 TRIMESTER_WRITTEN = re.compile(r"\b(first|second|third|1st|2nd|3rd)\s+tri(?:mester)?\b", re.IGNORECASE)  # "3rd tri" too
 # "34 weeks", "34 wks", "34w", "34w2d", "34+2 weeks", "GA 34", "34 weeks' gestation"
@@ -69,8 +69,8 @@ def moved(first: Candidate, code: str, name: str, steps: list[str]) -> Candidate
     return replace(first, concept_id=code, name=name, evidence=evidence)
 
 
-JOINED_BY_WITH = re.compile(r"^\s*(?:with|w/)\s*$", re.IGNORECASE)  # what lies between the two spans
-NOT_TELLING = frozenset({"unspecified", "other", "specified"})
+JOINED_BY_WITH = re.compile(r"^\s*(?:with|w/)\s*((?:[A-Za-z]+\s+){0,2})$", re.IGNORECASE)  # between the spans: "with diabetic "
+NOT_TELLING = frozenset({"unspecified", "other", "specified", "without"})
 ROOT = 6  # letters a word shares with the category's own ("diabetic" with "diabetes"): the condition's, not the other's
 
 
@@ -80,16 +80,21 @@ def with_combinations(text: str, spans: Sequence[Annotation], codes: CodeSet) ->
     code" asks for most pairs."""
     ordered = sorted(spans, key=lambda span: span.start)
     for first, second in zip(ordered, ordered[1:]):
-        if not JOINED_BY_WITH.match(text[first.end : second.start]):
+        joined = JOINED_BY_WITH.match(text[first.end : second.start])
+        if joined is None:
             continue
         head, other = _coded_first(first, codes), _coded_first(second, codes)
         if head is None:
             continue
-        combined = combination(codes, head.concept_id, said_words([second.text, other.name if other is not None else None]))
+        combined = combination(
+            codes, head.concept_id, said_words([joined.group(1), second.text, other.name if other is not None else None])
+        )
         if combined is None:
             continue
-        code, steps = codes.refine(combined, said_words([first.text, second.text, codes.names[combined]]))
-        steps = [f"{head.concept_id} -> {combined}: 'with {second.text}', a combination code", *steps]
+        code, steps = combined, [f"{head.concept_id} -> {combined}: 'with {second.text}', a combination code"]
+        while (child := codes.default_child(code)) is not None:  # "... with ketoacidosis" is "... without coma"
+            steps.append(f"{code} -> {child}: {DEFAULT_STEP}")
+            code = child
         first.result = replace(first.result, candidates=[moved(head, code, codes.names[code], steps), *first.result.candidates[1:]])
 
 
@@ -111,7 +116,8 @@ def combination(codes: CodeSet, code: str, other: frozenset[str]) -> str | None:
         name = codes.names[candidate]
         if " with " not in name:
             continue
-        told = {w for w in said_words([name.split(" with ", 1)[1]]) if w[:ROOT] not in own} - NOT_TELLING
+        after = name.split(" with ", 1)[1]  # "... with unspecified diabetic retinopathy without macular edema": retinopathy
+        told = {w for w in said_words([after]) - unasserted(after) if w[:ROOT] not in own} - NOT_TELLING
         if told and told <= other:
             key = (len(told), len(commonprefix([candidate, code])), "unspecified" not in name.lower(), -len(candidate))
             if best_key is None or key > best_key:
