@@ -306,8 +306,9 @@ def surer_readings(
             others[i] = list(dict.fromkeys(ways))
     if not others:
         return results
-    texts = list(dict.fromkeys(way for ways in others.values() for way in ways))
-    read = dict(zip(texts, linker.link(texts, k=k, generators=generators)))
+    read = {result.mention.text: result for result in results if not result.error}  # an annotator's heads are in the batch
+    texts = list(dict.fromkeys(way for ways in others.values() for way in ways if way not in read))
+    read.update(zip(texts, linker.link(texts, k=k, generators=generators) if texts else []))
     out = list(results)
     for i, ways in others.items():
         best = max((read[way] for way in ways if not read[way].error and read[way].candidates), key=_strength, default=None)
