@@ -13,6 +13,7 @@ out-of-fold fit, the threshold search and the summaries are ``calibration_core``
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -112,6 +113,23 @@ def _decided(stage: CalibrationStage, items: Sequence[Labelled], probabilities: 
     return out
 
 
+class LogisticOnce:
+    """``ProbabilityModel.fit`` that fits the logistic regression of given rows once: the variants (isotonic steps or
+    not) differ only after it, so each fold's regression serves both, and the final model too."""
+
+    def __init__(self) -> None:
+        self._fitted: dict[bytes, tuple] = {}
+
+    def __call__(self, features: np.ndarray, labels: np.ndarray, stages: Sequence[str], isotonic: bool, fitted_on: dict | None = None):
+        digest = hashlib.blake2b(np.ascontiguousarray(features).tobytes(), digest_size=16)
+        digest.update(np.asarray(labels, np.int8).tobytes())
+        key = digest.digest() + repr(features.shape).encode()
+        fitted = self._fitted.get(key)
+        model = ProbabilityModel.fit(features, labels, stages, isotonic, fitted_on, logistic=fitted)
+        self._fitted[key] = (model.mean, model.scale, model.coef, model.intercept)
+        return model
+
+
 def fit_calibration(
     items: Sequence[Labelled],
     normalize: Callable[[str], str],
@@ -151,14 +169,15 @@ def fit_calibration(
     features, labels, mention_of_row = fit_rows(every, stages, normalize)
     fold = fold_numbers([item.group for item in every], FOLDS)[mention_of_row]
     firsts = np.cumsum([0] + [len(item.candidates) for item in every])[:-1]  # each mention's first candidate's row
+    fits = LogisticOnce()
     isotonic, variants = choose_variant(  # None: whichever calibrates the first candidates better out of fold
         (False, True) if isotonic is None else (isotonic,),
-        lambda steps: out_of_fold(lambda x, y: ProbabilityModel.fit(x, y, stages, steps).predict, features, labels, fold),
+        lambda steps: out_of_fold(lambda x, y: fits(x, y, stages, steps).predict, features, labels, fold),
         lambda oof: expected_calibration_error(oof[firsts], labels[firsts]),
         lower_is_better=True,
     )
     oof = variants[isotonic][1]
-    model = ProbabilityModel.fit(features, labels, stages, isotonic, fitted_on)
+    model = fits(features, labels, stages, isotonic, fitted_on)
     per_mention = np.split(oof, firsts[1:])
     base = {"type": TYPE, "model": model.to_dict(), "fitted_for": fingerprint} | ({"fitted_memory": memory} if memory else {})
     trials = []

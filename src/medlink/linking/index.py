@@ -15,10 +15,12 @@ from medlink.linking.calibration import TYPE as CALIBRATION
 from medlink.linking.calibration import check_calibration, model_is_current
 from medlink.linking.calibration_fit import calibrated, fallback_on_kb, fit_on_kb, kb_fit_is_current
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
+from medlink.linking.fit_aside import FitAside, fits_aside
 from medlink.linking.linker import Linker
 from medlink.linking.manifest import DICTIONARY, FILES, GENERATORS, LAYOUT, MANIFEST, is_index_manifest, read_manifest
 from medlink.linking.memory import memory_from_datasets
 from medlink.locks import build_once, output_lock
+from medlink.progress import phase
 from medlink.retrieval.completion import is_current as completion_is_current
 from medlink.retrieval.exact import word_keys_are_current
 from medlink.settings import medlink_home
@@ -84,18 +86,32 @@ def _build_index(
 
         fitted = fit_on_memory(kb, config, entries or MemoryEntries())
         gc.collect()
+    aside = None
     if calibrate == "kb" and not any(r["type"] == CALIBRATION for r in config.rerankers):
-        # first, so that the linker it builds over the held-out KB is gone before the index's own is built: one
-        # linker in memory at a time, not two (what bounds a large KB's peak memory: docs/benchmark-history.md)
-        fitted = fit_on_kb(kb, config, entries)
-        gc.collect()
-        if fitted is None:  # too few names to fit on: a fixed model, so NIL can still happen
-            fitted = fallback_on_kb(kb, config, entries)
-    linker = Linker.build(kb, config, entries, finder_skip=finder_skip)
+        if fits_aside(kb, config):  # beside the index's own build, in a second process (``fit_aside``)
+            aside = FitAside.start(kb, config, entries)
+        else:
+            # first, so that the linker it builds over the held-out KB is gone before the index's own is built: one
+            # linker in memory at a time, not two (what bounds a large KB's peak memory: docs/benchmark-history.md)
+            fitted = fitted_on_kb(kb, config, entries, fit_on_kb(kb, config, entries))
+            gc.collect()
+    try:
+        linker = Linker.build(kb, config, entries, finder_skip=finder_skip)
+        if aside is not None:
+            with phase("index: waiting for the probabilities fitted on pseudo-mentions in a second process"):
+                fitted = fitted_on_kb(kb, config, entries, aside.result())
+    finally:
+        if aside is not None:
+            aside.stop()
     if fitted is not None:
         linker = calibrated(linker, *fitted)
     linker.save(out)
     return linker
+
+
+def fitted_on_kb(kb: KB, config: LinkerConfig, entries, fitted: tuple[dict, dict] | None) -> tuple[dict, dict]:
+    """``fit_on_kb``'s settings, or where the KB had too few names to fit on, a fixed model (NIL can still happen)."""
+    return fitted if fitted is not None else fallback_on_kb(kb, config, entries)
 
 
 def built_config(manifest: dict) -> dict:

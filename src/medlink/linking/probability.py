@@ -145,9 +145,16 @@ class ProbabilityModel:
     # -- fitting -------------------------------------------------------------------------------
     @classmethod
     def fit(
-        cls, features: np.ndarray, labels: np.ndarray, stages: Sequence[str], isotonic: bool = False, fitted_on: dict | None = None
+        cls,
+        features: np.ndarray,
+        labels: np.ndarray,
+        stages: Sequence[str],
+        isotonic: bool = False,
+        fitted_on: dict | None = None,
+        logistic: tuple | None = None,
     ) -> ProbabilityModel:
-        """Fit on candidate rows labelled right (1) / wrong (0); both kinds are needed."""
+        """Fit on candidate rows labelled right (1) / wrong (0); both kinds are needed. ``logistic``: the regression
+        ``fit_logistic`` gave for these very rows, not fitted again."""
         from sklearn.isotonic import IsotonicRegression
 
         labels = np.asarray(labels, dtype=np.int8)
@@ -158,7 +165,7 @@ class ProbabilityModel:
                 f"cannot fit probabilities: none of the {len(labels):,} candidates is {kind}; the dev data needs mentions "
                 "the index links correctly and candidates it ranks that are wrong (check the dev file's ids match the KB's)"
             )
-        model = cls(list(stages), *fit_logistic(features, labels), None, fitted_on)
+        model = cls(list(stages), *(logistic or fit_logistic(features, labels)), None, fitted_on)
         if isotonic:
             raw = model.predict(features)
             steps = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(raw, labels)

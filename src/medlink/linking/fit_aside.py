@@ -1,0 +1,108 @@
+"""The KB's calibration fitted in a second process while this one builds the index.
+
+Why: the fit (an index over the KB less its held-out synonyms, its pseudo-mentions linked, the model chosen out of
+fold) and the index's own build share nothing for a lexical config, and each keeps one core busy; on two cores the
+build then takes about as long as the longer of the two. A dense config's fit encodes names the final index reads back
+from the encoding cache, a small KB's fit takes less than a process's start, and a very large KB would hold two
+linkers in memory at once: those fit first, in this process. The second process is a fresh interpreter
+(``python -m medlink.linking.fit_aside``), not a fork: a library caller's threads and ``__main__`` are left alone.
+Its inputs and its answer travel as pickles in a private folder; it is killed if this process stops first.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import medlink
+from medlink.errors import MedlinkError
+
+ASIDE_FROM = 5_000  # KB concepts from which the fit earns a second process's start (about a second)
+ASIDE_AT_MOST = 500_000  # KB concepts above which two linkers at once would double a large KB's peak memory
+INPUTS, ANSWER = "inputs.pickle", "answer.pickle"
+
+
+def fits_aside(kb, config) -> bool:
+    """Should ``kb``'s calibration for ``config`` be fitted in a second process? Where there are two cores, the config
+    has no dense stage and the KB's size is in range."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores >= 2 and not any(g.type == "dense" for g in config.generators) and ASIDE_FROM <= len(kb) <= ASIDE_AT_MOST
+
+
+@dataclass
+class FitAside:
+    """A fit running in a second process: ``result()`` waits for its ``fit_on_kb`` answer."""
+
+    process: subprocess.Popen
+    folder: tempfile.TemporaryDirectory
+
+    @classmethod
+    def start(cls, kb, config, memory) -> FitAside:
+        folder = tempfile.TemporaryDirectory(prefix="medlink-fit-")
+        with open(Path(folder.name) / INPUTS, "wb") as out:
+            pickle.dump({"kb": str(kb.path), "config": config.to_dict(), "memory": memory}, out)
+        package_parent = str(Path(medlink.__file__).resolve().parents[1])  # the same medlink, installed or not
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")]))}
+        logging.getLogger("medlink").info(
+            "index: probabilities fitted on pseudo-mentions held out of the KB, in a second process beside this build"
+        )
+        process = subprocess.Popen(
+            [sys.executable, "-m", "medlink.linking.fit_aside", folder.name], env=environment, stdin=subprocess.DEVNULL
+        )
+        return cls(process, folder)
+
+    def result(self) -> tuple[dict, dict] | None:
+        """``fit_on_kb``'s answer; an error the second process met is raised here, with its message."""
+        try:
+            code = self.process.wait()
+            answer_file = Path(self.folder.name) / ANSWER
+            if not answer_file.is_file():
+                raise MedlinkError(
+                    f"fitting the index's probabilities in a second process failed (exit status {code}); its messages are above"
+                )
+            with open(answer_file, "rb") as answer:
+                kind, value = pickle.load(answer)
+            if kind == "error":
+                raise MedlinkError(value)
+            return value
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """End the second process (if it still runs) and remove its folder."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.folder.cleanup()
+
+
+def main(folder: str) -> None:
+    """The second process: read the inputs, fit, write the answer (or the error's message) for the first."""
+    from medlink.kb.store import KB
+    from medlink.linking.calibration_fit import fit_on_kb
+    from medlink.linking.config import LinkerConfig
+    from medlink.progress import silence_bars
+
+    silence_bars(True)  # one process's bars on the terminal, not two interleaved
+    logging.basicConfig(level=logging.WARNING, format="medlink: %(message)s")  # its warnings read like the first's
+    with open(Path(folder) / INPUTS, "rb") as given:
+        inputs = pickle.load(given)
+    try:
+        with KB.open(inputs["kb"]) as kb:
+            answer = ("fitted", fit_on_kb(kb, LinkerConfig.from_dict(inputs["config"]), inputs["memory"]))
+    except MedlinkError as error:
+        answer = ("error", str(error))
+    written = Path(folder) / (ANSWER + ".part")
+    with open(written, "wb") as out:
+        pickle.dump(answer, out)
+    os.replace(written, Path(folder) / ANSWER)  # whole or absent: the first process never reads half an answer
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
