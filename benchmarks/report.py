@@ -119,6 +119,12 @@ def scaling_lines(d: dict, scale: dict | None) -> list[str]:
     return lines + [f"  {image}"]
 
 
+
+def tree_peak(d: dict) -> str:
+    """The first use's peak over its process tree, where the run measured it and it exceeds the largest process's."""
+    tree = d.get("first_use_peak_tree_rss_mb")
+    return f" ({mb(tree)} over its processes)" if tree and tree > d["first_use_peak_rss_mb"] else ""
+
 def speed_section(get) -> Section | None:
     lexical, dense, calibrated = get("lexical_linking"), get("dense_speed"), get("calibrated_link")
     if not (lexical or dense):
@@ -163,7 +169,7 @@ def speed_section(get) -> Section | None:
     for name, d in get("default_first_use")[-1:]:
         section.body.append(f"- The default index's first use ({short_cpu(d)}, fresh MEDLINK_HOME, `medlink link \"heart attack\"`: default KB, index, "
                             f"calibration fit): {secs(d['first_use_seconds'])} ({secs(d['first_use_cpu_seconds'])} of CPU, load average {d['load_average_before']:.1f} "
-                            f"before), peak {mb(d['first_use_peak_rss_mb'])}; on disk: KB {d['kb_mb']} MB, index "
+                            f"before), peak {mb(d['first_use_peak_rss_mb'])}{tree_peak(d)}; on disk: KB {d['kb_mb']} MB, index "
                             f"{d['index_mb']} MB; warm start {secs(d['warm_seconds_median'])}.")
         section.add_runs([(name, d)])
     bullets, section.body = section.body, tables
