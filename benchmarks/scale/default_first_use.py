@@ -3,8 +3,9 @@
     python benchmarks/scale/default_first_use.py [--repeats 5]
 
 First use: ``medlink link "heart attack"`` with an empty MEDLINK_HOME builds the default KB (ICD-10-CM + HPO from
-installed packages), its index and the calibration fit, then answers; wall time, CPU time, the phases the build
-logs, and peak memory: the largest process's, and the process tree's summed (the fit may run in a second process). Disk: the KB file and the index folder. Warm: the same command again, median of ``--repeats`` fresh processes.
+installed packages), its index and the calibration fit, then answers; wall time, CPU time, the phases the build logs,
+and peak memory: the largest process's, and the process tree's summed (the fit may run in a second process). Disk:
+the KB file and the index folder. Warm: the same command again, median of ``--repeats`` fresh processes.
 """
 
 from __future__ import annotations
