@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -52,3 +55,29 @@ def test_a_dense_config_or_a_small_kb_fits_first_in_this_process(organ_kb, monke
     assert not fits_aside(organ_kb, default_dense_config())  # the final index reads the fit's name encodings back
     monkeypatch.setattr(fit_aside.os, "sched_getaffinity", lambda _pid: {0})
     assert not fits_aside(organ_kb, default_config())  # one core: nothing runs beside
+
+
+def ended(pid: str) -> bool:
+    """Gone, or a zombie left to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux tells a child of its parent's death")
+def test_the_second_process_ends_with_a_first_that_was_killed_and_removes_its_folder(organ_kb):  # noqa: F811
+    first = f"""
+import os
+from medlink.kb.store import KB
+from medlink.linking.config import default_config
+from medlink.linking.fit_aside import FitAside
+aside = FitAside.start(KB.open({str(organ_kb.path)!r}), default_config(), None)
+print(aside.process.pid, aside.folder.name, flush=True)
+os._exit(9)  # as if killed: nothing of this process cleans up
+"""
+    pid, folder = subprocess.run([sys.executable, "-c", first], capture_output=True, text=True, timeout=120).stdout.split()
+    deadline = time.monotonic() + 60
+    while not (ended(pid) and not Path(folder).exists()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ended(pid) and not Path(folder).exists()

@@ -11,9 +11,12 @@ Its inputs and its answer travel as pickles in a private folder; it is killed if
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import pickle
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +29,7 @@ from medlink.errors import MedlinkError
 ASIDE_FROM = 5_000  # KB concepts from which the fit earns a second process's start (about a second)
 ASIDE_AT_MOST = 500_000  # KB concepts above which two linkers at once would double a large KB's peak memory
 INPUTS, ANSWER = "inputs.pickle", "answer.pickle"
+PARENT_DEATH_SIGNAL = 1  # prctl's PR_SET_PDEATHSIG
 
 
 def fits_aside(kb, config) -> bool:
@@ -52,9 +56,8 @@ class FitAside:
         logging.getLogger("medlink").info(
             "index: probabilities fitted on pseudo-mentions held out of the KB, in a second process beside this build"
         )
-        process = subprocess.Popen(
-            [sys.executable, "-m", "medlink.linking.fit_aside", folder.name], env=environment, stdin=subprocess.DEVNULL
-        )
+        command = [sys.executable, "-m", "medlink.linking.fit_aside", folder.name, str(os.getpid())]
+        process = subprocess.Popen(command, env=environment, stdin=subprocess.DEVNULL)
         return cls(process, folder)
 
     def result(self) -> tuple[dict, dict] | None:
@@ -82,13 +85,30 @@ class FitAside:
         self.folder.cleanup()
 
 
-def main(folder: str) -> None:
+def end_with(parent: int, folder: str) -> None:
+    """End this process, its folder removed, when the first one ends without stopping it (killed: it cleans up nothing);
+    Ctrl-C is the first's to answer. Linux tells a child of its parent's death; elsewhere the fit runs on to its end."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def ended(number: int, _frame) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        os._exit(128 + number)
+
+    if sys.platform.startswith("linux"):
+        signal.signal(signal.SIGTERM, ended)
+        ctypes.CDLL(None, use_errno=True).prctl(PARENT_DEATH_SIGNAL, signal.SIGTERM)
+        if os.getppid() != parent:  # it ended before the request was made
+            ended(signal.SIGTERM, None)
+
+
+def main(folder: str, parent: int) -> None:
     """The second process: read the inputs, fit, write the answer (or the error's message) for the first."""
     from medlink.kb.store import KB
     from medlink.linking.calibration_fit import fit_on_kb
     from medlink.linking.config import LinkerConfig
     from medlink.progress import silence_bars
 
+    end_with(parent, folder)
     silence_bars(True)  # one process's bars on the terminal, not two interleaved
     logging.basicConfig(level=logging.WARNING, format="medlink: %(message)s")  # its warnings read like the first's
     with open(Path(folder) / INPUTS, "rb") as given:
@@ -105,4 +125,4 @@ def main(folder: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], int(sys.argv[2]))
