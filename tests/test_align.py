@@ -16,6 +16,7 @@ from medlink.align.inputs import open_pair
 from medlink.align.metrics import best_threshold, gold_ranks, mapping_prf, ranking_measures
 from medlink.errors import InputFormatError, MedlinkError, MissingInputError
 from medlink.kb.build import build_kb
+from medlink.kb.store import KB
 
 
 @pytest.fixture(scope="module")
@@ -599,3 +600,31 @@ def test_candidate_sets_joined_keep_each_sources_aliases(pair):
     aliasless = CandidateSet(SourceQueries(joined.queries.concept_ids, joined.queries.names, [], np.zeros(0, np.int64)), index, joined.hits, {})
     with pytest.raises(ValueError, match="do not belong together"):
         bi_encoder_similarity(aliasless, vectors)
+
+
+def test_align_writes_a_concept_under_its_id_in_the_namespace_asked_for(tmp_path):
+    """MEDIC keeps "605027|D015451": its concept id is the OMIM number, its MeSH id an alt id. By default the OMIM
+    number is written under the target's prefix; ``--prefer-prefix MESH`` writes the MeSH id as a MESH CURIE, which
+    reads back to the concept; a concept without one falls to the next prefix asked for, or stays as it was."""
+    from medlink.cli import command
+
+    (tmp_path / "source.txt").write_text("S1||Lupus erythematosus, systemic\nS2||Fragile X syndrome\n")
+    (tmp_path / "medic.txt").write_text("605027|D015451||Leukemia, lymphocytic, chronic, B-cell|Lupus erythematosus, systemic\n300624||Fragile X syndrome\n")
+    build_kb(tmp_path / "source.sqlite", [f"biosyn:{tmp_path / 'source.txt'}"], progress=False)
+    build_kb(tmp_path / "medic.sqlite", [f"biosyn:{tmp_path / 'medic.txt'}"], progress=False)
+    align_to = lambda out, *more: CliRunner().invoke(  # noqa: E731
+        command(), ["align", "--source", str(tmp_path / "source.sqlite"), "--target", str(tmp_path / "medic.sqlite"), "--out", str(out), "-q", *more]
+    )
+
+    def objects(out) -> dict[str, str]:
+        return {r.subject_id: r.object_id for r in sssom.read_sssom(out)}
+
+    assert align_to(tmp_path / "plain.tsv").exit_code == 0
+    assert objects(tmp_path / "plain.tsv") == {"SOURCE:S1": "MEDIC:605027", "SOURCE:S2": "MEDIC:300624"}
+    done = align_to(tmp_path / "mesh.tsv", "--prefer-prefix", "MESH", "--prefer-prefix", "OMIM")
+    assert done.exit_code == 0, done.output
+    assert objects(tmp_path / "mesh.tsv") == {"SOURCE:S1": "MESH:D015451", "SOURCE:S2": "OMIM:300624"}
+    with KB.open(tmp_path / "medic.sqlite") as medic:
+        assert sssom.resolve(medic, "MESH:D015451") == "605027"
+    refused = align_to(tmp_path / "bad.tsv", "--prefer-prefix", "me sh")
+    assert refused.exit_code != 0 and "no CURIE prefix" in str(refused.exception) and not (tmp_path / "bad.tsv").exists()

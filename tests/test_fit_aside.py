@@ -81,3 +81,24 @@ os._exit(9)  # as if killed: nothing of this process cleans up
     while not (ended(pid) and not Path(folder).exists()) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert ended(pid) and not Path(folder).exists()
+
+
+@pytest.mark.slow
+def test_a_second_process_killed_before_its_answer_leaves_the_fit_to_this_one(organ_kb, caplog):  # noqa: F811
+    from medlink.linking.calibration_fit import fit_on_kb
+    from medlink.linking.index import fit_beside
+
+    aside = FitAside.start(organ_kb, default_config(), None)
+    aside.process.kill()  # as the out-of-memory killer would
+    with caplog.at_level("WARNING", logger="medlink"):
+        fitted = fit_beside(aside, organ_kb, default_config(), None)
+    [said] = [r.getMessage() for r in caplog.records if "second process" in r.getMessage()]
+    assert "was killed (SIGKILL: out of memory?)" in said and "fitting them in this process instead" in said
+    assert fitted == fit_on_kb(organ_kb, default_config(), None)
+
+
+def test_medlink_fit_aside_0_keeps_the_fit_in_this_process(organ_kb, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(fit_aside, "ASIDE_FROM", 1)
+    monkeypatch.setattr(fit_aside.os, "sched_getaffinity", lambda _pid: {0, 1})
+    monkeypatch.setenv("MEDLINK_FIT_ASIDE", "0")
+    assert not fits_aside(organ_kb, default_config())

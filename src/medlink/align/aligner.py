@@ -5,6 +5,7 @@ Library callers (benchmarks) use ``align`` and ``mappings``; ``medlink align`` a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import takewhile
 from pathlib import Path
@@ -18,6 +19,8 @@ from medlink.align.scoring import Calibration, Ranking, rank
 from medlink.directories import require_replaceable_file
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
+from medlink.linking.kb_inputs import alt_ids_of
+from medlink.linking.output import first_in_namespaces
 from medlink.progress import phase
 
 LEXICAL_THRESHOLD = 0.8  # TF-IDF cosine of the best alias; choose your own on dev mappings (align --threshold)
@@ -155,12 +158,48 @@ def check_mappings_output(out: Path, source: KB, target: KB) -> None:
     require_replaceable_file(Path(out), "an SSSOM file medlink wrote", sssom.is_medlink_sssom, [Path(source.path), Path(target.path)])
 
 
-def write_mappings(out: Path, rows: list[sssom.Mapping], source: KB, target: KB, metadata: dict[str, str] | None = None) -> Path:
-    """Write the SSSOM TSV atomically (``check_mappings_output`` first)."""
+def preferred_id(concept_id: str, alt_ids: Sequence[str], prefixes: Sequence[str]) -> str:
+    """The concept's id in the first of ``prefixes`` it has one in (its own id or an alt id; a bare id by its shape, as
+    ``link --prefer-prefix`` reads them), written with that prefix ("MESH:D015451" for MEDIC's 605027); else its own id."""
+    found = first_in_namespaces((concept_id, *alt_ids), prefixes)
+    if found is None:
+        return concept_id
+    chosen, prefix = found
+    return chosen if ":" in chosen else f"{prefix.upper()}:{chosen}"
+
+
+def rows_with_preferred_ids(rows: list[sssom.Mapping], source: KB, target: KB, prefixes: Sequence[str]) -> list[sssom.Mapping]:
+    """``rows`` with each side's id in the first of ``prefixes`` its concept has one in (``preferred_id``)."""
+    if not prefixes:
+        return rows
+    source_alt, target_alt = alt_ids_of(source), alt_ids_of(target)
+    return [
+        replace(
+            row,
+            subject_id=preferred_id(row.subject_id, source_alt.get(row.subject_id, ()), prefixes),
+            object_id=row.object_id
+            if row.object_id == sssom.NO_TERM
+            else preferred_id(row.object_id, target_alt.get(row.object_id, ()), prefixes),
+        )
+        for row in rows
+    ]
+
+
+def write_mappings(
+    out: Path,
+    rows: list[sssom.Mapping],
+    source: KB,
+    target: KB,
+    metadata: dict[str, str] | None = None,
+    prefer_prefix: Sequence[str] = (),
+) -> Path:
+    """Write the SSSOM TSV atomically (``check_mappings_output`` first); ``prefer_prefix``: each id in the first of these
+    namespaces its concept has one in (``preferred_id``), else under its side's prefix."""
     out = Path(out)
     check_mappings_output(out, source, target)
     if not rows:
         raise MedlinkError("no mapping to write")
+    rows = rows_with_preferred_ids(rows, source, target, prefer_prefix)
     subject_prefix, object_prefix = side_prefixes(source, target)
     text = sssom.render(
         rows,

@@ -81,7 +81,7 @@ INTERNAL_ERROR = (
 INTERRUPTED = "interrupted; nothing half-written was left"
 HOW_TO_CONTINUE = {  # by command: what running it again does with what the interrupted run did
     "train": "run it again with --resume to continue from the last checkpoint",
-    "index": "run it again: the build reuses the names already encoded",
+    "index": "run it again (a dense stage reuses the names it already encoded)",
     "annotate": "with --out, the same command continues where it stopped",
 }
 

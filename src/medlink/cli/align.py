@@ -71,6 +71,12 @@ def align_command(
     ),
     quiet: bool = quiet_option(),
     precision: str | None = typer.Option(None, "--precision", help=PRECISION_HELP),
+    prefer_prefix: list[str] = typer.Option(
+        [],
+        "--prefer-prefix",
+        help="Write a concept under its id in this namespace when it has one (e.g. MESH: MEDIC's OMIM-first concepts as "
+        "MESH:D...); repeatable, the first that has one wins. Default: each KB's own ids, unprefixed ones under its file's name.",
+    ),
 ) -> None:
     """Align the concepts of one KB to those of another; write the mappings as SSSOM TSV."""
     quiet_phases(quiet)
@@ -80,6 +86,7 @@ def align_command(
     from medlink.locks import output_lock
 
     use_precision(precision or os.environ.get("MEDLINK_PRECISION"))
+    check_prefixes(prefer_prefix)
     if bi_encoder is not None:  # checked before any work
         from medlink.align.dense import bi_encoder_setting
 
@@ -88,7 +95,19 @@ def align_command(
     calibration = Calibration.load(aligner) if aligner is not None else None  # a wrong folder fails before the work
     check_mappings_output(out, source_kb, target_kb)  # so does an --out medlink may not replace
     with output_lock(out):  # one writer from the start: a second align to the same --out is refused now, not after its work
-        _align_to(out, source_kb, target_kb, calibration, aligner, candidates, depth, bi_encoder, threshold, top_k, quiet)
+        _align_to(out, source_kb, target_kb, calibration, aligner, candidates, depth, bi_encoder, threshold, top_k, quiet, prefer_prefix)
+
+
+def check_prefixes(prefixes: list[str]) -> None:
+    """Refuse a ``--prefer-prefix`` that no CURIE could carry, before any work."""
+    from medlink.align.sssom import PREFIX
+    from medlink.errors import MedlinkError
+
+    for prefix in prefixes:
+        if not PREFIX.fullmatch(prefix):
+            raise MedlinkError(
+                f"--prefer-prefix {prefix!r} is no CURIE prefix: a letter or '_', then letters, digits, '_' or '.' (MESH, OMIM)"
+            )
 
 
 def _align_to(
@@ -103,6 +122,7 @@ def _align_to(
     threshold: float | None,
     top_k: int,
     quiet: bool,
+    prefer_prefix: list[str],
 ) -> None:
     from medlink.align.aligner import LEXICAL_THRESHOLD, AlignOptions, align, mappings, write_mappings
 
@@ -126,7 +146,10 @@ def _align_to(
     claims = calibration.threshold if calibration is not None else LEXICAL_THRESHOLD  # where a first target is an exactMatch
     threshold = claims if threshold is None else threshold
     rows = mappings(ranking, threshold, top_k, exact_at=claims)
-    write_mappings(out, rows, source_kb, target_kb, {"comment": f"medlink align ({method}); threshold {threshold:g}; top-k {top_k}"})
+    comment = f"medlink align ({method}); threshold {threshold:g}; top-k {top_k}" + (
+        f"; ids preferred in {', '.join(prefer_prefix)}" if prefer_prefix else ""
+    )
+    write_mappings(out, rows, source_kb, target_kb, {"comment": comment}, prefer_prefix)
     found = len({r.subject_id for r in rows if r.object_id != "sssom:NoTermFound"})
     typer.echo(
         f"wrote {out}: {found:,} of {len(ranking.candidates.queries.concept_ids):,} source concepts mapped "

@@ -60,7 +60,10 @@ def index_build(
     precision: str | None = typer.Option(None, "--precision", help=PRECISION_HELP),
     quiet: bool = quiet_option(),
 ) -> None:
-    """Build an index directory for 'medlink link' and 'medlink eval'."""
+    """Build an index directory for 'medlink link' and 'medlink eval'.
+
+    On two cores, a lexical index fits its probabilities in a second process beside the build (the same index, sooner;
+    memory holds both). MEDLINK_FIT_ASIDE=0 keeps it to one process."""
     import time
 
     from medlink.corpora.entity_types import parse_types

@@ -292,7 +292,7 @@ def fit_on_kb(kb, config, memory=None, *, nil_target: str = "f1", seed: int = 0)
     if len(mentions) < MIN_PSEUDO_MENTIONS or len(held_out_kb.held_names) < MIN_HELD_OUT_SYNONYMS:
         logging.getLogger("medlink").warning(
             "no probabilities fitted from the KB: the KB gave %d pseudo-mentions (%d needed) from %d synonyms it could hold out (%d needed; a concept "
-            "keeps one name in the index); fit them on dev data: medlink tune --calibrate",
+            "keeps one name in the index); a fixed fallback model stands in: fit them on dev data with medlink tune --calibrate",
             len(mentions),
             MIN_PSEUDO_MENTIONS,
             len(held_out_kb.held_names),

@@ -29,14 +29,21 @@ from medlink.errors import MedlinkError
 ASIDE_FROM = 5_000  # KB concepts from which the fit earns a second process's start (about a second)
 ASIDE_AT_MOST = 500_000  # KB concepts above which two linkers at once would double a large KB's peak memory
 INPUTS, ANSWER = "inputs.pickle", "answer.pickle"
+ENV = "MEDLINK_FIT_ASIDE"  # 0: always fit in the build's own process
 PARENT_DEATH_SIGNAL = 1  # prctl's PR_SET_PDEATHSIG
 
 
 def fits_aside(kb, config) -> bool:
     """Should ``kb``'s calibration for ``config`` be fitted in a second process? Where there are two cores, the config
-    has no dense stage and the KB's size is in range."""
+    has no dense stage, the KB's size is in range and ``MEDLINK_FIT_ASIDE`` is not 0 (a machine short of memory)."""
+    if os.environ.get(ENV, "1").strip() == "0":
+        return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return cores >= 2 and not any(g.type == "dense" for g in config.generators) and ASIDE_FROM <= len(kb) <= ASIDE_AT_MOST
+
+
+class NoAnswer(MedlinkError):
+    """The second process ended without an answer (killed, out of memory, crashed): the fit can be made here instead."""
 
 
 @dataclass
@@ -54,7 +61,7 @@ class FitAside:
         package_parent = str(Path(medlink.__file__).resolve().parents[1])  # the same medlink, installed or not
         environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")]))}
         logging.getLogger("medlink").info(
-            "index: probabilities fitted on pseudo-mentions held out of the KB, in a second process beside this build"
+            "index: fitting the probabilities on pseudo-mentions held out of the KB, in a second process beside this build"
         )
         command = [sys.executable, "-m", "medlink.linking.fit_aside", folder.name, str(os.getpid())]
         process = subprocess.Popen(command, env=environment, stdin=subprocess.DEVNULL)
@@ -66,9 +73,7 @@ class FitAside:
             code = self.process.wait()
             answer_file = Path(self.folder.name) / ANSWER
             if not answer_file.is_file():
-                raise MedlinkError(
-                    f"fitting the index's probabilities in a second process failed (exit status {code}); its messages are above"
-                )
+                raise NoAnswer(f"the second process fitting the index's probabilities {ended_how(code)} without an answer")
             with open(answer_file, "rb") as answer:
                 kind, value = pickle.load(answer)
             if kind == "error":
@@ -83,6 +88,17 @@ class FitAside:
             self.process.kill()
             self.process.wait()
         self.folder.cleanup()
+
+
+def ended_how(code: int) -> str:
+    """A process's exit status in words: killed by which signal (SIGKILL: most often the out-of-memory killer)."""
+    if code >= 0:
+        return f"exited with status {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    return f"was killed ({name}{': out of memory?' if -code == signal.SIGKILL else ''})"
 
 
 def end_with(parent: int, folder: str) -> None:
@@ -110,7 +126,11 @@ def main(folder: str, parent: int) -> None:
 
     end_with(parent, folder)
     silence_bars(True)  # one process's bars on the terminal, not two interleaved
-    logging.basicConfig(level=logging.WARNING, format="medlink: %(message)s")  # its warnings read like the first's
+    logger = logging.getLogger("medlink")  # its own warnings read like the first's; other libraries' records stay quiet
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("medlink: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
     with open(Path(folder) / INPUTS, "rb") as given:
         inputs = pickle.load(given)
     try:

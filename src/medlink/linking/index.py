@@ -15,7 +15,7 @@ from medlink.linking.calibration import TYPE as CALIBRATION
 from medlink.linking.calibration import check_calibration, model_is_current
 from medlink.linking.calibration_fit import calibrated, fallback_on_kb, fit_on_kb, kb_fit_is_current
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
-from medlink.linking.fit_aside import FitAside, fits_aside
+from medlink.linking.fit_aside import FitAside, NoAnswer, fits_aside
 from medlink.linking.linker import Linker
 from medlink.linking.manifest import DICTIONARY, FILES, GENERATORS, LAYOUT, MANIFEST, is_index_manifest, read_manifest
 from medlink.linking.memory import memory_from_datasets
@@ -98,8 +98,7 @@ def _build_index(
     try:
         linker = Linker.build(kb, config, entries, finder_skip=finder_skip)
         if aside is not None:
-            with phase("index: waiting for the probabilities fitted on pseudo-mentions in a second process"):
-                fitted = fitted_on_kb(kb, config, entries, aside.result())
+            fitted = fitted_on_kb(kb, config, entries, fit_beside(aside, kb, config, entries))
     finally:
         if aside is not None:
             aside.stop()
@@ -107,6 +106,17 @@ def _build_index(
         linker = calibrated(linker, *fitted)
     linker.save(out)
     return linker
+
+
+def fit_beside(aside: FitAside, kb: KB, config: LinkerConfig, entries) -> tuple[dict, dict] | None:
+    """The second process's fit (``fit_aside``); where it ended without an answer (killed, out of memory), the fit made
+    here instead, with a warning: the build does not fail for the way it was shared out."""
+    try:
+        with phase("index: waiting for the probabilities the second process fits on pseudo-mentions"):
+            return aside.result()
+    except NoAnswer as error:
+        log.warning("%s; fitting them in this process instead (MEDLINK_FIT_ASIDE=0 does so from the start)", error)
+        return fit_on_kb(kb, config, entries)
 
 
 def fitted_on_kb(kb: KB, config: LinkerConfig, entries, fitted: tuple[dict, dict] | None) -> tuple[dict, dict]:

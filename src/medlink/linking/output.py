@@ -27,15 +27,21 @@ def in_namespace(concept_id: str, prefix: str) -> bool:
     return bool(shape and shape.fullmatch(concept_id))
 
 
+def first_in_namespaces(ids: Sequence[str], prefixes: Sequence[str]) -> tuple[str, str] | None:
+    """The first of ``ids`` in the first of ``prefixes`` that has one, with that prefix; None when none has one."""
+    for prefix in prefixes:
+        chosen = next((i for i in ids if in_namespace(i, prefix)), None)
+        if chosen is not None:
+            return chosen, prefix
+    return None
+
+
 def prefer_namespace(candidate: Candidate, prefixes: Sequence[str]) -> Candidate:
     """The candidate with its first id in the first of ``prefixes`` that has one made primary; the others become alt ids."""
-    for prefix in prefixes:
-        chosen = next((i for i in candidate.ids if in_namespace(i, prefix)), None)
-        if chosen is not None:
-            if chosen == candidate.concept_id:
-                return candidate
-            return candidate.copy(concept_id=chosen, alt_ids=[i for i in candidate.ids if i != chosen])
-    return candidate
+    found = first_in_namespaces(candidate.ids, prefixes)
+    if found is None or found[0] == candidate.concept_id:
+        return candidate
+    return candidate.copy(concept_id=found[0], alt_ids=[i for i in candidate.ids if i != found[0]])
 
 
 def with_preferred_ids(result: LinkResult, prefixes: Sequence[str]) -> LinkResult:
