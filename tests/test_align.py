@@ -602,14 +602,20 @@ def test_candidate_sets_joined_keep_each_sources_aliases(pair):
         bi_encoder_similarity(aliasless, vectors)
 
 
-def test_align_writes_a_concept_under_its_id_in_the_namespace_asked_for(tmp_path):
-    """MEDIC keeps "605027|D015451": its concept id is the OMIM number, its MeSH id an alt id. By default the OMIM
+def test_align_writes_a_concept_under_its_id_in_the_namespace_asked_for(tmp_path, caplog):
+    """MEDIC keeps "605027|D008228": its concept id is the OMIM number, its MeSH id an alt id. By default the OMIM
     number is written under the target's prefix; ``--prefer-prefix MESH`` writes the MeSH id as a MESH CURIE, which
-    reads back to the concept; a concept without one falls to the next prefix asked for, or stays as it was."""
+    reads back to the concept; a concept without one falls to the next prefix asked for. An alt id that is another
+    concept's own id (MEDIC's 260350) is not used, and a UMLS CUI (C + 7 digits) is no MeSH id."""
     from medlink.cli import command
 
-    (tmp_path / "source.txt").write_text("S1||Lupus erythematosus, systemic\nS2||Fragile X syndrome\n")
-    (tmp_path / "medic.txt").write_text("605027|D015451||Leukemia, lymphocytic, chronic, B-cell|Lupus erythematosus, systemic\n300624||Fragile X syndrome\n")
+    (tmp_path / "source.txt").write_text(
+        "S1||Non-Hodgkin lymphoma\nS2||Fragile X syndrome\nS3||Pancreatic neoplasms\nS4||Pancreatic acinar carcinoma\nS5||Lupus nephritis\n"
+    )
+    (tmp_path / "medic.txt").write_text(
+        "605027|D008228||Lymphoma, Non-Hodgkin|Non-Hodgkin lymphoma\n300624||Fragile X syndrome\n"
+        "260350||Pancreatic acinar carcinoma\nD010190|260350||Pancreatic Neoplasms\nC0024143||Lupus nephritis\n"
+    )
     build_kb(tmp_path / "source.sqlite", [f"biosyn:{tmp_path / 'source.txt'}"], progress=False)
     build_kb(tmp_path / "medic.sqlite", [f"biosyn:{tmp_path / 'medic.txt'}"], progress=False)
     align_to = lambda out, *more: CliRunner().invoke(  # noqa: E731
@@ -620,11 +626,21 @@ def test_align_writes_a_concept_under_its_id_in_the_namespace_asked_for(tmp_path
         return {r.subject_id: r.object_id for r in sssom.read_sssom(out)}
 
     assert align_to(tmp_path / "plain.tsv").exit_code == 0
-    assert objects(tmp_path / "plain.tsv") == {"SOURCE:S1": "MEDIC:605027", "SOURCE:S2": "MEDIC:300624"}
-    done = align_to(tmp_path / "mesh.tsv", "--prefer-prefix", "MESH", "--prefer-prefix", "OMIM")
+    assert objects(tmp_path / "plain.tsv") == {
+        "SOURCE:S1": "MEDIC:605027", "SOURCE:S2": "MEDIC:300624", "SOURCE:S3": "MEDIC:D010190", "SOURCE:S4": "MEDIC:260350", "SOURCE:S5": "MEDIC:C0024143"
+    }
+    done = align_to(tmp_path / "mesh.tsv", "--prefer-prefix", "mesh", "--prefer-prefix", "OMIM")
     assert done.exit_code == 0, done.output
-    assert objects(tmp_path / "mesh.tsv") == {"SOURCE:S1": "MESH:D015451", "SOURCE:S2": "OMIM:300624"}
+    assert objects(tmp_path / "mesh.tsv") == {
+        "SOURCE:S1": "MESH:D008228", "SOURCE:S2": "OMIM:300624", "SOURCE:S3": "MESH:D010190", "SOURCE:S4": "OMIM:260350", "SOURCE:S5": "MEDIC:C0024143"
+    }
+    omim = align_to(tmp_path / "omim.tsv", "--prefer-prefix", "OMIM")
+    assert omim.exit_code == 0 and objects(tmp_path / "omim.tsv")["SOURCE:S3"] == "MEDIC:D010190"  # 260350 is another concept's
     with KB.open(tmp_path / "medic.sqlite") as medic:
-        assert sssom.resolve(medic, "MESH:D015451") == "605027"
+        assert sssom.resolve(medic, "MESH:D008228") == "605027"
+    with caplog.at_level("WARNING", logger="medlink"):
+        assert align_to(tmp_path / "none.tsv", "--prefer-prefix", "SNOMEDCT").exit_code == 0
+    assert any("--prefer-prefix SNOMEDCT: no id of either KB is in it" in r.getMessage() for r in caplog.records)
+    assert objects(tmp_path / "none.tsv") == objects(tmp_path / "plain.tsv")
     refused = align_to(tmp_path / "bad.tsv", "--prefer-prefix", "me sh")
     assert refused.exit_code != 0 and "no CURIE prefix" in str(refused.exception) and not (tmp_path / "bad.tsv").exists()

@@ -5,6 +5,7 @@ Library callers (benchmarks) use ``align`` and ``mappings``; ``medlink align`` a
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import takewhile
@@ -20,10 +21,12 @@ from medlink.directories import require_replaceable_file
 from medlink.errors import MedlinkError
 from medlink.kb.store import KB
 from medlink.linking.kb_inputs import alt_ids_of
-from medlink.linking.output import first_in_namespaces
+from medlink.linking.output import first_in_namespaces, in_namespace
 from medlink.progress import phase
 
 LEXICAL_THRESHOLD = 0.8  # TF-IDF cosine of the best alias; choose your own on dev mappings (align --threshold)
+
+log = logging.getLogger("medlink")
 
 
 @dataclass
@@ -160,7 +163,8 @@ def check_mappings_output(out: Path, source: KB, target: KB) -> None:
 
 def preferred_id(concept_id: str, alt_ids: Sequence[str], prefixes: Sequence[str]) -> str:
     """The concept's id in the first of ``prefixes`` it has one in (its own id or an alt id; a bare id by its shape, as
-    ``link --prefer-prefix`` reads them), written with that prefix ("MESH:D015451" for MEDIC's 605027); else its own id."""
+    ``link --prefer-prefix`` reads them), written with that prefix ("MESH:D008228" for MEDIC's 605027); else its own id.
+    ``alt_ids``: only those that read back to this concept (``own_alt_ids``)."""
     found = first_in_namespaces((concept_id, *alt_ids), prefixes)
     if found is None:
         return concept_id
@@ -168,19 +172,29 @@ def preferred_id(concept_id: str, alt_ids: Sequence[str], prefixes: Sequence[str
     return chosen if ":" in chosen else f"{prefix.upper()}:{chosen}"
 
 
+def own_alt_ids(kb: KB, concept_id: str, alt_ids: dict[str, list[str]]) -> list[str]:
+    """The concept's alt ids that read back to it: not one that is another concept's own id (MEDIC lists 260350 both
+    as a concept and as an alt id of D010190), or two concepts would be written under one id."""
+    return [a for a in alt_ids.get(concept_id, ()) if kb.resolve(a) == concept_id]
+
+
 def rows_with_preferred_ids(rows: list[sssom.Mapping], source: KB, target: KB, prefixes: Sequence[str]) -> list[sssom.Mapping]:
-    """``rows`` with each side's id in the first of ``prefixes`` its concept has one in (``preferred_id``)."""
+    """``rows`` with each side's id in the first of ``prefixes`` its concept has one in (``preferred_id``); a prefix that
+    no id of either side is in is named in a warning (a typo: MSH for MESH)."""
     if not prefixes:
         return rows
     source_alt, target_alt = alt_ids_of(source), alt_ids_of(target)
+    ids = [i for row in rows for i in (row.subject_id, row.object_id) if i != sssom.NO_TERM]
+    ids += [a for alt in (source_alt, target_alt) for ids_of in alt.values() for a in ids_of]
+    for prefix in prefixes:
+        if not any(in_namespace(i, prefix) for i in ids):
+            log.warning("--prefer-prefix %s: no id of either KB is in it; ids stay as they are", prefix)
+
+    def preferred(kb: KB, concept_id: str, alt_ids: dict[str, list[str]]) -> str:
+        return concept_id if concept_id == sssom.NO_TERM else preferred_id(concept_id, own_alt_ids(kb, concept_id, alt_ids), prefixes)
+
     return [
-        replace(
-            row,
-            subject_id=preferred_id(row.subject_id, source_alt.get(row.subject_id, ()), prefixes),
-            object_id=row.object_id
-            if row.object_id == sssom.NO_TERM
-            else preferred_id(row.object_id, target_alt.get(row.object_id, ()), prefixes),
-        )
+        replace(row, subject_id=preferred(source, row.subject_id, source_alt), object_id=preferred(target, row.object_id, target_alt))
         for row in rows
     ]
 

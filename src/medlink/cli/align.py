@@ -87,6 +87,7 @@ def align_command(
 
     use_precision(precision or os.environ.get("MEDLINK_PRECISION"))
     check_prefixes(prefer_prefix)
+    prefer_prefix = list(dict.fromkeys(p.upper() for p in prefer_prefix))  # matched without case, written upper case
     if bi_encoder is not None:  # checked before any work
         from medlink.align.dense import bi_encoder_setting
 

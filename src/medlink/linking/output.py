@@ -15,7 +15,8 @@ from itertools import islice
 from medlink.core import Annotation, Candidate, Document, LinkResult, Mention
 
 # ids written without a prefix in BioSyn / NCBI Disease / BC5CDR data, recognised by their shape
-BARE_ID_SHAPES = {"MESH": re.compile(r"[CD]\d{6,9}"), "OMIM": re.compile(r"\d{6}")}
+# (MeSH: D or C and 6 or 9 digits; C and 7 digits is a UMLS CUI, no MeSH id)
+BARE_ID_SHAPES = {"MESH": re.compile(r"[CD](?:\d{6}|\d{9})"), "OMIM": re.compile(r"\d{6}")}
 
 
 def in_namespace(concept_id: str, prefix: str) -> bool:
