@@ -644,3 +644,10 @@ def test_align_writes_a_concept_under_its_id_in_the_namespace_asked_for(tmp_path
     assert objects(tmp_path / "none.tsv") == objects(tmp_path / "plain.tsv")
     refused = align_to(tmp_path / "bad.tsv", "--prefer-prefix", "me sh")
     assert refused.exit_code != 0 and "no CURIE prefix" in str(refused.exception) and not (tmp_path / "bad.tsv").exists()
+    shown = CliRunner().invoke(command(), ["kb", "show", str(tmp_path / "medic.sqlite"), "MESH:D008228"])
+    assert shown.exit_code == 0 and shown.output.startswith("605027  Lymphoma, Non-Hodgkin  (requested MESH:D008228)"), shown.output
+    backwards = CliRunner().invoke(command(), [
+        "kb", "augment", str(tmp_path / "medic.sqlite"), "--from", str(tmp_path / "mesh.tsv"), "--with", str(tmp_path / "source.sqlite"),
+        "--out", str(tmp_path / "medic+source.sqlite"),
+    ])  # the file maps source -> medic: medic is the KB it carries facts into only the other way round
+    assert backwards.exit_code != 0 and "the mappings go from" in str(backwards.exception) and "augment " in str(backwards.exception)

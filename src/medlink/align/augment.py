@@ -126,7 +126,14 @@ def augment_kb(
                 if subject is None
                 else f"object_id {mapping.object_id!r} is not in {target.path}"
             )
-            raise InputFormatError(mappings, mapping.line, f"{missing}: were these mappings made between these two KBs?")
+            reversed_pair = resolve(target, mapping.subject_id) is not None and resolve(source, mapping.object_id) is not None
+            hint = (
+                f"the mappings go from {target.path} to {source.path}: augment {target.path} --with {source.path}, "
+                f"or align the other way (--source {source.path} --target {target.path})"
+                if reversed_pair
+                else "were these mappings made between these two KBs?"
+            )
+            raise InputFormatError(mappings, mapping.line, f"{missing}: {hint}")
         report.mappings_used += 1
         kept.append((subject, obj, mapping))
     sources_per_target = Counter(obj for _, obj, _ in kept)

@@ -118,14 +118,17 @@ def kb_info(
 @app.command("show")
 def kb_show(
     kb: str = typer.Argument(..., help="KB file, or 'default'."),
-    concept_id: str = typer.Argument(..., help="The concept's id (an alt or replaced id finds it too)."),
+    concept_id: str = typer.Argument(
+        ..., help="The concept's id (an alt or replaced id finds it too, and a CURIE whose local part the KB keeps: MESH:D008228)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Everything the KB knows about one concept (facts 'kb augment' carried in: marked, with their mapping)."""
     from dataclasses import asdict
 
     with open_kb(kb) as store:
-        concept = store.concept(concept_id)
+        local = concept_id.partition(":")[2]  # as 'medlink align' writes an id the KB keeps bare
+        concept = store.concept(concept_id) or (store.concept(local) if local else None)
         if concept is None:
             fail(f"no concept {concept_id!r} in {store.path}", code=1)
         children = store.children(concept.id)
