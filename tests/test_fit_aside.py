@@ -92,7 +92,7 @@ def test_a_second_process_killed_before_its_answer_leaves_the_fit_to_this_one(or
     aside.process.kill()  # as the out-of-memory killer would
     with caplog.at_level("WARNING", logger="medlink"):
         fitted = fit_beside(aside, organ_kb, default_config(), None)
-    [said] = [r.getMessage() for r in caplog.records if "second process" in r.getMessage()]
+    [said] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "second process" in r.getMessage()]
     assert "was killed (SIGKILL: out of memory?)" in said and "fitting them in this process instead" in said
     assert fitted == fit_on_kb(organ_kb, default_config(), None)
 
