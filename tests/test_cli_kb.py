@@ -35,6 +35,13 @@ def test_build_info_json(kb_file):
     assert info["names"] >= info["concepts"]
 
 
+def test_build_says_what_the_kb_holds(tmp_path, fixtures):
+    done = medlink("kb", "build", tmp_path / "kb.sqlite", f"obo:{fixtures / 'obo' / 'mini_hp.obo'}", "--quiet")
+    info = json.loads(medlink("kb", "info", tmp_path / "kb.sqlite", "--json").stdout)
+    assert f": {info['concepts']:,} concepts, {info['names']:,} names (checksum " in done.stdout
+    assert "records read (a concept, a name, an id or a relation each)" in done.stderr
+
+
 def test_show_and_search(kb_file):
     shown = medlink("kb", "show", kb_file, "HP:0001262").stdout
     assert shown.startswith("HP:0001250  Seizure  (requested HP:0001262)")

@@ -47,7 +47,7 @@ def kb_build(
     normalizer = Normalizer(nfkc=not no_nfkc, casefold=not keep_case, keep=keep, fold_accents=not keep_accents)
     report = build_kb(out, sources, skip_invalid=skip_invalid, progress=not quiet, normalizer=normalizer)
     for source, count in report.records.items():
-        typer.echo(f"{source}: {count:,} records", err=True)
+        typer.echo(f"{source}: {count:,} records read (a concept, a name, an id or a relation each)", err=True)
     finish = report.finish
     for label, value in (
         ("concepts named from their first name", finish.named_from_first_name),
@@ -64,7 +64,11 @@ def kb_build(
             typer.echo(f"skipped {count:,} invalid lines in {source}", err=True)
         for reason in report.skip_reasons.values():
             typer.echo(f"  first: {reason}", err=True)
-    typer.echo(f"wrote {out} in {report.seconds:.1f}s (checksum {report.checksum})")
+    from medlink.kb.store import KB
+
+    with KB.open(out) as built:
+        held = f"{len(built):,} concepts, {built.name_count():,} names"
+    typer.echo(f"wrote {out} in {report.seconds:.1f}s: {held} (checksum {report.checksum})")
 
 
 @app.command("info")

@@ -63,6 +63,10 @@ class KB:
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM concepts").fetchone()[0]
 
+    def name_count(self) -> int:
+        """How many names the KB holds (preferred names and synonyms)."""
+        return self._db.execute("SELECT COUNT(*) FROM names").fetchone()[0]
+
     def __contains__(self, concept_id: str) -> bool:
         return self._db.execute("SELECT 1 FROM concepts WHERE id = ?", (concept_id,)).fetchone() is not None
 
