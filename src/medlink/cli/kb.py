@@ -131,8 +131,9 @@ def kb_show(
     from dataclasses import asdict
 
     with open_kb(kb) as store:
-        local = concept_id.partition(":")[2]  # as 'medlink align' writes an id the KB keeps bare
-        concept = store.concept(concept_id) or (store.concept(local) if local else None)
+        from medlink.align.sssom import resolve  # a CURIE as 'medlink align' writes an id the KB keeps bare
+
+        concept = store.concept(resolve(store, concept_id) or concept_id)
         if concept is None:
             fail(f"no concept {concept_id!r} in {store.path}", code=1)
         children = store.children(concept.id)

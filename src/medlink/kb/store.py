@@ -220,7 +220,7 @@ class KB:
             "path": str(self.path),
             "checksum": self.checksum,
             "concepts": one("SELECT COUNT(*) FROM concepts"),
-            "names": one("SELECT COUNT(*) FROM names"),
+            "names": self.name_count(),
             "distinct_normalized_names": one("SELECT COUNT(DISTINCT norm) FROM names"),
             "relations": one("SELECT COUNT(*) FROM relations"),
             "xrefs": one("SELECT COUNT(*) FROM xrefs"),

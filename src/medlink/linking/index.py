@@ -15,7 +15,6 @@ from medlink.linking.calibration import TYPE as CALIBRATION
 from medlink.linking.calibration import check_calibration, model_is_current
 from medlink.linking.calibration_fit import calibrated, fallback_on_kb, fit_on_kb, kb_fit_is_current
 from medlink.linking.config import LinkerConfig, default_config, default_dense_config, load_config
-from medlink.linking.fit_aside import FitAside, NoAnswer, fits_aside
 from medlink.linking.linker import Linker
 from medlink.linking.manifest import DICTIONARY, FILES, GENERATORS, LAYOUT, MANIFEST, is_index_manifest, read_manifest
 from medlink.linking.memory import memory_from_datasets
@@ -86,6 +85,8 @@ def _build_index(
 
         fitted = fit_on_memory(kb, config, entries or MemoryEntries())
         gc.collect()
+    from medlink.linking.fit_aside import FitAside, fits_aside  # build time only: not on a link's start
+
     aside = None
     if calibrate == "kb" and not any(r["type"] == CALIBRATION for r in config.rerankers):
         if fits_aside(kb, config):  # beside the index's own build, in a second process (``fit_aside``)
@@ -108,9 +109,11 @@ def _build_index(
     return linker
 
 
-def fit_beside(aside: FitAside, kb: KB, config: LinkerConfig, entries) -> tuple[dict, dict] | None:
-    """The second process's fit (``fit_aside``); where it ended without an answer (killed, out of memory), the fit made
-    here instead, with a warning: the build does not fail for the way it was shared out."""
+def fit_beside(aside, kb: KB, config: LinkerConfig, entries) -> tuple[dict, dict] | None:
+    """The second process's fit (``fit_aside.FitAside``); where it ended without an answer (killed, out of memory), the
+    fit made here instead, with a warning: the build does not fail for the way it was shared out."""
+    from medlink.linking.fit_aside import NoAnswer
+
     try:
         with phase("index: waiting for the probabilities the second process fits on pseudo-mentions"):
             return aside.result()
