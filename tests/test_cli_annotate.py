@@ -37,6 +37,16 @@ def test_text_arguments_give_spans_linked_with_offsets(index_dir):
     assert plain[0] == "# 1\t3 mention(s)" and plain[1].startswith("0-26\tAdenomatous polyposis coli\tD011125\t")
 
 
+def test_a_text_that_names_a_file_is_annotated_as_text_with_a_warning(index_dir, tmp_path, monkeypatch):
+    notes = tmp_path / "notes.txt"
+    notes.write_text(TEXT, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = medlink("annotate", "--index", index_dir, "notes.txt", "colorectal cancer")
+    assert result.stderr.count("warning:") == 1 and "'notes.txt' is annotated as text" in result.stderr and "--input notes.txt" in result.stderr
+    assert result.stdout.splitlines()[0] == "# 1\t0 mention(s)"
+    assert "warning:" not in medlink("annotate", "--index", index_dir, "x" * 5000).stderr  # too long for a path: no error, no warning
+
+
 def test_stdin_and_pubtator_round_trip_keep_offsets(index_dir, tmp_path):
     piped = subprocess.run([sys.executable, "-m", "medlink", "annotate", "--index", str(index_dir), "--json"], input=TEXT,
                            capture_output=True, text=True, check=True)

@@ -186,6 +186,8 @@ def annotate(
         text, input_path = [], Path("-")
     if text and input_path is not None:
         fail(f"give texts as arguments or --input {input_path}, not both (nothing was annotated)")
+    for named in files_named(text or ()):
+        typer.echo(f"warning: {named!r} is annotated as text, not as the file of that name: give --input {named} to read the file", err=True)
     if as_json and output_format not in (None, "jsonl"):
         fail(f"--json writes JSONL; it cannot be combined with --output-format {output_format}")
     output_format = output_format or ("jsonl" if as_json else "text")
@@ -248,3 +250,15 @@ def annotate(
     status = run(job, engine, address, workers)
     if status:
         raise typer.Exit(status)
+
+
+def files_named(texts: list[str] | tuple[str, ...]) -> list[str]:
+    """The texts that are a file's path ("notes.txt"): a user who meant the file gets told, the text is still annotated."""
+    return [text for text in texts if text.strip() and "\n" not in text and is_a_file(text)]
+
+
+def is_a_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a name too long for the file system is no file's
+        return False
