@@ -308,6 +308,7 @@ def test_hashed_tfidf_matches_the_exact_vocabulary(table, tmp_path, monkeypatch)
     import medlink.retrieval.tfidf_hashed as hashed
 
     monkeypatch.setattr(hashed, "CHUNK", 2)  # several chunks even on this tiny table
+    monkeypatch.setattr(hashed, "BY_WORD_FROM", 1)  # counted word by word, as a large table's chunks are
     exact = TfidfGenerator.build(table, CONCEPTS, vocabulary="exact")
     chunked = TfidfGenerator.build(table, CONCEPTS, vocabulary="hashed")
     mentions = ["cardiac failures", "myocardial infarct", "diabetes type 2", "heart"]
@@ -318,6 +319,27 @@ def test_hashed_tfidf_matches_the_exact_vocabulary(table, tmp_path, monkeypatch)
     assert not (tmp_path / "vocabulary.json").exists()
     loaded = TfidfGenerator.load(tmp_path, table, CONCEPTS, "tfidf")
     assert ids(loaded.search(["cardiac failures"], k=3)[0]) == ids(chunked.search(["cardiac failures"], k=3)[0])
+
+
+def test_hashed_counts_word_by_word_equal_scikit_learns_whole_texts():
+    import random
+
+    from medlink.params import read_params
+    from medlink.retrieval.tfidf import TFIDF_PARAMS
+    from medlink.retrieval.tfidf_hashed import HashedTfidf
+
+    params = read_params("tfidf", {"vocabulary": "hashed"}, TFIDF_PARAMS)
+    vectorizer = HashedTfidf(params, np.ones(int(params["n_features"]), np.float32))
+    rng = random.Random(3)
+    letters = "abcde fgh  ij-'éß中𝔘\t\u00a0\u2003"  # repeated words, runs of space, Unicode spaces, letters beyond ASCII
+    texts = ["".join(rng.choice(letters) for _ in range(rng.randrange(0, 30))) for _ in range(3_000)] + ["", " ", "a", "ab ab ab"]
+    by_word, whole = vectorizer.counts_by_word(texts), vectorizer.hasher.transform(texts).tocsr()
+    by_word.sum_duplicates()
+    whole.sum_duplicates()
+    assert by_word.nnz > 50_000 and by_word.shape == whole.shape
+    for mine, theirs in ((by_word.indptr, whole.indptr), (by_word.indices, whole.indices), (by_word.data, whole.data)):
+        assert np.array_equal(mine, theirs)
+    assert vectorizer.counts_by_word(["", "  "]).nnz == 0
 
 
 def test_stacked_transpose_equals_scipy():

@@ -10,6 +10,9 @@ hashed features keep collisions rare for character n-grams.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -17,6 +20,7 @@ from medlink.progress import bar as progress_bar
 from medlink.retrieval.ngrams import weigh
 
 CHUNK = 200_000
+BY_WORD_FROM = 1_000  # texts from which counting word by word beats hashing each text whole
 
 
 def selective_threshold(params: dict, names: int) -> float:
@@ -42,10 +46,33 @@ class HashedTfidf:
             dtype=np.float32,
         )
 
-    def counts(self, texts) -> sp.csr_matrix:
-        matrix = self.hasher.transform(texts).tocsr()
-        matrix.sum_duplicates()
+    def counts(self, texts: Sequence[str]) -> sp.csr_matrix:
+        """The hashed n-gram counts of ``texts``, as ``HashingVectorizer`` gives them; a large batch's char_wb n-grams
+        are counted word by word (``counts_by_word``), the same numbers."""
+        if self.params["analyzer"] == "char_wb" and len(texts) >= BY_WORD_FROM:
+            matrix = self.counts_by_word(texts)
+        else:
+            matrix = self.hasher.transform(texts).tocsr()
+        matrix.sum_duplicates()  # sorted columns, as scikit-learn's
         return matrix
+
+    def counts_by_word(self, texts: Sequence[str]) -> sp.csr_matrix:
+        """char_wb n-grams never cross a word's edge, so a text's counts are the sum of its words' counts: each distinct
+        word is hashed once (a batch of names repeats its words many times over), then texts x words @ words x
+        n-grams sums them."""
+        word_ids: dict[str, int] = {}
+        rows, words = array("q"), array("q")
+        for row, text in enumerate(texts):
+            for word in text.split():  # scikit-learn's char_wb words: whitespace runs split them
+                rows.append(row)
+                words.append(word_ids.setdefault(word, len(word_ids)))
+        if not word_ids:
+            return sp.csr_matrix((len(texts), self.hasher.n_features), dtype=np.float32)
+        texts_by_words = sp.csr_matrix(
+            (np.ones(len(rows), np.float32), (np.frombuffer(rows, np.int64), np.frombuffer(words, np.int64))),
+            shape=(len(texts), len(word_ids)),
+        )
+        return (texts_by_words @ self.hasher.transform(list(word_ids)).tocsr()).tocsr()
 
     def weigh(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         """Counts -> L2-normalised tf-idf, in place."""
