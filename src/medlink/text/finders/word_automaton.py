@@ -67,7 +67,8 @@ class WordAutomaton:
         """Add a name (its words) with ``flags`` and ``types`` (a mask of entity type bits); adding one again merges both."""
         if not 0 < len(words) <= MAX_WORDS:
             raise ValueError(f"a key has 1 to {MAX_WORDS} words")
-        code = "".join(self._codes[self._id(word)] for word in words)
+        ids, codes = self.ids, self._codes
+        code = "".join([codes[ids.get(word) or self._id(word)] for word in words])  # a known word without a call
         self._values[code] = self._values.get(code, 0) | flags | len(words) | types << TYPE_SHIFT
 
     @staticmethod
