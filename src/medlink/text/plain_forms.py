@@ -18,6 +18,8 @@ PLAIN_FORMS = 3  # what ``plain_form`` makes (1: no parentheses, NOS, ", unspeci
 # built from them, so a default index of another version is rebuilt
 NOT_SPECIFIED_AS = re.compile(r",?\s+not specified as [^,]+$", re.IGNORECASE)  # "Bronchitis, not specified as acute or chronic"
 ASIDES = re.compile(r"\s(?:\([^()]*\)|\[[^\[\]]*\])")  # " (congestive)", " [croup]": words in parentheses or brackets after a word
+# what an ASCII name needs for ``plain_form`` to change it: an aside's bracket, a possessive, a qualifier's words
+ASCII_MARKS, ASCII_WORDS = ("(", "[", "'s"), ("specified", "nos")
 POSSESSIVES = ("'s", "’s")  # not "Graves'": normalised, it is the noun "graves"
 # "Fracture of hip", "Infection of the urinary tract", "Pneumonia due to COVID-19": one head word, "of" (an optional article)
 # or "due to", one to three words
@@ -68,6 +70,8 @@ def plain_form(name: str) -> str | None:
     Unspecified" stays; a last ", not specified as acute or chronic"), and an eponym's possessive without its generic
     head ("Parkinson's disease" -> "Parkinson's"; not "Graves' disease", whose "Graves'" reads as the noun "graves"); None
     when none of these applies, or when all that would stay is a generic head ("Disorder, unspecified" names no disorder)."""
+    if name.isascii() and not any(mark in name for mark in ASCII_MARKS) and not any(word in name.lower() for word in ASCII_WORDS):
+        return None  # nothing below can apply (most names): none read
     words = NOT_SPECIFIED_AS.sub("", ASIDES.sub("", name)).split()
     while len(words) > 1 and (words[-1].upper() == "NOS" or (words[-1].lower() == "unspecified" and words[-2].endswith(","))):
         words.pop()
