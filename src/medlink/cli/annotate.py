@@ -187,7 +187,9 @@ def annotate(
     if text and input_path is not None:
         fail(f"give texts as arguments or --input {input_path}, not both (nothing was annotated)")
     for named in files_named(text or ()):
-        typer.echo(f"warning: {named!r} is annotated as text, not as the file of that name: give --input {named} to read the file", err=True)
+        typer.echo(
+            f"warning: {named!r} is annotated as text, not as the file of that name: give --input {named} to read the file", err=True
+        )
     if as_json and output_format not in (None, "jsonl"):
         fail(f"--json writes JSONL; it cannot be combined with --output-format {output_format}")
     output_format = output_format or ("jsonl" if as_json else "text")

@@ -45,7 +45,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from functools import cache
 from pathlib import Path
 
 from medlink.core import READ_AS, Annotation, Document
@@ -177,7 +176,6 @@ class DictionaryFinder:
         short_forms.update((key, short) for key, short in plain_forms.items() if key not in short_forms)
         automaton = WordAutomaton()
         kept = 0
-        loose_form = cache(loose_word)  # the names repeat their words: each read once
         frequencies = automaton.frequencies
         for key, short_form in short_forms.items():
             words = key.split()
@@ -195,7 +193,7 @@ class DictionaryFinder:
             )
             for word in words:
                 frequencies[word] = frequencies.get(word, 0) + 1
-            loose_words = [loose_form(w) for w in words if w != POSSESSIVE]
+            loose_words = [loose_word(w) for w in words if w != POSSESSIVE]
             if options.approximate and not short_form and loose_words and key not in exact_only:
                 automaton.add(loose_words, TURNED_LOOSE if key in turned_only else LOOSE, masks.get(key, 0))
         return cls(normalize, options, automaton.finish(), kept, ENTITY_TYPES if types is not None else ())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container
+from functools import lru_cache
 from itertools import combinations
 
 from medlink.text.tokens import Token
@@ -19,6 +20,7 @@ def spaced(text: str, tokens: list[Token]) -> bool:
     )
 
 
+@lru_cache(maxsize=1 << 18)  # names and texts repeat their words: each read once
 def loose_word(word: str) -> str:
     """Harman's S-stemmer: a plural reduced to its singular, nothing else touched."""
     if len(word) <= 3:
