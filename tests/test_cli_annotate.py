@@ -37,14 +37,19 @@ def test_text_arguments_give_spans_linked_with_offsets(index_dir):
     assert plain[0] == "# 1\t3 mention(s)" and plain[1].startswith("0-26\tAdenomatous polyposis coli\tD011125\t")
 
 
-def test_a_text_that_names_a_file_is_annotated_as_text_with_a_warning(index_dir, tmp_path, monkeypatch):
-    notes = tmp_path / "notes.txt"
-    notes.write_text(TEXT, encoding="utf-8")
+def test_a_file_given_as_text_or_a_second_input_file_is_refused_by_name(index_dir, tmp_path, monkeypatch):
+    for name in ("notes.txt", "more.txt"):
+        (tmp_path / name).write_text(TEXT, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    result = medlink("annotate", "--index", index_dir, "notes.txt", "colorectal cancer")
-    assert result.stderr.count("warning:") == 1 and "'notes.txt' is annotated as text" in result.stderr and "--input notes.txt" in result.stderr
-    assert result.stdout.splitlines()[0] == "# 1\t0 mention(s)"
-    assert "warning:" not in medlink("annotate", "--index", index_dir, "x" * 5000).stderr  # too long for a path: no error, no warning
+    hurried = medlink("annotate", "--index", index_dir, "--json", "--out", "out.jsonl", "notes.txt", check=False)
+    assert hurried.returncode == 2 and "'notes.txt' is a file's name: give --input notes.txt" in hurried.stderr
+    assert not (tmp_path / "out.jsonl").exists()  # nothing written for a script to carry on with
+    for repeated in (["--input", "notes.txt", "--input", "more.txt"], ["--input", "notes.txt", "more.txt"]):  # the second: a shell glob
+        refused = medlink("annotate", "--index", index_dir, *repeated, check=False)
+        assert refused.returncode == 2 and "--input takes one file" in refused.stderr and "more.txt" in refused.stderr
+        linked = medlink("link", "--index", index_dir, *repeated, check=False)
+        assert linked.returncode == 2 and "--input takes one file" in linked.stderr and "nothing was linked" in linked.stderr
+    assert medlink("annotate", "--index", index_dir, "x" * 5000).stderr.count("error") == 0  # too long for a path: a text
 
 
 def test_stdin_and_pubtator_round_trip_keep_offsets(index_dir, tmp_path):

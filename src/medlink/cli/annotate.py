@@ -6,7 +6,17 @@ from pathlib import Path
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, fail, new_app, quiet_option, quiet_phases, use_precision
+from medlink.cli.common import (
+    PRECISION_HELP,
+    another_input,
+    fail,
+    files_named,
+    new_app,
+    one_input,
+    quiet_option,
+    quiet_phases,
+    use_precision,
+)
 from medlink.cli.linking import NIL_HELP, a_probability
 from medlink.text.windows import WINDOW_CHARS
 
@@ -19,7 +29,7 @@ def annotate(
     index: str = typer.Option(
         "default", "--index", help="Index directory, 'default' (ICD-10-CM + HPO, lexical, built on first use) or 'default-dense'."
     ),
-    input_path: Path | None = typer.Option(None, "--input", help="File of documents (see --format); '-' or none: stdin."),
+    input_paths: list[Path] = typer.Option([], "--input", help="File of documents (see --format); '-' or none: stdin."),
     input_format: str | None = typer.Option(
         None, "--format", help="text | lines | jsonl | pubtator | bioc | bioc-json (default: from the file suffix; text for stdin)."
     ),
@@ -180,16 +190,19 @@ def annotate(
     from medlink.linking.partial import MODIFIER_MODES
     from medlink.text.finders.base import OVERLAP_POLICIES
 
+    input_path = one_input(input_paths, "nothing was annotated")
     if out is not None and str(out) == "-":  # as for --input: stdout
         out = None
     if text == ["-"] and input_path is None:  # "medlink annotate -": stdin, as the convention goes
         text, input_path = [], Path("-")
+    for named in files_named(text or ()):  # a script would go on with an empty answer: refused, as the mistake it almost always is
+        if input_path is not None:
+            fail(another_input(named, "nothing was annotated"))
+        fail(
+            f"{named!r} is a file's name: give --input {named} to annotate the file (a text argument is annotated as text; nothing was annotated)"
+        )
     if text and input_path is not None:
         fail(f"give texts as arguments or --input {input_path}, not both (nothing was annotated)")
-    for named in files_named(text or ()):
-        typer.echo(
-            f"warning: {named!r} is annotated as text, not as the file of that name: give --input {named} to read the file", err=True
-        )
     if as_json and output_format not in (None, "jsonl"):
         fail(f"--json writes JSONL; it cannot be combined with --output-format {output_format}")
     output_format = output_format or ("jsonl" if as_json else "text")
@@ -252,15 +265,3 @@ def annotate(
     status = run(job, engine, address, workers)
     if status:
         raise typer.Exit(status)
-
-
-def files_named(texts: list[str] | tuple[str, ...]) -> list[str]:
-    """The texts that are a file's path ("notes.txt"): a user who meant the file gets told, the text is still annotated."""
-    return [text for text in texts if text.strip() and "\n" not in text and is_a_file(text)]
-
-
-def is_a_file(text: str) -> bool:
-    try:
-        return Path(text).is_file()
-    except (OSError, ValueError):  # a name too long for the file system is no file's
-        return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import re
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -137,6 +138,33 @@ def use_precision(precision: str | None) -> None:
 def fail(message: str, code: int = 2) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def one_input(paths: list[Path], undone: str) -> Path | None:
+    """The one ``--input`` file: a repeated option would otherwise keep its last file alone, silently."""
+    if len(paths) > 1:
+        fail(f"--input takes one file, not {len(paths)} ({', '.join(map(str, paths))}); {undone}: run once per file, or join them into one")
+    return paths[0] if paths else None
+
+
+def another_input(named: str, undone: str) -> str:
+    """What to say of a file's name among the arguments beside ``--input``: a shell pattern ("--input notes/*.txt") gave
+    the option its first file and the arguments the rest."""
+    return (
+        f"--input takes one file; {named!r} is another (a shell pattern gives several); {undone}: run once per file, or join them into one"
+    )
+
+
+def files_named(texts: Sequence[str]) -> list[str]:
+    """The arguments that are a file's path ("notes.txt")."""
+    return [text for text in texts if text.strip() and "\n" not in text and is_a_file(text)]
+
+
+def is_a_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a name too long for the file system is no file's
+        return False
 
 
 def open_kb(kb: str):

@@ -50,7 +50,7 @@ def kb_build(
         typer.echo(f"{source}: {count:,} records read (a concept, a name, an id or a relation each)", err=True)
     finish = report.finish
     for label, value in (
-        ("concepts named from their first name", finish.named_from_first_name),
+        ("concepts without a preferred name, named by their first name", finish.named_from_first_name),
         ("concepts without any name dropped", finish.nameless_concepts_dropped),
         ("relations to unknown concepts dropped", finish.dangling_relations_dropped),
         ("rows of unknown concepts dropped", finish.orphan_rows_dropped),

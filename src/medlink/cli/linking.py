@@ -8,7 +8,18 @@ from pathlib import Path
 
 import typer
 
-from medlink.cli.common import PRECISION_HELP, fail, hold_writer_lock, new_app, quiet_option, quiet_phases, use_precision
+from medlink.cli.common import (
+    PRECISION_HELP,
+    another_input,
+    fail,
+    files_named,
+    hold_writer_lock,
+    new_app,
+    one_input,
+    quiet_option,
+    quiet_phases,
+    use_precision,
+)
 
 app = new_app()  # its commands join the main app's top level
 NIL_HELP = (
@@ -39,7 +50,7 @@ def link(
     ),
     k: int = typer.Option(5, "--top-k", "--k", min=1, help="Candidates per mention."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per mention."),
-    input_path: Path | None = typer.Option(None, "--input", help="File of mentions (plain lines, .tsv, .jsonl)."),
+    input_paths: list[Path] = typer.Option([], "--input", help="File of mentions (plain lines, .tsv, .jsonl)."),
     input_format: str | None = typer.Option(None, "--format", help="lines | tsv | jsonl (default: from the file suffix)."),
     column: int = typer.Option(0, "--column", min=0, help="TSV column holding the mention (0-based)."),
     generators: str | None = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
@@ -83,6 +94,9 @@ def link(
         from medlink.corpora.mention_files import FORMATS, guess_format, read_mentions
     if input_format and input_format not in FORMATS:
         fail(f"unknown --format {input_format!r}; known: {', '.join(FORMATS)}")
+    input_path = one_input(input_paths, "nothing was linked")
+    if mentions and input_path is not None and files_named(mentions):
+        fail(another_input(files_named(mentions)[0], "nothing was linked"))
     if mentions and input_path is not None:
         fail(f"give mentions as arguments or --input {input_path}, not both (nothing was linked)")
     if mappings and not target_namespace:
