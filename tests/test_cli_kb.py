@@ -51,6 +51,9 @@ def test_show_and_search(kb_file):
     assert found[1] == "nothing like it: no exact match"
     hits = json.loads(medlink("kb", "search", kb_file, "diabetes NOS", "--json").stdout)
     assert hits["matches"][0]["id"] == "ICD10CM:E11" and hits["matches"][0]["kind"] == "inclusion"
+    missing = medlink("kb", "show", kb_file, "0001250", check=False)  # the prefix left out: the ids that carry it named
+    assert missing.returncode == 1 and missing.stderr.strip().endswith("its ids carry a prefix: HP:0001250")
+    assert "prefix" not in medlink("kb", "show", kb_file, "00012_0", check=False).stderr  # "_" is no wildcard
 
 
 def test_normalisation_options_are_recorded_and_used_by_search(tmp_path):

@@ -135,7 +135,8 @@ def kb_show(
 
         concept = store.concept(resolve(store, concept_id) or concept_id)
         if concept is None:
-            fail(f"no concept {concept_id!r} in {store.path}", code=1)
+            meant = store.ids_ending(concept_id)
+            fail(f"no concept {concept_id!r} in {store.path}" + (f"; its ids carry a prefix: {', '.join(meant)}" if meant else ""), code=1)
         children = store.children(concept.id)
         names = {cid: store.name_of(cid) for cid in concept.parents + children + [t for _, t in concept.relations]}
         carried = store.augmentations(concept.id)

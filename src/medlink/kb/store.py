@@ -77,6 +77,14 @@ class KB:
         row = self._db.execute("SELECT concept_id FROM id_aliases WHERE alias = ? ORDER BY rowid LIMIT 1", (concept_id,)).fetchone()
         return row[0] if row else None
 
+    def ids_ending(self, local: str, limit: int = 3) -> list[str]:
+        """Concept ids whose part after a prefix is ``local`` ("UMLS:C0000001" for "C0000001"): what a user who left the
+        prefix out meant (a scan: for an error's hint, not a lookup)."""
+        if ":" in local:
+            return []
+        pattern = "%:" + local.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return [cid for (cid,) in self._db.execute("SELECT id FROM concepts WHERE id LIKE ? ESCAPE '\\' LIMIT ?", (pattern, limit))]
+
     # -- concepts -----------------------------------------------------------------------------
     def concept(self, concept_id: str) -> Concept | None:
         """Everything known about one concept (alt ids and replaced ids resolve), or None."""
