@@ -106,12 +106,12 @@ def scaling_lines(d: dict, scale: dict | None) -> list[str]:
     cells = [f"{r['names']:,}: {secs(r['build_seconds'])}, {mb(r['build_peak_rss_mb'])}; {rates(r)}; {peaks(r)}"
              + ("" if len(configs) == 1 else f" ({r['config']})") for r in d["by_kb_size"]]
     config = "default lexical config" if configs == {"default"} else " / ".join(sorted(configs))
-    text = (f"- What a KB costs (synthetic UMLS, {config}, k {d['k']}). Names: build, its peak; mentions/s (distinct) at batch "
+    text = (f"- What a KB costs (synthetic UMLS, {config}, k {d['k']}). Names: build, its peak (largest process); mentions/s (distinct) at batch "
             f"{'/'.join(f'{size:,}' for size in sizes)}; link peak, batch {sizes[0]:,} → {sizes[-1]:,}. {' | '.join(cells)}.")
     if scale:  # lexical_scale's line, here: the figure draws it as its star
         text += (f" ★ {scale['names']:,}, TF-IDF alone (`lexical_scale`): {secs(scale['build_seconds'])}, "
-                 f"{mb(scale['build_peak_rss_mb'])}; {num(scale['mentions_per_second'])}/s in one call; {mb(scale['link_peak_rss_mb'])}; the shortlist's "
-                 f"first score equals scoring every name for {scale['top1_score_as_exhaustive']:.1%} of queries.")
+                 f"{mb(scale['build_peak_rss_mb'])}; {num(scale['mentions_per_second'])}/s in one call; {mb(scale['link_peak_rss_mb'])}; first score as "
+                 f"scoring every name: {scale['top1_score_as_exhaustive']:.1%} of queries.")
     lines = wrap(text)
     image = f"![KB names against mentions/s and peak RSS]({d['plot']})"  # kept whole: wrap() would cut its alt text
     if len(lines[-1]) + 1 + len(image) <= PROSE_WIDTH:
