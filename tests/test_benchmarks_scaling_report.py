@@ -92,8 +92,8 @@ def test_two_configs_are_labelled_and_runs_share_lines_where_they_fit(report, re
     bullet = " ".join(line.strip() for line in lines[summary:end])  # over 300 characters: cut at spaces into indented lines
     assert "default / tfidf_only" in bullet and "650 MB (tfidf_only)" in bullet and "200 MB (default)" in bullet
     # lexical_scale's line joins the summary (the figure's star), every figure kept; the figure at the bullet's end
-    assert ("★ 4,408,729, TF-IDF alone (`lexical_scale`): 10.5 min, 8,286 MB; 298/s in one call; 9,186 MB; the shortlist's first score "
-            "equals scoring every name for 98.6% of queries.") in bullet
+    assert ("★ 4,408,729, TF-IDF alone (`lexical_scale`): 10.5 min, 8,286 MB; 298/s in one call; 9,186 MB; first score as scoring "
+            "every name: 98.6% of queries.") in bullet
     assert "- TF-IDF alone over the synthetic" not in kb
     assert lines[end - 1].endswith("![KB names against mentions/s and peak RSS](benchmarks/results/scaling.png)")
     assert all(len(line) <= 300 for line in lines)

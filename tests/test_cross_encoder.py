@@ -97,12 +97,15 @@ def test_training_groups_gold_against_retrieved_concepts_and_saves_a_model(kb, m
 
 
 @pytest.mark.slow
-def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monkeypatch, interrupt_on_third_call):
+def test_interrupted_cross_encoder_training_resumes(kb, mentions, tmp_path, monkeypatch, interrupt_on_third_call, request):
     import torch
     from safetensors.torch import load_file
 
     negatives = retrieved_negatives(kb, mentions, None, depth=3)
     config = CrossTrainConfig(epochs=1, batch_size=2, candidates=3, checkpoint_every=1, precision="fp32")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # bit for bit: sums split over threads may round differently from run to run
+    request.addfinalizer(lambda: torch.set_num_threads(threads))
     real = interrupt_on_third_call(CrossEncoder, "forward")
     with pytest.raises(KeyboardInterrupt):
         train_cross_encoder(kb, tmp_path / "ce", mentions, negatives, config=config, progress=False)

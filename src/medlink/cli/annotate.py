@@ -198,9 +198,7 @@ def annotate(
     for named in files_named(text or ()):  # a script would go on with an empty answer: refused, as the mistake it almost always is
         if input_path is not None:
             fail(another_input(named, "nothing was annotated"))
-        fail(
-            f"{named!r} is a file's name: give --input {named} to annotate the file (a text argument is annotated as text; nothing was annotated)"
-        )
+        fail(f"{named!r} is a file's name: give --input {named} to annotate the file (nothing was annotated)")
     if text and input_path is not None:
         fail(f"give texts as arguments or --input {input_path}, not both (nothing was annotated)")
     if as_json and output_format not in (None, "jsonl"):
