@@ -8,7 +8,6 @@ import typer
 
 from medlink.cli.common import (
     PRECISION_HELP,
-    another_input,
     fail,
     files_named,
     new_app,
@@ -190,14 +189,12 @@ def annotate(
     from medlink.linking.partial import MODIFIER_MODES
     from medlink.text.finders.base import OVERLAP_POLICIES
 
-    input_path = one_input(input_paths, "nothing was annotated")
+    input_path = one_input(input_paths, text or (), "nothing was annotated")
     if out is not None and str(out) == "-":  # as for --input: stdout
         out = None
     if text == ["-"] and input_path is None:  # "medlink annotate -": stdin, as the convention goes
         text, input_path = [], Path("-")
     for named in files_named(text or ()):  # a script would go on with an empty answer: refused, as the mistake it almost always is
-        if input_path is not None:
-            fail(another_input(named, "nothing was annotated"))
         fail(f"{named!r} is a file's name: give --input {named} to annotate the file (nothing was annotated)")
     if text and input_path is not None:
         fail(f"give texts as arguments or --input {input_path}, not both (nothing was annotated)")

@@ -140,19 +140,16 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def one_input(paths: list[Path], undone: str) -> Path | None:
-    """The one ``--input`` file: a repeated option would otherwise keep its last file alone, silently."""
+def one_input(paths: list[Path], arguments: Sequence[str], undone: str) -> Path | None:
+    """The one ``--input`` file. A repeated option would keep its last file alone, silently; a shell pattern
+    ("--input notes/*.txt") gives the option its first file and the arguments the rest: both are refused."""
     if len(paths) > 1:
         fail(f"--input takes one file, not {len(paths)} ({', '.join(map(str, paths))}); {undone}: run once per file, or join them into one")
+    for named in files_named(arguments) if paths else ():
+        fail(
+            f"--input takes one file; {named!r} is another (a shell pattern gives several); {undone}: run once per file, or join them into one"
+        )
     return paths[0] if paths else None
-
-
-def another_input(named: str, undone: str) -> str:
-    """What to say of a file's name among the arguments beside ``--input``: a shell pattern ("--input notes/*.txt") gave
-    the option its first file and the arguments the rest."""
-    return (
-        f"--input takes one file; {named!r} is another (a shell pattern gives several); {undone}: run once per file, or join them into one"
-    )
 
 
 def files_named(texts: Sequence[str]) -> list[str]:

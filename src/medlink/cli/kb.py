@@ -133,7 +133,8 @@ def kb_show(
     with open_kb(kb) as store:
         from medlink.align.sssom import resolve  # a CURIE as 'medlink align' writes an id the KB keeps bare
 
-        concept = store.concept(resolve(store, concept_id) or concept_id)
+        found = resolve(store, concept_id)  # the id as given, else a CURIE's local part
+        concept = store.concept(found) if found is not None else None
         if concept is None:
             meant = store.ids_ending(concept_id)
             fail(f"no concept {concept_id!r} in {store.path}" + (f"; its ids carry a prefix: {', '.join(meant)}" if meant else ""), code=1)

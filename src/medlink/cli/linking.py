@@ -10,9 +10,7 @@ import typer
 
 from medlink.cli.common import (
     PRECISION_HELP,
-    another_input,
     fail,
-    files_named,
     hold_writer_lock,
     new_app,
     one_input,
@@ -94,9 +92,7 @@ def link(
         from medlink.corpora.mention_files import FORMATS, guess_format, read_mentions
     if input_format and input_format not in FORMATS:
         fail(f"unknown --format {input_format!r}; known: {', '.join(FORMATS)}")
-    input_path = one_input(input_paths, "nothing was linked")
-    if mentions and input_path is not None and files_named(mentions):
-        fail(another_input(files_named(mentions)[0], "nothing was linked"))
+    input_path = one_input(input_paths, mentions or (), "nothing was linked")
     if mentions and input_path is not None:
         fail(f"give mentions as arguments or --input {input_path}, not both (nothing was linked)")
     if mappings and not target_namespace:

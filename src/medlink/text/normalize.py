@@ -50,6 +50,8 @@ def signs_in(text: str, keep: str = "") -> Iterator[re.Match]:
 
 def read_signs(text: str, keep: str = "") -> str:
     """``text`` with each sign closing a marker's name written as its word ("HER2-" -> "HER2 negative "), the rest as it was."""
+    if not may_have_signs(text):  # most text: no generator, no regular expression
+        return text
     pieces, last = [], 0
     for match in signs_in(text, keep):
         pieces += [text[last : match.start(2)], f" {SIGN_WORDS[match.group(2)]} "]  # "CD4+CD25+": a space after too
@@ -106,7 +108,7 @@ class Normalizer:
                 text = fold_accents(text)
         if self.singular_short_forms and _CAPITAL_S.search(text):  # the cheap test first: most names have no such word
             text = _PLURAL_SHORT_FORM.sub(r"\1", text)
-        if self.signs_as_words and may_have_signs(text):
+        if self.signs_as_words:
             text = read_signs(text, self.keep)
         if self.casefold:
             text = text.casefold()
