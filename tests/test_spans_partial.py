@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from medlink.core import Annotation, Candidate, LinkResult, Mention
+from medlink.core import Annotation, Candidate, Document, LinkResult, Mention
+from medlink.linking.output import annotation_lines
 from medlink.linking.partial import PARTIAL, discounted, phrases, widen_or_discount
 from medlink.text.finders.headers import is_section_header
 
@@ -153,6 +154,9 @@ def test_partial_mode_marks_a_head_only_where_a_name_says_its_modifiers_and_off_
     partial = widen_or_discount(text, [head], juvenile, mode="partial")
     assert partial[0].text == "diabetes" and partial[0].infons["partial_of"] == "Juvenile diabetes"
     assert partial[0].result.probability == pytest.approx(0.98 * PARTIAL)
+    document = Document.from_text(text)
+    document.annotations = partial
+    assert annotation_lines(document)[1].endswith("\t(partial: the head of 'Juvenile diabetes')")  # the plain output says so
     no_such_name = lambda mentions: [_linked("diabetes", "ICD10CM:E11.9", 0.9) for _ in mentions]  # noqa: E731
     assert widen_or_discount(text, [head], no_such_name, mode="partial")[0] is head  # "sporadic tumors": the head is the mention
 

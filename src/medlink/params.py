@@ -139,6 +139,9 @@ EXACT_PARAMS: dict[str, Param] = {
     # answer only mentions that a spelling correction changes, by the names their corrected reading spells exactly
     # ("pnuemonia": Pneumonia): lexical evidence a dense stage may outweigh; retrieval.exact
     "spelling": Param(bool, default=False),
+    # in the words form, a mention whose own words match no name is read with people's words for a symptom as names
+    # say them ("sore knees": Knee pain); text.lay_words
+    "lay_words": Param(bool, default=False),
 }
 # names a synonym of the mention spells: retrieval.thesaurus
 THESAURUS_PARAMS: dict[str, Param] = {

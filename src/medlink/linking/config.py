@@ -124,7 +124,7 @@ class LinkerConfig:
 # chosen on NCBI dev and the 10 AskAPatient validation folds, KB only and with memory (benchmarks/lexical/thesaurus_stage.py)
 LEXICAL_GENERATORS = [
     {"name": "exact", "type": "exact"},
-    {"name": "words", "type": "exact", "params": {"words": True}},
+    {"name": "words", "type": "exact", "params": {"words": True, "lay_words": True}},
     {"name": "thesaurus", "type": "thesaurus"},
     {"name": "completion", "type": "completion"},
     {"name": "tfidf", "type": "tfidf"},

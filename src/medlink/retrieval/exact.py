@@ -9,6 +9,9 @@ With ``spelling``, the stage answers only a mention whose words a spelling corre
 read as the most frequent name word one edit away, ``medlink.text.spelling``), by the names its reading spells exactly:
 "pnuemonia" is Pneumonia. Why a stage of its own: a dense stage reads a misspelling poorly ("pnuemonia": Pyuria) and
 can outweigh the character n-grams; the fusion can weigh this exact evidence as it needs.
+
+With ``lay_words`` (words form), a mention whose own words match no name is read with people's words for a symptom as
+names say them (``medlink.text.lay_words``): "sore knees" is *Knee pain*.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from medlink.retrieval.base import GeneratorBase
 from medlink.retrieval.hits import Hits
 from medlink.retrieval.lines import Lines
 from medlink.retrieval.names import NameTable, NameWords, read_json, write_lines
+from medlink.text.lay_words import lay_reading
 from medlink.text.normalize import SIDES, Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, plain_form
 from medlink.text.spelling import SpellingIndex, query_speller
@@ -61,27 +65,34 @@ def word_key(key: str, stem: Callable[[list[str]], list[str]], function_words: f
     return " ".join(sorted(set(stem([w for w in key.split() if w not in leave_out]))))
 
 
-def saved_settings(directory: Path) -> tuple[bool, frozenset[str], int | None, bool]:
-    """The words setting, function words, plain forms' version and spelling setting of the exact generator saved at
-    ``directory`` (no params file: whole names, no words form; no function words: ``EARLIER_FUNCTION_WORDS``; no version:
-    no plain forms; no spelling setting: no spelling)."""
+def saved_settings(directory: Path) -> tuple[bool, frozenset[str], int | None, bool, bool]:
+    """The words setting, function words, plain forms' version, spelling and lay words settings of the exact generator
+    saved at ``directory`` (no params file: whole names, no words form; no function words: ``EARLIER_FUNCTION_WORDS``; no
+    version: no plain forms; a flag not saved: off)."""
     path = directory / PARAMS_FILE
     settings = read_json(path) if path.is_file() else {}
     if not isinstance(settings, dict) or not isinstance(settings.get("words", False), bool):
         raise DamagedFileError(path, ValueError('expected {"words": true or false}'))
-    if not isinstance(settings.get("spelling", False), bool):
-        raise DamagedFileError(path, ValueError('expected "spelling": true or false'))
+    for flag in ("spelling", "lay_words"):
+        if not isinstance(settings.get(flag, False), bool):
+            raise DamagedFileError(path, ValueError(f'expected "{flag}": true or false'))
     function_words = settings.get("function_words", sorted(EARLIER_FUNCTION_WORDS))
     if not isinstance(function_words, list) or not all(isinstance(w, str) for w in function_words):
         raise DamagedFileError(path, ValueError('expected "function_words": a list of words'))
-    return settings.get("words", False), frozenset(function_words), settings.get("plain_forms"), settings.get("spelling", False)
+    return (
+        settings.get("words", False),
+        frozenset(function_words),
+        settings.get("plain_forms"),
+        settings.get("spelling", False),
+        settings.get("lay_words", False),
+    )
 
 
 def word_keys_are_current(directory: Path) -> bool:
     """Were the word keys of the exact generator saved at ``directory`` made with today's function words and plain forms?
     (Not: a default index is rebuilt, so it links as this version does.)"""
     try:
-        words, function_words, plain_forms, _spelling = saved_settings(directory)
+        words, function_words, plain_forms, *_flags = saved_settings(directory)
     except DamagedFileError:
         return False
     return not words or (function_words == FUNCTION_WORDS and plain_forms == PLAIN_FORMS)
@@ -114,10 +125,12 @@ class ExactGenerator(GeneratorBase):
         function_words: frozenset[str] | None = None,
         plain_keys: Sequence[str] | None = None,
         spelling: bool = False,
+        lay_words: bool = False,
     ):
         super().__init__(table, concept_ids, name)
         self.words = words
         self.spelling = spelling
+        self.lay_words = lay_words and words
         self.name_words = NameWords(table.keys)  # a loaded index's saved ones (``load``)
         self._speller: SpellingIndex | None = None  # built on the first search with a word the names lack
         self.function_words = FUNCTION_WORDS if function_words is None else function_words  # an index keeps those its keys were made with
@@ -135,20 +148,21 @@ class ExactGenerator(GeneratorBase):
         cls, table: NameTable, concept_ids: Sequence[str], name: str = "exact", normalize: Normalizer | None = None, **params
     ) -> ExactGenerator:
         settings = read_params(f"exact generator {name!r}", params, EXACT_PARAMS)
+        flags = {"spelling": settings["spelling"], "lay_words": settings["lay_words"]}
         if not (settings["words"] and normalize is not None):
-            return cls(table, concept_ids, name, settings["words"], spelling=settings["spelling"])
+            return cls(table, concept_ids, name, settings["words"], **flags)
         plain = plain_word_keys(table, normalize, word_stemmer(), FUNCTION_WORDS)
-        return cls(table, concept_ids, name, True, plain_keys=plain, spelling=settings["spelling"])
+        return cls(table, concept_ids, name, True, plain_keys=plain, **flags)
 
     @classmethod
     def load(cls, directory: Path, table: NameTable, concept_ids: Sequence[str], name: str) -> ExactGenerator:
-        words, function_words, _plain_forms, spelling = saved_settings(directory)
+        words, function_words, _plain_forms, spelling, lay_words = saved_settings(directory)
         word_keys = plain_keys = None
         if words and (directory / WORD_KEYS_FILE).is_file():  # none: computed again
             word_keys = row_lines(directory / WORD_KEYS_FILE, table, "word keys")
         if words and (directory / PLAIN_WORD_KEYS_FILE).is_file():  # none: an index without plain word keys links without them
             plain_keys = row_lines(directory / PLAIN_WORD_KEYS_FILE, table, "plain forms' word keys")
-        loaded = cls(table, concept_ids, name, words, word_keys, function_words, plain_keys, spelling)
+        loaded = cls(table, concept_ids, name, words, word_keys, function_words, plain_keys, spelling, lay_words)
         loaded.name_words = NameWords.in_directory(table.keys, directory)
         return loaded
 
@@ -156,7 +170,8 @@ class ExactGenerator(GeneratorBase):
         """Its setting and, in the words form, each name's word key and its plain form's (the names come from the shared
         name table)."""
         directory.mkdir(parents=True, exist_ok=True)
-        settings = {"words": self.words, "function_words": sorted(self.function_words), **({"spelling": True} if self.spelling else {})}
+        settings = {"words": self.words, "function_words": sorted(self.function_words)}
+        settings.update({flag: True for flag in ("spelling", "lay_words") if getattr(self, flag)})
         if self.words:
             write_lines(directory / WORD_KEYS_FILE, self.word_keys)
         if self.words and self.plain_keys is not None:
@@ -169,13 +184,22 @@ class ExactGenerator(GeneratorBase):
     def _word_rows(self, mention: str) -> tuple[int, ...]:
         """The rows whose words are the mention's; else, for a mention that says a side, a degree or whose it is and
         no such name says so, the rows whose words are the rest ("right hip fracture": "Fracture of hip NOS"; "very
-        bad headaches": "Headache")."""
-        rows = self._rows(word_key(mention, self.stem, self.function_words))
+        bad headaches": "Headache"); else, with ``lay_words``, the same for its lay words read as names say them ("very
+        sore knees": "Knee pain")."""
         words = mention.split()
-        if rows or not LEFT_OUT_IF_NEEDED.intersection(words):
-            return rows
-        rest = " ".join(word for word in words if word not in LEFT_OUT_IF_NEEDED)
-        return self._rows(word_key(rest, self.stem, self.function_words)) if rest else ()
+        readings = [words]
+        if self.lay_words and (lay := lay_reading(words)) is not None:
+            readings.append(lay.split())
+        for reading in readings:
+            rows = self._rows(word_key(" ".join(reading), self.stem, self.function_words))
+            if rows:
+                return rows
+            if LEFT_OUT_IF_NEEDED.intersection(reading):
+                rest = " ".join(word for word in reading if word not in LEFT_OUT_IF_NEEDED)
+                rows = self._rows(word_key(rest, self.stem, self.function_words)) if rest else ()
+                if rows:
+                    return rows
+        return ()
 
     @property
     def rows_of(self) -> dict[str, int | tuple[int, ...]]:

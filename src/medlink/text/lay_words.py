@@ -1,0 +1,53 @@
+"""People's words for a symptom read as the word a name uses: "sore knees" is *Knee pain*, "swollen ankles" *Ankle swelling*.
+
+Why: people write "my hip hurts", "sore muscles", "achy joints", "hard to fall asleep"; terminologies say "Hip pain",
+"Muscle pain", "Joint pain", "Difficulty falling asleep". The word-set match (``retrieval.exact``, words form) then
+finds nothing, and the character and word scores find a name that shares the lay word itself: "sore knees" met
+*Pressure sore*, "fingers hurt" *Hurthle cell adenoma*, "swollen ankles" *Finger swelling*. HPO's own synonyms pair
+these words with the clinical one ("Sore throat" and "Throat pain", "Stomach ache" and "Stomach pain", "Swollen
+throat" and "Throat swelling"), but only for a few body parts.
+
+A curated list, like the clinical shorthand (``kb/data/clinical_shorthand.jsonl``): each lay word or phrase and the
+word names use. The words stage reads a mention so only when its own words match no name ("Pressure sore" and "can't
+sleep" are names, and stay theirs).
+"""
+
+from __future__ import annotations
+
+# lay word or phrase, normalised ("can't" reads "can t") -> the words names use in its place
+LAY_WORDS: dict[str, str] = {
+    **dict.fromkeys(
+        ("hurt", "hurts", "hurting", "sore", "soreness", "ache", "aches", "aching", "achy", "achiness", "painful"), "pain"
+    ),
+    **dict.fromkeys(("swollen", "puffy", "puffiness"), "swelling"),
+    **dict.fromkeys(("tired", "tiredness", "exhausted", "exhaustion"), "fatigue"),
+    **dict.fromkeys(("itchy", "itchiness"), "itching"),
+    "dizzy": "dizziness",
+    **dict.fromkeys(("nauseous", "nauseated"), "nausea"),
+    "stiff": "stiffness",
+    "weak": "weakness",
+    "numb": "numbness",
+    "tingly": "tingling",
+    "sleepy": "sleepiness",
+    "drowsy": "drowsiness",
+    **dict.fromkeys(("hard to", "trouble", "trouble with"), "difficulty"),
+    **dict.fromkeys(("unable to", "can t", "cant", "cannot", "couldn t", "couldnt", "could not"), "inability to"),
+}
+_LONGEST = max(len(phrase.split()) for phrase in LAY_WORDS)
+
+
+def lay_reading(words: list[str]) -> str | None:
+    """The normalised mention's ``words`` with each lay word or phrase (the longest first) read as the word names use;
+    None when it has none."""
+    read, i, changed = [], 0, False
+    while i < len(words):
+        for width in range(min(_LONGEST, len(words) - i), 0, -1):
+            phrase = " ".join(words[i : i + width])
+            if phrase in LAY_WORDS:
+                read.append(LAY_WORDS[phrase])
+                i, changed = i + width, True
+                break
+        else:
+            read.append(words[i])
+            i += 1
+    return " ".join(read) if changed else None
