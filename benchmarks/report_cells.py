@@ -157,14 +157,16 @@ class Section:
         return out + tail + [""]
 
     def run_lines(self) -> list[str]:
-        """One provenance line a run; with ``paired_runs``, two runs on one line ('- Run `a` ...; run `b` ...') where that fits."""
+        """One provenance line a run; with ``paired_runs``, two runs on one line ('- Run `a` ...; run `b` ...') where that fits,
+        a run joining the first line before it that is alone and has room."""
         lines = [run_line(name, data) for name, data in self.runs]
         if not self.paired_runs:
             return lines
         out: list[str] = []
         for line in lines:
-            if out and not out[-1].count("; run `") and len(out[-1]) + len(line) <= PROSE_WIDTH:
-                out[-1] += "; r" + line[3:]
-            else:
+            alone = next((i for i, held in enumerate(out) if "; run `" not in held and len(held) + len(line) <= PROSE_WIDTH), None)
+            if alone is None:
                 out.append(line)
+            else:
+                out[alone] += "; r" + line[3:]
         return out

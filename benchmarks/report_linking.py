@@ -23,6 +23,7 @@ KINDS = {
     "bm25_spelling": lambda d: "spelling_rows" in d,
     "completion_stage": lambda d: "completion_rows" in d,
     "thesaurus_stage": lambda d: "thesaurus_rows" in d,
+    "lay_words": lambda d: "lay_words_rows" in d,
     "default_dense": lambda d: "chosen_dense_weight" in d,
     "concept_text": lambda d: "coverage" in d,
     "xref_enrichment": lambda d: "names_added" in d,
@@ -52,7 +53,8 @@ STAGES = [("words_form", "words_rows", ("without", "with"), "words (a name's wor
           ("plain_forms", "plain_rows", ("without", "with"), "plain forms (no NOS, no parentheses)"),
           ("bm25_spelling", "spelling_rows", ("off", "on"), "BM25 spelling correction"),
           ("completion_stage", "completion_rows", ("without", "with"), "completion (P(other stems | the mention's))"),
-          ("thesaurus_stage", "thesaurus_rows", ("without", "with"), "thesaurus (names a synonym spells: HPO's lay words)")]
+          ("thesaurus_stage", "thesaurus_rows", ("without", "with"), "thesaurus (names a synonym spells: HPO's lay words)"),
+          ("lay_words", "lay_words_rows", ("without", "with"), "lay words (\"sore knees\" read as \"knee pain\")")]
 STAGE_SETS = [("NCBI test", "NCBI test"), ("AskAPatient fold-0 test", "AskAPatient fold-0 test"), ("default KB pseudo-mentions", "default KB pseudo-mentions")]
 
 

@@ -24,7 +24,7 @@ from benchmarks._common.harness import command_line, publish  # noqa: E402
 from benchmarks._common.interleaved import default_index_decisions, setting_runs  # noqa: E402
 from benchmarks.lexical.tfidf_rescore import datasets  # noqa: E402
 
-PROBE = [("sore knees", "HP:0030839"), ("my hip hurts", "HP:0030838"), ("swollen ankles", "HP:0001785"), ("achy joints", "HP:0002829"),
+PROBE = [("sore knees", "HP:0030839"), ("my hip hurts", "HP:0030838"), ("swollen ankles", "HP:0001785|HP:0010741"), ("achy joints", "HP:0002829"),
          ("hard to fall asleep", "HP:0031354"), ("fingers hurt", "HP:0030837"), ("weak muscles", "HP:0001324"), ("pressure sore", "HP:0012399|ICD10CM:L89"),
          ("can't sleep", "HP:0100785"), ("unable to walk", "HP:0002540")]
 
@@ -41,7 +41,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = lambda linker: {"without": partial(with_lay_words, linker, False), "with": partial(with_lay_words, linker, True)}  # noqa: E731
     rows, probed, _ = setting_runs(datasets(args.workdir), settings, args.repeats, PROBE)
-    publish("lay_words", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "lay_rows": rows, "probe": probed,
+    publish("lay_words", {"command": command_line(__file__, sys.argv[1:]), "repeats": args.repeats, "lay_words_rows": rows, "probe": probed,
                           "default_index": default_index_decisions(PROBE),
                           "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
 

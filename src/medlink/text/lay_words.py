@@ -16,9 +16,7 @@ from __future__ import annotations
 
 # lay word or phrase, normalised ("can't" reads "can t") -> the words names use in its place
 LAY_WORDS: dict[str, str] = {
-    **dict.fromkeys(
-        ("hurt", "hurts", "hurting", "sore", "soreness", "ache", "aches", "aching", "achy", "achiness", "painful"), "pain"
-    ),
+    **dict.fromkeys(("hurt", "hurts", "hurting", "sore", "soreness", "ache", "aches", "aching", "achy", "achiness", "painful"), "pain"),
     **dict.fromkeys(("swollen", "puffy", "puffiness"), "swelling"),
     **dict.fromkeys(("tired", "tiredness", "exhausted", "exhaustion"), "fatigue"),
     **dict.fromkeys(("itchy", "itchiness"), "itching"),
@@ -34,11 +32,14 @@ LAY_WORDS: dict[str, str] = {
     **dict.fromkeys(("unable to", "can t", "cant", "cannot", "couldn t", "couldnt", "could not"), "inability to"),
 }
 _LONGEST = max(len(phrase.split()) for phrase in LAY_WORDS)
+_FIRST_WORDS = frozenset(phrase.split()[0] for phrase in LAY_WORDS)  # a mention without one has nothing to read
 
 
 def lay_reading(words: list[str]) -> str | None:
     """The normalised mention's ``words`` with each lay word or phrase (the longest first) read as the word names use;
     None when it has none."""
+    if _FIRST_WORDS.isdisjoint(words):
+        return None
     read, i, changed = [], 0, False
     while i < len(words):
         for width in range(min(_LONGEST, len(words) - i), 0, -1):
