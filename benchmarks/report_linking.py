@@ -23,7 +23,8 @@ KINDS = {
     "bm25_spelling": lambda d: "spelling_rows" in d,
     "completion_stage": lambda d: "completion_rows" in d,
     "thesaurus_stage": lambda d: "thesaurus_rows" in d,
-    "lay_words": lambda d: "lay_words_rows" in d,
+    "lay_words": lambda d: "reading_rows" in d and d.get("reading") == "lay_words",
+    "shorthand_reading": lambda d: "reading_rows" in d and d.get("reading") == "shorthand",
     "default_dense": lambda d: "chosen_dense_weight" in d,
     "concept_text": lambda d: "coverage" in d,
     "xref_enrichment": lambda d: "names_added" in d,
@@ -54,7 +55,8 @@ STAGES = [("words_form", "words_rows", ("without", "with"), "words (a name's wor
           ("bm25_spelling", "spelling_rows", ("off", "on"), "BM25 spelling correction"),
           ("completion_stage", "completion_rows", ("without", "with"), "completion (P(other stems | the mention's))"),
           ("thesaurus_stage", "thesaurus_rows", ("without", "with"), "thesaurus (names a synonym spells: HPO's lay words)"),
-          ("lay_words", "lay_words_rows", ("without", "with"), "lay words (\"sore knees\" read as \"knee pain\")")]
+          ("lay_words", "reading_rows", ("without", "with"), "lay words (\"sore knees\" read as \"knee pain\")"),
+          ("shorthand_reading", "reading_rows", ("without", "with"), "shortened words (\"breast ca\" read as \"breast cancer\")")]
 STAGE_SETS = [("NCBI test", "NCBI test"), ("AskAPatient fold-0 test", "AskAPatient fold-0 test"), ("default KB pseudo-mentions", "default KB pseudo-mentions")]
 
 

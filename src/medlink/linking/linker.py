@@ -40,6 +40,7 @@ from medlink.retrieval.names import NameTable, write_json, write_lines
 from medlink.text.concept_text import entity_texts
 from medlink.text.finders.dictionary import DictionaryFinder
 from medlink.text.finders.dictionary import is_current as dictionary_is_current
+from medlink.text.finders.word_shorthand import shorthand_reading
 from medlink.text.normalize import Normalizer
 
 log = logging.getLogger(__name__)
@@ -259,11 +260,12 @@ class Linker:
         return self
 
     def key(self, text: str) -> str:
-        """A mention's normalised form, what the generators search (over-long mentions truncated)."""
+        """A mention's normalised form, what the generators search (over-long mentions truncated), its shortened words
+        written out as the dictionary finder reads them in running text ("breast ca": "breast cancer")."""
         if len(text) > MAX_MENTION_CHARS:
             log.warning("mention of %d characters truncated to %d", len(text), MAX_MENTION_CHARS)
             text = text[:MAX_MENTION_CHARS]
-        return self.normalize(text)
+        return self.normalize(shorthand_reading(text, self.normalize) or text)
 
     def search(self, keys: Sequence[str], names: Sequence[str]) -> dict[str, Hits]:
         """Each of the ``names`` generators' ``k_per_generator`` best hits for normalised, non-empty ``keys``.

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 
 from medlink.core import READ_AS, Annotation
-from medlink.text.tokens import Token, respelt
+from medlink.text.normalize import Normalizer
+from medlink.text.tokens import Token, respelt, tokenize
 
 # surface (lower case) -> the words it stands for, matched in any case
 ANY_CASE = {
@@ -168,3 +169,19 @@ def shorthand_span(text: str, expanded_tokens: Expanded, first: int, last: int, 
     return Annotation(
         start, end, text[start:end], source=source, infons={"match": "shorthand", READ_AS: expanded_tokens.reading(text, first, last, cuts)}
     )
+
+
+def shorthand_reading(text: str, normalize: Normalizer) -> str | None:
+    """A mention given alone ("breast ca", "L knee pain", "hip fx") read with its shortened words written out, as the
+    dictionary finder reads the same words in running text; None when it has none, or no word as written ("DM" alone
+    may be myotonic dystrophy; "Ca 9.2" is calcium)."""
+    if not _SURFACE.search(text):
+        return None
+    tokens = tokenize(text, normalize)
+    written = expanded(text, tokens, normalize) if tokens else None
+    if written is None or not written.readings:
+        return None
+    as_written = [token.norm for token, group in zip(written.tokens, written.group) if group < 0]
+    if not any(character.isalpha() for word in as_written for character in word):
+        return None
+    return written.reading(text, 0, len(written.tokens))

@@ -1,10 +1,15 @@
-"""People's words for a symptom ("sore knees", "my hip hurts", "hard to fall asleep") read as the words names use, by the
-words stage, only where the mention's own words match no name."""
+"""Readings of a mention as names say it: people's words for a symptom ("sore knees", "my hip hurts", "hard to fall
+asleep") by the words stage, only where the mention's own words match no name; a note's shortened words ("breast ca",
+"L knee pain") by the linker's key, as the dictionary finder reads them in running text."""
 
 from __future__ import annotations
 
+from medlink.kb.build import build_kb
+from medlink.kb.store import KB
 from medlink.linking.config import default_config
+from medlink.linking.linker import Linker
 from medlink.retrieval.exact import ExactGenerator
+from medlink.text.finders.word_shorthand import shorthand_reading
 from medlink.text.lay_words import lay_reading
 from medlink.text.normalize import normalize
 from tests.test_exact_spelling import generator
@@ -41,3 +46,20 @@ def test_the_words_stage_reads_lay_words_only_where_the_mention_own_words_match_
 def test_the_default_config_reads_lay_words():
     words = next(g for g in default_config().to_dict()["generators"] if g["name"] == "words")
     assert words["params"] == {"words": True, "lay_words": True}
+
+
+def test_a_shorthand_reading_writes_shortened_words_out_where_a_word_is_written_as_names_spell_it():
+    readings = {text: shorthand_reading(text, normalize) for text in ["breast ca", "L knee pain", "hip fx", "DM", "Ca 9.2", "HTN", "heart attack"]}
+    # a shortened word alone, or beside a number only, is no reading ("DM" may be myotonic dystrophy, "Ca 9.2" calcium)
+    assert readings == {"breast ca": "breast cancer", "L knee pain": "left knee pain", "hip fx": "hip fracture", "DM": None, "Ca 9.2": None,
+                        "HTN": None, "heart attack": None}
+
+
+def test_link_reads_a_mention_shortened_words_as_annotate_does(tmp_path):
+    source = tmp_path / "terms.tsv"
+    source.write_text("id\tname\nC1\tBreast cancer\nC2\tAbrasion of breast\nC3\tPain in left knee\nC4\tKnee pain\n", encoding="utf-8")
+    with KB.open(build_kb(tmp_path / "kb.sqlite", [f"tsv:{source}"], progress=False).path) as kb:
+        linker = Linker.build(kb, default_config(), dictionary=False)
+    firsts = [r.candidates[0].concept_id for r in linker.link(["breast ca", "L knee pain", "knee pain"], k=3)]
+    assert firsts == ["C1", "C3", "C4"]
+    assert linker.key("breast ca") == linker.key("breast cancer")  # one reading: what the annotator's results are kept by
