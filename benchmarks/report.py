@@ -303,7 +303,7 @@ def render(results: Path = RESULTS, notes: Path | None = NOTES) -> str:
     unknown = [name for name, _ in kinds.get("unknown", [])]
     rest = [name for name, _ in runs if name not in shown and name not in unknown]
     if rest:
-        lines += wrap(f"Also in `benchmarks/results/` (not shown here; earlier or minor runs): {', '.join(rest)}.")
+        lines += wrap(f"Not shown (earlier or minor runs): {', '.join(rest)}.")
     if unknown:
         lines += ["", f"Results no section reads yet: {', '.join(unknown)}."]
     return "\n".join(lines).rstrip() + "\n"

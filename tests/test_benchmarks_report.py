@@ -184,7 +184,7 @@ def test_the_knn_reranker_not_adopted_and_the_cross_encoder_rerank_run_named_not
     assert "the kNN reranker" in text and "lower for 1 of 1 models" in text
     # a cross-encoder over dense retrieval: in the JSON and docs/benchmark-history.md since issue 52 (the line budget)
     assert "A cross-encoder reranking" not in text and "rerank_tiny" not in text
-    assert re.search(r"Also in `benchmarks/results/` \(not shown here; earlier or minor runs\): rerank_tiny\.", written[1])
+    assert re.search(r"Not shown \(earlier or minor runs\): rerank_tiny\.", written[1])
 
 
 def test_speed_headline_and_notes_in_their_section(written):
@@ -221,7 +221,7 @@ def test_a_known_file_no_section_shows_is_named(report, results):
         "texts_after_strip": 100, "tokens": 2000, "tokens_after_strip": 1100,
         "rows": [{"strip": True, "build_seconds": 200.0, "cache": "cold", "in-KB": group(0.6)}]}))
     text = report.render(results, None)
-    assert re.search(r"Also in `benchmarks/results/` \(not shown here; earlier or minor runs\): episode_strip, rerank_tiny\.", text)
+    assert re.search(r"Not shown \(earlier or minor runs\): episode_strip, rerank_tiny\.", text)
     assert "Results no section reads yet" not in text
 
 

@@ -62,4 +62,5 @@ def test_link_reads_a_mention_shortened_words_as_annotate_does(tmp_path):
         linker = Linker.build(kb, default_config(), dictionary=False)
     firsts = [r.candidates[0].concept_id for r in linker.link(["breast ca", "L knee pain", "knee pain"], k=3)]
     assert firsts == ["C1", "C3", "C4"]
+    assert shorthand_reading("RUL nodule", normalize) == "right upper lobe pulmonary nodule"  # a lung's lobe, as names say it
     assert linker.key("breast ca") == linker.key("breast cancer")  # one reading: what the annotator's results are kept by

@@ -73,6 +73,13 @@ CAPITALS = {
     "CHF": "congestive heart failure",
     "AM": "morning",
     "RA": "rheumatoid arthritis",
+    # a lung's lobes, as radiology writes them, read with the adjective names use ("RUL nodule": *Pulmonary nodule*; "of
+    # lung" would outweigh the finding: "LLL pneumonia" met *Abscess of lung with pneumonia*)
+    "RUL": "right upper lobe pulmonary",
+    "RML": "right middle lobe pulmonary",
+    "RLL": "right lower lobe pulmonary",
+    "LUL": "left upper lobe pulmonary",
+    "LLL": "left lower lobe pulmonary",
 }
 # a surface is a whole token run: not a part of a longer word, nor of "R/O" or "L5"
 _SURFACE = re.compile(
