@@ -172,6 +172,19 @@ def test_default_index_links_out_of_the_box():
     assert [o["candidates"][0]["id"] for o in out] == ["HP:0001658", "HP:0100749"]
 
 
+def test_people_words_and_a_note_shortened_words_link_on_the_default_index():
+    """Issue 52's lay wording and shorthand, as `medlink link` gives them: lay words read as names say them, a shortened
+    word written out, common lay names in the shorthand list; "RUL nodule" is no *Skin nodule*."""
+    mentions = ["sore knees", "my hip hurts", "hard to fall asleep", "breast ca", "L knee pain", "baby blues", "sugar diabetes",
+                "can't catch my breath", "RUL nodule"]
+    out = json_lines(medlink("link", "--json", "--k", "1", *mentions).stdout)
+    firsts = {o["mention"]: o["candidates"][0]["id"] for o in out}
+    assert firsts == {"sore knees": "HP:0030839", "my hip hurts": "HP:0030838", "hard to fall asleep": "HP:0031354",
+                      "breast ca": "HP:0003002", "L knee pain": "ICD10CM:M25.562", "baby blues": "ICD10CM:O90.6",
+                      "sugar diabetes": "HP:0000819", "can't catch my breath": "HP:0002094", "RUL nodule": "HP:0033608"}
+    assert not any(o["nil"] for o in out[:-1])  # the last, a nodule of a lobe no name says, may be NIL
+
+
 def test_the_readme_sentence_finds_its_shorthand_on_the_default_index():
     """The default KB adds medlink's clinical shorthand list ("T2DM", "can't sleep") to ICD-10-CM and HPO concepts."""
     document = json.loads(medlink("annotate", "--json", "Pt with hx of MI and T2DM, c/o chest pain and can't sleep.").stdout)
