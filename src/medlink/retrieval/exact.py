@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -186,11 +186,7 @@ class ExactGenerator(GeneratorBase):
         no such name says so, the rows whose words are the rest ("right hip fracture": "Fracture of hip NOS"; "very
         bad headaches": "Headache"); else, with ``lay_words``, the same for its lay words read as names say them ("very
         sore knees": "Knee pain")."""
-        words = mention.split()
-        readings = [words]
-        if self.lay_words and (lay := lay_reading(words)) is not None:
-            readings.append(lay.split())
-        for reading in readings:
+        for reading in self._readings(mention.split()):
             rows = self._rows(word_key(" ".join(reading), self.stem, self.function_words))
             if rows:
                 return rows
@@ -200,6 +196,12 @@ class ExactGenerator(GeneratorBase):
                 if rows:
                     return rows
         return ()
+
+    def _readings(self, words: list[str]) -> Iterator[list[str]]:
+        """The mention's words, then (with ``lay_words``, only when asked for) its lay words read as names say them."""
+        yield words
+        if self.lay_words and (lay := lay_reading(words)) is not None:
+            yield lay.split()
 
     @property
     def rows_of(self) -> dict[str, int | tuple[int, ...]]:
