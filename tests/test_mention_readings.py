@@ -8,6 +8,7 @@ from medlink.kb.build import build_kb
 from medlink.kb.store import KB
 from medlink.linking.config import default_config
 from medlink.linking.linker import Linker
+from medlink.linking.output import explanation_lines, result_json
 from medlink.retrieval.exact import ExactGenerator
 from medlink.text.finders.word_shorthand import shorthand_reading
 from medlink.text.lay_words import lay_reading
@@ -30,17 +31,21 @@ def test_a_lay_reading_replaces_the_longest_lay_phrase_and_says_none_when_nothin
     assert lay_reading("knee pain".split()) is None
 
 
-def test_the_words_stage_reads_lay_words_only_where_the_mention_own_words_match_no_name(tmp_path):
+def test_the_words_stage_reads_lay_words_only_where_the_mention_own_words_match_no_name_and_the_reading_does(tmp_path):
     stage = generator(names=NAMES, words=True, lay_words=True)
-    mentions = ["sore knees", "very sore knee", "pressure sore", "swollen ankles", "hard to fall asleep", "can't walk",
-                "can't sleep", "weak muscles", "sore"]
-    # "pressure sore" and "can't sleep" are names and stay theirs; a lay word alone spells no name
-    assert found(stage, mentions) == [["C1"], ["C1"], ["C2"], ["C3"], ["C4"], ["C5"], ["C6"], ["C7"], []]
+    mentions = ["sore knees", "very sore knee", "pressure sore", "swollen ankles", "hard to fall asleep", "can't walk", "can't sleep",
+                "weak muscles", "sore", "sore elbows"]
+    readings = [stage.lay_reading(normalize(m)) for m in mentions]  # the linker searches normalised mentions
+    # "pressure sore" and "can't sleep" are names, "weak muscles" stems as "Muscle weakness" does: they stay theirs; no
+    # name says "pain" alone or "elbow pain" here
+    assert readings == ["pain knees", "very pain knee", None, "swelling ankles", "difficulty fall asleep", "inability to walk", None, None,
+                        None, None]
+    assert found(stage, ["pain knees", "sore knees"]) == [["C1"], []]  # the stage searches what it is given
     stage.save(tmp_path / "words")
     loaded = ExactGenerator.load(tmp_path / "words", stage.table, stage.concept_ids, "words")
-    assert loaded.lay_words and found(loaded, ["sore knees"]) == [["C1"]]
+    assert loaded.lay_words and loaded.lay_reading("sore knees") == "pain knees"
     plain = generator(names=NAMES, words=True)
-    assert not plain.lay_words and found(plain, ["sore knees", "swollen ankles"]) == [[], []]
+    assert not plain.lay_words and plain.lay_reading("sore knees") is None
 
 
 def test_the_default_config_reads_lay_words():
@@ -55,12 +60,18 @@ def test_a_shorthand_reading_writes_shortened_words_out_where_a_word_is_written_
                         "HTN": None, "heart attack": None}
 
 
-def test_link_reads_a_mention_shortened_words_as_annotate_does(tmp_path):
+def test_link_reads_shortened_words_as_annotate_does_and_lay_words_as_names_say_them(tmp_path):
     source = tmp_path / "terms.tsv"
-    source.write_text("id\tname\nC1\tBreast cancer\nC2\tAbrasion of breast\nC3\tPain in left knee\nC4\tKnee pain\n", encoding="utf-8")
+    source.write_text("id\tname\nC1\tBreast cancer\nC2\tAbrasion of breast\nC3\tPain in left knee\nC4\tKnee pain\nC5\tMuscle pain\n"
+                      "C6\tBed sore\n", encoding="utf-8")
     with KB.open(build_kb(tmp_path / "kb.sqlite", [f"tsv:{source}"], progress=False).path) as kb:
         linker = Linker.build(kb, default_config(), dictionary=False)
-    firsts = [r.candidates[0].concept_id for r in linker.link(["breast ca", "L knee pain", "knee pain"], k=3)]
-    assert firsts == ["C1", "C3", "C4"]
+    firsts = [r.candidates[0].concept_id for r in linker.link(["breast ca", "L knee pain", "knee pain", "sore muscles", "bed sore"], k=3)]
+    assert firsts == ["C1", "C3", "C4", "C5", "C6"]  # every stage searches "pain muscles": no "Bed sore" for the lay word
+    assert linker.key("sore muscles") == "pain muscles" and linker.key("bed sore") == "bed sore"
+    results = linker.link(["breast ca", "knee pain"], k=1)
+    assert [r.read_as for r in results] == ["breast cancer", None]  # what the stages searched, where not the mention's words
+    assert explanation_lines(results[0])[0].startswith("breast ca (read as 'breast cancer'): ")
+    assert result_json(results[0])["read_as"] == "breast cancer" and "read_as" not in result_json(results[1])
     assert shorthand_reading("RUL nodule", normalize) == "right upper lobe pulmonary nodule"  # a lung's lobe, as names say it
     assert linker.key("breast ca") == linker.key("breast cancer")  # one reading: what the annotator's results are kept by

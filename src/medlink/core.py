@@ -86,6 +86,7 @@ class LinkResult:
     nil: bool | None = None
     probability: float | None = None
     nil_threshold: float | None = None  # the threshold ``nil`` was decided at (what an explanation quotes)
+    read_as: str | None = None  # what the stages searched, where not the mention's own words ("breast ca": "breast cancer")
 
     @property
     def best(self) -> Candidate | None:

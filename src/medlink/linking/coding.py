@@ -29,7 +29,8 @@ from medlink.linking.coding_probability import EQUIVALENT, UNSAID, code_probabil
 from medlink.linking.coding_rules import DEFAULT_STEP, UNSAID_STEP, CodeSet
 from medlink.linking.coding_words import SHORT_FORM, causes_written, said_words, sides_written, spelled_out, unasserted, without_qualifiers
 from medlink.linking.partial import names_the_modifiers
-from medlink.text.normalize import SIDES
+from medlink.text.finders.word_shorthand import shorthand_reading
+from medlink.text.normalize import SIDES, normalize
 
 log = logging.getLogger(__name__)
 CODING_DEPTH = 10  # candidates read per mention for codes: a code reached from a concept ranked lower than this is no answer
@@ -64,7 +65,7 @@ class Coder:
         return [result if result.error else self._coded(result, k) for result in results]
 
     def _coded(self, result: LinkResult, k: int) -> LinkResult:
-        mention = result.mention.text
+        mention = shorthand_reading(result.mention.text, normalize) or result.mention.text  # the words the linker read
         found: dict[str, tuple[tuple, Candidate]] = {}
         strengths = [c.probability if c.probability is not None else c.score for c in result.candidates]
         top = max(strengths, default=0.0)

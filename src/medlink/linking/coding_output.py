@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from medlink.core import Candidate, LinkResult
 from medlink.linking.coding import CODED, is_uncoded
-from medlink.linking.output import decision_text, printable, result_json
+from medlink.linking.output import decision_text, mention_heading, printable, result_json
 
 
 def path_of(candidate: Candidate) -> dict | None:
@@ -64,7 +64,7 @@ def coded_lines(result: LinkResult) -> list[str]:
 
 def coded_explanation(result: LinkResult) -> list[str]:
     """``--explain``: the decision, then per code its probability, the alias the linker matched, and its whole path."""
-    lines = [f"{printable(result.mention.text)}: {coded_decision(result)}"]
+    lines = [f"{mention_heading(result)}: {coded_decision(result)}"]
     for rank, c in enumerate(result.candidates, 1):
         probability = f"p={c.probability:.3f} " if c.probability is not None else ""
         lines.append(f"  {rank}. {c.concept_id} {c.name}: {probability}score {c.score:.3f}; matched '{c.matched_name}'")

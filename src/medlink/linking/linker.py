@@ -260,12 +260,18 @@ class Linker:
         return self
 
     def key(self, text: str) -> str:
-        """A mention's normalised form, what the generators search (over-long mentions truncated), its shortened words
-        written out as the dictionary finder reads them in running text ("breast ca": "breast cancer")."""
+        """A mention's normalised form, what the generators search (over-long mentions truncated): its shortened words
+        written out as the dictionary finder reads them in running text ("breast ca": "breast cancer"), and people's
+        words for a symptom read as names say them where only that reading matches a name ("sore muscles": "pain
+        muscles"; a words stage's ``lay_reading``)."""
         if len(text) > MAX_MENTION_CHARS:
             log.warning("mention of %d characters truncated to %d", len(text), MAX_MENTION_CHARS)
             text = text[:MAX_MENTION_CHARS]
-        return self.normalize(shorthand_reading(text, self.normalize) or text)
+        key = self.normalize(shorthand_reading(text, self.normalize) or text)
+        for generator in self.generators.values():
+            if getattr(generator, "lay_words", False) and (read := generator.lay_reading(key)) is not None:
+                return read
+        return key
 
     def search(self, keys: Sequence[str], names: Sequence[str]) -> dict[str, Hits]:
         """Each of the ``names`` generators' ``k_per_generator`` best hits for normalised, non-empty ``keys``.
@@ -385,7 +391,8 @@ class Linker:
             else:  # a fresh list per mention: duplicates share the search, not the objects
                 candidates = [c.copy(alt_ids=list(self.alt_ids.get(c.concept_id, ()))) for c in found.candidates[:k]]
             note_readings(candidates, readings.get(key))
-            out.append(replace(found, mention=mention, candidates=candidates))
+            read_as = key if key != self.normalize(mention.text) else None  # a shortened word written out, lay words read
+            out.append(replace(found, mention=mention, candidates=candidates, read_as=read_as))
         return resolve_codes(out, lambda: self.codes, self.candidate_for)
 
     @cached_property

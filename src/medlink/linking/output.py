@@ -103,6 +103,7 @@ def result_json(result: LinkResult, explain: bool = False) -> dict:
                 ("nil", result.nil),
                 ("probability", result.probability),
                 ("nil_threshold", result.nil_threshold),
+                ("read_as", result.read_as),
             )
             if value is not None
         }
@@ -152,10 +153,17 @@ def _threshold(result: LinkResult) -> str:
     return f" {result.nil_threshold:.3f}" if result.nil_threshold is not None else ""
 
 
+def mention_heading(result: LinkResult) -> str:
+    """The mention as an explanation names it, with what the stages searched where that differs ("breast ca (read as
+    'breast cancer')")."""
+    read = f" (read as '{printable(result.read_as)}')" if result.read_as else ""
+    return printable(result.mention.text) + read
+
+
 def explanation_lines(result: LinkResult) -> list[str]:
     """``--explain``: the decision, then per candidate its probability, the alias that matched, each stage's score and any
     other evidence (the training mentions that voted, a backoff)."""
-    lines = [f"{printable(result.mention.text)}: {decision_text(result)}"]
+    lines = [f"{mention_heading(result)}: {decision_text(result)}"]
     for rank, c in enumerate(result.candidates, 1):
         probability = f"p={c.probability:.3f} " if c.probability is not None else ""
         stages = ", ".join(f"{stage} {value:.3f}" for stage, value in c.scores_by_stage.items())

@@ -10,15 +10,16 @@ read as the most frequent name word one edit away, ``medlink.text.spelling``), b
 "pnuemonia" is Pneumonia. Why a stage of its own: a dense stage reads a misspelling poorly ("pnuemonia": Pyuria) and
 can outweigh the character n-grams; the fusion can weigh this exact evidence as it needs.
 
-With ``lay_words`` (words form), a mention whose own words match no name is read with people's words for a symptom as
-names say them (``medlink.text.lay_words``): "sore knees" is *Knee pain*.
+With ``lay_words`` (words form), a mention whose own words match no name, and whose words read with people's words for
+a symptom as names say them do (``medlink.text.lay_words``), is searched so by every stage (``lay_reading``, which the
+linker's key asks): "sore knees" is *Knee pain*.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -184,24 +185,21 @@ class ExactGenerator(GeneratorBase):
     def _word_rows(self, mention: str) -> tuple[int, ...]:
         """The rows whose words are the mention's; else, for a mention that says a side, a degree or whose it is and
         no such name says so, the rows whose words are the rest ("right hip fracture": "Fracture of hip NOS"; "very
-        bad headaches": "Headache"); else, with ``lay_words``, the same for its lay words read as names say them ("very
-        sore knees": "Knee pain")."""
-        for reading in self._readings(mention.split()):
-            rows = self._rows(word_key(" ".join(reading), self.stem, self.function_words))
-            if rows:
-                return rows
-            if LEFT_OUT_IF_NEEDED.intersection(reading):
-                rest = " ".join(word for word in reading if word not in LEFT_OUT_IF_NEEDED)
-                rows = self._rows(word_key(rest, self.stem, self.function_words)) if rest else ()
-                if rows:
-                    return rows
-        return ()
+        bad headaches": "Headache")."""
+        rows = self._rows(word_key(mention, self.stem, self.function_words))
+        words = mention.split()
+        if rows or not LEFT_OUT_IF_NEEDED.intersection(words):
+            return rows
+        rest = " ".join(word for word in words if word not in LEFT_OUT_IF_NEEDED)
+        return self._rows(word_key(rest, self.stem, self.function_words)) if rest else ()
 
-    def _readings(self, words: list[str]) -> Iterator[list[str]]:
-        """The mention's words, then (with ``lay_words``, only when asked for) its lay words read as names say them."""
-        yield words
-        if self.lay_words and (lay := lay_reading(words)) is not None:
-            yield lay.split()
+    def lay_reading(self, mention: str) -> str | None:
+        """With ``lay_words``, the normalised mention with people's words for a symptom read as names say them, where
+        its own words match no name and that reading's do ("sore muscles": "pain muscles", *Muscle pain*'s words);
+        else None. The linker searches every stage with it (``Linker.key``)."""
+        if not self.lay_words or (read := lay_reading(mention.split())) is None:
+            return None
+        return read if self._word_rows(read) and not self._word_rows(mention) else None
 
     @property
     def rows_of(self) -> dict[str, int | tuple[int, ...]]:

@@ -140,6 +140,7 @@ class LinkResultOut(BaseModel):
     nil: bool | None = None
     probability: float | None = None
     nil_threshold: float | None = None
+    read_as: str | None = None  # what the stages searched, where not the mention's own words ("breast ca": "breast cancer")
     why: str | None = None
     explanation: list[str] | None = None
     coding: dict[str, Any] | None = None  # coding mode: the namespace, whether a code was reached, the first code's path

@@ -1,4 +1,4 @@
-"""People's words for a symptom read as the word a name uses: "sore knees" is *Knee pain*, "swollen ankles" *Ankle swelling*.
+"""People's words for a symptom read as the word a name uses: "sore knees" is *Knee pain*, "sore muscles" *Muscle pain*.
 
 Why: people write "my hip hurts", "sore muscles", "achy joints", "hard to fall asleep"; terminologies say "Hip pain",
 "Muscle pain", "Joint pain", "Difficulty falling asleep". The word-set match (``retrieval.exact``, words form) then
@@ -8,8 +8,9 @@ these words with the clinical one ("Sore throat" and "Throat pain", "Stomach ach
 throat" and "Throat swelling"), but only for a few body parts.
 
 A curated list, like the clinical shorthand (``kb/data/clinical_shorthand.jsonl``): each lay word or phrase and the
-word names use. The words stage reads a mention so only when its own words match no name ("Pressure sore" and "can't
-sleep" are names, and stay theirs).
+word names use. A mention is read so only when its own words match no name and the reading's words do (the words
+stage's ``lay_reading``); every stage then searches the reading. "Pressure sore" and "can't sleep" are names, and stay
+theirs.
 """
 
 from __future__ import annotations
