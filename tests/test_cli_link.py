@@ -183,6 +183,11 @@ def test_people_words_and_a_note_shortened_words_link_on_the_default_index():
                       "breast ca": "HP:0003002", "L knee pain": "ICD10CM:M25.562", "baby blues": "ICD10CM:O90.6",
                       "sugar diabetes": "HP:0000819", "can't catch my breath": "HP:0002094", "RUL nodule": "HP:0033608"}
     assert not any(o["nil"] for o in out[:-1])  # the last, a nodule of a lobe no name says, may be NIL
+    assert [o.get("read_as") for o in out[:2]] == ["pain knees", "my hip pain"]  # what was searched is said
+    coded = json_lines(medlink("link", "--json", "--k", "1", "--target-namespace", "ICD10CM", "achy joints", "pulmonary HTN", "R hip fx").stdout)
+    # the code rules read the mention as the stages did: "pain" said, "hypertension" said, the right side kept
+    assert [o["candidates"][0]["id"] for o in coded] == ["ICD10CM:M25.50", "ICD10CM:I27.20", "ICD10CM:S72.001A"]
+    assert coded[2]["read_as"] == "right hip fracture"
 
 
 def test_the_readme_sentence_finds_its_shorthand_on_the_default_index():

@@ -29,6 +29,7 @@ def test_a_lay_reading_replaces_the_longest_lay_phrase_and_says_none_when_nothin
     assert lay_reading("my hip hurts".split()) == "my hip pain"
     assert lay_reading("can t walk".split()) == "inability to walk"  # "can't" as the normaliser writes it
     assert lay_reading("knee pain".split()) is None
+    assert lay_reading("sore feet".split()) == "pain foot"  # a plural no stemmer takes back to "foot"
 
 
 def test_the_words_stage_reads_lay_words_only_where_the_mention_own_words_match_no_name_and_the_reading_does(tmp_path):

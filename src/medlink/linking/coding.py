@@ -65,7 +65,8 @@ class Coder:
         return [result if result.error else self._coded(result, k) for result in results]
 
     def _coded(self, result: LinkResult, k: int) -> LinkResult:
-        mention = shorthand_reading(result.mention.text, normalize) or result.mention.text  # the words the linker read
+        mention = shorthand_reading(result.mention.text, normalize) or result.mention.text  # its shortened words written out
+        written = [mention, result.read_as] if result.read_as else [mention]  # and as the stages read it ("achy joints": "pain joints")
         found: dict[str, tuple[tuple, Candidate]] = {}
         strengths = [c.probability if c.probability is not None else c.score for c in result.candidates]
         top = max(strengths, default=0.0)
@@ -80,7 +81,7 @@ class Coder:
             routes = []
             for position, (code, mapping) in enumerate(self._reached(candidate)):
                 said = (
-                    said_words([mention] if mapping is None else [mention, candidate.name, candidate.matched_name]) - denied
+                    said_words(written if mapping is None else [*written, candidate.name, candidate.matched_name]) - denied
                 ) | qualifiers
                 if has_short_form:  # "SOB" says "shortness of breath"
                     said |= spelled_out(mention, self.codes.family_names(code))
@@ -314,7 +315,7 @@ def surer_readings(
     for i, ways in others.items():
         best = max((read[way] for way in ways if not read[way].error and read[way].candidates), key=_strength, default=None)
         if best is not None and _strength(best) > _strength(results[i]):
-            out[i] = replace(best, mention=results[i].mention)
+            out[i] = replace(best, mention=results[i].mention, read_as=results[i].read_as)  # what the mention was read as
     return out
 
 

@@ -31,6 +31,9 @@ LAY_WORDS: dict[str, str] = {
     "drowsy": "drowsiness",
     **dict.fromkeys(("hard to", "trouble", "trouble with"), "difficulty"),
     **dict.fromkeys(("unable to", "can t", "cant", "cannot", "couldn t", "couldnt", "could not"), "inability to"),
+    # plurals a stemmer does not take back to the word names use ("sore feet": Foot pain)
+    "feet": "foot",
+    "teeth": "tooth",
 }
 _LONGEST = max(len(phrase.split()) for phrase in LAY_WORDS)
 _FIRST_WORDS = frozenset(phrase.split()[0] for phrase in LAY_WORDS)  # a mention without one has nothing to read
