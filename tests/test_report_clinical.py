@@ -70,7 +70,7 @@ def test_the_section_shows_both_splits_in_both_modes_the_phrases_and_the_mapping
     (row,) = table_under(text, "## Headline figures")
     assert row["task"] == "[Clinical notes, coding](#clinical-notes-and-coding)"
     assert row["medlink"] == "0.865 / 0.703 (plain 0.676 / 0.432)" and "test split (138 mentions)" in row["data"]
-    assert "Results no section reads yet" not in text and "Also in" not in text
+    assert "Results no section reads yet" not in text and "Not shown (earlier or minor runs)" not in text
 
 
 def test_an_older_run_without_a_namespace_is_plain_and_no_coding_run_no_headline_row(report, tmp_path):  # noqa: F811

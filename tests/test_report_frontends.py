@@ -63,7 +63,7 @@ def test_the_service_section_shows_load_gildas_peer_row_fuzzing_and_the_load_ave
     assert (gilda["Acc@1"], gilda["one client p50 (/ p99)"], gilda["req/s"], gilda["load average"]) == ("0.557", "7.0 / 14 ms", "334.0", "14.2")
     assert rows[("medlink, 2 workers (NCBI test dictionary)", "/ground (1 mention)")]["Acc@1"] == "0.682 (first candidate 0.793)"
     service = " ".join(section(text, "Service").split())
-    assert "One client's `/link` p50 in" not in service  # a one-client run alone: named under 'Also in', its figure in the JSON
+    assert "One client's `/link` p50 in" not in service  # a one-client run alone: named under 'Not shown', its figure in the JSON
     assert "Worker start (median of fresh `medlink serve`, to the first healthy answer; of it the index load): default index" in service
     assert "2,652 requests, 0 answers >= 500 (2xx 1,170, 4xx 1,482); 2 hand-made bad requests" in service and "2 answered 4xx" in service
     assert "`/link` p50 <= 30 / p99 <= 150 ms: 590 / 1,770 ms" in service and "default-dense under load: not yet measured" in service
@@ -72,7 +72,7 @@ def test_the_service_section_shows_load_gildas_peer_row_fuzzing_and_the_load_ave
             "`python benchmarks/service/peer.py`") in service
     (row,) = [r for r in table_under(text, "## Headline figures") if r["task"] == "[Service](#service)"]
     assert (row["medlink"], row["CPU"]) == ("590 / 1,770 ms (24.3)", "Intel Xeon, AVX-512; load average 7.3")
-    assert "Results no section reads yet" not in text and "Also in `benchmarks/results/` (not shown here; earlier or minor runs): service_one_client." in text
+    assert "Results no section reads yet" not in text and "Not shown (earlier or minor runs): service_one_client." in text
 
 
 def test_the_spacy_run_is_its_own_kind_and_ray_is_not_yet_measured(report, tmp_path):  # noqa: F811

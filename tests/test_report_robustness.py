@@ -50,6 +50,6 @@ def test_windowed_long_documents_replace_the_older_row_and_kills_are_summed(repo
     assert [row["outcomes"] for row in rows] == ["left complete, rerun ok 3, left none, rerun ok 1",
                                                  "dense 10 MB: 14.9 min, 1,875 MB → 78.9 s, 738 MB"]
     assert "`python benchmarks/robustness/long_documents.py --label after`" in text  # the last run's command
-    assert "long_document." in text.split("Also in `benchmarks/results/`")[1]  # the older row: named, not shown
+    assert "long_document." in text.split("Not shown (earlier or minor runs)")[1]  # the older row: named, not shown
     (kills,) = table_under(text, "## Headline figures")
     assert kills["medlink"] == "0 of 4 kill -9 trials broke an output" and kills["CPU"] == "AMD EPYC, AVX2 only"

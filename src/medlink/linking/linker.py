@@ -260,10 +260,9 @@ class Linker:
         return self
 
     def key(self, text: str) -> str:
-        """A mention's normalised form, what the generators search (over-long mentions truncated): its shortened words
-        written out as the dictionary finder reads them in running text ("breast ca": "breast cancer"), and people's
-        words for a symptom read as names say them where only that reading matches a name ("sore muscles": "pain
-        muscles"; a words stage's ``lay_reading``)."""
+        """A mention's normalised form, what the generators search (over-long mentions truncated), its shortened words
+        written out as the dictionary finder reads them ("breast ca": "breast cancer") and its lay words read as names
+        say them where only that reading matches a name ("sore muscles": "pain muscles"; a words stage's ``lay_reading``)."""
         if len(text) > MAX_MENTION_CHARS:
             log.warning("mention of %d characters truncated to %d", len(text), MAX_MENTION_CHARS)
             text = text[:MAX_MENTION_CHARS]
