@@ -146,6 +146,23 @@ def test_heads_are_phrases_in_coding_mode_and_partial_otherwise_unless_told():
         AnnotateOptions(modifiers="always")
 
 
+def test_an_index_records_the_mode_its_annotator_takes_unless_told(kb, tmp_path):
+    """The default indexes are clinical: `annotate` keeps a head's phrase there ("Juvenile diabetes") as coding mode does;
+    an index built without a mode keeps corpora's head; an option the caller gives wins."""
+    from medlink.errors import MedlinkError
+    from medlink.linking.annotator import AnnotateOptions, Annotator
+    from medlink.linking.index import CLINICAL_MODIFIERS, build_index
+
+    clinical = build_index(kb, tmp_path / "clinical", modifiers=CLINICAL_MODIFIERS, calibrate="none")
+    plain = build_index(kb, tmp_path / "plain", calibrate="none")
+    assert Annotator.load(tmp_path / "clinical").options.modifiers_mode == "phrase" == CLINICAL_MODIFIERS
+    assert Annotator.load(tmp_path / "plain").options.modifiers_mode == "partial"
+    told = Annotator(clinical, [clinical.dictionary_finder()], AnnotateOptions(modifiers="partial"))
+    assert told.options.modifiers_mode == "partial" and Annotator(plain, [plain.dictionary_finder()]).options.modifiers is None
+    with pytest.raises(MedlinkError, match="unknown modifiers mode"):
+        build_index(kb, tmp_path / "bad", modifiers="always")
+
+
 def test_partial_mode_marks_a_head_only_where_a_name_says_its_modifiers_and_off_leaves_spans_alone():
     text = "Juvenile diabetes"
     head = Annotation(9, 17, "diabetes", source="dictionary")

@@ -125,7 +125,7 @@ def annotate(
         help="A head inside a longer phrase ('diabetes' in 'juvenile diabetes'): widen (link the phrase where a name says "
         "its modifiers, else mark the head partial) | phrase (as widen, and else the span is the phrase all the same, a partial match at 0.8 of its "
         "probability) | partial (keep the head, marked partial, at 0.8 of its probability) | off. Default: phrase with "
-        "--target-namespace, else partial (docs/annotate.md).",
+        "--target-namespace or on the default indexes, else partial (docs/annotate.md).",
     ),
     generators: str | None = typer.Option(None, "--generators", help="Comma-separated generator names to use (default: all)."),
     types: list[str] = typer.Option(

@@ -82,8 +82,8 @@ class AnnotateOptions:
     target_namespace: str | None = None  # coding mode: each span's codes of this namespace (``linking.coding``)
     mappings: tuple[str, ...] = ()  # coding mode: SSSOM files of mappings into it, beside medlink's own
     # heads of longer phrases (``linking.partial``): widen, phrase, partial (never widened) or off; None: phrase in coding
-    # mode, where clinical notes mark the whole phrase and its words choose the code (side, type), else partial (corpora
-    # such as NCBI Disease mark the head alone)
+    # mode, where clinical notes mark the whole phrase and its words choose the code (side, type), else the index's own
+    # (the default indexes: phrase), else partial (corpora such as NCBI Disease mark the head alone)
     modifiers: str | None = None
 
     @property
@@ -107,6 +107,13 @@ class AnnotateOptions:
             raise MedlinkError(f"span threshold {self.span_threshold} is outside [0, 1]")
 
 
+def own_modifiers(options: AnnotateOptions, manifest: dict) -> AnnotateOptions:
+    """``options`` with the index's own heads-of-phrases mode where they name none and code nothing (the default indexes'
+    phrase: ``linking.index.CLINICAL_MODIFIERS``)."""
+    mode = (manifest.get("dictionary") or {}).get("modifiers")
+    return replace(options, modifiers=mode) if mode and options.modifiers is None and not options.target_namespace else options
+
+
 LONG_RUN = 100  # documents annotated (before a batch) from which loading the compiled stages pays for itself
 
 
@@ -118,7 +125,7 @@ class Annotator:
             raise MedlinkError("an annotator needs at least one mention finder")
         self.linker = linker
         self.finders = list(finders)
-        self.options = options or AnnotateOptions()
+        self.options = own_modifiers(options or AnnotateOptions(), linker.manifest)
         self.dictionary = next(
             (f for f in (getattr(f, "dictionary", f) for f in self.finders) if isinstance(f, DictionaryFinder)), None
         )  # tells a name (composites)

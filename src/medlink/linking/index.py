@@ -27,6 +27,9 @@ from medlink.text.finders.dictionary import is_current as dictionary_is_current
 
 log = logging.getLogger(__name__)
 DEFAULT_INDEX_NAME = "default-index"
+# the default indexes' heads of longer phrases in `annotate`: the whole phrase, as clinical notes mark it ("Juvenile
+# diabetes", not "diabetes"); chosen on the clinical notes' dev split against partial (docs/benchmark-history.md)
+CLINICAL_MODIFIERS = "phrase"
 
 
 CALIBRATE = ("kb", "memory", "none")
@@ -41,6 +44,7 @@ def build_index(
     finder_skip: Sequence[str] = (),
     memory_types: frozenset[str] | None = None,
     memory_new_concepts: bool = False,
+    modifiers: str | None = None,
 ) -> Linker:
     """Build and save an index; ``config`` is a LinkerConfig, a preset's name (default, default-dense) or a JSON file;
     ``memory`` lists ``FORMAT:PATH`` annotated datasets to memorise (``memory_types``: only their mentions of those
@@ -49,13 +53,18 @@ def build_index(
     threshold included) on pseudo-mentions drawn from the KB, unless the config brings a calibration of its own or the
     KB is too small to draw them from; ``"memory"`` on the memory's own mentions, cross-fitted (``linking.cross_fit``);
     ``medlink tune --calibrate`` re-fits them on dev data. ``finder_skip``: concepts
-    whose subtrees the mention finder leaves out (``linking.kb_inputs.finder_skipped``)."""
+    whose subtrees the mention finder leaves out (``linking.kb_inputs.finder_skipped``). ``modifiers``: the heads-of-phrases
+    mode ``annotate`` takes on this index unless told (``linking.partial``; None: partial, or phrase in coding mode)."""
     if calibrate not in CALIBRATE:
         raise MedlinkError(f"--calibrate must be one of {', '.join(CALIBRATE)}, not {calibrate!r}")
+    from medlink.linking.partial import MODIFIER_MODES  # build time only: not on a link's start
+
+    if modifiers is not None and modifiers not in MODIFIER_MODES:
+        raise MedlinkError(f"unknown modifiers mode {modifiers!r}; known: {', '.join(MODIFIER_MODES)}")
     # before the (long) build, not after it; and one writer from the start: a second build to the same folder is refused now
     require_replaceable(Path(out), MANIFEST, "a medlink index", is_index_manifest, LAYOUT)
     with output_lock(Path(out)):
-        return _build_index(kb, out, config, memory, calibrate, finder_skip, memory_types, memory_new_concepts)
+        return _build_index(kb, out, config, memory, calibrate, finder_skip, memory_types, memory_new_concepts, modifiers)
 
 
 def _build_index(
@@ -67,6 +76,7 @@ def _build_index(
     finder_skip: Sequence[str],
     memory_types: frozenset[str] | None = None,
     memory_new_concepts: bool = False,
+    modifiers: str | None = None,
 ) -> Linker:
     kb = kb if isinstance(kb, KB) else KB.open(kb)
     where = str(config) if isinstance(config, (str, Path)) and Path(config).is_file() else "config"  # a file's name in its errors
@@ -105,6 +115,8 @@ def _build_index(
             aside.stop()
     if fitted is not None:
         linker = calibrated(linker, *fitted)
+    if modifiers is not None:
+        linker.manifest.setdefault("dictionary", {})["modifiers"] = modifiers
     linker.save(out)
     return linker
 
@@ -181,7 +193,7 @@ def default_index_dir(name: str = "default") -> Path:
     def build() -> None:
         # a warning, so a program that set no logging still says why its first call takes minutes
         log.warning("building the %s index in %s (first use: a few minutes, once)", name, directory)
-        build_index(kb, directory, config, finder_skip=skip)
+        build_index(kb, directory, config, finder_skip=skip, modifiers=CLINICAL_MODIFIERS)
 
     build_once(directory, f"the {name} index", lambda: _is_current(directory, kb, config, skip), build)
     return directory
@@ -199,6 +211,7 @@ def _is_current(directory: Path, kb: KB, config: LinkerConfig, skip: list[str]) 
             and kb_fit_is_current(manifest["config"])  # probabilities an older pseudo-mention draw fitted: refitted
             and dictionary_is_current(directory / DICTIONARY)  # a dictionary finder of another version: rebuilt once
             and manifest.get("dictionary", {}).get("skip_under") == sorted(skip)
+            and manifest["dictionary"].get("modifiers") == CLINICAL_MODIFIERS
             and all(word_keys_are_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "exact")
             and all(completion_is_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "completion")
         )
