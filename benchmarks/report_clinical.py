@@ -48,14 +48,15 @@ def clinical_runs(get, modifiers: str | None = None) -> list[tuple[str, dict]]:
     return [latest[key] for key in sorted(latest, key=lambda key: (order.get(key[0], len(order)), key[0], key[1]))]
 
 
-def phrase_runs_note(runs: list[tuple[str, dict]]) -> str | None:
-    """One bullet for the plain runs with ``--modifiers phrase`` (spans as clinical annotators mark them)."""
+def partial_runs_note(runs: list[tuple[str, dict]]) -> str | None:
+    """One bullet for the plain runs with ``--modifiers partial`` (the head kept, as on an index a user builds; the default
+    indexes take the whole phrase)."""
     plain = [d["clinical_notes"] for _, d in runs if not d["clinical_notes"].get("target_namespace")]
     if not plain:
         return None
     parts = "; ".join(f"{n['split']} {_r(n['spans_exact']['f1'])} / {_r(n['spans_overlap']['f1'])}, {_r(n['icd10cm_category_accuracy'])} / "
                       f"{_r(n['icd10cm_full_accuracy'])}, ECE {_r(n.get('code_ece'))}" for n in plain)
-    return (f"- Plain linking with `--modifiers phrase` (a head widened to its whole phrase; coding mode's default): "
+    return (f"- Plain linking with `--modifiers partial` (the head of a longer phrase kept, as on an index you build; the default indexes take the phrase): "
             f"mention F1 exact / overlap, category / full code: {parts}.")
 
 
@@ -76,7 +77,7 @@ def peers_cell(d: dict) -> str:
 
 def clinical_section(get) -> Section | None:
     runs, phrases, mappings, peers = clinical_runs(get), get("coding_phrases"), get("coding_mappings"), peer_runs(get)
-    phrase_runs = [run for run in clinical_runs(get, "phrase") if not run[1]["clinical_notes"].get("target_namespace")]
+    partial_runs = [run for run in clinical_runs(get, "partial") if not run[1]["clinical_notes"].get("target_namespace")]
     if not (runs or phrases or mappings):
         return None
     # no intro line above the table (the table opens the section, as the headline's does): the line it saves pays for the
@@ -103,10 +104,10 @@ def clinical_section(get) -> Section | None:
     section.body.append("- `medlink annotate` (default index) on 90 invented snippets (`benchmarks/clinical_notes`) by two writers blind to medlink's "
                         "rules (the second's first run: docs/benchmark-history.md), plain and in coding mode; "
                         "codes and assertions on the gold mentions a span overlaps; nothing tuned on test.")
-    note = phrase_runs_note(phrase_runs)
+    note = partial_runs_note(partial_runs)
     if note:
         section.body.append(note)
-        section.add_runs(phrase_runs)
+        section.add_runs(partial_runs)
     for name, d in phrases[-1:]:
         plain, coded, s = d["without"], d["with_target_namespace"], d["seconds"]
         section.body.append(

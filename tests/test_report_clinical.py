@@ -100,12 +100,12 @@ def test_score_names_each_mode_s_results_apart():
     assert module.results_name("test", "ICD10CM") == "clinical_notes_test_icd10cm"
 
 
-def test_plain_runs_with_modifiers_phrase_are_a_line_not_the_tables_plain_rows(report, tmp_path):  # noqa: F811
-    phrase = notes("dev", None, 0.746, 0.517)
-    phrase["clinical_notes"].update(modifiers="phrase", spans_exact={"f1": 0.838, "gold": 132}, date="2026-12-03")
-    phrase["date"] = "2026-12-03"  # newer than the default run: still not its row
-    results = write(tmp_path, clinical_notes_dev=notes("dev", None, 0.7281, 0.4825), clinical_notes_dev_phrase=phrase)
+def test_plain_runs_with_modifiers_partial_are_a_line_not_the_tables_plain_rows(report, tmp_path):  # noqa: F811
+    partial = notes("dev", None, 0.746, 0.517)
+    partial["clinical_notes"].update(modifiers="partial", spans_exact={"f1": 0.838, "gold": 132}, date="2026-12-03")
+    partial["date"] = "2026-12-03"  # newer than the default run: still not its row
+    results = write(tmp_path, clinical_notes_dev=notes("dev", None, 0.7281, 0.4825), clinical_notes_dev_partial=partial)
     text = report.render(results, None)
     rows = table_under(text, "## Clinical notes and coding")
     assert [(r["mode"], r["mention F1 exact / overlap"]) for r in rows] == [("plain", "0.724 / 0.898")]
-    assert "with `--modifiers phrase`" in text and "dev 0.838 / 0.898, 0.746 / 0.517" in text
+    assert "with `--modifiers partial`" in text and "dev 0.838 / 0.898, 0.746 / 0.517" in text
