@@ -125,7 +125,7 @@ class Annotator:
             raise MedlinkError("an annotator needs at least one mention finder")
         self.linker = linker
         self.finders = list(finders)
-        self.options = own_modifiers(options or AnnotateOptions(), linker.manifest)
+        self.options = own_modifiers(options or AnnotateOptions(), getattr(linker, "manifest", None) or {})
         self.dictionary = next(
             (f for f in (getattr(f, "dictionary", f) for f in self.finders) if isinstance(f, DictionaryFinder)), None
         )  # tells a name (composites)

@@ -30,6 +30,7 @@ from medlink.linking.kb_inputs import alt_ids_of, finder_skipped
 from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries, read_memory
 from medlink.linking.mentions import checked, is_text, mention_error, note_readings
+from medlink.linking.readings import mention_reading
 from medlink.progress import phase
 from medlink.rerank.base import LinkerParts, Reranker, build_reranker, reads_context
 from medlink.retrieval.base import CandidateGenerator, to_candidates
@@ -40,7 +41,6 @@ from medlink.retrieval.names import NameTable, write_json, write_lines
 from medlink.text.concept_text import entity_texts
 from medlink.text.finders.dictionary import DictionaryFinder
 from medlink.text.finders.dictionary import is_current as dictionary_is_current
-from medlink.text.finders.word_shorthand import shorthand_reading
 from medlink.text.normalize import Normalizer
 
 log = logging.getLogger(__name__)
@@ -260,17 +260,16 @@ class Linker:
         return self
 
     def key(self, text: str) -> str:
-        """A mention's normalised form, what the generators search (over-long mentions truncated), its shortened words
-        written out as the dictionary finder reads them ("breast ca": "breast cancer") and its lay words read as names
-        say them where only that reading matches a name ("sore muscles": "pain muscles"; a words stage's ``lay_reading``)."""
+        """A mention's normalised form, what the generators search (``reading``)."""
+        return self.reading(text)[0]
+
+    def reading(self, text: str) -> tuple[str, str | None]:
+        """What the generators search for a mention, and that again where it is not its own normalised words
+        (``linking.readings``); over-long mentions truncated."""
         if len(text) > MAX_MENTION_CHARS:
             log.warning("mention of %d characters truncated to %d", len(text), MAX_MENTION_CHARS)
             text = text[:MAX_MENTION_CHARS]
-        key = self.normalize(shorthand_reading(text, self.normalize) or text)
-        for generator in self.generators.values():
-            if getattr(generator, "lay_words", False) and (read := generator.lay_reading(key)) is not None:
-                return read
-        return key
+        return mention_reading(text, self.normalize, self.generators.values())
 
     def search(self, keys: Sequence[str], names: Sequence[str]) -> dict[str, Hits]:
         """Each of the ``names`` generators' ``k_per_generator`` best hits for normalised, non-empty ``keys``.
@@ -347,7 +346,8 @@ class Linker:
         self, mentions: Sequence[str | Mention], k: int, generators: Sequence[str] | None, rerank: bool, batched: bool
     ) -> list[LinkResult]:
         items = [Mention.of(m) for m in mentions]
-        keys = [self.key(m.text) if is_text(m.text) else "" for m in items]
+        read = [self.reading(m.text) if is_text(m.text) else ("", None) for m in items]
+        keys = [key for key, _ in read]
         unique = sorted({key for key in keys if key})
         names = self.stages(generators)
         everything = generators is None or names == self.stages()
@@ -379,7 +379,7 @@ class Linker:
             by_ident = dict(zip(order, results))
         readings = stage_readings(self.generators, unique, names)
         out = []
-        for mention, key, ident in zip(items, keys, idents):
+        for mention, (key, read_as), ident in zip(items, read, idents):
             found = by_ident.get(ident)
             if found is None:
                 out.append(LinkResult(mention, [], mention_error(mention.text, key)))
@@ -390,7 +390,6 @@ class Linker:
             else:  # a fresh list per mention: duplicates share the search, not the objects
                 candidates = [c.copy(alt_ids=list(self.alt_ids.get(c.concept_id, ()))) for c in found.candidates[:k]]
             note_readings(candidates, readings.get(key))
-            read_as = key if key != self.normalize(mention.text) else None  # a shortened word written out, lay words read
             out.append(replace(found, mention=mention, candidates=candidates, read_as=read_as))
         return resolve_codes(out, lambda: self.codes, self.candidate_for)
 
