@@ -132,6 +132,7 @@ def expansion(written: str) -> str | None:
 
 # the normalised first word of every shortened form ("d" of "d/o"): a passage with none of them is not searched
 _FIRST_WORDS = frozenset(re.split(r"\W", surface.lower())[0] for surface in {*ANY_CASE, *CAPITALS})
+_WORDS = re.compile(r"\w+")
 
 
 def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
@@ -182,7 +183,7 @@ def shorthand_reading(text: str, normalize: Normalizer) -> str | None:
     """A mention given alone ("breast ca", "L knee pain", "hip fx") read with its shortened words written out, as the
     dictionary finder reads the same words in running text; None when it has none, or no word as written ("DM" alone
     may be myotonic dystrophy; "Ca 9.2" is calcium)."""
-    if not _SURFACE.search(text):
+    if _FIRST_WORDS.isdisjoint(_WORDS.findall(text.lower())) or not _SURFACE.search(text):  # the word set first: a few times cheaper
         return None
     tokens = tokenize(text, normalize)
     written = expanded(text, tokens, normalize) if tokens else None
