@@ -221,3 +221,8 @@ def test_phrase_mode_makes_the_span_the_whole_phrase_linked_as_the_phrase_or_the
     unsure = widen_or_discount(text, [head], lambda mentions: [_linked(m.text, "HP:0002014", 0.3) for m in mentions], mode="phrase")
     assert unsure[0].text == "Acute uncomplicated sigmoid diverticulitis" and unsure[0].result.best.concept_id == "ICD10CM:K57.32"
     assert unsure[0].result.probability == pytest.approx(0.9 * PARTIAL)
+    document = Document.from_text(text)
+    document.annotations = unsure  # linked as its head, the phrase's own candidates unsure: the plain output says so
+    assert annotation_lines(document)[1].endswith("\t(partial: linked as its head 'sigmoid diverticulitis')")
+    document.annotations = as_sure
+    assert "partial" not in annotation_lines(document)[1]  # the phrase linked as itself

@@ -211,7 +211,7 @@ def _neighbours(candidate: Candidate, shown: int = 3) -> str:
 def annotation_lines(document: Document, top: int = 1) -> list[str]:
     """Plain output of an annotated document: a header line, then per span its offsets, text, and its ``top`` candidates
     (id, name, score), tab-separated; an abbreviation says which long form it was linked through, a head linked for a
-    longer phrase says so, a mention the text denies, doubts or gives to someone else says so (its assertion and cue)."""
+    longer phrase (or a phrase linked as its head) says so, a mention the text denies, doubts or gives to someone else says so (its assertion and cue)."""
     lines = [f"# {document.doc_id}\t{len(document.annotations)} mention(s)"]
     for span in document.annotations:
         lines.extend(_span_lines(span, top))
@@ -234,6 +234,8 @@ def _span_lines(span: Annotation, top: int) -> list[str]:
     via = f"\t(via {span.infons['linked_through']})" if "linked_through" in span.infons else ""
     if "partial_of" in span.infons:  # a head linked for a longer phrase no name says: its probability is discounted
         via += f"\t(partial: the head of '{printable(span.infons['partial_of'])}')"
+    elif "head" in span.infons and span.result is not None and span.result.mention.text != span.text:  # a phrase linked as its head
+        via += f"\t(partial: linked as its head '{printable(span.infons['head'])}')"
     via += assertion_note(span)
     result = span.result
     if "composite" in span.infons and span.ids:  # a coordination: one concept per spelt-out conjunct
