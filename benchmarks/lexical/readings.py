@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for benchmarks.* imports
-import medlink.linking.linker  # noqa: E402
+import medlink.linking.readings  # noqa: E402
 from benchmarks._common.harness import command_line, publish  # noqa: E402
 from benchmarks._common.interleaved import default_index_decisions, setting_runs  # noqa: E402
 from benchmarks.lexical.tfidf_rescore import datasets  # noqa: E402
@@ -45,7 +45,7 @@ def with_lay_words(linker, on: bool) -> None:
 
 def with_shorthand(linker, on: bool) -> None:
     """The linker's key writes shortened words out, or not (this process's linkers all; one linker is measured at a time)."""
-    medlink.linking.linker.shorthand_reading = shorthand_reading if on else (lambda text, normalize: None)
+    medlink.linking.readings.shorthand_reading = shorthand_reading if on else (lambda text, normalize: None)
 
 
 SWITCHES = {"lay_words": with_lay_words, "shorthand": with_shorthand}
