@@ -110,6 +110,22 @@ def test_a_head_whose_phrase_does_not_link_is_a_partial_match_and_less_sure():
     assert out[0].result.probability < 0.95
 
 
+def test_a_phrase_nearly_a_kb_name_replaces_a_surer_head_and_a_narrower_name_does_not():
+    """ "Juvenile diabetes" is *Juvenile diabetes mellitus* (HP:0100651, p 0.77), not the head's E11 (p 0.98): a head-only
+    answer is never surer than the whole phrase's own name; "symptomatic anemia" is not *Cold type (symptomatic)
+    autoimmune hemolytic anemia*."""
+    for text, name, concept, widened in (
+        ("Juvenile diabetes", "Juvenile diabetes mellitus", "HP:0100651", True),
+        ("Symptomatic anemia", "Cold type (symptomatic) autoimmune hemolytic anemia", "ICD10CM:D59.12", False),
+    ):
+        head = Annotation(text.index(" ") + 1, len(text), text.split()[1], source="dictionary")
+        head.result = _linked(head.text, "ICD10CM:E11.9", 0.98)
+        out = widen_or_discount(text, [head], lambda mentions: [_linked(name, concept, 0.77) for _ in mentions], mode="phrase")
+        assert out[0].text == text
+        assert (out[0].result.best.concept_id == concept) is widened and ("widened_from" in out[0].infons) is widened
+        assert out[0].result.probability == pytest.approx(0.77 if widened else 0.98 * PARTIAL)
+
+
 def test_discounting_takes_the_nil_decision_again():
     result = discounted(_linked("pain", "ICD10CM:R52", 0.45))
     assert result.probability == pytest.approx(0.36) and result.nil

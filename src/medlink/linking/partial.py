@@ -8,8 +8,8 @@ X [Y]", "in [the] [side]" and a body site, a site or side in capitals ("RLQ", "R
 it, only words the KB's names use or sides, never a cue, a size, a stop word or another span's word) make longer
 phrases, which are linked too:
 
-- the longest phrase that links (not NIL) with at least ``PARTIAL`` x the head's probability, to a name that says its
-  modifiers, replaces the head: the span keeps them ("type 1 diabetes", "Left hip pain"), ``infons["widened_from"]``
+- the longest phrase that links (not NIL) to a name that says its modifiers, with at least ``PARTIAL`` x the head's
+  probability or (the longest phrase of all) to a name that says its every word and at most one more, replaces the head: the span keeps them ("type 1 diabetes", "Left hip pain"), ``infons["widened_from"]``
   the head ("human cancers" stays "cancers": no name says "human");
 - else the head stays, a partial match (``infons["partial_of"]``: the longest phrase): each
   candidate's probability is ``PARTIAL`` x its own, so a head-only match is never as sure as a whole name;
@@ -206,14 +206,27 @@ def discounted(result: LinkResult, share: float = PARTIAL) -> LinkResult:
     return replace(result, candidates=candidates, probability=probability, nil=nil)
 
 
+def _matched_words(result: LinkResult, key: Callable[[str], str]) -> set[str]:
+    best = result.best
+    return set(key(best.matched_name or best.name or "").split()) if best is not None else set()
+
+
 def names_the_modifiers(phrase: str, head: str, result: LinkResult, key: Callable[[str], str]) -> bool:
     """Does the name ``result``'s first candidate matched say every modifier the phrase adds to its head (stop words
     aside)? Only then do the modifiers change the concept as the KB knows it ("type 1 diabetes": *Type 1 diabetes
     mellitus*); "human cancers" or "sporadic tumors" find no name that says "human" or "sporadic"."""
-    best = result.best
-    named = set(key(best.matched_name or best.name or "").split()) if best is not None else set()
     added = set(key(phrase).split()) - set(key(head).split()) - english_stop_words()
-    return bool(added) and added <= named
+    return bool(added) and added <= _matched_words(result, key)
+
+
+def names_the_whole(phrase: str, result: LinkResult, key: Callable[[str], str]) -> bool:
+    """Does the matched name say every word of the phrase, its head's too, and at most one more? Then the phrase is
+    nearly a KB name's own wording ("Juvenile diabetes": *Juvenile diabetes mellitus*), better evidence than the head
+    alone however sure the head is; a name with many more words ("symptomatic anemia": *Cold type (symptomatic)
+    autoimmune hemolytic anemia*) is a narrower concept, not the phrase."""
+    words = set(key(phrase).split()) - english_stop_words()
+    named = _matched_words(result, key) - english_stop_words()
+    return words <= named and len(named - words) <= 1
 
 
 def phrase_options(
@@ -269,7 +282,16 @@ def widen_or_discount(
         named = [
             (s, e) for s, e in found if not linked[text[s:e]].nil and names_the_modifiers(text[s:e], span.text, linked[text[s:e]], key)
         ]
-        widened = next((se for se in named if (linked[text[se[0] : se[1]]].probability or 0.0) >= PARTIAL * head_p), None)
+        widened = next(
+            (
+                (s, e)
+                for s, e in named
+                if (linked[text[s:e]].probability or 0.0) >= PARTIAL * head_p
+                or (s, e) == found[0]
+                and names_the_whole(text[s:e], linked[text[s:e]], key)
+            ),
+            None,
+        )
         if mode in ("widen", "phrase") and widened is not None:
             s, e = widened
             infons = {k: v for k, v in span.infons.items() if k != READ_AS}
