@@ -25,6 +25,7 @@ KINDS = {
     "thesaurus_stage": lambda d: "thesaurus_rows" in d,
     "lay_words": lambda d: "reading_rows" in d and d.get("reading") == "lay_words",
     "shorthand_reading": lambda d: "reading_rows" in d and d.get("reading") == "shorthand",
+    "two_edits_reading": lambda d: "reading_rows" in d and d.get("reading") == "two_edits",
     "default_dense": lambda d: "chosen_dense_weight" in d,
     "concept_text": lambda d: "coverage" in d,
     "xref_enrichment": lambda d: "names_added" in d,
@@ -56,7 +57,8 @@ STAGES = [("words_form", "words_rows", ("without", "with"), "words (a name's wor
           ("completion_stage", "completion_rows", ("without", "with"), "completion (P(other stems | the mention's))"),
           ("thesaurus_stage", "thesaurus_rows", ("without", "with"), "thesaurus (names a synonym spells: HPO's lay words)"),
           ("lay_words", "reading_rows", ("without", "with"), "lay words (\"sore knees\" read as \"knee pain\")"),
-          ("shorthand_reading", "reading_rows", ("without", "with"), "shortened words (\"breast ca\" read as \"breast cancer\")")]
+          ("shorthand_reading", "reading_rows", ("without", "with"), "shortened words (\"breast ca\" read as \"breast cancer\")"),
+          ("two_edits_reading", "reading_rows", ("without", "with"), "two edits (\"diabeetus\" read as \"diabetes\")")]
 STAGE_SETS = [("NCBI test", "NCBI test"), ("AskAPatient fold-0 test", "AskAPatient fold-0 test"), ("default KB pseudo-mentions", "default KB pseudo-mentions")]
 
 

@@ -18,7 +18,7 @@ from medlink.text.finders.word_forms import american_spelling, classical_singula
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.plain_forms import inverted_form, plain_form
 from medlink.text.normalize import normalize
-from medlink.text.spelling import SpellingIndex, one_edit_apart
+from medlink.text.spelling import SpellingIndex, edits_apart, one_edit_apart
 from medlink.text.tokens import tokenize
 
 NAMES = ["Myocardial infarction", "MI", "Chest pain", "Diabetes mellitus", "T2DM", "ALL", "Acute lymphoblastic leukemia",
@@ -227,6 +227,17 @@ def test_spelling_corrects_one_edit_and_refuses_ties(deletions):
     assert index.correct("melanomc") is None  # one edit from two equally frequent words: no guess
     assert index.correct("diab") is None and index.correct("xylophone") is None
     assert one_edit_apart("abcd", "abdc") and not one_edit_apart("xbcd", "bcdy")
+
+
+@pytest.mark.parametrize("deletions", [True, None])
+def test_a_query_speller_reads_a_long_word_two_edits_away_only_where_none_is_one_edit_away(deletions):
+    words = ["diabetes", "diabetes", "diabetic", "carcinoma", "fever"]
+    two = SpellingIndex.from_words(words, deletions=deletions, two_edits_from=8)
+    assert two.correct("diabeetus") == "diabetes" and two.correct("diabetis") == "diabetes"  # two edits; one edit first
+    assert two.correct("carcinnomma") == "carcinoma" and two.correct("fevvrr") is None  # a short word: one edit only
+    assert two.correct("xiabeetus") is None  # a first letter changed
+    assert SpellingIndex.from_words(words, deletions=deletions).correct("diabeetus") is None  # not asked for: one edit only
+    assert edits_apart("diabeetus", "diabetes") == 2 and edits_apart("abcd", "abdc") == 1 and edits_apart("kitten", "sitting") == 3
 
 
 @pytest.mark.parametrize("deletions", [True, False])

@@ -43,6 +43,19 @@ def one_edit_apart(a: str, b: str) -> bool:
     return i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
 
 
+def edits_apart(a: str, b: str) -> int:
+    """The optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours."""
+    before, row = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (a[i - 1] != b[j - 1]))
+            if before is not None and i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, row = row, current
+    return row[-1]
+
+
 def _same_start(word: str, correction: str) -> bool:
     """Does the correction keep the word's first letter (or swap its first two)? A slip seldom falls on the first
     letter, and a word that differs there is most often another word ("drash" is no "crash", "nites" no "sites")."""
@@ -53,16 +66,25 @@ QUERY_WORDS_FROM = 4  # letters from which a query word is corrected (``query_sp
 # a shorter word is corrected only by a letter it lacks, and only if it reads as a word (letters, a vowel, no plural "s"):
 # "fevr" is "fever", but "men2" is no "men1", "PTCA" no "pica", "mets" no "meats", "sats" no "sacs"
 SHORT_WORD_UNDER = 5
+TWO_EDITS_FROM = 8  # letters from which a query word with no word one edit away is read as one two edits away
 VOWELS = frozenset("aeiouy")
 
 
 class SpellingIndex:
     """Vocabulary words (with their frequencies) and the one-character deletions of the long ones."""
 
-    def __init__(self, frequencies: dict[str, int], min_length: int = 5, max_length: int = 30, deletions: bool | None = True):
+    def __init__(
+        self,
+        frequencies: dict[str, int],
+        min_length: int = 5,
+        max_length: int = 30,
+        deletions: bool | None = True,
+        two_edits_from: int | None = None,
+    ):
         self.frequencies = frequencies
         self.min_length = min_length
         self.max_length = max_length
+        self.two_edits_from = two_edits_from
         self._by_deletion: dict[str, list[str]] | None = None
         self._adaptive = deletions is None and len(frequencies) <= DELETIONS_AT_MOST
         self._corrected_by_variants = 0
@@ -114,12 +136,32 @@ class SpellingIndex:
         candidates = [c for c in candidates if len(c) >= self.min_length and one_edit_apart(word, c) and _same_start(word, c)]
         if short:
             candidates = [c for c in candidates if len(c) == len(word) + 1]
+        if not candidates and self.two_edits_from is not None and len(word) >= self.two_edits_from:
+            candidates = self._two_edits(word)
         if not candidates:
             return None
         ranked = sorted(candidates, key=lambda c: (-self.frequencies[c], c))
         if len(ranked) > 1 and self.frequencies[ranked[0]] == self.frequencies[ranked[1]]:
             return None
         return ranked[0]
+
+    def _two_edits(self, word: str) -> list[str]:
+        """Long vocabulary words two edits from ``word`` that keep its first letter ("diabeetus": "diabetes"): those a
+        deletion or two of ``word`` meets, as a word or one of its deletions (a long word has few such neighbours).
+        Two substitutions are not found; a vocabulary too large for the deletion index gets none."""
+        if self._by_deletion is None:
+            if not self._adaptive:
+                return []
+            self._index_deletions()
+        assert self._by_deletion is not None
+        once = _deletions(word)
+        found: set[str] = set()
+        for deleted in once | {twice for d in once for twice in _deletions(d)}:
+            if deleted in self.frequencies:
+                found.add(deleted)
+            found.update(self._by_deletion.get(deleted, ()))
+        floor = max(self.min_length, self.two_edits_from or 0) - 1
+        return [c for c in found if len(c) >= floor and _same_start(word, c) and edits_apart(word, c) == 2]
 
     def _edits(self, word: str) -> set[str]:
         """Every string one insertion, deletion, substitution (over the vocabulary's characters) or swap from ``word``."""
@@ -133,6 +175,7 @@ class SpellingIndex:
 
 
 def query_speller(frequencies: dict[str, int]) -> SpellingIndex:
-    """The spelling index a linking stage corrects a mention's words with: from four letters ("fevr" is "fever"), its
-    deletions indexed once it has corrected enough words to pay for them."""
-    return SpellingIndex(frequencies, min_length=QUERY_WORDS_FROM, deletions=None)
+    """The spelling index a linking stage corrects a mention's words with: from four letters ("fevr" is "fever"), two
+    edits away from eight ("diabeetus" is "diabetes"), its deletions indexed once it has corrected enough words to pay
+    for them."""
+    return SpellingIndex(frequencies, min_length=QUERY_WORDS_FROM, deletions=None, two_edits_from=TWO_EDITS_FROM)
