@@ -38,10 +38,9 @@ PROBES = {
     "shorthand": [("breast ca", "HP:0003002|ICD10CM:C50.919"), ("hip fx", "ICD10CM:S72.00|HP:0002637"), ("L knee pain", "ICD10CM:M25.562"),
                   ("brain mets", "ICD10CM:C79.31|HP:0100010"), ("pulmonary HTN", "HP:0002092|ICD10CM:I27.20"), ("abd pain", "HP:0002027|ICD10CM:R10.9"),
                   ("bipolar d/o", "HP:0007302|ICD10CM:F31.9")],
-    "two_edits": [("diabeetus", "HP:0000819|ICD10CM:E11.9"), ("pnuemoniae", "HP:0002090|ICD10CM:J18.9"),
-                  ("hypertensoin", "HP:0000822|ICD10CM:I10"), ("hypothyrodism", "HP:0000821|ICD10CM:E03.9"),
-                  ("osteoporisis", "HP:0000939|ICD10CM:M81.0"), ("schizophrena", "ICD10CM:F20.9"),
-                  ("anaemiaa", "HP:0001903|ICD10CM:D64.9")],
+    "two_edits": [("diabeetus", "HP:0000819|ICD10CM:E11.9"), ("hypertensoin", "HP:0000822|ICD10CM:I10"),
+                  ("hypothyrodism", "HP:0000821|ICD10CM:E03.9"), ("osteoporisis", "HP:0000939|ICD10CM:M81.0"),
+                  ("schizophrena", "HP:0100753|ICD10CM:F20.9"), ("anaemiaa", "HP:0001903|ICD10CM:D64.9")],
 }
 
 
