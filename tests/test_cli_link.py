@@ -174,14 +174,15 @@ def test_default_index_links_out_of_the_box():
 
 def test_people_words_and_a_note_shortened_words_link_on_the_default_index():
     """Issue 52's lay wording and shorthand, as `medlink link` gives them: lay words read as names say them, a shortened
-    word written out, common lay names in the shorthand list; "RUL nodule" is no *Skin nodule*."""
+    word written out, common lay names in the shorthand list, a long word two edits from a name's; "RUL nodule" is no *Skin nodule*."""
     mentions = ["sore knees", "my hip hurts", "hard to fall asleep", "breast ca", "L knee pain", "baby blues", "sugar diabetes",
-                "can't catch my breath", "RUL nodule"]
+                "can't catch my breath", "diabeetus", "RUL nodule"]
     out = json_lines(medlink("link", "--json", "--k", "1", *mentions).stdout)
     firsts = {o["mention"]: o["candidates"][0]["id"] for o in out}
     assert firsts == {"sore knees": "HP:0030839", "my hip hurts": "HP:0030838", "hard to fall asleep": "HP:0031354",
                       "breast ca": "HP:0003002", "L knee pain": "ICD10CM:M25.562", "baby blues": "ICD10CM:O90.6",
-                      "sugar diabetes": "HP:0000819", "can't catch my breath": "HP:0002094", "RUL nodule": "HP:0033608"}
+                      "sugar diabetes": "HP:0000819", "can't catch my breath": "HP:0002094", "diabeetus": "HP:0000819",
+                      "RUL nodule": "HP:0033608"}
     assert not any(o["nil"] for o in out[:-1])  # the last, a nodule of a lobe no name says, may be NIL
     assert [o.get("read_as") for o in out[:2]] == ["pain knees", "my hip pain"]  # what was searched is said
     coded = json_lines(medlink("link", "--json", "--k", "1", "--target-namespace", "ICD10CM", "achy joints", "pulmonary HTN", "R hip fx").stdout)
@@ -222,6 +223,8 @@ def test_the_readme_sentence_finds_its_shorthand_on_the_default_index():
     assert found == {"breast ca": ("HP:0003002", "someone_else"), "GDM": ("ICD10CM:O24.4", "present"), "SI": ("HP:0031589", "absent"),
                      "HI": ("ICD10CM:R45.850", "absent"), "dyspnea": ("HP:0002094", "absent"), "CP": ("HP:0100749", "absent"),
                      "pulmonary HTN": ("ICD10CM:I27.20", "present"), "pnuemonia": ("HP:0002090", "present")}  # no counseling code
+    juvenile = json.loads(medlink("annotate", "--json", "Juvenile diabetes.").stdout)["annotations"]
+    assert [(a["text"], a["ids"][0]) for a in juvenile] == [("Juvenile diabetes", "HP:0100651")]  # Type I, not its head's E11
 
 
 @pytest.fixture(scope="module")
