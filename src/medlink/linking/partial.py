@@ -9,8 +9,9 @@ it, only words the KB's names use or sides, never a cue, a size, a stop word or 
 phrases, which are linked too:
 
 - the longest phrase that links (not NIL) to a name that says its modifiers, with at least ``PARTIAL`` x the head's
-  probability or (the longest phrase of all) to a name that says its every word and at most one more, replaces the head: the span keeps them ("type 1 diabetes", "Left hip pain"), ``infons["widened_from"]``
-  the head ("human cancers" stays "cancers": no name says "human");
+  probability or (the longest phrase of all) to a name that says its every word and at most one more, replaces the
+  head: the span keeps them ("type 1 diabetes", "Left hip pain"), ``infons["widened_from"]`` the head ("human
+  cancers" stays "cancers": no name says "human");
 - else the head stays, a partial match (``infons["partial_of"]``: the longest phrase): each
   candidate's probability is ``PARTIAL`` x its own, so a head-only match is never as sure as a whole name;
 - or, in "phrase" mode, the span becomes the longest phrase all the same, a partial match (``infons["head"]``: the
@@ -107,19 +108,33 @@ NOT_MODIFIERS = frozenset(
         "concern",
         "concerning",
         "consistent",
+        "e/o",
+        # units of a size written before the finding ("3 cm right thyroid nodule")
+        "mm",
+        "cm",
+        "m",
+        "ml",
+        "cc",
+        "mg",
+        "kg",
+        "g",
     }
 )
-SITES = frozenset({"RLQ", "LLQ", "RUQ", "LUQ", "RUL", "RML", "RLL", "LUL", "LLL", "RLE", "LLE", "RUE", "LUE", "BLE", "BUE"})
+SITES = frozenset(
+    {"RLQ", "LLQ", "RUQ", "LUQ", "RUL", "RML", "RLL", "LUL", "LLL", "RLE", "LLE", "RUE", "LUE", "BLE", "BUE", "OU", "OD", "OS"}
+)  # "OU": both eyes
 # words after a comma that say how the condition goes, not which it is ("Acute kidney injury, resolved")
 AFTER_NOT_QUALIFIERS = frozenset(
     {"resolved", "resolving", "improving", "worsening", "stable", "controlled", "now", "today", "new", "chronic"}
 )
-CAUSE_WORD = re.compile(r"^[a-z]+-induced$")  # "Chemo-induced": a modifier though the KB's names never say "chemo"
+# "Chemo-induced", "statin-associated": a modifier though the KB's names never say "chemo"
+CAUSE_WORD = re.compile(r"^[a-z]+-(?:induced|associated|related)$")
 _LEFT_WORD = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9+'/-]*|[A-Z][a-z]?\.|\d+)[ ]$")  # "Lt." too
 _ABBREVIATION_AFTER = re.compile(r"[ ]([A-Z]{2,4}\b|[RL][ ]?[<>&][ ]?[RL](?![\w/-]))")  # "RLQ", "OU", "R>L"
 _QUALIFIER = re.compile(r",[ ]+([A-Za-z][A-Za-z-]*(?:[ ]+[A-Za-z][A-Za-z-]*){0,2})(?=[ ]*(?:[,.;\n]|$))")
-_IN_SITE = re.compile(r"[ ]+in[ ]+(?:the[ ]+|his[ ]+|her[ ]+)?(?:(?:left|right|bilateral)[ ]+)?([A-Za-z]+)")  # "Pain in the left hip"
-_OF_PHRASE = re.compile(r"[ ]+of[ ]+(?:the[ ]+)?(?:(?:left|right|bilateral)[ ]+)?([A-Za-z][A-Za-z-]+)(?:[ ]+([A-Za-z][A-Za-z-]+))?")
+_SIDE = r"(?:(?:left|right|bilateral|R|L)[ ]+)?"  # "of the R forearm" too
+_IN_SITE = re.compile(r"[ ]+in[ ]+(?:the[ ]+|his[ ]+|her[ ]+)?" + _SIDE + r"([A-Za-z]+)")  # "Pain in the left hip"
+_OF_PHRASE = re.compile(r"[ ]+of[ ]+(?:the[ ]+)?" + _SIDE + r"([A-Za-z][A-Za-z-]+)(?:[ ]+([A-Za-z][A-Za-z-]+))?")
 
 
 def _is_modifier(word: str, before: str | None, known: Callable[[str], bool]) -> bool:

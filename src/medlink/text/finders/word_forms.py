@@ -36,6 +36,8 @@ def loose_word(word: str) -> str:
 
 # Latin and Greek plurals the S-stemmer leaves alone or cuts wrong ("emboli", "metastases", "vertebrae", "diverticula"), each
 # with the singular endings it may stand for; longer endings first ("ata" before "a")
+VOWELS = frozenset("aeiou")
+SIS_PLURAL = "ses"  # "keratoses", "stenoses": the plural of a "-sis" name
 CLASSICAL_PLURALS = (
     ("ices", ("ix", "ex")),
     ("ses", ("sis",)),
@@ -52,8 +54,10 @@ def classical_singular(word: str, vocabulary: dict[str, int]) -> str | None:
     """The singular a Latin or Greek plural the names never spell stands for, where they spell it ("metastases" ->
     "metastasis"); None otherwise ("diseases" has no "diseasis"). As a spelling correction does, it reads only a word the
     names do not use: "ganglia" in "basal ganglia" stays, never the name "Ganglion", nor "pylori" "pylorus"; nor a
-    word of five letters or fewer ("typhi" in "Salmonella typhi" is no typhus)."""
-    if len(word) <= 5 or word in vocabulary:
+    word of five letters or fewer ("typhi" in "Salmonella typhi" is no typhus). A "-ses" plural of a "-sis" name is
+    read so though some names use it ("keratoses": a few names say "Palmoplantar keratoses", the rest "Seborrheic
+    keratosis"): it is never another word, and a name that spells the plural is still met as written."""
+    if len(word) <= 5 or word in vocabulary and not (word.endswith(SIS_PLURAL) and word[: -len(SIS_PLURAL)] + "sis" in vocabulary):
         return None
     for plural, singulars in CLASSICAL_PLURALS:
         if word.endswith(plural):
@@ -89,16 +93,16 @@ DISEASE_ENDINGS = tuple("ia itis osis oma omas pathy algia rrhea rrhoea uria ple
 def slip(word: str, correction: str) -> bool:
     """Whether a misspelt word can stand alone as its correction: a disease's Greek or Latin name (``DISEASE_ENDINGS``)
     of seven letters or more, with a letter dropped, doubled or two swapped inside the word ("pnuemonia", "diarhea",
-    "hyperlipdemia"). Not one letter for another, the edit that turns English words into names ("structure" ->
-    "stricture", "found" -> "wound"), nor an ending ("include" -> "included"), nor an English word ("propose" ->
-    "proptose", a loose form of "proptosis")."""
-    inside = word[:2] == correction[:2] and word[-2:] == correction[-2:]
-    return (
-        len(word) >= 7
-        and inside
-        and correction.endswith(DISEASE_ENDINGS)
-        and (len(word) != len(correction) or sorted(word) == sorted(correction))
-    )
+    "hyperlipdemia"), or one vowel for another in that ending ("cellulitus", "dysurea"). Not one letter for another
+    elsewhere, the edit that turns English words into names ("structure" -> "stricture", "found" -> "wound"), nor an
+    ending ("include" -> "included"), nor an English word ("propose" -> "proptose", a loose form of "proptosis")."""
+    ending = next((e for e in DISEASE_ENDINGS if correction.endswith(e)), None)
+    if len(word) < 7 or ending is None or word[:2] != correction[:2]:
+        return False
+    if word[-2:] == correction[-2:] and (len(word) != len(correction) or sorted(word) == sorted(correction)):
+        return True
+    changed = [i for i, (a, b) in enumerate(zip(word, correction)) if a != b] if len(word) == len(correction) else []
+    return len(changed) == 1 and changed[0] >= len(word) - len(ending) and {word[changed[0]], correction[changed[0]]} <= VOWELS
 
 
 # prefixes a name hyphenates and text often joins ("Pre-eclampsia" / "preeclampsia", "Post-traumatic" / "posttraumatic")
