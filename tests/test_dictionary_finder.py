@@ -296,6 +296,10 @@ def test_classical_plurals_meet_the_singular_the_names_spell():
     assert found == {"Brain metastases": {"match": "approximate", "read_as": "Brain metastasis"},
                      "pulmonary emboli": {"match": "approximate", "read_as": "pulmonary embolus"}, "otitis media": {}}
     assert finder.is_name("brain metastases") and not finder.is_name("brain metastase")
+    # a "-ses" plural some names spell is still read as the "-sis" the rest spell; a name with the plural met as written
+    keratoses = DictionaryFinder.build(["Seborrheic keratosis", "Palmoplantar keratoses"], normalize)
+    found = {a.text: a.infons for a in keratoses.find(Document.from_text("Seborrheic keratoses; palmoplantar keratoses."))}
+    assert found == {"Seborrheic keratoses": {"match": "approximate", "read_as": "Seborrheic keratosis"}, "palmoplantar keratoses": {}}
 
 
 def test_british_spellings_meet_the_american_names_even_where_the_names_use_the_british_word():
@@ -340,6 +344,8 @@ def test_a_long_word_with_a_letter_dropped_or_swapped_is_corrected_alone():
     assert slip("pnuemonia", "pneumonia") and slip("diarhea", "diarrhea") and slip("hyperlipdemia", "hyperlipidemia")
     assert not slip("structure", "stricture") and not slip("found", "wound") and not slip("ezcema", "eczema")  # a letter for another; short
     assert not slip("include", "included") and not slip("propose", "proptose")  # an English word's ending; no disease's
+    assert slip("cellulitus", "cellulitis") and slip("dysurea", "dysuria")  # a vowel for a vowel in the disease's ending
+    assert not slip("cellulitas", "cellulitus") and not slip("pnaumonia", "pneumonia")  # no disease's ending; not in it
     finder = DictionaryFinder.build(["Pneumonia", "Diarrhea", "Stricture", "Wound"], normalize)
     found = [(a.text, a.infons.get("match")) for a in finder.find(Document.from_text("No pnuemonia; diarhea. The structure was found."))]
     assert found == [("pnuemonia", "approximate"), ("diarhea", "approximate")]

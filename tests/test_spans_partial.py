@@ -31,6 +31,9 @@ def texts(text: str, start: int, end: int, **options) -> list[str]:
         ("Pt c/o Lt. hip pain", "hip pain", "Lt. hip pain"),
         ("Carpal tunnel syndrome R>L.", "Carpal tunnel syndrome", "Carpal tunnel syndrome R>L"),
         ("Pain in the left hip for 2 weeks.", "Pain", "Pain in the left hip"),
+        ("Hx melanoma of the R forearm.", "melanoma", "melanoma of the R forearm"),
+        ("Also acute conjunctivitis OU.", "acute conjunctivitis", "acute conjunctivitis OU"),
+        ("Statin-associated myalgias", "myalgias", "Statin-associated myalgias"),
     ],
 )
 def test_the_modifiers_that_change_the_concept_make_the_longest_phrase(text, head, phrase):
@@ -47,6 +50,8 @@ def test_the_modifiers_that_change_the_concept_make_the_longest_phrase(text, hea
         ("severe headache", "headache"),
         ("r/o appy vs ovarian torsion", "ovarian torsion"),
         ("Pain in the morning", "Pain"),  # "in" a time, not a site
+        ("2.1 cm thyroid nodule", "thyroid nodule"),  # a size's unit
+        ("e/o rosacea", "rosacea"),  # "evidence of"
     ],
 )
 def test_cues_sizes_and_courses_are_no_modifiers(text, head):
@@ -124,6 +129,23 @@ def test_a_phrase_nearly_a_kb_name_replaces_a_surer_head_and_a_narrower_name_doe
         assert out[0].text == text
         assert (out[0].result.best.concept_id == concept) is widened and ("widened_from" in out[0].infons) is widened
         assert out[0].result.probability == pytest.approx(0.77 if widened else 0.98 * PARTIAL)
+
+
+def test_in_phrase_mode_the_span_is_the_whole_phrase_linked_as_its_named_part():
+    """ "invasive ductal carcinoma of the left breast": a name says "ductal carcinoma", none the whole; a note marks the
+    whole phrase, linked as the part a name says, at ``PARTIAL`` x its probability."""
+    text = "invasive ductal carcinoma of the left breast"
+    head = Annotation(text.index("carcinoma"), text.index("carcinoma") + 9, "carcinoma", source="dictionary")
+    head.result = _linked("carcinoma", "HP:0030731", 0.9)
+
+    def link(mentions):
+        return [_linked("Ductal carcinoma" if m.text == "ductal carcinoma" else "Carcinoma", "HP:0030075", 0.95) for m in mentions]
+
+    out = widen_or_discount(text, [head], link, mode="phrase")
+    assert out[0].text == text and out[0].infons["head"] == "ductal carcinoma"
+    assert out[0].result.best.concept_id == "HP:0030075" and out[0].result.probability == pytest.approx(0.95 * PARTIAL)
+    widen = widen_or_discount(text, [head], link, mode="widen")
+    assert widen[0].text == "ductal carcinoma"  # widen mode keeps the named part alone
 
 
 def test_discounting_takes_the_nil_decision_again():

@@ -307,7 +307,12 @@ def widen_or_discount(
             ),
             None,
         )
-        if mode in ("widen", "phrase") and widened is not None:
+        if mode == "phrase" and widened is not None and widened != found[0]:  # the whole phrase, linked as its named part
+            s, e = found[0]
+            infons = {k: v for k, v in span.infons.items() if k != READ_AS}
+            infons["head"] = text[widened[0] : widened[1]]
+            out[number] = replace(span, start=s, end=e, text=text[s:e], infons=infons, result=discounted(linked[infons["head"]]))
+        elif mode in ("widen", "phrase") and widened is not None:
             s, e = widened
             infons = {k: v for k, v in span.infons.items() if k != READ_AS}
             infons["widened_from"] = span.text
