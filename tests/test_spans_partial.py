@@ -148,6 +148,18 @@ def test_in_phrase_mode_the_span_is_the_whole_phrase_linked_as_its_named_part():
     assert widen[0].text == "ductal carcinoma"  # widen mode keeps the named part alone
 
 
+def test_a_note_marks_a_comma_qualifier_only_where_a_name_says_it_or_it_says_a_side():
+    def phrase_of(text: str, head: str) -> str:
+        span = Annotation(text.index(head), text.index(head) + len(head), head, source="dictionary")
+        span.result = _linked(head, "ICD10CM:X", 0.95)
+        out = widen_or_discount(text, [span], lambda mentions: [_linked(head, "ICD10CM:X", 0.9) for _ in mentions], mode="phrase")
+        return out[0].text
+
+    assert phrase_of("Dx: Acne vulgaris, inflammatory.", "Acne vulgaris") == "Acne vulgaris"  # no name says "inflammatory"
+    assert phrase_of("Dx: otitis media, right ear.", "otitis media") == "otitis media, right ear"  # the side its code reads
+    assert phrase_of("Dx: juvenile acne, inflammatory.", "acne") == "juvenile acne"  # the modifier before it stays
+
+
 def test_discounting_takes_the_nil_decision_again():
     result = discounted(_linked("pain", "ICD10CM:R52", 0.45))
     assert result.probability == pytest.approx(0.36) and result.nil

@@ -127,8 +127,8 @@ SITES = frozenset(
 AFTER_NOT_QUALIFIERS = frozenset(
     {"resolved", "resolving", "improving", "worsening", "stable", "controlled", "now", "today", "new", "chronic"}
 )
-# "Chemo-induced", "statin-associated": a modifier though the KB's names never say "chemo"
-CAUSE_WORD = re.compile(r"^[a-z]+-(?:induced|associated|related)$")
+# "Chemo-induced", "statin-associated", "Community-acquired": a modifier though the KB's names never say "chemo"
+CAUSE_WORD = re.compile(r"^[a-z]+-(?:induced|associated|related|acquired|onset|dependent|resistant)$")
 _LEFT_WORD = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9+'/-]*|[A-Z][a-z]?\.|\d+)[ ]$")  # "Lt." too
 _ABBREVIATION_AFTER = re.compile(r"[ ]([A-Z]{2,4}\b|[RL][ ]?[<>&][ ]?[RL](?![\w/-]))")  # "RLQ", "OU", "R>L"
 _QUALIFIER = re.compile(r",[ ]+([A-Za-z][A-Za-z-]*(?:[ ]+[A-Za-z][A-Za-z-]*){0,2})(?=[ ]*(?:[,.;\n]|$))")
@@ -307,27 +307,55 @@ def widen_or_discount(
             ),
             None,
         )
-        if mode == "phrase" and widened is not None and widened != found[0]:  # the whole phrase, linked as its named part
-            s, e = found[0]
-            infons = {k: v for k, v in span.infons.items() if k != READ_AS}
-            infons["head"] = text[widened[0] : widened[1]]
-            out[number] = replace(span, start=s, end=e, text=text[s:e], infons=infons, result=discounted(linked[infons["head"]]))
-        elif mode in ("widen", "phrase") and widened is not None:
-            s, e = widened
-            infons = {k: v for k, v in span.infons.items() if k != READ_AS}
-            infons["widened_from"] = span.text
-            out[number] = replace(span, start=s, end=e, text=text[s:e], infons=infons, result=linked[text[s:e]])
-        elif mode == "phrase":
-            s, e = found[0]
-            phrase = linked[text[s:e]]
-            surer = not phrase.nil and (phrase.probability or 0.0) >= PARTIAL * head_p
-            infons = {k: v for k, v in span.infons.items() if k != READ_AS}
-            infons["head"] = span.text
-            out[number] = replace(span, start=s, end=e, text=text[s:e], infons=infons, result=discounted(phrase if surer else span.result))
+        if mode == "phrase":
+            whole = _marked(text, span, found, widened)
+            if whole is not None:
+                out[number] = _as_phrase(text, span, whole, widened, linked, head_p)
+        elif mode == "widen" and widened is not None:
+            out[number] = _widened(text, span, widened, linked[text[widened[0] : widened[1]]])
         elif mode == "widen" or named:  # partial mode: only where the KB names a concept the modifiers make
             s, e = named[0] if named else found[0]
             out[number] = replace(span, infons={**span.infons, "partial_of": text[s:e]}, result=discounted(span.result))
     return out
+
+
+def _marked(text: str, span: Annotation, found: list[tuple[int, int]], widened: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The phrase a note marks around ``span``: the longest that holds the named phrase (``widened``), a comma's
+    qualifier kept only where that phrase says it or it says a side ("Acne vulgaris, inflammatory" is marked "Acne
+    vulgaris"; "otitis media, right ear" keeps the side its code reads); None where every phrase adds a qualifier no
+    name says."""
+    said_to = widened[1] if widened is not None else span.end
+    for s, e in found:
+        holds = widened is None or s <= widened[0] and widened[1] <= e
+        added = text[max(span.end, said_to) : e]
+        if holds and ("," not in added or any(_is_side(word.lower()) for word in added.replace(",", " ").split())):
+            return s, e
+    return None
+
+
+def _widened(text: str, span: Annotation, phrase: tuple[int, int], result: LinkResult) -> Annotation:
+    s, e = phrase
+    infons = {k: v for k, v in span.infons.items() if k != READ_AS}
+    infons["widened_from"] = span.text
+    return replace(span, start=s, end=e, text=text[s:e], infons=infons, result=result)
+
+
+def _as_phrase(
+    text: str, span: Annotation, whole: tuple[int, int], widened: tuple[int, int] | None, linked: dict[str, LinkResult], head_p: float
+) -> Annotation:
+    """``span`` as the phrase ``whole``: linked as it where a name says it (``widened``), else as the named part inside it,
+    else as the phrase or the head (whichever is surer), a partial match at ``PARTIAL`` x the probability."""
+    s, e = whole
+    if widened == whole:
+        return _widened(text, span, whole, linked[text[s:e]])
+    infons = {k: v for k, v in span.infons.items() if k != READ_AS}
+    if widened is not None:  # the whole phrase, linked as its named part
+        infons["head"] = text[widened[0] : widened[1]]
+        return replace(span, start=s, end=e, text=text[s:e], infons=infons, result=discounted(linked[infons["head"]]))
+    phrase = linked[text[s:e]]
+    surer = not phrase.nil and (phrase.probability or 0.0) >= PARTIAL * head_p
+    infons["head"] = span.text
+    return replace(span, start=s, end=e, text=text[s:e], infons=infons, result=discounted(phrase if surer else span.result))
 
 
 def phrase_heads(documents: Sequence[tuple[str, Sequence[Annotation]]], known: Callable[[str], bool]) -> dict[str, str]:
