@@ -28,7 +28,8 @@ Rules a plain string matcher gets wrong, and what this one does:
   "dont", "doesnt", "isnt" ... alike (``CONTRACTIONS``), where the names use the contraction and not the word; the span
   reads with the apostrophe (``infons["read_as"]``).
 - **A note's shortened words** (``shorthand``): "breast ca", "bipolar d/o", "pulmonary HTN" are also
-  matched written out (``word_shorthand``), the written-out text the span's ``read_as``.
+  matched written out (``word_shorthand``), the written-out text the span's ``read_as``; so are people's words
+  (``lay_words``: "my hip hurts" as "hip pain", "feels dizzy" as "dizziness"; ``infons["match"] = "lay"``).
 - **What text leaves unsaid.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism
   NOS", "Heart disease, unspecified") and puts nonessential words in parentheses ("systolic (congestive) heart
   failure"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such names are also matched
@@ -69,7 +70,7 @@ from medlink.text.finders.word_forms import (
     slip,
     spaced,
 )
-from medlink.text.finders.word_shorthand import expanded, shorthand_span
+from medlink.text.finders.word_shorthand import LAY, SHORTHAND, expanded, shorthand_span
 from medlink.text.normalize import SIGNED, Normalizer
 from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, name_forms
 from medlink.text.spelling import SpellingIndex
@@ -94,6 +95,7 @@ class DictionaryOptions:
     approximate: bool = True
     overlap: str = "longest"
     shorthand: bool = True  # also match with a note's shortened words written out ("breast ca"; ``word_shorthand``)
+    lay_words: bool = True  # and with people's words read as names say them ("my hip hurts"; ``word_shorthand.LAY``)
 
     def __post_init__(self) -> None:
         if self.overlap not in OVERLAP_POLICIES:
@@ -310,18 +312,20 @@ class DictionaryFinder:
             )
 
     def _shorthand(self, text: str, tokens: list[Token], cuts: set[int]) -> Iterable[Annotation]:
-        """Names met once the passage's shortened words are written out (``word_shorthand``): each span holds a word as
-        written and takes a shortened word whole (``cuts``: where ``prefixes_split`` cut a word)."""
-        written = expanded(text, tokens, self.normalize)
-        if written is None:
-            return
-        for first, last, value in self.automaton.spans([t.norm for t in written.tokens], EXACT | TURNED_EXACT):
-            if value & SHORT_FORM or not written.whole(first, last) or all(group < 0 for group in written.group[first:last]):
+        """Names met once the passage's shortened words (and, with ``lay_words``, people's words) are written out
+        (``word_shorthand``): each span holds a word as written and takes a shortened word whole (``cuts``: where
+        ``prefixes_split`` cut a word)."""
+        for table, match in ((SHORTHAND, "shorthand"), *(((LAY, "lay"),) if self.options.lay_words else ())):
+            written = expanded(text, tokens, self.normalize, table)
+            if written is None:
                 continue
-            span = shorthand_span(text, written, first, last, self.name, cuts)
-            span.type = self.type_of(value)
-            if not crosses_boundary(text, span.start, span.end) and (value & EXACT or spaced(text, written.tokens[first:last])):
-                yield span
+            for first, last, value in self.automaton.spans([t.norm for t in written.tokens], EXACT | TURNED_EXACT):
+                if value & SHORT_FORM or not written.whole(first, last) or all(group < 0 for group in written.group[first:last]):
+                    continue
+                span = shorthand_span(text, written, first, last, self.name, cuts, match)
+                span.type = self.type_of(value)
+                if not crosses_boundary(text, span.start, span.end) and (value & EXACT or spaced(text, written.tokens[first:last])):
+                    yield span
 
     def _read(self, word: str) -> tuple[str, str | None, str | None]:
         """``word``'s loose form, and the Latin singular or the spelling correction it was read through (remembered)."""

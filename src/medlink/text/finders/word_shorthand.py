@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from medlink.core import READ_AS, Annotation
+from medlink.text.lay_words import LAY_WORDS
 from medlink.text.normalize import Normalizer
 from medlink.text.tokens import Token, respelt, tokenize
 
@@ -81,9 +83,40 @@ CAPITALS = {
     "LUL": "left upper lobe pulmonary",
     "LLL": "left lower lobe pulmonary",
 }
-# a surface is a whole token run: not a part of a longer word, nor of "R/O" or "L5"
-_SURFACE = re.compile(
-    r"(?<![\w/])(" + "|".join(sorted((re.escape(s) for s in {*ANY_CASE, *CAPITALS}), key=len, reverse=True)) + r")(?![\w/])", re.IGNORECASE
+
+
+@dataclass(frozen=True)
+class WordTable:
+    """Words read as other words in running text: ``any_case`` (surface in lower case -> its reading), ``capitals``
+    (written so only), ``alone`` (surfaces that may make a span alone)."""
+
+    any_case: dict[str, str]
+    capitals: dict[str, str]
+    alone: frozenset[str]
+
+    @cached_property
+    def surface(self) -> re.Pattern:
+        """A surface as a whole token run: not a part of a longer word, nor of "R/O" or "L5"."""
+        surfaces = sorted((re.escape(s) for s in {*self.any_case, *self.capitals}), key=len, reverse=True)
+        return re.compile(r"(?<![\w/])(" + "|".join(surfaces) + r")(?![\w/])", re.IGNORECASE)
+
+    @cached_property
+    def first_words(self) -> frozenset[str]:
+        """The normalised first word of every surface ("d" of "d/o"): a passage with none of them is not searched."""
+        return frozenset(re.split(r"\W", surface.lower())[0] for surface in {*self.any_case, *self.capitals})
+
+    def reading(self, written: str) -> str | None:
+        """What a surface stands for, or None."""
+        return self.capitals.get(written) or self.any_case.get(written.lower())
+
+
+SHORTHAND = WordTable(ANY_CASE, CAPITALS, ALONE)
+# people's words in running text ("my hip hurts": *Hip pain*, "trouble breathing"), the linker's lay words
+# (``text.lay_words``) as written; only a symptom's adjective makes a span alone ("feels dizzy": *Dizziness*)
+LAY = WordTable(
+    {written: reading for written, reading in LAY_WORDS.items() if " t" not in written},
+    {},
+    frozenset({"dizzy", "nauseous", "nauseated", "itchy", "drowsy", "tingly", "numb"}),
 )
 
 
@@ -125,24 +158,18 @@ class Expanded:
         return respelt(text, tokens, spellings, cuts)
 
 
-def expansion(written: str) -> str | None:
-    """What a shortened word stands for, or None."""
-    return CAPITALS.get(written) or ANY_CASE.get(written.lower())
-
-
-# the normalised first word of every shortened form ("d" of "d/o"): a passage with none of them is not searched
-_FIRST_WORDS = frozenset(re.split(r"\W", surface.lower())[0] for surface in {*ANY_CASE, *CAPITALS})
 _WORDS = re.compile(r"\w+")
 
 
-def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
-    """``tokens`` (one passage's) with every shortened word written out; None when the passage has none."""
-    if not any(token.norm in _FIRST_WORDS for token in tokens):
+def expanded(text: str, tokens: list[Token], normalize, table: WordTable = SHORTHAND) -> Expanded | None:
+    """``tokens`` (one passage's) with every shortened word (or ``table``'s word) written out; None when the passage
+    has none."""
+    if not any(token.norm in table.first_words for token in tokens):
         return None
     found = [
         (m.start(), m.end(), words)
-        for m in _SURFACE.finditer(text, tokens[0].start if tokens else 0, tokens[-1].end if tokens else 0)
-        if (words := expansion(m.group()))
+        for m in table.surface.finditer(text, tokens[0].start if tokens else 0, tokens[-1].end if tokens else 0)
+        if (words := table.reading(m.group()))
     ]
     if not found:
         return None
@@ -161,7 +188,7 @@ def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
             group += [-1] * (at - covered)
             continue
         readings[number] = words
-        if text[start:end].lower() in ALONE:
+        if text[start:end].lower() in table.alone:
             alone.add(number)
         for word in normalize(words).split():
             out.append(Token(start, end, word))
@@ -171,11 +198,13 @@ def expanded(text: str, tokens: list[Token], normalize) -> Expanded | None:
     return Expanded(out, group, readings, frozenset(alone))
 
 
-def shorthand_span(text: str, expanded_tokens: Expanded, first: int, last: int, source: str, cuts: set[int]) -> Annotation:
+def shorthand_span(
+    text: str, expanded_tokens: Expanded, first: int, last: int, source: str, cuts: set[int], match: str = "shorthand"
+) -> Annotation:
     """The span tokens ``first:last`` cover, read with its shortened words written out (and its cut prefixes hyphenated)."""
     start, end = expanded_tokens.tokens[first].start, expanded_tokens.tokens[last - 1].end
     return Annotation(
-        start, end, text[start:end], source=source, infons={"match": "shorthand", READ_AS: expanded_tokens.reading(text, first, last, cuts)}
+        start, end, text[start:end], source=source, infons={"match": match, READ_AS: expanded_tokens.reading(text, first, last, cuts)}
     )
 
 
@@ -183,7 +212,9 @@ def shorthand_reading(text: str, normalize: Normalizer) -> str | None:
     """A mention given alone ("breast ca", "L knee pain", "hip fx") read with its shortened words written out, as the
     dictionary finder reads the same words in running text; None when it has none, or no word as written ("DM" alone
     may be myotonic dystrophy; "Ca 9.2" is calcium)."""
-    if _FIRST_WORDS.isdisjoint(_WORDS.findall(text.lower())) or not _SURFACE.search(text):  # the word set first: a few times cheaper
+    if SHORTHAND.first_words.isdisjoint(_WORDS.findall(text.lower())) or not SHORTHAND.surface.search(
+        text
+    ):  # the word set first: a few times cheaper
         return None
     tokens = tokenize(text, normalize)
     written = expanded(text, tokens, normalize) if tokens else None
