@@ -346,6 +346,7 @@ def test_a_long_word_with_a_letter_dropped_or_swapped_is_corrected_alone():
     assert not slip("include", "included") and not slip("propose", "proptose")  # an English word's ending; no disease's
     assert slip("cellulitus", "cellulitis") and slip("dysurea", "dysuria")  # a vowel for a vowel in the disease's ending
     assert not slip("cellulitas", "cellulitus") and not slip("pnaumonia", "pneumonia")  # no disease's ending; not in it
+    assert not slip("keratome", "keratoma")  # a word of its own: the ending's last letter
     finder = DictionaryFinder.build(["Pneumonia", "Diarrhea", "Stricture", "Wound"], normalize)
     found = [(a.text, a.infons.get("match")) for a in finder.find(Document.from_text("No pnuemonia; diarhea. The structure was found."))]
     assert found == [("pnuemonia", "approximate"), ("diarhea", "approximate")]

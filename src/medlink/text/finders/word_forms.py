@@ -93,7 +93,8 @@ DISEASE_ENDINGS = tuple("ia itis osis oma omas pathy algia rrhea rrhoea uria ple
 def slip(word: str, correction: str) -> bool:
     """Whether a misspelt word can stand alone as its correction: a disease's Greek or Latin name (``DISEASE_ENDINGS``)
     of seven letters or more, with a letter dropped, doubled or two swapped inside the word ("pnuemonia", "diarhea",
-    "hyperlipdemia"), or one vowel for another in that ending ("cellulitus", "dysurea"). Not one letter for another
+    "hyperlipdemia"), or one vowel for another inside that ending ("cellulitus", "dysurea"; not its last letter,
+    "keratome" is no keratoma). Not one letter for another
     elsewhere, the edit that turns English words into names ("structure" -> "stricture", "found" -> "wound"), nor an
     ending ("include" -> "included"), nor an English word ("propose" -> "proptose", a loose form of "proptosis")."""
     ending = next((e for e in DISEASE_ENDINGS if correction.endswith(e)), None)
@@ -102,7 +103,8 @@ def slip(word: str, correction: str) -> bool:
     if word[-2:] == correction[-2:] and (len(word) != len(correction) or sorted(word) == sorted(correction)):
         return True
     changed = [i for i, (a, b) in enumerate(zip(word, correction)) if a != b] if len(word) == len(correction) else []
-    return len(changed) == 1 and changed[0] >= len(word) - len(ending) and {word[changed[0]], correction[changed[0]]} <= VOWELS
+    at = changed[0] if len(changed) == 1 else -1
+    return len(word) - len(ending) <= at < len(word) - 1 and {word[at], correction[at]} <= VOWELS  # "keratome" is a word
 
 
 # prefixes a name hyphenates and text often joins ("Pre-eclampsia" / "preeclampsia", "Post-traumatic" / "posttraumatic")

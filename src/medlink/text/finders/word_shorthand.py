@@ -112,9 +112,10 @@ class WordTable:
 
 SHORTHAND = WordTable(ANY_CASE, CAPITALS, ALONE)
 # people's words in running text ("my hip hurts": *Hip pain*, "trouble breathing"), the linker's lay words
-# (``text.lay_words``) as written; only a symptom's adjective makes a span alone ("feels dizzy": *Dizziness*)
+# (``text.lay_words``) as written, but "painful", which papers write too ("burning painful paresthesias"); only a
+# symptom's adjective makes a span alone ("feels dizzy": *Dizziness*)
 LAY = WordTable(
-    {written: reading for written, reading in LAY_WORDS.items() if " t" not in written},
+    {written: reading for written, reading in LAY_WORDS.items() if " t" not in written and written != "painful"},
     {},
     frozenset({"dizzy", "nauseous", "nauseated", "itchy", "drowsy", "tingly", "numb"}),
 )
