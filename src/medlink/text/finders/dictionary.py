@@ -27,9 +27,8 @@ Rules a plain string matcher gets wrong, and what this one does:
 - **A contraction without its apostrophe**: "cant sleep" finds the name "can't sleep" (whose words are "can t sleep"),
   "dont", "doesnt", "isnt" ... alike (``CONTRACTIONS``), where the names use the contraction and not the word; the span
   reads with the apostrophe (``infons["read_as"]``).
-- **A note's shortened words** (``shorthand``): "breast ca", "bipolar d/o", "pulmonary HTN" are also
-  matched written out (``word_shorthand``), the written-out text the span's ``read_as``; so are people's words
-  (``lay_words``: "my hip hurts" as "hip pain", "feels dizzy" as "dizziness"; ``infons["match"] = "lay"``).
+- **A note's shortened words** (``shorthand``) and **people's words** (``lay_words``): "breast ca", "hip fx", "my hip
+  hurts" are also matched written out (``word_shorthand``), the written-out text the span's ``read_as``.
 - **What text leaves unsaid.** A classification names the plain condition "X NOS" or "X, unspecified" ("Botulism
   NOS", "Heart disease, unspecified") and puts nonessential words in parentheses ("systolic (congestive) heart
   failure"), and text says "X"; a note says "Parkinson's" for "Parkinson's disease". Such names are also matched
@@ -312,14 +311,11 @@ class DictionaryFinder:
             )
 
     def _shorthand(self, text: str, tokens: list[Token], cuts: set[int]) -> Iterable[Annotation]:
-        """Names met once the passage's shortened words (and, with ``lay_words``, people's words) are written out
-        (``word_shorthand``): each span holds a word as written and takes a shortened word whole (``cuts``: where
-        ``prefixes_split`` cut a word)."""
-        for table, match in ((SHORTHAND, "shorthand"), *(((LAY, "lay"),) if self.options.lay_words else ())):
+        """Names met once the passage's shortened (or lay) words are written out (``word_shorthand``): each span holds a
+        word as written and takes a shortened word whole (``cuts``: where ``prefixes_split`` cut a word)."""
+        for table, match in [(SHORTHAND, "shorthand"), (LAY, "lay")][: 2 if self.options.lay_words else 1]:
             written = expanded(text, tokens, self.normalize, table)
-            if written is None:
-                continue
-            for first, last, value in self.automaton.spans([t.norm for t in written.tokens], EXACT | TURNED_EXACT):
+            for first, last, value in self.automaton.spans([t.norm for t in written.tokens], EXACT | TURNED_EXACT) if written else ():
                 if value & SHORT_FORM or not written.whole(first, last) or all(group < 0 for group in written.group[first:last]):
                     continue
                 span = shorthand_span(text, written, first, last, self.name, cuts, match)
