@@ -14,10 +14,11 @@ phrases, which are linked too:
   cancers" stays "cancers": no name says "human");
 - else the head stays, a partial match (``infons["partial_of"]``: the longest phrase): each
   candidate's probability is ``PARTIAL`` x its own, so a head-only match is never as sure as a whole name;
-- or, in "phrase" mode, the span becomes the longest phrase all the same, a partial match (``infons["head"]``: the
-  head): clinical annotation marks the whole phrase ("Acute uncomplicated sigmoid diverticulitis"). It is linked as the
+- or, in "phrase" mode, the span becomes the longest phrase all the same (a comma's qualifier only where a name says
+  it or it names a side), a partial match (``infons["head"]``: the head, or the part a name says): clinical annotation
+  marks the whole phrase ("Acute uncomplicated sigmoid diverticulitis"). It is linked as that named part, or as the
   phrase where that links at least ``PARTIAL`` x as surely as the head (its words choose a code's side or type), else as
-  the head; either at ``PARTIAL`` x its probability.
+  the head; each at ``PARTIAL`` x its probability.
 """
 
 from __future__ import annotations

@@ -34,10 +34,10 @@ def loose_word(word: str) -> str:
     return word
 
 
-# Latin and Greek plurals the S-stemmer leaves alone or cuts wrong ("emboli", "metastases", "vertebrae", "diverticula"), each
-# with the singular endings it may stand for; longer endings first ("ata" before "a")
 VOWELS = frozenset("aeiou")
 SIS_PLURAL = "ses"  # "keratoses", "stenoses": the plural of a "-sis" name
+# Latin and Greek plurals the S-stemmer leaves alone or cuts wrong ("emboli", "metastases", "vertebrae", "diverticula"), each
+# with the singular endings it may stand for; longer endings first ("ata" before "a")
 CLASSICAL_PLURALS = (
     ("ices", ("ix", "ex")),
     ("ses", ("sis",)),
@@ -93,10 +93,10 @@ DISEASE_ENDINGS = tuple("ia itis osis oma omas pathy algia rrhea rrhoea uria ple
 def slip(word: str, correction: str) -> bool:
     """Whether a misspelt word can stand alone as its correction: a disease's Greek or Latin name (``DISEASE_ENDINGS``)
     of seven letters or more, with a letter dropped, doubled or two swapped inside the word ("pnuemonia", "diarhea",
-    "hyperlipdemia"), or one vowel for another inside that ending ("cellulitus", "dysurea"; not its last letter,
-    "keratome" is no keratoma). Not one letter for another
-    elsewhere, the edit that turns English words into names ("structure" -> "stricture", "found" -> "wound"), nor an
-    ending ("include" -> "included"), nor an English word ("propose" -> "proptose", a loose form of "proptosis")."""
+    "hyperlipdemia"), or one vowel for another inside that ending ("cellulitus", "dysurea"; not its last letter:
+    "keratome" is no keratoma). Not one letter for another elsewhere, the edit that turns English words into names
+    ("structure" -> "stricture", "found" -> "wound"), nor an ending ("include" -> "included"), nor an English word
+    ("propose" -> "proptose", a loose form of "proptosis")."""
     ending = next((e for e in DISEASE_ENDINGS if correction.endswith(e)), None)
     if len(word) < 7 or ending is None or word[:2] != correction[:2]:
         return False
