@@ -377,11 +377,13 @@ def test_stop_words_are_scikit_learns_read_without_importing_it():
 def test_people_words_in_running_text_are_read_as_names_say_them():
     """ "my hip hurts" is *Hip pain*, "feels dizzy" *Dizziness*; a lay word makes no span alone unless it is a symptom's
     adjective ("it hurts" is no *Pain*), and a name that says the lay word stays itself ("Pressure sore")."""
-    finder = DictionaryFinder.build(["Hip pain", "Dizziness", "Pressure sore", "Pain", "Difficulty breathing"], normalize)
-    text = "My hip hurts. Feels dizzy. Pressure sore. It hurts. Trouble breathing."
+    names = ["Hip pain", "Dizziness", "Pressure sore", "Pain", "Difficulty breathing", "Inability to walk", "Difficulty falling asleep",
+             "Fall"]
+    finder = DictionaryFinder.build(names, normalize)
+    text = "My hip hurts. Feels dizzy. Pressure sore. It hurts. Trouble breathing. Unable to walk. Hard to fall asleep."
     found = {a.text: (a.infons.get("match"), a.infons.get("read_as")) for a in finder.find(Document.from_text(text))}
     assert found == {"hip hurts": ("lay", "hip pain"), "dizzy": ("lay", "dizziness"), "Pressure sore": (None, None),
-                     "Trouble breathing": ("lay", "difficulty breathing")}
-    names = ["Hip pain", "Dizziness", "Pressure sore", "Pain", "Difficulty breathing"]
+                     "Trouble breathing": ("lay", "difficulty breathing"), "Unable to walk": ("lay", "inability to walk"),
+                     "Hard to fall asleep": ("lay", "difficulty falling asleep")}  # not "fall", a name of its own
     plain = DictionaryFinder.build(names, normalize, DictionaryOptions(lay_words=False))
-    assert {a.text for a in plain.find(Document.from_text(text))} == {"Pressure sore"}
+    assert {a.text for a in plain.find(Document.from_text(text))} == {"Pressure sore", "fall"}

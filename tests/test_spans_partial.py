@@ -52,6 +52,8 @@ def test_the_modifiers_that_change_the_concept_make_the_longest_phrase(text, hea
         ("Pain in the morning", "Pain"),  # "in" a time, not a site
         ("2.1 cm thyroid nodule", "thyroid nodule"),  # a size's unit
         ("e/o rosacea", "rosacea"),  # "evidence of"
+        ("CT shows cystic bronchiectasis", "cystic bronchiectasis"),  # what it was seen by
+        ("tired of waiting", "tired"),  # "of" and a verb, no site
     ],
 )
 def test_cues_sizes_and_courses_are_no_modifiers(text, head):

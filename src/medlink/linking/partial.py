@@ -110,6 +110,24 @@ NOT_MODIFIERS = frozenset(
         "concerning",
         "consistent",
         "e/o",
+        # what a report says a finding was seen by ("CT shows cystic bronchiectasis")
+        "shows",
+        "show",
+        "showed",
+        "showing",
+        "reveals",
+        "revealed",
+        "demonstrates",
+        "demonstrated",
+        "imaging",
+        "ct",
+        "mri",
+        "cxr",
+        "xr",
+        "us",
+        "echo",
+        "ekg",
+        "ecg",
         # units of a size written before the finding ("3 cm right thyroid nodule")
         "mm",
         "cm",
@@ -187,7 +205,8 @@ def phrases(
     if of is not None:
         last = of.group(2) if of.group(2) and of.group(2).lower() not in english_stop_words() else None
         right = of.end(2) if last else of.end(1)
-        if of.group(1).lower() not in english_stop_words() and not taken(end, right):
+        word = of.group(1).lower()
+        if word not in english_stop_words() and not word.endswith("ing") and not taken(end, right):  # "tired of waiting"
             rights.append(right)
     inside = _IN_SITE.match(text, end)
     if inside is not None and as_sites([inside.group(1).lower()]) & BODY_SITES and not taken(end, inside.end(1)):

@@ -30,6 +30,8 @@ LAY_WORDS: dict[str, str] = {
     "sleepy": "sleepiness",
     "drowsy": "drowsiness",
     **dict.fromkeys(("hard to", "trouble", "trouble with"), "difficulty"),
+    # the verb as names say it ("Difficulty falling asleep"), read whole: "fall" alone is a name of its own
+    "hard to fall asleep": "difficulty falling asleep",
     **dict.fromkeys(("unable to", "can t", "cant", "cannot", "couldn t", "couldnt", "could not"), "inability to"),
     # plurals a stemmer does not take back to the word names use ("sore feet": Foot pain)
     "feet": "foot",

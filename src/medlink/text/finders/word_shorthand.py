@@ -115,9 +115,9 @@ SHORTHAND = WordTable(ANY_CASE, CAPITALS, ALONE)
 # (``text.lay_words``) as written, but "painful", which papers write too ("burning painful paresthesias"); only a
 # symptom's adjective makes a span alone ("feels dizzy": *Dizziness*)
 LAY = WordTable(
-    {written: reading for written, reading in LAY_WORDS.items() if " t" not in written and written != "painful"},
+    {written: reading for written, reading in LAY_WORDS.items() if "t" not in written.split() and written != "painful"},
     {},
-    frozenset({"dizzy", "nauseous", "nauseated", "itchy", "drowsy", "tingly", "numb"}),
+    frozenset({"dizzy", "nauseous", "nauseated", "itchy", "drowsy", "tingly", "numb", "hard to fall asleep"}),
 )
 
 
