@@ -26,7 +26,6 @@ KINDS = {
     "lay_words": lambda d: "reading_rows" in d and d.get("reading") == "lay_words",
     "shorthand_reading": lambda d: "reading_rows" in d and d.get("reading") == "shorthand",
     "two_edits_reading": lambda d: "reading_rows" in d and d.get("reading") == "two_edits",
-    "spelt_key_reading": lambda d: "reading_rows" in d and d.get("reading") == "spelt_key",
     "default_dense": lambda d: "chosen_dense_weight" in d,
     "concept_text": lambda d: "coverage" in d,
     "xref_enrichment": lambda d: "names_added" in d,
@@ -59,8 +58,7 @@ STAGES = [("words_form", "words_rows", ("without", "with"), "words (a name's wor
           ("thesaurus_stage", "thesaurus_rows", ("without", "with"), "thesaurus (names a synonym spells: HPO's lay words)"),
           ("lay_words", "reading_rows", ("without", "with"), "lay words (\"sore knees\" read as \"knee pain\")"),
           ("shorthand_reading", "reading_rows", ("without", "with"), "shortened words (\"breast ca\" read as \"breast cancer\")"),
-          ("two_edits_reading", "reading_rows", ("without", "with"), "two edits (\"diabeetus\" read as \"diabetes\")"),
-          ("spelt_key_reading", "reading_rows", ("without", "with"), "corrected words searched by every stage (\"diabetis\")")]
+          ("two_edits_reading", "reading_rows", ("without", "with"), "two edits (\"diabeetus\" read as \"diabetes\")")]
 STAGE_SETS = [("NCBI test", "NCBI test"), ("AskAPatient fold-0 test", "AskAPatient fold-0 test"), ("default KB pseudo-mentions", "default KB pseudo-mentions")]
 
 

@@ -76,16 +76,3 @@ def test_link_reads_shortened_words_as_annotate_does_and_lay_words_as_names_say_
     assert result_json(results[0])["read_as"] == "breast cancer" and "read_as" not in result_json(results[1])
     assert shorthand_reading("RUL nodule", normalize) == "right upper lobe pulmonary nodule"  # a lung's lobe, as names say it
     assert linker.key("breast ca") == linker.key("breast cancer")  # one reading: what the annotator's results are kept by
-
-
-def test_every_stage_searches_a_misspelt_word_as_the_spelling_stage_corrects_it(tmp_path):
-    """ "diabetis": character n-grams alone find the names ending "-itis"; read as "diabetes" by BM25's speller, every
-    stage searches that, and the result says so."""
-    source = tmp_path / "terms.tsv"
-    source.write_text("id\tname\nC1\tDiabetes\nC2\tDiabetic dermatitis\nC3\tDermatitis\nC4\tDiabetes insipidus\nC5\tHypertension\n",
-                      encoding="utf-8")
-    with KB.open(build_kb(tmp_path / "kb.sqlite", [f"tsv:{source}"], progress=False).path) as kb:
-        linker = Linker.build(kb, default_config(), dictionary=False)
-    results = linker.link(["diabetis", "hypertensoin", "dermatitis"], k=1)
-    assert [r.candidates[0].concept_id for r in results] == ["C1", "C5", "C3"]
-    assert [r.read_as for r in results] == ["diabetes", "hypertension", None]

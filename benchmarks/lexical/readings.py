@@ -1,10 +1,9 @@
 """Readings of a mention in the default lexical config, each off and on in one run: lay words ("sore knees" read
 as "knee pain" by the words stage, ``text.lay_words``), shortened words ("breast ca" read as "breast cancer" by the
-linker's key, ``text.finders.word_shorthand``), long words two edits from a name's ("diabeetus" read as "diabetes" by
-the spelling stages, ``text.spelling``) and a spelling stage's corrected words searched by every stage ("diabetis":
-"diabetes", ``linking.readings.spelt_reading``).
+linker's key, ``text.finders.word_shorthand``) and long words two edits from a name's ("diabeetus" read as "diabetes"
+by the spelling stages, ``text.spelling``).
 
-    python benchmarks/lexical/readings.py --reading lay_words|shorthand|two_edits|spelt_key [--repeats 3]
+    python benchmarks/lexical/readings.py --reading lay_words|shorthand|two_edits [--repeats 3]
 
 The default lexical config over the sets of ``tfidf_rescore.py`` (MEDIC for NCBI dev and test, AskAPatient's ontology
 for fold-0 validation and test, the default KB for its pseudo-mentions, seed 1), with the reading and without: Acc@1,
@@ -28,7 +27,6 @@ import medlink.text.spelling  # noqa: E402
 from benchmarks._common.harness import command_line, publish  # noqa: E402
 from benchmarks._common.interleaved import default_index_decisions, setting_runs  # noqa: E402
 from benchmarks.lexical.tfidf_rescore import datasets  # noqa: E402
-from medlink.linking.readings import spelt_reading  # noqa: E402
 from medlink.text.finders.word_shorthand import shorthand_reading  # noqa: E402
 from medlink.text.spelling import TWO_EDITS_FROM  # noqa: E402
 
@@ -40,9 +38,6 @@ PROBES = {
     "shorthand": [("breast ca", "HP:0003002|ICD10CM:C50.919"), ("hip fx", "ICD10CM:S72.00|HP:0002637"), ("L knee pain", "ICD10CM:M25.562"),
                   ("brain mets", "ICD10CM:C79.31|HP:0100010"), ("pulmonary HTN", "HP:0002092|ICD10CM:I27.20"), ("abd pain", "HP:0002027|ICD10CM:R10.9"),
                   ("bipolar d/o", "HP:0007302|ICD10CM:F31.9")],
-    "spelt_key": [("diabetis", "HP:0000819|ICD10CM:E11|ICD10CM:E11.9"), ("hypertensoin", "HP:0000822|ICD10CM:I10"),
-                  ("myocardial infraction", "HP:0001658|ICD10CM:I21.9"), ("cellulitus", "HP:0100658|ICD10CM:L03.90"),
-                  ("asthmaa", "HP:0002099|ICD10CM:J45.909")],
     "two_edits": [("diabeetus", "HP:0000819|ICD10CM:E11.9"), ("hypertensoin", "HP:0000822|ICD10CM:I10"),
                   ("hypothyrodism", "HP:0000821|ICD10CM:E03.9"), ("osteoporisis", "HP:0000939|ICD10CM:M81.0"),
                   ("schizophrena", "HP:0100753|ICD10CM:F20.9"), ("anaemiaa", "HP:0001903|ICD10CM:D64.9")],
@@ -71,12 +66,7 @@ def with_two_edits(linker, on: bool) -> None:
             generator.forget_words()
 
 
-def with_spelt_key(linker, on: bool) -> None:
-    """Every stage searches the spelling stage's corrected words, or only that stage does (this process's linkers)."""
-    medlink.linking.readings.spelt_reading = spelt_reading if on else (lambda key, stages: None)
-
-
-SWITCHES = {"lay_words": with_lay_words, "shorthand": with_shorthand, "two_edits": with_two_edits, "spelt_key": with_spelt_key}
+SWITCHES = {"lay_words": with_lay_words, "shorthand": with_shorthand, "two_edits": with_two_edits}
 
 
 def main() -> None:

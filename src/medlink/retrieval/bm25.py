@@ -141,12 +141,6 @@ class BM25Generator(GeneratorBase):
         """Forget the words corrected so far: a benchmark of distinct mentions pays for each word's correction again."""
         self._corrections.clear()
 
-    @property
-    def spells_words(self) -> bool:
-        """Does this stage correct a word no name has (``spelling``)? The linker then searches every stage with the
-        corrected words (``linking.readings``)."""
-        return bool(self.params.get("spelling"))
-
     def reading(self, mention: str) -> str | None:
         """What this stage searched instead of ``mention`` (its words corrected), or None: what an explanation shows."""
         if not self.params.get("spelling"):

@@ -199,11 +199,7 @@ class ExactGenerator(GeneratorBase):
         else None. The linker searches every stage with it (``Linker.key``)."""
         if not self.lay_words or (read := lay_reading(mention.split())) is None:
             return None
-        return read if self.only_read_names(read, mention) else None
-
-    def only_read_names(self, read: str, mention: str) -> bool:
-        """Do ``read``'s words match a name where ``mention``'s own words match none? (A words stage's answer.)"""
-        return bool(self._word_rows(read)) and not self._word_rows(mention)
+        return read if self._word_rows(read) and not self._word_rows(mention) else None
 
     @property
     def rows_of(self) -> dict[str, int | tuple[int, ...]]:
