@@ -10,7 +10,8 @@ Over a very large vocabulary (a UMLS-size KB's words) the deletion index grows t
 words; ``deletions=False`` keeps the words only and looks up a misspelling's one-edit variants
 instead (a few hundred lookups per corrected word, the same answers). ``deletions=None`` starts that way and builds
 the deletions once the words corrected have cost as much as building them would (a long run of misspellings), unless
-the vocabulary is too large for them.
+the vocabulary is too large for them. ``two_edits_from`` (the linking stages' speller: eight letters) reads a long word
+with no vocabulary word one edit away as one two edits away ("diabeetus": "diabetes").
 """
 
 from __future__ import annotations
