@@ -236,6 +236,8 @@ def _span_lines(span: Annotation, top: int) -> list[str]:
         via += f"\t(partial: the head of '{printable(span.infons['partial_of'])}')"
     elif "head" in span.infons and span.result is not None and span.result.mention.text != span.text:  # a phrase linked as its head
         via += f"\t(partial: linked as its head '{printable(span.infons['head'])}')"
+    elif "head" in span.infons:  # a phrase linked as itself, no name saying it whole: its probability discounted too
+        via += "\t(partial: no name says the whole phrase)"
     via += assertion_note(span)
     result = span.result
     if "composite" in span.infons and span.ids:  # a coordination: one concept per spelt-out conjunct
