@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rapidfuzz.distance import OSA
+
 from medlink.text.english import is_common_english
 
 LOOKUPS_PER_WORD_INDEXED = 40  # one word corrected by its variants costs about as much as indexing this many words
@@ -44,17 +46,8 @@ def one_edit_apart(a: str, b: str) -> bool:
     return i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
 
 
-def edits_apart(a: str, b: str) -> int:
-    """The optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours."""
-    before, row = None, list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        current = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (a[i - 1] != b[j - 1]))
-            if before is not None and i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                current[j] = min(current[j], before[j - 2] + 1)
-        before, row = row, current
-    return row[-1]
+# the optimal string alignment distance (insertions, deletions, substitutions and swaps of neighbours), rapidfuzz's
+edits_apart = OSA.distance
 
 
 def _same_start(word: str, correction: str) -> bool:
@@ -68,6 +61,7 @@ QUERY_WORDS_FROM = 4  # letters from which a query word is corrected (``query_sp
 # "fevr" is "fever", but "men2" is no "men1", "PTCA" no "pica", "mets" no "meats", "sats" no "sacs"
 SHORT_WORD_UNDER = 5
 TWO_EDITS_FROM = 8  # letters from which a query word with no word one edit away is read as one two edits away
+TWO_EDIT_ANSWERS_KEPT = 100_000  # words whose two-edit neighbours are remembered (a long run's memory stays bounded)
 VOWELS = frozenset("aeiouy")
 
 
@@ -86,6 +80,7 @@ class SpellingIndex:
         self.min_length = min_length
         self.max_length = max_length
         self.two_edits_from = two_edits_from
+        self._two_edit_answers: dict[str, list[str]] = {}  # a word's two-edit neighbours: the exact stages ask each call
         self._by_deletion: dict[str, list[str]] | None = None
         self._adaptive = deletions is None and len(frequencies) <= DELETIONS_AT_MOST
         self._corrected_by_variants = 0
@@ -150,6 +145,8 @@ class SpellingIndex:
         """Long vocabulary words two edits from ``word`` that keep its first letter ("diabeetus": "diabetes"): those a
         deletion or two of ``word`` meets, as a word or one of its deletions (a long word has few such neighbours).
         Two substitutions are not found; a vocabulary too large for the deletion index gets none."""
+        if word in self._two_edit_answers:
+            return self._two_edit_answers[word]
         if self._by_deletion is None:
             if not self._adaptive:
                 return []
@@ -162,7 +159,10 @@ class SpellingIndex:
                 found.add(deleted)
             found.update(self._by_deletion.get(deleted, ()))
         floor = max(self.min_length, self.two_edits_from or 0) - 1
-        return [c for c in found if len(c) >= floor and _same_start(word, c) and edits_apart(word, c) == 2]
+        if len(self._two_edit_answers) >= TWO_EDIT_ANSWERS_KEPT:
+            self._two_edit_answers.clear()
+        answer = self._two_edit_answers[word] = [c for c in found if len(c) >= floor and _same_start(word, c) and edits_apart(word, c) == 2]
+        return answer
 
     def _edits(self, word: str) -> set[str]:
         """Every string one insertion, deletion, substitution (over the vocabulary's characters) or swap from ``word``."""

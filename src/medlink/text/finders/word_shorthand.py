@@ -213,9 +213,9 @@ def shorthand_reading(text: str, normalize: Normalizer) -> str | None:
     """A mention given alone ("breast ca", "L knee pain", "hip fx") read with its shortened words written out, as the
     dictionary finder reads the same words in running text; None when it has none, or no word as written ("DM" alone
     may be myotonic dystrophy; "Ca 9.2" is calcium)."""
-    if SHORTHAND.first_words.isdisjoint(_WORDS.findall(text.lower())) or not SHORTHAND.surface.search(
-        text
-    ):  # the word set first: a few times cheaper
+    if SHORTHAND.first_words.isdisjoint(_WORDS.findall(text.lower())):  # the word set first: a few times cheaper
+        return None
+    if not SHORTHAND.surface.search(text):
         return None
     tokens = tokenize(text, normalize)
     written = expanded(text, tokens, normalize) if tokens else None
