@@ -8,8 +8,8 @@ import pytest
 
 from medlink.linking.batch_calibration import ordered_keys, run_numbers, tie_counts
 from medlink.linking.calibration import calibration_stage
-from medlink.linking.probability import BASE_FEATURES, ProbabilityModel, feature_names
 from medlink.linking.index import build_index
+from medlink.linking.probability import BASE_FEATURES, ProbabilityModel, feature_names
 from tests.test_calibration import organ_kb  # noqa: F401 - the fixture
 
 MENTIONS = [
@@ -44,7 +44,10 @@ def described(results) -> list:
             r.probability,
             r.nil_threshold,
             r.error,
-            [(c.concept_id, c.score, c.probability, c.matched_name, c.name, c.scores_by_stage, c.evidence, c.alt_ids) for c in r.candidates],
+            [
+                (c.concept_id, c.score, c.probability, c.matched_name, c.name, c.scores_by_stage, c.evidence, c.alt_ids)
+                for c in r.candidates
+            ],
         )
         for r in results
     ]
@@ -107,8 +110,9 @@ def test_ties_and_runs_follow_the_reference_definitions():
     assert run_numbers(query, scores).tolist() == [0, 0, 0, 1, 2, 2]
 
 
-def test_a_text_given_twice_gets_candidates_of_its_own_each_time(linker):
-    first, second = linker.link(["renal cysts", "renal cysts"], k=5)
+@pytest.mark.parametrize("rerank", [True, False])
+def test_a_text_given_twice_gets_candidates_of_its_own_each_time(linker, rerank):
+    first, second = linker.link(["renal cysts", "renal cysts"], k=5, rerank=rerank)
     assert [c.concept_id for c in first.candidates] == [c.concept_id for c in second.candidates]
     assert all(a is not b and a.evidence is not b.evidence for a, b in zip(first.candidates, second.candidates))
     first.candidates[0].evidence.append({"note": "mine"})
@@ -127,3 +131,17 @@ def test_linking_leaves_the_garbage_collector_as_it_found_it(linker):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("rerank", [True, False])
+def test_a_batch_searched_in_chunks_links_as_one_search(linker, rerank, monkeypatch):
+    """Keys searched chunk by chunk, each next chunk in the background (``search_ahead``), link as one search does."""
+    from medlink.linking import search_ahead
+
+    whole = linker.link(MENTIONS, k=10, rerank=rerank)
+    monkeypatch.setattr(search_ahead, "CHUNK", 4)
+    chunks = []
+    real_search = linker.search
+    monkeypatch.setattr(linker, "search", lambda keys, names: chunks.append(len(keys)) or real_search(keys, names))
+    assert described(linker.link(MENTIONS, k=10, rerank=rerank)) == described(whole)
+    assert len(chunks) == 3 and sum(chunks) == len(MENTIONS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -29,8 +29,9 @@ from medlink.linking.index_parts import built_dictionary, built_generators, chec
 from medlink.linking.kb_inputs import alt_ids_of, finder_skipped
 from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries, read_memory
-from medlink.linking.mentions import checked, is_text, mention_error, note_readings
+from medlink.linking.mentions import checked, is_text, mention_error, note_readings, own_candidates
 from medlink.linking.readings import mention_reading
+from medlink.linking.search_ahead import searched_ahead
 from medlink.progress import phase
 from medlink.rerank.base import LinkerParts, Reranker, build_reranker, reads_context
 from medlink.retrieval.base import CandidateGenerator, to_candidates
@@ -231,7 +232,6 @@ class Linker:
         stages.update({f"reranker {reranker.type}": getattr(reranker, "model", None) for reranker in self.rerankers})
         return {name: model.precision for name, model in stages.items() if model is not None}
 
-    # -- linking ------------------------------------------------------------------------------
     def stages(self, generators: Sequence[str] | None = None) -> list[str]:
         """The generators a call uses: ``generators`` (checked), else all but those the fusion weighs at zero."""
         if generators is None:  # stages the fusion weighs at zero would only cost time
@@ -304,14 +304,15 @@ class Linker:
     def calibrated(self, keys: Sequence[str], names: Sequence[str], depth: int, stage: CalibrationStage, k: int) -> list[LinkResult]:
         """What ``retrieve`` and then ``stage`` give for normalised, non-empty ``keys``, their first ``k`` candidates,
         decided on the fused hits' arrays (``linking.batch_calibration``) without a candidate object per hit."""
-        if not keys:
-            return []
-        fused, tables, searched, by_stage = self.fused_hits(self.search(keys, names), depth)
+        return [result for part, per_stage in self.searched(keys, names) for result in self._decided(part, per_stage, depth, stage, k)]
+
+    def _decided(self, keys: Sequence[str], per_stage: dict[str, Hits], depth: int, stage: CalibrationStage, k: int) -> list[LinkResult]:
+        """``calibrated`` for keys already searched."""
+        fused, tables, searched, by_stage = self.fused_hits(per_stage, depth)
         fused, positions = decisive(stage, fused, k)
         columns = hit_columns(fused, tables, searched, by_stage, len(self.concept_ids), stage.normalize)
-        threshold = stage.settings["nil_threshold"]
         return [
-            LinkResult(Mention(key), candidates, None, nil, probability, threshold)
+            LinkResult(Mention(key), candidates, None, nil, probability, stage.settings["nil_threshold"])
             for key, (candidates, probability, nil) in zip(
                 keys, decided(stage, keys, fused, columns, searched, self.concept_ids, self.concept_names, k, positions, self.alt_ids)
             )
@@ -319,7 +320,11 @@ class Linker:
 
     def retrieve(self, keys: Sequence[str], names: Sequence[str], depth: int) -> list[list[Candidate]]:
         """Candidates of normalised, non-empty ``keys`` from the ``names`` generators, fused: ``depth`` per key."""
-        return self.fuse(self.search(keys, names), depth) if keys else []
+        return [candidates for _, per_stage in self.searched(keys, names) for candidates in self.fuse(per_stage, depth)]
+
+    def searched(self, keys: Sequence[str], names: Sequence[str]) -> Iterator[tuple[Sequence[str], dict[str, Hits]]]:
+        """``search``'s hits chunk by chunk, the next chunk searched while the caller reads one (``search_ahead``)."""
+        return searched_ahead(lambda part: self.search(part, names), keys) if keys else iter(())
 
     def link(
         self,
@@ -366,10 +371,8 @@ class Linker:
             if key:
                 first.setdefault(ident, (key, mention))
         order = sorted(first, key=lambda ident: first[ident][0])  # by key, as the searches
-        fresh: set = set()  # idents whose candidates are objects of their own, not yet handed out (the batch path's)
         if batched and not with_context and len(rerankers) == 1 and batch_decides(rerankers[0]):
             by_ident = dict(zip(unique, self.calibrated(unique, names, depth, rerankers[0], k)))
-            fresh = set(by_ident)
         else:
             retrieved = dict(zip(unique, self.retrieve(unique, names, depth)))
             queries = [Mention(key, m.doc_id, m.start, m.end, m.left, m.right) for key, m in map(first.get, order)]
@@ -377,6 +380,7 @@ class Linker:
             for reranker in rerankers:
                 results = reranker.rerank(queries, results)
             by_ident = dict(zip(order, results))
+        fresh = set() if with_context else set(by_ident)  # idents whose candidates were made for them alone, not yet handed out
         readings = stage_readings(self.generators, unique, names)
         out = []
         for mention, (key, read_as), ident in zip(items, read, idents):
@@ -384,11 +388,8 @@ class Linker:
             if found is None:
                 out.append(LinkResult(mention, [], mention_error(mention.text, key)))
                 continue
-            if ident in fresh:  # the first mention of a text takes the objects made for it
-                fresh.discard(ident)
-                candidates = found.candidates[:k]
-            else:  # a fresh list per mention: duplicates share the search, not the objects
-                candidates = [c.copy(alt_ids=list(self.alt_ids.get(c.concept_id, ()))) for c in found.candidates[:k]]
+            candidates = own_candidates(found.candidates[:k], ident in fresh, self.alt_ids)
+            fresh.discard(ident)
             note_readings(candidates, readings.get(key))
             out.append(replace(found, mention=mention, candidates=candidates, read_as=read_as))
         return resolve_codes(out, lambda: self.codes, self.candidate_for)

@@ -42,6 +42,16 @@ def mention_error(text: str, key: str) -> str | None:
     return None
 
 
+def own_candidates(candidates: list[Candidate], fresh: bool, alt_ids: dict[str, list[str]]) -> list[Candidate]:
+    """A mention's candidates, each with its concept's other ids: the objects made for its text where it is the first
+    to take them (``fresh``), else copies (duplicates share the search, not the objects)."""
+    if not fresh:
+        return [c.copy(alt_ids=list(alt_ids.get(c.concept_id, ()))) for c in candidates]
+    for candidate in candidates:
+        candidate.alt_ids = candidate.alt_ids or list(alt_ids.get(candidate.concept_id, ()))
+    return candidates
+
+
 def note_readings(candidates: list[Candidate], readings: dict[str, dict[str, str]] | None) -> None:
     """Add to each candidate's evidence how the stages that found it read the mention (a spelling correction, a
     synonym: ``stage_readings``' entries), in place."""
