@@ -657,3 +657,37 @@ def test_a_broader_code_is_kept_though_its_name_says_other_words():
     assert broad.candidates[0].concept_id == "ICD10CM:I51.7"
     narrow = coded(heart, [CodeMapping("HP:0001712", "ICD10CM:I51.7", "skos:narrowMatch", 0.5)], lvh, mention="LVH")
     assert narrow.candidates[0].concept_id == "ICD10CM:I51.9"  # a narrower code's own words unsaid: its "unspecified" sibling
+
+
+SIDES_AND_SITES = [("04", "right", "leg"), ("05", "left", "leg"), ("61", "right", "lower leg"), ("62", "left", "lower leg")]
+
+
+def test_a_limb_is_read_as_icd_10_cm_names_it_and_what_a_code_also_covers_need_not_be_said():
+    """"melanoma of the right arm" is C43.61, "Malignant melanoma of right upper limb, including shoulder": ICD-10-CM's
+    "upper limb" is the arm, and "including shoulder" says what else the code covers, not what a mention must say. "Pain
+    in right lower leg" stays apart from "Pain in right leg"."""
+    melanoma = CodeSet.build(
+        "ICD10CM",
+        [
+            ("ICD10CM:C43", "Malignant melanoma of skin"),
+            ("ICD10CM:C43.6", "Malignant melanoma of upper limb, including shoulder"),
+            ("ICD10CM:C43.61", "Malignant melanoma of right upper limb, including shoulder"),
+            ("ICD10CM:C43.62", "Malignant melanoma of left upper limb, including shoulder"),
+            ("ICD10CM:C43.7", "Malignant melanoma of lower limb, including hip"),
+            ("ICD10CM:C43.71", "Malignant melanoma of right lower limb, including hip"),
+            ("ICD10CM:C43.9", "Malignant melanoma of skin, unspecified"),
+        ],
+        is_a=[("ICD10CM:C43.6", "ICD10CM:C43"), ("ICD10CM:C43.61", "ICD10CM:C43.6"), ("ICD10CM:C43.62", "ICD10CM:C43.6"),
+              ("ICD10CM:C43.7", "ICD10CM:C43"), ("ICD10CM:C43.71", "ICD10CM:C43.7"), ("ICD10CM:C43.9", "ICD10CM:C43")],
+    )
+    assert melanoma.refine("ICD10CM:C43.9", said_words(["melanoma of the right arm"]))[0] == "ICD10CM:C43.61"
+    assert melanoma.refine("ICD10CM:C43.9", said_words(["melanoma, right lower extremity"]))[0] == "ICD10CM:C43.71"
+    assert melanoma.refine("ICD10CM:C43.9", said_words(["melanoma of the skin"])) == ("ICD10CM:C43.9", [])
+    pain = CodeSet.build(
+        "ICD10CM",
+        [("ICD10CM:M79.6", "Pain in limb")]
+        + [(f"ICD10CM:M79.6{n}", f"Pain in {side} {site}") for n, side, site in SIDES_AND_SITES],
+        is_a=[(f"ICD10CM:M79.6{n}", "ICD10CM:M79.6") for n, _, _ in SIDES_AND_SITES],
+    )
+    assert pain.refine("ICD10CM:M79.6", said_words(["right leg pain"]))[0] == "ICD10CM:M79.604"
+    assert pain.refine("ICD10CM:M79.6", said_words(["pain in the right lower leg"]))[0] == "ICD10CM:M79.661"

@@ -49,6 +49,13 @@ def test_the_words_stage_reads_lay_words_only_where_the_mention_own_words_match_
     assert not plain.lay_words and plain.lay_reading("sore knees") is None
 
 
+def test_a_leg_or_an_arm_is_read_as_the_limb_icd_10_cm_names_where_the_mention_own_words_match_no_name():
+    stage = generator(names=[("Cellulitis of left lower limb", "L03.116"), ("Pain in right leg", "M79.604")], words=True, lay_words=True)
+    readings = [stage.lay_reading(normalize(m)) for m in ["cellulitis of the left leg", "right leg pain", "left arm cellulitis"]]
+    assert readings == ["cellulitis of the left lower limb", None, None]  # no name here says an upper limb's cellulitis
+    assert lay_reading("sore arms".split()) == "pain arms" and lay_reading("sore arms".split(), limbs=True) == "pain upper limb"
+
+
 def test_the_default_config_reads_lay_words():
     words = next(g for g in default_config().to_dict()["generators"] if g["name"] == "words")
     assert words["params"] == {"words": True, "lay_words": True}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from medlink.align.predicates import NOT_TELLING, is_residual, words
-from medlink.linking.coding_words import VAGUE, compared, left_open, left_out, name_word_sets, stem, unasserted
+from medlink.linking.coding_words import VAGUE, compared, covered, left_open, left_out, name_word_sets, stem, unasserted
 from medlink.text.normalize import SIDES
 
 T = TypeVar("T")
@@ -114,8 +114,10 @@ class CodeSet:
         return min((left_out(name, said) - self._unasserted(code) for name in self.word_sets(code) or [frozenset()]), key=len)
 
     def _unasserted(self, code: str) -> frozenset[str]:
-        """``unasserted`` over every name of the code."""
-        return self._remembered("unasserted", code, lambda: frozenset().union(*map(unasserted, self.all_names(code))))
+        """``unasserted`` and ``covered`` over every name of the code."""
+        return self._remembered(
+            "unasserted", code, lambda: frozenset().union(*(unasserted(name) | covered(name) for name in self.all_names(code)))
+        )
 
     def all_names(self, code: str) -> list[str]:
         """The code's preferred name, then its other names."""

@@ -34,6 +34,7 @@ LEFT_OPEN = re.compile(r"\bunspecified as (?:to )?(\w+ (?:or|and) \w+)")
 UNASSERTED = re.compile(
     r"(?:\bwithout|\bexcept|\bw/o) ((?:(?!\b(?:with|but)\b)[^,;(])+)|" + LEFT_OPEN.pattern
 )  # up to "with", "but" or a comma
+COVERED = re.compile(r"\bincluding\b[^,;(]*", re.IGNORECASE)  # what a code's name says it covers besides, up to a comma
 # a side written in a clinician's shorthand: before the word it qualifies, with or without a full stop ("R great toe
 # pain", "Lt. hip pain", "L CTS", "b/l knee pain", "LT hip pain"), in brackets ("(R) hip pain") or after a comma at the end
 # ("hip pain, L"); "bilat" and "OU" (both eyes) anywhere. Not "2 L NC", "L-spine", "T-L junction", "RT" (radiotherapy).
@@ -62,9 +63,19 @@ def compared(found: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+# ICD-10-CM's limbs as a clinician names them ("Cellulitis of left lower limb" for "cellulitis of the left leg"); read on
+# both sides, so "Pain in right lower leg" stays apart from "Pain in right leg"
+LIMBS = re.compile(r"\b(lower|upper)\s+(?:limbs?|extremit(?:y|ies))\b", re.IGNORECASE)
+
+
+def limbs_named(text: str) -> str:
+    """``text`` with ICD-10-CM's "lower limb" and "upper limb" (or "extremity") read as "leg" and "arm"."""
+    return LIMBS.sub(lambda m: "leg" if m.group(1).lower() == "lower" else "arm", text)
+
+
 def said_words(texts: Iterable[str | None]) -> frozenset[str]:
     """Every word of ``texts`` (a mention, what it was read as), as the rules compare them."""
-    return compared(w for text in texts if text for w in words(text))
+    return compared(w for text in texts if text for w in words(limbs_named(text)))
 
 
 def sides_written(mention: str) -> frozenset[str]:
@@ -123,6 +134,12 @@ def unasserted(name: str) -> frozenset[str]:
     return compared(w for w in found if w not in NOT_TELLING)
 
 
+def covered(name: str) -> frozenset[str]:
+    """The words of a code's name that say what else it covers ("including", "shoulder" of "Malignant melanoma of upper
+    limb, including shoulder"): no words a mention must say."""
+    return compared(w for m in COVERED.finditer(name) for w in words(m.group()))
+
+
 SHORT_FORM = re.compile(r"\b[A-Z]{2,6}s?\b")  # a mention's word in capitals: "SOB", "LUTS", "BPH"
 
 
@@ -154,7 +171,7 @@ def left_out(name: frozenset[str], said: frozenset[str]) -> frozenset[str]:
 def name_word_sets(name: str) -> list[frozenset[str]]:
     """The words that tell a name apart, for each of its readings (brackets and parentheses read with and without)."""
     out: list[frozenset[str]] = []
-    for reading in readings(name):
+    for reading in readings(limbs_named(name)):
         told = compared(telling_words(reading)) - VAGUE
         if told not in out:
             out.append(told)

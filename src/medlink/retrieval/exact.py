@@ -197,9 +197,13 @@ class ExactGenerator(GeneratorBase):
         """With ``lay_words``, the normalised mention with people's words for a symptom read as names say them, where
         its own words match no name and that reading's do ("sore muscles": "pain muscles", *Muscle pain*'s words);
         else None. The linker searches every stage with it (``Linker.key``)."""
-        if not self.lay_words or (read := lay_reading(mention.split())) is None:
+        if not self.lay_words:
             return None
-        return read if self._word_rows(read) and not self._word_rows(mention) else None
+        for limbs in (False, True):  # a limb as ICD-10-CM names it only where the lay words alone find no name
+            read = lay_reading(mention.split(), limbs)
+            if read is not None and self._word_rows(read):
+                return None if self._word_rows(mention) else read
+        return None
 
     @property
     def rows_of(self) -> dict[str, int | tuple[int, ...]]:

@@ -37,21 +37,27 @@ LAY_WORDS: dict[str, str] = {
     "feet": "foot",
     "teeth": "tooth",
 }
-_LONGEST = max(len(phrase.split()) for phrase in LAY_WORDS)
-_FIRST_WORDS = frozenset(phrase.split()[0] for phrase in LAY_WORDS)  # a mention without one has nothing to read
+# the limbs as ICD-10-CM names them ("Cellulitis of left lower limb" for "cellulitis of the left leg"): read only where the
+# lay words alone find no name, since other names say "leg" and "arm" ("Arm pain")
+LIMB_WORDS = {**dict.fromkeys(("leg", "legs"), "lower limb"), **dict.fromkeys(("arm", "arms"), "upper limb")}
+_WITH_LIMBS = {**LAY_WORDS, **LIMB_WORDS}
+_LONGEST = max(len(phrase.split()) for phrase in _WITH_LIMBS)
+# a mention without one of these has nothing to read
+_FIRST_WORDS = {False: frozenset(p.split()[0] for p in LAY_WORDS), True: frozenset(p.split()[0] for p in _WITH_LIMBS)}
 
 
-def lay_reading(words: list[str]) -> str | None:
-    """The normalised mention's ``words`` with each lay word or phrase (the longest first) read as the word names use;
-    None when it has none."""
-    if _FIRST_WORDS.isdisjoint(words):
+def lay_reading(words: list[str], limbs: bool = False) -> str | None:
+    """The normalised mention's ``words`` with each lay word or phrase (the longest first) read as the word names use,
+    and with ``limbs`` each limb as ICD-10-CM names it; None when it has none."""
+    if _FIRST_WORDS[limbs].isdisjoint(words):
         return None
+    table = _WITH_LIMBS if limbs else LAY_WORDS
     read, i, changed = [], 0, False
     while i < len(words):
         for width in range(min(_LONGEST, len(words) - i), 0, -1):
             phrase = " ".join(words[i : i + width])
-            if phrase in LAY_WORDS:
-                read.append(LAY_WORDS[phrase])
+            if phrase in table:
+                read.append(table[phrase])
                 i, changed = i + width, True
                 break
         else:
