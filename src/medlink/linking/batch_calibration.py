@@ -19,6 +19,7 @@ from rapidfuzz.process import cpdist
 
 from medlink.core import Candidate
 from medlink.linking.calibration import CalibrationStage, spelt_in_capitals
+from medlink.linking.contradictions import capped, cues
 from medlink.linking.probability import BASE_FEATURES, TIE, ProbabilityModel
 from medlink.linking.rivals import shared
 from medlink.retrieval.base import stage_scores
@@ -329,7 +330,7 @@ def decided(
     concepts = fused.concepts
     unique_concepts, inverse = np.unique(concepts, return_inverse=True)
     names = np.array([normalize(concept_names[c]) if concept_names[c] else "" for c in unique_concepts.tolist()], dtype=object)
-    rows, alias_similarity = features(stage, keys, fused, columns, names[inverse], positions)
+    rows, alias_similarity = features(stage, keys, fused, columns, hit_names := names[inverse], positions)
     probability = stage.probability_model.predict(rows)
     for i, key in enumerate(keys):
         if not is_plausible_mention(key):  # stop words only: right about nothing, unless the alias is them as an abbreviation
@@ -337,6 +338,10 @@ def decided(
                 probe = Candidate("", 0.0, columns.displays[at] or None, name=concept_names[concepts[at]])
                 if not spelt_in_capitals(key, probe, normalize):
                     probability[at] = 0.0
+    for i, key in enumerate(keys):
+        if mention_cues := cues(key):  # a name that says the opposite of the mention ("in situ" for "invasive")
+            for at in range(int(fused.indptr[i]), int(fused.indptr[i + 1])):
+                probability[at] = capped(probability[at], mention_cues, columns.aliases[at], hit_names[at])
     probability = np.round(probability, 6)
     order = decided_order(stage, columns.query, fused.scores, probability)
     if stage.settings["rivals"] == "share":

@@ -1,0 +1,54 @@
+"""A candidate whose matched name says the opposite of the mention: "invasive ductal carcinoma" met *Ductal carcinoma in
+situ*, "hyperkalemia" *Hypokalemia*, "type 1 diabetes" *Type 2 diabetes mellitus*.
+
+Why: the character and word scores count the words two strings share, and such a pair shares all but the one that
+decides; the probability model, which reads those scores, then calls it right (*Ductal carcinoma in situ* at p 0.76).
+A contradicted candidate keeps its place in the ranking and gets at most ``CONTRADICTED_AT_MOST``: a mention whose first
+candidate is contradicted is NIL, as it should be when nothing better was found.
+"""
+
+from __future__ import annotations
+
+import re
+
+CONTRADICTED_AT_MOST = 0.05  # a contradicted candidate's probability, at most
+# each pair: what a mention may say, and what a name may say that contradicts it (and the other way round)
+OPPOSITES = [
+    (r"invasive|infiltrating", r"in situ|noninvasive|non invasive"),
+    (r"malignant", r"benign"),
+    (r"acute", r"chronic"),
+    (r"congenital", r"acquired"),
+    (r"type (?:1|i|one)", r"type (?:2|ii|two)"),
+    (r"left", r"right"),
+]
+_OPPOSITES = [(re.compile(rf"\b(?:{one})\b"), re.compile(rf"\b(?:{other})\b")) for one, other in OPPOSITES]
+_OPPOSITES += [(other, one) for one, other in _OPPOSITES]
+_HYPER_HYPO = re.compile(r"\b(hyper|hypo)(\w{4,})")  # a root of four letters or more: "hyperkalemia", "hypotension"
+Cues = tuple[tuple[re.Pattern, re.Pattern], ...]  # what a mention says, and what says its opposite
+
+
+_ANY = re.compile("|".join(rf"\b(?:{one}|{other})\b" for one, other in OPPOSITES) + "|" + _HYPER_HYPO.pattern)  # one pass for most mentions
+
+
+def cues(mention: str) -> Cues:
+    """What a name must not say for ``mention`` (normalised), each with what the mention says: none for most mentions."""
+    if not _ANY.search(mention):
+        return ()
+    found = [(said, opposite) for said, opposite in _OPPOSITES if said.search(mention) and not opposite.search(mention)]
+    for m in _HYPER_HYPO.finditer(mention):
+        other = "hypo" if m.group(1) == "hyper" else "hyper"
+        if not re.search(rf"\b{other}{m.group(2)}\b", mention):
+            found.append((re.compile(rf"\b{m.group()}\b"), re.compile(rf"\b{other}{m.group(2)}\b")))
+    return tuple(found)
+
+
+def contradicts(mention_cues: Cues, *names: str | None) -> bool:
+    """Does one of ``names`` (normalised) say the opposite of what the mention says (``cues``), and not also what it says?"""
+    return any(name and opposite.search(name) and not said.search(name) for said, opposite in mention_cues for name in names)
+
+
+def capped(probability: float, mention_cues: Cues, *names: str | None) -> float:
+    """``probability``, at most ``CONTRADICTED_AT_MOST`` where one of ``names`` contradicts the mention."""
+    if probability > CONTRADICTED_AT_MOST and mention_cues and contradicts(mention_cues, *names):
+        return CONTRADICTED_AT_MOST
+    return probability
