@@ -64,3 +64,21 @@ def test_both_paths_cap_a_contradicted_first_candidate_and_call_the_mention_nil(
         assert first["knee pain"][0] == "Knee pain" and first["knee pain"][1] > CONTRADICTED_AT_MOST
         for r in results:  # no candidate whose name contradicts its mention over the cap
             assert all(c.probability <= CONTRADICTED_AT_MOST for c in r.candidates if contradicts(cues(normalize(r.mention.text)), normalize(c.name)))
+
+
+def test_a_head_s_candidates_taken_for_a_whole_phrase_are_capped_where_they_contradict_the_phrase():
+    """"Invasive ductal carcinoma of the left breast", found by its head "ductal carcinoma": the head's *Ductal carcinoma
+    in situ* says the opposite of the phrase, though not of the head."""
+    from medlink.core import Candidate, LinkResult, Mention
+    from medlink.linking.partial import PARTIAL, discounted
+
+    head = LinkResult(
+        Mention("ductal carcinoma"),
+        [Candidate("C0", 1.5, "Ductal carcinoma in situ", name="Ductal carcinoma in situ", probability=0.96),
+         Candidate("C8", 1.0, "Breast cancer", name="Breast cancer", probability=0.04)],
+        nil=False, probability=0.96, nil_threshold=0.41,
+    )
+    plain = discounted(head)
+    assert plain.candidates[0].probability == pytest.approx(0.96 * PARTIAL) and not plain.nil
+    whole = discounted(head, phrase="invasive ductal carcinoma of the left breast", key=normalize)
+    assert [c.probability for c in whole.candidates] == [CONTRADICTED_AT_MOST, pytest.approx(0.04 * PARTIAL)] and whole.nil

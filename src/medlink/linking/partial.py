@@ -31,6 +31,7 @@ from medlink.align.sites import SITES as BODY_SITES
 from medlink.align.sites import as_sites
 from medlink.core import READ_AS, Annotation, LinkResult, Mention
 from medlink.linking.coding_words import SIDE_SHORT_FORMS
+from medlink.linking.contradictions import capped, cues
 from medlink.text.finders.base import english_stop_words
 from medlink.text.normalize import SIDES
 
@@ -39,105 +40,17 @@ PARTIAL = 0.8  # a head-only match's share of its own probability (chosen on the
 MAX_LEFT = 3  # modifiers read before a head
 # words before a head that say something of the patient or the statement, or a size or grade, not the concept's kind
 NOT_MODIFIERS = frozenset(
-    {
-        "no",
-        "not",
-        "denies",
-        "deny",
-        "denied",
-        "hx",
-        "h/o",
-        "s/p",
-        "r/o",
-        "c/o",
-        "c/w",
-        "pt",
-        "patient",
-        "pts",
-        "known",
-        "possible",
-        "probable",
-        "likely",
-        "suspected",
-        "presumed",
-        "new",
-        "recent",
-        "now",
-        "also",
-        "today",
-        "worsening",
-        "improving",
-        "resolved",
-        "resolving",
-        "mild",
-        "moderate",
-        "severe",
-        "small",
-        "large",
-        "tiny",
-        "low",
-        "high",
-        "grade",
-        "significant",
-        "mom",
-        "dad",
-        "mother",
-        "father",
-        "brother",
-        "sister",
-        "son",
-        "daughter",
-        "family",
-        "history",
-        "neg",
-        "negative",
-        "positive",
-        "developed",
-        "has",
-        "had",
-        "having",
-        "complains",
-        "reports",
-        "ongoing",
-        "vs",
-        "versus",
-        "newly",
-        "diagnosed",
-        "suggest",
-        "suggests",
-        "suggesting",
-        "concern",
-        "concerning",
-        "consistent",
-        "e/o",
-        # what a report says a finding was seen by ("CT shows cystic bronchiectasis")
-        "shows",
-        "show",
-        "showed",
-        "showing",
-        "reveals",
-        "revealed",
-        "demonstrates",
-        "demonstrated",
-        "imaging",
-        "ct",
-        "mri",
-        "cxr",
-        "xr",
-        "us",
-        "echo",
-        "ekg",
-        "ecg",
-        # units of a size written before the finding ("3 cm right thyroid nodule")
-        "mm",
-        "cm",
-        "m",
-        "ml",
-        "cc",
-        "mg",
-        "kg",
-        "g",
-    }
+    (
+        "no not denies deny denied hx h/o s/p r/o c/o c/w pt patient pts known possible probable likely "
+        "suspected presumed new recent now also today worsening improving resolved resolving mild moderate "
+        "severe small large tiny low high grade significant mom dad mother father brother sister son daughter "
+        "family history neg negative positive developed has had having complains reports ongoing vs versus "
+        "newly diagnosed suggest suggests suggesting concern concerning consistent e/o"
+    ).split()
+    # what a report says a finding was seen by ("CT shows cystic bronchiectasis")
+    + "shows show showed showing reveals revealed demonstrates demonstrated imaging ct mri cxr xr us echo ekg ecg".split()
+    # units of a size written before the finding ("3 cm right thyroid nodule")
+    + "mm cm m ml cc mg kg g".split()
 )
 SITES = frozenset(
     {"RLQ", "LLQ", "RUQ", "LUQ", "RUL", "RML", "RLL", "LUL", "LLL", "RLE", "LLE", "RUE", "LUE", "BLE", "BUE", "OU", "OD", "OS"}
@@ -231,9 +144,17 @@ def phrases(
     return sorted(out, key=lambda span: (span[0] - span[1], span[0]))
 
 
-def discounted(result: LinkResult, share: float = PARTIAL) -> LinkResult:
-    """``result`` as a partial match: each candidate's probability times ``share``, the NIL decision taken again."""
-    candidates = [c.with_probability(round(c.probability * share, 6)) if c.probability is not None else c for c in result.candidates]
+def discounted(result: LinkResult, share: float = PARTIAL, phrase: str = "", key: Callable[[str], str] = str.lower) -> LinkResult:
+    """``result`` as a partial match: each candidate's probability times ``share``, at most ``CONTRADICTED_AT_MOST`` where
+    its name says the opposite of the whole ``phrase`` ("Ductal carcinoma in situ" for "invasive ductal carcinoma",
+    found by its head), the NIL decision taken again."""
+    told = cues(key(phrase)) if phrase else ()
+    candidates = [
+        c.with_probability(capped(round(c.probability * share, 6), told, key(c.matched_name or ""), key(c.name or "")))
+        if c.probability is not None
+        else c
+        for c in result.candidates
+    ]
     probability = candidates[0].probability if candidates else result.probability
     nil = result.nil
     if probability is not None and result.nil_threshold is not None:
@@ -330,12 +251,14 @@ def widen_or_discount(
         if mode == "phrase":
             whole = _marked(text, span, found, widened)
             if whole is not None:
-                out[number] = _as_phrase(text, span, whole, widened, linked, head_p)
+                out[number] = _as_phrase(text, span, whole, widened, linked, head_p, key)
         elif mode == "widen" and widened is not None:
             out[number] = _widened(text, span, widened, linked[text[widened[0] : widened[1]]])
         elif mode == "widen" or named:  # partial mode: only where the KB names a concept the modifiers make
             s, e = named[0] if named else found[0]
-            out[number] = replace(span, infons={**span.infons, "partial_of": text[s:e]}, result=discounted(span.result))
+            out[number] = replace(
+                span, infons={**span.infons, "partial_of": text[s:e]}, result=discounted(span.result, phrase=text[s:e], key=key)
+            )
     return out
 
 
@@ -361,7 +284,13 @@ def _widened(text: str, span: Annotation, phrase: tuple[int, int], result: LinkR
 
 
 def _as_phrase(
-    text: str, span: Annotation, whole: tuple[int, int], widened: tuple[int, int] | None, linked: dict[str, LinkResult], head_p: float
+    text: str,
+    span: Annotation,
+    whole: tuple[int, int],
+    widened: tuple[int, int] | None,
+    linked: dict[str, LinkResult],
+    head_p: float,
+    key: Callable[[str], str],
 ) -> Annotation:
     """``span`` as the phrase ``whole``: linked as it where a name says it (``widened``), else as the named part inside it,
     else as the phrase or the head (whichever is surer), a partial match at ``PARTIAL`` x the probability."""
@@ -371,11 +300,14 @@ def _as_phrase(
     infons = {k: v for k, v in span.infons.items() if k != READ_AS}
     if widened is not None:  # the whole phrase, linked as its named part
         infons["head"] = text[widened[0] : widened[1]]
-        return replace(span, start=s, end=e, text=text[s:e], infons=infons, result=discounted(linked[infons["head"]]))
+        return replace(
+            span, start=s, end=e, text=text[s:e], infons=infons, result=discounted(linked[infons["head"]], phrase=text[s:e], key=key)
+        )
     phrase = linked[text[s:e]]
     surer = not phrase.nil and (phrase.probability or 0.0) >= PARTIAL * head_p
     infons["head"] = span.text
-    return replace(span, start=s, end=e, text=text[s:e], infons=infons, result=discounted(phrase if surer else span.result))
+    chosen = discounted(phrase if surer else span.result, phrase=text[s:e], key=key)
+    return replace(span, start=s, end=e, text=text[s:e], infons=infons, result=chosen)
 
 
 def phrase_heads(documents: Sequence[tuple[str, Sequence[Annotation]]], known: Callable[[str], bool]) -> dict[str, str]:
