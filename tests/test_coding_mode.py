@@ -470,8 +470,8 @@ def test_an_injury_s_7th_character_is_the_initial_encounter_and_a_side_may_be_to
          ("ICD10CM:C50.A", "Malignant inflammatory neoplasm of breast"), ("ICD10CM:C50.A2", "Malignant inflammatory neoplasm of left breast")],
         is_a=[("ICD10CM:C50.9", "ICD10CM:C50"), ("ICD10CM:C50.91", "ICD10CM:C50.9"), ("ICD10CM:C50.912", "ICD10CM:C50.91"),
               ("ICD10CM:C50.A", "ICD10CM:C50"), ("ICD10CM:C50.A2", "ICD10CM:C50.A")],
-    )  # one unsaid word, but no default reading: "inflammatory" is a kind the note would name
-    assert breast.refine("ICD10CM:C50", said_words(["carcinoma of the left breast"]))[0] == "ICD10CM:C50.9"
+    )  # one unsaid word, but no default reading: "inflammatory" is a kind the note would name; a breast is a woman's
+    assert breast.refine("ICD10CM:C50", said_words(["carcinoma of the left breast"]))[0] == "ICD10CM:C50.912"
 
 
 def test_a_mention_no_code_is_reachable_from_has_no_probability():
@@ -691,3 +691,23 @@ def test_a_limb_is_read_as_icd_10_cm_names_it_and_what_a_code_also_covers_need_n
     )
     assert pain.refine("ICD10CM:M79.6", said_words(["right leg pain"]))[0] == "ICD10CM:M79.604"
     assert pain.refine("ICD10CM:M79.6", said_words(["pain in the right lower leg"]))[0] == "ICD10CM:M79.661"
+
+
+def test_a_breast_is_a_woman_s_where_male_is_not_said():
+    """ICD-10-CM splits a breast's malignant neoplasms by sex before the side: "left breast cancer" is C50.912, and the
+    step says the sex was assumed; "male breast cancer" keeps the male codes; an in situ code has no sex to assume."""
+    breast = CodeSet.build(
+        "ICD10CM",
+        [("ICD10CM:C50.9", "Malignant neoplasm of breast of unspecified site")]
+        + [(f"ICD10CM:C50.9{n}", f"Malignant neoplasm of breast of unspecified site, {sex}") for n, sex in (("1", "female"), ("2", "male"))]
+        + [(f"ICD10CM:C50.9{n}{s}", f"Malignant neoplasm of unspecified site of {side} {sex} breast")
+           for n, sex in (("1", "female"), ("2", "male")) for s, side in (("1", "right"), ("2", "left"), ("9", "unspecified"))]
+        + [("ICD10CM:D05.9", "Unspecified type of carcinoma in situ of breast"), ("ICD10CM:D05.92", "Unspecified type of carcinoma in situ of left breast")],
+        is_a=[("ICD10CM:C50.91", "ICD10CM:C50.9"), ("ICD10CM:C50.92", "ICD10CM:C50.9"), ("ICD10CM:D05.92", "ICD10CM:D05.9")]
+        + [(f"ICD10CM:C50.9{n}{s}", f"ICD10CM:C50.9{n}") for n in "12" for s in "129"],
+    )
+    code, steps = breast.refine("ICD10CM:C50.9", said_words(["left breast cancer"]))
+    assert code == "ICD10CM:C50.912" and "a breast is a woman's where 'male' is not said" in steps[0]
+    assert breast.refine("ICD10CM:C50.9", said_words(["breast cancer"]))[0] == "ICD10CM:C50.919"
+    assert breast.refine("ICD10CM:C50.9", said_words(["male breast cancer, right"]))[0] == "ICD10CM:C50.921"
+    assert breast.refine("ICD10CM:D05.9", said_words(["left breast DCIS"])) == ("ICD10CM:D05.92", ["ICD10CM:D05.9 -> ICD10CM:D05.92: the words say 'left'"])

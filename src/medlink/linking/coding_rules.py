@@ -40,6 +40,15 @@ ENCOUNTER_TOLD = frozenset({"subsequent", "sequela", "open"})  # words that tell
 ENCOUNTER_DEFAULTS = frozenset({"initial", "encounter", "for", "closed", "fracture", "with", "routine", "healing", "type", "i", "ii"})
 
 
+FEMALE_SAID, FEMALE_ASSUMED = "the words say 'female'", "a breast is a woman's where 'male' is not said"
+
+
+def assumed_female(said: frozenset[str]) -> frozenset[str]:
+    """{"female"} where the words say a breast and no sex: ICD-10-CM splits a breast's malignant neoplasms by sex before
+    the side ("left breast cancer": C50.912, of the left female breast), and a coder reads the sex in the chart."""
+    return frozenset({"female"}) if "breast" in said and not said & {"male", "female"} else frozenset()
+
+
 @dataclass
 class CodeSet:
     """The codes of one namespace as a KB has them: names (every name's telling words), is_a parent and children among
@@ -258,10 +267,12 @@ class CodeSet:
         to "..., without rupture" for "abdominal aortic aneurysm").
         Down: a code with children takes the child whose added words were said (a side, a type), else its default child
         ("unspecified"), else stays.
+        A breast is a woman's where "male" is not said (``assumed_female``).
         A code ``equivalent`` to what the mention was read as (a mapping's exact match: "Angioneurotic edema" for HPO's
         Angioedema), or a broader one ("Cardiomegaly" for HPO's Left ventricular hypertrophy), is not given up for words
         its name spells otherwise."""
         steps = []
+        said |= assumed_female(said)
         parent = self.parent.get(code)
         unspecified = parent is not None and (code == self.default_child(parent) or "unspecified" in words(self.names[code]))
         told = self._told(parent, said, code) if unspecified else None
@@ -291,7 +302,7 @@ class CodeSet:
                 break
             steps.append(f"{code} -> {chosen}: {why}")
             code = chosen
-        return code, steps
+        return code, [step.replace(FEMALE_SAID, FEMALE_ASSUMED) for step in steps] if assumed_female(said - {"female"}) else steps
 
     def _fitting_default(self, code: str, parent: str, said: frozenset[str]) -> str | None:
         """The sibling a code whose own words were not said gives way to: of those that read "unspecified", "without ..."
