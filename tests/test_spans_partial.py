@@ -150,6 +150,21 @@ def test_in_phrase_mode_the_span_is_the_whole_phrase_linked_as_its_named_part():
     assert widen[0].text == "ductal carcinoma"  # widen mode keeps the named part alone
 
 
+def test_in_phrase_mode_the_whole_phrase_links_as_itself_where_that_is_nearly_as_sure_as_its_named_part():
+    """ "acute conjunctivitis OU": a name says "acute conjunctivitis"; the whole phrase, whose side chooses the code
+    (H10.33, both eyes), links nearly as surely, so the span is linked as itself; a less sure phrase gives way."""
+    text = "Also acute conjunctivitis OU."
+    head = Annotation(text.index("conjunctivitis"), text.index("conjunctivitis") + 14, "conjunctivitis", source="dictionary")
+    head.result = _linked("Conjunctivitis", "ICD10CM:H10.9", 0.95)
+    for whole_p, chosen in ((0.83, "ICD10CM:H10.33"), (0.6, "ICD10CM:H10.30")):
+        linked = {"acute conjunctivitis": _linked("Acute conjunctivitis", "ICD10CM:H10.30", 0.84),
+                  "acute conjunctivitis OU": _linked("Acute conjunctivitis, bilateral", "ICD10CM:H10.33", whole_p),
+                  "conjunctivitis OU": _linked("Conjunctivitis", "ICD10CM:H10.9", 0.95)}
+        out = widen_or_discount(text, [head], lambda mentions: [linked[m.text] for m in mentions], mode="phrase")
+        assert out[0].text == "acute conjunctivitis OU" and out[0].infons["head"] == "acute conjunctivitis"
+        assert out[0].result.best.concept_id == chosen
+
+
 def test_a_note_marks_a_comma_qualifier_only_where_a_name_says_it_or_it_says_a_side():
     def phrase_of(text: str, head: str) -> str:
         span = Annotation(text.index(head), text.index(head) + len(head), head, source="dictionary")

@@ -16,9 +16,9 @@ phrases, which are linked too:
   candidate's probability is ``PARTIAL`` x its own, so a head-only match is never as sure as a whole name;
 - or, in "phrase" mode, the span becomes the longest phrase all the same (a comma's qualifier only where a name says
   it or it names a side), a partial match (``infons["head"]``: the head, or the part a name says): clinical annotation
-  marks the whole phrase ("Acute uncomplicated sigmoid diverticulitis"). It is linked as that named part, or as the
-  phrase where that links at least ``PARTIAL`` x as surely as the head (its words choose a code's side or type), else as
-  the head; each at ``PARTIAL`` x its probability.
+  marks the whole phrase ("Acute uncomplicated sigmoid diverticulitis"). It is linked as the phrase where that links at
+  least ``PARTIAL`` x as surely as the named part or the head (its words choose a code's side or type), else as that
+  part; each at ``PARTIAL`` x its probability.
 """
 
 from __future__ import annotations
@@ -292,21 +292,23 @@ def _as_phrase(
     head_p: float,
     key: Callable[[str], str],
 ) -> Annotation:
-    """``span`` as the phrase ``whole``: linked as it where a name says it (``widened``), else as the named part inside it,
-    else as the phrase or the head (whichever is surer), a partial match at ``PARTIAL`` x the probability."""
+    """``span`` as the phrase ``whole``: linked as it where a name says it (``widened``), else as the named part inside it
+    or the head, or as the phrase where that links at least ``PARTIAL`` x as surely (its words choose a code's side: "acute
+    conjunctivitis OU"); a partial match at ``PARTIAL`` x the probability."""
     s, e = whole
     if widened == whole:
         return _widened(text, span, whole, linked[text[s:e]])
     infons = {k: v for k, v in span.infons.items() if k != READ_AS}
-    if widened is not None:  # the whole phrase, linked as its named part
-        infons["head"] = text[widened[0] : widened[1]]
-        return replace(
-            span, start=s, end=e, text=text[s:e], infons=infons, result=discounted(linked[infons["head"]], phrase=text[s:e], key=key)
-        )
     phrase = linked[text[s:e]]
-    surer = not phrase.nil and (phrase.probability or 0.0) >= PARTIAL * head_p
-    infons["head"] = span.text
-    chosen = discounted(phrase if surer else span.result, phrase=text[s:e], key=key)
+    if widened is not None:  # the whole phrase, linked as its named part unless as surely as itself (its side: "OU")
+        infons["head"] = text[widened[0] : widened[1]]
+        named = linked[infons["head"]]
+        surer = not phrase.nil and (phrase.probability or 0.0) >= PARTIAL * (named.probability or 0.0)
+    else:
+        infons["head"] = span.text
+        named = span.result
+        surer = not phrase.nil and (phrase.probability or 0.0) >= PARTIAL * head_p
+    chosen = discounted(phrase if surer else named, phrase=text[s:e], key=key)
     return replace(span, start=s, end=e, text=text[s:e], infons=infons, result=chosen)
 
 
