@@ -54,6 +54,7 @@ def test_a_leg_or_an_arm_is_read_as_the_limb_icd_10_cm_names_where_the_mention_o
     readings = [stage.lay_reading(normalize(m)) for m in ["cellulitis of the left leg", "right leg pain", "left arm cellulitis"]]
     assert readings == ["cellulitis of the left lower limb", None, None]  # no name here says an upper limb's cellulitis
     assert lay_reading("sore arms".split()) == "pain arms" and lay_reading("sore arms".split(), limbs=True) == "pain upper limb"
+    assert lay_reading("cellulitis of the right lower leg".split(), limbs=True) == "cellulitis of the right lower limb"
 
 
 def test_the_default_config_reads_lay_words():

@@ -39,7 +39,10 @@ LAY_WORDS: dict[str, str] = {
 }
 # the limbs as ICD-10-CM names them ("Cellulitis of left lower limb" for "cellulitis of the left leg"): read only where the
 # lay words alone find no name, since other names say "leg" and "arm" ("Arm pain")
-LIMB_WORDS = {**dict.fromkeys(("leg", "legs"), "lower limb"), **dict.fromkeys(("arm", "arms"), "upper limb")}
+LIMB_WORDS = {
+    **dict.fromkeys(("leg", "legs", "lower leg", "lower legs"), "lower limb"),
+    **dict.fromkeys(("arm", "arms", "upper arm", "upper arms"), "upper limb"),
+}
 _WITH_LIMBS = {**LAY_WORDS, **LIMB_WORDS}
 _LONGEST = max(len(phrase.split()) for phrase in _WITH_LIMBS)
 # a mention without one of these has nothing to read
