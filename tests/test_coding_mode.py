@@ -659,7 +659,8 @@ def test_a_broader_code_is_kept_though_its_name_says_other_words():
     assert narrow.candidates[0].concept_id == "ICD10CM:I51.9"  # a narrower code's own words unsaid: its "unspecified" sibling
 
 
-SIDES_AND_SITES = [("04", "right", "leg"), ("05", "left", "leg"), ("61", "right", "lower leg"), ("62", "left", "lower leg")]
+SIDES_AND_SITES = [("04", "right", "leg"), ("05", "left", "leg"), ("61", "right", "lower leg"), ("62", "left", "lower leg"),
+                   ("01", "right", "arm"), ("02", "left", "arm"), ("31", "right", "forearm"), ("32", "left", "forearm")]
 
 
 def test_a_limb_is_read_as_icd_10_cm_names_it_and_what_a_code_also_covers_need_not_be_said():
@@ -683,6 +684,9 @@ def test_a_limb_is_read_as_icd_10_cm_names_it_and_what_a_code_also_covers_need_n
     assert melanoma.refine("ICD10CM:C43.9", said_words(["melanoma of the right arm"]))[0] == "ICD10CM:C43.61"
     assert melanoma.refine("ICD10CM:C43.9", said_words(["melanoma, right lower extremity"]))[0] == "ICD10CM:C43.71"
     assert melanoma.refine("ICD10CM:C43.9", said_words(["melanoma of the skin"])) == ("ICD10CM:C43.9", [])
+    # a part of a limb is the limb's where no code says the part, and the steps say so
+    code, steps = melanoma.refine("ICD10CM:C43.9", said_words(["melanoma of the right forearm"]))
+    assert code == "ICD10CM:C43.61" and steps[-1] == "arm: the limb that holds the part the words say, where no code says the part"
     pain = CodeSet.build(
         "ICD10CM",
         [("ICD10CM:M79.6", "Pain in limb")]
@@ -691,6 +695,7 @@ def test_a_limb_is_read_as_icd_10_cm_names_it_and_what_a_code_also_covers_need_n
     )
     assert pain.refine("ICD10CM:M79.6", said_words(["right leg pain"]))[0] == "ICD10CM:M79.604"
     assert pain.refine("ICD10CM:M79.6", said_words(["pain in the right lower leg"]))[0] == "ICD10CM:M79.661"
+    assert pain.refine("ICD10CM:M79.6", said_words(["right forearm pain"]))[0] == "ICD10CM:M79.631"  # a code says the part
 
 
 def test_a_breast_is_a_woman_s_where_male_is_not_said():

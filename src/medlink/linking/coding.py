@@ -26,8 +26,17 @@ from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
 from medlink.linking.coding_probability import EQUIVALENT, UNSAID, code_probabilities, mapped_confidence, outranks, shared_codes
-from medlink.linking.coding_rules import DEFAULT_STEP, UNSAID_STEP, CodeSet
-from medlink.linking.coding_words import SHORT_FORM, causes_written, said_words, sides_written, spelled_out, unasserted, without_qualifiers
+from medlink.linking.coding_rules import DEFAULT_STEP, LIMB_PART_STEP, UNSAID_STEP, CodeSet
+from medlink.linking.coding_words import (
+    SHORT_FORM,
+    causes_written,
+    limbs_holding,
+    said_words,
+    sides_written,
+    spelled_out,
+    unasserted,
+    without_qualifiers,
+)
 from medlink.linking.partial import names_the_modifiers
 from medlink.text.finders.word_shorthand import shorthand_reading
 from medlink.text.normalize import SIDES, normalize
@@ -87,6 +96,8 @@ class Coder:
                     said |= spelled_out(mention, self.codes.family_names(code))
                 as_mapped = mapping is not None and (mapping.predicate in EQUIVALENT or mapping.predicate == BROAD)  # kept as named
                 chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said, as_mapped)
+                if steps and steps[-1].endswith(LIMB_PART_STEP):  # the limb the words' part belongs to says the code
+                    said |= limbs_holding(said)
                 routes.append((chosen, code, mapping, said, steps, position))
             shares = code_probabilities(candidate.probability, self._weighed(mention, routes), self.codes)
             for chosen, code, mapping, said, steps, position in routes:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from medlink.align.predicates import NOT_TELLING, is_residual, words
-from medlink.linking.coding_words import VAGUE, compared, covered, left_open, left_out, name_word_sets, stem, unasserted
+from medlink.linking.coding_words import VAGUE, compared, covered, left_open, left_out, limbs_holding, name_word_sets, stem, unasserted
 from medlink.text.normalize import SIDES
 
 T = TypeVar("T")
@@ -41,6 +41,7 @@ ENCOUNTER_DEFAULTS = frozenset({"initial", "encounter", "for", "closed", "fractu
 
 
 FEMALE_SAID, FEMALE_ASSUMED = "the words say 'female'", "a breast is a woman's where 'male' is not said"
+LIMB_PART_STEP = "the limb that holds the part the words say, where no code says the part"
 
 
 def assumed_female(said: frozenset[str]) -> frozenset[str]:
@@ -267,12 +268,23 @@ class CodeSet:
         to "..., without rupture" for "abdominal aortic aneurysm").
         Down: a code with children takes the child whose added words were said (a side, a type), else its default child
         ("unspecified"), else stays.
-        A breast is a woman's where "male" is not said (``assumed_female``).
+        A breast is a woman's where "male" is not said (``assumed_female``); a limb's part is the limb's where the code
+        the words lead to is "unspecified" ("melanoma of the R forearm": C43.61, right upper limb; ``limbs_holding``).
         A code ``equivalent`` to what the mention was read as (a mapping's exact match: "Angioneurotic edema" for HPO's
         Angioedema), or a broader one ("Cardiomegaly" for HPO's Left ventricular hypertrophy), is not given up for words
         its name spells otherwise."""
+        chosen, steps = self._refine(code, said | assumed_female(said), equivalent)
+        if assumed_female(said):
+            steps = [step.replace(FEMALE_SAID, FEMALE_ASSUMED) for step in steps]
+        limbs = limbs_holding(said) - said
+        if limbs and "unspecified" in words(self.names[chosen]):
+            wider, wider_steps = self.refine(code, said | limbs, equivalent)
+            if wider != chosen:
+                return wider, [*wider_steps, f"{' '.join(sorted(limbs_holding(said)))}: {LIMB_PART_STEP}"]
+        return chosen, steps
+
+    def _refine(self, code: str, said: frozenset[str], equivalent: bool) -> tuple[str, list[str]]:
         steps = []
-        said |= assumed_female(said)
         parent = self.parent.get(code)
         unspecified = parent is not None and (code == self.default_child(parent) or "unspecified" in words(self.names[code]))
         told = self._told(parent, said, code) if unspecified else None
@@ -302,7 +314,7 @@ class CodeSet:
                 break
             steps.append(f"{code} -> {chosen}: {why}")
             code = chosen
-        return code, [step.replace(FEMALE_SAID, FEMALE_ASSUMED) for step in steps] if assumed_female(said - {"female"}) else steps
+        return code, steps
 
     def _fitting_default(self, code: str, parent: str, said: frozenset[str]) -> str | None:
         """The sibling a code whose own words were not said gives way to: of those that read "unspecified", "without ..."

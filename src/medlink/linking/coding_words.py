@@ -68,6 +68,19 @@ def compared(found: Iterable[str]) -> frozenset[str]:
 LIMBS = re.compile(r"\b(lower|upper)\s+(?:limbs?|extremit(?:y|ies))\b", re.IGNORECASE)
 
 
+# the parts of a limb as the rules compare them: ICD-10-CM often codes a site by its limb ("Malignant melanoma of right
+# upper limb, including shoulder" for a forearm's)
+LIMB_PARTS = {
+    "arm": frozenset("shoulder elbow forearm wrist hand finger thumb".split()),
+    "leg": frozenset("hip thigh knee calf shin ankle foot heel toe toes".split()),
+}
+
+
+def limbs_holding(said: frozenset[str]) -> frozenset[str]:
+    """The limbs that hold a part the words say ("arm" for "forearm")."""
+    return frozenset(limb for limb, parts in LIMB_PARTS.items() if parts & said)
+
+
 def limbs_named(text: str) -> str:
     """``text`` with ICD-10-CM's "lower limb" and "upper limb" (or "extremity") read as "leg" and "arm"."""
     return LIMBS.sub(lambda m: "leg" if m.group(1).lower() == "lower" else "arm", text)
