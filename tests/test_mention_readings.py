@@ -67,6 +67,8 @@ def test_a_shorthand_reading_writes_shortened_words_out_where_a_word_is_written_
     # a shortened word alone, or beside a number only, is no reading ("DM" may be myotonic dystrophy, "Ca 9.2" calcium)
     assert readings == {"breast ca": "breast cancer", "L knee pain": "left knee pain", "hip fx": "hip fracture", "DM": None, "Ca 9.2": None,
                         "HTN": None, "heart attack": None}
+    assert shorthand_reading("latent TB", normalize) == "latent tuberculosis" and shorthand_reading("TB", normalize) is None
+    assert shorthand_reading("MRSA pneumonia", normalize) == "methicillin resistant staphylococcus aureus pneumonia"
 
 
 def test_link_reads_shortened_words_as_annotate_does_and_lay_words_as_names_say_them(tmp_path):

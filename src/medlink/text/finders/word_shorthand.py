@@ -75,6 +75,8 @@ CAPITALS = {
     "CHF": "congestive heart failure",
     "AM": "morning",
     "RA": "rheumatoid arthritis",
+    "TB": "tuberculosis",  # "latent TB": *Latent tuberculosis* (Z22.7); "TB" alone is the shorthand list's
+    "MRSA": "methicillin resistant staphylococcus aureus",  # "MRSA pneumonia": J15.212
     # a lung's lobes, as radiology writes them, read with the adjective names use ("RUL nodule": *Pulmonary nodule*; "of
     # lung" would outweigh the finding: "LLL pneumonia" met *Abscess of lung with pneumonia*)
     "RUL": "right upper lobe pulmonary",
