@@ -64,6 +64,19 @@ def test_a_code_that_groups_a_condition_or_two_more_with_and_is_broader_in_the_d
     assert not grouped("ICD10CM:N45", "Orchitis and epididymitis")  # the source groups them too: the same
 
 
+def test_a_code_sharing_a_third_of_the_words_fits_only_where_the_source_is_a_condition_and_joins():
+    """"Hypo-osmolality and hyponatremia" (E87.1) is the code for "Hyponatremia", though they share a third of their
+    words; "Pica of infancy and childhood" is no code for every "Pica": "and" joins qualifiers there."""
+    from benchmarks.coding.make_mappings import names_a_conjunct
+    from medlink.linking.coding_words import name_word_sets
+
+    hyponatremia, pica = name_word_sets("Hyponatremia"), name_word_sets("Pica")
+    assert names_a_conjunct("Hypo-osmolality and hyponatremia", hyponatremia)
+    assert names_a_conjunct("Dyslexia and other symbolic dysfunctions, not elsewhere classified", name_word_sets("Dyslexia"))
+    assert not names_a_conjunct("Pica of infancy and childhood", pica)
+    assert not names_a_conjunct("Cerebral vasospasm and vasoconstriction", name_word_sets("Vasospasm"))
+
+
 def test_a_codes_fit_is_read_through_the_sources_preferred_name_first():
     """"Syncope and collapse" (R55) fits HPO's "Syncope" through its preferred name (the code says more, with "and":
     broader), not through R55's "Fainting" against the synonym "Fainting spell": read so, it was ranked after "Cough

@@ -26,6 +26,7 @@ benchmarks/results/coding_mappings.json (times and counts; BENCHMARKS.md shows n
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -80,12 +81,14 @@ def descendants(kb: KB, root: str) -> set[str]:
     return out
 
 
-def fit(source_sets: list[list[frozenset[str]]], target_sets: list[frozenset[str]]) -> tuple[int, int, int, float] | None:
+def fit(
+    source_sets: list[list[frozenset[str]]], target_sets: list[frozenset[str]], min_shared: float = MIN_SHARED
+) -> tuple[int, int, int, float] | None:
     """How a code's names read against a source's (aliases in order, preferred first): (kind: 0 exact, 1 the code says
     less, 2 it says more; 0 through the preferred name else 1; words apart; Jaccard), the best pair in the order the
     codes are then ranked by (an equivalent first, then the preferred name's reading: "Syncope and collapse" reads as
     "Syncope" says more, not as its "Fainting" says less than "Fainting spell"); a broader or narrower pair sharing under
-    ``MIN_SHARED`` of its words is no fit, and so is a code that says less by leaving out a site (``medlink.align.sites``:
+    ``min_shared`` of its words is no fit, and so is a code that says less by leaving out a site (``medlink.align.sites``:
     organs' adjectives read as the organs); None: no fit."""
     best = None
     target_sets = [as_sites(target) for target in target_sets]
@@ -98,7 +101,7 @@ def fit(source_sets: list[list[frozenset[str]]], target_sets: list[frozenset[str
                 if kind is None or (kind == 1 and drops_a_site(told, target)):
                     continue
                 key = (kind, min(position, 1), len(target ^ told), len(target & told) / len(target | told))
-                if kind and key[3] < MIN_SHARED:
+                if kind and key[3] < min_shared:
                     continue
                 if best is None or _order(key) < _order(best):
                     best = key
@@ -134,18 +137,19 @@ def chosen_rows(ranking, codes: CodeSet, top_k: int, close_threshold: float) -> 
     target_ids, queries = candidates.target.concept_ids, candidates.queries
     rows: list[sssom.Mapping] = []
     for i, (source_id, source_name) in enumerate(zip(queries.concept_ids, queries.names)):
-        source_sets = [name_word_sets(alias) for alias in queries.alias_sets[i]]
+        source_sets = [name_word_sets(alias, codes.limbs) for alias in queries.alias_sets[i]]
         row = ranking.row(i)
         scored = []
         for rank, (t, confidence) in enumerate(zip(ranking.targets[row].tolist(), ranking.confidence[row].tolist())):
             code = target_ids[t]
             if code not in codes:
                 continue
-            found = fit(source_sets, codes.word_sets(code))
-            if found is None:
-                continue
-            if found[0] == 2 and grouped_by_name(codes, code, source_sets[0], queries.alias_sets[i]):
+            found = fit(source_sets, codes.word_sets(code)) or fit(source_sets, codes.word_sets(code), 0.0)
+            grouped = found is not None and found[0] == 2 and grouped_by_name(codes, code, source_sets[0], queries.alias_sets[i])
+            if grouped:
                 found = (1, *found[1:])  # "Orchitis and epididymitis" for "epididymitis": broader
+            if found is None or found[3] < MIN_SHARED and not (grouped and names_a_conjunct(codes.names[code], source_sets[0])):
+                continue  # sharing so few words, a fit only where the source is one of the conditions "and" joins
             key = (codes.is_manifestation(code), *_order(found, is_residual(codes.names[code])), rank)
             scored.append((key, code, found, confidence))
         scored.sort(key=lambda item: item[0])
@@ -176,6 +180,13 @@ def grouped_by_name(codes: CodeSet, code: str, source_words: list[frozenset[str]
     preferred = codes.word_sets(code)[:1]
     grouped = any(told <= name and len(name - told) <= GROUPED_WORDS for told in source_words for name in preferred)
     return grouped and groups_more([codes.names[code]], source_names)
+
+
+def names_a_conjunct(name: str, source_words: list[frozenset[str]]) -> bool:
+    """Is one of the parts "and" (or a comma) joins in the code's name the source's preferred name, word for word?
+    "Hypo-osmolality and hyponatremia" for "Hyponatremia"; not "Pica of infancy and childhood" for "Pica"."""
+    parts = [part for part in re.split(r",|\band\b", name) if part.strip()]
+    return any(told in name_word_sets(part, limbs=False) for part in parts for told in source_words)
 
 
 def joined(notes: list[str]) -> str:
@@ -228,6 +239,7 @@ def main() -> None:
         ((head, tail) for head, _r, tail in icd.iter_relations(("is_a",))),
         notes,
     )
+    codes.limbs = False  # names matched word for word as written: "Lower limb pain" is no "Pain in leg" to the aligner's candidates
     keep = descendants(hpo, PHENOTYPIC_ABNORMALITY)
     ranking, seconds = aligned(hpo, icd, keep, args.candidates, args.sample)
     started = time.perf_counter()

@@ -61,6 +61,7 @@ class CodeSet:
     parent: dict[str, str] = field(default_factory=dict)
     children: dict[str, list[str]] = field(default_factory=dict)
     code_first: dict[str, tuple[str, str]] = field(default_factory=dict)
+    limbs: bool = True  # "lower limb" read as "leg" (``coding_words.limbs_named``): the coding mode's reading
     _word_sets: dict[str, list[frozenset[str]]] = field(default_factory=dict, repr=False, compare=False)
     _memo: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, compare=False)  # (rule, code) -> its answer
 
@@ -101,7 +102,7 @@ class CodeSet:
         if cached is None:
             cached = []
             for name in self.all_names(code):
-                cached.extend(s for s in name_word_sets(name) if s not in cached)
+                cached.extend(s for s in name_word_sets(name, self.limbs) if s not in cached)
             self._word_sets[code] = cached
         return cached
 
@@ -268,8 +269,7 @@ class CodeSet:
         to "..., without rupture" for "abdominal aortic aneurysm").
         Down: a code with children takes the child whose added words were said (a side, a type), else its default child
         ("unspecified"), else stays.
-        A breast is a woman's where "male" is not said (``assumed_female``); a limb's part is the limb's where the code
-        the words lead to is "unspecified" ("melanoma of the R forearm": C43.61, right upper limb; ``limbs_holding``).
+        A breast is a woman's unless "male" is said; a limb's part is the limb's where the words lead to "unspecified".
         A code ``equivalent`` to what the mention was read as (a mapping's exact match: "Angioneurotic edema" for HPO's
         Angioedema), or a broader one ("Cardiomegaly" for HPO's Left ventricular hypertrophy), is not given up for words
         its name spells otherwise."""

@@ -181,10 +181,11 @@ def left_out(name: frozenset[str], said: frozenset[str]) -> frozenset[str]:
     return frozenset(word for word in name - said if not word.startswith("non"))
 
 
-def name_word_sets(name: str) -> list[frozenset[str]]:
-    """The words that tell a name apart, for each of its readings (brackets and parentheses read with and without)."""
+def name_word_sets(name: str, limbs: bool = True) -> list[frozenset[str]]:
+    """The words that tell a name apart, for each of its readings (brackets and parentheses read with and without);
+    ``limbs``: ICD-10-CM's limbs read as "leg" and "arm" (``limbs_named``)."""
     out: list[frozenset[str]] = []
-    for reading in readings(limbs_named(name)):
+    for reading in readings(limbs_named(name) if limbs else name):
         told = compared(telling_words(reading)) - VAGUE
         if told not in out:
             out.append(told)
