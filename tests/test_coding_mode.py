@@ -602,7 +602,7 @@ def test_a_mention_in_shorthand_or_denying_a_word_is_coded_by_what_it_says():
 def test_a_side_is_read_out_of_the_wording_the_concept_is_found_by():
     """A side is no word of a condition's names: "left knee osteoarthritis" is found as knee osteoarthritis where that
     reading is surer, and the coder still reads "left" in the mention; a mention the side belongs to keeps its reading."""
-    from medlink.linking.coding import surer_readings
+    from medlink.linking.coding_readings import surer_readings
     from medlink.linking.coding_words import causes_written, without_qualifiers
 
     assert without_qualifiers("left knee osteoarthritis") == "knee osteoarthritis"
@@ -716,3 +716,20 @@ def test_a_breast_is_a_woman_s_where_male_is_not_said():
     assert breast.refine("ICD10CM:C50.9", said_words(["breast cancer"]))[0] == "ICD10CM:C50.919"
     assert breast.refine("ICD10CM:C50.9", said_words(["male breast cancer, right"]))[0] == "ICD10CM:C50.921"
     assert breast.refine("ICD10CM:D05.9", said_words(["left breast DCIS"])) == ("ICD10CM:D05.92", ["ICD10CM:D05.9 -> ICD10CM:D05.92: the words say 'left'"])
+
+
+def test_link_reads_the_condition_name_a_phrase_holds_as_a_partial_match_as_annotate_does(tiny_kb, tmp_path):
+    """`link` finds the KB name inside a mention as `annotate` does ("heart attack" in "sudden massive heart attack"):
+    its concepts, a partial match at ``PARTIAL`` x their probability, are coded with the whole mention's words."""
+    from medlink.kb.store import KB
+    from medlink.linking.coding import link_coded
+    from medlink.linking.coding_readings import found_heads
+    from medlink.linking.index import build_index
+    from medlink.linking.partial import PARTIAL
+
+    linker = build_index(KB.open(tiny_kb), tmp_path / "index")  # calibrated: a small KB's fallback
+    mentions = ["heart attack", "sudden massive heart attack"]
+    assert found_heads(linker, linker.link(mentions, k=5)) == [None, "heart attack"]
+    whole, phrase = link_coded(linker, mentions, 3, "ICD10CM", mappings=[MAPPINGS])
+    assert phrase.candidates[0].concept_id == whole.candidates[0].concept_id == "ICD10CM:I21.9"
+    assert phrase.probability == pytest.approx(whole.probability * PARTIAL, abs=0.01)

@@ -82,3 +82,19 @@ def test_a_head_s_candidates_taken_for_a_whole_phrase_are_capped_where_they_cont
     assert plain.candidates[0].probability == pytest.approx(0.96 * PARTIAL) and not plain.nil
     whole = discounted(head, phrase="invasive ductal carcinoma of the left breast", key=normalize)
     assert [c.probability for c in whole.candidates] == [CONTRADICTED_AT_MOST, pytest.approx(0.04 * PARTIAL)] and whole.nil
+
+
+def test_concepts_found_by_another_reading_are_capped_against_the_whole_mention():
+    """Coding reads "right ventricular thrombus" without its side too; the concepts that reading finds keep no
+    confident candidate whose name says the other side."""
+    from medlink.core import Candidate, LinkResult, Mention
+    from medlink.linking.contradictions import capped_result
+
+    read = LinkResult(
+        Mention("right ventricular thrombus"),
+        [Candidate("HP:0040412", 1.5, "Left ventricular thrombus", name="Left ventricular thrombus", probability=0.958)],
+        nil=False, probability=0.958, nil_threshold=0.41,
+    )
+    capped = capped_result(read, "right ventricular thrombus", normalize)
+    assert capped.candidates[0].probability == CONTRADICTED_AT_MOST and capped.nil and capped.probability == CONTRADICTED_AT_MOST
+    assert capped_result(read, "ventricular thrombus", normalize) is read  # nothing the name could contradict

@@ -69,6 +69,8 @@ def test_a_shorthand_reading_writes_shortened_words_out_where_a_word_is_written_
                         "HTN": None, "heart attack": None}
     assert shorthand_reading("latent TB", normalize) == "latent tuberculosis" and shorthand_reading("TB", normalize) is None
     assert shorthand_reading("MRSA pneumonia", normalize) == "methicillin resistant staphylococcus aureus pneumonia"
+    assert shorthand_reading("R knee OA", normalize) == "right knee osteoarthritis"
+    assert shorthand_reading("DCIS left breast", normalize) == "ductal carcinoma in situ left breast"
 
 
 def test_link_reads_shortened_words_as_annotate_does_and_lay_words_as_names_say_them(tmp_path):

@@ -26,6 +26,7 @@ from medlink.core import Candidate, LinkResult, Mention
 from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
 from medlink.linking.coding_probability import EQUIVALENT, UNSAID, code_probabilities, mapped_confidence, outranks, shared_codes
+from medlink.linking.coding_readings import found_heads, surer_readings
 from medlink.linking.coding_rules import DEFAULT_STEP, LIMB_PART_STEP, UNSAID_STEP, CodeSet
 from medlink.linking.coding_words import (
     SHORT_FORM,
@@ -35,9 +36,7 @@ from medlink.linking.coding_words import (
     sides_written,
     spelled_out,
     unasserted,
-    without_qualifiers,
 )
-from medlink.linking.partial import names_the_modifiers
 from medlink.text.finders.word_shorthand import shorthand_reading
 from medlink.text.normalize import SIDES, normalize
 
@@ -292,49 +291,13 @@ def link_coded(
 ) -> list[LinkResult]:
     """``linker.link`` read ``CODING_DEPTH`` deep, then coded: each mention's ``k`` best codes of ``namespace``;
     ``heads``: for each mention, the condition's name it holds if known (an annotator's phrase around a head it found),
-    another wording to find its concepts by (``surer_readings``)."""
+    another wording to find its concepts by (``surer_readings``); None: the longest KB name inside it (``found_heads``),
+    a partial match as in ``annotate``."""
     coder = coder_for(linker, namespace, mappings)
     depth = max(k, CODING_DEPTH)
     results = linker.link(mentions, k=depth, generators=generators)
-    return coder.code(surer_readings(linker, results, depth, generators, heads), k)
-
-
-def surer_readings(
-    linker, results: list[LinkResult], k: int, generators: Sequence[str] | None, heads: Sequence[str | None] | None = None
-) -> list[LinkResult]:
-    """Each result, or where its mention read another way links surer, that reading's concepts under the whole mention,
-    whose words the coder still reads. The other ways: without the sides and a drug named as the cause it writes
-    ("knee osteoarthritis" for "left knee osteoarthritis": a side is no word of a condition's names, and lowered the
-    whole wording's probability), and as the head it holds ("great toe pain" in "acute R great toe pain") unless a name
-    the mention's own reading matched says the words it adds to the head."""
-    others: dict[int, list[str]] = {}
-    for i, result in enumerate(results):
-        if result.error:
-            continue
-        text, head = result.mention.text, heads[i] if heads else None
-        if head and names_the_modifiers(text, head, result, linker.key):  # "psoriatic arthritis" is no arthritis
-            head = None
-        ways = [way for way in (without_qualifiers(text), head) if way and way != text]
-        if ways:
-            others[i] = list(dict.fromkeys(ways))
-    if not others:
-        return results
-    read = {result.mention.text: result for result in results if not result.error}  # an annotator's heads are in the batch
-    texts = list(dict.fromkeys(way for ways in others.values() for way in ways if way not in read))
-    read.update(zip(texts, linker.link(texts, k=k, generators=generators) if texts else []))
-    out = list(results)
-    for i, ways in others.items():
-        best = max((read[way] for way in ways if not read[way].error and read[way].candidates), key=_strength, default=None)
-        if best is not None and _strength(best) > _strength(results[i]):
-            out[i] = replace(best, mention=results[i].mention, read_as=results[i].read_as)  # what the mention was read as
-    return out
-
-
-def _strength(result: LinkResult) -> float:
-    """How sure a result is of its first candidate: its probability, else (an index without one) the score."""
-    if result.probability is not None:
-        return result.probability
-    return result.candidates[0].score if result.candidates else float("-inf")
+    found = heads is None  # no annotator's heads: the index's dictionary finder looks for one in each mention
+    return coder.code(surer_readings(linker, results, depth, generators, found_heads(linker, results) if found else heads, found), k)
 
 
 def coded_stream(

@@ -21,6 +21,7 @@ SAME_AS = {
     "malignancy": ("malignant", "neoplasm"),
     "tumor": ("neoplasm",),
     "tumour": ("neoplasm",),
+    "intraductal": ("ductal",),  # "Intraductal carcinoma in situ of breast" (D05.1) is DCIS, "ductal carcinoma in situ"
     "rlq": ("right", "lower", "quadrant"),  # the abdomen's quadrants as clinicians write them ("abd pain RLQ": R10.31)
     "llq": ("left", "lower", "quadrant"),
     "ruq": ("right", "upper", "quadrant"),

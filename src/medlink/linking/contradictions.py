@@ -10,6 +10,10 @@ candidate is contradicted is NIL, as it should be when nothing better was found.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from medlink.core import Candidate, LinkResult
 
 CONTRADICTED_AT_MOST = 0.05  # a contradicted candidate's probability, at most
 # each pair: what a mention may say, and what a name may say that contradicts it (and the other way round)
@@ -52,3 +56,25 @@ def capped(probability: float, mention_cues: Cues, *names: str | None) -> float:
     if probability > CONTRADICTED_AT_MOST and mention_cues and contradicts(mention_cues, *names):
         return CONTRADICTED_AT_MOST
     return probability
+
+
+def decided_again(result: LinkResult, candidates: Sequence[Candidate]) -> LinkResult:
+    """``result`` with ``candidates`` (their probabilities changed), its probability and NIL decision taken again."""
+    probability = candidates[0].probability if candidates else result.probability
+    nil = result.nil
+    if probability is not None and result.nil_threshold is not None:
+        nil = probability < result.nil_threshold
+    return replace(result, candidates=list(candidates), probability=probability, nil=nil)
+
+
+def capped_result(result: LinkResult, mention: str, key: Callable[[str], str]) -> LinkResult:
+    """``result`` with each candidate whose name says the opposite of ``mention`` capped (``key``: the linker's normalised
+    form): for concepts found by another reading of the mention, as its head or without its side."""
+    told = cues(key(mention))
+    if not told:
+        return result
+    candidates = [
+        c.with_probability(capped(c.probability, told, key(c.matched_name or ""), key(c.name or ""))) if c.probability is not None else c
+        for c in result.candidates
+    ]
+    return decided_again(result, candidates)

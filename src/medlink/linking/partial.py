@@ -31,7 +31,7 @@ from medlink.align.sites import SITES as BODY_SITES
 from medlink.align.sites import as_sites
 from medlink.core import READ_AS, Annotation, LinkResult, Mention
 from medlink.linking.coding_words import SIDE_SHORT_FORMS
-from medlink.linking.contradictions import capped, cues
+from medlink.linking.contradictions import capped_result, decided_again
 from medlink.text.finders.base import english_stop_words
 from medlink.text.normalize import SIDES
 
@@ -148,18 +148,9 @@ def discounted(result: LinkResult, share: float = PARTIAL, phrase: str = "", key
     """``result`` as a partial match: each candidate's probability times ``share``, at most ``CONTRADICTED_AT_MOST`` where
     its name says the opposite of the whole ``phrase`` ("Ductal carcinoma in situ" for "invasive ductal carcinoma",
     found by its head), the NIL decision taken again."""
-    told = cues(key(phrase)) if phrase else ()
-    candidates = [
-        c.with_probability(capped(round(c.probability * share, 6), told, key(c.matched_name or ""), key(c.name or "")))
-        if c.probability is not None
-        else c
-        for c in result.candidates
-    ]
-    probability = candidates[0].probability if candidates else result.probability
-    nil = result.nil
-    if probability is not None and result.nil_threshold is not None:
-        nil = probability < result.nil_threshold
-    return replace(result, candidates=candidates, probability=probability, nil=nil)
+    candidates = [c.with_probability(round(c.probability * share, 6)) if c.probability is not None else c for c in result.candidates]
+    scaled = decided_again(result, candidates)
+    return capped_result(scaled, phrase, key) if phrase else scaled
 
 
 def _matched_words(result: LinkResult, key: Callable[[str], str]) -> set[str]:

@@ -77,6 +77,8 @@ CAPITALS = {
     "RA": "rheumatoid arthritis",
     "TB": "tuberculosis",  # "latent TB": *Latent tuberculosis* (Z22.7); "TB" alone is the shorthand list's
     "MRSA": "methicillin resistant staphylococcus aureus",  # "MRSA pneumonia": J15.212
+    "OA": "osteoarthritis",  # "R knee OA": M17.11
+    "DCIS": "ductal carcinoma in situ",  # "DCIS left breast": D05.12
     # a lung's lobes, as radiology writes them, read with the adjective names use ("RUL nodule": *Pulmonary nodule*; "of
     # lung" would outweigh the finding: "LLL pneumonia" met *Abscess of lung with pneumonia*)
     "RUL": "right upper lobe pulmonary",
