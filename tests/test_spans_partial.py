@@ -4,6 +4,8 @@ partial match at a lower probability; section headers are not mentions.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from medlink.core import Annotation, Candidate, Document, LinkResult, Mention
@@ -293,3 +295,5 @@ def test_phrase_mode_makes_the_span_the_whole_phrase_linked_as_the_phrase_or_the
     assert annotation_lines(document)[1].endswith("\t(partial: linked as its head 'sigmoid diverticulitis')")
     document.annotations = as_sure  # the phrase linked as itself, its probability discounted: the output says why
     assert annotation_lines(document)[1].endswith("\t(partial: no name says the whole phrase)")
+    as_sure[0].result = replace(as_sure[0].result, read_as="sigmoid diverticulitis")  # coding mode: the phrase read as its head
+    assert annotation_lines(document)[1].endswith("\t(partial: linked as its head 'sigmoid diverticulitis')")

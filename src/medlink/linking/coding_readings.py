@@ -64,11 +64,13 @@ def surer_readings(
     out = list(results)
     for i, ways in others.items():
         readings = [
-            discounted(read[way]) if way == partial.get(i) else read[way] for way in ways if not read[way].error and read[way].candidates
+            (discounted(read[way]) if way == partial.get(i) else read[way], way)
+            for way in ways
+            if not read[way].error and read[way].candidates
         ]
-        best = max(readings, key=_strength, default=None)
+        best, way = max(readings, key=lambda reading: _strength(reading[0]), default=(None, None))
         if best is not None and _strength(best) > _strength(results[i]):
-            found = replace(best, mention=results[i].mention, read_as=results[i].read_as)  # what the mention was read as
+            found = replace(best, mention=results[i].mention, read_as=results[i].read_as or way)  # the whole mention, read that way
             out[i] = capped_result(found, results[i].mention.text, linker.key)  # "right ventricular thrombus": no Left one
     return out
 

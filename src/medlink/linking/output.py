@@ -234,8 +234,8 @@ def _span_lines(span: Annotation, top: int) -> list[str]:
     via = f"\t(via {span.infons['linked_through']})" if "linked_through" in span.infons else ""
     if "partial_of" in span.infons:  # a head linked for a longer phrase no name says: its probability is discounted
         via += f"\t(partial: the head of '{printable(span.infons['partial_of'])}')"
-    elif "head" in span.infons and span.result is not None and span.result.mention.text != span.text:  # a phrase linked as its head
-        via += f"\t(partial: linked as its head '{printable(span.infons['head'])}')"
+    elif "head" in span.infons and span.result is not None and span.infons["head"] in (span.result.mention.text, span.result.read_as):
+        via += f"\t(partial: linked as its head '{printable(span.infons['head'])}')"  # or coded as it (``coding_readings``)
     elif "head" in span.infons:  # a phrase linked as itself, no name saying it whole: its probability discounted too
         via += "\t(partial: no name says the whole phrase)"
     via += assertion_note(span)
