@@ -15,7 +15,8 @@
    that leaves out the site names no other site and no neoplasm. Order: manifestation codes last, exact before the others; then the source's
    preferred name before its synonyms, fewer words apart, a code that is no residual class ("Other ..."), broader
    before narrower, the aligner's rank. Confidence: the share of telling words the two names have in common
-   (Jaccard). At most --top-k per source; a source with none keeps the aligner's first code as a skos:closeMatch when
+   (Jaccard); 1 where the code's "and" joins the source's name, word for word, to other conditions ("Syncope and
+   collapse": R55 is syncope's code; ``names_a_conjunct``). At most --top-k per source; a source with none keeps the aligner's first code as a skos:closeMatch when
    its string similarity reaches --close-threshold.
 4. The XML's "code first" notes, each code with the note of its own or its nearest ancestor's.
 
@@ -146,9 +147,10 @@ def chosen_rows(ranking, codes: CodeSet, top_k: int, close_threshold: float) -> 
                 continue
             found = fit(source_sets, codes.word_sets(code)) or fit(source_sets, codes.word_sets(code), 0.0)
             grouped = found is not None and found[0] == 2 and grouped_by_name(codes, code, source_sets[0], queries.alias_sets[i])
-            if grouped:
-                found = (1, *found[1:])  # "Orchitis and epididymitis" for "epididymitis": broader
-            if found is None or found[3] < MIN_SHARED and not (grouped and names_a_conjunct(codes.names[code], source_sets[0])):
+            conjunct = grouped and names_a_conjunct(codes.names[code], source_sets[0])
+            if grouped:  # "Orchitis and epididymitis" for "epididymitis": broader, as sure as its word-for-word conjunct
+                found = (1, *found[1:3], 1.0 if conjunct else found[3])
+            if found is None or found[3] < MIN_SHARED:
                 continue  # sharing so few words, a fit only where the source is one of the conditions "and" joins
             key = (codes.is_manifestation(code), *_order(found, is_residual(codes.names[code])), rank)
             scored.append((key, code, found, confidence))
@@ -183,10 +185,17 @@ def grouped_by_name(codes: CodeSet, code: str, source_words: list[frozenset[str]
 
 
 def names_a_conjunct(name: str, source_words: list[frozenset[str]]) -> bool:
-    """Is one of the parts "and" (or a comma) joins in the code's name the source's preferred name, word for word?
-    "Hypo-osmolality and hyponatremia" for "Hyponatremia"; not "Pica of infancy and childhood" for "Pica"."""
-    parts = [part for part in re.split(r",|\band\b", name) if part.strip()]
-    return any(told in name_word_sets(part, limbs=False) for part in parts for told in source_words)
+    """Is a condition "and" (or a comma) joins in the code's name the source's preferred name, word for word: the first
+    part, or a later one after parts of one word each? "Syncope and collapse" for "Syncope", "Hypo-osmolality and
+    hyponatremia" for "Hyponatremia"; not "Pica of infancy and childhood" for "Pica", nor "Chronic tonsillitis and
+    adenoiditis" for "Adenoiditis" or "Hereditary motor and sensory neuropathy" for "Sensory neuropathy", where the
+    words before "and" may qualify it too."""
+    joined = re.sub(r"\bother and unspecified\b", "other or unspecified", name, flags=re.IGNORECASE)  # a site's qualifiers
+    parts = [part for part in re.split(r",|\band\b", joined) if part.strip()]
+    for at, part in enumerate(parts):
+        if any(told in name_word_sets(part, limbs=False) for told in source_words):
+            return at == 0 or all(len(before.split()) == 1 for before in parts[:at])
+    return False
 
 
 def joined(notes: list[str]) -> str:
