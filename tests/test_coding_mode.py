@@ -684,7 +684,11 @@ def test_a_limb_is_read_as_icd_10_cm_names_it_and_what_a_code_also_covers_need_n
     assert melanoma.refine("ICD10CM:C43.9", said_words(["melanoma of the right arm"]))[0] == "ICD10CM:C43.61"
     assert melanoma.refine("ICD10CM:C43.9", said_words(["melanoma, right lower extremity"]))[0] == "ICD10CM:C43.71"
     assert melanoma.refine("ICD10CM:C43.9", said_words(["melanoma of the skin"])) == ("ICD10CM:C43.9", [])
-    # a part of a limb is the limb's where no code says the part, and the steps say so
+    # a part of a limb is the limb's where the code the words led to names no limb's part, and the steps say so
+    from medlink.linking.coding_words import limbs_to_add
+
+    assert limbs_to_add(said_words(["toe pain"]), [said_words(["Pain in unspecified toe(s)"])]) == frozenset()
+    assert limbs_to_add(said_words(["melanoma of the forearm"]), [said_words(["Malignant melanoma of skin"])]) == {"arm"}
     code, steps = melanoma.refine("ICD10CM:C43.9", said_words(["melanoma of the right forearm"]))
     assert code == "ICD10CM:C43.61" and steps[-1] == "arm: the limb that holds the part the words say, where no code says the part"
     pain = CodeSet.build(

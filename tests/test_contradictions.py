@@ -31,6 +31,8 @@ NAMES = ["Ductal carcinoma in situ", "Hypokalemia", "Hyperkalemia", "Type 2 diab
         ("malignant melanoma", "Melanoma", False),
         ("hypertension", "Hypotension", True),
         ("hyper", "hypo", False),  # no root
+        ("non-invasive ductal carcinoma", "Ductal carcinoma in situ", False),  # "non-invasive" reads "non invasive"
+        ("non-invasive bladder carcinoma", "Invasive bladder carcinoma", True),
     ],
 )
 def test_a_name_contradicts_a_mention_only_by_saying_the_opposite_and_not_also_what_it_says(mention, name, contradicted):

@@ -27,7 +27,7 @@ from medlink.errors import MedlinkError
 from medlink.kb.mappings import DEFAULT_MAPPINGS, CodeMapping, read_code_first, read_mappings, xref_mappings
 from medlink.linking.coding_probability import EQUIVALENT, UNSAID, code_probabilities, mapped_confidence, outranks, shared_codes
 from medlink.linking.coding_readings import found_heads, surer_readings
-from medlink.linking.coding_rules import DEFAULT_STEP, LIMB_PART_STEP, UNSAID_STEP, CodeSet
+from medlink.linking.coding_rules import DEFAULT_STEP, LIMB_PART_STEP, UNSAID_STEP, CodeSet, assumed_female
 from medlink.linking.coding_words import (
     SHORT_FORM,
     causes_written,
@@ -97,6 +97,7 @@ class Coder:
                 chosen, steps = (code, []) if written_code(mention, code) else self.codes.refine(code, said, as_mapped)
                 if steps and steps[-1].endswith(LIMB_PART_STEP):  # the limb the words' part belongs to says the code
                     said |= limbs_holding(said)
+                said |= assumed_female(said)  # and a breast is a woman's, as the rules read it
                 routes.append((chosen, code, mapping, said, steps, position))
             shares = code_probabilities(candidate.probability, self._weighed(mention, routes), self.codes)
             for chosen, code, mapping, said, steps, position in routes:

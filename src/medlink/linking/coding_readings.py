@@ -10,19 +10,24 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from medlink.core import Document, LinkResult
+from medlink.errors import MedlinkError
 from medlink.linking.coding_words import without_qualifiers
 from medlink.linking.contradictions import capped_result
-from medlink.linking.partial import discounted, names_the_modifiers
+from medlink.linking.partial import PARTIAL, discounted, names_the_modifiers
 
 
 def found_heads(linker, results: Sequence[LinkResult]) -> list[str | None]:
     """For each mention, the longest KB name the index's dictionary finder meets inside it, where that is not the whole
     mention ("melanoma" in "melanoma of the right arm"): the head ``annotate`` would find and read the phrase around."""
-    finder = linker.dictionary_finder()
+    try:
+        finder = linker.dictionary_finder()
+    except MedlinkError:  # an index without a table of KB names to find them with
+        return [None] * len(results)
     out: list[str | None] = []
     for result in results:
         text = result.mention.text
-        spans = [] if result.error else finder.find(Document.from_text(text))
+        sure = result.probability is not None and result.probability >= PARTIAL  # no head, discounted, could be surer
+        spans = [] if result.error or sure else finder.find(Document.from_text(text))
         longest = max(spans, key=lambda span: (span.end - span.start, -span.start), default=None)
         out.append(longest.text if longest is not None and longest.text.strip() != text.strip() else None)
     return out
@@ -63,15 +68,15 @@ def surer_readings(
     read.update(zip(texts, linker.link(texts, k=k, generators=generators) if texts else []))
     out = list(results)
     for i, ways in others.items():
-        readings = [
-            (discounted(read[way]) if way == partial.get(i) else read[way], way)
+        text = results[i].mention.text
+        readings = [  # each against the whole mention: "right ventricular thrombus" finds no Left one through "ventricular thrombus"
+            (capped_result(discounted(read[way]) if way == partial.get(i) else read[way], text, linker.key), way)
             for way in ways
             if not read[way].error and read[way].candidates
         ]
         best, way = max(readings, key=lambda reading: _strength(reading[0]), default=(None, None))
         if best is not None and _strength(best) > _strength(results[i]):
-            found = replace(best, mention=results[i].mention, read_as=results[i].read_as or way)  # the whole mention, read that way
-            out[i] = capped_result(found, results[i].mention.text, linker.key)  # "right ventricular thrombus": no Left one
+            out[i] = replace(best, mention=results[i].mention, read_as=results[i].read_as or way)  # the whole mention, read that way
     return out
 
 

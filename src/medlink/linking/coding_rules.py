@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from medlink.align.predicates import NOT_TELLING, is_residual, words
-from medlink.linking.coding_words import VAGUE, compared, covered, left_open, left_out, limbs_holding, name_word_sets, stem, unasserted
+from medlink.linking import coding_words as read
+from medlink.linking.coding_words import VAGUE, compared, covered, left_open, left_out, name_word_sets, stem, unasserted
 from medlink.text.normalize import SIDES
 
 T = TypeVar("T")
@@ -274,13 +275,12 @@ class CodeSet:
         Angioedema), or a broader one ("Cardiomegaly" for HPO's Left ventricular hypertrophy), is not given up for words
         its name spells otherwise."""
         chosen, steps = self._refine(code, said | assumed_female(said), equivalent)
-        if assumed_female(said):
-            steps = [step.replace(FEMALE_SAID, FEMALE_ASSUMED) for step in steps]
-        limbs = limbs_holding(said) - said
-        if limbs and "unspecified" in words(self.names[chosen]):
+        steps = [step.replace(FEMALE_SAID, FEMALE_ASSUMED) for step in steps] if assumed_female(said) else steps
+        limbs = read.limbs_to_add(said, self.word_sets(chosen)) if "unspecified" in words(self.names[chosen]) else frozenset()
+        if limbs:  # a more specific code through the limb, or none
             wider, wider_steps = self.refine(code, said | limbs, equivalent)
-            if wider != chosen:
-                return wider, [*wider_steps, f"{' '.join(sorted(limbs_holding(said)))}: {LIMB_PART_STEP}"]
+            if wider != chosen and "unspecified" not in words(self.names[wider]):
+                return wider, [*wider_steps, f"{' '.join(sorted(read.limbs_holding(said)))}: {LIMB_PART_STEP}"]
         return chosen, steps
 
     def _refine(self, code: str, said: frozenset[str], equivalent: bool) -> tuple[str, list[str]]:

@@ -82,6 +82,14 @@ def limbs_holding(said: frozenset[str]) -> frozenset[str]:
     return frozenset(limb for limb, parts in LIMB_PARTS.items() if parts & said)
 
 
+def limbs_to_add(said: frozenset[str], code_words: Iterable[frozenset[str]]) -> frozenset[str]:
+    """The limbs that hold a part the words say, where the code the words led to names no limb's part: "arm" for
+    "melanoma of the R forearm" at C43.9, none for "toe pain" at "Pain in unspecified toe(s)"."""
+    if frozenset().union(*code_words) & frozenset().union(*LIMB_PARTS.values()):
+        return frozenset()
+    return limbs_holding(said) - said
+
+
 def limbs_named(text: str) -> str:
     """``text`` with ICD-10-CM's "lower limb" and "upper limb" (or "extremity") read as "leg" and "arm"."""
     return LIMBS.sub(lambda m: "leg" if m.group(1).lower() == "lower" else "arm", text)

@@ -18,7 +18,7 @@ from medlink.core import Candidate, LinkResult
 CONTRADICTED_AT_MOST = 0.05  # a contradicted candidate's probability, at most
 # each pair: what a mention may say, and what a name may say that contradicts it (and the other way round)
 OPPOSITES = [
-    (r"invasive|infiltrating", r"in situ|noninvasive|non invasive"),
+    (r"(?<!non )(?:invasive|infiltrating)", r"in situ|noninvasive|non invasive"),  # "non-invasive" reads "non invasive"
     (r"malignant", r"benign"),
     (r"acute", r"chronic"),
     (r"congenital", r"acquired"),

@@ -29,7 +29,7 @@ from medlink.linking.index_parts import built_dictionary, built_generators, chec
 from medlink.linking.kb_inputs import alt_ids_of, finder_skipped
 from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries, read_memory
-from medlink.linking.mentions import checked, is_text, mention_error, note_readings, own_candidates
+from medlink.linking.mentions import checked, is_text, mention_error, note_readings_once, own_candidates
 from medlink.linking.readings import mention_reading
 from medlink.linking.search_ahead import searched_ahead
 from medlink.progress import phase
@@ -302,12 +302,10 @@ class Linker:
         return to_candidates(fused, tables, searched, self.concept_ids, self.concept_names, by_stage)
 
     def calibrated(self, keys: Sequence[str], names: Sequence[str], depth: int, stage: CalibrationStage, k: int) -> list[LinkResult]:
-        """What ``retrieve`` and then ``stage`` give for normalised, non-empty ``keys``, their first ``k`` candidates,
-        decided on the fused hits' arrays (``linking.batch_calibration``) without a candidate object per hit."""
+        """``retrieve`` then ``stage`` for normalised ``keys``, their first ``k``, decided on arrays (``batch_calibration``)."""
         return [result for part, per_stage in self.searched(keys, names) for result in self._decided(part, per_stage, depth, stage, k)]
 
     def _decided(self, keys: Sequence[str], per_stage: dict[str, Hits], depth: int, stage: CalibrationStage, k: int) -> list[LinkResult]:
-        """``calibrated`` for keys already searched."""
         fused, tables, searched, by_stage = self.fused_hits(per_stage, depth)
         fused, positions = decisive(stage, fused, k)
         columns = hit_columns(fused, tables, searched, by_stage, len(self.concept_ids), stage.normalize)
@@ -320,11 +318,13 @@ class Linker:
 
     def retrieve(self, keys: Sequence[str], names: Sequence[str], depth: int) -> list[list[Candidate]]:
         """Candidates of normalised, non-empty ``keys`` from the ``names`` generators, fused: ``depth`` per key."""
-        return [candidates for _, per_stage in self.searched(keys, names) for candidates in self.fuse(per_stage, depth)]
+        return self.fuse(self.search(keys, names), depth) if keys else []
 
     def searched(self, keys: Sequence[str], names: Sequence[str]) -> Iterator[tuple[Sequence[str], dict[str, Hits]]]:
-        """``search``'s hits chunk by chunk, the next chunk searched while the caller reads one (``search_ahead``)."""
-        return searched_ahead(lambda part: self.search(part, names), keys) if keys else iter(())
+        """``search``'s hits chunk by chunk, the next chunk searched while the caller decides one (``search_ahead``); one
+        search where a stage encodes mentions (a dense encoder's batches, and its memo of them, span the call)."""
+        whole = any(getattr(self.generators[name], "encoder", None) is not None for name in names)
+        return searched_ahead(lambda part: self.search(part, names), keys, len(keys) if whole else None) if keys else iter(())
 
     def link(
         self,
@@ -382,6 +382,7 @@ class Linker:
             by_ident = dict(zip(order, results))
         fresh = set() if with_context else set(by_ident)  # idents whose candidates were made for them alone, not yet handed out
         readings = stage_readings(self.generators, unique, names)
+        note_readings_once((found.candidates[:k], readings.get(first[ident][0])) for ident, found in by_ident.items())
         out = []
         for mention, (key, read_as), ident in zip(items, read, idents):
             found = by_ident.get(ident)
@@ -390,7 +391,6 @@ class Linker:
                 continue
             candidates = own_candidates(found.candidates[:k], ident in fresh, self.alt_ids)
             fresh.discard(ident)
-            note_readings(candidates, readings.get(key))
             out.append(replace(found, mention=mention, candidates=candidates, read_as=read_as))
         return resolve_codes(out, lambda: self.codes, self.candidate_for)
 

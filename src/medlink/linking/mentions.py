@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from medlink.core import Candidate, Mention
 from medlink.errors import MedlinkError
@@ -50,6 +50,15 @@ def own_candidates(candidates: list[Candidate], fresh: bool, alt_ids: dict[str, 
     for candidate in candidates:
         candidate.alt_ids = candidate.alt_ids or list(alt_ids.get(candidate.concept_id, ()))
     return candidates
+
+
+def note_readings_once(lists: Iterable[tuple[Sequence[Candidate], dict[str, dict[str, str]] | None]]) -> None:
+    """``note_readings`` of each (candidates, readings), each candidate object once: lists that share objects (a text's,
+    handed to its first mention and copied for the others) are noted once, and copies made after carry it."""
+    noted: set[int] = set()
+    for candidates, readings in lists:
+        note_readings([c for c in candidates if id(c) not in noted], readings)
+        noted.update(id(c) for c in candidates)
 
 
 def note_readings(candidates: list[Candidate], readings: dict[str, dict[str, str]] | None) -> None:

@@ -3,7 +3,8 @@ one before.
 
 Why: the compiled searches (``retrieval.compiled``) release the GIL, so their kernels run on one core while the
 calibration's Python runs on the other; one search of the whole batch, then one calibration, leaves a core idle in
-each. Every key's hits depend on that key alone, so chunks give the same hits as one search.
+each. Every key's hits depend on that key alone, so chunks give the same hits as one search. Only the worker touches
+the state a search changes (spelling memos, lazy maps); the caller's decision reads the tables alone.
 """
 
 from __future__ import annotations
