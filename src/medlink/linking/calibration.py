@@ -30,7 +30,7 @@ from typing import Any
 
 from medlink.core import LinkResult, Mention
 from medlink.errors import MedlinkError
-from medlink.linking.contradictions import capped, cues
+from medlink.linking.contradictions import capped_probabilities, cues
 from medlink.linking.probability import TIE, ProbabilityModel, RememberedNormalize, similarity
 from medlink.linking.rivals import shared
 from medlink.params import Param
@@ -139,10 +139,7 @@ class CalibrationStage:
             if not is_plausible_mention(key):  # stop words only: right about nothing, unless the alias is them as an abbreviation
                 probabilities = [p if spelt_in_capitals(key, c, self.normalize) else 0.0 for p, c in zip(probabilities, result.candidates)]
             if mention_cues := cues(key):  # a name that says the opposite of the mention ("in situ" for "invasive")
-                probabilities = [
-                    capped(p, mention_cues, *map(self.normalize, (c.matched_name or "", c.name or "")))
-                    for p, c in zip(probabilities, result.candidates)
-                ]
+                probabilities = capped_probabilities(mention_cues, probabilities, result.candidates, self.normalize)
         candidates = [c.with_probability(round(float(p), 6)) for c, p in zip(result.candidates, probabilities)]
         if self.settings["order"] == "probability":
             candidates.sort(key=lambda c: -c.probability)  # stable: ties keep the ranking's order

@@ -28,10 +28,8 @@ OPPOSITES = [
 _OPPOSITES = [(re.compile(rf"\b(?:{one})\b"), re.compile(rf"\b(?:{other})\b")) for one, other in OPPOSITES]
 _OPPOSITES += [(other, one) for one, other in _OPPOSITES]
 _HYPER_HYPO = re.compile(r"\b(hyper|hypo)(\w{4,})")  # a root of four letters or more: "hyperkalemia", "hypotension"
-Cues = tuple[tuple[re.Pattern, re.Pattern], ...]  # what a mention says, and what says its opposite
-
-
 _ANY = re.compile("|".join(rf"\b(?:{one}|{other})\b" for one, other in OPPOSITES) + "|" + _HYPER_HYPO.pattern)  # one pass for most mentions
+Cues = tuple[tuple[re.Pattern, re.Pattern], ...]  # what a mention says, and what says its opposite
 
 
 def cues(mention: str) -> Cues:
@@ -58,6 +56,16 @@ def capped(probability: float, mention_cues: Cues, *names: str | None) -> float:
     return probability
 
 
+def capped_probabilities(
+    mention_cues: Cues, probabilities: Sequence[float | None], candidates: Sequence[Candidate], key: Callable[[str], str]
+) -> list[float | None]:
+    """Each candidate's probability, capped where its matched name or its name (``key``: normalised) contradicts the
+    mention."""
+    return [
+        p if p is None else capped(p, mention_cues, key(c.matched_name or ""), key(c.name or "")) for p, c in zip(probabilities, candidates)
+    ]
+
+
 def decided_again(result: LinkResult, candidates: Sequence[Candidate]) -> LinkResult:
     """``result`` with ``candidates`` (their probabilities changed), its probability and NIL decision taken again."""
     probability = candidates[0].probability if candidates else result.probability
@@ -73,8 +81,5 @@ def capped_result(result: LinkResult, mention: str, key: Callable[[str], str]) -
     told = cues(key(mention))
     if not told:
         return result
-    candidates = [
-        c.with_probability(capped(c.probability, told, key(c.matched_name or ""), key(c.name or ""))) if c.probability is not None else c
-        for c in result.candidates
-    ]
-    return decided_again(result, candidates)
+    probabilities = capped_probabilities(told, [c.probability for c in result.candidates], result.candidates, key)
+    return decided_again(result, [c if p is None else c.with_probability(p) for c, p in zip(result.candidates, probabilities)])
