@@ -23,6 +23,7 @@ from medlink.core import Document  # noqa: E402
 from medlink.errors import MedlinkError  # noqa: E402
 from medlink.linking.annotator import AnnotateOptions, Annotator  # noqa: E402
 from medlink.linking.index import build_index  # noqa: E402
+from tests.corpora import jsonl_corpus, text  # noqa: E402
 from tests.test_calibration import CONDITIONS, ORGANS, organ_kb  # noqa: E402,F401 - the fixture
 from tests.test_cli_kb import medlink_without  # noqa: E402
 
@@ -48,25 +49,8 @@ def slow_and_failing_documents() -> None:
     Annotator.annotate = annotate
 
 
-def text(number: int) -> str:
-    (organ, adjective), condition = ORGANS[number % len(ORGANS)], CONDITIONS[number % len(CONDITIONS)]
-    other = CONDITIONS[(number * 7) % len(CONDITIONS)]
-    return (f"Patient {number} denies {organ} {condition}. {adjective.capitalize()} {other} ({organ[0].upper()}X) was seen; "
-            f"{organ[0].upper()}X grew. Mother had {organ} and {ORGANS[(number + 3) % len(ORGANS)][0]} {other}.")
-
-
-def jsonl_corpus(path: Path, count: int, prefix: str = "d", extra: tuple = ()) -> Path:
-    records = [{"id": f"{prefix}{n}", "text": text(n)} for n in range(count)]
-    records.insert(3, {"id": "passages", "passages": [{"offset": 0, "text": "Liver failure.", "type": "title"},
-                                                      {"offset": 15, "text": text(99), "type": "abstract"}]})
-    for position, record in extra:
-        records.insert(position, record)
-    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
-    return path
-
-
 @pytest.fixture(scope="module")
-def index_dir(organ_kb, tmp_path_factory) -> Path:
+def index_dir(organ_kb, tmp_path_factory) -> Path:  # noqa: F811 - the fixture imported above
     out = tmp_path_factory.mktemp("ray-index") / "index"
     build_index(organ_kb, out)
     return out

@@ -1,4 +1,5 @@
-"""Which engine runs a ``medlink annotate`` job: this process, or Ray when it is installed and asked for."""
+"""Which engine runs a ``medlink annotate`` job: this process, worker processes on this machine (``--workers N``), or
+Ray when it is installed and asked for."""
 
 from __future__ import annotations
 
@@ -15,9 +16,15 @@ def run(job: AnnotateJob, engine: str = "local", address: str | None = None, wor
     """Run ``job`` on ``engine``; the exit status (0, or 1 when records failed and the output holds the others)."""
     if engine not in ENGINES:
         raise MedlinkError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    if workers is not None and workers < 1:
+        raise MedlinkError(f"--workers must be 1 or more, not {workers}")
     if engine == "local":
-        if address is not None or workers is not None:
-            raise MedlinkError("--address and --workers are Ray's: add --engine ray")
+        if address is not None:
+            raise MedlinkError("--address is Ray's: add --engine ray")
+        if workers is not None and workers > 1:
+            from medlink.batch.processes import run_processes
+
+            return run_processes(job, workers)
         from medlink.batch.local import run_local
 
         return run_local(job)
@@ -26,8 +33,6 @@ def run(job: AnnotateJob, engine: str = "local", address: str | None = None, wor
         import ray.data  # noqa: F401
     except ImportError:
         raise MedlinkError(RAY_MISSING) from None
-    if workers is not None and workers < 1:
-        raise MedlinkError(f"--workers must be 1 or more, not {workers}")
     from medlink.batch.ray_engine import run_ray
 
     return run_ray(job, address, workers)

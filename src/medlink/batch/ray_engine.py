@@ -13,19 +13,14 @@ import logging
 import os
 import pickle
 import re
-import signal
-import sys
 import threading
 import time
 import warnings
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 
-import typer
-
-from medlink.batch.job import AnnotateJob, say_notes, summary
-from medlink.batch.local import require_replaceable_output
-from medlink.batch.render import Renderer
-from medlink.batch.resume import Progress, ResumableOutput, StreamOutput
+from medlink.batch.driver import pickled_chunks, run_ordered, take
+from medlink.batch.job import AnnotateJob
+from medlink.batch.resume import Progress, StreamOutput
 from medlink.errors import MedlinkError
 
 CHUNK_BATCHES = 2  # documents Ray Data hands an actor at once, in --batch-size batches: fewer, larger tasks cost less
@@ -34,45 +29,19 @@ QUEUED_CHUNKS = 4  # chunks waiting in the queue per actor: the actors never wai
 
 
 def run_ray(job: AnnotateJob, address: str | None, workers: int | None) -> int:
-    from medlink.corpora.annotate_output import is_annotate_output
-    from medlink.corpora.document_io import NamedSkips
-    from medlink.directories import output_lock
-    from medlink.linking.index import resolve_index
-
-    begun = time.perf_counter()  # the throughput line counts the index check, Ray's start and the actors' from here
-    with ExitStack() as held:
-        interruptible = held.enter_context(terminate_as_interrupt())  # from the start: a kill during Ray's start too
-        if job.out is not None:
-            held.enter_context(output_lock(job.out))
-            require_replaceable_output(job, is_annotate_output)
-        index_dir = resolve_index(job.index)  # a default index is built here, once, not by each actor
-        say_notes(job.load_annotator(index_dir), job)  # settings checked here, with the local engine's messages
-        policy = NamedSkips(skip_invalid=job.skip_invalid)
-        documents = job.documents(policy)
-        renderer = Renderer(job.output_format)
-        output = ResumableOutput(job.out, job.settings(index_dir), renderer) if job.out is not None else StreamOutput(sys.stdout, renderer)
-        progress = output.open()
-        held.callback(output.close)
+    def pipeline(held, rearm, index_dir, documents, output, progress):
         import ray
 
         if start_ray(address):
             held.callback(ray.shutdown)
-        interruptible()  # ray.init put Ray's own SIGTERM handler (a stack dump) in place of ours
+        rearm()  # ray.init put Ray's own SIGTERM handler (a stack dump) in place of ours
         actors = workers or cpus_available()
         try:
-            first = run_pipeline(job, index_dir, documents, output, progress, actors, local=address is None)
+            return run_pipeline(job, index_dir, documents, output, progress, actors, local=address is None), actors
         except ray.exceptions.RayError as error:  # an actor that could not start or died: said in a line, the progress kept
             raise MedlinkError(f"Ray stopped the run: {ray_reason(error)}") from error
-        output.finish()
-    if not job.quiet:
-        say_throughput(progress.documents - output.resumed_from, begun, first, actors, output.resumed_from)
-    for failure in progress.failures:
-        typer.echo(f"  failed: {failure}", err=True)
-    if progress.failed > len(progress.failures):
-        typer.echo(f"  failed: {progress.failed - len(progress.failures):,} more record(s)", err=True)
-    counts = job_counts(progress)
-    summary(job, counts, policy, progress.given, progress.failed)
-    return 1 if progress.failed else 0
+
+    return run_ordered(job, "ray", pipeline)
 
 
 def ray_reason(error: BaseException) -> str:
@@ -103,24 +72,6 @@ def start_ray(address: str | None) -> bool:
         ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)
     logging.getLogger("ray").setLevel(logging.ERROR)
     return True
-
-
-@contextmanager
-def terminate_as_interrupt():
-    """SIGTERM (``kill PID``) stops the run as Ctrl-C does, the documents done kept for the same command to continue:
-    Ray's driver would otherwise die on it with a C++ stack dump. Only the main thread may set a handler."""
-    if threading.current_thread() is not threading.main_thread():
-        yield lambda: None
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    before = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield lambda: signal.signal(signal.SIGTERM, interrupt)  # to put it back after a library replaced it
-    finally:
-        signal.signal(signal.SIGTERM, before)
 
 
 def cpus_available() -> int:
@@ -207,21 +158,6 @@ def queue_closed(queue):
             pass
 
 
-def take(row: tuple, output: StreamOutput, progress: Progress) -> None:
-    """One document's output appended (or its failure counted), in input order."""
-    doc_id, text, error, mentions, linked, given = row
-    seq = progress.documents
-    if error is not None:
-        progress.fail(f"document {doc_id} (document {seq + 1} of the input): {error}")
-        typer.echo(f"medlink: document {doc_id} (document {seq + 1} of the input) failed: {error}", err=True)
-    else:
-        output.append(text)
-        progress.mentions += mentions
-        progress.linked += linked
-    progress.given += given
-    progress.documents += 1
-
-
 class Feeder(threading.Thread):
     """Reads the input in the driver and puts chunks of pickled documents in the queue, skipping the ``done`` first ones
     (written by an earlier run); an input error is kept and raised once the documents before it are written."""
@@ -233,17 +169,8 @@ class Feeder(threading.Thread):
 
     def run(self) -> None:
         try:
-            pending: list[bytes] = []
-            first = self.done
-            for seq, document in enumerate(self.documents):
-                if seq < self.done:
-                    continue
-                pending.append(pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL))
-                if len(pending) == self.chunk:
-                    self.queue.put((first, pending))
-                    first, pending = seq + 1, []
-            if pending:
-                self.queue.put((first, pending))
+            for chunk in pickled_chunks(self.documents, self.done, self.chunk):
+                self.queue.put(chunk)
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             self.error = error
         finally:
@@ -256,26 +183,3 @@ class Feeder(threading.Thread):
         self.join()
         if self.error is not None:
             raise self.error
-
-
-def job_counts(progress: Progress):
-    from medlink.batch.counts import AnnotationCounts
-
-    return AnnotationCounts(documents=progress.written, mentions=progress.mentions, linked=progress.linked)
-
-
-def say_throughput(documents: int, begun: float, first: float | None, actors: int, resumed_from: int) -> None:
-    """The throughput line: the whole run's seconds, those before the first output (the index checked here, Ray and the
-    actors started, their index loads), then documents a second after that, and per actor."""
-    resumed = f", resumed after document {resumed_from:,}" if resumed_from else ""
-    if not documents or first is None:
-        typer.echo(f"ray: no document left to annotate{resumed}", err=True)
-        return
-    seconds, starting = time.perf_counter() - begun, first - begun
-    working = max(seconds - starting, 1e-9)
-    typer.echo(
-        f"ray: {documents:,} document(s) in {seconds:.1f} s ({starting:.1f} s to check the index and start Ray and {actors} actor(s)"
-        f"{resumed}); "
-        f"{documents / working:,.1f} documents/s after that, {documents / working / actors:,.1f} per actor",
-        err=True,
-    )

@@ -16,10 +16,8 @@ import pyarrow as pa
 from ray.data import Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
-from medlink.batch.job import AnnotateJob, finished, signature
-from medlink.batch.render import Renderer
-from medlink.core import Document
-from medlink.errors import MedlinkError
+from medlink.batch.chunks import ChunkAnnotator
+from medlink.batch.job import AnnotateJob
 
 END = None  # what the driver puts in the queue after the last chunk
 
@@ -47,35 +45,14 @@ class QueueFeed(Datasource):
 
 
 class AnnotateActor:
-    """One annotator per actor: a chunk of pickled documents in, each one's output text (or why it failed) out."""
+    """One annotator per actor (``chunks.ChunkAnnotator``): a batch of chunks of pickled documents in, each chunk's
+    pickled rows out."""
 
     def __init__(self, job: AnnotateJob, index_dir: Path, environment: dict[str, str]):
         os.environ.update(environment)  # the driver's MEDLINK_* settings (precision, home), as a local run would have them
-        self.job, self.renderer, self.mark = job, Renderer(job.output_format), signature()
-        self.annotator = job.load_annotator(index_dir)
+        self.annotator = ChunkAnnotator(job, index_dir)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        results = [pickle.dumps(self.chunk(chunk), protocol=pickle.HIGHEST_PROTOCOL) for chunk in batch.column("chunk").to_pylist()]
+        chunks = batch.column("chunk").to_pylist()
+        results = [pickle.dumps(self.annotator.chunk(chunk), protocol=pickle.HIGHEST_PROTOCOL) for chunk in chunks]
         return pa.table({"seq": batch.column("seq"), "results": results})
-
-    def chunk(self, pickled: list[bytes]) -> list[tuple]:
-        """Per document, in order: (id, output text, error or None, mentions, linked, annotations it came with)."""
-        documents = [pickle.loads(data) for data in pickled]
-        heads = [(document.doc_id, len(document.annotations)) for document in documents]
-        try:
-            annotated: list[Document | None] = list(self.annotator.annotate(documents))
-        except Exception:  # one document failing fails the batch: each is then annotated alone, to name the one
-            annotated = [None] * len(documents)
-        rows = []
-        for (doc_id, given), data, document in zip(heads, pickled, annotated):
-            try:
-                document = document if document is not None else next(iter(self.annotator.annotate([pickle.loads(data)])))
-                finished(document, self.job.prefer_prefix, self.mark)
-                text = self.renderer.document(document)
-                text.encode("utf-8")  # a lone surrogate fails here, as one document, not at the driver's write
-                rows.append((doc_id, text, None, len(document.annotations), sum(bool(a.ids) for a in document.annotations), given))
-            except MedlinkError as failure:
-                rows.append((doc_id, "", str(failure), 0, 0, given))
-            except Exception as failure:
-                rows.append((doc_id, "", f"{type(failure).__name__}: {failure}", 0, 0, given))
-        return rows

@@ -169,13 +169,17 @@ def annotate(
     engine: str = typer.Option(
         "local",
         "--engine",
-        help="local (this process) | ray (Ray Data over an actor pool, the index loaded once per actor: pip install 'medlink[ray]').",
+        help="local (this process, or --workers processes on this machine) | ray (Ray Data over an actor pool, the index loaded once "
+        "per actor: pip install 'medlink[ray]').",
     ),
     address: str | None = typer.Option(
         None, "--address", help="With --engine ray: the Ray cluster to run on (ADDR:PORT, or 'auto'); default: Ray started on this machine."
     ),
     workers: int | None = typer.Option(
-        None, "--workers", help="With --engine ray: actors, each with its own loaded index (default: one per CPU Ray sees)."
+        None,
+        "--workers",
+        help="Processes annotating at once, each with its own loaded index: with --engine local, worker processes on this machine "
+        "(default 1: this process alone); with --engine ray, actors (default: one per CPU Ray sees). Either way --out is resumable.",
     ),
     quiet: bool = quiet_option(),
 ) -> None:
