@@ -15,6 +15,7 @@ KINDS = {
     "documents_context": lambda d: "dev_trials" in d and "context" in d,
     "assertion_status": lambda d: "assertion_rows" in d,
     "documents_cross_corpus": lambda d: "trainings" in d and "tests" in d,
+    "documents_workers": lambda d: "same_output_as_one_process" in (d.get("rows") or [{}])[0],
 }
 CROSS_TESTS = {"ncbi-test": "NCBI test", "bc5cdr-dev": "BC5CDR dev"}  # NCBI dev (where choices are made) stays in the JSON
 TRAINED_ON = {"none": "nothing (MEDIC's names)", "ncbi": "NCBI train", "bc5cdr": "BC5CDR train", "both": "both"}
@@ -162,7 +163,21 @@ def documents_section(get) -> Section | None:
         table_rows = peers_table(run, shown_elsewhere, elsewhere)
         section.body += ["", *table_rows] if section.body and section.body[-1] else table_rows
         section.add_runs([(name, run)])
+    for name, run in get("documents_workers")[-1:]:
+        section.body += ["", workers_line(run)] if section.body and section.body[-1] else [workers_line(run)]
+        section.add_runs([(name, run)])
     return section
+
+
+def workers_line(run: dict) -> str:
+    """One bullet: `medlink annotate` over a corpus from the command line, one process against worker processes."""
+    rows = sorted(run["rows"], key=lambda r: r["workers"])
+    speeds = "; ".join(f"{r['workers']} {'process' if r['workers'] == 1 else 'worker processes'} {r['abstracts_per_second']:,.0f}"
+                       + (f" ({r['speedup_over_one_process']:.2f}x)" if r["workers"] > 1 and r.get("speedup_over_one_process") else "")
+                       for r in rows)
+    same = "the same output" if all(r["same_output_as_one_process"] for r in rows) else "OUTPUTS DIFFER"
+    return (f"- `medlink annotate --workers N`, {rows[0]['documents']:,} abstracts ({run['corpus'].split(' (')[0]}), the dictionary pipeline, "
+            f"a fresh process a run, start included, median of {run['repeats']}: abstracts/s {speeds}; {same}.")
 
 
 def assertion_section(get) -> Section | None:
