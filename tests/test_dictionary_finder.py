@@ -13,7 +13,8 @@ from hypothesis import given, settings, strategies as st
 from medlink.core import Annotation, Document
 from medlink.errors import DamagedFileError, MedlinkError
 from medlink.text.finders import resolve_overlaps
-from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions, is_current
+from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions
+from medlink.text.finders.dictionary_files import is_current
 from medlink.text.finders.word_forms import american_spelling, classical_singular, loose_word, slip
 from medlink.text.finders.exclusions import read_exclusions
 from medlink.text.plain_forms import inverted_form, plain_form

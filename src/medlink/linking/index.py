@@ -23,7 +23,7 @@ from medlink.progress import phase
 from medlink.retrieval.completion import is_current as completion_is_current
 from medlink.retrieval.exact import word_keys_are_current
 from medlink.settings import medlink_home
-from medlink.text.finders.dictionary import is_current as dictionary_is_current
+from medlink.text.finders.dictionary_files import is_current as dictionary_is_current
 
 log = logging.getLogger(__name__)
 DEFAULT_INDEX_NAME = "default-index"

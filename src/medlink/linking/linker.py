@@ -41,7 +41,7 @@ from medlink.retrieval.hits import top_k as ranked_top
 from medlink.retrieval.names import NameTable, write_json, write_lines
 from medlink.text.concept_text import entity_texts
 from medlink.text.finders.dictionary import DictionaryFinder
-from medlink.text.finders.dictionary import is_current as dictionary_is_current
+from medlink.text.finders.dictionary_files import is_current as dictionary_is_current
 from medlink.text.normalize import Normalizer
 
 log = logging.getLogger(__name__)

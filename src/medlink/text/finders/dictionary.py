@@ -42,7 +42,6 @@ Rules a plain string matcher gets wrong, and what this one does:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -50,6 +49,7 @@ from pathlib import Path
 from medlink.core import READ_AS, Annotation, Document
 from medlink.corpora.entity_types import ENTITY_TYPES, type_bit, type_of_mask
 from medlink.errors import DamagedFileError, MedlinkError
+from medlink.text.derived_names import DERIVED_MATCH, derived_names, qualifiers_dropped
 from medlink.text.finders.base import (
     OVERLAP_POLICIES,
     crosses_boundary,
@@ -58,8 +58,19 @@ from medlink.text.finders.base import (
     in_chemical_name,
     resolve_overlaps,
 )
+from medlink.text.finders.dictionary_files import DESCRIPTION, read_description, write_description
 from medlink.text.finders.headers import is_section_header
-from medlink.text.finders.word_automaton import CAPITALISED, EXACT, LOOSE, MAX_WORDS, SHORT_FORM, TURNED_EXACT, TURNED_LOOSE, WordAutomaton
+from medlink.text.finders.word_automaton import (
+    CAPITALISED,
+    DERIVED,
+    EXACT,
+    LOOSE,
+    MAX_WORDS,
+    SHORT_FORM,
+    TURNED_EXACT,
+    TURNED_LOOSE,
+    WordAutomaton,
+)
 from medlink.text.finders.word_forms import (
     american_spelling,
     classical_singular,
@@ -71,14 +82,10 @@ from medlink.text.finders.word_forms import (
 )
 from medlink.text.finders.word_shorthand import LAY, SHORTHAND, expanded, shorthand_span
 from medlink.text.normalize import SIGNED, Normalizer
-from medlink.text.plain_forms import PLAIN_FORMS, POSSESSIVES, name_forms
+from medlink.text.plain_forms import POSSESSIVES, name_forms
 from medlink.text.spelling import SpellingIndex
 from medlink.text.tokens import Token, passage_tokens, respelt, tokenize
 
-SIGNATURE = "medlink-dictionary-finder"
-FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
-RULES = 3  # which names a finder leaves out or adds (1: names with a sign after a word, "HR+", left out; 3: "X of Y" also as "Y X"
-# (``inverted_form``), and names with a sign kept where the normaliser reads it as a word): a default index's older finder is rebuilt
 CORRECTIONS_KEPT = 200_000  # remembered word readings, spelling corrections among them (a long run's memory stays bounded)
 POSSESSIVE = "s"  # what "'s" leaves after normalisation: ignored by approximate matching
 
@@ -95,6 +102,7 @@ class DictionaryOptions:
     overlap: str = "longest"
     shorthand: bool = True  # also match with a note's shortened words written out ("breast ca"; ``word_shorthand``)
     lay_words: bool = True  # and with people's words read as names say them ("my hip hurts"; ``word_shorthand.LAY``)
+    derived: bool = True  # words derived from names, read as them ("hypertensive": Hypertension; ``text.derived_names``)
 
     def __post_init__(self) -> None:
         if self.overlap not in OVERLAP_POLICIES:
@@ -125,9 +133,16 @@ class DictionaryFinder:
     resolves_overlaps = True  # ``find`` takes the overlap policy of whoever merges its spans (``base.found_by``)
 
     def __init__(
-        self, normalize: Normalizer, options: DictionaryOptions, automaton: WordAutomaton, names: int, types: tuple[str, ...] = ()
+        self,
+        normalize: Normalizer,
+        options: DictionaryOptions,
+        automaton: WordAutomaton,
+        names: int,
+        types: tuple[str, ...] = (),
+        derived: dict[str, str] | None = None,
     ):
         self.normalize = normalize
+        self.derived = derived or {}  # a derived word's key -> the name it is read as
         self.options = options
         self.automaton = automaton
         self.names = names
@@ -149,6 +164,7 @@ class DictionaryFinder:
         type of its concept (``corpora.entity_types``): a span found takes its name's, or none where names of several
         types share its words."""
         options = options or DictionaryOptions()
+        names = list(names)
         masks: dict[str, int] = {}  # key -> the type bits of the names it stands for
         stop = (english_stop_words() if options.stop_words else frozenset()) | {normalize(n) for n in options.stop_names}
         short_forms: dict[str, bool] = {}
@@ -197,7 +213,10 @@ class DictionaryFinder:
             loose_words = [loose_word(w) for w in words if w != POSSESSIVE]
             if options.approximate and not short_form and loose_words and key not in exact_only:
                 automaton.add(loose_words, TURNED_LOOSE if key in turned_only else LOOSE, masks.get(key, 0))
-        return cls(normalize, options, automaton.finish(), kept, ENTITY_TYPES if types is not None else ())
+        derived = {key: name for key, name in derived_names(names, normalize).items() if key not in short_forms} if options.derived else {}
+        for key, name in derived.items():
+            automaton.add(key.split(), DERIVED, masks.get(normalize(name), 0))
+        return cls(normalize, options, automaton.finish(), kept, ENTITY_TYPES if types is not None else (), derived)
 
     def type_of(self, value: int) -> str | None:
         """The entity type a key's value says (``build``'s ``types``), or None."""
@@ -211,7 +230,7 @@ class DictionaryFinder:
         for words in passage_tokens(document, self.normalize):  # a passage ends a word and a name, even where the next one touches it
             tokens, inside = prefixes_split(words, self.automaton.frequencies)
             tokens, joints = contractions_split(tokens, self.automaton.frequencies)
-            for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT | TURNED_EXACT):
+            for first, last, value in self.automaton.spans([t.norm for t in tokens], EXACT | TURNED_EXACT | DERIVED):
                 start, end = tokens[first].start, tokens[last - 1].end
                 if start in inside or end in inside or start in joints or end in joints:
                     continue  # a part of a word: "eclampsia" in "preeclampsia", "can" in "cant"
@@ -225,13 +244,20 @@ class DictionaryFinder:
                     and not spaced(text, tokens[first:last])
                 ):
                     continue
-                reading = respelt(text, tokens[first:last], _apostrophes(text, tokens[first:last], joints), cuts=inside)
-                spans.append(_read_as(Annotation(start, end, text[start:end], self.type_of(value), source=self.name), reading))
+                if value & DERIVED:
+                    reading = self.derived[" ".join(t.norm for t in tokens[first:last])]
+                    found = Annotation(start, end, text[start:end], self.type_of(value), source=self.name, infons={"match": DERIVED_MATCH})
+                else:
+                    reading = respelt(text, tokens[first:last], _apostrophes(text, tokens[first:last], joints), cuts=inside)
+                    found = Annotation(start, end, text[start:end], self.type_of(value), source=self.name)
+                spans.append(_read_as(found, reading))
             looser = [
                 *(self._approximate(text, tokens, inside, joints) if self.options.approximate else ()),
                 *(self._shorthand(text, tokens, inside) if self.options.shorthand else ()),
             ]
             spans.extend(span for span in looser if not {span.start, span.end} & (inside | joints))  # whole words only
+        if self.derived:
+            spans = qualifiers_dropped(text, spans)
         if self.excluded:
             spans = [span for span in spans if self.normalize(span.text) not in self.excluded]
         spans = [span for span in spans if not is_section_header(text, span.start, span.end)]
@@ -352,49 +378,23 @@ class DictionaryFinder:
             self._spelling = SpellingIndex(self.automaton.frequencies)
         return self._spelling
 
-    # -- persistence --------------------------------------------------------------------------
+    # -- persistence (``dictionary_files``) ---------------------------------------------------------
     def save(self, directory: Path) -> None:
         """Into ``directory`` (created): the word automaton, and a description (options, normaliser, format)."""
         directory.mkdir(parents=True, exist_ok=True)
         self.automaton.save(directory)
-        description = {
-            "signature": SIGNATURE,
-            "format": FORMAT,
-            "options": asdict(self.options),
-            "names": self.names,
-            "normalizer": self.normalize.signature,
-            "plain_forms": PLAIN_FORMS,
-            "rules": RULES,
-            **({"entity_types": list(self.types)} if self.types else {}),
-        }
-        (directory / "dictionary.json").write_text(json.dumps(description, indent=2), encoding="utf-8")
+        fields = {"options": asdict(self.options), "names": self.names, "normalizer": self.normalize.signature}
+        write_description(directory, {**fields, **({"entity_types": list(self.types)} if self.types else {}), "derived": self.derived})
 
     @classmethod
     def load(cls, directory: Path) -> DictionaryFinder:
         """A saved finder; damaged files are refused with their name."""
-        described = directory / "dictionary.json"
+        description = read_description(directory)
         try:
-            description = json.loads(described.read_text(encoding="utf-8"))
-            if description.get("signature") != SIGNATURE or description.get("format") != FORMAT:
-                raise ValueError(f"not a medlink dictionary finder of format {FORMAT}")
             options = DictionaryOptions(**{**description["options"], "stop_names": tuple(description["options"]["stop_names"])})
             normalize = Normalizer.from_signature(description["normalizer"])
             types = tuple(str(kind) for kind in description.get("entity_types", ()))  # none: built before finders had types
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise DamagedFileError(described, error) from error
-        return cls(normalize, options, WordAutomaton.load(directory), int(description.get("names", 0)), types)
-
-
-def is_current(directory: Path) -> bool:
-    """Is there a finder of this version in ``directory``? (An index whose finder is older gets rebuilt.)"""
-    try:
-        description = json.loads((directory / "dictionary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return (
-        isinstance(description, dict)
-        and description.get("signature") == SIGNATURE
-        and description.get("format") == FORMAT
-        and description.get("plain_forms") == PLAIN_FORMS
-        and description.get("rules") == RULES
-    )  # another version's (one without plain forms finds "Botulism NOS" and "Parkinson's disease" only): rebuilt
+            derived = {str(key): str(name) for key, name in description.get("derived", {}).items()}
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise DamagedFileError(directory / DESCRIPTION, error) from error
+        return cls(normalize, options, WordAutomaton.load(directory), int(description.get("names", 0)), types, derived)

@@ -31,6 +31,7 @@ MAX_WORDS = (1 << LENGTH_BITS) - 1
 EXACT, LOOSE, SHORT_FORM, CAPITALISED = 1 << 8, 1 << 9, 1 << 10, 1 << 11  # CAPITALISED: only where text capitalises its first letter
 # a key only the "Y X" reading of a name "X of Y" gives, exact or loose: found only where nothing but spaces parts its words
 TURNED_EXACT, TURNED_LOOSE = 1 << 12, 1 << 13
+DERIVED = 1 << 14  # a word no name spells, derived from one (``text.derived_names``): found exactly, read as that name
 TYPE_SHIFT = 16  # the bits from here on: the entity types of the names a key stands for (``add``'s ``types``)
 _TO_CODE = {byte: _BASE + byte for byte in range(256)}  # str.translate table: a latin-1 byte -> its code character
 
