@@ -1,6 +1,6 @@
 """Words derived from a KB's names ("hypertensive" for Hypertension, "nephrotoxicity" for Kidney Diseases): which are
 derived and which left out, the dictionary finder finding them in running text read as their names (and leaving one
-that qualifies the next span), a saved finder keeping them, and `medlink annotate` linking them."""
+that qualifies the next span), a saved finder keeping them, and `medlink annotate` and `link` linking them."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from medlink.kb.build import build_kb
 from medlink.kb.store import KB
 from medlink.linking.annotator import Annotator
 from medlink.linking.index import build_index
+from medlink.linking.linker import Linker
 from medlink.text.derived_names import DERIVED_MATCH, derived_names
 from medlink.text.finders.dictionary import DictionaryFinder, DictionaryOptions
 from medlink.text.normalize import normalize
@@ -60,3 +61,6 @@ def test_annotate_links_a_derived_word_to_its_names_concept(tmp_path):
     document = Document.from_text("Hypertensive rats showed nephrotoxicity, a known toxicity.")
     spans = next(iter(Annotator.load(tmp_path / "index").annotate([document]))).annotations
     assert [(span.text, span.ids[0]) for span in spans] == [("Hypertensive", "D1"), ("nephrotoxicity", "D2"), ("toxicity", "D3")]
+    linked = Linker.load(tmp_path / "index").link(["nephrotoxicity", "hypertensive", "renal"], k=1)  # link reads them alike
+    assert [(r.candidates[0].concept_id, r.read_as) for r in linked[:2]] == [("D2", "kidney diseases"), ("D1", "hypertension")]
+    assert linked[2].read_as is None

@@ -1,9 +1,6 @@
-"""The Linker: normalise mentions, ask every candidate generator, fuse, name the candidates.
-
-``Linker.build`` makes one from a KB (+ optional mention memory) and a config; ``save`` writes an
-index directory atomically; ``Linker.load`` reads it back offline and refuses an index whose KB
-has changed since (checksum in the manifest).
-"""
+"""The Linker: normalise mentions, ask every candidate generator, fuse, name the candidates. ``Linker.build`` makes one
+from a KB (+ optional mention memory) and a config; ``save`` writes an index directory atomically; ``Linker.load`` reads
+it back offline and refuses an index whose KB has changed since (checksum in the manifest)."""
 
 from __future__ import annotations
 
@@ -30,7 +27,7 @@ from medlink.linking.kb_inputs import alt_ids_of, finder_skipped
 from medlink.linking.manifest import MANIFEST, check_index_files, is_index_manifest, new_manifest, read_manifest
 from medlink.linking.memory import MemoryEntries, read_memory
 from medlink.linking.mentions import checked, is_text, mention_error, note_readings_once, own_candidates
-from medlink.linking.readings import mention_reading
+from medlink.linking.readings import derived_words, mention_reading
 from medlink.linking.search_ahead import searched_ahead
 from medlink.progress import phase
 from medlink.rerank.base import LinkerParts, Reranker, build_reranker, reads_context
@@ -78,8 +75,7 @@ class Linker:
         self._position: dict[str, int] | None = None  # concept id -> its place, made when a name is first asked for
 
     def parts(self, memory: Sequence[tuple[str, str]] = (), describe: Callable[[], dict[str, str]] | None = None) -> LinkerParts:
-        """What rerankers may use of this linker (``memory``: normalised (mention, concept) pairs, and ``describe``: the
-        KB's entity texts, when building)."""
+        """What rerankers may use of this linker (``memory``: normalised (mention, concept) pairs; ``describe``: KB texts)."""
         return LinkerParts(
             self.generators, self.candidate_for, memory, self.memory.summary() if self.memory else None, self.normalize, describe
         )
@@ -143,8 +139,7 @@ class Linker:
 
     @classmethod
     def load(cls, directory: Path | str, kb: KB | None = None) -> Linker:
-        """Load an index folder offline (``medlink.load_index`` also takes the default indexes' names). The KB it was
-        built from is checked when present (or given)."""
+        """Load an index folder offline (``medlink.load_index`` also takes default indexes' names), its KB checked if there."""
         directory = Path(directory)
         manifest = read_manifest(directory)
         if not check_index_files(directory, manifest):
@@ -178,8 +173,8 @@ class Linker:
         return variant
 
     def with_last_stage(self, stage: Reranker) -> Linker:
-        """This linker with ``stage`` as its last reranker, replacing one of its type, in its config and manifest too
-        (a calibration stage: it reads every other stage's scores, so it comes last)."""
+        """This linker with ``stage`` last, replacing one of its type, in its config and manifest too (a calibration stage reads
+        every other stage's scores)."""
         variant = self.with_rerankers([r for r in self.rerankers if r.type != stage.type] + [stage])
         variant.config = replace(
             self.config, rerankers=[r for r in self.config.rerankers if r["type"] != stage.type] + [dict(stage.settings)]
@@ -269,7 +264,7 @@ class Linker:
         if len(text) > MAX_MENTION_CHARS:
             log.warning("mention of %d characters truncated to %d", len(text), MAX_MENTION_CHARS)
             text = text[:MAX_MENTION_CHARS]
-        return mention_reading(text, self.normalize, self.generators.values())
+        return mention_reading(text, self.normalize, self.generators.values(), self.derived_words)
 
     def search(self, keys: Sequence[str], names: Sequence[str]) -> dict[str, Hits]:
         """Each of the ``names`` generators' ``k_per_generator`` best hits for normalised, non-empty ``keys``.
@@ -393,6 +388,11 @@ class Linker:
             fresh.discard(ident)
             out.append(replace(found, mention=mention, candidates=candidates, read_as=read_as))
         return resolve_codes(out, lambda: self.codes, self.candidate_for)
+
+    @cached_property
+    def derived_words(self) -> dict[str, str]:
+        """Words derived from names, read as them (``readings.derived_words``)."""
+        return derived_words(self.dictionary, self.directory and self.directory / layout.DICTIONARY)
 
     @cached_property
     def codes(self) -> CodeLookup:
