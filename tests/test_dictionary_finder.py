@@ -72,6 +72,17 @@ def test_a_short_form_glued_to_a_locant_or_an_isomer_prefix_is_a_chemical_name()
     assert [a.text for a in finder.find(Document.from_text(text))] == ["HT", "RA", "ALD", "HT"]
 
 
+def test_a_short_form_glued_to_a_number_after_it_is_a_product_or_gene_name():
+    finder = DictionaryFinder.build(["MK", "IL"], normalize)
+    text = "MK-801 and IL-6 were given; MK 801 too; the MK patients; IL-"
+    kept = [text.index("MK 801"), text.index("MK patients"), text.rindex("IL")]
+    assert [(a.start, a.text) for a in finder.find(Document.from_text(text))] == list(zip(kept, ["MK", "MK", "IL"]))
+    from medlink.linking.consistency import propagated
+
+    found = finder.find(Document.from_text(text))
+    assert [(a.start, a.text) for a in propagated(text, found)] == []  # "MK-801" is no other occurrence of the short form
+
+
 def test_stop_words_and_short_names_are_left_out(finder):
     assert spans(finder, "It was an ab test") == []  # "Was" is a stop word, "ab" under min_length and not capitals
     kept = DictionaryFinder.build(NAMES, normalize, DictionaryOptions(stop_words=False, min_length=2))

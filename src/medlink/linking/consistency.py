@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 import ahocorasick
 
 from medlink.core import READ_AS, Annotation, LinkResult
-from medlink.text.finders.base import follows_title, overlap_test, resolve_overlaps
+from medlink.text.finders.base import follows_title, in_chemical_name, overlap_test, resolve_overlaps
 from medlink.text.normalize import SIGN_WORDS, signs_in
 
 CONSISTENCY_MODES = ("off", "propagate", "vote", "both")
@@ -28,7 +28,8 @@ CONSISTENCY_MODES = ("off", "propagate", "vote", "both")
 
 def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated") -> list[Annotation]:
     """New spans for the other whole-word occurrences of each span's exact text that overlap no span, and do not follow a
-    person's title ("Parkinson's" found, "Dr. Parkinson's clinic" left alone)."""
+    person's title ("Parkinson's" found, "Dr. Parkinson's clinic" left alone) nor, in capitals, make part of a chemical's
+    or a product's name ("MK-801", as the dictionary finder reads short forms)."""
     lowered = text.lower()
     folded = len(lowered) == len(text)  # lower-casing kept every offset (it does not for a few characters, e.g. "İ")
     types: dict[str, str | None] = {}  # each string's type, from the first span that has one: an occurrence is typed as it
@@ -59,6 +60,7 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
                 and not taken(start, end)
                 and not follows_title(text, start)
                 and not _sign_closes(text, start, end)
+                and not (text[start:end].isupper() and in_chemical_name(text, start, end))  # "MK-801" beside "MK"
             ):
                 key = haystack[start:end]  # the automaton matched this key in this haystack
                 infons = {READ_AS: readings[key]} if key in readings else {}

@@ -180,9 +180,14 @@ def crosses_boundary(text: str, start: int, end: int) -> bool:
 
 
 CHEMICAL_PREFIX = re.compile(r"(?:^|\W)(?:\d+|cis|trans|[DL]|dl)-$", re.IGNORECASE)
+NUMBERED = re.compile(r"-\d")  # right after a short form: "MK-801", "IL-6"
 
 
-def in_chemical_name(text: str, start: int) -> bool:
-    """Is the short form at ``start`` the end of a chemical's name, glued by a hyphen to a locant or an isomer's prefix?
-    "5-HT" is serotonin, not hypertension; "cis-RA" retinoic acid; "D-MED" dexmedetomidine."""
+def in_chemical_name(text: str, start: int, end: int | None = None) -> bool:
+    """Is the short form at ``start`` (to ``end``) part of a chemical's, a gene's or a product's name: glued by a hyphen to a
+    locant or an isomer's prefix before it, or to a number after it? "5-HT" is serotonin, not hypertension; "cis-RA"
+    retinoic acid; "D-MED" dexmedetomidine; "MK-801" a drug, "IL-6" a cytokine, "COX-2" an enzyme (in NCBI Disease's and
+    BC5CDR's training sets, no such short form is a disease)."""
+    if end is not None and NUMBERED.match(text, end):
+        return True
     return start > 0 and text[start - 1] == "-" and CHEMICAL_PREFIX.search(text, max(0, start - 8), start) is not None

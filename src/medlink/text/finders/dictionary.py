@@ -236,7 +236,7 @@ class DictionaryFinder:
                     continue  # a part of a word: "eclampsia" in "preeclampsia", "can" in "cant"
                 if (
                     value & SHORT_FORM
-                    and (not self.normalize.in_capitals(text[start:end]) or in_chemical_name(text, start))
+                    and (not self.normalize.in_capitals(text[start:end]) or in_chemical_name(text, start, end))
                     or value & CAPITALISED
                     and not self._eponym_at(text, start)
                     or crosses_boundary(text, start, end)
