@@ -28,6 +28,7 @@ def test_words_are_derived_from_names_and_a_name_is_never_overridden():
     assert derived["toxicity"] == "Drug Toxicity" and derived["overdose"] == "Drug Overdose"
     assert derived["nephrotoxicity"] == derived["renal injury"] == derived["nephrotoxic"] == "Kidney Diseases"
     assert derived["hepatotoxicity"] == derived["liver damage"] == "Drug-Induced Liver Injury"  # the drug-induced name first
+    assert derived["nephropathy"] == derived["nephropathies"] == "Kidney Diseases" and derived["hepatopathy"] == "Liver Diseases"
     assert derived["neurotoxicity"] == "Neurotoxicity Syndromes"
     assert derived["hypertensive"] == "Hypertension" and derived["epileptic"] == "Epilepsy" and derived["ischemic"] == "Ischemia"
     assert derived["parkinsonian"] == derived["parkinsonic"] == "Parkinsonism"

@@ -8,6 +8,7 @@ reading of a word kept:
 - a name less its leading "drug": "toxicity", "overdose" (*Drug Toxicity*, *Drug Overdose*);
 - an organ's combining form with "toxicity" or "toxic", and an organ's adjective with "injury", "damage" or
   "toxicity": "nephrotoxicity", "renal injury" read as the KB's "drug-induced ORGAN injury", else "ORGAN diseases";
+- an organ's combining form with "-pathy": "encephalopathy", "neuropathy" read as "ORGAN diseases";
 - a two-word name less its head "syndrome" or "disorder", where the word left is an adjective in "-ic" or a
   "-toxicity" that opens names with few other words: "neurotoxicity", "manic" (*Neurotoxicity Syndromes*, *Manic
   Disorder*);
@@ -42,6 +43,9 @@ ORGANS = {
     "hematologic": (("hemato",), ()),
     "skin": (("dermato",), ()),
 }
+# a combining form with "-pathy" (disease of), by the word a KB's "... diseases" names its organ with
+DISEASE_OF = {"encephalo": "brain", "neuro": "nervous system", "nephro": "kidney", "hepato": "liver", "retino": "retinal",
+              "entero": "intestinal", "arthro": "joint", "angio": "vascular", "myelo": "spinal cord", "osteo": "bone"}  # fmt: skip
 TOXIC = ("toxicity", "toxicities", "toxic")
 INJURIES = ("injury", "injuries", "damage", "toxicity")
 # a one-word name's ending -> its adjective's (longest ending first)
@@ -82,6 +86,10 @@ def derived_names(names: Iterable[str], normalize: Callable[[str], str]) -> dict
                 f"{adjective} {injury}" for adjective in adjectives for injury in INJURIES
             ]:
                 add(word, target)
+    for form, organ in DISEASE_OF.items():
+        if f"{organ} diseases" in written:
+            for word in (f"{form}pathy", f"{form}pathies"):
+                add(word, f"{organ} diseases")
     for key in written:
         words = key.split()
         others = followers.get(words[0], set()) - {head.removesuffix("s") for head in GENERIC_HEADS}
