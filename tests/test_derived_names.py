@@ -62,6 +62,9 @@ def test_annotate_links_a_derived_word_to_its_names_concept(tmp_path):
     document = Document.from_text("Hypertensive rats showed nephrotoxicity, a known toxicity.")
     spans = next(iter(Annotator.load(tmp_path / "index").annotate([document]))).annotations
     assert [(span.text, span.ids[0]) for span in spans] == [("Hypertensive", "D1"), ("nephrotoxicity", "D2"), ("toxicity", "D3")]
+    again = Document.from_text("Hypertensive kidney diseases. He is hypertensive.")  # found again: still a qualifier there
+    spans = next(iter(Annotator.load(tmp_path / "index").annotate([again]))).annotations
+    assert [(span.text, span.ids) for span in spans] == [("kidney diseases", ("D2",)), ("hypertensive", ("D1",))]
     linked = Linker.load(tmp_path / "index").link(["nephrotoxicity", "hypertensive", "renal"], k=1)  # link reads them alike
     assert [(r.candidates[0].concept_id, r.read_as) for r in linked[:2]] == [("D2", "kidney diseases"), ("D1", "hypertension")]
     assert linked[2].read_as is None

@@ -54,8 +54,10 @@ def test_jsonl_to_stdout_is_byte_identical(index_dir, tmp_path, capsys):
     source.write_text("".join(f"{n}|t|{ORGANS[n % 20][0].capitalize()} failure.\n{n}|a|{text(n)}\n\n" for n in range(70)))
     assert run(job(index_dir, source, None, "jsonl")) == 0
     local = capsys.readouterr().out
-    assert run(job(index_dir, source, None, "jsonl"), workers=3) == 0
-    assert capsys.readouterr().out == local and local.count("\n") == 70
+    assert run(job(index_dir, source, None, "jsonl", quiet=False, options=AnnotateOptions(batch_documents=64)), workers=3) == 0
+    said = capsys.readouterr()
+    assert said.out == local and local.count("\n") == 70
+    assert "start 2 worker process(es)" in said.err  # 70 documents are two chunks: the third worker never starts
 
 
 def test_a_run_killed_with_sigkill_resumes_to_the_same_output(index_dir, tmp_path):
@@ -100,9 +102,11 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_output(index_dir, tmp_pat
     assert 0 < done < 600 and not out.exists() and partial_path(out).exists()
     assert len(workers) >= 2 or not Path("/proc").exists()  # the two workers (and the pool's resource tracker)
     assert gone(workers, within=15), "a worker outlived its killed driver"
-    resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    one_process = [part for part in command if part not in ("--workers", "2")]  # no --workers: the record still continues it
+    resumed = subprocess.run(one_process, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "resumed after document" in resumed.stderr and "600 document(s)" in resumed.stderr
+    assert "start 1 worker process(es)" in resumed.stderr
     assert out.read_bytes() == (tmp_path / "local.jsonl").read_bytes()
     assert not partial_path(out).exists() and not progress_path(out).exists()
 

@@ -12,6 +12,14 @@ RAY_MISSING = (
 )
 
 
+def resumable(job: AnnotateJob) -> bool:
+    """Did a run with workers (processes or Ray) leave a record of how far it got in writing ``--out``? A run in one
+    process then continues it, through one worker process, rather than start over beside it."""
+    from medlink.batch.resume import progress_path
+
+    return job.out is not None and progress_path(job.out).exists()
+
+
 def run(job: AnnotateJob, engine: str = "local", address: str | None = None, workers: int | None = None) -> int:
     """Run ``job`` on ``engine``; the exit status (0, or 1 when records failed and the output holds the others)."""
     if engine not in ENGINES:
@@ -21,10 +29,10 @@ def run(job: AnnotateJob, engine: str = "local", address: str | None = None, wor
     if engine == "local":
         if address is not None:
             raise MedlinkError("--address is Ray's: add --engine ray")
-        if workers is not None and workers > 1:
+        if (workers or 1) > 1 or resumable(job):
             from medlink.batch.processes import run_processes
 
-            return run_processes(job, workers)
+            return run_processes(job, workers or 1)
         from medlink.batch.local import run_local
 
         return run_local(job)

@@ -38,7 +38,8 @@ def run_processes(job: AnnotateJob, workers: int) -> int:
     def pipeline(held, rearm, index_dir, documents, output, progress):
         pool = ProcessPoolExecutor(workers, get_context("spawn"), initializer=_start, initargs=(job, index_dir, _environment(workers)))
         held.callback(pool.shutdown, wait=True, cancel_futures=True)
-        return _annotated_in_order(pool, workers, job, documents, output, progress), workers
+        first, chunks = _annotated_in_order(pool, workers, job, documents, output, progress)
+        return first, min(workers, max(chunks, 1))  # the pool starts a worker for each chunk up to ``workers``
 
     return run_ordered(job, "processes", pipeline)
 
@@ -76,16 +77,17 @@ def _chunk(pickled: list[bytes]) -> list[Row]:
     return _worker.chunk(pickled)
 
 
-def _annotated_in_order(pool: ProcessPoolExecutor, workers: int, job: AnnotateJob, documents, output, progress) -> float | None:
+def _annotated_in_order(pool: ProcessPoolExecutor, workers: int, job: AnnotateJob, documents, output, progress) -> tuple[float | None, int]:
     """Feed the documents not done yet to ``pool`` and append its rows in input order; when the first rows came
-    (``time.perf_counter()``), or None when there was nothing to do. An input error is raised once the documents read
-    before it are written."""
+    (``time.perf_counter()``, None when there was nothing to do) and how many chunks there were. An input error is raised
+    once the documents read before it are written."""
     from medlink.progress import bar
 
     size = job.options.batch_documents
     pending: deque = deque()
     first = None
     failure: BaseException | None = None
+    submitted = 0
     chunks = pickled_chunks(documents, progress.documents, size)
     with bar(
         enabled=not job.texts and not job.quiet, desc=f"annotate ({workers} processes)", unit="doc", initial=progress.documents
@@ -94,6 +96,7 @@ def _annotated_in_order(pool: ProcessPoolExecutor, workers: int, job: AnnotateJo
             if failure is None and len(pending) < CHUNKS_AHEAD * workers:
                 try:
                     pending.append(pool.submit(_chunk, next(chunks)[1]))
+                    submitted += 1
                     continue
                 except StopIteration:
                     failure = StopIteration()
@@ -112,4 +115,4 @@ def _annotated_in_order(pool: ProcessPoolExecutor, workers: int, job: AnnotateJo
             output.save()
     if failure is not None and not isinstance(failure, StopIteration):
         raise failure
-    return first
+    return first, submitted

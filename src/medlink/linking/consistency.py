@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 import ahocorasick
 
 from medlink.core import READ_AS, Annotation, LinkResult
+from medlink.text.derived_names import DERIVED_MATCH, qualifiers_dropped
 from medlink.text.finders.base import follows_title, in_chemical_name, overlap_test, resolve_overlaps
 from medlink.text.normalize import SIGN_WORDS, signs_in
 
@@ -29,11 +30,13 @@ CONSISTENCY_MODES = ("off", "propagate", "vote", "both")
 def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated") -> list[Annotation]:
     """New spans for the other whole-word occurrences of each span's exact text that overlap no span, and do not follow a
     person's title ("Parkinson's" found, "Dr. Parkinson's clinic" left alone) nor, in capitals, make part of a chemical's
-    or a product's name ("MK-801", as the dictionary finder reads short forms)."""
+    or a product's name ("MK-801", as the dictionary finder reads short forms); a derived word found again right before
+    a span qualifies it, as the finder reads it (``derived_names.qualifiers_dropped``)."""
     lowered = text.lower()
     folded = len(lowered) == len(text)  # lower-casing kept every offset (it does not for a few characters, e.g. "İ")
     types: dict[str, str | None] = {}  # each string's type, from the first span that has one: an occurrence is typed as it
     readings: dict[str, str] = {}  # and the reading a finder gave it ("nonsmall ..." read as "non-small ...")
+    derived: set[str] = set()  # strings a finder found as words derived from names: qualifiers where a span follows
     for span in spans:
         if span.text.strip():
             key = span.text.lower() if folded and _has_lower(span.text) else span.text
@@ -41,6 +44,8 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
                 types[key] = span.type
             if span.reading != span.text:
                 readings.setdefault(key, span.reading)
+            if span.infons.get("match") == DERIVED_MATCH:
+                derived.add(key)
     strings = set(types)
     if not strings:
         return []
@@ -64,8 +69,14 @@ def propagated(text: str, spans: Sequence[Annotation], source: str = "propagated
             ):
                 key = haystack[start:end]  # the automaton matched this key in this haystack
                 infons = {READ_AS: readings[key]} if key in readings else {}
+                if key in derived:
+                    infons["match"] = DERIVED_MATCH
                 found.setdefault((start, end), Annotation(start, end, text[start:end], type=types.get(key), source=source, infons=infons))
-    return resolve_overlaps(found.values(), "longest")
+    new = resolve_overlaps(found.values(), "longest")
+    if not derived:
+        return new
+    kept = {id(span) for span in qualifiers_dropped(text, [*spans, *new])}  # "Psoriatic arthritis" stays the arthritis
+    return [span for span in new if id(span) in kept]
 
 
 def _has_lower(string: str) -> bool:
