@@ -154,7 +154,7 @@ def test_equal_scores_rank_the_most_frequent_meaning_first():
     names = NAMES + [("heart attack", "D002", 2), ("heart attack", "D002", 2)]  # memory: twice meant D002
     table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
     row = table.keys.index("heart attack")
-    assert table.counts[table.indptr[row] : table.indptr[row + 1]].tolist() == [1, 3]
+    assert table.counts[table.indptr[row] : table.indptr[row + 1]].tolist() == [2, 6]  # twice each occurrence: a pair only capitals give is one less
     for generator in (ExactGenerator.build(table, CONCEPTS), TfidfGenerator.build(table, CONCEPTS)):
         assert ids(generator.search(["heart attack"], k=2)[0]) == ["D002", "D001"]
 
@@ -419,3 +419,12 @@ def test_a_line_file_reads_as_the_list_it_was_written_from(tmp_path):
     assert [lines[i] for i in range(100)] == many and lines.index("name 7 é") == 7 and lines[3:5] == many[3:5]
     write_lines(tmp_path / "empty.txt", [])
     assert len(Lines.read(tmp_path / "empty.txt")) == 0 and list(Lines.read(tmp_path / "empty.txt")) == []
+
+
+def test_a_word_an_acronym_shares_with_a_worded_name_means_the_worded_names_concept_first():
+    names = [("COMA", "D001", KB_ORIGIN), ("Cogan oculomotor apraxia", "D001", KB_ORIGIN), ("Apraxia, Cogan type", "D001", KB_ORIGIN),
+             ("Coma", "D002", KB_ORIGIN), ("MI", "D003", KB_ORIGIN), ("MI", "D003", MEMORY_ORIGIN), ("Mi", "D004", KB_ORIGIN)]
+    table = NameTable.build(names, {c: i for i, c in enumerate(CONCEPTS)}, normalize)
+    exact = ExactGenerator.build(table, CONCEPTS)
+    assert ids(exact.search([normalize("coma")], k=5)[0]) == ["D002", "D001"]  # D001 has more names, but only an acronym says "coma"
+    assert ids(exact.search([normalize("mi")], k=5)[0]) == ["D003", "D004"]  # said twice in capitals outweighs once in a word

@@ -22,6 +22,7 @@ from medlink.locks import build_once, output_lock
 from medlink.progress import phase
 from medlink.retrieval.completion import is_current as completion_is_current
 from medlink.retrieval.exact import word_keys_are_current
+from medlink.retrieval.names import NAME_TABLES
 from medlink.settings import medlink_home
 from medlink.text.finders.dictionary_files import is_current as dictionary_is_current
 
@@ -210,6 +211,7 @@ def _is_current(directory: Path, kb: KB, config: LinkerConfig, skip: list[str]) 
             and model_is_current(manifest["config"])
             and kb_fit_is_current(manifest["config"])  # probabilities an older pseudo-mention draw fitted: refitted
             and dictionary_is_current(directory / DICTIONARY)  # a dictionary finder of another version: rebuilt once
+            and manifest.get("name_tables") == NAME_TABLES  # name tables counted otherwise: rebuilt once
             and manifest.get("dictionary", {}).get("skip_under") == sorted(skip)
             and manifest["dictionary"].get("modifiers") == CLINICAL_MODIFIERS
             and all(word_keys_are_current(directory / GENERATORS / g.name) for g in config.generators if g.type == "exact")

@@ -10,6 +10,7 @@ from pathlib import Path
 from medlink.directories import json_has_keys
 from medlink.errors import MedlinkError
 from medlink.inventory import check_files
+from medlink.retrieval.names import NAME_TABLES
 from medlink.versions import package_versions
 
 INDEX_FORMAT_VERSION = "4"  # 4: TF-IDF matrices as .npy files; 3: rerankers/ (an ordered list), alt_ids.tsv; 2: name-table counts
@@ -62,6 +63,7 @@ def new_manifest(kb_path: Path, kb_checksum: str, concepts: int, config: dict, n
         "memory": memory,
         "packages": package_versions(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "name_tables": NAME_TABLES,
     }
 
 

@@ -5,7 +5,8 @@ ids), or both. Keys are unique normalised strings, so "Heart attack" and "heart-
 row; a key may name several concepts. Searching happens over keys; ``concepts_of`` turns a key
 hit into concept hits (aggregated later by max). Each (key, concept) pair counts how often it
 was seen (KB names + training mentions): when a key names several concepts ("pain" in a
-social-media memory), the most frequently meant concept ranks first; when that is equal too
+social-media memory), the most frequently meant concept ranks first, a pair only an acronym in
+capitals gives ("COMA" for Cogan's oculomotor apraxia) half a count behind a worded name's ("Coma"); when that is equal too
 (one KB name shared by two concepts), the concept with more names in the table does: a cheap
 prior that broad, often-named concepts are the likelier meaning (it helped the tuned TF-IDF on
 NCBI dev). Origins are kept per key so evidence can say whether a KB name or a
@@ -28,6 +29,7 @@ from medlink.errors import DamagedFileError, reading
 from medlink.retrieval.lines import Lines
 from medlink.text.normalize import Normalizer
 
+NAME_TABLES = 2  # how the tables count a (key, concept) pair (2: an acronym's half a count behind): a default index of another is rebuilt
 KB_ORIGIN = 1  # bit flags in NameTable.origins
 MEMORY_ORIGIN = 2
 
@@ -40,7 +42,9 @@ class NameTable:
     display: Sequence[str]
     indptr: np.ndarray  # key i names concepts concept_index[indptr[i]:indptr[i+1]]
     concept_index: np.ndarray
-    counts: np.ndarray  # int32, parallel to concept_index: occurrences of this (key, concept) pair
+    counts: (
+        np.ndarray
+    )  # int32, parallel to concept_index: twice the occurrences of this (key, concept) pair, less one where only names in capitals gave it
     origins: np.ndarray  # uint8 bit flags per key: KB_ORIGIN | MEMORY_ORIGIN
 
     @classmethod
@@ -52,7 +56,7 @@ class NameTable:
         """
         position: dict[str, int] = {}
         display: list[str] = []
-        origins = array("B")
+        origins, capitals = array("B"), array("B")
         rows, concepts = array("q"), array("q")
         for text, concept_id, origin in entries:
             key = normalize(text)
@@ -66,10 +70,17 @@ class NameTable:
             origins[row] |= origin
             rows.append(row)
             concepts.append(concept_position[concept_id])
+            capitals.append(text.isupper())
         n_concepts = max(len(concept_position), 1)
-        codes, counts = np.unique(
-            np.frombuffer(rows, dtype=np.int64) * n_concepts + np.frombuffer(concepts, dtype=np.int64), return_counts=True
+        codes, inverse, counts = np.unique(
+            np.frombuffer(rows, dtype=np.int64) * n_concepts + np.frombuffer(concepts, dtype=np.int64),
+            return_inverse=True,
+            return_counts=True,
         )
+        # a pair only a name in capitals gives ("COMA", an acronym of Cogan's oculomotor apraxia) counts a half less than
+        # one a worded name gives ("Coma"): where the counts tie, the word's concept is the likelier meaning
+        worded = np.bincount(inverse, weights=1 - np.frombuffer(capitals, dtype=np.uint8), minlength=len(codes)) > 0
+        counts = 2 * counts - ~worded
         indptr = np.zeros(len(display) + 1, dtype=np.int64)
         np.cumsum(np.bincount(codes // n_concepts, minlength=len(display)), out=indptr[1:])
         concept_index = (codes % n_concepts).astype(np.int32)
