@@ -1,28 +1,27 @@
-"""Linking in running text: find mention spans, resolve abbreviations, link, make each document consistent.
+"""Linking in running text: find mention spans, resolve abbreviations, link, make each document consistent. The steps,
+each a component of its own and each switchable (``AnnotateOptions``):
 
-The steps, each a component of its own and each switchable (``AnnotateOptions``):
-
-1. finders (``medlink.text.finders``: the dictionary over the KB's names, a trained tagger, or both)
-   give spans (less a short form whose context gives it a sense that is no condition, "98% on RA":
-   ``finders/other_senses.py``); with both, ``combine`` says which are kept (every span, or the tagger's spans that the
-   dictionary confirms, optionally with the dictionary's where the tagger found nothing, or those a span
-   selector fitted on annotated documents chooses); overlaps are resolved by the finders' policy;
-2. abbreviations (Schwartz-Hearst, ``medlink.text.abbreviations``): where a found mention is the long
-   form of a "long form (SF)" definition, the SF there and at every later occurrence becomes a
-   mention linked through that long form (``abbreviation_choice``: ``long`` always takes the long
-   form's answer; ``best`` keeps whichever of the two answers scored higher);
-3. each span becomes a ``Mention`` with ``context`` characters of text either side, and the linker
-   ranks candidates for all mentions of a batch of documents at once (a repeated string is searched once); a head
-   of a longer phrase ("diabetes" in "Juvenile diabetes") is widened to the phrase where the phrase links, else
-   marked a partial match at a lower probability (``linking.partial``);
-4. per-document consistency (``medlink.linking.consistency``): other occurrences of a found string
-   become mentions too, and one string takes one answer per document;
-5. composite mentions (``medlink.text.coordination``): a coordination that is not itself a name ("breast
-   and ovarian cancer") takes the concepts of its spelt-out conjuncts, one id each; a condition's adjective found
-   before another condition ("hemorrhagic cystitis", ``linking.joined``) is one span of both;
+1. finders (``medlink.text.finders``: the dictionary over the KB's names, a trained tagger, or both) give spans (less
+   a short form whose context gives it a sense that is no condition, "98% on RA": ``finders/other_senses.py``); with
+   both, ``combine`` says which are kept (every span, or the tagger's spans that the dictionary confirms, optionally
+   with the dictionary's where the tagger found nothing, or those a span selector fitted on annotated documents
+   chooses); overlaps are resolved by the finders' policy;
+2. abbreviations (Schwartz-Hearst, ``medlink.text.abbreviations``): where a found mention is the long form of a "long
+   form (SF)" definition, the SF there and at every later occurrence becomes a mention linked through that long form
+   (``abbreviation_choice``: ``long`` always takes the long form's answer; ``best`` keeps whichever scored higher);
+3. each span becomes a ``Mention`` with ``context`` characters of text either side, and the linker ranks candidates for
+   all mentions of a batch of documents at once (a repeated string is searched once); a head of a longer phrase
+   ("diabetes" in "Juvenile diabetes") is widened to the phrase where the phrase links, else marked a partial match at a
+   lower probability (``linking.partial``); a condition a drug is said to cause takes the KB's drug-induced concept of
+   it (``linking.drug_caused``);
+4. per-document consistency (``medlink.linking.consistency``): other occurrences of a found string become mentions
+   too, and one string takes one answer per document;
+5. composite mentions (``medlink.text.coordination``): a coordination that is not itself a name ("breast and ovarian
+   cancer") takes the concepts of its spelt-out conjuncts, one id each; a condition's adjective found before another
+   condition ("hemorrhagic cystitis", ``linking.joined``) is one span of both;
 6. assertion status (``medlink.text.assertion``, ConText): whether the text says the patient has each mention's
-   condition ("denies chest pain": absent; "r/o PE": possible; "mother had breast cancer": someone else's), and
-   whether it is past, in the span's infons.
+   condition ("denies chest pain": absent; "r/o PE": possible; "mother had breast cancer": someone else's), and whether
+   it is past, in the span's infons.
 
 A front end (CLI, REST, spaCy, batch) only turns its input into ``Document``s and renders what comes back.
 """
@@ -42,6 +41,7 @@ from medlink.errors import MedlinkError
 from medlink.kb.readers.files import decoded_lines, require_file
 from medlink.linking.codes import code_spans
 from medlink.linking.consistency import CONSISTENCY_MODES, propagated, vote
+from medlink.linking.drug_caused import caused_by_drugs
 from medlink.linking.joined import joined_conditions
 from medlink.linking.linker import Linker
 from medlink.linking.partial import MODIFIER_MODES, phrase_heads, widen_or_discount
@@ -228,10 +228,11 @@ class Annotator:
         results = self.link_mentions([*spans, *self._phrases_of(annotated)])[: len(spans)]  # one call for both
         for (_document, span), result in zip(mentions, results):
             span.result = result
-        for document in annotated:  # heads of longer phrases: widened to the phrase, or partial matches
+        for document in annotated:  # heads of longer phrases widened to the phrase, or partial matches; a drug's effects
             document.annotations = widen_or_discount(
                 texts[id(document)], document.annotations, self.link_mentions, self.known_word, self.options.modifiers_mode, self.linker.key
             )
+            caused_by_drugs(texts[id(document)], document.annotations, self.link_mentions, self.linker.key)
         composite = {}
         if self.options.composites:
             for document in annotated:  # "hemorrhagic cystitis": both conditions

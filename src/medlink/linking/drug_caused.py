@@ -1,0 +1,44 @@
+"""A condition a drug is said to cause, linked as the KB's drug-induced concept of it where the KB names one.
+
+Why: "isoniazid-induced hepatitis" is, to a terminology of diseases such as MeSH, *Drug-Induced Liver Injury* (entry term
+"Hepatitis, Drug-Induced"), and "levodopa-induced dyskinesia" *Dyskinesia, Drug-Induced*, not the plain condition.
+The text says the cause right beside the mention ("X-induced", "induced by"), so the mention is read again as
+"drug-induced" + its words, and that reading is kept only where a KB name spells its words, in any order ("Hepatitis,
+Drug-Induced").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from medlink.core import READ_AS, Annotation, LinkResult, Mention
+
+CAUSE_BEFORE = re.compile(r"[-\u2010\s](?:induced|associated|related|evoked|caused)\s+$", re.IGNORECASE)  # "isoniazid-induced "
+CAUSE_AFTER = re.compile(r"\s+(?:induced|caused|associated)\s+(?:by|with)\b", re.IGNORECASE)  # " induced by levodopa"
+LOOK_BACK = 40  # characters before a mention where its cause is read
+
+
+def caused_by_drugs(
+    text: str, spans: Sequence[Annotation], link: Callable[[list[Mention]], list[LinkResult]], key: Callable[[str], str]
+) -> None:
+    """Each linked span of ``text`` whose cause the text writes beside it takes the result of its drug-induced reading,
+    where a KB name (``key``: the linker's normalised form) spells that reading's words."""
+    caused = [
+        span
+        for span in spans
+        if span.result is not None
+        and span.result.best is not None
+        and span.short_form_of is None
+        and (CAUSE_BEFORE.search(text, max(0, span.start - LOOK_BACK), span.start) or CAUSE_AFTER.match(text, span.end))
+    ]
+    if not caused:
+        return
+    readings = [f"drug-induced {span.reading}" for span in caused]
+    for span, reading, result in zip(caused, readings, link([Mention(reading) for reading in readings])):
+        best = result.best
+        spelt = best is not None and best.matched_name and sorted(key(best.matched_name).split()) == sorted(key(reading).split())
+        if spelt and best.concept_id != span.result.best.concept_id:
+            span.result = replace(result, mention=span.result.mention, read_as=reading)
+            span.infons[READ_AS] = reading  # and so read apart when the document's strings vote on one answer each

@@ -1,0 +1,26 @@
+"""A condition a drug is said to cause ("isoniazid-induced hepatitis", "dyskinesia induced by levodopa") linked as the
+KB's drug-induced concept of it, only where a KB name spells that reading and the text writes the cause beside it."""
+
+from __future__ import annotations
+
+from medlink.core import Document
+from medlink.kb.build import build_kb
+from medlink.kb.store import KB
+from medlink.linking.annotator import Annotator
+from medlink.linking.index import build_index
+
+
+def test_a_drug_caused_condition_takes_the_drug_induced_concept_where_the_kb_names_it(tmp_path):
+    (tmp_path / "kb.txt").write_text(
+        "D1||Hepatitis\nD2||Drug-Induced Liver Injury|Hepatitis, Drug-Induced\nD3||Dyskinesias|Dyskinesia\n"
+        "D4||Dyskinesia, Drug-Induced\nD5||Rash\n"
+    )
+    build_kb(tmp_path / "kb.sqlite", [f"biosyn:{tmp_path / 'kb.txt'}"], progress=False)
+    build_index(KB.open(tmp_path / "kb.sqlite"), tmp_path / "index", calibrate="none")
+    text = ("Isoniazid-induced hepatitis resolved. Dyskinesia induced by levodopa. Hepatitis was seen in 1990. "
+            "A penicillin-associated rash.")  # fmt: skip
+    spans = next(iter(Annotator.load(tmp_path / "index").annotate([Document.from_text(text)]))).annotations
+    assert [(span.text, span.ids[0]) for span in spans] == [
+        ("hepatitis", "D2"), ("Dyskinesia", "D4"), ("Hepatitis", "D1"), ("rash", "D5")  # no "drug-induced rash" name: as it was
+    ]
+    assert spans[0].result.read_as == "drug-induced hepatitis"
