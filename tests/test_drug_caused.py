@@ -18,9 +18,10 @@ def test_a_drug_caused_condition_takes_the_drug_induced_concept_where_the_kb_nam
     build_kb(tmp_path / "kb.sqlite", [f"biosyn:{tmp_path / 'kb.txt'}"], progress=False)
     build_index(KB.open(tmp_path / "kb.sqlite"), tmp_path / "index", calibrate="none")
     text = ("Isoniazid-induced hepatitis resolved. Dyskinesia induced by levodopa. Hepatitis was seen in 1990. "
-            "A penicillin-associated rash.")  # fmt: skip
+            "A penicillin-associated rash. Radiation-induced hepatitis; dyskinesia caused by the stress.")  # fmt: skip
     spans = next(iter(Annotator.load(tmp_path / "index").annotate([Document.from_text(text)]))).annotations
     assert [(span.text, span.ids[0]) for span in spans] == [
-        ("hepatitis", "D2"), ("Dyskinesia", "D4"), ("Hepatitis", "D1"), ("rash", "D5")  # no "drug-induced rash" name: as it was
+        ("hepatitis", "D2"), ("Dyskinesia", "D4"), ("Hepatitis", "D1"), ("rash", "D5"),  # no "drug-induced rash" name: as it was
+        ("hepatitis", "D1"), ("dyskinesia", "D3"),  # radiation and stress are no drugs
     ]
     assert spans[0].result.read_as == "drug-induced hepatitis"

@@ -15,8 +15,15 @@ from dataclasses import replace
 
 from medlink.core import READ_AS, Annotation, LinkResult, Mention
 
-CAUSE_BEFORE = re.compile(r"[-\u2010\s](?:induced|associated|related|evoked|caused)\s+$", re.IGNORECASE)  # "isoniazid-induced "
-CAUSE_AFTER = re.compile(r"\s+(?:induced|caused|associated)\s+(?:by|with)\b", re.IGNORECASE)  # " induced by levodopa"
+CAUSE_BEFORE = re.compile(r"(\w+)[-\u2010\s](?:induced|associated|related|evoked|caused)\s+$", re.IGNORECASE)  # "isoniazid-induced "
+CAUSE_AFTER = re.compile(
+    r"\s+(?:induced|caused|associated)\s+(?:by|with)\s+(?:an?\s+|the\s+)?(\w+)", re.IGNORECASE
+)  # " induced by levodopa"
+# causes that are no drug: "exercise-induced asthma", "age-related macular degeneration", "HIV-associated nephropathy"
+NOT_DRUGS = frozenset(
+    "exercise stress radiation irradiation noise cold heat light sun trauma injury surgery age pregnancy virus viral "
+    "infection hiv immune autoimmune ventilator transfusion diet obesity smoking sleep altitude".split()
+)
 LOOK_BACK = 40  # characters before a mention where its cause is read
 
 
@@ -28,10 +35,7 @@ def caused_by_drugs(
     caused = [
         span
         for span in spans
-        if span.result is not None
-        and span.result.best is not None
-        and span.short_form_of is None
-        and (CAUSE_BEFORE.search(text, max(0, span.start - LOOK_BACK), span.start) or CAUSE_AFTER.match(text, span.end))
+        if span.result is not None and span.result.best is not None and span.short_form_of is None and _drug_said(text, span)
     ]
     if not caused:
         return
@@ -42,3 +46,9 @@ def caused_by_drugs(
         if spelt and best.concept_id != span.result.best.concept_id:
             span.result = replace(result, mention=span.result.mention, read_as=reading)
             span.infons[READ_AS] = reading  # and so read apart when the document's strings vote on one answer each
+
+
+def _drug_said(text: str, span: Annotation) -> bool:
+    """Whether the text names a cause beside ``span`` ("X-induced" before it, "induced by X" after it) that may be a drug."""
+    cause = CAUSE_BEFORE.search(text, max(0, span.start - LOOK_BACK), span.start) or CAUSE_AFTER.match(text, span.end)
+    return cause is not None and cause.group(1).lower() not in NOT_DRUGS
