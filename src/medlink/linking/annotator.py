@@ -228,11 +228,11 @@ class Annotator:
         results = self.link_mentions([*spans, *self._phrases_of(annotated)])[: len(spans)]  # one call for both
         for (_document, span), result in zip(mentions, results):
             span.result = result
+        link, key, is_name = self.link_mentions, self.linker.key, self.dictionary and self.dictionary.is_name
         for document in annotated:  # heads of longer phrases widened to the phrase, or partial matches; a drug's effects
-            document.annotations = widen_or_discount(
-                texts[id(document)], document.annotations, self.link_mentions, self.known_word, self.options.modifiers_mode, self.linker.key
-            )
-            caused_by_drugs(texts[id(document)], document.annotations, self.link_mentions, self.linker.key)
+            text = texts[id(document)]
+            document.annotations = widen_or_discount(text, document.annotations, link, self.known_word, self.options.modifiers_mode, key)
+            caused_by_drugs(text, document.annotations, link, key, is_name)
         composite = {}
         if self.options.composites:
             for document in annotated:  # "hemorrhagic cystitis": both conditions

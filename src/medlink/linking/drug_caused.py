@@ -22,33 +22,41 @@ CAUSE_AFTER = re.compile(
 # causes that are no drug: "exercise-induced asthma", "age-related macular degeneration", "HIV-associated nephropathy"
 NOT_DRUGS = frozenset(
     "exercise stress radiation irradiation noise cold heat light sun trauma injury surgery age pregnancy virus viral "
-    "infection hiv immune autoimmune ventilator transfusion diet obesity smoking sleep altitude".split()
+    "infection hiv immune autoimmune ventilator transfusion diet obesity smoking sleep altitude alcohol ethanol".split()
 )
 LOOK_BACK = 40  # characters before a mention where its cause is read
 
 
 def caused_by_drugs(
-    text: str, spans: Sequence[Annotation], link: Callable[[list[Mention]], list[LinkResult]], key: Callable[[str], str]
+    text: str,
+    spans: Sequence[Annotation],
+    link: Callable[[list[Mention]], list[LinkResult]],
+    key: Callable[[str], str],
+    is_name: Callable[[str], bool] | None = None,
 ) -> None:
-    """Each linked span of ``text`` whose cause the text writes beside it takes the result of its drug-induced reading,
-    where a KB name (``key``: the linker's normalised form) spells that reading's words."""
+    """Each span of ``text`` with candidates whose cause the text writes beside it takes the result of its drug-induced
+    reading, where a KB name (``key``: the linker's normalised form) spells that reading's words; a cause that is a KB
+    name (``is_name``: "hypoxia-induced") is a condition, no drug."""
     caused = [
         span
         for span in spans
-        if span.result is not None and span.result.best is not None and span.short_form_of is None and _drug_said(text, span)
+        if span.result is not None
+        and span.result.candidates  # a NIL too: "dyskinesia" alone may be unsure, "drug-induced dyskinesia" a name
+        and span.short_form_of is None
+        and _drug_said(text, span, is_name)
     ]
     if not caused:
         return
     readings = [f"drug-induced {span.reading}" for span in caused]
     for span, reading, result in zip(caused, readings, link([Mention(reading) for reading in readings])):
-        best = result.best
-        spelt = best is not None and best.matched_name and sorted(key(best.matched_name).split()) == sorted(key(reading).split())
-        if spelt and best.concept_id != span.result.best.concept_id:
+        first = result.candidates[0] if result.candidates else None
+        spelt = first is not None and first.matched_name and sorted(key(first.matched_name).split()) == sorted(key(reading).split())
+        if spelt and first.concept_id != span.result.candidates[0].concept_id:
             span.result = replace(result, mention=span.result.mention, read_as=reading)
             span.infons[READ_AS] = reading  # and so read apart when the document's strings vote on one answer each
 
 
-def _drug_said(text: str, span: Annotation) -> bool:
+def _drug_said(text: str, span: Annotation, is_name: Callable[[str], bool] | None) -> bool:
     """Whether the text names a cause beside ``span`` ("X-induced" before it, "induced by X" after it) that may be a drug."""
     cause = CAUSE_BEFORE.search(text, max(0, span.start - LOOK_BACK), span.start) or CAUSE_AFTER.match(text, span.end)
-    return cause is not None and cause.group(1).lower() not in NOT_DRUGS
+    return cause is not None and cause.group(1).lower() not in NOT_DRUGS and not (is_name and is_name(cause.group(1)))
