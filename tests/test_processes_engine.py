@@ -16,7 +16,7 @@ from medlink.batch.resume import partial_path, progress_path
 from medlink.errors import MedlinkError
 from medlink.linking.annotator import AnnotateOptions
 from medlink.linking.index import build_index
-from tests.corpora import jsonl_corpus, text
+from tests.corpora import documents_done_when_running, jsonl_corpus, text
 from tests.test_calibration import ORGANS, organ_kb  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.slow
@@ -87,15 +87,7 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_output(index_dir, tmp_pat
         "4",
     ]
     killed = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    done = 0
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and killed.poll() is None and done < 40:
-        time.sleep(0.05)
-        try:
-            done = json.loads(progress_path(out).read_text())["progress"]["documents"]
-        except (OSError, ValueError, KeyError):
-            pass
-    assert killed.poll() is None, killed.communicate()[1][-3000:]
+    done = documents_done_when_running(killed, out, 40)
     workers = children(killed.pid)
     killed.send_signal(signal.SIGKILL)
     killed.wait()

@@ -23,7 +23,7 @@ from medlink.core import Document  # noqa: E402
 from medlink.errors import MedlinkError  # noqa: E402
 from medlink.linking.annotator import AnnotateOptions, Annotator  # noqa: E402
 from medlink.linking.index import build_index  # noqa: E402
-from tests.corpora import jsonl_corpus, text  # noqa: E402
+from tests.corpora import documents_done_when_running, jsonl_corpus, text  # noqa: E402
 from tests.test_calibration import CONDITIONS, ORGANS, organ_kb  # noqa: E402,F401 - the fixture
 from tests.test_cli_kb import medlink_without  # noqa: E402
 
@@ -105,15 +105,7 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_output(index_dir, ray_add
     command = ["annotate", "--engine", "ray", "--workers", "2", "--index", str(index_dir), "--input", str(source), "--out", str(out),
                *options]  # not -q: it leaves out the throughput line, which says where the run resumed
     killed = subprocess.Popen([sys.executable, "-c", hooked, ray_address, *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    done = 0
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and killed.poll() is None and done < 24:
-        time.sleep(0.2)
-        try:
-            done = json.loads(progress_path(out).read_text())["progress"]["documents"]
-        except (OSError, ValueError, KeyError):
-            pass
-    assert killed.poll() is None, killed.communicate()[1][-3000:]
+    done = documents_done_when_running(killed, out, 24, poll=0.2)
     killed.send_signal(signal.SIGKILL)
     killed.wait()
     assert 0 < done < 301 and not out.exists() and partial_path(out).exists()
