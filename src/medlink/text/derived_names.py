@@ -22,7 +22,7 @@ right before another span, a derived word qualifies it ("psoriatic arthritis") a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Collection
 
 from medlink.core import Annotation
 
@@ -53,33 +53,40 @@ ADJECTIVES = (
     ("tension", "tensive"), ("emia", "emic"), ("osis", "otic"), ("sis", "tic"), ("psy", "ptic"), ("ism", "ian"), ("ism", "ic"), ("ia", "ic"), ("y", "ic"),
 )  # fmt: skip
 HEAD_ADJECTIVE = re.compile(r"(?:ic|toxicity)$")
+ENDINGS = tuple(dict.fromkeys(ending for ending, _ in ADJECTIVES))
 
 
-def derived_names(names: Iterable[str], normalize: Callable[[str], str]) -> dict[str, str]:
-    """Each derived word (normalised) and the name it is read as (as written): see the module docstring."""
-    written: dict[str, str] = {}
-    for name in names:
-        key = normalize(name)
-        if key:
-            written.setdefault(key, name)
-    followers: dict[str, set[str]] = {}  # the words after each first word of a name, plurals read as singulars
-    for key in written:
+def derived_names(keys: Collection[str]) -> dict[str, str]:
+    """Each derived word and the name it is read as, both as the normaliser writes them, from a KB's normalised names
+    (``keys``: every name's and every other form's, a set or a dict's keys): see the module docstring. A single pass
+    collects each rule's candidates, so a UMLS-sized KB's millions of names cost no copy of themselves."""
+    drugs, heads, singles = [], {}, []
+    for key in keys:
         first, _, rest = key.partition(" ")
-        if rest:
-            followers.setdefault(first, set()).add(rest.split()[0].removesuffix("s"))
+        if not rest:
+            if "-" not in key and key.endswith(ENDINGS):
+                singles.append(key)
+        elif " " not in rest:
+            if first == "drug":
+                drugs.append((rest, key))
+            elif rest in GENERIC_HEADS and HEAD_ADJECTIVE.search(first):
+                heads.setdefault(first, key)
+    followers: dict[str, set[str]] = {first: set() for first in heads}  # the words after it in names, plurals as singulars
+    for key in keys:
+        first, _, rest = key.partition(" ")
+        if rest and first in followers:
+            followers[first].add(rest.split()[0].removesuffix("s"))
     out: dict[str, str] = {}
 
     def add(word: str, key: str) -> None:
-        if len(word) >= MIN_LENGTH and word not in written and word not in out:
-            out[word] = written[key]
+        if len(word) >= MIN_LENGTH and word not in keys and word not in out:
+            out[word] = key
 
-    for key in written:
-        words = key.split()
-        if len(words) == 2 and words[0] == "drug":
-            add(words[1], key)
+    for word, key in drugs:
+        add(word, key)
     for organ, (forms, adjectives) in ORGANS.items():
         target = next(
-            (key for key in (f"drug-induced {organ} injury", f"drug induced {organ} injury", f"{organ} diseases") if key in written), None
+            (key for key in (f"drug-induced {organ} injury", f"drug induced {organ} injury", f"{organ} diseases") if key in keys), None
         )
         if target is not None:
             for word in [form + toxic for form in forms for toxic in TOXIC] + [
@@ -87,17 +94,14 @@ def derived_names(names: Iterable[str], normalize: Callable[[str], str]) -> dict
             ]:
                 add(word, target)
     for form, organ in DISEASE_OF.items():
-        if f"{organ} diseases" in written:
+        if f"{organ} diseases" in keys:
             for word in (f"{form}pathy", f"{form}pathies"):
                 add(word, f"{organ} diseases")
-    for key in written:
-        words = key.split()
-        others = followers.get(words[0], set()) - {head.removesuffix("s") for head in GENERIC_HEADS}
-        if len(words) == 2 and words[1] in GENERIC_HEADS and HEAD_ADJECTIVE.search(words[0]) and len(others) <= MAX_FOLLOWERS:
-            add(words[0], key)
-    for key in written:
-        if " " in key or "-" in key:
-            continue
+    generic = {head.removesuffix("s") for head in GENERIC_HEADS}
+    for first, key in heads.items():
+        if len(followers[first] - generic) <= MAX_FOLLOWERS:
+            add(first, key)
+    for key in singles:
         ending = next((ending for ending, _ in ADJECTIVES if key.endswith(ending) and len(key) > len(ending) + 3), None)
         for adjective in (adjective for named, adjective in ADJECTIVES if named == ending):  # "-ism": "-ian" and "-ic"
             add(key[: -len(ending)] + adjective, key)

@@ -164,7 +164,6 @@ class DictionaryFinder:
         type of its concept (``corpora.entity_types``): a span found takes its name's, or none where names of several
         types share its words."""
         options = options or DictionaryOptions()
-        names = list(names)
         masks: dict[str, int] = {}  # key -> the type bits of the names it stands for
         stop = (english_stop_words() if options.stop_words else frozenset()) | {normalize(n) for n in options.stop_names}
         short_forms: dict[str, bool] = {}
@@ -213,9 +212,9 @@ class DictionaryFinder:
             loose_words = [loose_word(w) for w in words if w != POSSESSIVE]
             if options.approximate and not short_form and loose_words and key not in exact_only:
                 automaton.add(loose_words, TURNED_LOOSE if key in turned_only else LOOSE, masks.get(key, 0))
-        derived = {key: name for key, name in derived_names(names, normalize).items() if key not in short_forms} if options.derived else {}
+        derived = derived_names(short_forms) if options.derived else {}  # keys of names and their forms
         for key, name in derived.items():
-            automaton.add(key.split(), DERIVED, masks.get(normalize(name), 0))
+            automaton.add(key.split(), DERIVED, masks.get(name, 0))
         return cls(normalize, options, automaton.finish(), kept, ENTITY_TYPES if types is not None else (), derived)
 
     def type_of(self, value: int) -> str | None:

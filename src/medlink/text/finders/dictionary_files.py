@@ -15,9 +15,9 @@ from medlink.text.plain_forms import PLAIN_FORMS
 SIGNATURE = "medlink-dictionary-finder"
 DESCRIPTION = "dictionary.json"
 FORMAT = 3  # 3: one word automaton (exact and loose forms), saved as keys; 2 and 1 saved pyahocorasick automata
-RULES = 5  # which names a finder leaves out or adds (1: names with a sign after a word, "HR+", left out; 3: "X of Y" also as "Y X"
+RULES = 6  # which names a finder leaves out or adds (1: names with a sign after a word, "HR+", left out; 3: "X of Y" also as "Y X"
 # (``inverted_form``), and names with a sign kept where the normaliser reads it as a word; 4: words derived from names,
-# ``text.derived_names``; 5: and "-pathy" words): a default index's older finder is rebuilt
+# ``text.derived_names``; 5: and "-pathy" words; 6: read as their names' normalised keys): a default index's older finder is rebuilt
 
 
 def write_description(directory: Path, fields: dict) -> None:
