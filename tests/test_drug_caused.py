@@ -3,6 +3,8 @@ KB's drug-induced concept of it, only where a KB name spells that reading and th
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from medlink.core import Document
 from medlink.kb.build import build_kb
 from medlink.kb.store import KB
@@ -27,6 +29,10 @@ def test_a_drug_caused_condition_takes_the_drug_induced_concept_where_the_kb_nam
         ("Hypoxia", "D6"), ("hepatitis", "D1"), ("hepatitis", "D1"),  # nor a condition the KB names, nor alcohol
     ]
     assert spans[0].result.read_as == "drug-induced hepatitis"
+    windows = Annotator.load(tmp_path / "index")
+    windows = Annotator(windows.linker, windows.finders, replace(windows.options, window=80))  # a long document, read in windows
+    read = next(iter(windows.annotate([Document.from_text(text)]))).annotations
+    assert [(span.text, span.ids[0]) for span in read] == [(span.text, span.ids[0]) for span in spans]
 
 
 def test_an_unsure_condition_still_takes_its_drug_induced_name(tmp_path):

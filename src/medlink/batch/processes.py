@@ -31,9 +31,8 @@ _worker: ChunkAnnotator | None = None  # the annotator a worker process loads on
 
 
 def run_processes(job: AnnotateJob, workers: int) -> int:
-    """Run ``job`` on ``workers`` processes; the exit status (0, or 1 when records failed and the output holds the others)."""
-    if workers < 1:
-        raise MedlinkError(f"--workers must be 1 or more, not {workers}")
+    """Run ``job`` on ``workers`` processes (``engines.run`` checked the count); the exit status (0, or 1 when records
+    failed and the output holds the others)."""
 
     def pipeline(held, rearm, index_dir, documents, output, progress):
         pool = ProcessPoolExecutor(workers, get_context("spawn"), initializer=_start, initargs=(job, index_dir, _environment(workers)))

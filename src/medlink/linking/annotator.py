@@ -228,11 +228,11 @@ class Annotator:
         results = self.link_mentions([*spans, *self._phrases_of(annotated)])[: len(spans)]  # one call for both
         for (_document, span), result in zip(mentions, results):
             span.result = result
-        link, key, is_name = self.link_mentions, self.linker.key, self.dictionary and self.dictionary.is_name
-        for document in annotated:  # heads of longer phrases widened to the phrase, or partial matches; a drug's effects
+        link, key = self.link_mentions, self.linker.key
+        for document in annotated:  # heads of longer phrases: widened to the phrase, or partial matches
             text = texts[id(document)]
             document.annotations = widen_or_discount(text, document.annotations, link, self.known_word, self.options.modifiers_mode, key)
-            caused_by_drugs(text, document.annotations, link, key, is_name)
+        caused_by_drugs([(texts[id(d)], d.annotations) for d in annotated], link, key, self.dictionary and self.dictionary.is_name)
         composite = {}
         if self.options.composites:
             for document in annotated:  # "hemorrhagic cystitis": both conditions

@@ -28,17 +28,17 @@ LOOK_BACK = 40  # characters before a mention where its cause is read
 
 
 def caused_by_drugs(
-    text: str,
-    spans: Sequence[Annotation],
+    documents: Sequence[tuple[str, Sequence[Annotation]]],
     link: Callable[[list[Mention]], list[LinkResult]],
     key: Callable[[str], str],
     is_name: Callable[[str], bool] | None = None,
 ) -> None:
-    """Each span of ``text`` with candidates whose cause the text writes beside it takes the result of its drug-induced
-    reading, where a KB name (``key``: the linker's normalised form) spells that reading's words; a cause that is a KB
-    name (``is_name``: "hypoxia-induced") is a condition, no drug."""
+    """In each (text, spans) of ``documents``, a span with candidates whose cause the text writes beside it takes the
+    result of its drug-induced reading, where a KB name (``key``: the linker's normalised form) spells that reading's
+    words; a cause that is a KB name (``is_name``: "hypoxia-induced") is a condition, no drug. One link call for all."""
     caused = [
         span
+        for text, spans in documents
         for span in spans
         if span.result is not None
         and span.result.candidates  # a NIL too: "dyskinesia" alone may be unsure, "drug-induced dyskinesia" a name

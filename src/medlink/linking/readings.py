@@ -33,15 +33,10 @@ def mention_reading(text: str, normalize: Normalizer, stages: Iterable, derived:
 
 def derived_words(finder, saved: Path | None) -> dict[str, str]:
     """The derived words a dictionary finder reads as names: the ``finder``'s in hand, else those of the one saved in
-    ``saved`` (its description's, without loading it); none where there is no current finder."""
-    from medlink.errors import DamagedFileError
-    from medlink.text.finders.dictionary_files import is_current, read_description
+    ``saved`` (its description's, read once, without loading the finder); none where there is no current finder."""
+    from medlink.text.finders.dictionary_files import current_description
 
     if finder is not None:
         return finder.derived
-    if saved is None or not is_current(saved):
-        return {}
-    try:
-        return {str(key): str(name) for key, name in read_description(saved).get("derived", {}).items()}
-    except (DamagedFileError, AttributeError):  # the finder's own load names the damage
-        return {}
+    derived = (current_description(saved) or {}).get("derived") if saved is not None else None
+    return {str(key): str(name) for key, name in derived.items()} if isinstance(derived, dict) else {}

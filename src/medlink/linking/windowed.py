@@ -23,6 +23,7 @@ from typing import Any
 
 from medlink.core import READ_AS, Annotation, Document, LinkResult, Mention
 from medlink.linking.consistency import propagated
+from medlink.linking.drug_caused import caused_by_drugs
 from medlink.linking.joined import joined_conditions
 from medlink.linking.partial import widen_or_discount
 from medlink.linking.short_forms import short_form_definitions, with_defined_short_forms
@@ -79,6 +80,8 @@ def annotate_windowed(annotator: Any, document: Document, progress: bool = False
             spans = widen_or_discount(
                 text, spans, annotator.link_mentions, annotator.known_word, options.modifiers_mode, annotator.linker.key
             )
+            finder = annotator.dictionary
+            caused_by_drugs([(text, spans)], annotator.link_mentions, annotator.linker.key, finder and finder.is_name)  # a drug's effects
             spans = [_moved(span, -start) for span in spans]
             if options.composites:
                 spans, joined = joined_conditions(piece, spans, [(a - start, b - start) for a, b in long_spans])

@@ -5,8 +5,8 @@ ids), or both. Keys are unique normalised strings, so "Heart attack" and "heart-
 row; a key may name several concepts. Searching happens over keys; ``concepts_of`` turns a key
 hit into concept hits (aggregated later by max). Each (key, concept) pair counts how often it
 was seen (KB names + training mentions): when a key names several concepts ("pain" in a
-social-media memory), the most frequently meant concept ranks first, a pair only an acronym in
-capitals gives ("COMA" for Cogan's oculomotor apraxia) half a count behind a worded name's ("Coma"); when that is equal too
+social-media memory), the most frequently meant concept ranks first (a pair only an acronym in
+capitals gives, "COMA", half a count behind a worded name's, "Coma"); when that is equal too
 (one KB name shared by two concepts), the concept with more names in the table does: a cheap
 prior that broad, often-named concepts are the likelier meaning (it helped the tuned TF-IDF on
 NCBI dev). Origins are kept per key so evidence can say whether a KB name or a
@@ -42,9 +42,7 @@ class NameTable:
     display: Sequence[str]
     indptr: np.ndarray  # key i names concepts concept_index[indptr[i]:indptr[i+1]]
     concept_index: np.ndarray
-    counts: (
-        np.ndarray
-    )  # int32, parallel to concept_index: twice the occurrences of this (key, concept) pair, less one where only names in capitals gave it
+    counts: np.ndarray  # int32, parallel to concept_index: twice the (key, concept) pair's occurrences, less 1 if only capitals
     origins: np.ndarray  # uint8 bit flags per key: KB_ORIGIN | MEMORY_ORIGIN
 
     @classmethod

@@ -38,16 +38,23 @@ def read_description(directory: Path) -> dict:
     return description
 
 
-def is_current(directory: Path) -> bool:
-    """Is there a finder of this version in ``directory``? (An index whose finder is older gets rebuilt.)"""
+def current_description(directory: Path) -> dict | None:
+    """The saved description of a finder of this version in ``directory``, else None (none there, damaged, or another
+    version's: one without plain forms finds "Botulism NOS" and "Parkinson's disease" only; an index's is rebuilt)."""
     try:
         description = json.loads((directory / DESCRIPTION).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return (
+        return None
+    current = (
         isinstance(description, dict)
         and description.get("signature") == SIGNATURE
         and description.get("format") == FORMAT
         and description.get("plain_forms") == PLAIN_FORMS
         and description.get("rules") == RULES
-    )  # another version's (one without plain forms finds "Botulism NOS" and "Parkinson's disease" only): rebuilt
+    )
+    return description if current else None
+
+
+def is_current(directory: Path) -> bool:
+    """Is there a finder of this version in ``directory``? (An index whose finder is older gets rebuilt.)"""
+    return current_description(directory) is not None
